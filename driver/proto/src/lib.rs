@@ -1,0 +1,26 @@
+//! `doppio-proto`: the CQL native protocol v4, sans IO.
+//!
+//! Bytes in, typed messages out, and back: no executor, no socket, no clock. The driver, the
+//! stub server and the tests all share this crate, so it encodes and decodes both directions.
+//!
+//! Map:
+//! - [`wire`]: the spec's notations (`[int]`, `[string]`, `[bytes]`, `[value]`, ...).
+//! - [`frame`]: the 9-byte header, opcodes, flags and the incremental [`frame::FrameDecoder`].
+//! - [`types`]: [`types::ColumnType`], the `[option]` type descriptions.
+//! - [`error`]: [`ProtoError`], the one error type, with context on every variant.
+//!
+//! Invariants:
+//! - No `unwrap()`, `expect()` or indexing that can panic on data from the wire.
+//! - Every length read from the wire is checked against the bytes left (and, for frame
+//!   bodies, against a configured limit) before anything is sliced or reserved.
+//! - Decoding borrows from the input; the success path of reading allocates only where a
+//!   message owns a list whose size the wire gives (and then no more than the input can hold).
+//! - On an encoding error the buffer may hold a partial message; callers truncate it back to
+//!   where the message started.
+
+pub mod error;
+pub mod frame;
+pub mod types;
+pub mod wire;
+
+pub use error::{ProtoError, Result};

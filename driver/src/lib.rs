@@ -1,0 +1,12 @@
+//! `doppio`: a thread-per-core CQL v4 driver on glommio.
+//!
+//! The only crate of the workspace that knows glommio. Its parts, as they land (see
+//! `shared/DESIGN.md` sections 2 and 3): a `Cluster` that starts one pinned executor per core,
+//! per-shard connections that coalesce frames into batched writes and parse every complete
+//! frame per read, and the `Session` API that user code runs on each shard.
+//!
+//! Invariant: nothing on the request path is shared across cores; shard state is
+//! `Rc`/`RefCell`, never `Arc`/`Mutex`.
+
+/// The protocol layer this driver speaks, re-exported for users who need its types.
+pub use doppio_proto as proto;
