@@ -24,6 +24,9 @@ pub enum RawValue<'a> {
     Unset,
 }
 
+/// A decoded `[bytes map]`: keys with their values, `None` for null.
+pub type BytesMap<'a> = Vec<(&'a str, Option<&'a [u8]>)>;
+
 /// A cursor over a borrowed byte slice, reading the spec's notations.
 ///
 /// Invariant: `buf` is always the unread tail of the input; a failed read leaves the
@@ -207,7 +210,7 @@ impl<'a> Reader<'a> {
     pub fn read_bytes_map(
         &mut self,
         what: &'static str,
-    ) -> Result<Vec<(&'a str, Option<&'a [u8]>)>> {
+    ) -> Result<BytesMap<'a>> {
         let n = self.read_short(what)? as usize;
         let mut out = Vec::with_capacity(n.min(self.remaining() / 6));
         for _ in 0..n {
