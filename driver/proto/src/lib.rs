@@ -20,7 +20,9 @@
 
 pub mod error;
 pub mod frame;
+pub mod metadata;
 pub mod types;
+pub mod values;
 pub mod wire;
 
 pub use error::{ProtoError, Result};
