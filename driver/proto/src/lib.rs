@@ -21,6 +21,7 @@
 pub mod error;
 pub mod frame;
 pub mod metadata;
+pub mod rows;
 pub mod types;
 pub mod values;
 pub mod wire;
