@@ -1,0 +1,446 @@
+#!/usr/bin/env bash
+# A real Apache Cassandra 5.0 on this machine, from Maven Central jars: no Docker, no tarball.
+#
+#   scripts/cassandra.sh install                    resolve cassandra-all and its deps (idempotent)
+#   scripts/cassandra.sh start [--nodes N] [--auth] [--heap SIZE] [--timeout SECS]
+#   scripts/cassandra.sh stop [NODE]                stop every node (or one), SIGTERM then SIGKILL
+#   scripts/cassandra.sh kill NODE                  SIGKILL one node (fault tests)
+#   scripts/cassandra.sh status                     one line per node; exit 0 only if all are up
+#   scripts/cassandra.sh logs [NODE] [LINES]        the last lines of a node's log (default node 1)
+#   scripts/cassandra.sh wipe                       stop, then delete all node state
+#
+# Nodes listen on 127.0.0.1, 127.0.0.2, ... with the usual ports (CQL 9042, storage 7000).
+# State (yaml, data, logs, pids) lives in $DOPPIO_CASSANDRA_STATE (default: .cassandra/ in the
+# repository, git-ignored); the jar cache in $DOPPIO_CACHE (default: ~/.cache/doppio).
+# With --auth, PasswordAuthenticator is on and the test user is cassandra / cassandra.
+set -euo pipefail
+
+CASSANDRA_VERSION=5.0.6
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${DOPPIO_CACHE:-$HOME/.cache/doppio}/cassandra-$CASSANDRA_VERSION
+STATE=${DOPPIO_CASSANDRA_STATE:-$ROOT/.cassandra}
+CLASSPATH_FILE=$CACHE/classpath.txt
+CQL_PORT=9042
+
+log() { printf '[cassandra.sh] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_updated=
+apt_install() {
+    if [ -z "$apt_updated" ]; then
+        as_root apt-get update -q >&2
+        apt_updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends "$@" >&2
+}
+
+java_major() {
+    java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1
+}
+
+# Cassandra 5.0 runs on Java 11 or 17; we use 17. Install it and Maven from Debian if missing.
+ensure_java_and_maven() {
+    if ! command -v java >/dev/null 2>&1 || [ "$(java_major)" != 17 ]; then
+        if [ -x /usr/lib/jvm/java-17-openjdk-amd64/bin/java ]; then
+            export PATH=/usr/lib/jvm/java-17-openjdk-amd64/bin:$PATH
+        else
+            log "installing Java 17 from Debian's packages"
+            apt_install openjdk-17-jre-headless
+            export PATH=/usr/lib/jvm/java-17-openjdk-amd64/bin:$PATH
+        fi
+    fi
+    if ! command -v mvn >/dev/null 2>&1; then
+        log "installing Maven from Debian's packages"
+        apt_install maven
+    fi
+}
+
+classpath_complete() {
+    [ -s "$CLASSPATH_FILE" ] || return 1
+    local jar
+    while IFS= read -r jar; do
+        [ -f "$jar" ] || return 1
+    done < <(tr ':' '\n' <"$CLASSPATH_FILE")
+}
+
+cmd_install() {
+    ensure_java_and_maven
+    if classpath_complete; then
+        log "cassandra-all $CASSANDRA_VERSION already installed ($(tr ':' '\n' <"$CLASSPATH_FILE" | wc -l) jars)"
+        return 0
+    fi
+    mkdir -p "$CACHE"
+    cat >"$CACHE/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>doppio.local</groupId>
+  <artifactId>cassandra-runtime</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.cassandra</groupId>
+      <artifactId>cassandra-all</artifactId>
+      <version>$CASSANDRA_VERSION</version>
+    </dependency>
+  </dependencies>
+</project>
+EOF
+    log "resolving org.apache.cassandra:cassandra-all:$CASSANDRA_VERSION from Maven Central"
+    local attempt
+    for attempt in 1 2 3; do
+        if (cd "$CACHE" && mvn -B -q dependency:build-classpath \
+            -Dmdep.outputFile="$CLASSPATH_FILE.tmp" -Dmdep.includeScope=runtime >&2); then
+            mv "$CLASSPATH_FILE.tmp" "$CLASSPATH_FILE"
+            classpath_complete || die "classpath written but jars are missing"
+            log "installed: $(tr ':' '\n' <"$CLASSPATH_FILE" | wc -l) jars"
+            return 0
+        fi
+        log "maven failed (attempt $attempt), retrying"
+        sleep $((attempt * 5))
+    done
+    die "could not resolve cassandra-all from Maven Central"
+}
+
+node_dir() { echo "$STATE/node$1"; }
+node_addr() { echo "127.0.0.$1"; }
+node_pid() {
+    local f
+    f="$(node_dir "$1")/pid"
+    [ -f "$f" ] && cat "$f"
+}
+pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+known_nodes() {
+    local d
+    for d in "$STATE"/node*; do
+        [ -d "$d" ] && echo "${d##*/node}"
+    done | sort -n
+}
+
+# Evenly spaced Murmur3 tokens: node i of n gets -2^63 + (i-1) * 2^64/n.
+node_token() {
+    local i=$1 n=$2 t step k
+    t=$((-9223372036854775807 - 1))
+    step=$((9223372036854775807 / n * 2))
+    for ((k = 1; k < i; k++)); do t=$((t + step)); done
+    echo "$t"
+}
+
+write_node_config() {
+    local i=$1 n=$2 auth=$3 dir addr
+    dir=$(node_dir "$i")
+    addr=$(node_addr "$i")
+    mkdir -p "$dir"/{data,commitlog,saved_caches,hints,cdc_raw,logs,triggers}
+    local authenticator=AllowAllAuthenticator authorizer=AllowAllAuthorizer
+    if [ "$auth" = 1 ]; then
+        authenticator=PasswordAuthenticator
+        authorizer=CassandraAuthorizer
+    fi
+    cat >"$dir/cassandra.yaml" <<EOF
+# Written by scripts/cassandra.sh for node $i of $n. Edits are overwritten on start.
+cluster_name: doppio-test
+num_tokens: 1
+initial_token: $(node_token "$i" "$n")
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+auto_bootstrap: false
+commitlog_sync: periodic
+commitlog_sync_period: 10000ms
+data_file_directories:
+  - $dir/data
+commitlog_directory: $dir/commitlog
+saved_caches_directory: $dir/saved_caches
+hints_directory: $dir/hints
+cdc_raw_directory: $dir/cdc_raw
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "127.0.0.1:7000"
+listen_address: $addr
+rpc_address: $addr
+storage_port: 7000
+native_transport_port: $CQL_PORT
+start_native_transport: true
+endpoint_snitch: SimpleSnitch
+authenticator: $authenticator
+authorizer: $authorizer
+role_manager: CassandraRoleManager
+concurrent_compactors: 1
+# Small machine, test workloads: keep background work and memory modest.
+key_cache_size: 16MiB
+counter_cache_size: 8MiB
+materialized_views_enabled: true
+user_defined_functions_enabled: true
+EOF
+    cat >"$dir/logback.xml" <<'EOF'
+<configuration>
+  <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%-5level [%thread] %date{ISO8601} %F:%L - %msg%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="STDOUT"/></root>
+</configuration>
+EOF
+}
+
+JVM17_FLAGS=(
+    -Djdk.attach.allowAttachSelf=true
+    --add-exports java.base/jdk.internal.misc=ALL-UNNAMED
+    --add-exports java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED
+    --add-exports java.rmi/sun.rmi.registry=ALL-UNNAMED
+    --add-exports java.rmi/sun.rmi.server=ALL-UNNAMED
+    --add-exports java.sql/java.sql=ALL-UNNAMED
+    --add-exports java.base/java.lang.ref=ALL-UNNAMED
+    --add-exports jdk.unsupported/sun.misc=ALL-UNNAMED
+    --add-opens java.base/java.lang.module=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.loader=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.ref=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.reflect=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.math=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.module=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.util.jar=ALL-UNNAMED
+    --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED
+    --add-opens java.base/sun.nio.ch=ALL-UNNAMED
+    --add-opens java.base/java.io=ALL-UNNAMED
+    --add-opens java.base/java.lang.reflect=ALL-UNNAMED
+    --add-opens java.base/java.lang=ALL-UNNAMED
+    --add-opens java.base/java.util=ALL-UNNAMED
+    -Dio.netty.tryReflectionSetAccessible=true
+)
+
+launch_node() {
+    local i=$1 n=$2 heap=$3 dir
+    dir=$(node_dir "$i")
+    local gossip=()
+    if [ "$n" -gt 1 ]; then
+        gossip=(-Dcassandra.ring_delay_ms=1000)
+    fi
+    # setsid: the node outlives this script and is not hit by its terminal's signals.
+    # -Ddoppio.node marks the process as ours, so `stop` can find strays by command line.
+    setsid java \
+        -Xms"$heap" -Xmx"$heap" -Xss512k -XX:+UseG1GC -XX:+HeapDumpOnOutOfMemoryError -XX:+ExitOnOutOfMemoryError \
+        -XX:HeapDumpPath="$dir/logs" -XX:ErrorFile="$dir/logs/hs_err_%p.log" \
+        -XX:ActiveProcessorCount="$(nproc)" \
+        "${JVM17_FLAGS[@]}" \
+        -Djava.net.preferIPv4Stack=true \
+        -Dcassandra.config="file://$dir/cassandra.yaml" \
+        -Dlogback.configurationFile="$dir/logback.xml" \
+        -Dcassandra.logdir="$dir/logs" \
+        -Dcassandra.triggers_dir="$dir/triggers" \
+        -Dcassandra.storagedir="$dir/data" \
+        -Dcassandra-foreground=yes \
+        -Dcassandra.skip_wait_for_gossip_to_settle=0 \
+        -Dcassandra.superuser_setup_delay_ms=0 \
+        -Dcassandra.disable_auth_caches_remote_configuration=true \
+        "${gossip[@]}" \
+        -Ddoppio.node="$dir" \
+        -cp "$(cat "$CLASSPATH_FILE")" \
+        org.apache.cassandra.service.CassandraDaemon \
+        >"$dir/logs/system.log" 2>&1 </dev/null &
+    echo $! >"$dir/pid"
+}
+
+wait_for_node() {
+    local i=$1 timeout=$2 dir addr pid start
+    dir=$(node_dir "$i")
+    addr=$(node_addr "$i")
+    pid=$(node_pid "$i")
+    start=$SECONDS
+    while ! port_open "$addr" "$CQL_PORT"; do
+        if ! pid_alive "$pid"; then
+            log "node $i (pid $pid) died during start-up; last lines of $dir/logs/system.log:"
+            tail -n 40 "$dir/logs/system.log" >&2 || true
+            return 1
+        fi
+        if ((SECONDS - start > timeout)); then
+            log "node $i did not answer on $addr:$CQL_PORT within ${timeout}s; last lines of its log:"
+            tail -n 40 "$dir/logs/system.log" >&2 || true
+            return 1
+        fi
+        sleep 1
+    done
+    log "node $i up: CQL on $addr:$CQL_PORT after $((SECONDS - start))s (pid $pid)"
+}
+
+cmd_start() {
+    local nodes=1 auth=0 heap="" timeout=240
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
+        --auth) auth=1; shift ;;
+        --heap) heap=${2:?--heap needs a size such as 1G}; shift 2 ;;
+        --timeout) timeout=${2:?--timeout needs seconds}; shift 2 ;;
+        *) die "start: unknown option $1" ;;
+        esac
+    done
+    [[ "$nodes" =~ ^[1-9]$ ]] || die "--nodes must be 1 to 9"
+    if [ -z "$heap" ]; then
+        if [ "$nodes" = 1 ]; then heap=1G; else heap=768M; fi
+    fi
+    cmd_install
+    # Tokens and peers are fixed at a node's first boot: a state written for another cluster
+    # size cannot be reused, so it is wiped (it only ever holds test data).
+    if [ -f "$STATE/nodes" ] && [ "$(cat "$STATE/nodes")" != "$nodes" ]; then
+        log "state is for a $(cat "$STATE/nodes")-node cluster, $nodes requested: wiping it"
+        cmd_wipe
+    fi
+    mkdir -p "$STATE"
+    echo "$nodes" >"$STATE/nodes"
+    local i pid
+    for ((i = 1; i <= nodes; i++)); do
+        pid=$(node_pid "$i" || true)
+        if pid_alive "$pid"; then
+            log "node $i already running (pid $pid)"
+            wait_for_node "$i" "$timeout" || exit 1
+            continue
+        fi
+        write_node_config "$i" "$nodes" "$auth"
+        echo "$auth" >"$(node_dir "$i")/auth"
+        log "starting node $i of $nodes on $(node_addr "$i") (heap $heap$([ "$auth" = 1 ] && echo ', auth on'))"
+        launch_node "$i" "$nodes" "$heap"
+        wait_for_node "$i" "$timeout" || exit 1
+    done
+    if [ "$nodes" -gt 1 ]; then
+        wait_for_gossip "$nodes" "$timeout" || exit 1
+    fi
+}
+
+# Node 1 must see every other node UP through gossip before a cluster counts as started.
+wait_for_gossip() {
+    local n=$1 timeout=$2 start=$SECONDS i missing
+    while :; do
+        missing=""
+        for ((i = 2; i <= n; i++)); do
+            grep -q "/$(node_addr "$i"):7000 is now UP" "$(node_dir 1)/logs/system.log" 2>/dev/null ||
+                missing="$missing $(node_addr "$i")"
+        done
+        [ -z "$missing" ] && { log "node 1 sees all $n nodes up"; return 0; }
+        if ((SECONDS - start > timeout)); then
+            log "node 1 does not see$missing as up after ${timeout}s"
+            return 1
+        fi
+        sleep 1
+    done
+}
+
+stop_node() {
+    local i=$1 signal=${2:-TERM} pid dir k
+    dir=$(node_dir "$i")
+    pid=$(node_pid "$i" || true)
+    if pid_alive "$pid"; then
+        kill "-$signal" "$pid" 2>/dev/null || true
+        for ((k = 0; k < 60; k++)); do
+            pid_alive "$pid" || break
+            sleep 0.5
+        done
+        if pid_alive "$pid"; then
+            log "node $i (pid $pid) ignored SIG$signal for 30s; sending SIGKILL"
+            kill -KILL "$pid" 2>/dev/null || true
+            sleep 0.5
+        fi
+        log "node $i stopped (pid $pid, SIG$signal)"
+    fi
+    rm -f "$dir/pid"
+}
+
+cmd_stop() {
+    if [ $# -gt 0 ]; then
+        [ -d "$(node_dir "$1")" ] || die "no node $1"
+        stop_node "$1"
+        return
+    fi
+    local i
+    for i in $(known_nodes); do stop_node "$i"; done
+    # Strays: any JVM of ours whose pid file was lost.
+    local strays
+    strays=$(pgrep -f -- "-Ddoppio.node=$STATE/node" || true)
+    if [ -n "$strays" ]; then
+        log "stopping stray nodes: $strays"
+        kill -KILL $strays 2>/dev/null || true
+    fi
+}
+
+cmd_kill() {
+    local i=${1:?kill needs a node number}
+    [ -d "$(node_dir "$i")" ] || die "no node $i"
+    local pid
+    pid=$(node_pid "$i" || true)
+    pid_alive "$pid" || die "node $i is not running"
+    kill -KILL "$pid"
+    rm -f "$(node_dir "$i")/pid"
+    log "node $i killed (pid $pid, SIGKILL)"
+}
+
+cmd_status() {
+    local i pid addr all_up=0 any=0 state
+    for i in $(known_nodes); do
+        any=1
+        pid=$(node_pid "$i" || true)
+        addr=$(node_addr "$i")
+        if pid_alive "$pid" && port_open "$addr" "$CQL_PORT"; then
+            state=UP
+        elif pid_alive "$pid"; then
+            state="STARTING (process alive, CQL port closed)"
+            all_up=1
+        else
+            state=DOWN
+            all_up=1
+        fi
+        local auth=off
+        [ "$(cat "$(node_dir "$i")/auth" 2>/dev/null)" = 1 ] && auth=on
+        printf 'node%s  %-10s  pid %-8s  auth %-3s  %s\n' "$i" "$addr" "${pid:--}" "$auth" "$state"
+    done
+    if [ "$any" = 0 ]; then
+        echo "no nodes (state directory $STATE is empty)"
+        return 1
+    fi
+    # With several nodes, node 1's own view of its peers: the last gossip verdict on each.
+    local log1
+    log1="$(node_dir 1)/logs/system.log"
+    if [ "$(known_nodes | wc -l)" -gt 1 ] && pid_alive "$(node_pid 1 || true)" && [ -f "$log1" ]; then
+        printf 'gossip seen by node1: %s\n' "$(awk '
+            /InetAddress \/[0-9.]+:7000 is now (UP|DOWN)/ {
+                for (f = 1; f <= NF; f++) if ($f ~ /^\/[0-9.]+:7000$/) a = substr($f, 2)
+                sub(/:7000$/, "", a); seen[a] = $NF
+            }
+            END { for (a in seen) printf "%s %s  ", a, seen[a] }' "$log1")"
+    fi
+    return $all_up
+}
+
+cmd_logs() {
+    local i=${1:-1} lines=${2:-100}
+    local f
+    f="$(node_dir "$i")/logs/system.log"
+    [ -f "$f" ] || die "no log for node $i ($f)"
+    tail -n "$lines" "$f"
+}
+
+cmd_wipe() {
+    cmd_stop
+    rm -rf "$STATE"
+    log "wiped $STATE"
+}
+
+main() {
+    local cmd=${1:-}
+    [ $# -gt 0 ] && shift
+    case "$cmd" in
+    install) cmd_install ;;
+    start) cmd_start "$@" ;;
+    stop) cmd_stop "$@" ;;
+    kill) cmd_kill "$@" ;;
+    status) cmd_status ;;
+    logs) cmd_logs "$@" ;;
+    wipe) cmd_wipe ;;
+    *)
+        sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        [ -z "$cmd" ] || [ "$cmd" = help ] || [ "$cmd" = --help ] || exit 2
+        ;;
+    esac
+}
+
+main "$@"

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The one test command (CI runs it through .ci/run). On a fresh machine it installs what the
+# tests need, starts a real Cassandra 5.0 if none answers on 127.0.0.1:9042 (and stops only
+# what it started), then runs, in order: rustfmt check, clippy with warnings denied, the seam
+# check, and every test of the workspace. Exits non-zero on the first failure.
+#
+# Environment:
+#   DOPPIO_CASSANDRA   address the tests use (default 127.0.0.1:9042)
+#   DOPPIO_TEST_KEEP_CASSANDRA=1   leave a Cassandra this script started running afterwards
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+step() { printf '\n==> %s\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+step "toolchain"
+if ! command -v cargo >/dev/null 2>&1; then
+    [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "installing Rust from Debian's packages (cargo, rustc, rustfmt, clippy)"
+    as_root apt-get update -q
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q cargo rustc rustfmt rust-clippy
+fi
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+    if command -v rustup >/dev/null 2>&1; then
+        rustup component add rustfmt clippy
+    else
+        as_root apt-get update -q
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q rustfmt rust-clippy
+    fi
+fi
+# glommio builds its bundled liburing with a C compiler.
+if ! command -v cc >/dev/null 2>&1; then
+    as_root apt-get update -q
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q build-essential
+fi
+cargo --version
+
+# io_uring rings and glommio's registered buffers count against RLIMIT_MEMLOCK; the default
+# (8 MiB here) is too small for several executors. Raise it for this shell and its children.
+step "locked-memory limit for io_uring"
+if [ "$(ulimit -l)" != unlimited ]; then
+    ulimit -l unlimited 2>/dev/null || ulimit -l 1048576 2>/dev/null ||
+        echo "warning: could not raise the locked-memory limit (now $(ulimit -l) KiB)" >&2
+fi
+echo "ulimit -l: $(ulimit -l)"
+
+step "Cassandra"
+export DOPPIO_CASSANDRA=${DOPPIO_CASSANDRA:-127.0.0.1:9042}
+started_cassandra=0
+stop_started_cassandra() {
+    local rc=$?
+    if [ "$started_cassandra" = 1 ] && [ "${DOPPIO_TEST_KEEP_CASSANDRA:-0}" != 1 ]; then
+        step "stopping the Cassandra this run started"
+        scripts/cassandra.sh stop || true
+    fi
+    exit $rc
+}
+trap stop_started_cassandra EXIT
+host=${DOPPIO_CASSANDRA%:*}
+port=${DOPPIO_CASSANDRA##*:}
+if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then
+    echo "using the Cassandra already answering on $DOPPIO_CASSANDRA"
+else
+    scripts/cassandra.sh start
+    started_cassandra=1
+fi
+scripts/cassandra.sh status || true
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (warnings denied)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "seam check: doppio-proto stays sans-IO"
+scripts/check-seams.sh
+
+step "cargo test --workspace"
+cargo test --workspace --locked --no-fail-fast
+
+echo
+echo "all checks passed"
