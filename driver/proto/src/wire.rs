@@ -207,10 +207,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A `[bytes map]` of borrowed keys and values (`None` for a null value).
-    pub fn read_bytes_map(
-        &mut self,
-        what: &'static str,
-    ) -> Result<BytesMap<'a>> {
+    pub fn read_bytes_map(&mut self, what: &'static str) -> Result<BytesMap<'a>> {
         let n = self.read_short(what)? as usize;
         let mut out = Vec::with_capacity(n.min(self.remaining() / 6));
         for _ in 0..n {
