@@ -42,10 +42,19 @@ cargo --version
 # (8 MiB here) is too small for several executors. Raise it for this shell and its children.
 step "locked-memory limit for io_uring"
 if [ "$(ulimit -l)" != unlimited ]; then
-    ulimit -l unlimited 2>/dev/null || ulimit -l 1048576 2>/dev/null ||
-        echo "warning: could not raise the locked-memory limit (now $(ulimit -l) KiB)" >&2
+    ulimit -l unlimited 2>/dev/null || ulimit -l "$(ulimit -Hl)" 2>/dev/null || true
 fi
-echo "ulimit -l: $(ulimit -l)"
+echo "ulimit -l: $(ulimit -l) KiB"
+if [ "$(ulimit -l)" != unlimited ] && [ "$(ulimit -l)" -lt 65536 ]; then
+    # CAP_IPC_LOCK (bit 14 of the effective set) exempts a process from the limit.
+    cap_eff=$(awk '/^CapEff/ {print $2}' /proc/self/status)
+    if (((16#$cap_eff >> 14) & 1)); then
+        echo "the hard limit forbids raising it, but CAP_IPC_LOCK exempts io_uring from it"
+    else
+        echo "warning: locked memory is capped at $(ulimit -l) KiB and CAP_IPC_LOCK is" \
+            "missing; glommio executors may fail to start (raise 'memlock' in limits.conf)" >&2
+    fi
+fi
 
 step "Cassandra"
 export DOPPIO_CASSANDRA=${DOPPIO_CASSANDRA:-127.0.0.1:9042}
