@@ -88,7 +88,19 @@ step "seam check: doppio-proto stays sans-IO"
 scripts/check-seams.sh
 
 step "cargo test --workspace"
-cargo test --workspace --locked --no-fail-fast
-
+test_log=$(mktemp)
+set +e
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$test_log"
+test_rc=${PIPESTATUS[0]}
+set -e
+# One closing line for the whole workspace, summed over every test binary.
+totals=$(awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "%d passed, %d failed, %d skipped", p, f, s }' "$test_log")
+rm -f "$test_log"
 echo
+if [ "$test_rc" != 0 ]; then
+    echo "tests: $totals"
+    echo "cargo test failed (exit $test_rc)" >&2
+    exit "$test_rc"
+fi
 echo "all checks passed"
+echo "tests: $totals"
