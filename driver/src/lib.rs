@@ -8,5 +8,7 @@
 //! Invariant: nothing on the request path is shared across cores; shard state is
 //! `Rc`/`RefCell`, never `Arc`/`Mutex`.
 
+pub mod connection;
+
 /// The protocol layer this driver speaks, re-exported for users who need its types.
 pub use doppio_proto as proto;

@@ -1,0 +1,488 @@
+//! The table of a connection's in-flight requests, indexed by stream id.
+//!
+//! Executor-agnostic: it only stores `Waker`s, so it is unit-tested without glommio. One table
+//! belongs to one connection on one shard and lives in a `RefCell`; nothing here is atomic.
+//!
+//! A slot's life (each arrow names who moves it):
+//!
+//! ```text
+//!   Free --acquire--> Waiting --answer--> Ready --caller polls--> Free
+//!                      |  |
+//!                      |  +--deadline sweep--> TimedOut --caller polls--> Orphaned --late answer--> Free
+//!                      |                          |  +--late answer--> Expired --caller polls--> Free
+//!                      +--caller drops--> Orphaned   +--caller drops--> Orphaned
+//! ```
+//!
+//! Invariants:
+//! - An orphaned id returns to the free list only when its late answer arrives (or the
+//!   connection closes), so a late answer is never taken for the answer to a newer request.
+//! - Ids are bounded by `max_streams` (at most 32768, the protocol's space). When none is free,
+//!   callers queue their wakers and are woken in FIFO order as ids are freed (backpressure).
+//! - Slots grow lazily up to `max_streams` and are then reused: after warm-up, acquiring,
+//!   completing and releasing an id allocates nothing.
+//! - Each acquisition bumps the slot's generation, so a stale handle (from a sweep list or an
+//!   old caller) never touches a newer use of the same id.
+
+use std::collections::VecDeque;
+use std::task::{Context, Poll, Waker};
+
+/// The protocol's stream-id space for requests: 0..=32767.
+pub const MAX_STREAMS: usize = 32768;
+
+/// A stream id together with the generation of its current use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamHandle {
+    /// The wire stream id.
+    pub stream: i16,
+    /// Which use of the id this is.
+    pub generation: u32,
+}
+
+/// How a request ended, as its caller sees it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome<T, E> {
+    /// The server answered.
+    Answer(T),
+    /// The deadline passed first.
+    TimedOut,
+    /// The connection failed the request (broken, closed).
+    Failed(E),
+}
+
+#[derive(Debug)]
+enum SlotState<T, E> {
+    Free,
+    Waiting(Option<Waker>),
+    Ready(Outcome<T, E>),
+    TimedOut(Option<Waker>),
+    Expired,
+    Orphaned,
+}
+
+#[derive(Debug)]
+struct Slot<T, E> {
+    generation: u32,
+    state: SlotState<T, E>,
+}
+
+/// What became of an answer handed to [`InFlight::complete`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// Stored for its caller, who was woken.
+    Delivered,
+    /// The caller had gone or timed out; the answer was dropped.
+    Late,
+    /// No request is waiting on that id: the server broke the protocol.
+    UnknownStream,
+}
+
+/// In-flight requests of one connection. `T` is an answer, `E` a connection failure.
+#[derive(Debug)]
+pub struct InFlight<T, E> {
+    slots: Vec<Slot<T, E>>,
+    free: Vec<i16>,
+    max_streams: usize,
+    in_use: usize,
+    orphans: usize,
+    acquire_waiters: VecDeque<Waker>,
+}
+
+impl<T, E: Clone> InFlight<T, E> {
+    /// A table with room for `max_streams` concurrent requests (clamped to 1..=32768).
+    pub fn new(max_streams: usize) -> Self {
+        let max_streams = max_streams.clamp(1, MAX_STREAMS);
+        Self {
+            slots: Vec::new(),
+            free: Vec::new(),
+            max_streams,
+            in_use: 0,
+            orphans: 0,
+            acquire_waiters: VecDeque::new(),
+        }
+    }
+
+    /// Ids in use (waiting, answered but not yet taken, timed out, or orphaned).
+    pub fn in_use(&self) -> usize {
+        self.in_use
+    }
+
+    /// Ids held only because a late answer is still owed.
+    pub fn orphans(&self) -> usize {
+        self.orphans
+    }
+
+    /// The configured bound.
+    pub fn max_streams(&self) -> usize {
+        self.max_streams
+    }
+
+    /// Takes a free stream id, or `None` when all are in use.
+    pub fn try_acquire(&mut self) -> Option<StreamHandle> {
+        let stream = match self.free.pop() {
+            Some(s) => s,
+            None if self.slots.len() < self.max_streams => {
+                // Bounded growth (max_streams <= 32768, so the id fits an i16); after warm-up
+                // every id comes from `free` and nothing is allocated.
+                let s = self.slots.len() as i16;
+                self.slots.push(Slot {
+                    generation: 0,
+                    state: SlotState::Free,
+                });
+                s
+            }
+            None => return None,
+        };
+        let slot = &mut self.slots[stream as usize];
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.state = SlotState::Waiting(None);
+        self.in_use += 1;
+        Some(StreamHandle {
+            stream,
+            generation: slot.generation,
+        })
+    }
+
+    /// Takes a free id, or queues the caller's waker to be woken when one is freed.
+    pub fn poll_acquire(&mut self, cx: &mut Context<'_>) -> Poll<StreamHandle> {
+        match self.try_acquire() {
+            Some(h) => Poll::Ready(h),
+            None => {
+                self.acquire_waiters.push_back(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+
+    /// Callers waiting for a free id.
+    pub fn acquire_waiters(&self) -> usize {
+        self.acquire_waiters.len()
+    }
+
+    fn current(&mut self, h: StreamHandle) -> Option<&mut Slot<T, E>> {
+        let slot = self.slots.get_mut(usize::try_from(h.stream).ok()?)?;
+        (slot.generation == h.generation).then_some(slot)
+    }
+
+    fn release(&mut self, stream: i16) {
+        if let Some(slot) = self.slots.get_mut(stream as usize) {
+            slot.state = SlotState::Free;
+            self.free.push(stream);
+            self.in_use -= 1;
+            if let Some(w) = self.acquire_waiters.pop_front() {
+                w.wake();
+            }
+        }
+    }
+
+    /// Hands the answer that arrived on `stream` to its caller.
+    pub fn complete(&mut self, stream: i16, answer: T) -> Completion {
+        let Some(slot) = usize::try_from(stream)
+            .ok()
+            .and_then(|i| self.slots.get_mut(i))
+        else {
+            return Completion::UnknownStream;
+        };
+        match std::mem::replace(&mut slot.state, SlotState::Free) {
+            SlotState::Waiting(waker) => {
+                slot.state = SlotState::Ready(Outcome::Answer(answer));
+                if let Some(w) = waker {
+                    w.wake();
+                }
+                Completion::Delivered
+            }
+            SlotState::TimedOut(waker) => {
+                // The caller still has to learn of its timeout; it frees the id then.
+                slot.state = SlotState::Expired;
+                if let Some(w) = waker {
+                    w.wake();
+                }
+                Completion::Late
+            }
+            SlotState::Orphaned => {
+                self.orphans -= 1;
+                self.release(stream);
+                Completion::Late
+            }
+            other @ (SlotState::Free | SlotState::Ready(_) | SlotState::Expired) => {
+                // An answer for an idle id, or a second answer to one request.
+                slot.state = other;
+                Completion::UnknownStream
+            }
+        }
+    }
+
+    /// Polls for the outcome of `h`. Once it returns `Ready`, `h` is spent.
+    ///
+    /// A stale handle (its request already ended) stays pending: that is a caller bug, and
+    /// taking another request's answer would be worse.
+    pub fn poll_outcome(&mut self, h: StreamHandle, cx: &mut Context<'_>) -> Poll<Outcome<T, E>> {
+        let Some(slot) = self.current(h) else {
+            return Poll::Pending;
+        };
+        match std::mem::replace(&mut slot.state, SlotState::Free) {
+            SlotState::Ready(outcome) => {
+                self.release(h.stream);
+                Poll::Ready(outcome)
+            }
+            SlotState::TimedOut(_) => {
+                // The late answer is still owed: keep the id until it comes.
+                slot.state = SlotState::Orphaned;
+                self.orphans += 1;
+                Poll::Ready(Outcome::TimedOut)
+            }
+            SlotState::Expired => {
+                self.release(h.stream);
+                Poll::Ready(Outcome::TimedOut)
+            }
+            SlotState::Waiting(mut waker) => {
+                match &waker {
+                    Some(w) if w.will_wake(cx.waker()) => {}
+                    _ => waker = Some(cx.waker().clone()),
+                }
+                slot.state = SlotState::Waiting(waker);
+                Poll::Pending
+            }
+            other @ (SlotState::Free | SlotState::Orphaned) => {
+                slot.state = other;
+                Poll::Pending
+            }
+        }
+    }
+
+    /// The caller of `h` is gone (its future was dropped). Whatever it was owed is dropped;
+    /// an id whose answer has not arrived yet becomes an orphan.
+    pub fn abandon(&mut self, h: StreamHandle) {
+        let Some(slot) = self.current(h) else {
+            return;
+        };
+        match std::mem::replace(&mut slot.state, SlotState::Free) {
+            SlotState::Waiting(_) | SlotState::TimedOut(_) => {
+                slot.state = SlotState::Orphaned;
+                self.orphans += 1;
+            }
+            SlotState::Ready(_) | SlotState::Expired => self.release(h.stream),
+            other @ (SlotState::Free | SlotState::Orphaned) => slot.state = other,
+        }
+    }
+
+    /// The deadline of `h` passed: if it is still waiting, its caller is woken to a timeout.
+    /// Returns `true` if it was still waiting.
+    pub fn expire(&mut self, h: StreamHandle) -> bool {
+        let Some(slot) = self.current(h) else {
+            return false;
+        };
+        match std::mem::replace(&mut slot.state, SlotState::Free) {
+            SlotState::Waiting(waker) => {
+                if let Some(w) = &waker {
+                    w.wake_by_ref();
+                }
+                slot.state = SlotState::TimedOut(waker);
+                true
+            }
+            other => {
+                slot.state = other;
+                false
+            }
+        }
+    }
+
+    /// The connection is gone: every caller still waiting is failed with `err` and woken,
+    /// orphans are freed (no answer will come), and queued acquirers are woken so they can
+    /// see the connection is closed.
+    pub fn fail_all(&mut self, err: &E) {
+        for i in 0..self.slots.len() {
+            let slot = &mut self.slots[i];
+            match std::mem::replace(&mut slot.state, SlotState::Free) {
+                SlotState::Waiting(waker) => {
+                    slot.state = SlotState::Ready(Outcome::Failed(err.clone()));
+                    if let Some(w) = waker {
+                        w.wake();
+                    }
+                }
+                SlotState::TimedOut(waker) => {
+                    slot.state = SlotState::Expired;
+                    if let Some(w) = waker {
+                        w.wake();
+                    }
+                }
+                SlotState::Orphaned => {
+                    self.orphans -= 1;
+                    self.release(i as i16);
+                }
+                other => slot.state = other,
+            }
+        }
+        for w in self.acquire_waiters.drain(..) {
+            w.wake();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    use super::*;
+
+    struct CountingWaker(AtomicUsize);
+    impl Wake for CountingWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn waker() -> (Arc<CountingWaker>, Waker) {
+        let c = Arc::new(CountingWaker(AtomicUsize::new(0)));
+        (c.clone(), Waker::from(c))
+    }
+
+    type Table = InFlight<&'static str, String>;
+
+    #[test]
+    fn answer_reaches_its_caller_and_frees_the_id() {
+        let mut t = Table::new(4);
+        let (count, w) = waker();
+        let mut cx = Context::from_waker(&w);
+        let h = t.try_acquire().unwrap();
+        assert_eq!(t.poll_outcome(h, &mut cx), Poll::Pending);
+        assert_eq!(t.complete(h.stream, "rows"), Completion::Delivered);
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            t.poll_outcome(h, &mut cx),
+            Poll::Ready(Outcome::Answer("rows"))
+        );
+        assert_eq!(t.in_use(), 0);
+        // A second answer on the same id is a protocol violation.
+        assert_eq!(t.complete(h.stream, "again"), Completion::UnknownStream);
+        assert_eq!(t.complete(-1, "event"), Completion::UnknownStream);
+        assert_eq!(t.complete(3, "never used"), Completion::UnknownStream);
+    }
+
+    #[test]
+    fn backpressure_when_ids_run_out() {
+        let mut t = Table::new(2);
+        let (count, w) = waker();
+        let mut cx = Context::from_waker(&w);
+        let a = t.try_acquire().unwrap();
+        let _b = t.try_acquire().unwrap();
+        assert_eq!(t.poll_acquire(&mut cx), Poll::Pending);
+        assert_eq!(t.acquire_waiters(), 1);
+        t.complete(a.stream, "x");
+        assert_eq!(
+            t.poll_outcome(a, &mut cx),
+            Poll::Ready(Outcome::Answer("x"))
+        );
+        assert_eq!(
+            count.0.load(Ordering::SeqCst),
+            1,
+            "the queued acquirer is woken"
+        );
+        let c = t.try_acquire().unwrap();
+        assert_eq!(c.stream, a.stream);
+        assert_ne!(c.generation, a.generation);
+    }
+
+    #[test]
+    fn timed_out_id_is_held_until_the_late_answer() {
+        let mut t = Table::new(1);
+        let (count, w) = waker();
+        let mut cx = Context::from_waker(&w);
+        let h = t.try_acquire().unwrap();
+        assert_eq!(t.poll_outcome(h, &mut cx), Poll::Pending);
+        assert!(t.expire(h));
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(t.poll_outcome(h, &mut cx), Poll::Ready(Outcome::TimedOut));
+        assert_eq!(t.orphans(), 1);
+        assert!(
+            t.try_acquire().is_none(),
+            "the orphaned id is not reused yet"
+        );
+        assert_eq!(t.complete(h.stream, "late"), Completion::Late);
+        assert_eq!(t.orphans(), 0);
+        assert!(t.try_acquire().is_some());
+    }
+
+    #[test]
+    fn late_answer_before_the_caller_sees_its_timeout() {
+        let mut t = Table::new(1);
+        let (_c, w) = waker();
+        let mut cx = Context::from_waker(&w);
+        let h = t.try_acquire().unwrap();
+        assert!(t.expire(h));
+        assert_eq!(t.complete(h.stream, "late"), Completion::Late);
+        assert_eq!(t.poll_outcome(h, &mut cx), Poll::Ready(Outcome::TimedOut));
+        assert_eq!(t.in_use(), 0);
+        assert_eq!(t.orphans(), 0);
+    }
+
+    #[test]
+    fn dropped_caller_orphans_and_stale_handles_are_ignored() {
+        let mut t = Table::new(1);
+        let (_c, w) = waker();
+        let mut cx = Context::from_waker(&w);
+        let h = t.try_acquire().unwrap();
+        t.abandon(h);
+        assert_eq!(t.orphans(), 1);
+        assert!(!t.expire(h), "a stale sweep entry does nothing");
+        assert_eq!(t.complete(h.stream, "late"), Completion::Late);
+        let h2 = t.try_acquire().unwrap();
+        assert_eq!(h2.stream, h.stream);
+        // The old handle must not see the new request's answer.
+        t.complete(h2.stream, "new");
+        assert_eq!(t.poll_outcome(h, &mut cx), Poll::Pending);
+        assert_eq!(
+            t.poll_outcome(h2, &mut cx),
+            Poll::Ready(Outcome::Answer("new"))
+        );
+    }
+
+    #[test]
+    fn fail_all_fails_waiters_and_frees_orphans() {
+        let mut t = Table::new(8);
+        let (count, w) = waker();
+        let mut cx = Context::from_waker(&w);
+        let a = t.try_acquire().unwrap();
+        let b = t.try_acquire().unwrap();
+        let c = t.try_acquire().unwrap();
+        assert_eq!(t.poll_outcome(a, &mut cx), Poll::Pending);
+        assert_eq!(t.poll_outcome(c, &mut cx), Poll::Pending);
+        t.abandon(b);
+        assert!(t.expire(c));
+        assert_eq!(count.0.load(Ordering::SeqCst), 1, "expiry wakes c");
+        t.fail_all(&"connection to 127.0.0.1:9042 broken".to_string());
+        assert_eq!(
+            t.poll_outcome(a, &mut cx),
+            Poll::Ready(Outcome::Failed(
+                "connection to 127.0.0.1:9042 broken".into()
+            ))
+        );
+        assert_eq!(t.poll_outcome(c, &mut cx), Poll::Ready(Outcome::TimedOut));
+        assert_eq!(t.in_use(), 0);
+        assert_eq!(t.orphans(), 0);
+        assert_eq!(count.0.load(Ordering::SeqCst), 3, "fail_all wakes a and c");
+    }
+
+    #[test]
+    fn ids_stay_within_the_bound_and_are_recycled() {
+        let mut t = Table::new(MAX_STREAMS + 10);
+        assert_eq!(t.max_streams(), MAX_STREAMS);
+        let mut handles = Vec::new();
+        while let Some(h) = t.try_acquire() {
+            assert!(h.stream >= 0);
+            handles.push(h);
+        }
+        assert_eq!(handles.len(), MAX_STREAMS);
+        let (_c, w) = waker();
+        let mut cx = Context::from_waker(&w);
+        for h in &handles {
+            t.complete(h.stream, "ok");
+            assert_eq!(
+                t.poll_outcome(*h, &mut cx),
+                Poll::Ready(Outcome::Answer("ok"))
+            );
+        }
+        assert_eq!(t.in_use(), 0);
+    }
+}
