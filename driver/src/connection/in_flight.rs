@@ -25,6 +25,7 @@
 
 use std::collections::VecDeque;
 use std::task::{Context, Poll, Waker};
+use std::time::Instant;
 
 /// The protocol's stream-id space for requests: 0..=32767.
 pub const MAX_STREAMS: usize = 32768;
@@ -62,7 +63,19 @@ enum SlotState<T, E> {
 #[derive(Debug)]
 struct Slot<T, E> {
     generation: u32,
+    /// When a waiting request times out; kept in the slot so the sweep needs no list of its
+    /// own and memory stays bounded by `max_streams`.
+    deadline: Option<Instant>,
     state: SlotState<T, E>,
+}
+
+/// What one deadline sweep found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sweep {
+    /// Requests whose deadline had passed; their callers were woken to a timeout.
+    pub expired: usize,
+    /// The earliest deadline still pending, if any: when to sweep next.
+    pub next: Option<Instant>,
 }
 
 /// What became of an answer handed to [`InFlight::complete`].
@@ -126,6 +139,7 @@ impl<T, E: Clone> InFlight<T, E> {
                 let s = self.slots.len() as i16;
                 self.slots.push(Slot {
                     generation: 0,
+                    deadline: None,
                     state: SlotState::Free,
                 });
                 s
@@ -134,6 +148,7 @@ impl<T, E: Clone> InFlight<T, E> {
         };
         let slot = &mut self.slots[stream as usize];
         slot.generation = slot.generation.wrapping_add(1);
+        slot.deadline = None;
         slot.state = SlotState::Waiting(None);
         self.in_use += 1;
         Some(StreamHandle {
@@ -156,6 +171,17 @@ impl<T, E: Clone> InFlight<T, E> {
     /// Callers waiting for a free id.
     pub fn acquire_waiters(&self) -> usize {
         self.acquire_waiters.len()
+    }
+
+    /// Wakes the next queued acquirer if an id is free: called when a queued acquirer gives
+    /// up, so the wake-up it may have consumed is passed on rather than lost.
+    pub fn wake_next_acquirer(&mut self) {
+        let has_free = !self.free.is_empty() || self.slots.len() < self.max_streams;
+        if has_free {
+            if let Some(w) = self.acquire_waiters.pop_front() {
+                w.wake();
+            }
+        }
     }
 
     fn current(&mut self, h: StreamHandle) -> Option<&mut Slot<T, E>> {
@@ -263,6 +289,47 @@ impl<T, E: Clone> InFlight<T, E> {
             SlotState::Ready(_) | SlotState::Expired => self.release(h.stream),
             other @ (SlotState::Free | SlotState::Orphaned) => slot.state = other,
         }
+    }
+
+    /// Sets when `h` times out (checked by [`InFlight::sweep`]).
+    pub fn set_deadline(&mut self, h: StreamHandle, deadline: Instant) {
+        if let Some(slot) = self.current(h) {
+            slot.deadline = Some(deadline);
+        }
+    }
+
+    /// Gives back an id whose request was never sent (encoding failed, or the caller gave up
+    /// before its frame was queued): no answer can come, so it is free at once.
+    pub fn cancel_unsent(&mut self, h: StreamHandle) {
+        if let Some(slot) = self.current(h) {
+            if matches!(slot.state, SlotState::Waiting(_)) {
+                self.release(h.stream);
+            }
+        }
+    }
+
+    /// Times out every waiting request whose deadline is at or before `now`, and finds the
+    /// next deadline. Cost: one pass over the slots grown so far (at most `max_streams`).
+    pub fn sweep(&mut self, now: Instant) -> Sweep {
+        let mut expired = 0;
+        let mut next: Option<Instant> = None;
+        for slot in &mut self.slots {
+            let (SlotState::Waiting(waker), Some(deadline)) = (&mut slot.state, slot.deadline)
+            else {
+                continue;
+            };
+            if deadline <= now {
+                let waker = waker.take();
+                if let Some(w) = &waker {
+                    w.wake_by_ref();
+                }
+                slot.state = SlotState::TimedOut(waker);
+                expired += 1;
+            } else {
+                next = Some(next.map_or(deadline, |n| n.min(deadline)));
+            }
+        }
+        Sweep { expired, next }
     }
 
     /// The deadline of `h` passed: if it is still waiting, its caller is woken to a timeout.
@@ -462,6 +529,50 @@ mod tests {
         assert_eq!(t.in_use(), 0);
         assert_eq!(t.orphans(), 0);
         assert_eq!(count.0.load(Ordering::SeqCst), 3, "fail_all wakes a and c");
+    }
+
+    #[test]
+    fn sweep_expires_due_requests_and_reports_the_next_deadline() {
+        let mut t = Table::new(8);
+        let (count, w) = waker();
+        let mut cx = Context::from_waker(&w);
+        let now = Instant::now();
+        let sec = std::time::Duration::from_secs(1);
+        let due = t.try_acquire().unwrap();
+        let later = t.try_acquire().unwrap();
+        let answered = t.try_acquire().unwrap();
+        let no_deadline = t.try_acquire().unwrap();
+        t.set_deadline(due, now);
+        t.set_deadline(later, now + 2 * sec);
+        t.set_deadline(answered, now);
+        t.complete(answered.stream, "in time");
+        assert_eq!(t.poll_outcome(due, &mut cx), Poll::Pending);
+        let s = t.sweep(now);
+        assert_eq!(
+            s,
+            Sweep {
+                expired: 1,
+                next: Some(now + 2 * sec)
+            }
+        );
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(t.poll_outcome(due, &mut cx), Poll::Ready(Outcome::TimedOut));
+        assert_eq!(
+            t.poll_outcome(answered, &mut cx),
+            Poll::Ready(Outcome::Answer("in time"))
+        );
+        assert_eq!(t.sweep(now + 3 * sec).expired, 1);
+        assert_eq!(
+            t.poll_outcome(later, &mut cx),
+            Poll::Ready(Outcome::TimedOut)
+        );
+        assert_eq!(t.poll_outcome(no_deadline, &mut cx), Poll::Pending);
+        t.cancel_unsent(no_deadline);
+        assert_eq!(
+            t.in_use(),
+            2,
+            "the two timed-out ids wait for their late answers"
+        );
     }
 
     #[test]

@@ -1,0 +1,66 @@
+//! Errors of one connection and of one request on it.
+//!
+//! `ConnectionError` is `Clone`: when a connection breaks, every request in flight on it gets
+//! its own copy (a cold path; the strings are built once per failure, not per request).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use doppio_proto::ProtoError;
+
+/// Why a connection cannot carry requests.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectionError {
+    /// The TCP connection could not be opened.
+    #[error("cannot connect to {addr}: {message}")]
+    Connect {
+        /// The node.
+        addr: SocketAddr,
+        /// The operating system's reason.
+        message: String,
+    },
+    /// Reading or writing the socket failed, or the node closed it.
+    #[error("connection to {addr} broken: {message}")]
+    Broken {
+        /// The node.
+        addr: SocketAddr,
+        /// What failed.
+        message: String,
+    },
+    /// The node sent something that is not CQL v4; the connection was closed.
+    #[error("{addr} broke the protocol ({detail}); connection closed")]
+    Protocol {
+        /// The node.
+        addr: SocketAddr,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The connection was closed on purpose (shutdown, or too many orphaned stream ids).
+    #[error("connection to {addr} closed: {reason}")]
+    Closed {
+        /// The node.
+        addr: SocketAddr,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Why one request got no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    /// No answer within the request timeout; the stream id stays reserved until the late
+    /// answer arrives.
+    #[error("no answer from {addr} within {after:?}")]
+    Timeout {
+        /// The node.
+        addr: SocketAddr,
+        /// The timeout that passed.
+        after: Duration,
+    },
+    /// The connection failed before the answer came.
+    #[error(transparent)]
+    Connection(#[from] ConnectionError),
+    /// The request could not be encoded (nothing was sent).
+    #[error("request not sent: {0}")]
+    Encode(#[from] ProtoError),
+}
