@@ -1,0 +1,370 @@
+//! Shards: one pinned glommio executor per core, each owning its state, and the control plane
+//! that hands them work.
+//!
+//! A shard is a thread running a `LocalExecutor` with `Placement::Fixed(core)`. Its state `S`
+//! is built **on that thread** (so it may hold `Rc`, `RefCell` and glommio sockets) and lives
+//! until shutdown. [`Shards::run_on_shards`] sends a job to every shard and collects each
+//! shard's result; jobs run as local tasks beside each other.
+//!
+//! The control plane (job mailboxes, result hand-back) uses a `Mutex` and a cross-thread wake:
+//! it runs once per job, never per request. Nothing on the request path crosses cores.
+//!
+//! Invariants:
+//! - A job is never lost silently: if its shard has stopped or panics, `run_on_shards`
+//!   returns an error naming the shard instead of waiting forever.
+//! - Shutdown is graceful: shards stop taking jobs, let running ones finish (up to the grace
+//!   period), then drop their state (closing its connections) and their threads are joined.
+
+use std::collections::VecDeque;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Poll, Waker};
+use std::time::Duration;
+
+use glommio::{ExecutorJoinHandle, LocalExecutorBuilder, Placement};
+
+/// A unit of work for one shard: given the shard's state, a future to run there.
+type Job<S> = Box<dyn FnOnce(Rc<S>) -> Pin<Box<dyn Future<Output = ()>>> + Send>;
+
+/// Why work could not be run on the shards.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuntimeError {
+    /// An executor could not be started (bad core number, no io_uring, locked-memory limit).
+    #[error("cannot start shard {shard} on core {core}: {message}")]
+    Start {
+        /// Shard index.
+        shard: usize,
+        /// The core it was to be pinned to.
+        core: usize,
+        /// glommio's reason.
+        message: String,
+    },
+    /// The shard stopped (shut down, or a job panicked) before finishing the job.
+    #[error("shard {shard} stopped before finishing the job (shut down, or a job panicked)")]
+    ShardStopped {
+        /// Shard index.
+        shard: usize,
+    },
+}
+
+struct MailboxState<S> {
+    jobs: VecDeque<Job<S>>,
+    waker: Option<Waker>,
+    closed: bool,
+}
+
+/// The control-plane queue into one shard.
+struct Mailbox<S> {
+    state: Mutex<MailboxState<S>>,
+}
+
+impl<S> Mailbox<S> {
+    fn lock(&self) -> MutexGuard<'_, MailboxState<S>> {
+        // A panic while holding this lock cannot leave the queue inconsistent (push/pop only).
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Closes the mailbox and drops queued jobs (their result senders with them, so their
+    /// callers see the shard as stopped).
+    fn close(&self) {
+        let mut st = self.lock();
+        st.closed = true;
+        st.jobs.clear();
+        if let Some(w) = st.waker.take() {
+            w.wake();
+        }
+    }
+}
+
+/// Closes the mailbox when the shard thread ends, by return or by panic.
+struct CloseOnExit<S>(Arc<Mailbox<S>>);
+
+impl<S> Drop for CloseOnExit<S> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+struct Shard<S> {
+    core: usize,
+    mailbox: Arc<Mailbox<S>>,
+    /// Taken by the first shutdown; a `Mutex` so that shutdown can run from any thread that
+    /// shares the `Shards` (control plane only).
+    handle: Mutex<Option<ExecutorJoinHandle<()>>>,
+}
+
+/// A set of running shards with per-shard state `S`.
+pub struct Shards<S> {
+    shards: Vec<Shard<S>>,
+}
+
+impl<S> std::fmt::Debug for Shards<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cores: Vec<usize> = self.shards.iter().map(|s| s.core).collect();
+        f.debug_struct("Shards").field("cores", &cores).finish()
+    }
+}
+
+impl<S: 'static> Shards<S> {
+    /// Starts one executor per entry of `cores`, pinned to that core (or unpinned when
+    /// `pin` is false, for tests sharing a machine), and builds each shard's state there with
+    /// `init(shard_index)`. `grace` bounds how long shutdown waits for running jobs.
+    pub fn start<I>(
+        cores: &[usize],
+        pin: bool,
+        grace: Duration,
+        init: I,
+    ) -> Result<Self, RuntimeError>
+    where
+        I: Fn(usize) -> S + Send + Sync + 'static,
+    {
+        let init = Arc::new(init);
+        let mut shards = Vec::with_capacity(cores.len());
+        for (index, &core) in cores.iter().enumerate() {
+            let mailbox = Arc::new(Mailbox {
+                state: Mutex::new(MailboxState {
+                    jobs: VecDeque::new(),
+                    waker: None,
+                    closed: false,
+                }),
+            });
+            let placement = if pin {
+                Placement::Fixed(core)
+            } else {
+                Placement::Unbound
+            };
+            let init = init.clone();
+            let shard_mailbox = mailbox.clone();
+            let spawned = LocalExecutorBuilder::new(placement)
+                .name(&format!("doppio-shard-{index}"))
+                .spawn(move || shard_main(index, grace, shard_mailbox, init));
+            match spawned {
+                Ok(handle) => shards.push(Shard {
+                    core,
+                    mailbox,
+                    handle: Mutex::new(Some(handle)),
+                }),
+                Err(e) => {
+                    let started = Shards { shards };
+                    drop(started); // stops the shards started so far
+                    return Err(RuntimeError::Start {
+                        shard: index,
+                        core,
+                        message: e.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(Self { shards })
+    }
+
+    /// Number of shards.
+    pub fn len(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// True if there are no shards.
+    pub fn is_empty(&self) -> bool {
+        self.shards.is_empty()
+    }
+
+    /// The core each shard runs on, by shard index.
+    pub fn cores(&self) -> Vec<usize> {
+        self.shards.iter().map(|s| s.core).collect()
+    }
+
+    /// Runs `f(state)` on every shard at once and returns each shard's result, in shard
+    /// order. Blocks the calling thread (which must not be a shard) until all are done.
+    pub fn run_on_shards<F, Fut, T>(&self, f: F) -> Result<Vec<T>, RuntimeError>
+    where
+        F: Fn(Rc<S>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = T> + 'static,
+        T: Send + 'static,
+    {
+        let f = Arc::new(f);
+        let mut receivers = Vec::with_capacity(self.shards.len());
+        for (index, shard) in self.shards.iter().enumerate() {
+            let (tx, rx) = mpsc::sync_channel::<T>(1);
+            let f = f.clone();
+            let job: Job<S> = Box::new(move |state| {
+                Box::pin(async move {
+                    let out = f(state).await;
+                    let _ = tx.send(out);
+                })
+            });
+            let mut st = shard.mailbox.lock();
+            if st.closed {
+                return Err(RuntimeError::ShardStopped { shard: index });
+            }
+            st.jobs.push_back(job);
+            if let Some(w) = st.waker.take() {
+                w.wake();
+            }
+            drop(st);
+            receivers.push(rx);
+        }
+        receivers
+            .into_iter()
+            .enumerate()
+            .map(|(shard, rx)| rx.recv().map_err(|_| RuntimeError::ShardStopped { shard }))
+            .collect()
+    }
+
+    /// Stops every shard gracefully and joins its thread: shards take no new job, running
+    /// jobs get the grace period to finish, then each shard's state is dropped. Returns the
+    /// shards whose thread ended in a panic. Idempotent.
+    pub fn shutdown(&self) -> Vec<usize> {
+        self.stop_all()
+    }
+}
+
+impl<S> Shards<S> {
+    /// Closes every mailbox, then joins every shard thread; returns the shards that panicked.
+    fn stop_all(&self) -> Vec<usize> {
+        for shard in &self.shards {
+            let mut st = shard.mailbox.lock();
+            st.closed = true;
+            if let Some(w) = st.waker.take() {
+                w.wake();
+            }
+        }
+        let mut panicked = Vec::new();
+        for (index, shard) in self.shards.iter().enumerate() {
+            let handle = shard
+                .handle
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some(handle) = handle {
+                if handle.join().is_err() {
+                    panicked.push(index);
+                }
+            }
+        }
+        panicked
+    }
+}
+
+impl<S> Drop for Shards<S> {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+/// The shard thread's main task: build the state, run jobs until the mailbox closes, wait for
+/// running jobs up to `grace`, then drop the state.
+async fn shard_main<S: 'static, I: Fn(usize) -> S>(
+    index: usize,
+    grace: Duration,
+    mailbox: Arc<Mailbox<S>>,
+    init: Arc<I>,
+) {
+    let _close_on_exit = CloseOnExit(mailbox.clone());
+    let state = Rc::new(init(index));
+    let running = Rc::new(std::cell::Cell::new(0usize));
+    loop {
+        let next = poll_fn(|cx| {
+            let mut st = mailbox.lock();
+            if let Some(job) = st.jobs.pop_front() {
+                return Poll::Ready(Some(job));
+            }
+            if st.closed {
+                return Poll::Ready(None);
+            }
+            st.waker = Some(cx.waker().clone());
+            Poll::Pending
+        })
+        .await;
+        let Some(job) = next else { break };
+        let future = job(state.clone());
+        let running = running.clone();
+        running.set(running.get() + 1);
+        glommio::spawn_local(async move {
+            future.await;
+            running.set(running.get() - 1);
+        })
+        .detach();
+    }
+    // Graceful stop: running jobs get `grace` to finish; then the state (and every connection
+    // in it) is dropped, which fails whatever is still in flight with a clear error.
+    let deadline = std::time::Instant::now() + grace;
+    while running.get() > 0 && std::time::Instant::now() < deadline {
+        glommio::timer::sleep(Duration::from_millis(5)).await;
+    }
+    drop(state);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    fn two_shards() -> Shards<Cell<u32>> {
+        Shards::start(&[0, 1], false, Duration::from_secs(1), |_| Cell::new(0)).unwrap()
+    }
+
+    #[test]
+    fn every_shard_runs_the_job_and_keeps_its_state() {
+        let shards = two_shards();
+        assert_eq!(shards.len(), 2);
+        for round in 1..=3u32 {
+            let out = shards
+                .run_on_shards(|state| async move {
+                    state.set(state.get() + 1);
+                    (state.get(), std::thread::current().name().map(String::from))
+                })
+                .unwrap();
+            assert_eq!(out.len(), 2);
+            for (i, (count, name)) in out.iter().enumerate() {
+                assert_eq!(*count, round, "shard {i} lost its state");
+                // glommio appends its executor id to the name it is given.
+                let name = name.clone().unwrap_or_default();
+                assert!(name.starts_with(&format!("doppio-shard-{i}-")), "{name}");
+            }
+        }
+        assert!(shards.shutdown().is_empty());
+    }
+
+    #[test]
+    fn a_panicking_job_is_an_error_not_a_hang() {
+        let shards = two_shards();
+        let err = shards
+            .run_on_shards(|state| async move {
+                if state.get() == 0 {
+                    panic!("job failed on purpose");
+                }
+            })
+            .unwrap_err();
+        assert!(matches!(err, RuntimeError::ShardStopped { .. }), "{err}");
+        // The shards are gone; new work is refused rather than queued forever.
+        assert!(shards.run_on_shards(|_| async {}).is_err());
+    }
+
+    #[test]
+    fn shutdown_lets_running_jobs_finish() {
+        let shards = Arc::new(two_shards());
+        let runner = {
+            let shards = shards.clone();
+            std::thread::spawn(move || {
+                shards.run_on_shards(|state| async move {
+                    glommio::timer::sleep(Duration::from_millis(200)).await;
+                    state.set(7);
+                    state.get()
+                })
+            })
+        };
+        // Shut down while the jobs sleep: they finish within the grace period.
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(shards.shutdown().is_empty());
+        assert_eq!(runner.join().unwrap().unwrap(), vec![7, 7]);
+        assert!(
+            shards.run_on_shards(|_| async {}).is_err(),
+            "stopped shards refuse work"
+        );
+        assert!(shards.shutdown().is_empty(), "a second shutdown is a no-op");
+    }
+}
