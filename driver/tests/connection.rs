@@ -277,3 +277,37 @@ fn an_encoding_error_sends_nothing_and_frees_the_id() {
         assert_eq!(conn.stats().bytes_written, 9);
     });
 }
+
+#[test]
+fn keepalive_probes_an_idle_node_and_closes_a_silent_one() {
+    let silent = misbehaving_peer(|mut s| {
+        let mut sink = [0u8; 1024];
+        while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+    });
+    on_glommio(move || async move {
+        let config = ConnectionConfig {
+            keepalive: Some(Duration::from_millis(100)),
+            ..ConnectionConfig::default()
+        };
+        // A live node answers the probes and the connection stays open.
+        let live = Connection::connect(cassandra(), config.clone())
+            .await
+            .expect("connect");
+        glommio::timer::sleep(Duration::from_millis(450)).await;
+        assert!(live.stats().keepalives >= 2, "{:?}", live.stats());
+        assert!(live.closed().is_none(), "{:?}", live.closed());
+        // A silent node is given up on after one unanswered probe.
+        let conn = Connection::connect(silent, config).await.expect("connect");
+        let start = Instant::now();
+        let err = conn.next_event().await.unwrap_err();
+        assert!(
+            matches!(&err, ConnectionError::Closed { reason, .. } if reason.contains("keepalive")),
+            "{err}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "took {:?}",
+            start.elapsed()
+        );
+    });
+}

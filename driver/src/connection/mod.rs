@@ -34,7 +34,9 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use doppio_proto::frame::{Direction, Frame, FrameDecoder, Opcode, DEFAULT_MAX_BODY_LEN};
+use doppio_proto::frame::{
+    Direction, Flags, Frame, FrameDecoder, FrameHeader, Opcode, DEFAULT_MAX_BODY_LEN,
+};
 use doppio_proto::ProtoError;
 use futures_lite::{AsyncRead, AsyncWrite};
 use glommio::net::TcpStream;
@@ -61,6 +63,9 @@ pub struct ConnectionConfig {
     pub max_orphans: usize,
     /// Server events (stream -1) kept until read; older ones are dropped past this.
     pub max_queued_events: usize,
+    /// After this long with nothing read, an OPTIONS probes the node; no answer within the
+    /// same interval closes the connection. `None` disables keepalive.
+    pub keepalive: Option<Duration>,
 }
 
 impl Default for ConnectionConfig {
@@ -73,6 +78,7 @@ impl Default for ConnectionConfig {
             max_frame_body: DEFAULT_MAX_BODY_LEN,
             max_orphans: in_flight::MAX_STREAMS / 4,
             max_queued_events: 1024,
+            keepalive: Some(Duration::from_secs(30)),
         }
     }
 }
@@ -100,6 +106,8 @@ pub struct ConnectionStats {
     pub late_answers: u64,
     /// Server events dropped because nobody read them in time.
     pub events_dropped: u64,
+    /// Keepalive probes sent.
+    pub keepalives: u64,
 }
 
 struct State {
@@ -108,11 +116,14 @@ struct State {
     write_buf: BytesMut,
     flusher: Option<Waker>,
     sweeper: Option<Waker>,
+    keepalive: Option<Waker>,
     /// The earliest deadline the sweeper knows of.
     next_sweep: Option<Instant>,
     closed: Option<ConnectionError>,
     events: VecDeque<Frame>,
     event_waiter: Option<Waker>,
+    /// When bytes last arrived (for keepalive).
+    last_read: Instant,
     stats: ConnectionStats,
 }
 
@@ -133,10 +144,13 @@ impl Shared {
         }
         st.in_flight.fail_all(&err);
         st.closed = Some(err);
-        for w in [st.flusher.take(), st.sweeper.take(), st.event_waiter.take()]
-            .into_iter()
-            .flatten()
-        {
+        let wakers = [
+            st.flusher.take(),
+            st.sweeper.take(),
+            st.keepalive.take(),
+            st.event_waiter.take(),
+        ];
+        for w in wakers.into_iter().flatten() {
             w.wake();
         }
         drop(st);
@@ -146,6 +160,57 @@ impl Shared {
             unsafe {
                 libc::shutdown(socket.as_raw_fd(), libc::SHUT_RDWR);
             }
+        }
+    }
+
+    /// See [`Connection::request`].
+    async fn request<F>(&self, timeout: Option<Duration>, encode: F) -> Result<Frame, RequestError>
+    where
+        F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError>,
+    {
+        let shared = self;
+        let handle = Acquire {
+            shared,
+            queued: false,
+        }
+        .await?;
+        let timeout = timeout.unwrap_or(shared.config.request_timeout);
+        {
+            let mut st = shared.state.borrow_mut();
+            let start = st.write_buf.len();
+            if let Err(e) = encode(&mut st.write_buf, handle.stream) {
+                st.write_buf.truncate(start);
+                st.in_flight.cancel_unsent(handle);
+                return Err(e.into());
+            }
+            let deadline = Instant::now() + timeout;
+            st.in_flight.set_deadline(handle, deadline);
+            if st.next_sweep.is_none_or(|next| deadline < next) {
+                st.next_sweep = Some(deadline);
+                if let Some(w) = st.sweeper.take() {
+                    w.wake();
+                }
+            }
+            if start == 0 {
+                if let Some(w) = st.flusher.take() {
+                    w.wake();
+                }
+            }
+            st.stats.requests += 1;
+        }
+        let outcome = Answer {
+            shared,
+            handle,
+            done: false,
+        }
+        .await;
+        match outcome {
+            Outcome::Answer(frame) => Ok(frame),
+            Outcome::TimedOut => Err(RequestError::Timeout {
+                addr: shared.addr,
+                after: timeout,
+            }),
+            Outcome::Failed(e) => Err(e.into()),
         }
     }
 
@@ -214,10 +279,12 @@ impl Connection {
                 write_buf: BytesMut::with_capacity(64 * 1024),
                 flusher: None,
                 sweeper: None,
+                keepalive: None,
                 next_sweep: None,
                 closed: None,
                 events: VecDeque::new(),
                 event_waiter: None,
+                last_read: Instant::now(),
                 stats: ConnectionStats::default(),
             }),
             config,
@@ -226,6 +293,9 @@ impl Connection {
         glommio::spawn_local(read_loop(shared.clone())).detach();
         glommio::spawn_local(flush_loop(shared.clone())).detach();
         glommio::spawn_local(sweep_loop(shared.clone())).detach();
+        if let Some(interval) = shared.config.keepalive {
+            glommio::spawn_local(keepalive_loop(shared.clone(), interval)).detach();
+        }
         Ok(Self {
             _closer: Rc::new(CloseOnDrop(shared.clone())),
             shared,
@@ -283,50 +353,7 @@ impl Connection {
     where
         F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError>,
     {
-        let shared = &*self.shared;
-        let handle = Acquire {
-            shared,
-            queued: false,
-        }
-        .await?;
-        let timeout = timeout.unwrap_or(shared.config.request_timeout);
-        {
-            let mut st = shared.state.borrow_mut();
-            let start = st.write_buf.len();
-            if let Err(e) = encode(&mut st.write_buf, handle.stream) {
-                st.write_buf.truncate(start);
-                st.in_flight.cancel_unsent(handle);
-                return Err(e.into());
-            }
-            let deadline = Instant::now() + timeout;
-            st.in_flight.set_deadline(handle, deadline);
-            if st.next_sweep.is_none_or(|next| deadline < next) {
-                st.next_sweep = Some(deadline);
-                if let Some(w) = st.sweeper.take() {
-                    w.wake();
-                }
-            }
-            if start == 0 {
-                if let Some(w) = st.flusher.take() {
-                    w.wake();
-                }
-            }
-            st.stats.requests += 1;
-        }
-        let outcome = Answer {
-            shared,
-            handle,
-            done: false,
-        }
-        .await;
-        match outcome {
-            Outcome::Answer(frame) => Ok(frame),
-            Outcome::TimedOut => Err(RequestError::Timeout {
-                addr: shared.addr,
-                after: timeout,
-            }),
-            Outcome::Failed(e) => Err(e.into()),
-        }
+        self.shared.request(timeout, encode).await
     }
 
     /// Waits for the next server event (a frame on stream -1, after REGISTER).
@@ -450,6 +477,7 @@ async fn read_loop(shared: Rc<Shared>) {
         }
         st.stats.reads += 1;
         st.stats.bytes_read += n as u64;
+        st.last_read = Instant::now();
         loop {
             let frame = match decoder.decode(&mut buf) {
                 Ok(Some(frame)) => frame,
@@ -579,6 +607,54 @@ async fn sweep_loop(shared: Rc<Shared>) {
             let sweep = st.in_flight.sweep(now);
             st.stats.timeouts += sweep.expired as u64;
             st.next_sweep = sweep.next;
+        }
+    }
+}
+
+/// Probes an idle node with OPTIONS; a node that does not answer within the interval is
+/// treated as gone.
+async fn keepalive_loop(shared: Rc<Shared>, interval: Duration) {
+    loop {
+        let idle_for = shared.state.borrow().last_read.elapsed();
+        if idle_for < interval {
+            // Sleep until the connection has been idle for `interval`, or it closes.
+            let mut timer = pin!(Timer::new(interval - idle_for));
+            let open = poll_fn(|cx| {
+                let mut st = shared.state.borrow_mut();
+                if st.closed.is_some() {
+                    return Poll::Ready(false);
+                }
+                st.keepalive = Some(cx.waker().clone());
+                drop(st);
+                timer.as_mut().poll(cx).map(|_| true)
+            })
+            .await;
+            if !open {
+                return;
+            }
+            continue;
+        }
+        shared.state.borrow_mut().stats.keepalives += 1;
+        let probe = shared.request(Some(interval), |buf, stream| {
+            FrameHeader {
+                direction: Direction::Request,
+                flags: Flags::NONE,
+                stream,
+                opcode: Opcode::Options,
+                length: 0,
+            }
+            .write_to(buf);
+            Ok(())
+        });
+        match probe.await {
+            Ok(_) => {}
+            Err(RequestError::Timeout { .. }) => {
+                return shared.close(ConnectionError::Closed {
+                    addr: shared.addr,
+                    reason: format!("no answer to a keepalive within {interval:?}"),
+                })
+            }
+            Err(_) => return,
         }
     }
 }
