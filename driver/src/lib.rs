@@ -9,6 +9,7 @@
 //! `Rc`/`RefCell`, never `Arc`/`Mutex`.
 
 pub mod connection;
+pub mod pool;
 pub mod runtime;
 
 /// The protocol layer this driver speaks, re-exported for users who need its types.

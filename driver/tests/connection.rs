@@ -311,3 +311,75 @@ fn keepalive_probes_an_idle_node_and_closes_a_silent_one() {
         );
     });
 }
+
+#[test]
+fn pool_replaces_a_closed_connection_in_the_background() {
+    use doppio::pool::{Backoff, ConnectFn, NodePool};
+    on_glommio(|| async {
+        let connect: ConnectFn = Rc::new(|addr| {
+            Box::pin(async move { Connection::connect(addr, ConnectionConfig::default()).await })
+        });
+        let pool = NodePool::start(cassandra(), 2, connect, Backoff::default());
+        pool.wait_ready(Duration::from_secs(10))
+            .await
+            .expect("a connection opens");
+        while pool.open_count() < 2 {
+            glommio::timer::sleep(Duration::from_millis(5)).await;
+        }
+        let victim = pool.pick().expect("an open connection");
+        victim.close("test closes it");
+        // The other connection still serves requests while the slot refills.
+        let conn = pool.pick().expect("the survivor");
+        assert!(conn.closed().is_none());
+        conn.request(None, options).await.expect("answered");
+        let start = Instant::now();
+        while pool.open_count() < 2 {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "slot not refilled: {pool:?}"
+            );
+            glommio::timer::sleep(Duration::from_millis(5)).await;
+        }
+        let stats = pool.stats();
+        assert_eq!(stats.opened, 3);
+        assert_eq!(stats.closed, 1);
+        pool.close("test over");
+        assert_eq!(pool.open_count(), 0);
+    });
+}
+
+#[test]
+fn pool_to_a_dead_node_backs_off_and_reports_why() {
+    use doppio::pool::{Backoff, ConnectFn, NodePool};
+    // A port that was just free: connecting is refused.
+    let dead = {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr")
+    };
+    on_glommio(move || async move {
+        let connect: ConnectFn = Rc::new(|addr| {
+            Box::pin(async move { Connection::connect(addr, ConnectionConfig::default()).await })
+        });
+        let backoff = Backoff {
+            base: Duration::from_millis(20),
+            cap: Duration::from_millis(100),
+        };
+        let pool = NodePool::start(dead, 1, connect, backoff);
+        let err = pool
+            .wait_ready(Duration::from_millis(600))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ConnectionError::Connect { addr, .. } if addr == dead),
+            "{err}"
+        );
+        assert!(pool.pick().is_none());
+        let attempts = pool.stats().failed_attempts;
+        // Backoff, not a busy loop: at most one attempt per few ms on average, at least 2.
+        assert!(
+            (2..=200).contains(&attempts),
+            "{attempts} attempts in 600 ms"
+        );
+        pool.close("test over");
+    });
+}

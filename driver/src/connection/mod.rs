@@ -122,6 +122,8 @@ struct State {
     closed: Option<ConnectionError>,
     events: VecDeque<Frame>,
     event_waiter: Option<Waker>,
+    /// Tasks waiting for the connection to close (its pool's watcher).
+    close_waiters: Vec<Waker>,
     /// When bytes last arrived (for keepalive).
     last_read: Instant,
     stats: ConnectionStats,
@@ -150,7 +152,8 @@ impl Shared {
             st.keepalive.take(),
             st.event_waiter.take(),
         ];
-        for w in wakers.into_iter().flatten() {
+        let close_waiters = std::mem::take(&mut st.close_waiters);
+        for w in wakers.into_iter().flatten().chain(close_waiters) {
             w.wake();
         }
         drop(st);
@@ -284,6 +287,7 @@ impl Connection {
                 closed: None,
                 events: VecDeque::new(),
                 event_waiter: None,
+                close_waiters: Vec::new(),
                 last_read: Instant::now(),
                 stats: ConnectionStats::default(),
             }),
@@ -354,6 +358,23 @@ impl Connection {
         F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError>,
     {
         self.shared.request(timeout, encode).await
+    }
+
+    /// Waits until the connection closes, and says why.
+    pub async fn wait_closed(&self) -> ConnectionError {
+        poll_fn(|cx| {
+            let mut st = self.shared.state.borrow_mut();
+            match &st.closed {
+                Some(e) => Poll::Ready(e.clone()),
+                None => {
+                    if !st.close_waiters.iter().any(|w| w.will_wake(cx.waker())) {
+                        st.close_waiters.push(cx.waker().clone());
+                    }
+                    Poll::Pending
+                }
+            }
+        })
+        .await
     }
 
     /// Waits for the next server event (a frame on stream -1, after REGISTER).

@@ -1,0 +1,286 @@
+//! A shard's connections to one node, kept filled in the background.
+//!
+//! Each of the pool's slots has a watcher task: it opens a connection (TCP and handshake, by
+//! the pool's connect function), publishes it, waits for it to close, and opens the next one
+//! after a jittered exponential backoff. Requests pick an open connection round-robin and
+//! never wait for a reconnect: a node with no open connection is reported as such at once.
+//!
+//! Invariants:
+//! - At most `size` connections per node per shard; one watcher per slot, spawned once.
+//! - Picking is a few `Cell`/`RefCell` operations: no allocation, no atomic.
+//! - Backoff delays are random in `[0, min(cap, base * 2^attempt)]` ("full jitter"), so the
+//!   shards of many clients do not reconnect in lockstep; a success resets the attempt count.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::time::Duration;
+
+use crate::connection::{Connection, ConnectionError};
+
+/// Opens one ready connection (TCP connect plus CQL handshake) to a node.
+pub type ConnectFn =
+    Rc<dyn Fn(SocketAddr) -> Pin<Box<dyn Future<Output = Result<Connection, ConnectionError>>>>>;
+
+/// Reconnection delays: full-jitter exponential backoff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    /// The first delay's upper bound.
+    pub base: Duration,
+    /// No delay exceeds this.
+    pub cap: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self {
+            base: Duration::from_millis(100),
+            cap: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Backoff {
+    /// The delay before reconnect attempt `attempt` (0-based), given a random `u64`.
+    pub fn delay(&self, attempt: u32, random: u64) -> Duration {
+        let ceiling = self
+            .base
+            .saturating_mul(1u32.checked_shl(attempt.min(31)).unwrap_or(u32::MAX))
+            .min(self.cap);
+        let nanos = ceiling.as_nanos().min(u64::MAX as u128) as u64;
+        Duration::from_nanos(if nanos == 0 { 0 } else { random % (nanos + 1) })
+    }
+}
+
+/// A small xorshift generator for jitter: not for anything that needs real randomness.
+#[derive(Debug)]
+struct Jitter(Cell<u64>);
+
+impl Jitter {
+    fn new(seed: u64) -> Self {
+        Self(Cell::new(seed | 1))
+    }
+
+    fn next(&self) -> u64 {
+        let mut x = self.0.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0.set(x);
+        x
+    }
+}
+
+/// Counters of one pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Connections opened (first ones and replacements).
+    pub opened: u64,
+    /// Connect attempts that failed.
+    pub failed_attempts: u64,
+    /// Connections that closed after opening.
+    pub closed: u64,
+}
+
+/// The connections of one shard to one node.
+pub struct NodePool {
+    addr: SocketAddr,
+    slots: RefCell<Vec<Option<Connection>>>,
+    next: Cell<usize>,
+    connect: ConnectFn,
+    backoff: Backoff,
+    jitter: Jitter,
+    last_error: RefCell<Option<ConnectionError>>,
+    stats: Cell<PoolStats>,
+    stopped: Cell<bool>,
+}
+
+impl std::fmt::Debug for NodePool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodePool")
+            .field("addr", &self.addr)
+            .field("open", &self.open_count())
+            .field("stats", &self.stats.get())
+            .finish()
+    }
+}
+
+impl NodePool {
+    /// Creates a pool of `size` connections to `addr` and starts its watchers. Returns at
+    /// once; use [`NodePool::wait_ready`] to wait for the first connection.
+    pub fn start(addr: SocketAddr, size: usize, connect: ConnectFn, backoff: Backoff) -> Rc<Self> {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x9e37_79b9_7f4a_7c15)
+            ^ u64::from(addr.port()).rotate_left(32);
+        let pool = Rc::new(Self {
+            addr,
+            slots: RefCell::new(vec![None; size.max(1)]),
+            next: Cell::new(0),
+            connect,
+            backoff,
+            jitter: Jitter::new(seed),
+            last_error: RefCell::new(None),
+            stats: Cell::new(PoolStats::default()),
+            stopped: Cell::new(false),
+        });
+        for slot in 0..size.max(1) {
+            glommio::spawn_local(watch_slot(Rc::downgrade(&pool), slot)).detach();
+        }
+        pool
+    }
+
+    /// The node.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Open connections right now.
+    pub fn open_count(&self) -> usize {
+        self.slots
+            .borrow()
+            .iter()
+            .flatten()
+            .filter(|c| c.closed().is_none())
+            .count()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> PoolStats {
+        self.stats.get()
+    }
+
+    /// Why the last connect attempt failed, if the last one did.
+    pub fn last_error(&self) -> Option<ConnectionError> {
+        self.last_error.borrow().clone()
+    }
+
+    /// An open connection, round-robin; `None` if none is open (the node is down or still
+    /// connecting).
+    pub fn pick(&self) -> Option<Connection> {
+        let slots = self.slots.borrow();
+        let n = slots.len();
+        let start = self.next.get();
+        for i in 0..n {
+            let idx = (start + i) % n;
+            if let Some(conn) = &slots[idx] {
+                if conn.closed().is_none() {
+                    self.next.set(idx + 1);
+                    return Some(conn.clone());
+                }
+            }
+        }
+        None
+    }
+
+    /// Waits until at least one connection is open, or `timeout` passes; on timeout returns
+    /// the last connect error.
+    pub async fn wait_ready(&self, timeout: Duration) -> Result<(), ConnectionError> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if self.open_count() > 0 {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(self.last_error().unwrap_or(ConnectionError::Connect {
+                    addr: self.addr,
+                    message: format!("no connection opened within {timeout:?}"),
+                }));
+            }
+            glommio::timer::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
+    /// Closes every connection and stops the watchers.
+    pub fn close(&self, reason: &str) {
+        self.stopped.set(true);
+        for conn in self.slots.borrow_mut().iter_mut().filter_map(Option::take) {
+            conn.close(reason);
+        }
+    }
+
+    fn bump(&self, f: impl FnOnce(&mut PoolStats)) {
+        let mut s = self.stats.get();
+        f(&mut s);
+        self.stats.set(s);
+    }
+}
+
+/// Keeps one slot filled: connect (with backoff on failure), publish, wait for the close.
+/// Holds only a weak reference between steps, so dropping the pool ends the watcher.
+async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
+    let mut attempt: u32 = 0;
+    loop {
+        let Some(p) = pool.upgrade() else { return };
+        if p.stopped.get() {
+            return;
+        }
+        let connecting = (p.connect)(p.addr);
+        drop(p);
+        let result = connecting.await;
+        let Some(p) = pool.upgrade() else { return };
+        if p.stopped.get() {
+            if let Ok(conn) = result {
+                conn.close("pool stopped");
+            }
+            return;
+        }
+        match result {
+            Ok(conn) => {
+                attempt = 0;
+                p.bump(|s| s.opened += 1);
+                *p.last_error.borrow_mut() = None;
+                if let Some(slot) = p.slots.borrow_mut().get_mut(slot) {
+                    *slot = Some(conn.clone());
+                }
+                drop(p);
+                let _why = conn.wait_closed().await;
+                let Some(p) = pool.upgrade() else { return };
+                p.bump(|s| s.closed += 1);
+                let mut slots = p.slots.borrow_mut();
+                if let Some(slot) = slots.get_mut(slot) {
+                    *slot = None;
+                }
+            }
+            Err(e) => {
+                p.bump(|s| s.failed_attempts += 1);
+                *p.last_error.borrow_mut() = Some(e);
+                let delay = p.backoff.delay(attempt, p.jitter.next());
+                attempt = attempt.saturating_add(1);
+                drop(p);
+                glommio::timer::sleep(delay).await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_exponentially_within_the_cap() {
+        let b = Backoff {
+            base: Duration::from_millis(100),
+            cap: Duration::from_secs(2),
+        };
+        // With the largest random value the delay is the ceiling itself.
+        let max = |attempt| b.delay(attempt, u64::MAX - 1);
+        assert!(max(0) <= Duration::from_millis(100));
+        assert!(max(3) <= Duration::from_millis(800));
+        assert!(max(10) <= Duration::from_secs(2));
+        assert!(
+            max(200) <= Duration::from_secs(2),
+            "no overflow on many attempts"
+        );
+        assert_eq!(b.delay(5, 0), Duration::ZERO);
+        let j = Jitter::new(42);
+        let delays: Vec<_> = (0..100).map(|_| b.delay(4, j.next())).collect();
+        assert!(delays.iter().all(|d| *d <= Duration::from_millis(1600)));
+        let distinct: std::collections::HashSet<_> = delays.iter().collect();
+        assert!(distinct.len() > 90, "jitter spreads the delays");
+    }
+}
