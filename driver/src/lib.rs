@@ -8,6 +8,7 @@
 //! Invariant: nothing on the request path is shared across cores; shard state is
 //! `Rc`/`RefCell`, never `Arc`/`Mutex`.
 
+pub mod auth;
 pub mod connection;
 pub mod pool;
 pub mod runtime;
