@@ -7,6 +7,8 @@
 //! - [`wire`]: the spec's notations (`[int]`, `[string]`, `[bytes]`, `[value]`, ...).
 //! - [`frame`]: the 9-byte header, opcodes, flags and the incremental [`frame::FrameDecoder`].
 //! - [`types`]: [`types::ColumnType`], the `[option]` type descriptions.
+//! - [`consistency`], [`compression`]: `[consistency]` levels and lz4 body compression.
+//! - [`request`]: every request message, encoded into a caller's buffer and decoded back.
 //! - [`error`]: [`ProtoError`], the one error type, with context on every variant.
 //!
 //! Invariants:
@@ -18,9 +20,12 @@
 //! - On an encoding error the buffer may hold a partial message; callers truncate it back to
 //!   where the message started.
 
+pub mod compression;
+pub mod consistency;
 pub mod error;
 pub mod frame;
 pub mod metadata;
+pub mod request;
 pub mod rows;
 pub mod types;
 pub mod values;

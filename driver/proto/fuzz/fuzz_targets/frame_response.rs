@@ -3,7 +3,8 @@
 #![no_main]
 
 use bytes::BytesMut;
-use doppio_proto::frame::{Direction, FrameDecoder};
+use doppio_proto::compression::Compression;
+use doppio_proto::frame::{Direction, Flags, FrameDecoder};
 use doppio_proto::types::ColumnType;
 use doppio_proto::wire::Reader;
 use libfuzzer_sys::fuzz_target;
@@ -22,5 +23,16 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn decode_response(frame: &doppio_proto::frame::Frame) {
-    let _ = frame;
+    let body = if frame.header.flags.contains(Flags::COMPRESSION) {
+        match Compression::Lz4.decompress(&frame.body, LIMIT) {
+            Ok(plain) => {
+                assert!(plain.len() <= LIMIT);
+                plain
+            }
+            Err(_) => return,
+        }
+    } else {
+        frame.body.clone()
+    };
+    let _ = body;
 }

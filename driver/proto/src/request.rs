@@ -1,0 +1,1073 @@
+//! Request messages (spec section 4.1), both directions.
+//!
+//! Encoding (client side, the hot path): every request struct borrows its data and writes
+//! its body straight into a caller-owned `BytesMut` through [`encode_request`], which writes
+//! the header with a zero length, the body, then patches the length. On any error the
+//! buffer is truncated back to where the frame began, so nothing partial is ever sent.
+//! [`ExecuteTemplate`] pre-encodes everything of an EXECUTE that does not change between
+//! calls; encoding one is two `memcpy`s plus the values.
+//!
+//! Decoding (server side, for the stub server and tests): [`Request::decode`] borrows from
+//! the frame body; bound values stay `[value]` slices.
+
+use bytes::{BufMut, BytesMut};
+
+use crate::compression::Compression;
+use crate::consistency::Consistency;
+use crate::error::{ProtoError, Result};
+use crate::frame::{patch_length, patch_stream, Direction, Flags, FrameHeader, Opcode, HEADER_LEN};
+use crate::metadata::ColumnSpec;
+use crate::values::QueryValues;
+use crate::wire::{self, RawValue, Reader};
+
+/// The `<flags>` bits of `<query_parameters>` (QUERY and EXECUTE) and of BATCH.
+pub mod query_flags {
+    /// Values follow.
+    pub const VALUES: u8 = 0x01;
+    /// Ask for a result without column metadata.
+    pub const SKIP_METADATA: u8 = 0x02;
+    /// `<result_page_size>` follows.
+    pub const PAGE_SIZE: u8 = 0x04;
+    /// `<paging_state>` follows.
+    pub const PAGING_STATE: u8 = 0x08;
+    /// `<serial_consistency>` follows.
+    pub const SERIAL_CONSISTENCY: u8 = 0x10;
+    /// `<timestamp>` follows.
+    pub const DEFAULT_TIMESTAMP: u8 = 0x20;
+    /// Each value is preceded by its bind-marker name.
+    pub const NAMES_FOR_VALUES: u8 = 0x40;
+}
+
+/// A request body that can be written into a frame.
+pub trait RequestBody {
+    /// The message's opcode.
+    fn opcode(&self) -> Opcode;
+    /// Appends the body (without header or envelope).
+    fn encode_body(&self, buf: &mut BytesMut) -> Result<()>;
+}
+
+/// Appends one whole request frame to `buf`: header, body, patched length.
+///
+/// On error, `buf` is truncated back to its length on entry.
+pub fn encode_request(
+    buf: &mut BytesMut,
+    stream: i16,
+    flags: Flags,
+    request: &impl RequestBody,
+) -> Result<()> {
+    let start = buf.len();
+    let result = (|| {
+        FrameHeader {
+            direction: Direction::Request,
+            flags: flags.without(Flags::COMPRESSION),
+            stream,
+            opcode: request.opcode(),
+            length: 0,
+        }
+        .write_to(buf);
+        request.encode_body(buf)?;
+        finish_frame(buf, start)
+    })();
+    if result.is_err() {
+        buf.truncate(start);
+    }
+    result
+}
+
+/// Like [`encode_request`], with the body compressed. `scratch` holds the uncompressed body
+/// (reused between calls, so only lz4's own output block is allocated).
+pub fn encode_request_compressed(
+    buf: &mut BytesMut,
+    stream: i16,
+    flags: Flags,
+    request: &impl RequestBody,
+    compression: Compression,
+    scratch: &mut BytesMut,
+) -> Result<()> {
+    scratch.clear();
+    request.encode_body(scratch)?;
+    let start = buf.len();
+    FrameHeader {
+        direction: Direction::Request,
+        flags: flags.with(Flags::COMPRESSION),
+        stream,
+        opcode: request.opcode(),
+        length: 0,
+    }
+    .write_to(buf);
+    let result = compression
+        .compress(scratch, buf)
+        .and_then(|()| finish_frame(buf, start));
+    if result.is_err() {
+        buf.truncate(start);
+    }
+    result
+}
+
+/// Patches the length of the frame that starts at `start` and ends at the buffer's end.
+fn finish_frame(buf: &mut BytesMut, start: usize) -> Result<()> {
+    let body_len = buf.len() - start - HEADER_LEN;
+    let len = u32::try_from(body_len)
+        .ok()
+        .filter(|l| (*l as usize) <= crate::frame::DEFAULT_MAX_BODY_LEN)
+        .ok_or(ProtoError::TooLong {
+            what: "request body",
+            len: body_len,
+            limit: crate::frame::DEFAULT_MAX_BODY_LEN,
+        })?;
+    patch_length(&mut buf[start..], len)
+}
+
+fn count_u16(n: usize, what: &'static str) -> Result<u16> {
+    u16::try_from(n).map_err(|_| ProtoError::TooLong {
+        what,
+        len: n,
+        limit: u16::MAX as usize,
+    })
+}
+
+/// STARTUP: the connection's options (`CQL_VERSION`, optionally `COMPRESSION`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Startup<'a> {
+    /// Option pairs, written as a `[string map]`.
+    pub options: &'a [(&'a str, &'a str)],
+}
+
+impl RequestBody for Startup<'_> {
+    fn opcode(&self) -> Opcode {
+        Opcode::Startup
+    }
+    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
+        wire::put_string_map(buf, self.options, "STARTUP options")
+    }
+}
+
+/// OPTIONS: asks which options the server supports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options;
+
+impl RequestBody for Options {
+    fn opcode(&self) -> Opcode {
+        Opcode::Options
+    }
+    fn encode_body(&self, _: &mut BytesMut) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// AUTH_RESPONSE: a SASL token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuthResponse<'a> {
+    /// The token (`None` is a null `[bytes]`).
+    pub token: Option<&'a [u8]>,
+}
+
+impl RequestBody for AuthResponse<'_> {
+    fn opcode(&self) -> Opcode {
+        Opcode::AuthResponse
+    }
+    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
+        wire::put_bytes(buf, self.token, "AUTH_RESPONSE token")
+    }
+}
+
+/// REGISTER: the event types to receive (`TOPOLOGY_CHANGE`, `STATUS_CHANGE`, `SCHEMA_CHANGE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Register<'a> {
+    /// Event type names.
+    pub events: &'a [&'a str],
+}
+
+impl RequestBody for Register<'_> {
+    fn opcode(&self) -> Opcode {
+        Opcode::Register
+    }
+    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
+        wire::put_string_list(buf, self.events.iter().copied(), "REGISTER events")
+    }
+}
+
+/// PREPARE: a statement to prepare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prepare<'a> {
+    /// CQL text.
+    pub query: &'a str,
+}
+
+impl RequestBody for Prepare<'_> {
+    fn opcode(&self) -> Opcode {
+        Opcode::Prepare
+    }
+    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
+        wire::put_long_string(buf, self.query, "PREPARE query")
+    }
+}
+
+/// The parts of `<query_parameters>` other than the values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueryParameters<'a> {
+    /// Consistency level.
+    pub consistency: Consistency,
+    /// Ask the server to leave column metadata out of a Rows result.
+    pub skip_metadata: bool,
+    /// Rows per page.
+    pub page_size: Option<i32>,
+    /// Where the previous page ended.
+    pub paging_state: Option<&'a [u8]>,
+    /// Consistency of the Paxos phase of conditional updates.
+    pub serial_consistency: Option<Consistency>,
+    /// Default write timestamp, in microseconds since the epoch (must not be negative).
+    pub timestamp: Option<i64>,
+}
+
+impl QueryParameters<'_> {
+    /// The `<flags>` byte for these parameters and `values`.
+    pub fn flags(&self, values: &(impl QueryValues + ?Sized)) -> u8 {
+        let mut f = 0;
+        if values.count() > 0 {
+            f |= query_flags::VALUES;
+            if values.has_names() {
+                f |= query_flags::NAMES_FOR_VALUES;
+            }
+        }
+        if self.skip_metadata {
+            f |= query_flags::SKIP_METADATA;
+        }
+        if self.page_size.is_some() {
+            f |= query_flags::PAGE_SIZE;
+        }
+        if self.paging_state.is_some() {
+            f |= query_flags::PAGING_STATE;
+        }
+        if self.serial_consistency.is_some() {
+            f |= query_flags::SERIAL_CONSISTENCY;
+        }
+        if self.timestamp.is_some() {
+            f |= query_flags::DEFAULT_TIMESTAMP;
+        }
+        f
+    }
+
+    fn check(&self) -> Result<()> {
+        if let Some(s) = self.serial_consistency {
+            if !s.is_serial() {
+                return Err(ProtoError::InvalidValue {
+                    what: "serial consistency",
+                    detail: format!("{s} is not SERIAL or LOCAL_SERIAL"),
+                });
+            }
+        }
+        if let Some(ts) = self.timestamp {
+            if ts < 0 {
+                return Err(ProtoError::InvalidValue {
+                    what: "default timestamp",
+                    detail: format!("{ts} is negative"),
+                });
+            }
+        }
+        if let Some(p) = self.page_size {
+            if p <= 0 {
+                return Err(ProtoError::InvalidValue {
+                    what: "page size",
+                    detail: format!("{p} is not positive"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `<query_parameters>` with `values` checked against `columns` when known.
+    pub fn encode(
+        &self,
+        values: &(impl QueryValues + ?Sized),
+        columns: Option<&[ColumnSpec]>,
+        buf: &mut BytesMut,
+    ) -> Result<()> {
+        self.check()?;
+        self.consistency.encode(buf);
+        buf.put_u8(self.flags(values));
+        write_values(values, columns, buf)?;
+        self.encode_suffix(buf)
+    }
+
+    /// Everything after the values: page size, paging state, serial consistency, timestamp.
+    fn encode_suffix(&self, buf: &mut BytesMut) -> Result<()> {
+        if let Some(p) = self.page_size {
+            buf.put_i32(p);
+        }
+        if let Some(state) = self.paging_state {
+            wire::put_bytes(buf, Some(state), "paging state")?;
+        }
+        if let Some(s) = self.serial_consistency {
+            s.encode(buf);
+        }
+        if let Some(ts) = self.timestamp {
+            buf.put_i64(ts);
+        }
+        Ok(())
+    }
+}
+
+/// Writes `<n><value_1>...<value_n>` if there are values; checks the count against the bind
+/// markers when they are known.
+fn write_values(
+    values: &(impl QueryValues + ?Sized),
+    columns: Option<&[ColumnSpec]>,
+    buf: &mut BytesMut,
+) -> Result<()> {
+    let n = values.count();
+    if let Some(cols) = columns {
+        if n != cols.len() && !values.has_names() {
+            return Err(ProtoError::InvalidValue {
+                what: "bound values",
+                detail: format!("{n} values for {} bind markers", cols.len()),
+            });
+        }
+    }
+    if n > 0 {
+        buf.put_u16(count_u16(n, "bound value count")?);
+        values.write_values(columns, buf)?;
+    }
+    Ok(())
+}
+
+/// QUERY: an unprepared statement with its values.
+#[derive(Debug, Clone, Copy)]
+pub struct Query<'a, V: ?Sized> {
+    /// CQL text.
+    pub query: &'a str,
+    /// Consistency, paging and the rest.
+    pub params: QueryParameters<'a>,
+    /// Bound values.
+    pub values: &'a V,
+}
+
+impl<V: QueryValues + ?Sized> RequestBody for Query<'_, V> {
+    fn opcode(&self) -> Opcode {
+        Opcode::Query
+    }
+    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
+        wire::put_long_string(buf, self.query, "QUERY text")?;
+        self.params.encode(self.values, None, buf)
+    }
+}
+
+/// EXECUTE: a prepared statement by id, with its values.
+#[derive(Debug, Clone, Copy)]
+pub struct Execute<'a, V: ?Sized> {
+    /// The prepared id from RESULT Prepared.
+    pub id: &'a [u8],
+    /// Consistency, paging and the rest.
+    pub params: QueryParameters<'a>,
+    /// Bound values.
+    pub values: &'a V,
+    /// The bind markers from PREPARE, to check the values against.
+    pub columns: Option<&'a [ColumnSpec]>,
+}
+
+impl<V: QueryValues + ?Sized> RequestBody for Execute<'_, V> {
+    fn opcode(&self) -> Opcode {
+        Opcode::Execute
+    }
+    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
+        wire::put_short_bytes(buf, self.id, "prepared id")?;
+        self.params.encode(self.values, self.columns, buf)
+    }
+}
+
+/// An EXECUTE with everything but the stream id and the values encoded once.
+///
+/// Invariant: `prefix` is a whole frame header (length 0, stream 0) followed by the prepared
+/// id, the consistency and the flags; `suffix` is what follows the values. The flags say
+/// "values present" exactly when the statement has bind markers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecuteTemplate {
+    prefix: Vec<u8>,
+    suffix: Vec<u8>,
+    markers: usize,
+}
+
+impl ExecuteTemplate {
+    /// Pre-encodes an EXECUTE of prepared statement `id` with `markers` bind markers.
+    /// `params.paging_state` is not allowed here (it changes per page: use [`Execute`]).
+    pub fn new(
+        id: &[u8],
+        markers: usize,
+        params: &QueryParameters<'_>,
+        flags: Flags,
+    ) -> Result<Self> {
+        params.check()?;
+        if params.paging_state.is_some() {
+            return Err(ProtoError::InvalidValue {
+                what: "EXECUTE template",
+                detail: "a paging state changes per page and cannot be templated".into(),
+            });
+        }
+        let mut prefix = BytesMut::new();
+        FrameHeader {
+            direction: Direction::Request,
+            flags: flags.without(Flags::COMPRESSION),
+            stream: 0,
+            opcode: Opcode::Execute,
+            length: 0,
+        }
+        .write_to(&mut prefix);
+        wire::put_short_bytes(&mut prefix, id, "prepared id")?;
+        params.consistency.encode(&mut prefix);
+        let mut f = params.flags(&());
+        if markers > 0 {
+            f |= query_flags::VALUES;
+        }
+        prefix.put_u8(f);
+        let mut suffix = BytesMut::new();
+        params.encode_suffix(&mut suffix)?;
+        Ok(Self {
+            prefix: prefix.to_vec(),
+            suffix: suffix.to_vec(),
+            markers,
+        })
+    }
+
+    /// Bind markers the statement has.
+    pub fn markers(&self) -> usize {
+        self.markers
+    }
+
+    /// Appends a whole EXECUTE frame on `stream` with `values` (checked against `columns`
+    /// when given). Allocates nothing when `buf` has room. On error `buf` is restored.
+    pub fn encode(
+        &self,
+        buf: &mut BytesMut,
+        stream: i16,
+        values: &(impl QueryValues + ?Sized),
+        columns: Option<&[ColumnSpec]>,
+    ) -> Result<()> {
+        let start = buf.len();
+        let result = (|| {
+            if values.count() != self.markers || values.has_names() {
+                return Err(ProtoError::InvalidValue {
+                    what: "bound values",
+                    detail: format!(
+                        "{} values for {} bind markers{}",
+                        values.count(),
+                        self.markers,
+                        if values.has_names() {
+                            " (names are not allowed in EXECUTE templates)"
+                        } else {
+                            ""
+                        }
+                    ),
+                });
+            }
+            buf.extend_from_slice(&self.prefix);
+            patch_stream(&mut buf[start..], stream)?;
+            write_values(values, columns, buf)?;
+            buf.extend_from_slice(&self.suffix);
+            finish_frame(buf, start)
+        })();
+        if result.is_err() {
+            buf.truncate(start);
+        }
+        result
+    }
+}
+
+/// The kind of a BATCH.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum BatchType {
+    /// Logged (atomic through the batch log).
+    #[default]
+    Logged = 0,
+    /// Unlogged.
+    Unlogged = 1,
+    /// Counter updates only.
+    Counter = 2,
+}
+
+impl BatchType {
+    fn from_byte(b: u8) -> Result<Self> {
+        match b {
+            0 => Ok(BatchType::Logged),
+            1 => Ok(BatchType::Unlogged),
+            2 => Ok(BatchType::Counter),
+            other => Err(ProtoError::InvalidValue {
+                what: "batch type",
+                detail: format!("{other} is not 0, 1 or 2"),
+            }),
+        }
+    }
+}
+
+/// One statement of a BATCH: CQL text or a prepared id, and its values.
+#[derive(Clone, Copy)]
+pub enum BatchStatement<'a> {
+    /// An unprepared statement.
+    Query {
+        /// CQL text.
+        query: &'a str,
+        /// Its values.
+        values: &'a dyn QueryValues,
+    },
+    /// A prepared statement.
+    Prepared {
+        /// The prepared id.
+        id: &'a [u8],
+        /// Its values.
+        values: &'a dyn QueryValues,
+        /// Its bind markers, to check the values against.
+        columns: Option<&'a [ColumnSpec]>,
+    },
+}
+
+impl std::fmt::Debug for BatchStatement<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BatchStatement::Query { query, values } => f
+                .debug_struct("Query")
+                .field("query", query)
+                .field("values", &values.count())
+                .finish(),
+            BatchStatement::Prepared { id, values, .. } => f
+                .debug_struct("Prepared")
+                .field("id", id)
+                .field("values", &values.count())
+                .finish(),
+        }
+    }
+}
+
+/// BATCH: several DML statements at once.
+#[derive(Debug, Clone, Copy)]
+pub struct Batch<'a> {
+    /// Logged, unlogged or counter.
+    pub kind: BatchType,
+    /// The statements.
+    pub statements: &'a [BatchStatement<'a>],
+    /// Consistency level.
+    pub consistency: Consistency,
+    /// Serial consistency for conditional statements.
+    pub serial_consistency: Option<Consistency>,
+    /// Default timestamp in microseconds.
+    pub timestamp: Option<i64>,
+}
+
+impl RequestBody for Batch<'_> {
+    fn opcode(&self) -> Opcode {
+        Opcode::Batch
+    }
+    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
+        QueryParameters {
+            serial_consistency: self.serial_consistency,
+            timestamp: self.timestamp,
+            ..QueryParameters::default()
+        }
+        .check()?;
+        buf.put_u8(self.kind as u8);
+        buf.put_u16(count_u16(self.statements.len(), "batch statement count")?);
+        for st in self.statements {
+            let (values, columns) = match st {
+                BatchStatement::Query { query, values } => {
+                    buf.put_u8(0);
+                    wire::put_long_string(buf, query, "batch query")?;
+                    (*values, None)
+                }
+                BatchStatement::Prepared {
+                    id,
+                    values,
+                    columns,
+                } => {
+                    buf.put_u8(1);
+                    wire::put_short_bytes(buf, id, "batch prepared id")?;
+                    (*values, *columns)
+                }
+            };
+            if values.has_names() {
+                return Err(ProtoError::InvalidValue {
+                    what: "batch values",
+                    detail: "named values do not work in BATCH (CASSANDRA-10246)".into(),
+                });
+            }
+            buf.put_u16(count_u16(values.count(), "batch value count")?);
+            values.write_values(columns, buf)?;
+        }
+        self.consistency.encode(buf);
+        let mut flags = 0;
+        if self.serial_consistency.is_some() {
+            flags |= query_flags::SERIAL_CONSISTENCY;
+        }
+        if self.timestamp.is_some() {
+            flags |= query_flags::DEFAULT_TIMESTAMP;
+        }
+        buf.put_u8(flags);
+        if let Some(s) = self.serial_consistency {
+            s.encode(buf);
+        }
+        if let Some(ts) = self.timestamp {
+            buf.put_i64(ts);
+        }
+        Ok(())
+    }
+}
+
+/// Bound values as decoded by a server: optional names and raw `[value]`s.
+pub type DecodedValues<'a> = Vec<(Option<&'a str>, RawValue<'a>)>;
+
+/// `<query_parameters>` as decoded by a server.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DecodedParameters<'a> {
+    /// Everything but the values.
+    pub params: QueryParameters<'a>,
+    /// The values, in order.
+    pub values: DecodedValues<'a>,
+}
+
+fn decode_values<'a>(r: &mut Reader<'a>, named: bool) -> Result<DecodedValues<'a>> {
+    let n = r.read_short("value count")? as usize;
+    // Each value takes at least 4 bytes: never reserve past what the input can hold.
+    let mut out = Vec::with_capacity(n.min(r.remaining() / 4));
+    for _ in 0..n {
+        let name = if named {
+            Some(r.read_string("value name")?)
+        } else {
+            None
+        };
+        out.push((name, r.read_value("bound value")?));
+    }
+    Ok(out)
+}
+
+fn decode_parameters<'a>(r: &mut Reader<'a>) -> Result<DecodedParameters<'a>> {
+    let consistency = Consistency::decode(r)?;
+    let flags = r.read_byte("query flags")?;
+    let values = if flags & query_flags::VALUES != 0 {
+        decode_values(r, flags & query_flags::NAMES_FOR_VALUES != 0)?
+    } else {
+        Vec::new()
+    };
+    let page_size = (flags & query_flags::PAGE_SIZE != 0)
+        .then(|| r.read_int("page size"))
+        .transpose()?;
+    let paging_state = if flags & query_flags::PAGING_STATE != 0 {
+        r.read_bytes("paging state")?
+    } else {
+        None
+    };
+    let serial_consistency = (flags & query_flags::SERIAL_CONSISTENCY != 0)
+        .then(|| Consistency::decode(r))
+        .transpose()?;
+    let timestamp = (flags & query_flags::DEFAULT_TIMESTAMP != 0)
+        .then(|| r.read_long("default timestamp"))
+        .transpose()?;
+    Ok(DecodedParameters {
+        params: QueryParameters {
+            consistency,
+            skip_metadata: flags & query_flags::SKIP_METADATA != 0,
+            page_size,
+            paging_state,
+            serial_consistency,
+            timestamp,
+        },
+        values,
+    })
+}
+
+/// A BATCH statement as decoded by a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodedBatchStatement<'a> {
+    /// CQL text and values.
+    Query(&'a str, DecodedValues<'a>),
+    /// Prepared id and values.
+    Prepared(&'a [u8], DecodedValues<'a>),
+}
+
+/// A request as decoded by a server, borrowing the frame body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request<'a> {
+    /// STARTUP options.
+    Startup(Vec<(&'a str, &'a str)>),
+    /// OPTIONS.
+    Options,
+    /// AUTH_RESPONSE token.
+    AuthResponse(Option<&'a [u8]>),
+    /// REGISTER event types.
+    Register(Vec<&'a str>),
+    /// PREPARE text.
+    Prepare(&'a str),
+    /// QUERY text and parameters.
+    Query(&'a str, DecodedParameters<'a>),
+    /// EXECUTE id and parameters.
+    Execute(&'a [u8], DecodedParameters<'a>),
+    /// BATCH.
+    Batch {
+        /// Logged, unlogged, counter.
+        kind: BatchType,
+        /// The statements.
+        statements: Vec<DecodedBatchStatement<'a>>,
+        /// Consistency level.
+        consistency: Consistency,
+        /// Serial consistency.
+        serial_consistency: Option<Consistency>,
+        /// Default timestamp.
+        timestamp: Option<i64>,
+    },
+}
+
+/// A request frame's envelope (spec section 4): only a custom payload for requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestFrame<'a> {
+    /// Tracing was asked for.
+    pub tracing: bool,
+    /// The custom payload, if the flag was set.
+    pub custom_payload: Option<wire::BytesMap<'a>>,
+    /// The message.
+    pub request: Request<'a>,
+}
+
+impl<'a> Request<'a> {
+    /// Decodes a request body (already decompressed) according to its header.
+    pub fn decode(header: &FrameHeader, body: &'a [u8]) -> Result<RequestFrame<'a>> {
+        if header.direction != Direction::Request {
+            return Err(ProtoError::WrongDirection {
+                found: "response",
+                expected: "request",
+            });
+        }
+        let mut r = Reader::new(body);
+        let custom_payload = if header.flags.contains(Flags::CUSTOM_PAYLOAD) {
+            Some(r.read_bytes_map("custom payload")?)
+        } else {
+            None
+        };
+        let request = match header.opcode {
+            Opcode::Startup => Request::Startup(r.read_string_map("STARTUP options")?),
+            Opcode::Options => Request::Options,
+            Opcode::AuthResponse => Request::AuthResponse(r.read_bytes("AUTH_RESPONSE token")?),
+            Opcode::Register => Request::Register(r.read_string_list("REGISTER events")?.collect()),
+            Opcode::Prepare => Request::Prepare(r.read_long_string("PREPARE query")?),
+            Opcode::Query => {
+                let q = r.read_long_string("QUERY text")?;
+                Request::Query(q, decode_parameters(&mut r)?)
+            }
+            Opcode::Execute => {
+                let id = r.read_short_bytes("prepared id")?;
+                Request::Execute(id, decode_parameters(&mut r)?)
+            }
+            Opcode::Batch => {
+                let kind = BatchType::from_byte(r.read_byte("batch type")?)?;
+                let n = r.read_short("batch statement count")? as usize;
+                // Each statement takes at least 5 bytes.
+                let mut statements = Vec::with_capacity(n.min(r.remaining() / 5));
+                // Names (flag 0x40) come after the statements: values are read unnamed, as
+                // servers do (CASSANDRA-10246).
+                for _ in 0..n {
+                    let st = match r.read_byte("batch statement kind")? {
+                        0 => {
+                            let q = r.read_long_string("batch query")?;
+                            DecodedBatchStatement::Query(q, decode_values(&mut r, false)?)
+                        }
+                        1 => {
+                            let id = r.read_short_bytes("batch prepared id")?;
+                            DecodedBatchStatement::Prepared(id, decode_values(&mut r, false)?)
+                        }
+                        k => {
+                            return Err(ProtoError::InvalidValue {
+                                what: "batch statement kind",
+                                detail: format!("{k} is not 0 or 1"),
+                            })
+                        }
+                    };
+                    statements.push(st);
+                }
+                let consistency = Consistency::decode(&mut r)?;
+                let flags = r.read_byte("batch flags")?;
+                let serial_consistency = (flags & query_flags::SERIAL_CONSISTENCY != 0)
+                    .then(|| Consistency::decode(&mut r))
+                    .transpose()?;
+                let timestamp = (flags & query_flags::DEFAULT_TIMESTAMP != 0)
+                    .then(|| r.read_long("batch timestamp"))
+                    .transpose()?;
+                Request::Batch {
+                    kind,
+                    statements,
+                    consistency,
+                    serial_consistency,
+                    timestamp,
+                }
+            }
+            other => {
+                return Err(ProtoError::UnexpectedMessage {
+                    found: other.name(),
+                    expected: "a request",
+                })
+            }
+        };
+        r.expect_end(header.opcode.name())?;
+        Ok(RequestFrame {
+            tracing: header.flags.contains(Flags::TRACING),
+            custom_payload,
+            request,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(buf: &[u8]) -> RequestFrame<'_> {
+        let h = FrameHeader::decode(buf).unwrap();
+        assert_eq!(h.length as usize, buf.len() - HEADER_LEN);
+        Request::decode(&h, &buf[HEADER_LEN..]).unwrap()
+    }
+
+    #[test]
+    fn query_layout_is_byte_exact() {
+        let mut buf = BytesMut::new();
+        let values = [RawValue::Bytes(&[0, 0, 0, 7]), RawValue::Null];
+        let q = Query {
+            query: "SELECT ?",
+            params: QueryParameters {
+                consistency: Consistency::One,
+                page_size: Some(100),
+                ..Default::default()
+            },
+            values: &values[..],
+        };
+        encode_request(&mut buf, 3, Flags::NONE, &q).unwrap();
+        let expected: Vec<u8> = [
+            &[0x04, 0x00, 0x00, 0x03, 0x07][..], // header: v4 request, no flags, stream 3, QUERY
+            &[0, 0, 0, 33],                      // body length: 4 + 8 + 2 + 1 + 2 + 8 + 4 + 4
+            &[0, 0, 0, 8],                       // [long string] length
+            b"SELECT ?",
+            &[0x00, 0x01],             // consistency ONE
+            &[0x05],                   // flags: VALUES | PAGE_SIZE
+            &[0x00, 0x02],             // 2 values
+            &[0, 0, 0, 4, 0, 0, 0, 7], // [value] int 7
+            &[0xff, 0xff, 0xff, 0xff], // null
+            &[0, 0, 0, 100],           // page size
+        ]
+        .concat();
+        assert_eq!(&buf[..], &expected[..]);
+        let back = decode(&buf);
+        let Request::Query(text, p) = back.request else {
+            panic!()
+        };
+        assert_eq!(text, "SELECT ?");
+        assert_eq!(p.params.page_size, Some(100));
+        assert_eq!(p.values, vec![(None, values[0]), (None, values[1])]);
+    }
+
+    #[test]
+    fn execute_template_equals_plain_execute_and_patches_stream() {
+        let params = QueryParameters {
+            consistency: Consistency::LocalQuorum,
+            serial_consistency: Some(Consistency::LocalSerial),
+            timestamp: Some(1_700_000_000_000_000),
+            skip_metadata: true,
+            ..Default::default()
+        };
+        let values = [RawValue::Bytes(b"k1"), RawValue::Unset];
+        let t = ExecuteTemplate::new(b"\x01\x02", 2, &params, Flags::NONE).unwrap();
+        let mut a = BytesMut::new();
+        t.encode(&mut a, 42, &values[..], None).unwrap();
+        let mut b = BytesMut::new();
+        let e = Execute {
+            id: b"\x01\x02",
+            params,
+            values: &values[..],
+            columns: None,
+        };
+        encode_request(&mut b, 42, Flags::NONE, &e).unwrap();
+        assert_eq!(a, b);
+        // Wrong arity is an error and leaves the buffer as it was.
+        let before = a.clone();
+        assert!(t.encode(&mut a, 1, &values[..1], None).is_err());
+        assert_eq!(a, before);
+        let back = decode(&b);
+        assert_eq!(
+            back.request,
+            Request::Execute(
+                b"\x01\x02",
+                DecodedParameters {
+                    params,
+                    values: vec![(None, values[0]), (None, values[1])],
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn every_request_round_trips() {
+        let named = [("k", RawValue::Bytes(b"v"))];
+        let vals = [RawValue::Bytes(b"x")];
+        let stmts = [
+            BatchStatement::Query {
+                query: "INSERT INTO t (k) VALUES (?)",
+                values: &&vals[..],
+            },
+            BatchStatement::Prepared {
+                id: b"id",
+                values: &(),
+                columns: None,
+            },
+        ];
+        let mut buf = BytesMut::new();
+        encode_request(
+            &mut buf,
+            0,
+            Flags::NONE,
+            &Startup {
+                options: &[("CQL_VERSION", "3.0.0")],
+            },
+        )
+        .unwrap();
+        encode_request(&mut buf, 1, Flags::NONE, &Options).unwrap();
+        encode_request(
+            &mut buf,
+            2,
+            Flags::NONE,
+            &AuthResponse {
+                token: Some(b"\0u\0p"),
+            },
+        )
+        .unwrap();
+        encode_request(
+            &mut buf,
+            3,
+            Flags::NONE,
+            &Register {
+                events: &["SCHEMA_CHANGE"],
+            },
+        )
+        .unwrap();
+        encode_request(&mut buf, 4, Flags::TRACING, &Prepare { query: "SELECT 1" }).unwrap();
+        encode_request(
+            &mut buf,
+            5,
+            Flags::NONE,
+            &Query {
+                query: "SELECT :k",
+                params: QueryParameters {
+                    paging_state: Some(b"ps"),
+                    ..Default::default()
+                },
+                values: &named[..],
+            },
+        )
+        .unwrap();
+        encode_request(
+            &mut buf,
+            6,
+            Flags::NONE,
+            &Batch {
+                kind: BatchType::Unlogged,
+                statements: &stmts,
+                consistency: Consistency::Quorum,
+                serial_consistency: None,
+                timestamp: Some(5),
+            },
+        )
+        .unwrap();
+        let decoder = crate::frame::FrameDecoder::new(Direction::Request);
+        let mut frames = Vec::new();
+        while let Some(f) = decoder.decode(&mut buf).unwrap() {
+            frames.push(f);
+        }
+        assert_eq!(frames.len(), 7);
+        let d: Vec<_> = frames
+            .iter()
+            .map(|f| Request::decode(&f.header, &f.body).unwrap())
+            .collect();
+        assert_eq!(
+            d[0].request,
+            Request::Startup(vec![("CQL_VERSION", "3.0.0")])
+        );
+        assert_eq!(d[1].request, Request::Options);
+        assert_eq!(d[2].request, Request::AuthResponse(Some(b"\0u\0p")));
+        assert_eq!(d[3].request, Request::Register(vec!["SCHEMA_CHANGE"]));
+        assert!(d[4].tracing);
+        assert_eq!(d[4].request, Request::Prepare("SELECT 1"));
+        let Request::Query(_, p) = &d[5].request else {
+            panic!()
+        };
+        assert_eq!(p.values, vec![(Some("k"), RawValue::Bytes(b"v"))]);
+        assert_eq!(p.params.paging_state, Some(&b"ps"[..]));
+        let Request::Batch {
+            kind,
+            statements,
+            timestamp,
+            ..
+        } = &d[6].request
+        else {
+            panic!()
+        };
+        assert_eq!(*kind, BatchType::Unlogged);
+        assert_eq!(*timestamp, Some(5));
+        assert_eq!(
+            statements[1],
+            DecodedBatchStatement::Prepared(b"id", vec![])
+        );
+    }
+
+    #[test]
+    fn invalid_parameters_send_nothing() {
+        let mut buf = BytesMut::from(&b"queued"[..]);
+        let bad = Query {
+            query: "x",
+            params: QueryParameters {
+                serial_consistency: Some(Consistency::One),
+                ..Default::default()
+            },
+            values: &(),
+        };
+        assert!(encode_request(&mut buf, 0, Flags::NONE, &bad).is_err());
+        assert_eq!(&buf[..], b"queued");
+    }
+
+    #[test]
+    fn compressed_request_decompresses_to_the_plain_body() {
+        let q = Prepare {
+            query: &"SELECT * FROM t WHERE a = ? AND b = ?".repeat(10),
+        };
+        let mut plain = BytesMut::new();
+        encode_request(&mut plain, 9, Flags::NONE, &q).unwrap();
+        let mut packed = BytesMut::new();
+        let mut scratch = BytesMut::new();
+        encode_request_compressed(
+            &mut packed,
+            9,
+            Flags::NONE,
+            &q,
+            Compression::Lz4,
+            &mut scratch,
+        )
+        .unwrap();
+        let h = FrameHeader::decode(&packed).unwrap();
+        assert!(h.flags.contains(Flags::COMPRESSION));
+        let body = Compression::Lz4
+            .decompress(&packed[HEADER_LEN..], 1 << 20)
+            .unwrap();
+        assert_eq!(&body[..], &plain[HEADER_LEN..]);
+    }
+
+    #[test]
+    fn hostile_request_bodies_are_errors() {
+        let h = |op| FrameHeader {
+            direction: Direction::Request,
+            flags: Flags::NONE,
+            stream: 0,
+            opcode: op,
+            length: 0,
+        };
+        // Claims 65535 values, holds none.
+        let body = [0, 1, query_flags::VALUES, 0xff, 0xff];
+        assert!(Request::decode(&h(Opcode::Execute), &[&[0, 0][..], &body].concat()).is_err());
+        assert!(Request::decode(&h(Opcode::Query), &[0xff, 0xff, 0xff, 0xff]).is_err());
+        assert!(Request::decode(&h(Opcode::Batch), &[7, 0, 0]).is_err());
+        assert!(
+            Request::decode(&h(Opcode::Options), &[1]).is_err(),
+            "trailing bytes"
+        );
+        assert!(Request::decode(&h(Opcode::Result), &[]).is_err());
+    }
+}
