@@ -5,7 +5,10 @@ use std::hint::black_box;
 
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use doppio_proto::consistency::Consistency;
 use doppio_proto::frame::{Direction, Flags, FrameDecoder, FrameHeader, FrameStatus, Opcode};
+use doppio_proto::request::{encode_request, Execute, ExecuteTemplate, QueryParameters};
+use doppio_proto::wire::RawValue;
 
 /// A RESULT Rows frame: one int column, one row.
 fn one_row_result(stream: i16) -> Vec<u8> {
@@ -72,5 +75,43 @@ fn scan(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, scan);
+fn encode_execute(c: &mut Criterion) {
+    let id = [0x5a; 16];
+    let params = QueryParameters {
+        consistency: Consistency::LocalQuorum,
+        skip_metadata: true,
+        ..Default::default()
+    };
+    let k = 42i64.to_be_bytes();
+    let values = [RawValue::Bytes(&k), RawValue::Bytes(b"some text value")];
+    let template = ExecuteTemplate::new(&id, 2, &params, Flags::NONE).expect("template");
+    let mut buf = BytesMut::with_capacity(4096);
+    let mut g = c.benchmark_group("encode_execute_2_values");
+    g.bench_function("template", |b| {
+        b.iter(|| {
+            buf.clear();
+            template
+                .encode(&mut buf, black_box(7), black_box(&values[..]), None)
+                .expect("encode");
+            buf.len()
+        })
+    });
+    let execute = Execute {
+        id: &id,
+        params,
+        values: &values[..],
+        columns: None,
+    };
+    g.bench_function("plain", |b| {
+        b.iter(|| {
+            buf.clear();
+            encode_request(&mut buf, black_box(7), Flags::NONE, black_box(&execute))
+                .expect("encode");
+            buf.len()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, encode_execute, scan);
 criterion_main!(benches);

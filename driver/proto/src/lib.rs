@@ -9,6 +9,7 @@
 //! - [`types`]: [`types::ColumnType`], the `[option]` type descriptions.
 //! - [`consistency`], [`compression`]: `[consistency]` levels and lz4 body compression.
 //! - [`request`]: every request message, encoded into a caller's buffer and decoded back.
+//! - [`response`]: every response message with its envelope, decoded and encoded.
 //! - [`error`]: [`ProtoError`], the one error type, with context on every variant.
 //!
 //! Invariants:
@@ -26,6 +27,7 @@ pub mod error;
 pub mod frame;
 pub mod metadata;
 pub mod request;
+pub mod response;
 pub mod rows;
 pub mod types;
 pub mod values;

@@ -4,7 +4,10 @@
 //! The structs are owned (decoded once per result or per prepared statement, then reused);
 //! the rows themselves stay in the frame body and are read lazily by the row reader.
 
-use bytes::Bytes;
+use bytes::{BufMut, Bytes};
+
+use crate::error::{ProtoError, Result};
+use crate::wire::{self, Reader};
 
 use crate::types::ColumnType;
 
@@ -52,4 +55,210 @@ pub struct PreparedMetadata {
     pub pk_indexes: Vec<u16>,
     /// The bind markers, in order.
     pub columns: Vec<ColumnSpec>,
+}
+
+/// Reads an `[int]` count and checks it is not negative and could fit in what is left
+/// (each element needs at least `min_size` bytes), before anything is reserved.
+pub(crate) fn read_count(r: &mut Reader<'_>, what: &'static str, min_size: usize) -> Result<usize> {
+    let n = r.read_int(what)?;
+    let n = usize::try_from(n).map_err(|_| ProtoError::InvalidLength {
+        what,
+        len: n.into(),
+    })?;
+    if n.saturating_mul(min_size) > r.remaining() {
+        return Err(ProtoError::Truncated {
+            what,
+            needed: n.saturating_mul(min_size),
+            available: r.remaining(),
+        });
+    }
+    Ok(n)
+}
+
+fn read_col_specs(
+    r: &mut Reader<'_>,
+    global: Option<(&str, &str)>,
+    count: usize,
+) -> Result<Vec<ColumnSpec>> {
+    let mut columns = Vec::with_capacity(count);
+    for _ in 0..count {
+        let (keyspace, table) = match global {
+            Some((k, t)) => (k.to_owned(), t.to_owned()),
+            None => (
+                r.read_string("column keyspace")?.to_owned(),
+                r.read_string("column table")?.to_owned(),
+            ),
+        };
+        let name = r.read_string("column name")?.to_owned();
+        let typ = crate::types::ColumnType::decode(r)?;
+        columns.push(ColumnSpec {
+            keyspace,
+            table,
+            name,
+            typ,
+        });
+    }
+    Ok(columns)
+}
+
+/// True if every column has the same keyspace and table (so a global table spec can be used).
+fn common_table(columns: &[ColumnSpec]) -> Option<(&str, &str)> {
+    let first = columns.first()?;
+    columns
+        .iter()
+        .all(|c| c.keyspace == first.keyspace && c.table == first.table)
+        .then_some((first.keyspace.as_str(), first.table.as_str()))
+}
+
+fn write_col_specs(buf: &mut impl BufMut, columns: &[ColumnSpec], global: bool) -> Result<()> {
+    if global {
+        if let Some((k, t)) = common_table(columns) {
+            wire::put_string(buf, k, "global keyspace")?;
+            wire::put_string(buf, t, "global table")?;
+        }
+    }
+    for c in columns {
+        if !global {
+            wire::put_string(buf, &c.keyspace, "column keyspace")?;
+            wire::put_string(buf, &c.table, "column table")?;
+        }
+        wire::put_string(buf, &c.name, "column name")?;
+        c.typ.encode(buf)?;
+    }
+    Ok(())
+}
+
+fn count_i32(n: usize, what: &'static str) -> Result<i32> {
+    i32::try_from(n).map_err(|_| ProtoError::TooLong {
+        what,
+        len: n,
+        limit: i32::MAX as usize,
+    })
+}
+
+impl RowsMetadata {
+    /// Reads `<metadata>` of a Rows result (spec section 4.2.5.2). The paging state is a
+    /// zero-copy slice of `body`, which `r` must be reading.
+    ///
+    /// Allocates the column specs (names and types) once per result.
+    pub fn decode(r: &mut Reader<'_>, body: &bytes::Bytes) -> Result<Self> {
+        let flags = r.read_int("rows metadata flags")?;
+        let columns_count = r.read_int("columns count")?;
+        let columns_count =
+            usize::try_from(columns_count).map_err(|_| ProtoError::InvalidLength {
+                what: "columns count",
+                len: columns_count.into(),
+            })?;
+        let paging_state = if flags & rows_flags::HAS_MORE_PAGES != 0 {
+            r.read_bytes("paging state")?.map(|s| body.slice_ref(s))
+        } else {
+            None
+        };
+        let no_metadata = flags & rows_flags::NO_METADATA != 0;
+        let columns = if no_metadata {
+            Vec::new()
+        } else {
+            let global = if flags & rows_flags::GLOBAL_TABLES_SPEC != 0 {
+                Some((
+                    r.read_string("global keyspace")?,
+                    r.read_string("global table")?,
+                ))
+            } else {
+                None
+            };
+            // A column spec takes at least 4 bytes (name and type id).
+            if columns_count.saturating_mul(4) > r.remaining() {
+                return Err(ProtoError::Truncated {
+                    what: "column specs",
+                    needed: columns_count.saturating_mul(4),
+                    available: r.remaining(),
+                });
+            }
+            read_col_specs(r, global, columns_count)?
+        };
+        Ok(Self {
+            columns_count,
+            paging_state,
+            columns,
+            no_metadata,
+        })
+    }
+
+    /// Writes `<metadata>`, with a global table spec when all columns share one table.
+    pub fn encode(&self, buf: &mut impl BufMut) -> Result<()> {
+        let global = !self.no_metadata && common_table(&self.columns).is_some();
+        let mut flags = 0;
+        if global {
+            flags |= rows_flags::GLOBAL_TABLES_SPEC;
+        }
+        if self.paging_state.is_some() {
+            flags |= rows_flags::HAS_MORE_PAGES;
+        }
+        if self.no_metadata {
+            flags |= rows_flags::NO_METADATA;
+        }
+        buf.put_i32(flags);
+        let count = if self.no_metadata {
+            self.columns_count
+        } else {
+            self.columns.len()
+        };
+        buf.put_i32(count_i32(count, "columns count")?);
+        if let Some(p) = &self.paging_state {
+            wire::put_bytes(buf, Some(p), "paging state")?;
+        }
+        if !self.no_metadata {
+            write_col_specs(buf, &self.columns, global)?;
+        }
+        Ok(())
+    }
+}
+
+impl PreparedMetadata {
+    /// Reads the bind-marker `<metadata>` of a Prepared result (spec section 4.2.5.4).
+    pub fn decode(r: &mut Reader<'_>) -> Result<Self> {
+        let flags = r.read_int("prepared metadata flags")?;
+        let columns_count = read_count(r, "bind marker count", 4)?;
+        let pk_count = read_count(r, "partition key count", 2)?;
+        let mut pk_indexes = Vec::with_capacity(pk_count);
+        for _ in 0..pk_count {
+            let i = r.read_short("partition key index")?;
+            if i as usize >= columns_count {
+                return Err(ProtoError::InvalidValue {
+                    what: "partition key index",
+                    detail: format!("{i} is past the {columns_count} bind markers"),
+                });
+            }
+            pk_indexes.push(i);
+        }
+        let global = if flags & rows_flags::GLOBAL_TABLES_SPEC != 0 {
+            Some((
+                r.read_string("global keyspace")?,
+                r.read_string("global table")?,
+            ))
+        } else {
+            None
+        };
+        let columns = read_col_specs(r, global, columns_count)?;
+        Ok(Self {
+            pk_indexes,
+            columns,
+        })
+    }
+
+    /// Writes the bind-marker `<metadata>`.
+    pub fn encode(&self, buf: &mut impl BufMut) -> Result<()> {
+        let global = common_table(&self.columns).is_some();
+        buf.put_i32(if global {
+            rows_flags::GLOBAL_TABLES_SPEC
+        } else {
+            0
+        });
+        buf.put_i32(count_i32(self.columns.len(), "bind marker count")?);
+        buf.put_i32(count_i32(self.pk_indexes.len(), "partition key count")?);
+        for i in &self.pk_indexes {
+            buf.put_u16(*i);
+        }
+        write_col_specs(buf, &self.columns, global)
+    }
 }
