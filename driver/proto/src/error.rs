@@ -89,4 +89,12 @@ pub enum ProtoError {
     /// The frame is compressed but no compression was negotiated.
     #[error("frame has the compression flag but no compression was negotiated")]
     UnexpectedCompression,
+    /// A value does not fit its column's type, or its bytes are not a valid value of it.
+    #[error("column {column}: {reason}")]
+    Value {
+        /// The column: its index and, when known, its name (for example `2 (age)`).
+        column: String,
+        /// Why.
+        reason: String,
+    },
 }

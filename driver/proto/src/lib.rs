@@ -10,6 +10,7 @@
 //! - [`consistency`], [`compression`]: `[consistency]` levels and lz4 body compression.
 //! - [`request`]: every request message, encoded into a caller's buffer and decoded back.
 //! - [`response`]: every response message with its envelope, decoded and encoded.
+//! - [`value`]: [`value::CqlValue`] and newtypes for every CQL type, with their wire formats.
 //! - [`error`]: [`ProtoError`], the one error type, with context on every variant.
 //!
 //! Invariants:
@@ -30,6 +31,7 @@ pub mod request;
 pub mod response;
 pub mod rows;
 pub mod types;
+pub mod value;
 pub mod values;
 pub mod wire;
 

@@ -1,0 +1,966 @@
+//! CQL values (spec section 6): newtypes for values without a natural Rust type, and the
+//! dynamic [`CqlValue`] covering every type Cassandra 5 serves.
+//!
+//! Formats (v4 section 6, and Cassandra 5 for the two types v4 lacks):
+//! - varint: big-endian two's complement, minimal length; decimal: `[int]` scale, varint.
+//! - date: `u32` days with 2^31 at 1970-01-01; time: `i64` nanoseconds of the day.
+//! - duration: three zig-zag signed vints (months, days, nanoseconds), Cassandra's vint: the
+//!   first byte's leading one-bits count the bytes that follow.
+//! - list/set: `[int]` n, then n elements as `[bytes]`; map: n, then key and value `[bytes]`.
+//! - tuple and UDT: each field as `[bytes]` (null allowed); a UDT may omit trailing fields.
+//! - vector: n elements with no count; fixed-size element types back to back, variable-size
+//!   ones each prefixed with an unsigned vint length (as Cassandra 5's VectorType writes them).
+//!
+//! Invariants: decoding checks every count and length against the bytes left before it
+//! reserves or slices, recursion is bounded by [`crate::types::MAX_TYPE_DEPTH`], and any
+//! input gives a value or an error, never a panic.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use bytes::BufMut;
+
+use crate::types::{ColumnType, MAX_TYPE_DEPTH};
+
+/// Why a value could not be decoded or encoded (the caller adds the column).
+pub type ValueResult<T> = std::result::Result<T, String>;
+
+/// The explicit "not set" marker: leaves the column's current value unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Unset;
+
+/// A `date`: days since -5877641-06-23, with 2^31 at the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CqlDate(pub u32);
+
+impl CqlDate {
+    /// The date `days` days after 1970-01-01 (negative: before).
+    pub fn from_days_since_epoch(days: i32) -> Self {
+        Self((i64::from(days) + (1i64 << 31)) as u32)
+    }
+
+    /// Days since 1970-01-01.
+    pub fn days_since_epoch(self) -> i64 {
+        i64::from(self.0) - (1i64 << 31)
+    }
+}
+
+/// A `time`: nanoseconds since midnight, 0 to 86 399 999 999 999.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CqlTime(pub i64);
+
+impl CqlTime {
+    /// Nanoseconds in a day.
+    pub const NANOS_PER_DAY: i64 = 86_400_000_000_000;
+}
+
+/// A `timestamp`: milliseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CqlTimestamp(pub i64);
+
+/// A `duration`: months, days and nanoseconds, each signed (all of one sign).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CqlDuration {
+    /// Months.
+    pub months: i32,
+    /// Days.
+    pub days: i32,
+    /// Nanoseconds.
+    pub nanoseconds: i64,
+}
+
+/// A `varint`: an integer of any size, as big-endian two's complement bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CqlVarint(Vec<u8>);
+
+impl CqlVarint {
+    /// From big-endian two's complement bytes (normalised to the minimal form; empty is 0).
+    pub fn from_signed_bytes_be(bytes: &[u8]) -> Self {
+        let mut b = bytes;
+        while b.len() > 1 && ((b[0] == 0 && b[1] & 0x80 == 0) || (b[0] == 0xff && b[1] & 0x80 != 0))
+        {
+            b = &b[1..];
+        }
+        if b.is_empty() {
+            return Self(vec![0]);
+        }
+        Self(b.to_vec())
+    }
+
+    /// The minimal big-endian two's complement bytes.
+    pub fn as_signed_bytes_be(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The value as an `i128`, if it fits.
+    pub fn to_i128(&self) -> Option<i128> {
+        if self.0.len() > 16 {
+            return None;
+        }
+        let fill = if self.0.first().is_some_and(|b| b & 0x80 != 0) {
+            0xff
+        } else {
+            0
+        };
+        let mut buf = [fill; 16];
+        buf[16 - self.0.len()..].copy_from_slice(&self.0);
+        Some(i128::from_be_bytes(buf))
+    }
+}
+
+impl From<i128> for CqlVarint {
+    fn from(v: i128) -> Self {
+        Self::from_signed_bytes_be(&v.to_be_bytes())
+    }
+}
+
+impl From<i64> for CqlVarint {
+    fn from(v: i64) -> Self {
+        Self::from(i128::from(v))
+    }
+}
+
+/// A `decimal`: `unscaled * 10^-scale`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CqlDecimal {
+    /// The unscaled integer.
+    pub unscaled: CqlVarint,
+    /// The power of ten to divide by.
+    pub scale: i32,
+}
+
+/// Any CQL value, tagged with its type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CqlValue {
+    /// `ascii`.
+    Ascii(String),
+    /// `bigint`.
+    Bigint(i64),
+    /// `blob`.
+    Blob(Vec<u8>),
+    /// `boolean`.
+    Boolean(bool),
+    /// `counter`.
+    Counter(i64),
+    /// `decimal`.
+    Decimal(CqlDecimal),
+    /// `double`.
+    Double(f64),
+    /// `float`.
+    Float(f32),
+    /// `int`.
+    Int(i32),
+    /// `timestamp`.
+    Timestamp(CqlTimestamp),
+    /// `uuid`.
+    Uuid([u8; 16]),
+    /// `text` / `varchar`.
+    Text(String),
+    /// `varint`.
+    Varint(CqlVarint),
+    /// `timeuuid`.
+    Timeuuid([u8; 16]),
+    /// `inet`.
+    Inet(IpAddr),
+    /// `date`.
+    Date(CqlDate),
+    /// `time`.
+    Time(CqlTime),
+    /// `smallint`.
+    Smallint(i16),
+    /// `tinyint`.
+    Tinyint(i8),
+    /// `duration`.
+    Duration(CqlDuration),
+    /// `list<T>`.
+    List(Vec<CqlValue>),
+    /// `set<T>`.
+    Set(Vec<CqlValue>),
+    /// `map<K, V>`, in wire order.
+    Map(Vec<(CqlValue, CqlValue)>),
+    /// `tuple<...>`; `None` is a null field.
+    Tuple(Vec<Option<CqlValue>>),
+    /// A user-defined type's fields by name; `None` is a null (or omitted) field.
+    Udt(Vec<(String, Option<CqlValue>)>),
+    /// `vector<T, N>`.
+    Vector(Vec<CqlValue>),
+    /// A custom type's raw bytes.
+    Custom(Vec<u8>),
+    /// A zero-length value of a type whose values are never empty (CQL allows it for most
+    /// non-collection types; Cassandra writes it for `blobAsInt(0x)` and the like).
+    Empty,
+}
+
+/// A cursor over a value's bytes that reports shortfalls as value errors.
+struct Bytes<'a>(&'a [u8]);
+
+impl<'a> Bytes<'a> {
+    fn take(&mut self, n: usize, what: &str) -> ValueResult<&'a [u8]> {
+        if n > self.0.len() {
+            return Err(format!("{what} needs {n} bytes, {} left", self.0.len()));
+        }
+        let (h, t) = self.0.split_at(n);
+        self.0 = t;
+        Ok(h)
+    }
+
+    fn int(&mut self, what: &str) -> ValueResult<i32> {
+        let b = self.take(4, what)?;
+        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// An element `[bytes]` (None for a negative length, i.e. null).
+    fn element(&mut self, what: &str) -> ValueResult<Option<&'a [u8]>> {
+        let n = self.int(what)?;
+        match usize::try_from(n) {
+            Ok(n) => self.take(n, what).map(Some),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// A count, checked against the bytes left (each element takes `min` bytes or more).
+    fn count(&mut self, what: &str, min: usize) -> ValueResult<usize> {
+        let n = self.int(what)?;
+        let n = usize::try_from(n).map_err(|_| format!("negative {what} {n}"))?;
+        if n.saturating_mul(min) > self.0.len() {
+            return Err(format!("{what} {n} cannot fit in {} bytes", self.0.len()));
+        }
+        Ok(n)
+    }
+
+    fn unsigned_vint(&mut self) -> ValueResult<u64> {
+        let first = self.take(1, "vint")?[0];
+        let extra = first.leading_ones() as usize;
+        let mut v = u64::from(first & (0xffu8.checked_shr(extra as u32).unwrap_or(0)));
+        for &b in self.take(extra, "vint")? {
+            v = (v << 8) | u64::from(b);
+        }
+        Ok(v)
+    }
+
+    fn signed_vint(&mut self) -> ValueResult<i64> {
+        let v = self.unsigned_vint()?;
+        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+
+    fn end(&self, what: &str) -> ValueResult<()> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{} bytes left over after {what}", self.0.len()))
+        }
+    }
+}
+
+/// Writes Cassandra's unsigned vint.
+pub(crate) fn put_unsigned_vint(buf: &mut impl BufMut, v: u64) {
+    let bits = 64 - (v | 1).leading_zeros() as usize;
+    let size = if bits <= 7 {
+        1
+    } else {
+        ((bits - 1) / 7 + 1).min(9)
+    };
+    if size == 1 {
+        buf.put_u8(v as u8);
+        return;
+    }
+    let extra = size - 1;
+    let bytes = v.to_be_bytes();
+    if size == 9 {
+        buf.put_u8(0xff);
+        buf.put_slice(&bytes);
+        return;
+    }
+    let mut out = [0u8; 9];
+    out[9 - size..].copy_from_slice(&bytes[8 - size..]);
+    out[9 - size] |= !(0xffu8 >> extra);
+    buf.put_slice(&out[9 - size..]);
+}
+
+fn put_signed_vint(buf: &mut impl BufMut, v: i64) {
+    put_unsigned_vint(buf, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+fn fixed<const N: usize>(b: &[u8], what: &str) -> ValueResult<[u8; N]> {
+    b.try_into()
+        .map_err(|_| format!("{what} takes {N} bytes, got {}", b.len()))
+}
+
+fn utf8(b: &[u8], what: &str) -> ValueResult<String> {
+    String::from_utf8(b.to_vec()).map_err(|_| format!("{what} is not valid UTF-8"))
+}
+
+impl CqlValue {
+    /// Decodes the bytes of one value of type `typ`.
+    pub fn decode(typ: &ColumnType, bytes: &[u8]) -> ValueResult<CqlValue> {
+        decode_at(typ, bytes, 0)
+    }
+
+    /// Encodes this value as a value of `typ` (without the `[bytes]` length), checking that
+    /// it fits the type.
+    pub fn encode(&self, typ: &ColumnType, buf: &mut impl BufMut) -> ValueResult<()> {
+        encode_at(self, typ, buf, 0)
+    }
+
+    /// The type this value naturally has (collections take their first element's type;
+    /// an empty collection is a collection of blobs).
+    pub fn natural_type(&self) -> ColumnType {
+        let first =
+            |v: &[CqlValue]| Box::new(v.first().map_or(ColumnType::Blob, CqlValue::natural_type));
+        match self {
+            CqlValue::Ascii(_) => ColumnType::Ascii,
+            CqlValue::Bigint(_) => ColumnType::Bigint,
+            CqlValue::Blob(_) | CqlValue::Empty => ColumnType::Blob,
+            CqlValue::Boolean(_) => ColumnType::Boolean,
+            CqlValue::Counter(_) => ColumnType::Counter,
+            CqlValue::Decimal(_) => ColumnType::Decimal,
+            CqlValue::Double(_) => ColumnType::Double,
+            CqlValue::Float(_) => ColumnType::Float,
+            CqlValue::Int(_) => ColumnType::Int,
+            CqlValue::Timestamp(_) => ColumnType::Timestamp,
+            CqlValue::Uuid(_) => ColumnType::Uuid,
+            CqlValue::Text(_) => ColumnType::Varchar,
+            CqlValue::Varint(_) => ColumnType::Varint,
+            CqlValue::Timeuuid(_) => ColumnType::Timeuuid,
+            CqlValue::Inet(_) => ColumnType::Inet,
+            CqlValue::Date(_) => ColumnType::Date,
+            CqlValue::Time(_) => ColumnType::Time,
+            CqlValue::Smallint(_) => ColumnType::Smallint,
+            CqlValue::Tinyint(_) => ColumnType::Tinyint,
+            CqlValue::Duration(_) => ColumnType::Duration,
+            CqlValue::List(v) => ColumnType::List(first(v)),
+            CqlValue::Set(v) => ColumnType::Set(first(v)),
+            CqlValue::Map(kv) => match kv.first() {
+                Some((k, v)) => {
+                    ColumnType::Map(Box::new(k.natural_type()), Box::new(v.natural_type()))
+                }
+                None => ColumnType::Map(Box::new(ColumnType::Blob), Box::new(ColumnType::Blob)),
+            },
+            CqlValue::Tuple(fields) => ColumnType::Tuple(
+                fields
+                    .iter()
+                    .map(|f| f.as_ref().map_or(ColumnType::Blob, CqlValue::natural_type))
+                    .collect(),
+            ),
+            CqlValue::Udt(fields) => ColumnType::Udt {
+                keyspace: String::new(),
+                name: String::new(),
+                fields: fields
+                    .iter()
+                    .map(|(n, f)| {
+                        (
+                            n.clone(),
+                            f.as_ref().map_or(ColumnType::Blob, CqlValue::natural_type),
+                        )
+                    })
+                    .collect(),
+            },
+            CqlValue::Vector(v) => ColumnType::Vector {
+                element: first(v),
+                dimension: v.len() as u32,
+            },
+            CqlValue::Custom(_) => ColumnType::Custom(String::new()),
+        }
+    }
+}
+
+fn decode_at(typ: &ColumnType, bytes: &[u8], depth: usize) -> ValueResult<CqlValue> {
+    if depth > MAX_TYPE_DEPTH {
+        return Err(format!("nested deeper than {MAX_TYPE_DEPTH} levels"));
+    }
+    let is_collection = matches!(
+        typ,
+        ColumnType::List(_) | ColumnType::Set(_) | ColumnType::Map(..) | ColumnType::Vector { .. }
+    );
+    let is_textual = matches!(
+        typ,
+        ColumnType::Ascii | ColumnType::Varchar | ColumnType::Blob | ColumnType::Custom(_)
+    );
+    if bytes.is_empty() && !is_collection && !is_textual {
+        return Ok(CqlValue::Empty);
+    }
+    let mut b = Bytes(bytes);
+    let nested = |t: &ColumnType, v: &[u8]| decode_at(t, v, depth + 1);
+    Ok(match typ {
+        ColumnType::Custom(_) => CqlValue::Custom(bytes.to_vec()),
+        ColumnType::Ascii => {
+            if !bytes.is_ascii() {
+                return Err("ascii value has non-ASCII bytes".into());
+            }
+            CqlValue::Ascii(utf8(bytes, "ascii")?)
+        }
+        ColumnType::Varchar => CqlValue::Text(utf8(bytes, "text")?),
+        ColumnType::Blob => CqlValue::Blob(bytes.to_vec()),
+        ColumnType::Bigint => CqlValue::Bigint(i64::from_be_bytes(fixed(bytes, "bigint")?)),
+        ColumnType::Counter => CqlValue::Counter(i64::from_be_bytes(fixed(bytes, "counter")?)),
+        ColumnType::Boolean => CqlValue::Boolean(fixed::<1>(bytes, "boolean")?[0] != 0),
+        ColumnType::Double => CqlValue::Double(f64::from_be_bytes(fixed(bytes, "double")?)),
+        ColumnType::Float => CqlValue::Float(f32::from_be_bytes(fixed(bytes, "float")?)),
+        ColumnType::Int => CqlValue::Int(i32::from_be_bytes(fixed(bytes, "int")?)),
+        ColumnType::Smallint => CqlValue::Smallint(i16::from_be_bytes(fixed(bytes, "smallint")?)),
+        ColumnType::Tinyint => CqlValue::Tinyint(i8::from_be_bytes(fixed(bytes, "tinyint")?)),
+        ColumnType::Timestamp => {
+            CqlValue::Timestamp(CqlTimestamp(i64::from_be_bytes(fixed(bytes, "timestamp")?)))
+        }
+        ColumnType::Date => CqlValue::Date(CqlDate(u32::from_be_bytes(fixed(bytes, "date")?))),
+        ColumnType::Time => {
+            let t = i64::from_be_bytes(fixed(bytes, "time")?);
+            if !(0..CqlTime::NANOS_PER_DAY).contains(&t) {
+                return Err(format!("time {t} is outside one day"));
+            }
+            CqlValue::Time(CqlTime(t))
+        }
+        ColumnType::Uuid => CqlValue::Uuid(fixed(bytes, "uuid")?),
+        ColumnType::Timeuuid => {
+            let u: [u8; 16] = fixed(bytes, "timeuuid")?;
+            if u[6] >> 4 != 1 {
+                return Err(format!("timeuuid has version {}, not 1", u[6] >> 4));
+            }
+            CqlValue::Timeuuid(u)
+        }
+        ColumnType::Inet => CqlValue::Inet(match bytes.len() {
+            4 => IpAddr::V4(Ipv4Addr::from(fixed::<4>(bytes, "inet")?)),
+            16 => IpAddr::V6(Ipv6Addr::from(fixed::<16>(bytes, "inet")?)),
+            n => return Err(format!("inet of {n} bytes, expected 4 or 16")),
+        }),
+        ColumnType::Varint => CqlValue::Varint(CqlVarint::from_signed_bytes_be(bytes)),
+        ColumnType::Decimal => {
+            let scale = b.int("decimal scale")?;
+            if b.0.is_empty() {
+                return Err("decimal has no unscaled value".into());
+            }
+            CqlValue::Decimal(CqlDecimal {
+                unscaled: CqlVarint::from_signed_bytes_be(b.0),
+                scale,
+            })
+        }
+        ColumnType::Duration => {
+            let months = b.signed_vint()?;
+            let days = b.signed_vint()?;
+            let nanoseconds = b.signed_vint()?;
+            b.end("duration")?;
+            let months = i32::try_from(months).map_err(|_| "duration months out of range")?;
+            let days = i32::try_from(days).map_err(|_| "duration days out of range")?;
+            CqlValue::Duration(CqlDuration {
+                months,
+                days,
+                nanoseconds,
+            })
+        }
+        ColumnType::List(t) | ColumnType::Set(t) => {
+            let n = b.count("element count", 4)?;
+            let mut out = Vec::with_capacity(n);
+            for _ in 0..n {
+                let e = b
+                    .element("element")?
+                    .ok_or("null element in a collection")?;
+                out.push(nested(t, e)?);
+            }
+            b.end("collection")?;
+            if matches!(typ, ColumnType::List(_)) {
+                CqlValue::List(out)
+            } else {
+                CqlValue::Set(out)
+            }
+        }
+        ColumnType::Map(kt, vt) => {
+            let n = b.count("map size", 8)?;
+            let mut out = Vec::with_capacity(n);
+            for _ in 0..n {
+                let k = b.element("map key")?.ok_or("null map key")?;
+                let v = b.element("map value")?.ok_or("null map value")?;
+                out.push((nested(kt, k)?, nested(vt, v)?));
+            }
+            b.end("map")?;
+            CqlValue::Map(out)
+        }
+        ColumnType::Tuple(types) => {
+            let mut out = Vec::with_capacity(types.len());
+            for t in types {
+                out.push(
+                    b.element("tuple field")?
+                        .map(|v| nested(t, v))
+                        .transpose()?,
+                );
+            }
+            b.end("tuple")?;
+            CqlValue::Tuple(out)
+        }
+        ColumnType::Udt { fields, .. } => {
+            let mut out = Vec::with_capacity(fields.len());
+            for (name, t) in fields {
+                // Trailing fields may be missing (added to the type after the value was written).
+                let v = if b.0.is_empty() {
+                    None
+                } else {
+                    b.element("UDT field")?.map(|v| nested(t, v)).transpose()?
+                };
+                out.push((name.clone(), v));
+            }
+            b.end("UDT")?;
+            CqlValue::Udt(out)
+        }
+        ColumnType::Vector { element, dimension } => {
+            let n = *dimension as usize;
+            let mut out = Vec::with_capacity(n.min(bytes.len()));
+            match element.fixed_size() {
+                Some(size) => {
+                    for _ in 0..n {
+                        out.push(nested(element, b.take(size, "vector element")?)?);
+                    }
+                }
+                None => {
+                    for _ in 0..n {
+                        let len = b.unsigned_vint()?;
+                        let len = usize::try_from(len).map_err(|_| "vector element too long")?;
+                        out.push(nested(element, b.take(len, "vector element")?)?);
+                    }
+                }
+            }
+            b.end("vector")?;
+            CqlValue::Vector(out)
+        }
+    })
+}
+
+fn mismatch(v: &CqlValue, typ: &ColumnType) -> String {
+    let name = format!("{v:?}");
+    let short = name.split(['(', ' ']).next().unwrap_or("value");
+    format!("cannot encode a {short} value as {}", type_name(typ))
+}
+
+/// The CQL name of a type (`map<text, int>`), for messages.
+pub fn type_name(typ: &ColumnType) -> String {
+    match typ {
+        ColumnType::Custom(c) => format!("'{c}'"),
+        ColumnType::Ascii => "ascii".into(),
+        ColumnType::Bigint => "bigint".into(),
+        ColumnType::Blob => "blob".into(),
+        ColumnType::Boolean => "boolean".into(),
+        ColumnType::Counter => "counter".into(),
+        ColumnType::Decimal => "decimal".into(),
+        ColumnType::Double => "double".into(),
+        ColumnType::Float => "float".into(),
+        ColumnType::Int => "int".into(),
+        ColumnType::Timestamp => "timestamp".into(),
+        ColumnType::Uuid => "uuid".into(),
+        ColumnType::Varchar => "text".into(),
+        ColumnType::Varint => "varint".into(),
+        ColumnType::Timeuuid => "timeuuid".into(),
+        ColumnType::Inet => "inet".into(),
+        ColumnType::Date => "date".into(),
+        ColumnType::Time => "time".into(),
+        ColumnType::Smallint => "smallint".into(),
+        ColumnType::Tinyint => "tinyint".into(),
+        ColumnType::Duration => "duration".into(),
+        ColumnType::List(t) => format!("list<{}>", type_name(t)),
+        ColumnType::Set(t) => format!("set<{}>", type_name(t)),
+        ColumnType::Map(k, v) => format!("map<{}, {}>", type_name(k), type_name(v)),
+        ColumnType::Tuple(ts) => {
+            format!(
+                "tuple<{}>",
+                ts.iter().map(type_name).collect::<Vec<_>>().join(", ")
+            )
+        }
+        ColumnType::Udt { keyspace, name, .. } => format!("{keyspace}.{name}"),
+        ColumnType::Vector { element, dimension } => {
+            format!("vector<{}, {dimension}>", type_name(element))
+        }
+    }
+}
+
+/// Writes `[int]` length, then what `f` writes, patching the length afterwards.
+pub(crate) fn put_len_prefixed(
+    buf: &mut impl BufMut,
+    f: impl FnOnce(&mut Vec<u8>) -> ValueResult<()>,
+) -> ValueResult<()> {
+    // Nested values go through a small scratch Vec: collection elements are the cold path;
+    // top-level values are written in place by the serialize layer.
+    let mut scratch = Vec::new();
+    f(&mut scratch)?;
+    let len = i32::try_from(scratch.len()).map_err(|_| "value longer than 2 GiB".to_string())?;
+    buf.put_i32(len);
+    buf.put_slice(&scratch);
+    Ok(())
+}
+
+fn count_i32(n: usize) -> ValueResult<i32> {
+    i32::try_from(n).map_err(|_| "too many elements".to_string())
+}
+
+fn encode_at(
+    v: &CqlValue,
+    typ: &ColumnType,
+    buf: &mut impl BufMut,
+    depth: usize,
+) -> ValueResult<()> {
+    if depth > MAX_TYPE_DEPTH {
+        return Err(format!("nested deeper than {MAX_TYPE_DEPTH} levels"));
+    }
+    let nested = |v: &CqlValue, t: &ColumnType, out: &mut Vec<u8>| encode_at(v, t, out, depth + 1);
+    match (v, typ) {
+        (CqlValue::Empty, _) => {}
+        (CqlValue::Custom(b), ColumnType::Custom(_)) | (CqlValue::Blob(b), ColumnType::Blob) => {
+            buf.put_slice(b)
+        }
+        (CqlValue::Ascii(s), ColumnType::Ascii) => buf.put_slice(s.as_bytes()),
+        (CqlValue::Ascii(s) | CqlValue::Text(s), ColumnType::Varchar) => {
+            buf.put_slice(s.as_bytes())
+        }
+        (CqlValue::Text(s), ColumnType::Ascii) if s.is_ascii() => buf.put_slice(s.as_bytes()),
+        (CqlValue::Bigint(i), ColumnType::Bigint | ColumnType::Counter)
+        | (CqlValue::Counter(i), ColumnType::Counter | ColumnType::Bigint) => buf.put_i64(*i),
+        (CqlValue::Boolean(x), ColumnType::Boolean) => buf.put_u8(u8::from(*x)),
+        (CqlValue::Double(x), ColumnType::Double) => buf.put_f64(*x),
+        (CqlValue::Float(x), ColumnType::Float) => buf.put_f32(*x),
+        (CqlValue::Int(x), ColumnType::Int) => buf.put_i32(*x),
+        (CqlValue::Smallint(x), ColumnType::Smallint) => buf.put_i16(*x),
+        (CqlValue::Tinyint(x), ColumnType::Tinyint) => buf.put_i8(*x),
+        (CqlValue::Timestamp(t), ColumnType::Timestamp) => buf.put_i64(t.0),
+        (CqlValue::Date(d), ColumnType::Date) => buf.put_u32(d.0),
+        (CqlValue::Time(t), ColumnType::Time) => {
+            if !(0..CqlTime::NANOS_PER_DAY).contains(&t.0) {
+                return Err(format!("time {} is outside one day", t.0));
+            }
+            buf.put_i64(t.0)
+        }
+        (CqlValue::Uuid(u), ColumnType::Uuid)
+        | (CqlValue::Timeuuid(u), ColumnType::Timeuuid | ColumnType::Uuid) => buf.put_slice(u),
+        (CqlValue::Uuid(u), ColumnType::Timeuuid) => {
+            if u[6] >> 4 != 1 {
+                return Err("a timeuuid column needs a version-1 uuid".into());
+            }
+            buf.put_slice(u)
+        }
+        (CqlValue::Inet(ip), ColumnType::Inet) => match ip {
+            IpAddr::V4(a) => buf.put_slice(&a.octets()),
+            IpAddr::V6(a) => buf.put_slice(&a.octets()),
+        },
+        (CqlValue::Varint(x), ColumnType::Varint) => buf.put_slice(x.as_signed_bytes_be()),
+        (CqlValue::Decimal(d), ColumnType::Decimal) => {
+            buf.put_i32(d.scale);
+            buf.put_slice(d.unscaled.as_signed_bytes_be());
+        }
+        (CqlValue::Duration(d), ColumnType::Duration) => {
+            let signs = [i64::from(d.months), i64::from(d.days), d.nanoseconds];
+            if signs.iter().any(|x| *x > 0) && signs.iter().any(|x| *x < 0) {
+                return Err("a duration's months, days and nanoseconds must share one sign".into());
+            }
+            put_signed_vint(buf, i64::from(d.months));
+            put_signed_vint(buf, i64::from(d.days));
+            put_signed_vint(buf, d.nanoseconds);
+        }
+        (
+            CqlValue::List(items) | CqlValue::Set(items),
+            ColumnType::List(t) | ColumnType::Set(t),
+        ) => {
+            buf.put_i32(count_i32(items.len())?);
+            for item in items {
+                put_len_prefixed(buf, |out| nested(item, t, out))?;
+            }
+        }
+        (CqlValue::Map(kvs), ColumnType::Map(kt, vt)) => {
+            buf.put_i32(count_i32(kvs.len())?);
+            for (k, v) in kvs {
+                put_len_prefixed(buf, |out| nested(k, kt, out))?;
+                put_len_prefixed(buf, |out| nested(v, vt, out))?;
+            }
+        }
+        (CqlValue::Tuple(fields), ColumnType::Tuple(types)) => {
+            if fields.len() != types.len() {
+                return Err(format!(
+                    "a tuple of {} fields for a tuple of {}",
+                    fields.len(),
+                    types.len()
+                ));
+            }
+            for (f, t) in fields.iter().zip(types) {
+                match f {
+                    Some(f) => put_len_prefixed(buf, |out| nested(f, t, out))?,
+                    None => buf.put_i32(-1),
+                }
+            }
+        }
+        (CqlValue::Udt(values), ColumnType::Udt { fields, name, .. }) => {
+            for (field, t) in fields {
+                match values.iter().find(|(n, _)| n == field) {
+                    Some((_, Some(v))) => put_len_prefixed(buf, |out| nested(v, t, out))?,
+                    _ => buf.put_i32(-1),
+                }
+            }
+            if let Some((unknown, _)) = values
+                .iter()
+                .find(|(n, _)| !fields.iter().any(|(f, _)| f == n))
+            {
+                return Err(format!("type {name} has no field {unknown}"));
+            }
+        }
+        (
+            CqlValue::Vector(items) | CqlValue::List(items),
+            ColumnType::Vector { element, dimension },
+        ) => {
+            if items.len() != *dimension as usize {
+                return Err(format!(
+                    "{} elements for a vector of dimension {dimension}",
+                    items.len()
+                ));
+            }
+            let fixed_size = element.fixed_size();
+            for item in items {
+                let mut out = Vec::new();
+                nested(item, element, &mut out)?;
+                match fixed_size {
+                    Some(s) if s == out.len() => {}
+                    Some(s) => {
+                        return Err(format!(
+                            "vector element of {} bytes, expected {s}",
+                            out.len()
+                        ))
+                    }
+                    None => put_unsigned_vint(buf, out.len() as u64),
+                }
+                buf.put_slice(&out);
+            }
+        }
+        (v, t) => return Err(mismatch(v, t)),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt(v: CqlValue, t: ColumnType) -> Vec<u8> {
+        let mut buf = Vec::new();
+        v.encode(&t, &mut buf).unwrap();
+        assert_eq!(CqlValue::decode(&t, &buf).unwrap(), v, "{t:?}");
+        buf
+    }
+
+    #[test]
+    fn scalars_are_byte_exact() {
+        assert_eq!(rt(CqlValue::Int(7), ColumnType::Int), [0, 0, 0, 7]);
+        assert_eq!(rt(CqlValue::Boolean(true), ColumnType::Boolean), [1]);
+        assert_eq!(
+            rt(CqlValue::Smallint(-2), ColumnType::Smallint),
+            [0xff, 0xfe]
+        );
+        assert_eq!(
+            rt(
+                CqlValue::Date(CqlDate::from_days_since_epoch(0)),
+                ColumnType::Date
+            ),
+            [0x80, 0, 0, 0]
+        );
+        assert_eq!(
+            rt(
+                CqlValue::Inet("10.0.0.1".parse().unwrap()),
+                ColumnType::Inet
+            ),
+            [10, 0, 0, 1]
+        );
+        rt(CqlValue::Double(1.5), ColumnType::Double);
+        rt(CqlValue::Float(-0.25), ColumnType::Float);
+        rt(CqlValue::Text("héllo".into()), ColumnType::Varchar);
+        rt(
+            CqlValue::Time(CqlTime(CqlTime::NANOS_PER_DAY - 1)),
+            ColumnType::Time,
+        );
+        assert!(CqlValue::decode(&ColumnType::Int, &[1, 2, 3]).is_err());
+        assert!(CqlValue::decode(&ColumnType::Varchar, &[0xff]).is_err());
+        assert!(CqlValue::decode(&ColumnType::Time, &i64::MAX.to_be_bytes()).is_err());
+        assert_eq!(
+            CqlValue::decode(&ColumnType::Int, &[]).unwrap(),
+            CqlValue::Empty
+        );
+    }
+
+    #[test]
+    fn varint_edges() {
+        for (v, bytes) in [
+            (0i128, vec![0u8]),
+            (-1, vec![0xff]),
+            (127, vec![0x7f]),
+            (128, vec![0x00, 0x80]),
+            (-128, vec![0x80]),
+            (-129, vec![0xff, 0x7f]),
+            (i128::from(i64::MIN), i64::MIN.to_be_bytes().to_vec()),
+        ] {
+            let x = CqlVarint::from(v);
+            assert_eq!(x.as_signed_bytes_be(), &bytes[..], "{v}");
+            assert_eq!(x.to_i128(), Some(v));
+            rt(CqlValue::Varint(x), ColumnType::Varint);
+        }
+        let huge = CqlVarint::from_signed_bytes_be(&[0x7f; 40]);
+        assert_eq!(huge.to_i128(), None);
+        rt(CqlValue::Varint(huge.clone()), ColumnType::Varint);
+        rt(
+            CqlValue::Decimal(CqlDecimal {
+                unscaled: CqlVarint::from(-12345i64),
+                scale: 2,
+            }),
+            ColumnType::Decimal,
+        );
+    }
+
+    #[test]
+    fn vint_and_duration_edges() {
+        for v in [
+            0u64,
+            1,
+            127,
+            128,
+            16383,
+            16384,
+            1 << 35,
+            u64::MAX >> 1,
+            u64::MAX,
+        ] {
+            let mut buf = Vec::new();
+            put_unsigned_vint(&mut buf, v);
+            let mut b = Bytes(&buf);
+            assert_eq!(b.unsigned_vint().unwrap(), v, "{v}");
+            assert!(b.0.is_empty());
+        }
+        let mut one = Vec::new();
+        put_unsigned_vint(&mut one, 128);
+        assert_eq!(one, [0x80, 0x80]);
+        for d in [
+            CqlDuration {
+                months: 1,
+                days: 2,
+                nanoseconds: 3,
+            },
+            CqlDuration {
+                months: -14,
+                days: -1,
+                nanoseconds: i64::MIN,
+            },
+            CqlDuration {
+                months: i32::MAX,
+                days: 0,
+                nanoseconds: i64::MAX,
+            },
+        ] {
+            rt(CqlValue::Duration(d), ColumnType::Duration);
+        }
+        // months=1, days=2, nanos=3 zig-zag to 2, 4, 6.
+        let mut buf = Vec::new();
+        CqlValue::Duration(CqlDuration {
+            months: 1,
+            days: 2,
+            nanoseconds: 3,
+        })
+        .encode(&ColumnType::Duration, &mut buf)
+        .unwrap();
+        assert_eq!(buf, [2, 4, 6]);
+        let mixed = CqlValue::Duration(CqlDuration {
+            months: 1,
+            days: -1,
+            nanoseconds: 0,
+        });
+        assert!(mixed
+            .encode(&ColumnType::Duration, &mut Vec::new())
+            .is_err());
+    }
+
+    #[test]
+    fn collections_tuples_udts_vectors() {
+        let list = ColumnType::List(Box::new(ColumnType::Int));
+        let bytes = rt(
+            CqlValue::List(vec![CqlValue::Int(1), CqlValue::Int(2)]),
+            list.clone(),
+        );
+        assert_eq!(
+            bytes,
+            [0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 2]
+        );
+        let map = ColumnType::Map(Box::new(ColumnType::Varchar), Box::new(list.clone()));
+        rt(
+            CqlValue::Map(vec![(CqlValue::Text("a".into()), CqlValue::List(vec![]))]),
+            map,
+        );
+        let tuple = ColumnType::Tuple(vec![ColumnType::Int, ColumnType::Varchar]);
+        rt(
+            CqlValue::Tuple(vec![None, Some(CqlValue::Text("x".into()))]),
+            tuple,
+        );
+        let udt = ColumnType::Udt {
+            keyspace: "ks".into(),
+            name: "addr".into(),
+            fields: vec![
+                ("street".into(), ColumnType::Varchar),
+                ("zip".into(), ColumnType::Int),
+            ],
+        };
+        rt(
+            CqlValue::Udt(vec![
+                ("street".into(), Some(CqlValue::Text("Main".into()))),
+                ("zip".into(), None),
+            ]),
+            udt.clone(),
+        );
+        // A value written before `zip` was added: the missing trailing field reads as null.
+        let short = [0, 0, 0, 1, b'x'];
+        assert_eq!(
+            CqlValue::decode(&udt, &short).unwrap(),
+            CqlValue::Udt(vec![
+                ("street".into(), Some(CqlValue::Text("x".into()))),
+                ("zip".into(), None)
+            ])
+        );
+        let vf = ColumnType::Vector {
+            element: Box::new(ColumnType::Float),
+            dimension: 3,
+        };
+        let b = rt(
+            CqlValue::Vector(vec![
+                CqlValue::Float(1.0),
+                CqlValue::Float(2.0),
+                CqlValue::Float(3.0),
+            ]),
+            vf.clone(),
+        );
+        assert_eq!(b.len(), 12);
+        assert!(CqlValue::Vector(vec![CqlValue::Float(1.0)])
+            .encode(&vf, &mut Vec::new())
+            .is_err());
+        let vt = ColumnType::Vector {
+            element: Box::new(ColumnType::Varchar),
+            dimension: 2,
+        };
+        let b = rt(
+            CqlValue::Vector(vec![CqlValue::Text("ab".into()), CqlValue::Text("".into())]),
+            vt,
+        );
+        assert_eq!(b, [2, b'a', b'b', 0]);
+    }
+
+    #[test]
+    fn hostile_collections_are_errors() {
+        let list = ColumnType::List(Box::new(ColumnType::Int));
+        assert!(CqlValue::decode(&list, &[0x7f, 0xff, 0xff, 0xff]).is_err());
+        assert!(CqlValue::decode(&list, &[0xff, 0xff, 0xff, 0xfe]).is_err());
+        assert!(CqlValue::decode(&list, &[0, 0, 0, 1, 0, 0, 0, 9, 1]).is_err());
+        assert!(CqlValue::decode(&list, &[0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff]).is_err());
+        let v = ColumnType::Vector {
+            element: Box::new(ColumnType::Varchar),
+            dimension: u32::MAX,
+        };
+        assert!(CqlValue::decode(&v, &[0xff; 9]).is_err());
+        assert!(CqlValue::decode(&ColumnType::Duration, &[0xff]).is_err());
+    }
+
+    #[test]
+    fn mismatches_say_why() {
+        let err = CqlValue::Bigint(1)
+            .encode(&ColumnType::Int, &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(err, "cannot encode a Bigint value as int");
+        let err = CqlValue::List(vec![]).encode(
+            &ColumnType::Map(Box::new(ColumnType::Int), Box::new(ColumnType::Int)),
+            &mut Vec::new(),
+        );
+        assert!(err.unwrap_err().contains("map<int, int>"));
+    }
+}
