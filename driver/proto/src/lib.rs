@@ -11,6 +11,7 @@
 //! - [`request`]: every request message, encoded into a caller's buffer and decoded back.
 //! - [`response`]: every response message with its envelope, decoded and encoded.
 //! - [`value`]: [`value::CqlValue`] and newtypes for every CQL type, with their wire formats.
+//! - [`serialize`]: Rust values into `[value]`s, checked against column types.
 //! - [`error`]: [`ProtoError`], the one error type, with context on every variant.
 //!
 //! Invariants:
@@ -30,6 +31,7 @@ pub mod metadata;
 pub mod request;
 pub mod response;
 pub mod rows;
+pub mod serialize;
 pub mod types;
 pub mod value;
 pub mod values;

@@ -5,6 +5,7 @@
 use bytes::BytesMut;
 use doppio_proto::compression::Compression;
 use doppio_proto::frame::{Direction, Flags, FrameDecoder};
+use doppio_proto::response::{encode_response, Envelope, ResponseFrame};
 use doppio_proto::types::ColumnType;
 use doppio_proto::wire::Reader;
 use libfuzzer_sys::fuzz_target;
@@ -34,5 +35,34 @@ fn decode_response(frame: &doppio_proto::frame::Frame) {
     } else {
         frame.body.clone()
     };
-    let _ = body;
+    let decoded_frame = doppio_proto::frame::Frame {
+        header: doppio_proto::frame::FrameHeader {
+            flags: frame.header.flags.without(Flags::COMPRESSION),
+            length: body.len() as u32,
+            ..frame.header
+        },
+        body,
+    };
+    if let Ok(decoded) = ResponseFrame::decode(&decoded_frame, None, LIMIT) {
+        // Whatever decodes must encode again and decode to the same message.
+        let warnings: Vec<&str> = decoded.warnings.iter().map(String::as_str).collect();
+        let payload: Option<Vec<(&str, Option<&[u8]>)>> = decoded
+            .custom_payload
+            .as_ref()
+            .map(|p| p.iter().map(|(k, v)| (k.as_str(), v.as_deref())).collect());
+        let envelope = Envelope {
+            tracing_id: decoded.tracing_id,
+            warnings: &warnings,
+            custom_payload: payload.as_deref(),
+        };
+        let mut out = BytesMut::new();
+        if encode_response(&mut out, decoded.stream, &envelope, &decoded.response, None).is_ok() {
+            let again = FrameDecoder::new(Direction::Response)
+                .decode(&mut out)
+                .expect("re-encoded frame is valid")
+                .expect("re-encoded frame is whole");
+            let back = ResponseFrame::decode(&again, None, usize::MAX).expect("re-decodes");
+            assert_eq!(back, decoded);
+        }
+    }
 }
