@@ -3,12 +3,14 @@
 
 use std::hint::black_box;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use doppio_proto::consistency::Consistency;
+use doppio_proto::frame::Frame;
 use doppio_proto::frame::{Direction, Flags, FrameDecoder, FrameHeader, FrameStatus, Opcode};
 use doppio_proto::request::{encode_request, Execute, ExecuteTemplate, QueryParameters};
-use doppio_proto::wire::RawValue;
+use doppio_proto::response::{Response, ResponseFrame, ResultBody};
+use doppio_proto::wire::{RawValue, Reader};
 
 /// A RESULT Rows frame: one int column, one row.
 fn one_row_result(stream: i16) -> Vec<u8> {
@@ -32,6 +34,64 @@ fn one_row_result(stream: i16) -> Vec<u8> {
     .to_vec();
     out.extend_from_slice(body);
     out
+}
+
+/// The same one-row RESULT as a `skip_metadata` EXECUTE gets it: NO_METADATA.
+fn one_row_result_no_metadata(stream: i16) -> Vec<u8> {
+    let body: &[u8] = &[
+        0, 0, 0, 2, // Rows
+        0, 0, 0, 4, // no metadata
+        0, 0, 0, 1, // one column
+        0, 0, 0, 1, // one row
+        0, 0, 0, 4, 0, 0, 0, 42, // 42
+    ];
+    let mut out = FrameHeader {
+        direction: Direction::Response,
+        flags: Flags::NONE,
+        stream,
+        opcode: Opcode::Result,
+        length: body.len() as u32,
+    }
+    .to_bytes()
+    .to_vec();
+    out.extend_from_slice(body);
+    out
+}
+
+/// Frames the header at the start of `buf`, decodes the RESULT and reads its one int.
+/// Returns the frame's length and the value.
+fn decode_one(decoder: &FrameDecoder, buf: &Bytes) -> (usize, i32) {
+    let Ok(FrameStatus::Complete { header, frame_len }) = decoder.check(buf) else {
+        panic!("whole frame expected")
+    };
+    let frame = Frame {
+        header,
+        body: buf.slice(9..frame_len),
+    };
+    let r = ResponseFrame::decode(&frame, None, usize::MAX).expect("RESULT");
+    let Response::Result(ResultBody::Rows(rows)) = r.response else {
+        panic!("rows expected")
+    };
+    let cell = Reader::new(&rows.content)
+        .read_bytes("v")
+        .expect("cell")
+        .expect("not null");
+    let v = i32::from_be_bytes(cell.try_into().expect("int"));
+    (frame_len, v)
+}
+
+fn decode_result(c: &mut Criterion) {
+    let decoder = FrameDecoder::new(Direction::Response);
+    let mut g = c.benchmark_group("decode_one_row_result");
+    let full = Bytes::from(one_row_result(1));
+    g.bench_function("with_metadata", |b| {
+        b.iter(|| decode_one(&decoder, black_box(&full)))
+    });
+    let bare = Bytes::from(one_row_result_no_metadata(1));
+    g.bench_function("no_metadata", |b| {
+        b.iter(|| decode_one(&decoder, black_box(&bare)))
+    });
+    g.finish();
 }
 
 fn scan(c: &mut Criterion) {
@@ -113,5 +173,46 @@ fn encode_execute(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, encode_execute, scan);
+fn scan_decode(c: &mut Criterion) {
+    let decoder = FrameDecoder::new(Direction::Response);
+    let mut g = c.benchmark_group("scan");
+    for (name, make) in [
+        (
+            "64KiB_decode_results_with_metadata",
+            one_row_result as fn(i16) -> Vec<u8>,
+        ),
+        (
+            "64KiB_decode_results_no_metadata",
+            one_row_result_no_metadata,
+        ),
+    ] {
+        let mut buf = Vec::with_capacity(64 * 1024);
+        let mut stream = 0i16;
+        loop {
+            let f = make(stream);
+            if buf.len() + f.len() > 64 * 1024 {
+                break;
+            }
+            buf.extend_from_slice(&f);
+            stream = stream.wrapping_add(1);
+        }
+        let buf = Bytes::from(buf);
+        g.throughput(Throughput::Bytes(buf.len() as u64));
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut rest = buf.clone();
+                let mut sum = 0i64;
+                while !rest.is_empty() {
+                    let (len, v) = decode_one(&decoder, &rest);
+                    sum += i64::from(v);
+                    rest = rest.slice(len..);
+                }
+                sum
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, encode_execute, decode_result, scan, scan_decode);
 criterion_main!(benches);

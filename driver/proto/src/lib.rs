@@ -12,6 +12,7 @@
 //! - [`response`]: every response message with its envelope, decoded and encoded.
 //! - [`value`]: [`value::CqlValue`] and newtypes for every CQL type, with their wire formats.
 //! - [`serialize`]: Rust values into `[value]`s, checked against column types.
+//! - [`deserialize`], [`rows`]: CQL values into Rust types; the lazy row reader.
 //! - [`error`]: [`ProtoError`], the one error type, with context on every variant.
 //!
 //! Invariants:
@@ -25,6 +26,7 @@
 
 pub mod compression;
 pub mod consistency;
+pub mod deserialize;
 pub mod error;
 pub mod frame;
 pub mod metadata;

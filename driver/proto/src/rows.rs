@@ -1,8 +1,16 @@
 //! The rows of a RESULT Rows, kept in the frame body and read lazily.
+//!
+//! [`Rows::iter`] walks each row once to find its bounds (every cell length checked against
+//! the bytes left) and yields [`Row`]s that borrow the body; [`Rows::typed`] checks the
+//! column types against a tuple type once per result, then reads rows into it with the cells
+//! on the stack. Nothing is allocated per row unless the caller asks for owned values.
 
 use bytes::Bytes;
 
-use crate::metadata::RowsMetadata;
+use crate::deserialize::{DeserializeValue, FromRow};
+use crate::error::{ProtoError, Result};
+use crate::metadata::{ColumnSpec, RowsMetadata};
+use crate::value::CqlValue;
 
 /// A RESULT Rows: its metadata, and its rows still encoded in the frame body.
 ///
@@ -16,4 +24,298 @@ pub struct Rows {
     pub rows_count: usize,
     /// `<rows_content>`: `rows_count` rows of `metadata.columns_count` `[bytes]` each.
     pub content: Bytes,
+}
+
+/// The most columns [`Rows::typed`] reads into a tuple (the largest [`FromRow`] arity).
+const MAX_TYPED_COLUMNS: usize = 16;
+
+fn column_error(columns: &[ColumnSpec], index: usize, reason: String) -> ProtoError {
+    ProtoError::Value {
+        column: crate::serialize::column_label(index, Some(columns)),
+        reason,
+    }
+}
+
+/// Splits one `[bytes]` off the front of `rest`.
+fn next_cell<'a>(rest: &mut &'a [u8]) -> Result<Option<&'a [u8]>> {
+    let Some((len, tail)) = rest.split_first_chunk::<4>() else {
+        return Err(ProtoError::Truncated {
+            what: "row cell length",
+            needed: 4,
+            available: rest.len(),
+        });
+    };
+    let len = i32::from_be_bytes(*len);
+    match usize::try_from(len) {
+        Err(_) => {
+            *rest = tail;
+            Ok(None)
+        }
+        Ok(n) if n <= tail.len() => {
+            let (cell, t) = tail.split_at(n);
+            *rest = t;
+            Ok(Some(cell))
+        }
+        Ok(n) => Err(ProtoError::Truncated {
+            what: "row cell",
+            needed: n,
+            available: tail.len(),
+        }),
+    }
+}
+
+impl Rows {
+    /// Column specs (empty if the server sent no metadata).
+    pub fn columns(&self) -> &[ColumnSpec] {
+        &self.metadata.columns
+    }
+
+    /// The rows, read lazily from the frame body without allocating. A malformed row ends
+    /// the iteration with an error.
+    pub fn iter(&self) -> RowIter<'_> {
+        RowIter {
+            rest: &self.content,
+            left: self.rows_count,
+            columns_count: self.metadata.columns_count,
+            columns: &self.metadata.columns,
+            done: false,
+        }
+    }
+
+    /// The rows read as `T`, with the column types checked once, here.
+    pub fn typed<'a, T: FromRow<'a>>(&'a self) -> Result<TypedRows<'a, T>> {
+        let columns = &self.metadata.columns;
+        if self.metadata.no_metadata || columns.len() != self.metadata.columns_count {
+            return Err(ProtoError::InvalidValue {
+                what: "rows",
+                detail: "the result has no column metadata (skip_metadata): typed rows need it"
+                    .into(),
+            });
+        }
+        if columns.len() > MAX_TYPED_COLUMNS {
+            return Err(ProtoError::InvalidValue {
+                what: "rows",
+                detail: format!("{} columns; typed rows read at most 16", columns.len()),
+            });
+        }
+        T::type_check(columns).map_err(|(i, reason)| column_error(columns, i, reason))?;
+        Ok(TypedRows {
+            rows: self.iter(),
+            _t: std::marker::PhantomData,
+        })
+    }
+}
+
+/// Iterator over the rows of a [`Rows`], borrowing its content.
+#[derive(Debug, Clone)]
+pub struct RowIter<'a> {
+    rest: &'a [u8],
+    left: usize,
+    columns_count: usize,
+    columns: &'a [ColumnSpec],
+    done: bool,
+}
+
+impl<'a> Iterator for RowIter<'a> {
+    type Item = Result<Row<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if self.left == 0 {
+            self.done = true;
+            if !self.rest.is_empty() {
+                return Some(Err(ProtoError::TrailingBytes {
+                    what: "rows content",
+                    extra: self.rest.len(),
+                }));
+            }
+            return None;
+        }
+        let start = self.rest;
+        let mut walk = self.rest;
+        for _ in 0..self.columns_count {
+            if let Err(e) = next_cell(&mut walk) {
+                self.done = true;
+                return Some(Err(e));
+            }
+        }
+        let len = start.len() - walk.len();
+        self.rest = walk;
+        self.left -= 1;
+        Some(Ok(Row {
+            bytes: &start[..len],
+            columns_count: self.columns_count,
+            columns: self.columns,
+        }))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.left + 1))
+    }
+}
+
+/// One row: its cells, still encoded.
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    bytes: &'a [u8],
+    columns_count: usize,
+    columns: &'a [ColumnSpec],
+}
+
+impl<'a> Row<'a> {
+    /// The row's raw bytes (its cells, each a `[bytes]`).
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.columns_count
+    }
+
+    /// True if the row has no cells.
+    pub fn is_empty(&self) -> bool {
+        self.columns_count == 0
+    }
+
+    /// The raw cells in order (`None` for null). The row was validated when it was read.
+    pub fn cells(&self) -> impl Iterator<Item = Option<&'a [u8]>> + 'a {
+        let mut rest = self.bytes;
+        (0..self.columns_count).map_while(move |_| next_cell(&mut rest).ok())
+    }
+
+    /// The raw value of cell `index` (`None` for null).
+    pub fn raw(&self, index: usize) -> Result<Option<&'a [u8]>> {
+        self.cells().nth(index).ok_or(ProtoError::InvalidValue {
+            what: "column index",
+            detail: format!("{index} is past the {} columns", self.columns_count),
+        })
+    }
+
+    /// Cell `index` read as `T` (checked against the column's type).
+    pub fn get<T: DeserializeValue<'a>>(&self, index: usize) -> Result<T> {
+        let raw = self.raw(index)?;
+        let col = self.columns.get(index).ok_or(ProtoError::InvalidValue {
+            what: "column index",
+            detail: format!("no metadata for column {index}"),
+        })?;
+        T::type_check(&col.typ)
+            .and_then(|()| T::deserialize(&col.typ, raw))
+            .map_err(|reason| column_error(self.columns, index, reason))
+    }
+
+    /// Every cell as a dynamic value (`None` for null). Needs column metadata.
+    pub fn to_values(&self) -> Result<Vec<Option<CqlValue>>> {
+        (0..self.columns_count)
+            .map(|i| self.get::<Option<CqlValue>>(i))
+            .collect()
+    }
+}
+
+/// Rows read as `T`; yields an error (naming the column) for a row that does not fit.
+#[derive(Debug, Clone)]
+pub struct TypedRows<'a, T> {
+    rows: RowIter<'a>,
+    _t: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<'a, T: FromRow<'a>> Iterator for TypedRows<'a, T> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let row = match self.rows.next()? {
+            Ok(row) => row,
+            Err(e) => return Some(Err(e)),
+        };
+        // Cells on the stack: typed reading allocates nothing per row.
+        let mut cells: [Option<&'a [u8]>; MAX_TYPED_COLUMNS] = [None; MAX_TYPED_COLUMNS];
+        let n = row.columns_count.min(MAX_TYPED_COLUMNS);
+        for (slot, cell) in cells.iter_mut().zip(row.cells()) {
+            *slot = cell;
+        }
+        Some(
+            T::from_row(row.columns, &cells[..n])
+                .map_err(|(i, reason)| column_error(row.columns, i, reason)),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metadata::RowsMetadata;
+    use crate::types::ColumnType;
+
+    fn rows(content: &'static [u8], count: usize) -> Rows {
+        let col = |name: &str, typ| ColumnSpec {
+            keyspace: "ks".into(),
+            table: "t".into(),
+            name: name.into(),
+            typ,
+        };
+        Rows {
+            metadata: RowsMetadata {
+                columns_count: 2,
+                paging_state: None,
+                columns: vec![col("k", ColumnType::Int), col("v", ColumnType::Varchar)],
+                no_metadata: false,
+            },
+            rows_count: count,
+            content: Bytes::from_static(content),
+        }
+    }
+
+    const TWO_ROWS: &[u8] = &[
+        0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 2, b'h', b'i', // (1, "hi")
+        0, 0, 0, 4, 0, 0, 0, 2, 0xff, 0xff, 0xff, 0xff, // (2, null)
+    ];
+
+    #[test]
+    fn typed_and_dynamic_access() {
+        let r = rows(TWO_ROWS, 2);
+        let typed: Vec<(i32, Option<&str>)> = r.typed().unwrap().collect::<Result<_>>().unwrap();
+        assert_eq!(typed, vec![(1, Some("hi")), (2, None)]);
+        let first = r.iter().next().unwrap().unwrap();
+        assert_eq!(first.get::<i32>(0).unwrap(), 1);
+        assert_eq!(first.get::<String>(1).unwrap(), "hi");
+        assert_eq!(
+            first.to_values().unwrap(),
+            vec![Some(CqlValue::Int(1)), Some(CqlValue::Text("hi".into()))]
+        );
+        let second = r.iter().nth(1).unwrap().unwrap();
+        let err = second.get::<String>(1).unwrap_err();
+        assert!(
+            err.to_string().starts_with("column 1 (v): null value"),
+            "{err}"
+        );
+        assert!(first.get::<i32>(5).is_err());
+    }
+
+    #[test]
+    fn type_mismatch_is_reported_once_per_result() {
+        let r = rows(TWO_ROWS, 2);
+        let err = r.typed::<(i64, String)>().unwrap_err();
+        assert_eq!(err.to_string(), "column 0 (k): cannot read int into i64");
+        assert!(r.typed::<(i32,)>().is_err(), "wrong arity");
+    }
+
+    #[test]
+    fn malformed_content_is_an_error_not_a_panic() {
+        assert!(rows(&TWO_ROWS[..20], 2).iter().any(|r| r.is_err()));
+        assert!(rows(TWO_ROWS, 3).iter().any(|r| r.is_err()));
+        assert!(
+            rows(TWO_ROWS, 1).iter().any(|r| r.is_err()),
+            "trailing row bytes"
+        );
+        assert!(rows(&[0x7f, 0xff, 0xff, 0xff], 1)
+            .iter()
+            .any(|r| r.is_err()));
+        assert_eq!(
+            rows(TWO_ROWS, 3).iter().count(),
+            3,
+            "iteration stops after the error"
+        );
+    }
 }

@@ -1,0 +1,453 @@
+//! CQL values into Rust types, type-checked once per result.
+//!
+//! [`DeserializeValue`] splits the check from the conversion: the row reader calls
+//! [`DeserializeValue::type_check`] once per column per result, then
+//! [`DeserializeValue::deserialize`] per value. Borrowing impls (`&str`, `&[u8]`) read
+//! straight from the frame body. [`FromRow`] does the same for a whole row (tuples of 1 to
+//! 16 values).
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::Hash;
+use std::net::IpAddr;
+
+use crate::metadata::ColumnSpec;
+use crate::types::ColumnType;
+use crate::value::{
+    type_name, CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp, CqlValue, CqlVarint,
+    ValueResult,
+};
+
+/// A Rust type a CQL value can be read into.
+pub trait DeserializeValue<'a>: Sized {
+    /// Checks that values of `typ` can be read into `Self`.
+    fn type_check(typ: &ColumnType) -> ValueResult<()>;
+
+    /// Reads one value (`None` is null). Assumes `type_check(typ)` passed.
+    fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self>;
+}
+
+fn wrong<T: ?Sized>(typ: &ColumnType) -> String {
+    format!(
+        "cannot read {} into {}",
+        type_name(typ),
+        std::any::type_name::<T>()
+    )
+}
+
+fn non_null<T: ?Sized>(bytes: Option<&[u8]>) -> ValueResult<&[u8]> {
+    bytes.ok_or_else(|| {
+        format!(
+            "null value; read it into Option<{}>",
+            std::any::type_name::<T>()
+        )
+    })
+}
+
+fn fixed<const N: usize>(b: &[u8], typ: &ColumnType) -> ValueResult<[u8; N]> {
+    b.try_into().map_err(|_| {
+        format!(
+            "{} value of {} bytes, expected {N}",
+            type_name(typ),
+            b.len()
+        )
+    })
+}
+
+macro_rules! scalar {
+    ($t:ty, $($pat:pat_param)|+ => |$b:ident, $typ:ident| $body:expr) => {
+        impl<'a> DeserializeValue<'a> for $t {
+            fn type_check(typ: &ColumnType) -> ValueResult<()> {
+                match typ {
+                    $($pat)|+ => Ok(()),
+                    #[allow(unreachable_patterns)]
+                    _ => Err(wrong::<$t>(typ)),
+                }
+            }
+            fn deserialize($typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
+                let $b = non_null::<$t>(bytes)?;
+                $body
+            }
+        }
+    };
+}
+
+scalar!(i8, ColumnType::Tinyint => |b, t| Ok(i8::from_be_bytes(fixed(b, t)?)));
+scalar!(i16, ColumnType::Smallint => |b, t| Ok(i16::from_be_bytes(fixed(b, t)?)));
+scalar!(i32, ColumnType::Int => |b, t| Ok(i32::from_be_bytes(fixed(b, t)?)));
+scalar!(i64, ColumnType::Bigint | ColumnType::Counter | ColumnType::Timestamp | ColumnType::Time
+    => |b, t| Ok(i64::from_be_bytes(fixed(b, t)?)));
+scalar!(f32, ColumnType::Float => |b, t| Ok(f32::from_be_bytes(fixed(b, t)?)));
+scalar!(f64, ColumnType::Double => |b, t| Ok(f64::from_be_bytes(fixed(b, t)?)));
+scalar!(bool, ColumnType::Boolean => |b, t| Ok(fixed::<1>(b, t)?[0] != 0));
+scalar!(&'a str, ColumnType::Ascii | ColumnType::Varchar
+    => |b, _t| std::str::from_utf8(b).map_err(|_| "text is not valid UTF-8".to_string()));
+scalar!(String, ColumnType::Ascii | ColumnType::Varchar
+    => |b, _t| String::from_utf8(b.to_vec()).map_err(|_| "text is not valid UTF-8".to_string()));
+scalar!(&'a [u8], _ => |b, _t| Ok(b));
+scalar!([u8; 16], ColumnType::Uuid | ColumnType::Timeuuid => |b, t| fixed(b, t));
+scalar!(CqlDate, ColumnType::Date => |b, t| Ok(CqlDate(u32::from_be_bytes(fixed(b, t)?))));
+scalar!(CqlTimestamp, ColumnType::Timestamp => |b, t| Ok(CqlTimestamp(i64::from_be_bytes(fixed(b, t)?))));
+scalar!(CqlTime, ColumnType::Time => |b, t| Ok(CqlTime(i64::from_be_bytes(fixed(b, t)?))));
+scalar!(CqlVarint, ColumnType::Varint => |b, _t| Ok(CqlVarint::from_signed_bytes_be(b)));
+
+macro_rules! via_cql_value {
+    ($t:ty, $variant:ident, $($pat:pat_param)|+) => {
+        impl<'a> DeserializeValue<'a> for $t {
+            fn type_check(typ: &ColumnType) -> ValueResult<()> {
+                match typ {
+                    $($pat)|+ => Ok(()),
+                    _ => Err(wrong::<$t>(typ)),
+                }
+            }
+            fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
+                match CqlValue::decode(typ, non_null::<$t>(bytes)?)? {
+                    CqlValue::$variant(v) => Ok(v),
+                    other => Err(format!("expected {}, read {other:?}", stringify!($variant))),
+                }
+            }
+        }
+    };
+}
+via_cql_value!(IpAddr, Inet, ColumnType::Inet);
+via_cql_value!(CqlDecimal, Decimal, ColumnType::Decimal);
+via_cql_value!(CqlDuration, Duration, ColumnType::Duration);
+
+impl<'a> DeserializeValue<'a> for Vec<u8> {
+    fn type_check(_: &ColumnType) -> ValueResult<()> {
+        Ok(())
+    }
+    fn deserialize(_: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
+        Ok(non_null::<Self>(bytes)?.to_vec())
+    }
+}
+
+impl<'a> DeserializeValue<'a> for CqlValue {
+    fn type_check(_: &ColumnType) -> ValueResult<()> {
+        Ok(())
+    }
+    fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
+        CqlValue::decode(typ, non_null::<Self>(bytes)?)
+    }
+}
+
+impl<'a, T: DeserializeValue<'a>> DeserializeValue<'a> for Option<T> {
+    fn type_check(typ: &ColumnType) -> ValueResult<()> {
+        T::type_check(typ)
+    }
+    fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
+        bytes.map(|b| T::deserialize(typ, Some(b))).transpose()
+    }
+}
+
+/// Walks the `[int]` count and `[bytes]` elements of a collection value.
+struct Elements<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Elements<'a> {
+    fn start(bytes: &'a [u8], min_element: usize) -> ValueResult<(usize, Self)> {
+        let (n, rest) = bytes
+            .split_first_chunk::<4>()
+            .ok_or("collection shorter than its count")?;
+        let n = i32::from_be_bytes(*n);
+        let n = usize::try_from(n).map_err(|_| format!("negative element count {n}"))?;
+        if n.saturating_mul(min_element) > rest.len() {
+            return Err(format!("{n} elements cannot fit in {} bytes", rest.len()));
+        }
+        Ok((n, Self { rest }))
+    }
+
+    fn next(&mut self) -> ValueResult<Option<&'a [u8]>> {
+        let (len, rest) = self
+            .rest
+            .split_first_chunk::<4>()
+            .ok_or("collection element truncated")?;
+        let len = i32::from_be_bytes(*len);
+        match usize::try_from(len) {
+            Err(_) => {
+                self.rest = rest;
+                Ok(None)
+            }
+            Ok(len) if len <= rest.len() => {
+                let (e, rest) = rest.split_at(len);
+                self.rest = rest;
+                Ok(Some(e))
+            }
+            Ok(len) => Err(format!("element of {len} bytes, {} left", rest.len())),
+        }
+    }
+
+    fn end(&self) -> ValueResult<()> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} bytes left after the collection",
+                self.rest.len()
+            ))
+        }
+    }
+}
+
+impl<'a, T: DeserializeValue<'a>> DeserializeValue<'a> for Vec<T> {
+    fn type_check(typ: &ColumnType) -> ValueResult<()> {
+        match typ {
+            ColumnType::List(e) | ColumnType::Set(e) => T::type_check(e),
+            ColumnType::Vector { element, .. } => T::type_check(element),
+            _ => Err(wrong::<Self>(typ)),
+        }
+    }
+    fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
+        let bytes = non_null::<Self>(bytes)?;
+        match typ {
+            ColumnType::List(e) | ColumnType::Set(e) => {
+                let (n, mut it) = Elements::start(bytes, 4)?;
+                let mut out = Vec::with_capacity(n);
+                for _ in 0..n {
+                    out.push(T::deserialize(e, it.next()?)?);
+                }
+                it.end()?;
+                Ok(out)
+            }
+            ColumnType::Vector { element, dimension } => {
+                let Some(size) = element.fixed_size() else {
+                    // Variable-size elements: through CqlValue, which knows the vint framing.
+                    return Err(format!(
+                        "read {} through CqlValue (variable-size vector elements)",
+                        type_name(typ)
+                    ));
+                };
+                let n = *dimension as usize;
+                if size.checked_mul(n) != Some(bytes.len()) {
+                    return Err(format!(
+                        "vector of {} bytes, expected {n} x {size}",
+                        bytes.len()
+                    ));
+                }
+                bytes
+                    .chunks_exact(size.max(1))
+                    .map(|c| T::deserialize(element, Some(c)))
+                    .collect()
+            }
+            _ => Err(wrong::<Self>(typ)),
+        }
+    }
+}
+
+fn read_map<'a, K, V, M>(
+    typ: &ColumnType,
+    bytes: Option<&'a [u8]>,
+    mut insert: impl FnMut(&mut M, K, V),
+    mut map: M,
+) -> ValueResult<M>
+where
+    K: DeserializeValue<'a>,
+    V: DeserializeValue<'a>,
+{
+    let ColumnType::Map(kt, vt) = typ else {
+        return Err(wrong::<M>(typ));
+    };
+    let (n, mut it) = Elements::start(non_null::<M>(bytes)?, 8)?;
+    for _ in 0..n {
+        let k = K::deserialize(kt, it.next()?)?;
+        let v = V::deserialize(vt, it.next()?)?;
+        insert(&mut map, k, v);
+    }
+    it.end()?;
+    Ok(map)
+}
+
+fn check_map<'a, K: DeserializeValue<'a>, V: DeserializeValue<'a>, M>(
+    typ: &ColumnType,
+) -> ValueResult<()> {
+    match typ {
+        ColumnType::Map(k, v) => {
+            K::type_check(k)?;
+            V::type_check(v)
+        }
+        _ => Err(wrong::<M>(typ)),
+    }
+}
+
+impl<'a, K: DeserializeValue<'a> + Eq + Hash, V: DeserializeValue<'a>> DeserializeValue<'a>
+    for HashMap<K, V>
+{
+    fn type_check(typ: &ColumnType) -> ValueResult<()> {
+        check_map::<K, V, Self>(typ)
+    }
+    fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
+        read_map(
+            typ,
+            bytes,
+            |m: &mut Self, k, v| {
+                m.insert(k, v);
+            },
+            HashMap::new(),
+        )
+    }
+}
+
+impl<'a, K: DeserializeValue<'a> + Ord, V: DeserializeValue<'a>> DeserializeValue<'a>
+    for BTreeMap<K, V>
+{
+    fn type_check(typ: &ColumnType) -> ValueResult<()> {
+        check_map::<K, V, Self>(typ)
+    }
+    fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
+        read_map(
+            typ,
+            bytes,
+            |m: &mut Self, k, v| {
+                m.insert(k, v);
+            },
+            BTreeMap::new(),
+        )
+    }
+}
+
+/// A Rust type a whole row can be read into.
+pub trait FromRow<'a>: Sized {
+    /// Checks the result's columns once: count and each type.
+    fn type_check(columns: &[ColumnSpec]) -> Result<(), (usize, String)>;
+
+    /// Reads one row from its raw column values. Assumes `type_check` passed.
+    fn from_row(
+        columns: &[ColumnSpec],
+        values: &[Option<&'a [u8]>],
+    ) -> Result<Self, (usize, String)>;
+}
+
+macro_rules! tuples {
+    ($($n:literal => ($($i:tt $T:ident),+);)+) => {$(
+        impl<'a, $($T: DeserializeValue<'a>),+> DeserializeValue<'a> for ($($T,)+) {
+            fn type_check(typ: &ColumnType) -> ValueResult<()> {
+                match typ {
+                    ColumnType::Tuple(ts) if ts.len() == $n => {
+                        $( $T::type_check(&ts[$i])?; )+
+                        Ok(())
+                    }
+                    _ => Err(wrong::<Self>(typ)),
+                }
+            }
+            fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
+                let ColumnType::Tuple(ts) = typ else { return Err(wrong::<Self>(typ)) };
+                let mut rest = non_null::<Self>(bytes)?;
+                let mut field = || -> ValueResult<Option<&'a [u8]>> {
+                    let (len, tail) = rest.split_first_chunk::<4>().ok_or("tuple truncated")?;
+                    let len = i32::from_be_bytes(*len);
+                    match usize::try_from(len) {
+                        Err(_) => { rest = tail; Ok(None) }
+                        Ok(l) if l <= tail.len() => {
+                            let (f, t) = tail.split_at(l);
+                            rest = t;
+                            Ok(Some(f))
+                        }
+                        Ok(l) => Err(format!("tuple field of {l} bytes, {} left", tail.len())),
+                    }
+                };
+                Ok(($( $T::deserialize(ts.get($i).ok_or("tuple arity")?, field()?)?, )+))
+            }
+        }
+
+        impl<'a, $($T: DeserializeValue<'a>),+> FromRow<'a> for ($($T,)+) {
+            fn type_check(columns: &[ColumnSpec]) -> Result<(), (usize, String)> {
+                if columns.len() != $n {
+                    return Err((0, format!("the result has {} columns, the row type {}", columns.len(), $n)));
+                }
+                $( $T::type_check(&columns[$i].typ).map_err(|e| ($i, e))?; )+
+                Ok(())
+            }
+            fn from_row(columns: &[ColumnSpec], values: &[Option<&'a [u8]>]) -> Result<Self, (usize, String)> {
+                Ok(($(
+                    $T::deserialize(
+                        &columns.get($i).ok_or(($i, "missing column".to_string()))?.typ,
+                        *values.get($i).ok_or(($i, "missing value".to_string()))?,
+                    ).map_err(|e| ($i, e))?,
+                )+))
+            }
+        }
+    )+};
+}
+
+tuples! {
+    1 => (0 A);
+    2 => (0 A, 1 B);
+    3 => (0 A, 1 B, 2 C);
+    4 => (0 A, 1 B, 2 C, 3 D);
+    5 => (0 A, 1 B, 2 C, 3 D, 4 E);
+    6 => (0 A, 1 B, 2 C, 3 D, 4 E, 5 F);
+    7 => (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G);
+    8 => (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H);
+    9 => (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I);
+    10 => (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J);
+    11 => (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K);
+    12 => (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L);
+    13 => (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M);
+    14 => (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N);
+    15 => (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N, 14 O);
+    16 => (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N, 14 O, 15 P);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serialize::{write_value, SerializeValue};
+    use bytes::BytesMut;
+
+    fn bytes_of<T: SerializeValue>(v: T, t: &ColumnType) -> Vec<u8> {
+        let mut buf = BytesMut::new();
+        write_value(&v, Some(t), &mut buf).unwrap();
+        buf[4..].to_vec()
+    }
+
+    #[test]
+    fn round_trips_through_serialize() {
+        let t = ColumnType::Varchar;
+        let b = bytes_of("hé", &t);
+        assert_eq!(<&str>::deserialize(&t, Some(&b)).unwrap(), "hé");
+        let t = ColumnType::Map(
+            Box::new(ColumnType::Varchar),
+            Box::new(ColumnType::List(Box::new(ColumnType::Int))),
+        );
+        let m: BTreeMap<String, Vec<i32>> = [("a".to_string(), vec![1, 2])].into();
+        let b = bytes_of(&m, &t);
+        BTreeMap::<String, Vec<i32>>::type_check(&t).unwrap();
+        assert_eq!(
+            BTreeMap::<String, Vec<i32>>::deserialize(&t, Some(&b)).unwrap(),
+            m
+        );
+        let t = ColumnType::Tuple(vec![ColumnType::Int, ColumnType::Varchar]);
+        let b = bytes_of((1i32, None::<&str>), &t);
+        assert_eq!(
+            <(i32, Option<String>)>::deserialize(&t, Some(&b)).unwrap(),
+            (1, None)
+        );
+        let t = ColumnType::Vector {
+            element: Box::new(ColumnType::Float),
+            dimension: 3,
+        };
+        let b = bytes_of(vec![1.0f32, 2.0, 3.0], &t);
+        assert_eq!(
+            Vec::<f32>::deserialize(&t, Some(&b)).unwrap(),
+            vec![1.0, 2.0, 3.0]
+        );
+    }
+
+    #[test]
+    fn checks_and_nulls_explain_themselves() {
+        assert_eq!(
+            i32::type_check(&ColumnType::Bigint).unwrap_err(),
+            "cannot read bigint into i32"
+        );
+        assert!(i32::deserialize(&ColumnType::Int, None)
+            .unwrap_err()
+            .contains("Option<i32>"));
+        assert_eq!(
+            Option::<i32>::deserialize(&ColumnType::Int, None).unwrap(),
+            None
+        );
+        assert!(i32::deserialize(&ColumnType::Int, Some(&[1, 2])).is_err());
+        let list = ColumnType::List(Box::new(ColumnType::Int));
+        assert!(Vec::<i32>::deserialize(&list, Some(&[0x7f, 0xff, 0xff, 0xff])).is_err());
+    }
+}
