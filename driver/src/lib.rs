@@ -10,8 +10,13 @@
 
 pub mod auth;
 pub mod connection;
+pub mod error;
+pub mod handshake;
 pub mod pool;
 pub mod runtime;
+pub mod session;
 
 /// The protocol layer this driver speaks, re-exported for users who need its types.
 pub use doppio_proto as proto;
+pub use error::Error;
+pub use session::{PreparedStatement, QueryResult, Session, SessionConfig, StatementOptions};

@@ -4,6 +4,8 @@
 //! Cassandra comes from `scripts/cassandra.sh` (`scripts/test.sh` starts one); its address
 //! from `DOPPIO_CASSANDRA` (default 127.0.0.1:9042).
 
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::rc::Rc;

@@ -63,4 +63,12 @@ pub enum RequestError {
     /// The request could not be encoded (nothing was sent).
     #[error("request not sent: {0}")]
     Encode(#[from] ProtoError),
+    /// The answer could not be decoded; the connection was closed as broken by the node.
+    #[error("bad answer from {addr}: {error}; connection closed")]
+    BadResponse {
+        /// The node.
+        addr: SocketAddr,
+        /// What was wrong.
+        error: ProtoError,
+    },
 }

@@ -34,9 +34,12 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
+use doppio_proto::compression::Compression;
 use doppio_proto::frame::{
     Direction, Flags, Frame, FrameDecoder, FrameHeader, Opcode, DEFAULT_MAX_BODY_LEN,
 };
+use doppio_proto::request::{encode_request, encode_request_compressed, RequestBody};
+use doppio_proto::response::ResponseFrame;
 use doppio_proto::ProtoError;
 use futures_lite::{AsyncRead, AsyncWrite};
 use glommio::net::TcpStream;
@@ -134,6 +137,14 @@ struct Shared {
     config: ConnectionConfig,
     socket: Rc<RefCell<TcpStream>>,
     state: RefCell<State>,
+    /// Body compression of requests, once STARTUP has negotiated it.
+    compression: std::cell::Cell<Option<Compression>>,
+    /// Compression accepted on answers (set just before STARTUP, whose answer may already
+    /// be compressed, while STARTUP itself must not be).
+    accept_compression: std::cell::Cell<Option<Compression>>,
+    /// Uncompressed bodies are encoded here before compression (reused: no allocation but
+    /// lz4's own output block).
+    scratch: RefCell<BytesMut>,
 }
 
 impl Shared {
@@ -293,6 +304,9 @@ impl Connection {
             }),
             config,
             socket,
+            compression: std::cell::Cell::new(None),
+            accept_compression: std::cell::Cell::new(None),
+            scratch: RefCell::new(BytesMut::new()),
         });
         glommio::spawn_local(read_loop(shared.clone())).detach();
         glommio::spawn_local(flush_loop(shared.clone())).detach();
@@ -358,6 +372,53 @@ impl Connection {
         F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError>,
     {
         self.shared.request(timeout, encode).await
+    }
+
+    /// Compresses request bodies and accepts compressed answers from now on (after STARTUP
+    /// negotiated `compression`).
+    pub fn set_compression(&self, compression: Option<Compression>) {
+        self.shared.compression.set(compression);
+        self.shared.accept_compression.set(compression);
+    }
+
+    /// Accepts compressed answers without compressing requests yet (for STARTUP's answer).
+    pub fn accept_compression(&self, compression: Option<Compression>) {
+        self.shared.accept_compression.set(compression);
+    }
+
+    /// The negotiated compression.
+    pub fn compression(&self) -> Option<Compression> {
+        self.shared.compression.get()
+    }
+
+    /// Sends `request` and decodes its answer (decompressing as negotiated).
+    ///
+    /// An answer that does not decode closes the connection: the node broke the protocol.
+    pub async fn send(
+        &self,
+        flags: Flags,
+        request: &impl RequestBody,
+        timeout: Option<Duration>,
+    ) -> Result<ResponseFrame, RequestError> {
+        let shared = &*self.shared;
+        let compression = shared.compression.get();
+        let frame = self
+            .request(timeout, |buf, stream| match compression {
+                None => encode_request(buf, stream, flags, request),
+                Some(c) => {
+                    let mut scratch = shared.scratch.borrow_mut();
+                    encode_request_compressed(buf, stream, flags, request, c, &mut scratch)
+                }
+            })
+            .await?;
+        let accept = shared.accept_compression.get();
+        ResponseFrame::decode(&frame, accept, shared.config.max_frame_body).map_err(|error| {
+            shared.protocol_violation(format!("undecodable {}: {error}", frame.header.opcode));
+            RequestError::BadResponse {
+                addr: shared.addr,
+                error,
+            }
+        })
     }
 
     /// Waits until the connection closes, and says why.
