@@ -203,7 +203,10 @@ fn server_errors_arrive_typed_with_their_fields() {
         let err = s.execute(&p, &(1i32, "not an int")).await.unwrap_err();
         assert!(matches!(err, Error::Serialization(_)), "{err}");
         let msg = err.to_string();
-        assert!(msg.contains("column 1") && msg.contains('v') && msg.contains("int"), "{msg}");
+        assert!(
+            msg.contains("column 1") && msg.contains('v') && msg.contains("int"),
+            "{msg}"
+        );
         s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
     });
 }

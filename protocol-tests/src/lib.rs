@@ -7,6 +7,7 @@
 
 pub mod alloc;
 pub mod fixtures;
+pub mod reencode;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -9,10 +9,24 @@
 
 use std::time::{Duration, Instant};
 
+use doppio_proto::compression::Compression;
 use doppio_proto::frame::{Flags, Frame, Opcode};
+use doppio_proto::response::{Response, ResponseFrame, ResultBody};
 use doppio_proto::types::ColumnType;
+use doppio_proto::value::{
+    CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp, CqlValue, CqlVarint,
+};
 use doppio_proto::wire::{self, Reader};
 use protocol_tests::{query_body, unique_keyspace, Recorder, TestConnection};
+
+/// Records a response frame (with `DOPPIO_RECORD_FIXTURES=1`) after checking that
+/// doppio-proto decodes it.
+fn keep(rec: &Recorder, label: &str, frame: &Frame) {
+    if let Err(e) = ResponseFrame::decode(frame, Some(Compression::Lz4), 1 << 24) {
+        panic!("{label}: doppio-proto cannot decode what Cassandra sent: {e}");
+    }
+    rec.record(label, frame);
+}
 
 /// The error code of an ERROR frame, after checking its opcode.
 fn error_code(frame: &Frame) -> (i32, String) {
@@ -302,6 +316,55 @@ fn all_types(ks: &str) -> Vec<(&'static str, &'static str, String, ColumnType, V
     ]
 }
 
+/// What row 1 of `all_types` holds, as doppio-proto values, in `all_types` column order.
+fn expected_values() -> Vec<CqlValue> {
+    use std::net::{IpAddr, Ipv4Addr};
+    let uuid = |s: &str| -> [u8; 16] { hex16(s).try_into().expect("16 bytes") };
+    vec![
+        CqlValue::Ascii("ascii".into()),
+        CqlValue::Bigint(i64::MAX),
+        CqlValue::Blob(vec![0xca, 0xfe]),
+        CqlValue::Boolean(true),
+        CqlValue::Date(CqlDate::from_days_since_epoch(19782)),
+        CqlValue::Decimal(CqlDecimal {
+            unscaled: CqlVarint::from(12345i64),
+            scale: 2,
+        }),
+        CqlValue::Double(1.5),
+        CqlValue::Duration(CqlDuration {
+            months: 1,
+            days: 2,
+            nanoseconds: 3,
+        }),
+        CqlValue::Float(2.5),
+        CqlValue::Inet(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        CqlValue::Smallint(-2),
+        CqlValue::Text("héllo".into()),
+        CqlValue::Time(CqlTime(3_723_000_000_004)),
+        CqlValue::Timestamp(CqlTimestamp(1_704_164_645_678)),
+        CqlValue::Timeuuid(uuid("50554d6e29bb11e5b345feff819cdc9f")),
+        CqlValue::Tinyint(-7),
+        CqlValue::Uuid(uuid("123e4567e89b42d3a456426614174000")),
+        CqlValue::Varint(CqlVarint::from(-129i64)),
+        CqlValue::List(vec![CqlValue::Int(1), CqlValue::Int(2)]),
+        CqlValue::Set(vec![CqlValue::Text("a".into()), CqlValue::Text("b".into())]),
+        CqlValue::Map(vec![(CqlValue::Text("x".into()), CqlValue::Int(1))]),
+        CqlValue::Tuple(vec![
+            Some(CqlValue::Int(1)),
+            Some(CqlValue::Text("one".into())),
+        ]),
+        CqlValue::Udt(vec![
+            ("street".into(), Some(CqlValue::Text("main".into()))),
+            ("zip".into(), Some(CqlValue::Int(12345))),
+        ]),
+        CqlValue::Vector(vec![
+            CqlValue::Float(1.0),
+            CqlValue::Float(2.0),
+            CqlValue::Float(3.0),
+        ]),
+    ]
+}
+
 fn hex16(s: &str) -> Vec<u8> {
     (0..16)
         .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).expect("hex"))
@@ -334,7 +397,7 @@ fn full_session_against_cassandra() {
     let ks = unique_keyspace("captured");
     let mut conn = TestConnection::connect();
     let ready = conn.startup();
-    rec.record("ready", &ready);
+    keep(&rec, "ready", &ready);
 
     // Events arrive on a second connection.
     let mut events = TestConnection::connect();
@@ -348,13 +411,13 @@ fn full_session_against_cassandra() {
     let created = conn.query_ok(&format!(
         "CREATE KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}"
     ));
-    rec.record("result_schema_change_keyspace", &created);
+    keep(&rec, "result_schema_change_keyspace", &created);
     assert_eq!(result_kind(&created), 5);
     let mut r = Reader::new(&created.body[4..]);
     assert_eq!(schema_change(&mut r), ["CREATED", "KEYSPACE", &ks]);
 
     let created = conn.query_ok(&format!("CREATE TYPE {ks}.addr (street text, zip int)"));
-    rec.record("result_schema_change_type", &created);
+    keep(&rec, "result_schema_change_type", &created);
     let mut r = Reader::new(&created.body[4..]);
     assert_eq!(schema_change(&mut r), ["CREATED", "TYPE", &ks, "addr"]);
 
@@ -364,14 +427,14 @@ fn full_session_against_cassandra() {
         "CREATE TABLE {ks}.all_types (k int PRIMARY KEY, {})",
         defs.join(", ")
     ));
-    rec.record("result_schema_change_table", &created);
+    keep(&rec, "result_schema_change_table", &created);
     let mut r = Reader::new(&created.body[4..]);
     assert_eq!(
         schema_change(&mut r),
         ["CREATED", "TABLE", &ks, "all_types"]
     );
     let (event, change) = await_schema_event(&mut events, &ks, "all_types");
-    rec.record("event_schema_change", &event);
+    keep(&rec, "event_schema_change", &event);
     assert_eq!(change, ["CREATED", "TABLE", &ks, "all_types"]);
 
     conn.query_ok(&format!(
@@ -380,7 +443,7 @@ fn full_session_against_cassandra() {
 
     // USE gives Set_keyspace.
     let used = conn.query_ok(&format!("USE {ks}"));
-    rec.record("result_set_keyspace", &used);
+    keep(&rec, "result_set_keyspace", &used);
     assert_eq!(result_kind(&used), 3);
     assert_eq!(Reader::new(&used.body[4..]).read_string("ks").unwrap(), ks);
 
@@ -392,7 +455,7 @@ fn full_session_against_cassandra() {
         names.join(", "),
         literals.join(", ")
     ));
-    rec.record("result_void", &insert);
+    keep(&rec, "result_void", &insert);
     assert_eq!(result_kind(&insert), 1);
     conn.query_ok(&format!("INSERT INTO {ks}.all_types (k) VALUES (2)"));
     conn.query_ok(&format!("UPDATE {ks}.counters SET n = n + 5 WHERE k = 1"));
@@ -401,7 +464,7 @@ fn full_session_against_cassandra() {
         "SELECT k, {} FROM {ks}.all_types WHERE k IN (1, 2)",
         names.join(", ")
     ));
-    rec.record("result_rows_all_types", &rows);
+    keep(&rec, "result_rows_all_types", &rows);
     let raw = raw_rows(&rows.body);
     assert_eq!(raw.columns.len(), columns.len() + 1);
     assert_eq!(raw.columns[0], ("k".to_owned(), ColumnType::Int));
@@ -417,12 +480,52 @@ fn full_session_against_cassandra() {
         assert_eq!(raw.rows[1][i + 1], None, "row 2 {name} is null");
     }
     assert_eq!(raw.rows[0][0].as_deref(), Some(&[0, 0, 0, 1][..]));
+    // doppio-proto's decoders: the RESULT, then every value with its column's type.
+    let decoded = ResponseFrame::decode(&rows, None, 1 << 20).unwrap();
+    let Response::Result(ResultBody::Rows(decoded)) = decoded.response else {
+        panic!("not Rows")
+    };
+    assert_eq!(decoded.rows_count, 2);
+    let cols = &decoded.metadata.columns;
+    assert_eq!(cols.len(), columns.len() + 1);
+    let mut cells = Reader::new(&decoded.content);
+    let mut row1 = Vec::new();
+    for c in cols {
+        let b = cells.read_bytes("cell").unwrap().unwrap();
+        row1.push(CqlValue::decode(&c.typ, b).unwrap_or_else(|e| panic!("{}: {e}", c.name)));
+    }
+    assert_eq!(row1[0], CqlValue::Int(1));
+    let expected = expected_values();
+    assert_eq!(expected.len(), columns.len());
+    for (i, (c, v)) in columns.iter().zip(&expected).enumerate() {
+        assert_eq!(&row1[i + 1], v, "column {}", c.0);
+        // And doppio-proto encodes the value to the bytes Cassandra sent.
+        let mut enc = Vec::new();
+        v.encode(&cols[i + 1].typ, &mut enc).unwrap();
+        assert_eq!(enc, c.4, "encoding of {}", c.0);
+    }
+    for c in cols {
+        let b = cells.read_bytes("cell").unwrap();
+        if c.name == "k" {
+            assert_eq!(
+                CqlValue::decode(&c.typ, b.unwrap()).unwrap(),
+                CqlValue::Int(2)
+            );
+        } else {
+            assert_eq!(b, None, "row 2 {} is null", c.name);
+        }
+    }
+    assert!(cells.is_empty());
     assert_eq!(raw.rows[1][0].as_deref(), Some(&[0, 0, 0, 2][..]));
 
     let counters = conn.query_ok(&format!("SELECT k, n FROM {ks}.counters"));
-    rec.record("result_rows_counter", &counters);
+    keep(&rec, "result_rows_counter", &counters);
     let raw = raw_rows(&counters.body);
     assert_eq!(raw.columns[1].1, ColumnType::Counter);
+    assert_eq!(
+        CqlValue::decode(&ColumnType::Counter, raw.rows[0][1].as_deref().unwrap()).unwrap(),
+        CqlValue::Counter(5)
+    );
     assert_eq!(raw.rows[0][1].as_deref(), Some(&5i64.to_be_bytes()[..]));
 
     // Paging: page size 1 over two rows gives a paging state.
@@ -432,7 +535,7 @@ fn full_session_against_cassandra() {
     body.push(0x04);
     wire::put_int(&mut body, 1);
     let page = conn.request(Opcode::Query, Flags::NONE, &body);
-    rec.record("result_rows_paged", &page);
+    keep(&rec, "result_rows_paged", &page);
     let raw = raw_rows(&page.body);
     assert_eq!(raw.rows.len(), 1);
     assert!(raw.paging_state.is_some_and(|p| !p.is_empty()));
@@ -443,7 +546,7 @@ fn full_session_against_cassandra() {
         Flags::TRACING,
         &query_body(&format!("SELECT k FROM {ks}.all_types WHERE k = 1"), 1),
     );
-    rec.record("result_rows_traced", &traced);
+    keep(&rec, "result_rows_traced", &traced);
     assert!(traced.header.flags.contains(Flags::TRACING));
     let mut r = Reader::new(&traced.body);
     r.read_uuid("tracing id").unwrap();
@@ -466,7 +569,7 @@ fn full_session_against_cassandra() {
     )
     .unwrap();
     let prepared = conn.request(Opcode::Prepare, Flags::NONE, &body);
-    rec.record("result_prepared", &prepared);
+    keep(&rec, "result_prepared", &prepared);
     assert_eq!(result_kind(&prepared), 4);
     let mut r = Reader::new(&prepared.body[4..]);
     let id = r.read_short_bytes("id").unwrap().to_vec();
@@ -497,15 +600,15 @@ fn full_session_against_cassandra() {
 
     // Errors.
     let err = conn.query("SELEC nothing");
-    rec.record("error_syntax", &err);
+    keep(&rec, "error_syntax", &err);
     assert_eq!(error_code(&err).0, 0x2000);
 
     let err = conn.query(&format!("SELECT * FROM {ks}.no_such_table"));
-    rec.record("error_invalid", &err);
+    keep(&rec, "error_invalid", &err);
     assert_eq!(error_code(&err).0, 0x2200);
 
     let err = conn.query(&format!("CREATE TABLE {ks}.counters (k int PRIMARY KEY)"));
-    rec.record("error_already_exists", &err);
+    keep(&rec, "error_already_exists", &err);
     assert_eq!(error_code(&err).0, 0x2400);
     let mut r = Reader::new(&err.body);
     r.read_int("code").unwrap();
@@ -519,7 +622,7 @@ fn full_session_against_cassandra() {
     wire::put_short(&mut body, 1);
     body.push(0);
     let err = conn.request(Opcode::Execute, Flags::NONE, &body);
-    rec.record("error_unprepared", &err);
+    keep(&rec, "error_unprepared", &err);
     assert_eq!(error_code(&err).0, 0x2500);
     let mut r = Reader::new(&err.body);
     r.read_int("code").unwrap();
@@ -528,7 +631,7 @@ fn full_session_against_cassandra() {
 
     // OPTIONS / SUPPORTED.
     let supported = conn.request(Opcode::Options, Flags::NONE, &[]);
-    rec.record("supported", &supported);
+    keep(&rec, "supported", &supported);
     assert_eq!(supported.header.opcode, Opcode::Supported);
 
     // A compressed connection: Cassandra compresses its responses once lz4 is agreed.
@@ -542,9 +645,18 @@ fn full_session_against_cassandra() {
             1,
         )),
     );
-    rec.record("result_rows_lz4", &rows);
+    keep(&rec, "result_rows_lz4", &rows);
     assert!(rows.header.flags.contains(Flags::COMPRESSION));
     assert_eq!(rows.header.opcode, Opcode::Result);
+    let decoded = ResponseFrame::decode(&rows, Some(Compression::Lz4), 1 << 24).unwrap();
+    let Response::Result(ResultBody::Rows(decoded)) = decoded.response else {
+        panic!("not Rows")
+    };
+    let row = decoded.iter().next().unwrap().unwrap();
+    assert_eq!(
+        row.to_values().unwrap(),
+        [Some(CqlValue::Int(1)), Some(CqlValue::Text("héllo".into()))]
+    );
 
     let dropped = conn.query_ok(&format!("DROP KEYSPACE {ks}"));
     let mut r = Reader::new(&dropped.body[4..]);

@@ -4,13 +4,19 @@
 //! This binary installs a counting global allocator; every decode runs inside
 //! [`measure`], and the largest single allocation and the peak of bytes in use are checked.
 
-use bytes::BytesMut;
-use doppio_proto::frame::{Direction, Flags, FrameDecoder, Opcode, HEADER_LEN};
+use bytes::{Bytes, BytesMut};
+use doppio_proto::compression::Compression;
+use doppio_proto::frame::{Direction, Flags, Frame, FrameDecoder, FrameHeader, Opcode, HEADER_LEN};
+use doppio_proto::request::Request;
+use doppio_proto::response::{Response, ResponseFrame, ResultBody};
+use doppio_proto::rows::Rows;
 use doppio_proto::types::ColumnType;
+use doppio_proto::value::CqlValue;
 use doppio_proto::wire::Reader;
 use proptest::prelude::*;
 use protocol_tests::alloc::{measure, AllocStats, CountingAlloc};
-use protocol_tests::fixtures::frame;
+use protocol_tests::fixtures::{frame, parse_hex};
+use protocol_tests::reencode::{reencode_request, reencode_response};
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
@@ -26,13 +32,17 @@ fn bound(input_len: usize) -> usize {
 }
 
 fn check_bound(what: &str, input_len: usize, s: AllocStats) {
+    check_limit(what, input_len, bound(input_len), s);
+}
+
+fn check_limit(what: &str, input_len: usize, bound: usize, s: AllocStats) {
     assert!(
-        s.largest <= bound(input_len),
+        s.largest <= bound,
         "{what}: one allocation of {} bytes for {input_len} bytes of input",
         s.largest
     );
     assert!(
-        s.peak_in_use <= bound(input_len),
+        s.peak_in_use <= bound,
         "{what}: {} bytes in use at peak for {input_len} bytes of input",
         s.peak_in_use
     );
@@ -60,7 +70,8 @@ fn feed(input: &[u8]) {
             }
             frames
         });
-        check_bound("frame stream", input.len(), s);
+        // A compressed frame may decompress to at most the configured limit.
+        check_limit("frame stream", input.len(), bound(input.len()) + LIMIT, s);
     }
     let (_, s) = measure(|| {
         let _ = ColumnType::decode(&mut Reader::new(input));
@@ -76,15 +87,120 @@ fn feed(input: &[u8]) {
         let _ = Reader::new(input).read_long_string("ls");
     });
     check_bound("wire readers", input.len(), s);
+    for t in value_types() {
+        let (_, s) = measure(|| {
+            let _ = CqlValue::decode(&t, input);
+        });
+        check_bound("CqlValue::decode", input.len(), s);
+    }
     for op in Opcode::ALL {
         let (_, s) = measure(|| decode_body(op, Flags::NONE, input));
         check_bound(op.name(), input.len(), s);
     }
 }
 
+/// Types to decode hostile values as: every native type and nested collections.
+fn value_types() -> Vec<ColumnType> {
+    use ColumnType as T;
+    let b = Box::new;
+    vec![
+        T::Ascii,
+        T::Bigint,
+        T::Blob,
+        T::Boolean,
+        T::Counter,
+        T::Decimal,
+        T::Double,
+        T::Float,
+        T::Int,
+        T::Timestamp,
+        T::Uuid,
+        T::Varchar,
+        T::Varint,
+        T::Timeuuid,
+        T::Inet,
+        T::Date,
+        T::Time,
+        T::Smallint,
+        T::Tinyint,
+        T::Duration,
+        T::List(b(T::Int)),
+        T::Map(b(T::Varchar), b(T::List(b(T::Blob)))),
+        T::Set(b(T::Set(b(T::Varint)))),
+        T::Tuple(vec![T::Int, T::Varchar, T::List(b(T::Int))]),
+        T::Udt {
+            keyspace: "ks".into(),
+            name: "u".into(),
+            fields: vec![
+                ("a".into(), T::Int),
+                ("b".into(), T::Map(b(T::Int), b(T::Int))),
+            ],
+        },
+        T::Vector {
+            element: b(T::Float),
+            dimension: 3,
+        },
+        T::Vector {
+            element: b(T::Varchar),
+            dimension: 1000,
+        },
+    ]
+}
+
+/// The row reader over a hostile result: every row, every cell, dynamic and typed.
+fn walk_rows(rows: &Rows) {
+    // A zero-column result may claim 2^31 empty rows: bound the walk, not the decoder.
+    for row in rows.iter().take(10_000) {
+        let Ok(row) = row else { break };
+        assert_eq!(row.len(), rows.metadata.columns_count);
+        let _ = row.to_values();
+        for i in 0..row.len().min(64) {
+            let _ = row.get::<Option<CqlValue>>(i);
+            let _ = row.get::<Option<&str>>(i);
+        }
+    }
+    if let Ok(typed) = rows.typed::<(Option<i32>,)>() {
+        for r in typed.take(10_000) {
+            let _ = r;
+        }
+    }
+}
+
 /// Every message decoder that exists, for one body.
-fn decode_body(op: Opcode, _flags: Flags, body: &[u8]) {
-    let _ = (op, body);
+fn decode_body(op: Opcode, flags: Flags, body: &[u8]) {
+    if flags.contains(Flags::COMPRESSION) {
+        if let Ok(plain) = Compression::Lz4.decompress(body, LIMIT) {
+            assert!(plain.len() <= LIMIT);
+            decode_body(op, flags.without(Flags::COMPRESSION), &plain);
+        }
+        return;
+    }
+    let header = FrameHeader {
+        direction: op.direction(),
+        flags,
+        stream: 0,
+        opcode: op,
+        length: body.len() as u32,
+    };
+    if op.direction() == Direction::Response {
+        let frame = Frame {
+            header,
+            body: Bytes::copy_from_slice(body),
+        };
+        if let Ok(decoded) = ResponseFrame::decode(&frame, Some(Compression::Lz4), LIMIT) {
+            let _ = reencode_response(&decoded, None);
+            if let Response::Result(ResultBody::Rows(rows)) = &decoded.response {
+                walk_rows(rows);
+            }
+        }
+    }
+    if op.direction() == Direction::Request {
+        if let Ok(decoded) = Request::decode(&header, body) {
+            // Whatever decodes re-encodes without panicking (it may refuse, e.g. a
+            // negative timestamp, or a custom payload the encoders do not write).
+            let _ = reencode_request(&header, &decoded);
+        }
+    }
 }
 
 /// Tuples of 65535 elements nested 40 deep, each claiming more than the input holds.
@@ -186,9 +302,14 @@ fn frame_length_fields_at_the_limits() {
     assert_eq!(s.count, 0);
 }
 
-/// Valid frames to mutate: every response opcode with a plausible body.
+/// Valid frames to mutate: every golden frame, plus a few built here.
 fn seeds() -> Vec<Vec<u8>> {
-    let mut out = vec![
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut out: Vec<Vec<u8>> = std::fs::read_dir(dir)
+        .expect("tests/golden")
+        .map(|e| parse_hex(&std::fs::read_to_string(e.expect("entry").path()).expect("read")))
+        .collect();
+    out.extend([
         frame(Opcode::Ready, Flags::NONE, 0, &[]),
         frame(Opcode::Result, Flags::NONE, 1, &[0, 0, 0, 1]),
         frame(
@@ -212,7 +333,7 @@ fn seeds() -> Vec<Vec<u8>> {
                 0, 0, 0, 4, 0, 0, 0, 7, // [bytes] 7
             ],
         ),
-    ];
+    ]);
     out.push(frame(
         Opcode::AuthSuccess,
         Flags::NONE,
@@ -340,4 +461,111 @@ fn the_counting_allocator_counts() {
     let (v, s) = measure(|| std::hint::black_box(vec![0u8; 5000]));
     assert_eq!((s.count, s.largest, s.peak_in_use), (1, 5000, 5000));
     drop(v);
+}
+
+#[test]
+fn lz4_declared_length_is_bounded_by_the_limit() {
+    // A 6-byte body that declares LIMIT bytes, and one that declares more.
+    for declared in [LIMIT as u32, LIMIT as u32 + 1, u32::MAX] {
+        let mut body = declared.to_be_bytes().to_vec();
+        body.extend_from_slice(&[0x10, 0x41]);
+        let (r, s) = measure(|| Compression::Lz4.decompress(&body, LIMIT));
+        assert!(r.is_err());
+        assert!(s.largest <= LIMIT, "{declared}: {s:?}");
+    }
+}
+
+/// lz4 cannot expand a block more than about 255 times, so a body whose declared length
+/// is beyond that could be refused before reserving it. doppio-proto reserves the declared
+/// length (up to the limit) first: a 6-byte body costs LIMIT bytes. Within the limit, so
+/// not a bug, but an amplification worth closing; kept as a record.
+#[test]
+#[ignore = "hardening: lz4 decompress reserves the declared length before checking plausibility"]
+fn lz4_allocation_tied_to_input_size() {
+    let mut body = (LIMIT as u32).to_be_bytes().to_vec();
+    body.extend_from_slice(&[0x10, 0x41]);
+    let (_, s) = measure(|| Compression::Lz4.decompress(&body, LIMIT));
+    assert!(s.largest <= 4096 + 255 * body.len(), "{s:?}");
+}
+
+/// A RESULT Rows body with a global table spec of two long names and `n` minimal columns
+/// (empty name, type int: 4 bytes each).
+fn rows_with_long_global_spec(name_len: usize, n: usize) -> Vec<u8> {
+    let mut body = vec![0, 0, 0, 2, 0, 0, 0, 1];
+    body.extend_from_slice(&(n as i32).to_be_bytes());
+    for _ in 0..2 {
+        body.extend_from_slice(&(name_len as u16).to_be_bytes());
+        body.extend(std::iter::repeat_n(b'x', name_len));
+    }
+    for _ in 0..n {
+        body.extend_from_slice(&[0, 0, 0, 9]);
+    }
+    body.extend_from_slice(&[0, 0, 0, 0]);
+    body
+}
+
+#[test]
+fn rows_metadata_with_global_spec_decodes() {
+    let body = rows_with_long_global_spec(10, 3);
+    let f = Frame {
+        header: FrameHeader {
+            direction: Direction::Response,
+            flags: Flags::NONE,
+            stream: 0,
+            opcode: Opcode::Result,
+            length: body.len() as u32,
+        },
+        body: Bytes::from(body),
+    };
+    let r = ResponseFrame::decode(&f, None, LIMIT).unwrap();
+    assert!(format!("{r:?}").contains("xxxxxxxxxx"));
+}
+
+/// BUG (doppio-proto metadata.rs `read_col_specs`): with a global table spec, every column
+/// gets its own copy of the global keyspace and table names. Columns cost 4 bytes of input
+/// each, the names up to 2 x 65535 bytes of memory each: 1000 columns under 30000-byte
+/// names (64 KiB of input) hold 60 MB; a 256 MiB frame could ask for terabytes.
+#[test]
+#[ignore = "doppio-proto bug: global table spec copied into every column (x900 amplification)"]
+fn rows_metadata_global_spec_is_not_amplified() {
+    let body = rows_with_long_global_spec(30_000, 1000);
+    let f = Frame {
+        header: FrameHeader {
+            direction: Direction::Response,
+            flags: Flags::NONE,
+            stream: 0,
+            opcode: Opcode::Result,
+            length: body.len() as u32,
+        },
+        body: Bytes::from(body),
+    };
+    let len = f.body.len();
+    let (r, s) = measure(|| ResponseFrame::decode(&f, None, LIMIT));
+    assert!(r.is_ok());
+    check_bound("global spec rows metadata", len, s);
+}
+
+/// A list claiming 2^31-1 elements in 8 bytes, a vector of 1000 text elements in 4 bytes,
+/// maps nested in lists: the value decoder reserves no more than the input can hold.
+#[test]
+fn collection_counts_are_checked_before_reserving() {
+    use ColumnType as T;
+    let huge = [0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0];
+    for t in [
+        T::List(Box::new(T::Int)),
+        T::Set(Box::new(T::Varchar)),
+        T::Map(Box::new(T::Int), Box::new(T::Int)),
+        T::Vector {
+            element: Box::new(T::Varchar),
+            dimension: 1_000_000,
+        },
+        T::Vector {
+            element: Box::new(T::Boolean),
+            dimension: u32::MAX,
+        },
+    ] {
+        let (r, s) = measure(|| CqlValue::decode(&t, &huge));
+        assert!(r.is_err(), "{t:?} accepted");
+        check_bound("collection count", huge.len(), s);
+    }
 }
