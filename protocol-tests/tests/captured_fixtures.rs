@@ -114,7 +114,6 @@ fn every_captured_frame_decodes_and_reencodes_byte_exact() {
 /// Clients parse both, but a server built on doppio-proto (the stub) does not send what
 /// Cassandra sends, and captured frames with vectors do not re-encode byte for byte.
 #[test]
-#[ignore = "doppio-proto: VectorType class name spelled differently from Cassandra 5"]
 fn vector_class_name_is_spelled_as_cassandra_does() {
     let t = ColumnType::Vector {
         element: Box::new(ColumnType::Float),

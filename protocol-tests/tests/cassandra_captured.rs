@@ -715,7 +715,6 @@ fn vector_of_native_types_from_cassandra() {
 /// and `VectorType(FrozenType(MapType(UTF8Type,Int32Type)) , 1)` decode their elements as
 /// `Custom`, so such vectors' values cannot be read.
 #[test]
-#[ignore = "doppio-proto bug: collection element types inside VectorType decode as Custom"]
 fn vector_of_collections_from_cassandra() {
     let cols = vector_columns_from_cassandra();
     let v = |e: ColumnType, d| ColumnType::Vector {

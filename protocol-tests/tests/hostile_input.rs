@@ -245,7 +245,6 @@ fn column_type_hostile_nesting_single_allocation_bounded() {
 /// whole input: 16.5 KiB of nested tuples hold 19.5 MB at once (x1180); capped only by
 /// 65535 elements x 33 levels (~150 MB) for a ~130 KiB type description.
 #[test]
-#[ignore = "doppio-proto bug: nested tuple/UDT reservations add up to ~1000x the input"]
 fn column_type_hostile_nesting_peak_bounded() {
     for (what, input) in [
         ("nested tuples", nested_tuples()),
@@ -480,7 +479,6 @@ fn lz4_declared_length_is_bounded_by_the_limit() {
 /// length (up to the limit) first: a 6-byte body costs LIMIT bytes. Within the limit, so
 /// not a bug, but an amplification worth closing; kept as a record.
 #[test]
-#[ignore = "hardening: lz4 decompress reserves the declared length before checking plausibility"]
 fn lz4_allocation_tied_to_input_size() {
     let mut body = (LIMIT as u32).to_be_bytes().to_vec();
     body.extend_from_slice(&[0x10, 0x41]);
@@ -526,7 +524,6 @@ fn rows_metadata_with_global_spec_decodes() {
 /// each, the names up to 2 x 65535 bytes of memory each: 1000 columns under 30000-byte
 /// names (64 KiB of input) hold 60 MB; a 256 MiB frame could ask for terabytes.
 #[test]
-#[ignore = "doppio-proto bug: global table spec copied into every column (x900 amplification)"]
 fn rows_metadata_global_spec_is_not_amplified() {
     let body = rows_with_long_global_spec(30_000, 1000);
     let f = Frame {

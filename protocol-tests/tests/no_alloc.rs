@@ -224,7 +224,6 @@ fn one_row_result_with_metadata_allocates_only_its_column_specs() {
 /// every call, so reading a cell by index allocates its would-be error message even when
 /// the index is valid (one allocation per `raw`, two per `get`). `ok_or_else` fixes it.
 #[test]
-#[ignore = "doppio-proto bug: Row::raw/Row::get format an error string on every call"]
 fn row_raw_by_index_allocates_nothing() {
     let frame = one_row_no_metadata();
     let f = FrameDecoder::new(Direction::Response)

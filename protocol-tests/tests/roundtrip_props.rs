@@ -109,7 +109,6 @@ proptest! {
 /// `Custom("org.apache.cassandra.db.marshal.ListType(...)")` and its values stay opaque.
 /// Real Cassandra 5 sends exactly this (see `vector_element_types_from_cassandra`).
 #[test]
-#[ignore = "doppio-proto bug: collection/tuple class names inside VectorType decode as Custom"]
 fn vector_of_collections_round_trips() {
     for element in [
         ColumnType::List(Box::new(ColumnType::Int)),

@@ -55,6 +55,15 @@ impl Compression {
                 limit: max_len,
             });
         }
+        // lz4 expands a block at most about 255-fold: a larger claim is a lie, refused before
+        // the output is reserved, so the allocation stays tied to the input's size.
+        let most = block.len().saturating_mul(255).saturating_add(64);
+        if len > most {
+            return Err(ProtoError::Compression(format!(
+                "a {}-byte block cannot expand to the {len} bytes claimed",
+                block.len()
+            )));
+        }
         if len == 0 {
             return Ok(Bytes::new());
         }

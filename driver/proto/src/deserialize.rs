@@ -6,15 +6,15 @@
 //! straight from the frame body. [`FromRow`] does the same for a whole row (tuples of 1 to
 //! 16 values).
 
-use std::collections::{BTreeMap, HashMap};
-use std::hash::Hash;
-use std::net::IpAddr;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::hash::{BuildHasher, Hash};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::metadata::ColumnSpec;
 use crate::types::ColumnType;
 use crate::value::{
-    type_name, CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp, CqlValue, CqlVarint,
-    ValueResult,
+    type_name, vector_element_size, CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp,
+    CqlUuid, CqlValue, CqlVarint, ValueResult,
 };
 
 /// A Rust type a CQL value can be read into.
@@ -41,6 +41,13 @@ fn non_null<T: ?Sized>(bytes: Option<&[u8]>) -> ValueResult<&[u8]> {
             std::any::type_name::<T>()
         )
     })
+}
+
+fn text<'b>(b: &'b [u8], typ: &ColumnType) -> ValueResult<&'b str> {
+    if matches!(typ, ColumnType::Ascii) && !b.is_ascii() {
+        return Err("ascii value has non-ASCII bytes".into());
+    }
+    std::str::from_utf8(b).map_err(|_| "text is not valid UTF-8".to_string())
 }
 
 fn fixed<const N: usize>(b: &[u8], typ: &ColumnType) -> ValueResult<[u8; N]> {
@@ -79,15 +86,19 @@ scalar!(i64, ColumnType::Bigint | ColumnType::Counter | ColumnType::Timestamp | 
 scalar!(f32, ColumnType::Float => |b, t| Ok(f32::from_be_bytes(fixed(b, t)?)));
 scalar!(f64, ColumnType::Double => |b, t| Ok(f64::from_be_bytes(fixed(b, t)?)));
 scalar!(bool, ColumnType::Boolean => |b, t| Ok(fixed::<1>(b, t)?[0] != 0));
-scalar!(&'a str, ColumnType::Ascii | ColumnType::Varchar
-    => |b, _t| std::str::from_utf8(b).map_err(|_| "text is not valid UTF-8".to_string()));
-scalar!(String, ColumnType::Ascii | ColumnType::Varchar
-    => |b, _t| String::from_utf8(b.to_vec()).map_err(|_| "text is not valid UTF-8".to_string()));
+scalar!(&'a str, ColumnType::Ascii | ColumnType::Varchar => |b, t| text(b, t));
+scalar!(String, ColumnType::Ascii | ColumnType::Varchar => |b, t| text(b, t).map(str::to_owned));
 scalar!(&'a [u8], _ => |b, _t| Ok(b));
 scalar!([u8; 16], ColumnType::Uuid | ColumnType::Timeuuid => |b, t| fixed(b, t));
 scalar!(CqlDate, ColumnType::Date => |b, t| Ok(CqlDate(u32::from_be_bytes(fixed(b, t)?))));
 scalar!(CqlTimestamp, ColumnType::Timestamp => |b, t| Ok(CqlTimestamp(i64::from_be_bytes(fixed(b, t)?))));
-scalar!(CqlTime, ColumnType::Time => |b, t| Ok(CqlTime(i64::from_be_bytes(fixed(b, t)?))));
+scalar!(CqlTime, ColumnType::Time => |b, t| CqlTime::checked(i64::from_be_bytes(fixed(b, t)?)));
+scalar!(CqlUuid, ColumnType::Uuid | ColumnType::Timeuuid => |b, t| Ok(CqlUuid(fixed(b, t)?)));
+scalar!(Ipv4Addr, ColumnType::Inet => |b, t| Ok(Ipv4Addr::from(fixed::<4>(b, t)?)));
+scalar!(Ipv6Addr, ColumnType::Inet => |b, t| Ok(Ipv6Addr::from(fixed::<16>(b, t)?)));
+#[cfg(feature = "uuid")]
+scalar!(uuid::Uuid, ColumnType::Uuid | ColumnType::Timeuuid
+    => |b, t| Ok(uuid::Uuid::from_bytes(fixed(b, t)?)));
 scalar!(CqlVarint, ColumnType::Varint => |b, _t| Ok(CqlVarint::from_signed_bytes_be(b)));
 
 macro_rules! via_cql_value {
@@ -100,7 +111,7 @@ macro_rules! via_cql_value {
                 }
             }
             fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
-                match CqlValue::decode(typ, non_null::<$t>(bytes)?)? {
+                match CqlValue::decode_reason(typ, non_null::<$t>(bytes)?)? {
                     CqlValue::$variant(v) => Ok(v),
                     other => Err(format!("expected {}, read {other:?}", stringify!($variant))),
                 }
@@ -126,7 +137,7 @@ impl<'a> DeserializeValue<'a> for CqlValue {
         Ok(())
     }
     fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
-        CqlValue::decode(typ, non_null::<Self>(bytes)?)
+        CqlValue::decode_reason(typ, non_null::<Self>(bytes)?)
     }
 }
 
@@ -189,48 +200,122 @@ impl<'a> Elements<'a> {
     }
 }
 
+/// Reads the elements of a list, set or vector value into `out`, one by one.
+fn read_sequence<'a, T: DeserializeValue<'a>>(
+    typ: &ColumnType,
+    bytes: &'a [u8],
+    mut push: impl FnMut(T),
+) -> ValueResult<()> {
+    match typ {
+        ColumnType::List(e) | ColumnType::Set(e) => {
+            let (n, mut it) = Elements::start(bytes, 4)?;
+            for _ in 0..n {
+                push(T::deserialize(e, it.next()?)?);
+            }
+            it.end()
+        }
+        ColumnType::Vector { element, dimension } => {
+            let n = *dimension as usize;
+            let mut rest = bytes;
+            match vector_element_size(element) {
+                Some(0) if n > 0 => return Err("vector of zero-sized elements".into()),
+                Some(size) => {
+                    if size.checked_mul(n) != Some(bytes.len()) {
+                        return Err(format!(
+                            "vector of {} bytes, expected {n} x {size}",
+                            bytes.len()
+                        ));
+                    }
+                    for _ in 0..n {
+                        let (e, tail) = rest.split_at_checked(size).ok_or("vector truncated")?;
+                        rest = tail;
+                        push(T::deserialize(element, Some(e))?);
+                    }
+                }
+                None => {
+                    for _ in 0..n {
+                        let (len, tail) = read_unsigned_vint(rest)?;
+                        let len = usize::try_from(len).map_err(|_| "vector element too long")?;
+                        let (e, tail) = tail.split_at_checked(len).ok_or_else(|| {
+                            format!("vector element of {len} bytes, {} left", tail.len())
+                        })?;
+                        rest = tail;
+                        push(T::deserialize(element, Some(e))?);
+                    }
+                }
+            }
+            if rest.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{} bytes left after the vector", rest.len()))
+            }
+        }
+        _ => Err(wrong::<Vec<T>>(typ)),
+    }
+}
+
+/// Cassandra's unsigned vint: the first byte's leading one-bits count the bytes that follow.
+fn read_unsigned_vint(bytes: &[u8]) -> ValueResult<(u64, &[u8])> {
+    let (&first, rest) = bytes.split_first().ok_or("vint truncated")?;
+    let extra = first.leading_ones();
+    let (tail, rest) = rest
+        .split_at_checked(extra as usize)
+        .ok_or("vint truncated")?;
+    let mut v = u64::from(first & 0xffu8.checked_shr(extra).unwrap_or(0));
+    for &b in tail {
+        v = (v << 8) | u64::from(b);
+    }
+    Ok((v, rest))
+}
+
+fn check_sequence<'a, T: DeserializeValue<'a>, C>(typ: &ColumnType) -> ValueResult<()> {
+    match typ {
+        ColumnType::List(e) | ColumnType::Set(e) => T::type_check(e),
+        ColumnType::Vector { element, .. } => T::type_check(element),
+        _ => Err(wrong::<C>(typ)),
+    }
+}
+
+/// A `list`, `set` or `vector`.
 impl<'a, T: DeserializeValue<'a>> DeserializeValue<'a> for Vec<T> {
     fn type_check(typ: &ColumnType) -> ValueResult<()> {
-        match typ {
-            ColumnType::List(e) | ColumnType::Set(e) => T::type_check(e),
-            ColumnType::Vector { element, .. } => T::type_check(element),
-            _ => Err(wrong::<Self>(typ)),
-        }
+        check_sequence::<T, Self>(typ)
     }
     fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
         let bytes = non_null::<Self>(bytes)?;
-        match typ {
-            ColumnType::List(e) | ColumnType::Set(e) => {
-                let (n, mut it) = Elements::start(bytes, 4)?;
-                let mut out = Vec::with_capacity(n);
-                for _ in 0..n {
-                    out.push(T::deserialize(e, it.next()?)?);
-                }
-                it.end()?;
-                Ok(out)
-            }
-            ColumnType::Vector { element, dimension } => {
-                let Some(size) = element.fixed_size() else {
-                    // Variable-size elements: through CqlValue, which knows the vint framing.
-                    return Err(format!(
-                        "read {} through CqlValue (variable-size vector elements)",
-                        type_name(typ)
-                    ));
-                };
-                let n = *dimension as usize;
-                if size.checked_mul(n) != Some(bytes.len()) {
-                    return Err(format!(
-                        "vector of {} bytes, expected {n} x {size}",
-                        bytes.len()
-                    ));
-                }
-                bytes
-                    .chunks_exact(size.max(1))
-                    .map(|c| T::deserialize(element, Some(c)))
-                    .collect()
-            }
-            _ => Err(wrong::<Self>(typ)),
-        }
+        let mut out = Vec::new();
+        read_sequence(typ, bytes, |v| out.push(v))?;
+        Ok(out)
+    }
+}
+
+/// A `set` (or `list`).
+impl<'a, T: DeserializeValue<'a> + Eq + Hash, S: BuildHasher + Default> DeserializeValue<'a>
+    for HashSet<T, S>
+{
+    fn type_check(typ: &ColumnType) -> ValueResult<()> {
+        check_sequence::<T, Self>(typ)
+    }
+    fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
+        let mut out = HashSet::default();
+        read_sequence(typ, non_null::<Self>(bytes)?, |v| {
+            out.insert(v);
+        })?;
+        Ok(out)
+    }
+}
+
+/// A `set` (or `list`).
+impl<'a, T: DeserializeValue<'a> + Ord> DeserializeValue<'a> for BTreeSet<T> {
+    fn type_check(typ: &ColumnType) -> ValueResult<()> {
+        check_sequence::<T, Self>(typ)
+    }
+    fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
+        let mut out = BTreeSet::new();
+        read_sequence(typ, non_null::<Self>(bytes)?, |v| {
+            out.insert(v);
+        })?;
+        Ok(out)
     }
 }
 
@@ -269,8 +354,11 @@ fn check_map<'a, K: DeserializeValue<'a>, V: DeserializeValue<'a>, M>(
     }
 }
 
-impl<'a, K: DeserializeValue<'a> + Eq + Hash, V: DeserializeValue<'a>> DeserializeValue<'a>
-    for HashMap<K, V>
+impl<'a, K, V, S> DeserializeValue<'a> for HashMap<K, V, S>
+where
+    K: DeserializeValue<'a> + Eq + Hash,
+    V: DeserializeValue<'a>,
+    S: BuildHasher + Default,
 {
     fn type_check(typ: &ColumnType) -> ValueResult<()> {
         check_map::<K, V, Self>(typ)
@@ -282,7 +370,7 @@ impl<'a, K: DeserializeValue<'a> + Eq + Hash, V: DeserializeValue<'a>> Deseriali
             |m: &mut Self, k, v| {
                 m.insert(k, v);
             },
-            HashMap::new(),
+            HashMap::default(),
         )
     }
 }
@@ -449,5 +537,86 @@ mod tests {
         assert!(i32::deserialize(&ColumnType::Int, Some(&[1, 2])).is_err());
         let list = ColumnType::List(Box::new(ColumnType::Int));
         assert!(Vec::<i32>::deserialize(&list, Some(&[0x7f, 0xff, 0xff, 0xff])).is_err());
+    }
+
+    #[test]
+    fn vectors_sets_and_owned_or_borrowed_types() {
+        let vt = ColumnType::Vector {
+            element: Box::new(ColumnType::Varchar),
+            dimension: 2,
+        };
+        let b = bytes_of(vec!["ab", ""], &vt);
+        assert_eq!(b, [2, b'a', b'b', 0]);
+        Vec::<&str>::type_check(&vt).unwrap();
+        assert_eq!(
+            Vec::<&str>::deserialize(&vt, Some(&b)).unwrap(),
+            vec!["ab", ""]
+        );
+        // Truncated vint length, element past the end, too few elements, trailing bytes.
+        for bad in [&[0x80][..], &[5, b'a'], &[1, b'a'], &[1, b'a', 0, 0]] {
+            assert!(
+                Vec::<String>::deserialize(&vt, Some(bad)).is_err(),
+                "{bad:?}"
+            );
+        }
+        let vs = ColumnType::Vector {
+            element: Box::new(ColumnType::Smallint),
+            dimension: 2,
+        };
+        assert_eq!(
+            Vec::<i16>::deserialize(&vs, Some(&[2, 0, 1, 2, 0xff, 0xff])).unwrap(),
+            vec![1, -1]
+        );
+        let set = ColumnType::Set(Box::new(ColumnType::Int));
+        let b = bytes_of(
+            vec![3i32, 1, 3],
+            &ColumnType::List(Box::new(ColumnType::Int)),
+        );
+        assert_eq!(
+            BTreeSet::<i32>::deserialize(&set, Some(&b)).unwrap(),
+            BTreeSet::from([1, 3])
+        );
+        assert_eq!(
+            HashSet::<i32>::deserialize(&set, Some(&b)).unwrap().len(),
+            2
+        );
+        assert!(HashSet::<i32>::type_check(&ColumnType::Int).is_err());
+        let m = ColumnType::Map(Box::new(ColumnType::Varchar), Box::new(ColumnType::Bigint));
+        let b = bytes_of(BTreeMap::from([("k", 9i64)]), &m);
+        let got = HashMap::<&str, Option<i64>>::deserialize(&m, Some(&b)).unwrap();
+        assert_eq!(got.get("k"), Some(&Some(9)));
+        // Fixed-size scalars and their checks.
+        let u = [0x11; 16];
+        assert_eq!(
+            CqlUuid::deserialize(&ColumnType::Timeuuid, Some(&u)).unwrap(),
+            CqlUuid(u)
+        );
+        #[cfg(feature = "uuid")]
+        assert_eq!(
+            uuid::Uuid::deserialize(&ColumnType::Uuid, Some(&u)).unwrap(),
+            uuid::Uuid::from_bytes(u)
+        );
+        assert_eq!(
+            Ipv4Addr::deserialize(&ColumnType::Inet, Some(&[127, 0, 0, 1])).unwrap(),
+            Ipv4Addr::LOCALHOST
+        );
+        assert!(Ipv4Addr::deserialize(&ColumnType::Inet, Some(&[0; 16])).is_err());
+        assert!(CqlTime::deserialize(&ColumnType::Time, Some(&(-1i64).to_be_bytes())).is_err());
+        assert!(<&str>::deserialize(&ColumnType::Ascii, Some("é".as_bytes())).is_err());
+        assert!(String::type_check(&ColumnType::Blob).is_err());
+        assert_eq!(
+            <&[u8]>::deserialize(&ColumnType::Blob, Some(&[1, 2])).unwrap(),
+            &[1, 2]
+        );
+        let d = CqlDuration::new(1, 2, 3).unwrap();
+        let b = bytes_of(d, &ColumnType::Duration);
+        assert_eq!(
+            CqlDuration::deserialize(&ColumnType::Duration, Some(&b)).unwrap(),
+            d
+        );
+        assert!(CqlDuration::type_check(&ColumnType::Bigint).is_err());
+        // A tuple with a field past the end.
+        let tt = ColumnType::Tuple(vec![ColumnType::Int]);
+        assert!(<(i32,)>::deserialize(&tt, Some(&[0, 0, 0, 9, 1])).is_err());
     }
 }

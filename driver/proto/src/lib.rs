@@ -11,7 +11,8 @@
 //! - [`request`]: every request message, encoded into a caller's buffer and decoded back.
 //! - [`response`]: every response message with its envelope, decoded and encoded.
 //! - [`value`]: [`value::CqlValue`] and newtypes for every CQL type, with their wire formats.
-//! - [`serialize`]: Rust values into `[value]`s, checked against column types.
+//! - [`serialize`]: Rust values into `[value]`s, checked against column types; rows of them
+//!   ([`serialize::SerializeRow`]) bind as [`values::QueryValues`].
 //! - [`deserialize`], [`rows`]: CQL values into Rust types; the lazy row reader.
 //! - [`error`]: [`ProtoError`], the one error type, with context on every variant.
 //!

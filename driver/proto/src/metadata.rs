@@ -4,6 +4,8 @@
 //! The structs are owned (decoded once per result or per prepared statement, then reused);
 //! the rows themselves stay in the frame body and are read lazily by the row reader.
 
+use std::sync::Arc;
+
 use bytes::{BufMut, Bytes};
 
 use crate::error::{ProtoError, Result};
@@ -14,10 +16,11 @@ use crate::types::ColumnType;
 /// One column of a result or one bind marker of a prepared statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ColumnSpec {
-    /// Keyspace of the column's table.
-    pub keyspace: String,
-    /// Table of the column.
-    pub table: String,
+    /// Keyspace of the column's table (shared: a global table spec is stored once per
+    /// result, not copied into every column).
+    pub keyspace: Arc<str>,
+    /// Table of the column (shared likewise).
+    pub table: Arc<str>,
     /// Column name (or alias, or bind marker name).
     pub name: String,
     /// Column type.
@@ -80,13 +83,17 @@ fn read_col_specs(
     global: Option<(&str, &str)>,
     count: usize,
 ) -> Result<Vec<ColumnSpec>> {
-    let mut columns = Vec::with_capacity(count);
+    // One allocation for a global spec, shared by every column (no amplification: a long
+    // name repeated over many columns costs its length once).
+    let global = global.map(|(k, t)| (Arc::<str>::from(k), Arc::<str>::from(t)));
+    // Reserve only what the input can hold (each spec takes at least 4 bytes).
+    let mut columns = Vec::with_capacity(count.min(r.remaining() / 4));
     for _ in 0..count {
-        let (keyspace, table) = match global {
-            Some((k, t)) => (k.to_owned(), t.to_owned()),
+        let (keyspace, table) = match &global {
+            Some((k, t)) => (k.clone(), t.clone()),
             None => (
-                r.read_string("column keyspace")?.to_owned(),
-                r.read_string("column table")?.to_owned(),
+                Arc::from(r.read_string("column keyspace")?),
+                Arc::from(r.read_string("column table")?),
             ),
         };
         let name = r.read_string("column name")?.to_owned();
@@ -107,7 +114,7 @@ fn common_table(columns: &[ColumnSpec]) -> Option<(&str, &str)> {
     columns
         .iter()
         .all(|c| c.keyspace == first.keyspace && c.table == first.table)
-        .then_some((first.keyspace.as_str(), first.table.as_str()))
+        .then_some((&*first.keyspace, &*first.table))
 }
 
 fn write_col_specs(buf: &mut impl BufMut, columns: &[ColumnSpec], global: bool) -> Result<()> {

@@ -48,6 +48,9 @@ pub trait RequestBody {
 
 /// Appends one whole request frame to `buf`: header, body, patched length.
 ///
+/// Sending a custom payload is not supported yet: the `CUSTOM_PAYLOAD` flag is cleared so
+/// the frame never announces a payload it does not carry.
+///
 /// On error, `buf` is truncated back to its length on entry.
 pub fn encode_request(
     buf: &mut BytesMut,
@@ -59,7 +62,9 @@ pub fn encode_request(
     let result = (|| {
         FrameHeader {
             direction: Direction::Request,
-            flags: flags.without(Flags::COMPRESSION),
+            flags: flags
+                .without(Flags::COMPRESSION)
+                .without(Flags::CUSTOM_PAYLOAD),
             stream,
             opcode: request.opcode(),
             length: 0,
@@ -89,7 +94,9 @@ pub fn encode_request_compressed(
     let start = buf.len();
     FrameHeader {
         direction: Direction::Request,
-        flags: flags.with(Flags::COMPRESSION),
+        flags: flags
+            .with(Flags::COMPRESSION)
+            .without(Flags::CUSTOM_PAYLOAD),
         stream,
         opcode: request.opcode(),
         length: 0,
@@ -406,7 +413,9 @@ impl ExecuteTemplate {
         let mut prefix = BytesMut::new();
         FrameHeader {
             direction: Direction::Request,
-            flags: flags.without(Flags::COMPRESSION),
+            flags: flags
+                .without(Flags::COMPRESSION)
+                .without(Flags::CUSTOM_PAYLOAD),
             stream: 0,
             opcode: Opcode::Execute,
             length: 0,

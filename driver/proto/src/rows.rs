@@ -106,6 +106,15 @@ impl Rows {
     }
 }
 
+impl<'a> IntoIterator for &'a Rows {
+    type Item = Result<Row<'a>>;
+    type IntoIter = RowIter<'a>;
+
+    fn into_iter(self) -> RowIter<'a> {
+        self.iter()
+    }
+}
+
 /// Iterator over the rows of a [`Rows`], borrowing its content.
 #[derive(Debug, Clone)]
 pub struct RowIter<'a> {
@@ -186,21 +195,33 @@ impl<'a> Row<'a> {
         (0..self.columns_count).map_while(move |_| next_cell(&mut rest).ok())
     }
 
+    /// The raw values of the row's columns in order (`None` for null); the same as
+    /// [`Row::cells`].
+    pub fn columns(&self) -> impl Iterator<Item = Option<&'a [u8]>> + 'a {
+        self.cells()
+    }
+
     /// The raw value of cell `index` (`None` for null).
     pub fn raw(&self, index: usize) -> Result<Option<&'a [u8]>> {
-        self.cells().nth(index).ok_or(ProtoError::InvalidValue {
-            what: "column index",
-            detail: format!("{index} is past the {} columns", self.columns_count),
-        })
+        // ok_or_else: the message is built only on failure (success allocates nothing).
+        self.cells()
+            .nth(index)
+            .ok_or_else(|| ProtoError::InvalidValue {
+                what: "column index",
+                detail: format!("{index} is past the {} columns", self.columns_count),
+            })
     }
 
     /// Cell `index` read as `T` (checked against the column's type).
     pub fn get<T: DeserializeValue<'a>>(&self, index: usize) -> Result<T> {
         let raw = self.raw(index)?;
-        let col = self.columns.get(index).ok_or(ProtoError::InvalidValue {
-            what: "column index",
-            detail: format!("no metadata for column {index}"),
-        })?;
+        let col = self
+            .columns
+            .get(index)
+            .ok_or_else(|| ProtoError::InvalidValue {
+                what: "column index",
+                detail: format!("no metadata for column {index}"),
+            })?;
         T::type_check(&col.typ)
             .and_then(|()| T::deserialize(&col.typ, raw))
             .map_err(|reason| column_error(self.columns, index, reason))
@@ -287,7 +308,7 @@ mod tests {
         let second = r.iter().nth(1).unwrap().unwrap();
         let err = second.get::<String>(1).unwrap_err();
         assert!(
-            err.to_string().starts_with("column 1 (v): null value"),
+            err.to_string().starts_with("column 1 `v`: null value"),
             "{err}"
         );
         assert!(first.get::<i32>(5).is_err());
@@ -297,7 +318,7 @@ mod tests {
     fn type_mismatch_is_reported_once_per_result() {
         let r = rows(TWO_ROWS, 2);
         let err = r.typed::<(i64, String)>().unwrap_err();
-        assert_eq!(err.to_string(), "column 0 (k): cannot read int into i64");
+        assert_eq!(err.to_string(), "column 0 `k`: cannot read int into i64");
         assert!(r.typed::<(i32,)>().is_err(), "wrong arity");
     }
 
@@ -317,5 +338,67 @@ mod tests {
             3,
             "iteration stops after the error"
         );
+    }
+
+    #[test]
+    fn raw_cells_collections_and_no_metadata() {
+        // One row: (list<int> [5], null).
+        let content: &'static [u8] = &[
+            0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 5, // [5]
+            0xff, 0xff, 0xff, 0xff, // null
+        ];
+        let list = ColumnType::List(Box::new(ColumnType::Int));
+        let mut r = rows(content, 1);
+        r.metadata.columns[0].typ = list.clone();
+        r.metadata.columns[1].typ = ColumnType::Set(Box::new(ColumnType::Int));
+        let row = (&r).into_iter().next().unwrap().unwrap();
+        assert_eq!(row.len(), 2);
+        assert_eq!(row.raw(1).unwrap(), None);
+        assert_eq!(row.raw(0).unwrap().map(<[u8]>::len), Some(12));
+        assert_eq!(row.columns().count(), 2);
+        assert!(row.raw(2).is_err());
+        assert_eq!(row.get::<Vec<i32>>(0).unwrap(), vec![5]);
+        assert_eq!(row.get::<Option<Vec<i32>>>(1).unwrap(), None);
+        let err = row.get::<Vec<i32>>(1).unwrap_err().to_string();
+        assert!(err.starts_with("column 1 `v`: null value"), "{err}");
+        assert_eq!(
+            row.to_values().unwrap(),
+            vec![Some(CqlValue::List(vec![CqlValue::Int(5)])), None]
+        );
+        let typed: Vec<(Vec<i32>, Option<Vec<i32>>)> =
+            r.typed().unwrap().collect::<Result<_>>().unwrap();
+        assert_eq!(typed, vec![(vec![5], None)]);
+        // A cell whose bytes do not fit its type: an error for that row, naming the column.
+        r.metadata.columns[0].typ = ColumnType::Int;
+        r.metadata.columns[1].typ = ColumnType::Int;
+        let mut typed = r.typed::<(i32, Option<i32>)>().unwrap();
+        let err = typed.next().unwrap().unwrap_err().to_string();
+        assert!(err.starts_with("column 0 `k`:"), "{err}");
+        // Without metadata, raw access works and typed access explains why it cannot.
+        r.metadata.no_metadata = true;
+        r.metadata.columns.clear();
+        assert!(r.typed::<(i32, Option<i32>)>().is_err());
+        let row = r.iter().next().unwrap().unwrap();
+        assert_eq!(row.raw(1).unwrap(), None);
+        assert!(row.get::<i32>(0).is_err());
+    }
+
+    #[test]
+    fn hostile_counts_and_lengths() {
+        // A huge row count over a few bytes: one error, then the end, without reserving.
+        let huge = rows(TWO_ROWS, usize::MAX);
+        let mut it = huge.iter();
+        assert!(it.next().unwrap().is_ok());
+        assert!(it.next().unwrap().is_ok());
+        assert!(it.next().unwrap().is_err());
+        assert!(it.next().is_none());
+        // A cell length past the end, and a length field cut short.
+        assert!(rows(&[0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 9, 1], 1)
+            .iter()
+            .any(|r| r.is_err()));
+        assert!(rows(&[0, 0, 0, 4, 0, 0, 0, 1, 0, 0], 1)
+            .iter()
+            .any(|r| r.is_err()));
+        assert_eq!(rows(&[], 0).iter().count(), 0);
     }
 }

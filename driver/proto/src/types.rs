@@ -141,8 +141,9 @@ impl ColumnType {
                 let keyspace = r.read_string("UDT keyspace")?.to_owned();
                 let name = r.read_string("UDT name")?.to_owned();
                 let n = r.read_short("UDT field count")? as usize;
-                // Each field needs at least 4 bytes: cap the reservation by the input.
-                let mut fields = Vec::with_capacity(n.min(r.remaining() / 4));
+                // Reserve little up front: nested types would each reserve against the same
+                // remaining input, multiplying memory by the depth. Growth follows real fields.
+                let mut fields = Vec::with_capacity(n.min(8));
                 for _ in 0..n {
                     let field = r.read_string("UDT field name")?.to_owned();
                     fields.push((field, Self::decode_at(r, depth + 1)?));
@@ -155,7 +156,7 @@ impl ColumnType {
             }
             0x0031 => {
                 let n = r.read_short("tuple arity")? as usize;
-                let mut types = Vec::with_capacity(n.min(r.remaining() / 2));
+                let mut types = Vec::with_capacity(n.min(8));
                 for _ in 0..n {
                     types.push(Self::decode_at(r, depth + 1)?);
                 }
@@ -179,28 +180,42 @@ impl ColumnType {
                 detail: format!("nested deeper than {MAX_TYPE_DEPTH} levels"),
             });
         }
-        let short = class.strip_prefix(MARSHAL).unwrap_or(class);
-        if let Some(args) = short
-            .strip_prefix("VectorType(")
-            .and_then(|s| s.strip_suffix(')'))
+        let short = class.strip_prefix(MARSHAL).unwrap_or(class).trim();
+        // Parameterised marshal classes: `Name(arg, arg, ...)`, as they appear inside a
+        // vector's element type (Cassandra spells them out in full there).
+        if let Some((name, args)) = short
+            .split_once('(')
+            .and_then(|(n, rest)| Some((n, rest.strip_suffix(')')?)))
         {
-            let (elem, dim) = args
-                .rsplit_once(',')
-                .ok_or_else(|| ProtoError::InvalidValue {
-                    what: "vector type",
-                    detail: format!("cannot parse {class:?}"),
-                })?;
-            let dimension = dim
-                .trim()
-                .parse::<u32>()
-                .map_err(|_| ProtoError::InvalidValue {
-                    what: "vector dimension",
-                    detail: format!("cannot parse {class:?}"),
-                })?;
-            let element = Self::from_class_name(elem.trim(), depth + 1)?;
-            return Ok(ColumnType::Vector {
-                element: Box::new(element),
-                dimension,
+            let args = split_top_level(args);
+            let bad = || ProtoError::InvalidValue {
+                what: "custom type class",
+                detail: format!("cannot parse {class:?}"),
+            };
+            let inner = |i: usize| -> Result<ColumnType> {
+                let a = args.get(i).ok_or_else(bad)?;
+                Self::from_class_name(a, depth + 1)
+            };
+            return Ok(match name {
+                "VectorType" => {
+                    let dimension = args
+                        .get(1)
+                        .and_then(|d| d.trim().parse::<u32>().ok())
+                        .ok_or_else(bad)?;
+                    ColumnType::Vector {
+                        element: Box::new(inner(0)?),
+                        dimension,
+                    }
+                }
+                "FrozenType" | "ReversedType" => inner(0)?,
+                "ListType" => ColumnType::List(Box::new(inner(0)?)),
+                "SetType" => ColumnType::Set(Box::new(inner(0)?)),
+                "MapType" => ColumnType::Map(Box::new(inner(0)?), Box::new(inner(1)?)),
+                "TupleType" => {
+                    ColumnType::Tuple((0..args.len()).map(inner).collect::<Result<Vec<_>>>()?)
+                }
+                // User types name their fields in hex inside the class: kept opaque.
+                _ => ColumnType::Custom(class.to_owned()),
             });
         }
         Ok(match short {
@@ -254,8 +269,12 @@ impl ColumnType {
             ColumnType::Smallint => simple("ShortType"),
             ColumnType::Tinyint => simple("ByteType"),
             ColumnType::Duration => simple("DurationType"),
+            // Cassandra 5 spells it with a space before the comma.
             ColumnType::Vector { element, dimension } => {
-                format!("{MARSHAL}VectorType({}, {dimension})", element.class_name())
+                format!(
+                    "{MARSHAL}VectorType({} , {dimension})",
+                    element.class_name()
+                )
             }
             ColumnType::List(e) => format!("{MARSHAL}ListType({})", e.class_name()),
             ColumnType::Set(e) => format!("{MARSHAL}SetType({})", e.class_name()),
@@ -336,26 +355,26 @@ impl ColumnType {
         buf.put_u16(id);
         Ok(())
     }
+}
 
-    /// The fixed serialized size of a value of this type, if it has one (used by vectors,
-    /// whose fixed-size elements carry no length prefix).
-    pub fn fixed_size(&self) -> Option<usize> {
-        match self {
-            ColumnType::Boolean | ColumnType::Tinyint => Some(1),
-            ColumnType::Smallint => Some(2),
-            ColumnType::Int | ColumnType::Float | ColumnType::Date => Some(4),
-            ColumnType::Bigint
-            | ColumnType::Counter
-            | ColumnType::Double
-            | ColumnType::Timestamp
-            | ColumnType::Time => Some(8),
-            ColumnType::Uuid | ColumnType::Timeuuid => Some(16),
-            ColumnType::Vector { element, dimension } => element
-                .fixed_size()
-                .and_then(|s| s.checked_mul(*dimension as usize)),
-            _ => None,
+/// Splits `a, B(c, d), e` at the commas outside parentheses.
+fn split_top_level(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (i, ch) in s.char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(s[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
         }
     }
+    out.push(s[start..].trim());
+    out
 }
 
 fn count_u16(n: usize, what: &'static str) -> Result<u16> {
@@ -409,7 +428,7 @@ mod tests {
                 dimension: 3
             }
         );
-        assert_eq!(t.fixed_size(), Some(12));
+        assert_eq!(crate::value::vector_element_size(&t), Some(12));
         assert_eq!(round_trip(&t), t);
     }
 

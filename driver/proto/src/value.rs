@@ -8,8 +8,11 @@
 //!   first byte's leading one-bits count the bytes that follow.
 //! - list/set: `[int]` n, then n elements as `[bytes]`; map: n, then key and value `[bytes]`.
 //! - tuple and UDT: each field as `[bytes]` (null allowed); a UDT may omit trailing fields.
-//! - vector: n elements with no count; fixed-size element types back to back, variable-size
-//!   ones each prefixed with an unsigned vint length (as Cassandra 5's VectorType writes them).
+//! - vector: `dimension` elements with no count. Element types Cassandra 5 treats as fixed
+//!   size (boolean, int, bigint, float, double, timestamp, uuid, timeuuid, and vectors of
+//!   those: see [`vector_element_size`]) are written back to back; every other element type
+//!   (text, varint, collections, and also tinyint, smallint, date and time, which Cassandra
+//!   does not mark fixed-length) is prefixed with an unsigned vint length. Nulls are refused.
 //!
 //! Invariants: decoding checks every count and length against the bytes left before it
 //! reserves or slices, recursion is bounded by [`crate::types::MAX_TYPE_DEPTH`], and any
@@ -19,10 +22,18 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use bytes::BufMut;
 
+use crate::error::{ProtoError, Result};
 use crate::types::{ColumnType, MAX_TYPE_DEPTH};
 
 /// Why a value could not be decoded or encoded (the caller adds the column).
 pub type ValueResult<T> = std::result::Result<T, String>;
+
+fn invalid(detail: String) -> ProtoError {
+    ProtoError::InvalidValue {
+        what: "CQL value",
+        detail,
+    }
+}
 
 /// The explicit "not set" marker: leaves the column's current value unchanged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -76,9 +87,15 @@ impl CqlVarint {
     /// From big-endian two's complement bytes (normalised to the minimal form; empty is 0).
     pub fn from_signed_bytes_be(bytes: &[u8]) -> Self {
         let mut b = bytes;
-        while b.len() > 1 && ((b[0] == 0 && b[1] & 0x80 == 0) || (b[0] == 0xff && b[1] & 0x80 != 0))
-        {
-            b = &b[1..];
+        // A leading 0x00 before a byte without its sign bit (or 0xff before one with it)
+        // adds nothing: drop it.
+        while let [first, second, ..] = b {
+            let redundant =
+                (*first == 0 && second & 0x80 == 0) || (*first == 0xff && second & 0x80 != 0);
+            match (redundant, b.split_first()) {
+                (true, Some((_, tail))) => b = tail,
+                _ => break,
+            }
         }
         if b.is_empty() {
             return Self(vec![0]);
@@ -93,17 +110,52 @@ impl CqlVarint {
 
     /// The value as an `i128`, if it fits.
     pub fn to_i128(&self) -> Option<i128> {
-        if self.0.len() > 16 {
-            return None;
-        }
         let fill = if self.0.first().is_some_and(|b| b & 0x80 != 0) {
             0xff
         } else {
             0
         };
         let mut buf = [fill; 16];
-        buf[16 - self.0.len()..].copy_from_slice(&self.0);
+        let start = 16usize.checked_sub(self.0.len())?;
+        buf.get_mut(start..)?.copy_from_slice(&self.0);
         Some(i128::from_be_bytes(buf))
+    }
+
+    /// The value as an `i64`, if it fits.
+    pub fn to_i64(&self) -> Option<i64> {
+        self.to_i128().and_then(|v| i64::try_from(v).ok())
+    }
+}
+
+impl TryFrom<&CqlVarint> for i128 {
+    type Error = ProtoError;
+    fn try_from(v: &CqlVarint) -> Result<i128> {
+        v.to_i128().ok_or_else(|| {
+            invalid(format!(
+                "varint of {} bytes does not fit in i128",
+                v.0.len()
+            ))
+        })
+    }
+}
+
+impl TryFrom<&CqlVarint> for i64 {
+    type Error = ProtoError;
+    fn try_from(v: &CqlVarint) -> Result<i64> {
+        v.to_i64()
+            .ok_or_else(|| invalid("varint does not fit in i64".into()))
+    }
+}
+
+impl From<i32> for CqlVarint {
+    fn from(v: i32) -> Self {
+        Self::from(i128::from(v))
+    }
+}
+
+impl From<u64> for CqlVarint {
+    fn from(v: u64) -> Self {
+        Self::from(i128::from(v))
     }
 }
 
@@ -116,6 +168,112 @@ impl From<i128> for CqlVarint {
 impl From<i64> for CqlVarint {
     fn from(v: i64) -> Self {
         Self::from(i128::from(v))
+    }
+}
+
+impl CqlDecimal {
+    /// `unscaled * 10^-scale` from an `i64` unscaled value.
+    pub fn new(unscaled: i64, scale: i32) -> Self {
+        Self {
+            unscaled: CqlVarint::from(unscaled),
+            scale,
+        }
+    }
+}
+
+impl From<i64> for CqlTimestamp {
+    fn from(millis: i64) -> Self {
+        Self(millis)
+    }
+}
+
+impl From<CqlTimestamp> for i64 {
+    fn from(t: CqlTimestamp) -> i64 {
+        t.0
+    }
+}
+
+impl CqlTime {
+    /// Nanoseconds since midnight, checked to lie within one day.
+    pub(crate) fn checked(nanos: i64) -> ValueResult<Self> {
+        if (0..Self::NANOS_PER_DAY).contains(&nanos) {
+            Ok(Self(nanos))
+        } else {
+            Err(format!("time {nanos} is outside one day"))
+        }
+    }
+}
+
+impl TryFrom<i64> for CqlTime {
+    type Error = ProtoError;
+    /// Nanoseconds since midnight; fails outside one day.
+    fn try_from(nanos: i64) -> Result<Self> {
+        Self::checked(nanos).map_err(invalid)
+    }
+}
+
+impl From<CqlTime> for i64 {
+    fn from(t: CqlTime) -> i64 {
+        t.0
+    }
+}
+
+impl From<CqlDate> for u32 {
+    fn from(d: CqlDate) -> u32 {
+        d.0
+    }
+}
+
+impl CqlDuration {
+    /// A duration; fails unless months, days and nanoseconds share one sign (as CQL requires).
+    pub fn new(months: i32, days: i32, nanoseconds: i64) -> Result<Self> {
+        let d = Self {
+            months,
+            days,
+            nanoseconds,
+        };
+        d.check().map_err(invalid)?;
+        Ok(d)
+    }
+
+    fn check(&self) -> ValueResult<()> {
+        let parts = [
+            i64::from(self.months),
+            i64::from(self.days),
+            self.nanoseconds,
+        ];
+        if parts.iter().any(|x| *x > 0) && parts.iter().any(|x| *x < 0) {
+            return Err("a duration's months, days and nanoseconds must share one sign".into());
+        }
+        Ok(())
+    }
+}
+
+/// A `uuid` or `timeuuid` as its 16 bytes, for when the `uuid` feature is off or unwanted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CqlUuid(pub [u8; 16]);
+
+impl CqlUuid {
+    /// The UUID version (the high nibble of byte 6): 1 for a `timeuuid`.
+    pub fn version(&self) -> u8 {
+        self.0[6] >> 4
+    }
+}
+
+/// The size of a vector element of type `typ` when Cassandra 5 writes it without a length
+/// (`AbstractType.valueLengthIfFixed`): boolean, int, bigint, float, double, timestamp, uuid,
+/// timeuuid and vectors of those. Every other element type (including tinyint, smallint,
+/// date and time, which Cassandra treats as variable-length) is prefixed by an unsigned vint.
+pub fn vector_element_size(typ: &ColumnType) -> Option<usize> {
+    match typ {
+        ColumnType::Boolean => Some(1),
+        ColumnType::Int | ColumnType::Float => Some(4),
+        ColumnType::Bigint | ColumnType::Double | ColumnType::Timestamp => Some(8),
+        ColumnType::Uuid | ColumnType::Timeuuid => Some(16),
+        ColumnType::Vector { element, dimension } => {
+            vector_element_size(element)?.checked_mul(*dimension as usize)
+        }
+        _ => None,
     }
 }
 
@@ -204,8 +362,7 @@ impl<'a> Bytes<'a> {
     }
 
     fn int(&mut self, what: &str) -> ValueResult<i32> {
-        let b = self.take(4, what)?;
-        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        Ok(i32::from_be_bytes(fixed(self.take(4, what)?, what)?))
     }
 
     /// An element `[bytes]` (None for a negative length, i.e. null).
@@ -228,10 +385,10 @@ impl<'a> Bytes<'a> {
     }
 
     fn unsigned_vint(&mut self) -> ValueResult<u64> {
-        let first = self.take(1, "vint")?[0];
-        let extra = first.leading_ones() as usize;
-        let mut v = u64::from(first & (0xffu8.checked_shr(extra as u32).unwrap_or(0)));
-        for &b in self.take(extra, "vint")? {
+        let [first] = fixed::<1>(self.take(1, "vint")?, "vint")?;
+        let extra = first.leading_ones();
+        let mut v = u64::from(first & 0xffu8.checked_shr(extra).unwrap_or(0));
+        for &b in self.take(extra as usize, "vint")? {
             v = (v << 8) | u64::from(b);
         }
         Ok(v)
@@ -290,14 +447,26 @@ fn utf8(b: &[u8], what: &str) -> ValueResult<String> {
 }
 
 impl CqlValue {
-    /// Decodes the bytes of one value of type `typ`.
-    pub fn decode(typ: &ColumnType, bytes: &[u8]) -> ValueResult<CqlValue> {
-        decode_at(typ, bytes, 0)
+    /// Decodes the bytes of one value of type `typ` (a zero-length value of a type that is
+    /// never empty reads as [`CqlValue::Empty`]). Fails with [`ProtoError::InvalidValue`]
+    /// saying why; the row reader reports the column instead.
+    pub fn decode(typ: &ColumnType, bytes: &[u8]) -> Result<CqlValue> {
+        decode_at(typ, bytes, 0).map_err(invalid)
     }
 
     /// Encodes this value as a value of `typ` (without the `[bytes]` length), checking that
-    /// it fits the type.
-    pub fn encode(&self, typ: &ColumnType, buf: &mut impl BufMut) -> ValueResult<()> {
+    /// it fits the type. On error `buf` may hold part of the value.
+    pub fn encode(&self, typ: &ColumnType, buf: &mut impl BufMut) -> Result<()> {
+        encode_at(self, typ, buf, 0).map_err(invalid)
+    }
+
+    /// [`CqlValue::decode`] with the bare reason as the error, for callers adding context.
+    pub(crate) fn decode_reason(typ: &ColumnType, bytes: &[u8]) -> ValueResult<CqlValue> {
+        decode_at(typ, bytes, 0)
+    }
+
+    /// [`CqlValue::encode`] with the bare reason as the error, for callers adding context.
+    pub(crate) fn encode_reason(&self, typ: &ColumnType, buf: &mut impl BufMut) -> ValueResult<()> {
         encode_at(self, typ, buf, 0)
     }
 
@@ -502,7 +671,10 @@ fn decode_at(typ: &ColumnType, bytes: &[u8], depth: usize) -> ValueResult<CqlVal
         ColumnType::Vector { element, dimension } => {
             let n = *dimension as usize;
             let mut out = Vec::with_capacity(n.min(bytes.len()));
-            match element.fixed_size() {
+            match vector_element_size(element) {
+                // Cassandra has no zero-dimension vectors; refuse a type that would let
+                // `dimension` elements be read from no bytes at all.
+                Some(0) if n > 0 => return Err("vector of zero-sized elements".into()),
                 Some(size) => {
                     for _ in 0..n {
                         out.push(nested(element, b.take(size, "vector element")?)?);
@@ -641,10 +813,7 @@ fn encode_at(
             buf.put_slice(d.unscaled.as_signed_bytes_be());
         }
         (CqlValue::Duration(d), ColumnType::Duration) => {
-            let signs = [i64::from(d.months), i64::from(d.days), d.nanoseconds];
-            if signs.iter().any(|x| *x > 0) && signs.iter().any(|x| *x < 0) {
-                return Err("a duration's months, days and nanoseconds must share one sign".into());
-            }
+            d.check()?;
             put_signed_vint(buf, i64::from(d.months));
             put_signed_vint(buf, i64::from(d.days));
             put_signed_vint(buf, d.nanoseconds);
@@ -704,7 +873,7 @@ fn encode_at(
                     items.len()
                 ));
             }
-            let fixed_size = element.fixed_size();
+            let fixed_size = vector_element_size(element);
             for item in items {
                 let mut out = Vec::new();
                 nested(item, element, &mut out)?;
@@ -956,11 +1125,260 @@ mod tests {
         let err = CqlValue::Bigint(1)
             .encode(&ColumnType::Int, &mut Vec::new())
             .unwrap_err();
-        assert_eq!(err, "cannot encode a Bigint value as int");
+        assert_eq!(
+            err.to_string(),
+            "invalid CQL value: cannot encode a Bigint value as int"
+        );
         let err = CqlValue::List(vec![]).encode(
             &ColumnType::Map(Box::new(ColumnType::Int), Box::new(ColumnType::Int)),
             &mut Vec::new(),
         );
-        assert!(err.unwrap_err().contains("map<int, int>"));
+        assert!(err.unwrap_err().to_string().contains("map<int, int>"));
+    }
+
+    #[test]
+    fn every_scalar_type_round_trips() {
+        let u = *b"\x12\x3e\x45\x67\xe8\x9b\x12\xd3\xa4\x56\x42\x66\x14\x17\x40\x00";
+        let cases = [
+            (CqlValue::Ascii("abc".into()), ColumnType::Ascii),
+            (CqlValue::Bigint(i64::MIN), ColumnType::Bigint),
+            (CqlValue::Blob(vec![0, 0xff]), ColumnType::Blob),
+            (CqlValue::Blob(vec![]), ColumnType::Blob),
+            (CqlValue::Boolean(false), ColumnType::Boolean),
+            (CqlValue::Counter(-5), ColumnType::Counter),
+            (
+                CqlValue::Decimal(CqlDecimal::new(i64::MIN, -3)),
+                ColumnType::Decimal,
+            ),
+            (CqlValue::Double(f64::MAX), ColumnType::Double),
+            (CqlValue::Float(f32::MIN_POSITIVE), ColumnType::Float),
+            (CqlValue::Int(i32::MIN), ColumnType::Int),
+            (CqlValue::Timestamp(CqlTimestamp(-1)), ColumnType::Timestamp),
+            (CqlValue::Uuid(u), ColumnType::Uuid),
+            (CqlValue::Text(String::new()), ColumnType::Varchar),
+            (
+                CqlValue::Varint(CqlVarint::from(1i64 << 40)),
+                ColumnType::Varint,
+            ),
+            (CqlValue::Timeuuid(u), ColumnType::Timeuuid),
+            (CqlValue::Inet("::1".parse().unwrap()), ColumnType::Inet),
+            (CqlValue::Date(CqlDate(0)), ColumnType::Date),
+            (CqlValue::Date(CqlDate(u32::MAX)), ColumnType::Date),
+            (CqlValue::Time(CqlTime(0)), ColumnType::Time),
+            (CqlValue::Smallint(i16::MIN), ColumnType::Smallint),
+            (CqlValue::Tinyint(i8::MIN), ColumnType::Tinyint),
+            (
+                CqlValue::Custom(vec![1, 2, 3]),
+                ColumnType::Custom("com.example.T".into()),
+            ),
+            (CqlValue::Empty, ColumnType::Int),
+        ];
+        for (v, t) in cases {
+            rt(v, t);
+        }
+        // Version 4 is not a timeuuid.
+        let mut v4 = u;
+        v4[6] = 0x42;
+        assert!(CqlValue::decode(&ColumnType::Timeuuid, &v4).is_err());
+        assert!(CqlValue::Uuid(v4)
+            .encode(&ColumnType::Timeuuid, &mut Vec::new())
+            .is_err());
+        // Time bounds.
+        assert!(CqlValue::Time(CqlTime(-1))
+            .encode(&ColumnType::Time, &mut Vec::new())
+            .is_err());
+        assert!(
+            CqlValue::decode(&ColumnType::Time, &CqlTime::NANOS_PER_DAY.to_be_bytes()).is_err()
+        );
+        assert!(CqlTime::try_from(CqlTime::NANOS_PER_DAY).is_err());
+        assert_eq!(CqlTime::try_from(5).unwrap(), CqlTime(5));
+        // Date bounds: the smallest and largest days around the epoch.
+        assert_eq!(CqlDate(0).days_since_epoch(), -(1i64 << 31));
+        assert_eq!(CqlDate(u32::MAX).days_since_epoch(), (1i64 << 31) - 1);
+        assert_eq!(CqlDate::from_days_since_epoch(i32::MIN), CqlDate(0));
+        assert_eq!(CqlDate::from_days_since_epoch(-1), CqlDate((1 << 31) - 1));
+        // inet of a wrong size, ascii with a high byte.
+        assert!(CqlValue::decode(&ColumnType::Inet, &[1, 2, 3, 4, 5]).is_err());
+        assert!(CqlValue::decode(&ColumnType::Ascii, "é".as_bytes()).is_err());
+    }
+
+    #[test]
+    fn varint_and_decimal_bytes_are_minimal_and_exact() {
+        // Redundant sign bytes are dropped; needed ones kept.
+        for (input, minimal) in [
+            (&[0u8, 0, 0x7f][..], &[0x7fu8][..]),
+            (&[0xff, 0xff, 0x80], &[0x80]),
+            (&[0xff, 0x7f], &[0xff, 0x7f]),
+            (&[0x00, 0x80], &[0x00, 0x80]),
+            (&[0, 0, 0], &[0]),
+            (&[], &[0]),
+        ] {
+            assert_eq!(
+                CqlVarint::from_signed_bytes_be(input).as_signed_bytes_be(),
+                minimal
+            );
+        }
+        assert_eq!(CqlVarint::from(i128::MIN).as_signed_bytes_be().len(), 16);
+        assert_eq!(CqlVarint::from(i128::MIN).to_i128(), Some(i128::MIN));
+        assert_eq!(CqlVarint::from(i128::MAX).to_i64(), None);
+        assert_eq!(i64::try_from(&CqlVarint::from(i64::MIN)).unwrap(), i64::MIN);
+        assert!(i64::try_from(&CqlVarint::from(i128::from(i64::MAX) + 1)).is_err());
+        assert_eq!(
+            CqlVarint::from(u64::MAX).as_signed_bytes_be(),
+            [0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+        );
+        // decimal 1.23: scale 2 as [int], then varint 123.
+        let mut buf = Vec::new();
+        CqlValue::Decimal(CqlDecimal::new(123, 2))
+            .encode(&ColumnType::Decimal, &mut buf)
+            .unwrap();
+        assert_eq!(buf, [0, 0, 0, 2, 123]);
+        // -0.5: scale 1, varint -5.
+        assert_eq!(
+            CqlValue::decode(&ColumnType::Decimal, &[0, 0, 0, 1, 0xfb]).unwrap(),
+            CqlValue::Decimal(CqlDecimal::new(-5, 1))
+        );
+        assert!(CqlValue::decode(&ColumnType::Decimal, &[0, 0, 0, 1]).is_err());
+        assert!(CqlValue::decode(&ColumnType::Decimal, &[0, 0]).is_err());
+    }
+
+    #[test]
+    fn duration_vints_are_byte_exact() {
+        let enc = |months, days, nanoseconds| {
+            let mut buf = Vec::new();
+            CqlValue::Duration(CqlDuration {
+                months,
+                days,
+                nanoseconds,
+            })
+            .encode(&ColumnType::Duration, &mut buf)
+            .unwrap();
+            buf
+        };
+        // -1 zig-zags to 1; 64 to 128, which takes two bytes (0b10 prefix).
+        assert_eq!(enc(-1, 0, 0), [1, 0, 0]);
+        assert_eq!(enc(64, 0, 0), [0x80, 0x80, 0, 0]);
+        // i64::MIN zig-zags to u64::MAX: nine bytes, 0xff then eight 0xff.
+        assert_eq!(enc(0, 0, i64::MIN), [&[0u8, 0][..], &[0xff; 9]].concat());
+        // Months past i32 are refused, as are trailing bytes and truncated vints.
+        let mut big = Vec::new();
+        put_signed_vint(&mut big, i64::from(i32::MAX) + 1);
+        big.extend_from_slice(&[0, 0]);
+        assert!(CqlValue::decode(&ColumnType::Duration, &big).is_err());
+        assert!(CqlValue::decode(&ColumnType::Duration, &[0, 0, 0, 0]).is_err());
+        assert!(CqlValue::decode(&ColumnType::Duration, &[0, 0, 0xc0, 1]).is_err());
+        assert!(CqlDuration::new(1, -1, 0).is_err());
+        assert!(CqlDuration::new(-1, -1, -5).is_ok());
+    }
+
+    #[test]
+    fn vectors_follow_cassandra_element_sizes() {
+        // smallint is variable-length for Cassandra's vectors: each element has a vint length.
+        let vs = ColumnType::Vector {
+            element: Box::new(ColumnType::Smallint),
+            dimension: 2,
+        };
+        let b = rt(
+            CqlValue::Vector(vec![CqlValue::Smallint(1), CqlValue::Smallint(-1)]),
+            vs,
+        );
+        assert_eq!(b, [2, 0, 1, 2, 0xff, 0xff]);
+        // A vector of fixed-size vectors is fixed-size: no lengths at all.
+        let inner = ColumnType::Vector {
+            element: Box::new(ColumnType::Int),
+            dimension: 2,
+        };
+        let outer = ColumnType::Vector {
+            element: Box::new(inner),
+            dimension: 2,
+        };
+        let v = |a, b| CqlValue::Vector(vec![CqlValue::Int(a), CqlValue::Int(b)]);
+        assert_eq!(
+            rt(CqlValue::Vector(vec![v(1, 2), v(3, 4)]), outer).len(),
+            16
+        );
+        // A list of vectors of text (variable inside variable).
+        let lt = ColumnType::List(Box::new(ColumnType::Vector {
+            element: Box::new(ColumnType::Varchar),
+            dimension: 1,
+        }));
+        rt(
+            CqlValue::List(vec![CqlValue::Vector(vec![CqlValue::Text("é".into())])]),
+            lt,
+        );
+        // Zero-sized elements would let a huge dimension be read from nothing.
+        let zero = ColumnType::Vector {
+            element: Box::new(ColumnType::Vector {
+                element: Box::new(ColumnType::Int),
+                dimension: 0,
+            }),
+            dimension: u32::MAX,
+        };
+        assert!(CqlValue::decode(&zero, &[]).is_err());
+        // Trailing bytes after the last element.
+        let vf = ColumnType::Vector {
+            element: Box::new(ColumnType::Float),
+            dimension: 1,
+        };
+        assert!(CqlValue::decode(&vf, &[0; 5]).is_err());
+    }
+
+    #[test]
+    fn nested_collections_and_hostile_nesting() {
+        let t = ColumnType::Map(
+            Box::new(ColumnType::Int),
+            Box::new(ColumnType::Set(Box::new(ColumnType::Tuple(vec![
+                ColumnType::Varchar,
+                ColumnType::List(Box::new(ColumnType::Bigint)),
+            ])))),
+        );
+        rt(
+            CqlValue::Map(vec![
+                (
+                    CqlValue::Int(1),
+                    CqlValue::Set(vec![CqlValue::Tuple(vec![
+                        Some(CqlValue::Text("a".into())),
+                        Some(CqlValue::List(vec![CqlValue::Bigint(7)])),
+                    ])]),
+                ),
+                (CqlValue::Int(2), CqlValue::Set(vec![])),
+            ]),
+            t,
+        );
+        // Well-formed values nested up to the limit decode; deeper ones are refused rather
+        // than recursed into.
+        let nested = |levels: usize| {
+            let mut t = ColumnType::Int;
+            let mut bytes = vec![0, 0, 0, 1];
+            for _ in 0..levels {
+                t = ColumnType::List(Box::new(t));
+                let mut outer = vec![0, 0, 0, 1];
+                outer.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+                outer.extend_from_slice(&bytes);
+                bytes = outer;
+            }
+            CqlValue::decode(&t, &bytes)
+        };
+        assert!(nested(MAX_TYPE_DEPTH).is_ok());
+        let err = nested(MAX_TYPE_DEPTH + 1).unwrap_err();
+        assert!(err.to_string().contains("nested deeper"), "{err}");
+        // Map with a negative count, a null key, a count past the end.
+        let m = ColumnType::Map(Box::new(ColumnType::Int), Box::new(ColumnType::Int));
+        assert!(CqlValue::decode(&m, &[0x80, 0, 0, 0]).is_err());
+        assert!(CqlValue::decode(&m, &[0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]).is_err());
+        assert!(CqlValue::decode(&m, &[0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
+        // A UDT with more fields than its type, a tuple missing a field.
+        let udt = ColumnType::Udt {
+            keyspace: "ks".into(),
+            name: "u".into(),
+            fields: vec![("a".into(), ColumnType::Int)],
+        };
+        assert!(CqlValue::decode(&udt, &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]).is_err());
+        let tuple = ColumnType::Tuple(vec![ColumnType::Int, ColumnType::Int]);
+        assert!(CqlValue::decode(&tuple, &[0xff, 0xff, 0xff, 0xff]).is_err());
+        // A UDT value naming a field its type lacks is refused on encode.
+        assert!(CqlValue::Udt(vec![("zzz".into(), None)])
+            .encode(&udt, &mut Vec::new())
+            .is_err());
     }
 }
