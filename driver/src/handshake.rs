@@ -59,12 +59,7 @@ pub async fn handshake(conn: &Connection, config: &HandshakeConfig) -> Result<Ne
         .response
     {
         Response::Supported(s) => s,
-        Response::Error(error) => {
-            return Err(Error::Server {
-                node,
-                error: Box::new(error),
-            })
-        }
+        Response::Error(error) => return Err(Error::Server { node, error }),
         other => {
             return Err(Error::UnexpectedResponse {
                 node,
@@ -108,12 +103,7 @@ pub async fn handshake(conn: &Connection, config: &HandshakeConfig) -> Result<Ne
             authenticated = true;
             authenticate(conn, config, &class).await?;
         }
-        Response::Error(error) => {
-            return Err(Error::Server {
-                node,
-                error: Box::new(error),
-            })
-        }
+        Response::Error(error) => return Err(Error::Server { node, error }),
         other => {
             return Err(Error::UnexpectedResponse {
                 node,

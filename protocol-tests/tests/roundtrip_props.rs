@@ -876,7 +876,7 @@ mod responses {
         let addr =
             (any::<std::net::IpAddr>(), any::<u16>()).prop_map(|(ip, p)| SocketAddr::new(ip, p));
         prop_oneof![
-            error().prop_map(Response::Error),
+            error().prop_map(|e| Response::Error(Box::new(e))),
             Just(Response::Ready),
             s().prop_map(Response::Authenticate),
             prop::collection::vec((s(), prop::collection::vec(s(), 0..3)), 0..3)
@@ -884,7 +884,7 @@ mod responses {
             Just(Response::Result(ResultBody::Void)),
             rows().prop_map(|(r, _)| Response::Result(ResultBody::Rows(r))),
             s().prop_map(|k| Response::Result(ResultBody::SetKeyspace(k))),
-            prepared().prop_map(|p| Response::Result(ResultBody::Prepared(p))),
+            prepared().prop_map(|p| Response::Result(ResultBody::Prepared(Box::new(p)))),
             schema_change().prop_map(|c| Response::Result(ResultBody::SchemaChange(c))),
             (
                 prop::sample::select(vec!["NEW_NODE", "REMOVED_NODE"]),

@@ -492,8 +492,8 @@ pub enum ResultBody {
     Rows(Rows),
     /// `USE` succeeded.
     SetKeyspace(String),
-    /// PREPARE succeeded.
-    Prepared(Prepared),
+    /// PREPARE succeeded (boxed: rare, and large enough to slow every move of a result).
+    Prepared(Box<Prepared>),
     /// A schema-altering statement succeeded.
     SchemaChange(SchemaChange),
 }
@@ -522,8 +522,8 @@ pub enum Event {
 /// A response message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Response {
-    /// ERROR.
-    Error(ErrorResponse),
+    /// ERROR (boxed: rare, and large enough to slow every move of a `Response`).
+    Error(Box<ErrorResponse>),
     /// READY.
     Ready,
     /// AUTHENTICATE with the server's authenticator class.
@@ -609,9 +609,17 @@ impl ResponseFrame {
                 expected: "response",
             });
         }
-        let body = frame_body(frame, compression, max_len)?;
+        // Borrow the body unless it had to be decompressed: no refcount traffic on the
+        // uncompressed path.
+        let decompressed;
+        let body: &Bytes = if frame.header.flags.contains(Flags::COMPRESSION) {
+            decompressed = frame_body(frame, compression, max_len)?;
+            &decompressed
+        } else {
+            &frame.body
+        };
         let flags = frame.header.flags;
-        let mut r = Reader::new(&body);
+        let mut r = Reader::new(body);
         let tracing_id = if flags.contains(Flags::TRACING) {
             Some(r.read_uuid("tracing id")?)
         } else {
@@ -634,7 +642,7 @@ impl ResponseFrame {
         };
         let opcode = frame.header.opcode;
         let response = match opcode {
-            Opcode::Error => Response::Error(ErrorResponse::decode(&mut r, &body)?),
+            Opcode::Error => Response::Error(Box::new(ErrorResponse::decode(&mut r, body)?)),
             Opcode::Ready => Response::Ready,
             Opcode::Authenticate => {
                 Response::Authenticate(r.read_string("authenticator class")?.to_owned())
@@ -647,17 +655,17 @@ impl ResponseFrame {
             ),
             Opcode::Result => Response::Result(match r.read_int("result kind")? {
                 0x0001 => ResultBody::Void,
-                0x0002 => ResultBody::Rows(read_rows(&mut r, &body)?),
+                0x0002 => ResultBody::Rows(read_rows(&mut r, body)?),
                 0x0003 => ResultBody::SetKeyspace(r.read_string("keyspace")?.to_owned()),
                 0x0004 => {
                     let id = body.slice_ref(r.read_short_bytes("prepared id")?);
                     let metadata = PreparedMetadata::decode(&mut r)?;
-                    let result_metadata = RowsMetadata::decode(&mut r, &body)?;
-                    ResultBody::Prepared(Prepared {
+                    let result_metadata = RowsMetadata::decode(&mut r, body)?;
+                    ResultBody::Prepared(Box::new(Prepared {
                         id,
                         metadata,
                         result_metadata,
-                    })
+                    }))
                 }
                 0x0005 => ResultBody::SchemaChange(SchemaChange::decode(&mut r)?),
                 other => {
@@ -921,7 +929,7 @@ mod tests {
             Response::Result(ResultBody::Void),
             Response::Result(ResultBody::Rows(rows)),
             Response::Result(ResultBody::SetKeyspace("ks".into())),
-            Response::Result(ResultBody::Prepared(Prepared {
+            Response::Result(ResultBody::Prepared(Box::new(Prepared {
                 id: Bytes::from_static(&[0xab; 16]),
                 metadata: PreparedMetadata {
                     pk_indexes: vec![1, 0],
@@ -932,7 +940,7 @@ mod tests {
                     no_metadata: true,
                     ..Default::default()
                 },
-            })),
+            }))),
             Response::Result(ResultBody::SchemaChange(change.clone())),
             Response::Event(Event::TopologyChange {
                 change: "NEW_NODE".into(),
@@ -1033,7 +1041,7 @@ mod tests {
                 detail,
             };
             assert_eq!(ErrorCode::from_code(code.code()), code);
-            round_trip(&Envelope::default(), &Response::Error(e), None);
+            round_trip(&Envelope::default(), &Response::Error(Box::new(e)), None);
         }
     }
 

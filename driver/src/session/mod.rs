@@ -465,10 +465,7 @@ async fn use_keyspace_on(conn: &Connection, keyspace: &str) -> Result<(), Error>
         .map_err(|e| Error::from_request(node, e))?;
     match frame.response {
         Response::Result(ResultBody::SetKeyspace(_)) => Ok(()),
-        Response::Error(error) => Err(Error::Server {
-            node,
-            error: Box::new(error),
-        }),
+        Response::Error(error) => Err(Error::Server { node, error }),
         other => Err(Error::UnexpectedResponse {
             node,
             request: "USE",
@@ -490,10 +487,7 @@ fn result_of(
             warnings: frame.warnings,
             tracing_id: frame.tracing_id,
         }),
-        Response::Error(error) => Err(Error::Server {
-            node,
-            error: Box::new(error),
-        }),
+        Response::Error(error) => Err(Error::Server { node, error }),
         other => Err(Error::UnexpectedResponse {
             node,
             request,
