@@ -15,27 +15,16 @@ use bytes::BytesMut;
 use doppio::connection::{Connection, ConnectionConfig, ConnectionError, RequestError};
 use doppio_proto::frame::{Direction, Flags, FrameHeader, Opcode};
 use doppio_proto::wire::Reader;
-use glommio::LocalExecutorBuilder;
 
-fn cassandra() -> SocketAddr {
-    std::env::var("DOPPIO_CASSANDRA")
-        .unwrap_or_else(|_| "127.0.0.1:9042".into())
-        .parse()
-        .expect("DOPPIO_CASSANDRA is ADDR:PORT")
-}
+mod support;
+use support::cassandra;
 
-/// Runs `f` to completion on a fresh glommio executor (not pinned: tests share the cores).
 fn on_glommio<F, Fut>(f: F)
 where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + 'static,
 {
-    LocalExecutorBuilder::default()
-        .name("connection-test")
-        .spawn(f)
-        .expect("start a glommio executor")
-        .join()
-        .expect("the test's executor panicked");
+    support::on_glommio("connection-test", f)
 }
 
 fn options(buf: &mut BytesMut, stream: i16) -> Result<(), doppio_proto::ProtoError> {

@@ -4,34 +4,22 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use std::net::SocketAddr;
-
 use doppio::handshake::HandshakeConfig;
 use doppio::proto::consistency::Consistency;
 use doppio::proto::request::{BatchStatement, BatchType};
 use doppio::proto::response::{ErrorCode, ErrorDetail, ResultBody, SchemaTarget};
 use doppio::proto::value::CqlValue;
 use doppio::{Error, Session, SessionConfig, StatementOptions};
-use glommio::LocalExecutorBuilder;
 
-fn cassandra() -> SocketAddr {
-    std::env::var("DOPPIO_CASSANDRA")
-        .unwrap_or_else(|_| "127.0.0.1:9042".into())
-        .parse()
-        .expect("DOPPIO_CASSANDRA is ADDR:PORT")
-}
+mod support;
+use support::cassandra;
 
 fn on_glommio<F, Fut>(f: F)
 where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + 'static,
 {
-    LocalExecutorBuilder::default()
-        .name("session-test")
-        .spawn(f)
-        .expect("start a glommio executor")
-        .join()
-        .expect("the test's executor panicked");
+    support::on_glommio("session-test", f)
 }
 
 /// A keyspace of its own per test, so tests can run in parallel.
