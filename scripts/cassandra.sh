@@ -9,7 +9,10 @@
 #   scripts/cassandra.sh logs [NODE] [LINES]        the last lines of a node's log (default node 1)
 #   scripts/cassandra.sh wipe                       stop, then delete all node state
 #
-# Nodes listen on 127.0.0.1, 127.0.0.2, ... with the usual ports (CQL 9042, storage 7000).
+# Nodes listen on 127.0.0.1, 127.0.0.2, ... with the usual ports (CQL 9042, storage 7000);
+# DOPPIO_CASSANDRA_FIRST_IP=K moves node 1 to 127.0.0.K (node i to 127.0.0.(K+i-1)), so that a
+# second, independent cluster (another state directory) can run beside the first one:
+# scripts/cassandra-auth.sh uses that for the authentication tests.
 # State (yaml, data, logs, pids) lives in $DOPPIO_CASSANDRA_STATE (default: .cassandra/ in the
 # repository, git-ignored); the jar cache in $DOPPIO_CACHE (default: ~/.cache/doppio).
 # With --auth, PasswordAuthenticator is on and the test user is cassandra / cassandra.
@@ -21,6 +24,11 @@ CACHE=${DOPPIO_CACHE:-$HOME/.cache/doppio}/cassandra-$CASSANDRA_VERSION
 STATE=${DOPPIO_CASSANDRA_STATE:-$ROOT/.cassandra}
 CLASSPATH_FILE=$CACHE/classpath.txt
 CQL_PORT=9042
+FIRST_IP=${DOPPIO_CASSANDRA_FIRST_IP:-1}
+[[ "$FIRST_IP" =~ ^[1-9][0-9]?$ ]] || { echo "DOPPIO_CASSANDRA_FIRST_IP must be 1 to 99" >&2; exit 1; }
+# Clusters on other addresses get their own name, so they can never gossip with this one.
+CLUSTER_NAME=doppio-test
+[ "$FIRST_IP" = 1 ] || CLUSTER_NAME=doppio-test-$FIRST_IP
 
 log() { printf '[cassandra.sh] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -107,7 +115,7 @@ EOF
 }
 
 node_dir() { echo "$STATE/node$1"; }
-node_addr() { echo "127.0.0.$1"; }
+node_addr() { echo "127.0.0.$((FIRST_IP + $1 - 1))"; }
 node_pid() {
     local f
     f="$(node_dir "$1")/pid"
@@ -143,7 +151,7 @@ write_node_config() {
     fi
     cat >"$dir/cassandra.yaml" <<EOF
 # Written by scripts/cassandra.sh for node $i of $n. Edits are overwritten on start.
-cluster_name: doppio-test
+cluster_name: $CLUSTER_NAME
 num_tokens: 1
 initial_token: $(node_token "$i" "$n")
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
@@ -159,7 +167,7 @@ cdc_raw_directory: $dir/cdc_raw
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "127.0.0.1:7000"
+      - seeds: "$(node_addr 1):7000"
 listen_address: $addr
 rpc_address: $addr
 storage_port: 7000

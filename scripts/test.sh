@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The one test command (CI runs it through .ci/run). On a fresh machine it installs what the
-# tests need, starts a real Cassandra 5.0 if none answers on 127.0.0.1:9042 (and stops only
-# what it started), then runs, in order: rustfmt check, clippy with warnings denied, the seam
-# check, and every test of the workspace. Exits non-zero on the first failure.
+# tests need, starts a real Cassandra 5.0 if none answers on 127.0.0.1:9042 and a second one
+# with authentication on 127.0.0.11:9042 (scripts/cassandra-auth.sh) for the auth tests, and
+# stops only what it started; then runs, in order: rustfmt check, clippy with warnings denied,
+# the seam check, and every test of the workspace. Exits non-zero on the first failure.
 #
 # Environment:
 #   DOPPIO_CASSANDRA   address the tests use (default 127.0.0.1:9042)
+#   DOPPIO_CASSANDRA_AUTH   the node with authentication (default 127.0.0.11:9042)
 #   DOPPIO_TEST_KEEP_CASSANDRA=1   leave a Cassandra this script started running afterwards
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -58,12 +60,19 @@ fi
 
 step "Cassandra"
 export DOPPIO_CASSANDRA=${DOPPIO_CASSANDRA:-127.0.0.1:9042}
+export DOPPIO_CASSANDRA_AUTH=${DOPPIO_CASSANDRA_AUTH:-127.0.0.11:9042}
 started_cassandra=0
+started_auth=0
 stop_started_cassandra() {
     local rc=$?
-    if [ "$started_cassandra" = 1 ] && [ "${DOPPIO_TEST_KEEP_CASSANDRA:-0}" != 1 ]; then
-        step "stopping the Cassandra this run started"
-        scripts/cassandra.sh stop || true
+    if [ "${DOPPIO_TEST_KEEP_CASSANDRA:-0}" != 1 ]; then
+        if [ "$started_cassandra" = 1 ]; then
+            step "stopping the Cassandra this run started"
+            scripts/cassandra.sh stop || true
+        fi
+        if [ "$started_auth" = 1 ]; then
+            scripts/cassandra-auth.sh stop || true
+        fi
     fi
     exit $rc
 }
@@ -77,6 +86,14 @@ else
     started_cassandra=1
 fi
 scripts/cassandra.sh status || true
+ahost=${DOPPIO_CASSANDRA_AUTH%:*}
+aport=${DOPPIO_CASSANDRA_AUTH##*:}
+if (exec 3<>"/dev/tcp/$ahost/$aport") 2>/dev/null; then
+    echo "using the Cassandra with authentication already answering on $DOPPIO_CASSANDRA_AUTH"
+else
+    scripts/cassandra-auth.sh start
+    started_auth=1
+fi
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

@@ -1,5 +1,8 @@
 //! Helpers shared by the driver's integration tests.
 
+// Each test binary compiles this module and uses only some of its helpers.
+#![allow(dead_code)]
+
 use std::net::SocketAddr;
 
 use glommio::LocalExecutorBuilder;

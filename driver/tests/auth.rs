@@ -1,0 +1,145 @@
+//! Authentication against a real Cassandra with PasswordAuthenticator on
+//! (`scripts/cassandra-auth.sh start`: 127.0.0.11:9042, user cassandra / cassandra; the
+//! address can be changed with `DOPPIO_CASSANDRA_AUTH`). `scripts/test.sh` starts it.
+//!
+//! The right password opens a working session; a wrong one, or none, fails at once with an
+//! `Authentication` error that names the node and gives the server's reason.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use doppio::auth::PasswordAuthenticator;
+use doppio::handshake::HandshakeConfig;
+use doppio::proto::consistency::Consistency;
+use doppio::{Cluster, ClusterError, Error, Session, SessionConfig};
+
+mod support;
+use support::on_glommio;
+
+fn auth_node() -> SocketAddr {
+    let addr = std::env::var("DOPPIO_CASSANDRA_AUTH").unwrap_or_else(|_| "127.0.0.11:9042".into());
+    let addr: SocketAddr = addr.parse().expect("DOPPIO_CASSANDRA_AUTH is ADDR:PORT");
+    assert!(
+        std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok(),
+        "no Cassandra with authentication answers on {addr}: start one with \
+         `scripts/cassandra-auth.sh start` (scripts/test.sh does)"
+    );
+    addr
+}
+
+fn config(node: SocketAddr, password: Option<&str>) -> SessionConfig {
+    let mut c = SessionConfig::new(node);
+    c.consistency = Consistency::One;
+    c.connect_timeout = Duration::from_secs(20);
+    c.handshake = HandshakeConfig {
+        compression: true,
+        authenticator: password.map(|p| {
+            Rc::new(PasswordAuthenticator::new("cassandra", p))
+                as Rc<dyn doppio::auth::Authenticator>
+        }),
+        timeout: None,
+    };
+    c
+}
+
+#[test]
+fn the_right_password_opens_a_working_session() {
+    let node = auth_node();
+    on_glommio("auth-ok", move || async move {
+        let s = Session::connect(config(node, Some("cassandra")))
+            .await
+            .unwrap();
+        let r = s
+            .query(
+                "SELECT role, is_superuser FROM system_auth.roles WHERE role = 'cassandra'",
+                &(),
+            )
+            .await
+            .unwrap();
+        let rows: Vec<(String, bool)> = r.typed_rows().unwrap();
+        assert_eq!(rows, vec![("cassandra".to_string(), true)]);
+    });
+}
+
+#[test]
+fn a_wrong_password_fails_at_once_naming_the_node_and_the_reason() {
+    let node = auth_node();
+    on_glommio("auth-wrong", move || async move {
+        let started = Instant::now();
+        let err = Session::connect(config(node, Some("not the password")))
+            .await
+            .unwrap_err();
+        // Not after the 20 s connect timeout: the refusal ends the attempt.
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        match &err {
+            Error::Authentication { node: n, reason } => {
+                assert_eq!(*n, node);
+                assert!(
+                    reason.to_lowercase().contains("bad credentials")
+                        || reason.to_lowercase().contains("incorrect"),
+                    "the server's reason is kept: {reason}"
+                );
+            }
+            other => panic!("expected an authentication error, got {other:?}"),
+        }
+        let text = err.to_string();
+        assert!(text.contains(&node.to_string()), "{text}");
+    });
+}
+
+#[test]
+fn no_credentials_for_a_node_that_wants_them_is_a_clear_error() {
+    let node = auth_node();
+    on_glommio("auth-none", move || async move {
+        let err = Session::connect(config(node, None)).await.unwrap_err();
+        assert!(
+            matches!(&err, Error::Authentication { reason, .. } if reason.contains("no credentials")),
+            "{err}"
+        );
+    });
+}
+
+#[test]
+fn the_cluster_builder_passes_credentials_to_every_shard() {
+    let node = auth_node();
+    let cluster = Cluster::builder()
+        .contact_point(node)
+        .cores(&[0, 1])
+        .pin(false)
+        .credentials("cassandra", "cassandra")
+        .consistency(Consistency::One)
+        .build()
+        .unwrap();
+    let out = cluster
+        .run_on_shards(|s| async move {
+            s.query("SELECT key FROM system.local", &())
+                .await
+                .map(|r| r.rows_count())
+        })
+        .unwrap();
+    assert_eq!(out, vec![Ok(1), Ok(1)]);
+    let err = Cluster::builder()
+        .contact_point(node)
+        .cores(&[0])
+        .pin(false)
+        .credentials("cassandra", "wrong")
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            ClusterError::Connect {
+                error: Error::Authentication { .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
