@@ -9,6 +9,7 @@
 //! `Rc`/`RefCell`, never `Arc`/`Mutex`.
 
 pub mod auth;
+pub mod cluster;
 pub mod connection;
 pub mod error;
 pub mod handshake;
@@ -16,7 +17,11 @@ pub mod pool;
 pub mod runtime;
 pub mod session;
 
+pub use cluster::{Cluster, ClusterBuilder, ClusterError};
 /// The protocol layer this driver speaks, re-exported for users who need its types.
 pub use doppio_proto as proto;
 pub use error::Error;
-pub use session::{PreparedStatement, QueryResult, Session, SessionConfig, StatementOptions};
+pub use session::{
+    PageStream, PreparedStatement, QueryResult, Session, SessionConfig, SessionStats,
+    StatementOptions,
+};

@@ -18,7 +18,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::connection::{Connection, ConnectionError};
+use crate::connection::{Connection, ConnectionError, ConnectionStats};
 
 /// Opens one ready connection (TCP connect plus CQL handshake) to a node.
 pub type ConnectFn =
@@ -94,6 +94,8 @@ pub struct NodePool {
     jitter: Jitter,
     last_error: RefCell<Option<ConnectionError>>,
     stats: Cell<PoolStats>,
+    /// Traffic of the connections that have closed (the open ones count their own).
+    retired: Cell<ConnectionStats>,
     stopped: Cell<bool>,
 }
 
@@ -125,6 +127,7 @@ impl NodePool {
             jitter: Jitter::new(seed),
             last_error: RefCell::new(None),
             stats: Cell::new(PoolStats::default()),
+            retired: Cell::new(ConnectionStats::default()),
             stopped: Cell::new(false),
         });
         for slot in 0..size.max(1) {
@@ -151,6 +154,15 @@ impl NodePool {
     /// Counters.
     pub fn stats(&self) -> PoolStats {
         self.stats.get()
+    }
+
+    /// Traffic of every connection this pool has opened, open or closed.
+    pub fn connection_stats(&self) -> ConnectionStats {
+        let mut total = self.retired.get();
+        for conn in self.slots.borrow().iter().flatten() {
+            crate::session::stats::add_connection_stats(&mut total, &conn.stats());
+        }
+        total
     }
 
     /// Why the last connect attempt failed, if the last one did.
@@ -240,6 +252,9 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
                 let _why = conn.wait_closed().await;
                 let Some(p) = pool.upgrade() else { return };
                 p.bump(|s| s.closed += 1);
+                let mut retired = p.retired.get();
+                crate::session::stats::add_connection_stats(&mut retired, &conn.stats());
+                p.retired.set(retired);
                 let mut slots = p.slots.borrow_mut();
                 if let Some(slot) = slots.get_mut(slot) {
                     *slot = None;

@@ -295,6 +295,12 @@ async fn shard_main<S: 'static, I: Fn(usize) -> S>(
         glommio::timer::sleep(Duration::from_millis(5)).await;
     }
     drop(state);
+    // Work still running now sees its requests fail (the state's drop closed what it owned);
+    // a short bounded wait lets it return those errors before the executor drops it.
+    let unwind = std::time::Instant::now() + Duration::from_millis(100);
+    while running.get() > 0 && std::time::Instant::now() < unwind {
+        glommio::timer::sleep(Duration::from_millis(1)).await;
+    }
 }
 
 #[cfg(test)]

@@ -9,12 +9,16 @@
 //! statements from their pre-encoded [`ExecuteTemplate`]), the caller parks on its stream id,
 //! and the answer comes back as a zero-copy frame body. No task, channel or lock.
 
+pub mod paging;
 pub mod result;
+pub mod retry;
+pub mod stats;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -32,7 +36,10 @@ use crate::connection::{Connection, ConnectionConfig};
 use crate::error::Error;
 use crate::handshake::{handshake, HandshakeConfig};
 use crate::pool::{Backoff, ConnectFn, NodePool};
+pub use paging::{PageStream, Statement};
 pub use result::QueryResult;
+pub use retry::{DefaultRetryPolicy, NoRetry, RetryDecision, RetryPolicy};
+pub use stats::{ErrorCounts, SessionStats};
 
 /// How a session connects and what its statements default to.
 #[derive(Debug, Clone)]
@@ -55,6 +62,8 @@ pub struct SessionConfig {
     pub page_size: Option<i32>,
     /// How long `connect` waits for the first connection.
     pub connect_timeout: Duration,
+    /// Which failed requests are sent again (consulted only on failure).
+    pub retry_policy: Arc<dyn RetryPolicy>,
 }
 
 impl SessionConfig {
@@ -70,6 +79,7 @@ impl SessionConfig {
             serial_consistency: None,
             page_size: Some(5000),
             connect_timeout: Duration::from_secs(10),
+            retry_policy: Arc::new(DefaultRetryPolicy::default()),
         }
     }
 }
@@ -145,6 +155,7 @@ struct Inner {
     pool: Rc<NodePool>,
     keyspace: Rc<RefCell<Option<String>>>,
     prepared: RefCell<HashMap<(String, Option<String>), PreparedStatement>>,
+    stats: Cell<SessionStats>,
 }
 
 /// A shard's handle to the database. `!Send`: it lives on its shard.
@@ -167,21 +178,32 @@ impl Session {
     /// every replacement connection) and waits for the first one.
     pub async fn connect(config: SessionConfig) -> Result<Self, Error> {
         let keyspace: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
+        // A handshake that the node refuses (credentials, protocol version) is kept here so
+        // that `connect` can fail at once with it instead of retrying until its timeout.
+        let refused: Rc<RefCell<Option<Error>>> = Rc::new(RefCell::new(None));
         let connect: ConnectFn = {
             let conn_config = config.connection.clone();
             let hs = config.handshake.clone();
             let keyspace = keyspace.clone();
+            let refused = refused.clone();
             Rc::new(move |addr| {
                 let conn_config = conn_config.clone();
                 let hs = hs.clone();
                 let keyspace = keyspace.borrow().clone();
+                let refused = refused.clone();
                 Box::pin(async move {
                     let conn = Connection::connect(addr, conn_config).await?;
                     let fail = |e: Error| crate::connection::ConnectionError::Closed {
                         addr,
                         reason: e.to_string(),
                     };
-                    handshake(&conn, &hs).await.map_err(fail)?;
+                    if let Err(e) = handshake(&conn, &hs).await {
+                        if matches!(e, Error::Authentication { .. } | Error::Handshake { .. }) {
+                            *refused.borrow_mut() = Some(e.clone());
+                        }
+                        conn.close("handshake failed");
+                        return Err(fail(e));
+                    }
                     if let Some(ks) = keyspace {
                         use_keyspace_on(&conn, &ks).await.map_err(fail)?;
                     }
@@ -190,15 +212,30 @@ impl Session {
             })
         };
         let pool = NodePool::start(config.node, config.connections, connect, config.backoff);
-        pool.wait_ready(config.connect_timeout)
-            .await
-            .map_err(|e| Error::NoConnection(e.to_string()))?;
+        let deadline = std::time::Instant::now() + config.connect_timeout;
+        while pool.open_count() == 0 {
+            if let Some(e) = refused.borrow_mut().take() {
+                pool.close("the node refused the handshake");
+                return Err(e);
+            }
+            if std::time::Instant::now() >= deadline {
+                pool.close("connect timed out");
+                let why = pool.last_error().map_or_else(
+                    || format!("no connection opened within {:?}", config.connect_timeout),
+                    |e| e.to_string(),
+                );
+                return Err(Error::NoConnection(format!("{}: {why}", config.node)));
+            }
+            // Control path (once per session): a short sleep keeps this loop simple.
+            glommio::timer::sleep(Duration::from_millis(2)).await;
+        }
         Ok(Self {
             inner: Rc::new(Inner {
                 config,
                 pool,
                 keyspace,
                 prepared: RefCell::new(HashMap::new()),
+                stats: Cell::new(SessionStats::default()),
             }),
         })
     }
@@ -211,6 +248,54 @@ impl Session {
     /// The session's connection pool (for statistics).
     pub fn pool(&self) -> &NodePool {
         &self.inner.pool
+    }
+
+    /// This session's counters: requests, retries and errors by kind, plus the traffic of
+    /// its open connections (see [`SessionStats`]).
+    pub fn stats(&self) -> SessionStats {
+        let mut s = self.inner.stats.get();
+        s.connections = self.inner.pool.connection_stats();
+        s
+    }
+
+    fn count(&self, result: &Result<QueryResult, Error>, retried: u32) {
+        let mut s = self.inner.stats.get();
+        s.requests += 1;
+        s.retries += u64::from(retried);
+        if let Err(e) = result {
+            s.errors.count(e);
+        }
+        self.inner.stats.set(s);
+    }
+
+    /// Runs `attempt` until it succeeds or the retry policy says stop.
+    async fn with_retries<'f, F, Fut>(
+        &self,
+        idempotent: bool,
+        attempt: F,
+    ) -> Result<QueryResult, Error>
+    where
+        F: Fn() -> Fut + 'f,
+        Fut: std::future::Future<Output = Result<QueryResult, Error>> + 'f,
+    {
+        let mut retries = 0u32;
+        loop {
+            let result = attempt().await;
+            if let Err(e) = &result {
+                if self
+                    .inner
+                    .config
+                    .retry_policy
+                    .decide(e, idempotent, retries)
+                    == RetryDecision::Retry
+                {
+                    retries += 1;
+                    continue;
+                }
+            }
+            self.count(&result, retries);
+            return result;
+        }
     }
 
     /// The keyspace set by [`Session::use_keyspace`].
@@ -267,6 +352,16 @@ impl Session {
 
     /// Runs an unprepared statement with per-statement options.
     pub async fn query_with(
+        &self,
+        cql: &str,
+        values: &(impl QueryValues + ?Sized),
+        options: &StatementOptions<'_>,
+    ) -> Result<QueryResult, Error> {
+        self.with_retries(options.idempotent, || self.query_once(cql, values, options))
+            .await
+    }
+
+    async fn query_once(
         &self,
         cql: &str,
         values: &(impl QueryValues + ?Sized),
@@ -356,6 +451,42 @@ impl Session {
         values: &(impl QueryValues + ?Sized),
         options: &StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
+        self.with_retries(options.idempotent, || {
+            self.execute_healing(prepared, values, options)
+        })
+        .await
+    }
+
+    /// The pages of an unprepared statement's result, each fetched while the caller reads
+    /// the one before (see [`PageStream`]). The page size is the statement's
+    /// or the session's; `options.paging_state` resumes an earlier stream.
+    pub fn query_pages<'a, V: QueryValues + ?Sized>(
+        &self,
+        cql: &'a str,
+        values: &'a V,
+        options: StatementOptions<'a>,
+    ) -> PageStream<'a, V> {
+        PageStream::new(self.clone(), Statement::Query(cql), values, options)
+    }
+
+    /// The pages of a prepared statement's result, each fetched while the caller reads the
+    /// one before (see [`PageStream`]).
+    pub fn execute_pages<'a, V: QueryValues + ?Sized>(
+        &self,
+        prepared: &'a PreparedStatement,
+        values: &'a V,
+        options: StatementOptions<'a>,
+    ) -> PageStream<'a, V> {
+        PageStream::new(self.clone(), Statement::Prepared(prepared), values, options)
+    }
+
+    /// One execution, healed once if the node has forgotten the statement.
+    async fn execute_healing(
+        &self,
+        prepared: &PreparedStatement,
+        values: &(impl QueryValues + ?Sized),
+        options: &StatementOptions<'_>,
+    ) -> Result<QueryResult, Error> {
         match self.execute_once(prepared, values, options).await {
             Err(e) if e.server_code() == Some(ErrorCode::Unprepared) => {
                 let (id, _, _) = self.prepare_on_node(&prepared.inner.cql).await?;
@@ -415,6 +546,18 @@ impl Session {
 
     /// Runs a BATCH of prepared and unprepared statements.
     pub async fn batch(
+        &self,
+        kind: BatchType,
+        statements: &[BatchStatement<'_>],
+        options: &StatementOptions<'_>,
+    ) -> Result<QueryResult, Error> {
+        self.with_retries(options.idempotent, || {
+            self.batch_once(kind, statements, options)
+        })
+        .await
+    }
+
+    async fn batch_once(
         &self,
         kind: BatchType,
         statements: &[BatchStatement<'_>],

@@ -1,0 +1,397 @@
+//! The entry point: a [`Cluster`] starts one pinned glommio executor per core, opens a
+//! [`Session`] on each, and runs user code on every shard.
+//!
+//! ```no_run
+//! use doppio::Cluster;
+//!
+//! let cluster = Cluster::builder()
+//!     .contact_point("127.0.0.1:9042".parse().unwrap())
+//!     .cores(&[0, 1])
+//!     .build()
+//!     .expect("connect");
+//! let counts = cluster
+//!     .run_on_shards(|session| async move {
+//!         let r = session.query("SELECT * FROM system.local", &()).await?;
+//!         Ok::<_, doppio::Error>(r.rows_count())
+//!     })
+//!     .expect("shards ran");
+//! println!("{counts:?}");
+//! cluster.shutdown();
+//! ```
+//!
+//! `Cluster` is the `Send + Sync` handle of the whole client: share it between threads (in
+//! an `Arc`) and hand work to the shards from any of them. The work itself runs on the shards,
+//! each with its own `Session` (`!Send`, `Rc` inside): nothing on the request path crosses
+//! cores.
+//!
+//! Invariant: a `Cluster` whose `build` returned `Ok` has a connected session on every shard;
+//! after [`Cluster::shutdown`] every shard refuses new work, running work has had the grace
+//! period, every session is dropped (its connections closed, whatever was still in flight
+//! failed with a "shut down" connection error) and every executor thread is joined.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use doppio_proto::consistency::Consistency;
+
+use crate::auth::{Authenticator, PasswordAuthenticator};
+use crate::connection::ConnectionConfig;
+use crate::error::Error;
+use crate::handshake::HandshakeConfig;
+use crate::pool::Backoff;
+use crate::runtime::{RuntimeError, Shards};
+use crate::session::{DefaultRetryPolicy, RetryPolicy, Session, SessionConfig};
+
+/// Makes a shard's authenticator (on the shard: an authenticator may be `!Send`).
+pub type AuthenticatorFactory = Arc<dyn Fn() -> Rc<dyn Authenticator> + Send + Sync>;
+
+/// Why a cluster could not start, or could not run work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClusterError {
+    /// The configuration is unusable (no contact point, no core).
+    #[error("invalid cluster configuration: {0}")]
+    Config(String),
+    /// An executor could not start, or a shard stopped.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// A shard could not connect to any contact point; the error of the last one tried.
+    #[error("shard {shard} could not connect: {error}")]
+    Connect {
+        /// Shard index.
+        shard: usize,
+        /// Why.
+        error: Error,
+    },
+}
+
+/// Everything a shard needs to open its session. `Send + Sync`: copied to every shard.
+#[derive(Clone)]
+struct ClusterConfig {
+    contact_points: Vec<SocketAddr>,
+    cores: Vec<usize>,
+    pin: bool,
+    connections: usize,
+    compression: bool,
+    authenticator: Option<AuthenticatorFactory>,
+    connection: ConnectionConfig,
+    connect_timeout: Duration,
+    consistency: Consistency,
+    serial_consistency: Option<Consistency>,
+    page_size: Option<i32>,
+    backoff: Backoff,
+    retry_policy: Arc<dyn RetryPolicy>,
+    grace: Duration,
+}
+
+/// Builds a [`Cluster`]. Defaults: contact point 127.0.0.1:9042, one shard per available
+/// core (pinned), one connection per node per shard, lz4 off, no credentials, LOCAL_QUORUM,
+/// pages of 5000 rows, request timeout 12 s, connect timeout 10 s, the default retry policy,
+/// 5 s of shutdown grace.
+#[derive(Clone)]
+pub struct ClusterBuilder {
+    config: ClusterConfig,
+}
+
+impl std::fmt::Debug for ClusterBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.config;
+        // Never print credentials.
+        f.debug_struct("ClusterBuilder")
+            .field("contact_points", &c.contact_points)
+            .field("cores", &c.cores)
+            .field("pin", &c.pin)
+            .field("connections", &c.connections)
+            .field("compression", &c.compression)
+            .field("credentials", &c.authenticator.is_some())
+            .field("consistency", &c.consistency)
+            .field("page_size", &c.page_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ClusterBuilder {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self {
+            config: ClusterConfig {
+                contact_points: Vec::new(),
+                cores: (0..cores).collect(),
+                pin: true,
+                connections: 1,
+                compression: false,
+                authenticator: None,
+                connection: ConnectionConfig::default(),
+                connect_timeout: Duration::from_secs(10),
+                consistency: Consistency::LocalQuorum,
+                serial_consistency: None,
+                page_size: Some(5000),
+                backoff: Backoff::default(),
+                retry_policy: Arc::new(DefaultRetryPolicy::default()),
+                grace: Duration::from_secs(5),
+            },
+        }
+    }
+}
+
+impl ClusterBuilder {
+    /// Adds a node to connect to; the first that answers is used (cluster-wide routing is
+    /// the topology layer's work).
+    pub fn contact_point(mut self, addr: SocketAddr) -> Self {
+        self.config.contact_points.push(addr);
+        self
+    }
+
+    /// Adds several contact points.
+    pub fn contact_points(mut self, addrs: impl IntoIterator<Item = SocketAddr>) -> Self {
+        self.config.contact_points.extend(addrs);
+        self
+    }
+
+    /// The cores to run one shard each on.
+    pub fn cores(mut self, cores: &[usize]) -> Self {
+        self.config.cores = cores.to_vec();
+        self
+    }
+
+    /// Pins each shard to its core (default), or leaves placement to the kernel (for tests
+    /// that share a machine).
+    pub fn pin(mut self, pin: bool) -> Self {
+        self.config.pin = pin;
+        self
+    }
+
+    /// Connections per node per shard.
+    pub fn connections_per_shard(mut self, n: usize) -> Self {
+        self.config.connections = n.max(1);
+        self
+    }
+
+    /// Asks for lz4 body compression when the node supports it.
+    pub fn compression(mut self, on: bool) -> Self {
+        self.config.compression = on;
+        self
+    }
+
+    /// User name and password (SASL PLAIN, for `PasswordAuthenticator`).
+    pub fn credentials(mut self, username: &str, password: &str) -> Self {
+        let auth = PasswordAuthenticator::new(username, password);
+        self.config.authenticator = Some(Arc::new(move || {
+            Rc::new(auth.clone()) as Rc<dyn Authenticator>
+        }));
+        self
+    }
+
+    /// A custom authenticator, made once per connection-opening shard.
+    pub fn authenticator(mut self, factory: AuthenticatorFactory) -> Self {
+        self.config.authenticator = Some(factory);
+        self
+    }
+
+    /// Time allowed for TCP connect and for a session's first connection.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.config.connection.connect_timeout = timeout;
+        self.config.connect_timeout = timeout;
+        self
+    }
+
+    /// Default time a request waits for its answer.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.config.connection.request_timeout = timeout;
+        self
+    }
+
+    /// All connection tunables at once (stream ids, buffers, keepalive, timeouts).
+    pub fn connection_config(mut self, config: ConnectionConfig) -> Self {
+        self.config.connection = config;
+        self
+    }
+
+    /// Default consistency.
+    pub fn consistency(mut self, c: Consistency) -> Self {
+        self.config.consistency = c;
+        self
+    }
+
+    /// Default serial consistency for conditional statements.
+    pub fn serial_consistency(mut self, c: Option<Consistency>) -> Self {
+        self.config.serial_consistency = c;
+        self
+    }
+
+    /// Default page size (`None`: unpaged).
+    pub fn page_size(mut self, rows: Option<i32>) -> Self {
+        self.config.page_size = rows;
+        self
+    }
+
+    /// Reconnection backoff.
+    pub fn backoff(mut self, backoff: Backoff) -> Self {
+        self.config.backoff = backoff;
+        self
+    }
+
+    /// The retry policy.
+    pub fn retry_policy(mut self, policy: Arc<dyn RetryPolicy>) -> Self {
+        self.config.retry_policy = policy;
+        self
+    }
+
+    /// How long shutdown lets running work finish before dropping the sessions.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.config.grace = grace;
+        self
+    }
+
+    /// Starts the shards and connects a session on each. Blocks until every shard is
+    /// connected or one has failed (then the shards started so far are shut down).
+    pub fn build(self) -> Result<Cluster, ClusterError> {
+        let mut config = self.config;
+        if config.contact_points.is_empty() {
+            config
+                .contact_points
+                .push(SocketAddr::from(([127, 0, 0, 1], 9042)));
+        }
+        if config.cores.is_empty() {
+            return Err(ClusterError::Config("no core to run a shard on".into()));
+        }
+        let shards = Shards::start(&config.cores, config.pin, config.grace, |_| ShardState {
+            session: RefCell::new(None),
+        })?;
+        let config = Arc::new(config);
+        let connected = {
+            let config = config.clone();
+            shards.run_on_shards(move |state| {
+                let config = config.clone();
+                async move {
+                    let session = connect_shard(&config).await?;
+                    *state.session.borrow_mut() = Some(session);
+                    Ok::<(), Error>(())
+                }
+            })?
+        };
+        for (shard, result) in connected.into_iter().enumerate() {
+            if let Err(error) = result {
+                shards.shutdown();
+                return Err(ClusterError::Connect { shard, error });
+            }
+        }
+        Ok(Cluster { shards, config })
+    }
+}
+
+/// What each shard keeps: its session, set once `build` has connected it.
+struct ShardState {
+    session: RefCell<Option<Session>>,
+}
+
+impl Drop for ShardState {
+    /// Dropped by the shard after the shutdown grace period: closing the connections fails
+    /// whatever work is still in flight with a clear reason (work may hold session clones,
+    /// so dropping ours alone would not close them).
+    fn drop(&mut self) {
+        if let Some(s) = self.session.borrow_mut().take() {
+            s.pool().close("the client is shutting down");
+        }
+    }
+}
+
+/// Opens a session to the first contact point that answers.
+async fn connect_shard(config: &ClusterConfig) -> Result<Session, Error> {
+    let mut last = Error::NoConnection("no contact point".into());
+    for &node in &config.contact_points {
+        let session_config = SessionConfig {
+            node,
+            connections: config.connections,
+            connection: config.connection.clone(),
+            handshake: HandshakeConfig {
+                compression: config.compression,
+                authenticator: config.authenticator.as_ref().map(|f| f()),
+                timeout: None,
+            },
+            backoff: config.backoff,
+            consistency: config.consistency,
+            serial_consistency: config.serial_consistency,
+            page_size: config.page_size,
+            connect_timeout: config.connect_timeout,
+            retry_policy: config.retry_policy.clone(),
+        };
+        match Session::connect(session_config).await {
+            Ok(s) => return Ok(s),
+            // A refusal of the credentials is the same on every node: say it at once.
+            Err(e @ Error::Authentication { .. }) => return Err(e),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// A running client: one shard per core, each with a connected [`Session`]. `Send + Sync`.
+pub struct Cluster {
+    shards: Shards<ShardState>,
+    config: Arc<ClusterConfig>,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("cores", &self.shards.cores())
+            .field("contact_points", &self.config.contact_points)
+            .finish()
+    }
+}
+
+impl Cluster {
+    /// A builder with the defaults listed on [`ClusterBuilder`].
+    pub fn builder() -> ClusterBuilder {
+        ClusterBuilder::default()
+    }
+
+    /// Number of shards.
+    pub fn shards(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The core of each shard, by shard index.
+    pub fn cores(&self) -> Vec<usize> {
+        self.shards.cores()
+    }
+
+    /// Runs `f(session)` on every shard at once and returns each shard's result in shard
+    /// order. Blocks the calling thread, which must not be one of the shards.
+    pub fn run_on_shards<F, Fut, T>(&self, f: F) -> Result<Vec<T>, ClusterError>
+    where
+        F: Fn(Session) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = T> + 'static,
+        T: Send + 'static,
+    {
+        let f = Arc::new(f);
+        let results = self.shards.run_on_shards(move |state| {
+            let session = state.session.borrow().clone();
+            let f = f.clone();
+            async move {
+                match session {
+                    Some(s) => Some(f(s).await),
+                    None => None,
+                }
+            }
+        })?;
+        let mut out = Vec::with_capacity(results.len());
+        for (shard, r) in results.into_iter().enumerate() {
+            // `build` connects every shard before returning; a missing session means the
+            // shard is shutting down.
+            out.push(r.ok_or(ClusterError::Runtime(RuntimeError::ShardStopped { shard }))?);
+        }
+        Ok(out)
+    }
+
+    /// Stops the shards gracefully: no new work, running work gets the grace period, then
+    /// every session's connections close and the executor threads are joined. Returns the
+    /// shards whose thread ended in a panic. Idempotent; also done on drop.
+    pub fn shutdown(&self) -> Vec<usize> {
+        self.shards.shutdown()
+    }
+}

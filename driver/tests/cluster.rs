@@ -1,0 +1,141 @@
+//! The `Cluster` entry point against a real Cassandra: shards with their own sessions,
+//! contact-point fallback, a clear error for an unreachable cluster, and graceful shutdown
+//! (running work is given the grace period, then fails with a clear reason; nothing hangs).
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use doppio::proto::consistency::Consistency;
+use doppio::{Cluster, ClusterError, Error};
+
+mod support;
+use support::cassandra;
+
+fn builder() -> doppio::ClusterBuilder {
+    Cluster::builder()
+        .cores(&[0, 1])
+        .pin(false) // tests share the machine's cores
+        .consistency(Consistency::One)
+}
+
+#[test]
+fn the_cluster_handle_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Cluster>();
+    assert_send_sync::<ClusterError>();
+}
+
+#[test]
+fn every_shard_has_its_own_connected_session() {
+    let cluster = builder()
+        .contact_point(cassandra())
+        .connections_per_shard(2)
+        .compression(true)
+        .build()
+        .unwrap();
+    assert_eq!(cluster.shards(), 2);
+    let out = cluster
+        .run_on_shards(|session| async move {
+            let r = session
+                .query("SELECT release_version FROM system.local", &())
+                .await?;
+            let version: Vec<(String,)> = r.typed_rows()?;
+            let thread = std::thread::current().name().unwrap_or_default().to_owned();
+            Ok::<_, Error>((version[0].0.clone(), thread, session.pool().open_count()))
+        })
+        .unwrap();
+    assert_eq!(out.len(), 2);
+    for (shard, r) in out.iter().enumerate() {
+        let (version, thread, open) = r.as_ref().unwrap();
+        assert!(version.starts_with("5."), "{version}");
+        assert!(
+            thread.starts_with(&format!("doppio-shard-{shard}-")),
+            "{thread}"
+        );
+        assert!(*open >= 1);
+    }
+    assert!(cluster.shutdown().is_empty());
+    let refused = cluster.run_on_shards(|_| async {}).unwrap_err();
+    assert!(matches!(refused, ClusterError::Runtime(_)), "{refused}");
+}
+
+#[test]
+fn a_dead_contact_point_is_skipped_for_a_live_one() {
+    // Port 1 on loopback: connection refused at once.
+    let dead: SocketAddr = "127.0.0.1:1".parse().unwrap();
+    let cluster = builder()
+        .contact_points([dead, cassandra()])
+        .connect_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let nodes = cluster
+        .run_on_shards(|session| async move { session.node() })
+        .unwrap();
+    assert_eq!(nodes, vec![cassandra(), cassandra()]);
+}
+
+#[test]
+fn an_unreachable_cluster_is_a_clear_error_within_the_connect_timeout() {
+    let dead: SocketAddr = "127.0.0.1:1".parse().unwrap();
+    let started = Instant::now();
+    let err = builder()
+        .contact_point(dead)
+        .connect_timeout(Duration::from_millis(500))
+        .build()
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(10), "no hang");
+    match &err {
+        ClusterError::Connect { error, .. } => {
+            assert!(matches!(error, Error::NoConnection(_)), "{error}");
+            assert!(error.to_string().contains("127.0.0.1:1"), "{error}");
+        }
+        other => panic!("expected a connect error, got {other}"),
+    }
+}
+
+#[test]
+fn shutdown_gives_running_work_its_grace_then_fails_it_clearly() {
+    let cluster = Arc::new(
+        builder()
+            .cores(&[0])
+            .contact_point(cassandra())
+            .shutdown_grace(Duration::from_millis(300))
+            .build()
+            .unwrap(),
+    );
+    let runner = {
+        let cluster = cluster.clone();
+        std::thread::spawn(move || {
+            cluster.run_on_shards(|session| async move {
+                // Work that never ends by itself: requests until one fails.
+                let mut done = 0u64;
+                loop {
+                    match session.query("SELECT key FROM system.local", &()).await {
+                        Ok(_) => done += 1,
+                        Err(e) => return (done, e),
+                    }
+                }
+            })
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    assert!(cluster.shutdown().is_empty());
+    let elapsed = started.elapsed();
+    let results = runner.join().unwrap().unwrap();
+    let (done, error) = &results[0];
+    assert!(*done > 0, "the work ran before shutdown");
+    let text = error.to_string();
+    assert!(
+        text.contains("shutting down"),
+        "the failure says why: {text}"
+    );
+    assert!(
+        elapsed >= Duration::from_millis(300),
+        "the grace period was given: {elapsed:?}"
+    );
+    assert!(elapsed < Duration::from_secs(10), "no hang: {elapsed:?}");
+}
