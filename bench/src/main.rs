@@ -1,15 +1,36 @@
-//! `doppio`: the benchmark binary.
-//!
-//! Placeholder until the bench issue lands: it builds, so that the workspace and the README's
-//! layout are real, and it says plainly that it cannot run a benchmark yet.
+//! `doppio`: the benchmark's command line (see `doppio --help` and the README).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Parser;
+use doppio_bench::cli::{Cli, Command};
+use doppio_bench::run;
+
 fn main() -> ExitCode {
-    eprintln!(
-        "doppio {}: the benchmark engine is not built yet (see the bench issue); \
-         nothing was run",
-        env!("CARGO_PKG_VERSION")
-    );
-    ExitCode::from(2)
+    let argv: Vec<String> = std::env::args().collect();
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Schema(c) => run::schema(c),
+        Command::Load(a) => run::load(a),
+        Command::Run(a) => run::run(a, argv).map(|_| ()),
+        Command::Show {
+            report,
+            baseline,
+            log,
+        } => run::show(report, baseline.as_deref(), *log),
+        Command::Hdr {
+            report,
+            output,
+            driver,
+        } => run::hdr(report, output, driver.as_deref()),
+        Command::List { dir } => run::list(&dir.clone().unwrap_or_else(|| PathBuf::from("."))),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("doppio: {}", e.message);
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -258,8 +258,11 @@ impl ClusterBuilder {
         if config.cores.is_empty() {
             return Err(ClusterError::Config("no core to run a shard on".into()));
         }
-        let shards = Shards::start(&config.cores, config.pin, config.grace, |_| ShardState {
-            session: RefCell::new(None),
+        let shards = Shards::start(&config.cores, config.pin, config.grace, |index| {
+            ShardState {
+                index,
+                session: RefCell::new(None),
+            }
         })?;
         let config = Arc::new(config);
         let connected = {
@@ -285,6 +288,7 @@ impl ClusterBuilder {
 
 /// What each shard keeps: its session, set once `build` has connected it.
 struct ShardState {
+    index: usize,
     session: RefCell<Option<Session>>,
 }
 
@@ -368,13 +372,24 @@ impl Cluster {
         Fut: Future<Output = T> + 'static,
         T: Send + 'static,
     {
+        self.run_on_shards_indexed(move |_, session| f(session))
+    }
+
+    /// Like [`Cluster::run_on_shards`], also telling `f` its shard's index.
+    pub fn run_on_shards_indexed<F, Fut, T>(&self, f: F) -> Result<Vec<T>, ClusterError>
+    where
+        F: Fn(usize, Session) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = T> + 'static,
+        T: Send + 'static,
+    {
         let f = Arc::new(f);
         let results = self.shards.run_on_shards(move |state| {
             let session = state.session.borrow().clone();
+            let index = state.index;
             let f = f.clone();
             async move {
                 match session {
-                    Some(s) => Some(f(s).await),
+                    Some(s) => Some(f(index, s).await),
                     None => None,
                 }
             }

@@ -1,0 +1,345 @@
+//! The doppio backend: one shard per thread (pinned to cores 0..threads when asked), each
+//! running its worker's fibers on its own session.
+
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use doppio::proto::consistency::Consistency;
+use doppio::proto::metadata::ColumnSpec;
+use doppio::proto::types::ColumnType;
+use doppio::proto::values::QueryValues;
+use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
+use doppio::{Cluster, Error, PreparedStatement, Session};
+
+use super::{
+    Backend, BackendError, ConnectOptions, Driver, DriverCounters, Event, Phase, PhaseSpec,
+};
+use crate::engine::{run_worker, Args, BenchSession, PlanStatement, RequestError, WorkerSpec};
+use crate::workload::encode::{encode, CqlKind, Encoded};
+use crate::workload::{BoundArgs, Statement, Workload};
+
+/// A running doppio cluster client.
+pub struct DoppioBackend {
+    cluster: Cluster,
+}
+
+fn err(message: impl Into<String>) -> BackendError {
+    BackendError {
+        driver: "doppio",
+        message: message.into(),
+    }
+}
+
+/// Parses a consistency name as both drivers spell it.
+pub fn parse_consistency(name: &str) -> Result<Consistency, String> {
+    Ok(match name.to_ascii_uppercase().as_str() {
+        "ANY" => Consistency::Any,
+        "ONE" => Consistency::One,
+        "TWO" => Consistency::Two,
+        "THREE" => Consistency::Three,
+        "QUORUM" => Consistency::Quorum,
+        "ALL" => Consistency::All,
+        "LOCAL_QUORUM" => Consistency::LocalQuorum,
+        "EACH_QUORUM" => Consistency::EachQuorum,
+        "LOCAL_ONE" => Consistency::LocalOne,
+        other => return Err(format!("unknown consistency `{other}`")),
+    })
+}
+
+impl DoppioBackend {
+    /// Starts the shards and connects each.
+    pub fn connect(o: &ConnectOptions) -> Result<Self, BackendError> {
+        let consistency = parse_consistency(&o.consistency).map_err(err)?;
+        let retry: Arc<dyn RetryPolicy> = if o.retries == 0 {
+            Arc::new(NoRetry)
+        } else {
+            Arc::new(DefaultRetryPolicy {
+                max_retries: o.retries,
+            })
+        };
+        let cores: Vec<usize> = (0..o.threads.max(1)).collect();
+        let mut b = Cluster::builder()
+            .contact_points(o.nodes.iter().copied())
+            .cores(&cores)
+            .pin(o.pin)
+            .connections_per_shard(o.connections.max(1))
+            .compression(o.compression)
+            .consistency(consistency)
+            .request_timeout(o.request_timeout)
+            .retry_policy(retry)
+            // The bench reads single pages; paging is the workload's business.
+            .page_size(Some(5000))
+            .shutdown_grace(Duration::from_secs(2));
+        if let (Some(u), Some(p)) = (&o.username, &o.password) {
+            b = b.credentials(u, p);
+        }
+        let cluster = b.build().map_err(|e| err(e.to_string()))?;
+        Ok(Self { cluster })
+    }
+}
+
+/// The kind the bench encodes for a doppio column type.
+pub fn kind_of(t: &ColumnType) -> CqlKind {
+    match t {
+        ColumnType::Ascii => CqlKind::Ascii,
+        ColumnType::Bigint => CqlKind::BigInt,
+        ColumnType::Blob => CqlKind::Blob,
+        ColumnType::Boolean => CqlKind::Boolean,
+        ColumnType::Counter => CqlKind::Counter,
+        ColumnType::Double => CqlKind::Double,
+        ColumnType::Float => CqlKind::Float,
+        ColumnType::Int => CqlKind::Int,
+        ColumnType::Timestamp => CqlKind::Timestamp,
+        ColumnType::Uuid => CqlKind::Uuid,
+        ColumnType::Varchar => CqlKind::Text,
+        ColumnType::Varint => CqlKind::Varint,
+        ColumnType::Timeuuid => CqlKind::TimeUuid,
+        ColumnType::Date => CqlKind::Date,
+        ColumnType::Time => CqlKind::Time,
+        ColumnType::Smallint => CqlKind::SmallInt,
+        ColumnType::Tinyint => CqlKind::TinyInt,
+        _ => CqlKind::Other,
+    }
+}
+
+/// The bench's short kind of a doppio error.
+pub fn classify(e: &Error) -> &'static str {
+    match e {
+        Error::Server { error, .. } => super::kind_of_server_code(error.code.code()),
+        Error::Timeout { .. } => "timeout",
+        Error::ConnectionBroken(_) => "connection_broken",
+        Error::NoConnection(_) => "no_connection",
+        Error::Protocol { .. } | Error::UnexpectedResponse { .. } => "protocol",
+        Error::Serialization(_) | Error::Deserialization(_) => "serialization",
+        Error::Handshake { .. } | Error::Authentication { .. } => "handshake",
+    }
+}
+
+/// Generated arguments written straight into doppio's frame buffer: `[int length][bytes]`
+/// per value, the length patched after the bytes (no allocation).
+impl QueryValues for Args<'_> {
+    fn count(&self) -> usize {
+        self.bound.args.len()
+    }
+
+    fn write_values(
+        &self,
+        _columns: Option<&[ColumnSpec]>,
+        buf: &mut BytesMut,
+    ) -> doppio::proto::error::Result<()> {
+        for (k, (expr, kind)) in self.bound.args.iter().enumerate() {
+            let at = buf.len();
+            buf.extend_from_slice(&[0; 4]);
+            let value = expr.eval(self.iteration).map_err(|e| value_error(k, e.0))?;
+            match encode(value, *kind, buf).map_err(|e| value_error(k, e.0))? {
+                Encoded::Null => {
+                    buf.truncate(at);
+                    buf.extend_from_slice(&(-1i32).to_be_bytes());
+                }
+                Encoded::Written => {
+                    let len = buf.len() - at - 4;
+                    let len = i32::try_from(len).map_err(|_| value_error(k, "value too long"))?;
+                    buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn value_error(k: usize, reason: &str) -> doppio::proto::ProtoError {
+    doppio::proto::ProtoError::Value {
+        column: format!("argument {}", k + 1),
+        reason: reason.to_owned(),
+    }
+}
+
+struct ShardSession {
+    session: Session,
+}
+
+impl BenchSession for ShardSession {
+    type Prepared = PreparedStatement;
+
+    async fn execute(
+        &self,
+        prepared: &PreparedStatement,
+        args: Args<'_>,
+    ) -> Result<(), RequestError> {
+        match self.session.execute(prepared, &args).await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(RequestError {
+                kind: classify(&e),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    async fn sleep_until(&self, deadline: Instant) {
+        let now = Instant::now();
+        if deadline > now {
+            glommio::timer::sleep(deadline - now).await;
+        }
+    }
+}
+
+fn statements(workload: &Workload, phase: Phase) -> Result<Vec<Statement>, BackendError> {
+    match phase {
+        Phase::Run => Ok(workload.run.clone()),
+        Phase::Load => match &workload.load {
+            Some(l) => Ok(vec![l.statement.clone()]),
+            None => Err(err(format!(
+                "workload {} has no [load] section",
+                workload.name
+            ))),
+        },
+    }
+}
+
+async fn prepare_plan(
+    session: &Session,
+    workload: &Workload,
+    stmts: &[Statement],
+) -> Result<Vec<PlanStatement<PreparedStatement>>, BackendError> {
+    let mut plan = Vec::with_capacity(stmts.len());
+    for s in stmts {
+        let prepared = session
+            .prepare(&s.cql)
+            .await
+            .map_err(|e| err(format!("prepare `{}`: {e}", s.cql)))?;
+        let kinds: Vec<CqlKind> = prepared
+            .metadata()
+            .columns
+            .iter()
+            .map(|c| kind_of(&c.typ))
+            .collect();
+        let args = BoundArgs::bind(&workload.name, s, &kinds).map_err(|e| err(e.to_string()))?;
+        plan.push(PlanStatement { prepared, args });
+    }
+    Ok(plan)
+}
+
+impl Backend for DoppioBackend {
+    fn driver(&self) -> Driver {
+        Driver::Doppio
+    }
+
+    fn workers(&self) -> usize {
+        self.cluster.shards()
+    }
+
+    fn execute_all(&self, statements: &[String]) -> Result<(), BackendError> {
+        let statements: Arc<Vec<String>> = Arc::new(statements.to_vec());
+        // Schema statements run once, on shard 0.
+        let out = self
+            .cluster
+            .run_on_shards_indexed(move |shard, session| {
+                let statements = statements.clone();
+                async move {
+                    if shard != 0 {
+                        return Ok(());
+                    }
+                    for s in statements.iter() {
+                        session
+                            .query(s, &())
+                            .await
+                            .map_err(|e| format!("`{s}`: {e}"))?;
+                    }
+                    Ok::<(), String>(())
+                }
+            })
+            .map_err(|e| err(e.to_string()))?;
+        out.into_iter().collect::<Result<(), _>>().map_err(err)
+    }
+
+    fn prepare(&self, workload: &Arc<Workload>, phase: Phase) -> Result<(), BackendError> {
+        let stmts = Arc::new(statements(workload, phase)?);
+        let workload = workload.clone();
+        let out = self
+            .cluster
+            .run_on_shards(move |session| {
+                let (stmts, workload) = (stmts.clone(), workload.clone());
+                async move { prepare_plan(&session, &workload, &stmts).await.map(|_| ()) }
+            })
+            .map_err(|e| err(e.to_string()))?;
+        out.into_iter().collect()
+    }
+
+    fn run_phase(
+        &self,
+        workload: &Arc<Workload>,
+        spec: PhaseSpec,
+        start: Instant,
+        events: mpsc::Sender<Event>,
+    ) -> Result<(), BackendError> {
+        let stmts = Arc::new(statements(workload, spec.phase)?);
+        let workload = workload.clone();
+        let workers = self.cluster.shards();
+        self.cluster
+            .run_on_shards_indexed(move |worker, session| {
+                let (stmts, workload, events) = (stmts.clone(), workload.clone(), events.clone());
+                async move {
+                    // The statements are in the shard's cache since `prepare`: no network.
+                    let plan = match prepare_plan(&session, &workload, &stmts).await {
+                        Ok(p) => p,
+                        Err(e) => {
+                            let _ = events.send(Event::Finished {
+                                worker,
+                                end: Err(e),
+                            });
+                            return;
+                        }
+                    };
+                    let wspec = WorkerSpec {
+                        worker,
+                        workers,
+                        concurrency: spec.concurrency_of(worker, workers),
+                        rate: spec.rate.map(|r| r / workers as f64),
+                        limit: spec.limit,
+                        start,
+                        interval: spec.interval,
+                        record: spec.record,
+                    };
+                    let pick = |i: u64| match spec.phase {
+                        Phase::Load => 0,
+                        Phase::Run => workload.pick(i),
+                    };
+                    let bench = ShardSession { session };
+                    // Wait for the common start, so that sample intervals line up.
+                    bench.sleep_until(start).await;
+                    let sink_events = events.clone();
+                    let end = run_worker(&bench, &pick, &plan, &wspec, move |s| {
+                        let _ = sink_events.send(Event::Sample(Box::new(s)));
+                    })
+                    .await;
+                    let _ = events.send(Event::Finished {
+                        worker,
+                        end: Ok(end),
+                    });
+                }
+            })
+            .map_err(|e| err(e.to_string()))?;
+        Ok(())
+    }
+
+    fn counters(&self) -> Option<DriverCounters> {
+        let stats = self
+            .cluster
+            .run_on_shards(|session| async move { session.stats().connections })
+            .ok()?;
+        let mut c = DriverCounters::default();
+        for s in stats {
+            c.requests += s.requests;
+            c.flushes += s.flushes;
+            c.reads += s.reads;
+            c.bytes_written += s.bytes_written;
+            c.bytes_read += s.bytes_read;
+        }
+        Some(c)
+    }
+
+    fn shutdown(&self) {
+        self.cluster.shutdown();
+    }
+}

@@ -1,0 +1,295 @@
+//! The two backends behind one interface: doppio (one glommio shard per core) and
+//! scylla-rust-driver (a tokio runtime). The engine ([`crate::engine`]) runs the same
+//! workload on either; this module drives a phase and gathers its samples.
+
+pub mod doppio;
+pub mod scylla;
+
+use std::net::SocketAddr;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::engine::collect::{Collector, Sample};
+use crate::engine::{IntervalSample, Limit, WorkerEnd};
+use crate::workload::Workload;
+
+/// Which driver runs the workload.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Driver {
+    /// doppio on glommio.
+    Doppio,
+    /// scylla-rust-driver on tokio.
+    Scylla,
+}
+
+impl Driver {
+    /// Its name in reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Driver::Doppio => "doppio",
+            Driver::Scylla => "scylla",
+        }
+    }
+
+    /// Parses `doppio` or `scylla`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "doppio" => Ok(Driver::Doppio),
+            "scylla" => Ok(Driver::Scylla),
+            other => Err(format!("unknown driver `{other}` (doppio or scylla)")),
+        }
+    }
+}
+
+/// How to connect, shared by both backends.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ConnectOptions {
+    /// Nodes to connect to.
+    pub nodes: Vec<SocketAddr>,
+    /// Worker threads (doppio: shards, one per core; scylla: tokio worker threads).
+    pub threads: usize,
+    /// Connections per node (doppio: per shard; scylla: per node, its pool size).
+    pub connections: usize,
+    /// Consistency level name (`ONE`, `LOCAL_QUORUM`, ...).
+    pub consistency: String,
+    /// Request timeout.
+    pub request_timeout: Duration,
+    /// Retries per request on errors the retry policy allows.
+    pub retries: u32,
+    /// lz4 compression.
+    pub compression: bool,
+    /// User name, if the cluster wants credentials.
+    pub username: Option<String>,
+    /// Password (never written to reports).
+    #[serde(skip)]
+    pub password: Option<String>,
+    /// Pin doppio shards to cores 0..threads.
+    pub pin: bool,
+}
+
+/// Why a backend failed as a whole (request errors are counted, not returned).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{driver}: {message}")]
+pub struct BackendError {
+    /// The backend.
+    pub driver: &'static str,
+    /// What failed.
+    pub message: String,
+}
+
+/// A phase to run on every worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// The workload's load statement, `count` iterations.
+    Load,
+    /// The workload's run statements by weight.
+    Run,
+}
+
+/// What every worker gets for a phase.
+#[derive(Debug, Clone, Copy)]
+pub struct PhaseSpec {
+    /// Load or run.
+    pub phase: Phase,
+    /// Total fibers across workers.
+    pub concurrency: usize,
+    /// Total requests per second, if limited.
+    pub rate: Option<f64>,
+    /// When the phase ends.
+    pub limit: Limit,
+    /// Sample interval.
+    pub interval: Duration,
+    /// Record samples (false for warmup).
+    pub record: bool,
+}
+
+impl PhaseSpec {
+    /// Worker `w` of `n`'s share of the fibers (at least one).
+    pub fn concurrency_of(&self, w: usize, n: usize) -> usize {
+        let base = self.concurrency / n;
+        (base + usize::from(w < self.concurrency % n)).max(1)
+    }
+}
+
+/// A worker's messages to the coordinator.
+#[derive(Debug)]
+pub enum Event {
+    /// A sample interval's record (boxed: the histograms make it large; one per interval).
+    Sample(Box<IntervalSample>),
+    /// The worker finished (or failed before starting).
+    Finished {
+        /// The worker.
+        worker: usize,
+        /// Its summary, or why it could not run.
+        end: Result<WorkerEnd, BackendError>,
+    },
+}
+
+/// Driver-side counters of a backend (doppio only: scylla-rust-driver does not expose them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DriverCounters {
+    /// Requests written.
+    pub requests: u64,
+    /// Flushes (one write of coalesced frames each).
+    pub flushes: u64,
+    /// Reads from the sockets.
+    pub reads: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+}
+
+/// A connected backend.
+pub trait Backend: Send + Sync {
+    /// Which driver.
+    fn driver(&self) -> Driver;
+    /// Number of workers a phase runs on.
+    fn workers(&self) -> usize;
+    /// Runs statements one after another (schema), failing on the first error.
+    fn execute_all(&self, statements: &[String]) -> Result<(), BackendError>;
+    /// Prepares the phase's statements on every worker (so that the phase starts warm).
+    fn prepare(&self, workload: &Arc<Workload>, phase: Phase) -> Result<(), BackendError>;
+    /// Runs a phase on every worker, starting at `start`, sending events to `events`.
+    /// Blocks until every worker has finished.
+    fn run_phase(
+        &self,
+        workload: &Arc<Workload>,
+        spec: PhaseSpec,
+        start: Instant,
+        events: mpsc::Sender<Event>,
+    ) -> Result<(), BackendError>;
+    /// Driver-side counters so far, if the driver has them.
+    fn counters(&self) -> Option<DriverCounters>;
+    /// Closes connections and stops threads.
+    fn shutdown(&self);
+}
+
+/// Connects the chosen backend.
+pub fn connect(driver: Driver, options: &ConnectOptions) -> Result<Arc<dyn Backend>, BackendError> {
+    match driver {
+        Driver::Doppio => Ok(Arc::new(doppio::DoppioBackend::connect(options)?)),
+        Driver::Scylla => Ok(Arc::new(scylla::ScyllaBackend::connect(options)?)),
+    }
+}
+
+/// What a phase produced.
+#[derive(Debug, Clone, Default)]
+pub struct PhaseOutcome {
+    /// Merged samples, one per interval.
+    pub samples: Vec<Sample>,
+    /// Wall time from the phase start to the last worker's end.
+    pub elapsed: Duration,
+    /// Iterations run by all workers.
+    pub iterations: u64,
+    /// First message of each error kind.
+    pub first_errors: Vec<(&'static str, String)>,
+    /// Workers that could not run, with why.
+    pub failed_workers: Vec<String>,
+}
+
+/// Runs a phase on `backend` and collects it; `on_sample` sees each merged sample as soon
+/// as every worker is past it (progress display, LOG lines).
+pub fn drive_phase(
+    backend: &Arc<dyn Backend>,
+    workload: &Arc<Workload>,
+    spec: PhaseSpec,
+    mut on_sample: impl FnMut(&Sample),
+) -> Result<PhaseOutcome, BackendError> {
+    backend.prepare(workload, spec.phase)?;
+    let (tx, rx) = mpsc::channel();
+    let workers = backend.workers();
+    // A short margin so that every worker is parked on its first due time together.
+    let start = Instant::now() + Duration::from_millis(5);
+    let runner = {
+        let runner_backend = backend.clone();
+        let workload = workload.clone();
+        std::thread::Builder::new()
+            .name("doppio-bench-phase".into())
+            .spawn(move || runner_backend.run_phase(&workload, spec, start, tx))
+            .map_err(|e| BackendError {
+                driver: backend.driver().name(),
+                message: format!("cannot start the phase thread: {e}"),
+            })?
+    };
+    let mut collector = Collector::new(workers, spec.interval);
+    let mut outcome = PhaseOutcome::default();
+    let mut finished = 0;
+    // Ends when every worker has finished, or when the runner dropped its sender.
+    while finished < workers {
+        let Ok(event) = rx.recv() else { break };
+        match event {
+            Event::Sample(s) => {
+                for merged in collector.add(*s) {
+                    on_sample(&merged);
+                    outcome.samples.push(merged);
+                }
+            }
+            Event::Finished { worker, end } => {
+                finished += 1;
+                // Not `collector.finish` yet: the last, partial interval waits for the
+                // phase's end so that its length is known.
+                match end {
+                    Ok(end) => {
+                        outcome.iterations += end.iterations;
+                        outcome.elapsed = outcome.elapsed.max(end.elapsed);
+                        for (k, m) in end.first_errors {
+                            if !outcome.first_errors.iter().any(|(x, _)| *x == k) {
+                                outcome.first_errors.push((k, m));
+                            }
+                        }
+                    }
+                    Err(e) => outcome.failed_workers.push(format!("worker {worker}: {e}")),
+                }
+            }
+        }
+    }
+    // Late samples (sent before Finished but read after it) and the last partial interval.
+    while let Ok(Event::Sample(s)) = rx.try_recv() {
+        for merged in collector.add(*s) {
+            on_sample(&merged);
+            outcome.samples.push(merged);
+        }
+    }
+    for w in 0..workers {
+        collector.finish(w);
+    }
+    for merged in collector.release(Some(outcome.elapsed)) {
+        on_sample(&merged);
+        outcome.samples.push(merged);
+    }
+    let ran = runner.join().map_err(|_| BackendError {
+        driver: backend.driver().name(),
+        message: "the phase thread panicked".into(),
+    })?;
+    ran?;
+    if !outcome.failed_workers.is_empty() && outcome.iterations == 0 {
+        return Err(BackendError {
+            driver: backend.driver().name(),
+            message: outcome.failed_workers.join("; "),
+        });
+    }
+    Ok(outcome)
+}
+
+/// The short error kind of a doppio or scylla error message, for counting.
+pub fn kind_of_server_code(code: i32) -> &'static str {
+    match code {
+        0x1000 => "unavailable",
+        0x1001 => "overloaded",
+        0x1002 => "bootstrapping",
+        0x1100 => "write_timeout",
+        0x1200 => "read_timeout",
+        0x1300 => "read_failure",
+        0x1500 => "write_failure",
+        0x2000 => "syntax",
+        0x2100 => "unauthorized",
+        0x2200 => "invalid",
+        0x2500 => "unprepared",
+        _ => "server_error",
+    }
+}

@@ -1,0 +1,390 @@
+//! The scylla-rust-driver backend: one `scylla::Session` on a tokio runtime, configured as
+//! its users run it. With one thread the runtime is `current_thread` (the driver's
+//! connection tasks and the workload share that thread, like one doppio shard); with more,
+//! a multi-threaded runtime with that many workers and one worker task each.
+
+use std::future::Future;
+use std::num::NonZeroUsize;
+use std::pin::Pin;
+use std::sync::{mpsc, Arc};
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use scylla::client::execution_profile::ExecutionProfile;
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::client::PoolSize;
+use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
+use scylla::frame::response::result::{ColumnType, NativeType};
+use scylla::frame::types::Consistency;
+use scylla::frame::Compression;
+use scylla::policies::retry::{DefaultRetryPolicy, FallthroughRetryPolicy, RetryPolicy};
+use scylla::serialize::row::{RowSerializationContext, SerializeRow};
+use scylla::serialize::writers::{CellValueBuilder, RowWriter};
+use scylla::serialize::SerializationError;
+use scylla::statement::prepared::PreparedStatement;
+
+use super::{
+    Backend, BackendError, ConnectOptions, Driver, DriverCounters, Event, Phase, PhaseSpec,
+};
+use crate::engine::{run_worker, Args, BenchSession, PlanStatement, RequestError, WorkerSpec};
+use crate::workload::encode::{encode, CqlKind, Encoded, Sink};
+use crate::workload::{BoundArgs, Statement, Workload};
+
+fn err(message: impl Into<String>) -> BackendError {
+    BackendError {
+        driver: "scylla",
+        message: message.into(),
+    }
+}
+
+/// A connected scylla-rust-driver session and its runtime.
+pub struct ScyllaBackend {
+    runtime: tokio::runtime::Runtime,
+    session: Arc<Session>,
+    threads: usize,
+}
+
+fn consistency(name: &str) -> Result<Consistency, String> {
+    Ok(match name.to_ascii_uppercase().as_str() {
+        "ANY" => Consistency::Any,
+        "ONE" => Consistency::One,
+        "TWO" => Consistency::Two,
+        "THREE" => Consistency::Three,
+        "QUORUM" => Consistency::Quorum,
+        "ALL" => Consistency::All,
+        "LOCAL_QUORUM" => Consistency::LocalQuorum,
+        "EACH_QUORUM" => Consistency::EachQuorum,
+        "LOCAL_ONE" => Consistency::LocalOne,
+        other => return Err(format!("unknown consistency `{other}`")),
+    })
+}
+
+impl ScyllaBackend {
+    /// Builds the runtime and connects the session.
+    pub fn connect(o: &ConnectOptions) -> Result<Self, BackendError> {
+        let threads = o.threads.max(1);
+        let runtime = if threads == 1 {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+        } else {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(threads)
+                .thread_name("scylla-bench")
+                .enable_all()
+                .build()
+        }
+        .map_err(|e| err(format!("cannot start tokio: {e}")))?;
+        let retry: Arc<dyn RetryPolicy> = if o.retries == 0 {
+            Arc::new(FallthroughRetryPolicy::new())
+        } else {
+            // scylla's default policy retries at most once per node; `retries` > 1 is not
+            // expressible without a custom policy.
+            Arc::new(DefaultRetryPolicy::new())
+        };
+        let profile = ExecutionProfile::builder()
+            .consistency(consistency(&o.consistency).map_err(err)?)
+            .request_timeout(Some(o.request_timeout))
+            .retry_policy(retry)
+            .build();
+        let mut b = SessionBuilder::new()
+            .known_nodes_addr(o.nodes.iter().copied())
+            .default_execution_profile_handle(profile.into_handle())
+            .pool_size(PoolSize::PerHost(
+                NonZeroUsize::new(o.connections.max(1)).unwrap_or(NonZeroUsize::MIN),
+            ))
+            .compression(o.compression.then_some(Compression::Lz4));
+        if let (Some(u), Some(p)) = (&o.username, &o.password) {
+            b = b.user(u, p);
+        }
+        let session = runtime
+            .block_on(b.build())
+            .map_err(|e| err(format!("cannot connect: {e}")))?;
+        Ok(Self {
+            runtime,
+            session: Arc::new(session),
+            threads,
+        })
+    }
+}
+
+/// The kind the bench encodes for a scylla column type.
+pub fn kind_of(t: &ColumnType<'_>) -> CqlKind {
+    match t {
+        ColumnType::Native(n) => match n {
+            NativeType::Ascii => CqlKind::Ascii,
+            NativeType::Boolean => CqlKind::Boolean,
+            NativeType::Blob => CqlKind::Blob,
+            NativeType::Counter => CqlKind::Counter,
+            NativeType::Date => CqlKind::Date,
+            NativeType::Double => CqlKind::Double,
+            NativeType::Float => CqlKind::Float,
+            NativeType::Int => CqlKind::Int,
+            NativeType::BigInt => CqlKind::BigInt,
+            NativeType::Text => CqlKind::Text,
+            NativeType::Timestamp => CqlKind::Timestamp,
+            NativeType::SmallInt => CqlKind::SmallInt,
+            NativeType::TinyInt => CqlKind::TinyInt,
+            NativeType::Time => CqlKind::Time,
+            NativeType::Timeuuid => CqlKind::TimeUuid,
+            NativeType::Uuid => CqlKind::Uuid,
+            NativeType::Varint => CqlKind::Varint,
+            _ => CqlKind::Other,
+        },
+        _ => CqlKind::Other,
+    }
+}
+
+/// The bench's short kind of a scylla-rust-driver error.
+pub fn classify(e: &ExecutionError) -> &'static str {
+    match e {
+        ExecutionError::RequestTimeout(_) => "timeout",
+        ExecutionError::ConnectionPoolError(_) => "no_connection",
+        ExecutionError::LastAttemptError(a) => match a {
+            RequestAttemptError::DbError(db, _) => match db {
+                DbError::Unavailable { .. } => "unavailable",
+                DbError::Overloaded => "overloaded",
+                DbError::IsBootstrapping => "bootstrapping",
+                DbError::WriteTimeout { .. } => "write_timeout",
+                DbError::ReadTimeout { .. } => "read_timeout",
+                DbError::ReadFailure { .. } => "read_failure",
+                DbError::WriteFailure { .. } => "write_failure",
+                DbError::SyntaxError => "syntax",
+                DbError::Unauthorized => "unauthorized",
+                DbError::Invalid => "invalid",
+                DbError::Unprepared { .. } => "unprepared",
+                _ => "server_error",
+            },
+            RequestAttemptError::BrokenConnectionError(_) => "connection_broken",
+            RequestAttemptError::UnableToAllocStreamId => "no_stream_id",
+            RequestAttemptError::SerializationError(_)
+            | RequestAttemptError::CqlRequestSerialization(_) => "serialization",
+            _ => "protocol",
+        },
+        _ => "other",
+    }
+}
+
+/// Lets the shared encoder append straight into scylla's value buffer.
+struct CellSink<'a, 'buf>(&'a mut CellValueBuilder<'buf>);
+
+impl Sink for CellSink<'_, '_> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.0.append_bytes(bytes);
+    }
+}
+
+/// Generated arguments written straight into scylla's request buffer (no allocation).
+impl SerializeRow for Args<'_> {
+    fn serialize(
+        &self,
+        _ctx: &RowSerializationContext<'_>,
+        writer: &mut RowWriter<'_>,
+    ) -> Result<(), SerializationError> {
+        for (expr, kind) in &self.bound.args {
+            let value = expr.eval(self.iteration).map_err(SerializationError::new)?;
+            let cell = writer.make_cell_writer();
+            if value == crate::workload::expr::Value::Null {
+                cell.set_null();
+                continue;
+            }
+            let mut builder = cell.into_value_builder();
+            match encode(value, *kind, &mut CellSink(&mut builder)) {
+                Ok(Encoded::Written) => {}
+                // Unreachable: null was handled above; the encoder writes nothing for it.
+                Ok(Encoded::Null) => {}
+                Err(e) => return Err(SerializationError::new(e)),
+            }
+            builder.finish().map_err(SerializationError::new)?;
+        }
+        Ok(())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.bound.args.is_empty()
+    }
+}
+
+struct TokioSession {
+    session: Arc<Session>,
+}
+
+impl BenchSession for TokioSession {
+    type Prepared = PreparedStatement;
+
+    async fn execute(
+        &self,
+        prepared: &PreparedStatement,
+        args: Args<'_>,
+    ) -> Result<(), RequestError> {
+        match self.session.execute_unpaged(prepared, args).await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(RequestError {
+                kind: classify(&e),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    async fn sleep_until(&self, deadline: Instant) {
+        tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)).await;
+    }
+}
+
+fn statements(workload: &Workload, phase: Phase) -> Result<Vec<Statement>, BackendError> {
+    match phase {
+        Phase::Run => Ok(workload.run.clone()),
+        Phase::Load => match &workload.load {
+            Some(l) => Ok(vec![l.statement.clone()]),
+            None => Err(err(format!(
+                "workload {} has no [load] section",
+                workload.name
+            ))),
+        },
+    }
+}
+
+async fn prepare_plan(
+    session: &Session,
+    workload: &Workload,
+    stmts: &[Statement],
+) -> Result<Vec<PlanStatement<PreparedStatement>>, BackendError> {
+    let mut plan = Vec::with_capacity(stmts.len());
+    for s in stmts {
+        let prepared = session
+            .prepare(s.cql.as_str())
+            .await
+            .map_err(|e| err(format!("prepare `{}`: {e}", s.cql)))?;
+        let kinds: Vec<CqlKind> = prepared
+            .get_variable_col_specs()
+            .iter()
+            .map(|c| kind_of(c.typ()))
+            .collect();
+        let args = BoundArgs::bind(&workload.name, s, &kinds).map_err(|e| err(e.to_string()))?;
+        plan.push(PlanStatement { prepared, args });
+    }
+    Ok(plan)
+}
+
+/// Marks a worker's future as movable between the runtime's threads.
+///
+/// SAFETY argument (for the `unsafe impl Send` below): a worker future is `!Send` only
+/// because its fibers share a `RefCell` (the recorder) and a `Cell` (the iteration count)
+/// that the future itself owns. Every reference to them lives inside the same future, so
+/// when tokio moves the future to another thread, nothing on the old thread can still
+/// reach them; the future is polled by one thread at a time. Everything the future shares
+/// with the outside (the session, the workload, the event sender) is `Send + Sync`.
+struct WorkerFuture<F>(F);
+
+// SAFETY: see the type's documentation: all `!Send` state is owned by the future itself.
+unsafe impl<F> Send for WorkerFuture<F> {}
+
+impl<F: Future> Future for WorkerFuture<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: structural pinning of the only field; it is never moved out.
+        let inner = unsafe { self.map_unchecked_mut(|s| &mut s.0) };
+        inner.poll(cx)
+    }
+}
+
+impl Backend for ScyllaBackend {
+    fn driver(&self) -> Driver {
+        Driver::Scylla
+    }
+
+    fn workers(&self) -> usize {
+        self.threads
+    }
+
+    fn execute_all(&self, statements: &[String]) -> Result<(), BackendError> {
+        self.runtime.block_on(async {
+            for s in statements {
+                self.session
+                    .query_unpaged(s.as_str(), &[])
+                    .await
+                    .map_err(|e| err(format!("`{s}`: {e}")))?;
+            }
+            Ok(())
+        })
+    }
+
+    fn prepare(&self, workload: &Arc<Workload>, phase: Phase) -> Result<(), BackendError> {
+        let stmts = statements(workload, phase)?;
+        self.runtime
+            .block_on(prepare_plan(&self.session, workload, &stmts))
+            .map(|_| ())
+    }
+
+    fn run_phase(
+        &self,
+        workload: &Arc<Workload>,
+        spec: PhaseSpec,
+        start: Instant,
+        events: mpsc::Sender<Event>,
+    ) -> Result<(), BackendError> {
+        let stmts = statements(workload, spec.phase)?;
+        let plan = Arc::new(self.runtime.block_on(prepare_plan(
+            &self.session,
+            workload,
+            &stmts,
+        ))?);
+        let workers = self.threads;
+        let worker_future = |worker: usize| {
+            let session = TokioSession {
+                session: self.session.clone(),
+            };
+            let (plan, workload, events) = (plan.clone(), workload.clone(), events.clone());
+            async move {
+                let wspec = WorkerSpec {
+                    worker,
+                    workers,
+                    concurrency: spec.concurrency_of(worker, workers),
+                    rate: spec.rate.map(|r| r / workers as f64),
+                    limit: spec.limit,
+                    start,
+                    interval: spec.interval,
+                    record: spec.record,
+                };
+                let pick = |i: u64| match spec.phase {
+                    Phase::Load => 0,
+                    Phase::Run => workload.pick(i),
+                };
+                session.sleep_until(start).await;
+                let sink_events = events.clone();
+                let end = run_worker(&session, &pick, &plan, &wspec, move |s| {
+                    let _ = sink_events.send(Event::Sample(Box::new(s)));
+                })
+                .await;
+                let _ = events.send(Event::Finished {
+                    worker,
+                    end: Ok(end),
+                });
+            }
+        };
+        if workers == 1 {
+            self.runtime.block_on(worker_future(0));
+        } else {
+            let handles: Vec<_> = (0..workers)
+                .map(|w| self.runtime.spawn(WorkerFuture(worker_future(w))))
+                .collect();
+            self.runtime.block_on(async {
+                for h in handles {
+                    h.await
+                        .map_err(|e| err(format!("a worker task failed: {e}")))?;
+                }
+                Ok::<(), BackendError>(())
+            })?;
+        }
+        Ok(())
+    }
+
+    fn counters(&self) -> Option<DriverCounters> {
+        // scylla-rust-driver does not count flushes or reads.
+        None
+    }
+
+    fn shutdown(&self) {}
+}

@@ -1,0 +1,210 @@
+//! The command line: `doppio schema|load|run|show|hdr|list`.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args as ClapArgs, Parser, Subcommand};
+
+use crate::backend::Driver;
+use crate::engine::Limit;
+
+/// A latte-class CQL benchmark with a one-flag backend swap (doppio or scylla-rust-driver).
+#[derive(Debug, Parser)]
+#[command(name = "doppio", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Creates the workload's schema (keyspaces, tables).
+    Schema(Connect),
+    /// Fills the workload's tables (its [load] section).
+    Load(LoadArgs),
+    /// Runs the workload and writes a report.
+    Run(RunArgs),
+    /// Prints a report, or two side by side with change and p-value.
+    Show {
+        /// The report.
+        report: PathBuf,
+        /// A baseline to compare with.
+        baseline: Option<PathBuf>,
+        /// Also print the per-sample LOG.
+        #[arg(long)]
+        log: bool,
+    },
+    /// Writes a report's latency samples as an HdrHistogram interval log.
+    Hdr {
+        /// The report.
+        report: PathBuf,
+        /// Output file (.hlog).
+        #[arg(short = 'o', long)]
+        output: PathBuf,
+        /// Which backend of the report (default: the first).
+        #[arg(long)]
+        driver: Option<String>,
+    },
+    /// Lists the reports in a folder: tag, date, workload, throughput.
+    List {
+        /// The folder (default: the current one).
+        dir: Option<PathBuf>,
+    },
+}
+
+/// Where and how to connect, and which workload.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct Connect {
+    /// Node addresses (host or host:port; default 127.0.0.1:9042).
+    #[arg(value_name = "NODE")]
+    pub nodes: Vec<String>,
+    /// Workload: a built-in (read, write, mixed, empty) or a TOML file.
+    #[arg(short = 'w', long, default_value = "read")]
+    pub workload: String,
+    /// Workload parameter overrides, NAME=VALUE (repeatable).
+    #[arg(short = 'P', long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// Driver(s): doppio, scylla, or doppio,scylla to run both alternately (run only).
+    #[arg(long, default_value = "doppio")]
+    pub driver: String,
+    /// Threads: doppio shards (one per core) or tokio worker threads.
+    #[arg(short = 't', long, default_value_t = 1)]
+    pub threads: usize,
+    /// Connections per node (doppio: per shard).
+    #[arg(short = 'c', long, default_value_t = 1)]
+    pub connections: usize,
+    /// Consistency level.
+    #[arg(long, default_value = "LOCAL_ONE")]
+    pub consistency: String,
+    /// Request timeout.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Retries per request on errors that allow it (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub retries: u32,
+    /// lz4 compression of frame bodies.
+    #[arg(long)]
+    pub compression: bool,
+    /// User name (PasswordAuthenticator).
+    #[arg(long)]
+    pub user: Option<String>,
+    /// Password (or DOPPIO_PASSWORD); never written to reports.
+    #[arg(long, env = "DOPPIO_PASSWORD", hide_env_values = true)]
+    pub password: Option<String>,
+    /// Do not pin doppio shards to cores 0..threads.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// No progress output on stderr.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// Options of `load`.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct LoadArgs {
+    /// Connection and workload.
+    #[command(flatten)]
+    pub connect: Connect,
+    /// Concurrent requests in total.
+    #[arg(short = 'p', long, default_value_t = 256)]
+    pub concurrency: usize,
+    /// Rate limit, requests per second.
+    #[arg(short = 'r', long)]
+    pub rate: Option<f64>,
+}
+
+/// Options of `run`.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct RunArgs {
+    /// Connection and workload.
+    #[command(flatten)]
+    pub connect: Connect,
+    /// How long to measure per driver: a time (30s, 2m) or a count of iterations (1M).
+    #[arg(short = 'd', long, default_value = "10s", value_parser = Limit::parse)]
+    pub duration: Limit,
+    /// Warmup before each measured segment: a time or a count.
+    #[arg(long, default_value = "1s", value_parser = Limit::parse)]
+    pub warmup: Limit,
+    /// Concurrent requests in total.
+    #[arg(short = 'p', long, default_value_t = 128)]
+    pub concurrency: usize,
+    /// Rate limit, requests per second in total (latency measured from each request's due
+    /// time: no coordinated omission).
+    #[arg(short = 'r', long)]
+    pub rate: Option<f64>,
+    /// Sample interval.
+    #[arg(short = 's', long = "sampling", default_value = "1s", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// Segments per driver (default: 1 for one driver, 2 for two: A B A B).
+    #[arg(long)]
+    pub segments: Option<usize>,
+    /// The report's file (default: doppio-WORKLOAD-DATE.json in the current folder).
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+    /// A label stored in the report.
+    #[arg(long)]
+    pub tag: Option<String>,
+    /// Also print the per-sample LOG section.
+    #[arg(long)]
+    pub log: bool,
+}
+
+/// Parses `500ms`, `5s`, `2m`, `1h`, or plain seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    match Limit::parse(text) {
+        Ok(Limit::Time(d)) => Ok(d),
+        Ok(Limit::Count(n)) => Ok(Duration::from_secs(n)),
+        Err(e) => Err(e),
+    }
+}
+
+impl Connect {
+    /// The node addresses, resolved (port 9042 when none is given).
+    pub fn node_addrs(&self) -> Result<Vec<SocketAddr>, String> {
+        if self.nodes.is_empty() {
+            return Ok(vec![SocketAddr::from(([127, 0, 0, 1], 9042))]);
+        }
+        let mut out = Vec::new();
+        for n in &self.nodes {
+            let with_port = if n.contains(':') {
+                n.clone()
+            } else {
+                format!("{n}:9042")
+            };
+            let addr = with_port
+                .to_socket_addrs()
+                .map_err(|e| format!("node {n}: {e}"))?
+                .next()
+                .ok_or_else(|| format!("node {n}: no address"))?;
+            out.push(addr);
+        }
+        Ok(out)
+    }
+
+    /// The drivers named by `--driver`, in order, without repeats.
+    pub fn drivers(&self) -> Result<Vec<Driver>, String> {
+        let mut out = Vec::new();
+        for d in self.driver.split(',') {
+            let d = Driver::parse(d)?;
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The `-P` overrides as pairs.
+    pub fn param_pairs(&self) -> Result<Vec<(String, String)>, String> {
+        self.params
+            .iter()
+            .map(|p| {
+                p.split_once('=')
+                    .map(|(k, v)| (k.trim().to_owned(), v.to_owned()))
+                    .ok_or_else(|| format!("-P {p}: expected NAME=VALUE"))
+            })
+            .collect()
+    }
+}

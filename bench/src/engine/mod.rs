@@ -1,0 +1,386 @@
+//! The backend-neutral engine: runs a workload's statements at a concurrency and an optional
+//! rate on one worker (a doppio shard, or a task of the scylla backend's runtime) and
+//! records what happened.
+//!
+//! A worker runs `concurrency` fibers: futures joined inside the worker's one task, not a
+//! task each. Fiber `f` of a worker with `C` fibers runs the worker's iterations `f`,
+//! `f + C`, `f + 2C`, ...; worker `w` of `N` owns the global iterations `j * N + w`. No
+//! counter is shared, so fibers never wait for each other, and every iteration number runs
+//! exactly once.
+//!
+//! No coordinated omission: with a rate `r` (per worker), iteration `j` is due at
+//! `start + j / r`. A fiber sleeps until its iteration is due, and latency is measured from
+//! that due time, so a slow answer that delays the next requests shows up in their
+//! latency. The service time (from the moment the request was actually sent) is kept
+//! beside it. Without a rate, both are the same.
+//!
+//! Invariants:
+//! - Per request the engine allocates nothing: arguments are encoded straight into the
+//!   driver's buffer, histograms are preallocated and rotated once per sample interval.
+//! - Errors are never lost: each is counted by kind, with the first message of each kind.
+
+pub mod collect;
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use crate::stats::LatencyHistogram;
+use crate::workload::BoundArgs;
+
+/// How long a phase lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// For this long.
+    Time(Duration),
+    /// For this many iterations (all workers together).
+    Count(u64),
+}
+
+impl Limit {
+    /// Parses `30s`, `500ms`, `2m`, `1h` as a time and `1000`, `10k`, `1M` as a count.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        let num = |s: &str| {
+            s.parse::<f64>()
+                .map_err(|_| format!("`{text}` is not a duration or a count"))
+        };
+        for (suffix, secs) in [("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)] {
+            if let Some(n) = t.strip_suffix(suffix) {
+                if suffix == "m" && n.ends_with('m') {
+                    continue;
+                }
+                let v = num(n)?;
+                if v < 0.0 || !v.is_finite() {
+                    return Err(format!("`{text}` is negative"));
+                }
+                return Ok(Limit::Time(Duration::from_secs_f64(v * secs)));
+            }
+        }
+        for (suffix, mult) in [("k", 1e3), ("M", 1e6), ("G", 1e9)] {
+            if let Some(n) = t.strip_suffix(suffix) {
+                let v = num(n)?;
+                if v < 0.0 || !v.is_finite() {
+                    return Err(format!("`{text}` is negative"));
+                }
+                return Ok(Limit::Count((v * mult).round() as u64));
+            }
+        }
+        t.replace('_', "")
+            .parse::<u64>()
+            .map(Limit::Count)
+            .map_err(|_| {
+                format!("`{text}` is not a duration (30s, 500ms, 2m) or a count (1000, 10k, 1M)")
+            })
+    }
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Limit::Time(d) => write!(f, "{:.3}s", d.as_secs_f64()),
+            Limit::Count(n) => write!(f, "{n} iterations"),
+        }
+    }
+}
+
+/// A failed request as the engine sees it: a short kind for counting, and the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestError {
+    /// Short, stable kind (`timeout`, `overloaded`, `unavailable`, `connection`, ...).
+    pub kind: &'static str,
+    /// The driver's message.
+    pub message: String,
+}
+
+/// What a backend offers a worker: executing a prepared statement with generated arguments,
+/// and sleeping on its runtime's timer.
+pub trait BenchSession {
+    /// A prepared statement of this backend.
+    type Prepared;
+
+    /// Executes `prepared` with the arguments of iteration `args.iteration`.
+    fn execute(
+        &self,
+        prepared: &Self::Prepared,
+        args: Args<'_>,
+    ) -> impl Future<Output = Result<(), RequestError>>;
+
+    /// Sleeps until `deadline` on the backend's runtime.
+    fn sleep_until(&self, deadline: Instant) -> impl Future<Output = ()>;
+}
+
+/// The arguments of one iteration of one statement, encoded on demand into the driver's
+/// buffer (each backend implements its driver's value-writing trait for this).
+#[derive(Debug, Clone, Copy)]
+pub struct Args<'a> {
+    /// The statement's generators and column kinds.
+    pub bound: &'a BoundArgs,
+    /// The iteration.
+    pub iteration: u64,
+}
+
+/// A prepared run statement: the backend's handle plus its checked generators.
+#[derive(Debug)]
+pub struct PlanStatement<P> {
+    /// The backend's prepared statement.
+    pub prepared: P,
+    /// Its arguments.
+    pub args: BoundArgs,
+}
+
+/// What one worker runs.
+#[derive(Debug, Clone)]
+pub struct WorkerSpec {
+    /// This worker's index.
+    pub worker: usize,
+    /// Number of workers.
+    pub workers: usize,
+    /// Fibers on this worker.
+    pub concurrency: usize,
+    /// Requests per second for this worker, if limited.
+    pub rate: Option<f64>,
+    /// When the phase ends.
+    pub limit: Limit,
+    /// The phase's start, shared by all workers (sample intervals line up).
+    pub start: Instant,
+    /// Length of a sample interval.
+    pub interval: Duration,
+    /// Record results (false during warmup).
+    pub record: bool,
+}
+
+/// One worker's record of one sample interval.
+#[derive(Debug, Clone)]
+pub struct IntervalSample {
+    /// The worker.
+    pub worker: usize,
+    /// Interval number since the phase start.
+    pub index: u64,
+    /// Requests completed (successes and errors).
+    pub requests: u64,
+    /// Errors by kind.
+    pub errors: Vec<(&'static str, u64)>,
+    /// Latency from the due time (coordinated-omission corrected), successes only.
+    pub latency: LatencyHistogram,
+    /// Service time from the actual send, successes only.
+    pub service: LatencyHistogram,
+    /// Sum of how late requests were sent after their due time, ns (rate-limited only).
+    pub lateness_ns: u64,
+    /// The worker's last sample of the phase (its interval may be cut short).
+    pub last: bool,
+}
+
+/// Per-worker state shared by its fibers (a `RefCell`: fibers run on one thread, one at a
+/// time, and never hold the borrow across an await).
+struct Recorder<F: FnMut(IntervalSample)> {
+    spec_worker: usize,
+    start: Instant,
+    interval: Duration,
+    /// The last interval of a timed phase: answers that arrive after the phase's end (sent
+    /// before it) are counted in it rather than in a sliver of an interval of their own.
+    last_index: Option<u64>,
+    current: u64,
+    requests: u64,
+    errors: Vec<(&'static str, u64)>,
+    latency: LatencyHistogram,
+    service: LatencyHistogram,
+    lateness_ns: u64,
+    /// The first message of each error kind.
+    first_messages: Vec<(&'static str, String)>,
+    sink: F,
+}
+
+impl<F: FnMut(IntervalSample)> Recorder<F> {
+    fn rotate_to(&mut self, index: u64) {
+        while self.current < index {
+            self.flush(false);
+            self.current += 1;
+        }
+    }
+
+    fn flush(&mut self, last: bool) {
+        let sample = IntervalSample {
+            worker: self.spec_worker,
+            index: self.current,
+            requests: std::mem::take(&mut self.requests),
+            errors: std::mem::take(&mut self.errors),
+            // One fresh histogram per interval per worker (not per request).
+            latency: std::mem::take(&mut self.latency),
+            service: std::mem::take(&mut self.service),
+            lateness_ns: std::mem::take(&mut self.lateness_ns),
+            last,
+        };
+        (self.sink)(sample);
+    }
+
+    fn record(
+        &mut self,
+        due: Instant,
+        sent: Instant,
+        done: Instant,
+        result: Result<(), RequestError>,
+    ) {
+        let mut index = (done.saturating_duration_since(self.start).as_nanos()
+            / self.interval.as_nanos().max(1)) as u64;
+        if let Some(last) = self.last_index {
+            index = index.min(last);
+        }
+        self.rotate_to(index);
+        self.requests += 1;
+        self.lateness_ns += sent.saturating_duration_since(due).as_nanos() as u64;
+        match result {
+            Ok(()) => {
+                self.latency
+                    .record(done.saturating_duration_since(due).as_nanos() as u64);
+                self.service
+                    .record(done.saturating_duration_since(sent).as_nanos() as u64);
+            }
+            Err(e) => {
+                match self.errors.iter_mut().find(|(k, _)| *k == e.kind) {
+                    Some((_, n)) => *n += 1,
+                    None => self.errors.push((e.kind, 1)),
+                }
+                if !self.first_messages.iter().any(|(k, _)| *k == e.kind) {
+                    self.first_messages.push((e.kind, e.message));
+                }
+            }
+        }
+    }
+}
+
+/// What a worker returns at the end of a phase.
+#[derive(Debug, Clone, Default)]
+pub struct WorkerEnd {
+    /// Iterations run.
+    pub iterations: u64,
+    /// The first message of each error kind seen.
+    pub first_errors: Vec<(&'static str, String)>,
+    /// When the last request finished.
+    pub elapsed: Duration,
+}
+
+/// Runs one worker's share of a phase: its fibers execute `plan[pick(i)]` for each of its
+/// iterations `i` until `spec.limit`. Each completed sample interval is handed to `sink`
+/// (on this thread) as soon as a later one starts, and the last partial one at the end.
+pub async fn run_worker<S, F>(
+    session: &S,
+    pick: &(dyn Fn(u64) -> usize + '_),
+    plan: &[PlanStatement<S::Prepared>],
+    spec: &WorkerSpec,
+    sink: F,
+) -> WorkerEnd
+where
+    S: BenchSession,
+    F: FnMut(IntervalSample),
+{
+    let recorder = RefCell::new(Recorder {
+        spec_worker: spec.worker,
+        start: spec.start,
+        interval: spec.interval,
+        last_index: match spec.limit {
+            Limit::Time(d) => Some(
+                (d.as_nanos().div_ceil(spec.interval.as_nanos().max(1)) as u64).saturating_sub(1),
+            ),
+            Limit::Count(_) => None,
+        },
+        current: 0,
+        requests: 0,
+        errors: Vec::new(),
+        latency: LatencyHistogram::new(),
+        service: LatencyHistogram::new(),
+        lateness_ns: 0,
+        first_messages: Vec::new(),
+        sink,
+    });
+    let iterations = std::cell::Cell::new(0u64);
+    let fibers = spec.concurrency.max(1);
+    let per_iteration = spec
+        .rate
+        .map(|r| Duration::from_secs_f64(1.0 / r.max(1e-9)));
+    let fiber = |f: usize| {
+        let recorder = &recorder;
+        let iterations = &iterations;
+        async move {
+            let mut j = f as u64;
+            loop {
+                let i = j * spec.workers as u64 + spec.worker as u64;
+                let due = match per_iteration {
+                    Some(step) => spec.start + step.mul_f64(j as f64),
+                    None => Instant::now(),
+                };
+                let over = match spec.limit {
+                    Limit::Count(n) => i >= n,
+                    Limit::Time(d) => due.saturating_duration_since(spec.start) >= d,
+                };
+                if over {
+                    return;
+                }
+                if per_iteration.is_some() {
+                    session.sleep_until(due).await;
+                }
+                let k = pick(i);
+                let Some(stmt) = plan.get(k) else { return };
+                let sent = Instant::now();
+                let result = session
+                    .execute(
+                        &stmt.prepared,
+                        Args {
+                            bound: &stmt.args,
+                            iteration: i,
+                        },
+                    )
+                    .await;
+                let done = Instant::now();
+                iterations.set(iterations.get() + 1);
+                if spec.record {
+                    recorder.borrow_mut().record(due, sent, done, result);
+                }
+                if let Limit::Time(d) = spec.limit {
+                    if done.saturating_duration_since(spec.start) >= d && per_iteration.is_none() {
+                        return;
+                    }
+                }
+                j += fibers as u64;
+            }
+        }
+    };
+    futures_util::future::join_all((0..fibers).map(fiber)).await;
+    let elapsed = spec.start.elapsed();
+    let mut rec = recorder.into_inner();
+    if spec.record {
+        rec.flush(true);
+    }
+    WorkerEnd {
+        iterations: iterations.get(),
+        first_errors: rec.first_messages,
+        elapsed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_parse() {
+        assert_eq!(
+            Limit::parse("30s"),
+            Ok(Limit::Time(Duration::from_secs(30)))
+        );
+        assert_eq!(
+            Limit::parse("250ms"),
+            Ok(Limit::Time(Duration::from_millis(250)))
+        );
+        assert_eq!(
+            Limit::parse("2m"),
+            Ok(Limit::Time(Duration::from_secs(120)))
+        );
+        assert_eq!(Limit::parse("1M"), Ok(Limit::Count(1_000_000)));
+        assert_eq!(Limit::parse("10k"), Ok(Limit::Count(10_000)));
+        assert_eq!(Limit::parse("1_000"), Ok(Limit::Count(1000)));
+        assert!(Limit::parse("soon").is_err());
+        assert!(Limit::parse("-1s").is_err());
+    }
+}

@@ -1,0 +1,414 @@
+//! Reports: the JSON document researchers script against (fields documented in
+//! `bench/REPORT.md`; `schema_version` changes when a field changes meaning or goes away),
+//! and its text rendering.
+//!
+//! Invariants: a report never contains a password; every backend entry carries the same
+//! fields whether or not the run hit errors; a field that could not be measured is `null`
+//! with the reason beside it, never zero.
+
+pub mod text;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::collect::Sample;
+use crate::stats::{estimate, LatencyHistogram};
+
+/// The version of the JSON layout below.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole report: one invocation of `doppio run` (one or two backends).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    /// Layout version ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// The tool and its version.
+    pub tool: String,
+    /// User's label for this run (`--tag`).
+    pub tag: Option<String>,
+    /// When the run started, UTC, RFC 3339.
+    pub started_at: String,
+    /// The command line.
+    pub command: Vec<String>,
+    /// The workload and its parameters.
+    pub workload: WorkloadInfo,
+    /// Every option in force.
+    pub config: RunConfig,
+    /// Fatal error that ended the run early, if any (the report holds what was measured).
+    pub fatal_error: Option<String>,
+    /// Warnings (rate not reached, counters unavailable, ...).
+    pub warnings: Vec<String>,
+    /// One entry per backend, keyed by driver name (`doppio`, `scylla`).
+    pub backends: BTreeMap<String, BackendReport>,
+}
+
+/// The workload of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkloadInfo {
+    /// Name (built-in) or path.
+    pub name: String,
+    /// One line on what it does.
+    pub description: String,
+    /// Parameters with the values in force.
+    pub params: BTreeMap<String, String>,
+}
+
+/// The options of a run (no credentials).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// Node addresses.
+    pub nodes: Vec<String>,
+    /// Drivers in the order run.
+    pub drivers: Vec<String>,
+    /// Duration of the measured run per backend (`30s` or `100000 iterations`).
+    pub duration: String,
+    /// Warmup before measuring, per segment.
+    pub warmup: String,
+    /// Total concurrency.
+    pub concurrency: usize,
+    /// Threads (doppio shards / tokio workers).
+    pub threads: usize,
+    /// Connections per node (doppio: per shard).
+    pub connections: usize,
+    /// Target rate, requests per second, if limited.
+    pub rate: Option<f64>,
+    /// Sample interval, seconds.
+    pub sample_interval_s: f64,
+    /// Consistency level.
+    pub consistency: String,
+    /// Request timeout, seconds.
+    pub request_timeout_s: f64,
+    /// Retries allowed per request.
+    pub retries: u32,
+    /// lz4 compression.
+    pub compression: bool,
+    /// Segments per backend (A B A B alternation when two backends run).
+    pub segments: usize,
+    /// User name, if credentials were given (the password is never written).
+    pub username: Option<String>,
+}
+
+/// Percentiles of a latency distribution, nanoseconds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LatencySummary {
+    /// Mean over all successful requests.
+    pub mean: f64,
+    /// Half-width of the confidence interval of the mean (from per-sample means, corrected
+    /// for autocorrelation).
+    pub mean_margin: f64,
+    /// Minimum.
+    pub min: u64,
+    /// 25th percentile.
+    pub p25: u64,
+    /// Median.
+    pub p50: u64,
+    /// 75th percentile.
+    pub p75: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 95th percentile.
+    pub p95: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// 99.99th percentile.
+    pub p9999: u64,
+    /// Maximum.
+    pub max: u64,
+}
+
+/// One sample interval of a backend's run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SampleReport {
+    /// Segment (A B A B alternation) the sample belongs to.
+    pub segment: usize,
+    /// Offset of its start within the segment, seconds.
+    pub start_s: f64,
+    /// Length, seconds.
+    pub duration_s: f64,
+    /// Requests completed.
+    pub requests: u64,
+    /// Errors.
+    pub errors: u64,
+    /// Requests per second.
+    pub throughput_rps: f64,
+    /// Mean latency, ns.
+    pub latency_mean_ns: f64,
+    /// Median latency, ns.
+    pub latency_p50_ns: u64,
+    /// 99th percentile latency, ns.
+    pub latency_p99_ns: u64,
+    /// The interval's latency histogram (HdrHistogram V2, compressed, base64).
+    pub histogram: String,
+}
+
+/// What one backend measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BackendReport {
+    /// `doppio` or `scylla`.
+    pub driver: String,
+    /// Mean throughput, requests per second (requests over measured time).
+    pub throughput_rps: f64,
+    /// Confidence half-width of the throughput (per-sample, autocorrelation-corrected).
+    pub throughput_margin_rps: f64,
+    /// Requests completed (successes and errors).
+    pub requests: u64,
+    /// Errors.
+    pub errors: u64,
+    /// Errors by kind.
+    pub errors_by_kind: BTreeMap<String, u64>,
+    /// The first message of each error kind.
+    pub first_errors: BTreeMap<String, String>,
+    /// Measured time, seconds (all segments).
+    pub elapsed_s: f64,
+    /// Client CPU time (user + system) per request, microseconds.
+    pub cpu_us_per_req: f64,
+    /// User CPU per request, microseconds.
+    pub cpu_user_us_per_req: f64,
+    /// System CPU per request, microseconds.
+    pub cpu_sys_us_per_req: f64,
+    /// System calls per request, `null` when they could not be counted.
+    pub syscalls_per_req: Option<f64>,
+    /// Why syscalls were not counted, when they were not.
+    pub syscalls_unavailable: Option<String>,
+    /// Context switches (voluntary + involuntary) per request.
+    pub ctx_switches_per_req: f64,
+    /// Peak resident set size of the process, bytes (the process's high-water mark: with
+    /// two backends in one run, the larger of the two).
+    pub peak_rss_bytes: u64,
+    /// Requests per socket write (doppio's counters; `null` for scylla, which has none).
+    pub requests_per_flush: Option<f64>,
+    /// Requests per socket read (doppio's counters; `null` for scylla).
+    pub requests_per_read: Option<f64>,
+    /// Latency from the due time (coordinated-omission corrected).
+    pub latency_ns: LatencySummary,
+    /// Service time from the actual send.
+    pub service_time_ns: LatencySummary,
+    /// Mean lateness of sends after their due time, ns (rate-limited runs).
+    pub mean_send_lateness_ns: f64,
+    /// Every sample.
+    pub samples: Vec<SampleReport>,
+    /// The whole run's latency histogram (HdrHistogram V2, compressed, base64).
+    pub histogram: String,
+    /// The whole run's service-time histogram.
+    pub service_histogram: String,
+}
+
+/// Raw overhead counters of a backend's measured segments.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct OverheadTotals {
+    /// User CPU, seconds.
+    pub user_s: f64,
+    /// System CPU, seconds.
+    pub sys_s: f64,
+    /// Syscalls, if counted.
+    pub syscalls: Option<u64>,
+    /// Voluntary + involuntary context switches.
+    pub ctx_switches: u64,
+    /// Peak RSS, bytes.
+    pub peak_rss: u64,
+}
+
+/// Summarises a histogram; `sample_means` (one per sample) give the mean's error margin.
+pub fn latency_summary(h: &LatencyHistogram, sample_means: &[f64]) -> LatencySummary {
+    let e = estimate(sample_means, 0.99);
+    let p = |q: f64| h.value_at_percentile(q);
+    LatencySummary {
+        mean: h.mean(),
+        mean_margin: if e.margin.is_finite() { e.margin } else { 0.0 },
+        min: h.min(),
+        p25: p(25.0),
+        p50: p(50.0),
+        p75: p(75.0),
+        p90: p(90.0),
+        p95: p(95.0),
+        p99: p(99.0),
+        p999: p(99.9),
+        p9999: p(99.99),
+        max: h.max(),
+    }
+}
+
+/// Everything one backend produced over its segments, before it becomes a report entry.
+#[derive(Debug, Default)]
+pub struct BackendRun {
+    /// Samples by segment.
+    pub segments: Vec<Vec<Sample>>,
+    /// Measured seconds per segment.
+    pub elapsed_s: Vec<f64>,
+    /// First message per error kind.
+    pub first_errors: BTreeMap<String, String>,
+    /// Overhead totals over the measured segments.
+    pub overhead: OverheadTotals,
+    /// Why syscalls could not be counted.
+    pub syscalls_unavailable: Option<String>,
+    /// Driver counters over the measured segments (doppio).
+    pub counters: Option<crate::backend::DriverCounters>,
+}
+
+impl BackendRun {
+    /// The report entry for `driver`.
+    pub fn report(&self, driver: &str) -> BackendReport {
+        let mut latency = LatencyHistogram::new();
+        let mut service = LatencyHistogram::new();
+        let mut requests = 0u64;
+        let mut errors_by_kind: BTreeMap<String, u64> = BTreeMap::new();
+        let mut samples = Vec::new();
+        let mut throughputs = Vec::new();
+        let mut means = Vec::new();
+        let mut service_means = Vec::new();
+        let mut lateness = (0.0, 0u64);
+        for (segment, seg) in self.segments.iter().enumerate() {
+            for s in seg {
+                latency.merge(&s.latency);
+                service.merge(&s.service);
+                requests += s.requests;
+                for (k, n) in &s.errors {
+                    *errors_by_kind.entry((*k).to_owned()).or_default() += n;
+                }
+                lateness.0 += s.mean_lateness_ns * s.requests as f64;
+                lateness.1 += s.requests;
+                // Partial last intervals (under half an interval) would skew the per-sample
+                // statistics; they still count in the totals.
+                let full = s.duration.as_secs_f64() > 0.0
+                    && (samples.is_empty()
+                        || s.duration.as_secs_f64() >= 0.5 * seg[0].duration.as_secs_f64());
+                if full {
+                    throughputs.push(s.throughput());
+                    if s.latency.count() > 0 {
+                        means.push(s.latency.mean());
+                        service_means.push(s.service.mean());
+                    }
+                }
+                samples.push(SampleReport {
+                    segment,
+                    start_s: s.start.as_secs_f64(),
+                    duration_s: s.duration.as_secs_f64(),
+                    requests: s.requests,
+                    errors: s.error_count(),
+                    throughput_rps: s.throughput(),
+                    latency_mean_ns: s.latency.mean(),
+                    latency_p50_ns: s.latency.value_at_percentile(50.0),
+                    latency_p99_ns: s.latency.value_at_percentile(99.0),
+                    histogram: s.latency.to_base64(),
+                });
+            }
+        }
+        let elapsed: f64 = self.elapsed_s.iter().sum();
+        let per_req = |x: f64| {
+            if requests > 0 {
+                x / requests as f64
+            } else {
+                0.0
+            }
+        };
+        let o = &self.overhead;
+        let tp = estimate(&throughputs, 0.99);
+        let errors = errors_by_kind.values().sum();
+        BackendReport {
+            driver: driver.to_owned(),
+            throughput_rps: if elapsed > 0.0 {
+                requests as f64 / elapsed
+            } else {
+                0.0
+            },
+            throughput_margin_rps: if tp.margin.is_finite() {
+                tp.margin
+            } else {
+                0.0
+            },
+            requests,
+            errors,
+            errors_by_kind,
+            first_errors: self.first_errors.clone(),
+            elapsed_s: elapsed,
+            cpu_us_per_req: per_req((o.user_s + o.sys_s) * 1e6),
+            cpu_user_us_per_req: per_req(o.user_s * 1e6),
+            cpu_sys_us_per_req: per_req(o.sys_s * 1e6),
+            syscalls_per_req: o.syscalls.map(|n| per_req(n as f64)),
+            syscalls_unavailable: self.syscalls_unavailable.clone(),
+            ctx_switches_per_req: per_req(o.ctx_switches as f64),
+            peak_rss_bytes: o.peak_rss,
+            requests_per_flush: self
+                .counters
+                .filter(|c| c.flushes > 0)
+                .map(|c| c.requests as f64 / c.flushes as f64),
+            requests_per_read: self
+                .counters
+                .filter(|c| c.reads > 0)
+                .map(|c| c.requests as f64 / c.reads as f64),
+            latency_ns: latency_summary(&latency, &means),
+            service_time_ns: latency_summary(&service, &service_means),
+            mean_send_lateness_ns: if lateness.1 > 0 {
+                lateness.0 / lateness.1 as f64
+            } else {
+                0.0
+            },
+            samples,
+            histogram: latency.to_base64(),
+            service_histogram: service.to_base64(),
+        }
+    }
+}
+
+/// Now as RFC 3339 UTC (`2026-11-22T15:04:05Z`), without a date library.
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (the proleptic Gregorian calendar).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+impl Report {
+    /// Reads a report written by `doppio run`.
+    pub fn read(path: &std::path::Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let report: Report = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a doppio report: {e}", path.display()))?;
+        if report.schema_version != SCHEMA_VERSION {
+            return Err(format!(
+                "{}: schema version {} (this doppio reads {SCHEMA_VERSION})",
+                path.display(),
+                report.schema_version
+            ));
+        }
+        Ok(report)
+    }
+
+    /// Writes the report as pretty JSON.
+    pub fn write(&self, path: &std::path::Path) -> Result<(), String> {
+        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_has_the_right_shape() {
+        let t = now_rfc3339();
+        assert_eq!(t.len(), 20, "{t}");
+        assert!(t.starts_with("20"), "{t}");
+        assert!(t.ends_with('Z'));
+    }
+}

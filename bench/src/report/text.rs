@@ -1,0 +1,418 @@
+//! The text report: CONFIG, LOG, SUMMARY, LATENCY, OVERHEAD and ERRORS sections, at most 100
+//! columns wide. One backend prints one column; two (one run of `--driver doppio,scylla`,
+//! or `show A.json B.json`) print side by side with the relative change and, where
+//! per-sample data allow it, the p-value of Welch's t-test corrected for autocorrelation.
+
+use std::fmt::Write as _;
+
+use super::{BackendReport, LatencySummary, Report, SampleReport};
+use crate::stats::welch_t_test;
+
+/// A column of the report: a label and a backend's results.
+pub type Column<'a> = (String, &'a BackendReport);
+
+/// Renders `report` in full (every backend side by side, LOG lines included if `log`).
+pub fn render(report: &Report, log: bool) -> String {
+    let columns: Vec<Column<'_>> = report
+        .config
+        .drivers
+        .iter()
+        .filter_map(|d| report.backends.get(d).map(|b| (d.clone(), b)))
+        .collect();
+    let mut out = String::new();
+    config_section(&mut out, report);
+    if log {
+        for (label, b) in &columns {
+            log_section(&mut out, label, &b.samples);
+        }
+    }
+    compare_sections(&mut out, &columns);
+    notes_section(&mut out, report);
+    out
+}
+
+/// Renders two reports' first backends side by side (`show NEW.json BASELINE.json`).
+pub fn render_pair(new: &Report, baseline: &Report) -> String {
+    let mut out = String::new();
+    config_section(&mut out, new);
+    fn first(r: &Report) -> Option<(String, &BackendReport)> {
+        r.config
+            .drivers
+            .iter()
+            .find_map(|d| r.backends.get(d).map(|b| (d.clone(), b)))
+    }
+    let (Some(a), Some(b)) = (first(new), first(baseline)) else {
+        out.push_str("one of the reports has no backend results\n");
+        return out;
+    };
+    let label = |r: &Report, d: &str| match &r.tag {
+        Some(t) => format!("{d} [{t}]"),
+        None => format!("{d} [{}]", &r.started_at.get(..16).unwrap_or(&r.started_at)),
+    };
+    // Baseline first, new second: the change reads as new relative to baseline.
+    let columns = vec![(label(baseline, &b.0), b.1), (label(new, &a.0), a.1)];
+    compare_sections(&mut out, &columns);
+    notes_section(&mut out, new);
+    out
+}
+
+fn config_section(out: &mut String, r: &Report) {
+    let c = &r.config;
+    let _ = writeln!(out, "CONFIG");
+    let _ = writeln!(
+        out,
+        "  workload      {} ({})",
+        r.workload.name, r.workload.description
+    );
+    if !r.workload.params.is_empty() {
+        let params: Vec<String> = r
+            .workload
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        wrap(out, "  params        ", &params.join(" "));
+    }
+    let _ = writeln!(out, "  nodes         {}", c.nodes.join(", "));
+    let _ = writeln!(
+        out,
+        "  drivers       {}   segments {} per driver{}",
+        c.drivers.join(", "),
+        c.segments,
+        if c.drivers.len() > 1 {
+            " (alternating)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  duration      {}   warmup {}   sample interval {}s",
+        c.duration, c.warmup, c.sample_interval_s
+    );
+    let _ = writeln!(
+        out,
+        "  concurrency   {}   threads {}   connections {}   rate {}",
+        c.concurrency,
+        c.threads,
+        c.connections,
+        c.rate
+            .map_or("unlimited".to_owned(), |r| format!("{r:.0} req/s"))
+    );
+    let _ = writeln!(
+        out,
+        "  consistency   {}   timeout {}s   retries {}   lz4 {}",
+        c.consistency,
+        c.request_timeout_s,
+        c.retries,
+        if c.compression { "on" } else { "off" }
+    );
+    let _ = writeln!(
+        out,
+        "  started       {}{}",
+        r.started_at,
+        r.tag
+            .as_ref()
+            .map_or(String::new(), |t| format!("   tag {t}"))
+    );
+    out.push('\n');
+}
+
+fn wrap(out: &mut String, prefix: &str, text: &str) {
+    let width = 100 - prefix.len();
+    let mut line = String::new();
+    let mut first = true;
+    for word in text.split(' ') {
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            let p = if first {
+                prefix.to_owned()
+            } else {
+                " ".repeat(prefix.len())
+            };
+            let _ = writeln!(out, "{p}{line}");
+            first = false;
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        let p = if first {
+            prefix.to_owned()
+        } else {
+            " ".repeat(prefix.len())
+        };
+        let _ = writeln!(out, "{p}{line}");
+    }
+}
+
+fn log_section(out: &mut String, label: &str, samples: &[SampleReport]) {
+    let _ = writeln!(out, "LOG ({label})");
+    let _ = writeln!(
+        out,
+        "  {:>3} {:>8} {:>14} {:>8} {:>12} {:>12} {:>12}",
+        "seg", "time[s]", "req/s", "errors", "mean[ms]", "p50[ms]", "p99[ms]"
+    );
+    for s in samples {
+        let _ = writeln!(
+            out,
+            "  {:>3} {:>8.1} {:>14.0} {:>8} {:>12.3} {:>12.3} {:>12.3}",
+            s.segment + 1,
+            s.start_s + s.duration_s,
+            s.throughput_rps,
+            s.errors,
+            s.latency_mean_ns / 1e6,
+            s.latency_p50_ns as f64 / 1e6,
+            s.latency_p99_ns as f64 / 1e6
+        );
+    }
+    out.push('\n');
+}
+
+/// Per-sample values of full-length samples (a short last interval would skew them).
+fn per_sample(samples: &[SampleReport], f: impl Fn(&SampleReport) -> f64) -> Vec<f64> {
+    let full = samples.first().map_or(0.0, |s| s.duration_s) * 0.5;
+    samples
+        .iter()
+        .filter(|s| s.duration_s >= full && s.duration_s > 0.0)
+        .map(f)
+        .collect()
+}
+
+const LABEL_W: usize = 22;
+const COL_W: usize = 24;
+
+fn header(out: &mut String, title: &str, columns: &[Column<'_>]) {
+    let _ = write!(out, "{title:<LABEL_W$}");
+    for (label, _) in columns {
+        let l: String = label.chars().take(COL_W - 1).collect();
+        let _ = write!(out, "{l:>COL_W$}");
+    }
+    if columns.len() == 2 {
+        let _ = write!(out, "{:>10}{:>9}", "change", "p-value");
+    }
+    out.push('\n');
+}
+
+fn row(out: &mut String, label: &str, cells: &[String], change: Option<f64>, p: Option<f64>) {
+    let _ = write!(out, "  {label:<w$}", w = LABEL_W - 2);
+    for c in cells {
+        let _ = write!(out, "{c:>COL_W$}");
+    }
+    if cells.len() == 2 {
+        match change {
+            Some(ch) if ch.is_finite() => {
+                let _ = write!(out, "{:>+9.1}%", ch * 100.0);
+            }
+            _ => {
+                let _ = write!(out, "{:>10}", "");
+            }
+        }
+        if let Some(p) = p.filter(|p| p.is_finite()) {
+            let _ = write!(out, "{p:>9.3}");
+        }
+    }
+    out.push('\n');
+}
+
+fn change_of(a: f64, b: f64) -> Option<f64> {
+    (a != 0.0).then(|| (b - a) / a)
+}
+
+fn p_value(columns: &[Column<'_>], f: impl Fn(&SampleReport) -> f64 + Copy) -> Option<f64> {
+    if columns.len() != 2 {
+        return None;
+    }
+    let a = per_sample(&columns[0].1.samples, f);
+    let b = per_sample(&columns[1].1.samples, f);
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    Some(welch_t_test(&a, &b).p_value)
+}
+
+fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
+    let two = |f: &dyn Fn(&BackendReport) -> f64| -> Option<f64> {
+        (columns.len() == 2)
+            .then(|| change_of(f(columns[0].1), f(columns[1].1)))
+            .flatten()
+    };
+    let cells = |f: &dyn Fn(&BackendReport) -> String| -> Vec<String> {
+        columns.iter().map(|(_, b)| f(b)).collect()
+    };
+
+    header(out, "SUMMARY", columns);
+    row(
+        out,
+        "throughput [req/s]",
+        &cells(&|b| format!("{:.0} ± {:.0}", b.throughput_rps, b.throughput_margin_rps)),
+        two(&|b| b.throughput_rps),
+        p_value(columns, |s| s.throughput_rps),
+    );
+    row(
+        out,
+        "requests",
+        &cells(&|b| b.requests.to_string()),
+        two(&|b| b.requests as f64),
+        None,
+    );
+    row(out, "errors", &cells(&|b| b.errors.to_string()), None, None);
+    row(
+        out,
+        "measured time [s]",
+        &cells(&|b| format!("{:.2}", b.elapsed_s)),
+        None,
+        None,
+    );
+    out.push('\n');
+
+    header(out, "LATENCY [ms]", columns);
+    let ms = |ns: f64| format!("{:.3}", ns / 1e6);
+    row(
+        out,
+        "mean",
+        &cells(&|b| {
+            format!(
+                "{:.3} ± {:.3}",
+                b.latency_ns.mean / 1e6,
+                b.latency_ns.mean_margin / 1e6
+            )
+        }),
+        two(&|b| b.latency_ns.mean),
+        p_value(columns, |s| s.latency_mean_ns),
+    );
+    type Getter = fn(&LatencySummary) -> u64;
+    let pct: [(&str, Getter); 10] = [
+        ("min", |l| l.min),
+        ("25", |l| l.p25),
+        ("50", |l| l.p50),
+        ("75", |l| l.p75),
+        ("90", |l| l.p90),
+        ("95", |l| l.p95),
+        ("99", |l| l.p99),
+        ("99.9", |l| l.p999),
+        ("99.99", |l| l.p9999),
+        ("max", |l| l.max),
+    ];
+    for (name, get) in pct {
+        row(
+            out,
+            name,
+            &cells(&|b| ms(get(&b.latency_ns) as f64)),
+            two(&|b| get(&b.latency_ns) as f64),
+            None,
+        );
+    }
+    row(
+        out,
+        "service time p50",
+        &cells(&|b| ms(b.service_time_ns.p50 as f64)),
+        two(&|b| b.service_time_ns.p50 as f64),
+        None,
+    );
+    row(
+        out,
+        "service time p99",
+        &cells(&|b| ms(b.service_time_ns.p99 as f64)),
+        two(&|b| b.service_time_ns.p99 as f64),
+        None,
+    );
+    out.push('\n');
+
+    header(out, "OVERHEAD (per request)", columns);
+    row(
+        out,
+        "client CPU [us]",
+        &cells(&|b| format!("{:.2}", b.cpu_us_per_req)),
+        two(&|b| b.cpu_us_per_req),
+        None,
+    );
+    row(
+        out,
+        "  user / sys [us]",
+        &cells(&|b| format!("{:.2} / {:.2}", b.cpu_user_us_per_req, b.cpu_sys_us_per_req)),
+        None,
+        None,
+    );
+    row(
+        out,
+        "syscalls",
+        &cells(&|b| {
+            b.syscalls_per_req
+                .map_or("n/a".into(), |s| format!("{s:.3}"))
+        }),
+        two(&|b| b.syscalls_per_req.unwrap_or(f64::NAN)),
+        None,
+    );
+    row(
+        out,
+        "context switches",
+        &cells(&|b| format!("{:.3}", b.ctx_switches_per_req)),
+        two(&|b| b.ctx_switches_per_req),
+        None,
+    );
+    row(
+        out,
+        "requests per write",
+        &cells(&|b| {
+            b.requests_per_flush
+                .map_or("n/a".into(), |x| format!("{x:.1}"))
+        }),
+        None,
+        None,
+    );
+    row(
+        out,
+        "requests per read",
+        &cells(&|b| {
+            b.requests_per_read
+                .map_or("n/a".into(), |x| format!("{x:.1}"))
+        }),
+        None,
+        None,
+    );
+    row(
+        out,
+        "peak RSS [MiB]",
+        &cells(&|b| format!("{:.1}", b.peak_rss_bytes as f64 / (1 << 20) as f64)),
+        None,
+        None,
+    );
+    out.push('\n');
+
+    let any_errors = columns.iter().any(|(_, b)| b.errors > 0);
+    let _ = writeln!(out, "ERRORS");
+    if !any_errors {
+        let _ = writeln!(out, "  none");
+    }
+    for (label, b) in columns {
+        for (kind, n) in &b.errors_by_kind {
+            let first = b.first_errors.get(kind).map_or("", String::as_str);
+            let line = format!("  {label}: {kind} x{n}: {first}");
+            let line: String = line.chars().take(100).collect();
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    for (label, b) in columns {
+        if let Some(why) = &b.syscalls_unavailable {
+            wrap(out, "  ", &format!("{label}: syscalls not counted: {why}"));
+        }
+    }
+    out.push('\n');
+}
+
+fn notes_section(out: &mut String, r: &Report) {
+    if r.warnings.is_empty() && r.fatal_error.is_none() {
+        return;
+    }
+    let _ = writeln!(out, "NOTES");
+    for w in &r.warnings {
+        wrap(out, "  warning: ", w);
+    }
+    if let Some(e) = &r.fatal_error {
+        wrap(out, "  FATAL: ", e);
+    }
+    out.push('\n');
+}

@@ -1,0 +1,455 @@
+//! What the subcommands do: connect, run phases, measure the driver's overhead around each
+//! measured segment, and write reports.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::backend::{self, Backend, ConnectOptions, Driver, Phase, PhaseSpec};
+use crate::cli::{Connect, LoadArgs, RunArgs};
+use crate::engine::collect::Sample;
+use crate::engine::Limit;
+use crate::overhead::Meter;
+use crate::report::{text, BackendRun, Report, RunConfig, WorkloadInfo, SCHEMA_VERSION};
+use crate::workload::Workload;
+
+/// A failure that ends a subcommand (with the exit code it deserves).
+#[derive(Debug)]
+pub struct Failure {
+    /// What went wrong.
+    pub message: String,
+}
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure {
+            message: e.to_string(),
+        }
+    }
+}
+
+fn connect_options(c: &Connect) -> Result<ConnectOptions, Failure> {
+    Ok(ConnectOptions {
+        nodes: c.node_addrs()?,
+        threads: c.threads.max(1),
+        connections: c.connections.max(1),
+        consistency: c.consistency.clone(),
+        request_timeout: c.timeout,
+        retries: c.retries,
+        compression: c.compression,
+        username: c.user.clone(),
+        password: c.password.clone(),
+        pin: !c.no_pin,
+    })
+}
+
+fn workload_of(c: &Connect) -> Result<Arc<Workload>, Failure> {
+    Ok(Arc::new(Workload::resolve(&c.workload, &c.param_pairs()?)?))
+}
+
+fn first_driver(c: &Connect) -> Result<Driver, Failure> {
+    let drivers = c.drivers()?;
+    drivers.first().copied().ok_or_else(|| Failure {
+        message: "no driver given".into(),
+    })
+}
+
+/// `doppio schema`: runs the workload's schema statements.
+pub fn schema(c: &Connect) -> Result<(), Failure> {
+    let workload = workload_of(c)?;
+    let b = backend::connect(first_driver(c)?, &connect_options(c)?)?;
+    let result = b.execute_all(&workload.schema);
+    b.shutdown();
+    result?;
+    if !c.quiet {
+        eprintln!(
+            "schema of {}: {} statement(s) applied",
+            workload.name,
+            workload.schema.len()
+        );
+    }
+    Ok(())
+}
+
+/// `doppio load`: runs the workload's load statement `count` times.
+pub fn load(a: &LoadArgs) -> Result<(), Failure> {
+    let workload = workload_of(&a.connect)?;
+    let Some(l) = &workload.load else {
+        return Err(Failure {
+            message: format!("workload {} has no [load] section", workload.name),
+        });
+    };
+    let count = l.count;
+    let b = backend::connect(first_driver(&a.connect)?, &connect_options(&a.connect)?)?;
+    let spec = PhaseSpec {
+        phase: Phase::Load,
+        concurrency: a.concurrency.max(1),
+        rate: a.rate,
+        limit: Limit::Count(count),
+        interval: Duration::from_secs(1),
+        record: true,
+    };
+    let progress = Progress::new(a.connect.quiet, "load");
+    let started = Instant::now();
+    let outcome = backend::drive_phase(&b, &workload, spec, |s| progress.sample(s));
+    b.shutdown();
+    let outcome = outcome?;
+    progress.done();
+    let errors: u64 = outcome.samples.iter().map(Sample::error_count).sum();
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "loaded {} rows of {} in {:.1}s ({:.0} rows/s), {} errors",
+        outcome.iterations,
+        workload.name,
+        secs,
+        outcome.iterations as f64 / secs.max(1e-9),
+        errors
+    );
+    for (kind, message) in &outcome.first_errors {
+        println!("  first {kind} error: {message}");
+    }
+    if errors > 0 {
+        return Err(Failure {
+            message: format!("{errors} load requests failed"),
+        });
+    }
+    Ok(())
+}
+
+/// Splits a phase limit across `segments`.
+fn per_segment(limit: Limit, segments: usize) -> Limit {
+    let n = segments.max(1);
+    match limit {
+        Limit::Time(d) => Limit::Time(d / n as u32),
+        Limit::Count(c) => Limit::Count(c.div_ceil(n as u64)),
+    }
+}
+
+/// `doppio run`: warmup and measured segments per driver (alternating when two), overhead
+/// per driver, then the text report on stdout and the JSON report on disk. Returns the
+/// report's path; a fatal error still writes the report of what was measured.
+pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
+    let c = &a.connect;
+    let workload = workload_of(c)?;
+    let drivers = c.drivers()?;
+    let options = connect_options(c)?;
+    let segments = a
+        .segments
+        .unwrap_or(if drivers.len() > 1 { 2 } else { 1 })
+        .max(1);
+    let started_at = crate::report::now_rfc3339();
+    let output = a.output.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "doppio-{}-{}.json",
+            Path::new(&workload.name)
+                .file_stem()
+                .map_or("workload".into(), |s| s.to_string_lossy().into_owned()),
+            started_at
+                .replace([':', '-'], "")
+                .replace('T', "-")
+                .trim_end_matches('Z')
+        ))
+    });
+    let mut report = Report {
+        schema_version: SCHEMA_VERSION,
+        tool: format!("doppio-bench {}", env!("CARGO_PKG_VERSION")),
+        tag: a.tag.clone(),
+        started_at,
+        command: argv,
+        workload: WorkloadInfo {
+            name: workload.name.clone(),
+            description: workload.description.clone(),
+            params: workload.params.iter().cloned().collect(),
+        },
+        config: RunConfig {
+            nodes: options.nodes.iter().map(ToString::to_string).collect(),
+            drivers: drivers.iter().map(|d| d.name().to_owned()).collect(),
+            duration: a.duration.to_string(),
+            warmup: a.warmup.to_string(),
+            concurrency: a.concurrency.max(1),
+            threads: options.threads,
+            connections: options.connections,
+            rate: a.rate,
+            sample_interval_s: a.interval.as_secs_f64(),
+            consistency: options.consistency.clone(),
+            request_timeout_s: options.request_timeout.as_secs_f64(),
+            retries: options.retries,
+            compression: options.compression,
+            segments,
+            username: options.username.clone(),
+        },
+        fatal_error: None,
+        warnings: Vec::new(),
+        backends: BTreeMap::new(),
+    };
+    let mut runs: BTreeMap<Driver, BackendRun> = BTreeMap::new();
+    let result = run_segments(
+        a,
+        &workload,
+        &drivers,
+        &options,
+        segments,
+        &mut runs,
+        &mut report.warnings,
+    );
+    if let Err(e) = &result {
+        report.fatal_error = Some(e.message.clone());
+    }
+    for (driver, r) in &runs {
+        let entry = r.report(driver.name());
+        if let (Some(rate), true) = (a.rate, entry.elapsed_s > 0.0) {
+            if entry.throughput_rps < 0.95 * rate {
+                let needed = rate * entry.latency_ns.mean / 1e9;
+                report.warnings.push(format!(
+                    "{}: the rate of {rate:.0} req/s was not reached ({:.0} req/s); at the \
+                     measured mean latency it needs a concurrency of about {:.0} (-p is {})",
+                    driver.name(),
+                    entry.throughput_rps,
+                    needed.ceil(),
+                    a.concurrency
+                ));
+            }
+        }
+        report.backends.insert(driver.name().to_owned(), entry);
+    }
+    if runs.values().any(|r| r.segments.iter().all(Vec::is_empty)) && result.is_ok() {
+        report
+            .warnings
+            .push("a backend completed no sample: the run was too short".into());
+    }
+    print!("{}", text::render(&report, a.log));
+    report.write(&output)?;
+    eprintln!("report written to {}", output.display());
+    result.map(|()| output)
+}
+
+fn run_segments(
+    a: &RunArgs,
+    workload: &Arc<Workload>,
+    drivers: &[Driver],
+    options: &ConnectOptions,
+    segments: usize,
+    runs: &mut BTreeMap<Driver, BackendRun>,
+    warnings: &mut Vec<String>,
+) -> Result<(), Failure> {
+    let mut backends: Vec<(Driver, Arc<dyn Backend>)> = Vec::new();
+    for &d in drivers {
+        let b = backend::connect(d, options)?;
+        backends.push((d, b));
+        runs.insert(d, BackendRun::default());
+    }
+    let measured = per_segment(a.duration, segments);
+    let result = (|| {
+        for segment in 0..segments {
+            for (driver, b) in &backends {
+                let run = runs.entry(*driver).or_default();
+                let quiet = a.connect.quiet;
+                // Warmup: same workload, nothing recorded.
+                if !matches!(a.warmup, Limit::Time(d) if d.is_zero()) && a.warmup != Limit::Count(0)
+                {
+                    let progress = Progress::new(quiet, &format!("{} warmup", driver.name()));
+                    let spec = PhaseSpec {
+                        phase: Phase::Run,
+                        concurrency: a.concurrency.max(1),
+                        rate: a.rate,
+                        limit: a.warmup,
+                        interval: a.interval,
+                        record: false,
+                    };
+                    backend::drive_phase(b, workload, spec, |s| progress.sample(s))?;
+                    progress.done();
+                }
+                let spec = PhaseSpec {
+                    phase: Phase::Run,
+                    concurrency: a.concurrency.max(1),
+                    rate: a.rate,
+                    limit: measured,
+                    interval: a.interval,
+                    record: true,
+                };
+                let label = if segments > 1 {
+                    format!("{} {}/{}", driver.name(), segment + 1, segments)
+                } else {
+                    driver.name().to_owned()
+                };
+                let progress = Progress::new(quiet, &label);
+                let counters_before = b.counters();
+                let meter = Meter::start();
+                let outcome = backend::drive_phase(b, workload, spec, |s| progress.sample(s));
+                let cost = meter.stop();
+                let counters_after = b.counters();
+                progress.done();
+                let outcome = outcome?;
+                for w in &outcome.failed_workers {
+                    warnings.push(format!("{}: {w}", driver.name()));
+                }
+                run.overhead.user_s += cost.user.as_secs_f64();
+                run.overhead.sys_s += cost.sys.as_secs_f64();
+                run.overhead.ctx_switches +=
+                    cost.voluntary_ctx_switches + cost.involuntary_ctx_switches;
+                run.overhead.peak_rss = run.overhead.peak_rss.max(cost.peak_rss_bytes);
+                match (cost.syscalls, &cost.syscalls_unavailable) {
+                    (Some(n), _) => {
+                        run.overhead.syscalls = Some(run.overhead.syscalls.unwrap_or(0) + n);
+                    }
+                    (None, why) => {
+                        run.syscalls_unavailable = why.clone().or(Some("not counted".into()));
+                    }
+                }
+                if run.syscalls_unavailable.is_some() {
+                    run.overhead.syscalls = None;
+                }
+                if let (Some(before), Some(after)) = (counters_before, counters_after) {
+                    let c = run.counters.get_or_insert_with(Default::default);
+                    c.requests += after.requests.saturating_sub(before.requests);
+                    c.flushes += after.flushes.saturating_sub(before.flushes);
+                    c.reads += after.reads.saturating_sub(before.reads);
+                    c.bytes_written += after.bytes_written.saturating_sub(before.bytes_written);
+                    c.bytes_read += after.bytes_read.saturating_sub(before.bytes_read);
+                }
+                for (k, m) in outcome.first_errors {
+                    run.first_errors.entry(k.to_owned()).or_insert(m);
+                }
+                run.elapsed_s.push(outcome.elapsed.as_secs_f64());
+                run.segments.push(outcome.samples);
+            }
+        }
+        Ok::<(), Failure>(())
+    })();
+    for (_, b) in &backends {
+        b.shutdown();
+    }
+    result
+}
+
+/// Progress on stderr: one line per sample when stderr is a terminal, else nothing.
+struct Progress {
+    on: bool,
+    label: String,
+}
+
+impl Progress {
+    fn new(quiet: bool, label: &str) -> Self {
+        Self {
+            on: !quiet && std::io::stderr().is_terminal(),
+            label: label.to_owned(),
+        }
+    }
+
+    fn sample(&self, s: &Sample) {
+        if self.on {
+            eprint!(
+                "\r\x1b[2K[{}] {:>6.1}s {:>10.0} req/s  p50 {:>8.3} ms  p99 {:>8.3} ms  errors {}",
+                self.label,
+                (s.start + s.duration).as_secs_f64(),
+                s.throughput(),
+                s.latency.value_at_percentile(50.0) as f64 / 1e6,
+                s.latency.value_at_percentile(99.0) as f64 / 1e6,
+                s.error_count()
+            );
+        }
+    }
+
+    fn done(&self) {
+        if self.on {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+/// `doppio show`.
+pub fn show(report: &Path, baseline: Option<&Path>, log: bool) -> Result<(), Failure> {
+    let r = Report::read(report)?;
+    match baseline {
+        None => print!("{}", text::render(&r, log)),
+        Some(b) => {
+            let base = Report::read(b)?;
+            print!("{}", text::render_pair(&r, &base));
+        }
+    }
+    Ok(())
+}
+
+/// `doppio hdr`: the chosen backend's samples as an HdrHistogram interval log.
+pub fn hdr(report: &Path, output: &Path, driver: Option<&str>) -> Result<(), Failure> {
+    let r = Report::read(report)?;
+    let name = match driver {
+        Some(d) => d.to_owned(),
+        None => r.config.drivers.first().cloned().unwrap_or_default(),
+    };
+    let Some(b) = r.backends.get(&name) else {
+        return Err(Failure {
+            message: format!("{} has no results for driver `{name}`", report.display()),
+        });
+    };
+    let mut hists = Vec::with_capacity(b.samples.len());
+    let mut offset = 0.0;
+    let mut last_segment = 0;
+    let mut segment_base = 0.0;
+    for s in &b.samples {
+        if s.segment != last_segment {
+            segment_base = offset;
+            last_segment = s.segment;
+        }
+        let h = crate::stats::LatencyHistogram::from_base64(&s.histogram)?;
+        let start = segment_base + s.start_s;
+        offset = start + s.duration_s;
+        hists.push((start, s.duration_s, h));
+    }
+    let intervals: Vec<(f64, f64, &crate::stats::LatencyHistogram)> =
+        hists.iter().map(|(a, b, h)| (*a, *b, h)).collect();
+    let mut file = std::io::BufWriter::new(std::fs::File::create(output)?);
+    let start_unix = 0.0;
+    crate::stats::write_interval_log(&mut file, start_unix, &intervals)?;
+    std::io::Write::flush(&mut file)?;
+    eprintln!(
+        "{} intervals of {name} written to {}",
+        intervals.len(),
+        output.display()
+    );
+    Ok(())
+}
+
+/// `doppio list`: one line per report in `dir`.
+pub fn list(dir: &Path) -> Result<(), Failure> {
+    let mut rows = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            if let Ok(r) = Report::read(&path) {
+                rows.push((path, r));
+            }
+        }
+    }
+    rows.sort_by(|a, b| a.1.started_at.cmp(&b.1.started_at));
+    println!(
+        "{:<34} {:<12} {:<20} {:<10} throughput [req/s]",
+        "file", "tag", "date", "workload"
+    );
+    for (path, r) in rows {
+        let tp: Vec<String> = r
+            .config
+            .drivers
+            .iter()
+            .filter_map(|d| {
+                r.backends
+                    .get(d)
+                    .map(|b| format!("{d} {:.0}", b.throughput_rps))
+            })
+            .collect();
+        let name = path
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        println!(
+            "{:<34} {:<12} {:<20} {:<10} {}",
+            name,
+            r.tag.as_deref().unwrap_or("-"),
+            r.started_at,
+            r.workload.name,
+            tp.join(", ")
+        );
+    }
+    Ok(())
+}

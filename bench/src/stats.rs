@@ -1,0 +1,629 @@
+//! The bench's statistics: HDR latency histograms, means with error margins that account
+//! for autocorrelation, and Welch's t-test for comparing two runs.
+//!
+//! Why autocorrelation matters: per-second throughput or latency samples of a benchmark are
+//! not independent (a compaction, a GC pause or a cache warming up spans several samples),
+//! so the naive standard error `s / sqrt(n)` is too small and differences look significant
+//! when they are not. We shrink `n` to an effective sample size from the lag-1
+//! autocorrelation `r1` of the series, modelling it as AR(1): for an AR(1) process the
+//! variance of the mean is inflated by `(1 + r1) / (1 - r1)` for large `n`, so
+//! `n_eff = n (1 - r1) / (1 + r1)`. Negative `r1` would make `n_eff > n`; we clamp `n_eff`
+//! to `[2, n]` so a margin never claims more than the naive one would.
+
+use std::io::Write;
+
+use base64::Engine as _;
+use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+
+/// Why a histogram could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum StatsError {
+    /// Not valid base64.
+    #[error("histogram is not valid base64: {0}")]
+    Base64(String),
+    /// Not a valid serialized histogram.
+    #[error("histogram could not be decoded: {0}")]
+    Decode(String),
+    /// The histogram could not be encoded or written.
+    #[error("histogram could not be written: {0}")]
+    Encode(String),
+}
+
+/// The largest latency recorded exactly: one hour, in nanoseconds. Larger values are
+/// recorded as this value and counted in [`LatencyHistogram::saturated`].
+pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+
+/// A latency histogram in nanoseconds: 1 ns to 1 hour, 3 significant digits.
+#[derive(Clone)]
+pub struct LatencyHistogram {
+    h: Histogram<u64>,
+    saturated: u64,
+}
+
+impl std::fmt::Debug for LatencyHistogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LatencyHistogram")
+            .field("count", &self.count())
+            .field("min", &self.min())
+            .field("max", &self.max())
+            .finish()
+    }
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHistogram {
+    /// An empty histogram.
+    pub fn new() -> Self {
+        // Bounds are constants that the crate accepts (low >= 1, high >= 2 * low, sigfig 3).
+        let h = Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
+            .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| unreachable!()));
+        Self { h, saturated: 0 }
+    }
+
+    /// Records one value (clamped to the histogram's range).
+    pub fn record(&mut self, ns: u64) {
+        if ns > MAX_LATENCY_NS {
+            self.saturated += 1;
+        }
+        self.h.saturating_record(ns.max(1));
+    }
+
+    /// Records `n` occurrences of a value.
+    pub fn record_n(&mut self, ns: u64, n: u64) {
+        if ns > MAX_LATENCY_NS {
+            self.saturated += n;
+        }
+        self.h.saturating_record_n(ns.max(1), n);
+    }
+
+    /// Adds every value of `other`.
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        // Same bounds on both sides, so adding cannot overflow the range.
+        if self.h.add(&other.h).is_err() {
+            for v in other.h.iter_recorded() {
+                self.h
+                    .saturating_record_n(v.value_iterated_to(), v.count_at_value());
+            }
+        }
+        self.saturated += other.saturated;
+    }
+
+    /// Values recorded.
+    pub fn count(&self) -> u64 {
+        self.h.len()
+    }
+
+    /// Values that were above [`MAX_LATENCY_NS`].
+    pub fn saturated(&self) -> u64 {
+        self.saturated
+    }
+
+    /// Smallest value (0 when empty).
+    pub fn min(&self) -> u64 {
+        if self.count() == 0 {
+            0
+        } else {
+            self.h.min_nz()
+        }
+    }
+
+    /// Largest value (0 when empty).
+    pub fn max(&self) -> u64 {
+        self.h.max()
+    }
+
+    /// Mean (0 when empty).
+    pub fn mean(&self) -> f64 {
+        if self.count() == 0 {
+            0.0
+        } else {
+            self.h.mean()
+        }
+    }
+
+    /// Standard deviation (0 when empty).
+    pub fn stdev(&self) -> f64 {
+        if self.count() == 0 {
+            0.0
+        } else {
+            self.h.stdev()
+        }
+    }
+
+    /// The value at percentile `p` (0 to 100); 0 when empty.
+    pub fn value_at_percentile(&self, p: f64) -> u64 {
+        if self.count() == 0 {
+            0
+        } else {
+            self.h.value_at_percentile(p)
+        }
+    }
+
+    /// The percentiles reports show: min, 25, 50, 75, 90, 95, 99, 99.9, 99.99, max.
+    pub fn percentiles(&self) -> Vec<(f64, u64)> {
+        let mut out = vec![(0.0, self.min())];
+        for p in [25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99] {
+            out.push((p, self.value_at_percentile(p)));
+        }
+        out.push((100.0, self.max()));
+        out
+    }
+
+    /// Empties the histogram.
+    pub fn clear(&mut self) {
+        self.h.reset();
+        self.saturated = 0;
+    }
+
+    /// The histogram in HdrHistogram's compressed V2 format, base64 (readable by every
+    /// HdrHistogram implementation).
+    pub fn to_base64(&self) -> String {
+        let mut bytes = Vec::new();
+        match V2DeflateSerializer::new().serialize(&self.h, &mut bytes) {
+            Ok(_) => base64::engine::general_purpose::STANDARD.encode(bytes),
+            // Serializing into memory fails only on an internal error of the encoder; an
+            // empty string then reads back as an error, never as a wrong histogram.
+            Err(_) => String::new(),
+        }
+    }
+
+    /// Reads [`LatencyHistogram::to_base64`]'s output.
+    pub fn from_base64(text: &str) -> Result<Self, StatsError> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .map_err(|e| StatsError::Base64(e.to_string()))?;
+        let decoded: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| StatsError::Decode(format!("{e:?}")))?;
+        let mut out = Self::new();
+        for v in decoded.iter_recorded() {
+            out.h
+                .saturating_record_n(v.value_iterated_to(), v.count_at_value());
+        }
+        Ok(out)
+    }
+}
+
+/// Writes `intervals` (start offset from `start_unix_secs`, duration, histogram; seconds)
+/// as an HdrHistogram interval log, the format `HistogramLogProcessor` and plotting tools
+/// read.
+pub fn write_interval_log(
+    w: &mut impl Write,
+    start_unix_secs: f64,
+    intervals: &[(f64, f64, &LatencyHistogram)],
+) -> Result<(), StatsError> {
+    let mut serializer = V2DeflateSerializer::new();
+    let start =
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(start_unix_secs.max(0.0));
+    let mut log = IntervalLogWriterBuilder::new()
+        .add_comment("written by doppio hdr; values in nanoseconds")
+        .with_start_time(start)
+        .with_base_time(start)
+        .with_max_value_divisor(1e6)
+        .begin_log_with(w, &mut serializer)
+        .map_err(|e| StatsError::Encode(e.to_string()))?;
+    for (offset, duration, h) in intervals {
+        log.write_histogram(
+            &h.h,
+            std::time::Duration::from_secs_f64(offset.max(0.0)),
+            std::time::Duration::from_secs_f64(duration.max(0.0)),
+            None,
+        )
+        .map_err(|e| StatsError::Encode(format!("{e:?}")))?;
+    }
+    Ok(())
+}
+
+/// A mean with its confidence half-width.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// Sample mean.
+    pub mean: f64,
+    /// Half-width of the confidence interval (NaN with fewer than two samples).
+    pub margin: f64,
+    /// Samples.
+    pub n: usize,
+    /// Effective sample size after the autocorrelation correction.
+    pub n_eff: f64,
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        0.0
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
+}
+
+fn variance(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(xs);
+    xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64
+}
+
+/// The autocorrelation of `xs` at `lag` (0 for constant or too-short series).
+pub fn autocorrelation(xs: &[f64], lag: usize) -> f64 {
+    let n = xs.len();
+    if lag >= n || n < 2 {
+        return 0.0;
+    }
+    let m = mean(xs);
+    let denom: f64 = xs.iter().map(|x| (x - m) * (x - m)).sum();
+    if denom <= 0.0 {
+        return 0.0;
+    }
+    let num: f64 = (0..n - lag).map(|i| (xs[i] - m) * (xs[i + lag] - m)).sum();
+    num / denom
+}
+
+/// The AR(1) effective sample size of `xs`, in `[min(2, n), n]`.
+pub fn effective_sample_size(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    if xs.len() < 3 {
+        return n;
+    }
+    let r1 = autocorrelation(xs, 1).clamp(-0.99, 0.99);
+    (n * (1.0 - r1) / (1.0 + r1)).clamp(2.0, n)
+}
+
+/// The mean of `xs` and its confidence half-width at `confidence` (e.g. 0.99), with
+/// Student's t on the effective sample size.
+pub fn estimate(xs: &[f64], confidence: f64) -> Estimate {
+    let n = xs.len();
+    let m = mean(xs);
+    if n < 2 {
+        return Estimate {
+            mean: m,
+            margin: f64::NAN,
+            n,
+            n_eff: n as f64,
+        };
+    }
+    let n_eff = effective_sample_size(xs);
+    let se = (variance(xs) / n_eff).sqrt();
+    let t = student_t_quantile(0.5 + confidence / 2.0, (n_eff - 1.0).max(1.0));
+    Estimate {
+        mean: m,
+        margin: t * se,
+        n,
+        n_eff,
+    }
+}
+
+/// A two-sided t-test's result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TTest {
+    /// The t statistic (positive when `b`'s mean is larger).
+    pub t: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Two-sided p-value.
+    pub p_value: f64,
+}
+
+/// Welch's t-test on two samples whose variances of the mean use the samples' effective
+/// sizes (autocorrelation-corrected). Fewer than two values on a side gives p = 1 (no
+/// evidence); two constant, equal samples give p = 1, constant different ones p = 0.
+pub fn welch_t_test(a: &[f64], b: &[f64]) -> TTest {
+    welch_core(a, b, effective_sample_size(a), effective_sample_size(b))
+}
+
+/// The textbook Welch test (independent samples), as R's `t.test(var.equal = FALSE)`.
+pub fn welch_t_test_raw(a: &[f64], b: &[f64]) -> TTest {
+    welch_core(a, b, a.len() as f64, b.len() as f64)
+}
+
+fn welch_core(a: &[f64], b: &[f64], na: f64, nb: f64) -> TTest {
+    if a.len() < 2 || b.len() < 2 {
+        return TTest {
+            t: 0.0,
+            df: 0.0,
+            p_value: 1.0,
+        };
+    }
+    let (va, vb) = (variance(a) / na, variance(b) / nb);
+    let diff = mean(b) - mean(a);
+    let se2 = va + vb;
+    if se2 <= 0.0 {
+        return TTest {
+            t: if diff == 0.0 {
+                0.0
+            } else {
+                diff.signum() * f64::INFINITY
+            },
+            df: 0.0,
+            p_value: if diff == 0.0 { 1.0 } else { 0.0 },
+        };
+    }
+    let t = diff / se2.sqrt();
+    let df = se2 * se2 / (va * va / (na - 1.0).max(1.0) + vb * vb / (nb - 1.0).max(1.0));
+    let p = 2.0 * (1.0 - student_t_cdf(t.abs(), df));
+    TTest {
+        t,
+        df,
+        p_value: p.clamp(0.0, 1.0),
+    }
+}
+
+/// P(T <= t) for Student's t with `df` degrees of freedom.
+pub fn student_t_cdf(t: f64, df: f64) -> f64 {
+    if !t.is_finite() {
+        return if t > 0.0 { 1.0 } else { 0.0 };
+    }
+    let x = df / (df + t * t);
+    let tail = 0.5 * regularized_incomplete_beta(df / 2.0, 0.5, x);
+    if t >= 0.0 {
+        1.0 - tail
+    } else {
+        tail
+    }
+}
+
+/// The `q` quantile of Student's t (bisection on the CDF: called once per report line).
+pub fn student_t_quantile(q: f64, df: f64) -> f64 {
+    let (mut lo, mut hi) = (-1e3, 1e3);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if student_t_cdf(mid, df) < q {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+fn ln_gamma(x: f64) -> f64 {
+    // Lanczos approximation (g = 7, n = 9), accurate to ~1e-15 for x > 0.
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut a = C[0];
+    let t = x + 7.5;
+    for (i, c) in C.iter().enumerate().skip(1) {
+        a += c / (x + i as f64);
+    }
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+/// I_x(a, b), by the continued fraction (modified Lentz), using the symmetry
+/// I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges slowly.
+fn regularized_incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let ln_front = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
+    if x > (a + 1.0) / (a + b + 2.0) {
+        return 1.0 - regularized_incomplete_beta(b, a, 1.0 - x);
+    }
+    let tiny = 1e-300;
+    let mut c = 1.0;
+    let mut d = 1.0 - (a + b) * x / (a + 1.0);
+    if d.abs() < tiny {
+        d = tiny;
+    }
+    d = 1.0 / d;
+    let mut f = d;
+    for m in 1..500 {
+        let m = m as f64;
+        // Even step.
+        let num = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
+        d = 1.0 + num * d;
+        d = if d.abs() < tiny { 1.0 / tiny } else { 1.0 / d };
+        c = 1.0 + num / c;
+        if c.abs() < tiny {
+            c = tiny;
+        }
+        f *= d * c;
+        // Odd step.
+        let num = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
+        d = 1.0 + num * d;
+        d = if d.abs() < tiny { 1.0 / tiny } else { 1.0 / d };
+        c = 1.0 + num / c;
+        if c.abs() < tiny {
+            c = tiny;
+        }
+        let delta = d * c;
+        f *= delta;
+        if (delta - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    ln_front.exp() * f / a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// splitmix64 + Box–Muller: a deterministic normal stream for the tests.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next_u64(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        fn unit(&mut self) -> f64 {
+            ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        }
+
+        fn normal(&mut self) -> f64 {
+            let (u1, u2) = (self.unit(), self.unit());
+            (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+        }
+    }
+
+    #[test]
+    fn effective_sample_size_of_an_ar1_series() {
+        for phi in [0.0, 0.5, 0.8] {
+            let mut rng = Rng(42);
+            let mut x = 0.0;
+            let xs: Vec<f64> = (0..200_000)
+                .map(|_| {
+                    x = phi * x + rng.normal();
+                    x
+                })
+                .collect();
+            let ratio = effective_sample_size(&xs) / xs.len() as f64;
+            let expected = (1.0 - phi) / (1.0 + phi);
+            assert!(
+                (ratio - expected).abs() < 0.02,
+                "phi {phi}: n_eff/n = {ratio}, expected {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn welch_matches_reference_values() {
+        // R: t.test(b, a) with a = 1..10 and b = c(7:20): the classic textbook pair;
+        // t = 5.4349 (b - a), df = 21.982, p-value = 1.855e-05.
+        let a: Vec<f64> = (1..=10).map(f64::from).collect();
+        let b: Vec<f64> = (7..=20).map(f64::from).collect();
+        let r = welch_t_test_raw(&a, &b);
+        assert!((r.t - 5.4349).abs() < 1e-3, "{r:?}");
+        assert!((r.df - 21.982).abs() < 1e-2, "{r:?}");
+        assert!((r.p_value - 1.855e-5).abs() < 1e-7, "{r:?}");
+        // Equal samples: no evidence.
+        let same = welch_t_test_raw(&a, &a);
+        assert!((same.p_value - 1.0).abs() < 1e-12);
+        // Degenerate inputs do not give NaN.
+        assert_eq!(welch_t_test(&[1.0], &a).p_value, 1.0);
+        assert_eq!(welch_t_test(&[2.0, 2.0], &[2.0, 2.0]).p_value, 1.0);
+        assert_eq!(welch_t_test(&[2.0, 2.0], &[3.0, 3.0]).p_value, 0.0);
+    }
+
+    #[test]
+    fn student_t_matches_tables() {
+        // Two-sided 95 % critical values: df 1 -> 12.706, df 10 -> 2.228, df 30 -> 2.042.
+        for (df, crit) in [(1.0, 12.706), (10.0, 2.228), (30.0, 2.042)] {
+            let q = student_t_quantile(0.975, df);
+            assert!((q - crit).abs() < 1e-3, "df {df}: {q}");
+            assert!((student_t_cdf(crit, df) - 0.975).abs() < 1e-4);
+        }
+        assert!((student_t_cdf(0.0, 5.0) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn autocorrelation_widens_the_margin_and_covers_the_mean() {
+        // i.i.d. normal: the 95 % interval covers the true mean about 95 % of the time.
+        let mut rng = Rng(7);
+        let trials = 2000;
+        let covered = (0..trials)
+            .filter(|_| {
+                let xs: Vec<f64> = (0..30).map(|_| 10.0 + rng.normal()).collect();
+                let e = estimate(&xs, 0.95);
+                (e.mean - 10.0).abs() <= e.margin
+            })
+            .count();
+        let rate = covered as f64 / trials as f64;
+        assert!((0.92..=0.98).contains(&rate), "coverage {rate}");
+        // A strongly correlated series gets a wider margin than the naive one.
+        let mut x = 0.0;
+        let xs: Vec<f64> = (0..1000)
+            .map(|_| {
+                x = 0.9 * x + rng.normal();
+                x
+            })
+            .collect();
+        let e = estimate(&xs, 0.95);
+        let naive = 1.96 * (variance(&xs) / xs.len() as f64).sqrt();
+        assert!(e.margin > 2.0 * naive, "{} vs {naive}", e.margin);
+    }
+
+    #[test]
+    fn merged_histograms_equal_one_histogram_of_all_values() {
+        let mut rng = Rng(3);
+        let values: Vec<u64> = (0..100_000)
+            .map(|_| (rng.unit() * 5e6) as u64 + 1000)
+            .collect();
+        let mut all = LatencyHistogram::new();
+        let mut parts = vec![
+            LatencyHistogram::new(),
+            LatencyHistogram::new(),
+            LatencyHistogram::new(),
+        ];
+        for (k, v) in values.iter().enumerate() {
+            all.record(*v);
+            parts[k % 3].record(*v);
+        }
+        let mut merged = LatencyHistogram::new();
+        for p in &parts {
+            merged.merge(p);
+        }
+        assert_eq!(merged.count(), all.count());
+        assert_eq!(merged.min(), all.min());
+        assert_eq!(merged.max(), all.max());
+        assert_eq!(merged.percentiles(), all.percentiles());
+        assert!((merged.mean() - all.mean()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn base64_round_trip_and_interval_log() {
+        let mut h = LatencyHistogram::new();
+        for v in [1_000u64, 2_000, 2_000, 50_000, 9_000_000] {
+            h.record(v);
+        }
+        h.record(MAX_LATENCY_NS * 2);
+        assert_eq!(h.saturated(), 1);
+        let back = LatencyHistogram::from_base64(&h.to_base64()).unwrap();
+        assert_eq!(back.count(), h.count());
+        assert_eq!(back.percentiles(), h.percentiles());
+        assert!(LatencyHistogram::from_base64("not base64!").is_err());
+        assert!(LatencyHistogram::from_base64("AAAA").is_err());
+
+        let mut log = Vec::new();
+        write_interval_log(
+            &mut log,
+            1_700_000_000.0,
+            &[(0.0, 1.0, &h), (1.0, 1.0, &back)],
+        )
+        .unwrap();
+        let text = String::from_utf8(log.clone()).unwrap();
+        assert!(text.contains("#[StartTime: 1700000000.000"), "{text}");
+        let read: Vec<_> =
+            hdrhistogram::serialization::interval_log::IntervalLogIterator::new(&log)
+                .filter_map(|e| match e {
+                    Ok(hdrhistogram::serialization::interval_log::LogEntry::Interval(i)) => Some(i),
+                    _ => None,
+                })
+                .collect();
+        assert_eq!(read.len(), 2);
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(read[1].encoded_histogram())
+            .unwrap();
+        let h2: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut decoded.as_slice())
+            .unwrap();
+        assert_eq!(h2.len(), h.count());
+    }
+}

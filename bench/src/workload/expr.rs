@@ -1,0 +1,778 @@
+//! Argument generators: small expressions parsed once into a tree and evaluated per iteration
+//! without allocation.
+//!
+//! Every generator is a pure function of the iteration number `i` (and of its position in
+//! the workload), so a run repeats exactly and any iteration can be recomputed alone.
+//!
+//! Grammar (whitespace ignored):
+//! ```text
+//! expr    := term (('+' | '-') term)*
+//! term    := unary (('*' | '/' | '%') unary)*
+//! unary   := '-' unary | atom
+//! atom    := INT | FLOAT | 'string' | true | false | null | i | PARAM
+//!          | NAME '(' [expr (',' expr)*] ')' | '(' expr ')'
+//! ```
+//! Functions: `hash(x[, seed])`, `uniform(lo, hi)` (integers in `[lo, hi)`, floats if either
+//! bound is a float), `normal(mean, stdev)`, `zipf(n, s)` (integers in `[1, n]`, exact
+//! rejection-inversion sampling), `uuid([x])`, `text(len[, x])`, `blob(len[, x])`,
+//! `int(x)`, `float(x)`. Without `x`, the random ones draw from the iteration.
+
+use std::fmt;
+
+/// Why an expression could not be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("in `{source_text}` at byte {at}: {message}")]
+pub struct ExprError {
+    /// The expression.
+    pub source_text: String,
+    /// Byte offset of the problem.
+    pub at: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A generated value, before it is encoded for a column.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value<'a> {
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+    /// `len` alphanumeric bytes derived from `seed`.
+    Text {
+        /// Determines the content.
+        seed: u64,
+        /// Length in bytes.
+        len: u32,
+    },
+    /// `len` arbitrary bytes derived from `seed`.
+    Blob {
+        /// Determines the content.
+        seed: u64,
+        /// Length in bytes.
+        len: u32,
+    },
+    /// A literal string from the workload.
+    Str(&'a str),
+    /// A 128-bit UUID (random-version layout).
+    Uuid(u128),
+    /// CQL null.
+    Null,
+}
+
+/// Why a value could not be computed (division by zero, a type mismatch found at run time).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct EvalError(pub &'static str);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Func {
+    Hash,
+    Uniform,
+    Normal,
+    Zipf,
+    Uuid,
+    Text,
+    Blob,
+    Int,
+    Float,
+}
+
+/// Zipf sampler constants, computed once at compile time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct ZipfConsts {
+    n: f64,
+    s: f64,
+    h_integral_x1: f64,
+    h_integral_n: f64,
+    sc: f64,
+}
+
+/// A compiled expression tree.
+#[derive(Debug, Clone, PartialEq)]
+enum Node {
+    Iter,
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+    Null,
+    Neg(Box<Node>),
+    Bin(BinOp, Box<Node>, Box<Node>),
+    /// A function call; `site` makes independent call sites draw independent numbers.
+    Call {
+        func: Func,
+        args: Vec<Node>,
+        site: u64,
+        zipf: Option<ZipfConsts>,
+    },
+}
+
+/// A compiled generator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    text: String,
+    root: Node,
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// splitmix64: a fast, well-mixed 64-bit hash (the finaliser of SplitMix64).
+pub fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// A uniform float in [0, 1) from 53 bits of `h`.
+fn unit(h: u64) -> f64 {
+    (h >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+impl Expr {
+    /// Parses `text`. `param` resolves identifiers other than `i` (workload parameters);
+    /// `site_seed` distinguishes this expression's random streams from other expressions'.
+    pub fn compile(
+        text: &str,
+        site_seed: u64,
+        param: &dyn Fn(&str) -> Option<ParamValue>,
+    ) -> Result<Self, ExprError> {
+        let mut p = Parser {
+            src: text,
+            pos: 0,
+            sites: site_seed.wrapping_mul(0x1000_0000_01b3),
+            param,
+        };
+        let root = p.expr()?;
+        p.skip_ws();
+        if p.pos != text.len() {
+            return Err(p.error("unexpected text after the expression"));
+        }
+        Ok(Self {
+            text: text.to_owned(),
+            root,
+        })
+    }
+
+    /// The value for iteration `i`.
+    pub fn eval(&self, i: u64) -> Result<Value<'_>, EvalError> {
+        eval(&self.root, i)
+    }
+}
+
+/// A workload parameter's value as expressions see it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamValue {
+    /// An integer (a duration parameter is its length in milliseconds).
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(String),
+}
+
+fn eval(node: &Node, i: u64) -> Result<Value<'_>, EvalError> {
+    Ok(match node {
+        Node::Iter => Value::Int(i as i64),
+        Node::Int(v) => Value::Int(*v),
+        Node::Float(v) => Value::Float(*v),
+        Node::Bool(b) => Value::Bool(*b),
+        Node::Str(s) => Value::Str(s),
+        Node::Null => Value::Null,
+        Node::Neg(a) => match eval(a, i)? {
+            Value::Int(v) => Value::Int(v.wrapping_neg()),
+            Value::Float(v) => Value::Float(-v),
+            _ => return Err(EvalError("only numbers can be negated")),
+        },
+        Node::Bin(op, a, b) => arith(*op, eval(a, i)?, eval(b, i)?)?,
+        Node::Call {
+            func,
+            args,
+            site,
+            zipf,
+        } => call(*func, args, *site, zipf.as_ref(), i)?,
+    })
+}
+
+fn arith(op: BinOp, a: Value<'_>, b: Value<'_>) -> Result<Value<'static>, EvalError> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Ok(Value::Int(match op {
+            BinOp::Add => x.wrapping_add(y),
+            BinOp::Sub => x.wrapping_sub(y),
+            BinOp::Mul => x.wrapping_mul(y),
+            BinOp::Div if y == 0 => return Err(EvalError("division by zero")),
+            BinOp::Div => x.wrapping_div(y),
+            BinOp::Rem if y == 0 => return Err(EvalError("remainder by zero")),
+            // Euclidean: `hash(i) % n` is always in [0, n).
+            BinOp::Rem => x.wrapping_rem_euclid(y),
+        })),
+        (x, y) => {
+            let (Some(x), Some(y)) = (as_f64(x), as_f64(y)) else {
+                return Err(EvalError("arithmetic needs numbers"));
+            };
+            Ok(Value::Float(match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                BinOp::Mul => x * y,
+                BinOp::Div => x / y,
+                BinOp::Rem => x.rem_euclid(y),
+            }))
+        }
+    }
+}
+
+fn as_f64(v: Value<'_>) -> Option<f64> {
+    match v {
+        Value::Int(x) => Some(x as f64),
+        Value::Float(x) => Some(x),
+        _ => None,
+    }
+}
+
+fn as_i64(v: Value<'_>) -> Result<i64, EvalError> {
+    match v {
+        Value::Int(x) => Ok(x),
+        Value::Float(x) => Ok(x as i64),
+        _ => Err(EvalError("expected a number")),
+    }
+}
+
+/// The random input of a call: its explicit argument if given, else the iteration, mixed
+/// with the call site.
+fn draw(site: u64, x: u64, k: u64) -> u64 {
+    mix(mix(x ^ site).wrapping_add(k))
+}
+
+fn call(
+    func: Func,
+    args: &[Node],
+    site: u64,
+    zipf: Option<&ZipfConsts>,
+    i: u64,
+) -> Result<Value<'static>, EvalError> {
+    let arg = |k: usize| -> Result<Value<'_>, EvalError> {
+        match args.get(k) {
+            Some(a) => eval(a, i),
+            None => Err(EvalError("missing argument")),
+        }
+    };
+    let source = |k: usize| -> Result<u64, EvalError> {
+        match args.get(k) {
+            Some(a) => Ok(as_i64(eval(a, i)?)? as u64),
+            None => Ok(i),
+        }
+    };
+    Ok(match func {
+        Func::Hash => {
+            let x = as_i64(arg(0)?)? as u64;
+            let seed = if args.len() > 1 {
+                as_i64(arg(1)?)? as u64
+            } else {
+                0
+            };
+            // Non-negative, so that `hash(i) % n` reads naturally.
+            Value::Int((mix(x ^ mix(seed)) >> 1) as i64)
+        }
+        Func::Uniform => {
+            let (lo, hi) = (arg(0)?, arg(1)?);
+            let h = draw(site, i, 0);
+            match (lo, hi) {
+                (Value::Int(lo), Value::Int(hi)) => {
+                    if hi <= lo {
+                        Value::Int(lo)
+                    } else {
+                        let span = hi.wrapping_sub(lo) as u64;
+                        // Multiply-shift: unbiased enough for benchmarks, no division.
+                        let off = ((u128::from(h) * u128::from(span)) >> 64) as i64;
+                        Value::Int(lo.wrapping_add(off))
+                    }
+                }
+                (lo, hi) => {
+                    let (Some(lo), Some(hi)) = (as_f64(lo), as_f64(hi)) else {
+                        return Err(EvalError("uniform needs numbers"));
+                    };
+                    Value::Float(lo + unit(h) * (hi - lo))
+                }
+            }
+        }
+        Func::Normal => {
+            let (Some(mean), Some(sd)) = (as_f64(arg(0)?), as_f64(arg(1)?)) else {
+                return Err(EvalError("normal needs numbers"));
+            };
+            // Box–Muller from two independent draws; 1 - u keeps the log finite.
+            let u1 = 1.0 - unit(draw(site, i, 1));
+            let u2 = unit(draw(site, i, 2));
+            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            Value::Float(mean + sd * z)
+        }
+        Func::Zipf => {
+            let Some(z) = zipf else {
+                return Err(EvalError("zipf constants missing"));
+            };
+            Value::Int(zipf_sample(z, |k| unit(draw(site, i, 16 + k))))
+        }
+        Func::Uuid => {
+            let x = source(0)?;
+            let hi = draw(site, x, 3);
+            let lo = draw(site, x, 4);
+            // Version 4 and the RFC 4122 variant, as random UUIDs carry.
+            let v = (u128::from(hi) << 64) | u128::from(lo);
+            let v = (v & !(0xf << 76)) | (0x4 << 76);
+            let v = (v & !(0x3 << 62)) | (0x2 << 62);
+            Value::Uuid(v)
+        }
+        Func::Text | Func::Blob => {
+            let len = as_i64(arg(0)?)?;
+            let len = u32::try_from(len).map_err(|_| EvalError("length out of range"))?;
+            let seed = draw(site, source(1)?, 5);
+            if func == Func::Text {
+                Value::Text { seed, len }
+            } else {
+                Value::Blob { seed, len }
+            }
+        }
+        Func::Int => Value::Int(as_i64(arg(0)?)?),
+        Func::Float => match as_f64(arg(0)?) {
+            Some(f) => Value::Float(f),
+            None => return Err(EvalError("float needs a number")),
+        },
+    })
+}
+
+impl ZipfConsts {
+    fn new(n: f64, s: f64) -> Self {
+        let mut z = Self {
+            n,
+            s,
+            h_integral_x1: 0.0,
+            h_integral_n: 0.0,
+            sc: 0.0,
+        };
+        z.h_integral_x1 = z.h_integral(1.5) - 1.0;
+        z.h_integral_n = z.h_integral(n + 0.5);
+        z.sc = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
+        z
+    }
+
+    /// The density's unnormalised value x^-s.
+    fn h(&self, x: f64) -> f64 {
+        (-self.s * x.ln()).exp()
+    }
+
+    /// An antiderivative of `h`: (x^(1-s) - 1) / (1 - s), and ln x when s = 1.
+    fn h_integral(&self, x: f64) -> f64 {
+        let lx = x.ln();
+        expm1_over_x((1.0 - self.s) * lx) * lx
+    }
+
+    fn h_integral_inverse(&self, x: f64) -> f64 {
+        let t = (x * (1.0 - self.s)).max(-1.0);
+        (log1p_over_x(t) * x).exp()
+    }
+}
+
+/// (e^x - 1) / x, continuous at 0.
+fn expm1_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x / 2.0 * (1.0 + x / 3.0)
+    }
+}
+
+/// ln(1 + x) / x, continuous at 0.
+fn log1p_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x / 3.0)
+    }
+}
+
+/// Rejection-inversion sampling of Zipf(n, s) over 1..=n (Hörmann and Derflinger, 1996):
+/// exact, O(1) expected draws, no table. `u(k)` is the k-th uniform draw.
+fn zipf_sample(z: &ZipfConsts, u: impl Fn(u64) -> f64) -> i64 {
+    for k in 0..64 {
+        let v = z.h_integral_n + u(k) * (z.h_integral_x1 - z.h_integral_n);
+        let x = z.h_integral_inverse(v);
+        let kk = (x + 0.5).floor().clamp(1.0, z.n);
+        if kk - x <= z.sc || v >= z.h_integral(kk + 0.5) - z.h(kk) {
+            return kk as i64;
+        }
+    }
+    // Acceptance is above 50 % per round: 64 rejections in a row do not happen in practice.
+    1
+}
+
+struct Parser<'p> {
+    src: &'p str,
+    pos: usize,
+    sites: u64,
+    param: &'p dyn Fn(&str) -> Option<ParamValue>,
+}
+
+impl Parser<'_> {
+    fn error(&self, message: impl Into<String>) -> ExprError {
+        ExprError {
+            source_text: self.src.to_owned(),
+            at: self.pos,
+            message: message.into(),
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while self.src[self.pos..].starts_with(char::is_whitespace) {
+            self.pos += self.src[self.pos..]
+                .chars()
+                .next()
+                .map_or(1, char::len_utf8);
+        }
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        self.skip_ws();
+        if self.src[self.pos..].starts_with(c) {
+            self.pos += c.len_utf8();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expr(&mut self) -> Result<Node, ExprError> {
+        let mut left = self.term()?;
+        loop {
+            let op = if self.eat('+') {
+                BinOp::Add
+            } else if self.eat('-') {
+                BinOp::Sub
+            } else {
+                return Ok(left);
+            };
+            let right = self.term()?;
+            left = Node::Bin(op, Box::new(left), Box::new(right));
+        }
+    }
+
+    fn term(&mut self) -> Result<Node, ExprError> {
+        let mut left = self.unary()?;
+        loop {
+            let op = if self.eat('*') {
+                BinOp::Mul
+            } else if self.eat('/') {
+                BinOp::Div
+            } else if self.eat('%') {
+                BinOp::Rem
+            } else {
+                return Ok(left);
+            };
+            let right = self.unary()?;
+            left = Node::Bin(op, Box::new(left), Box::new(right));
+        }
+    }
+
+    fn unary(&mut self) -> Result<Node, ExprError> {
+        if self.eat('-') {
+            return Ok(match self.unary()? {
+                Node::Int(v) => Node::Int(v.wrapping_neg()),
+                Node::Float(v) => Node::Float(-v),
+                other => Node::Neg(Box::new(other)),
+            });
+        }
+        self.atom()
+    }
+
+    fn atom(&mut self) -> Result<Node, ExprError> {
+        self.skip_ws();
+        let rest = &self.src[self.pos..];
+        let Some(c) = rest.chars().next() else {
+            return Err(self.error("expected a value"));
+        };
+        if c == '(' {
+            self.pos += 1;
+            let e = self.expr()?;
+            if !self.eat(')') {
+                return Err(self.error("expected `)`"));
+            }
+            return Ok(e);
+        }
+        if c == '\'' {
+            let body = &rest[1..];
+            let Some(end) = body.find('\'') else {
+                return Err(self.error("unterminated string"));
+            };
+            self.pos += end + 2;
+            return Ok(Node::Str(body[..end].to_owned()));
+        }
+        if c.is_ascii_digit() {
+            let len = rest
+                .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '.' || ch == '_'))
+                .unwrap_or(rest.len());
+            let lit = rest[..len].replace('_', "");
+            let node = if lit.contains(['.', 'e', 'E']) && !lit.starts_with("0x") {
+                Node::Float(lit.parse().map_err(|_| self.error("bad number"))?)
+            } else {
+                Node::Int(parse_int(&lit).ok_or_else(|| self.error("bad integer"))?)
+            };
+            self.pos += len;
+            return Ok(node);
+        }
+        if c.is_ascii_alphabetic() || c == '_' {
+            let len = rest
+                .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                .unwrap_or(rest.len());
+            let name = &rest[..len];
+            let at = self.pos;
+            self.pos += len;
+            if self.eat('(') {
+                return self.call(name, at);
+            }
+            return match name {
+                "i" => Ok(Node::Iter),
+                "true" => Ok(Node::Bool(true)),
+                "false" => Ok(Node::Bool(false)),
+                "null" => Ok(Node::Null),
+                _ => match (self.param)(name) {
+                    Some(ParamValue::Int(v)) => Ok(Node::Int(v)),
+                    Some(ParamValue::Float(v)) => Ok(Node::Float(v)),
+                    Some(ParamValue::Str(s)) => Ok(Node::Str(s)),
+                    None => {
+                        self.pos = at;
+                        Err(self.error(format!("unknown name `{name}` (not `i`, not a parameter)")))
+                    }
+                },
+            };
+        }
+        Err(self.error(format!("unexpected `{c}`")))
+    }
+
+    fn call(&mut self, name: &str, at: usize) -> Result<Node, ExprError> {
+        let mut args = Vec::new();
+        if !self.eat(')') {
+            loop {
+                args.push(self.expr()?);
+                if self.eat(')') {
+                    break;
+                }
+                if !self.eat(',') {
+                    return Err(self.error("expected `,` or `)`"));
+                }
+            }
+        }
+        let (func, min, max) = match name {
+            "hash" => (Func::Hash, 1, 2),
+            "uniform" => (Func::Uniform, 2, 2),
+            "normal" => (Func::Normal, 2, 2),
+            "zipf" => (Func::Zipf, 2, 2),
+            "uuid" => (Func::Uuid, 0, 1),
+            "text" => (Func::Text, 1, 2),
+            "blob" => (Func::Blob, 1, 2),
+            "int" => (Func::Int, 1, 1),
+            "float" => (Func::Float, 1, 1),
+            _ => {
+                self.pos = at;
+                return Err(self.error(format!("unknown function `{name}`")));
+            }
+        };
+        if args.len() < min || args.len() > max {
+            self.pos = at;
+            return Err(self.error(format!(
+                "`{name}` takes {min}{} arguments, got {}",
+                if max > min {
+                    format!(" to {max}")
+                } else {
+                    String::new()
+                },
+                args.len()
+            )));
+        }
+        let zipf = if func == Func::Zipf {
+            let (Node::Int(n), s) = (&args[0], &args[1]) else {
+                self.pos = at;
+                return Err(self.error("zipf's n must be a constant integer"));
+            };
+            let s = match s {
+                Node::Float(s) => *s,
+                Node::Int(s) => *s as f64,
+                _ => {
+                    self.pos = at;
+                    return Err(self.error("zipf's exponent must be a constant"));
+                }
+            };
+            if *n < 1 || s <= 0.0 {
+                self.pos = at;
+                return Err(self.error("zipf needs n >= 1 and an exponent > 0"));
+            }
+            Some(ZipfConsts::new(*n as f64, s))
+        } else {
+            None
+        };
+        self.sites = mix(self.sites.wrapping_add(1));
+        Ok(Node::Call {
+            func,
+            args,
+            site: self.sites,
+            zipf,
+        })
+    }
+}
+
+fn parse_int(s: &str) -> Option<i64> {
+    if let Some(hex) = s.strip_prefix("0x") {
+        return i64::from_str_radix(hex, 16).ok();
+    }
+    // Suffixes for readable counts: 10k, 5M, 1G.
+    let (digits, mult) = match s.as_bytes().last() {
+        Some(b'k' | b'K') => (&s[..s.len() - 1], 1_000),
+        Some(b'M') => (&s[..s.len() - 1], 1_000_000),
+        Some(b'G') => (&s[..s.len() - 1], 1_000_000_000),
+        _ => (s, 1),
+    };
+    digits.parse::<i64>().ok()?.checked_mul(mult)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile(text: &str) -> Expr {
+        Expr::compile(text, 1, &|name| match name {
+            "rows" => Some(ParamValue::Int(1000)),
+            "ratio" => Some(ParamValue::Float(0.5)),
+            _ => None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn arithmetic_and_parameters() {
+        assert_eq!(compile("i * 2 + 1").eval(20).unwrap(), Value::Int(41));
+        assert_eq!(compile("-(i - 3) % rows").eval(5).unwrap(), Value::Int(998));
+        assert_eq!(compile("i * ratio").eval(3).unwrap(), Value::Float(1.5));
+        assert_eq!(compile("10k + 0x10").eval(0).unwrap(), Value::Int(10_016));
+        assert_eq!(compile("'abc'").eval(0).unwrap(), Value::Str("abc"));
+        assert!(compile("i / 0").eval(1).is_err());
+    }
+
+    #[test]
+    fn errors_point_at_the_problem() {
+        let p = |_: &str| None;
+        let e = Expr::compile("i + nope", 0, &p).unwrap_err();
+        assert_eq!(e.at, 4);
+        assert!(e.message.contains("nope"));
+        assert!(Expr::compile("hash(", 0, &p).is_err());
+        assert!(Expr::compile("uniform(1)", 0, &p).is_err());
+        assert!(Expr::compile("zipf(i, 1.1)", 0, &p).is_err());
+        assert!(Expr::compile("1 2", 0, &p).is_err());
+    }
+
+    #[test]
+    fn generators_are_pure_and_sites_are_independent() {
+        let e = compile("uniform(0, 1000000)");
+        assert_eq!(e.eval(7).unwrap(), e.eval(7).unwrap());
+        assert_ne!(e.eval(7).unwrap(), e.eval(8).unwrap());
+        let two = compile("uniform(0, 1000000) - uniform(0, 1000000)");
+        let differs = (0..100).any(|i| two.eval(i).unwrap() != Value::Int(0));
+        assert!(differs, "two call sites draw different numbers");
+        let h = compile("hash(i) % rows");
+        for i in 0..1000 {
+            let Value::Int(v) = h.eval(i).unwrap() else {
+                panic!()
+            };
+            assert!((0..1000).contains(&v));
+        }
+    }
+
+    #[test]
+    fn distributions_have_their_moments() {
+        let n = 200_000u64;
+        let u = compile("uniform(10, 20)");
+        let mean = (0..n)
+            .map(|i| match u.eval(i).unwrap() {
+                Value::Int(v) => {
+                    assert!((10..20).contains(&v));
+                    v as f64
+                }
+                _ => panic!(),
+            })
+            .sum::<f64>()
+            / n as f64;
+        assert!((mean - 14.5).abs() < 0.05, "{mean}");
+        let g = compile("normal(5.0, 2.0)");
+        let xs: Vec<f64> = (0..n)
+            .map(|i| match g.eval(i).unwrap() {
+                Value::Float(v) => v,
+                _ => panic!(),
+            })
+            .collect();
+        let m = xs.iter().sum::<f64>() / n as f64;
+        let var = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n as f64;
+        assert!((m - 5.0).abs() < 0.03, "{m}");
+        assert!((var.sqrt() - 2.0).abs() < 0.03, "{}", var.sqrt());
+    }
+
+    #[test]
+    fn zipf_matches_its_probabilities() {
+        // Zipf(10, 1.2): P(k) = k^-1.2 / H where H = sum over 1..=10.
+        let z = compile("zipf(10, 1.2)");
+        let n = 200_000u64;
+        let mut counts = [0u64; 11];
+        for i in 0..n {
+            match z.eval(i).unwrap() {
+                Value::Int(k) => counts[k as usize] += 1,
+                _ => panic!(),
+            }
+        }
+        assert_eq!(counts[0], 0);
+        let h: f64 = (1..=10).map(|k| (k as f64).powf(-1.2)).sum();
+        for (k, &c) in counts.iter().enumerate().skip(1) {
+            let expected = (k as f64).powf(-1.2) / h;
+            let got = c as f64 / n as f64;
+            assert!(
+                (got - expected).abs() < 0.005,
+                "P({k}) = {got}, expected {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn uuids_text_and_blobs() {
+        let u = compile("uuid()");
+        let Value::Uuid(v) = u.eval(1).unwrap() else {
+            panic!()
+        };
+        assert_eq!((v >> 76) & 0xf, 4, "version 4");
+        assert_eq!((v >> 62) & 0x3, 2, "RFC 4122 variant");
+        assert_ne!(u.eval(1).unwrap(), u.eval(2).unwrap());
+        assert_eq!(
+            compile("uuid(5)").eval(1).unwrap(),
+            compile("uuid(5)").eval(2).unwrap(),
+            "an explicit source fixes the value"
+        );
+        assert!(matches!(
+            compile("text(12)").eval(3).unwrap(),
+            Value::Text { len: 12, .. }
+        ));
+        assert!(matches!(
+            compile("blob(1k)").eval(3).unwrap(),
+            Value::Blob { len: 1000, .. }
+        ));
+        assert!(compile("text(-1)").eval(0).is_err());
+    }
+}
