@@ -97,6 +97,10 @@ pub struct Connect {
     /// Do not pin doppio shards to cores 0..threads.
     #[arg(long)]
     pub no_pin: bool,
+    /// doppio: let an idle shard spin this long (e.g. 50us) before it parks, trading CPU
+    /// time for fewer io_uring_enter calls.
+    #[arg(long, value_parser = parse_duration)]
+    pub spin: Option<Duration>,
     /// No progress output on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,

@@ -42,6 +42,7 @@ fn connect_options(c: &Connect) -> Result<ConnectOptions, Failure> {
         username: c.user.clone(),
         password: c.password.clone(),
         pin: !c.no_pin,
+        spin_before_park: c.spin,
     })
 }
 
@@ -179,6 +180,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             compression: options.compression,
             segments,
             username: options.username.clone(),
+            spin_before_park_us: options.spin_before_park.map(|d| d.as_secs_f64() * 1e6),
         },
         fatal_error: None,
         warnings: Vec::new(),

@@ -70,7 +70,8 @@ impl DoppioBackend {
             .retry_policy(retry)
             // The bench reads single pages; paging is the workload's business.
             .page_size(Some(5000))
-            .shutdown_grace(Duration::from_secs(2));
+            .shutdown_grace(Duration::from_secs(2))
+            .spin_before_park(o.spin_before_park);
         if let (Some(u), Some(p)) = (&o.username, &o.password) {
             b = b.credentials(u, p);
         }

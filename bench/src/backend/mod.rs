@@ -69,6 +69,8 @@ pub struct ConnectOptions {
     pub password: Option<String>,
     /// Pin doppio shards to cores 0..threads.
     pub pin: bool,
+    /// doppio: spin this long before parking an idle shard.
+    pub spin_before_park: Option<Duration>,
 }
 
 /// Why a backend failed as a whole (request errors are counted, not returned).

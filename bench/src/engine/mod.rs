@@ -46,7 +46,13 @@ impl Limit {
             s.parse::<f64>()
                 .map_err(|_| format!("`{text}` is not a duration or a count"))
         };
-        for (suffix, secs) in [("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)] {
+        for (suffix, secs) in [
+            ("us", 1e-6),
+            ("ms", 1e-3),
+            ("s", 1.0),
+            ("m", 60.0),
+            ("h", 3600.0),
+        ] {
             if let Some(n) = t.strip_suffix(suffix) {
                 if suffix == "m" && n.ends_with('m') {
                     continue;

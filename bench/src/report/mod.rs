@@ -87,6 +87,9 @@ pub struct RunConfig {
     pub segments: usize,
     /// User name, if credentials were given (the password is never written).
     pub username: Option<String>,
+    /// doppio shards' spin before parking, microseconds (`null`: no spin).
+    #[serde(default)]
+    pub spin_before_park_us: Option<f64>,
 }
 
 /// Percentiles of a latency distribution, nanoseconds.
