@@ -67,6 +67,7 @@ impl DoppioBackend {
             .compression(o.compression)
             .consistency(consistency)
             .request_timeout(o.request_timeout)
+            .connect_timeout(o.request_timeout)
             .retry_policy(retry)
             // The bench reads single pages; paging is the workload's business.
             .page_size(Some(5000))

@@ -367,7 +367,151 @@ where
 
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+    use std::collections::BTreeSet;
+
     use super::*;
+    use crate::workload::{BoundArgs, Statement};
+
+    /// A backend whose requests take `delay(i)` on glommio's timer and record `i`.
+    struct Mock<D: Fn(u64) -> Duration> {
+        delay: D,
+        seen: RefCell<Vec<u64>>,
+    }
+
+    impl<D: Fn(u64) -> Duration> BenchSession for Mock<D> {
+        type Prepared = ();
+
+        async fn execute(&self, _: &(), args: Args<'_>) -> Result<(), RequestError> {
+            self.seen.borrow_mut().push(args.iteration);
+            glommio::timer::sleep((self.delay)(args.iteration)).await;
+            if args.iteration % 50 == 49 {
+                return Err(RequestError {
+                    kind: "overloaded",
+                    message: format!("iteration {}", args.iteration),
+                });
+            }
+            Ok(())
+        }
+
+        async fn sleep_until(&self, deadline: Instant) {
+            let now = Instant::now();
+            if deadline > now {
+                glommio::timer::sleep(deadline - now).await;
+            }
+        }
+    }
+
+    fn plan() -> Vec<PlanStatement<()>> {
+        let statement = Statement {
+            name: "s".into(),
+            cql: "SELECT".into(),
+            args: Vec::new(),
+        };
+        vec![PlanStatement {
+            prepared: (),
+            args: BoundArgs::bind("t", &statement, &[]).unwrap(),
+        }]
+    }
+
+    fn spec(worker: usize, workers: usize, fibers: usize, rate: Option<f64>, n: u64) -> WorkerSpec {
+        WorkerSpec {
+            worker,
+            workers,
+            concurrency: fibers,
+            rate,
+            limit: Limit::Count(n),
+            start: Instant::now(),
+            interval: Duration::from_millis(100),
+            record: true,
+        }
+    }
+
+    fn on_glommio<T, F, Fut>(f: F) -> T
+    where
+        T: Send + 'static,
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = T> + 'static,
+    {
+        glommio::LocalExecutorBuilder::default()
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    #[test]
+    fn every_iteration_runs_once_across_workers_and_fibers_and_errors_are_counted() {
+        let (seen, samples) = on_glommio(|| async {
+            let mock = Mock {
+                delay: |_| Duration::from_micros(200),
+                seen: RefCell::new(Vec::new()),
+            };
+            let plan = plan();
+            let mut samples = Vec::new();
+            for w in 0..2 {
+                let s = spec(w, 2, 3, None, 301);
+                let end = run_worker(&mock, &|_| 0, &plan, &s, |x| samples.push(x)).await;
+                // Iterations 49, 99, ... are odd: all on worker 1, which keeps the first.
+                let expected = if w == 1 {
+                    vec![("overloaded", "iteration 49".to_string())]
+                } else {
+                    vec![]
+                };
+                assert_eq!(end.first_errors, expected);
+            }
+            (mock.seen.into_inner(), samples)
+        });
+        let unique: BTreeSet<u64> = seen.iter().copied().collect();
+        assert_eq!(seen.len(), 301, "no iteration twice");
+        assert_eq!(unique, (0..301).collect(), "every iteration once");
+        let requests: u64 = samples.iter().map(|s| s.requests).sum();
+        let errors: u64 = samples
+            .iter()
+            .flat_map(|s| s.errors.iter())
+            .map(|(_, n)| n)
+            .sum();
+        assert_eq!(requests, 301);
+        assert_eq!(errors, 6, "iterations 49, 99, ..., 299 failed");
+        let latencies: u64 = samples.iter().map(|s| s.latency.count()).sum();
+        assert_eq!(latencies, 301 - 6, "latency of successes only");
+    }
+
+    #[test]
+    fn a_stall_shows_in_the_latency_of_the_requests_it_delayed() {
+        // 100 req/s on one fiber; iteration 10 stalls 300 ms. Iterations 11.. were due every
+        // 10 ms during the stall: their latency counts from their due time.
+        let samples = on_glommio(|| async {
+            let mock = Mock {
+                delay: |i| Duration::from_millis(if i == 10 { 300 } else { 1 }),
+                seen: RefCell::new(Vec::new()),
+            };
+            let plan = plan();
+            let mut samples = Vec::new();
+            let s = spec(0, 1, 1, Some(100.0), 48);
+            run_worker(&mock, &|_| 0, &plan, &s, |x| samples.push(x)).await;
+            samples
+        });
+        let mut latency = crate::stats::LatencyHistogram::new();
+        let mut service = crate::stats::LatencyHistogram::new();
+        for s in &samples {
+            latency.merge(&s.latency);
+            service.merge(&s.service);
+        }
+        assert_eq!(latency.count(), 48);
+        // Service time: one slow request in 48 (2 %).
+        assert!(
+            service.value_at_percentile(95.0) < 50_000_000,
+            "{service:?}"
+        );
+        assert!(service.max() >= 290_000_000);
+        // Latency from the due time: the stalled request and the ones due while it stalled
+        // (iterations 11 to about 27, due every 10 ms, sent when it ended, 300 ms in) are
+        // late by up to 200 ms: more than a third of all requests.
+        let p65 = latency.value_at_percentile(65.0);
+        assert!(p65 > 50_000_000, "p65 {p65}");
+        assert!(latency.max() >= 290_000_000);
+    }
 
     #[test]
     fn limits_parse() {

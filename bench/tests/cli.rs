@@ -1,0 +1,378 @@
+//! The `doppio` binary against the real Cassandra (`scripts/cassandra.sh start`): every
+//! subcommand, both backends, a workload file with parameters, JSON written and read back by
+//! `show`, `hdr` and `list`, and `--driver doppio,scylla` side by side.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn node() -> String {
+    std::env::var("DOPPIO_CASSANDRA").unwrap_or_else(|_| "127.0.0.1:9042".into())
+}
+
+fn doppio(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_doppio"))
+        .args(args)
+        .output()
+        .expect("run the doppio binary");
+    eprintln!(
+        "$ doppio {}\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = doppio(args);
+    assert!(out.status.success(), "doppio {args:?} failed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A scratch folder and a keyspace of this test's own.
+fn scratch(test: &str) -> (PathBuf, String) {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let dir = std::env::temp_dir().join(format!(
+        "doppio-bench-{test}-{}-{nanos}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    (dir, format!("doppio_bench_{test}_{nanos}"))
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn drop_keyspace(ks: &str) {
+    let dir = std::env::temp_dir();
+    let file = dir.join(format!("{ks}-drop.toml"));
+    std::fs::write(
+        &file,
+        format!("[schema]\nstatements = [\"DROP KEYSPACE IF EXISTS {ks}\"]\n[[run]]\nstatement = \"SELECT key FROM system.local\"\n"),
+    )
+    .unwrap();
+    ok(&["schema", "-w", file.to_str().unwrap(), &node(), "-q"]);
+}
+
+#[test]
+fn schema_load_run_show_hdr_and_list_with_doppio() {
+    let (dir, ks) = scratch("single");
+    let ksp = format!("keyspace={ks}");
+    let n = node();
+    ok(&["schema", "-w", "read", "-P", &ksp, &n, "-q"]);
+    let loaded = ok(&[
+        "load",
+        "-w",
+        "read",
+        "-P",
+        &ksp,
+        "-P",
+        "rows=2000",
+        &n,
+        "-p",
+        "64",
+        "-q",
+    ]);
+    assert!(loaded.contains("loaded 2000 rows"), "{loaded}");
+    let report = dir.join("single.json");
+    let text = ok(&[
+        "run",
+        "-w",
+        "read",
+        "-P",
+        &ksp,
+        "-P",
+        "rows=2000",
+        &n,
+        "-d",
+        "2s",
+        "--warmup",
+        "200ms",
+        "-p",
+        "16",
+        "-o",
+        report.to_str().unwrap(),
+        "--tag",
+        "single",
+        "--log",
+        "-q",
+    ]);
+    for section in [
+        "CONFIG",
+        "LOG (doppio)",
+        "SUMMARY",
+        "LATENCY [ms]",
+        "OVERHEAD",
+        "ERRORS",
+    ] {
+        assert!(text.contains(section), "missing {section}:\n{text}");
+    }
+    assert!(
+        text.lines().all(|l| l.chars().count() <= 100),
+        "fits 100 columns:\n{text}"
+    );
+    let j = json(&report);
+    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["tag"], "single");
+    let b = &j["backends"]["doppio"];
+    assert!(b["requests"].as_u64().unwrap() > 100, "{b}");
+    assert_eq!(b["errors"], 0);
+    for field in [
+        "throughput_rps",
+        "cpu_us_per_req",
+        "cpu_user_us_per_req",
+        "cpu_sys_us_per_req",
+        "ctx_switches_per_req",
+        "peak_rss_bytes",
+        "requests_per_flush",
+    ] {
+        assert!(b[field].as_f64().unwrap() > 0.0, "{field} in {b}");
+    }
+    // Syscalls are counted here (root, tracefs): a number, not null.
+    assert!(b["syscalls_per_req"].as_f64().unwrap() > 0.0);
+    for p in [
+        "min", "p25", "p50", "p75", "p90", "p95", "p99", "p999", "p9999", "max",
+    ] {
+        assert!(b["latency_ns"][p].as_u64().unwrap() > 0, "{p}");
+    }
+    assert!(b["latency_ns"]["p50"].as_u64() <= b["latency_ns"]["p99"].as_u64());
+    assert!(!b["samples"].as_array().unwrap().is_empty());
+    assert!(
+        !j.to_string().contains("password"),
+        "no password in reports"
+    );
+
+    let shown = ok(&["show", report.to_str().unwrap()]);
+    assert!(
+        shown.contains("SUMMARY") && shown.contains("doppio"),
+        "{shown}"
+    );
+    let hlog = dir.join("single.hlog");
+    ok(&[
+        "hdr",
+        report.to_str().unwrap(),
+        "-o",
+        hlog.to_str().unwrap(),
+    ]);
+    let hlog_text = std::fs::read_to_string(&hlog).unwrap();
+    assert!(hlog_text.contains("#[StartTime:"), "{hlog_text}");
+    assert!(
+        hlog_text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with('"'))
+            .count()
+            >= 2
+    );
+    let listed = ok(&["list", dir.to_str().unwrap()]);
+    assert!(
+        listed.contains("single.json") && listed.contains("doppio"),
+        "{listed}"
+    );
+    drop_keyspace(&ks);
+}
+
+#[test]
+fn both_backends_side_by_side_and_scylla_alone() {
+    let (dir, ks) = scratch("pair");
+    let ksp = format!("keyspace={ks}");
+    let n = node();
+    ok(&[
+        "schema", "-w", "read", "-P", &ksp, &n, "--driver", "scylla", "-q",
+    ]);
+    ok(&[
+        "load",
+        "-w",
+        "read",
+        "-P",
+        &ksp,
+        "-P",
+        "rows=1000",
+        &n,
+        "--driver",
+        "scylla",
+        "-q",
+    ]);
+    let report = dir.join("pair.json");
+    let text = ok(&[
+        "run",
+        "-w",
+        "read",
+        "-P",
+        &ksp,
+        "-P",
+        "rows=1000",
+        &n,
+        "-d",
+        "4s",
+        "--warmup",
+        "200ms",
+        "-p",
+        "8",
+        "--driver",
+        "doppio,scylla",
+        "-o",
+        report.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(
+        text.contains("change") && text.contains("p-value"),
+        "{text}"
+    );
+    assert!(
+        text.contains("segments 2 per driver (alternating)"),
+        "{text}"
+    );
+    let j = json(&report);
+    for d in ["doppio", "scylla"] {
+        let b = &j["backends"][d];
+        assert!(b["requests"].as_u64().unwrap() > 50, "{d}: {b}");
+        assert_eq!(b["errors"], 0, "{d}");
+        let segments: std::collections::BTreeSet<u64> = b["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["segment"].as_u64().unwrap())
+            .collect();
+        assert_eq!(segments.len(), 2, "{d} ran in two segments");
+    }
+    assert!(
+        j["backends"]["scylla"]["requests_per_flush"].is_null(),
+        "scylla has no such counter"
+    );
+
+    let alone = dir.join("scylla.json");
+    ok(&[
+        "run",
+        "-w",
+        "read",
+        "-P",
+        &ksp,
+        "-P",
+        "rows=1000",
+        &n,
+        "-d",
+        "1s",
+        "--warmup",
+        "0s",
+        "-p",
+        "4",
+        "--driver",
+        "scylla",
+        "-o",
+        alone.to_str().unwrap(),
+        "-q",
+    ]);
+    let compared = ok(&["show", alone.to_str().unwrap(), report.to_str().unwrap()]);
+    assert!(compared.contains("change"), "{compared}");
+    drop_keyspace(&ks);
+}
+
+#[test]
+fn a_workload_file_with_parameters_and_a_rate() {
+    let (dir, ks) = scratch("file");
+    let file = dir.join("counter.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "counters"
+description = "counter increments over a few keys, and reads of them"
+
+[params]
+keyspace = "unset"
+keys = 10
+step = 1
+
+[schema]
+statements = [
+    "CREATE KEYSPACE IF NOT EXISTS ${keyspace} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+    "CREATE TABLE IF NOT EXISTS ${keyspace}.c (k int PRIMARY KEY, n counter)",
+]
+
+[[run]]
+name = "bump"
+weight = 3
+statement = "UPDATE ${keyspace}.c SET n = n + ? WHERE k = ?"
+args = ["step", "i % keys"]
+
+[[run]]
+name = "read"
+statement = "SELECT n FROM ${keyspace}.c WHERE k = ?"
+args = ["uniform(0, keys)"]
+"#,
+    )
+    .unwrap();
+    let w = file.to_str().unwrap();
+    let ksp = format!("keyspace={ks}");
+    let n = node();
+    ok(&["schema", "-w", w, "-P", &ksp, &n, "-q"]);
+    let report = dir.join("rate.json");
+    ok(&[
+        "run",
+        "-w",
+        w,
+        "-P",
+        &ksp,
+        "-P",
+        "keys=5",
+        "-P",
+        "step=2",
+        &n,
+        "-d",
+        "3s",
+        "--warmup",
+        "0s",
+        "-p",
+        "8",
+        "-r",
+        "400",
+        "-o",
+        report.to_str().unwrap(),
+        "-q",
+    ]);
+    let j = json(&report);
+    assert_eq!(j["workload"]["params"]["keys"], "5");
+    assert_eq!(j["workload"]["params"]["step"], "2");
+    assert_eq!(j["config"]["rate"], 400.0);
+    let b = &j["backends"]["doppio"];
+    assert_eq!(b["errors"], 0, "{b}");
+    // The rate limiter: 3 s at 400 req/s schedules 1200 requests (a functional check with a
+    // wide margin, not a timing assertion on the machine's speed).
+    let requests = b["requests"].as_u64().unwrap();
+    assert!((1100..=1300).contains(&requests), "{requests}");
+
+    // An unknown parameter is refused before anything runs.
+    let bad = doppio(&["run", "-w", w, "-P", "kyes=5", &n, "-d", "1s", "-q"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("kyes"));
+    drop_keyspace(&ks);
+}
+
+#[test]
+fn an_unreachable_node_fails_clearly_and_still_writes_a_report() {
+    let (dir, _) = scratch("dead");
+    let report = dir.join("dead.json");
+    let out = doppio(&[
+        "run",
+        "-w",
+        "empty",
+        "127.0.0.1:1",
+        "-d",
+        "1s",
+        "--warmup",
+        "0s",
+        "-q",
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("127.0.0.1:1"), "{err}");
+    let j = json(&report);
+    assert!(j["fatal_error"].as_str().unwrap().contains("127.0.0.1:1"));
+}
