@@ -16,47 +16,12 @@ cd "$ROOT"
 step() { printf '\n==> %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
+# shellcheck source=scripts/setup-lib.sh
+. "$ROOT/scripts/setup-lib.sh"
 step "toolchain"
-if ! command -v cargo >/dev/null 2>&1; then
-    [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
-fi
-if ! command -v cargo >/dev/null 2>&1; then
-    echo "installing Rust from Debian's packages (cargo, rustc, rustfmt, clippy)"
-    as_root apt-get update -q
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q cargo rustc rustfmt rust-clippy
-fi
-if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
-    if command -v rustup >/dev/null 2>&1; then
-        rustup component add rustfmt clippy
-    else
-        as_root apt-get update -q
-        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q rustfmt rust-clippy
-    fi
-fi
-# glommio builds its bundled liburing with a C compiler.
-if ! command -v cc >/dev/null 2>&1; then
-    as_root apt-get update -q
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q build-essential
-fi
-cargo --version
-
-# io_uring rings and glommio's registered buffers count against RLIMIT_MEMLOCK; the default
-# (8 MiB here) is too small for several executors. Raise it for this shell and its children.
+ensure_toolchain
 step "locked-memory limit for io_uring"
-if [ "$(ulimit -l)" != unlimited ]; then
-    ulimit -l unlimited 2>/dev/null || ulimit -l "$(ulimit -Hl)" 2>/dev/null || true
-fi
-echo "ulimit -l: $(ulimit -l) KiB"
-if [ "$(ulimit -l)" != unlimited ] && [ "$(ulimit -l)" -lt 65536 ]; then
-    # CAP_IPC_LOCK (bit 14 of the effective set) exempts a process from the limit.
-    cap_eff=$(awk '/^CapEff/ {print $2}' /proc/self/status)
-    if (((16#$cap_eff >> 14) & 1)); then
-        echo "the hard limit forbids raising it, but CAP_IPC_LOCK exempts io_uring from it"
-    else
-        echo "warning: locked memory is capped at $(ulimit -l) KiB and CAP_IPC_LOCK is" \
-            "missing; glommio executors may fail to start (raise 'memlock' in limits.conf)" >&2
-    fi
-fi
+raise_memlock
 
 step "Cassandra"
 export DOPPIO_CASSANDRA=${DOPPIO_CASSANDRA:-127.0.0.1:9042}

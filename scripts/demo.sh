@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The main job, in one command: on a fresh machine it installs the toolchain, starts a local
+# Cassandra 5.0 if none answers on 127.0.0.1:9042 (left running afterwards: stop it with
+# scripts/cassandra.sh stop), builds the bench, creates and loads a small dataset, and runs
+# the `read` workload on both backends (doppio and scylla-rust-driver, alternating) for a
+# short time, printing the side-by-side report. The JSON report goes to demo-report.json.
+#
+#   scripts/demo.sh [extra `doppio run` options, e.g. -d 30s -p 256]
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+step() { printf '\n==> %s\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+# shellcheck source=scripts/setup-lib.sh
+. "$ROOT/scripts/setup-lib.sh"
+
+step "toolchain"
+ensure_toolchain >&2
+raise_memlock >&2
+
+step "Cassandra"
+if (exec 3<>/dev/tcp/127.0.0.1/9042) 2>/dev/null; then
+    echo "using the Cassandra already answering on 127.0.0.1:9042" >&2
+else
+    scripts/cassandra.sh start
+fi
+
+step "building the bench (release)"
+cargo build --release --locked -p doppio-bench >&2
+bin=target/release/doppio
+
+step "schema and a small dataset (10,000 rows)"
+"$bin" schema -w read -q
+"$bin" load -w read -P rows=10000 -p 128 -q
+
+step "read workload, doppio and scylla-rust-driver alternating"
+"$bin" run -w read -P rows=10000 -d 10s --warmup 1s -p 64 --driver doppio,scylla \
+    -o demo-report.json "$@"
