@@ -156,6 +156,11 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound() {
             "the driver kept {retained} bytes after the run"
         );
         assert_eq!(conn.in_flight(), 0);
+        // Backpressure: never more in flight than the stream-id space, which was full.
+        assert_eq!(
+            stats.in_flight_high_water,
+            doppio::connection::ConnectionConfig::default().max_streams as u64
+        );
         assert!(conn.closed().is_none(), "the connection survived");
         s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
     });

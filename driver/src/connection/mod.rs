@@ -111,6 +111,8 @@ pub struct ConnectionStats {
     pub events_dropped: u64,
     /// Keepalive probes sent.
     pub keepalives: u64,
+    /// The most stream ids in use at once (in flight, including orphans).
+    pub in_flight_high_water: u64,
 }
 
 struct State {
@@ -211,6 +213,10 @@ impl Shared {
                 }
             }
             st.stats.requests += 1;
+            let in_use = st.in_flight.in_use() as u64;
+            if in_use > st.stats.in_flight_high_water {
+                st.stats.in_flight_high_water = in_use;
+            }
         }
         let outcome = Answer {
             shared,

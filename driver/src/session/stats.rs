@@ -88,11 +88,11 @@ pub struct SessionStats {
     /// Calls that returned an error, by kind.
     pub errors: ErrorCounts,
     /// Traffic of the session's connections, open and closed: bytes in and out, flushes,
-    /// reads, frames and timeouts.
+    /// reads, frames, timeouts, and the in-flight high-water mark.
     pub connections: ConnectionStats,
 }
 
-/// Adds the counters of `b` to `a`.
+/// Adds the counters of `b` to `a` (the high-water mark takes the larger).
 pub(crate) fn add_connection_stats(a: &mut ConnectionStats, b: &ConnectionStats) {
     a.requests += b.requests;
     a.flushes += b.flushes;
@@ -105,4 +105,5 @@ pub(crate) fn add_connection_stats(a: &mut ConnectionStats, b: &ConnectionStats)
     a.late_answers += b.late_answers;
     a.events_dropped += b.events_dropped;
     a.keepalives += b.keepalives;
+    a.in_flight_high_water = a.in_flight_high_water.max(b.in_flight_high_water);
 }
