@@ -277,3 +277,81 @@ fn batches_lwt_and_re_prepare() {
         s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
     });
 }
+
+/// A fake node on loopback that answers each request with `answer(opcode)` (the stream id
+/// echoed), enough for a handshake: it reads 9-byte headers and bodies and writes frames.
+fn fake_node(
+    answer: impl Fn(u8) -> doppio::proto::response::Response + Send + 'static,
+) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            loop {
+                let mut header = [0u8; 9];
+                if conn.read_exact(&mut header).is_err() {
+                    break;
+                }
+                let stream = i16::from_be_bytes([header[2], header[3]]);
+                let len = u32::from_be_bytes([header[5], header[6], header[7], header[8]]);
+                let mut body = vec![0u8; len as usize];
+                if conn.read_exact(&mut body).is_err() {
+                    break;
+                }
+                let mut out = bytes::BytesMut::new();
+                doppio::proto::response::encode_response(
+                    &mut out,
+                    stream,
+                    &doppio::proto::response::Envelope::default(),
+                    &answer(header[4]),
+                    None,
+                )
+                .unwrap();
+                if conn.write_all(&out).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_node_without_protocol_v4_is_a_clear_error_naming_it() {
+    use doppio::proto::response::{ErrorResponse, Response};
+    // A node that offers only v3 and v5.
+    let only_v3 = fake_node(|_| {
+        Response::Supported(vec![(
+            "PROTOCOL_VERSIONS".into(),
+            vec!["3/v3".into(), "5/v5".into()],
+        )])
+    });
+    // A node that refuses v4 outright, as an older Cassandra does.
+    let refuses = fake_node(|_| {
+        Response::Error(Box::new(ErrorResponse {
+            code: ErrorCode::ProtocolError,
+            message: "Invalid or unsupported protocol version (4)".into(),
+            detail: ErrorDetail::None,
+        }))
+    });
+    on_glommio(move || async move {
+        for (node, expect) in [
+            (only_v3, "does not speak protocol v4"),
+            (refuses, "unsupported protocol version"),
+        ] {
+            let mut config = SessionConfig::new(node);
+            config.connect_timeout = std::time::Duration::from_secs(20);
+            let started = std::time::Instant::now();
+            let err = Session::connect(config).await.unwrap_err();
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "fails at once, not at the connect timeout"
+            );
+            let text = err.to_string();
+            assert!(text.contains(&node.to_string()), "names the node: {text}");
+            assert!(text.contains(expect), "{text}");
+        }
+    });
+}

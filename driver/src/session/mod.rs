@@ -198,7 +198,13 @@ impl Session {
                         reason: e.to_string(),
                     };
                     if let Err(e) = handshake(&conn, &hs).await {
-                        if matches!(e, Error::Authentication { .. } | Error::Handshake { .. }) {
+                        let refusal = match &e {
+                            Error::Authentication { .. } | Error::Handshake { .. } => true,
+                            // A node that does not speak v4 says so with a PROTOCOL_ERROR.
+                            Error::Server { error, .. } => error.code == ErrorCode::ProtocolError,
+                            _ => false,
+                        };
+                        if refusal {
                             *refused.borrow_mut() = Some(e.clone());
                         }
                         conn.close("handshake failed");
