@@ -5,6 +5,7 @@
 //! Seams: [`workload`] knows no driver; [`engine`] knows no driver either (backends plug in
 //! through [`engine::BenchSession`]); [`backend`] holds everything driver-specific.
 
+pub mod alloc_count;
 pub mod backend;
 pub mod cli;
 pub mod engine;

@@ -189,6 +189,7 @@ impl Drop for SyscallCounters {
 /// Measures the cost of what happens between [`Meter::start`] and [`Meter::stop`].
 pub struct Meter {
     before: Usage,
+    allocations: Option<u64>,
     syscalls: Result<(SyscallCounters, u64), String>,
 }
 
@@ -218,6 +219,8 @@ pub struct Cost {
     pub involuntary_ctx_switches: u64,
     /// The process's peak resident set size so far, bytes.
     pub peak_rss_bytes: u64,
+    /// Heap allocations, when the bench is built with the `alloc-count` feature.
+    pub allocations: Option<u64>,
 }
 
 impl Meter {
@@ -229,6 +232,7 @@ impl Meter {
         });
         Self {
             before: usage(),
+            allocations: crate::alloc_count::allocations(),
             syscalls,
         }
     }
@@ -251,6 +255,10 @@ impl Meter {
             voluntary_ctx_switches: after.voluntary.saturating_sub(self.before.voluntary),
             involuntary_ctx_switches: after.involuntary.saturating_sub(self.before.involuntary),
             peak_rss_bytes: after.max_rss_bytes,
+            allocations: match (self.allocations, crate::alloc_count::allocations()) {
+                (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+                _ => None,
+            },
         }
     }
 }

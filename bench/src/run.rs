@@ -292,6 +292,9 @@ fn run_segments(
                 run.overhead.ctx_switches +=
                     cost.voluntary_ctx_switches + cost.involuntary_ctx_switches;
                 run.overhead.peak_rss = run.overhead.peak_rss.max(cost.peak_rss_bytes);
+                if let Some(n) = cost.allocations {
+                    run.overhead.allocations = Some(run.overhead.allocations.unwrap_or(0) + n);
+                }
                 match (cost.syscalls, &cost.syscalls_unavailable) {
                     (Some(n), _) => {
                         run.overhead.syscalls = Some(run.overhead.syscalls.unwrap_or(0) + n);

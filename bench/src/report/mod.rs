@@ -178,6 +178,10 @@ pub struct BackendReport {
     pub syscalls_unavailable: Option<String>,
     /// Context switches (voluntary + involuntary) per request.
     pub ctx_switches_per_req: f64,
+    /// Heap allocations per request (the whole process), `null` unless the bench was built
+    /// with the `alloc-count` feature.
+    #[serde(default)]
+    pub allocations_per_req: Option<f64>,
     /// Peak resident set size of the process, bytes (the process's high-water mark: with
     /// two backends in one run, the larger of the two).
     pub peak_rss_bytes: u64,
@@ -212,6 +216,8 @@ pub struct OverheadTotals {
     pub ctx_switches: u64,
     /// Peak RSS, bytes.
     pub peak_rss: u64,
+    /// Heap allocations, if counted.
+    pub allocations: Option<u64>,
 }
 
 /// Summarises a histogram; `sample_means` (one per sample) give the mean's error margin.
@@ -333,6 +339,7 @@ impl BackendRun {
             syscalls_per_req: o.syscalls.map(|n| per_req(n as f64)),
             syscalls_unavailable: self.syscalls_unavailable.clone(),
             ctx_switches_per_req: per_req(o.ctx_switches as f64),
+            allocations_per_req: o.allocations.map(|n| per_req(n as f64)),
             peak_rss_bytes: o.peak_rss,
             requests_per_flush: self
                 .counters

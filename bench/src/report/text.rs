@@ -355,6 +355,16 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
     );
     row(
         out,
+        "heap allocations",
+        &cells(&|b| {
+            b.allocations_per_req
+                .map_or("n/a".into(), |x| format!("{x:.2}"))
+        }),
+        two(&|b| b.allocations_per_req.unwrap_or(f64::NAN)),
+        None,
+    );
+    row(
+        out,
         "requests per write",
         &cells(&|b| {
             b.requests_per_flush
