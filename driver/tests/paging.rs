@@ -10,7 +10,7 @@ use doppio::proto::consistency::Consistency;
 use doppio::{Session, SessionConfig, StatementOptions};
 
 mod support;
-use support::{cassandra, on_glommio};
+use support::{cassandra, create_keyspace_cql, keyspace, on_glommio};
 
 const ROWS: i32 = 10_000;
 const PAGE: i32 = 100;
@@ -19,12 +19,7 @@ async fn filled_table(ks: &str) -> Session {
     let mut config = SessionConfig::new(cassandra());
     config.consistency = Consistency::One;
     let s = Session::connect(config).await.unwrap();
-    s.query(
-        &format!("CREATE KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}"),
-        &(),
-    )
-    .await
-    .unwrap();
+    s.query(&create_keyspace_cql(ks), &()).await.unwrap();
     s.use_keyspace(ks).await.unwrap();
     // Ten partitions of 1,000 clustering rows: pages cross partition boundaries.
     s.query(
@@ -58,14 +53,6 @@ async fn join_all<F: std::future::Future<Output = ()> + 'static>(futures: Vec<F>
     for h in handles {
         h.await;
     }
-}
-
-fn keyspace(test: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("doppio_{test}_{}_{nanos}", std::process::id())
 }
 
 #[test]

@@ -12,7 +12,7 @@ use doppio::proto::value::CqlValue;
 use doppio::{Error, Session, SessionConfig, StatementOptions};
 
 mod support;
-use support::cassandra;
+use support::{cassandra, create_keyspace_cql, keyspace};
 
 fn on_glommio<F, Fut>(f: F)
 where
@@ -20,15 +20,6 @@ where
     Fut: std::future::Future<Output = ()> + 'static,
 {
     support::on_glommio("session-test", f)
-}
-
-/// A keyspace of its own per test, so tests can run in parallel.
-fn keyspace(test: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("doppio_{test}_{}_{nanos}", std::process::id())
 }
 
 async fn session(compression: bool) -> Session {
@@ -46,12 +37,7 @@ async fn session(compression: bool) -> Session {
 
 async fn create_keyspace(s: &Session, ks: &str) {
     let r = s
-        .query(
-            &format!(
-                "CREATE KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}"
-            ),
-            &(),
-        )
+        .query(&create_keyspace_cql(ks), &())
         .await
         .expect("create keyspace");
     assert!(matches!(
@@ -163,7 +149,7 @@ fn server_errors_arrive_typed_with_their_fields() {
         create_keyspace(&s, &ks).await;
         let err = s.query("SELEKT 1", &()).await.unwrap_err();
         assert_eq!(err.server_code(), Some(ErrorCode::SyntaxError), "{err}");
-        let err = s.query(&format!("CREATE KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}"), &()).await.unwrap_err();
+        let err = s.query(&create_keyspace_cql(&ks), &()).await.unwrap_err();
         match &err {
             Error::Server { error, .. } => assert_eq!(
                 error.detail,

@@ -22,7 +22,7 @@ use doppio::proto::value::{
 use doppio::{Session, SessionConfig};
 
 mod support;
-use support::{cassandra, on_glommio};
+use support::{cassandra, create_keyspace_cql, keyspace, on_glommio};
 
 const COLUMNS: &str = "asci, big, bl, bo, dat, dec, dou, dur, flo, ine, i, sm, te, ti, ts, tu, \
                        tiny, u, vi, li, se, ma, nested, ms, tup, ud, outer_u, vf, vt";
@@ -33,14 +33,6 @@ const TABLE: &str = "CREATE TABLE t (k int PRIMARY KEY, asci ascii, big bigint, 
     li list<int>, se set<text>, ma map<text, int>, nested frozen<list<map<int, text>>>, \
     ms map<text, frozen<set<int>>>, tup tuple<int, text, double>, ud frozen<point>, \
     outer_u frozen<shape>, vf vector<float, 3>, vt vector<text, 2>)";
-
-fn keyspace(test: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("doppio_{test}_{}_{nanos}", std::process::id())
-}
 
 async fn session(compression: bool) -> Session {
     let mut c = SessionConfig::new(cassandra());
@@ -226,12 +218,7 @@ fn every_type(compression: bool, test: &'static str) {
     on_glommio("types", move || async move {
         let s = session(compression).await;
         let ks = keyspace(test);
-        s.query(
-            &format!("CREATE KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}"),
-            &(),
-        )
-        .await
-        .unwrap();
+        s.query(&create_keyspace_cql(&ks), &()).await.unwrap();
         s.use_keyspace(&ks).await.unwrap();
         s.query("CREATE TYPE point (x int, y int, label text)", &())
             .await
@@ -298,12 +285,7 @@ fn counters_and_a_udt_that_grew_a_field() {
     on_glommio("types-extra", || async {
         let s = session(false).await;
         let ks = keyspace("types_extra");
-        s.query(
-            &format!("CREATE KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}"),
-            &(),
-        )
-        .await
-        .unwrap();
+        s.query(&create_keyspace_cql(&ks), &()).await.unwrap();
         s.use_keyspace(&ks).await.unwrap();
         s.query("CREATE TABLE c (k int PRIMARY KEY, n counter)", &())
             .await

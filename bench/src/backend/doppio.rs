@@ -13,11 +13,12 @@ use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
 use doppio::{Cluster, Error, PreparedStatement, Session};
 
 use super::{
-    Backend, BackendError, ConnectOptions, Driver, DriverCounters, Event, Phase, PhaseSpec,
+    phase_statements, plan_statement, run_and_report, Backend, BackendError, ConnectOptions,
+    Driver, DriverCounters, Event, Phase, PhaseSpec,
 };
-use crate::engine::{run_worker, Args, BenchSession, PlanStatement, RequestError, WorkerSpec};
+use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
 use crate::workload::encode::{encode, CqlKind, Encoded};
-use crate::workload::{BoundArgs, Statement, Workload};
+use crate::workload::{Statement, Workload};
 
 /// A running doppio cluster client.
 pub struct DoppioBackend {
@@ -186,19 +187,6 @@ impl BenchSession for ShardSession {
     }
 }
 
-fn statements(workload: &Workload, phase: Phase) -> Result<Vec<Statement>, BackendError> {
-    match phase {
-        Phase::Run => Ok(workload.run.clone()),
-        Phase::Load => match &workload.load {
-            Some(l) => Ok(vec![l.statement.clone()]),
-            None => Err(err(format!(
-                "workload {} has no [load] section",
-                workload.name
-            ))),
-        },
-    }
-}
-
 async fn prepare_plan(
     session: &Session,
     workload: &Workload,
@@ -216,8 +204,7 @@ async fn prepare_plan(
             .iter()
             .map(|c| kind_of(&c.typ))
             .collect();
-        let args = BoundArgs::bind(&workload.name, s, &kinds).map_err(|e| err(e.to_string()))?;
-        plan.push(PlanStatement { prepared, args });
+        plan.push(plan_statement(workload, s, prepared, &kinds, "doppio")?);
     }
     Ok(plan)
 }
@@ -256,7 +243,7 @@ impl Backend for DoppioBackend {
     }
 
     fn prepare(&self, workload: &Arc<Workload>, phase: Phase) -> Result<(), BackendError> {
-        let stmts = Arc::new(statements(workload, phase)?);
+        let stmts = Arc::new(phase_statements(workload, phase, "doppio")?);
         let workload = workload.clone();
         let out = self
             .cluster
@@ -275,7 +262,7 @@ impl Backend for DoppioBackend {
         start: Instant,
         events: mpsc::Sender<Event>,
     ) -> Result<(), BackendError> {
-        let stmts = Arc::new(statements(workload, spec.phase)?);
+        let stmts = Arc::new(phase_statements(workload, spec.phase, "doppio")?);
         let workload = workload.clone();
         let workers = self.cluster.shards();
         self.cluster
@@ -293,32 +280,9 @@ impl Backend for DoppioBackend {
                             return;
                         }
                     };
-                    let wspec = WorkerSpec {
-                        worker,
-                        workers,
-                        concurrency: spec.concurrency_of(worker, workers),
-                        rate: spec.rate.map(|r| r / workers as f64),
-                        limit: spec.limit,
-                        start,
-                        interval: spec.interval,
-                        record: spec.record,
-                    };
-                    let pick = |i: u64| match spec.phase {
-                        Phase::Load => 0,
-                        Phase::Run => workload.pick(i),
-                    };
+                    let wspec = spec.worker_spec(worker, workers, start);
                     let bench = ShardSession { session };
-                    // Wait for the common start, so that sample intervals line up.
-                    bench.sleep_until(start).await;
-                    let sink_events = events.clone();
-                    let end = run_worker(&bench, &pick, &plan, &wspec, move |s| {
-                        let _ = sink_events.send(Event::Sample(Box::new(s)));
-                    })
-                    .await;
-                    let _ = events.send(Event::Finished {
-                        worker,
-                        end: Ok(end),
-                    });
+                    run_and_report(&bench, &workload, &plan, &wspec, spec.phase, events).await;
                 }
             })
             .map_err(|e| err(e.to_string()))?;

@@ -11,8 +11,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::engine::collect::{Collector, Sample};
-use crate::engine::{IntervalSample, Limit, WorkerEnd};
-use crate::workload::Workload;
+use crate::engine::{
+    run_worker, BenchSession, IntervalSample, Limit, PlanStatement, WorkerEnd, WorkerSpec,
+};
+use crate::workload::encode::CqlKind;
+use crate::workload::{BoundArgs, Statement, Workload};
 
 /// Which driver runs the workload.
 #[derive(
@@ -115,6 +118,79 @@ impl PhaseSpec {
         let base = self.concurrency / n;
         (base + usize::from(w < self.concurrency % n)).max(1)
     }
+
+    /// What worker `worker` of `workers` runs of this phase, starting at `start`.
+    pub fn worker_spec(&self, worker: usize, workers: usize, start: Instant) -> WorkerSpec {
+        WorkerSpec {
+            worker,
+            workers,
+            concurrency: self.concurrency_of(worker, workers),
+            rate: self.rate.map(|r| r / workers as f64),
+            limit: self.limit,
+            start,
+            interval: self.interval,
+            record: self.record,
+        }
+    }
+}
+
+/// The statements a phase runs: the workload's run statements, or its load statement.
+pub fn phase_statements(
+    workload: &Workload,
+    phase: Phase,
+    driver: &'static str,
+) -> Result<Vec<Statement>, BackendError> {
+    match phase {
+        Phase::Run => Ok(workload.run.clone()),
+        Phase::Load => match &workload.load {
+            Some(l) => Ok(vec![l.statement.clone()]),
+            None => Err(BackendError {
+                driver,
+                message: format!("workload {} has no [load] section", workload.name),
+            }),
+        },
+    }
+}
+
+/// A prepared statement with its generators checked against the markers' `kinds`.
+pub fn plan_statement<P>(
+    workload: &Workload,
+    statement: &Statement,
+    prepared: P,
+    kinds: &[CqlKind],
+    driver: &'static str,
+) -> Result<PlanStatement<P>, BackendError> {
+    let args = BoundArgs::bind(&workload.name, statement, kinds).map_err(|e| BackendError {
+        driver,
+        message: e.to_string(),
+    })?;
+    Ok(PlanStatement { prepared, args })
+}
+
+/// One worker's whole phase on any backend: waits for the common start (so that sample
+/// intervals line up across workers), runs, and reports its samples and its end.
+pub async fn run_and_report<S: BenchSession>(
+    session: &S,
+    workload: &Workload,
+    plan: &[PlanStatement<S::Prepared>],
+    wspec: &WorkerSpec,
+    phase: Phase,
+    events: mpsc::Sender<Event>,
+) {
+    let pick = |i: u64| match phase {
+        Phase::Load => 0,
+        Phase::Run => workload.pick(i),
+    };
+    session.sleep_until(wspec.start).await;
+    let sink_events = events.clone();
+    let end = run_worker(session, &pick, plan, wspec, move |s| {
+        let _ = sink_events.send(Event::Sample(Box::new(s)));
+    })
+    .await;
+    let _ = events.send(Event::Finished {
+        worker: wspec.worker,
+        end: Ok(end),
+    });
 }
 
 /// A worker's messages to the coordinator.

@@ -25,11 +25,12 @@ use scylla::serialize::SerializationError;
 use scylla::statement::prepared::PreparedStatement;
 
 use super::{
-    Backend, BackendError, ConnectOptions, Driver, DriverCounters, Event, Phase, PhaseSpec,
+    phase_statements, plan_statement, run_and_report, Backend, BackendError, ConnectOptions,
+    Driver, DriverCounters, Event, Phase, PhaseSpec,
 };
-use crate::engine::{run_worker, Args, BenchSession, PlanStatement, RequestError, WorkerSpec};
+use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
 use crate::workload::encode::{encode, CqlKind, Encoded, Sink};
-use crate::workload::{BoundArgs, Statement, Workload};
+use crate::workload::{Statement, Workload};
 
 fn err(message: impl Into<String>) -> BackendError {
     BackendError {
@@ -232,19 +233,6 @@ impl BenchSession for TokioSession {
     }
 }
 
-fn statements(workload: &Workload, phase: Phase) -> Result<Vec<Statement>, BackendError> {
-    match phase {
-        Phase::Run => Ok(workload.run.clone()),
-        Phase::Load => match &workload.load {
-            Some(l) => Ok(vec![l.statement.clone()]),
-            None => Err(err(format!(
-                "workload {} has no [load] section",
-                workload.name
-            ))),
-        },
-    }
-}
-
 async fn prepare_plan(
     session: &Session,
     workload: &Workload,
@@ -261,8 +249,7 @@ async fn prepare_plan(
             .iter()
             .map(|c| kind_of(c.typ()))
             .collect();
-        let args = BoundArgs::bind(&workload.name, s, &kinds).map_err(|e| err(e.to_string()))?;
-        plan.push(PlanStatement { prepared, args });
+        plan.push(plan_statement(workload, s, prepared, &kinds, "scylla")?);
     }
     Ok(plan)
 }
@@ -312,7 +299,7 @@ impl Backend for ScyllaBackend {
     }
 
     fn prepare(&self, workload: &Arc<Workload>, phase: Phase) -> Result<(), BackendError> {
-        let stmts = statements(workload, phase)?;
+        let stmts = phase_statements(workload, phase, "scylla")?;
         self.runtime
             .block_on(prepare_plan(&self.session, workload, &stmts))
             .map(|_| ())
@@ -325,7 +312,7 @@ impl Backend for ScyllaBackend {
         start: Instant,
         events: mpsc::Sender<Event>,
     ) -> Result<(), BackendError> {
-        let stmts = statements(workload, spec.phase)?;
+        let stmts = phase_statements(workload, spec.phase, "scylla")?;
         let plan = Arc::new(self.runtime.block_on(prepare_plan(
             &self.session,
             workload,
@@ -338,30 +325,8 @@ impl Backend for ScyllaBackend {
             };
             let (plan, workload, events) = (plan.clone(), workload.clone(), events.clone());
             async move {
-                let wspec = WorkerSpec {
-                    worker,
-                    workers,
-                    concurrency: spec.concurrency_of(worker, workers),
-                    rate: spec.rate.map(|r| r / workers as f64),
-                    limit: spec.limit,
-                    start,
-                    interval: spec.interval,
-                    record: spec.record,
-                };
-                let pick = |i: u64| match spec.phase {
-                    Phase::Load => 0,
-                    Phase::Run => workload.pick(i),
-                };
-                session.sleep_until(start).await;
-                let sink_events = events.clone();
-                let end = run_worker(&session, &pick, &plan, &wspec, move |s| {
-                    let _ = sink_events.send(Event::Sample(Box::new(s)));
-                })
-                .await;
-                let _ = events.send(Event::Finished {
-                    worker,
-                    end: Ok(end),
-                });
+                let wspec = spec.worker_spec(worker, workers, start);
+                run_and_report(&session, &workload, &plan, &wspec, spec.phase, events).await;
             }
         };
         if workers == 1 {

@@ -30,3 +30,18 @@ where
         .join()
         .expect("the test's executor panicked");
 }
+
+/// A keyspace name of the calling test's own (tests run in parallel and share the node).
+pub fn keyspace(test: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("doppio_{test}_{}_{nanos}", std::process::id())
+}
+
+/// `CREATE KEYSPACE` with SimpleStrategy and one replica (the test node is alone).
+pub fn create_keyspace_cql(ks: &str) -> String {
+    format!(
+        "CREATE KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}"
+    )
+}
