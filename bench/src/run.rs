@@ -406,7 +406,7 @@ pub fn hdr(report: &Path, output: &Path, driver: Option<&str>) -> Result<(), Fai
     let intervals: Vec<(f64, f64, &crate::stats::LatencyHistogram)> =
         hists.iter().map(|(a, b, h)| (*a, *b, h)).collect();
     let mut file = std::io::BufWriter::new(std::fs::File::create(output)?);
-    let start_unix = 0.0;
+    let start_unix = crate::report::rfc3339_to_unix(&r.started_at).unwrap_or(0) as f64;
     crate::stats::write_interval_log(&mut file, start_unix, &intervals)?;
     std::io::Write::flush(&mut file)?;
     eprintln!(

@@ -387,6 +387,30 @@ pub fn now_rfc3339() -> String {
     )
 }
 
+/// Seconds since the Unix epoch of an RFC 3339 UTC time as [`now_rfc3339`] writes it
+/// (`2026-11-22T15:04:05Z`); `None` for anything else.
+pub fn rfc3339_to_unix(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    // Days from civil (the inverse of `now_rfc3339`'s conversion).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
 impl Report {
     /// Reads a report written by `doppio run`.
     pub fn read(path: &std::path::Path) -> Result<Self, String> {
@@ -413,6 +437,20 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rfc3339_round_trips() {
+        assert_eq!(rfc3339_to_unix("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(rfc3339_to_unix("2026-11-22T15:04:05Z"), Some(1_795_359_845));
+        assert_eq!(rfc3339_to_unix("2000-02-29T12:00:00Z"), Some(951_825_600));
+        assert_eq!(rfc3339_to_unix("yesterday"), None);
+        let now = now_rfc3339();
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        assert!((rfc3339_to_unix(&now).unwrap() - secs).abs() <= 2);
+    }
 
     #[test]
     fn rfc3339_has_the_right_shape() {
