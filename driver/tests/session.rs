@@ -341,3 +341,39 @@ fn a_node_without_protocol_v4_is_a_clear_error_naming_it() {
         }
     });
 }
+
+#[test]
+fn prepared_rows_follow_the_table_when_it_changes() {
+    on_glommio(|| async {
+        let s = session(false).await;
+        let ks = keyspace("altered");
+        create_keyspace(&s, &ks).await;
+        s.use_keyspace(&ks).await.unwrap();
+        s.query("CREATE TABLE t (k int PRIMARY KEY, a text)", &())
+            .await
+            .unwrap();
+        s.query("INSERT INTO t (k, a) VALUES (1, 'x')", &())
+            .await
+            .unwrap();
+        let select = s.prepare("SELECT * FROM t WHERE k = ?").await.unwrap();
+        let r = s.execute(&select, &(1i32,)).await.unwrap();
+        let row = r.rows().unwrap().iter().next().unwrap().unwrap();
+        assert_eq!(row.to_values().unwrap().len(), 2);
+        // Rows of a prepared SELECT come without metadata (skip_metadata) and are read by
+        // the prepared result columns.
+        assert!(matches!(&r.body, ResultBody::Rows(rows) if rows.metadata.no_metadata));
+        s.query("ALTER TABLE t ADD b int", &()).await.unwrap();
+        s.query("UPDATE t SET b = 7 WHERE k = 1", &())
+            .await
+            .unwrap();
+        let r = s.execute(&select, &(1i32,)).await.unwrap();
+        let rows: Vec<(i32, String, Option<i32>)> = r.typed_rows().unwrap();
+        assert_eq!(rows, vec![(1, "x".to_string(), Some(7))]);
+        assert_eq!(
+            select.result_columns().len(),
+            3,
+            "the statement learned the new column"
+        );
+        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+    });
+}

@@ -70,26 +70,93 @@ impl Rows {
         &self.metadata.columns
     }
 
+    /// The rows with the column specs the server sent.
+    pub fn view(&self) -> RowsView<'_> {
+        RowsView {
+            rows: self,
+            columns: &self.metadata.columns,
+        }
+    }
+
+    /// The rows of a result sent without metadata (`skip_metadata`), read with `columns`
+    /// known from elsewhere (the prepared statement's result columns). The caller vouches
+    /// that they describe this result; their number is checked against `columns_count`.
+    pub fn view_with<'a>(&'a self, columns: &'a [ColumnSpec]) -> RowsView<'a> {
+        RowsView {
+            rows: self,
+            columns,
+        }
+    }
+
     /// The rows, read lazily from the frame body without allocating. A malformed row ends
     /// the iteration with an error.
     pub fn iter(&self) -> RowIter<'_> {
+        self.view().iter()
+    }
+
+    /// The rows read as `T`, with the column types checked once, here.
+    pub fn typed<'a, T: FromRow<'a>>(&'a self) -> Result<TypedRows<'a, T>> {
+        self.view().typed()
+    }
+}
+
+/// Rows together with the column specs to read them by: their own, or (for results sent
+/// without metadata) the prepared statement's. Copy; borrows both.
+#[derive(Debug, Clone, Copy)]
+pub struct RowsView<'a> {
+    rows: &'a Rows,
+    columns: &'a [ColumnSpec],
+}
+
+impl<'a> RowsView<'a> {
+    /// The column specs the rows are read by.
+    pub fn columns(&self) -> &'a [ColumnSpec] {
+        self.columns
+    }
+
+    /// Rows in this page.
+    pub fn len(&self) -> usize {
+        self.rows.rows_count
+    }
+
+    /// True if the page has no row.
+    pub fn is_empty(&self) -> bool {
+        self.rows.rows_count == 0
+    }
+
+    /// The underlying rows.
+    pub fn rows(&self) -> &'a Rows {
+        self.rows
+    }
+
+    /// The rows, read lazily from the frame body without allocating. A malformed row ends
+    /// the iteration with an error.
+    pub fn iter(&self) -> RowIter<'a> {
         RowIter {
-            rest: &self.content,
-            left: self.rows_count,
-            columns_count: self.metadata.columns_count,
-            columns: &self.metadata.columns,
+            rest: &self.rows.content,
+            left: self.rows.rows_count,
+            columns_count: self.rows.metadata.columns_count,
+            columns: self.columns,
             done: false,
         }
     }
 
     /// The rows read as `T`, with the column types checked once, here.
-    pub fn typed<'a, T: FromRow<'a>>(&'a self) -> Result<TypedRows<'a, T>> {
-        let columns = &self.metadata.columns;
-        if self.metadata.no_metadata || columns.len() != self.metadata.columns_count {
+    pub fn typed<T: FromRow<'a>>(&self) -> Result<TypedRows<'a, T>> {
+        let columns = self.columns;
+        if columns.len() != self.rows.metadata.columns_count {
             return Err(ProtoError::InvalidValue {
                 what: "rows",
-                detail: "the result has no column metadata (skip_metadata): typed rows need it"
-                    .into(),
+                detail: if columns.is_empty() {
+                    "the result has no column metadata (skip_metadata): typed rows need it"
+                        .into()
+                } else {
+                    format!(
+                        "{} column specs for rows of {} columns",
+                        columns.len(),
+                        self.rows.metadata.columns_count
+                    )
+                },
             });
         }
         if columns.len() > MAX_TYPED_COLUMNS {
@@ -103,6 +170,15 @@ impl Rows {
             rows: self.iter(),
             _t: std::marker::PhantomData,
         })
+    }
+}
+
+impl<'a> IntoIterator for RowsView<'a> {
+    type Item = Result<Row<'a>>;
+    type IntoIter = RowIter<'a>;
+
+    fn into_iter(self) -> RowIter<'a> {
+        self.iter()
     }
 }
 

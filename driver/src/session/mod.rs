@@ -24,7 +24,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use doppio_proto::consistency::Consistency;
 use doppio_proto::frame::Flags;
-use doppio_proto::metadata::{PreparedMetadata, RowsMetadata};
+use doppio_proto::metadata::{ColumnSpec, PreparedMetadata, RowsMetadata};
 use doppio_proto::request::{
     Batch, BatchStatement, BatchType, Execute, ExecuteTemplate, Prepare, Query, QueryParameters,
     RequestBody,
@@ -117,7 +117,10 @@ struct PreparedInner {
     keyspace: Option<String>,
     id: RefCell<Bytes>,
     metadata: PreparedMetadata,
-    result_metadata: RowsMetadata,
+    /// The columns an execution returns, from the latest PREPARE. Executions ask the node
+    /// to skip sending them (`skip_metadata`) and read rows by these instead, shared with
+    /// each result by an `Rc` clone: no allocation, no atomic per request.
+    result_columns: RefCell<Rc<[ColumnSpec]>>,
     /// EXECUTE with the session's default options; rebuilt on re-prepare. An `Rc` so that a
     /// request can hold it across awaits without a `RefCell` borrow or a copy.
     template: RefCell<Rc<ExecuteTemplate>>,
@@ -144,9 +147,14 @@ impl PreparedStatement {
         &self.inner.metadata
     }
 
-    /// The columns an execution returns.
-    pub fn result_metadata(&self) -> &RowsMetadata {
-        &self.inner.result_metadata
+    /// The columns an execution returns (as of the latest PREPARE).
+    pub fn result_columns(&self) -> Rc<[ColumnSpec]> {
+        self.inner.result_columns.borrow().clone()
+    }
+
+    /// Whether executions skip the result metadata (statements that return rows).
+    fn skips_metadata(&self) -> bool {
+        !self.inner.result_columns.borrow().is_empty()
     }
 }
 
@@ -393,14 +401,15 @@ impl Session {
             return Ok(p.clone());
         }
         let (id, metadata, result_metadata) = self.prepare_on_node(cql).await?;
-        let template = self.template(&id, metadata.columns.len())?;
+        let result_columns: Rc<[ColumnSpec]> = result_metadata.columns.into();
+        let template = self.template(&id, metadata.columns.len(), !result_columns.is_empty())?;
         let prepared = PreparedStatement {
             inner: Rc::new(PreparedInner {
                 cql: cql.to_owned(),
                 keyspace: key.1.clone(),
                 id: RefCell::new(id),
                 metadata,
-                result_metadata,
+                result_columns: RefCell::new(result_columns),
                 template: RefCell::new(Rc::new(template)),
             }),
         };
@@ -411,14 +420,17 @@ impl Session {
         Ok(prepared)
     }
 
-    fn template(&self, id: &[u8], markers: usize) -> Result<ExecuteTemplate, Error> {
-        ExecuteTemplate::new(
-            id,
-            markers,
-            &self.params(&StatementOptions::default()),
-            Flags::NONE,
-        )
-        .map_err(Error::Serialization)
+    fn template(
+        &self,
+        id: &[u8],
+        markers: usize,
+        skip_metadata: bool,
+    ) -> Result<ExecuteTemplate, Error> {
+        let params = QueryParameters {
+            skip_metadata,
+            ..self.params(&StatementOptions::default())
+        };
+        ExecuteTemplate::new(id, markers, &params, Flags::NONE).map_err(Error::Serialization)
     }
 
     async fn prepare_on_node(
@@ -486,7 +498,9 @@ impl Session {
         PageStream::new(self.clone(), Statement::Prepared(prepared), values, options)
     }
 
-    /// One execution, healed once if the node has forgotten the statement.
+    /// One execution, healed once if the node has forgotten the statement (UNPREPARED) or
+    /// its result no longer has the prepared number of columns (the table changed since:
+    /// the result columns we read rows by are stale).
     async fn execute_healing(
         &self,
         prepared: &PreparedStatement,
@@ -494,15 +508,38 @@ impl Session {
         options: &StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
         match self.execute_once(prepared, values, options).await {
-            Err(e) if e.server_code() == Some(ErrorCode::Unprepared) => {
-                let (id, _, _) = self.prepare_on_node(&prepared.inner.cql).await?;
-                let template = self.template(&id, prepared.inner.metadata.columns.len())?;
-                *prepared.inner.id.borrow_mut() = id;
-                *prepared.inner.template.borrow_mut() = Rc::new(template);
-                self.execute_once(prepared, values, options).await
-            }
-            other => other,
+            Err(e) if e.server_code() == Some(ErrorCode::Unprepared) => {}
+            Ok(r) if r.stale_columns() => {}
+            other => return other,
         }
+        self.reprepare(prepared).await?;
+        let result = self.execute_once(prepared, values, options).await?;
+        if result.stale_columns() {
+            return Err(Error::Protocol {
+                node: result.node,
+                detail: format!(
+                    "the result of `{}` does not match its prepared columns even after \
+                     preparing it again",
+                    prepared.cql()
+                ),
+            });
+        }
+        Ok(result)
+    }
+
+    /// Prepares `prepared` again and takes the node's current id and result columns.
+    async fn reprepare(&self, prepared: &PreparedStatement) -> Result<(), Error> {
+        let (id, _, result_metadata) = self.prepare_on_node(&prepared.inner.cql).await?;
+        let result_columns: Rc<[ColumnSpec]> = result_metadata.columns.into();
+        let template = self.template(
+            &id,
+            prepared.inner.metadata.columns.len(),
+            !result_columns.is_empty(),
+        )?;
+        *prepared.inner.id.borrow_mut() = id;
+        *prepared.inner.result_columns.borrow_mut() = result_columns;
+        *prepared.inner.template.borrow_mut() = Rc::new(template);
+        Ok(())
     }
 
     async fn execute_once(
@@ -533,7 +570,10 @@ impl Session {
             let id = prepared.id();
             let e = Execute {
                 id: &id,
-                params: self.params(options),
+                params: QueryParameters {
+                    skip_metadata: prepared.skips_metadata(),
+                    ..self.params(options)
+                },
                 values,
                 columns,
             };
@@ -541,10 +581,10 @@ impl Session {
                 .await?
         };
         let mut result = result_of(node, frame, "EXECUTE")?;
-        // Results of prepared SELECTs carry metadata unless skip_metadata; keep it available.
-        if let ResultBody::Rows(rows) = &mut result.body {
+        // Rows sent without metadata are read by the prepared result columns.
+        if let ResultBody::Rows(rows) = &result.body {
             if rows.metadata.no_metadata {
-                rows.metadata.columns = prepared.inner.result_metadata.columns.clone();
+                result.columns = Some(prepared.result_columns());
             }
         }
         Ok(result)
@@ -635,6 +675,7 @@ fn result_of(
             body,
             warnings: frame.warnings,
             tracing_id: frame.tracing_id,
+            columns: None,
         }),
         Response::Error(error) => Err(Error::Server { node, error }),
         other => Err(Error::UnexpectedResponse {
