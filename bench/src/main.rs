@@ -29,7 +29,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("doppio: {}", e.message);
+            eprintln!("error: {}", e.message);
             ExitCode::FAILURE
         }
     }
