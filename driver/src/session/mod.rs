@@ -283,14 +283,10 @@ impl Session {
     }
 
     /// Runs `attempt` until it succeeds or the retry policy says stop.
-    async fn with_retries<'f, F, Fut>(
-        &self,
-        idempotent: bool,
-        attempt: F,
-    ) -> Result<QueryResult, Error>
+    async fn with_retries<F, Fut>(&self, idempotent: bool, attempt: F) -> Result<QueryResult, Error>
     where
-        F: Fn() -> Fut + 'f,
-        Fut: std::future::Future<Output = Result<QueryResult, Error>> + 'f,
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<QueryResult, Error>>,
     {
         let mut retries = 0u32;
         loop {
