@@ -10,24 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use doppio::handshake::HandshakeConfig;
-use doppio::proto::consistency::Consistency;
 use doppio::proto::value::CqlValue;
-use doppio::{Error, Session, SessionConfig, StatementOptions};
+use doppio::{Error, Session, StatementOptions};
 
 mod support;
-use support::{cassandra, create_keyspace_cql, keyspace, on_glommio};
-
-async fn session_to(node: SocketAddr, compression: bool, timeout: Duration) -> Session {
-    let mut c = SessionConfig::new(node);
-    c.consistency = Consistency::One;
-    c.connection.request_timeout = timeout;
-    c.handshake = HandshakeConfig {
-        compression,
-        ..HandshakeConfig::default()
-    };
-    Session::connect(c).await.unwrap()
-}
+use support::{cassandra, create_keyspace_cql, keyspace, on_glommio, session_to};
 
 /// A TCP proxy to `target` that can be frozen: while frozen it stops passing the server's
 /// bytes to the client (they wait in the kernel's buffers), as a node that stops answering.

@@ -5,16 +5,13 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use doppio::handshake::HandshakeConfig;
-use doppio::proto::consistency::Consistency;
-use doppio::{Error, Session, SessionConfig};
+use doppio::{Error, Session};
 
 mod support;
-use support::{cassandra, create_keyspace_cql, keyspace, on_glommio};
+use support::{cassandra, create_keyspace_cql, keyspace, on_glommio, session_to};
 
 /// Counts live heap bytes and their peak (test binary only; atomics are fine here).
 struct Counting;
@@ -43,17 +40,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
-
-async fn session_to(node: SocketAddr, compression: bool, timeout: Duration) -> Session {
-    let mut c = SessionConfig::new(node);
-    c.consistency = Consistency::One;
-    c.connection.request_timeout = timeout;
-    c.handshake = HandshakeConfig {
-        compression,
-        ..HandshakeConfig::default()
-    };
-    Session::connect(c).await.unwrap()
-}
 
 async fn table_of_100(s: &Session, ks: &str) {
     s.query(&create_keyspace_cql(ks), &()).await.unwrap();

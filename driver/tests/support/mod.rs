@@ -45,3 +45,21 @@ pub fn create_keyspace_cql(ks: &str) -> String {
         "CREATE KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}"
     )
 }
+
+/// A session to `node` at consistency ONE with the given request timeout and lz4 choice.
+pub async fn session_to(
+    node: SocketAddr,
+    compression: bool,
+    timeout: std::time::Duration,
+) -> doppio::Session {
+    let mut c = doppio::SessionConfig::new(node);
+    c.consistency = doppio::proto::consistency::Consistency::One;
+    c.connection.request_timeout = timeout;
+    c.handshake = doppio::handshake::HandshakeConfig {
+        compression,
+        ..doppio::handshake::HandshakeConfig::default()
+    };
+    doppio::Session::connect(c)
+        .await
+        .expect("connect to Cassandra")
+}
