@@ -148,8 +148,7 @@ impl<'a> RowsView<'a> {
             return Err(ProtoError::InvalidValue {
                 what: "rows",
                 detail: if columns.is_empty() {
-                    "the result has no column metadata (skip_metadata): typed rows need it"
-                        .into()
+                    "the result has no column metadata (skip_metadata): typed rows need it".into()
                 } else {
                     format!(
                         "{} column specs for rows of {} columns",
