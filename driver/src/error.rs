@@ -61,6 +61,10 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// The session was closed (the client is shutting down, or the session failed to
+    /// connect); nothing was sent.
+    #[error("the session is closed: {0}")]
+    Closed(String),
     /// No open connection to any node that could take the request.
     #[error("no connection available: {0}")]
     NoConnection(String),

@@ -96,6 +96,8 @@ pub struct NodePool {
     stats: Cell<PoolStats>,
     /// Traffic of the connections that have closed (the open ones count their own).
     retired: Cell<ConnectionStats>,
+    /// Set by [`NodePool::close`]: why the pool was closed (requests then fail with it).
+    closed: RefCell<Option<String>>,
     stopped: Cell<bool>,
 }
 
@@ -128,6 +130,7 @@ impl NodePool {
             last_error: RefCell::new(None),
             stats: Cell::new(PoolStats::default()),
             retired: Cell::new(ConnectionStats::default()),
+            closed: RefCell::new(None),
             stopped: Cell::new(false),
         });
         for slot in 0..size.max(1) {
@@ -206,9 +209,17 @@ impl NodePool {
         }
     }
 
-    /// Closes every connection and stops the watchers.
+    /// Why the pool was closed, if [`NodePool::close`] was called.
+    pub fn closed_reason(&self) -> Option<String> {
+        self.closed.borrow().clone()
+    }
+
+    /// Closes every connection and stops the watchers; later requests fail with `reason`.
     pub fn close(&self, reason: &str) {
         self.stopped.set(true);
+        self.closed
+            .borrow_mut()
+            .get_or_insert_with(|| reason.to_owned());
         for conn in self.slots.borrow_mut().iter_mut().filter_map(Option::take) {
             conn.close(reason);
         }

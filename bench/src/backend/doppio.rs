@@ -113,6 +113,7 @@ pub fn classify(e: &Error) -> &'static str {
         Error::Timeout { .. } => "timeout",
         Error::ConnectionBroken(_) => "connection_broken",
         Error::NoConnection(_) => "no_connection",
+        Error::Closed(_) => "closed",
         Error::Protocol { .. } | Error::UnexpectedResponse { .. } => "protocol",
         Error::Serialization(_) | Error::Deserialization(_) => "serialization",
         Error::Handshake { .. } | Error::Authentication { .. } => "handshake",

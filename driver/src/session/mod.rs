@@ -315,6 +315,9 @@ impl Session {
 
     fn connection(&self) -> Result<Connection, Error> {
         self.inner.pool.pick().ok_or_else(|| {
+            if let Some(reason) = self.inner.pool.closed_reason() {
+                return Error::Closed(reason);
+            }
             Error::NoConnection(match self.inner.pool.last_error() {
                 Some(e) => format!("{} is down: {e}", self.node()),
                 None => format!("{} has no open connection", self.node()),

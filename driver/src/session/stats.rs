@@ -25,7 +25,7 @@ pub struct ErrorCounts {
     pub client_timeout: u64,
     /// The connection broke with the request in flight.
     pub connection_broken: u64,
-    /// No open connection to send on.
+    /// No open connection to send on (or the session was closed).
     pub no_connection: u64,
     /// The node broke the protocol, or answered nonsense.
     pub protocol: u64,
@@ -53,7 +53,7 @@ impl ErrorCounts {
             },
             Error::Timeout { .. } => &mut self.client_timeout,
             Error::ConnectionBroken(_) => &mut self.connection_broken,
-            Error::NoConnection(_) => &mut self.no_connection,
+            Error::NoConnection(_) | Error::Closed(_) => &mut self.no_connection,
             Error::Protocol { .. } | Error::UnexpectedResponse { .. } => &mut self.protocol,
             Error::Serialization(_) | Error::Deserialization(_) => &mut self.serialization,
             Error::Handshake { .. } | Error::Authentication { .. } => &mut self.handshake,
