@@ -40,11 +40,16 @@ use doppio_proto::consistency::Consistency;
 
 use crate::auth::{Authenticator, PasswordAuthenticator};
 use crate::connection::ConnectionConfig;
+use crate::control::{ControlConfig, ControlEvent, Publisher};
 use crate::error::Error;
 use crate::handshake::HandshakeConfig;
 use crate::pool::Backoff;
+use crate::routing::topology::TopologySnapshot;
 use crate::runtime::{RuntimeError, Shards};
-use crate::session::{DefaultRetryPolicy, RetryPolicy, Session, SessionConfig};
+use crate::session::{
+    ControlRole, DefaultPolicyConfig, DefaultRetryPolicy, PolicyFactory, RetryPolicy, Session,
+    SessionConfig, SpeculativeExecution,
+};
 
 /// Makes a shard's authenticator (on the shard: an authenticator may be `!Send`).
 pub type AuthenticatorFactory = Arc<dyn Fn() -> Rc<dyn Authenticator> + Send + Sync>;
@@ -86,6 +91,12 @@ struct ClusterConfig {
     retry_policy: Arc<dyn RetryPolicy>,
     grace: Duration,
     spin_before_park: Option<Duration>,
+    /// The default policy's settings (unless `load_balancing` replaces the policy).
+    policy_config: DefaultPolicyConfig,
+    load_balancing: Option<PolicyFactory>,
+    speculative: Option<SpeculativeExecution>,
+    schema_agreement_timeout: Duration,
+    control: ControlConfig,
 }
 
 /// Builds a [`Cluster`]. Defaults: contact point 127.0.0.1:9042, one shard per available
@@ -134,14 +145,19 @@ impl Default for ClusterBuilder {
                 retry_policy: Arc::new(DefaultRetryPolicy::default()),
                 grace: Duration::from_secs(5),
                 spin_before_park: None,
+                policy_config: DefaultPolicyConfig::default(),
+                load_balancing: None,
+                speculative: None,
+                schema_agreement_timeout: Duration::from_secs(10),
+                control: ControlConfig::default(),
             },
         }
     }
 }
 
 impl ClusterBuilder {
-    /// Adds a node to connect to; the first that answers is used (cluster-wide routing is
-    /// the topology layer's work).
+    /// Adds a contact point: the first that answers is asked for the cluster's topology,
+    /// and every node it lists is connected to (as the load-balancing policy allows).
     pub fn contact_point(mut self, addr: SocketAddr) -> Self {
         self.config.contact_points.push(addr);
         self
@@ -256,6 +272,50 @@ impl ClusterBuilder {
         self
     }
 
+    /// The local data center (default: the contact point's). Requests go to its nodes.
+    pub fn local_datacenter(mut self, dc: &str) -> Self {
+        self.config.policy_config.local_datacenter = Some(dc.to_owned());
+        self
+    }
+
+    /// Lets requests go to other data centers when no local node can take them (off by
+    /// default); connections are then opened to remote nodes too.
+    pub fn allow_remote_datacenters(mut self, allow: bool) -> Self {
+        self.config.policy_config.allow_remote = allow;
+        self
+    }
+
+    /// Token-aware routing (on by default): prepared statements whose partition key is
+    /// bound go to one of its replicas.
+    pub fn token_aware(mut self, on: bool) -> Self {
+        self.config.policy_config.token_aware = on;
+        self
+    }
+
+    /// Replaces the default load-balancing policy (one is made per shard).
+    pub fn load_balancing(mut self, factory: PolicyFactory) -> Self {
+        self.config.load_balancing = Some(factory);
+        self
+    }
+
+    /// Speculative execution of idempotent statements (off by default).
+    pub fn speculative_execution(mut self, spec: Option<SpeculativeExecution>) -> Self {
+        self.config.speculative = spec;
+        self
+    }
+
+    /// How long a schema change waits for the live nodes to agree (zero: no wait).
+    pub fn schema_agreement_timeout(mut self, timeout: Duration) -> Self {
+        self.config.schema_agreement_timeout = timeout;
+        self
+    }
+
+    /// The control connection's refresh interval, event debounce and failover backoff.
+    pub fn control(mut self, control: ControlConfig) -> Self {
+        self.config.control = control;
+        self
+    }
+
     /// Starts the shards and connects a session on each. Blocks until every shard is
     /// connected or one has failed (then the shards started so far are shut down).
     pub fn build(self) -> Result<Cluster, ClusterError> {
@@ -276,34 +336,110 @@ impl ClusterBuilder {
             |index| ShardState {
                 index,
                 session: RefCell::new(None),
+                latest: RefCell::new(None),
             },
         )?;
         let config = Arc::new(config);
-        let connected = {
+        let fail = |shards: &Shards<ShardState>, shard, error| {
+            shards.shutdown();
+            Err(ClusterError::Connect { shard, error })
+        };
+        // Shard 0 runs the control connection: it reads the topology first, then hands
+        // every change to all shards (itself included) over the control plane.
+        let poster = shards.poster();
+        let first = {
             let config = config.clone();
             shards.run_on_shards(move |state| {
-                let config = config.clone();
+                let (config, poster) = (config.clone(), poster.clone());
                 async move {
-                    let session = connect_shard(&config).await?;
+                    if state.index != 0 {
+                        return Ok(None);
+                    }
+                    let publish: Publisher = Rc::new(move |event: ControlEvent| {
+                        poster.post_all(move |state: Rc<ShardState>| {
+                            state.on_control_event(&event);
+                            async {}
+                        });
+                    });
+                    let session =
+                        Session::connect_as(session_config(&config), ControlRole::Run(publish))
+                            .await?;
+                    let snapshot = session.topology();
+                    *state.session.borrow_mut() = Some(session);
+                    Ok::<_, Error>(Some(snapshot))
+                }
+            })?
+        };
+        let mut snapshot = None;
+        for r in first {
+            match r {
+                Ok(Some(s)) => snapshot = Some(s),
+                Ok(None) => {}
+                Err(error) => return fail(&shards, 0, error),
+            }
+        }
+        let Some(snapshot) = snapshot else {
+            shards.shutdown();
+            return Err(ClusterError::Runtime(RuntimeError::ShardStopped {
+                shard: 0,
+            }));
+        };
+        // The other shards follow, from that topology (or a newer one already posted).
+        let others = {
+            let config = config.clone();
+            shards.run_on_shards(move |state| {
+                let (config, snapshot) = (config.clone(), snapshot.clone());
+                async move {
+                    if state.index == 0 {
+                        return Ok(());
+                    }
+                    let latest = state.latest.borrow().clone();
+                    let start = match latest {
+                        Some(l) if l.version > snapshot.version => l,
+                        _ => snapshot,
+                    };
+                    let session =
+                        Session::connect_as(session_config(&config), ControlRole::Follow(start))
+                            .await?;
+                    // A change posted while this shard was connecting.
+                    if let Some(l) = state.latest.borrow().clone() {
+                        session.apply(&ControlEvent::Topology(l));
+                    }
                     *state.session.borrow_mut() = Some(session);
                     Ok::<(), Error>(())
                 }
             })?
         };
-        for (shard, result) in connected.into_iter().enumerate() {
+        for (shard, result) in others.into_iter().enumerate() {
             if let Err(error) = result {
-                shards.shutdown();
-                return Err(ClusterError::Connect { shard, error });
+                return fail(&shards, shard, error);
             }
         }
         Ok(Cluster { shards, config })
     }
 }
 
-/// What each shard keeps: its session, set once `build` has connected it.
+/// What each shard keeps: its session, set once `build` has connected it, and the latest
+/// topology the control connection posted (kept for a session still connecting).
 struct ShardState {
     index: usize,
     session: RefCell<Option<Session>>,
+    latest: RefCell<Option<Arc<TopologySnapshot>>>,
+}
+
+impl ShardState {
+    fn on_control_event(&self, event: &ControlEvent) {
+        if let ControlEvent::Topology(s) = event {
+            let mut latest = self.latest.borrow_mut();
+            if latest.as_ref().is_none_or(|l| l.version < s.version) {
+                *latest = Some(s.clone());
+            }
+        }
+        let session = self.session.borrow().clone();
+        if let Some(session) = session {
+            session.apply(event);
+        }
+    }
 }
 
 impl Drop for ShardState {
@@ -312,39 +448,41 @@ impl Drop for ShardState {
     /// so dropping ours alone would not close them).
     fn drop(&mut self) {
         if let Some(s) = self.session.borrow_mut().take() {
-            s.pool().close("the client is shutting down");
+            s.close("the client is shutting down");
         }
     }
 }
 
-/// Opens a session to the first contact point that answers.
-async fn connect_shard(config: &ClusterConfig) -> Result<Session, Error> {
-    let mut last = Error::NoConnection("no contact point".into());
-    for &node in &config.contact_points {
-        let session_config = SessionConfig {
-            node,
-            connections: config.connections,
-            connection: config.connection.clone(),
-            handshake: HandshakeConfig {
-                compression: config.compression,
-                authenticator: config.authenticator.as_ref().map(|f| f()),
-                timeout: None,
-            },
-            backoff: config.backoff,
-            consistency: config.consistency,
-            serial_consistency: config.serial_consistency,
-            page_size: config.page_size,
-            connect_timeout: config.connect_timeout,
-            retry_policy: config.retry_policy.clone(),
-        };
-        match Session::connect(session_config).await {
-            Ok(s) => return Ok(s),
-            // A refusal of the credentials is the same on every node: say it at once.
-            Err(e @ Error::Authentication { .. }) => return Err(e),
-            Err(e) => last = e,
-        }
+/// The session configuration of every shard.
+fn session_config(config: &ClusterConfig) -> SessionConfig {
+    let mut contacts = config.contact_points.iter().copied();
+    let node = contacts
+        .next()
+        .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 9042)));
+    SessionConfig {
+        node,
+        contact_points: contacts.collect(),
+        connections: config.connections,
+        connection: config.connection.clone(),
+        handshake: HandshakeConfig {
+            compression: config.compression,
+            authenticator: config.authenticator.as_ref().map(|f| f()),
+            timeout: None,
+        },
+        backoff: config.backoff,
+        consistency: config.consistency,
+        serial_consistency: config.serial_consistency,
+        page_size: config.page_size,
+        connect_timeout: config.connect_timeout,
+        retry_policy: config.retry_policy.clone(),
+        load_balancing: config
+            .load_balancing
+            .clone()
+            .unwrap_or_else(|| PolicyFactory::default_policy(config.policy_config.clone())),
+        speculative: config.speculative,
+        schema_agreement_timeout: config.schema_agreement_timeout,
+        control: config.control,
     }
-    Err(last)
 }
 
 /// A running client: one shard per core, each with a connected [`Session`]. `Send + Sync`.

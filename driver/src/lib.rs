@@ -1,9 +1,15 @@
 //! `doppio`: a thread-per-core CQL v4 driver on glommio.
 //!
-//! The only crate of the workspace that knows glommio. Its parts, as they land (see
-//! `shared/DESIGN.md` sections 2 and 3): a `Cluster` that starts one pinned executor per core,
-//! per-shard connections that coalesce frames into batched writes and parse every complete
-//! frame per read, and the `Session` API that user code runs on each shard.
+//! The only crate of the workspace that knows glommio. Its parts (see `shared/DESIGN.md`):
+//! - [`cluster`]: a `Cluster` that starts one pinned executor per core ([`runtime`]) and a
+//!   session on each; one shard runs the [`control`] connection and hands topology changes
+//!   to all of them over the control plane.
+//! - [`connection`] and [`pool`]: per-shard connections to every node that coalesce frames
+//!   into batched writes and parse every complete frame per read, replaced in the background
+//!   with backoff when they break.
+//! - [`routing`]: Murmur3 tokens, the token ring and replica placement (pure).
+//! - [`session`]: the `Session` API that user code runs on each shard, with token-aware
+//!   load balancing, retries and speculative execution.
 //!
 //! Invariant: nothing on the request path is shared across cores; shard state is
 //! `Rc`/`RefCell`, never `Arc`/`Mutex`.
@@ -11,9 +17,11 @@
 pub mod auth;
 pub mod cluster;
 pub mod connection;
+pub mod control;
 pub mod error;
 pub mod handshake;
 pub mod pool;
+pub mod routing;
 pub mod runtime;
 pub mod session;
 

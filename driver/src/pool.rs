@@ -99,6 +99,10 @@ pub struct NodePool {
     /// Set by [`NodePool::close`]: why the pool was closed (requests then fail with it).
     closed: RefCell<Option<String>>,
     stopped: Cell<bool>,
+    /// Bumped by [`NodePool::reconnect_now`]: watchers in a backoff sleep wake and retry.
+    kick: Cell<u64>,
+    /// Watchers sleeping in a backoff (woken by a kick or a close).
+    sleepers: RefCell<Vec<std::task::Waker>>,
 }
 
 impl std::fmt::Debug for NodePool {
@@ -132,6 +136,8 @@ impl NodePool {
             retired: Cell::new(ConnectionStats::default()),
             closed: RefCell::new(None),
             stopped: Cell::new(false),
+            kick: Cell::new(0),
+            sleepers: RefCell::new(Vec::new()),
         });
         for slot in 0..size.max(1) {
             glommio::spawn_local(watch_slot(Rc::downgrade(&pool), slot)).detach();
@@ -152,6 +158,45 @@ impl NodePool {
             .flatten()
             .filter(|c| c.closed().is_none())
             .count()
+    }
+
+    /// True if at least one connection is open (the node is up for this shard).
+    pub fn is_up(&self) -> bool {
+        self.slots
+            .borrow()
+            .iter()
+            .flatten()
+            .any(|c| c.closed().is_none())
+    }
+
+    /// The open connections (for control-path work on each, such as `USE`).
+    pub fn open_connections(&self) -> Vec<Connection> {
+        self.slots
+            .borrow()
+            .iter()
+            .flatten()
+            .filter(|c| c.closed().is_none())
+            .cloned()
+            .collect()
+    }
+
+    /// Requests in flight on the open connections (orphans included).
+    pub fn in_flight(&self) -> usize {
+        self.slots
+            .borrow()
+            .iter()
+            .flatten()
+            .map(Connection::in_flight)
+            .sum()
+    }
+
+    /// Ends the backoff of every watcher waiting to reconnect: they try at once, and their
+    /// next failure starts the backoff from the base again (the node was reported up).
+    pub fn reconnect_now(&self) {
+        self.kick.set(self.kick.get() + 1);
+        for w in self.sleepers.borrow_mut().drain(..) {
+            w.wake();
+        }
     }
 
     /// Counters.
@@ -276,11 +321,40 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
                 *p.last_error.borrow_mut() = Some(e);
                 let delay = p.backoff.delay(attempt, p.jitter.next());
                 attempt = attempt.saturating_add(1);
+                let kicked_at = p.kick.get();
                 drop(p);
-                glommio::timer::sleep(delay).await;
+                if backoff_sleep(&pool, delay, kicked_at).await {
+                    attempt = 0;
+                }
             }
         }
     }
+}
+
+/// Sleeps for `delay`, or until the pool is kicked past `kicked_at` or closed. Returns true
+/// if it was kicked (the node was reported up: the backoff starts over).
+async fn backoff_sleep(pool: &std::rc::Weak<NodePool>, delay: Duration, kicked_at: u64) -> bool {
+    let mut timer = std::pin::pin!(glommio::timer::Timer::new(delay));
+    std::future::poll_fn(|cx| {
+        let Some(p) = pool.upgrade() else {
+            return std::task::Poll::Ready(false);
+        };
+        if p.kick.get() != kicked_at {
+            return std::task::Poll::Ready(true);
+        }
+        if p.stopped.get() {
+            return std::task::Poll::Ready(false);
+        }
+        if timer.as_mut().poll(cx).is_ready() {
+            return std::task::Poll::Ready(false);
+        }
+        let mut sleepers = p.sleepers.borrow_mut();
+        if !sleepers.iter().any(|w| w.will_wake(cx.waker())) {
+            sleepers.push(cx.waker().clone());
+        }
+        std::task::Poll::Pending
+    })
+    .await
 }
 
 #[cfg(test)]

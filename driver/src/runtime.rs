@@ -239,6 +239,60 @@ impl<S: 'static> Shards<S> {
     pub fn shutdown(&self) -> Vec<usize> {
         self.stop_all()
     }
+
+    /// A handle that posts jobs to every shard without waiting for them; `Send + Sync`, so
+    /// a shard can hold it (the control connection uses it to hand topology changes to all
+    /// shards).
+    pub fn poster(&self) -> Poster<S> {
+        Poster {
+            mailboxes: Arc::new(self.shards.iter().map(|s| s.mailbox.clone()).collect()),
+        }
+    }
+}
+
+/// Posts jobs to every shard, fire-and-forget (control plane only). Jobs to a stopped shard
+/// are dropped.
+pub struct Poster<S> {
+    mailboxes: Arc<Vec<Arc<Mailbox<S>>>>,
+}
+
+impl<S> Clone for Poster<S> {
+    fn clone(&self) -> Self {
+        Self {
+            mailboxes: self.mailboxes.clone(),
+        }
+    }
+}
+
+impl<S> std::fmt::Debug for Poster<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Poster")
+            .field("shards", &self.mailboxes.len())
+            .finish()
+    }
+}
+
+impl<S: 'static> Poster<S> {
+    /// Queues `f(state)` on every shard and returns at once.
+    pub fn post_all<F, Fut>(&self, f: F)
+    where
+        F: Fn(Rc<S>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let f = Arc::new(f);
+        for mailbox in self.mailboxes.iter() {
+            let f = f.clone();
+            let job: Job<S> = Box::new(move |state| Box::pin(f(state)));
+            let mut st = mailbox.lock();
+            if st.closed {
+                continue;
+            }
+            st.jobs.push_back(job);
+            if let Some(w) = st.waker.take() {
+                w.wake();
+            }
+        }
+    }
 }
 
 impl<S> Shards<S> {

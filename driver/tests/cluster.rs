@@ -44,7 +44,11 @@ fn every_shard_has_its_own_connected_session() {
                 .await?;
             let version: Vec<(String,)> = r.typed_rows()?;
             let thread = std::thread::current().name().unwrap_or_default().to_owned();
-            Ok::<_, Error>((version[0].0.clone(), thread, session.pool().open_count()))
+            Ok::<_, Error>((
+                version[0].0.clone(),
+                thread,
+                session.node_at(session.node()).unwrap().pool().open_count(),
+            ))
         })
         .unwrap();
     assert_eq!(out.len(), 2);

@@ -102,7 +102,7 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound() {
         // What stays once every task is gone: the connection's buffers at their high-water
         // capacity and its in-flight table.
         let retained = LIVE.load(Ordering::Relaxed).saturating_sub(before_spawn);
-        let conn = s.pool().pick().unwrap();
+        let conn = s.node_at(s.node()).unwrap().pool().pick().unwrap();
         let stats = conn.stats();
         let mib = |b: usize| b as f64 / (1 << 20) as f64;
         println!(

@@ -123,7 +123,13 @@ fn round_trip_rows(compression: bool, test: &'static str) {
         assert!(pages >= 3, "{pages} pages");
         if compression {
             assert!(
-                s.pool().pick().unwrap().compression().is_some(),
+                s.node_at(s.node())
+                    .unwrap()
+                    .pool()
+                    .pick()
+                    .unwrap()
+                    .compression()
+                    .is_some(),
                 "lz4 was negotiated"
             );
         }
@@ -375,5 +381,25 @@ fn prepared_rows_follow_the_table_when_it_changes() {
             "the statement learned the new column"
         );
         s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+    });
+}
+
+#[test]
+fn a_closed_session_fails_requests_with_the_reason() {
+    on_glommio(|| async {
+        let s = session(false).await;
+        s.query("SELECT key FROM system.local", &()).await.unwrap();
+        s.close("closed by the test");
+        // Before the fix this was `NoConnection("... has no open connection")`, which hid
+        // why (it raced a cluster shutdown in CI).
+        let err = s
+            .query("SELECT key FROM system.local", &())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::Closed(r) if r == "closed by the test"),
+            "{err}"
+        );
+        assert_eq!(s.stats().errors.no_connection, 1);
     });
 }

@@ -5,10 +5,14 @@
 //! made already. The session consults it only on the error path; a request that succeeds
 //! never touches it.
 //!
+//! A decision says where the request goes next: the same node again, or the next node of the
+//! load-balancing plan (the same node if the plan has no other).
+//!
 //! Invariant of [`DefaultRetryPolicy`]: a statement that is not idempotent is sent again only
 //! when the node's answer proves it was not applied (OVERLOADED, IS_BOOTSTRAPPING,
-//! UNAVAILABLE); a lost answer (client timeout, broken connection, server-side read or write
-//! timeout) is retried only for idempotent statements.
+//! UNAVAILABLE: the next node); a lost answer (client timeout, broken connection) or a
+//! server-side read or write timeout is retried only for idempotent statements (timeouts
+//! on the same node, whose replicas may just have been slow; lost answers on the next).
 
 use doppio_proto::response::ErrorCode;
 
@@ -17,8 +21,10 @@ use crate::error::Error;
 /// What to do with a failed request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RetryDecision {
-    /// Send it again (on the next open connection).
-    Retry,
+    /// Send it again to the node that failed it.
+    RetrySameNode,
+    /// Send it to the next node of the plan (or the same one if there is no other).
+    RetryNextNode,
     /// Return the error to the caller.
     Fail,
 }
@@ -42,7 +48,8 @@ impl RetryPolicy for NoRetry {
 }
 
 /// Retries up to `max_retries` times: any statement on errors that prove it was not
-/// applied, idempotent statements also when the answer was lost.
+/// applied (on the next node), idempotent statements also when the answer was lost (on the
+/// next node) or the replicas timed out (on the same node).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DefaultRetryPolicy {
     /// Retries per request at most.
@@ -60,24 +67,27 @@ impl RetryPolicy for DefaultRetryPolicy {
         if retries >= self.max_retries {
             return RetryDecision::Fail;
         }
-        let retry = match error {
-            // The coordinator did not run the statement.
+        match error {
+            // The coordinator did not run the statement: another coordinator may.
             Error::Server { error, .. } => match error.code {
-                ErrorCode::Overloaded | ErrorCode::IsBootstrapping | ErrorCode::Unavailable => true,
-                // The statement may have been applied on some replicas.
-                ErrorCode::ReadTimeout | ErrorCode::WriteTimeout | ErrorCode::ServerError => {
-                    idempotent
+                ErrorCode::Overloaded | ErrorCode::IsBootstrapping | ErrorCode::Unavailable => {
+                    RetryDecision::RetryNextNode
                 }
-                _ => false,
+                // The statement may have been applied on some replicas; the coordinator is
+                // fine, its replicas were slow.
+                ErrorCode::ReadTimeout | ErrorCode::WriteTimeout if idempotent => {
+                    RetryDecision::RetrySameNode
+                }
+                ErrorCode::ServerError if idempotent => RetryDecision::RetryNextNode,
+                _ => RetryDecision::Fail,
             },
             // The answer was lost; the request may or may not have been applied.
-            Error::Timeout { .. } | Error::ConnectionBroken(_) => idempotent,
-            _ => false,
-        };
-        if retry {
-            RetryDecision::Retry
-        } else {
-            RetryDecision::Fail
+            Error::Timeout { .. } | Error::ConnectionBroken(_) if idempotent => {
+                RetryDecision::RetryNextNode
+            }
+            // Nothing was sent: another node may take it.
+            Error::NoConnection(_) => RetryDecision::RetryNextNode,
+            _ => RetryDecision::Fail,
         }
     }
 }
@@ -114,25 +124,29 @@ mod tests {
             ErrorCode::IsBootstrapping,
             ErrorCode::Unavailable,
         ] {
-            assert_eq!(p.decide(&server(code), false, 0), RetryDecision::Retry);
+            assert_eq!(
+                p.decide(&server(code), false, 0),
+                RetryDecision::RetryNextNode
+            );
             assert_eq!(
                 p.decide(&server(code), false, 1),
                 RetryDecision::Fail,
                 "at most max_retries"
             );
         }
-        let lost = [
+        for e in [
             server(ErrorCode::WriteTimeout),
             server(ErrorCode::ReadTimeout),
-            Error::Timeout {
-                node: node(),
-                after: Duration::from_secs(1),
-            },
-        ];
-        for e in &lost {
-            assert_eq!(p.decide(e, false, 0), RetryDecision::Fail, "{e}");
-            assert_eq!(p.decide(e, true, 0), RetryDecision::Retry, "{e}");
+        ] {
+            assert_eq!(p.decide(&e, false, 0), RetryDecision::Fail, "{e}");
+            assert_eq!(p.decide(&e, true, 0), RetryDecision::RetrySameNode, "{e}");
         }
+        let lost = Error::Timeout {
+            node: node(),
+            after: Duration::from_secs(1),
+        };
+        assert_eq!(p.decide(&lost, false, 0), RetryDecision::Fail);
+        assert_eq!(p.decide(&lost, true, 0), RetryDecision::RetryNextNode);
         for code in [
             ErrorCode::SyntaxError,
             ErrorCode::Invalid,

@@ -1,0 +1,11 @@
+//! Routing: where a partition lives. Pure functions of data, no I/O: the session and the
+//! control connection feed them what the cluster reports.
+//!
+//! - [`murmur3`]: the token of a partition key, exactly as Cassandra's `Murmur3Partitioner`.
+//! - [`topology`]: nodes and keyspace replication as read from the system tables.
+//! - [`ring`]: the token ring and the replicas of every range per replication strategy,
+//!   precomputed so that routing a request is a binary search and a slice.
+
+pub mod murmur3;
+pub mod ring;
+pub mod topology;

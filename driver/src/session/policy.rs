@@ -1,0 +1,202 @@
+//! Load balancing: which node a request goes to, and where it goes next if that fails.
+//!
+//! A [`LoadBalancingPolicy`] is made once per shard (so it may keep `Cell` state, such as a
+//! round-robin counter, with no atomic). The session asks it for the first node of every
+//! request ([`LoadBalancingPolicy::pick`], the hot path: no allocation) and, only when a
+//! request must go elsewhere (a retry on the next node, a speculative execution), for the
+//! whole plan ([`LoadBalancingPolicy::plan`]).
+//!
+//! [`DefaultPolicy`] is token-aware first (the statement's replicas in the local data
+//! center, rotated round-robin), then DC-aware (the other local nodes, rotated), then remote
+//! data centers only if allowed. Nodes this shard has no open connection to are skipped.
+//! Statements without a routing token (unprepared, or a partition key that could not be
+//! read) go round-robin over the local nodes.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use super::view::{ClusterView, Distance};
+use crate::routing::murmur3::Token;
+use crate::routing::ring::NodeIndex;
+use crate::routing::topology::TopologySnapshot;
+
+/// What the session knows of a request when it asks where to send it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RoutingInfo<'a> {
+    /// The partition key's token, when known.
+    pub token: Option<Token>,
+    /// The token's replicas in the statement's keyspace, in placement order (empty if the
+    /// token or the keyspace's replication is unknown).
+    pub replicas: &'a [NodeIndex],
+}
+
+/// Chooses nodes for requests. One instance per shard; `!Send` is fine.
+pub trait LoadBalancingPolicy: std::fmt::Debug {
+    /// The distance of every node of a new topology, in its node order. The session opens
+    /// connections only to nodes that are not [`Distance::Ignored`].
+    fn distances(&self, topology: &TopologySnapshot) -> Vec<Distance>;
+
+    /// The first node to try, or `None` if no node can take the request. Called for every
+    /// request: should not allocate.
+    fn pick(&self, view: &ClusterView, routing: &RoutingInfo<'_>) -> Option<NodeIndex>;
+
+    /// The whole plan, in order, into `out` (cleared first). Called only when a request must
+    /// go past its first node; may allocate.
+    fn plan(&self, view: &ClusterView, routing: &RoutingInfo<'_>, out: &mut Vec<NodeIndex>);
+}
+
+/// Makes each shard's policy (shards are threads; the factory crosses to them).
+#[derive(Clone)]
+pub struct PolicyFactory(pub Arc<dyn Fn() -> Rc<dyn LoadBalancingPolicy> + Send + Sync>);
+
+impl std::fmt::Debug for PolicyFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PolicyFactory")
+    }
+}
+
+impl PolicyFactory {
+    /// A factory of [`DefaultPolicy`] with `config`.
+    pub fn default_policy(config: DefaultPolicyConfig) -> Self {
+        Self(Arc::new(move || {
+            Rc::new(DefaultPolicy::new(config.clone())) as Rc<dyn LoadBalancingPolicy>
+        }))
+    }
+
+    /// Makes one policy.
+    pub fn make(&self) -> Rc<dyn LoadBalancingPolicy> {
+        (self.0)()
+    }
+}
+
+impl Default for PolicyFactory {
+    fn default() -> Self {
+        Self::default_policy(DefaultPolicyConfig::default())
+    }
+}
+
+/// Settings of [`DefaultPolicy`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultPolicyConfig {
+    /// The local data center; `None`: the data center of the contact point that answered.
+    pub local_datacenter: Option<String>,
+    /// Whether nodes of other data centers may take requests (after every local node).
+    pub allow_remote: bool,
+    /// Whether to prefer the statement's replicas (token-aware routing).
+    pub token_aware: bool,
+}
+
+impl Default for DefaultPolicyConfig {
+    fn default() -> Self {
+        Self {
+            local_datacenter: None,
+            allow_remote: false,
+            token_aware: true,
+        }
+    }
+}
+
+/// Token-aware, DC-aware, round-robin (see the module doc).
+#[derive(Debug)]
+pub struct DefaultPolicy {
+    config: DefaultPolicyConfig,
+    next: Cell<usize>,
+}
+
+impl DefaultPolicy {
+    /// A policy with `config`.
+    pub fn new(config: DefaultPolicyConfig) -> Self {
+        Self {
+            config,
+            next: Cell::new(0),
+        }
+    }
+
+    fn rotation(&self) -> usize {
+        let n = self.next.get();
+        self.next.set(n.wrapping_add(1));
+        n
+    }
+}
+
+/// The first of `nodes`, starting at `from` and wrapping, that satisfies `ok`.
+fn first_rotated(
+    nodes: &[NodeIndex],
+    from: usize,
+    mut ok: impl FnMut(NodeIndex) -> bool,
+) -> Option<NodeIndex> {
+    let n = nodes.len();
+    (0..n).map(|k| nodes[(from + k) % n]).find(|&i| ok(i))
+}
+
+impl LoadBalancingPolicy for DefaultPolicy {
+    fn distances(&self, topology: &TopologySnapshot) -> Vec<Distance> {
+        let local = self
+            .config
+            .local_datacenter
+            .as_deref()
+            .or(topology.contact_datacenter.as_deref());
+        topology
+            .nodes
+            .iter()
+            .map(|n| match local {
+                None => Distance::Local,
+                Some(dc) if n.datacenter == dc => Distance::Local,
+                Some(_) if self.config.allow_remote => Distance::Remote,
+                Some(_) => Distance::Ignored,
+            })
+            .collect()
+    }
+
+    fn pick(&self, view: &ClusterView, routing: &RoutingInfo<'_>) -> Option<NodeIndex> {
+        let r = self.rotation();
+        if self.config.token_aware {
+            let local_replica = first_rotated(routing.replicas, r, |i| {
+                view.distance(i) == Distance::Local && view.is_up(i)
+            });
+            if local_replica.is_some() {
+                return local_replica;
+            }
+        }
+        if let Some(i) = first_rotated(view.local_nodes(), r, |i| view.is_up(i)) {
+            return Some(i);
+        }
+        if self.config.allow_remote {
+            if self.config.token_aware {
+                let remote_replica = first_rotated(routing.replicas, r, |i| {
+                    view.distance(i) == Distance::Remote && view.is_up(i)
+                });
+                if remote_replica.is_some() {
+                    return remote_replica;
+                }
+            }
+            return first_rotated(view.remote_nodes(), r, |i| view.is_up(i));
+        }
+        None
+    }
+
+    fn plan(&self, view: &ClusterView, routing: &RoutingInfo<'_>, out: &mut Vec<NodeIndex>) {
+        out.clear();
+        let r = self.rotation();
+        let add = |out: &mut Vec<NodeIndex>, nodes: &[NodeIndex], want: Distance| {
+            let n = nodes.len();
+            for k in 0..n {
+                let i = nodes[(r + k) % n];
+                if view.distance(i) == want && view.is_up(i) && !out.contains(&i) {
+                    out.push(i);
+                }
+            }
+        };
+        if self.config.token_aware {
+            add(out, routing.replicas, Distance::Local);
+        }
+        add(out, view.local_nodes(), Distance::Local);
+        if self.config.allow_remote {
+            if self.config.token_aware {
+                add(out, routing.replicas, Distance::Remote);
+            }
+            add(out, view.remote_nodes(), Distance::Remote);
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! The routing token of a prepared statement's values.
+//!
+//! The partition key's columns are among the bound values (PREPARED says which, by bind
+//! marker index). The values are serialized once into a reused scratch buffer, the key's
+//! components are found by walking the `[value]`s, and the token is Murmur3 of the single
+//! component, or of the composite key built from all of them (in another reused buffer).
+//!
+//! Invariants: no allocation once the buffers have grown; a value that is null, unset or
+//! cannot be serialized means "no token" (the request is then routed without one and the
+//! real encoding reports any error).
+
+use bytes::BytesMut;
+use doppio_proto::metadata::ColumnSpec;
+use doppio_proto::values::QueryValues;
+
+use crate::routing::murmur3::{self, Token};
+
+/// Reused buffers for routing keys (one per session: a shard computes one token at a
+/// time, and never across an await).
+#[derive(Debug, Default)]
+pub(crate) struct RoutingScratch {
+    values: BytesMut,
+    key: Vec<u8>,
+    components: Vec<(usize, usize)>,
+}
+
+/// The most partition-key components routed (Cassandra tables rarely have more than a few).
+const MAX_COMPONENTS: usize = 16;
+
+impl RoutingScratch {
+    /// The token of the partition key among `values`, whose components are the bind markers
+    /// `pk_indexes` (in partition-key order).
+    pub(crate) fn token(
+        &mut self,
+        values: &(impl QueryValues + ?Sized),
+        columns: &[ColumnSpec],
+        pk_indexes: &[u16],
+    ) -> Option<Token> {
+        if pk_indexes.is_empty() || pk_indexes.len() > MAX_COMPONENTS || values.has_names() {
+            return None;
+        }
+        self.values.clear();
+        values.write_values(Some(columns), &mut self.values).ok()?;
+        // Where each bound value lies in the buffer.
+        self.components.clear();
+        let mut rest: &[u8] = &self.values;
+        let mut at = 0usize;
+        for _ in 0..values.count() {
+            let (len, tail) = rest.split_first_chunk::<4>()?;
+            let len = usize::try_from(i32::from_be_bytes(*len)).ok()?; // null / unset: none
+            let start = at + 4;
+            tail.get(..len)?;
+            self.components.push((start, len));
+            rest = &tail[len..];
+            at = start + len;
+        }
+        let bytes = &self.values[..];
+        let component = |i: u16| -> Option<&[u8]> {
+            let &(start, len) = self.components.get(usize::from(i))?;
+            bytes.get(start..start + len)
+        };
+        if let [only] = pk_indexes {
+            return Some(murmur3::token(component(*only)?));
+        }
+        self.key.clear();
+        for &i in pk_indexes {
+            let c = component(i)?;
+            if !murmur3::composite_key([c], &mut self.key) {
+                return None;
+            }
+        }
+        Some(murmur3::token(&self.key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use doppio_proto::types::ColumnType;
+    use doppio_proto::wire::RawValue;
+
+    use super::*;
+
+    fn col(name: &str, typ: ColumnType) -> ColumnSpec {
+        ColumnSpec {
+            keyspace: "ks".into(),
+            table: "t".into(),
+            name: name.into(),
+            typ,
+        }
+    }
+
+    #[test]
+    fn single_and_composite_keys_hash_their_components() {
+        let mut s = RoutingScratch::default();
+        let cols = [col("v", ColumnType::Blob), col("k", ColumnType::Int)];
+        let k = 7i32.to_be_bytes();
+        let values = [RawValue::Bytes(b"xyz"), RawValue::Bytes(&k)];
+        assert_eq!(
+            s.token(&values[..], &cols, &[1]),
+            Some(murmur3::token(&k)),
+            "the key is the second marker"
+        );
+        let mut key = Vec::new();
+        murmur3::composite_key([&k[..], &b"xyz"[..]], &mut key);
+        assert_eq!(
+            s.token(&values[..], &cols, &[1, 0]),
+            Some(murmur3::token(&key)),
+            "composite keys follow partition-key order"
+        );
+    }
+
+    #[test]
+    fn nulls_unsets_and_bad_indexes_give_no_token() {
+        let mut s = RoutingScratch::default();
+        let cols = [col("k", ColumnType::Blob)];
+        assert_eq!(s.token(&[RawValue::Null][..], &cols, &[0]), None);
+        assert_eq!(s.token(&[RawValue::Unset][..], &cols, &[0]), None);
+        assert_eq!(s.token(&[RawValue::Bytes(b"a")][..], &cols, &[3]), None);
+        assert_eq!(s.token(&[RawValue::Bytes(b"a")][..], &cols, &[]), None);
+    }
+}

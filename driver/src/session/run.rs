@@ -1,0 +1,231 @@
+//! Running one request along its query plan: the policy's first node, then, only if the
+//! retry policy says so, the same node again or the next node of the plan; optionally a
+//! speculative execution on the next node when an idempotent request is slow.
+//!
+//! The common case (first node answers) asks the policy once and allocates nothing; the
+//! plan is built only on the failure or speculative path.
+//!
+//! Invariants:
+//! - A node without an open connection is skipped without counting as a retry (nothing was
+//!   sent to it).
+//! - Every attempt is counted on its node (requests, and errors when it fails); the session
+//!   counts the request once, with its retries, when it ends.
+//! - A speculative execution is started only for idempotent statements, and the first
+//!   successful answer wins; the others are dropped (their stream ids wait for the late
+//!   answers as orphans).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::Poll;
+
+use doppio_proto::response::ResultBody;
+
+use super::policy::RoutingInfo;
+use super::retry::RetryDecision;
+use super::view::ClusterView;
+use super::{QueryResult, Session};
+use crate::connection::Connection;
+use crate::error::Error;
+use crate::routing::murmur3::Token;
+use crate::routing::ring::{NodeIndex, ReplicaMap};
+
+/// Where a request may go: the view it is routed with, and its token's replicas.
+pub(crate) struct Route {
+    pub(crate) view: Rc<ClusterView>,
+    pub(crate) token: Option<Token>,
+    pub(crate) map: Option<Rc<ReplicaMap>>,
+}
+
+/// The rest of a plan, built on first need.
+struct Plan {
+    nodes: Vec<NodeIndex>,
+    tried: Vec<NodeIndex>,
+}
+
+impl Plan {
+    /// The next node of the plan not tried yet, with an open connection.
+    fn next(&mut self, view: &ClusterView) -> Option<NodeIndex> {
+        let next = self
+            .nodes
+            .iter()
+            .copied()
+            .find(|i| !self.tried.contains(i) && view.is_up(*i))?;
+        self.tried.push(next);
+        Some(next)
+    }
+}
+
+impl Session {
+    /// Runs `attempt` on the nodes of `route`'s plan as the retry policy directs.
+    pub(crate) async fn run<F, Fut>(
+        &self,
+        route: Route,
+        idempotent: bool,
+        attempt: F,
+    ) -> Result<QueryResult, Error>
+    where
+        F: Fn(Connection) -> Fut,
+        Fut: Future<Output = Result<QueryResult, Error>>,
+    {
+        if let Some(reason) = self.inner.closed.borrow().clone() {
+            let e = Err(Error::Closed(reason));
+            self.count(&e, 0);
+            return e;
+        }
+        let view = &route.view;
+        let replicas = match (&route.map, route.token) {
+            (Some(map), Some(token)) => view.replicas(map, token),
+            _ => &[],
+        };
+        let routing = RoutingInfo {
+            token: route.token,
+            replicas,
+        };
+        let policy = &self.inner.policy;
+        let mut current = policy.pick(view, &routing);
+        let mut plan: Option<Plan> = None;
+        let mut retries = 0u32;
+        let mut last_error: Option<Error> = None;
+        let plan_of = |current: Option<NodeIndex>| -> Plan {
+            let mut p = Plan {
+                nodes: Vec::new(),
+                tried: current.into_iter().collect(),
+            };
+            policy.plan(view, &routing, &mut p.nodes);
+            p
+        };
+        loop {
+            let Some(index) = current else {
+                let e = Err(last_error.unwrap_or_else(|| Error::NoConnection(self.why_no_node())));
+                self.count(&e, retries);
+                return e;
+            };
+            let Some(node) = view.node(index) else {
+                current = plan.get_or_insert_with(|| plan_of(current)).next(view);
+                continue;
+            };
+            let Some(conn) = node.pool.pick() else {
+                // Went down since the plan was made: nothing was sent; next node.
+                current = plan.get_or_insert_with(|| plan_of(current)).next(view);
+                continue;
+            };
+            let result = match self.inner.config.speculative {
+                Some(spec) if idempotent && spec.max > 0 => {
+                    let plan = plan.get_or_insert_with(|| plan_of(current));
+                    self.speculate(view, node.clone(), conn, plan, spec, &attempt)
+                        .await
+                }
+                _ => {
+                    let r = attempt(conn).await;
+                    node.count(r.is_err());
+                    r
+                }
+            };
+            let error = match result {
+                Ok(r) => {
+                    if matches!(r.body, ResultBody::SchemaChange(_)) {
+                        self.after_schema_change(&r).await;
+                    }
+                    let ok = Ok(r);
+                    self.count(&ok, retries);
+                    return ok;
+                }
+                Err(e) => e,
+            };
+            let decision = self
+                .inner
+                .config
+                .retry_policy
+                .decide(&error, idempotent, retries);
+            match decision {
+                RetryDecision::Fail => {
+                    let e = Err(error);
+                    self.count(&e, retries);
+                    return e;
+                }
+                RetryDecision::RetrySameNode => {
+                    retries += 1;
+                    last_error = Some(error);
+                }
+                RetryDecision::RetryNextNode => {
+                    retries += 1;
+                    last_error = Some(error);
+                    let next = plan.get_or_insert_with(|| plan_of(current)).next(view);
+                    // With no other node, the same node again (another connection may
+                    // serve it), if it is still up.
+                    current = next.or(current.filter(|&i| view.is_up(i)));
+                }
+            }
+        }
+    }
+
+    /// Runs `attempt` on `first`, and on the next nodes of `plan` each `spec.delay` later
+    /// while no answer has come; the first success wins. If every attempt fails, the last
+    /// error is returned.
+    async fn speculate<F, Fut>(
+        &self,
+        view: &ClusterView,
+        first: Rc<super::view::Node>,
+        conn: Connection,
+        plan: &mut Plan,
+        spec: super::SpeculativeExecution,
+        attempt: &F,
+    ) -> Result<QueryResult, Error>
+    where
+        F: Fn(Connection) -> Fut,
+        Fut: Future<Output = Result<QueryResult, Error>>,
+    {
+        // The speculative path only: boxed attempts, one per node asked.
+        let mut running: Vec<(Rc<super::view::Node>, Pin<Box<Fut>>)> =
+            vec![(first, Box::pin(attempt(conn)))];
+        let mut launched = 0usize;
+        let mut timer = Some(Box::pin(glommio::timer::Timer::new(spec.delay)));
+        let mut last_error: Option<Error> = None;
+        std::future::poll_fn(|cx| {
+            loop {
+                let mut i = 0;
+                while i < running.len() {
+                    match running[i].1.as_mut().poll(cx) {
+                        Poll::Ready(Ok(r)) => {
+                            running[i].0.count(false);
+                            return Poll::Ready(Ok(r));
+                        }
+                        Poll::Ready(Err(e)) => {
+                            let (node, _) = running.swap_remove(i);
+                            node.count(true);
+                            last_error = Some(e);
+                        }
+                        Poll::Pending => i += 1,
+                    }
+                }
+                let more = launched < spec.max;
+                let fire = match timer.as_mut() {
+                    Some(t) if more => t.as_mut().poll(cx).is_ready(),
+                    _ => false,
+                };
+                // Launch the next node when the delay passed.
+                if fire {
+                    if let Some(next) = plan.next(view) {
+                        if let Some(node) = view.node(next).cloned() {
+                            if let Some(c) = node.pool.pick() {
+                                launched += 1;
+                                running.push((node, Box::pin(attempt(c))));
+                                timer = Some(Box::pin(glommio::timer::Timer::new(spec.delay)));
+                                continue;
+                            }
+                        }
+                    }
+                    timer = None;
+                }
+                if running.is_empty() {
+                    return Poll::Ready(Err(last_error
+                        .take()
+                        .unwrap_or_else(|| Error::NoConnection("no node left to try".into()))));
+                }
+                return Poll::Pending;
+            }
+        })
+        .await
+    }
+}
