@@ -16,6 +16,9 @@
 # State (yaml, data, logs, pids) lives in $DOPPIO_CASSANDRA_STATE (default: .cassandra/ in the
 # repository, git-ignored); the jar cache in $DOPPIO_CACHE (default: ~/.cache/doppio).
 # With --auth, PasswordAuthenticator is on and the test user is cassandra / cassandra.
+# DOPPIO_CASSANDRA_RACKS=r1,r1,r2 places node i in the i-th rack of data center
+# "datacenter1" (GossipingPropertyFileSnitch); without it every node uses SimpleSnitch
+# (datacenter1, rack1). Racks are fixed at a node's first boot, like tokens.
 set -euo pipefail
 
 CASSANDRA_VERSION=5.0.6
@@ -29,6 +32,7 @@ FIRST_IP=${DOPPIO_CASSANDRA_FIRST_IP:-1}
 # Clusters on other addresses get their own name, so they can never gossip with this one.
 CLUSTER_NAME=doppio-test
 [ "$FIRST_IP" = 1 ] || CLUSTER_NAME=doppio-test-$FIRST_IP
+RACKS=${DOPPIO_CASSANDRA_RACKS:-}
 
 log() { printf '[cassandra.sh] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -130,6 +134,14 @@ known_nodes() {
     done | sort -n
 }
 
+# The rack of node i from DOPPIO_CASSANDRA_RACKS (empty: SimpleSnitch).
+node_rack() {
+    [ -n "$RACKS" ] || return 0
+    local racks
+    IFS=, read -r -a racks <<<"$RACKS"
+    echo "${racks[$(($1 - 1))]:-${racks[-1]}}"
+}
+
 # Evenly spaced Murmur3 tokens: node i of n gets -2^63 + (i-1) * 2^64/n.
 node_token() {
     local i=$1 n=$2 t step k
@@ -144,7 +156,12 @@ write_node_config() {
     dir=$(node_dir "$i")
     addr=$(node_addr "$i")
     mkdir -p "$dir"/{data,commitlog,saved_caches,hints,cdc_raw,logs,triggers}
-    local authenticator=AllowAllAuthenticator authorizer=AllowAllAuthorizer
+    local authenticator=AllowAllAuthenticator authorizer=AllowAllAuthorizer snitch=SimpleSnitch rack
+    rack=$(node_rack "$i")
+    if [ -n "$rack" ]; then
+        snitch=GossipingPropertyFileSnitch
+        printf 'dc=datacenter1\nrack=%s\n' "$rack" >"$dir/cassandra-rackdc.properties"
+    fi
     if [ "$auth" = 1 ]; then
         authenticator=PasswordAuthenticator
         authorizer=CassandraAuthorizer
@@ -173,7 +190,7 @@ rpc_address: $addr
 storage_port: 7000
 native_transport_port: $CQL_PORT
 start_native_transport: true
-endpoint_snitch: SimpleSnitch
+endpoint_snitch: $snitch
 authenticator: $authenticator
 authorizer: $authorizer
 role_manager: CassandraRoleManager
@@ -225,6 +242,9 @@ launch_node() {
     local gossip=()
     if [ "$n" -gt 1 ]; then
         gossip=(-Dcassandra.ring_delay_ms=1000)
+    fi
+    if [ -f "$dir/cassandra-rackdc.properties" ]; then
+        gossip+=(-Dcassandra-rackdc.properties="file://$dir/cassandra-rackdc.properties")
     fi
     # setsid: the node outlives this script and is not hit by its terminal's signals.
     # -Ddoppio.node marks the process as ours, so `stop` can find strays by command line.

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The one test command (CI runs it through .ci/run). On a fresh machine it installs what the
-# tests need, starts a real Cassandra 5.0 if none answers on 127.0.0.1:9042 and a second one
-# with authentication on 127.0.0.11:9042 (scripts/cassandra-auth.sh) for the auth tests, and
-# stops only what it started; then runs, in order: rustfmt check, clippy with warnings denied,
-# the seam check, and every test of the workspace. Exits non-zero on the first failure.
+# tests need and starts, in the background, every real Cassandra 5.0 the tests use that is
+# not already answering: one node on 127.0.0.1:9042, one with authentication on
+# 127.0.0.11:9042 (scripts/cassandra-auth.sh) and a three-node cluster on 127.0.0.21-23
+# (scripts/cassandra-cluster.sh); it stops only what it started. Meanwhile it runs rustfmt
+# check, clippy with warnings denied and the seam check; then, with the clusters up, every
+# test of the workspace. Exits non-zero on the first failure.
 #
 # Environment:
 #   DOPPIO_CASSANDRA   address the tests use (default 127.0.0.1:9042)
 #   DOPPIO_CASSANDRA_AUTH   the node with authentication (default 127.0.0.11:9042)
-#   DOPPIO_TEST_KEEP_CASSANDRA=1   leave a Cassandra this script started running afterwards
+#   DOPPIO_CLUSTER   the three-node cluster's first node (default 127.0.0.21:9042)
+#   DOPPIO_TEST_KEEP_CASSANDRA=1   leave the Cassandra clusters this script started running
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -23,42 +26,47 @@ ensure_toolchain
 step "locked-memory limit for io_uring"
 raise_memlock
 
-step "Cassandra"
+step "Cassandra (three clusters, started in the background while the code is checked)"
 export DOPPIO_CASSANDRA=${DOPPIO_CASSANDRA:-127.0.0.1:9042}
 export DOPPIO_CASSANDRA_AUTH=${DOPPIO_CASSANDRA_AUTH:-127.0.0.11:9042}
-started_cassandra=0
-started_auth=0
+export DOPPIO_CLUSTER=${DOPPIO_CLUSTER:-127.0.0.21:9042}
+# name | start command | stop command | address
+clusters=(
+    "main|scripts/cassandra.sh start|scripts/cassandra.sh stop|$DOPPIO_CASSANDRA"
+    "auth|scripts/cassandra-auth.sh start|scripts/cassandra-auth.sh stop|$DOPPIO_CASSANDRA_AUTH"
+    "cluster|scripts/cassandra-cluster.sh start|scripts/cassandra-cluster.sh stop|$DOPPIO_CLUSTER"
+)
+started=()
+start_pids=()
+start_logs=()
 stop_started_cassandra() {
-    local rc=$?
-    if [ "${DOPPIO_TEST_KEEP_CASSANDRA:-0}" != 1 ]; then
-        if [ "$started_cassandra" = 1 ]; then
-            step "stopping the Cassandra this run started"
-            scripts/cassandra.sh stop || true
-        fi
-        if [ "$started_auth" = 1 ]; then
-            scripts/cassandra-auth.sh stop || true
-        fi
+    local rc=$? entry name stop
+    for pid in "${start_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    if [ "${DOPPIO_TEST_KEEP_CASSANDRA:-0}" != 1 ] && [ ${#started[@]} -gt 0 ]; then
+        step "stopping the Cassandra clusters this run started"
+        for entry in "${started[@]}"; do
+            IFS='|' read -r name _ stop _ <<<"$entry"
+            $stop || true
+        done
     fi
     exit $rc
 }
 trap stop_started_cassandra EXIT
-host=${DOPPIO_CASSANDRA%:*}
-port=${DOPPIO_CASSANDRA##*:}
-if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then
-    echo "using the Cassandra already answering on $DOPPIO_CASSANDRA"
-else
-    scripts/cassandra.sh start
-    started_cassandra=1
-fi
-scripts/cassandra.sh status || true
-ahost=${DOPPIO_CASSANDRA_AUTH%:*}
-aport=${DOPPIO_CASSANDRA_AUTH##*:}
-if (exec 3<>"/dev/tcp/$ahost/$aport") 2>/dev/null; then
-    echo "using the Cassandra with authentication already answering on $DOPPIO_CASSANDRA_AUTH"
-else
-    scripts/cassandra-auth.sh start
-    started_auth=1
-fi
+port_open() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+# The jars once, before the parallel starts (they would race to resolve them).
+scripts/cassandra.sh install
+for entry in "${clusters[@]}"; do
+    IFS='|' read -r name start _ addr <<<"$entry"
+    if port_open "$addr"; then
+        echo "using the $name Cassandra already answering on $addr"
+        continue
+    fi
+    log=$(mktemp)
+    $start >"$log" 2>&1 &
+    start_pids+=($!)
+    start_logs+=("$name|$log")
+    started+=("$entry")
+done
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -68,6 +76,20 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "seam check: doppio-proto stays sans-IO"
 scripts/check-seams.sh
+
+step "waiting for the Cassandra clusters"
+for i in "${!start_pids[@]}"; do
+    IFS='|' read -r name log <<<"${start_logs[$i]}"
+    if ! wait "${start_pids[$i]}"; then
+        cat "$log" >&2
+        echo "the $name Cassandra did not start" >&2
+        exit 1
+    fi
+    sed "s/^/[$name] /" "$log"
+done
+start_pids=()
+scripts/cassandra.sh status || true
+scripts/cassandra-cluster.sh status || true
 
 step "cargo test --workspace"
 test_log=$(mktemp)

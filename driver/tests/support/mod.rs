@@ -63,3 +63,58 @@ pub async fn session_to(
         .await
         .expect("connect to Cassandra")
 }
+
+/// The three-node test cluster (`scripts/cassandra-cluster.sh`): `DOPPIO_CLUSTER`, default
+/// 127.0.0.21:9042 (its other nodes are .22 and .23).
+pub fn cluster() -> SocketAddr {
+    std::env::var("DOPPIO_CLUSTER")
+        .unwrap_or_else(|_| "127.0.0.21:9042".into())
+        .parse()
+        .expect("DOPPIO_CLUSTER is ADDR:PORT")
+}
+
+/// Runs `scripts/cassandra-cluster.sh ARGS` and panics with its output if it fails.
+pub fn cluster_script(args: &[&str]) {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("scripts")
+        .join("cassandra-cluster.sh");
+    let out = std::process::Command::new(&script)
+        .args(args)
+        .output()
+        .expect("run scripts/cassandra-cluster.sh");
+    assert!(
+        out.status.success(),
+        "cassandra-cluster.sh {args:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The owner of `token` on a ring of `(token, node)` pairs: the node of the first ring
+/// token at or after it, wrapping around (written apart from the driver's own ring, to
+/// check it).
+pub fn ring_owner(ring: &[(i64, SocketAddr)], token: i64) -> SocketAddr {
+    let mut sorted = ring.to_vec();
+    sorted.sort();
+    sorted
+        .iter()
+        .find(|(t, _)| *t >= token)
+        .unwrap_or(&sorted[0])
+        .1
+}
+
+/// Polls `check` every 50 ms until it is true or `timeout` passes; returns how long it took.
+pub async fn eventually(
+    timeout: std::time::Duration,
+    mut check: impl FnMut() -> bool,
+) -> Option<std::time::Duration> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < timeout {
+        if check() {
+            return Some(start.elapsed());
+        }
+        glommio::timer::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    None
+}

@@ -1,0 +1,426 @@
+//! Cluster awareness on a real three-node Cassandra (`scripts/cassandra-cluster.sh`: nodes
+//! 127.0.0.21-23, one token each, racks rack1, rack1, rack2): the topology the driver reads,
+//! prepared requests landing only on the node that owns their key (RF 1, checked against
+//! Cassandra's own `token()` and ring), a keyspace created and altered while the driver runs,
+//! and the replicas the driver computes equal to the nodes Cassandra itself contacts for a
+//! read at consistency ALL (SimpleStrategy and NetworkTopologyStrategy across racks).
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use std::collections::{BTreeSet, HashMap};
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use doppio::proto::consistency::Consistency;
+use doppio::proto::value::CqlValue;
+use doppio::{Cluster, Session, SessionConfig, StatementOptions};
+
+mod support;
+use support::{cluster, eventually, keyspace, on_glommio, ring_owner};
+
+fn config() -> SessionConfig {
+    let mut c = SessionConfig::new(cluster());
+    c.consistency = Consistency::One;
+    c.connect_timeout = Duration::from_secs(30);
+    c.connection.request_timeout = Duration::from_secs(30);
+    c
+}
+
+fn builder() -> doppio::ClusterBuilder {
+    Cluster::builder()
+        .contact_point(cluster())
+        .cores(&[0, 1])
+        .pin(false)
+        .consistency(Consistency::One)
+        .request_timeout(Duration::from_secs(30))
+        .connect_timeout(Duration::from_secs(30))
+}
+
+/// The ring as Cassandra reports it: each node's tokens from its own system.local (the
+/// unprepared queries go round-robin, so a few of them reach every node).
+async fn cassandra_ring(s: &Session) -> Vec<(i64, SocketAddr)> {
+    let port = cluster().port();
+    let mut by_node: HashMap<SocketAddr, Vec<String>> = HashMap::new();
+    for _ in 0..30 {
+        let local = s
+            .query("SELECT rpc_address, tokens FROM system.local", &())
+            .await
+            .unwrap();
+        let rows: Vec<(IpAddr, Vec<String>)> = local.typed_rows().unwrap();
+        for (ip, tokens) in rows {
+            assert_eq!(
+                ip,
+                local.node.ip(),
+                "system.local describes its coordinator"
+            );
+            by_node.insert(SocketAddr::new(ip, port), tokens);
+        }
+        if by_node.len() == 3 {
+            break;
+        }
+    }
+    assert_eq!(by_node.len(), 3, "system.local of every node");
+    by_node
+        .into_iter()
+        .flat_map(|(node, tokens)| tokens.into_iter().map(move |t| (t.parse().unwrap(), node)))
+        .collect()
+}
+
+#[test]
+fn the_driver_sees_every_node_with_its_data_center_and_rack() {
+    on_glommio("cluster-topology", || async {
+        let s = Session::connect(config()).await.unwrap();
+        let nodes = s.nodes();
+        let addrs: Vec<SocketAddr> = nodes.iter().map(|n| n.info.addr).collect();
+        let expected: Vec<SocketAddr> = ["127.0.0.21:9042", "127.0.0.22:9042", "127.0.0.23:9042"]
+            .iter()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        assert_eq!(addrs, expected);
+        let racks: Vec<&str> = nodes.iter().map(|n| n.info.rack.as_str()).collect();
+        assert_eq!(racks, ["rack1", "rack1", "rack2"]);
+        assert!(nodes.iter().all(|n| n.info.datacenter == "datacenter1"));
+        assert!(nodes.iter().all(|n| n.info.tokens.len() == 1));
+        // Connections open to every node in the background.
+        let all_up = eventually(Duration::from_secs(10), || s.nodes().iter().all(|n| n.up)).await;
+        assert!(all_up.is_some(), "{:?}", s.nodes());
+        assert_eq!(s.control_node(), Some(cluster()));
+        s.close("done");
+    });
+}
+
+/// Runs `keys` prepared writes and reads of an RF=1 table from every shard of `c` and checks
+/// that each landed on the key's owner: per node, requests equal the keys it owns.
+fn every_request_lands_on_its_owner(c: &Cluster, ks: &str, keys: i32) {
+    let ks_owned = ks.to_owned();
+    let per_shard = c
+        .run_on_shards_indexed(move |shard, s| {
+            let ks = ks_owned.clone();
+            async move {
+                let insert = s
+                    .prepare(&format!("INSERT INTO {ks}.kv (k, v) VALUES (?, ?)"))
+                    .await
+                    .unwrap();
+                let select = s
+                    .prepare(&format!("SELECT v FROM {ks}.kv WHERE k = ?"))
+                    .await
+                    .unwrap();
+                let before: HashMap<SocketAddr, u64> = s
+                    .nodes()
+                    .iter()
+                    .map(|n| (n.info.addr, n.counters.requests))
+                    .collect();
+                // Shard 0 takes the even keys, shard 1 the odd ones.
+                let mine: Vec<i32> = (0..keys).filter(|k| (*k as usize) % 2 == shard).collect();
+                for &k in &mine {
+                    s.execute(&insert, &(k, format!("value {k}")))
+                        .await
+                        .unwrap();
+                    let rows: Vec<(String,)> = s
+                        .execute(&select, &(k,))
+                        .await
+                        .unwrap()
+                        .typed_rows()
+                        .unwrap();
+                    assert_eq!(rows, vec![(format!("value {k}"),)]);
+                }
+                let after: HashMap<SocketAddr, u64> = s
+                    .nodes()
+                    .iter()
+                    .map(|n| (n.info.addr, n.counters.requests - before[&n.info.addr]))
+                    .collect();
+                (mine, after)
+            }
+        })
+        .unwrap();
+    // What Cassandra says: the token of every key, and the ring.
+    let ks_owned = ks.to_owned();
+    let owners = c
+        .run_on_shards_indexed(move |shard, s| {
+            let ks = ks_owned.clone();
+            async move {
+                if shard != 0 {
+                    return HashMap::new();
+                }
+                let ring = cassandra_ring(&s).await;
+                let mut owner_of = HashMap::new();
+                let scan = format!("SELECT k, token(k) FROM {ks}.kv");
+                let mut pages = s.query_pages(&scan, &(), StatementOptions::default());
+                while let Some(page) = pages.next_page().await.unwrap() {
+                    let rows: Vec<(i32, i64)> = page.typed_rows().unwrap();
+                    for (k, t) in rows {
+                        owner_of.insert(k, ring_owner(&ring, t));
+                    }
+                }
+                owner_of
+            }
+        })
+        .unwrap()
+        .remove(0);
+    assert_eq!(owners.len(), keys as usize);
+    let mut expected: HashMap<SocketAddr, u64> = HashMap::new();
+    let mut landed: HashMap<SocketAddr, u64> = HashMap::new();
+    for (mine, counts) in &per_shard {
+        for k in mine {
+            // One INSERT and one SELECT per key.
+            *expected.entry(owners[k]).or_default() += 2;
+        }
+        for (node, n) in counts {
+            *landed.entry(*node).or_default() += n;
+        }
+    }
+    landed.retain(|_, n| *n > 0);
+    assert_eq!(landed, expected, "requests per node vs keys owned x 2");
+    assert_eq!(expected.len(), 3, "the keys spread over all three nodes");
+}
+
+#[test]
+fn with_rf_1_every_prepared_request_goes_to_the_owner_of_its_key() {
+    let c = builder().build().unwrap();
+    let ks = keyspace("owner");
+    let create = ks.clone();
+    c.run_on_shards_indexed(move |shard, s| {
+        let ks = create.clone();
+        async move {
+            if shard == 0 {
+                s.query(
+                    &format!(
+                        "CREATE KEYSPACE {ks} WITH replication = \
+                         {{'class': 'SimpleStrategy', 'replication_factor': 1}}"
+                    ),
+                    &(),
+                )
+                .await
+                .unwrap();
+                s.query(
+                    &format!("CREATE TABLE {ks}.kv (k int PRIMARY KEY, v text)"),
+                    &(),
+                )
+                .await
+                .unwrap();
+            }
+        }
+    })
+    .unwrap();
+    // Shard 1 learns the keyspace from the control connection's event.
+    let wait = ks.clone();
+    let seen = c
+        .run_on_shards(move |s| {
+            let ks = wait.clone();
+            async move {
+                eventually(Duration::from_secs(10), || {
+                    s.topology().keyspaces.contains_key(&ks)
+                })
+                .await
+            }
+        })
+        .unwrap();
+    assert!(
+        seen.iter().all(Option::is_some),
+        "every shard knows the keyspace: {seen:?}"
+    );
+    every_request_lands_on_its_owner(&c, &ks, 600);
+    c.shutdown();
+}
+
+#[test]
+fn a_keyspace_created_and_altered_while_the_driver_runs_is_routed_by_its_replication() {
+    let c = builder().build().unwrap();
+    let ks = keyspace("later");
+    // Created by another client: the driver hears of it only through events.
+    on_glommio("cluster-ddl", {
+        let ks = ks.clone();
+        move || async move {
+            let other = Session::connect(config()).await.unwrap();
+            other
+                .query(
+                    &format!(
+                        "CREATE KEYSPACE {ks} WITH replication = \
+                         {{'class': 'SimpleStrategy', 'replication_factor': 1}}"
+                    ),
+                    &(),
+                )
+                .await
+                .unwrap();
+            other
+                .query(
+                    &format!("CREATE TABLE {ks}.kv (k int PRIMARY KEY, v text)"),
+                    &(),
+                )
+                .await
+                .unwrap();
+            other.close("done");
+        }
+    });
+    let wait = ks.clone();
+    let seen = c
+        .run_on_shards(move |s| {
+            let ks = wait.clone();
+            async move {
+                eventually(Duration::from_secs(10), || {
+                    s.topology().keyspaces.contains_key(&ks)
+                })
+                .await
+            }
+        })
+        .unwrap();
+    assert!(seen.iter().all(Option::is_some), "{seen:?}");
+    every_request_lands_on_its_owner(&c, &ks, 300);
+    // Altered to two replicas: each shard's replicas follow.
+    on_glommio("cluster-alter", {
+        let ks = ks.clone();
+        move || async move {
+            let other = Session::connect(config()).await.unwrap();
+            other
+                .query(
+                    &format!(
+                        "ALTER KEYSPACE {ks} WITH replication = \
+                         {{'class': 'SimpleStrategy', 'replication_factor': 2}}"
+                    ),
+                    &(),
+                )
+                .await
+                .unwrap();
+            other.close("done");
+        }
+    });
+    let check = ks.clone();
+    let replicas = c
+        .run_on_shards(move |s| {
+            let ks = check.clone();
+            async move {
+                let select = s
+                    .prepare(&format!("SELECT v FROM {ks}.kv WHERE k = ?"))
+                    .await
+                    .unwrap();
+                eventually(Duration::from_secs(10), || {
+                    s.replicas_of(&select, &(1i32,)).len() == 2
+                })
+                .await
+            }
+        })
+        .unwrap();
+    assert!(replicas.iter().all(Option::is_some), "{replicas:?}");
+    c.shutdown();
+}
+
+/// The nodes that took part in a traced request: its coordinator and every node that
+/// logged a trace event. Trace rows are written in the background; this waits for the
+/// session to be complete and its events to stop growing.
+async fn traced_nodes(s: &Session, tracing_id: [u8; 16]) -> (IpAddr, BTreeSet<IpAddr>) {
+    let all = StatementOptions {
+        consistency: Some(Consistency::All),
+        ..StatementOptions::default()
+    };
+    let id = CqlValue::Uuid(tracing_id);
+    let mut last = (None, BTreeSet::new());
+    let mut stable = 0;
+    for _ in 0..100 {
+        glommio::timer::sleep(Duration::from_millis(100)).await;
+        let session = s
+            .query_with(
+                "SELECT coordinator, duration FROM system_traces.sessions WHERE session_id = ?",
+                &(id.clone(),),
+                &all,
+            )
+            .await
+            .unwrap();
+        let rows: Vec<(Option<IpAddr>, Option<i32>)> = session.typed_rows().unwrap();
+        let Some((Some(coordinator), Some(_done))) = rows.first().copied() else {
+            continue;
+        };
+        let events = s
+            .query_with(
+                "SELECT source FROM system_traces.events WHERE session_id = ?",
+                &(id.clone(),),
+                &all,
+            )
+            .await
+            .unwrap();
+        let sources: BTreeSet<IpAddr> = events
+            .typed_rows::<(IpAddr,)>()
+            .unwrap()
+            .into_iter()
+            .map(|r| r.0)
+            .collect();
+        if last.0 == Some(coordinator) && last.1 == sources {
+            stable += 1;
+            if stable >= 3 {
+                return (coordinator, sources);
+            }
+        } else {
+            stable = 0;
+            last = (Some(coordinator), sources);
+        }
+    }
+    panic!("the trace of the request did not settle: {last:?}");
+}
+
+#[test]
+fn the_replicas_the_driver_computes_are_the_nodes_cassandra_contacts() {
+    on_glommio("cluster-replicas", || async {
+        let s = Session::connect(config()).await.unwrap();
+        eventually(Duration::from_secs(10), || s.nodes().iter().all(|n| n.up)).await;
+        let simple = keyspace("simple2");
+        let nts = keyspace("nts2");
+        for (ks, replication) in [
+            (
+                &simple,
+                "'class': 'SimpleStrategy', 'replication_factor': 2",
+            ),
+            (&nts, "'class': 'NetworkTopologyStrategy', 'datacenter1': 2"),
+        ] {
+            s.query(
+                &format!("CREATE KEYSPACE {ks} WITH replication = {{{replication}}}"),
+                &(),
+            )
+            .await
+            .unwrap();
+            s.query(
+                &format!("CREATE TABLE {ks}.kv (k int PRIMARY KEY, v int)"),
+                &(),
+            )
+            .await
+            .unwrap();
+        }
+        let rack2: IpAddr = "127.0.0.23".parse().unwrap();
+        for ks in [&simple, &nts] {
+            let insert = s
+                .prepare(&format!("INSERT INTO {ks}.kv (k, v) VALUES (?, ?)"))
+                .await
+                .unwrap();
+            let select = s
+                .prepare(&format!("SELECT v FROM {ks}.kv WHERE k = ?"))
+                .await
+                .unwrap();
+            for k in 0..8i32 {
+                s.execute(&insert, &(k, k)).await.unwrap();
+                let replicas: BTreeSet<IpAddr> = s
+                    .replicas_of(&select, &(k,))
+                    .iter()
+                    .map(SocketAddr::ip)
+                    .collect();
+                assert_eq!(replicas.len(), 2, "{ks} key {k}");
+                if ks == &nts {
+                    // Two racks, two replicas: one per rack, so rack2's only node always.
+                    assert!(replicas.contains(&rack2), "{ks} key {k}: {replicas:?}");
+                }
+                let traced = StatementOptions {
+                    consistency: Some(Consistency::All),
+                    tracing: true,
+                    ..StatementOptions::default()
+                };
+                let r = s.execute_with(&select, &(k,), &traced).await.unwrap();
+                assert!(replicas.contains(&r.node.ip()), "sent to a replica");
+                let (coordinator, nodes) = traced_nodes(&s, r.tracing_id.unwrap()).await;
+                assert_eq!(coordinator, r.node.ip());
+                assert_eq!(
+                    nodes, replicas,
+                    "{ks} key {k}: Cassandra contacted {nodes:?}"
+                );
+            }
+            s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+        }
+        s.close("done");
+    });
+}
