@@ -2,7 +2,9 @@
 //! consistency ONE and idempotent statements, no request fails (the retry policy sends the
 //! ones the stopped node dropped to another node), the node is marked down within a bound,
 //! receives nothing while down, and after its restart is marked up and takes its share again.
-//! Its own binary: it stops a node, which would disturb tests running beside it.
+//! Then the control connection's node is killed: the control connection moves to another
+//! node and still hears schema events. Its own binary: it stops nodes, which would disturb
+//! tests running beside it.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -90,7 +92,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back() {
         let node2: SocketAddr = "127.0.0.22:9042".parse().unwrap();
         let node2_requests = || s.node_at(node2).map_or(0, |n| n.counters().requests);
 
-        let phases = Rc::new(RefCell::new([Phase::default(); 3]));
+        let phases = Rc::new(RefCell::new([Phase::default(); 4]));
         let phase = Rc::new(Cell::new(0usize));
         let stop = Rc::new(Cell::new(false));
         let failures: Rc<RefCell<Vec<String>>> = Rc::default();
@@ -165,22 +167,65 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back() {
         let after_start = node2_requests();
         glommio::timer::sleep(Duration::from_secs(3)).await;
         let after_node2 = node2_requests() - after_start;
+
+        // The control connection's node is killed (SIGKILL: no goodbye): the control
+        // connection moves to another node and still follows the cluster's events.
+        let node1: SocketAddr = "127.0.0.21:9042".parse().unwrap();
+        assert_eq!(s.control_node(), Some(node1));
+        phase.set(3);
+        until(&in_background(&["kill", "1"]), Duration::from_secs(30)).await;
+        let control_moved = eventually(Duration::from_secs(30), || {
+            s.control_node().is_some_and(|n| n != node1)
+        })
+        .await
+        .expect("the control connection moves to another node");
+        let ks2 = keyspace("failover_event");
+        let other = {
+            let mut c = SessionConfig::new("127.0.0.23:9042".parse().unwrap());
+            c.consistency = Consistency::One;
+            c.connect_timeout = Duration::from_secs(30);
+            Session::connect(c).await.unwrap()
+        };
+        other
+            .query(
+                &format!(
+                    "CREATE KEYSPACE {ks2} WITH replication = \
+                     {{'class': 'SimpleStrategy', 'replication_factor': 1}}"
+                ),
+                &(),
+            )
+            .await
+            .unwrap();
+        other.close("done");
+        let event_seen = eventually(Duration::from_secs(15), || {
+            s.topology().keyspaces.contains_key(&ks2)
+        })
+        .await
+        .expect("the moved control connection still hears schema events");
         stop.set(true);
         for w in workers {
             w.await;
         }
+        until(&in_background(&["start"]), Duration::from_secs(180)).await;
+        eventually(Duration::from_secs(60), || {
+            s.node_at(node1).is_some_and(|n| n.is_up())
+        })
+        .await
+        .expect("node 1 is marked up after its restart");
 
         let p = *phases.borrow();
         println!(
             "failover: before {:?}, during {:?} (node 2 got {during_node2}), after {:?} \
              (node 2 got {after_node2}); marked down {:?} after the stop began, up {:?} after \
-             the restart script ended (restart took {:?}); retries {}",
+             the restart script ended (restart took {:?}); node 1 killed: {:?}, control moved \
+             after {control_moved:?}, schema event seen after {event_seen:?}; retries {}",
             p[0],
             p[1],
             p[2],
             marked_down,
             marked_up,
             restarted_at.elapsed() - marked_up,
+            p[3],
             s.stats().retries
         );
         assert!(
@@ -199,6 +244,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back() {
             "node 2 takes traffic again after its restart"
         );
         s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+        s.query(&format!("DROP KEYSPACE {ks2}"), &()).await.unwrap();
         s.close("done");
     });
 }
