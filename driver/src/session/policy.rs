@@ -200,3 +200,146 @@ impl LoadBalancingPolicy for DefaultPolicy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+    use std::rc::Rc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::connection::{Connection, ConnectionConfig};
+    use crate::pool::{Backoff, ConnectFn, NodePool};
+    use crate::routing::topology::NodeInfo;
+    use crate::session::view::Node;
+
+    fn info(addr: SocketAddr, dc: &str) -> NodeInfo {
+        NodeInfo {
+            addr,
+            host_id: None,
+            datacenter: dc.into(),
+            rack: "r".into(),
+            tokens: Vec::new(),
+        }
+    }
+
+    /// Nodes A and B (dc1, listening), C (dc2, listening), D (dc1, nothing listening: down).
+    fn with_view(
+        allow_remote: bool,
+        check: impl FnOnce(&DefaultPolicy, &ClusterView) + Send + 'static,
+    ) {
+        glommio::LocalExecutorBuilder::default()
+            .spawn(move || async move {
+                let listeners: Vec<std::net::TcpListener> = (0..3)
+                    .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+                    .collect();
+                let addr = |l: &std::net::TcpListener| l.local_addr().unwrap();
+                let down = {
+                    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                    l.local_addr().unwrap()
+                };
+                let snapshot = TopologySnapshot {
+                    version: 1,
+                    nodes: vec![
+                        info(addr(&listeners[0]), "dc1"),
+                        info(addr(&listeners[1]), "dc1"),
+                        info(addr(&listeners[2]), "dc2"),
+                        info(down, "dc1"),
+                    ],
+                    contact_datacenter: Some("dc1".into()),
+                    ..TopologySnapshot::default()
+                };
+                let policy = DefaultPolicy::new(DefaultPolicyConfig {
+                    allow_remote,
+                    ..DefaultPolicyConfig::default()
+                });
+                let connect: ConnectFn = Rc::new(|addr| {
+                    Box::pin(Connection::connect(addr, ConnectionConfig::default()))
+                });
+                let backoff = Backoff {
+                    base: Duration::from_secs(5),
+                    cap: Duration::from_secs(5),
+                };
+                let distances = policy.distances(&snapshot);
+                let view = ClusterView::build(&snapshot, distances, |n| {
+                    Rc::new(Node::new(
+                        n.addr,
+                        NodePool::start(n.addr, 1, connect.clone(), backoff),
+                    ))
+                });
+                // Wait for the three live nodes (or two, when dc2 is ignored) to connect.
+                let want = if allow_remote { 3 } else { 2 };
+                for _ in 0..500 {
+                    if (0..4).filter(|&i| view.is_up(i)).count() == want {
+                        break;
+                    }
+                    glommio::timer::sleep(Duration::from_millis(2)).await;
+                }
+                check(&policy, &view);
+                drop(listeners);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    const A: NodeIndex = 0;
+    const B: NodeIndex = 1;
+    const C: NodeIndex = 2;
+    const D: NodeIndex = 3;
+
+    #[test]
+    fn local_replicas_first_rotated_and_down_or_remote_ones_skipped() {
+        with_view(false, |p, view| {
+            assert_eq!(view.distance(C), Distance::Ignored, "dc2 is not used");
+            assert!(view.node(C).is_none(), "no pool for an ignored node");
+            assert!(!view.is_up(D));
+            let r = RoutingInfo {
+                token: Some(1),
+                replicas: &[D, C, B],
+            };
+            for _ in 0..4 {
+                assert_eq!(p.pick(view, &r), Some(B), "the only live local replica");
+            }
+            let both = RoutingInfo {
+                token: Some(1),
+                replicas: &[A, B],
+            };
+            let picks: Vec<_> = (0..4).map(|_| p.pick(view, &both).unwrap()).collect();
+            assert!(
+                picks.contains(&A) && picks.contains(&B),
+                "round-robin: {picks:?}"
+            );
+            let none = RoutingInfo::default();
+            let picks: Vec<_> = (0..4).map(|_| p.pick(view, &none).unwrap()).collect();
+            assert!(picks.iter().all(|i| *i == A || *i == B), "{picks:?}");
+            assert!(picks.contains(&A) && picks.contains(&B), "{picks:?}");
+            let mut plan = Vec::new();
+            p.plan(view, &r, &mut plan);
+            assert_eq!(plan[0], B, "replica first");
+            assert_eq!(plan.len(), 2, "then the other live local node: {plan:?}");
+        });
+    }
+
+    #[test]
+    fn remote_nodes_come_last_and_only_when_allowed() {
+        with_view(true, |p, view| {
+            assert_eq!(view.distance(C), Distance::Remote);
+            let r = RoutingInfo {
+                token: Some(1),
+                replicas: &[C, B],
+            };
+            assert_eq!(
+                p.pick(view, &r),
+                Some(B),
+                "a local replica beats a remote one"
+            );
+            let mut plan = Vec::new();
+            p.plan(view, &r, &mut plan);
+            assert_eq!(plan.first(), Some(&B));
+            assert_eq!(plan.last(), Some(&C), "remote last: {plan:?}");
+            assert_eq!(plan.len(), 3);
+            assert!(!plan.contains(&D), "down nodes are left out");
+        });
+    }
+}
