@@ -17,6 +17,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 step "toolchain"
 ensure_toolchain >&2
 raise_memlock >&2
+ensure_tracefs >&2
 
 step "Cassandra"
 if (exec 3<>/dev/tcp/127.0.0.1/9042) 2>/dev/null; then

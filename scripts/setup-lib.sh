@@ -46,3 +46,21 @@ raise_memlock() {
         fi
     fi
 }
+
+# The bench counts system calls with the raw_syscalls:sys_enter tracepoint, whose id lives in
+# tracefs. A fresh machine may not have it mounted; as root, mount it (harmless if present).
+ensure_tracefs() {
+    if [ -e /sys/kernel/tracing/events/raw_syscalls/sys_enter/id ] ||
+        [ -e /sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id ]; then
+        return 0
+    fi
+    if [ "$(id -u)" = 0 ] && [ -d /sys/kernel/tracing ]; then
+        mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+    fi
+    if [ -e /sys/kernel/tracing/events/raw_syscalls/sys_enter/id ]; then
+        echo "tracefs mounted on /sys/kernel/tracing (syscall counting)"
+    else
+        echo "note: no tracefs; the bench will report syscalls as n/a" \
+            "(mount -t tracefs nodev /sys/kernel/tracing as root)" >&2
+    fi
+}

@@ -25,6 +25,7 @@ step "toolchain"
 ensure_toolchain
 step "locked-memory limit for io_uring"
 raise_memlock
+ensure_tracefs
 
 step "Cassandra (three clusters, started in the background while the code is checked)"
 export DOPPIO_CASSANDRA=${DOPPIO_CASSANDRA:-127.0.0.1:9042}

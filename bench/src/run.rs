@@ -313,6 +313,10 @@ fn run_segments(
                     c.reads += after.reads.saturating_sub(before.reads);
                     c.bytes_written += after.bytes_written.saturating_sub(before.bytes_written);
                     c.bytes_read += after.bytes_read.saturating_sub(before.bytes_read);
+                    for (node, n) in &after.nodes {
+                        let was = before.nodes.get(node).copied().unwrap_or(0);
+                        *c.nodes.entry(node.clone()).or_default() += n.saturating_sub(was);
+                    }
                 }
                 for (k, m) in outcome.first_errors {
                     run.first_errors.entry(k.to_owned()).or_insert(m);

@@ -293,10 +293,20 @@ impl Backend for DoppioBackend {
     fn counters(&self) -> Option<DriverCounters> {
         let stats = self
             .cluster
-            .run_on_shards(|session| async move { session.stats().connections })
+            .run_on_shards(|session| async move {
+                let nodes: Vec<(String, u64)> = session
+                    .nodes()
+                    .iter()
+                    .map(|n| (n.info.addr.to_string(), n.counters.requests))
+                    .collect();
+                (session.stats().connections, nodes)
+            })
             .ok()?;
         let mut c = DriverCounters::default();
-        for s in stats {
+        for (s, nodes) in stats {
+            for (node, n) in nodes {
+                *c.nodes.entry(node).or_default() += n;
+            }
             c.requests += s.requests;
             c.flushes += s.flushes;
             c.reads += s.reads;

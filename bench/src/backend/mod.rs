@@ -5,6 +5,7 @@
 pub mod doppio;
 pub mod scylla;
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -208,7 +209,7 @@ pub enum Event {
 }
 
 /// Driver-side counters of a backend (doppio only: scylla-rust-driver does not expose them).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DriverCounters {
     /// Requests written.
     pub requests: u64,
@@ -220,6 +221,9 @@ pub struct DriverCounters {
     pub bytes_written: u64,
     /// Bytes read.
     pub bytes_read: u64,
+    /// Requests sent to each node (address), retries and speculative ones included.
+    #[serde(default)]
+    pub nodes: BTreeMap<String, u64>,
 }
 
 /// A connected backend.

@@ -189,6 +189,10 @@ pub struct BackendReport {
     pub requests_per_flush: Option<f64>,
     /// Requests per socket read (doppio's counters; `null` for scylla).
     pub requests_per_read: Option<f64>,
+    /// Requests sent to each node over the measured segments, retries included (doppio's
+    /// per-node counters; `null` for scylla).
+    #[serde(default)]
+    pub requests_by_node: Option<BTreeMap<String, u64>>,
     /// Latency from the due time (coordinated-omission corrected).
     pub latency_ns: LatencySummary,
     /// Service time from the actual send.
@@ -343,12 +347,15 @@ impl BackendRun {
             peak_rss_bytes: o.peak_rss,
             requests_per_flush: self
                 .counters
+                .as_ref()
                 .filter(|c| c.flushes > 0)
                 .map(|c| c.requests as f64 / c.flushes as f64),
             requests_per_read: self
                 .counters
+                .as_ref()
                 .filter(|c| c.reads > 0)
                 .map(|c| c.requests as f64 / c.reads as f64),
+            requests_by_node: self.counters.as_ref().map(|c| c.nodes.clone()),
             latency_ns: latency_summary(&latency, &means),
             service_time_ns: latency_summary(&service, &service_means),
             mean_send_lateness_ns: if lateness.1 > 0 {

@@ -390,6 +390,36 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
         None,
         None,
     );
+    // Where the requests went (doppio's per-node counters), when there is more than one node.
+    let mut nodes: Vec<&String> = columns
+        .iter()
+        .filter_map(|(_, b)| b.requests_by_node.as_ref())
+        .flat_map(|m| m.keys())
+        .collect();
+    nodes.sort();
+    nodes.dedup();
+    if nodes.len() > 1 {
+        for node in nodes {
+            row(
+                out,
+                &format!("  sent to {node}"),
+                &cells(&|b| {
+                    let Some(m) = &b.requests_by_node else {
+                        return "n/a".into();
+                    };
+                    let total: u64 = m.values().sum();
+                    let n = m.get(node).copied().unwrap_or(0);
+                    if total == 0 {
+                        "n/a".into()
+                    } else {
+                        format!("{:.1} %", 100.0 * n as f64 / total as f64)
+                    }
+                }),
+                None,
+                None,
+            );
+        }
+    }
     out.push('\n');
 
     let any_errors = columns.iter().any(|(_, b)| b.errors > 0);
