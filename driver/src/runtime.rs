@@ -427,18 +427,26 @@ mod tests {
     #[test]
     fn shutdown_lets_running_jobs_finish() {
         let shards = Arc::new(two_shards());
+        let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let runner = {
-            let shards = shards.clone();
+            let (shards, started) = (shards.clone(), started.clone());
             std::thread::spawn(move || {
-                shards.run_on_shards(|state| async move {
-                    glommio::timer::sleep(Duration::from_millis(200)).await;
-                    state.set(7);
-                    state.get()
+                shards.run_on_shards(move |state| {
+                    let started = started.clone();
+                    async move {
+                        started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        glommio::timer::sleep(Duration::from_millis(200)).await;
+                        state.set(7);
+                        state.get()
+                    }
                 })
             })
         };
-        // Shut down while the jobs sleep: they finish within the grace period.
-        std::thread::sleep(Duration::from_millis(50));
+        // Shut down while the jobs sleep (once both run; a fixed wait raced a busy machine):
+        // they finish within the grace period.
+        while started.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         assert!(shards.shutdown().is_empty());
         assert_eq!(runner.join().unwrap().unwrap(), vec![7, 7]);
         assert!(

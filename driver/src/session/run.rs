@@ -8,8 +8,8 @@
 //! Invariants:
 //! - A node without an open connection is skipped without counting as a retry (nothing was
 //!   sent to it).
-//! - Every attempt is counted on its node (requests, and errors when it fails); the session
-//!   counts the request once, with its retries, when it ends.
+//! - Every attempt is counted on its node when it starts (and as an error when it fails); the
+//!   session counts the request once, with its retries, when it ends.
 //! - A speculative execution is started only for idempotent statements, and the first
 //!   successful answer wins; the others are dropped (their stream ids wait for the late
 //!   answers as orphans).
@@ -117,8 +117,11 @@ impl Session {
                         .await
                 }
                 _ => {
+                    node.started();
                     let r = attempt(conn).await;
-                    node.count(r.is_err());
+                    if r.is_err() {
+                        node.failed();
+                    }
                     r
                 }
             };
@@ -177,6 +180,7 @@ impl Session {
         Fut: Future<Output = Result<QueryResult, Error>>,
     {
         // The speculative path only: boxed attempts, one per node asked.
+        first.started();
         let mut running: Vec<(Rc<super::view::Node>, Pin<Box<Fut>>)> =
             vec![(first, Box::pin(attempt(conn)))];
         let mut launched = 0usize;
@@ -187,13 +191,10 @@ impl Session {
                 let mut i = 0;
                 while i < running.len() {
                     match running[i].1.as_mut().poll(cx) {
-                        Poll::Ready(Ok(r)) => {
-                            running[i].0.count(false);
-                            return Poll::Ready(Ok(r));
-                        }
+                        Poll::Ready(Ok(r)) => return Poll::Ready(Ok(r)),
                         Poll::Ready(Err(e)) => {
                             let (node, _) = running.swap_remove(i);
-                            node.count(true);
+                            node.failed();
                             last_error = Some(e);
                         }
                         Poll::Pending => i += 1,
@@ -210,6 +211,7 @@ impl Session {
                         if let Some(node) = view.node(next).cloned() {
                             if let Some(c) = node.pool.pick() {
                                 launched += 1;
+                                node.started();
                                 running.push((node, Box::pin(attempt(c))));
                                 timer = Some(Box::pin(glommio::timer::Timer::new(spec.delay)));
                                 continue;

@@ -35,7 +35,8 @@ pub enum Distance {
 /// Per-node counters of one shard.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NodeCounters {
-    /// Requests sent to this node (each attempt, retries and speculative ones included).
+    /// Requests sent to this node (each attempt, retries and speculative ones included,
+    /// counted when sent).
     pub requests: u64,
     /// Attempts that failed (with any error).
     pub errors: u64,
@@ -83,10 +84,17 @@ impl Node {
         &self.pool
     }
 
-    pub(crate) fn count(&self, failed: bool) {
+    /// Counts an attempt sent to this node.
+    pub(crate) fn started(&self) {
         let mut c = self.counters.get();
         c.requests += 1;
-        c.errors += u64::from(failed);
+        self.counters.set(c);
+    }
+
+    /// Counts an attempt that failed.
+    pub(crate) fn failed(&self) {
+        let mut c = self.counters.get();
+        c.errors += 1;
         self.counters.set(c);
     }
 }

@@ -1,0 +1,147 @@
+//! Speculative execution on the real three-node cluster: node 2 is frozen (SIGSTOP) for a
+//! few seconds; idempotent reads (RF 3, consistency ONE) whose first node is node 2 are also
+//! sent to the next replica after the speculative delay and answered from there, while the
+//! same reads without speculative execution wait out their timeout. Its own binary: it
+//! freezes a node, which would disturb tests running beside it.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use doppio::proto::consistency::Consistency;
+use doppio::session::{NoRetry, SpeculativeExecution};
+use doppio::{Error, Session, SessionConfig, StatementOptions};
+
+mod support;
+use support::{cluster, eventually, keyspace, on_glommio};
+
+/// Sends `signal` to node `n` of the test cluster (its pid file is in .cassandra-cluster).
+fn signal_node(n: u32, signal: &str) {
+    let state = std::env::var("DOPPIO_CLUSTER_STATE")
+        .unwrap_or_else(|_| format!("{}/../.cassandra-cluster", env!("CARGO_MANIFEST_DIR")));
+    let pid = std::fs::read_to_string(format!("{state}/node{n}/pid"))
+        .expect("the cluster's node pid file (scripts/cassandra-cluster.sh start)");
+    let ok = std::process::Command::new("kill")
+        .args([format!("-{signal}"), pid.trim().to_owned()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{signal} {pid}");
+}
+
+/// Resumes node 2 even if the test fails half-way.
+struct Thaw;
+
+impl Drop for Thaw {
+    fn drop(&mut self) {
+        signal_node(2, "CONT");
+    }
+}
+
+fn config(speculative: Option<SpeculativeExecution>) -> SessionConfig {
+    let mut c = SessionConfig::new(cluster());
+    c.consistency = Consistency::One;
+    c.connect_timeout = Duration::from_secs(30);
+    c.connection.request_timeout = Duration::from_millis(1500);
+    c.retry_policy = Arc::new(NoRetry);
+    c.speculative = speculative;
+    // Keepalive would close the frozen node's connections; the test wants them open.
+    c.connection.keepalive = None;
+    c
+}
+
+#[test]
+fn a_frozen_replica_is_bypassed_after_the_speculative_delay() {
+    on_glommio("cluster-speculative", || async {
+        let spec = SpeculativeExecution {
+            delay: Duration::from_millis(100),
+            max: 1,
+        };
+        let fast = Session::connect(config(Some(spec))).await.unwrap();
+        let plain = Session::connect(config(None)).await.unwrap();
+        for s in [&fast, &plain] {
+            eventually(Duration::from_secs(10), || s.nodes().iter().all(|n| n.up))
+                .await
+                .unwrap();
+        }
+        let ks = keyspace("speculative");
+        fast.query(
+            &format!(
+                "CREATE KEYSPACE {ks} WITH replication = \
+                 {{'class': 'SimpleStrategy', 'replication_factor': 3}}"
+            ),
+            &(),
+        )
+        .await
+        .unwrap();
+        fast.query(
+            &format!("CREATE TABLE {ks}.kv (k int PRIMARY KEY, v int)"),
+            &(),
+        )
+        .await
+        .unwrap();
+        let cql = format!("SELECT v FROM {ks}.kv WHERE k = ?");
+        let insert = fast
+            .prepare(&format!("INSERT INTO {ks}.kv (k, v) VALUES (?, ?)"))
+            .await
+            .unwrap();
+        for k in 0..30i32 {
+            fast.execute(&insert, &(k, k)).await.unwrap();
+        }
+        let read_fast = fast.prepare(&cql).await.unwrap();
+        let read_plain = plain.prepare(&cql).await.unwrap();
+        let node2: SocketAddr = "127.0.0.22:9042".parse().unwrap();
+        let idempotent = StatementOptions {
+            idempotent: true,
+            ..StatementOptions::default()
+        };
+        let before = fast.node_at(node2).unwrap().counters().requests;
+
+        signal_node(2, "STOP");
+        let thaw = Thaw;
+        // Reads rotate over the three replicas: about a third start on node 2.
+        let mut slowest = Duration::ZERO;
+        for k in 0..30i32 {
+            let started = Instant::now();
+            let r = fast.execute_with(&read_fast, &(k,), &idempotent).await;
+            slowest = slowest.max(started.elapsed());
+            let r = r.unwrap_or_else(|e| {
+                panic!(
+                    "read {k} failed after {:?}: {e}; nodes {:?}",
+                    started.elapsed(),
+                    fast.nodes()
+                )
+            });
+            let rows: Vec<(i32,)> = r.typed_rows().unwrap();
+            assert_eq!(rows, vec![(k,)]);
+        }
+        let tried_node2 = fast.node_at(node2).unwrap().counters().requests - before;
+        // The same reads without speculative execution: those that start on node 2 time out.
+        let mut timeouts = 0;
+        for k in 0..30i32 {
+            match plain.execute_with(&read_plain, &(k,), &idempotent).await {
+                Ok(_) => {}
+                Err(Error::Timeout { node, .. }) if node == node2 => timeouts += 1,
+                Err(e) => panic!("unexpected error: {e}"),
+            }
+        }
+        drop(thaw);
+        println!(
+            "speculative: 30 reads with node 2 frozen, {tried_node2} started on node 2, \
+             slowest {slowest:?}; without speculative execution {timeouts} of 30 timed out"
+        );
+        assert!(tried_node2 > 0, "some reads started on the frozen node");
+        assert!(
+            slowest < Duration::from_millis(1000),
+            "every read was answered well before the 1.5 s timeout: {slowest:?}"
+        );
+        assert!(timeouts > 0, "the control run shows the frozen node's cost");
+        fast.query(&format!("DROP KEYSPACE {ks}"), &())
+            .await
+            .unwrap();
+        fast.close("done");
+        plain.close("done");
+    });
+}
