@@ -58,6 +58,43 @@ fn one_row_result_no_metadata(stream: i16) -> Vec<u8> {
     out
 }
 
+/// A one-row RESULT shaped like the bench's `read` workload answers a `skip_metadata`
+/// EXECUTE: NO_METADATA, a bigint and a 64-byte blob (105 bytes with its header).
+fn read_workload_result(stream: i16) -> Vec<u8> {
+    let mut body: Vec<u8> = vec![
+        0, 0, 0, 2, // Rows
+        0, 0, 0, 4, // no metadata
+        0, 0, 0, 2, // two columns
+        0, 0, 0, 1, // one row
+        0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 42, // id bigint
+        0, 0, 0, 64, // value blob(64)
+    ];
+    body.extend_from_slice(&[0xab; 64]);
+    let mut out = FrameHeader {
+        direction: Direction::Response,
+        flags: Flags::NONE,
+        stream,
+        opcode: Opcode::Result,
+        length: body.len() as u32,
+    }
+    .to_bytes()
+    .to_vec();
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Reads the first cell of a decoded one-row RESULT as a big-endian integer.
+fn first_cell(r: ResponseFrame) -> i64 {
+    let Response::Result(ResultBody::Rows(rows)) = r.response else {
+        panic!("rows expected")
+    };
+    let cell = Reader::new(&rows.content)
+        .read_bytes("v")
+        .expect("cell")
+        .expect("not null");
+    cell.iter().fold(0i64, |acc, b| (acc << 8) | i64::from(*b))
+}
+
 /// Frames the header at the start of `buf`, decodes the RESULT and reads its one int.
 /// Returns the frame's length and the value.
 fn decode_one(decoder: &FrameDecoder, buf: &Bytes) -> (usize, i32) {
@@ -206,6 +243,42 @@ fn scan_decode(c: &mut Criterion) {
                     let (len, v) = decode_one(&decoder, &rest);
                     sum += i64::from(v);
                     rest = rest.slice(len..);
+                }
+                sum
+            })
+        });
+    }
+    // The driver's reader: frames split off a BytesMut read buffer, each decoded.
+    for (name, make) in [
+        (
+            "64KiB_split_decode_results_no_metadata",
+            one_row_result_no_metadata as fn(i16) -> Vec<u8>,
+        ),
+        (
+            "64KiB_split_decode_read_workload_results",
+            read_workload_result,
+        ),
+    ] {
+        let mut buf = Vec::with_capacity(64 * 1024);
+        let mut stream = 0i16;
+        loop {
+            let f = make(stream);
+            if buf.len() + f.len() > 64 * 1024 {
+                break;
+            }
+            buf.extend_from_slice(&f);
+            stream = stream.wrapping_add(1);
+        }
+        g.throughput(Throughput::Bytes(buf.len() as u64));
+        let mut bm = BytesMut::with_capacity(buf.len());
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                bm.clear();
+                bm.extend_from_slice(&buf);
+                let mut sum = 0i64;
+                while let Ok(Some(frame)) = decoder.decode(&mut bm) {
+                    let r = ResponseFrame::decode(&frame, None, usize::MAX).expect("RESULT");
+                    sum = sum.wrapping_add(first_cell(r));
                 }
                 sum
             })

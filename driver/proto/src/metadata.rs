@@ -148,6 +148,7 @@ impl RowsMetadata {
     /// zero-copy slice of `body`, which `r` must be reading.
     ///
     /// Allocates the column specs (names and types) once per result.
+    #[inline]
     pub fn decode(r: &mut Reader<'_>, body: &bytes::Bytes) -> Result<Self> {
         let flags = r.read_int("rows metadata flags")?;
         let columns_count = r.read_int("columns count")?;
