@@ -154,6 +154,10 @@ pub struct RunArgs {
     /// Also print the per-sample LOG section.
     #[arg(long)]
     pub log: bool,
+    /// Record the measured segments with `perf record -e cpu-clock --call-graph dwarf` and
+    /// write PREFIX-<driver>.svg (and .folded) per backend. Perturbs the overhead figures.
+    #[arg(long, value_name = "PREFIX")]
+    pub flamegraph: Option<PathBuf>,
 }
 
 /// Parses `500ms`, `5s`, `2m`, `1h`, or plain seconds.

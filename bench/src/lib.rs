@@ -9,6 +9,7 @@ pub mod alloc_count;
 pub mod backend;
 pub mod cli;
 pub mod engine;
+pub mod flame;
 pub mod overhead;
 pub mod report;
 pub mod run;

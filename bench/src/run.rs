@@ -187,15 +187,34 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         backends: BTreeMap::new(),
     };
     let mut runs: BTreeMap<Driver, BackendRun> = BTreeMap::new();
+    let mut flames = crate::flame::Flames::default();
     let result = run_segments(
         a,
         &workload,
         &drivers,
         &options,
         segments,
-        &mut runs,
-        &mut report.warnings,
+        Collected {
+            runs: &mut runs,
+            warnings: &mut report.warnings,
+            flames: &mut flames,
+        },
     );
+    if let Some(prefix) = &a.flamegraph {
+        report.warnings.push(
+            "flamegraph run: perf record sampled the measured segments, so CPU and \
+             syscall figures include its perturbation"
+                .into(),
+        );
+        match flames.render(prefix) {
+            Ok(files) => {
+                for f in files {
+                    eprintln!("flamegraph written to {}", f.display());
+                }
+            }
+            Err(e) => report.warnings.push(format!("no flamegraph: {e}")),
+        }
+    }
     if let Err(e) = &result {
         report.fatal_error = Some(e.message.clone());
     }
@@ -227,15 +246,26 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     result.map(|()| output)
 }
 
+/// What the segments of a run produce, besides its outcome.
+struct Collected<'a> {
+    runs: &'a mut BTreeMap<Driver, BackendRun>,
+    warnings: &'a mut Vec<String>,
+    flames: &'a mut crate::flame::Flames,
+}
+
 fn run_segments(
     a: &RunArgs,
     workload: &Arc<Workload>,
     drivers: &[Driver],
     options: &ConnectOptions,
     segments: usize,
-    runs: &mut BTreeMap<Driver, BackendRun>,
-    warnings: &mut Vec<String>,
+    out: Collected<'_>,
 ) -> Result<(), Failure> {
+    let Collected {
+        runs,
+        warnings,
+        flames,
+    } = out;
     let mut backends: Vec<(Driver, Arc<dyn Backend>)> = Vec::new();
     for &d in drivers {
         let b = backend::connect(d, options)?;
@@ -278,9 +308,36 @@ fn run_segments(
                 };
                 let progress = Progress::new(quiet, &label);
                 let counters_before = b.counters();
+                let recording = match &a.flamegraph {
+                    Some(prefix) => {
+                        let data = PathBuf::from(format!(
+                            "{}-{}-{segment}.perf.data",
+                            prefix.display(),
+                            driver.name()
+                        ));
+                        match crate::flame::Recording::start(&data) {
+                            Ok(r) => Some(r),
+                            Err(e) => {
+                                warnings.push(format!("no flamegraph: {e}"));
+                                None
+                            }
+                        }
+                    }
+                    None => None,
+                };
                 let meter = Meter::start();
                 let outcome = backend::drive_phase(b, workload, spec, |s| progress.sample(s));
                 let cost = meter.stop();
+                if let Some(r) = recording {
+                    match r.stop() {
+                        Ok(data) => flames
+                            .recorded
+                            .entry(driver.name().to_owned())
+                            .or_default()
+                            .push(data),
+                        Err(e) => warnings.push(format!("no flamegraph: {e}")),
+                    }
+                }
                 let counters_after = b.counters();
                 progress.done();
                 let outcome = outcome?;
