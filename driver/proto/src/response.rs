@@ -683,9 +683,9 @@ impl ResponseFrame {
             None
         };
         let decoded = match opcode {
-            Opcode::Error => {
-                Decoded::Message(Response::Error(Box::new(ErrorResponse::decode(&mut r, body)?)))
-            }
+            Opcode::Error => Decoded::Message(Response::Error(Box::new(ErrorResponse::decode(
+                &mut r, body,
+            )?))),
             Opcode::Ready => Decoded::Message(Response::Ready),
             Opcode::Authenticate => Decoded::Message(Response::Authenticate(
                 r.read_string("authenticator class")?.to_owned(),
@@ -706,13 +706,11 @@ impl ResponseFrame {
                     let id = body.slice_ref(r.read_short_bytes("prepared id")?);
                     let metadata = PreparedMetadata::decode(&mut r)?;
                     let result_metadata = RowsMetadata::decode(&mut r, body)?;
-                    Decoded::Message(Response::Result(ResultBody::Prepared(Box::new(
-                        Prepared {
-                            id,
-                            metadata,
-                            result_metadata,
-                        },
-                    ))))
+                    Decoded::Message(Response::Result(ResultBody::Prepared(Box::new(Prepared {
+                        id,
+                        metadata,
+                        result_metadata,
+                    }))))
                 }
                 0x0005 => Decoded::Message(Response::Result(ResultBody::SchemaChange(
                     SchemaChange::decode(&mut r)?,
@@ -724,23 +722,25 @@ impl ResponseFrame {
                     })
                 }
             },
-            Opcode::Event => Decoded::Message(Response::Event(match r.read_string("event type")? {
-                "TOPOLOGY_CHANGE" => Event::TopologyChange {
-                    change: r.read_string("topology change")?.to_owned(),
-                    node: r.read_inet("node address")?,
-                },
-                "STATUS_CHANGE" => Event::StatusChange {
-                    change: r.read_string("status change")?.to_owned(),
-                    node: r.read_inet("node address")?,
-                },
-                "SCHEMA_CHANGE" => Event::SchemaChange(SchemaChange::decode(&mut r)?),
-                other => {
-                    return Err(ProtoError::InvalidValue {
-                        what: "event type",
-                        detail: format!("{other:?}"),
-                    })
-                }
-            })),
+            Opcode::Event => {
+                Decoded::Message(Response::Event(match r.read_string("event type")? {
+                    "TOPOLOGY_CHANGE" => Event::TopologyChange {
+                        change: r.read_string("topology change")?.to_owned(),
+                        node: r.read_inet("node address")?,
+                    },
+                    "STATUS_CHANGE" => Event::StatusChange {
+                        change: r.read_string("status change")?.to_owned(),
+                        node: r.read_inet("node address")?,
+                    },
+                    "SCHEMA_CHANGE" => Event::SchemaChange(SchemaChange::decode(&mut r)?),
+                    other => {
+                        return Err(ProtoError::InvalidValue {
+                            what: "event type",
+                            detail: format!("{other:?}"),
+                        })
+                    }
+                }))
+            }
             Opcode::AuthChallenge => Decoded::Message(Response::AuthChallenge(
                 r.read_bytes("auth challenge")?.map(|t| body.slice_ref(t)),
             )),
