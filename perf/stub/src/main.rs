@@ -1,10 +1,113 @@
-//! `doppio-stub`: a loopback CQL server for overhead research and fault injection.
-//!
-//! Placeholder until the perf issue lands: it builds and says plainly that it serves nothing.
+//! `doppio-stub --listen ADDR:PORT --cores LIST [--rows N --row-bytes M] [--rules FILE]`:
+//! prints `listening on ADDR:PORT` once ready, serves until SIGINT or SIGTERM, exits 0.
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use clap::Parser;
+use doppio_proto::types::ColumnType;
+use doppio_stub::{Rules, Shape, Stub, StubConfig};
+
+/// A loopback CQL v4 stub server: answers at once, or as its fault rules say.
+#[derive(Debug, Parser)]
+#[command(name = "doppio-stub", version, about)]
+struct Args {
+    /// Address to listen on (port 0: any free port; the line printed says which).
+    #[arg(long, default_value = "127.0.0.1:9043")]
+    listen: SocketAddr,
+    /// Cores to run one pinned shard each on, e.g. `1` or `0,1`.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    cores: Vec<usize>,
+    /// Rows an ordinary SELECT returns.
+    #[arg(long, default_value_t = 1)]
+    rows: usize,
+    /// Bytes of the one blob column of each row.
+    #[arg(long, default_value_t = 8)]
+    row_bytes: usize,
+    /// The type of every bind marker of a prepared statement: blob, bigint, int, text.
+    #[arg(long, default_value = "blob")]
+    bind_type: String,
+    /// Fault rules (TOML; see perf/stub/README.md).
+    #[arg(long)]
+    rules: Option<PathBuf>,
+    /// Do not pin the shards to their cores.
+    #[arg(long)]
+    no_pin: bool,
+    /// Do not log fired rules.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn bind_type(name: &str) -> Result<ColumnType, String> {
+    Ok(match name.to_ascii_lowercase().as_str() {
+        "blob" => ColumnType::Blob,
+        "bigint" => ColumnType::Bigint,
+        "int" => ColumnType::Int,
+        "text" | "varchar" => ColumnType::Varchar,
+        "uuid" => ColumnType::Uuid,
+        "timestamp" => ColumnType::Timestamp,
+        other => {
+            return Err(format!(
+                "unsupported --bind-type {other} (blob, bigint, int, text, uuid, timestamp)"
+            ))
+        }
+    })
+}
 
 fn main() -> ExitCode {
-    eprintln!("doppio-stub: not built yet (see the perf issue); nothing is listening");
-    ExitCode::from(2)
+    let args = Args::parse();
+    let fail = |message: String| {
+        eprintln!("doppio-stub: {message}");
+        ExitCode::from(2)
+    };
+    let rules = match &args.rules {
+        Some(path) => match Rules::load(path) {
+            Ok(r) => r,
+            Err(e) => return fail(e.to_string()),
+        },
+        None => Rules::default(),
+    };
+    let bind = match bind_type(&args.bind_type) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(signal, stop.clone()) {
+            return fail(format!("cannot handle signal {signal}: {e}"));
+        }
+    }
+    let config = StubConfig {
+        listen: args.listen,
+        cores: args.cores.clone(),
+        pin: !args.no_pin,
+        shape: Shape {
+            rows: args.rows,
+            row_bytes: args.row_bytes,
+            bind_type: bind,
+        },
+        rules,
+        log_rules: !args.quiet,
+    };
+    let stub = match Stub::start(config) {
+        Ok(s) => s,
+        Err(e) => return fail(e.to_string()),
+    };
+    println!("listening on {}", stub.addr());
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let fired = stub.fired();
+    let connections = stub.connections();
+    stub.stop();
+    for (name, n) in fired.iter().filter(|(_, n)| *n > 0) {
+        eprintln!("doppio-stub: rule `{name}` fired {n} times");
+    }
+    eprintln!("doppio-stub: stopped after {connections} connections");
+    ExitCode::SUCCESS
 }

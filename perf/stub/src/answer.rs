@@ -1,0 +1,543 @@
+//! What the stub answers, per request: one [`Responder`] per shard.
+//!
+//! Handshake and control messages get what a one-node Cassandra 5.0 would say (SUPPORTED
+//! with lz4, READY, system tables from [`crate::tables`]). An ordinary SELECT answers the
+//! configured result shape (N rows of one blob column `v` of M bytes), a statement that is
+//! not a SELECT answers Void, `USE ks` answers Set_keyspace.
+//!
+//! PREPARE computes everything an EXECUTE of the statement will answer and encodes it once:
+//! the RESULT body with metadata and without (for `skip_metadata`), uncompressed and lz4.
+//! An EXECUTE then costs a lookup of its 16-byte id among the shard's statements (a short
+//! linear scan: drivers prepare a handful), a 9-byte header and one copy of the body.
+//!
+//! Invariants: the EXECUTE path allocates nothing and parses only the id and the flags byte;
+//! prepared ids are a hash of the statement text and keyspace, so they are the same on every
+//! shard and across restarts (a client that re-prepares after a restart gets the same id).
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use doppio_proto::compression::Compression;
+use doppio_proto::frame::{Direction, Flags, FrameHeader, Opcode};
+use doppio_proto::metadata::{ColumnSpec, PreparedMetadata, RowsMetadata};
+use doppio_proto::request::{DecodedParameters, Request};
+use doppio_proto::response::{
+    encode_response, Envelope, ErrorCode, ErrorDetail, ErrorResponse, Prepared, Response,
+    ResultBody,
+};
+use doppio_proto::rows::Rows;
+use doppio_proto::types::ColumnType;
+use doppio_proto::value::CqlValue;
+
+use crate::tables::{self, Table};
+
+/// The result shape and bind-marker type the stub serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    /// Rows of an ordinary SELECT.
+    pub rows: usize,
+    /// Bytes of the one blob column of each row.
+    pub row_bytes: usize,
+    /// The type reported for every bind marker of a prepared statement.
+    pub bind_type: ColumnType,
+}
+
+impl Default for Shape {
+    fn default() -> Self {
+        Self {
+            rows: 1,
+            row_bytes: 8,
+            bind_type: ColumnType::Blob,
+        }
+    }
+}
+
+/// A prepared statement and its pre-encoded answers.
+#[derive(Debug)]
+pub struct PreparedEntry {
+    /// The statement text.
+    pub text: String,
+    /// RESULT bodies of an EXECUTE: `[with metadata, without]`.
+    bodies: [Bytes; 2],
+    /// The same, lz4-compressed.
+    compressed: [Bytes; 2],
+}
+
+impl PreparedEntry {
+    /// The RESULT body an EXECUTE gets (compressed when `lz4`).
+    pub fn body(&self, skip_metadata: bool, lz4: bool) -> &Bytes {
+        let i = usize::from(skip_metadata);
+        if lz4 {
+            &self.compressed[i]
+        } else {
+            &self.bodies[i]
+        }
+    }
+}
+
+/// An answer to write: a message to encode, or a pre-encoded RESULT body.
+#[derive(Debug)]
+pub enum Answer {
+    /// Encode this message.
+    Message(Response),
+    /// A RESULT whose body is ready (compressed already if the connection uses lz4).
+    Body(Bytes),
+}
+
+/// A 128-bit id of a statement: two FNV-1a hashes of its text and keyspace.
+fn statement_id(text: &str, keyspace: Option<&str>) -> [u8; 16] {
+    let hash = |seed: u64| {
+        let mut h = seed;
+        for b in text
+            .bytes()
+            .chain([0u8])
+            .chain(keyspace.unwrap_or("").bytes())
+        {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h
+    };
+    let mut id = [0u8; 16];
+    id[..8].copy_from_slice(&hash(0xcbf2_9ce4_8422_2325).to_be_bytes());
+    id[8..].copy_from_slice(&hash(0x6c62_272e_07bb_0142).to_be_bytes());
+    id
+}
+
+/// Encodes a response body (no header) with `encode_response` and strips the header.
+fn body_of(response: &Response, compression: Option<Compression>) -> Bytes {
+    let mut buf = BytesMut::new();
+    // Encoding a response the stub built itself cannot fail but for sizes beyond 2 GiB,
+    // which the stub never builds; an empty body is then sent, which the client reports.
+    if encode_response(&mut buf, 0, &Envelope::default(), response, compression).is_err() {
+        return Bytes::new();
+    }
+    buf.split_off(doppio_proto::frame::HEADER_LEN).freeze()
+}
+
+fn error(code: ErrorCode, message: impl Into<String>) -> Response {
+    Response::Error(Box::new(ErrorResponse {
+        code,
+        message: message.into(),
+        detail: ErrorDetail::None,
+    }))
+}
+
+/// The answer to a request the stub cannot handle (`detail` says why).
+pub fn protocol_error(detail: impl Into<String>) -> Response {
+    error(ErrorCode::ProtocolError, detail)
+}
+
+/// Column specs and row values of a result, before encoding.
+type RowSet = (Vec<ColumnSpec>, Vec<Vec<Option<CqlValue>>>);
+
+/// One shard's answering state.
+pub struct Responder {
+    addr: SocketAddr,
+    tables: Vec<Table>,
+    shape: Arc<Shape>,
+    prepared: Vec<([u8; 16], Rc<PreparedEntry>)>,
+}
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Responder")
+            .field("addr", &self.addr)
+            .field("prepared", &self.prepared.len())
+            .finish()
+    }
+}
+
+/// The most prepared statements a shard keeps; older ones are forgotten (their EXECUTEs
+/// then get UNPREPARED, which drivers heal by preparing again).
+const MAX_PREPARED: usize = 4096;
+
+impl Responder {
+    /// A responder for a stub listening on `addr`.
+    pub fn new(addr: SocketAddr, shape: Arc<Shape>) -> Self {
+        Self {
+            addr,
+            tables: tables::system_tables(addr),
+            shape,
+            prepared: Vec::new(),
+        }
+    }
+
+    /// The prepared statement with `id`.
+    #[inline]
+    pub fn lookup(&self, id: &[u8]) -> Option<&Rc<PreparedEntry>> {
+        self.prepared
+            .iter()
+            .find(|(k, _)| k.as_slice() == id)
+            .map(|(_, e)| e)
+    }
+
+    /// The answer to a decoded request. `keyspace` is the connection's keyspace, updated
+    /// by `USE`; `lz4` says whether the connection compresses (pre-encoded bodies come
+    /// compressed then).
+    pub fn answer(
+        &mut self,
+        request: &Request<'_>,
+        keyspace: &mut Option<String>,
+        lz4: bool,
+    ) -> Answer {
+        match request {
+            Request::Options => Answer::Message(Response::Supported(vec![
+                ("CQL_VERSION".into(), vec!["3.4.7".into()]),
+                ("COMPRESSION".into(), vec!["lz4".into()]),
+                (
+                    "PROTOCOL_VERSIONS".into(),
+                    vec!["3/v3".into(), "4/v4".into(), "5/v5".into()],
+                ),
+            ])),
+            Request::Startup(_) | Request::Register(_) => Answer::Message(Response::Ready),
+            Request::AuthResponse(_) => Answer::Message(Response::AuthSuccess(None)),
+            Request::Query(text, params) => self.query(text, params, keyspace),
+            Request::Prepare(text) => match self.prepare(text, keyspace.as_deref()) {
+                Ok(p) => Answer::Message(Response::Result(ResultBody::Prepared(Box::new(p)))),
+                Err(e) => Answer::Message(e),
+            },
+            Request::Execute(id, params) => match self.lookup(id) {
+                Some(e) => Answer::Body(e.body(params.params.skip_metadata, lz4).clone()),
+                None => Answer::Message(unprepared(id)),
+            },
+            Request::Batch { .. } => Answer::Message(Response::Result(ResultBody::Void)),
+        }
+    }
+
+    /// The rows of a SELECT: a system table's (projected) or the configured shape's.
+    fn select_rows(&self, text: &str, keyspace: Option<&str>) -> Option<Result<RowSet, Response>> {
+        let select = tables::parse_select(text)?;
+        if let Some(table) = tables::find_table(&self.tables, &select, keyspace) {
+            let columns = match tables::project(table, &select) {
+                Ok(c) => c,
+                Err(name) => {
+                    return Some(Err(error(
+                        ErrorCode::Invalid,
+                        format!(
+                            "Undefined column name {name} in table {}.{}",
+                            table.keyspace, table.name
+                        ),
+                    )))
+                }
+            };
+            let ks: Arc<str> = table.keyspace.into();
+            let tn: Arc<str> = table.name.into();
+            let specs = columns
+                .iter()
+                .map(|&i| ColumnSpec {
+                    keyspace: ks.clone(),
+                    table: tn.clone(),
+                    name: table.columns[i].name.to_owned(),
+                    typ: table.columns[i].typ.clone(),
+                })
+                .collect();
+            let rows = table
+                .rows
+                .iter()
+                .map(|r| columns.iter().map(|&i| r[i].clone()).collect())
+                .collect();
+            return Some(Ok((specs, rows)));
+        }
+        let ks: Arc<str> = select.keyspace.or(keyspace).unwrap_or("stub").into();
+        let spec = ColumnSpec {
+            keyspace: ks,
+            table: select.table.into(),
+            name: "v".into(),
+            typ: ColumnType::Blob,
+        };
+        let row = vec![Some(CqlValue::Blob(vec![0x5a; self.shape.row_bytes]))];
+        Some(Ok((vec![spec], vec![row; self.shape.rows])))
+    }
+
+    fn query(
+        &self,
+        text: &str,
+        params: &DecodedParameters<'_>,
+        keyspace: &mut Option<String>,
+    ) -> Answer {
+        let trimmed = text.trim_start();
+        if trimmed.len() > 4 && trimmed[..4].eq_ignore_ascii_case("use ") {
+            let ks = trimmed[4..]
+                .trim()
+                .trim_end_matches(';')
+                .trim()
+                .trim_matches('"');
+            *keyspace = Some(ks.to_owned());
+            return Answer::Message(Response::Result(ResultBody::SetKeyspace(ks.to_owned())));
+        }
+        match self.select_rows(text, keyspace.as_deref()) {
+            None => Answer::Message(Response::Result(ResultBody::Void)),
+            Some(Err(e)) => Answer::Message(e),
+            Some(Ok((columns, rows))) => {
+                // Pages by the client's page size; the paging state is the next row's index.
+                let start = params
+                    .params
+                    .paging_state
+                    .and_then(|s| <[u8; 4]>::try_from(s).ok())
+                    .map_or(0, |s| u32::from_be_bytes(s) as usize)
+                    .min(rows.len());
+                let page = params
+                    .params
+                    .page_size
+                    .filter(|p| *p > 0)
+                    .map_or(rows.len(), |p| p as usize);
+                let end = start.saturating_add(page).min(rows.len());
+                let more =
+                    (end < rows.len()).then(|| Bytes::copy_from_slice(&(end as u32).to_be_bytes()));
+                Answer::Message(rows_response(
+                    columns,
+                    &rows[start..end],
+                    more,
+                    params.params.skip_metadata,
+                ))
+            }
+        }
+    }
+
+    /// Prepares `text`: bind markers typed by the configured type, result columns as an
+    /// EXECUTE will return them, answers encoded once.
+    fn prepare(&mut self, text: &str, keyspace: Option<&str>) -> Result<Prepared, Response> {
+        let id = statement_id(text, keyspace);
+        let (result_columns, rows) = match self.select_rows(text, keyspace) {
+            None => (Vec::new(), None),
+            Some(Err(e)) => return Err(e),
+            Some(Ok((c, r))) => (c.clone(), Some((c, r))),
+        };
+        let select = tables::parse_select(text);
+        let (ks, tn): (Arc<str>, Arc<str>) = match &select {
+            Some(s) => (
+                s.keyspace.or(keyspace).unwrap_or("stub").into(),
+                s.table.into(),
+            ),
+            None => (keyspace.unwrap_or("stub").into(), "t".into()),
+        };
+        let markers = tables::count_markers(text);
+        let metadata = PreparedMetadata {
+            pk_indexes: Vec::new(),
+            columns: (0..markers)
+                .map(|i| ColumnSpec {
+                    keyspace: ks.clone(),
+                    table: tn.clone(),
+                    name: format!("p{i}"),
+                    typ: self.shape.bind_type.clone(),
+                })
+                .collect(),
+        };
+        let result_metadata = RowsMetadata {
+            columns_count: result_columns.len(),
+            paging_state: None,
+            no_metadata: result_columns.is_empty(),
+            columns: result_columns,
+        };
+        if self.lookup(&id).is_none() {
+            let answers = |skip: bool| match &rows {
+                Some((c, r)) => rows_response(c.clone(), r, None, skip),
+                None => Response::Result(ResultBody::Void),
+            };
+            let (with, bare) = (answers(false), answers(true));
+            let entry = PreparedEntry {
+                text: text.to_owned(),
+                bodies: [body_of(&with, None), body_of(&bare, None)],
+                compressed: [
+                    body_of(&with, Some(Compression::Lz4)),
+                    body_of(&bare, Some(Compression::Lz4)),
+                ],
+            };
+            if self.prepared.len() >= MAX_PREPARED {
+                self.prepared.remove(0);
+            }
+            self.prepared.push((id, Rc::new(entry)));
+        }
+        Ok(Prepared {
+            id: Bytes::copy_from_slice(&id),
+            metadata,
+            result_metadata,
+        })
+    }
+}
+
+/// UNPREPARED for `id`.
+pub fn unprepared(id: &[u8]) -> Response {
+    Response::Error(Box::new(ErrorResponse {
+        code: ErrorCode::Unprepared,
+        message: "Prepared query with ID not found (doppio-stub forgot it or never saw it)".into(),
+        detail: ErrorDetail::Unprepared {
+            id: Bytes::copy_from_slice(id),
+        },
+    }))
+}
+
+/// A RESULT Rows of `rows` (values in `columns` order).
+fn rows_response(
+    columns: Vec<ColumnSpec>,
+    rows: &[Vec<Option<CqlValue>>],
+    paging_state: Option<Bytes>,
+    skip_metadata: bool,
+) -> Response {
+    let mut content = BytesMut::new();
+    for row in rows {
+        for (value, spec) in row.iter().zip(&columns) {
+            match value {
+                None => content.put_i32(-1),
+                Some(v) => {
+                    let at = content.len();
+                    content.put_i32(0);
+                    if v.encode(&spec.typ, &mut content).is_err() {
+                        // A value the stub made for its own column cannot mismatch; if it
+                        // ever did, null is what the client sees.
+                        content.truncate(at);
+                        content.put_i32(-1);
+                        continue;
+                    }
+                    let len = (content.len() - at - 4) as i32;
+                    content[at..at + 4].copy_from_slice(&len.to_be_bytes());
+                }
+            }
+        }
+    }
+    let columns_count = columns.len();
+    Response::Result(ResultBody::Rows(Rows {
+        metadata: RowsMetadata {
+            columns_count,
+            paging_state,
+            columns: if skip_metadata { Vec::new() } else { columns },
+            no_metadata: skip_metadata,
+        },
+        rows_count: rows.len(),
+        content: content.freeze(),
+    }))
+}
+
+/// Appends a RESULT frame carrying a pre-encoded `body` on `stream`.
+#[inline]
+pub fn put_body_frame(out: &mut BytesMut, stream: i16, body: &[u8], compressed: bool) {
+    FrameHeader {
+        direction: Direction::Response,
+        flags: if compressed {
+            Flags::COMPRESSION
+        } else {
+            Flags::NONE
+        },
+        stream,
+        opcode: Opcode::Result,
+        length: body.len() as u32,
+    }
+    .write_to(out);
+    out.extend_from_slice(body);
+}
+
+#[cfg(test)]
+mod tests {
+    use doppio_proto::consistency::Consistency;
+    use doppio_proto::request::QueryParameters;
+
+    use super::*;
+
+    fn params(skip: bool) -> DecodedParameters<'static> {
+        DecodedParameters {
+            params: QueryParameters {
+                consistency: Consistency::One,
+                skip_metadata: skip,
+                ..QueryParameters::default()
+            },
+            values: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn prepared_statements_are_answered_from_their_encoded_bodies() {
+        let shape = Arc::new(Shape {
+            rows: 3,
+            row_bytes: 5,
+            ..Shape::default()
+        });
+        let mut r = Responder::new("127.0.0.1:9042".parse().unwrap(), shape);
+        let mut ks = None;
+        let Answer::Message(Response::Result(ResultBody::Prepared(p))) = r.answer(
+            &Request::Prepare("SELECT v FROM t WHERE k = ?"),
+            &mut ks,
+            false,
+        ) else {
+            panic!("prepared")
+        };
+        assert_eq!(p.metadata.columns.len(), 1);
+        assert_eq!(p.result_metadata.columns.len(), 1);
+        let Answer::Body(bare) = r.answer(&Request::Execute(&p.id, params(true)), &mut ks, false)
+        else {
+            panic!("body")
+        };
+        // Kind, flags (NO_METADATA), one column, three rows of [int 5][5 bytes].
+        assert_eq!(
+            &bare[..16],
+            &[0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 3]
+        );
+        assert_eq!(bare.len(), 16 + 3 * 9);
+        let Answer::Body(full) = r.answer(&Request::Execute(&p.id, params(false)), &mut ks, false)
+        else {
+            panic!("body")
+        };
+        assert!(full.len() > bare.len(), "metadata included");
+        let Answer::Message(Response::Error(e)) =
+            r.answer(&Request::Execute(&[1, 2, 3], params(false)), &mut ks, false)
+        else {
+            panic!("unprepared")
+        };
+        assert_eq!(e.code, ErrorCode::Unprepared);
+    }
+
+    #[test]
+    fn system_tables_and_use_are_answered_like_cassandra() {
+        let mut r = Responder::new("127.0.0.1:9042".parse().unwrap(), Arc::default());
+        let mut ks = None;
+        let Answer::Message(Response::Result(ResultBody::SetKeyspace(k))) = r.answer(
+            &Request::Query("USE \"ks1\"", params(false)),
+            &mut ks,
+            false,
+        ) else {
+            panic!("use")
+        };
+        assert_eq!(k, "ks1");
+        assert_eq!(ks.as_deref(), Some("ks1"));
+        let Answer::Message(Response::Result(ResultBody::Rows(rows))) = r.answer(
+            &Request::Query(
+                "SELECT host_id, rpc_address, data_center, rack, tokens FROM system.local",
+                params(false),
+            ),
+            &mut ks,
+            false,
+        ) else {
+            panic!("rows")
+        };
+        assert_eq!(rows.rows_count, 1);
+        let names: Vec<&str> = rows.columns().iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["host_id", "rpc_address", "data_center", "rack", "tokens"]
+        );
+        let Answer::Message(Response::Error(e)) = r.answer(
+            &Request::Query("SELECT bogus FROM system.local", params(false)),
+            &mut ks,
+            false,
+        ) else {
+            panic!("error")
+        };
+        assert_eq!(e.code, ErrorCode::Invalid);
+        let Answer::Message(Response::Result(ResultBody::Void)) = r.answer(
+            &Request::Query("INSERT INTO t (k) VALUES (1)", params(false)),
+            &mut ks,
+            false,
+        ) else {
+            panic!("void")
+        };
+    }
+
+    #[test]
+    fn ids_depend_on_text_and_keyspace_only() {
+        assert_eq!(statement_id("a", None), statement_id("a", None));
+        assert_ne!(statement_id("a", None), statement_id("a", Some("k")));
+        assert_ne!(statement_id("a", None), statement_id("b", None));
+    }
+}

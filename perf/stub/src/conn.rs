@@ -1,0 +1,575 @@
+//! One client connection: read, answer every complete frame, write the answers in one go.
+//!
+//! The reader reads up to 64 KiB per `recv`, walks every complete frame in place (no
+//! per-frame allocation or reference count), and appends each answer to the connection's
+//! output buffer; the flusher writes everything buffered with one `send` per turn. So a
+//! read that brought 256 requests costs one `recv` and one `send`.
+//!
+//! Fault reactions act here: a delayed answer is written by a small task when its time
+//! comes (other answers are not held back), a stall holds both reading and writing, a drop
+//! closes the socket, a malformed frame or a wrong stream id replaces the answer.
+//!
+//! Invariants: memory per connection is bounded: reading pauses while more than
+//! [`OUT_LIMIT`] bytes of answers wait for a client that does not read, and a frame longer
+//! than [`MAX_BODY`] is refused with a PROTOCOL_ERROR and the connection closed. Nothing
+//! from the wire is trusted: a malformed request is an ERROR answer, never a panic.
+
+use std::cell::{Cell, RefCell};
+use std::future::poll_fn;
+use std::os::fd::AsRawFd;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::task::{Poll, Waker};
+use std::time::Instant;
+
+use bytes::{Buf, BytesMut};
+use doppio_proto::compression::Compression;
+use doppio_proto::frame::{Direction, Flags, FrameDecoder, FrameHeader, FrameStatus, Opcode};
+use doppio_proto::request::Request;
+use doppio_proto::response::{
+    encode_response, Envelope, ErrorCode, ErrorDetail, ErrorResponse, Response,
+};
+use futures_lite::{AsyncRead, AsyncWrite};
+use glommio::net::TcpStream;
+
+use crate::answer::{self, Answer};
+use crate::rules::{Malformed, Probe, Reaction};
+use crate::server::ShardContext;
+
+/// Answers waiting beyond this many bytes pause reading (a client that does not read).
+pub const OUT_LIMIT: usize = 16 << 20;
+/// The largest request body accepted.
+pub const MAX_BODY: usize = 16 << 20;
+
+struct Conn {
+    socket: RefCell<TcpStream>,
+    number: u64,
+    out: RefCell<BytesMut>,
+    flusher: Cell<Option<Waker>>,
+    /// The reader, waiting for the output to drain below the limit.
+    drained: Cell<Option<Waker>>,
+    closed: Cell<bool>,
+    /// Close once what is buffered has been written (after a truncated frame).
+    close_after_flush: Cell<bool>,
+    stalled_until: Cell<Option<Instant>>,
+    lz4: Cell<bool>,
+    keyspace: RefCell<Option<String>>,
+}
+
+impl Conn {
+    fn close(&self) {
+        if self.closed.replace(true) {
+            return;
+        }
+        if let Ok(s) = self.socket.try_borrow() {
+            // SAFETY: the descriptor belongs to the live stream borrowed here; shutdown ends
+            // both directions (waking a parked read) without closing it.
+            unsafe {
+                libc::shutdown(s.as_raw_fd(), libc::SHUT_RDWR);
+            }
+        }
+        self.wake_flusher();
+        if let Some(w) = self.drained.take() {
+            w.wake();
+        }
+    }
+
+    fn wake_flusher(&self) {
+        if let Some(w) = self.flusher.take() {
+            w.wake();
+        }
+    }
+
+    fn compression(&self) -> Option<Compression> {
+        self.lz4.get().then_some(Compression::Lz4)
+    }
+
+    /// Encodes `response` on `stream` into `out`.
+    fn put(&self, out: &mut BytesMut, stream: i16, response: &Response) {
+        let encoded = encode_response(
+            out,
+            stream,
+            &Envelope::default(),
+            response,
+            self.compression(),
+        );
+        if let Err(e) = encoded {
+            // Only a body over 2 GiB fails; say so instead of sending nothing.
+            let fallback =
+                answer::protocol_error(format!("the stub cannot encode its answer: {e}"));
+            let _ = encode_response(out, stream, &Envelope::default(), &fallback, None);
+        }
+    }
+
+    async fn sleep_while_stalled(&self) {
+        while let Some(until) = self.stalled_until.get() {
+            let now = Instant::now();
+            if now >= until {
+                self.stalled_until.set(None);
+                break;
+            }
+            glommio::timer::sleep(until - now).await;
+        }
+    }
+}
+
+/// Serves one accepted connection until it closes.
+pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
+    let _ = stream.set_nodelay(true);
+    let number = ctx.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
+    let conn = Rc::new(Conn {
+        socket: RefCell::new(stream),
+        number,
+        out: RefCell::new(BytesMut::with_capacity(64 * 1024)),
+        flusher: Cell::new(None),
+        drained: Cell::new(None),
+        closed: Cell::new(false),
+        close_after_flush: Cell::new(false),
+        stalled_until: Cell::new(None),
+        lz4: Cell::new(false),
+        keyspace: RefCell::new(None),
+    });
+    glommio::spawn_local(flush_loop(conn.clone())).detach();
+    let decoder = FrameDecoder::new(Direction::Request).with_max_body_len(MAX_BODY);
+    let mut scratch = vec![0u8; 64 * 1024];
+    let mut inbuf = BytesMut::with_capacity(128 * 1024);
+    while !conn.closed.get() {
+        conn.sleep_while_stalled().await;
+        // Backpressure: a client that does not read its answers stops being read.
+        poll_fn(|cx| {
+            if conn.closed.get() || conn.out.borrow().len() <= OUT_LIMIT {
+                return Poll::Ready(());
+            }
+            conn.drained.set(Some(cx.waker().clone()));
+            Poll::Pending
+        })
+        .await;
+        let read = poll_fn(|cx| {
+            if conn.closed.get() {
+                return Poll::Ready(Ok(0));
+            }
+            let mut socket = conn.socket.borrow_mut();
+            Pin::new(&mut *socket).poll_read(cx, &mut scratch)
+        })
+        .await;
+        let n = match read {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        inbuf.extend_from_slice(&scratch[..n]);
+        let mut pos = 0;
+        loop {
+            match decoder.check(&inbuf[pos..]) {
+                Ok(FrameStatus::Complete { header, frame_len }) => {
+                    let body = &inbuf[pos + doppio_proto::frame::HEADER_LEN..pos + frame_len];
+                    handle(&conn, &ctx, &header, body);
+                    pos += frame_len;
+                    if conn.closed.get() {
+                        break;
+                    }
+                }
+                Ok(FrameStatus::NeedMore(_)) => break,
+                Err(e) => {
+                    // The stream cannot be resynchronised: say why and hang up.
+                    let stream = inbuf
+                        .get(pos + 2..pos + 4)
+                        .map_or(0, |s| i16::from_be_bytes([s[0], s[1]]));
+                    let mut out = conn.out.borrow_mut();
+                    conn.put(
+                        &mut out,
+                        stream,
+                        &answer::protocol_error(format!("bad frame: {e}")),
+                    );
+                    conn.close_after_flush.set(true);
+                    break;
+                }
+            }
+        }
+        inbuf.advance(pos);
+        if !conn.out.borrow().is_empty() {
+            conn.wake_flusher();
+        }
+        if conn.close_after_flush.get() {
+            break;
+        }
+    }
+    if !conn.close_after_flush.get() {
+        conn.close();
+    }
+}
+
+/// Writes what the reader (or a delayed answer) buffered, one batch per wake-up.
+async fn flush_loop(conn: Rc<Conn>) {
+    let mut batch = BytesMut::with_capacity(64 * 1024);
+    loop {
+        let open = poll_fn(|cx| {
+            if conn.closed.get() {
+                return Poll::Ready(false);
+            }
+            if conn.out.borrow().is_empty() {
+                conn.flusher.set(Some(cx.waker().clone()));
+                return Poll::Pending;
+            }
+            Poll::Ready(true)
+        })
+        .await;
+        if !open {
+            return;
+        }
+        conn.sleep_while_stalled().await;
+        std::mem::swap(&mut *conn.out.borrow_mut(), &mut batch);
+        if let Some(w) = conn.drained.take() {
+            w.wake();
+        }
+        let mut written = 0;
+        while written < batch.len() {
+            let r = poll_fn(|cx| {
+                let mut socket = conn.socket.borrow_mut();
+                Pin::new(&mut *socket).poll_write(cx, &batch[written..])
+            })
+            .await;
+            match r {
+                Ok(0) | Err(_) => return conn.close(),
+                Ok(n) => written += n,
+            }
+        }
+        batch.clear();
+        if conn.close_after_flush.get() && conn.out.borrow().is_empty() {
+            return conn.close();
+        }
+    }
+}
+
+/// The EXECUTE fields the fast path needs: the prepared id and `skip_metadata`.
+fn execute_head(body: &[u8]) -> Option<(&[u8], bool)> {
+    let len = usize::from(u16::from_be_bytes([*body.first()?, *body.get(1)?]));
+    let id = body.get(2..2 + len)?;
+    // [short bytes id][short consistency][byte flags]
+    let flags = *body.get(2 + len + 2)?;
+    Some((id, flags & 0x02 != 0))
+}
+
+/// Answers one request frame.
+fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8]) {
+    let stream = header.stream;
+    let decompressed;
+    let body: &[u8] = if header.flags.contains(Flags::COMPRESSION) {
+        if !conn.lz4.get() {
+            let mut out = conn.out.borrow_mut();
+            conn.put(
+                &mut out,
+                stream,
+                &answer::protocol_error("a compressed frame, but no compression was agreed"),
+            );
+            return;
+        }
+        match Compression::Lz4.decompress(raw, MAX_BODY) {
+            Ok(b) => {
+                decompressed = b;
+                &decompressed
+            }
+            Err(e) => {
+                let mut out = conn.out.borrow_mut();
+                conn.put(
+                    &mut out,
+                    stream,
+                    &answer::protocol_error(format!("bad lz4 body: {e}")),
+                );
+                return;
+            }
+        }
+    } else {
+        raw
+    };
+    // The hot path: EXECUTE of a known statement, answered from its encoded body.
+    if header.opcode == Opcode::Execute {
+        if let Some((id, skip_metadata)) = execute_head(body) {
+            let responder = ctx.responder.borrow();
+            if let Some(entry) = responder.lookup(id) {
+                let lz4 = conn.lz4.get();
+                let mut matcher = ctx.matcher.borrow_mut();
+                let rule = if matcher.is_empty() {
+                    None
+                } else {
+                    matcher.check(&Probe {
+                        opcode: Opcode::Execute,
+                        statement: Some(&entry.text),
+                        connection: conn.number,
+                        elapsed: ctx.started.elapsed(),
+                    })
+                };
+                match rule {
+                    None => {
+                        let mut out = conn.out.borrow_mut();
+                        answer::put_body_frame(
+                            &mut out,
+                            stream,
+                            entry.body(skip_metadata, lz4),
+                            lz4,
+                        );
+                    }
+                    Some(i) => {
+                        let reaction = matcher.rule(i).then.clone();
+                        let delay_u = matcher.uniform();
+                        drop(matcher);
+                        ctx.fired(i, conn.number);
+                        let body = entry.body(skip_metadata, lz4).clone();
+                        drop(responder);
+                        react(
+                            conn,
+                            stream,
+                            reaction,
+                            delay_u,
+                            Some(id),
+                            move |out: &mut BytesMut, s| answer::put_body_frame(out, s, &body, lz4),
+                        );
+                    }
+                }
+                return;
+            }
+        }
+    }
+    let request = match Request::decode(header, body) {
+        Ok(r) => r,
+        Err(e) => {
+            let mut out = conn.out.borrow_mut();
+            conn.put(
+                &mut out,
+                stream,
+                &answer::protocol_error(format!("bad {}: {e}", header.opcode)),
+            );
+            return;
+        }
+    };
+    let request = request.request;
+    // STARTUP: compression, if asked for, applies from the next frame on.
+    let mut start_lz4 = false;
+    if let Request::Startup(options) = &request {
+        match options
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("COMPRESSION"))
+        {
+            Some((_, v)) if v.eq_ignore_ascii_case("lz4") => start_lz4 = true,
+            Some((_, v)) => {
+                let mut out = conn.out.borrow_mut();
+                conn.put(
+                    &mut out,
+                    stream,
+                    &answer::protocol_error(format!("compression {v} is not supported (lz4 is)")),
+                );
+                return;
+            }
+            None => {}
+        }
+    }
+    let statement: Option<String> = match &request {
+        Request::Query(t, _) | Request::Prepare(t) => Some((*t).to_owned()),
+        Request::Execute(id, _) => ctx.responder.borrow().lookup(id).map(|e| e.text.clone()),
+        _ => None,
+    };
+    let answer = {
+        let mut keyspace = conn.keyspace.borrow_mut();
+        ctx.responder
+            .borrow_mut()
+            .answer(&request, &mut keyspace, conn.lz4.get())
+    };
+    let id = match &request {
+        Request::Execute(id, _) => Some(*id),
+        _ => None,
+    };
+    let rule = {
+        let mut matcher = ctx.matcher.borrow_mut();
+        if matcher.is_empty() {
+            None
+        } else {
+            matcher
+                .check(&Probe {
+                    opcode: header.opcode,
+                    statement: statement.as_deref(),
+                    connection: conn.number,
+                    elapsed: ctx.started.elapsed(),
+                })
+                .map(|i| (i, matcher.rule(i).then.clone(), matcher.uniform()))
+        }
+    };
+    let lz4 = conn.lz4.get();
+    let write = move |out: &mut BytesMut, s: i16| match &answer {
+        Answer::Body(b) => answer::put_body_frame(out, s, b, lz4),
+        Answer::Message(m) => {
+            let c = lz4.then_some(Compression::Lz4);
+            if encode_response(out, s, &Envelope::default(), m, c).is_err() {
+                let _ = encode_response(
+                    out,
+                    s,
+                    &Envelope::default(),
+                    &answer::protocol_error("the stub cannot encode its answer"),
+                    None,
+                );
+            }
+        }
+    };
+    match rule {
+        None => write(&mut conn.out.borrow_mut(), stream),
+        Some((i, reaction, u)) => {
+            ctx.fired(i, conn.number);
+            react(conn, stream, reaction, u, id, write);
+        }
+    }
+    if start_lz4 {
+        conn.lz4.set(true);
+    }
+}
+
+/// The ERROR a rule asks for, with the fields its code requires.
+fn injected_error(code: ErrorCode, message: &str, id: Option<&[u8]>) -> Response {
+    use doppio_proto::consistency::Consistency::One;
+    let detail = match code {
+        ErrorCode::Unavailable => ErrorDetail::Unavailable {
+            consistency: One,
+            required: 1,
+            alive: 0,
+        },
+        ErrorCode::WriteTimeout => ErrorDetail::WriteTimeout {
+            consistency: One,
+            received: 0,
+            block_for: 1,
+            write_type: "SIMPLE".into(),
+        },
+        ErrorCode::ReadTimeout => ErrorDetail::ReadTimeout {
+            consistency: One,
+            received: 0,
+            block_for: 1,
+            data_present: false,
+        },
+        ErrorCode::ReadFailure => ErrorDetail::ReadFailure {
+            consistency: One,
+            received: 0,
+            block_for: 1,
+            failures: 1,
+            data_present: false,
+        },
+        ErrorCode::WriteFailure => ErrorDetail::WriteFailure {
+            consistency: One,
+            received: 0,
+            block_for: 1,
+            failures: 1,
+            write_type: "SIMPLE".into(),
+        },
+        ErrorCode::FunctionFailure => ErrorDetail::FunctionFailure {
+            keyspace: "stub".into(),
+            function: "f".into(),
+            arg_types: Vec::new(),
+        },
+        ErrorCode::AlreadyExists => ErrorDetail::AlreadyExists {
+            keyspace: "stub".into(),
+            table: "t".into(),
+        },
+        ErrorCode::Unprepared => ErrorDetail::Unprepared {
+            id: bytes::Bytes::copy_from_slice(id.unwrap_or(&[0; 16])),
+        },
+        _ => ErrorDetail::None,
+    };
+    Response::Error(Box::new(ErrorResponse {
+        code,
+        message: message.to_owned(),
+        detail,
+    }))
+}
+
+/// Carries out a rule's reaction for the request on `stream`; `write` encodes the normal
+/// answer on a given stream.
+fn react(
+    conn: &Rc<Conn>,
+    stream: i16,
+    reaction: Reaction,
+    u: f64,
+    id: Option<&[u8]>,
+    write: impl FnOnce(&mut BytesMut, i16) + 'static,
+) {
+    match reaction {
+        Reaction::Delay(d) => {
+            let delay = d.sample(u);
+            let mut answer = BytesMut::new();
+            write(&mut answer, stream);
+            // A weak handle: the connection may close meanwhile.
+            let out = Rc::downgrade(conn);
+            glommio::spawn_local(async move {
+                glommio::timer::sleep(delay).await;
+                if let Some(conn) = out.upgrade() {
+                    if !conn.closed.get() {
+                        conn.out.borrow_mut().extend_from_slice(&answer);
+                        conn.wake_flusher();
+                    }
+                }
+            })
+            .detach();
+        }
+        Reaction::Error { code, message } => {
+            let mut out = conn.out.borrow_mut();
+            conn.put(&mut out, stream, &injected_error(code, &message, id));
+        }
+        Reaction::Stall(d) => {
+            let until = Instant::now() + d;
+            if conn.stalled_until.get().is_none_or(|t| t < until) {
+                conn.stalled_until.set(Some(until));
+            }
+            write(&mut conn.out.borrow_mut(), stream);
+        }
+        Reaction::Drop => conn.close(),
+        Reaction::WrongStream => {
+            let other = if stream == i16::MAX {
+                i16::MAX - 1
+            } else {
+                i16::MAX
+            };
+            write(&mut conn.out.borrow_mut(), other);
+        }
+        Reaction::Malformed(kind) => {
+            let mut guard = conn.out.borrow_mut();
+            let out: &mut BytesMut = &mut guard;
+            let header = |flags, length| FrameHeader {
+                direction: Direction::Response,
+                flags,
+                stream,
+                opcode: Opcode::Result,
+                length,
+            };
+            match kind {
+                Malformed::BadVersion => {
+                    let at = out.len();
+                    header(Flags::NONE, 4).write_to(out);
+                    out[at] = 0x7f;
+                    out.extend_from_slice(&[0, 0, 0, 1]);
+                }
+                Malformed::OversizedLength => {
+                    header(Flags::NONE, i32::MAX as u32).write_to(out);
+                }
+                Malformed::Truncated => {
+                    header(Flags::NONE, 100).write_to(out);
+                    out.extend_from_slice(&[0, 0, 0, 2, 0, 0]);
+                    conn.close_after_flush.set(true);
+                }
+                Malformed::CorruptLz4 => {
+                    // An uncompressed length of 100, then bytes that are no lz4 block.
+                    header(Flags::COMPRESSION, 12).write_to(out);
+                    out.extend_from_slice(&[0, 0, 0, 100, 0xff, 0xff, 0xff, 0xff, 0xf0, 0, 0, 0]);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_execute_head_is_read_without_trusting_lengths() {
+        let body = [0, 2, 0xab, 0xcd, 0, 1, 0x02, 0, 0];
+        assert_eq!(execute_head(&body), Some((&[0xab, 0xcd][..], true)));
+        assert_eq!(execute_head(&[0, 9, 1]), None, "an id longer than the body");
+        assert_eq!(execute_head(&[0, 1, 7, 0]), None, "no flags byte");
+        assert_eq!(execute_head(&[]), None);
+    }
+}

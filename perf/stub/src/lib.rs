@@ -1,0 +1,30 @@
+//! `doppio-stub`: a loopback CQL v4 server for driver-overhead research and fault injection.
+//!
+//! It speaks enough of Cassandra 5.0 for doppio and scylla-rust-driver to connect to it
+//! unmodified (handshake with or without lz4, the system tables drivers read, USE, QUERY,
+//! PREPARE, EXECUTE, BATCH), answers in almost no time so that the client's own cost can be
+//! measured, and misbehaves on purpose when its fault rules say so.
+//!
+//! Parts:
+//! - [`server`]: [`Stub::start`] runs one pinned glommio executor per core, all accepting on
+//!   the same address; [`StubHandle`] gives the address, fire counts, and stops it.
+//! - `conn` (private): one connection: read, answer every frame, one write per batch; fault
+//!   reactions.
+//! - [`answer`]: what each request gets; prepared statements' answers encoded once.
+//! - [`tables`]: the system tables and the little CQL parsing the stub needs.
+//! - [`rules`]: fault rules as data (TOML) and their matching.
+//!
+//! Invariants: the EXECUTE hot path allocates nothing, takes no lock and touches no atomic;
+//! per-connection memory is bounded; no input from the wire can make it panic.
+//!
+//! What one EXECUTE costs the stub is recorded with the loopback study (`perf/README.md`).
+
+pub mod answer;
+mod conn;
+pub mod rules;
+pub mod server;
+pub mod tables;
+
+pub use answer::Shape;
+pub use rules::{Reaction, Rule, Rules};
+pub use server::{Stub, StubConfig, StubError, StubHandle};

@@ -1,0 +1,293 @@
+//! The server: one pinned glommio executor per core, each accepting on the same address
+//! (`SO_REUSEPORT`: the kernel spreads connections over the shards) and serving its
+//! connections itself, with its own responder and rule state. Nothing is shared on the
+//! request path; the connection counter and the rule fire counts are the only atomics
+//! (once per connection, and once per fired rule).
+
+use std::cell::RefCell;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use glommio::net::TcpListener;
+use glommio::{LocalExecutorBuilder, Placement};
+
+use crate::answer::{Responder, Shape};
+use crate::rules::{Matcher, Rules};
+
+/// What a stub serves and how.
+#[derive(Debug, Clone)]
+pub struct StubConfig {
+    /// Where to listen (port 0: any free port).
+    pub listen: SocketAddr,
+    /// One shard per core, pinned; empty: one unpinned shard.
+    pub cores: Vec<usize>,
+    /// Whether to pin each shard to its core (tests sharing a machine may not).
+    pub pin: bool,
+    /// Result shape and bind-marker type.
+    pub shape: Shape,
+    /// Fault rules.
+    pub rules: Rules,
+    /// Log fired rules to stderr.
+    pub log_rules: bool,
+}
+
+impl Default for StubConfig {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            cores: Vec::new(),
+            pin: false,
+            shape: Shape::default(),
+            rules: Rules::default(),
+            log_rules: true,
+        }
+    }
+}
+
+/// Why a stub could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StubError {
+    /// The listening socket could not be bound.
+    #[error("cannot listen on {addr}: {message}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        message: String,
+    },
+    /// An executor could not start.
+    #[error("cannot start the shard on core {core}: {message}")]
+    Executor {
+        /// The core.
+        core: usize,
+        /// Why.
+        message: String,
+    },
+}
+
+/// What every shard shares (control plane: counters written once per connection or fired
+/// rule, never per request).
+struct Shared {
+    started: Instant,
+    next_connection: Arc<AtomicU64>,
+    fired: Vec<AtomicU64>,
+    names: Vec<String>,
+    log: bool,
+    stop: AtomicBool,
+}
+
+/// One shard's state, on its own thread.
+pub(crate) struct ShardContext {
+    pub(crate) responder: RefCell<Responder>,
+    pub(crate) matcher: RefCell<Matcher>,
+    pub(crate) started: Instant,
+    pub(crate) next_connection: Arc<AtomicU64>,
+    shared: Arc<Shared>,
+}
+
+impl ShardContext {
+    /// Counts rule `i` firing on connection `conn` and logs it: the first five times, then
+    /// at every power of ten, so a hot rule does not flood the log.
+    pub(crate) fn fired(&self, i: usize, conn: u64) {
+        let n = self.shared.fired[i].fetch_add(1, Ordering::Relaxed) + 1;
+        if self.shared.log && (n <= 5 || n.is_power_of_two() && n >= 1024 || is_power_of_ten(n)) {
+            eprintln!(
+                "doppio-stub: rule `{}` fired on connection {conn} ({n} time{})",
+                self.shared.names[i],
+                if n == 1 { "" } else { "s" }
+            );
+        }
+    }
+}
+
+fn is_power_of_ten(mut n: u64) -> bool {
+    while n >= 10 && n % 10 == 0 {
+        n /= 10;
+    }
+    n == 1
+}
+
+/// A running stub. Dropping it stops it.
+pub struct StubHandle {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    threads: Vec<glommio::ExecutorJoinHandle<()>>,
+}
+
+impl std::fmt::Debug for StubHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StubHandle")
+            .field("addr", &self.addr)
+            .field("shards", &self.threads.len())
+            .finish()
+    }
+}
+
+/// Starts stubs.
+#[derive(Debug)]
+pub struct Stub;
+
+impl Stub {
+    /// Starts a stub: binds every shard's listener, then returns (it serves in the
+    /// background until [`StubHandle::stop`] or drop).
+    pub fn start(config: StubConfig) -> Result<StubHandle, StubError> {
+        let cores: Vec<Option<usize>> = if config.cores.is_empty() {
+            vec![None]
+        } else {
+            config.cores.iter().map(|&c| Some(c)).collect()
+        };
+        let shared = Arc::new(Shared {
+            started: Instant::now(),
+            next_connection: Arc::new(AtomicU64::new(0)),
+            fired: config
+                .rules
+                .rules
+                .iter()
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            names: config.rules.rules.iter().map(|r| r.name.clone()).collect(),
+            log: config.log_rules,
+            stop: AtomicBool::new(false),
+        });
+        let rules = Arc::new(config.rules.clone());
+        let shape = Arc::new(config.shape.clone());
+        let mut addr = config.listen;
+        let mut threads = Vec::new();
+        for (shard, core) in cores.into_iter().enumerate() {
+            let placement = match (core, config.pin) {
+                (Some(c), true) => Placement::Fixed(c),
+                _ => Placement::Unbound,
+            };
+            let (tx, rx) = std::sync::mpsc::channel::<Result<SocketAddr, String>>();
+            let (shared2, rules, shape) = (shared.clone(), rules.clone(), shape.clone());
+            let spawned = LocalExecutorBuilder::new(placement)
+                .name(&format!("doppio-stub-{shard}"))
+                .spawn(move || async move {
+                    let listener = match TcpListener::bind(addr) {
+                        Ok(l) => l,
+                        Err(e) => {
+                            let _ = tx.send(Err(e.to_string()));
+                            return;
+                        }
+                    };
+                    let bound = match listener.local_addr() {
+                        Ok(a) => a,
+                        Err(e) => {
+                            let _ = tx.send(Err(e.to_string()));
+                            return;
+                        }
+                    };
+                    let _ = tx.send(Ok(bound));
+                    let ctx = Rc::new(ShardContext {
+                        responder: RefCell::new(Responder::new(bound, shape)),
+                        matcher: RefCell::new(Matcher::new(rules, shard)),
+                        started: shared2.started,
+                        next_connection: shared2.next_connection.clone(),
+                        shared: shared2.clone(),
+                    });
+                    accept_loop(listener, ctx, shared2).await;
+                });
+            let handle = match spawned {
+                Ok(h) => h,
+                Err(e) => {
+                    stop_all(&shared, threads);
+                    return Err(StubError::Executor {
+                        core: core.unwrap_or(0),
+                        message: e.to_string(),
+                    });
+                }
+            };
+            match rx.recv() {
+                Ok(Ok(bound)) => {
+                    // The first shard picks the port; the others share it.
+                    addr = bound;
+                    threads.push(handle);
+                }
+                Ok(Err(message)) => {
+                    let _ = handle.join();
+                    stop_all(&shared, threads);
+                    return Err(StubError::Bind { addr, message });
+                }
+                Err(_) => {
+                    let _ = handle.join();
+                    stop_all(&shared, threads);
+                    return Err(StubError::Bind {
+                        addr,
+                        message: "the shard ended before binding".into(),
+                    });
+                }
+            }
+        }
+        Ok(StubHandle {
+            addr,
+            shared,
+            threads,
+        })
+    }
+}
+
+fn stop_all(shared: &Shared, threads: Vec<glommio::ExecutorJoinHandle<()>>) {
+    shared.stop.store(true, Ordering::SeqCst);
+    for t in threads {
+        let _ = t.join();
+    }
+}
+
+/// Accepts until the stub stops; each connection is served on this shard.
+async fn accept_loop(listener: TcpListener, ctx: Rc<ShardContext>, shared: Arc<Shared>) {
+    while !shared.stop.load(Ordering::Relaxed) {
+        // A bounded wait, so that a stop is noticed without a connection to wake us.
+        let accepted = glommio::timer::timeout(Duration::from_millis(100), async {
+            Ok(listener.accept().await)
+        })
+        .await;
+        match accepted {
+            Ok(Ok(stream)) => {
+                glommio::spawn_local(crate::conn::serve(stream, ctx.clone())).detach();
+            }
+            Ok(Err(e)) => {
+                eprintln!("doppio-stub: accept failed: {e}");
+                glommio::timer::sleep(Duration::from_millis(10)).await;
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+impl StubHandle {
+    /// The address the stub listens on (the real port when 0 was asked for).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// How often each rule fired so far, by rule name, in rule order.
+    pub fn fired(&self) -> Vec<(String, u64)> {
+        self.shared
+            .names
+            .iter()
+            .zip(&self.shared.fired)
+            .map(|(n, c)| (n.clone(), c.load(Ordering::Relaxed)))
+            .collect()
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.shared.next_connection.load(Ordering::Relaxed)
+    }
+
+    /// Stops accepting, closes every connection and joins the shards.
+    pub fn stop(mut self) {
+        let threads = std::mem::take(&mut self.threads);
+        stop_all(&self.shared, threads);
+    }
+}
+
+impl Drop for StubHandle {
+    fn drop(&mut self) {
+        let threads = std::mem::take(&mut self.threads);
+        stop_all(&self.shared, threads);
+    }
+}

@@ -1,0 +1,431 @@
+//! The system tables the stub serves, so that drivers connect to it unmodified.
+//!
+//! Drivers read `system.local`, `system.peers(_v2)` and `system_schema.*` while they connect
+//! (topology, schema version, keyspaces and their replication, tables, columns, types). The
+//! stub describes itself as the only node of a one-node cluster: one `system.local` row, no
+//! peers, and the keyspaces `system` and `system_schema` (LocalStrategy). Every table lists
+//! its columns with the types Cassandra 5.0 gives them; a SELECT gets the columns it names
+//! (or all of them for `*`), in its order, from the rows of the table (WHERE clauses are not
+//! evaluated: each table holds at most one row).
+//!
+//! Invariant: a SELECT of a known table is answered only if every column it names exists;
+//! an unknown column is an INVALID error naming it, as Cassandra would say.
+
+use std::net::SocketAddr;
+
+use doppio_proto::types::ColumnType;
+use doppio_proto::value::CqlValue;
+
+/// One column of a system table.
+#[derive(Debug, Clone)]
+pub struct Column {
+    /// Name.
+    pub name: &'static str,
+    /// Type.
+    pub typ: ColumnType,
+}
+
+/// A system table: keyspace, name, columns, rows (values in column order; `None` is null).
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// Keyspace.
+    pub keyspace: &'static str,
+    /// Table name.
+    pub name: &'static str,
+    /// Columns.
+    pub columns: Vec<Column>,
+    /// Rows.
+    pub rows: Vec<Vec<Option<CqlValue>>>,
+}
+
+fn col(name: &'static str, typ: ColumnType) -> Column {
+    Column { name, typ }
+}
+
+fn text(s: &str) -> Option<CqlValue> {
+    Some(CqlValue::Text(s.to_owned()))
+}
+
+fn set_of_text() -> ColumnType {
+    ColumnType::Set(Box::new(ColumnType::Varchar))
+}
+
+fn list_of_text() -> ColumnType {
+    ColumnType::List(Box::new(ColumnType::Varchar))
+}
+
+fn map_text_text() -> ColumnType {
+    ColumnType::Map(Box::new(ColumnType::Varchar), Box::new(ColumnType::Varchar))
+}
+
+/// The stub's fixed identity: host id and schema version (any constant UUIDs do).
+pub const HOST_ID: [u8; 16] = *b"doppio-stub-host";
+/// The schema version every node (the only one) reports.
+pub const SCHEMA_VERSION: [u8; 16] = *b"doppio-stub-schm";
+
+/// The system tables of a stub listening on `addr`.
+pub fn system_tables(addr: SocketAddr) -> Vec<Table> {
+    let ip = addr.ip();
+    let local = Table {
+        keyspace: "system",
+        name: "local",
+        columns: vec![
+            col("key", ColumnType::Varchar),
+            col("bootstrapped", ColumnType::Varchar),
+            col("broadcast_address", ColumnType::Inet),
+            col("broadcast_port", ColumnType::Int),
+            col("cluster_name", ColumnType::Varchar),
+            col("cql_version", ColumnType::Varchar),
+            col("data_center", ColumnType::Varchar),
+            col("host_id", ColumnType::Uuid),
+            col("listen_address", ColumnType::Inet),
+            col("listen_port", ColumnType::Int),
+            col("native_protocol_version", ColumnType::Varchar),
+            col("partitioner", ColumnType::Varchar),
+            col("rack", ColumnType::Varchar),
+            col("release_version", ColumnType::Varchar),
+            col("rpc_address", ColumnType::Inet),
+            col("rpc_port", ColumnType::Int),
+            col("schema_version", ColumnType::Uuid),
+            col("tokens", set_of_text()),
+        ],
+        rows: vec![vec![
+            text("local"),
+            text("COMPLETED"),
+            Some(CqlValue::Inet(ip)),
+            Some(CqlValue::Int(7000)),
+            text("doppio-stub"),
+            text("3.4.7"),
+            text("datacenter1"),
+            Some(CqlValue::Uuid(HOST_ID)),
+            Some(CqlValue::Inet(ip)),
+            Some(CqlValue::Int(7000)),
+            text("5"),
+            text("org.apache.cassandra.dht.Murmur3Partitioner"),
+            text("rack1"),
+            text("5.0.6"),
+            Some(CqlValue::Inet(ip)),
+            Some(CqlValue::Int(i32::from(addr.port()))),
+            Some(CqlValue::Uuid(SCHEMA_VERSION)),
+            // One node owns the whole ring.
+            Some(CqlValue::Set(vec![CqlValue::Text("0".into())])),
+        ]],
+    };
+    let peers = Table {
+        keyspace: "system",
+        name: "peers",
+        columns: vec![
+            col("peer", ColumnType::Inet),
+            col("data_center", ColumnType::Varchar),
+            col("host_id", ColumnType::Uuid),
+            col("preferred_ip", ColumnType::Inet),
+            col("rack", ColumnType::Varchar),
+            col("release_version", ColumnType::Varchar),
+            col("rpc_address", ColumnType::Inet),
+            col("schema_version", ColumnType::Uuid),
+            col("tokens", set_of_text()),
+        ],
+        rows: Vec::new(),
+    };
+    let peers_v2 = Table {
+        keyspace: "system",
+        name: "peers_v2",
+        columns: vec![
+            col("peer", ColumnType::Inet),
+            col("peer_port", ColumnType::Int),
+            col("data_center", ColumnType::Varchar),
+            col("host_id", ColumnType::Uuid),
+            col("native_address", ColumnType::Inet),
+            col("native_port", ColumnType::Int),
+            col("preferred_ip", ColumnType::Inet),
+            col("preferred_port", ColumnType::Int),
+            col("rack", ColumnType::Varchar),
+            col("release_version", ColumnType::Varchar),
+            col("schema_version", ColumnType::Uuid),
+            col("tokens", set_of_text()),
+        ],
+        rows: Vec::new(),
+    };
+    let local_strategy = || {
+        Some(CqlValue::Map(vec![(
+            CqlValue::Text("class".into()),
+            CqlValue::Text("org.apache.cassandra.locator.LocalStrategy".into()),
+        )]))
+    };
+    let keyspaces = Table {
+        keyspace: "system_schema",
+        name: "keyspaces",
+        columns: vec![
+            col("keyspace_name", ColumnType::Varchar),
+            col("durable_writes", ColumnType::Boolean),
+            col("replication", map_text_text()),
+        ],
+        rows: vec![
+            vec![
+                text("system"),
+                Some(CqlValue::Boolean(true)),
+                local_strategy(),
+            ],
+            vec![
+                text("system_schema"),
+                Some(CqlValue::Boolean(true)),
+                local_strategy(),
+            ],
+        ],
+    };
+    let empty = |name: &'static str, columns: Vec<Column>| Table {
+        keyspace: "system_schema",
+        name,
+        columns,
+        rows: Vec::new(),
+    };
+    vec![
+        local,
+        peers,
+        peers_v2,
+        keyspaces,
+        empty(
+            "tables",
+            vec![
+                col("keyspace_name", ColumnType::Varchar),
+                col("table_name", ColumnType::Varchar),
+                col("id", ColumnType::Uuid),
+                col("comment", ColumnType::Varchar),
+            ],
+        ),
+        empty(
+            "views",
+            vec![
+                col("keyspace_name", ColumnType::Varchar),
+                col("view_name", ColumnType::Varchar),
+                col("base_table_name", ColumnType::Varchar),
+                col("id", ColumnType::Uuid),
+            ],
+        ),
+        empty(
+            "columns",
+            vec![
+                col("keyspace_name", ColumnType::Varchar),
+                col("table_name", ColumnType::Varchar),
+                col("column_name", ColumnType::Varchar),
+                col("clustering_order", ColumnType::Varchar),
+                col("column_name_bytes", ColumnType::Blob),
+                col("kind", ColumnType::Varchar),
+                col("position", ColumnType::Int),
+                col("type", ColumnType::Varchar),
+            ],
+        ),
+        empty(
+            "types",
+            vec![
+                col("keyspace_name", ColumnType::Varchar),
+                col("type_name", ColumnType::Varchar),
+                col("field_names", list_of_text()),
+                col("field_types", list_of_text()),
+            ],
+        ),
+        empty(
+            "functions",
+            vec![
+                col("keyspace_name", ColumnType::Varchar),
+                col("function_name", ColumnType::Varchar),
+                col("argument_types", list_of_text()),
+                col("argument_names", list_of_text()),
+                col("body", ColumnType::Varchar),
+                col("language", ColumnType::Varchar),
+                col("return_type", ColumnType::Varchar),
+                col("called_on_null_input", ColumnType::Boolean),
+            ],
+        ),
+        empty(
+            "aggregates",
+            vec![
+                col("keyspace_name", ColumnType::Varchar),
+                col("aggregate_name", ColumnType::Varchar),
+                col("argument_types", list_of_text()),
+                col("final_func", ColumnType::Varchar),
+                col("initcond", ColumnType::Varchar),
+                col("return_type", ColumnType::Varchar),
+                col("state_func", ColumnType::Varchar),
+                col("state_type", ColumnType::Varchar),
+            ],
+        ),
+        empty(
+            "indexes",
+            vec![
+                col("keyspace_name", ColumnType::Varchar),
+                col("table_name", ColumnType::Varchar),
+                col("index_name", ColumnType::Varchar),
+                col("kind", ColumnType::Varchar),
+                col("options", map_text_text()),
+            ],
+        ),
+        empty(
+            "triggers",
+            vec![
+                col("keyspace_name", ColumnType::Varchar),
+                col("table_name", ColumnType::Varchar),
+                col("trigger_name", ColumnType::Varchar),
+                col("options", map_text_text()),
+            ],
+        ),
+    ]
+}
+
+/// What a SELECT asks for, as far as the stub needs to know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Select<'a> {
+    /// The selected column names (`["*"]` for all), as written (unquoted, lower-cased).
+    pub columns: Vec<String>,
+    /// The keyspace, if the table name is qualified.
+    pub keyspace: Option<&'a str>,
+    /// The table.
+    pub table: &'a str,
+}
+
+/// Parses `SELECT cols FROM [ks.]table ...`; `None` for anything else.
+pub fn parse_select(cql: &str) -> Option<Select<'_>> {
+    let trimmed = cql.trim_start();
+    let head = trimmed.get(..6)?;
+    if !head.eq_ignore_ascii_case("select") {
+        return None;
+    }
+    let rest = &trimmed[6..];
+    let lower = rest.to_ascii_lowercase();
+    let from = find_word(&lower, "from")?;
+    let columns: Vec<String> = rest[..from]
+        .split(',')
+        .map(|c| {
+            let c = c.trim();
+            // `expr AS alias` selects the alias's name.
+            let c = match c.to_ascii_lowercase().find(" as ") {
+                Some(i) => c[i + 4..].trim().to_owned(),
+                None => c.to_owned(),
+            };
+            c.trim_matches('"').to_ascii_lowercase()
+        })
+        .filter(|c| !c.is_empty())
+        .collect();
+    let after = rest[from + 4..].trim_start();
+    let end = after
+        .find(|ch: char| ch.is_whitespace() || ch == ';')
+        .unwrap_or(after.len());
+    let name = &after[..end];
+    let (keyspace, table) = match name.split_once('.') {
+        Some((k, t)) => (Some(k.trim_matches('"')), t.trim_matches('"')),
+        None => (None, name.trim_matches('"')),
+    };
+    if table.is_empty() || columns.is_empty() {
+        return None;
+    }
+    Some(Select {
+        columns,
+        keyspace,
+        table,
+    })
+}
+
+/// The byte offset of `word` in `text` as a whole word.
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(i) = text[from..].find(word) {
+        let at = from + i;
+        let before = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+        let end = at + word.len();
+        let after = end >= bytes.len() || !bytes[end].is_ascii_alphanumeric();
+        if before && after {
+            return Some(at);
+        }
+        from = end;
+    }
+    None
+}
+
+/// Finds the system table a SELECT reads (the keyspace defaults to `session_keyspace`).
+pub fn find_table<'t>(
+    tables: &'t [Table],
+    select: &Select<'_>,
+    session_keyspace: Option<&str>,
+) -> Option<&'t Table> {
+    let ks = select.keyspace.or(session_keyspace)?;
+    tables
+        .iter()
+        .find(|t| t.keyspace.eq_ignore_ascii_case(ks) && t.name.eq_ignore_ascii_case(select.table))
+}
+
+/// The columns of `table` a SELECT names, in its order: `Err(name)` for an unknown one.
+pub fn project(table: &Table, select: &Select<'_>) -> Result<Vec<usize>, String> {
+    if select.columns.iter().any(|c| c == "*") {
+        return Ok((0..table.columns.len()).collect());
+    }
+    select
+        .columns
+        .iter()
+        .map(|c| {
+            table
+                .columns
+                .iter()
+                .position(|tc| tc.name == c)
+                .ok_or_else(|| c.clone())
+        })
+        .collect()
+}
+
+/// Counts the bind markers (`?`) of a statement, outside quoted strings and names.
+pub fn count_markers(cql: &str) -> usize {
+    let mut n = 0;
+    let mut quote: Option<char> = None;
+    for ch in cql.chars() {
+        match (quote, ch) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(ch),
+            (None, '?') => n += 1,
+            _ => {}
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selects_are_parsed_as_drivers_write_them() {
+        let s = parse_select("SELECT host_id, rpc_address FROM system.peers").unwrap();
+        assert_eq!(s.columns, ["host_id", "rpc_address"]);
+        assert_eq!((s.keyspace, s.table), (Some("system"), "peers"));
+        let s = parse_select("select * from system.local where key='local'").unwrap();
+        assert_eq!(s.columns, ["*"]);
+        assert_eq!(s.table, "local");
+        let s = parse_select("SELECT key FROM system.local WHERE key = 'local'").unwrap();
+        assert_eq!(s.columns, ["key"]);
+        let s = parse_select("SELECT v FROM kv WHERE k = ?").unwrap();
+        assert_eq!((s.keyspace, s.table), (None, "kv"));
+        assert!(parse_select("INSERT INTO t (a) VALUES (?)").is_none());
+        assert!(parse_select("SELECT fromage FROM").is_none());
+    }
+
+    #[test]
+    fn projections_follow_the_select_and_name_unknown_columns() {
+        let tables = system_tables("127.0.0.1:9042".parse().unwrap());
+        let local = &tables[0];
+        let s = parse_select("SELECT tokens, key FROM system.local").unwrap();
+        let p = project(local, &s).unwrap();
+        assert_eq!(local.columns[p[0]].name, "tokens");
+        assert_eq!(local.columns[p[1]].name, "key");
+        let bad = parse_select("SELECT nope FROM system.local").unwrap();
+        assert_eq!(project(local, &bad), Err("nope".into()));
+        let all = parse_select("SELECT * FROM system.local").unwrap();
+        assert_eq!(project(local, &all).unwrap().len(), local.columns.len());
+    }
+
+    #[test]
+    fn markers_are_counted_outside_quotes() {
+        assert_eq!(count_markers("SELECT v FROM t WHERE k = ? AND c = ?"), 2);
+        assert_eq!(count_markers("SELECT '?' FROM \"t?\" WHERE k = ?"), 1);
+        assert_eq!(count_markers("SELECT key FROM system.local"), 0);
+    }
+}

@@ -1,0 +1,416 @@
+//! The stub against real clients: the binary's command line and signals, doppio (with and
+//! without lz4) and scylla-rust-driver connecting unmodified, the configured result shape,
+//! and every fault reaction as the client sees it.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use doppio::handshake::HandshakeConfig;
+use doppio::proto::consistency::Consistency;
+use doppio::proto::request::{BatchStatement, BatchType};
+use doppio::proto::response::{ErrorCode, ErrorDetail};
+use doppio::session::NoRetry;
+use doppio::{Error, Session, SessionConfig, StatementOptions};
+use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};
+
+fn stub(rules: &str, shape: Shape) -> StubHandle {
+    Stub::start(StubConfig {
+        shape,
+        rules: Rules::parse(rules).unwrap(),
+        log_rules: false,
+        ..StubConfig::default()
+    })
+    .unwrap()
+}
+
+fn on_glommio<F, Fut>(f: F)
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + 'static,
+{
+    glommio::LocalExecutorBuilder::default()
+        .name("stub-test")
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+async fn session(addr: SocketAddr, lz4: bool) -> Session {
+    let mut c = SessionConfig::new(addr);
+    c.consistency = Consistency::One;
+    c.retry_policy = Arc::new(NoRetry);
+    c.connection.request_timeout = Duration::from_secs(5);
+    c.handshake = HandshakeConfig {
+        compression: lz4,
+        ..HandshakeConfig::default()
+    };
+    Session::connect(c).await.unwrap()
+}
+
+#[test]
+fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--cores",
+            "0",
+            "--no-pin",
+            "--rows",
+            "2",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr: SocketAddr = line
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("first line: {line:?}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert_ne!(addr.port(), 0, "the real port is printed");
+    on_glommio(move || async move {
+        let s = session(addr, false).await;
+        let r = s.query("SELECT v FROM ks.t", &()).await.unwrap();
+        assert_eq!(r.rows_count(), 2);
+        s.close("done");
+    });
+    // SAFETY: signalling our own child process.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success(), "exit code 0 on SIGTERM: {status:?}");
+}
+
+#[test]
+fn a_bad_rules_file_or_port_is_a_clear_error_and_exit_code_2() {
+    let dir = std::env::temp_dir().join(format!("stub-rules-{}", std::process::id()));
+    std::fs::write(&dir, "[[rule]]\nthen = \"explode\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
+        .args(["--listen", "127.0.0.1:0", "--no-pin", "--rules"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown reaction `explode`"), "{err}");
+    // A port that is taken (by a plain listener without SO_REUSEPORT).
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
+        .args(["--no-pin", "--listen"])
+        .arg(taken.local_addr().unwrap().to_string())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen"));
+}
+
+#[test]
+fn doppio_connects_and_runs_every_statement_kind_with_and_without_lz4() {
+    let stub = stub(
+        "",
+        Shape {
+            rows: 3,
+            row_bytes: 100,
+            ..Shape::default()
+        },
+    );
+    let addr = stub.addr();
+    on_glommio(move || async move {
+        for lz4 in [false, true] {
+            let s = session(addr, lz4).await;
+            assert_eq!(s.nodes().len(), 1, "the stub is a one-node cluster");
+            s.use_keyspace("ks").await.unwrap();
+            let r = s.query("SELECT v FROM t", &()).await.unwrap();
+            let rows: Vec<(Vec<u8>,)> = r.typed_rows().unwrap();
+            assert_eq!(rows.len(), 3);
+            assert!(rows.iter().all(|r| r.0.len() == 100));
+            let p = s.prepare("SELECT v FROM t WHERE k = ?").await.unwrap();
+            assert_eq!(p.metadata().columns.len(), 1);
+            for _ in 0..100 {
+                let r = s.execute(&p, &(vec![1u8, 2],)).await.unwrap();
+                assert_eq!(r.rows_count(), 3);
+                let rows: Vec<(Vec<u8>,)> = r.typed_rows().unwrap();
+                assert_eq!(rows[0].0.len(), 100);
+            }
+            let insert = s
+                .prepare("INSERT INTO t (k, v) VALUES (?, ?)")
+                .await
+                .unwrap();
+            let r = s.execute(&insert, &(vec![1u8], vec![2u8])).await.unwrap();
+            assert_eq!(r.rows_count(), 0);
+            let values: (Vec<u8>, Vec<u8>) = (vec![1], vec![2]);
+            let batch = [BatchStatement::Prepared {
+                id: &insert.id(),
+                values: &values,
+                columns: None,
+            }];
+            s.batch(BatchType::Logged, &batch, &StatementOptions::default())
+                .await
+                .unwrap();
+            // The empty workload's statement: a one-row read of system.local.
+            let empty = s
+                .prepare("SELECT key FROM system.local WHERE key = 'local'")
+                .await
+                .unwrap();
+            let r = s.execute(&empty, &()).await.unwrap();
+            let rows: Vec<(String,)> = r.typed_rows().unwrap();
+            assert_eq!(rows, vec![("local".to_owned(),)]);
+            s.close("done");
+        }
+    });
+    assert!(stub.connections() >= 4);
+}
+
+#[test]
+fn scylla_rust_driver_connects_with_its_default_session_builder() {
+    let stub = stub("", Shape::default());
+    let addr = stub.addr();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let s = scylla::client::session_builder::SessionBuilder::new()
+            .known_node_addr(addr)
+            .build()
+            .await
+            .unwrap();
+        let p = s
+            .prepare("SELECT key FROM system.local WHERE key = 'local'")
+            .await
+            .unwrap();
+        for _ in 0..10 {
+            let r = s.execute_unpaged(&p, ()).await.unwrap();
+            let rows = r.into_rows_result().unwrap();
+            let keys: Vec<(String,)> = rows
+                .rows::<(String,)>()
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            assert_eq!(keys, vec![("local".to_owned(),)]);
+        }
+        let r = s.query_unpaged("SELECT v FROM ks.t", ()).await.unwrap();
+        assert_eq!(r.into_rows_result().unwrap().rows_num(), 1);
+    });
+}
+
+#[test]
+fn an_error_rule_answers_that_error_with_its_fields() {
+    let stub = stub(
+        r#"
+[[rule]]
+name = "overloaded"
+when = { statement = "OVERLOAD" }
+then = { error = { code = "overloaded", message = "busy now" } }
+
+[[rule]]
+name = "read timeout"
+when = { opcode = "EXECUTE", statement = "SLOWREAD" }
+then = { error = { code = "read_timeout" } }
+"#,
+        Shape::default(),
+    );
+    let addr = stub.addr();
+    on_glommio(move || async move {
+        let s = session(addr, false).await;
+        let e = s
+            .query("SELECT v FROM t WHERE OVERLOAD", &())
+            .await
+            .unwrap_err();
+        match &e {
+            Error::Server { error, .. } => {
+                assert_eq!(error.code, ErrorCode::Overloaded);
+                assert_eq!(error.message, "busy now");
+            }
+            other => panic!("{other}"),
+        }
+        let p = s
+            .prepare("SELECT v FROM t WHERE SLOWREAD = ?")
+            .await
+            .unwrap();
+        let e = s.execute(&p, &(vec![0u8],)).await.unwrap_err();
+        match &e {
+            Error::Server { error, .. } => {
+                assert_eq!(error.code, ErrorCode::ReadTimeout);
+                assert!(matches!(
+                    error.detail,
+                    ErrorDetail::ReadTimeout { block_for: 1, .. }
+                ));
+            }
+            other => panic!("{other}"),
+        }
+        // Other statements are untouched.
+        s.query("SELECT v FROM t", &()).await.unwrap();
+        s.close("done");
+    });
+    let fired = stub.fired();
+    assert_eq!(fired[0], ("overloaded".into(), 1));
+    assert_eq!(fired[1], ("read timeout".into(), 1));
+}
+
+#[test]
+fn a_delayed_answer_holds_back_only_itself() {
+    let stub = stub(
+        r#"
+[[rule]]
+when = { statement = "DELAYME" }
+then = { delay = { fixed = "300ms" } }
+"#,
+        Shape::default(),
+    );
+    let addr = stub.addr();
+    on_glommio(move || async move {
+        let s = session(addr, false).await;
+        let started = Instant::now();
+        let slow = {
+            let s = s.clone();
+            glommio::spawn_local(async move {
+                s.query("SELECT v FROM t WHERE DELAYME", &()).await.unwrap();
+                started.elapsed()
+            })
+        };
+        // Sent after the delayed one, on the same connection: answered at once.
+        glommio::timer::sleep(Duration::from_millis(20)).await;
+        let t = Instant::now();
+        s.query("SELECT v FROM t", &()).await.unwrap();
+        let fast = t.elapsed();
+        let slow = slow.await;
+        assert!(slow >= Duration::from_millis(300), "{slow:?}");
+        assert!(fast < Duration::from_millis(200), "{fast:?}");
+        s.close("done");
+    });
+}
+
+#[test]
+fn a_stall_holds_the_connection_then_service_resumes() {
+    let stub = stub(
+        r#"
+[[rule]]
+when = { statement = "STALL" }
+then = { stall = "500ms" }
+"#,
+        Shape::default(),
+    );
+    let addr = stub.addr();
+    on_glommio(move || async move {
+        let s = session(addr, false).await;
+        let t = Instant::now();
+        s.query("SELECT v FROM t WHERE STALL", &()).await.unwrap();
+        assert!(
+            t.elapsed() >= Duration::from_millis(500),
+            "{:?}",
+            t.elapsed()
+        );
+        let t = Instant::now();
+        s.query("SELECT v FROM t", &()).await.unwrap();
+        assert!(
+            t.elapsed() < Duration::from_millis(300),
+            "{:?}",
+            t.elapsed()
+        );
+        s.close("done");
+    });
+}
+
+#[test]
+fn a_dropped_connection_fails_its_requests_and_the_driver_reconnects() {
+    let stub = stub(
+        r#"
+[[rule]]
+when = { statement = "DROPME" }
+then = "drop"
+"#,
+        Shape::default(),
+    );
+    let addr = stub.addr();
+    on_glommio(move || async move {
+        let s = session(addr, false).await;
+        let e = s
+            .query("SELECT v FROM t WHERE DROPME", &())
+            .await
+            .unwrap_err();
+        assert!(matches!(e, Error::ConnectionBroken(_)), "{e}");
+        // The pool reconnects in the background.
+        let mut ok = false;
+        for _ in 0..100 {
+            glommio::timer::sleep(Duration::from_millis(20)).await;
+            if s.query("SELECT v FROM t", &()).await.is_ok() {
+                ok = true;
+                break;
+            }
+        }
+        assert!(ok, "service resumes on a new connection");
+        s.close("done");
+    });
+}
+
+#[test]
+fn malformed_frames_and_wrong_streams_are_protocol_errors_naming_the_problem() {
+    let stub = stub(
+        r#"
+[[rule]]
+when = { statement = "BADVERSION" }
+then = { malformed = "bad_version" }
+
+[[rule]]
+when = { statement = "OVERSIZED" }
+then = { malformed = "oversized_length" }
+
+[[rule]]
+when = { statement = "CORRUPTLZ4" }
+then = { malformed = "corrupt_lz4" }
+
+[[rule]]
+when = { statement = "WRONGSTREAM" }
+then = "wrong_stream"
+
+[[rule]]
+when = { statement = "TRUNCATED" }
+then = { malformed = "truncated" }
+"#,
+        Shape::default(),
+    );
+    let addr = stub.addr();
+    on_glommio(move || async move {
+        for (statement, lz4, expect) in [
+            ("BADVERSION", false, "version"),
+            ("OVERSIZED", false, "limit"),
+            ("CORRUPTLZ4", true, "lz4"),
+            ("WRONGSTREAM", false, "no request waiting"),
+        ] {
+            let s = session(addr, lz4).await;
+            let e = s
+                .query(&format!("SELECT v FROM t WHERE {statement}"), &())
+                .await
+                .unwrap_err();
+            let text = e.to_string();
+            assert!(
+                matches!(e, Error::Protocol { .. } | Error::ConnectionBroken(_)),
+                "{statement}: {text}"
+            );
+            assert!(text.contains(expect), "{statement}: {text}");
+            s.close("done");
+        }
+        let s = session(addr, false).await;
+        let e = s
+            .query("SELECT v FROM t WHERE TRUNCATED", &())
+            .await
+            .unwrap_err();
+        assert!(matches!(e, Error::ConnectionBroken(_)), "{e}");
+        s.close("done");
+    });
+}
