@@ -554,6 +554,12 @@ async fn read_loop(shared: Rc<Shared>) {
         })
         .await;
         let n = match read {
+            Ok(0) if !buf.is_empty() => {
+                return shared.broken(format!(
+                    "closed by the node in the middle of a frame ({} bytes of it received)",
+                    buf.len()
+                ))
+            }
             Ok(0) => return shared.broken("closed by the node"),
             Ok(n) => n,
             Err(e) => return shared.broken(format!("read failed: {e}")),
