@@ -15,6 +15,7 @@
 //! `Rc`/`RefCell`, never `Arc`/`Mutex`.
 
 pub mod auth;
+pub mod clock;
 pub mod cluster;
 pub mod connection;
 pub mod control;

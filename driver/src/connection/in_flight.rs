@@ -23,9 +23,9 @@
 //! - Each acquisition bumps the slot's generation, so a stale handle (from a sweep list or an
 //!   old caller) never touches a newer use of the same id.
 
+use crate::clock::Ticks;
 use std::collections::VecDeque;
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
 
 /// The protocol's stream-id space for requests: 0..=32767.
 pub const MAX_STREAMS: usize = 32768;
@@ -65,7 +65,7 @@ struct Slot<T, E> {
     generation: u32,
     /// When a waiting request times out; kept in the slot so the sweep needs no list of its
     /// own and memory stays bounded by `max_streams`.
-    deadline: Option<Instant>,
+    deadline: Option<Ticks>,
     state: SlotState<T, E>,
 }
 
@@ -75,7 +75,7 @@ pub struct Sweep {
     /// Requests whose deadline had passed; their callers were woken to a timeout.
     pub expired: usize,
     /// The earliest deadline still pending, if any: when to sweep next.
-    pub next: Option<Instant>,
+    pub next: Option<Ticks>,
 }
 
 /// What became of an answer handed to [`InFlight::complete`].
@@ -292,7 +292,7 @@ impl<T, E: Clone> InFlight<T, E> {
     }
 
     /// Sets when `h` times out (checked by [`InFlight::sweep`]).
-    pub fn set_deadline(&mut self, h: StreamHandle, deadline: Instant) {
+    pub fn set_deadline(&mut self, h: StreamHandle, deadline: Ticks) {
         if let Some(slot) = self.current(h) {
             slot.deadline = Some(deadline);
         }
@@ -310,9 +310,9 @@ impl<T, E: Clone> InFlight<T, E> {
 
     /// Times out every waiting request whose deadline is at or before `now`, and finds the
     /// next deadline. Cost: one pass over the slots grown so far (at most `max_streams`).
-    pub fn sweep(&mut self, now: Instant) -> Sweep {
+    pub fn sweep(&mut self, now: Ticks) -> Sweep {
         let mut expired = 0;
-        let mut next: Option<Instant> = None;
+        let mut next: Option<Ticks> = None;
         for slot in &mut self.slots {
             let (SlotState::Waiting(waker), Some(deadline)) = (&mut slot.state, slot.deadline)
             else {
@@ -536,7 +536,7 @@ mod tests {
         let mut t = Table::new(8);
         let (count, w) = waker();
         let mut cx = Context::from_waker(&w);
-        let now = Instant::now();
+        let now = Ticks::now();
         let sec = std::time::Duration::from_secs(1);
         let due = t.try_acquire().unwrap();
         let later = t.try_acquire().unwrap();

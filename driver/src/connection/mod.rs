@@ -31,7 +31,9 @@ use std::os::fd::AsRawFd;
 use std::pin::{pin, Pin};
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::Ticks;
 
 use bytes::BytesMut;
 use doppio_proto::compression::Compression;
@@ -123,14 +125,14 @@ struct State {
     sweeper: Option<Waker>,
     keepalive: Option<Waker>,
     /// The earliest deadline the sweeper knows of.
-    next_sweep: Option<Instant>,
+    next_sweep: Option<Ticks>,
     closed: Option<ConnectionError>,
     events: VecDeque<Frame>,
     event_waiter: Option<Waker>,
     /// Tasks waiting for the connection to close (its pool's watcher).
     close_waiters: Vec<Waker>,
     /// When bytes last arrived (for keepalive).
-    last_read: Instant,
+    last_read: Ticks,
     stats: ConnectionStats,
 }
 
@@ -199,7 +201,7 @@ impl Shared {
                 st.in_flight.cancel_unsent(handle);
                 return Err(e.into());
             }
-            let deadline = Instant::now() + timeout;
+            let deadline = Ticks::deadline(timeout);
             st.in_flight.set_deadline(handle, deadline);
             if st.next_sweep.is_none_or(|next| deadline < next) {
                 st.next_sweep = Some(deadline);
@@ -305,7 +307,7 @@ impl Connection {
                 events: VecDeque::new(),
                 event_waiter: None,
                 close_waiters: Vec::new(),
-                last_read: Instant::now(),
+                last_read: Ticks::now(),
                 stats: ConnectionStats::default(),
             }),
             config,
@@ -571,7 +573,7 @@ async fn read_loop(shared: Rc<Shared>) {
         }
         st.stats.reads += 1;
         st.stats.bytes_read += n as u64;
-        st.last_read = Instant::now();
+        st.last_read = Ticks::now();
         loop {
             let frame = match decoder.decode(&mut buf) {
                 Ok(Some(frame)) => frame,
@@ -674,7 +676,7 @@ async fn sweep_loop(shared: Rc<Shared>) {
     loop {
         let planned = shared.state.borrow().next_sweep;
         let mut timer =
-            pin!(planned.map(|t| Timer::new(t.saturating_duration_since(Instant::now()))));
+            pin!(planned.map(|t| Timer::new(t.saturating_duration_since(Ticks::now()))));
         let proceed = poll_fn(|cx| {
             let mut st = shared.state.borrow_mut();
             if st.closed.is_some() {
@@ -695,7 +697,7 @@ async fn sweep_loop(shared: Rc<Shared>) {
         if !proceed {
             return;
         }
-        let now = Instant::now();
+        let now = Ticks::now();
         let mut st = shared.state.borrow_mut();
         if st.next_sweep.is_some_and(|t| t <= now) {
             let sweep = st.in_flight.sweep(now);
@@ -709,7 +711,7 @@ async fn sweep_loop(shared: Rc<Shared>) {
 /// treated as gone.
 async fn keepalive_loop(shared: Rc<Shared>, interval: Duration) {
     loop {
-        let idle_for = shared.state.borrow().last_read.elapsed();
+        let idle_for = Ticks::now().saturating_duration_since(shared.state.borrow().last_read);
         if idle_for < interval {
             // Sleep until the connection has been idle for `interval`, or it closes.
             let mut timer = pin!(Timer::new(interval - idle_for));

@@ -871,19 +871,23 @@ impl Session {
             Ok(r) if r.stale_columns() => {}
             other => return other,
         }
-        self.reprepare(conn, prepared).await?;
-        let result = self.execute_once(conn, prepared, values, options).await?;
-        if result.stale_columns() {
-            return Err(Error::Protocol {
-                node: result.node,
-                detail: format!(
-                    "the result of `{}` does not match its prepared columns even after \
-                     preparing it again",
-                    prepared.cql()
-                ),
-            });
-        }
-        Ok(result)
+        // The healing path is rare: boxed, so that it does not grow every request's future.
+        Box::pin(async {
+            self.reprepare(conn, prepared).await?;
+            let result = self.execute_once(conn, prepared, values, options).await?;
+            if result.stale_columns() {
+                return Err(Error::Protocol {
+                    node: result.node,
+                    detail: format!(
+                        "the result of `{}` does not match its prepared columns even after \
+                         preparing it again",
+                        prepared.cql()
+                    ),
+                });
+            }
+            Ok(result)
+        })
+        .await
     }
 
     /// Prepares `prepared` again on `conn`'s node and takes its current id and result
@@ -946,8 +950,8 @@ impl Session {
                 values,
                 columns,
             };
-            self.send(conn, options.tracing, &e, options.timeout)
-                .await?
+            // Non-default options: a rarer path, boxed to keep the hot future small.
+            Box::pin(self.send(conn, options.tracing, &e, options.timeout)).await?
         };
         let mut result = result_of(node, frame, "EXECUTE")?;
         // Rows sent without metadata are read by the prepared result columns.

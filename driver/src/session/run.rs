@@ -113,8 +113,8 @@ impl Session {
             let result = match self.inner.config.speculative {
                 Some(spec) if idempotent && spec.max > 0 => {
                     let plan = plan.get_or_insert_with(|| plan_of(current));
-                    self.speculate(view, node.clone(), conn, plan, spec, &attempt)
-                        .await
+                    // Boxed: the rare path must not grow every request's future.
+                    Box::pin(self.speculate(view, node.clone(), conn, plan, spec, &attempt)).await
                 }
                 _ => {
                     node.started();
@@ -128,7 +128,8 @@ impl Session {
             let error = match result {
                 Ok(r) => {
                     if matches!(r.body, ResultBody::SchemaChange(_)) {
-                        self.after_schema_change(&r).await;
+                        // Boxed: rare, and large.
+                        Box::pin(self.after_schema_change(&r)).await;
                     }
                     let ok = Ok(r);
                     self.count(&ok, retries);

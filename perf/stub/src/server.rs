@@ -163,7 +163,9 @@ impl Stub {
             };
             let (tx, rx) = std::sync::mpsc::channel::<Result<SocketAddr, String>>();
             let (shared2, rules, shape) = (shared.clone(), rules.clone(), shape.clone());
+            // No DMA file I/O here: glommio's pinned I/O memory kept at its minimum.
             let spawned = LocalExecutorBuilder::new(placement)
+                .io_memory(64 << 10)
                 .name(&format!("doppio-stub-{shard}"))
                 .spawn(move || async move {
                     let listener = match TcpListener::bind(addr) {
