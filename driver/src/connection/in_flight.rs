@@ -97,7 +97,12 @@ pub struct InFlight<T, E> {
     max_streams: usize,
     in_use: usize,
     orphans: usize,
-    acquire_waiters: VecDeque<Waker>,
+    /// Acquirers waiting for an id, first come first served, by ticket.
+    acquire_waiters: VecDeque<(u64, Waker)>,
+    /// Tickets whose waiter was handed a freed id and has not taken it yet: that many free
+    /// ids are reserved, so a newcomer never overtakes a waiter.
+    granted: Vec<u64>,
+    next_ticket: u64,
 }
 
 impl<T, E: Clone> InFlight<T, E> {
@@ -111,6 +116,8 @@ impl<T, E: Clone> InFlight<T, E> {
             in_use: 0,
             orphans: 0,
             acquire_waiters: VecDeque::new(),
+            granted: Vec::new(),
+            next_ticket: 0,
         }
     }
 
@@ -157,15 +164,56 @@ impl<T, E: Clone> InFlight<T, E> {
         })
     }
 
-    /// Takes a free id, or queues the caller's waker to be woken when one is freed.
-    pub fn poll_acquire(&mut self, cx: &mut Context<'_>) -> Poll<StreamHandle> {
-        match self.try_acquire() {
-            Some(h) => Poll::Ready(h),
-            None => {
-                self.acquire_waiters.push_back(cx.waker().clone());
-                Poll::Pending
+    /// Ids that can be taken now (freed, or never used yet).
+    fn free_ids(&self) -> usize {
+        self.free.len() + self.max_streams.saturating_sub(self.slots.len())
+    }
+
+    /// Takes a free id in arrival order, or queues the caller. `ticket` is the caller's
+    /// place in the queue (`None` until it first waits; reset when it gets its id).
+    ///
+    /// Invariant: ids are handed out first come, first served. A freed id goes to the
+    /// longest waiter (its ticket is granted and it is woken); newcomers take an id at once
+    /// only when nobody waits and more ids are free than are reserved by grants. Without
+    /// this a caller that loops (take, answer, take again) re-took every freed id before the
+    /// woken waiter ran, and a waiter could starve until its timeout.
+    pub fn poll_acquire(
+        &mut self,
+        ticket: &mut Option<u64>,
+        cx: &mut Context<'_>,
+    ) -> Poll<StreamHandle> {
+        let Some(t) = *ticket else {
+            if self.acquire_waiters.is_empty() && self.free_ids() > self.granted.len() {
+                if let Some(h) = self.try_acquire() {
+                    return Poll::Ready(h);
+                }
             }
+            let t = self.next_ticket;
+            self.next_ticket += 1;
+            self.acquire_waiters.push_back((t, cx.waker().clone()));
+            *ticket = Some(t);
+            return Poll::Pending;
+        };
+        if let Some(pos) = self.granted.iter().position(|&g| g == t) {
+            self.granted.swap_remove(pos);
+            if let Some(h) = self.try_acquire() {
+                *ticket = None;
+                return Poll::Ready(h);
+            }
+            // A grant always has a free id behind it; if not, wait at the head of the queue.
+            self.acquire_waiters.push_front((t, cx.waker().clone()));
+            return Poll::Pending;
         }
+        match self.acquire_waiters.iter_mut().find(|(x, _)| *x == t) {
+            Some((_, w)) => {
+                if !w.will_wake(cx.waker()) {
+                    *w = cx.waker().clone();
+                }
+            }
+            // Neither queued nor granted (the queue was drained): back at the head.
+            None => self.acquire_waiters.push_front((t, cx.waker().clone())),
+        }
+        Poll::Pending
     }
 
     /// Callers waiting for a free id.
@@ -173,12 +221,22 @@ impl<T, E: Clone> InFlight<T, E> {
         self.acquire_waiters.len()
     }
 
-    /// Wakes the next queued acquirer if an id is free: called when a queued acquirer gives
-    /// up, so the wake-up it may have consumed is passed on rather than lost.
-    pub fn wake_next_acquirer(&mut self) {
-        let has_free = !self.free.is_empty() || self.slots.len() < self.max_streams;
-        if has_free {
-            if let Some(w) = self.acquire_waiters.pop_front() {
+    /// A queued acquirer gives up (timeout, drop): it leaves the queue, and an id granted to
+    /// it goes to the next waiter rather than being lost.
+    pub fn cancel_acquire(&mut self, ticket: u64) {
+        if let Some(pos) = self.granted.iter().position(|&g| g == ticket) {
+            self.granted.swap_remove(pos);
+            self.grant_next();
+        } else if let Some(pos) = self.acquire_waiters.iter().position(|(x, _)| *x == ticket) {
+            self.acquire_waiters.remove(pos);
+        }
+    }
+
+    /// Hands a free id to the longest waiter, if any.
+    fn grant_next(&mut self) {
+        if self.free_ids() > self.granted.len() {
+            if let Some((t, w)) = self.acquire_waiters.pop_front() {
+                self.granted.push(t);
                 w.wake();
             }
         }
@@ -194,9 +252,7 @@ impl<T, E: Clone> InFlight<T, E> {
             slot.state = SlotState::Free;
             self.free.push(stream);
             self.in_use -= 1;
-            if let Some(w) = self.acquire_waiters.pop_front() {
-                w.wake();
-            }
+            self.grant_next();
         }
     }
 
@@ -379,7 +435,8 @@ impl<T, E: Clone> InFlight<T, E> {
                 other => slot.state = other,
             }
         }
-        for w in self.acquire_waiters.drain(..) {
+        self.granted.clear();
+        for (_, w) in self.acquire_waiters.drain(..) {
             w.wake();
         }
     }
@@ -434,7 +491,8 @@ mod tests {
         let mut cx = Context::from_waker(&w);
         let a = t.try_acquire().unwrap();
         let _b = t.try_acquire().unwrap();
-        assert_eq!(t.poll_acquire(&mut cx), Poll::Pending);
+        let mut ticket = None;
+        assert_eq!(t.poll_acquire(&mut ticket, &mut cx), Poll::Pending);
         assert_eq!(t.acquire_waiters(), 1);
         t.complete(a.stream, "x");
         assert_eq!(
@@ -446,9 +504,57 @@ mod tests {
             1,
             "the queued acquirer is woken"
         );
-        let c = t.try_acquire().unwrap();
+        let Poll::Ready(c) = t.poll_acquire(&mut ticket, &mut cx) else {
+            panic!("the woken waiter gets the freed id");
+        };
+        assert_eq!(ticket, None);
         assert_eq!(c.stream, a.stream);
         assert_ne!(c.generation, a.generation);
+    }
+
+    #[test]
+    fn a_newcomer_never_overtakes_a_waiting_acquirer() {
+        let mut t = Table::new(1);
+        let (_, w) = waker();
+        let mut cx = Context::from_waker(&w);
+        let mut first = None;
+        let Poll::Ready(a) = t.poll_acquire(&mut first, &mut cx) else {
+            panic!("a free id is taken at once");
+        };
+        let mut waiter = None;
+        assert_eq!(t.poll_acquire(&mut waiter, &mut cx), Poll::Pending);
+        t.complete(a.stream, "x");
+        assert!(t.poll_outcome(a, &mut cx).is_ready());
+        // The id is free, but it is the waiter's: a newcomer (the caller that just finished,
+        // looping round) queues behind it.
+        let mut newcomer = None;
+        assert_eq!(t.poll_acquire(&mut newcomer, &mut cx), Poll::Pending);
+        let Poll::Ready(b) = t.poll_acquire(&mut waiter, &mut cx) else {
+            panic!("the waiter gets the id it was granted");
+        };
+        // A waiter that gives up passes its grant on.
+        t.complete(b.stream, "y");
+        assert!(t.poll_outcome(b, &mut cx).is_ready());
+        t.cancel_acquire(newcomer.unwrap());
+        assert_eq!(t.acquire_waiters(), 0);
+        let mut late = None;
+        assert!(t.poll_acquire(&mut late, &mut cx).is_ready());
+    }
+
+    #[test]
+    fn a_granted_waiter_that_gives_up_passes_the_id_on() {
+        let mut t = Table::new(1);
+        let (_, w) = waker();
+        let mut cx = Context::from_waker(&w);
+        let a = t.try_acquire().unwrap();
+        let (mut x, mut y) = (None, None);
+        assert_eq!(t.poll_acquire(&mut x, &mut cx), Poll::Pending);
+        assert_eq!(t.poll_acquire(&mut y, &mut cx), Poll::Pending);
+        t.complete(a.stream, "x");
+        assert!(t.poll_outcome(a, &mut cx).is_ready());
+        // x was granted the id and gives up before taking it: y gets it.
+        t.cancel_acquire(x.unwrap());
+        assert!(t.poll_acquire(&mut y, &mut cx).is_ready());
     }
 
     #[test]

@@ -187,12 +187,19 @@ impl Shared {
         F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError>,
     {
         let shared = self;
-        let handle = Acquire {
-            shared,
-            queued: false,
+        let timeout = timeout.unwrap_or(shared.config.request_timeout);
+        // The deadline runs from the call, so time spent waiting for a stream id (all in
+        // use, or held by orphans while the node stalls) counts against it.
+        let deadline = Ticks::deadline(timeout);
+        let handle = AcquireWithin {
+            acquire: Acquire {
+                shared,
+                ticket: None,
+            },
+            timeout,
+            timer: None,
         }
         .await?;
-        let timeout = timeout.unwrap_or(shared.config.request_timeout);
         {
             let mut st = shared.state.borrow_mut();
             let start = st.write_buf.len();
@@ -201,7 +208,6 @@ impl Shared {
                 st.in_flight.cancel_unsent(handle);
                 return Err(e.into());
             }
-            let deadline = Ticks::deadline(timeout);
             st.in_flight.set_deadline(handle, deadline);
             if st.next_sweep.is_none_or(|next| deadline < next) {
                 st.next_sweep = Some(deadline);
@@ -467,7 +473,8 @@ impl Connection {
 /// cancelled waiter never strands a freed id.
 struct Acquire<'a> {
     shared: &'a Shared,
-    queued: bool,
+    /// The place in the connection's queue of acquirers, once it waits.
+    ticket: Option<u64>,
 }
 
 impl Future for Acquire<'_> {
@@ -478,26 +485,50 @@ impl Future for Acquire<'_> {
         if let Some(e) = &st.closed {
             return Poll::Ready(Err(e.clone()));
         }
-        match st.in_flight.poll_acquire(cx) {
-            Poll::Ready(h) => {
-                drop(st);
-                self.queued = false;
-                Poll::Ready(Ok(h))
-            }
-            Poll::Pending => {
-                drop(st);
-                self.queued = true;
-                Poll::Pending
-            }
+        let mut ticket = self.ticket;
+        let polled = st.in_flight.poll_acquire(&mut ticket, cx);
+        drop(st);
+        self.ticket = ticket;
+        polled.map(Ok)
+    }
+}
+
+/// [`Acquire`] bounded by the request's timeout: a request that cannot get a stream id in
+/// time fails with `Timeout` instead of waiting for as long as the node stalls.
+struct AcquireWithin<'a> {
+    acquire: Acquire<'a>,
+    timeout: Duration,
+    /// Armed only when the first poll found no free id: the timer (one allocation) is paid
+    /// on the backpressure path, never on the hot path where an id is free at once.
+    timer: Option<glommio::timer::Timer>,
+}
+
+impl Future for AcquireWithin<'_> {
+    type Output = Result<StreamHandle, RequestError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Poll::Ready(r) = Pin::new(&mut self.acquire).poll(cx) {
+            return Poll::Ready(r.map_err(RequestError::from));
+        }
+        let timeout = self.timeout;
+        let timer = self
+            .timer
+            .get_or_insert_with(|| glommio::timer::Timer::new(timeout));
+        match Pin::new(timer).poll(cx) {
+            Poll::Ready(_) => Poll::Ready(Err(RequestError::Timeout {
+                addr: self.acquire.shared.addr,
+                after: timeout,
+            })),
+            Poll::Pending => Poll::Pending,
         }
     }
 }
 
 impl Drop for Acquire<'_> {
     fn drop(&mut self) {
-        if self.queued {
+        if let Some(ticket) = self.ticket {
             if let Ok(mut st) = self.shared.state.try_borrow_mut() {
-                st.in_flight.wake_next_acquirer();
+                st.in_flight.cancel_acquire(ticket);
             }
         }
     }

@@ -1,0 +1,475 @@
+//! doppio under the stub's faults, with the guarantees of the reliability issue checked
+//! request by request: a 2-second stall (timeouts at the deadline, stream ids bounded, no
+//! hang, service back after it), connections dropped under load (every request answered
+//! once, by its own answer, or failed with `ConnectionBroken`; reconnection with backoff),
+//! broken frames (a protocol error naming the fault while other connections carry on), and
+//! OVERLOADED / UNAVAILABLE / READ_TIMEOUT answers handled as the retry policy documents.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use std::cell::RefCell;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use doppio::handshake::HandshakeConfig;
+use doppio::pool::Backoff;
+use doppio::proto::consistency::Consistency;
+use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
+use doppio::{Error, Session, SessionConfig, StatementOptions};
+use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};
+
+fn stub(rules: &str, shape: Shape) -> StubHandle {
+    Stub::start(StubConfig {
+        shape,
+        rules: Rules::parse(rules).unwrap(),
+        log_rules: false,
+        ..StubConfig::default()
+    })
+    .unwrap()
+}
+
+fn on_glommio<F, Fut>(f: F)
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + 'static,
+{
+    glommio::LocalExecutorBuilder::default()
+        .name("faults-test")
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn config(addr: SocketAddr, retry: Arc<dyn RetryPolicy>) -> SessionConfig {
+    let mut c = SessionConfig::new(addr);
+    c.consistency = Consistency::One;
+    c.retry_policy = retry;
+    c.connection.request_timeout = Duration::from_secs(5);
+    c.backoff = Backoff {
+        base: Duration::from_millis(20),
+        cap: Duration::from_millis(200),
+    };
+    c
+}
+
+/// One request: when it started (since the test's start), how long it took, and how it ended.
+type Outcome = (Duration, Duration, Result<(), Error>);
+
+/// How much later than its deadline a request may fail. The deadline sweep runs on the
+/// coarse clock (a few ms) and wakes on glommio's timer; the rest is a busy 2-core machine.
+const DEADLINE_BOUND: Duration = Duration::from_millis(150);
+
+#[test]
+fn a_two_second_stall_fails_requests_at_their_deadline_bounds_stream_ids_and_service_resumes() {
+    const STREAMS: usize = 32;
+    const FIBERS: usize = 64;
+    const TIMEOUT: Duration = Duration::from_millis(400);
+    const STALL_AT: Duration = Duration::from_millis(300);
+    const STALL: Duration = Duration::from_secs(2);
+    const RUN: Duration = Duration::from_millis(3600);
+    let stub = stub(
+        r#"
+[[rule]]
+name = "stall"
+when = { statement = "STALL" }
+then = { stall = "2s" }
+"#,
+        Shape::default(),
+    );
+    let addr = stub.addr();
+    on_glommio(move || async move {
+        let mut c = config(addr, Arc::new(NoRetry));
+        c.connection.max_streams = STREAMS;
+        // Tolerate the stall (a connection is otherwise given up when its orphans pile up).
+        c.connection.max_orphans = 100_000;
+        c.connection.request_timeout = TIMEOUT;
+        c.connection.keepalive = None;
+        let s = Rc::new(Session::connect(c).await.unwrap());
+        let t0 = Instant::now();
+        // (start, elapsed, outcome) of every request.
+        let log: Rc<RefCell<Vec<Outcome>>> = Rc::default();
+        let staller = {
+            let s = s.clone();
+            glommio::spawn_local(async move {
+                glommio::timer::sleep(STALL_AT).await;
+                let opts = StatementOptions {
+                    timeout: Some(Duration::from_secs(10)),
+                    ..StatementOptions::default()
+                };
+                s.query_with("SELECT v FROM t WHERE STALL", &(), &opts)
+                    .await
+                    .unwrap();
+                t0.elapsed()
+            })
+        };
+        let fibers: Vec<_> = (0..FIBERS)
+            .map(|_| {
+                let s = s.clone();
+                let log = log.clone();
+                glommio::spawn_local(async move {
+                    while t0.elapsed() < RUN {
+                        let start = t0.elapsed();
+                        let r = s.query("SELECT v FROM t", &()).await.map(|_| ());
+                        log.borrow_mut().push((start, t0.elapsed() - start, r));
+                    }
+                })
+            })
+            .collect();
+        for f in fibers {
+            f.await;
+        }
+        let stall_answered = staller.await;
+        let finished = t0.elapsed();
+        let stats = s.stats();
+        s.close("done");
+        let log = log.borrow();
+        eprintln!(
+            "{} requests, stall answered at {stall_answered:?}, fibers done at {finished:?}, \
+             in-flight high water {}, timeouts {}, late answers {}",
+            log.len(),
+            stats.connections.in_flight_high_water,
+            stats.connections.timeouts,
+            stats.connections.late_answers
+        );
+        // The stall really happened and held the connection.
+        assert!(stall_answered >= STALL_AT + STALL, "{stall_answered:?}");
+        // Every failure is a timeout, at its deadline.
+        let mut timeouts = 0;
+        let mut latest = Duration::ZERO;
+        for (start, elapsed, r) in log.iter() {
+            if let Err(e) = r {
+                assert!(matches!(e, Error::Timeout { .. }), "at {start:?}: {e}");
+                assert!(
+                    *elapsed >= TIMEOUT,
+                    "failed early: {elapsed:?} at {start:?}"
+                );
+                latest = latest.max(*elapsed - TIMEOUT);
+                timeouts += 1;
+            }
+        }
+        eprintln!("{timeouts} timeouts, the latest {latest:?} after its deadline");
+        assert!(
+            latest <= DEADLINE_BOUND,
+            "a timeout came {latest:?} after its deadline"
+        );
+        // Roughly every fiber timed out about every TIMEOUT during the stall.
+        assert!(timeouts >= FIBERS * 3, "{timeouts} timeouts");
+        // Stream ids: bounded by the configuration, and the bound was reached (backpressure
+        // held the other fibers back).
+        assert_eq!(stats.connections.in_flight_high_water, STREAMS as u64);
+        // Service resumes: every request started well after the stall ended succeeded.
+        let after: Vec<_> = log
+            .iter()
+            .filter(|(start, _, _)| *start > stall_answered + Duration::from_millis(300))
+            .collect();
+        assert!(
+            after.len() > 100,
+            "{} requests after the stall",
+            after.len()
+        );
+        assert!(
+            after.iter().all(|(_, _, r)| r.is_ok()),
+            "failures after the stall"
+        );
+        // Nothing hung: the last request ended within its timeout of the run's end.
+        assert!(finished <= RUN + TIMEOUT + DEADLINE_BOUND, "{finished:?}");
+    });
+}
+
+#[test]
+fn connections_dropped_under_load_fail_only_their_in_flight_requests_and_answers_never_cross() {
+    const FIBERS: u32 = 48;
+    const PER_FIBER: u32 = 400;
+    const ROWS: usize = 50_000;
+    // A connection is dropped at every 3000th request: about six drops under this load.
+    let stub = stub(
+        r#"
+[[rule]]
+name = "drop"
+when = { statement = "FROM t", every = 3000 }
+then = "drop"
+"#,
+        Shape {
+            rows: ROWS,
+            row_bytes: 8,
+            ..Shape::default()
+        },
+    );
+    let addr = stub.addr();
+    let drops = on_glommio_value(move || async move {
+        let s = Rc::new(
+            Session::connect(config(addr, Arc::new(NoRetry)))
+                .await
+                .unwrap(),
+        );
+        #[derive(Default)]
+        struct Tally {
+            ok: u64,
+            broken: u64,
+            no_connection: u64,
+            calls: u64,
+        }
+        let tally = Rc::new(RefCell::new(Tally::default()));
+        let fibers: Vec<_> = (0..FIBERS)
+            .map(|f| {
+                let s = s.clone();
+                let tally = tally.clone();
+                glommio::spawn_local(async move {
+                    for k in 0..PER_FIBER {
+                        // Each request asks for one row at its own index: the answer's paging
+                        // state (the next index) says whose answer it is.
+                        let i = (f * PER_FIBER + k) % (ROWS as u32 - 1);
+                        let state = i.to_be_bytes();
+                        let opts = StatementOptions {
+                            page_size: Some(1),
+                            paging_state: Some(&state),
+                            ..StatementOptions::default()
+                        };
+                        let r = s.query_with("SELECT v FROM t", &(), &opts).await;
+                        let pause = matches!(r, Err(Error::NoConnection(_)));
+                        {
+                            let mut t = tally.borrow_mut();
+                            t.calls += 1;
+                            match r {
+                                Ok(res) => {
+                                    assert_eq!(res.rows_count(), 1);
+                                    let next = res.paging_state().map(|b| b.to_vec());
+                                    assert_eq!(
+                                        next,
+                                        Some((i + 1).to_be_bytes().to_vec()),
+                                        "request {i} got another request's answer"
+                                    );
+                                    t.ok += 1;
+                                }
+                                Err(Error::ConnectionBroken(_)) => t.broken += 1,
+                                // Nothing was sent: the pool is reconnecting.
+                                Err(Error::NoConnection(_)) => t.no_connection += 1,
+                                Err(e) => panic!("request {i}: unexpected error {e}"),
+                            }
+                        }
+                        if pause {
+                            // Let the pool reconnect rather than spin on it.
+                            glommio::timer::sleep(Duration::from_millis(2)).await;
+                        }
+                    }
+                })
+            })
+            .collect();
+        for f in fibers {
+            f.await;
+        }
+        let pool = s.node_at(addr).unwrap().pool().stats();
+        let t = std::mem::take(&mut *tally.borrow_mut());
+        eprintln!(
+            "{} calls: {} answered, {} connection broken, {} no connection; pool opened {} \
+             connections, {} failed attempts",
+            t.calls, t.ok, t.broken, t.no_connection, pool.opened, pool.failed_attempts
+        );
+        // Every call came back exactly once.
+        assert_eq!(t.calls, u64::from(FIBERS * PER_FIBER));
+        assert_eq!(t.ok + t.broken + t.no_connection, t.calls);
+        assert!(t.broken > 0, "some requests were in flight at a drop");
+        // Load went on: most requests were answered, and a request now succeeds.
+        assert!(t.ok > t.calls / 2, "{} of {} answered", t.ok, t.calls);
+        s.query("SELECT v FROM t", &()).await.unwrap();
+        let opened = pool.opened;
+        s.close("done");
+        opened
+    });
+    let fired = stub.fired();
+    let dropped = fired.iter().find(|(n, _)| n == "drop").unwrap().1;
+    eprintln!("the stub dropped {dropped} connections");
+    assert!(dropped >= 3, "{dropped} drops");
+    // One connection at the start and one per drop: no reconnection storm.
+    assert!(
+        drops > dropped && drops <= dropped + 2,
+        "{drops} connections opened for {dropped} drops"
+    );
+}
+
+fn on_glommio_value<T, F, Fut>(f: F) -> T
+where
+    T: Send + 'static,
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = T> + 'static,
+{
+    glommio::LocalExecutorBuilder::default()
+        .name("faults-test")
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+#[test]
+fn a_broken_frame_closes_only_its_connection_with_an_error_naming_the_fault() {
+    let stub = stub(
+        r#"
+[[rule]]
+when = { statement = "BADVERSION" }
+then = { malformed = "bad_version" }
+
+[[rule]]
+when = { statement = "OVERSIZED" }
+then = { malformed = "oversized_length" }
+
+[[rule]]
+when = { statement = "CORRUPTLZ4" }
+then = { malformed = "corrupt_lz4" }
+
+[[rule]]
+when = { statement = "WRONGSTREAM" }
+then = "wrong_stream"
+"#,
+        Shape::default(),
+    );
+    let addr = stub.addr();
+    on_glommio(move || async move {
+        // A bystander session (its own connection) runs requests all along.
+        let bystander = Rc::new(
+            Session::connect(config(addr, Arc::new(NoRetry)))
+                .await
+                .unwrap(),
+        );
+        let stop = Rc::new(std::cell::Cell::new(false));
+        let load = {
+            let (b, stop) = (bystander.clone(), stop.clone());
+            glommio::spawn_local(async move {
+                let (mut ok, mut failed) = (0u64, 0u64);
+                while !stop.get() {
+                    match b.query("SELECT v FROM t", &()).await {
+                        Ok(_) => ok += 1,
+                        Err(_) => failed += 1,
+                    }
+                }
+                (ok, failed)
+            })
+        };
+        for (statement, lz4, expect) in [
+            ("BADVERSION", false, "version"),
+            ("OVERSIZED", false, "limit"),
+            ("CORRUPTLZ4", true, "lz4"),
+            ("WRONGSTREAM", false, "no request waiting"),
+        ] {
+            let mut c = config(addr, Arc::new(NoRetry));
+            c.handshake = HandshakeConfig {
+                compression: lz4,
+                ..HandshakeConfig::default()
+            };
+            let victim = Session::connect(c).await.unwrap();
+            let e = victim
+                .query(&format!("SELECT v FROM t WHERE {statement}"), &())
+                .await
+                .unwrap_err();
+            let text = e.to_string();
+            eprintln!("{statement}: {text}");
+            assert!(
+                matches!(e, Error::Protocol { .. } | Error::ConnectionBroken(_)),
+                "{statement}: {text}"
+            );
+            assert!(text.contains(expect), "{statement}: {text}");
+            // The victim's pool replaces its connection; the session serves again.
+            let mut healed = false;
+            for _ in 0..100 {
+                if victim.query("SELECT v FROM t", &()).await.is_ok() {
+                    healed = true;
+                    break;
+                }
+                glommio::timer::sleep(Duration::from_millis(20)).await;
+            }
+            assert!(healed, "{statement}: the session did not recover");
+            victim.close("done");
+        }
+        stop.set(true);
+        let (ok, failed) = load.await;
+        eprintln!("bystander: {ok} answered, {failed} failed");
+        assert_eq!(failed, 0, "another connection was hurt");
+        assert!(ok > 100, "the bystander ran ({ok} requests)");
+        bystander.close("done");
+    });
+}
+
+#[test]
+fn overloaded_unavailable_and_read_timeouts_are_retried_exactly_as_the_policy_documents() {
+    // Every second matching request fails, so a retry (the next matching request) succeeds.
+    let mut rules = String::new();
+    for (name, code) in [
+        ("OVL", "overloaded"),
+        ("UNAV", "unavailable"),
+        ("RTO", "read_timeout"),
+    ] {
+        for variant in ["RETRY", "NORETRY", "IDEM"] {
+            rules.push_str(&format!(
+                "[[rule]]\nname = \"{name}_{variant}\"\nwhen = {{ statement = \"{name}_{variant} \", \
+                 every = 2 }}\nthen = {{ error = {{ code = \"{code}\", message = \"{name}\" }} }}\n\n"
+            ));
+        }
+    }
+    let stub = stub(&rules, Shape::default());
+    let addr = stub.addr();
+    let results = on_glommio_value(move || async move {
+        let retrying = Session::connect(config(
+            addr,
+            Arc::new(DefaultRetryPolicy { max_retries: 1 }),
+        ))
+        .await
+        .unwrap();
+        let plain = Session::connect(config(addr, Arc::new(NoRetry)))
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        for name in ["OVL", "UNAV", "RTO"] {
+            for (variant, s, idempotent) in [
+                ("RETRY", &retrying, false),
+                ("NORETRY", &plain, false),
+                ("IDEM", &retrying, true),
+            ] {
+                let before = s.stats();
+                let opts = StatementOptions {
+                    idempotent,
+                    ..StatementOptions::default()
+                };
+                let mut errors = 0u64;
+                for _ in 0..20 {
+                    let cql = format!("SELECT v FROM t WHERE k = '{name}_{variant} '");
+                    if let Err(e) = s.query_with(&cql, &(), &opts).await {
+                        assert!(matches!(e, Error::Server { .. }), "{name} {variant}: {e}");
+                        assert!(e.to_string().contains(name), "{e}");
+                        errors += 1;
+                    }
+                }
+                let retries = s.stats().retries - before.retries;
+                out.push((format!("{name}_{variant}"), errors, retries));
+            }
+        }
+        retrying.close("done");
+        plain.close("done");
+        out
+    });
+    let fired = stub.fired();
+    for (rule, errors, retries) in results {
+        let n = fired.iter().find(|(r, _)| *r == rule).map_or(0, |x| x.1);
+        eprintln!("{rule}: fired {n}, errors {errors}, retries {retries}");
+        // Every error the stub sent was either retried or returned, never both or neither.
+        assert_eq!(errors + retries, n, "{rule}");
+        let expect_retried = match rule.as_str() {
+            // Not applied on the coordinator: retried on the next node even when not idempotent.
+            "OVL_RETRY" | "UNAV_RETRY" | "OVL_IDEM" | "UNAV_IDEM" => true,
+            // Replicas timed out: retried (same node) only when idempotent.
+            "RTO_IDEM" => true,
+            "RTO_RETRY" => false,
+            // NoRetry returns every error.
+            _ => false,
+        };
+        if expect_retried {
+            assert_eq!(errors, 0, "{rule}: every error retried");
+            assert!(retries >= 10, "{rule}");
+        } else {
+            assert_eq!(retries, 0, "{rule}: nothing retried");
+            assert_eq!(errors, 10, "{rule}: every second request failed");
+        }
+    }
+}
