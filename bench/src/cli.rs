@@ -53,6 +53,22 @@ pub enum Command {
         /// The folder (default: the current one).
         dir: Option<PathBuf>,
     },
+    /// Summarises runs at several concurrencies: a markdown table (stdout, and --markdown)
+    /// and a plot of throughput and CPU per request against concurrency (--svg).
+    Sweep {
+        /// The reports, one per concurrency.
+        #[arg(required = true)]
+        reports: Vec<PathBuf>,
+        /// Also write the table here.
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+        /// Write the plot here (SVG).
+        #[arg(long)]
+        svg: Option<PathBuf>,
+        /// The plot's title.
+        #[arg(long, default_value = "doppio vs scylla-rust-driver")]
+        title: String,
+    },
 }
 
 /// Where and how to connect, and which workload.
@@ -82,6 +98,10 @@ pub struct Connect {
     /// Request timeout.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub timeout: Duration,
+    /// Stop (exit code 1, report still written) when for this long no request succeeded and
+    /// every failure was a lost connection: the node went away. 0 never stops.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub max_outage: Duration,
     /// Retries per request on errors that allow it (0: none).
     #[arg(long, default_value_t = 0)]
     pub retries: u32,
@@ -170,6 +190,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 impl Connect {
+    /// `--max-outage` as the engine takes it (`None` for 0: never stop).
+    pub fn outage_limit(&self) -> Option<Duration> {
+        (!self.max_outage.is_zero()).then_some(self.max_outage)
+    }
+
     /// The node addresses, resolved (port 9042 when none is given).
     pub fn node_addrs(&self) -> Result<Vec<SocketAddr>, String> {
         if self.nodes.is_empty() {

@@ -14,4 +14,5 @@ pub mod overhead;
 pub mod report;
 pub mod run;
 pub mod stats;
+pub mod sweep;
 pub mod workload;

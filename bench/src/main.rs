@@ -25,12 +25,19 @@ fn main() -> ExitCode {
             driver,
         } => run::hdr(report, output, driver.as_deref()),
         Command::List { dir } => run::list(&dir.clone().unwrap_or_else(|| PathBuf::from("."))),
+        Command::Sweep {
+            reports,
+            markdown,
+            svg,
+            title,
+        } => doppio_bench::sweep::sweep(reports, markdown.as_deref(), svg.as_deref(), title)
+            .map_err(run::Failure::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", e.message);
-            ExitCode::FAILURE
+            ExitCode::from(e.exit)
         }
     }
 }

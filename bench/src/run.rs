@@ -15,17 +15,39 @@ use crate::overhead::Meter;
 use crate::report::{text, BackendRun, Report, RunConfig, WorkloadInfo, SCHEMA_VERSION};
 use crate::workload::Workload;
 
-/// A failure that ends a subcommand (with the exit code it deserves).
+/// A failure that ends a subcommand, with the exit code it deserves.
 #[derive(Debug)]
 pub struct Failure {
-    /// What went wrong.
+    /// What went wrong: one sentence.
     pub message: String,
+    /// The process's exit code: [`Failure::INPUT`] when the command could not start (bad
+    /// arguments or workload, a node that cannot be reached, a refused login),
+    /// [`Failure::RUN`] when a started run failed (the node went away, requests failed).
+    pub exit: u8,
 }
 
+impl Failure {
+    /// Exit code of a command that could not start.
+    pub const INPUT: u8 = 2;
+    /// Exit code of a run that started and failed.
+    pub const RUN: u8 = 1;
+
+    /// A failure of a started run.
+    pub fn run(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            exit: Self::RUN,
+        }
+    }
+}
+
+/// Errors converted with `?` are the command's inputs failing (exit code 2); a started run
+/// that fails says so with [`Failure::run`].
 impl<E: std::fmt::Display> From<E> for Failure {
     fn from(e: E) -> Self {
         Failure {
             message: e.to_string(),
+            exit: Self::INPUT,
         }
     }
 }
@@ -52,9 +74,10 @@ fn workload_of(c: &Connect) -> Result<Arc<Workload>, Failure> {
 
 fn first_driver(c: &Connect) -> Result<Driver, Failure> {
     let drivers = c.drivers()?;
-    drivers.first().copied().ok_or_else(|| Failure {
-        message: "no driver given".into(),
-    })
+    drivers
+        .first()
+        .copied()
+        .ok_or_else(|| Failure::from("no driver given"))
 }
 
 /// `doppio schema`: runs the workload's schema statements.
@@ -78,9 +101,10 @@ pub fn schema(c: &Connect) -> Result<(), Failure> {
 pub fn load(a: &LoadArgs) -> Result<(), Failure> {
     let workload = workload_of(&a.connect)?;
     let Some(l) = &workload.load else {
-        return Err(Failure {
-            message: format!("workload {} has no [load] section", workload.name),
-        });
+        return Err(Failure::from(format!(
+            "workload {} has no [load] section",
+            workload.name
+        )));
     };
     let count = l.count;
     let b = backend::connect(first_driver(&a.connect)?, &connect_options(&a.connect)?)?;
@@ -91,6 +115,7 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
         limit: Limit::Count(count),
         interval: Duration::from_secs(1),
         record: true,
+        max_outage: a.connect.outage_limit(),
     };
     let progress = Progress::new(a.connect.quiet, "load");
     let started = Instant::now();
@@ -111,10 +136,11 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
     for (kind, message) in &outcome.first_errors {
         println!("  first {kind} error: {message}");
     }
+    if let Some(why) = outcome.aborted {
+        return Err(Failure::run(why));
+    }
     if errors > 0 {
-        return Err(Failure {
-            message: format!("{errors} load requests failed"),
-        });
+        return Err(Failure::run(format!("{errors} load requests failed")));
     }
     Ok(())
 }
@@ -289,9 +315,16 @@ fn run_segments(
                         limit: a.warmup,
                         interval: a.interval,
                         record: false,
+                        max_outage: a.connect.outage_limit(),
                     };
-                    backend::drive_phase(b, workload, spec, |s| progress.sample(s))?;
+                    let warm = backend::drive_phase(b, workload, spec, |s| progress.sample(s))?;
                     progress.done();
+                    if let Some(why) = warm.aborted {
+                        return Err(Failure::run(format!(
+                            "{} (during the warmup): {why}",
+                            driver.name()
+                        )));
+                    }
                 }
                 let spec = PhaseSpec {
                     phase: Phase::Run,
@@ -300,6 +333,7 @@ fn run_segments(
                     limit: measured,
                     interval: a.interval,
                     record: true,
+                    max_outage: a.connect.outage_limit(),
                 };
                 let label = if segments > 1 {
                     format!("{} {}/{}", driver.name(), segment + 1, segments)
@@ -380,6 +414,10 @@ fn run_segments(
                 }
                 run.elapsed_s.push(outcome.elapsed.as_secs_f64());
                 run.segments.push(outcome.samples);
+                if let Some(why) = outcome.aborted {
+                    // Everything measured so far is in `runs`: the report keeps it.
+                    return Err(Failure::run(format!("{}: {why}", driver.name())));
+                }
             }
         }
         Ok::<(), Failure>(())
@@ -446,9 +484,10 @@ pub fn hdr(report: &Path, output: &Path, driver: Option<&str>) -> Result<(), Fai
         None => r.config.drivers.first().cloned().unwrap_or_default(),
     };
     let Some(b) = r.backends.get(&name) else {
-        return Err(Failure {
-            message: format!("{} has no results for driver `{name}`", report.display()),
-        });
+        return Err(Failure::from(format!(
+            "{} has no results for driver `{name}`",
+            report.display()
+        )));
     };
     let mut hists = Vec::with_capacity(b.samples.len());
     let mut offset = 0.0;

@@ -370,9 +370,19 @@ fn an_unreachable_node_fails_clearly_and_still_writes_a_report() {
         "-o",
         report.to_str().unwrap(),
     ]);
-    assert!(!out.status.success());
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a node that cannot be reached: exit code 2"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("127.0.0.1:1"), "{err}");
+    let error_lines: Vec<_> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(error_lines.len(), 1, "one sentence: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{err}"
+    );
     let j = json(&report);
     assert!(j["fatal_error"].as_str().unwrap().contains("127.0.0.1:1"));
 }

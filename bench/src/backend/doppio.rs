@@ -186,6 +186,21 @@ impl BenchSession for ShardSession {
             glommio::timer::sleep(deadline - now).await;
         }
     }
+
+    /// Each fiber is a glommio task of the shard: its wake-ups are plain pushes on the
+    /// executor's local run queue (no atomic), instead of a `join_all` ready queue.
+    async fn run_fibers<Fut: std::future::Future<Output = ()>>(&self, fibers: Vec<Fut>) {
+        let tasks: Vec<_> = fibers
+            .into_iter()
+            // SAFETY: a scoped task must be awaited or dropped before what it borrows goes
+            // away, never leaked. Every task is awaited below before this future completes;
+            // if this future is dropped first, the tasks are dropped with it (cancelled).
+            .map(|f| unsafe { glommio::spawn_scoped_local(f) })
+            .collect();
+        for t in tasks {
+            t.await;
+        }
+    }
 }
 
 async fn prepare_plan(

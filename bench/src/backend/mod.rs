@@ -111,6 +111,8 @@ pub struct PhaseSpec {
     pub interval: Duration,
     /// Record samples (false for warmup).
     pub record: bool,
+    /// Stop when the node has been out of reach this long (see `WorkerSpec::max_outage`).
+    pub max_outage: Option<Duration>,
 }
 
 impl PhaseSpec {
@@ -131,6 +133,7 @@ impl PhaseSpec {
             start,
             interval: self.interval,
             record: self.record,
+            max_outage: self.max_outage,
         }
     }
 }
@@ -272,6 +275,9 @@ pub struct PhaseOutcome {
     pub first_errors: Vec<(&'static str, String)>,
     /// Workers that could not run, with why.
     pub failed_workers: Vec<String>,
+    /// Why the phase stopped before its limit (the node went away), if it did; the samples
+    /// hold everything measured up to then.
+    pub aborted: Option<String>,
 }
 
 /// Runs a phase on `backend` and collects it; `on_sample` sees each merged sample as soon
@@ -323,6 +329,9 @@ pub fn drive_phase(
                             if !outcome.first_errors.iter().any(|(x, _)| *x == k) {
                                 outcome.first_errors.push((k, m));
                             }
+                        }
+                        if outcome.aborted.is_none() {
+                            outcome.aborted = end.aborted;
                         }
                     }
                     Err(e) => outcome.failed_workers.push(format!("worker {worker}: {e}")),

@@ -21,7 +21,7 @@
 
 pub mod collect;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::time::{Duration, Instant};
 
@@ -115,6 +115,17 @@ pub trait BenchSession {
 
     /// Sleeps until `deadline` on the backend's runtime.
     fn sleep_until(&self, deadline: Instant) -> impl Future<Output = ()>;
+
+    /// Runs a worker's fibers (its fixed set of request loops) to completion. The default
+    /// polls them together in one future (`join_all`, whose wake-ups go through reference
+    /// counts and a ready queue shared by atomics); a backend whose runtime has cheaper local
+    /// tasks runs each fiber as one of those instead. Called once per phase, never per
+    /// request.
+    fn run_fibers<Fut: Future<Output = ()>>(&self, fibers: Vec<Fut>) -> impl Future<Output = ()> {
+        async move {
+            futures_util::future::join_all(fibers).await;
+        }
+    }
 }
 
 /// The arguments of one iteration of one statement, encoded on demand into the driver's
@@ -155,6 +166,56 @@ pub struct WorkerSpec {
     pub interval: Duration,
     /// Record results (false during warmup).
     pub record: bool,
+    /// Stop the phase when, for this long, no request succeeded and the failures were lost
+    /// connections (the node went away); `None` never stops.
+    pub max_outage: Option<Duration>,
+}
+
+/// Error kinds that mean the node is out of reach (as both backends name them).
+pub const NODE_GONE_KINDS: [&str; 3] = ["connection_broken", "no_connection", "closed"];
+
+/// Watches one worker's outcomes for an outage: a stretch with no success in which requests
+/// fail because the connection is gone. Other errors (timeouts, overloaded, ...) neither
+/// start nor end an outage: a stalled or busy node is measured, not abandoned.
+#[derive(Debug)]
+struct OutageWatch {
+    limit: Option<Duration>,
+    /// The first node-gone failure since the last success.
+    since: Cell<Option<Instant>>,
+    /// Why the worker stopped, once it has.
+    verdict: RefCell<Option<String>>,
+}
+
+impl OutageWatch {
+    fn observe(&self, now: Instant, result: &Result<(), RequestError>) {
+        let Some(limit) = self.limit else { return };
+        match result {
+            Ok(()) => self.since.set(None),
+            Err(e) if NODE_GONE_KINDS.contains(&e.kind) => {
+                let since = match self.since.get() {
+                    Some(t) => t,
+                    None => {
+                        self.since.set(Some(now));
+                        now
+                    }
+                };
+                let lasted = now.saturating_duration_since(since);
+                if lasted >= limit && self.verdict.borrow().is_none() {
+                    *self.verdict.borrow_mut() = Some(format!(
+                        "the node went away: no request succeeded for {:.1} s and every \
+                         failure was a lost connection (last: {})",
+                        lasted.as_secs_f64(),
+                        e.message
+                    ));
+                }
+            }
+            Err(_) => {}
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.verdict.borrow().is_some()
+    }
 }
 
 /// One worker's record of one sample interval.
@@ -265,6 +326,8 @@ pub struct WorkerEnd {
     pub first_errors: Vec<(&'static str, String)>,
     /// When the last request finished.
     pub elapsed: Duration,
+    /// Why the worker stopped before its limit (the node went away), if it did.
+    pub aborted: Option<String>,
 }
 
 /// Runs one worker's share of a phase: its fibers execute `plan[pick(i)]` for each of its
@@ -300,7 +363,12 @@ where
         first_messages: Vec::new(),
         sink,
     });
-    let iterations = std::cell::Cell::new(0u64);
+    let iterations = Cell::new(0u64);
+    let outage = OutageWatch {
+        limit: spec.max_outage,
+        since: Cell::new(None),
+        verdict: RefCell::new(None),
+    };
     let fibers = spec.concurrency.max(1);
     let per_iteration = spec
         .rate
@@ -308,10 +376,15 @@ where
     let fiber = |f: usize| {
         let recorder = &recorder;
         let iterations = &iterations;
+        let outage = &outage;
         async move {
             let mut j = f as u64;
             loop {
+                if outage.stopped() {
+                    return;
+                }
                 let i = j * spec.workers as u64 + spec.worker as u64;
+                // Without a rate a request is due when it is sent: one clock read for both.
                 let due = match per_iteration {
                     Some(step) => spec.start + step.mul_f64(j as f64),
                     None => Instant::now(),
@@ -323,12 +396,14 @@ where
                 if over {
                     return;
                 }
-                if per_iteration.is_some() {
-                    session.sleep_until(due).await;
-                }
                 let k = pick(i);
                 let Some(stmt) = plan.get(k) else { return };
-                let sent = Instant::now();
+                let sent = if per_iteration.is_some() {
+                    session.sleep_until(due).await;
+                    Instant::now()
+                } else {
+                    due
+                };
                 let result = session
                     .execute(
                         &stmt.prepared,
@@ -340,6 +415,7 @@ where
                     .await;
                 let done = Instant::now();
                 iterations.set(iterations.get() + 1);
+                outage.observe(done, &result);
                 if spec.record {
                     recorder.borrow_mut().record(due, sent, done, result);
                 }
@@ -352,7 +428,9 @@ where
             }
         }
     };
-    futures_util::future::join_all((0..fibers).map(fiber)).await;
+    session
+        .run_fibers((0..fibers).map(fiber).collect::<Vec<_>>())
+        .await;
     let elapsed = spec.start.elapsed();
     let mut rec = recorder.into_inner();
     if spec.record {
@@ -362,6 +440,7 @@ where
         iterations: iterations.get(),
         first_errors: rec.first_messages,
         elapsed,
+        aborted: outage.verdict.into_inner(),
     }
 }
 
@@ -424,6 +503,7 @@ mod tests {
             start: Instant::now(),
             interval: Duration::from_millis(100),
             record: true,
+            max_outage: None,
         }
     }
 

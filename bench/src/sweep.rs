@@ -1,0 +1,207 @@
+//! `doppio sweep REPORT.json...`: a series of runs at different concurrencies (one report
+//! each, every backend in it) as a markdown table and a plot of throughput and client CPU
+//! per request against concurrency, one line per backend.
+//!
+//! The table's figures are the reports' own (`bench/REPORT.md`); ratios are doppio over
+//! scylla of the same report (the same sitting, A B A B), never across reports.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+
+use crate::report::{BackendReport, Report};
+
+/// One report's backends at its concurrency.
+struct Point {
+    concurrency: usize,
+    backends: BTreeMap<String, BackendReport>,
+}
+
+fn load(paths: &[PathBuf]) -> Result<Vec<Point>, String> {
+    let mut points = Vec::new();
+    for p in paths {
+        let r = Report::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        points.push(Point {
+            concurrency: r.config.concurrency,
+            backends: r.backends,
+        });
+    }
+    points.sort_by_key(|p| p.concurrency);
+    Ok(points)
+}
+
+fn opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or("n/a".into(), |v| format!("{v:.digits$}"))
+}
+
+/// The markdown tables of a sweep.
+fn markdown(points: &[Point]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| backend | C | req/s | client CPU us/req (user / sys) | syscalls/req | ctx switches/req | allocations/req | req/write | req/read | peak RSS MiB | p50 ms | p99 ms |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for p in points {
+        for (name, b) in &p.backends {
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {:.0} | {:.2} ({:.2} / {:.2}) | {} | {:.3} | {} | {} | {} | {:.1} | {:.3} | {:.3} |",
+                p.concurrency,
+                b.throughput_rps,
+                b.cpu_us_per_req,
+                b.cpu_user_us_per_req,
+                b.cpu_sys_us_per_req,
+                opt(b.syscalls_per_req, 3),
+                b.ctx_switches_per_req,
+                opt(b.allocations_per_req, 2),
+                opt(b.requests_per_flush, 1),
+                opt(b.requests_per_read, 1),
+                b.peak_rss_bytes as f64 / (1 << 20) as f64,
+                b.latency_ns.p50 as f64 / 1e6,
+                b.latency_ns.p99 as f64 / 1e6,
+            );
+        }
+    }
+    fn pair(p: &Point) -> Option<(&BackendReport, &BackendReport)> {
+        Some((p.backends.get("doppio")?, p.backends.get("scylla")?))
+    }
+    if points.iter().any(|p| pair(p).is_some()) {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "| C | CPU/req doppio/scylla | syscalls/req doppio/scylla | throughput doppio/scylla |"
+        );
+        let _ = writeln!(out, "|---|---|---|---|");
+        for p in points {
+            if let Some((d, s)) = pair(p) {
+                let sys = match (d.syscalls_per_req, s.syscalls_per_req) {
+                    (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+                    _ => "n/a".into(),
+                };
+                let _ = writeln!(
+                    out,
+                    "| {} | {:.2} | {sys} | {:.2} |",
+                    p.concurrency,
+                    d.cpu_us_per_req / s.cpu_us_per_req,
+                    d.throughput_rps / s.throughput_rps
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Draws req/s and CPU per request against concurrency (log scale), a line per backend.
+fn plot(points: &[Point], path: &Path, title: &str) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let root = SVGBackend::new(path, (1100, 450)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let root = root
+        .titled(title, ("sans-serif", 20))
+        .map_err(|e| err(&e))?;
+    let (left, right) = root.split_horizontally(550);
+    let names: Vec<String> = {
+        let mut n: Vec<String> = points
+            .iter()
+            .flat_map(|p| p.backends.keys().cloned())
+            .collect();
+        n.sort();
+        n.dedup();
+        n
+    };
+    let c_min = points.first().map_or(1, |p| p.concurrency).max(1) as f64;
+    let c_max = points.last().map_or(1, |p| p.concurrency).max(2) as f64;
+    let colors = [
+        RGBColor(200, 60, 40),
+        RGBColor(40, 90, 200),
+        RGBColor(40, 150, 60),
+    ];
+    for (area, label, value) in [
+        (
+            &left,
+            "throughput [req/s]",
+            (|b: &BackendReport| b.throughput_rps) as fn(&BackendReport) -> f64,
+        ),
+        (
+            &right,
+            "client CPU per request [us]",
+            |b: &BackendReport| b.cpu_us_per_req,
+        ),
+    ] {
+        let y_max = points
+            .iter()
+            .flat_map(|p| p.backends.values().map(value))
+            .fold(0.0f64, f64::max)
+            * 1.1;
+        let mut chart = ChartBuilder::on(area)
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d((c_min..c_max).log_scale(), 0.0..y_max.max(1e-9))
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("concurrency (log scale)")
+            .y_desc(label)
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (i, name) in names.iter().enumerate() {
+            let color = colors[i % colors.len()];
+            let series: Vec<(f64, f64)> = points
+                .iter()
+                .filter_map(|p| {
+                    p.backends
+                        .get(name)
+                        .map(|b| (p.concurrency.max(1) as f64, value(b)))
+                })
+                .collect();
+            chart
+                .draw_series(LineSeries::new(series.clone(), color.stroke_width(2)))
+                .map_err(|e| err(&e))?
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+            chart
+                .draw_series(
+                    series
+                        .iter()
+                        .map(|&(x, y)| Circle::new((x, y), 4, color.filled())),
+                )
+                .map_err(|e| err(&e))?;
+        }
+        chart
+            .configure_series_labels()
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.8))
+            .draw()
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+/// `doppio sweep`: prints the markdown table; writes it and the plot where asked.
+pub fn sweep(
+    reports: &[PathBuf],
+    markdown_out: Option<&Path>,
+    svg_out: Option<&Path>,
+    title: &str,
+) -> Result<(), String> {
+    let points = load(reports)?;
+    if points.is_empty() {
+        return Err("no report given".into());
+    }
+    let table = markdown(&points);
+    print!("{table}");
+    if let Some(p) = markdown_out {
+        std::fs::write(p, &table).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    if let Some(p) = svg_out {
+        plot(&points, p, title)?;
+        eprintln!("plot written to {}", p.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,159 @@
+//! A real Cassandra killed (SIGKILL) under `doppio run`: the bench stops within a bounded
+//! time, exits with code 1 saying the node went away, and writes its report with what it
+//! measured; after a restart a new run succeeds with no cleanup.
+//!
+//! The victim is a node of its own (127.0.0.31, state in `.cassandra-victim/`, started and
+//! stopped by this test through `scripts/cassandra.sh`), so the other tests' nodes are never
+//! touched.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const NODE: &str = "127.0.0.31:9042";
+/// `--max-outage` of the run.
+const MAX_OUTAGE: Duration = Duration::from_secs(3);
+/// `--timeout` of the run.
+const TIMEOUT: Duration = Duration::from_secs(2);
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// `scripts/cassandra.sh` on the victim's state.
+fn cassandra(args: &[&str]) -> bool {
+    let root = root();
+    let status = Command::new(root.join("scripts/cassandra.sh"))
+        .args(args)
+        .env("DOPPIO_CASSANDRA_STATE", root.join(".cassandra-victim"))
+        .env("DOPPIO_CASSANDRA_FIRST_IP", "31")
+        .status()
+        .expect("run scripts/cassandra.sh");
+    status.success()
+}
+
+fn start_victim() {
+    assert!(
+        cassandra(&["start", "--heap", "512M", "--timeout", "240"]),
+        "the victim node did not start"
+    );
+}
+
+/// Stops the victim however the test ends.
+struct StopOnDrop;
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        cassandra(&["stop"]);
+    }
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_node_killed_mid_run_stops_the_bench_with_exit_1_and_a_report_and_a_rerun_works() {
+    let _stop = StopOnDrop;
+    start_victim();
+    let dir = std::env::temp_dir().join(format!("doppio-node-death-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.join("killed.json");
+    let outage = format!("{}s", MAX_OUTAGE.as_secs());
+    let timeout = format!("{}s", TIMEOUT.as_secs());
+    // A long, throttled run (the machine has two cores and the node needs one).
+    let child = Command::new(env!("CARGO_BIN_EXE_doppio"))
+        .args([
+            "run",
+            "-w",
+            "empty",
+            NODE,
+            "-d",
+            "120s",
+            "--warmup",
+            "1s",
+            "-r",
+            "2000",
+            "-p",
+            "32",
+            "--max-outage",
+            &outage,
+            "--timeout",
+            &timeout,
+            "-q",
+            "-o",
+            report.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(6));
+    assert!(cassandra(&["kill", "1"]), "kill the node");
+    let killed = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let stopped_after = killed.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!(
+        "bench stopped {stopped_after:?} after the kill, {:?}\n{}{stderr}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // Bounded: the outage limit, one request timeout for what was in flight, and slack for
+    // a loaded machine.
+    assert!(
+        stopped_after <= MAX_OUTAGE + TIMEOUT + Duration::from_secs(5),
+        "{stopped_after:?}"
+    );
+    assert_eq!(out.status.code(), Some(1), "exit code 1");
+    assert!(stderr.contains("the node went away"), "{stderr}");
+    let j = json(&report);
+    assert!(j["fatal_error"]
+        .as_str()
+        .unwrap()
+        .contains("the node went away"));
+    let b = &j["backends"]["doppio"];
+    let samples = b["samples"].as_array().unwrap();
+    let before_kill: u64 = samples
+        .iter()
+        .map(|s| s["requests"].as_u64().unwrap() - s["errors"].as_u64().unwrap_or(0))
+        .sum();
+    eprintln!(
+        "report: {} samples, {before_kill} answered requests, errors {}",
+        samples.len(),
+        b["errors_by_kind"]
+    );
+    assert!(samples.len() >= 3, "every sample up to the failure");
+    assert!(
+        before_kill >= 4000,
+        "the requests answered before the kill are kept"
+    );
+
+    // Restarted, a new run needs no cleanup.
+    start_victim();
+    let again = dir.join("again.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_doppio"))
+        .args([
+            "run",
+            "-w",
+            "empty",
+            NODE,
+            "-d",
+            "2s",
+            "--warmup",
+            "0s",
+            "-q",
+            "-o",
+            again.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "a run after the restart");
+    assert_eq!(json(&again)["backends"]["doppio"]["errors"], 0);
+}
