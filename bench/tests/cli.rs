@@ -386,3 +386,82 @@ fn an_unreachable_node_fails_clearly_and_still_writes_a_report() {
     let j = json(&report);
     assert!(j["fatal_error"].as_str().unwrap().contains("127.0.0.1:1"));
 }
+
+/// One `error:` line on stderr, no panic or backtrace, and exit code 2.
+fn assert_input_error(out: &Output, expect: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "exit code 2: {err}");
+    let errors: Vec<_> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "one sentence: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{err}"
+    );
+    for e in expect {
+        assert!(errors[0].contains(e), "`{e}` in: {}", errors[0]);
+    }
+}
+
+#[test]
+fn bad_input_is_one_sentence_and_exit_code_2() {
+    let (dir, _) = scratch("input");
+    // A workload file whose expression is broken names its line and the problem.
+    let bad_expr = dir.join("bad-expr.toml");
+    std::fs::write(
+        &bad_expr,
+        "name = \"bad\"\n[[run]]\nstatement = \"SELECT ?\"\nargs = [\"uniform(0,\"]\n",
+    )
+    .unwrap();
+    let out = doppio(&["run", "-w", bad_expr.to_str().unwrap(), &node(), "-q"]);
+    assert_input_error(&out, &["line 4", "uniform(0,", "expected a value"]);
+    // A misspelt field: the TOML error names the line and the field.
+    let bad_field = dir.join("bad-field.toml");
+    std::fs::write(&bad_field, "name = \"bad\"\n[[run]]\nstatment = \"x\"\n").unwrap();
+    let out = doppio(&["run", "-w", bad_field.to_str().unwrap(), &node(), "-q"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.contains("line 3") && err.contains("unknown field `statment`"),
+        "{err}"
+    );
+    // A wrong port (nothing listens there).
+    let report = dir.join("r.json");
+    let r = report.to_str().unwrap();
+    let out = doppio(&[
+        "run",
+        "-w",
+        "empty",
+        "127.0.0.1:9",
+        "-d",
+        "1s",
+        "-q",
+        "-o",
+        r,
+    ]);
+    assert_input_error(&out, &["127.0.0.1:9", "refused"]);
+    // A host that does not resolve.
+    let out = doppio(&["run", "-w", "empty", "no-such-host.invalid", "-q", "-o", r]);
+    assert_input_error(&out, &["no-such-host.invalid"]);
+    // A refused login, with either backend.
+    let auth = std::env::var("DOPPIO_CASSANDRA_AUTH").unwrap_or_else(|_| "127.0.0.11:9042".into());
+    for driver in ["doppio", "scylla"] {
+        let out = doppio(&[
+            "run",
+            "-w",
+            "empty",
+            &auth,
+            "--driver",
+            driver,
+            "--user",
+            "cassandra",
+            "--password",
+            "wrong",
+            "-d",
+            "1s",
+            "-q",
+            "-o",
+            r,
+        ]);
+        assert_input_error(&out, &["password are incorrect"]);
+    }
+}

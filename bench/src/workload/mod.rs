@@ -50,10 +50,12 @@ pub enum WorkloadError {
         message: String,
     },
     /// An argument expression does not compile.
-    #[error("workload {name}, statement {statement}: {error}")]
+    #[error("workload {name}, line {line}, statement {statement}: {error}")]
     Expr {
         /// Workload.
         name: String,
+        /// The line of the workload's text that holds the expression (1-based).
+        line: usize,
         /// The statement's name.
         statement: String,
         /// The error, with its position.
@@ -69,6 +71,16 @@ pub enum WorkloadError {
         /// What does not fit.
         message: String,
     },
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()
+        .iter()
+        .take(offset)
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// The built-in workloads, by name: the TOML files in `bench/workloads/`.
@@ -103,8 +115,9 @@ struct SchemaSpec {
 struct StatementSpec {
     name: Option<String>,
     statement: String,
+    /// With their places in the file, so that an error can name the line.
     #[serde(default)]
-    args: Vec<String>,
+    args: Vec<toml::Spanned<String>>,
     weight: Option<toml::Value>,
     count: Option<toml::Value>,
 }
@@ -265,9 +278,10 @@ impl Workload {
             let mut args = Vec::with_capacity(s.args.len());
             for (k, a) in s.args.iter().enumerate() {
                 let site = mix(seed ^ (k as u64).wrapping_mul(0x9e37));
-                args.push(Expr::compile(a, site, &lookup).map_err(|error| {
+                args.push(Expr::compile(a.get_ref(), site, &lookup).map_err(|error| {
                     WorkloadError::Expr {
                         name: name.clone(),
+                        line: line_of(text, a.span().start),
                         statement: stmt_name.clone(),
                         error,
                     }
