@@ -7,7 +7,8 @@
 # write and read), plot.svg (req/s and CPU per request against concurrency), flamegraphs of
 # both drivers at one concurrency, and the allocation counts.
 #
-#   perf/loopback.sh [SECONDS_PER_DRIVER] [CONCURRENCIES...]    (defaults: 10, 1 8 64 256 1024)
+#   perf/loopback.sh [SECONDS_PER_SEGMENT] [CONCURRENCIES...]   (defaults: 10, 1 8 64 256 1024)
+# Each driver is measured for two segments of SECONDS_PER_SEGMENT (A B A B).
 #
 # Environment: STUB_CORE (default 1), BENCH_CORE (default 0), FLAME_C (default 256; empty:
 # no flamegraphs), ALLOC=0 skips the allocation-counting build, OUT overrides the folder.

@@ -4,7 +4,8 @@
 # alternating in the same invocation (A B A B), one thread each. Writes the JSON reports and
 # a markdown table to perf/results/<date>-one-shard/.
 #
-#   perf/one-shard.sh [SECONDS_PER_DRIVER] [CONCURRENCIES...]     (defaults: 10, 1 32 256)
+#   perf/one-shard.sh [SECONDS_PER_SEGMENT] [CONCURRENCIES...]    (defaults: 10, 1 32 256)
+# Each driver is measured for two segments of SECONDS_PER_SEGMENT (A B A B).
 #
 # Needs a Cassandra on 127.0.0.1:9042 (scripts/cassandra.sh start) and a release build
 # (cargo build --release -p doppio-bench); client CPU, syscalls and context switches per
