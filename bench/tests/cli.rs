@@ -424,6 +424,26 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
         err.contains("line 3") && err.contains("unknown field `statment`"),
         "{err}"
     );
+    // Arguments that do not fit the prepared statement: found after connecting, still named
+    // by line.
+    let bad_bind = dir.join("bad-bind.toml");
+    std::fs::write(
+        &bad_bind,
+        "name = \"bad\"\n\n[[run]]\nstatement = \"SELECT key FROM system.local WHERE key = ?\"\n",
+    )
+    .unwrap();
+    let out = doppio(&[
+        "run",
+        "-w",
+        bad_bind.to_str().unwrap(),
+        &node(),
+        "-d",
+        "1s",
+        "-q",
+        "-o",
+        dir.join("bind.json").to_str().unwrap(),
+    ]);
+    assert_input_error(&out, &["line 4", "1 bind markers but 0 args"]);
     // A wrong port (nothing listens there).
     let report = dir.join("r.json");
     let r = report.to_str().unwrap();

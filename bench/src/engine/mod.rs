@@ -486,6 +486,7 @@ mod tests {
             name: "s".into(),
             cql: "SELECT".into(),
             args: Vec::new(),
+            line: 0,
         };
         vec![PlanStatement {
             prepared: (),

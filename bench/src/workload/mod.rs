@@ -114,7 +114,8 @@ struct SchemaSpec {
 #[serde(deny_unknown_fields)]
 struct StatementSpec {
     name: Option<String>,
-    statement: String,
+    /// With its place in the file, so that errors found later (at bind time) name the line.
+    statement: toml::Spanned<String>,
     /// With their places in the file, so that an error can name the line.
     #[serde(default)]
     args: Vec<toml::Spanned<String>>,
@@ -131,6 +132,19 @@ pub struct Statement {
     pub cql: String,
     /// One generator per bind marker.
     pub args: Vec<Expr>,
+    /// The line of the workload's text where the statement is (0: not from a file).
+    pub line: usize,
+}
+
+impl Statement {
+    /// Its name, with its line when it has one: `read (line 12)`.
+    pub fn label(&self) -> String {
+        if self.line > 0 {
+            format!("{} (line {})", self.name, self.line)
+        } else {
+            self.name.clone()
+        }
+    }
 }
 
 /// The load phase: `count` iterations of one statement.
@@ -289,8 +303,9 @@ impl Workload {
             }
             Ok::<_, WorkloadError>(Statement {
                 name: stmt_name,
-                cql: subst(&s.statement)?,
+                cql: subst(s.statement.get_ref())?,
                 args,
+                line: line_of(text, s.statement.span().start),
             })
         };
         let constant = |v: &toml::Value, what: &str, stmt: &str| -> Result<f64, WorkloadError> {
@@ -449,7 +464,7 @@ impl BoundArgs {
     ) -> Result<Self, WorkloadError> {
         let err = |message: String| WorkloadError::Bind {
             name: workload.to_owned(),
-            statement: statement.name.clone(),
+            statement: statement.label(),
             message,
         };
         if kinds.len() != statement.args.len() {
