@@ -26,7 +26,10 @@ pub fn render(report: &Report, log: bool) -> String {
             log_section(&mut out, label, &b.samples);
         }
     }
-    compare_sections(&mut out, &columns);
+    // A run that failed before any backend measured anything has no figures to show.
+    if !columns.is_empty() {
+        compare_sections(&mut out, &columns);
+    }
     notes_section(&mut out, report);
     out
 }
