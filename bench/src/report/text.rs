@@ -27,7 +27,7 @@ pub fn render(report: &Report, log: bool) -> String {
         }
     }
     // A run that failed before any backend measured anything has no figures to show.
-    if !columns.is_empty() {
+    if columns.iter().any(|(_, b)| b.requests > 0) {
         compare_sections(&mut out, &columns);
     }
     notes_section(&mut out, report);
