@@ -4,25 +4,14 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
+
+mod support;
+use support::{doppio, json};
 
 fn node() -> String {
     std::env::var("DOPPIO_CASSANDRA").unwrap_or_else(|_| "127.0.0.1:9042".into())
-}
-
-fn doppio(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_doppio"))
-        .args(args)
-        .output()
-        .expect("run the doppio binary");
-    eprintln!(
-        "$ doppio {}\n{}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 fn ok(args: &[&str]) -> String {
@@ -43,10 +32,6 @@ fn scratch(test: &str) -> (PathBuf, String) {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     (dir, format!("doppio_bench_{test}_{nanos}"))
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn drop_keyspace(ks: &str) {

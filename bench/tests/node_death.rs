@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod support;
+use support::json;
+
 const NODE: &str = "127.0.0.31:9042";
 /// `--max-outage` of the run.
 const MAX_OUTAGE: Duration = Duration::from_secs(3);
@@ -51,10 +54,6 @@ impl Drop for StopOnDrop {
     fn drop(&mut self) {
         cassandra(&["stop"]);
     }
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]

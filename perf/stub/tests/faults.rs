@@ -18,30 +18,10 @@ use doppio::pool::Backoff;
 use doppio::proto::consistency::Consistency;
 use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
 use doppio::{Error, Session, SessionConfig, StatementOptions};
-use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};
+use doppio_stub::Shape;
 
-fn stub(rules: &str, shape: Shape) -> StubHandle {
-    Stub::start(StubConfig {
-        shape,
-        rules: Rules::parse(rules).unwrap(),
-        log_rules: false,
-        ..StubConfig::default()
-    })
-    .unwrap()
-}
-
-fn on_glommio<F, Fut>(f: F)
-where
-    F: FnOnce() -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = ()> + 'static,
-{
-    glommio::LocalExecutorBuilder::default()
-        .name("faults-test")
-        .spawn(f)
-        .unwrap()
-        .join()
-        .unwrap();
-}
+mod support;
+use support::{on_glommio, on_glommio_value, stub};
 
 fn config(addr: SocketAddr, retry: Arc<dyn RetryPolicy>) -> SessionConfig {
     let mut c = SessionConfig::new(addr);
@@ -288,20 +268,6 @@ then = "drop"
         drops > dropped && drops <= dropped + 2,
         "{drops} connections opened for {dropped} drops"
     );
-}
-
-fn on_glommio_value<T, F, Fut>(f: F) -> T
-where
-    T: Send + 'static,
-    F: FnOnce() -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = T> + 'static,
-{
-    glommio::LocalExecutorBuilder::default()
-        .name("faults-test")
-        .spawn(f)
-        .unwrap()
-        .join()
-        .unwrap()
 }
 
 #[test]

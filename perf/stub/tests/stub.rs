@@ -16,30 +16,10 @@ use doppio::proto::request::{BatchStatement, BatchType};
 use doppio::proto::response::{ErrorCode, ErrorDetail};
 use doppio::session::NoRetry;
 use doppio::{Error, Session, SessionConfig, StatementOptions};
-use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};
+use doppio_stub::Shape;
 
-fn stub(rules: &str, shape: Shape) -> StubHandle {
-    Stub::start(StubConfig {
-        shape,
-        rules: Rules::parse(rules).unwrap(),
-        log_rules: false,
-        ..StubConfig::default()
-    })
-    .unwrap()
-}
-
-fn on_glommio<F, Fut>(f: F)
-where
-    F: FnOnce() -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = ()> + 'static,
-{
-    glommio::LocalExecutorBuilder::default()
-        .name("stub-test")
-        .spawn(f)
-        .unwrap()
-        .join()
-        .unwrap();
-}
+mod support;
+use support::{on_glommio, stub};
 
 async fn session(addr: SocketAddr, lz4: bool) -> Session {
     let mut c = SessionConfig::new(addr);

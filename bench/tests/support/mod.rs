@@ -1,0 +1,28 @@
+//! Helpers shared by the bench's test files: running the `doppio` binary and reading its
+//! JSON reports.
+
+#![allow(clippy::unwrap_used, dead_code)] // tests; not every file uses every helper
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs the `doppio` binary with `args`, echoing the command and its output to stderr (shown
+/// when a test fails).
+pub fn doppio(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_doppio"))
+        .args(args)
+        .output()
+        .expect("run the doppio binary");
+    eprintln!(
+        "$ doppio {}\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A JSON report.
+pub fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
