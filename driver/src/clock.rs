@@ -9,7 +9,7 @@
 //! plus the timeout (the clock's resolution is added), and a check against [`Ticks::now`]
 //! sees it pass at most two ticks late (a few milliseconds on any kernel).
 
-use std::sync::OnceLock;
+use std::cell::Cell;
 use std::time::Duration;
 
 /// A point on the coarse monotonic clock, in nanoseconds.
@@ -26,21 +26,29 @@ fn read(clock: libc::clockid_t) -> Option<u64> {
     (rc == 0).then(|| (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64)
 }
 
-/// The coarse clock's resolution (one scheduler tick), read once.
+/// The coarse clock's resolution (one scheduler tick), in nanoseconds: read from the kernel
+/// once per thread and kept in a thread-local `Cell`, so that a request's deadline touches no
+/// atomic (a `OnceLock` would be one acquire load per request).
 fn resolution() -> Duration {
-    static RES: OnceLock<Duration> = OnceLock::new();
-    *RES.get_or_init(|| {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec for the call.
-        let rc = unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
-        if rc == 0 {
-            Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-        } else {
-            Duration::from_millis(10)
+    thread_local! {
+        static RES_NS: Cell<u64> = const { Cell::new(0) };
+    }
+    RES_NS.with(|res| {
+        if res.get() == 0 {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: `ts` is a valid, writable timespec for the call.
+            let rc = unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+            let ns = if rc == 0 {
+                (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
+            } else {
+                10_000_000
+            };
+            res.set(ns.max(1));
         }
+        Duration::from_nanos(res.get())
     })
 }
 

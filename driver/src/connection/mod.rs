@@ -480,16 +480,13 @@ struct Acquire<'a> {
 impl Future for Acquire<'_> {
     type Output = Result<StreamHandle, ConnectionError>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut st = self.shared.state.borrow_mut();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let mut st = this.shared.state.borrow_mut();
         if let Some(e) = &st.closed {
             return Poll::Ready(Err(e.clone()));
         }
-        let mut ticket = self.ticket;
-        let polled = st.in_flight.poll_acquire(&mut ticket, cx);
-        drop(st);
-        self.ticket = ticket;
-        polled.map(Ok)
+        st.in_flight.poll_acquire(&mut this.ticket, cx).map(Ok)
     }
 }
 
