@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::json;
+use support::{doppio, json, scratch_dir};
 
 const NODE: &str = "127.0.0.31:9042";
 /// `--max-outage` of the run.
@@ -60,8 +60,7 @@ impl Drop for StopOnDrop {
 fn a_node_killed_mid_run_stops_the_bench_with_exit_1_and_a_report_and_a_rerun_works() {
     let _stop = StopOnDrop;
     start_victim();
-    let dir = std::env::temp_dir().join(format!("doppio-node-death-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("node-death");
     let report = dir.join("killed.json");
     let outage = format!("{}s", MAX_OUTAGE.as_secs());
     let timeout = format!("{}s", TIMEOUT.as_secs());
@@ -137,23 +136,19 @@ fn a_node_killed_mid_run_stops_the_bench_with_exit_1_and_a_report_and_a_rerun_wo
     // Restarted, a new run needs no cleanup.
     start_victim();
     let again = dir.join("again.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_doppio"))
-        .args([
-            "run",
-            "-w",
-            "empty",
-            NODE,
-            "-d",
-            "2s",
-            "--warmup",
-            "0s",
-            "-q",
-            "-o",
-            again.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    let out = doppio(&[
+        "run",
+        "-w",
+        "empty",
+        NODE,
+        "-d",
+        "2s",
+        "--warmup",
+        "0s",
+        "-q",
+        "-o",
+        again.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "a run after the restart");
     assert_eq!(json(&again)["backends"]["doppio"]["errors"], 0);
 }

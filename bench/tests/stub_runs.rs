@@ -7,14 +7,14 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
 use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};
 
 mod support;
-use support::{doppio, json};
+use support::{doppio, json, scratch_dir as scratch};
 
 /// These tests measure (latency, p-values, CPU and syscall counts, RSS): they run one at a
 /// time, not beside each other on the machine's two cores (run in parallel, the 100,000-fiber
@@ -35,12 +35,6 @@ fn stub(rules: &str) -> StubHandle {
         ..StubConfig::default()
     })
     .unwrap()
-}
-
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("doppio-stub-runs-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, dead_code)] // tests; not every file uses every helper
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Runs the `doppio` binary with `args`, echoing the command and its output to stderr (shown
@@ -25,4 +25,11 @@ pub fn doppio(args: &[&str]) -> Output {
 /// A JSON report.
 pub fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A fresh scratch folder for one test, unique to this process.
+pub fn scratch_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("doppio-bench-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }

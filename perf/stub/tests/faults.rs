@@ -289,6 +289,10 @@ then = { malformed = "corrupt_lz4" }
 [[rule]]
 when = { statement = "WRONGSTREAM" }
 then = "wrong_stream"
+
+[[rule]]
+when = { statement = "TRUNCATED" }
+then = { malformed = "truncated" }
 "#,
         Shape::default(),
     );
@@ -319,6 +323,7 @@ then = "wrong_stream"
             ("OVERSIZED", false, "limit"),
             ("CORRUPTLZ4", true, "lz4"),
             ("WRONGSTREAM", false, "no request waiting"),
+            ("TRUNCATED", false, "middle of a frame"),
         ] {
             let mut c = config(addr, Arc::new(NoRetry));
             c.handshake = HandshakeConfig {
@@ -337,6 +342,10 @@ then = "wrong_stream"
                 "{statement}: {text}"
             );
             assert!(text.contains(expect), "{statement}: {text}");
+            if statement == "TRUNCATED" {
+                // Half a frame, then the close: the connection broke, nothing was misread.
+                assert!(matches!(e, Error::ConnectionBroken(_)), "{e}");
+            }
             // The victim's pool replaces its connection; the session serves again.
             let mut healed = false;
             for _ in 0..100 {
