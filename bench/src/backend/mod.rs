@@ -304,7 +304,11 @@ pub fn drive_phase(
                 message: format!("cannot start the phase thread: {e}"),
             })?
     };
-    let mut collector = Collector::new(workers, spec.interval);
+    let mut collector = Collector::new(
+        workers,
+        spec.interval,
+        crate::engine::last_interval(spec.limit, spec.interval),
+    );
     let mut outcome = PhaseOutcome::default();
     let mut finished = 0;
     // Ends when every worker has finished, or when the runner dropped its sender.

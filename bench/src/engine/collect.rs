@@ -57,6 +57,9 @@ struct Pending {
 /// Merges interval samples from `workers` workers.
 pub struct Collector {
     interval: Duration,
+    /// The last interval of a timed phase, into which workers count answers that arrive
+    /// after the phase's end (see `Recorder::last_index`); `None` for a counted phase.
+    last_index: Option<u64>,
     /// Per worker: the next interval it has not reported yet; `u64::MAX` once finished.
     progress: Vec<u64>,
     pending: Vec<Pending>,
@@ -73,10 +76,12 @@ impl std::fmt::Debug for Collector {
 }
 
 impl Collector {
-    /// A collector for `workers` workers and intervals of `interval`.
-    pub fn new(workers: usize, interval: Duration) -> Self {
+    /// A collector for `workers` workers and intervals of `interval`; `last_index` is the
+    /// timed phase's last interval ([`super::last_interval`]).
+    pub fn new(workers: usize, interval: Duration, last_index: Option<u64>) -> Self {
         Self {
             interval,
+            last_index,
             progress: vec![0; workers],
             pending: Vec::new(),
             next_release: 0,
@@ -126,8 +131,12 @@ impl Collector {
         }
     }
 
-    /// Releases every interval all workers have moved past; `end` (the phase's length, once
-    /// it is over) shortens the last interval to what was measured.
+    /// Releases every interval all workers have moved past. `end` (the phase's length, once
+    /// it is over and every worker has finished) closes the phase: intervals in which
+    /// nothing finished up to the end are released empty, and the last interval runs from
+    /// its start to `end`: shorter than the others when the phase was cut short, longer
+    /// when answers sent before a timed phase's end arrived after it (they are counted in
+    /// it, so its throughput must be over the time they took).
     pub fn release(&mut self, end: Option<Duration>) -> Vec<Sample> {
         let ready_below = self.progress.iter().copied().min().unwrap_or(u64::MAX);
         let mut out = Vec::new();
@@ -143,18 +152,11 @@ impl Collector {
                 out.push(self.empty(idx));
                 self.next_release += 1;
             }
-            let start = self.interval * p.index as u32;
-            let mut duration = self.interval;
-            if let Some(end) = end {
-                if start + duration > end {
-                    duration = end.saturating_sub(start);
-                }
-            }
             let done = p.requests;
             out.push(Sample {
                 index: p.index,
-                start,
-                duration,
+                start: self.interval * p.index as u32,
+                duration: self.interval,
                 requests: p.requests,
                 errors: p.errors,
                 latency: p.latency,
@@ -167,7 +169,30 @@ impl Collector {
             });
             self.next_release = p.index + 1;
         }
+        if let Some(end) = end.filter(|e| !e.is_zero() && ready_below == u64::MAX) {
+            self.close(end, &mut out);
+        }
         out
+    }
+
+    /// Pads `out` with empty intervals up to the one `end` falls in (or the timed phase's
+    /// last) and stretches or cuts that one to end at `end`.
+    fn close(&mut self, end: Duration, out: &mut Vec<Sample>) {
+        let step = self.interval.as_nanos().max(1);
+        let mut last = (end.as_nanos().div_ceil(step) as u64).saturating_sub(1);
+        if let Some(cap) = self.last_index {
+            last = last.min(cap);
+        }
+        while self.next_release <= last {
+            let idx = self.next_release;
+            out.push(self.empty(idx));
+            self.next_release += 1;
+        }
+        if let Some(s) = out.last_mut() {
+            if s.start < end {
+                s.duration = end - s.start;
+            }
+        }
     }
 
     fn empty(&self, index: u64) -> Sample {
@@ -181,5 +206,87 @@ impl Collector {
             service: LatencyHistogram::new(),
             mean_lateness_ns: 0.0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(worker: usize, index: u64, requests: u64, last: bool) -> IntervalSample {
+        IntervalSample {
+            worker,
+            index,
+            requests,
+            errors: Vec::new(),
+            latency: LatencyHistogram::new(),
+            service: LatencyHistogram::new(),
+            lateness_ns: 0,
+            last,
+        }
+    }
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    /// Feeds `indices` (requests each) from one worker, the last one marked last, then
+    /// ends the phase at `end`.
+    fn phase(last_index: Option<u64>, indices: &[(u64, u64)], end: Duration) -> Vec<Sample> {
+        let mut c = Collector::new(1, MS(100), last_index);
+        let mut out = Vec::new();
+        for (k, &(index, requests)) in indices.iter().enumerate() {
+            out.extend(c.add(sample(0, index, requests, k + 1 == indices.len())));
+        }
+        c.finish(0);
+        out.extend(c.release(Some(end)));
+        out
+    }
+
+    #[test]
+    fn answers_after_a_timed_end_stretch_the_last_interval() {
+        // 1 s in 100 ms intervals; the last interval also holds 5 answers that arrived in
+        // the 50 ms after the end: its rate is over 150 ms, not 100 ms.
+        let steady: Vec<(u64, u64)> = (0..10).map(|i| (i, if i == 9 { 15 } else { 10 })).collect();
+        let out = phase(Some(9), &steady, MS(1050));
+        assert_eq!(out.len(), 10);
+        assert!(out[..9].iter().all(|s| s.duration == MS(100)));
+        assert_eq!(out[9].duration, MS(150));
+        assert!((out[9].throughput() - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_phase_cut_short_shortens_its_last_interval() {
+        let out = phase(None, &[(0, 10), (1, 10), (2, 5)], MS(250));
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[2].duration, MS(50));
+        assert!((out[2].throughput() - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn quiet_intervals_up_to_the_end_are_released_empty() {
+        // Answers stopped after 300 ms (a node went away); the phase ended at 800 ms.
+        let out = phase(Some(9), &[(0, 10), (1, 10), (2, 10)], MS(800));
+        assert_eq!(out.len(), 8);
+        assert!(out[3..].iter().all(|s| s.requests == 0));
+        assert!(out.iter().all(|s| s.duration == MS(100)));
+        assert_eq!(
+            out.iter().map(|s| s.index).collect::<Vec<_>>(),
+            (0..8).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn two_workers_merge_and_nothing_is_released_before_both_moved_on() {
+        let mut c = Collector::new(2, MS(100), Some(1));
+        assert!(c.add(sample(0, 0, 3, false)).is_empty());
+        assert!(c.add(sample(0, 1, 3, true)).is_empty());
+        let first = c.add(sample(1, 0, 4, false));
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].requests, 7);
+        assert!(c.add(sample(1, 1, 4, true)).is_empty());
+        c.finish(0);
+        c.finish(1);
+        let rest = c.release(Some(MS(200)));
+        assert_eq!(rest.len(), 1);
+        assert_eq!((rest[0].requests, rest[0].duration), (7, MS(100)));
     }
 }

@@ -317,6 +317,17 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
     }
 }
 
+/// The last sample interval of a phase limited by time (the one its end falls in), into
+/// which answers that arrive after the end are counted; `None` for a counted phase.
+pub fn last_interval(limit: Limit, interval: Duration) -> Option<u64> {
+    match limit {
+        Limit::Time(d) => {
+            Some((d.as_nanos().div_ceil(interval.as_nanos().max(1)) as u64).saturating_sub(1))
+        }
+        Limit::Count(_) => None,
+    }
+}
+
 /// What a worker returns at the end of a phase.
 #[derive(Debug, Clone, Default)]
 pub struct WorkerEnd {
@@ -348,12 +359,7 @@ where
         spec_worker: spec.worker,
         start: spec.start,
         interval: spec.interval,
-        last_index: match spec.limit {
-            Limit::Time(d) => Some(
-                (d.as_nanos().div_ceil(spec.interval.as_nanos().max(1)) as u64).saturating_sub(1),
-            ),
-            Limit::Count(_) => None,
-        },
+        last_index: last_interval(spec.limit, spec.interval),
         current: 0,
         requests: 0,
         errors: Vec::new(),

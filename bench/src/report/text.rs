@@ -175,13 +175,26 @@ fn log_section(out: &mut String, label: &str, samples: &[SampleReport]) {
 }
 
 /// Per-sample values of full-length samples (a short last interval would skew them).
-fn per_sample(samples: &[SampleReport], f: impl Fn(&SampleReport) -> f64) -> Vec<f64> {
+/// `f` of every full sample (a partial last one under half an interval is left out, as in
+/// the report's margins); for latency figures only samples that answered something.
+fn per_sample(samples: &[SampleReport], what: Figure) -> Vec<f64> {
     let full = samples.first().map_or(0.0, |s| s.duration_s) * 0.5;
     samples
         .iter()
         .filter(|s| s.duration_s >= full && s.duration_s > 0.0)
-        .map(f)
+        .filter(|s| what == Figure::Throughput || s.requests > s.errors)
+        .map(|s| match what {
+            Figure::Throughput => s.throughput_rps,
+            Figure::MeanLatency => s.latency_mean_ns,
+        })
         .collect()
+}
+
+/// The per-sample figures `doppio show` tests for a difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Figure {
+    Throughput,
+    MeanLatency,
 }
 
 const LABEL_W: usize = 22;
@@ -224,12 +237,12 @@ fn change_of(a: f64, b: f64) -> Option<f64> {
     (a != 0.0).then(|| (b - a) / a)
 }
 
-fn p_value(columns: &[Column<'_>], f: impl Fn(&SampleReport) -> f64 + Copy) -> Option<f64> {
+fn p_value(columns: &[Column<'_>], what: Figure) -> Option<f64> {
     if columns.len() != 2 {
         return None;
     }
-    let a = per_sample(&columns[0].1.samples, f);
-    let b = per_sample(&columns[1].1.samples, f);
+    let a = per_sample(&columns[0].1.samples, what);
+    let b = per_sample(&columns[1].1.samples, what);
     if a.len() < 2 || b.len() < 2 {
         return None;
     }
@@ -252,7 +265,7 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
         "throughput [req/s]",
         &cells(&|b| format!("{:.0} ± {:.0}", b.throughput_rps, b.throughput_margin_rps)),
         two(&|b| b.throughput_rps),
-        p_value(columns, |s| s.throughput_rps),
+        p_value(columns, Figure::Throughput),
     );
     row(
         out,
@@ -284,7 +297,7 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
             )
         }),
         two(&|b| b.latency_ns.mean),
-        p_value(columns, |s| s.latency_mean_ns),
+        p_value(columns, Figure::MeanLatency),
     );
     type Getter = fn(&LatencySummary) -> u64;
     let pct: [(&str, Getter); 10] = [
