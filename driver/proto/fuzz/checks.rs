@@ -1,0 +1,142 @@
+//! What each fuzz target checks, one function a target, over any bytes; shared by the
+//! cargo-fuzz targets (`fuzz_targets/`, nightly) and by protocol-tests' corpus replay
+//! (`protocol-tests/tests/fuzz_corpus.rs`, stable, in CI), so that every input kept in
+//! `corpus/` is checked on each test run. A panic (an assertion here or in doppio-proto) is
+//! a finding.
+
+use bytes::{Bytes, BytesMut};
+use doppio_proto::compression::Compression;
+use doppio_proto::frame::{Direction, Flags, Frame, FrameDecoder, FrameHeader, Opcode};
+use doppio_proto::request::Request;
+use doppio_proto::response::{encode_response, Envelope, Response, ResponseFrame, ResultBody};
+use doppio_proto::types::ColumnType;
+use doppio_proto::value::CqlValue;
+use doppio_proto::wire::Reader;
+
+/// A custom payload's entries as `Envelope` borrows them.
+type PayloadRefs<'a> = Vec<(&'a str, Option<&'a [u8]>)>;
+
+/// The body limit the frame targets decode with.
+const LIMIT: usize = 1 << 20;
+
+/// Any bytes as a stream of request frames (the server's side, as the stub reads clients):
+/// frame decoder, lz4 when flagged, `Request::decode`; every frame within its limit.
+pub fn frame_request(data: &[u8]) {
+    let decoder = FrameDecoder::new(Direction::Request).with_max_body_len(LIMIT);
+    let mut buf = BytesMut::from(data);
+    while let Ok(Some(frame)) = decoder.decode(&mut buf) {
+        assert!(frame.body.len() <= LIMIT);
+        assert_eq!(frame.body.len(), frame.header.length as usize);
+        let body = if frame.header.flags.contains(Flags::COMPRESSION) {
+            match Compression::Lz4.decompress(&frame.body, LIMIT) {
+                Ok(plain) => {
+                    assert!(plain.len() <= LIMIT);
+                    plain
+                }
+                Err(_) => continue,
+            }
+        } else {
+            frame.body.clone()
+        };
+        let _ = Request::decode(&frame.header, &body);
+    }
+}
+
+/// Any bytes as a stream of response frames: frame decoder, every response decoder (what
+/// decodes must encode again to the same message), and `ColumnType::decode` on the input.
+pub fn frame_response(data: &[u8]) {
+    let decoder = FrameDecoder::new(Direction::Response).with_max_body_len(LIMIT);
+    let mut buf = BytesMut::from(data);
+    while let Ok(Some(frame)) = decoder.decode(&mut buf) {
+        assert!(frame.body.len() <= LIMIT);
+        assert_eq!(frame.body.len(), frame.header.length as usize);
+        decode_response(&frame);
+    }
+    let _ = ColumnType::decode(&mut Reader::new(data));
+}
+
+fn decode_response(frame: &Frame) {
+    let body = if frame.header.flags.contains(Flags::COMPRESSION) {
+        match Compression::Lz4.decompress(&frame.body, LIMIT) {
+            Ok(plain) => {
+                assert!(plain.len() <= LIMIT);
+                plain
+            }
+            Err(_) => return,
+        }
+    } else {
+        frame.body.clone()
+    };
+    let decoded_frame = Frame {
+        header: FrameHeader {
+            flags: frame.header.flags.without(Flags::COMPRESSION),
+            length: body.len() as u32,
+            ..frame.header
+        },
+        body,
+    };
+    if let Ok(decoded) = ResponseFrame::decode(&decoded_frame, None, LIMIT) {
+        // Whatever decodes must encode again and decode to the same message.
+        let warnings: Vec<&str> = decoded.warnings.iter().map(String::as_str).collect();
+        let payload: Option<PayloadRefs<'_>> = decoded
+            .custom_payload
+            .as_ref()
+            .map(|p| p.iter().map(|(k, v)| (k.as_str(), v.as_deref())).collect());
+        let envelope = Envelope {
+            tracing_id: decoded.tracing_id,
+            warnings: &warnings,
+            custom_payload: payload.as_deref(),
+        };
+        let mut out = BytesMut::new();
+        if encode_response(&mut out, decoded.stream, &envelope, &decoded.response, None).is_ok() {
+            let again = FrameDecoder::new(Direction::Response)
+                .decode(&mut out)
+                .expect("re-encoded frame is valid")
+                .expect("re-encoded frame is whole");
+            let back = ResponseFrame::decode(&again, None, usize::MAX).expect("re-decodes");
+            assert_eq!(back, decoded);
+        }
+    }
+}
+
+/// Any bytes as a RESULT body: when it decodes as Rows, every row is walked with the lazy
+/// reader and every cell decoded as a dynamic value and through the typed reader.
+pub fn rows(data: &[u8]) {
+    let frame = Frame {
+        header: FrameHeader {
+            direction: Direction::Response,
+            flags: Flags::NONE,
+            stream: 0,
+            opcode: Opcode::Result,
+            length: data.len() as u32,
+        },
+        body: Bytes::copy_from_slice(data),
+    };
+    let Ok(decoded) = ResponseFrame::decode(&frame, None, 1 << 20) else {
+        return;
+    };
+    let Response::Result(ResultBody::Rows(rows)) = decoded.response else {
+        return;
+    };
+    // Bound the walk: a zero-column result may claim 2^31 empty rows.
+    for row in rows.iter().take(4096) {
+        let Ok(row) = row else { break };
+        assert_eq!(row.len(), rows.metadata.columns_count);
+        for (i, cell) in row.cells().enumerate() {
+            if let (Some(col), Some(bytes)) = (rows.columns().get(i), cell) {
+                if let Ok(v) = CqlValue::decode(&col.typ, bytes) {
+                    // A decoded value encodes again.
+                    let mut out = Vec::new();
+                    let _ = v.encode(&col.typ, &mut out);
+                }
+            }
+            let _ = row.get::<Option<CqlValue>>(i);
+        }
+        let _ = row.to_values();
+    }
+    if let Ok(typed) = rows.typed::<(Option<i32>, Option<&str>)>() {
+        for r in typed.take(4096) {
+            let _ = r;
+        }
+    }
+}
