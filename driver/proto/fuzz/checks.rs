@@ -8,13 +8,11 @@ use bytes::{Bytes, BytesMut};
 use doppio_proto::compression::Compression;
 use doppio_proto::frame::{Direction, Flags, Frame, FrameDecoder, FrameHeader, Opcode};
 use doppio_proto::request::Request;
-use doppio_proto::response::{encode_response, Envelope, Response, ResponseFrame, ResultBody};
+use doppio_proto::response::{Response, ResponseFrame, ResultBody};
 use doppio_proto::types::ColumnType;
 use doppio_proto::value::CqlValue;
 use doppio_proto::wire::Reader;
-
-/// A custom payload's entries as `Envelope` borrows them.
-type PayloadRefs<'a> = Vec<(&'a str, Option<&'a [u8]>)>;
+use protocol_tests::reencode::reencode_response;
 
 /// The body limit the frame targets decode with.
 const LIMIT: usize = 1 << 20;
@@ -27,18 +25,9 @@ pub fn frame_request(data: &[u8]) {
     while let Ok(Some(frame)) = decoder.decode(&mut buf) {
         assert!(frame.body.len() <= LIMIT);
         assert_eq!(frame.body.len(), frame.header.length as usize);
-        let body = if frame.header.flags.contains(Flags::COMPRESSION) {
-            match Compression::Lz4.decompress(&frame.body, LIMIT) {
-                Ok(plain) => {
-                    assert!(plain.len() <= LIMIT);
-                    plain
-                }
-                Err(_) => continue,
-            }
-        } else {
-            frame.body.clone()
-        };
-        let _ = Request::decode(&frame.header, &body);
+        if let Some(body) = plain_body(&frame) {
+            let _ = Request::decode(&frame.header, &body);
+        }
     }
 }
 
@@ -55,17 +44,20 @@ pub fn frame_response(data: &[u8]) {
     let _ = ColumnType::decode(&mut Reader::new(data));
 }
 
+/// A frame's body, lz4-decompressed when the frame says so (`None` for a corrupt block);
+/// never over the limit.
+fn plain_body(frame: &Frame) -> Option<Bytes> {
+    if !frame.header.flags.contains(Flags::COMPRESSION) {
+        return Some(frame.body.clone());
+    }
+    let plain = Compression::Lz4.decompress(&frame.body, LIMIT).ok()?;
+    assert!(plain.len() <= LIMIT);
+    Some(plain)
+}
+
 fn decode_response(frame: &Frame) {
-    let body = if frame.header.flags.contains(Flags::COMPRESSION) {
-        match Compression::Lz4.decompress(&frame.body, LIMIT) {
-            Ok(plain) => {
-                assert!(plain.len() <= LIMIT);
-                plain
-            }
-            Err(_) => return,
-        }
-    } else {
-        frame.body.clone()
+    let Some(body) = plain_body(frame) else {
+        return;
     };
     let decoded_frame = Frame {
         header: FrameHeader {
@@ -77,18 +69,7 @@ fn decode_response(frame: &Frame) {
     };
     if let Ok(decoded) = ResponseFrame::decode(&decoded_frame, None, LIMIT) {
         // Whatever decodes must encode again and decode to the same message.
-        let warnings: Vec<&str> = decoded.warnings.iter().map(String::as_str).collect();
-        let payload: Option<PayloadRefs<'_>> = decoded
-            .custom_payload
-            .as_ref()
-            .map(|p| p.iter().map(|(k, v)| (k.as_str(), v.as_deref())).collect());
-        let envelope = Envelope {
-            tracing_id: decoded.tracing_id,
-            warnings: &warnings,
-            custom_payload: payload.as_deref(),
-        };
-        let mut out = BytesMut::new();
-        if encode_response(&mut out, decoded.stream, &envelope, &decoded.response, None).is_ok() {
+        if let Ok(mut out) = reencode_response(&decoded, None) {
             let again = FrameDecoder::new(Direction::Response)
                 .decode(&mut out)
                 .expect("re-encoded frame is valid")
