@@ -178,8 +178,7 @@ impl Collector {
     /// Pads `out` with empty intervals up to the one `end` falls in (or the timed phase's
     /// last) and stretches or cuts that one to end at `end`.
     fn close(&mut self, end: Duration, out: &mut Vec<Sample>) {
-        let step = self.interval.as_nanos().max(1);
-        let mut last = (end.as_nanos().div_ceil(step) as u64).saturating_sub(1);
+        let mut last = super::interval_ending_at(end, self.interval);
         if let Some(cap) = self.last_index {
             last = last.min(cap);
         }

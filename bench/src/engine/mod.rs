@@ -321,11 +321,15 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
 /// which answers that arrive after the end are counted; `None` for a counted phase.
 pub fn last_interval(limit: Limit, interval: Duration) -> Option<u64> {
     match limit {
-        Limit::Time(d) => {
-            Some((d.as_nanos().div_ceil(interval.as_nanos().max(1)) as u64).saturating_sub(1))
-        }
+        Limit::Time(d) => Some(interval_ending_at(d, interval)),
         Limit::Count(_) => None,
     }
+}
+
+/// The index of the interval of length `interval` in which the time `end` (from the phase's
+/// start) falls, an end exactly on a boundary belonging to the interval it closes.
+pub fn interval_ending_at(end: Duration, interval: Duration) -> u64 {
+    (end.as_nanos().div_ceil(interval.as_nanos().max(1)) as u64).saturating_sub(1)
 }
 
 /// What a worker returns at the end of a phase.

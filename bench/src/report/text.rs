@@ -174,9 +174,9 @@ fn log_section(out: &mut String, label: &str, samples: &[SampleReport]) {
     out.push('\n');
 }
 
-/// Per-sample values of full-length samples (a short last interval would skew them).
-/// `f` of every full sample (a partial last one under half an interval is left out, as in
-/// the report's margins); for latency figures only samples that answered something.
+/// `what` of every full sample (a partial last one under half an interval would skew it
+/// and is left out, as in the report's margins); for latency figures only samples that
+/// answered something.
 fn per_sample(samples: &[SampleReport], what: Figure) -> Vec<f64> {
     let full = samples.first().map_or(0.0, |s| s.duration_s) * 0.5;
     samples
