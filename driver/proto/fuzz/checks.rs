@@ -14,7 +14,7 @@ use doppio_proto::value::CqlValue;
 use doppio_proto::wire::Reader;
 use protocol_tests::reencode::reencode_response;
 
-/// The body limit the frame targets decode with.
+/// The body limit every target decodes with.
 const LIMIT: usize = 1 << 20;
 
 /// Any bytes as a stream of request frames (the server's side, as the stub reads clients):
@@ -96,7 +96,7 @@ pub fn rows(data: &[u8]) {
         },
         body: Bytes::copy_from_slice(data),
     };
-    let Ok(decoded) = ResponseFrame::decode(&frame, None, 1 << 20) else {
+    let Ok(decoded) = ResponseFrame::decode(&frame, None, LIMIT) else {
         return;
     };
     let Response::Result(ResultBody::Rows(rows)) = decoded.response else {
