@@ -1,5 +1,6 @@
-//! The entry point: a [`Cluster`] starts one pinned glommio executor per core, opens a
-//! [`Session`] on each, and runs user code on every shard.
+//! The entry point: a [`Cluster`] starts one pinned executor per core (glommio's by default,
+//! or doppio's own io_uring runtime: [`ClusterBuilder::runtime`]), opens a [`Session`] on
+//! each, and runs user code on every shard.
 //!
 //! ```no_run
 //! use doppio::Cluster;
@@ -45,7 +46,8 @@ use crate::error::Error;
 use crate::handshake::HandshakeConfig;
 use crate::pool::Backoff;
 use crate::routing::topology::TopologySnapshot;
-use crate::runtime::{RuntimeError, Shards};
+use crate::rt::Runtime;
+use crate::runtime::{RuntimeError, ShardOptions, Shards};
 use crate::session::{
     ControlRole, DefaultPolicyConfig, DefaultRetryPolicy, PolicyFactory, RetryPolicy, Session,
     SessionConfig, SpeculativeExecution,
@@ -90,6 +92,7 @@ struct ClusterConfig {
     backoff: Backoff,
     retry_policy: Arc<dyn RetryPolicy>,
     grace: Duration,
+    runtime: Runtime,
     spin_before_park: Option<Duration>,
     /// The default policy's settings (unless `load_balancing` replaces the policy).
     policy_config: DefaultPolicyConfig,
@@ -144,6 +147,7 @@ impl Default for ClusterBuilder {
                 backoff: Backoff::default(),
                 retry_policy: Arc::new(DefaultRetryPolicy::default()),
                 grace: Duration::from_secs(5),
+                runtime: Runtime::default(),
                 spin_before_park: None,
                 policy_config: DefaultPolicyConfig::default(),
                 load_balancing: None,
@@ -264,8 +268,17 @@ impl ClusterBuilder {
         self
     }
 
-    /// Lets each shard spin for up to `spin` looking for work before it parks (off by
-    /// default). Parking costs glommio several `io_uring_enter` calls; spinning saves them
+    /// The event loop of every shard: [`Runtime::Glommio`] (the default) or doppio's own
+    /// [`Runtime::Uring`] (at most one `io_uring_enter` per loop turn, socket data through
+    /// the ring). The same driver runs on both. `build` fails with a clear error where
+    /// io_uring is not usable.
+    pub fn runtime(mut self, runtime: Runtime) -> Self {
+        self.config.runtime = runtime;
+        self
+    }
+
+    /// glommio only: lets each shard spin for up to `spin` looking for work before it parks
+    /// (off by default). Parking costs glommio several `io_uring_enter` calls; spinning saves them
     /// when answers arrive closer together than `spin`, at the price of CPU time.
     pub fn spin_before_park(mut self, spin: Option<Duration>) -> Self {
         self.config.spin_before_park = spin;
@@ -328,17 +341,16 @@ impl ClusterBuilder {
         if config.cores.is_empty() {
             return Err(ClusterError::Config("no core to run a shard on".into()));
         }
-        let shards = Shards::start_with(
-            &config.cores,
-            config.pin,
-            config.grace,
-            config.spin_before_park,
-            |index| ShardState {
-                index,
-                session: RefCell::new(None),
-                latest: RefCell::new(None),
-            },
-        )?;
+        let options = ShardOptions {
+            runtime: config.runtime,
+            spin_before_park: config.spin_before_park,
+            ..ShardOptions::new(&config.cores, config.pin, config.grace)
+        };
+        let shards = Shards::start_with(&options, |index| ShardState {
+            index,
+            session: RefCell::new(None),
+            latest: RefCell::new(None),
+        })?;
         let config = Arc::new(config);
         let fail = |shards: &Shards<ShardState>, shard, error| {
             shards.shutdown();
@@ -514,6 +526,11 @@ impl Cluster {
     /// The core of each shard, by shard index.
     pub fn cores(&self) -> Vec<usize> {
         self.shards.cores()
+    }
+
+    /// The event loop the shards run.
+    pub fn runtime(&self) -> Runtime {
+        self.config.runtime
     }
 
     /// Runs `f(session)` on every shard at once and returns each shard's result in shard

@@ -357,7 +357,7 @@ impl Control {
                 } else {
                     let delay = self.config.backoff.delay(failed_rounds, jitter.next());
                     failed_rounds = failed_rounds.saturating_add(1);
-                    glommio::timer::sleep(delay).await;
+                    crate::rt::sleep(delay).await;
                 }
                 continue;
             };
@@ -383,10 +383,7 @@ impl Control {
             if self.stopped.get() {
                 return Ok(());
             }
-            let next = glommio::timer::timeout(self.config.refresh_interval, async {
-                Ok(conn.next_event().await)
-            })
-            .await;
+            let next = crate::rt::timeout(self.config.refresh_interval, conn.next_event()).await;
             let mut what = Refresh::default();
             match next {
                 // The periodic refresh.
@@ -398,7 +395,7 @@ impl Control {
                 Ok(Ok(frame)) => {
                     self.note_event(conn, &frame, &mut what);
                     // Let the rest of the burst arrive, then take all of it.
-                    glommio::timer::sleep(self.config.debounce).await;
+                    crate::rt::sleep(self.config.debounce).await;
                     while let Some(Ok(frame)) =
                         futures_lite::future::poll_once(conn.next_event()).await
                     {

@@ -29,6 +29,9 @@ pub mod session;
 pub use cluster::{Cluster, ClusterBuilder, ClusterError};
 /// The protocol layer this driver speaks, re-exported for users who need its types.
 pub use doppio_proto as proto;
+/// The runtimes the driver runs on (glommio, or doppio's own io_uring runtime), re-exported
+/// for users who spawn tasks, sleep or run executors beside it.
+pub use doppio_rt as rt;
 pub use error::Error;
 pub use session::{
     PageStream, PreparedStatement, QueryResult, Session, SessionConfig, SessionStats,

@@ -140,7 +140,7 @@ impl NodePool {
             sleepers: RefCell::new(Vec::new()),
         });
         for slot in 0..size.max(1) {
-            glommio::spawn_local(watch_slot(Rc::downgrade(&pool), slot)).detach();
+            crate::rt::spawn_local(watch_slot(Rc::downgrade(&pool), slot)).detach();
         }
         pool
     }
@@ -250,7 +250,7 @@ impl NodePool {
                     message: format!("no connection opened within {timeout:?}"),
                 }));
             }
-            glommio::timer::sleep(Duration::from_millis(2)).await;
+            crate::rt::sleep(Duration::from_millis(2)).await;
         }
     }
 
@@ -334,7 +334,7 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
 /// Sleeps for `delay`, or until the pool is kicked past `kicked_at` or closed. Returns true
 /// if it was kicked (the node was reported up: the backoff starts over).
 async fn backoff_sleep(pool: &std::rc::Weak<NodePool>, delay: Duration, kicked_at: u64) -> bool {
-    let mut timer = std::pin::pin!(glommio::timer::Timer::new(delay));
+    let mut timer = std::pin::pin!(crate::rt::Timer::new(delay));
     std::future::poll_fn(|cx| {
         let Some(p) = pool.upgrade() else {
             return std::task::Poll::Ready(false);

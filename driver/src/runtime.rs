@@ -1,9 +1,8 @@
-//! Shards: one pinned glommio executor per core, each owning its state, and the control plane
-//! that hands them work.
+//! Shards: one pinned executor per core (glommio's or doppio's own io_uring runtime, see
+//! [`crate::rt`]), each owning its state, and the control plane that hands them work.
 //!
-//! A shard is a thread running a `LocalExecutor` with `Placement::Fixed(core)`. Its state `S`
-//! is built **on that thread** (so it may hold `Rc`, `RefCell` and glommio sockets) and lives
-//! until shutdown. [`Shards::run_on_shards`] sends a job to every shard and collects each
+//! A shard is a thread running one executor pinned to its core. Its state `S` is built **on
+//! that thread** (so it may hold `Rc`, `RefCell` and sockets) and lives until shutdown. [`Shards::run_on_shards`] sends a job to every shard and collects each
 //! shard's result; jobs run as local tasks beside each other.
 //!
 //! The control plane (job mailboxes, result hand-back) uses a `Mutex` and a cross-thread wake:
@@ -24,7 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use glommio::{ExecutorJoinHandle, LocalExecutorBuilder, Placement};
+use crate::rt::{self, ExecutorHandle, ExecutorSpec, Runtime};
 
 /// A unit of work for one shard: given the shard's state, a future to run there.
 type Job<S> = Box<dyn FnOnce(Rc<S>) -> Pin<Box<dyn Future<Output = ()>>> + Send>;
@@ -33,13 +32,15 @@ type Job<S> = Box<dyn FnOnce(Rc<S>) -> Pin<Box<dyn Future<Output = ()>>> + Send>
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RuntimeError {
     /// An executor could not be started (bad core number, no io_uring, locked-memory limit).
-    #[error("cannot start shard {shard} on core {core}: {message}")]
+    #[error("cannot start shard {shard} on core {core} ({runtime} runtime): {message}")]
     Start {
         /// Shard index.
         shard: usize,
         /// The core it was to be pinned to.
         core: usize,
-        /// glommio's reason.
+        /// The runtime asked for.
+        runtime: Runtime,
+        /// The runtime's reason.
         message: String,
     },
     /// The shard stopped (shut down, or a job panicked) before finishing the job.
@@ -48,6 +49,37 @@ pub enum RuntimeError {
         /// Shard index.
         shard: usize,
     },
+}
+
+/// How to start the shards.
+#[derive(Debug, Clone)]
+pub struct ShardOptions {
+    /// One shard per entry, on that core.
+    pub cores: Vec<usize>,
+    /// Pin each shard to its core (false: the kernel places them, for tests sharing a
+    /// machine).
+    pub pin: bool,
+    /// How long shutdown waits for running jobs.
+    pub grace: Duration,
+    /// The event loop of every shard.
+    pub runtime: Runtime,
+    /// glommio only: spin this long looking for work before parking. Parking costs glommio
+    /// several `io_uring_enter` calls; spinning trades CPU time for fewer of them when events
+    /// arrive closer together than the spin.
+    pub spin_before_park: Option<Duration>,
+}
+
+impl ShardOptions {
+    /// glommio shards on `cores`, no spinning.
+    pub fn new(cores: &[usize], pin: bool, grace: Duration) -> Self {
+        Self {
+            cores: cores.to_vec(),
+            pin,
+            grace,
+            runtime: Runtime::default(),
+            spin_before_park: None,
+        }
+    }
 }
 
 struct MailboxState<S> {
@@ -93,7 +125,7 @@ struct Shard<S> {
     mailbox: Arc<Mailbox<S>>,
     /// Taken by the first shutdown; a `Mutex` so that shutdown can run from any thread that
     /// shares the `Shards` (control plane only).
-    handle: Mutex<Option<ExecutorJoinHandle<()>>>,
+    handle: Mutex<Option<ExecutorHandle<()>>>,
 }
 
 /// A set of running shards with per-shard state `S`.
@@ -109,7 +141,7 @@ impl<S> std::fmt::Debug for Shards<S> {
 }
 
 impl<S: 'static> Shards<S> {
-    /// Starts one executor per entry of `cores`, pinned to that core (or unpinned when
+    /// Starts one glommio executor per entry of `cores`, pinned to that core (or unpinned when
     /// `pin` is false, for tests sharing a machine), and builds each shard's state there with
     /// `init(shard_index)`. `grace` bounds how long shutdown waits for running jobs.
     pub fn start<I>(
@@ -121,26 +153,18 @@ impl<S: 'static> Shards<S> {
     where
         I: Fn(usize) -> S + Send + Sync + 'static,
     {
-        Self::start_with(cores, pin, grace, None, init)
+        Self::start_with(&ShardOptions::new(cores, pin, grace), init)
     }
 
-    /// [`Shards::start`], with executors that spin for up to `spin_before_park` looking for
-    /// work before they park (glommio's `spin_before_park`). Parking costs several
-    /// `io_uring_enter` calls; spinning trades CPU time for fewer of them when events arrive
-    /// closer together than the spin.
-    pub fn start_with<I>(
-        cores: &[usize],
-        pin: bool,
-        grace: Duration,
-        spin_before_park: Option<Duration>,
-        init: I,
-    ) -> Result<Self, RuntimeError>
+    /// [`Shards::start`] with every option: the runtime, and glommio's spin before park.
+    pub fn start_with<I>(options: &ShardOptions, init: I) -> Result<Self, RuntimeError>
     where
         I: Fn(usize) -> S + Send + Sync + 'static,
     {
         let init = Arc::new(init);
-        let mut shards = Vec::with_capacity(cores.len());
-        for (index, &core) in cores.iter().enumerate() {
+        let grace = options.grace;
+        let mut shards = Vec::with_capacity(options.cores.len());
+        for (index, &core) in options.cores.iter().enumerate() {
             let mailbox = Arc::new(Mailbox {
                 state: Mutex::new(MailboxState {
                     jobs: VecDeque::new(),
@@ -148,23 +172,15 @@ impl<S: 'static> Shards<S> {
                     closed: false,
                 }),
             });
-            let placement = if pin {
-                Placement::Fixed(core)
-            } else {
-                Placement::Unbound
-            };
             let init = init.clone();
             let shard_mailbox = mailbox.clone();
-            // io_memory: glommio registers (pins) this much memory per executor for DMA file
-            // I/O, 10 MiB by default; sockets never use it, so the minimum (64 KiB) keeps
-            // 10 MiB per shard out of the client's resident set.
-            let mut builder = LocalExecutorBuilder::new(placement)
-                .name(&format!("doppio-shard-{index}"))
-                .io_memory(64 << 10);
-            if let Some(spin) = spin_before_park {
-                builder = builder.spin_before_park(spin);
-            }
-            let spawned = builder.spawn(move || shard_main(index, grace, shard_mailbox, init));
+            let spec = ExecutorSpec {
+                core: options.pin.then_some(core),
+                spin_before_park: options.spin_before_park,
+                ..ExecutorSpec::new(options.runtime, &format!("doppio-shard-{index}"))
+            };
+            let spawned =
+                rt::spawn_executor(spec, move || shard_main(index, grace, shard_mailbox, init));
             match spawned {
                 Ok(handle) => shards.push(Shard {
                     core,
@@ -177,7 +193,8 @@ impl<S: 'static> Shards<S> {
                     return Err(RuntimeError::Start {
                         shard: index,
                         core,
-                        message: e.to_string(),
+                        runtime: options.runtime,
+                        message: e.message,
                     });
                 }
             }
@@ -360,7 +377,7 @@ async fn shard_main<S: 'static, I: Fn(usize) -> S>(
         let future = job(state.clone());
         let running = running.clone();
         running.set(running.get() + 1);
-        glommio::spawn_local(async move {
+        rt::spawn_local(async move {
             future.await;
             running.set(running.get() - 1);
         })
@@ -370,14 +387,14 @@ async fn shard_main<S: 'static, I: Fn(usize) -> S>(
     // in it) is dropped, which fails whatever is still in flight with a clear error.
     let deadline = std::time::Instant::now() + grace;
     while running.get() > 0 && std::time::Instant::now() < deadline {
-        glommio::timer::sleep(Duration::from_millis(5)).await;
+        rt::sleep(Duration::from_millis(5)).await;
     }
     drop(state);
     // Work still running now sees its requests fail (the state's drop closed what it owned);
     // a short bounded wait lets it return those errors before the executor drops it.
     let unwind = std::time::Instant::now() + Duration::from_millis(100);
     while running.get() > 0 && std::time::Instant::now() < unwind {
-        glommio::timer::sleep(Duration::from_millis(1)).await;
+        rt::sleep(Duration::from_millis(1)).await;
     }
 }
 
@@ -387,13 +404,16 @@ mod tests {
 
     use super::*;
 
-    fn two_shards() -> Shards<Cell<u32>> {
-        Shards::start(&[0, 1], false, Duration::from_secs(1), |_| Cell::new(0)).unwrap()
+    fn two_shards(runtime: Runtime) -> Shards<Cell<u32>> {
+        let options = ShardOptions {
+            runtime,
+            ..ShardOptions::new(&[0, 1], false, Duration::from_secs(1))
+        };
+        Shards::start_with(&options, |_| Cell::new(0)).unwrap()
     }
 
-    #[test]
-    fn every_shard_runs_the_job_and_keeps_its_state() {
-        let shards = two_shards();
+    fn every_shard_runs_the_job_and_keeps_its_state(runtime: Runtime) {
+        let shards = two_shards(runtime);
         assert_eq!(shards.len(), 2);
         for round in 1..=3u32 {
             let out = shards
@@ -407,15 +427,14 @@ mod tests {
                 assert_eq!(*count, round, "shard {i} lost its state");
                 // glommio appends its executor id to the name it is given.
                 let name = name.clone().unwrap_or_default();
-                assert!(name.starts_with(&format!("doppio-shard-{i}-")), "{name}");
+                assert!(name.starts_with(&format!("doppio-shard-{i}")), "{name}");
             }
         }
         assert!(shards.shutdown().is_empty());
     }
 
-    #[test]
-    fn a_panicking_job_is_an_error_not_a_hang() {
-        let shards = two_shards();
+    fn a_panicking_job_is_an_error_not_a_hang(runtime: Runtime) {
+        let shards = two_shards(runtime);
         let err = shards
             .run_on_shards(|state| async move {
                 if state.get() == 0 {
@@ -428,9 +447,8 @@ mod tests {
         assert!(shards.run_on_shards(|_| async {}).is_err());
     }
 
-    #[test]
-    fn shutdown_lets_running_jobs_finish() {
-        let shards = Arc::new(two_shards());
+    fn shutdown_lets_running_jobs_finish(runtime: Runtime) {
+        let shards = Arc::new(two_shards(runtime));
         let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let runner = {
             let (shards, started) = (shards.clone(), started.clone());
@@ -439,7 +457,7 @@ mod tests {
                     let started = started.clone();
                     async move {
                         started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        glommio::timer::sleep(Duration::from_millis(200)).await;
+                        rt::sleep(Duration::from_millis(200)).await;
                         state.set(7);
                         state.get()
                     }
@@ -458,5 +476,14 @@ mod tests {
             "stopped shards refuse work"
         );
         assert!(shards.shutdown().is_empty(), "a second shutdown is a no-op");
+    }
+
+    #[test]
+    fn on_both_runtimes() {
+        for runtime in Runtime::ALL {
+            every_shard_runs_the_job_and_keeps_its_state(runtime);
+            a_panicking_job_is_an_error_not_a_hang(runtime);
+            shutdown_lets_running_jobs_finish(runtime);
+        }
     }
 }

@@ -17,7 +17,9 @@ use doppio::proto::consistency::Consistency;
 use doppio::{Cluster, ClusterError, Error, Session, SessionConfig};
 
 mod support;
-use support::on_glommio;
+
+use doppio::rt::Runtime;
+use support::on_runtime;
 
 fn auth_node() -> SocketAddr {
     let addr = std::env::var("DOPPIO_CASSANDRA_AUTH").unwrap_or_else(|_| "127.0.0.11:9042".into());
@@ -45,10 +47,9 @@ fn config(node: SocketAddr, password: Option<&str>) -> SessionConfig {
     c
 }
 
-#[test]
-fn the_right_password_opens_a_working_session() {
+fn the_right_password_opens_a_working_session(runtime: Runtime) {
     let node = auth_node();
-    on_glommio("auth-ok", move || async move {
+    on_runtime(runtime, "auth-ok", move || async move {
         let s = Session::connect(config(node, Some("cassandra")))
             .await
             .unwrap();
@@ -64,10 +65,9 @@ fn the_right_password_opens_a_working_session() {
     });
 }
 
-#[test]
-fn a_wrong_password_fails_at_once_naming_the_node_and_the_reason() {
+fn a_wrong_password_fails_at_once_naming_the_node_and_the_reason(runtime: Runtime) {
     let node = auth_node();
-    on_glommio("auth-wrong", move || async move {
+    on_runtime(runtime, "auth-wrong", move || async move {
         let started = Instant::now();
         let err = Session::connect(config(node, Some("not the password")))
             .await
@@ -94,10 +94,9 @@ fn a_wrong_password_fails_at_once_naming_the_node_and_the_reason() {
     });
 }
 
-#[test]
-fn no_credentials_for_a_node_that_wants_them_is_a_clear_error() {
+fn no_credentials_for_a_node_that_wants_them_is_a_clear_error(runtime: Runtime) {
     let node = auth_node();
-    on_glommio("auth-none", move || async move {
+    on_runtime(runtime, "auth-none", move || async move {
         let err = Session::connect(config(node, None)).await.unwrap_err();
         assert!(
             matches!(&err, Error::Authentication { reason, .. } if reason.contains("no credentials")),
@@ -106,10 +105,10 @@ fn no_credentials_for_a_node_that_wants_them_is_a_clear_error() {
     });
 }
 
-#[test]
-fn the_cluster_builder_passes_credentials_to_every_shard() {
+fn the_cluster_builder_passes_credentials_to_every_shard(runtime: Runtime) {
     let node = auth_node();
     let cluster = Cluster::builder()
+        .runtime(runtime)
         .contact_point(node)
         .cores(&[0, 1])
         .pin(false)
@@ -126,6 +125,7 @@ fn the_cluster_builder_passes_credentials_to_every_shard() {
         .unwrap();
     assert_eq!(out, vec![Ok(1), Ok(1)]);
     let err = Cluster::builder()
+        .runtime(runtime)
         .contact_point(node)
         .cores(&[0])
         .pin(false)
@@ -143,3 +143,10 @@ fn the_cluster_builder_passes_credentials_to_every_shard() {
         "{err}"
     );
 }
+
+support::runtime_tests!(
+    the_right_password_opens_a_working_session,
+    a_wrong_password_fails_at_once_naming_the_node_and_the_reason,
+    no_credentials_for_a_node_that_wants_them_is_a_clear_error,
+    the_cluster_builder_passes_credentials_to_every_shard,
+);

@@ -21,7 +21,9 @@ use doppio::session::DefaultRetryPolicy;
 use doppio::{Session, SessionConfig, StatementOptions};
 
 mod support;
-use support::{cluster, cluster_script, eventually, keyspace, on_glommio};
+
+use doppio::rt::Runtime;
+use support::{cluster, cluster_script, eventually, keyspace, on_runtime};
 
 /// Requests and errors seen in one phase of the test.
 #[derive(Debug, Default, Clone, Copy)]
@@ -49,9 +51,8 @@ async fn until(flag: &AtomicBool, timeout: Duration) {
     );
 }
 
-#[test]
-fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back() {
-    on_glommio("cluster-failover", || async {
+fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Runtime) {
+    on_runtime(runtime, "cluster-failover", || async {
         let mut config = SessionConfig::new(cluster());
         config.consistency = Consistency::One;
         config.connect_timeout = Duration::from_secs(30);
@@ -114,9 +115,9 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back() {
                 failures.clone(),
                 next_key.clone(),
             );
-            workers.push(glommio::spawn_local(async move {
+            workers.push(doppio::rt::spawn_local(async move {
                 while !stop.get() {
-                    glommio::timer::sleep(Duration::from_millis(20)).await;
+                    doppio::rt::sleep(Duration::from_millis(20)).await;
                     let k = next_key.get();
                     next_key.set(k + 1);
                     let write = s.execute_with(&insert, &(k, k), &idempotent).await;
@@ -138,7 +139,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back() {
                 }
             }));
         }
-        glommio::timer::sleep(Duration::from_secs(3)).await;
+        doppio::rt::sleep(Duration::from_secs(3)).await;
         assert!(node2_requests() > 0, "node 2 serves before it stops");
 
         // Stop node 2 (SIGTERM; Cassandra drains and closes its client connections).
@@ -151,7 +152,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back() {
         until(&stopping, Duration::from_secs(60)).await;
         phase.set(1);
         let during_start = node2_requests();
-        glommio::timer::sleep(Duration::from_secs(3)).await;
+        doppio::rt::sleep(Duration::from_secs(3)).await;
         let during_node2 = node2_requests() - during_start;
 
         // Start it again.
@@ -165,7 +166,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back() {
         .expect("node 2 is marked up after its restart");
         phase.set(2);
         let after_start = node2_requests();
-        glommio::timer::sleep(Duration::from_secs(3)).await;
+        doppio::rt::sleep(Duration::from_secs(3)).await;
         let after_node2 = node2_requests() - after_start;
 
         // The control connection's node is killed (SIGKILL: no goodbye): the control
@@ -248,3 +249,5 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back() {
         s.close("done");
     });
 }
+
+support::runtime_tests!(a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back,);

@@ -16,7 +16,9 @@ use doppio::proto::value::CqlValue;
 use doppio::{Cluster, Session, SessionConfig, StatementOptions};
 
 mod support;
-use support::{cluster, eventually, keyspace, on_glommio, ring_owner};
+
+use doppio::rt::Runtime;
+use support::{cluster, eventually, keyspace, on_runtime, ring_owner};
 
 fn config() -> SessionConfig {
     let mut c = SessionConfig::new(cluster());
@@ -26,8 +28,9 @@ fn config() -> SessionConfig {
     c
 }
 
-fn builder() -> doppio::ClusterBuilder {
+fn builder(runtime: Runtime) -> doppio::ClusterBuilder {
     Cluster::builder()
+        .runtime(runtime)
         .contact_point(cluster())
         .cores(&[0, 1])
         .pin(false)
@@ -66,9 +69,8 @@ async fn cassandra_ring(s: &Session) -> Vec<(i64, SocketAddr)> {
         .collect()
 }
 
-#[test]
-fn the_driver_sees_every_node_with_its_data_center_and_rack() {
-    on_glommio("cluster-topology", || async {
+fn the_driver_sees_every_node_with_its_data_center_and_rack(runtime: Runtime) {
+    on_runtime(runtime, "cluster-topology", || async {
         let s = Session::connect(config()).await.unwrap();
         let nodes = s.nodes();
         let addrs: Vec<SocketAddr> = nodes.iter().map(|n| n.info.addr).collect();
@@ -174,9 +176,8 @@ fn every_request_lands_on_its_owner(c: &Cluster, ks: &str, keys: i32) {
     assert_eq!(expected.len(), 3, "the keys spread over all three nodes");
 }
 
-#[test]
-fn with_rf_1_every_prepared_request_goes_to_the_owner_of_its_key() {
-    let c = builder().build().unwrap();
+fn with_rf_1_every_prepared_request_goes_to_the_owner_of_its_key(runtime: Runtime) {
+    let c = builder(runtime).build().unwrap();
     let ks = keyspace("owner");
     let create = ks.clone();
     c.run_on_shards_indexed(move |shard, s| {
@@ -223,12 +224,13 @@ fn with_rf_1_every_prepared_request_goes_to_the_owner_of_its_key() {
     c.shutdown();
 }
 
-#[test]
-fn a_keyspace_created_and_altered_while_the_driver_runs_is_routed_by_its_replication() {
-    let c = builder().build().unwrap();
+fn a_keyspace_created_and_altered_while_the_driver_runs_is_routed_by_its_replication(
+    runtime: Runtime,
+) {
+    let c = builder(runtime).build().unwrap();
     let ks = keyspace("later");
     // Created by another client: the driver hears of it only through events.
-    on_glommio("cluster-ddl", {
+    on_runtime(runtime, "cluster-ddl", {
         let ks = ks.clone();
         move || async move {
             let other = Session::connect(config()).await.unwrap();
@@ -267,7 +269,7 @@ fn a_keyspace_created_and_altered_while_the_driver_runs_is_routed_by_its_replica
     assert!(seen.iter().all(Option::is_some), "{seen:?}");
     every_request_lands_on_its_owner(&c, &ks, 300);
     // Altered to two replicas: each shard's replicas follow.
-    on_glommio("cluster-alter", {
+    on_runtime(runtime, "cluster-alter", {
         let ks = ks.clone();
         move || async move {
             let other = Session::connect(config()).await.unwrap();
@@ -316,7 +318,7 @@ async fn traced_nodes(s: &Session, tracing_id: [u8; 16]) -> (IpAddr, BTreeSet<Ip
     let mut last = (None, BTreeSet::new());
     let mut stable = 0;
     for _ in 0..100 {
-        glommio::timer::sleep(Duration::from_millis(100)).await;
+        doppio::rt::sleep(Duration::from_millis(100)).await;
         let session = s
             .query_with(
                 "SELECT coordinator, duration FROM system_traces.sessions WHERE session_id = ?",
@@ -356,9 +358,8 @@ async fn traced_nodes(s: &Session, tracing_id: [u8; 16]) -> (IpAddr, BTreeSet<Ip
     panic!("the trace of the request did not settle: {last:?}");
 }
 
-#[test]
-fn the_replicas_the_driver_computes_are_the_nodes_cassandra_contacts() {
-    on_glommio("cluster-replicas", || async {
+fn the_replicas_the_driver_computes_are_the_nodes_cassandra_contacts(runtime: Runtime) {
+    on_runtime(runtime, "cluster-replicas", || async {
         let s = Session::connect(config()).await.unwrap();
         eventually(Duration::from_secs(10), || s.nodes().iter().all(|n| n.up)).await;
         let simple = keyspace("simple2");
@@ -424,3 +425,10 @@ fn the_replicas_the_driver_computes_are_the_nodes_cassandra_contacts() {
         s.close("done");
     });
 }
+
+support::runtime_tests!(
+    the_driver_sees_every_node_with_its_data_center_and_rack,
+    with_rf_1_every_prepared_request_goes_to_the_owner_of_its_key,
+    a_keyspace_created_and_altered_while_the_driver_runs_is_routed_by_its_replication,
+    the_replicas_the_driver_computes_are_the_nodes_cassandra_contacts,
+);

@@ -15,7 +15,9 @@ use doppio::session::{NoRetry, SpeculativeExecution};
 use doppio::{Error, Session, SessionConfig, StatementOptions};
 
 mod support;
-use support::{cluster, eventually, keyspace, on_glommio};
+
+use doppio::rt::Runtime;
+use support::{cluster, eventually, keyspace, on_runtime};
 
 /// Sends `signal` to node `n` of the test cluster (its pid file is in .cassandra-cluster).
 fn signal_node(n: u32, signal: &str) {
@@ -52,9 +54,8 @@ fn config(speculative: Option<SpeculativeExecution>) -> SessionConfig {
     c
 }
 
-#[test]
-fn a_frozen_replica_is_bypassed_after_the_speculative_delay() {
-    on_glommio("cluster-speculative", || async {
+fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
+    on_runtime(runtime, "cluster-speculative", || async {
         let spec = SpeculativeExecution {
             delay: Duration::from_millis(100),
             max: 1,
@@ -145,3 +146,5 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay() {
         plain.close("done");
     });
 }
+
+support::runtime_tests!(a_frozen_replica_is_bypassed_after_the_speculative_delay,);

@@ -17,14 +17,16 @@ use doppio_proto::frame::{Direction, Flags, FrameHeader, Opcode};
 use doppio_proto::wire::Reader;
 
 mod support;
+
+use doppio::rt::Runtime;
 use support::cassandra;
 
-fn on_glommio<F, Fut>(f: F)
+fn on_runtime<F, Fut>(runtime: Runtime, f: F)
 where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + 'static,
 {
-    support::on_glommio("connection-test", f)
+    support::on_runtime(runtime, "connection-test", f)
 }
 
 fn options(buf: &mut BytesMut, stream: i16) -> Result<(), doppio_proto::ProtoError> {
@@ -39,9 +41,8 @@ fn options(buf: &mut BytesMut, stream: i16) -> Result<(), doppio_proto::ProtoErr
     Ok(())
 }
 
-#[test]
-fn pipelined_options_are_coalesced_and_each_gets_its_own_answer() {
-    on_glommio(|| async {
+fn pipelined_options_are_coalesced_and_each_gets_its_own_answer(runtime: Runtime) {
+    on_runtime(runtime, || async {
         let conn = Connection::connect(cassandra(), ConnectionConfig::default())
             .await
             .expect("connect to Cassandra");
@@ -50,7 +51,7 @@ fn pipelined_options_are_coalesced_and_each_gets_its_own_answer() {
         let tasks: Vec<_> = (0..N)
             .map(|_| {
                 let conn = conn.clone();
-                glommio::spawn_local(async move { conn.request(None, options).await })
+                doppio::rt::spawn_local(async move { conn.request(None, options).await })
             })
             .collect();
         for t in tasks {
@@ -77,9 +78,8 @@ fn pipelined_options_are_coalesced_and_each_gets_its_own_answer() {
     });
 }
 
-#[test]
-fn stream_ids_are_bounded_and_callers_wait_for_them() {
-    on_glommio(|| async {
+fn stream_ids_are_bounded_and_callers_wait_for_them(runtime: Runtime) {
+    on_runtime(runtime, || async {
         let config = ConnectionConfig {
             max_streams: 4,
             ..ConnectionConfig::default()
@@ -94,7 +94,7 @@ fn stream_ids_are_bounded_and_callers_wait_for_them() {
             .map(|_| {
                 let conn = conn.clone();
                 let peak = peak.clone();
-                glommio::spawn_local(async move {
+                doppio::rt::spawn_local(async move {
                     let fut = conn.request(None, options);
                     peak.set(peak.get().max(conn.in_flight()));
                     fut.await
@@ -126,14 +126,13 @@ fn misbehaving_peer(behave: fn(std::net::TcpStream)) -> SocketAddr {
     addr
 }
 
-#[test]
-fn silent_node_times_requests_out_at_their_deadline_and_keeps_ids_orphaned() {
+fn silent_node_times_requests_out_at_their_deadline_and_keeps_ids_orphaned(runtime: Runtime) {
     let addr = misbehaving_peer(|mut s| {
         // Read and never answer, until the client goes away.
         let mut sink = [0u8; 1024];
         while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
     });
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         let conn = Connection::connect(addr, ConnectionConfig::default())
             .await
             .expect("connect");
@@ -164,15 +163,14 @@ fn silent_node_times_requests_out_at_their_deadline_and_keeps_ids_orphaned() {
     });
 }
 
-#[test]
-fn hang_up_fails_every_request_in_flight_and_later_ones_at_once() {
+fn hang_up_fails_every_request_in_flight_and_later_ones_at_once(runtime: Runtime) {
     let addr = misbehaving_peer(|mut s| {
         // Take the first bytes, then hang up without answering.
         let mut first = [0u8; 9];
         let _ = s.read_exact(&mut first);
         std::thread::sleep(Duration::from_millis(100));
     });
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         let conn = Rc::new(
             Connection::connect(addr, ConnectionConfig::default())
                 .await
@@ -181,7 +179,7 @@ fn hang_up_fails_every_request_in_flight_and_later_ones_at_once() {
         let tasks: Vec<_> = (0..50)
             .map(|_| {
                 let conn = conn.clone();
-                glommio::spawn_local(async move { conn.request(None, options).await })
+                doppio::rt::spawn_local(async move { conn.request(None, options).await })
             })
             .collect();
         for t in tasks {
@@ -200,8 +198,7 @@ fn hang_up_fails_every_request_in_flight_and_later_ones_at_once() {
     });
 }
 
-#[test]
-fn garbage_from_the_node_is_a_protocol_error_naming_what_was_wrong() {
+fn garbage_from_the_node_is_a_protocol_error_naming_what_was_wrong(runtime: Runtime) {
     let addr = misbehaving_peer(|mut s| {
         let mut first = [0u8; 9];
         let _ = s.read_exact(&mut first);
@@ -209,7 +206,7 @@ fn garbage_from_the_node_is_a_protocol_error_naming_what_was_wrong() {
         let _ = s.write_all(&[0x83, 0, 0, 0, 0x06, 0, 0, 0, 0]);
         std::thread::sleep(Duration::from_millis(500));
     });
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         let conn = Connection::connect(addr, ConnectionConfig::default())
             .await
             .expect("connect");
@@ -224,15 +221,14 @@ fn garbage_from_the_node_is_a_protocol_error_naming_what_was_wrong() {
     });
 }
 
-#[test]
-fn an_answer_on_a_stream_nobody_waits_on_closes_the_connection() {
+fn an_answer_on_a_stream_nobody_waits_on_closes_the_connection(runtime: Runtime) {
     let addr = misbehaving_peer(|mut s| {
         let mut first = [0u8; 9];
         let _ = s.read_exact(&mut first);
         let _ = s.write_all(&[0x84, 0, 0x01, 0x00, 0x02, 0, 0, 0, 0]); // READY on stream 256
         std::thread::sleep(Duration::from_millis(500));
     });
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         let conn = Connection::connect(addr, ConnectionConfig::default())
             .await
             .expect("connect");
@@ -244,9 +240,8 @@ fn an_answer_on_a_stream_nobody_waits_on_closes_the_connection() {
     });
 }
 
-#[test]
-fn an_encoding_error_sends_nothing_and_frees_the_id() {
-    on_glommio(|| async {
+fn an_encoding_error_sends_nothing_and_frees_the_id(runtime: Runtime) {
+    on_runtime(runtime, || async {
         let config = ConnectionConfig {
             max_streams: 1,
             ..ConnectionConfig::default()
@@ -269,13 +264,12 @@ fn an_encoding_error_sends_nothing_and_frees_the_id() {
     });
 }
 
-#[test]
-fn keepalive_probes_an_idle_node_and_closes_a_silent_one() {
+fn keepalive_probes_an_idle_node_and_closes_a_silent_one(runtime: Runtime) {
     let silent = misbehaving_peer(|mut s| {
         let mut sink = [0u8; 1024];
         while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
     });
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         let config = ConnectionConfig {
             keepalive: Some(Duration::from_millis(100)),
             ..ConnectionConfig::default()
@@ -284,7 +278,7 @@ fn keepalive_probes_an_idle_node_and_closes_a_silent_one() {
         let live = Connection::connect(cassandra(), config.clone())
             .await
             .expect("connect");
-        glommio::timer::sleep(Duration::from_millis(450)).await;
+        doppio::rt::sleep(Duration::from_millis(450)).await;
         assert!(live.stats().keepalives >= 2, "{:?}", live.stats());
         assert!(live.closed().is_none(), "{:?}", live.closed());
         // A silent node is given up on after one unanswered probe.
@@ -303,10 +297,9 @@ fn keepalive_probes_an_idle_node_and_closes_a_silent_one() {
     });
 }
 
-#[test]
-fn pool_replaces_a_closed_connection_in_the_background() {
+fn pool_replaces_a_closed_connection_in_the_background(runtime: Runtime) {
     use doppio::pool::{Backoff, ConnectFn, NodePool};
-    on_glommio(|| async {
+    on_runtime(runtime, || async {
         let connect: ConnectFn = Rc::new(|addr| {
             Box::pin(async move { Connection::connect(addr, ConnectionConfig::default()).await })
         });
@@ -315,7 +308,7 @@ fn pool_replaces_a_closed_connection_in_the_background() {
             .await
             .expect("a connection opens");
         while pool.open_count() < 2 {
-            glommio::timer::sleep(Duration::from_millis(5)).await;
+            doppio::rt::sleep(Duration::from_millis(5)).await;
         }
         let victim = pool.pick().expect("an open connection");
         victim.close("test closes it");
@@ -329,7 +322,7 @@ fn pool_replaces_a_closed_connection_in_the_background() {
                 start.elapsed() < Duration::from_secs(10),
                 "slot not refilled: {pool:?}"
             );
-            glommio::timer::sleep(Duration::from_millis(5)).await;
+            doppio::rt::sleep(Duration::from_millis(5)).await;
         }
         let stats = pool.stats();
         assert_eq!(stats.opened, 3);
@@ -339,15 +332,14 @@ fn pool_replaces_a_closed_connection_in_the_background() {
     });
 }
 
-#[test]
-fn pool_to_a_dead_node_backs_off_and_reports_why() {
+fn pool_to_a_dead_node_backs_off_and_reports_why(runtime: Runtime) {
     use doppio::pool::{Backoff, ConnectFn, NodePool};
     // A port that was just free: connecting is refused.
     let dead = {
         let l = TcpListener::bind("127.0.0.1:0").expect("bind");
         l.local_addr().expect("addr")
     };
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         let connect: ConnectFn = Rc::new(|addr| {
             Box::pin(async move { Connection::connect(addr, ConnectionConfig::default()).await })
         });
@@ -374,3 +366,16 @@ fn pool_to_a_dead_node_backs_off_and_reports_why() {
         pool.close("test over");
     });
 }
+
+support::runtime_tests!(
+    pipelined_options_are_coalesced_and_each_gets_its_own_answer,
+    stream_ids_are_bounded_and_callers_wait_for_them,
+    silent_node_times_requests_out_at_their_deadline_and_keeps_ids_orphaned,
+    hang_up_fails_every_request_in_flight_and_later_ones_at_once,
+    garbage_from_the_node_is_a_protocol_error_naming_what_was_wrong,
+    an_answer_on_a_stream_nobody_waits_on_closes_the_connection,
+    an_encoding_error_sends_nothing_and_frees_the_id,
+    keepalive_probes_an_idle_node_and_closes_a_silent_one,
+    pool_replaces_a_closed_connection_in_the_background,
+    pool_to_a_dead_node_backs_off_and_reports_why,
+);

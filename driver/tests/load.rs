@@ -14,7 +14,9 @@ use doppio::proto::value::CqlValue;
 use doppio::{Error, Session, StatementOptions};
 
 mod support;
-use support::{cassandra, create_keyspace_cql, keyspace, on_glommio, session_to};
+
+use doppio::rt::Runtime;
+use support::{cassandra, create_keyspace_cql, keyspace, on_runtime, session_to};
 
 /// A TCP proxy to `target` that can be frozen: while frozen it stops passing the server's
 /// bytes to the client (they wait in the kernel's buffers), as a node that stops answering.
@@ -73,11 +75,12 @@ fn pump(mut from: TcpStream, mut to: TcpStream, frozen: Option<Arc<AtomicBool>>)
     }
 }
 
-#[test]
-fn a_node_that_stops_answering_times_out_at_the_deadline_and_the_connection_recovers() {
+fn a_node_that_stops_answering_times_out_at_the_deadline_and_the_connection_recovers(
+    runtime: Runtime,
+) {
     let proxy = FreezingProxy::start(cassandra());
     let (addr, frozen) = (proxy.addr, proxy.frozen.clone());
-    on_glommio("load-timeout", move || async move {
+    on_runtime(runtime, "load-timeout", move || async move {
         let deadline = Duration::from_millis(800);
         let s = session_to(addr, false, Duration::from_secs(10)).await;
         let select = s.prepare("SELECT key FROM system.local").await.unwrap();
@@ -109,7 +112,7 @@ fn a_node_that_stops_answering_times_out_at_the_deadline_and_the_connection_reco
         assert_eq!(r.rows_count(), 1);
         let wait = Instant::now();
         while conn.orphans() > 0 && wait.elapsed() < Duration::from_secs(5) {
-            glommio::timer::sleep(Duration::from_millis(10)).await;
+            doppio::rt::sleep(Duration::from_millis(10)).await;
         }
         assert_eq!(conn.orphans(), 0, "the late answer released its stream id");
         assert!(conn.stats().late_answers >= 1);
@@ -122,9 +125,8 @@ fn a_node_that_stops_answering_times_out_at_the_deadline_and_the_connection_reco
     });
 }
 
-#[test]
-fn lz4_on_and_off_give_the_same_rows() {
-    on_glommio("load-lz4", || async {
+fn lz4_on_and_off_give_the_same_rows(runtime: Runtime) {
+    on_runtime(runtime, "load-lz4", || async {
         let ks = keyspace("lz4");
         let plain = session_to(cassandra(), false, Duration::from_secs(30)).await;
         plain.query(&create_keyspace_cql(&ks), &()).await.unwrap();
@@ -201,3 +203,8 @@ fn lz4_on_and_off_give_the_same_rows() {
             .unwrap();
     });
 }
+
+support::runtime_tests!(
+    a_node_that_stops_answering_times_out_at_the_deadline_and_the_connection_recovers,
+    lz4_on_and_off_give_the_same_rows,
+);

@@ -1,6 +1,7 @@
 //! 100,000 concurrent requests from one shard against a real Cassandra complete through
-//! stream-id backpressure, each with its own answer, within a stated memory bound. Alone in
-//! its test binary: the heap is measured process-wide, so no other test may share it.
+//! stream-id backpressure, each with its own answer, within a stated memory bound, on each
+//! runtime. Alone in its test binary: the heap is measured process-wide, so no other test
+//! may share it, and the two runtimes' variants take turns.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -11,7 +12,9 @@ use std::time::{Duration, Instant};
 use doppio::{Error, Session};
 
 mod support;
-use support::{cassandra, create_keyspace_cql, keyspace, on_glommio, session_to};
+
+use doppio::rt::Runtime;
+use support::{cassandra, create_keyspace_cql, keyspace, on_runtime, session_to};
 
 /// Counts live heap bytes and their peak (test binary only; atomics are fine here).
 struct Counting;
@@ -66,9 +69,12 @@ async fn table_of_100(s: &Session, ks: &str) {
 /// backpressure the answers of all 100,000 would be buffered at once.
 const DRIVER_MEMORY_BOUND: usize = 32 << 20;
 
-#[test]
-fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound() {
-    on_glommio("load-100k", || async {
+/// The runtimes' variants of the test take turns: the heap is counted process-wide.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound(runtime: Runtime) {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    on_runtime(runtime, "load-100k", || async {
         let ks = keyspace("load");
         let s = session_to(cassandra(), false, Duration::from_secs(60)).await;
         table_of_100(&s, &ks).await;
@@ -80,7 +86,7 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound() {
         let handles: Vec<_> = (0..N)
             .map(|i| {
                 let (s, select) = (s.clone(), select.clone());
-                glommio::spawn_local(async move {
+                doppio::rt::spawn_local(async move {
                     let k = (i % 100) as i32;
                     let r = s.execute(&select, &(k,)).await?;
                     let rows: Vec<(String,)> = r.typed_rows()?;
@@ -134,3 +140,5 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound() {
         s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
     });
 }
+
+support::runtime_tests!(a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound,);

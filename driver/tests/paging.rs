@@ -10,7 +10,9 @@ use doppio::proto::consistency::Consistency;
 use doppio::{Session, SessionConfig, StatementOptions};
 
 mod support;
-use support::{cassandra, create_keyspace_cql, keyspace, on_glommio};
+
+use doppio::rt::Runtime;
+use support::{cassandra, create_keyspace_cql, keyspace, on_runtime};
 
 const ROWS: i32 = 10_000;
 const PAGE: i32 = 100;
@@ -49,15 +51,14 @@ async fn filled_table(ks: &str) -> Session {
 
 /// Awaits every future (they run concurrently on the current executor).
 async fn join_all<F: std::future::Future<Output = ()> + 'static>(futures: Vec<F>) {
-    let handles: Vec<_> = futures.into_iter().map(glommio::spawn_local).collect();
+    let handles: Vec<_> = futures.into_iter().map(doppio::rt::spawn_local).collect();
     for h in handles {
         h.await;
     }
 }
 
-#[test]
-fn ten_thousand_rows_in_pages_of_100_each_come_back_once() {
-    on_glommio("paging", || async {
+fn ten_thousand_rows_in_pages_of_100_each_come_back_once(runtime: Runtime) {
+    on_runtime(runtime, "paging", || async {
         let ks = keyspace("paging");
         let s = filled_table(&ks).await;
         let options = StatementOptions {
@@ -113,9 +114,8 @@ fn ten_thousand_rows_in_pages_of_100_each_come_back_once() {
     });
 }
 
-#[test]
-fn a_stream_resumes_from_a_saved_paging_state() {
-    on_glommio("paging-resume", || async {
+fn a_stream_resumes_from_a_saved_paging_state(runtime: Runtime) {
+    on_runtime(runtime, "paging-resume", || async {
         let ks = keyspace("resume");
         let s = filled_table(&ks).await;
         let options = StatementOptions {
@@ -149,3 +149,8 @@ fn a_stream_resumes_from_a_saved_paging_state() {
         s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
     });
 }
+
+support::runtime_tests!(
+    ten_thousand_rows_in_pages_of_100_each_come_back_once,
+    a_stream_resumes_from_a_saved_paging_state,
+);

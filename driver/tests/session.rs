@@ -12,14 +12,16 @@ use doppio::proto::value::CqlValue;
 use doppio::{Error, Session, SessionConfig, StatementOptions};
 
 mod support;
+
+use doppio::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace};
 
-fn on_glommio<F, Fut>(f: F)
+fn on_runtime<F, Fut>(runtime: Runtime, f: F)
 where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + 'static,
 {
-    support::on_glommio("session-test", f)
+    support::on_runtime(runtime, "session-test", f)
 }
 
 async fn session(compression: bool) -> Session {
@@ -46,8 +48,8 @@ async fn create_keyspace(s: &Session, ks: &str) {
     ));
 }
 
-fn round_trip_rows(compression: bool, test: &'static str) {
-    on_glommio(move || async move {
+fn round_trip_rows(runtime: Runtime, compression: bool, test: &'static str) {
+    on_runtime(runtime, move || async move {
         let s = session(compression).await;
         let ks = keyspace(test);
         create_keyspace(&s, &ks).await;
@@ -137,19 +139,16 @@ fn round_trip_rows(compression: bool, test: &'static str) {
     });
 }
 
-#[test]
-fn prepared_and_unprepared_statements_round_trip_rows() {
-    round_trip_rows(false, "plain");
+fn prepared_and_unprepared_statements_round_trip_rows(runtime: Runtime) {
+    round_trip_rows(runtime, false, "plain");
 }
 
-#[test]
-fn the_same_works_with_lz4_compression() {
-    round_trip_rows(true, "lz4");
+fn the_same_works_with_lz4_compression(runtime: Runtime) {
+    round_trip_rows(runtime, true, "lz4");
 }
 
-#[test]
-fn server_errors_arrive_typed_with_their_fields() {
-    on_glommio(|| async {
+fn server_errors_arrive_typed_with_their_fields(runtime: Runtime) {
+    on_runtime(runtime, || async {
         let s = session(false).await;
         let ks = keyspace("errors");
         create_keyspace(&s, &ks).await;
@@ -191,9 +190,8 @@ fn server_errors_arrive_typed_with_their_fields() {
     });
 }
 
-#[test]
-fn batches_lwt_and_re_prepare() {
-    on_glommio(|| async {
+fn batches_lwt_and_re_prepare(runtime: Runtime) {
+    on_runtime(runtime, || async {
         let s = session(false).await;
         let ks = keyspace("batch");
         create_keyspace(&s, &ks).await;
@@ -310,8 +308,7 @@ fn fake_node(
     addr
 }
 
-#[test]
-fn a_node_without_protocol_v4_is_a_clear_error_naming_it() {
+fn a_node_without_protocol_v4_is_a_clear_error_naming_it(runtime: Runtime) {
     use doppio::proto::response::{ErrorResponse, Response};
     // A node that offers only v3 and v5.
     let only_v3 = fake_node(|_| {
@@ -328,7 +325,7 @@ fn a_node_without_protocol_v4_is_a_clear_error_naming_it() {
             detail: ErrorDetail::None,
         }))
     });
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         for (node, expect) in [
             (only_v3, "does not speak protocol v4"),
             (refuses, "unsupported protocol version"),
@@ -348,9 +345,8 @@ fn a_node_without_protocol_v4_is_a_clear_error_naming_it() {
     });
 }
 
-#[test]
-fn prepared_rows_follow_the_table_when_it_changes() {
-    on_glommio(|| async {
+fn prepared_rows_follow_the_table_when_it_changes(runtime: Runtime) {
+    on_runtime(runtime, || async {
         let s = session(false).await;
         let ks = keyspace("altered");
         create_keyspace(&s, &ks).await;
@@ -384,9 +380,8 @@ fn prepared_rows_follow_the_table_when_it_changes() {
     });
 }
 
-#[test]
-fn a_closed_session_fails_requests_with_the_reason() {
-    on_glommio(|| async {
+fn a_closed_session_fails_requests_with_the_reason(runtime: Runtime) {
+    on_runtime(runtime, || async {
         let s = session(false).await;
         s.query("SELECT key FROM system.local", &()).await.unwrap();
         s.close("closed by the test");
@@ -403,3 +398,13 @@ fn a_closed_session_fails_requests_with_the_reason() {
         assert_eq!(s.stats().errors.no_connection, 1);
     });
 }
+
+support::runtime_tests!(
+    prepared_and_unprepared_statements_round_trip_rows,
+    the_same_works_with_lz4_compression,
+    server_errors_arrive_typed_with_their_fields,
+    batches_lwt_and_re_prepare,
+    a_node_without_protocol_v4_is_a_clear_error_naming_it,
+    prepared_rows_follow_the_table_when_it_changes,
+    a_closed_session_fails_requests_with_the_reason,
+);

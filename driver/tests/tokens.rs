@@ -10,7 +10,9 @@ use doppio::proto::value::CqlValue;
 use doppio::{Session, SessionConfig};
 
 mod support;
-use support::{cassandra, create_keyspace_cql, keyspace, on_glommio};
+
+use doppio::rt::Runtime;
+use support::{cassandra, create_keyspace_cql, keyspace, on_runtime};
 
 /// Keys per table; five tables make 10,000.
 const KEYS: u64 = 2_000;
@@ -123,9 +125,8 @@ fn tables() -> Vec<Table> {
     ]
 }
 
-#[test]
-fn driver_tokens_equal_cassandra_tokens_for_ten_thousand_keys() {
-    on_glommio("tokens", || async {
+fn driver_tokens_equal_cassandra_tokens_for_ten_thousand_keys(runtime: Runtime) {
+    on_runtime(runtime, "tokens", || async {
         let mut config = SessionConfig::new(cassandra());
         config.consistency = Consistency::One;
         let s = Session::connect(config).await.unwrap();
@@ -202,3 +203,5 @@ async fn check_table(s: &Session, n: usize, table: &Table) -> u64 {
     assert_eq!(driver_tokens.len() as u64, KEYS);
     seen
 }
+
+support::runtime_tests!(driver_tokens_equal_cassandra_tokens_for_ten_thousand_keys,);

@@ -22,7 +22,9 @@ use doppio::proto::value::{
 use doppio::{Session, SessionConfig};
 
 mod support;
-use support::{cassandra, create_keyspace_cql, keyspace, on_glommio};
+
+use doppio::rt::Runtime;
+use support::{cassandra, create_keyspace_cql, keyspace, on_runtime};
 
 const COLUMNS: &str = "asci, big, bl, bo, dat, dec, dou, dur, flo, ine, i, sm, te, ti, ts, tu, \
                        tiny, u, vi, li, se, ma, nested, ms, tup, ud, outer_u, vf, vt";
@@ -214,8 +216,8 @@ fn same(a: &[Option<CqlValue>], b: &[Option<CqlValue>]) -> bool {
     format!("{a:?}") == format!("{b:?}")
 }
 
-fn every_type(compression: bool, test: &'static str) {
-    on_glommio("types", move || async move {
+fn every_type(runtime: Runtime, compression: bool, test: &'static str) {
+    on_runtime(runtime, "types", move || async move {
         let s = session(compression).await;
         let ks = keyspace(test);
         s.query(&create_keyspace_cql(&ks), &()).await.unwrap();
@@ -270,19 +272,16 @@ fn every_type(compression: bool, test: &'static str) {
     });
 }
 
-#[test]
-fn every_type_round_trips_by_prepared_and_unprepared_statements() {
-    every_type(false, "types");
+fn every_type_round_trips_by_prepared_and_unprepared_statements(runtime: Runtime) {
+    every_type(runtime, false, "types");
 }
 
-#[test]
-fn every_type_round_trips_with_lz4() {
-    every_type(true, "types_lz4");
+fn every_type_round_trips_with_lz4(runtime: Runtime) {
+    every_type(runtime, true, "types_lz4");
 }
 
-#[test]
-fn counters_and_a_udt_that_grew_a_field() {
-    on_glommio("types-extra", || async {
+fn counters_and_a_udt_that_grew_a_field(runtime: Runtime) {
+    on_runtime(runtime, "types-extra", || async {
         let s = session(false).await;
         let ks = keyspace("types_extra");
         s.query(&create_keyspace_cql(&ks), &()).await.unwrap();
@@ -338,3 +337,9 @@ fn counters_and_a_udt_that_grew_a_field() {
         s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
     });
 }
+
+support::runtime_tests!(
+    every_type_round_trips_by_prepared_and_unprepared_statements,
+    every_type_round_trips_with_lz4,
+    counters_and_a_udt_that_grew_a_field,
+);

@@ -1,18 +1,26 @@
 //! One connection to one node, owned by one shard: DESIGN section 3 made concrete.
 //!
+//! Written once for both runtimes: it names no executor, only [`crate::rt`] (tasks, timers
+//! and the stream's three operations: receive into a buffer, send a whole buffer, shut
+//! down).
+//!
 //! A request's way through it:
 //! 1. The caller takes a stream id from the [`in_flight`] table (waiting if all are in use:
 //!    backpressure) and encodes its frame **directly into the connection's write buffer**.
 //! 2. The caller parks on its slot. The first enqueue into an empty write buffer wakes the
-//!    **flusher**, which swaps the buffer with its own (empty, capacity kept) and writes
-//!    everything queued with one `send` (more only if the kernel takes less).
-//! 3. The **reader** reads up to `read_chunk` bytes per syscall, splits off every complete
-//!    frame as a zero-copy `Bytes` body, and completes the slot of each stream id.
+//!    **flusher**, which swaps the buffer with its own (empty, capacity kept) and hands
+//!    everything queued to the runtime as one send (glommio: a `send` syscall, more only if
+//!    the kernel takes less; io_uring: one send operation in the ring's next submission).
+//! 3. The **reader** appends whatever arrived to its buffer (glommio: one `recv` of up to
+//!    `read_chunk` bytes; io_uring: the multishot receive's provided buffers), splits off
+//!    every complete frame as a zero-copy `Bytes` body, and completes the slot of each
+//!    stream id.
 //! 4. The **sweeper** sleeps until the earliest deadline, then fails every request past its
 //!    deadline with a timeout; their ids stay orphaned until the late answer comes. Too many
 //!    orphans close the connection (the node is not answering).
+//! 5. The **keepalive** task (when configured) probes an idle node with OPTIONS.
 //!
-//! Three tasks per connection, spawned once at connect; per request: no task, no channel, no
+//! Four tasks per connection, spawned once at connect; per request: no task, no channel, no
 //! allocation once buffers have grown, no lock and no atomic (state is `Rc<RefCell<_>>`,
 //! borrowed only between awaits, never across one).
 //!
@@ -27,7 +35,6 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
 use std::pin::{pin, Pin};
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
@@ -43,9 +50,8 @@ use doppio_proto::frame::{
 use doppio_proto::request::{encode_request, encode_request_compressed, RequestBody};
 use doppio_proto::response::ResponseFrame;
 use doppio_proto::ProtoError;
-use futures_lite::{AsyncRead, AsyncWrite};
-use glommio::net::TcpStream;
-use glommio::timer::Timer;
+
+use crate::rt::{self, TcpStream, Timer};
 
 pub use error::{ConnectionError, RequestError};
 use in_flight::{InFlight, Outcome, StreamHandle};
@@ -59,7 +65,8 @@ pub struct ConnectionConfig {
     pub request_timeout: Duration,
     /// Time allowed to open the TCP connection.
     pub connect_timeout: Duration,
-    /// Bytes read per `recv` at most (the read buffer grows past this only for larger frames).
+    /// glommio: bytes read per `recv` at most (the read buffer grows past this only for
+    /// larger frames). The io_uring runtime receives into its provided buffers instead.
     pub read_chunk: usize,
     /// Largest frame body accepted from the node; a larger one closes the connection.
     pub max_frame_body: usize,
@@ -95,11 +102,12 @@ pub struct ConnectionStats {
     pub requests: u64,
     /// Flushes: one per batch of queued frames handed to the socket.
     pub flushes: u64,
-    /// `send` calls (more than `flushes` only when the kernel took a partial write).
+    /// Send operations (more than `flushes` only when the kernel took a partial write).
     pub writes: u64,
     /// Bytes written.
     pub bytes_written: u64,
-    /// Successful `recv` calls.
+    /// Receives that delivered bytes (glommio: `recv` calls; io_uring: wake-ups of the
+    /// reader, each taking every buffer that had arrived).
     pub reads: u64,
     /// Bytes read.
     pub bytes_read: u64,
@@ -139,7 +147,7 @@ struct State {
 struct Shared {
     addr: SocketAddr,
     config: ConnectionConfig,
-    socket: Rc<RefCell<TcpStream>>,
+    socket: TcpStream,
     state: RefCell<State>,
     /// Body compression of requests, once STARTUP has negotiated it.
     compression: std::cell::Cell<Option<Compression>>,
@@ -172,13 +180,7 @@ impl Shared {
             w.wake();
         }
         drop(st);
-        if let Ok(socket) = self.socket.try_borrow() {
-            // SAFETY: the descriptor belongs to the live TcpStream borrowed here; shutdown
-            // does not close it (the stream's drop does), it only ends both directions.
-            unsafe {
-                libc::shutdown(socket.as_raw_fd(), libc::SHUT_RDWR);
-            }
-        }
+        self.socket.shutdown();
     }
 
     /// See [`Connection::request`].
@@ -269,7 +271,8 @@ impl Drop for CloseOnDrop {
     }
 }
 
-/// A CQL connection on the current glommio executor. Cheap to clone, `!Send`.
+/// A CQL connection on the current thread's executor (either runtime). Cheap to clone,
+/// `!Send`.
 #[derive(Clone)]
 pub struct Connection {
     shared: Rc<Shared>,
@@ -293,13 +296,12 @@ impl Connection {
         config: ConnectionConfig,
     ) -> Result<Self, ConnectionError> {
         let connect_err = |message: String| ConnectionError::Connect { addr, message };
-        let stream = TcpStream::connect_timeout(addr, config.connect_timeout)
+        let socket = TcpStream::connect(addr, config.connect_timeout, config.read_chunk)
             .await
             .map_err(|e| connect_err(e.to_string()))?;
-        stream
+        socket
             .set_nodelay(true)
             .map_err(|e| connect_err(format!("cannot set TCP_NODELAY: {e}")))?;
-        let socket = Rc::new(RefCell::new(stream));
         let shared = Rc::new(Shared {
             addr,
             state: RefCell::new(State {
@@ -322,11 +324,11 @@ impl Connection {
             accept_compression: std::cell::Cell::new(None),
             scratch: RefCell::new(BytesMut::new()),
         });
-        glommio::spawn_local(read_loop(shared.clone())).detach();
-        glommio::spawn_local(flush_loop(shared.clone())).detach();
-        glommio::spawn_local(sweep_loop(shared.clone())).detach();
+        rt::spawn_local(read_loop(shared.clone())).detach();
+        rt::spawn_local(flush_loop(shared.clone())).detach();
+        rt::spawn_local(sweep_loop(shared.clone())).detach();
         if let Some(interval) = shared.config.keepalive {
-            glommio::spawn_local(keepalive_loop(shared.clone(), interval)).detach();
+            rt::spawn_local(keepalive_loop(shared.clone(), interval)).detach();
         }
         Ok(Self {
             _closer: Rc::new(CloseOnDrop(shared.clone())),
@@ -497,7 +499,7 @@ struct AcquireWithin<'a> {
     timeout: Duration,
     /// Armed only when the first poll found no free id: the timer (one allocation) is paid
     /// on the backpressure path, never on the hot path where an id is free at once.
-    timer: Option<glommio::timer::Timer>,
+    timer: Option<Timer>,
 }
 
 impl Future for AcquireWithin<'_> {
@@ -508,9 +510,7 @@ impl Future for AcquireWithin<'_> {
             return Poll::Ready(r.map_err(RequestError::from));
         }
         let timeout = self.timeout;
-        let timer = self
-            .timer
-            .get_or_insert_with(|| glommio::timer::Timer::new(timeout));
+        let timer = self.timer.get_or_insert_with(|| Timer::new(timeout));
         match Pin::new(timer).poll(cx) {
             Poll::Ready(_) => Poll::Ready(Err(RequestError::Timeout {
                 addr: self.acquire.shared.addr,
@@ -568,10 +568,10 @@ impl Drop for Answer<'_> {
 
 /// Reads, parses every complete frame, and hands each to its caller.
 async fn read_loop(shared: Rc<Shared>) {
-    // Reads land in `scratch` (zeroed once) and are appended to `buf`: one copy of the bytes
-    // actually read, rather than zeroing a fresh 64 KiB window before every recv.
-    let mut scratch = vec![0u8; shared.config.read_chunk.max(1024)];
-    let mut buf = BytesMut::with_capacity(scratch.len() * 2);
+    // Received bytes are appended to `buf` by the runtime's stream (glommio: one `recv` into
+    // a scratch buffer; io_uring: a copy out of each provided buffer, which goes back to the
+    // ring at once); complete frames are split off it as zero-copy bodies.
+    let mut buf = BytesMut::with_capacity(shared.config.read_chunk.max(1024) * 2);
     let decoder =
         FrameDecoder::new(Direction::Response).with_max_body_len(shared.config.max_frame_body);
     loop {
@@ -579,8 +579,7 @@ async fn read_loop(shared: Rc<Shared>) {
             if shared.state.borrow().closed.is_some() {
                 return Poll::Ready(Ok(0));
             }
-            let mut socket = shared.socket.borrow_mut();
-            Pin::new(&mut *socket).poll_read(cx, &mut scratch)
+            shared.socket.poll_recv(cx, &mut buf)
         })
         .await;
         let n = match read {
@@ -594,7 +593,6 @@ async fn read_loop(shared: Rc<Shared>) {
             Ok(n) => n,
             Err(e) => return shared.broken(format!("read failed: {e}")),
         };
-        buf.extend_from_slice(&scratch[..n]);
         let mut st = shared.state.borrow_mut();
         if st.closed.is_some() {
             return;
@@ -673,23 +671,16 @@ async fn flush_loop(shared: Rc<Shared>) {
         if !open {
             return;
         }
-        let mut written = 0;
-        let mut writes = 0u64;
-        while written < out.len() {
-            let result = poll_fn(|cx| {
-                let mut socket = shared.socket.borrow_mut();
-                Pin::new(&mut *socket).poll_write(cx, &out[written..])
-            })
-            .await;
-            match result {
-                Ok(0) => return shared.broken("the node stopped accepting data"),
-                Ok(n) => {
-                    written += n;
-                    writes += 1;
-                }
-                Err(e) => return shared.broken(format!("write failed: {e}")),
+        let written = out.len();
+        let (result, back) = shared.socket.send(out).await;
+        out = back;
+        let writes = match result {
+            Ok(writes) => writes,
+            Err(e) if e.kind() == std::io::ErrorKind::WriteZero => {
+                return shared.broken("the node stopped accepting data")
             }
-        }
+            Err(e) => return shared.broken(format!("write failed: {e}")),
+        };
         let mut st = shared.state.borrow_mut();
         st.stats.flushes += 1;
         st.stats.writes += writes;

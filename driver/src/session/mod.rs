@@ -408,10 +408,10 @@ impl Session {
                 return Err(Error::NoConnection(why));
             }
             // Control path (once per session): a short sleep keeps this loop simple.
-            glommio::timer::sleep(Duration::from_millis(2)).await;
+            crate::rt::sleep(Duration::from_millis(2)).await;
         }
         if let Some(control) = control {
-            glommio::spawn_local(control.run()).detach();
+            crate::rt::spawn_local(control.run()).detach();
         }
         Ok(session)
     }
@@ -1066,7 +1066,7 @@ impl Session {
             if std::time::Instant::now() >= deadline {
                 return Ok(false);
             }
-            glommio::timer::sleep(Duration::from_millis(100)).await;
+            crate::rt::sleep(Duration::from_millis(100)).await;
         }
     }
 

@@ -226,10 +226,11 @@ mod tests {
     /// Nodes A and B (dc1, listening), C (dc2, listening), D (dc1, nothing listening: down).
     fn with_view(
         allow_remote: bool,
-        check: impl FnOnce(&DefaultPolicy, &ClusterView) + Send + 'static,
+        check: impl Fn(&DefaultPolicy, &ClusterView) + Clone + Send + 'static,
     ) {
-        glommio::LocalExecutorBuilder::default()
-            .spawn(move || async move {
+        for runtime in crate::rt::Runtime::ALL {
+            let check = check.clone();
+            crate::rt::run_on(runtime, "policy-test", move || async move {
                 let listeners: Vec<std::net::TcpListener> = (0..3)
                     .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
                     .collect();
@@ -273,14 +274,13 @@ mod tests {
                     if (0..4).filter(|&i| view.is_up(i)).count() == want {
                         break;
                     }
-                    glommio::timer::sleep(Duration::from_millis(2)).await;
+                    crate::rt::sleep(Duration::from_millis(2)).await;
                 }
                 check(&policy, &view);
                 drop(listeners);
             })
-            .unwrap()
-            .join()
             .unwrap();
+        }
     }
 
     const A: NodeIndex = 0;

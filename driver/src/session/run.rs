@@ -185,7 +185,7 @@ impl Session {
         let mut running: Vec<(Rc<super::view::Node>, Pin<Box<Fut>>)> =
             vec![(first, Box::pin(attempt(conn)))];
         let mut launched = 0usize;
-        let mut timer = Some(Box::pin(glommio::timer::Timer::new(spec.delay)));
+        let mut timer = Some(Box::pin(crate::rt::Timer::new(spec.delay)));
         let mut last_error: Option<Error> = None;
         std::future::poll_fn(|cx| {
             loop {
@@ -214,7 +214,7 @@ impl Session {
                                 launched += 1;
                                 node.started();
                                 running.push((node, Box::pin(attempt(c))));
-                                timer = Some(Box::pin(glommio::timer::Timer::new(spec.delay)));
+                                timer = Some(Box::pin(crate::rt::Timer::new(spec.delay)));
                                 continue;
                             }
                         }

@@ -5,7 +5,7 @@
 
 use std::net::SocketAddr;
 
-use glommio::LocalExecutorBuilder;
+use doppio::rt::Runtime;
 
 /// The local Cassandra the tests use: `DOPPIO_CASSANDRA`, default 127.0.0.1:9042
 /// (`scripts/test.sh` starts one with `scripts/cassandra.sh`).
@@ -16,19 +16,36 @@ pub fn cassandra() -> SocketAddr {
         .expect("DOPPIO_CASSANDRA is ADDR:PORT")
 }
 
-/// Runs `f` to completion on a fresh glommio executor (not pinned: tests share the cores);
-/// a panic inside fails the calling test.
-pub fn on_glommio<F, Fut>(name: &str, f: F)
+/// Declares one `#[test]` per runtime for each named function `fn name(runtime: Runtime)`:
+/// `glommio::name` and `uring::name`. Every driver test runs on both runtimes.
+macro_rules! runtime_tests {
+    ($($name:ident),* $(,)?) => {
+        mod glommio {
+            $(#[test]
+            fn $name() {
+                super::$name(doppio::rt::Runtime::Glommio)
+            })*
+        }
+        mod uring {
+            $(#[test]
+            fn $name() {
+                super::$name(doppio::rt::Runtime::Uring)
+            })*
+        }
+    };
+}
+pub(crate) use runtime_tests;
+
+/// Runs `f` to completion on a fresh executor of `runtime` (not pinned: tests share the
+/// cores); a panic inside fails the calling test.
+pub fn on_runtime<T, F, Fut>(runtime: Runtime, name: &str, f: F) -> T
 where
+    T: Send + 'static,
     F: FnOnce() -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = ()> + 'static,
+    Fut: std::future::Future<Output = T> + 'static,
 {
-    LocalExecutorBuilder::default()
-        .name(name)
-        .spawn(f)
-        .expect("start a glommio executor")
-        .join()
-        .expect("the test's executor panicked");
+    doppio::rt::run_on(runtime, &format!("{name}-{runtime}"), f)
+        .unwrap_or_else(|e| panic!("[{name}] {e}"))
 }
 
 /// A keyspace name of the calling test's own (tests run in parallel and share the node).
@@ -114,7 +131,7 @@ pub async fn eventually(
         if check() {
             return Some(start.elapsed());
         }
-        glommio::timer::sleep(std::time::Duration::from_millis(50)).await;
+        doppio::rt::sleep(std::time::Duration::from_millis(50)).await;
     }
     None
 }

@@ -1,0 +1,146 @@
+//! TCP on the current thread's runtime: the three operations a connection needs (receive
+//! into a buffer, send a whole buffer, shut down) and a listener for servers (the stub).
+
+use std::io;
+use std::net::SocketAddr;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::BytesMut;
+
+use super::{glommio_rt, uring, Runtime};
+
+/// A connected TCP stream. `!Send`: it belongs to the executor that opened it.
+pub struct TcpStream(StreamInner);
+
+enum StreamInner {
+    Glommio(glommio_rt::TcpStream),
+    Uring(uring::TcpStream),
+}
+
+impl std::fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpStream")
+            .field("runtime", &self.runtime())
+            .finish()
+    }
+}
+
+impl TcpStream {
+    /// Connects to `addr` within `timeout`, on the current thread's runtime. `read_chunk`
+    /// bounds the bytes one receive takes on glommio (the io_uring runtime receives into its
+    /// provided buffers instead).
+    pub async fn connect(
+        addr: SocketAddr,
+        timeout: Duration,
+        read_chunk: usize,
+    ) -> io::Result<Self> {
+        Ok(Self(match Runtime::current() {
+            Runtime::Glommio => StreamInner::Glommio(
+                glommio_rt::TcpStream::connect(addr, timeout, read_chunk).await?,
+            ),
+            Runtime::Uring => StreamInner::Uring(uring::TcpStream::connect(addr, timeout).await?),
+        }))
+    }
+
+    /// The runtime the stream belongs to.
+    pub fn runtime(&self) -> Runtime {
+        match self.0 {
+            StreamInner::Glommio(_) => Runtime::Glommio,
+            StreamInner::Uring(_) => Runtime::Uring,
+        }
+    }
+
+    /// Sets `TCP_NODELAY`.
+    pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
+        match &self.0 {
+            StreamInner::Glommio(s) => s.set_nodelay(on),
+            StreamInner::Uring(s) => s.set_nodelay(on),
+        }
+    }
+
+    /// Appends whatever has arrived to `buf`: `Ok(n)` with `n > 0` bytes, `Ok(0)` once the
+    /// peer has closed (after all earlier bytes), or the socket's error. One reader at a
+    /// time.
+    #[inline]
+    pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut BytesMut) -> Poll<io::Result<usize>> {
+        match &self.0 {
+            StreamInner::Glommio(s) => s.poll_recv(cx, buf),
+            StreamInner::Uring(s) => s.poll_recv(cx, buf),
+        }
+    }
+
+    /// Sends all of `buf` and hands it back (its capacity is the caller's to reuse), with
+    /// the number of send operations it took (more than one only after partial sends). The
+    /// io_uring runtime keeps the buffer alive until the kernel is done with it even if this
+    /// future is dropped.
+    pub async fn send(&self, buf: BytesMut) -> (io::Result<u64>, BytesMut) {
+        match &self.0 {
+            StreamInner::Glommio(s) => s.send(buf).await,
+            StreamInner::Uring(s) => {
+                // Partial sends are resubmitted inside the runtime: one operation counted.
+                let (result, buf) = s.send(buf).await;
+                (result.map(|()| 1), buf)
+            }
+        }
+    }
+
+    /// Ends both directions: a parked receive returns, later sends fail. The descriptor is
+    /// closed when the stream is dropped.
+    pub fn shutdown(&self) {
+        match &self.0 {
+            StreamInner::Glommio(s) => s.shutdown(),
+            StreamInner::Uring(s) => s.shutdown(),
+        }
+    }
+}
+
+/// A listening TCP socket (`SO_REUSEPORT`, so that one listener per executor can share an
+/// address).
+pub struct TcpListener(ListenerInner);
+
+enum ListenerInner {
+    Glommio(glommio_rt::TcpListener),
+    Uring(uring::TcpListener),
+}
+
+impl std::fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpListener").finish_non_exhaustive()
+    }
+}
+
+impl TcpListener {
+    /// Binds `addr` on the current thread's runtime; accepted streams receive up to
+    /// `read_chunk` bytes per receive on glommio.
+    pub fn bind(addr: SocketAddr, read_chunk: usize) -> io::Result<Self> {
+        Ok(Self(match Runtime::current() {
+            Runtime::Glommio => {
+                ListenerInner::Glommio(glommio_rt::TcpListener::bind(addr, read_chunk)?)
+            }
+            Runtime::Uring => ListenerInner::Uring(uring::TcpListener::bind(addr, true)?),
+        }))
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        match &self.0 {
+            ListenerInner::Glommio(l) => l.local_addr(),
+            ListenerInner::Uring(l) => l.local_addr(),
+        }
+    }
+
+    /// Accepts the next connection.
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        Ok(match &self.0 {
+            ListenerInner::Glommio(l) => {
+                let (s, peer) = l.accept().await?;
+                (TcpStream(StreamInner::Glommio(s)), peer)
+            }
+            ListenerInner::Uring(l) => {
+                let (s, peer) = l.accept().await?;
+                (TcpStream(StreamInner::Uring(s)), peer)
+            }
+        })
+    }
+}

@@ -1,0 +1,137 @@
+//! doppio's own io_uring runtime: a thread-per-core executor whose loop turn makes at most
+//! one `io_uring_enter`, moves socket data through the ring (multishot receive into
+//! provided buffers, `IORING_OP_SEND`), keeps timers in user space, and allocates nothing per
+//! turn or per request once warmed up.
+//!
+//! Entry points: [`run`] builds an executor on the current thread and runs a future to
+//! completion; inside it, [`spawn_local`] / [`spawn_scoped_local`] spawn tasks, [`Timer`],
+//! [`sleep`] and [`timeout`] wait, [`TcpStream`] and [`TcpListener`] do network I/O, and
+//! [`stats`] / [`setup_flags`] report what the executor did and which ring flags the kernel
+//! accepted.
+//!
+//! Parts, one concern per file: `executor` (the turn), `setup` (ring flags), `bufring`
+//! (provided buffers), `ops`/`op` (operation slots and the one-shot request future),
+//! `tasks`/`task` (task slab, spawning, join handles), `waker` (allocation-free wakers),
+//! `remote` (cross-thread wakes), `timers`/`timer` (timer heap and futures), `recv`
+//! (multishot receive), `stream`/`listener`/`fd`/`sockaddr` (sockets), `context` (the
+//! thread's current executor), `stats`, `config`, `error`.
+//!
+//! Invariants:
+//! - Everything is `!Send` and used on the executor's thread; the only cross-thread entry
+//!   is waking a waker (control plane: a lock, an eventfd write; no `membarrier`).
+//! - Memory the kernel may touch (send buffers, socket addresses, provided buffers, the
+//!   eventfd read buffer) is never freed before the CQE that releases it; at teardown it is
+//!   leaked rather than freed if the kernel does not answer within a second.
+//! - Requires Linux 6.0+ (multishot receive, provided-buffer rings); anything missing at
+//!   setup is an [`UringError`], never a panic.
+
+mod bufring;
+mod config;
+mod context;
+mod error;
+mod executor;
+mod fd;
+mod listener;
+mod op;
+mod ops;
+mod recv;
+mod remote;
+mod setup;
+mod sockaddr;
+mod stats;
+mod stream;
+mod task;
+mod tasks;
+mod timer;
+mod timers;
+mod waker;
+
+use std::future::Future;
+
+pub use config::Config;
+pub use error::UringError;
+pub use listener::TcpListener;
+pub use stats::{SetupFlags, Stats};
+pub use stream::TcpStream;
+pub use task::{spawn_local, spawn_scoped_local, ScopedTask, Task};
+pub use timer::{sleep, timeout, Elapsed, Timer};
+
+use executor::Executor;
+
+/// Builds an executor on the current thread, runs `fut` as its main task (it may spawn
+/// others) until it completes, then drops the remaining tasks, cancels what is still in the
+/// kernel and tears down; returns `fut`'s output.
+///
+/// A task that panics makes the panic propagate out of `run` (like a thread's panic), after
+/// the executor has torn down.
+///
+/// # Errors
+///
+/// [`UringError::Unavailable`] if io_uring or a feature it needs is refused here (or the
+/// config asks for something impossible), or if `io_uring_enter` fails mid-run.
+///
+/// # Panics
+///
+/// If an executor already runs on this thread.
+pub fn run<T>(config: Config, fut: impl Future<Output = T>) -> Result<T, UringError> {
+    assert!(
+        !is_running(),
+        "doppio_rt::uring::run called on a thread that already runs an io_uring executor"
+    );
+    let ex = Executor::new(config)?;
+    stats::record_flags(ex.flags());
+    let running = Running(ex);
+    // SAFETY: the executor is boxed (it never moves) and `Running`'s drop clears the current
+    // executor before the box is freed, also when a panic unwinds through here.
+    unsafe { context::set(&running.0) };
+    // SAFETY: `main` is dropped at the end of this function (also when unwinding, before
+    // `running`), and `fut` borrows only what outlives this call.
+    let main = unsafe { spawn_scoped_local(fut) };
+    let out = running.0.run_until(&main);
+    drop(main);
+    drop(running);
+    out
+}
+
+/// The running executor; its drop tears it down.
+struct Running(Box<Executor>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.shutdown();
+        stats::retire(&self.0.counters);
+        context::clear();
+    }
+}
+
+/// Whether an io_uring executor runs on this thread.
+pub fn is_running() -> bool {
+    context::current_id() != context::NO_EXECUTOR
+}
+
+/// This thread's executor counters, cumulative over every executor that ran on it (take
+/// differences with [`Stats::since`]).
+pub fn stats() -> Stats {
+    context::with(|ex| stats::thread_total(Some(&ex.counters)))
+        .unwrap_or_else(|| stats::thread_total(None))
+}
+
+/// The ring setup flags the kernel accepted for the executor running on this thread (or
+/// the last one that ran here); `None` if none has.
+pub fn setup_flags() -> Option<SetupFlags> {
+    stats::last_flags()
+}
+
+/// Yields once: the task is queued again behind every ready task.
+pub async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            return std::task::Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await
+}

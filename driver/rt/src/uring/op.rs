@@ -1,0 +1,108 @@
+//! [`Op`]: a future for one one-shot request in the ring.
+//!
+//! Starting an `Op` takes an operation slot, moves what the kernel will use into it
+//! ([`Hold`]) and queues the SQE (submitted by the executor's next enter). Polling returns
+//! the completion and the hold.
+//!
+//! Invariant (cancel safety): dropping an `Op` before its completion never frees memory the
+//! kernel may use. The slot becomes `Abandoned`, keeps the hold until the CQE arrives, and an
+//! `ASYNC_CANCEL` for the request is queued; the CQE then frees the slot (and closes the fd
+//! of an accept that completed anyway).
+
+use std::task::{Context, Poll};
+
+use io_uring::{opcode, squeue};
+
+use super::context;
+use super::ops::{self, Abandon, Completion, Hold, State};
+
+/// A one-shot request in flight.
+pub(crate) struct Op {
+    exec: u32,
+    index: u32,
+    gen: u32,
+    done: bool,
+}
+
+impl Op {
+    /// Queues `entry` (its `user_data` is set here) with `hold` kept in its slot.
+    ///
+    /// Returns `None` if no executor runs on this thread.
+    ///
+    /// # Safety
+    ///
+    /// Every pointer in `entry` must point into memory owned by `hold` (heap memory that does
+    /// not move when `hold` moves, such as a `BytesMut`'s bytes or a `Box`'s contents), or
+    /// otherwise stay valid until the request's CQE arrives.
+    pub(crate) unsafe fn start(entry: squeue::Entry, hold: Hold) -> Option<Op> {
+        context::with(|ex| {
+            let (index, gen) = ex
+                .ops
+                .borrow_mut()
+                .alloc(State::Waiting { waker: None, hold });
+            let entry = entry.user_data(ops::user_data(ops::KIND_OP, index, gen));
+            // SAFETY: the caller guarantees the entry's pointers stay valid until the CQE;
+            // the slot now owns `hold` until then (also if this Op is dropped).
+            unsafe { ex.push(&entry, true) };
+            Op {
+                exec: ex.id(),
+                index,
+                gen,
+                done: false,
+            }
+        })
+    }
+
+    /// The completion, once the CQE has arrived.
+    ///
+    /// If the executor ended meanwhile the result is `-ECANCELED` and the hold is gone.
+    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Completion> {
+        if self.done {
+            return Poll::Ready(ended());
+        }
+        let r = context::with_id(self.exec, |ex| {
+            ex.ops.borrow_mut().poll(self.index, self.gen, cx.waker())
+        });
+        match r {
+            Some(None) => Poll::Pending,
+            Some(Some(c)) => {
+                self.done = true;
+                Poll::Ready(c)
+            }
+            None => {
+                self.done = true;
+                Poll::Ready(ended())
+            }
+        }
+    }
+}
+
+fn ended() -> Completion {
+    Completion {
+        res: -libc::ECANCELED,
+        hold: Hold::Nothing,
+    }
+}
+
+impl Drop for Op {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        context::with_id(self.exec, |ex| {
+            let found = ex.ops.borrow_mut().abandon(self.index, self.gen);
+            match found {
+                Abandon::InKernel => {
+                    let target = ops::user_data(ops::KIND_OP, self.index, self.gen);
+                    let cancel = opcode::AsyncCancel::new(target)
+                        .build()
+                        .user_data(ops::user_data(ops::KIND_IGNORE, 0, 0));
+                    // SAFETY: a cancel SQE carries no pointer.
+                    unsafe { ex.push(&cancel, false) };
+                }
+                Abandon::Completed(hold, res) => ex.release_hold(hold, res),
+                Abandon::Gone => {}
+            }
+        });
+    }
+}

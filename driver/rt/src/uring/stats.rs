@@ -1,0 +1,236 @@
+//! Per-thread counters of the executor loop, and the ring setup flags the kernel accepted.
+//!
+//! Invariants: counters are plain `Cell`s owned by the executor (no atomics: only its thread
+//! touches them); when an executor ends its counts are added to a thread-local total, so
+//! [`super::stats`] is cumulative per thread, across executors, and callers take differences
+//! ([`Stats::since`]).
+
+use std::cell::Cell;
+use std::fmt;
+
+/// Counts of what the executors on this thread did (cumulative since the thread started).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Loop turns.
+    pub turns: u64,
+    /// `io_uring_enter` calls made (submitting, fetching, or waiting). At most one per turn;
+    /// teardown's few enters (waiting for cancelled requests) count here but are no turn.
+    pub enters: u64,
+    /// Of those, calls that waited for a completion (the executor had nothing to run).
+    pub enters_waiting: u64,
+    /// Submission-queue entries handed to the kernel.
+    pub sqes_submitted: u64,
+    /// Completion-queue entries consumed.
+    pub cqes: u64,
+    /// Task polls.
+    pub tasks_polled: u64,
+    /// Task wake-ups that came from another thread.
+    pub remote_wakes: u64,
+    /// Timers armed (registered in the heap on their first poll).
+    pub timers_armed: u64,
+    /// Timers that fired.
+    pub timers_fired: u64,
+    /// Multishot receives armed again after the kernel ended one (out of buffers, or other
+    /// benign ends).
+    pub recv_rearms: u64,
+    /// Multishot receives the kernel ended because the buffer ring was empty (`ENOBUFS`).
+    pub recv_enobufs: u64,
+    /// Sends that the kernel took only in part, whose rest was submitted again.
+    pub partial_sends: u64,
+}
+
+impl Stats {
+    /// The counts accumulated since `earlier` (a value this thread returned before).
+    pub fn since(&self, earlier: &Stats) -> Stats {
+        Stats {
+            turns: self.turns - earlier.turns,
+            enters: self.enters - earlier.enters,
+            enters_waiting: self.enters_waiting - earlier.enters_waiting,
+            sqes_submitted: self.sqes_submitted - earlier.sqes_submitted,
+            cqes: self.cqes - earlier.cqes,
+            tasks_polled: self.tasks_polled - earlier.tasks_polled,
+            remote_wakes: self.remote_wakes - earlier.remote_wakes,
+            timers_armed: self.timers_armed - earlier.timers_armed,
+            timers_fired: self.timers_fired - earlier.timers_fired,
+            recv_rearms: self.recv_rearms - earlier.recv_rearms,
+            recv_enobufs: self.recv_enobufs - earlier.recv_enobufs,
+            partial_sends: self.partial_sends - earlier.partial_sends,
+        }
+    }
+
+    fn plus(&self, o: &Stats) -> Stats {
+        Stats {
+            turns: self.turns + o.turns,
+            enters: self.enters + o.enters,
+            enters_waiting: self.enters_waiting + o.enters_waiting,
+            sqes_submitted: self.sqes_submitted + o.sqes_submitted,
+            cqes: self.cqes + o.cqes,
+            tasks_polled: self.tasks_polled + o.tasks_polled,
+            remote_wakes: self.remote_wakes + o.remote_wakes,
+            timers_armed: self.timers_armed + o.timers_armed,
+            timers_fired: self.timers_fired + o.timers_fired,
+            recv_rearms: self.recv_rearms + o.recv_rearms,
+            recv_enobufs: self.recv_enobufs + o.recv_enobufs,
+            partial_sends: self.partial_sends + o.partial_sends,
+        }
+    }
+}
+
+/// One executor's live counters.
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) turns: Cell<u64>,
+    pub(crate) enters: Cell<u64>,
+    pub(crate) enters_waiting: Cell<u64>,
+    pub(crate) sqes_submitted: Cell<u64>,
+    pub(crate) cqes: Cell<u64>,
+    pub(crate) tasks_polled: Cell<u64>,
+    pub(crate) remote_wakes: Cell<u64>,
+    pub(crate) timers_armed: Cell<u64>,
+    pub(crate) timers_fired: Cell<u64>,
+    pub(crate) recv_rearms: Cell<u64>,
+    pub(crate) recv_enobufs: Cell<u64>,
+    pub(crate) partial_sends: Cell<u64>,
+}
+
+/// Adds `n` to a counter.
+#[inline]
+pub(crate) fn bump(c: &Cell<u64>, n: u64) {
+    c.set(c.get() + n);
+}
+
+impl Counters {
+    /// The counts as a [`Stats`] value.
+    pub(crate) fn snapshot(&self) -> Stats {
+        Stats {
+            turns: self.turns.get(),
+            enters: self.enters.get(),
+            enters_waiting: self.enters_waiting.get(),
+            sqes_submitted: self.sqes_submitted.get(),
+            cqes: self.cqes.get(),
+            tasks_polled: self.tasks_polled.get(),
+            remote_wakes: self.remote_wakes.get(),
+            timers_armed: self.timers_armed.get(),
+            timers_fired: self.timers_fired.get(),
+            recv_rearms: self.recv_rearms.get(),
+            recv_enobufs: self.recv_enobufs.get(),
+            partial_sends: self.partial_sends.get(),
+        }
+    }
+}
+
+thread_local! {
+    /// Counts of the executors that already ended on this thread.
+    static ENDED: Cell<Stats> = const {
+        Cell::new(Stats {
+            turns: 0,
+            enters: 0,
+            enters_waiting: 0,
+            sqes_submitted: 0,
+            cqes: 0,
+            tasks_polled: 0,
+            remote_wakes: 0,
+            timers_armed: 0,
+            timers_fired: 0,
+            recv_rearms: 0,
+            recv_enobufs: 0,
+            partial_sends: 0,
+        })
+    };
+    /// Setup flags of the executor running here, or of the last one that ran here.
+    static LAST_FLAGS: Cell<Option<SetupFlags>> = const { Cell::new(None) };
+}
+
+/// This thread's ended executors' counts plus `live` (the running executor's, if any).
+pub(crate) fn thread_total(live: Option<&Counters>) -> Stats {
+    let ended = ENDED.with(Cell::get);
+    match live {
+        Some(c) => ended.plus(&c.snapshot()),
+        None => ended,
+    }
+}
+
+/// Folds an ending executor's counts into the thread's total.
+pub(crate) fn retire(c: &Counters) {
+    ENDED.with(|e| e.set(e.get().plus(&c.snapshot())));
+}
+
+/// Records the flags of the executor starting on this thread.
+pub(crate) fn record_flags(f: SetupFlags) {
+    LAST_FLAGS.with(|l| l.set(Some(f)));
+}
+
+/// The flags of the executor running on this thread, or of the last one that ran here.
+pub(crate) fn last_flags() -> Option<SetupFlags> {
+    LAST_FLAGS.with(Cell::get)
+}
+
+/// The io_uring setup flags the kernel accepted for an executor's ring (it refuses the ones
+/// it does not know with `EINVAL`, and the executor then tries without them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SetupFlags {
+    /// `IORING_SETUP_SINGLE_ISSUER`: only the executor's thread submits.
+    pub single_issuer: bool,
+    /// `IORING_SETUP_DEFER_TASKRUN`: completions are produced only when the executor enters
+    /// the kernel to fetch them.
+    pub defer_taskrun: bool,
+    /// `IORING_SETUP_TASKRUN_FLAG`: the kernel flags pending completion work in the SQ ring.
+    pub taskrun_flag: bool,
+    /// `IORING_SETUP_SUBMIT_ALL`: a failing entry does not stop the rest of a submission.
+    pub submit_all: bool,
+    /// `IORING_SETUP_COOP_TASKRUN`: asked for only when `DEFER_TASKRUN` is refused.
+    pub coop_taskrun: bool,
+}
+
+impl fmt::Display for SetupFlags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = [
+            (self.single_issuer, "SINGLE_ISSUER"),
+            (self.defer_taskrun, "DEFER_TASKRUN"),
+            (self.taskrun_flag, "TASKRUN_FLAG"),
+            (self.submit_all, "SUBMIT_ALL"),
+            (self.coop_taskrun, "COOP_TASKRUN"),
+        ];
+        let mut first = true;
+        for (on, name) in names {
+            if on {
+                if !first {
+                    f.write_str("|")?;
+                }
+                f.write_str(name)?;
+                first = false;
+            }
+        }
+        if first {
+            f.write_str("none")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_display_lists_accepted_names() {
+        let f = SetupFlags {
+            single_issuer: true,
+            defer_taskrun: true,
+            ..SetupFlags::default()
+        };
+        assert_eq!(f.to_string(), "SINGLE_ISSUER|DEFER_TASKRUN");
+        assert_eq!(SetupFlags::default().to_string(), "none");
+    }
+
+    #[test]
+    fn since_subtracts() {
+        let c = Counters::default();
+        bump(&c.turns, 5);
+        bump(&c.enters, 3);
+        let a = c.snapshot();
+        bump(&c.turns, 2);
+        let d = c.snapshot().since(&a);
+        assert_eq!((d.turns, d.enters), (2, 0));
+    }
+}

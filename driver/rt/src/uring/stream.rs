@@ -1,0 +1,233 @@
+//! [`TcpStream`]: a TCP connection whose data moves only through the ring.
+//!
+//! Connect is `IORING_OP_CONNECT`, receive is the stream's multishot receive
+//! ([`super::recv`]), send is `IORING_OP_SEND` (resubmitted after a partial send). Only the
+//! setup-time calls (`socket`, `setsockopt`, `shutdown`, `getsockname`) are plain syscalls.
+//!
+//! Invariants:
+//! - The socket address of a connect and the buffer of a send are owned by their operation
+//!   slot until the CQE, so dropping `connect` or `send` futures is safe at any point.
+//! - A send future keeps the stream's fd open (it owns an `Rc` of the stream) until it is
+//!   dropped, so its fd number is never reused under it.
+
+use std::future::{poll_fn, Future};
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::BytesMut;
+use io_uring::{opcode, types};
+
+use super::context;
+use super::fd::{self, FdGuard};
+use super::op::Op;
+use super::ops::Hold;
+use super::recv::{self, executor_gone, StreamInner};
+use super::sockaddr::SockAddrBuf;
+use super::stats::bump;
+use super::timer::Timer;
+
+/// A TCP connection on the io_uring executor of this thread (`!Send`).
+///
+/// One reader at a time: [`TcpStream::poll_recv`] wakes only the last waker it was given.
+/// Sends may be issued by several tasks, but each `send` writes its whole buffer with as
+/// many requests as it takes, so concurrent sends can interleave: serialise them.
+pub struct TcpStream {
+    inner: Rc<StreamInner>,
+}
+
+impl TcpStream {
+    /// Connects to `addr` through the ring, giving up after `timeout` with
+    /// [`io::ErrorKind::TimedOut`] (the connect is then cancelled). A refused connection
+    /// returns the OS error (`ConnectionRefused`).
+    ///
+    /// # Panics
+    ///
+    /// If no io_uring executor runs on this thread.
+    pub async fn connect(addr: SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+        let mut timer = Timer::new(timeout);
+        let mut sock = FdGuard(Some(fd::tcp_socket(&addr)?));
+        let sa = Box::new(SockAddrBuf::from_addr(&addr));
+        let entry =
+            opcode::Connect::new(types::Fd(sock.0.unwrap_or(-1)), sa.as_ptr(), sa.len).build();
+        // SAFETY: the entry points into the boxed address, which the slot owns (Hold) until
+        // the CQE arrives.
+        let op = unsafe {
+            Op::start(
+                entry,
+                Hold::Addr {
+                    addr: sa,
+                    accept: false,
+                },
+            )
+        };
+        let Some(mut op) = op else {
+            panic!("doppio_rt::uring::TcpStream::connect called outside an io_uring executor");
+        };
+        let res = poll_fn(|cx| {
+            if let Poll::Ready(c) = op.poll(cx) {
+                return Poll::Ready(Some(c.res));
+            }
+            if Pin::new(&mut timer).poll(cx).is_ready() {
+                return Poll::Ready(None);
+            }
+            Poll::Pending
+        })
+        .await;
+        // Cancel a connect still in flight before the socket's close is queued.
+        drop(op);
+        match res {
+            None => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("connect to {addr} timed out after {timeout:?}"),
+            )),
+            Some(r) if r < 0 => Err(io::Error::from_raw_os_error(-r)),
+            Some(_) => {
+                let fd = sock.take();
+                context::with(|ex| TcpStream {
+                    inner: StreamInner::open(ex, fd),
+                })
+                .ok_or_else(executor_gone)
+            }
+        }
+    }
+
+    /// Wraps an accepted socket (on the executor `ex`).
+    pub(crate) fn from_accepted(inner: Rc<StreamInner>) -> TcpStream {
+        TcpStream { inner }
+    }
+
+    /// Sets `TCP_NODELAY`.
+    pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
+        fd::set_int_opt(
+            self.inner.fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            on as i32,
+        )
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        fd::sock_name(self.inner.fd, false)
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        fd::sock_name(self.inner.fd, true)
+    }
+
+    /// Appends every byte received so far to `buf` and returns how many (`> 0`), returning
+    /// the provided buffers to the ring at once; `Ok(0)` at end of stream (after all earlier
+    /// data); `Err` on a socket error (after all earlier data). Pending until one of these.
+    ///
+    /// One reader per stream: only the last waker given here is woken.
+    pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut BytesMut) -> Poll<io::Result<usize>> {
+        recv::poll_recv(&self.inner, cx, buf)
+    }
+
+    /// Waits for data and appends it to `buf` (see [`TcpStream::poll_recv`]).
+    pub async fn recv(&self, buf: &mut BytesMut) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_recv(cx, buf)).await
+    }
+
+    /// Writes all of `buf` with `IORING_OP_SEND` (`MSG_NOSIGNAL`), submitting the rest
+    /// again after a partial send, then hands `buf` back unchanged (so its capacity can be
+    /// reused). A send of 0 bytes, `EPIPE` or `ECONNRESET` is an error.
+    ///
+    /// Cancel safety: the buffer is moved into the operation slot while the kernel may read
+    /// it; if this future is dropped mid-send the send is cancelled and the slot frees the
+    /// buffer when the kernel's CQE arrives. The stream then holds an unknown prefix of
+    /// `buf`: close it.
+    pub fn send(&self, buf: BytesMut) -> impl Future<Output = (io::Result<()>, BytesMut)> {
+        Send {
+            inner: self.inner.clone(),
+            buf: Some(buf),
+            sent: 0,
+            op: None,
+        }
+    }
+
+    /// `shutdown(SHUT_RDWR)`: the peer sees end of stream, and a parked reader here sees
+    /// `Ok(0)`.
+    pub fn shutdown(&self) {
+        // SAFETY: shutdown takes no pointers; an error (not connected) is irrelevant here.
+        unsafe { libc::shutdown(self.inner.fd, libc::SHUT_RDWR) };
+    }
+}
+
+impl std::fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpStream")
+            .field("fd", &self.inner.fd)
+            .finish()
+    }
+}
+
+impl Drop for TcpStream {
+    fn drop(&mut self) {
+        recv::close(&self.inner);
+    }
+}
+
+/// The future of [`TcpStream::send`].
+struct Send {
+    inner: Rc<StreamInner>,
+    buf: Option<BytesMut>,
+    sent: usize,
+    op: Option<Op>,
+}
+
+impl Future for Send {
+    type Output = (io::Result<()>, BytesMut);
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        loop {
+            if let Some(op) = &mut this.op {
+                let c = match op.poll(cx) {
+                    Poll::Ready(c) => c,
+                    Poll::Pending => return Poll::Pending,
+                };
+                this.op = None;
+                let buf = match c.hold {
+                    Hold::Buf(b) => b,
+                    _ => BytesMut::new(),
+                };
+                if c.res < 0 {
+                    return Poll::Ready((Err(io::Error::from_raw_os_error(-c.res)), buf));
+                }
+                if c.res == 0 {
+                    let e = io::Error::new(io::ErrorKind::WriteZero, "send wrote 0 bytes");
+                    return Poll::Ready((Err(e), buf));
+                }
+                this.sent += c.res as usize;
+                if this.sent >= buf.len() {
+                    return Poll::Ready((Ok(()), buf));
+                }
+                context::with(|ex| bump(&ex.counters.partial_sends, 1));
+                this.buf = Some(buf);
+            }
+            let Some(buf) = this.buf.take() else {
+                panic!("send polled after completion");
+            };
+            if this.sent >= buf.len() {
+                return Poll::Ready((Ok(()), buf));
+            }
+            if context::current_id() != this.inner.exec {
+                return Poll::Ready((Err(executor_gone()), buf));
+            }
+            let rest = &buf[this.sent..];
+            let len = rest.len().min(1 << 30) as u32;
+            let entry = opcode::Send::new(types::Fd(this.inner.fd), rest.as_ptr(), len)
+                .flags(libc::MSG_NOSIGNAL)
+                .build();
+            // SAFETY: the entry points into the BytesMut's heap bytes, which do not move when
+            // the BytesMut is moved into the slot, and which the slot owns until the CQE.
+            this.op = unsafe { Op::start(entry, Hold::Buf(buf)) };
+        }
+    }
+}
