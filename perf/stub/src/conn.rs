@@ -1,9 +1,10 @@
 //! One client connection: read, answer every complete frame, write the answers in one go.
 //!
-//! The reader reads up to 64 KiB per `recv`, walks every complete frame in place (no
-//! per-frame allocation or reference count), and appends each answer to the connection's
-//! output buffer; the flusher writes everything buffered with one `send` per turn. So a
-//! read that brought 256 requests costs one `recv` and one `send`.
+//! The reader appends what arrived to its buffer (glommio: one `recv` of up to 64 KiB;
+//! doppio's io_uring runtime: the multishot receive's buffers), walks every complete frame in
+//! place (no per-frame allocation or reference count), and appends each answer to the
+//! connection's output buffer; the flusher hands everything buffered to the runtime as one
+//! send per turn. So a read that brought 256 requests costs one receive and one send.
 //!
 //! Fault reactions act here: a delayed answer is written by a small task when its time
 //! comes (other answers are not held back), a stall holds both reading and writing, a drop
@@ -16,8 +17,6 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
-use std::os::fd::AsRawFd;
-use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::task::{Poll, Waker};
@@ -30,8 +29,7 @@ use doppio_proto::request::Request;
 use doppio_proto::response::{
     encode_response, Envelope, ErrorCode, ErrorDetail, ErrorResponse, Response,
 };
-use futures_lite::{AsyncRead, AsyncWrite};
-use glommio::net::TcpStream;
+use doppio_rt::TcpStream;
 
 use crate::answer::{self, Answer};
 use crate::rules::{Malformed, Probe, Reaction};
@@ -43,7 +41,7 @@ pub const OUT_LIMIT: usize = 16 << 20;
 pub const MAX_BODY: usize = 16 << 20;
 
 struct Conn {
-    socket: RefCell<TcpStream>,
+    socket: TcpStream,
     number: u64,
     out: RefCell<BytesMut>,
     flusher: Cell<Option<Waker>>,
@@ -62,13 +60,8 @@ impl Conn {
         if self.closed.replace(true) {
             return;
         }
-        if let Ok(s) = self.socket.try_borrow() {
-            // SAFETY: the descriptor belongs to the live stream borrowed here; shutdown ends
-            // both directions (waking a parked read) without closing it.
-            unsafe {
-                libc::shutdown(s.as_raw_fd(), libc::SHUT_RDWR);
-            }
-        }
+        // Ends both directions (waking a parked read) without closing the descriptor.
+        self.socket.shutdown();
         self.wake_flusher();
         if let Some(w) = self.drained.take() {
             w.wake();
@@ -109,7 +102,7 @@ impl Conn {
                 self.stalled_until.set(None);
                 break;
             }
-            glommio::timer::sleep(until - now).await;
+            doppio_rt::sleep(until - now).await;
         }
     }
 }
@@ -119,7 +112,7 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
     let _ = stream.set_nodelay(true);
     let number = ctx.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
     let conn = Rc::new(Conn {
-        socket: RefCell::new(stream),
+        socket: stream,
         number,
         out: RefCell::new(BytesMut::with_capacity(64 * 1024)),
         flusher: Cell::new(None),
@@ -130,9 +123,8 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
         lz4: Cell::new(false),
         keyspace: RefCell::new(None),
     });
-    glommio::spawn_local(flush_loop(conn.clone())).detach();
+    doppio_rt::spawn_local(flush_loop(conn.clone())).detach();
     let decoder = FrameDecoder::new(Direction::Request).with_max_body_len(MAX_BODY);
-    let mut scratch = vec![0u8; 64 * 1024];
     let mut inbuf = BytesMut::with_capacity(128 * 1024);
     while !conn.closed.get() {
         conn.sleep_while_stalled().await;
@@ -149,15 +141,13 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
             if conn.closed.get() {
                 return Poll::Ready(Ok(0));
             }
-            let mut socket = conn.socket.borrow_mut();
-            Pin::new(&mut *socket).poll_read(cx, &mut scratch)
+            conn.socket.poll_recv(cx, &mut inbuf)
         })
         .await;
-        let n = match read {
+        match read {
             Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        inbuf.extend_from_slice(&scratch[..n]);
+            Ok(_) => {}
+        }
         let mut pos = 0;
         loop {
             match decoder.check(&inbuf[pos..]) {
@@ -222,17 +212,10 @@ async fn flush_loop(conn: Rc<Conn>) {
         if let Some(w) = conn.drained.take() {
             w.wake();
         }
-        let mut written = 0;
-        while written < batch.len() {
-            let r = poll_fn(|cx| {
-                let mut socket = conn.socket.borrow_mut();
-                Pin::new(&mut *socket).poll_write(cx, &batch[written..])
-            })
-            .await;
-            match r {
-                Ok(0) | Err(_) => return conn.close(),
-                Ok(n) => written += n,
-            }
+        let (sent, back) = conn.socket.send(batch).await;
+        batch = back;
+        if sent.is_err() {
+            return conn.close();
         }
         batch.clear();
         if conn.close_after_flush.get() && conn.out.borrow().is_empty() {
@@ -494,8 +477,8 @@ fn react(
             write(&mut answer, stream);
             // A weak handle: the connection may close meanwhile.
             let out = Rc::downgrade(conn);
-            glommio::spawn_local(async move {
-                glommio::timer::sleep(delay).await;
+            doppio_rt::spawn_local(async move {
+                doppio_rt::sleep(delay).await;
                 if let Some(conn) = out.upgrade() {
                     if !conn.closed.get() {
                         conn.out.borrow_mut().extend_from_slice(&answer);

@@ -6,7 +6,8 @@
 //! measured, and misbehaves on purpose when its fault rules say so.
 //!
 //! Parts:
-//! - [`server`]: [`Stub::start`] runs one pinned glommio executor per core, all accepting on
+//! - [`server`]: [`Stub::start`] runs one pinned executor per core (glommio, or doppio's own
+//!   io_uring runtime), all accepting on
 //!   the same address; [`StubHandle`] gives the address, fire counts, and stops it.
 //! - `conn` (private): one connection: read, answer every frame, one write per batch; fault
 //!   reactions.

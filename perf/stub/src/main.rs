@@ -36,6 +36,9 @@ struct Args {
     /// Do not pin the shards to their cores.
     #[arg(long)]
     no_pin: bool,
+    /// The event loop: glommio, or doppio's own io_uring runtime (`uring`).
+    #[arg(long, default_value = "glommio")]
+    runtime: doppio_rt::Runtime,
     /// Do not log fired rules.
     #[arg(short, long)]
     quiet: bool,
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
         listen: args.listen,
         cores: args.cores.clone(),
         pin: !args.no_pin,
+        runtime: args.runtime,
         shape: Shape {
             rows: args.rows,
             row_bytes: args.row_bytes,

@@ -1,4 +1,5 @@
-//! The server: one pinned glommio executor per core, each accepting on the same address
+//! The server: one pinned executor per core (glommio's, or doppio's own io_uring runtime:
+//! [`StubConfig::runtime`]), each accepting on the same address
 //! (`SO_REUSEPORT`: the kernel spreads connections over the shards) and serving its
 //! connections itself, with its own responder and rule state. Nothing is shared on the
 //! request path; the connection counter and the rule fire counts are the only atomics
@@ -11,8 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use glommio::net::TcpListener;
-use glommio::{LocalExecutorBuilder, Placement};
+use doppio_rt::{ExecutorHandle, ExecutorSpec, Runtime, TcpListener};
 
 use crate::answer::{Responder, Shape};
 use crate::rules::{Matcher, Rules};
@@ -26,6 +26,8 @@ pub struct StubConfig {
     pub cores: Vec<usize>,
     /// Whether to pin each shard to its core (tests sharing a machine may not).
     pub pin: bool,
+    /// The event loop of every shard.
+    pub runtime: Runtime,
     /// Result shape and bind-marker type.
     pub shape: Shape,
     /// Fault rules.
@@ -40,6 +42,7 @@ impl Default for StubConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             cores: Vec::new(),
             pin: false,
+            runtime: Runtime::default(),
             shape: Shape::default(),
             rules: Rules::default(),
             log_rules: true,
@@ -114,7 +117,7 @@ fn is_power_of_ten(mut n: u64) -> bool {
 pub struct StubHandle {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    threads: Vec<glommio::ExecutorJoinHandle<()>>,
+    threads: Vec<ExecutorHandle<()>>,
 }
 
 impl std::fmt::Debug for StubHandle {
@@ -157,48 +160,44 @@ impl Stub {
         let mut addr = config.listen;
         let mut threads = Vec::new();
         for (shard, core) in cores.into_iter().enumerate() {
-            let placement = match (core, config.pin) {
-                (Some(c), true) => Placement::Fixed(c),
-                _ => Placement::Unbound,
+            let spec = ExecutorSpec {
+                core: core.filter(|_| config.pin),
+                ..ExecutorSpec::new(config.runtime, &format!("doppio-stub-{shard}"))
             };
             let (tx, rx) = std::sync::mpsc::channel::<Result<SocketAddr, String>>();
             let (shared2, rules, shape) = (shared.clone(), rules.clone(), shape.clone());
-            // No DMA file I/O here: glommio's pinned I/O memory kept at its minimum.
-            let spawned = LocalExecutorBuilder::new(placement)
-                .io_memory(64 << 10)
-                .name(&format!("doppio-stub-{shard}"))
-                .spawn(move || async move {
-                    let listener = match TcpListener::bind(addr) {
-                        Ok(l) => l,
-                        Err(e) => {
-                            let _ = tx.send(Err(e.to_string()));
-                            return;
-                        }
-                    };
-                    let bound = match listener.local_addr() {
-                        Ok(a) => a,
-                        Err(e) => {
-                            let _ = tx.send(Err(e.to_string()));
-                            return;
-                        }
-                    };
-                    let _ = tx.send(Ok(bound));
-                    let ctx = Rc::new(ShardContext {
-                        responder: RefCell::new(Responder::new(bound, shape)),
-                        matcher: RefCell::new(Matcher::new(rules, shard)),
-                        started: shared2.started,
-                        next_connection: shared2.next_connection.clone(),
-                        shared: shared2.clone(),
-                    });
-                    accept_loop(listener, ctx, shared2).await;
+            let spawned = doppio_rt::spawn_executor(spec, move || async move {
+                let listener = match TcpListener::bind(addr, 64 * 1024) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        let _ = tx.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                let bound = match listener.local_addr() {
+                    Ok(a) => a,
+                    Err(e) => {
+                        let _ = tx.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                let _ = tx.send(Ok(bound));
+                let ctx = Rc::new(ShardContext {
+                    responder: RefCell::new(Responder::new(bound, shape)),
+                    matcher: RefCell::new(Matcher::new(rules, shard)),
+                    started: shared2.started,
+                    next_connection: shared2.next_connection.clone(),
+                    shared: shared2.clone(),
                 });
+                accept_loop(listener, ctx, shared2).await;
+            });
             let handle = match spawned {
                 Ok(h) => h,
                 Err(e) => {
                     stop_all(&shared, threads);
                     return Err(StubError::Executor {
                         core: core.unwrap_or(0),
-                        message: e.to_string(),
+                        message: e.message,
                     });
                 }
             };
@@ -231,7 +230,7 @@ impl Stub {
     }
 }
 
-fn stop_all(shared: &Shared, threads: Vec<glommio::ExecutorJoinHandle<()>>) {
+fn stop_all(shared: &Shared, threads: Vec<ExecutorHandle<()>>) {
     shared.stop.store(true, Ordering::SeqCst);
     for t in threads {
         let _ = t.join();
@@ -242,17 +241,14 @@ fn stop_all(shared: &Shared, threads: Vec<glommio::ExecutorJoinHandle<()>>) {
 async fn accept_loop(listener: TcpListener, ctx: Rc<ShardContext>, shared: Arc<Shared>) {
     while !shared.stop.load(Ordering::Relaxed) {
         // A bounded wait, so that a stop is noticed without a connection to wake us.
-        let accepted = glommio::timer::timeout(Duration::from_millis(100), async {
-            Ok(listener.accept().await)
-        })
-        .await;
+        let accepted = doppio_rt::timeout(Duration::from_millis(100), listener.accept()).await;
         match accepted {
-            Ok(Ok(stream)) => {
-                glommio::spawn_local(crate::conn::serve(stream, ctx.clone())).detach();
+            Ok(Ok((stream, _peer))) => {
+                doppio_rt::spawn_local(crate::conn::serve(stream, ctx.clone())).detach();
             }
             Ok(Err(e)) => {
                 eprintln!("doppio-stub: accept failed: {e}");
-                glommio::timer::sleep(Duration::from_millis(10)).await;
+                doppio_rt::sleep(Duration::from_millis(10)).await;
             }
             Err(_) => {}
         }

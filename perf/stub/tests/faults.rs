@@ -21,7 +21,9 @@ use doppio::{Error, Session, SessionConfig, StatementOptions};
 use doppio_stub::Shape;
 
 mod support;
-use support::{on_glommio, on_glommio_value, stub};
+
+use doppio::rt::Runtime;
+use support::{on_runtime, on_runtime_value, stub};
 
 fn config(addr: SocketAddr, retry: Arc<dyn RetryPolicy>) -> SessionConfig {
     let mut c = SessionConfig::new(addr);
@@ -42,8 +44,9 @@ type Outcome = (Duration, Duration, Result<(), Error>);
 /// coarse clock (a few ms) and wakes on glommio's timer; the rest is a busy 2-core machine.
 const DEADLINE_BOUND: Duration = Duration::from_millis(150);
 
-#[test]
-fn a_two_second_stall_fails_requests_at_their_deadline_bounds_stream_ids_and_service_resumes() {
+fn a_two_second_stall_fails_requests_at_their_deadline_bounds_stream_ids_and_service_resumes(
+    runtime: Runtime,
+) {
     const STREAMS: usize = 32;
     const FIBERS: usize = 64;
     const TIMEOUT: Duration = Duration::from_millis(400);
@@ -51,6 +54,7 @@ fn a_two_second_stall_fails_requests_at_their_deadline_bounds_stream_ids_and_ser
     const STALL: Duration = Duration::from_secs(2);
     const RUN: Duration = Duration::from_millis(3600);
     let stub = stub(
+        runtime,
         r#"
 [[rule]]
 name = "stall"
@@ -60,7 +64,7 @@ then = { stall = "2s" }
         Shape::default(),
     );
     let addr = stub.addr();
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         let mut c = config(addr, Arc::new(NoRetry));
         c.connection.max_streams = STREAMS;
         // Tolerate the stall (a connection is otherwise given up when its orphans pile up).
@@ -73,8 +77,8 @@ then = { stall = "2s" }
         let log: Rc<RefCell<Vec<Outcome>>> = Rc::default();
         let staller = {
             let s = s.clone();
-            glommio::spawn_local(async move {
-                glommio::timer::sleep(STALL_AT).await;
+            doppio::rt::spawn_local(async move {
+                doppio::rt::sleep(STALL_AT).await;
                 let opts = StatementOptions {
                     timeout: Some(Duration::from_secs(10)),
                     ..StatementOptions::default()
@@ -89,7 +93,7 @@ then = { stall = "2s" }
             .map(|_| {
                 let s = s.clone();
                 let log = log.clone();
-                glommio::spawn_local(async move {
+                doppio::rt::spawn_local(async move {
                     while t0.elapsed() < RUN {
                         let start = t0.elapsed();
                         let r = s.query("SELECT v FROM t", &()).await.map(|_| ());
@@ -159,13 +163,15 @@ then = { stall = "2s" }
     });
 }
 
-#[test]
-fn connections_dropped_under_load_fail_only_their_in_flight_requests_and_answers_never_cross() {
+fn connections_dropped_under_load_fail_only_their_in_flight_requests_and_answers_never_cross(
+    runtime: Runtime,
+) {
     const FIBERS: u32 = 48;
     const PER_FIBER: u32 = 400;
     const ROWS: usize = 50_000;
     // A connection is dropped at every 3000th request: about six drops under this load.
     let stub = stub(
+        runtime,
         r#"
 [[rule]]
 name = "drop"
@@ -179,7 +185,7 @@ then = "drop"
         },
     );
     let addr = stub.addr();
-    let drops = on_glommio_value(move || async move {
+    let drops = on_runtime_value(runtime, move || async move {
         let s = Rc::new(
             Session::connect(config(addr, Arc::new(NoRetry)))
                 .await
@@ -197,7 +203,7 @@ then = "drop"
             .map(|f| {
                 let s = s.clone();
                 let tally = tally.clone();
-                glommio::spawn_local(async move {
+                doppio::rt::spawn_local(async move {
                     for k in 0..PER_FIBER {
                         // Each request asks for one row at its own index: the answer's paging
                         // state (the next index) says whose answer it is.
@@ -232,7 +238,7 @@ then = "drop"
                         }
                         if pause {
                             // Let the pool reconnect rather than spin on it.
-                            glommio::timer::sleep(Duration::from_millis(2)).await;
+                            doppio::rt::sleep(Duration::from_millis(2)).await;
                         }
                     }
                 })
@@ -270,9 +276,9 @@ then = "drop"
     );
 }
 
-#[test]
-fn a_broken_frame_closes_only_its_connection_with_an_error_naming_the_fault() {
+fn a_broken_frame_closes_only_its_connection_with_an_error_naming_the_fault(runtime: Runtime) {
     let stub = stub(
+        runtime,
         r#"
 [[rule]]
 when = { statement = "BADVERSION" }
@@ -297,7 +303,7 @@ then = { malformed = "truncated" }
         Shape::default(),
     );
     let addr = stub.addr();
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         // A bystander session (its own connection) runs requests all along.
         let bystander = Rc::new(
             Session::connect(config(addr, Arc::new(NoRetry)))
@@ -307,7 +313,7 @@ then = { malformed = "truncated" }
         let stop = Rc::new(std::cell::Cell::new(false));
         let load = {
             let (b, stop) = (bystander.clone(), stop.clone());
-            glommio::spawn_local(async move {
+            doppio::rt::spawn_local(async move {
                 let (mut ok, mut failed) = (0u64, 0u64);
                 while !stop.get() {
                     match b.query("SELECT v FROM t", &()).await {
@@ -353,7 +359,7 @@ then = { malformed = "truncated" }
                     healed = true;
                     break;
                 }
-                glommio::timer::sleep(Duration::from_millis(20)).await;
+                doppio::rt::sleep(Duration::from_millis(20)).await;
             }
             assert!(healed, "{statement}: the session did not recover");
             victim.close("done");
@@ -367,8 +373,9 @@ then = { malformed = "truncated" }
     });
 }
 
-#[test]
-fn overloaded_unavailable_and_read_timeouts_are_retried_exactly_as_the_policy_documents() {
+fn overloaded_unavailable_and_read_timeouts_are_retried_exactly_as_the_policy_documents(
+    runtime: Runtime,
+) {
     // Every second matching request fails, so a retry (the next matching request) succeeds.
     let mut rules = String::new();
     for (name, code) in [
@@ -383,9 +390,9 @@ fn overloaded_unavailable_and_read_timeouts_are_retried_exactly_as_the_policy_do
             ));
         }
     }
-    let stub = stub(&rules, Shape::default());
+    let stub = stub(runtime, &rules, Shape::default());
     let addr = stub.addr();
-    let results = on_glommio_value(move || async move {
+    let results = on_runtime_value(runtime, move || async move {
         let retrying = Session::connect(config(
             addr,
             Arc::new(DefaultRetryPolicy { max_retries: 1 }),
@@ -448,3 +455,10 @@ fn overloaded_unavailable_and_read_timeouts_are_retried_exactly_as_the_policy_do
         }
     }
 }
+
+support::runtime_tests!(
+    a_two_second_stall_fails_requests_at_their_deadline_bounds_stream_ids_and_service_resumes,
+    connections_dropped_under_load_fail_only_their_in_flight_requests_and_answers_never_cross,
+    a_broken_frame_closes_only_its_connection_with_an_error_naming_the_fault,
+    overloaded_unavailable_and_read_timeouts_are_retried_exactly_as_the_policy_documents,
+);

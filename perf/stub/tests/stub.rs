@@ -20,7 +20,9 @@ use doppio::{Error, Session, SessionConfig, StatementOptions};
 use doppio_stub::Shape;
 
 mod support;
-use support::{on_glommio, stub};
+
+use doppio::rt::Runtime;
+use support::{on_runtime, stub};
 
 async fn session(addr: SocketAddr, lz4: bool) -> Session {
     let mut c = SessionConfig::new(addr);
@@ -34,8 +36,7 @@ async fn session(addr: SocketAddr, lz4: bool) -> Session {
     Session::connect(c).await.unwrap()
 }
 
-#[test]
-fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm() {
+fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm(runtime: Runtime) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
         .args([
             "--listen",
@@ -61,7 +62,7 @@ fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm() {
         .parse()
         .unwrap();
     assert_ne!(addr.port(), 0, "the real port is printed");
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         let s = session(addr, false).await;
         let r = s.query("SELECT v FROM ks.t", &()).await.unwrap();
         assert_eq!(r.rows_count(), 2);
@@ -75,12 +76,18 @@ fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm() {
     assert!(status.success(), "exit code 0 on SIGTERM: {status:?}");
 }
 
-#[test]
-fn a_bad_rules_file_or_port_is_a_clear_error_and_exit_code_2() {
+fn a_bad_rules_file_or_port_is_a_clear_error_and_exit_code_2(runtime: Runtime) {
     let dir = std::env::temp_dir().join(format!("stub-rules-{}", std::process::id()));
     std::fs::write(&dir, "[[rule]]\nthen = \"explode\"\n").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
-        .args(["--listen", "127.0.0.1:0", "--no-pin", "--rules"])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--no-pin",
+            "--runtime",
+            runtime.name(),
+            "--rules",
+        ])
         .arg(&dir)
         .output()
         .unwrap();
@@ -91,7 +98,7 @@ fn a_bad_rules_file_or_port_is_a_clear_error_and_exit_code_2() {
     // A port that is taken (by a plain listener without SO_REUSEPORT).
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
-        .args(["--no-pin", "--listen"])
+        .args(["--no-pin", "--runtime", runtime.name(), "--listen"])
         .arg(taken.local_addr().unwrap().to_string())
         .output()
         .unwrap();
@@ -99,9 +106,9 @@ fn a_bad_rules_file_or_port_is_a_clear_error_and_exit_code_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen"));
 }
 
-#[test]
-fn doppio_connects_and_runs_every_statement_kind_with_and_without_lz4() {
+fn doppio_connects_and_runs_every_statement_kind_with_and_without_lz4(runtime: Runtime) {
     let stub = stub(
+        runtime,
         "",
         Shape {
             rows: 3,
@@ -110,7 +117,7 @@ fn doppio_connects_and_runs_every_statement_kind_with_and_without_lz4() {
         },
     );
     let addr = stub.addr();
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         for lz4 in [false, true] {
             let s = session(addr, lz4).await;
             assert_eq!(s.nodes().len(), 1, "the stub is a one-node cluster");
@@ -156,9 +163,8 @@ fn doppio_connects_and_runs_every_statement_kind_with_and_without_lz4() {
     assert!(stub.connections() >= 4);
 }
 
-#[test]
-fn scylla_rust_driver_connects_with_its_default_session_builder() {
-    let stub = stub("", Shape::default());
+fn scylla_rust_driver_connects_with_its_default_session_builder(runtime: Runtime) {
+    let stub = stub(runtime, "", Shape::default());
     let addr = stub.addr();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -189,9 +195,9 @@ fn scylla_rust_driver_connects_with_its_default_session_builder() {
     });
 }
 
-#[test]
-fn an_error_rule_answers_that_error_with_its_fields() {
+fn an_error_rule_answers_that_error_with_its_fields(runtime: Runtime) {
     let stub = stub(
+        runtime,
         r#"
 [[rule]]
 name = "overloaded"
@@ -206,7 +212,7 @@ then = { error = { code = "read_timeout" } }
         Shape::default(),
     );
     let addr = stub.addr();
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         let s = session(addr, false).await;
         let e = s
             .query("SELECT v FROM t WHERE OVERLOAD", &())
@@ -243,9 +249,9 @@ then = { error = { code = "read_timeout" } }
     assert_eq!(fired[1], ("read timeout".into(), 1));
 }
 
-#[test]
-fn a_delayed_answer_holds_back_only_itself() {
+fn a_delayed_answer_holds_back_only_itself(runtime: Runtime) {
     let stub = stub(
+        runtime,
         r#"
 [[rule]]
 when = { statement = "DELAYME" }
@@ -254,18 +260,18 @@ then = { delay = { fixed = "300ms" } }
         Shape::default(),
     );
     let addr = stub.addr();
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         let s = session(addr, false).await;
         let started = Instant::now();
         let slow = {
             let s = s.clone();
-            glommio::spawn_local(async move {
+            doppio::rt::spawn_local(async move {
                 s.query("SELECT v FROM t WHERE DELAYME", &()).await.unwrap();
                 started.elapsed()
             })
         };
         // Sent after the delayed one, on the same connection: answered at once.
-        glommio::timer::sleep(Duration::from_millis(20)).await;
+        doppio::rt::sleep(Duration::from_millis(20)).await;
         let t = Instant::now();
         s.query("SELECT v FROM t", &()).await.unwrap();
         let fast = t.elapsed();
@@ -276,9 +282,9 @@ then = { delay = { fixed = "300ms" } }
     });
 }
 
-#[test]
-fn a_stall_holds_the_connection_then_service_resumes() {
+fn a_stall_holds_the_connection_then_service_resumes(runtime: Runtime) {
     let stub = stub(
+        runtime,
         r#"
 [[rule]]
 when = { statement = "STALL" }
@@ -287,7 +293,7 @@ then = { stall = "500ms" }
         Shape::default(),
     );
     let addr = stub.addr();
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         let s = session(addr, false).await;
         let t = Instant::now();
         s.query("SELECT v FROM t WHERE STALL", &()).await.unwrap();
@@ -307,9 +313,9 @@ then = { stall = "500ms" }
     });
 }
 
-#[test]
-fn a_dropped_connection_fails_its_requests_and_the_driver_reconnects() {
+fn a_dropped_connection_fails_its_requests_and_the_driver_reconnects(runtime: Runtime) {
     let stub = stub(
+        runtime,
         r#"
 [[rule]]
 when = { statement = "DROPME" }
@@ -318,7 +324,7 @@ then = "drop"
         Shape::default(),
     );
     let addr = stub.addr();
-    on_glommio(move || async move {
+    on_runtime(runtime, move || async move {
         let s = session(addr, false).await;
         let e = s
             .query("SELECT v FROM t WHERE DROPME", &())
@@ -328,7 +334,7 @@ then = "drop"
         // The pool reconnects in the background.
         let mut ok = false;
         for _ in 0..100 {
-            glommio::timer::sleep(Duration::from_millis(20)).await;
+            doppio::rt::sleep(Duration::from_millis(20)).await;
             if s.query("SELECT v FROM t", &()).await.is_ok() {
                 ok = true;
                 break;
@@ -338,3 +344,14 @@ then = "drop"
         s.close("done");
     });
 }
+
+support::runtime_tests!(
+    the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm,
+    a_bad_rules_file_or_port_is_a_clear_error_and_exit_code_2,
+    doppio_connects_and_runs_every_statement_kind_with_and_without_lz4,
+    scylla_rust_driver_connects_with_its_default_session_builder,
+    an_error_rule_answers_that_error_with_its_fields,
+    a_delayed_answer_holds_back_only_itself,
+    a_stall_holds_the_connection_then_service_resumes,
+    a_dropped_connection_fails_its_requests_and_the_driver_reconnects,
+);

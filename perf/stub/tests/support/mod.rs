@@ -1,13 +1,16 @@
-//! Helpers shared by the stub's test files: a stub with rules, and a glommio executor to run
-//! a client on.
+//! Helpers shared by the stub's test files: a stub with rules, and an executor of either
+//! runtime to run a client on.
 
 #![allow(clippy::unwrap_used, dead_code)] // tests; not every file uses every helper
 
+use doppio::rt::Runtime;
 use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};
 
-/// A stub on an ephemeral port with these TOML `rules` and result `shape`, rules not logged.
-pub fn stub(rules: &str, shape: Shape) -> StubHandle {
+/// A stub on `runtime`, on an ephemeral port with these TOML `rules` and result `shape`,
+/// rules not logged.
+pub fn stub(runtime: Runtime, rules: &str, shape: Shape) -> StubHandle {
     Stub::start(StubConfig {
+        runtime,
         shape,
         rules: Rules::parse(rules).unwrap(),
         log_rules: false,
@@ -16,26 +19,41 @@ pub fn stub(rules: &str, shape: Shape) -> StubHandle {
     .unwrap()
 }
 
-/// Runs `f` on a fresh glommio executor and returns its result.
-pub fn on_glommio_value<T, F, Fut>(f: F) -> T
+/// Runs `f` on a fresh executor of `runtime` and returns its result.
+pub fn on_runtime_value<T, F, Fut>(runtime: Runtime, f: F) -> T
 where
     T: Send + 'static,
     F: FnOnce() -> Fut + Send + 'static,
     Fut: std::future::Future<Output = T> + 'static,
 {
-    glommio::LocalExecutorBuilder::default()
-        .name("stub-test")
-        .spawn(f)
-        .unwrap()
-        .join()
-        .unwrap()
+    doppio::rt::run_on(runtime, &format!("stub-test-{runtime}"), f).unwrap()
 }
 
-/// Runs `f` on a fresh glommio executor.
-pub fn on_glommio<F, Fut>(f: F)
+/// Runs `f` on a fresh executor of `runtime`.
+pub fn on_runtime<F, Fut>(runtime: Runtime, f: F)
 where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + 'static,
 {
-    on_glommio_value(f);
+    on_runtime_value(runtime, f);
 }
+
+/// Declares one `#[test]` per runtime of the client for each named function
+/// `fn name(runtime: Runtime)`: `glommio::name` and `uring::name`.
+macro_rules! runtime_tests {
+    ($($name:ident),* $(,)?) => {
+        mod glommio {
+            $(#[test]
+            fn $name() {
+                super::$name(doppio::rt::Runtime::Glommio)
+            })*
+        }
+        mod uring {
+            $(#[test]
+            fn $name() {
+                super::$name(doppio::rt::Runtime::Uring)
+            })*
+        }
+    };
+}
+pub(crate) use runtime_tests;
