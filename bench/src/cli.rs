@@ -83,7 +83,8 @@ pub struct Connect {
     /// Workload parameter overrides, NAME=VALUE (repeatable).
     #[arg(short = 'P', long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
-    /// Driver(s): doppio, scylla, or doppio,scylla to run both alternately (run only).
+    /// Driver(s): doppio (glommio), doppio-uring (doppio's own io_uring runtime), scylla, or a
+    /// list such as doppio,doppio-uring,scylla to run them alternately (run only).
     #[arg(long, default_value = "doppio")]
     pub driver: String,
     /// Threads: doppio shards (one per core) or tokio worker threads.

@@ -65,18 +65,22 @@ fn markdown(points: &[Point]) -> String {
             );
         }
     }
-    fn pair(p: &Point) -> Option<(&BackendReport, &BackendReport)> {
-        Some((p.backends.get("doppio")?, p.backends.get("scylla")?))
-    }
-    if points.iter().any(|p| pair(p).is_some()) {
+    // Each doppio runtime against scylla-rust-driver, where both ran.
+    for doppio in ["doppio", "doppio-uring"] {
+        fn pair<'a>(p: &'a Point, doppio: &str) -> Option<(&'a BackendReport, &'a BackendReport)> {
+            Some((p.backends.get(doppio)?, p.backends.get("scylla")?))
+        }
+        if !points.iter().any(|p| pair(p, doppio).is_some()) {
+            continue;
+        }
         let _ = writeln!(out);
         let _ = writeln!(
             out,
-            "| C | CPU/req doppio/scylla | syscalls/req doppio/scylla | throughput doppio/scylla |"
+            "| C | CPU/req {doppio}/scylla | syscalls/req {doppio}/scylla | throughput {doppio}/scylla |"
         );
         let _ = writeln!(out, "|---|---|---|---|");
         for p in points {
-            if let Some((d, s)) = pair(p) {
+            if let Some((d, s)) = pair(p, doppio) {
                 let sys = match (d.syscalls_per_req, s.syscalls_per_req) {
                     (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
                     _ => "n/a".into(),

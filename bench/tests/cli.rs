@@ -1,6 +1,6 @@
 //! The `doppio` binary against the real Cassandra (`scripts/cassandra.sh start`): every
 //! subcommand, both backends, a workload file with parameters, JSON written and read back by
-//! `show`, `hdr` and `list`, and `--driver doppio,scylla` side by side.
+//! `show`, `hdr` and `list`, and `--driver doppio,doppio-uring,scylla` side by side.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -163,7 +163,7 @@ fn schema_load_run_show_hdr_and_list_with_doppio() {
 }
 
 #[test]
-fn both_backends_side_by_side_and_scylla_alone() {
+fn every_backend_side_by_side_and_scylla_alone() {
     let (dir, ks) = scratch("pair");
     let ksp = format!("keyspace={ks}");
     let n = node();
@@ -200,7 +200,7 @@ fn both_backends_side_by_side_and_scylla_alone() {
         "-p",
         "8",
         "--driver",
-        "doppio,scylla",
+        "doppio,doppio-uring,scylla",
         "-o",
         report.to_str().unwrap(),
         "-q",
@@ -214,7 +214,7 @@ fn both_backends_side_by_side_and_scylla_alone() {
         "{text}"
     );
     let j = json(&report);
-    for d in ["doppio", "scylla"] {
+    for d in ["doppio", "doppio-uring", "scylla"] {
         let b = &j["backends"][d];
         assert!(b["requests"].as_u64().unwrap() > 50, "{d}: {b}");
         assert_eq!(b["errors"], 0, "{d}");
@@ -429,27 +429,31 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
         dir.join("bind.json").to_str().unwrap(),
     ]);
     assert_input_error(&out, &["line 4", "1 bind markers but 0 args"]);
-    // A wrong port (nothing listens there).
+    // A wrong port (nothing listens there), with each runtime of doppio.
     let report = dir.join("r.json");
     let r = report.to_str().unwrap();
-    let out = doppio(&[
-        "run",
-        "-w",
-        "empty",
-        "127.0.0.1:9",
-        "-d",
-        "1s",
-        "-q",
-        "-o",
-        r,
-    ]);
-    assert_input_error(&out, &["127.0.0.1:9", "refused"]);
+    for driver in ["doppio", "doppio-uring"] {
+        let out = doppio(&[
+            "run",
+            "-w",
+            "empty",
+            "127.0.0.1:9",
+            "--driver",
+            driver,
+            "-d",
+            "1s",
+            "-q",
+            "-o",
+            r,
+        ]);
+        assert_input_error(&out, &["127.0.0.1:9", "refused"]);
+    }
     // A host that does not resolve.
     let out = doppio(&["run", "-w", "empty", "no-such-host.invalid", "-q", "-o", r]);
     assert_input_error(&out, &["no-such-host.invalid"]);
-    // A refused login, with either backend.
+    // A refused login, with every backend.
     let auth = std::env::var("DOPPIO_CASSANDRA_AUTH").unwrap_or_else(|_| "127.0.0.11:9042".into());
-    for driver in ["doppio", "scylla"] {
+    for driver in ["doppio", "doppio-uring", "scylla"] {
         let out = doppio(&[
             "run",
             "-w",

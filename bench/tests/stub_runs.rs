@@ -39,7 +39,7 @@ fn stub(rules: &str) -> StubHandle {
 }
 
 #[test]
-fn overloaded_answers_are_counted_by_kind_and_the_run_goes_on_with_both_backends() {
+fn overloaded_answers_are_counted_by_kind_and_the_run_goes_on_with_every_backend() {
     let _serial = serial();
     let stub = stub(
         r#"
@@ -57,7 +57,7 @@ then = { error = { code = "overloaded", message = "shedding load" } }
         "empty",
         &addr,
         "--driver",
-        "doppio,scylla",
+        "doppio,doppio-uring,scylla",
         "-d",
         "2s",
         "--warmup",
@@ -77,7 +77,7 @@ then = { error = { code = "overloaded", message = "shedding load" } }
         "the text report names the kind"
     );
     let j = json(&report);
-    for driver in ["doppio", "scylla"] {
+    for driver in ["doppio", "doppio-uring", "scylla"] {
         let b = &j["backends"][driver];
         let requests = b["requests"].as_u64().unwrap();
         let overloaded = b["errors_by_kind"]["overloaded"].as_u64().unwrap_or(0);
@@ -85,7 +85,7 @@ then = { error = { code = "overloaded", message = "shedding load" } }
         eprintln!("{driver}: {overloaded} overloaded of {requests} requests ({share:.3})");
         assert!(requests > 1000, "{driver}: {requests} requests");
         assert_eq!(b["errors"].as_u64().unwrap(), overloaded, "{driver}");
-        // One EXECUTE in ten, counted over both backends' requests together.
+        // One EXECUTE in ten, counted over all backends' requests together.
         assert!((0.08..=0.12).contains(&share), "{driver}: {share}");
         assert!(b["first_errors"]["overloaded"]
             .as_str()
@@ -342,7 +342,15 @@ fn the_bench_counts_agree_with_perf_stat_and_usr_bin_time() {
     let _serial = serial();
     let stub = delay_stub("{ exponential = \"20us\" }");
     let addr = stub.addr().to_string();
-    let report = scratch("counters").join("r.json");
+    for driver in ["doppio", "doppio-uring"] {
+        counts_agree_with_perf_stat_and_usr_bin_time(&addr, driver);
+    }
+}
+
+/// One run of `driver` under `perf stat` and `/usr/bin/time`: the bench's own syscall and CPU
+/// counts agree with theirs.
+fn counts_agree_with_perf_stat_and_usr_bin_time(addr: &str, driver: &str) {
+    let report = scratch(&format!("counters-{driver}")).join("r.json");
     let stat = report.with_extension("perf");
     let out = Command::new("/usr/bin/time")
         .args(["-f", "time: %U %S"])
@@ -358,14 +366,15 @@ fn the_bench_counts_agree_with_perf_stat_and_usr_bin_time() {
         .arg(&stat)
         .arg(env!("CARGO_BIN_EXE_doppio"))
         .args([
-            "run", "-w", "empty", &addr, "-p", "8", "-d", "4s", "--warmup", "0s", "-q", "-o",
+            "run", "-w", "empty", addr, "--driver", driver, "-p", "8", "-d", "4s", "--warmup",
+            "0s", "-q", "-o",
         ])
         .arg(&report)
         .output()
         .expect("run /usr/bin/time perf stat doppio");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let b = &json(&report)["backends"]["doppio"];
+    let b = &json(&report)["backends"][driver];
     let requests = b["requests"].as_f64().unwrap();
     // perf stat counts the whole process (start-up, connecting, writing the report too).
     let perf_text = std::fs::read_to_string(&stat).unwrap();
@@ -387,14 +396,17 @@ fn the_bench_counts_agree_with_perf_stat_and_usr_bin_time() {
     let our_cpu = b["cpu_us_per_req"].as_f64().unwrap() * requests / 1e6;
     let cpu_gap = (time_cpu - our_cpu) / time_cpu;
     eprintln!(
-        "{requests} requests: syscalls bench {ours:.0} vs perf stat {perf_syscalls:.0} \
+        "{driver}: {requests} requests: syscalls bench {ours:.0} vs perf stat {perf_syscalls:.0} \
          ({:.1} %); CPU bench {our_cpu:.3} s vs /usr/bin/time {time_cpu:.3} s ({:.1} %)",
         syscall_gap * 100.0,
         cpu_gap * 100.0
     );
     // The bench counts only the measured segment, so it may only be below, and by little.
-    assert!((0.0..0.05).contains(&syscall_gap), "{syscall_gap}");
-    assert!((-0.02..0.10).contains(&cpu_gap), "{cpu_gap}");
+    assert!(
+        (0.0..0.05).contains(&syscall_gap),
+        "{driver}: {syscall_gap}"
+    );
+    assert!((-0.02..0.10).contains(&cpu_gap), "{driver}: {cpu_gap}");
 }
 
 #[test]
@@ -404,13 +416,21 @@ fn a_hundred_thousand_concurrent_requests_on_a_slow_stub_stay_under_512_mib() {
     // connection, the rest waiting for a stream id. Measured: 307 MiB peak RSS (release and
     // debug builds alike, about 3 KiB per fiber).
     let stub = delay_stub("{ fixed = \"50ms\" }");
-    let report = scratch("c100k").join("r.json");
     let addr = stub.addr().to_string();
+    for driver in ["doppio", "doppio-uring"] {
+        a_hundred_thousand_concurrent_requests_with(&addr, driver);
+    }
+}
+
+fn a_hundred_thousand_concurrent_requests_with(addr: &str, driver: &str) {
+    let report = scratch(&format!("c100k-{driver}")).join("r.json");
     let out = doppio(&[
         "run",
         "-w",
         "empty",
-        &addr,
+        addr,
+        "--driver",
+        driver,
         "-p",
         "100000",
         "-d",
@@ -422,15 +442,15 @@ fn a_hundred_thousand_concurrent_requests_on_a_slow_stub_stay_under_512_mib() {
         report.to_str().unwrap(),
     ]);
     assert!(out.status.success());
-    let b = &json(&report)["backends"]["doppio"];
+    let b = &json(&report)["backends"][driver];
     let rss = b["peak_rss_bytes"].as_u64().unwrap();
     eprintln!(
-        "{} requests, {} errors, peak RSS {:.1} MiB",
+        "{driver}: {} requests, {} errors, peak RSS {:.1} MiB",
         b["requests"],
         b["errors"],
         rss as f64 / 1048576.0
     );
     assert_eq!(b["errors"], 0);
     assert!(b["requests"].as_u64().unwrap() >= 100_000);
-    assert!(rss < 512 << 20, "{rss} bytes");
+    assert!(rss < 512 << 20, "{driver}: {rss} bytes");
 }

@@ -1,5 +1,6 @@
 //! The doppio backend: one shard per thread (pinned to cores 0..threads when asked), each
-//! running its worker's fibers on its own session.
+//! running its worker's fibers on its own session; on glommio (`doppio`) or on doppio's own
+//! io_uring runtime (`doppio-uring`), the same code either way.
 
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -9,6 +10,7 @@ use doppio::proto::consistency::Consistency;
 use doppio::proto::metadata::ColumnSpec;
 use doppio::proto::types::ColumnType;
 use doppio::proto::values::QueryValues;
+use doppio::rt::Runtime;
 use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
 use doppio::{Cluster, Error, PreparedStatement, Session};
 
@@ -23,12 +25,21 @@ use crate::workload::{Statement, Workload};
 /// A running doppio cluster client.
 pub struct DoppioBackend {
     cluster: Cluster,
+    driver: Driver,
 }
 
-fn err(message: impl Into<String>) -> BackendError {
-    BackendError {
-        driver: "doppio",
-        message: message.into(),
+/// The bench's name of doppio on `runtime`.
+fn driver_of(runtime: Runtime) -> Driver {
+    match runtime {
+        Runtime::Glommio => Driver::Doppio,
+        Runtime::Uring => Driver::DoppioUring,
+    }
+}
+
+fn err_of(driver: Driver) -> impl Fn(String) -> BackendError {
+    move |message| BackendError {
+        driver: driver.name(),
+        message,
     }
 }
 
@@ -49,9 +60,11 @@ pub fn parse_consistency(name: &str) -> Result<Consistency, String> {
 }
 
 impl DoppioBackend {
-    /// Starts the shards and connects each.
-    pub fn connect(o: &ConnectOptions) -> Result<Self, BackendError> {
-        let consistency = parse_consistency(&o.consistency).map_err(err)?;
+    /// Starts the shards on `runtime` and connects each.
+    pub fn connect(o: &ConnectOptions, runtime: Runtime) -> Result<Self, BackendError> {
+        let driver = driver_of(runtime);
+        let err = err_of(driver);
+        let consistency = parse_consistency(&o.consistency).map_err(&err)?;
         let retry: Arc<dyn RetryPolicy> = if o.retries == 0 {
             Arc::new(NoRetry)
         } else {
@@ -73,12 +86,13 @@ impl DoppioBackend {
             // The bench reads single pages; paging is the workload's business.
             .page_size(Some(5000))
             .shutdown_grace(Duration::from_secs(2))
+            .runtime(runtime)
             .spin_before_park(o.spin_before_park);
         if let (Some(u), Some(p)) = (&o.username, &o.password) {
             b = b.credentials(u, p);
         }
         let cluster = b.build().map_err(|e| err(e.to_string()))?;
-        Ok(Self { cluster })
+        Ok(Self { cluster, driver })
     }
 }
 
@@ -183,11 +197,11 @@ impl BenchSession for ShardSession {
     async fn sleep_until(&self, deadline: Instant) {
         let now = Instant::now();
         if deadline > now {
-            glommio::timer::sleep(deadline - now).await;
+            doppio::rt::sleep(deadline - now).await;
         }
     }
 
-    /// Each fiber is a glommio task of the shard: its wake-ups are plain pushes on the
+    /// Each fiber is a task of the shard's executor: its wake-ups are plain pushes on the
     /// executor's local run queue (no atomic), instead of a `join_all` ready queue.
     async fn run_fibers<Fut: std::future::Future<Output = ()>>(&self, fibers: Vec<Fut>) {
         let tasks: Vec<_> = fibers
@@ -195,7 +209,7 @@ impl BenchSession for ShardSession {
             // SAFETY: a scoped task must be awaited or dropped before what it borrows goes
             // away, never leaked. Every task is awaited below before this future completes;
             // if this future is dropped first, the tasks are dropped with it (cancelled).
-            .map(|f| unsafe { glommio::spawn_scoped_local(f) })
+            .map(|f| unsafe { doppio::rt::spawn_scoped_local(f) })
             .collect();
         for t in tasks {
             t.await;
@@ -204,10 +218,12 @@ impl BenchSession for ShardSession {
 }
 
 async fn prepare_plan(
+    driver: Driver,
     session: &Session,
     workload: &Workload,
     stmts: &[Statement],
 ) -> Result<Vec<PlanStatement<PreparedStatement>>, BackendError> {
+    let err = err_of(driver);
     let mut plan = Vec::with_capacity(stmts.len());
     for s in stmts {
         let prepared = session
@@ -220,14 +236,20 @@ async fn prepare_plan(
             .iter()
             .map(|c| kind_of(&c.typ))
             .collect();
-        plan.push(plan_statement(workload, s, prepared, &kinds, "doppio")?);
+        plan.push(plan_statement(
+            workload,
+            s,
+            prepared,
+            &kinds,
+            driver.name(),
+        )?);
     }
     Ok(plan)
 }
 
 impl Backend for DoppioBackend {
     fn driver(&self) -> Driver {
-        Driver::Doppio
+        self.driver
     }
 
     fn workers(&self) -> usize {
@@ -254,20 +276,27 @@ impl Backend for DoppioBackend {
                     Ok::<(), String>(())
                 }
             })
-            .map_err(|e| err(e.to_string()))?;
-        out.into_iter().collect::<Result<(), _>>().map_err(err)
+            .map_err(|e| err_of(self.driver)(e.to_string()))?;
+        out.into_iter()
+            .collect::<Result<(), _>>()
+            .map_err(err_of(self.driver))
     }
 
     fn prepare(&self, workload: &Arc<Workload>, phase: Phase) -> Result<(), BackendError> {
-        let stmts = Arc::new(phase_statements(workload, phase, "doppio")?);
+        let driver = self.driver;
+        let stmts = Arc::new(phase_statements(workload, phase, driver.name())?);
         let workload = workload.clone();
         let out = self
             .cluster
             .run_on_shards(move |session| {
                 let (stmts, workload) = (stmts.clone(), workload.clone());
-                async move { prepare_plan(&session, &workload, &stmts).await.map(|_| ()) }
+                async move {
+                    prepare_plan(driver, &session, &workload, &stmts)
+                        .await
+                        .map(|_| ())
+                }
             })
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(|e| err_of(driver)(e.to_string()))?;
         out.into_iter().collect()
     }
 
@@ -278,7 +307,8 @@ impl Backend for DoppioBackend {
         start: Instant,
         events: mpsc::Sender<Event>,
     ) -> Result<(), BackendError> {
-        let stmts = Arc::new(phase_statements(workload, spec.phase, "doppio")?);
+        let driver = self.driver;
+        let stmts = Arc::new(phase_statements(workload, spec.phase, driver.name())?);
         let workload = workload.clone();
         let workers = self.cluster.shards();
         self.cluster
@@ -286,7 +316,7 @@ impl Backend for DoppioBackend {
                 let (stmts, workload, events) = (stmts.clone(), workload.clone(), events.clone());
                 async move {
                     // The statements are in the shard's cache since `prepare`: no network.
-                    let plan = match prepare_plan(&session, &workload, &stmts).await {
+                    let plan = match prepare_plan(driver, &session, &workload, &stmts).await {
                         Ok(p) => p,
                         Err(e) => {
                             let _ = events.send(Event::Finished {
@@ -301,7 +331,7 @@ impl Backend for DoppioBackend {
                     run_and_report(&bench, &workload, &plan, &wspec, spec.phase, events).await;
                 }
             })
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(|e| err_of(driver)(e.to_string()))?;
         Ok(())
     }
 

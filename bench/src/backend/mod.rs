@@ -1,5 +1,6 @@
-//! The two backends behind one interface: doppio (one glommio shard per core) and
-//! scylla-rust-driver (a tokio runtime). The engine ([`crate::engine`]) runs the same
+//! The backends behind one interface: doppio (one shard per core, on glommio or on doppio's
+//! own io_uring runtime: the same driver on two event loops) and scylla-rust-driver (a tokio
+//! runtime). The engine ([`crate::engine`]) runs the same
 //! workload on either; this module drives a phase and gathers its samples.
 
 pub mod doppio;
@@ -22,11 +23,15 @@ use crate::workload::{BoundArgs, Statement, Workload};
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
-#[serde(rename_all = "lowercase")]
 pub enum Driver {
     /// doppio on glommio.
+    #[serde(rename = "doppio")]
     Doppio,
+    /// doppio on its own io_uring runtime.
+    #[serde(rename = "doppio-uring")]
+    DoppioUring,
     /// scylla-rust-driver on tokio.
+    #[serde(rename = "scylla")]
     Scylla,
 }
 
@@ -35,16 +40,20 @@ impl Driver {
     pub fn name(self) -> &'static str {
         match self {
             Driver::Doppio => "doppio",
+            Driver::DoppioUring => "doppio-uring",
             Driver::Scylla => "scylla",
         }
     }
 
-    /// Parses `doppio` or `scylla`.
+    /// Parses `doppio`, `doppio-uring` or `scylla`.
     pub fn parse(s: &str) -> Result<Self, String> {
         match s.trim() {
             "doppio" => Ok(Driver::Doppio),
+            "doppio-uring" => Ok(Driver::DoppioUring),
             "scylla" => Ok(Driver::Scylla),
-            other => Err(format!("unknown driver `{other}` (doppio or scylla)")),
+            other => Err(format!(
+                "unknown driver `{other}` (doppio, doppio-uring or scylla)"
+            )),
         }
     }
 }
@@ -257,7 +266,14 @@ pub trait Backend: Send + Sync {
 /// Connects the chosen backend.
 pub fn connect(driver: Driver, options: &ConnectOptions) -> Result<Arc<dyn Backend>, BackendError> {
     match driver {
-        Driver::Doppio => Ok(Arc::new(doppio::DoppioBackend::connect(options)?)),
+        Driver::Doppio => Ok(Arc::new(doppio::DoppioBackend::connect(
+            options,
+            ::doppio::rt::Runtime::Glommio,
+        )?)),
+        Driver::DoppioUring => Ok(Arc::new(doppio::DoppioBackend::connect(
+            options,
+            ::doppio::rt::Runtime::Uring,
+        )?)),
         Driver::Scylla => Ok(Arc::new(scylla::ScyllaBackend::connect(options)?)),
     }
 }

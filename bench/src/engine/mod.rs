@@ -462,7 +462,7 @@ mod tests {
     use super::*;
     use crate::workload::{BoundArgs, Statement};
 
-    /// A backend whose requests take `delay(i)` on glommio's timer and record `i`.
+    /// A backend whose requests take `delay(i)` on the executor's timer and record `i`.
     struct Mock<D: Fn(u64) -> Duration> {
         delay: D,
         seen: RefCell<Vec<u64>>,
@@ -473,7 +473,7 @@ mod tests {
 
         async fn execute(&self, _: &(), args: Args<'_>) -> Result<(), RequestError> {
             self.seen.borrow_mut().push(args.iteration);
-            glommio::timer::sleep((self.delay)(args.iteration)).await;
+            doppio::rt::sleep((self.delay)(args.iteration)).await;
             if args.iteration % 50 == 49 {
                 return Err(RequestError {
                     kind: "overloaded",
@@ -486,7 +486,7 @@ mod tests {
         async fn sleep_until(&self, deadline: Instant) {
             let now = Instant::now();
             if deadline > now {
-                glommio::timer::sleep(deadline - now).await;
+                doppio::rt::sleep(deadline - now).await;
             }
         }
     }
@@ -518,22 +518,19 @@ mod tests {
         }
     }
 
-    fn on_glommio<T, F, Fut>(f: F) -> T
+    /// Runs `f` on an executor of doppio's default runtime (the engine itself knows none).
+    fn on_executor<T, F, Fut>(f: F) -> T
     where
         T: Send + 'static,
         F: FnOnce() -> Fut + Send + 'static,
         Fut: std::future::Future<Output = T> + 'static,
     {
-        glommio::LocalExecutorBuilder::default()
-            .spawn(f)
-            .unwrap()
-            .join()
-            .unwrap()
+        doppio::rt::run_on(doppio::rt::Runtime::default(), "engine-test", f).unwrap()
     }
 
     #[test]
     fn every_iteration_runs_once_across_workers_and_fibers_and_errors_are_counted() {
-        let (seen, samples) = on_glommio(|| async {
+        let (seen, samples) = on_executor(|| async {
             let mock = Mock {
                 delay: |_| Duration::from_micros(200),
                 seen: RefCell::new(Vec::new()),
@@ -572,7 +569,7 @@ mod tests {
     fn a_stall_shows_in_the_latency_of_the_requests_it_delayed() {
         // 100 req/s on one fiber; iteration 10 stalls 300 ms. Iterations 11.. were due every
         // 10 ms during the stall: their latency counts from their due time.
-        let samples = on_glommio(|| async {
+        let samples = on_executor(|| async {
             let mock = Mock {
                 delay: |i| Duration::from_millis(if i == 10 { 300 } else { 1 }),
                 seen: RefCell::new(Vec::new()),
