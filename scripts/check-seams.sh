@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# The seam check: doppio-proto is sans-IO, so neither glommio nor tokio (nor any other
-# executor or socket crate) may appear among its dependencies, direct or transitive.
-# Exits non-zero, naming the offending crate and the path to it, if one does.
+# The seam checks:
+# 1. doppio-proto is sans-IO, so neither glommio nor tokio (nor any other executor or socket
+#    crate) may appear among its dependencies, direct or transitive.
+# 2. The runtime adapters are the only code that names a runtime: in the whole workspace only
+#    driver/rt/src/glommio_rt.rs names the glommio crate, only driver/rt/src/uring/ names the
+#    io-uring crate, and only driver/rt/Cargo.toml depends on either.
+# Exits non-zero, naming the offending crate or file, if one does.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -19,3 +23,26 @@ if [ -n "$bad" ]; then
     exit 1
 fi
 echo "seam check passed: doppio-proto depends on no executor ($(printf '%s\n' "$tree" | sort -u | wc -l) crates: $(printf '%s\n' "$tree" | awk '{print $1}' | sort -u | tr '\n' ' '))"
+
+# 2. Only the adapters name a runtime crate (code paths, not prose in comments).
+sources=$(git ls-files --cached --others --exclude-standard -- '*.rs' | grep -v '^driver/proto/fuzz/' || true)
+named() { # PATTERN ALLOWED-PREFIX
+    local f
+    for f in $sources; do
+        case "$f" in "$2"*) continue ;; esac
+        [ -f "$f" ] || continue
+        grep -nE "$1" "$f" | grep -vE '^[0-9]+:\s*//' | sed "s|^|$f:|"
+    done
+}
+bad_glommio=$(named '(^|[^A-Za-z0-9_])(::)?glommio::|use glommio|extern crate glommio' driver/rt/src/glommio_rt.rs || true)
+bad_uring=$(named '(^|[^A-Za-z0-9_])(::)?io_uring::|use io_uring|extern crate io_uring' driver/rt/src/uring/ || true)
+bad_deps=$(git ls-files -- '*Cargo.toml' | grep -vE '^(Cargo.toml|driver/rt/Cargo.toml|driver/proto/fuzz/.*)$' |
+    xargs grep -lE '^(glommio|io-uring)(\.workspace)? *=' || true)
+if [ -n "$bad_glommio$bad_uring$bad_deps" ]; then
+    echo "seam check FAILED: only driver/rt names a runtime crate (glommio_rt.rs glommio, uring/ io-uring)" >&2
+    [ -n "$bad_glommio" ] && printf 'glommio named outside its adapter:\n%s\n' "$bad_glommio" >&2
+    [ -n "$bad_uring" ] && printf 'io_uring named outside its runtime:\n%s\n' "$bad_uring" >&2
+    [ -n "$bad_deps" ] && printf 'runtime crate as a dependency outside driver/rt:\n%s\n' "$bad_deps" >&2
+    exit 1
+fi
+echo "seam check passed: only driver/rt/src/glommio_rt.rs names glommio and only driver/rt/src/uring/ names io-uring"

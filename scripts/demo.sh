@@ -2,8 +2,9 @@
 # The main job, in one command: on a fresh machine it installs the toolchain, starts a local
 # Cassandra 5.0 if none answers on 127.0.0.1:9042 (left running afterwards: stop it with
 # scripts/cassandra.sh stop), builds the bench, creates and loads a small dataset, and runs
-# the `read` workload on both backends (doppio and scylla-rust-driver, alternating) for a
-# short time, printing the side-by-side report. The JSON report goes to demo-report.json.
+# the `read` workload on all three backends (doppio on glommio, doppio on its own io_uring
+# runtime, scylla-rust-driver; alternating) for a short time, printing the side-by-side
+# report. The JSON report goes to demo-report.json.
 #
 #   scripts/demo.sh [extra `doppio run` options, e.g. -d 30s -p 256]
 set -euo pipefail
@@ -34,6 +35,6 @@ step "schema and a small dataset (10,000 rows)"
 "$bin" schema -w read -q
 "$bin" load -w read -P rows=10000 -p 128 -q
 
-step "read workload, doppio and scylla-rust-driver alternating"
-"$bin" run -w read -P rows=10000 -d 10s --warmup 1s -p 64 --driver doppio,scylla \
+step "read workload: doppio (glommio), doppio-uring and scylla-rust-driver alternating"
+"$bin" run -w read -P rows=10000 -d 10s --warmup 1s -p 64 --driver doppio,doppio-uring,scylla \
     -o demo-report.json "$@"
