@@ -1,5 +1,5 @@
 //! What a stretch of work cost this process: CPU time (user and system), context switches,
-//! peak RSS, and system calls.
+//! peak RSS, system calls in total and by kind, and io_uring operations.
 //!
 //! CPU time and context switches come from `getrusage(RUSAGE_SELF)`: every thread of the
 //! process, so a backend's runtime threads are charged to it (both backends' threads live in
@@ -11,8 +11,50 @@
 //! those end. Nothing is sampled or traced: the kernel only increments counters. When the
 //! kernel refuses (no tracefs, `perf_event_paranoid`, no permission, seccomp), the count is
 //! `None` and the reason is kept for the report.
+//!
+//! # Syscalls by kind, io_uring operations
+//!
+//! Each thread's total counter leads a perf event group that holds, besides it, one more
+//! `raw_syscalls:sys_enter` counter per named [`SyscallKind`], narrowed by a tracepoint filter
+//! on the syscall number (`PERF_EVENT_IOC_SET_FILTER` with `id == 1 || id == 20 || ...`,
+//! numbers from `libc::SYS_*`), and a counter on each of the tracepoints
+//! `io_uring:io_uring_submit_req` (operations submitted; `io_uring_submit_sqe` before Linux
+//! 5.19) and `io_uring:io_uring_complete` (completions posted). [`SyscallKind::Other`] is the
+//! total minus the named kinds. A group is read in one `read` (`PERF_FORMAT_GROUP`), so the
+//! counts of one thread's snapshot agree with each other (no kind ever exceeds the total).
+//! When the kernel refuses a filter or has no io_uring tracepoints, the total is still counted
+//! and the reason for what is missing is kept; a kind or io_uring count missing on any thread
+//! is missing as a whole (a partial sum would mislead).
+//!
+//! Filters rather than the per-syscall tracepoints `syscalls:sys_enter_<name>`, because of
+//! what counting costs the measured process. Every event of a thread is scheduled out and in
+//! at each of its context switches, and a kind is up to five syscalls: filters need 6 more
+//! counters per thread, per-syscall tracepoints 16. Per syscall it goes the other way (every
+//! syscall runs the six filters; a per-syscall tracepoint costs only the syscalls it names).
+//! Measured on the development VM (Linux 6.18, 2 vCPUs, a C loop; best of 14 runs), the time
+//! of a `getppid` (no kind), a `write` to `/dev/null` (a kind), and a futex ping-pong round
+//! trip between two threads on one core (two context switches, four `futex` calls):
+//!
+//! | counters per thread, as one group                   | `getppid` | `write` | round trip |
+//! |-----------------------------------------------------|-----------|---------|------------|
+//! | none                                                | 197 ns    | 277 ns  | 5.1 us     |
+//! | the total alone (before kinds)                      | +188 ns   | +184 ns | +3.1 us    |
+//! | total, 6 filtered kinds, 2 io_uring (this design)   | +407 ns   | +415 ns | +6.6 us    |
+//! | total, 16 `syscalls:sys_enter_*`, 2 io_uring        | +236 ns   | +332 ns | +9.6 us    |
+//!
+//! (Not grouped, the round trips cost +8.1 and +13.5 us: a group is scheduled at once.) So a
+//! context switch costs about 1.6 us more with per-syscall tracepoints, the price of the
+//! filters of 10 to 20 syscalls, and the backends make 5 to 12 syscalls per context switch
+//! (`perf/results/2026-11-23-loopback/`). Filters also need only the tracepoint the total
+//! already uses, and half the file descriptors. Counting by kind makes measuring dearer than the total alone: about 0.23 us
+//! per syscall and 1.3 us per context switch on that VM, which with the loopback study's
+//! figures (`perf/results/2026-11-23-loopback/`) is about 3 % of the CPU per request at one
+//! request in flight and 0.3 to 2 % from 64 in flight. It is in the CPU figures.
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 
 /// Counters at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -45,30 +87,229 @@ fn usage() -> Usage {
     }
 }
 
-/// The id of the `raw_syscalls:sys_enter` tracepoint, from tracefs.
-fn sys_enter_tracepoint_id() -> Result<u64, String> {
-    let paths = [
-        "/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
-        "/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id",
+/// The kinds of system call the report breaks the total into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SyscallKind {
+    /// `io_uring_enter`: submitting to an io_uring and waiting for its completions.
+    IoUringEnter,
+    /// The send family: `sendto`, `sendmsg`, `sendmmsg`, `write`, `writev`.
+    Send,
+    /// The receive family: `recvfrom`, `recvmsg`, `recvmmsg`, `read`, `readv`.
+    Recv,
+    /// Waiting for readiness: `epoll_wait`, `epoll_pwait`, `epoll_pwait2`.
+    Epoll,
+    /// `futex`: threads waiting for and waking each other.
+    Futex,
+    /// `membarrier`: process-wide memory barriers.
+    Membarrier,
+    /// Every other system call: the total minus the kinds above.
+    Other,
+}
+
+impl SyscallKind {
+    /// Every kind in report order, [`SyscallKind::Other`] last.
+    pub const ALL: [SyscallKind; 7] = [
+        SyscallKind::IoUringEnter,
+        SyscallKind::Send,
+        SyscallKind::Recv,
+        SyscallKind::Epoll,
+        SyscallKind::Futex,
+        SyscallKind::Membarrier,
+        SyscallKind::Other,
     ];
-    let mut last = String::new();
+
+    /// The kinds the kernel counts (all but `Other`), in report order.
+    const NAMED: [SyscallKind; 6] = [
+        SyscallKind::IoUringEnter,
+        SyscallKind::Send,
+        SyscallKind::Recv,
+        SyscallKind::Epoll,
+        SyscallKind::Futex,
+        SyscallKind::Membarrier,
+    ];
+
+    /// Its name in reports: the JSON key and the text report's row.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyscallKind::IoUringEnter => "io_uring_enter",
+            SyscallKind::Send => "send",
+            SyscallKind::Recv => "recv",
+            SyscallKind::Epoll => "epoll",
+            SyscallKind::Futex => "futex",
+            SyscallKind::Membarrier => "membarrier",
+            SyscallKind::Other => "other",
+        }
+    }
+
+    /// The numbers of its system calls on this architecture (none for `Other`).
+    pub fn syscalls(self) -> &'static [libc::c_long] {
+        match self {
+            SyscallKind::IoUringEnter => &[libc::SYS_io_uring_enter],
+            SyscallKind::Send => &[
+                libc::SYS_sendto,
+                libc::SYS_sendmsg,
+                libc::SYS_sendmmsg,
+                libc::SYS_write,
+                libc::SYS_writev,
+            ],
+            SyscallKind::Recv => &[
+                libc::SYS_recvfrom,
+                libc::SYS_recvmsg,
+                libc::SYS_recvmmsg,
+                libc::SYS_read,
+                libc::SYS_readv,
+            ],
+            SyscallKind::Epoll => &[
+                // The newer generic architectures (aarch64, riscv64) have only the `p` forms.
+                #[cfg(target_arch = "x86_64")]
+                libc::SYS_epoll_wait,
+                libc::SYS_epoll_pwait,
+                libc::SYS_epoll_pwait2,
+            ],
+            SyscallKind::Futex => &[libc::SYS_futex],
+            SyscallKind::Membarrier => &[libc::SYS_membarrier],
+            SyscallKind::Other => &[],
+        }
+    }
+
+    /// The tracepoint filter that keeps this kind's syscalls (`id == 1 || id == 20`).
+    fn filter(self) -> String {
+        let ids: Vec<String> = self
+            .syscalls()
+            .iter()
+            .map(|n| format!("id == {n}"))
+            .collect();
+        ids.join(" || ")
+    }
+}
+
+/// One value per [`SyscallKind`]; in JSON an object with one key per kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ByKind<T> {
+    /// `io_uring_enter`.
+    pub io_uring_enter: T,
+    /// `sendto`, `sendmsg`, `sendmmsg`, `write`, `writev`.
+    pub send: T,
+    /// `recvfrom`, `recvmsg`, `recvmmsg`, `read`, `readv`.
+    pub recv: T,
+    /// `epoll_wait`, `epoll_pwait`, `epoll_pwait2`.
+    pub epoll: T,
+    /// `futex`.
+    pub futex: T,
+    /// `membarrier`.
+    pub membarrier: T,
+    /// Every other system call.
+    pub other: T,
+}
+
+impl<T: Copy> ByKind<T> {
+    /// The value of each kind from `f`.
+    pub fn from_fn(mut f: impl FnMut(SyscallKind) -> T) -> Self {
+        ByKind {
+            io_uring_enter: f(SyscallKind::IoUringEnter),
+            send: f(SyscallKind::Send),
+            recv: f(SyscallKind::Recv),
+            epoll: f(SyscallKind::Epoll),
+            futex: f(SyscallKind::Futex),
+            membarrier: f(SyscallKind::Membarrier),
+            other: f(SyscallKind::Other),
+        }
+    }
+
+    /// The value of `kind`.
+    pub fn get(&self, kind: SyscallKind) -> T {
+        match kind {
+            SyscallKind::IoUringEnter => self.io_uring_enter,
+            SyscallKind::Send => self.send,
+            SyscallKind::Recv => self.recv,
+            SyscallKind::Epoll => self.epoll,
+            SyscallKind::Futex => self.futex,
+            SyscallKind::Membarrier => self.membarrier,
+            SyscallKind::Other => self.other,
+        }
+    }
+
+    /// Each value through `f`.
+    pub fn map<U: Copy>(&self, mut f: impl FnMut(T) -> U) -> ByKind<U> {
+        ByKind::from_fn(|k| f(self.get(k)))
+    }
+
+    /// Each kind with its value, in report order.
+    pub fn iter(&self) -> impl Iterator<Item = (SyscallKind, T)> + '_ {
+        SyscallKind::ALL.into_iter().map(|k| (k, self.get(k)))
+    }
+}
+
+impl ByKind<u64> {
+    /// The sum over every kind: the total.
+    pub fn total(&self) -> u64 {
+        self.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Both counts added kind by kind.
+    pub fn plus(&self, other: &Self) -> Self {
+        ByKind::from_fn(|k| self.get(k) + other.get(k))
+    }
+}
+
+/// io_uring operations over a measured stretch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoUringOps {
+    /// Operations submitted (`io_uring:io_uring_submit_req`).
+    pub submitted: u64,
+    /// Completions posted (`io_uring:io_uring_complete`).
+    pub completed: u64,
+}
+
+impl IoUringOps {
+    /// Both counts added.
+    pub fn plus(&self, other: &Self) -> Self {
+        IoUringOps {
+            submitted: self.submitted + other.submitted,
+            completed: self.completed + other.completed,
+        }
+    }
+}
+
+/// The tracepoint of `raw_syscalls:sys_enter`, for the total and the kinds.
+const SYS_ENTER: &[&str] = &["raw_syscalls/sys_enter"];
+/// The tracepoint of an io_uring submission, by its names new and old (before Linux 5.19).
+const IO_URING_SUBMIT: &[&str] = &[
+    "io_uring/io_uring_submit_req",
+    "io_uring/io_uring_submit_sqe",
+];
+/// The tracepoint of an io_uring completion.
+const IO_URING_COMPLETE: &[&str] = &["io_uring/io_uring_complete"];
+
+/// The id of the first of `candidates` (`system/name`) that tracefs has.
+fn tracepoint_id(candidates: &[&str]) -> Result<u64, String> {
+    let roots = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+    let mut first_error = None;
     // tracefs may be mounted on first access (automount): try twice.
     for _ in 0..2 {
-        for p in paths {
-            match std::fs::read_to_string(p) {
-                Ok(s) => {
-                    return s
-                        .trim()
-                        .parse()
-                        .map_err(|_| format!("{p} does not hold a tracepoint id"))
+        for root in roots {
+            for c in candidates {
+                let p = format!("{root}/events/{c}/id");
+                match std::fs::read_to_string(&p) {
+                    Ok(s) => {
+                        return s
+                            .trim()
+                            .parse()
+                            .map_err(|_| format!("{p} does not hold a tracepoint id"))
+                    }
+                    Err(e) => {
+                        first_error.get_or_insert_with(|| format!("{p}: {e}"));
+                    }
                 }
-                Err(e) => last = format!("{p}: {e}"),
             }
         }
         let _ = std::fs::read_dir("/sys/kernel/tracing");
     }
+    let names: Vec<String> = candidates.iter().map(|c| c.replacen('/', ":", 1)).collect();
     Err(format!(
-        "no tracefs with the raw_syscalls tracepoint ({last})"
+        "no tracepoint {} in tracefs ({})",
+        names.join(" or "),
+        first_error.unwrap_or_default()
     ))
 }
 
@@ -103,86 +344,316 @@ const PERF_TYPE_TRACEPOINT: u32 = 2;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 /// `flags` bits: disabled (bit 0), inherit (bit 1).
 const FLAG_INHERIT: u64 = 1 << 1;
+/// `read_format`: a read of a group's leader returns every counter of the group,
+/// `{ u64 nr; u64 values[nr]; }`, the leader first and the others in the order opened.
+const PERF_FORMAT_GROUP: u64 = 1 << 3;
+/// `ioctl` PERF_EVENT_IOC_SET_FILTER, `_IOW('$', 6, char *)` in the generic encoding (x86,
+/// arm, riscv): direction write (1 << 30), size 8, type `$`, number 6.
+const PERF_EVENT_IOC_SET_FILTER: libc::c_ulong = (1 << 30) | (8 << 16) | (0x24 << 8) | 6;
 
-/// Open syscall counters, one per thread present at the start.
+/// Opens a counter of tracepoint `config` on thread `tid`, with `inherit`: a group leader
+/// if `leader` is `None`, else a member of `leader`'s group.
+fn open_counter(config: u64, tid: i32, leader: Option<&OwnedFd>) -> std::io::Result<OwnedFd> {
+    let attr = PerfEventAttr {
+        type_: PERF_TYPE_TRACEPOINT,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config,
+        read_format: PERF_FORMAT_GROUP,
+        flags: FLAG_INHERIT,
+        ..PerfEventAttr::default()
+    };
+    let group_fd = leader.map_or(-1, AsRawFd::as_raw_fd);
+    // SAFETY: perf_event_open reads `attr` (a properly sized, initialised struct we own that
+    // outlives the call) and returns a new fd or -1; pid = tid, cpu = -1, group_fd is -1 or
+    // an open perf event fd borrowed from `leader`.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttr,
+            tid,
+            -1i32,
+            group_fd,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned this new fd; nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Sets a tracepoint filter (`id == 1 || id == 20`) on a counter.
+fn set_filter(fd: &OwnedFd, filter: &str) -> std::io::Result<()> {
+    let filter = std::ffi::CString::new(filter)
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: PERF_EVENT_IOC_SET_FILTER reads a NUL-terminated string, which `filter` is and
+    // which outlives the call; `fd` is an open perf event fd.
+    let rc = unsafe {
+        libc::ioctl(
+            fd.as_raw_fd(),
+            PERF_EVENT_IOC_SET_FILTER as _,
+            filter.as_ptr(),
+        )
+    };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// What a counter of a thread's group counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// Every syscall (the leader).
+    Total,
+    /// The syscalls of `SyscallKind::NAMED[i]`.
+    Kind(usize),
+    /// io_uring operations submitted.
+    Submitted,
+    /// io_uring completions posted.
+    Completed,
+}
+
+/// The most counters in a group: the total, the named kinds, two io_uring tracepoints.
+const MAX_SLOTS: usize = 1 + SyscallKind::NAMED.len() + 2;
+
+/// What to count besides the total.
+struct Plan {
+    /// The tracepoint filter of each named kind, in `SyscallKind::NAMED` order.
+    kind_filters: [String; SyscallKind::NAMED.len()],
+    /// The io_uring submission tracepoint's possible names (`system/name`).
+    io_uring_submit: &'static [&'static str],
+    /// The io_uring completion tracepoint's possible names.
+    io_uring_complete: &'static [&'static str],
+}
+
+impl Plan {
+    fn standard() -> Self {
+        Plan {
+            kind_filters: SyscallKind::NAMED.map(SyscallKind::filter),
+            io_uring_submit: IO_URING_SUBMIT,
+            io_uring_complete: IO_URING_COMPLETE,
+        }
+    }
+}
+
+/// Counts at one moment, summed over threads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Counts {
+    total: u64,
+    kinds: [u64; SyscallKind::NAMED.len()],
+    io_uring: IoUringOps,
+}
+
+impl Counts {
+    /// What was counted from `before` to `self`.
+    fn since(&self, before: &Counts) -> Counts {
+        Counts {
+            total: self.total.saturating_sub(before.total),
+            kinds: std::array::from_fn(|i| self.kinds[i].saturating_sub(before.kinds[i])),
+            io_uring: IoUringOps {
+                submitted: self
+                    .io_uring
+                    .submitted
+                    .saturating_sub(before.io_uring.submitted),
+                completed: self
+                    .io_uring
+                    .completed
+                    .saturating_sub(before.io_uring.completed),
+            },
+        }
+    }
+
+    /// The syscalls by kind, `other` being the total minus the named kinds.
+    fn by_kind(&self) -> ByKind<u64> {
+        let named: u64 = self.kinds.iter().sum();
+        ByKind::from_fn(|k| match SyscallKind::NAMED.iter().position(|n| *n == k) {
+            Some(i) => self.kinds[i],
+            None => self.total.saturating_sub(named),
+        })
+    }
+}
+
+/// One thread's counters: a group led by the total, read in one `read`.
+struct ThreadGroup {
+    /// The leader (the total) first, then the others in the order opened: the order in
+    /// which the kernel returns their counts.
+    fds: Vec<OwnedFd>,
+    /// What each counter counts.
+    slots: Vec<Slot>,
+}
+
+impl ThreadGroup {
+    /// Adds `fd` counting `slot` to the group.
+    fn push(&mut self, fd: OwnedFd, slot: Slot) {
+        self.fds.push(fd);
+        self.slots.push(slot);
+    }
+}
+
+/// Why a group member could not be opened.
+enum MemberError {
+    /// The thread ended since it was listed.
+    ThreadGone,
+    /// The kernel refused.
+    Refused(String),
+}
+
+/// Opens a counter of `config` in `group`'s thread, with `filter` if given.
+fn open_member(
+    group: &ThreadGroup,
+    tid: i32,
+    config: u64,
+    filter: Option<&str>,
+    what: &str,
+) -> Result<OwnedFd, MemberError> {
+    let Some(leader) = group.fds.first() else {
+        return Err(MemberError::Refused(format!("{what}: no group leader")));
+    };
+    let fd = open_counter(config, tid, Some(leader)).and_then(|fd| match filter {
+        Some(f) => set_filter(&fd, f).map(|()| fd),
+        None => Ok(fd),
+    });
+    fd.map_err(|e| {
+        if e.raw_os_error() == Some(libc::ESRCH) {
+            MemberError::ThreadGone
+        } else {
+            MemberError::Refused(format!("{what}: {e}"))
+        }
+    })
+}
+
+/// Open syscall and io_uring counters, one group per thread present at the start.
 struct SyscallCounters {
-    fds: Vec<i32>,
+    groups: Vec<ThreadGroup>,
+    /// Why syscalls are not counted by kind, if they are not.
+    kinds_unavailable: Option<String>,
+    /// Why io_uring operations are not counted, if they are not.
+    io_uring_unavailable: Option<String>,
 }
 
 impl SyscallCounters {
+    /// Counters on every thread of the process.
     fn open() -> Result<Self, String> {
-        let id = sys_enter_tracepoint_id()?;
         let tasks =
             std::fs::read_dir("/proc/self/task").map_err(|e| format!("/proc/self/task: {e}"))?;
-        let mut fds = Vec::new();
-        let mut first_error = None;
-        for t in tasks.flatten() {
-            let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-                continue;
-            };
-            let attr = PerfEventAttr {
-                type_: PERF_TYPE_TRACEPOINT,
-                size: std::mem::size_of::<PerfEventAttr>() as u32,
-                config: id,
-                flags: FLAG_INHERIT,
-                ..PerfEventAttr::default()
-            };
-            // SAFETY: perf_event_open reads `attr` (a properly sized, initialised struct we
-            // own) and returns a new fd or -1; pid = tid, cpu = -1, no group, no flags.
-            let fd = unsafe {
-                libc::syscall(
-                    libc::SYS_perf_event_open,
-                    &attr as *const PerfEventAttr,
-                    tid,
-                    -1i32,
-                    -1i32,
-                    PERF_FLAG_FD_CLOEXEC,
-                )
-            };
-            if fd < 0 {
-                let e = std::io::Error::last_os_error();
-                // A thread that ended since we listed it is not an error.
-                if e.raw_os_error() != Some(libc::ESRCH) && first_error.is_none() {
-                    first_error = Some(format!("perf_event_open(raw_syscalls:sys_enter): {e}"));
-                }
-                continue;
-            }
-            fds.push(fd as i32);
-        }
-        if let Some(e) = first_error {
-            let c = Self { fds };
-            drop(c);
-            return Err(e);
-        }
-        Ok(Self { fds })
+        let tids: Vec<i32> = tasks
+            .flatten()
+            .filter_map(|t| t.file_name().to_str().and_then(|s| s.parse().ok()))
+            .collect();
+        Self::open_with(&Plan::standard(), &tids)
     }
 
-    fn read(&self) -> Result<u64, String> {
-        let mut total = 0u64;
-        for &fd in &self.fds {
-            let mut v = 0u64;
-            // SAFETY: reading 8 bytes into a u64 we own from a perf fd we opened.
-            let n = unsafe { libc::read(fd, (&mut v as *mut u64).cast(), 8) };
-            if n != 8 {
+    /// Counters on threads `tids`: the total, and what `plan` says where the kernel lets us.
+    fn open_with(plan: &Plan, tids: &[i32]) -> Result<Self, String> {
+        let sys_enter = tracepoint_id(SYS_ENTER)?;
+        let mut io_uring_unavailable = None;
+        let io_uring = match (
+            tracepoint_id(plan.io_uring_submit),
+            tracepoint_id(plan.io_uring_complete),
+        ) {
+            (Ok(submit), Ok(complete)) => Some((submit, complete)),
+            (Err(e), _) | (_, Err(e)) => {
+                io_uring_unavailable = Some(e);
+                None
+            }
+        };
+        let mut kinds_unavailable = None;
+        let mut groups = Vec::new();
+        'threads: for &tid in tids {
+            let leader = match open_counter(sys_enter, tid, None) {
+                Ok(fd) => fd,
+                // A thread that ended since we listed it is not an error.
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
+                Err(e) => return Err(format!("perf_event_open(raw_syscalls:sys_enter): {e}")),
+            };
+            let mut group = ThreadGroup {
+                fds: vec![leader],
+                slots: vec![Slot::Total],
+            };
+            let mut members: Vec<(Slot, u64, Option<&str>, String)> = Vec::new();
+            if kinds_unavailable.is_none() {
+                for (i, (kind, filter)) in SyscallKind::NAMED
+                    .iter()
+                    .zip(&plan.kind_filters)
+                    .enumerate()
+                {
+                    let what = format!(
+                        "counting {} syscalls (raw_syscalls:sys_enter filtered by `{filter}`)",
+                        kind.name()
+                    );
+                    members.push((Slot::Kind(i), sys_enter, Some(filter), what));
+                }
+            }
+            if let (None, Some((submit, complete))) = (&io_uring_unavailable, io_uring) {
+                let what = |what| format!("counting io_uring {what} (perf_event_open)");
+                members.push((Slot::Submitted, submit, None, what("submissions")));
+                members.push((Slot::Completed, complete, None, what("completions")));
+            }
+            for (slot, config, filter, what) in members {
+                let unavailable = match slot {
+                    Slot::Kind(_) => &mut kinds_unavailable,
+                    _ => &mut io_uring_unavailable,
+                };
+                if unavailable.is_some() {
+                    continue;
+                }
+                match open_member(&group, tid, config, filter, &what) {
+                    Ok(fd) => group.push(fd, slot),
+                    Err(MemberError::ThreadGone) => continue 'threads,
+                    Err(MemberError::Refused(why)) => *unavailable = Some(why),
+                }
+            }
+            groups.push(group);
+        }
+        Ok(Self {
+            groups,
+            kinds_unavailable,
+            io_uring_unavailable,
+        })
+    }
+
+    /// The counts now, summed over threads.
+    fn read(&self) -> Result<Counts, String> {
+        let mut counts = Counts::default();
+        for group in &self.groups {
+            let Some(leader) = group.fds.first() else {
+                continue;
+            };
+            let mut buf = [0u64; 1 + MAX_SLOTS];
+            // SAFETY: `read` writes at most `size_of_val(&buf)` bytes into `buf`, which we
+            // own; `leader` is an open perf event fd.
+            let n = unsafe {
+                libc::read(
+                    leader.as_raw_fd(),
+                    buf.as_mut_ptr().cast(),
+                    std::mem::size_of_val(&buf),
+                )
+            };
+            if n < 0 {
                 return Err(format!(
                     "reading a syscall counter: {}",
                     std::io::Error::last_os_error()
                 ));
             }
-            total += v;
-        }
-        Ok(total)
-    }
-}
-
-impl Drop for SyscallCounters {
-    fn drop(&mut self) {
-        for &fd in &self.fds {
-            // SAFETY: closing fds this struct opened and owns.
-            unsafe {
-                libc::close(fd);
+            let want = group.slots.len();
+            if n as usize != 8 * (1 + want) || buf[0] as usize != want {
+                return Err(format!(
+                    "reading a syscall counter: {n} bytes, {} counters, for {want} counters",
+                    buf[0]
+                ));
+            }
+            for (slot, &v) in group.slots.iter().zip(&buf[1..]) {
+                match *slot {
+                    Slot::Total => counts.total += v,
+                    Slot::Kind(i) => counts.kinds[i] += v,
+                    Slot::Submitted => counts.io_uring.submitted += v,
+                    Slot::Completed => counts.io_uring.completed += v,
+                }
             }
         }
+        Ok(counts)
     }
 }
 
@@ -190,7 +661,7 @@ impl Drop for SyscallCounters {
 pub struct Meter {
     before: Usage,
     allocations: Option<u64>,
-    syscalls: Result<(SyscallCounters, u64), String>,
+    syscalls: Result<(SyscallCounters, Counts), String>,
 }
 
 impl std::fmt::Debug for Meter {
@@ -213,6 +684,14 @@ pub struct Cost {
     pub syscalls: Option<u64>,
     /// Why system calls were not counted.
     pub syscalls_unavailable: Option<String>,
+    /// System calls by kind (they add up to `syscalls`), if the kernel let us count them.
+    pub syscalls_by_kind: Option<ByKind<u64>>,
+    /// Why system calls were not counted by kind.
+    pub syscall_kinds_unavailable: Option<String>,
+    /// io_uring operations submitted and completions posted, if the kernel let us count them.
+    pub io_uring: Option<IoUringOps>,
+    /// Why io_uring operations were not counted.
+    pub io_uring_unavailable: Option<String>,
     /// Voluntary context switches (waits).
     pub voluntary_ctx_switches: u64,
     /// Involuntary context switches (preemptions).
@@ -240,18 +719,9 @@ impl Meter {
     /// Stops and returns the cost since `start`.
     pub fn stop(self) -> Cost {
         let after = usage();
-        let (syscalls, syscalls_unavailable) = match &self.syscalls {
-            Ok((c, start)) => match c.read() {
-                Ok(n) => (Some(n.saturating_sub(*start)), None),
-                Err(e) => (None, Some(e)),
-            },
-            Err(e) => (None, Some(e.clone())),
-        };
-        Cost {
+        let mut cost = Cost {
             user: after.user.saturating_sub(self.before.user),
             sys: after.sys.saturating_sub(self.before.sys),
-            syscalls,
-            syscalls_unavailable,
             voluntary_ctx_switches: after.voluntary.saturating_sub(self.before.voluntary),
             involuntary_ctx_switches: after.involuntary.saturating_sub(self.before.involuntary),
             peak_rss_bytes: after.max_rss_bytes,
@@ -259,23 +729,100 @@ impl Meter {
                 (Some(a), Some(b)) => Some(b.saturating_sub(a)),
                 _ => None,
             },
+            ..Cost::default()
+        };
+        let counted = match &self.syscalls {
+            Ok((c, start)) => c.read().map(|now| (c, now.since(start))),
+            Err(e) => Err(e.clone()),
+        };
+        match counted {
+            Ok((c, d)) => {
+                cost.syscalls = Some(d.total);
+                match &c.kinds_unavailable {
+                    None => cost.syscalls_by_kind = Some(d.by_kind()),
+                    Some(why) => cost.syscall_kinds_unavailable = Some(why.clone()),
+                }
+                match &c.io_uring_unavailable {
+                    None => cost.io_uring = Some(d.io_uring),
+                    Some(why) => cost.io_uring_unavailable = Some(why.clone()),
+                }
+            }
+            // Nothing was counted: every count says why.
+            Err(why) => {
+                cost.syscalls_unavailable = Some(why.clone());
+                cost.syscall_kinds_unavailable = Some(why.clone());
+                cost.io_uring_unavailable = Some(why);
+            }
         }
+        cost
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
+    use std::sync::atomic::AtomicU32;
 
-    #[test]
-    fn syscalls_are_counted_when_the_kernel_allows_it() {
-        let m = Meter::start();
-        for _ in 0..1000 {
+    fn gettid() -> i32 {
+        // SAFETY: gettid has no preconditions.
+        unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+    }
+
+    /// `n` one-byte `write`s to `file`.
+    fn writes(file: &File, n: usize) {
+        for _ in 0..n {
+            // SAFETY: writes one byte from a live buffer to an fd that `file` keeps open.
+            let w = unsafe { libc::write(file.as_raw_fd(), b"x".as_ptr().cast(), 1) };
+            assert_eq!(w, 1);
+        }
+    }
+
+    /// `n` `membarrier(MEMBARRIER_CMD_QUERY)` calls.
+    fn membarriers(n: usize) {
+        for _ in 0..n {
+            // SAFETY: MEMBARRIER_CMD_QUERY (0) with flags 0 only returns the supported
+            // commands; it touches no memory.
+            unsafe {
+                libc::syscall(libc::SYS_membarrier, 0, 0);
+            }
+        }
+    }
+
+    /// `n` `futex(FUTEX_WAKE)` calls on `word` (no one waits: each wakes nobody).
+    fn futex_wakes(word: &AtomicU32, n: usize) {
+        for _ in 0..n {
+            // SAFETY: FUTEX_WAKE on a live, aligned 32-bit word that `word` owns; the
+            // remaining arguments are unused by FUTEX_WAKE.
+            let woken = unsafe {
+                libc::syscall(
+                    libc::SYS_futex,
+                    word.as_ptr(),
+                    libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+                    1,
+                    std::ptr::null::<libc::timespec>(),
+                    std::ptr::null::<u32>(),
+                    0,
+                )
+            };
+            assert_eq!(woken, 0);
+        }
+    }
+
+    /// `n` `getppid` calls (a syscall of no named kind).
+    fn getppids(n: usize) {
+        for _ in 0..n {
             // SAFETY: getppid has no preconditions.
             unsafe {
                 libc::getppid();
             }
         }
+    }
+
+    #[test]
+    fn syscalls_are_counted_when_the_kernel_allows_it() {
+        let m = Meter::start();
+        getppids(1000);
         let cost = m.stop();
         match (cost.syscalls, &cost.syscalls_unavailable) {
             (Some(n), None) => assert!(n >= 1000, "counted {n}"),
@@ -287,19 +834,190 @@ mod tests {
     #[test]
     fn threads_started_during_the_measurement_are_counted() {
         let m = Meter::start();
-        std::thread::spawn(|| {
-            for _ in 0..500 {
-                // SAFETY: getppid has no preconditions.
-                unsafe {
-                    libc::getppid();
-                }
-            }
-        })
-        .join()
-        .unwrap_or(());
+        std::thread::spawn(|| getppids(500)).join().unwrap_or(());
         let cost = m.stop();
         if let Some(n) = cost.syscalls {
             assert!(n >= 500, "counted {n}");
+        }
+    }
+
+    #[test]
+    fn syscalls_are_counted_by_kind_on_the_measured_threads() {
+        let dev_null = File::options().write(true).open("/dev/null").unwrap();
+        let m = Meter::start();
+        writes(&dev_null, 1000);
+        membarriers(500);
+        // Futex wakes and getppid on a thread started during the measurement: its counters
+        // are inherited, filters included.
+        std::thread::spawn(|| {
+            let word = AtomicU32::new(0);
+            futex_wakes(&word, 300);
+            getppids(200);
+        })
+        .join()
+        .unwrap();
+        let cost = m.stop();
+        let (Some(total), Some(kinds)) = (cost.syscalls, cost.syscalls_by_kind) else {
+            // Only when the kernel refuses the counters, and then it says why.
+            let why = cost.syscall_kinds_unavailable.as_deref();
+            assert!(why.is_some(), "{cost:?}");
+            eprintln!("syscalls by kind unavailable here: {why:?}");
+            return;
+        };
+        eprintln!("total {total}, by kind {kinds:?}");
+        // Other tests of this binary run beside this one: at least what we made.
+        assert!(kinds.send >= 1000, "{kinds:?}");
+        assert!(kinds.membarrier >= 500, "{kinds:?}");
+        assert!(kinds.futex >= 300, "{kinds:?}");
+        assert!(kinds.other >= 200, "{kinds:?}");
+        // `other` is what the named kinds leave of the total: never below zero (the kinds
+        // and the total of one thread are read together), so the kinds add up to the total.
+        assert_eq!(kinds.total(), total);
+        assert!(
+            kinds.io_uring_enter
+                + kinds.send
+                + kinds.recv
+                + kinds.epoll
+                + kinds.futex
+                + kinds.membarrier
+                <= total
+        );
+        assert_eq!(cost.syscall_kinds_unavailable, None);
+    }
+
+    #[test]
+    fn one_threads_syscalls_are_counted_exactly_by_kind() {
+        let tid = gettid();
+        let dev_null = File::options().write(true).open("/dev/null").unwrap();
+        let word = AtomicU32::new(0);
+        let counters = match SyscallCounters::open_with(&Plan::standard(), &[tid]) {
+            Ok(c) => c,
+            Err(why) => {
+                eprintln!("syscall counting unavailable here: {why}");
+                return;
+            }
+        };
+        if let Some(why) = &counters.kinds_unavailable {
+            eprintln!("syscalls by kind unavailable here: {why}");
+            return;
+        }
+        let start = counters.read().unwrap();
+        writes(&dev_null, 1000);
+        membarriers(500);
+        futex_wakes(&word, 300);
+        getppids(200);
+        let d = counters.read().unwrap().since(&start);
+        // Each `read` of the counters is counted before it reads them: the first counted
+        // itself, the second is the one `recv`.
+        let expected = ByKind {
+            io_uring_enter: 0,
+            send: 1000,
+            recv: 1,
+            epoll: 0,
+            futex: 300,
+            membarrier: 500,
+            other: 200,
+        };
+        assert_eq!(d.by_kind(), expected);
+        assert_eq!(d.total, 2001);
+        assert_eq!(d.kinds.iter().sum::<u64>() + 200, d.total);
+        if counters.io_uring_unavailable.is_none() {
+            assert_eq!(d.io_uring, IoUringOps::default());
+        }
+    }
+
+    #[test]
+    fn a_refused_filter_leaves_the_total_and_says_why() {
+        let mut plan = Plan::standard();
+        plan.kind_filters[2] = "no_such_field == 1".into();
+        let counters = match SyscallCounters::open_with(&plan, &[gettid()]) {
+            Ok(c) => c,
+            Err(why) => {
+                eprintln!("syscall counting unavailable here: {why}");
+                return;
+            }
+        };
+        let why = counters.kinds_unavailable.as_deref().unwrap();
+        assert!(
+            why.contains("recv") && why.contains("no_such_field"),
+            "{why}"
+        );
+        let start = counters.read().unwrap();
+        getppids(10);
+        let d = counters.read().unwrap().since(&start);
+        assert_eq!(d.total, 11);
+    }
+
+    #[test]
+    fn a_missing_io_uring_tracepoint_is_reported_and_the_rest_is_counted() {
+        let plan = Plan {
+            io_uring_submit: &["io_uring/no_such_tracepoint"],
+            ..Plan::standard()
+        };
+        let counters = match SyscallCounters::open_with(&plan, &[gettid()]) {
+            Ok(c) => c,
+            Err(why) => {
+                eprintln!("syscall counting unavailable here: {why}");
+                return;
+            }
+        };
+        let why = counters.io_uring_unavailable.as_deref().unwrap();
+        assert!(why.contains("io_uring:no_such_tracepoint"), "{why}");
+        let start = counters.read().unwrap();
+        membarriers(10);
+        let d = counters.read().unwrap().since(&start);
+        assert_eq!(d.total, 11);
+        if counters.kinds_unavailable.is_none() {
+            assert_eq!(d.by_kind().membarrier, 10);
+        }
+    }
+
+    #[test]
+    fn io_uring_operations_are_counted() {
+        let m = Meter::start();
+        // A glommio executor (an io_uring per thread) started during the measurement.
+        glommio::LocalExecutorBuilder::default()
+            .spawn(|| async {
+                for _ in 0..10 {
+                    glommio::timer::sleep(Duration::from_millis(1)).await;
+                }
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        let cost = m.stop();
+        let (Some(ops), Some(kinds)) = (cost.io_uring, cost.syscalls_by_kind) else {
+            let why = (&cost.io_uring_unavailable, &cost.syscall_kinds_unavailable);
+            assert!(why.0.is_some() || why.1.is_some(), "{cost:?}");
+            eprintln!("io_uring operations or syscall kinds not counted here: {why:?}");
+            return;
+        };
+        eprintln!("io_uring {ops:?}, syscalls {kinds:?}");
+        assert!(ops.submitted >= 10, "{ops:?}");
+        assert!(ops.completed >= 10, "{ops:?}");
+        assert!(kinds.io_uring_enter > 0, "{kinds:?}");
+    }
+
+    #[test]
+    fn kinds_name_their_syscalls_and_filters_list_them() {
+        #[cfg(target_arch = "x86_64")]
+        {
+            assert_eq!(
+                SyscallKind::Send.filter(),
+                "id == 44 || id == 46 || id == 307 || id == 1 || id == 20"
+            );
+            assert_eq!(
+                SyscallKind::Epoll.filter(),
+                "id == 232 || id == 281 || id == 441"
+            );
+            assert_eq!(SyscallKind::IoUringEnter.filter(), "id == 426");
+        }
+        assert!(SyscallKind::Other.syscalls().is_empty());
+        // The JSON keys are the kinds' names, one per kind.
+        let json = serde_json::to_value(ByKind::from_fn(|k| k as u64)).unwrap();
+        assert_eq!(json.as_object().unwrap().len(), SyscallKind::ALL.len());
+        for k in SyscallKind::ALL {
+            assert_eq!(json[k.name()], k as u64, "{json}");
         }
     }
 
