@@ -378,25 +378,7 @@ fn run_segments(
                 for w in &outcome.failed_workers {
                     warnings.push(format!("{}: {w}", driver.name()));
                 }
-                run.overhead.user_s += cost.user.as_secs_f64();
-                run.overhead.sys_s += cost.sys.as_secs_f64();
-                run.overhead.ctx_switches +=
-                    cost.voluntary_ctx_switches + cost.involuntary_ctx_switches;
-                run.overhead.peak_rss = run.overhead.peak_rss.max(cost.peak_rss_bytes);
-                if let Some(n) = cost.allocations {
-                    run.overhead.allocations = Some(run.overhead.allocations.unwrap_or(0) + n);
-                }
-                match (cost.syscalls, &cost.syscalls_unavailable) {
-                    (Some(n), _) => {
-                        run.overhead.syscalls = Some(run.overhead.syscalls.unwrap_or(0) + n);
-                    }
-                    (None, why) => {
-                        run.syscalls_unavailable = why.clone().or(Some("not counted".into()));
-                    }
-                }
-                if run.syscalls_unavailable.is_some() {
-                    run.overhead.syscalls = None;
-                }
+                run.add_cost(&cost);
                 if let (Some(before), Some(after)) = (counters_before, counters_after) {
                     let c = run.counters.get_or_insert_with(Default::default);
                     c.requests += after.requests.saturating_sub(before.requests);

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::collect::Sample;
+use crate::overhead::{ByKind, Cost, IoUringOps};
 use crate::stats::{estimate, LatencyHistogram};
 
 /// The version of the JSON layout below.
@@ -176,6 +177,31 @@ pub struct BackendReport {
     pub syscalls_per_req: Option<f64>,
     /// Why syscalls were not counted, when they were not.
     pub syscalls_unavailable: Option<String>,
+    /// System calls by kind over the measured segments (they add up to the total), `null`
+    /// when they could not be counted by kind.
+    #[serde(default)]
+    pub syscalls_by_kind: Option<ByKind<u64>>,
+    /// The same per request.
+    #[serde(default)]
+    pub syscalls_by_kind_per_req: Option<ByKind<f64>>,
+    /// Why syscalls were not counted by kind, when they were not.
+    #[serde(default)]
+    pub syscall_kinds_unavailable: Option<String>,
+    /// io_uring operations submitted over the measured segments, `null` when not counted.
+    #[serde(default)]
+    pub io_uring_submitted: Option<u64>,
+    /// io_uring operations submitted per request.
+    #[serde(default)]
+    pub io_uring_submitted_per_req: Option<f64>,
+    /// io_uring completions posted over the measured segments, `null` when not counted.
+    #[serde(default)]
+    pub io_uring_completed: Option<u64>,
+    /// io_uring completions posted per request.
+    #[serde(default)]
+    pub io_uring_completed_per_req: Option<f64>,
+    /// Why io_uring operations were not counted, when they were not.
+    #[serde(default)]
+    pub io_uring_unavailable: Option<String>,
     /// Context switches (voluntary + involuntary) per request.
     pub ctx_switches_per_req: f64,
     /// Heap allocations per request (the whole process), `null` unless the bench was built
@@ -216,6 +242,10 @@ pub struct OverheadTotals {
     pub sys_s: f64,
     /// Syscalls, if counted.
     pub syscalls: Option<u64>,
+    /// Syscalls by kind, if counted.
+    pub syscalls_by_kind: Option<ByKind<u64>>,
+    /// io_uring operations, if counted.
+    pub io_uring: Option<IoUringOps>,
     /// Voluntary + involuntary context switches.
     pub ctx_switches: u64,
     /// Peak RSS, bytes.
@@ -257,11 +287,73 @@ pub struct BackendRun {
     pub overhead: OverheadTotals,
     /// Why syscalls could not be counted.
     pub syscalls_unavailable: Option<String>,
+    /// Why syscalls could not be counted by kind.
+    pub syscall_kinds_unavailable: Option<String>,
+    /// Why io_uring operations could not be counted.
+    pub io_uring_unavailable: Option<String>,
     /// Driver counters over the measured segments (doppio).
     pub counters: Option<crate::backend::DriverCounters>,
 }
 
+/// Adds a segment's count `part` to `total`. A count missing from any segment (`why` says
+/// why) is missing from the total, with the reason in `unavailable`: a partial sum would
+/// pass for the whole.
+fn add_count<T>(
+    total: &mut Option<T>,
+    unavailable: &mut Option<String>,
+    part: Option<T>,
+    why: Option<&String>,
+    add: impl FnOnce(T, T) -> T,
+) {
+    match part {
+        Some(p) if unavailable.is_none() => {
+            *total = Some(match total.take() {
+                Some(t) => add(t, p),
+                None => p,
+            });
+        }
+        Some(_) => {}
+        None => {
+            *unavailable = Some(why.cloned().unwrap_or_else(|| "not counted".into()));
+            *total = None;
+        }
+    }
+}
+
 impl BackendRun {
+    /// Adds what a measured segment cost.
+    pub fn add_cost(&mut self, cost: &Cost) {
+        let o = &mut self.overhead;
+        o.user_s += cost.user.as_secs_f64();
+        o.sys_s += cost.sys.as_secs_f64();
+        o.ctx_switches += cost.voluntary_ctx_switches + cost.involuntary_ctx_switches;
+        o.peak_rss = o.peak_rss.max(cost.peak_rss_bytes);
+        if let Some(n) = cost.allocations {
+            o.allocations = Some(o.allocations.unwrap_or(0) + n);
+        }
+        add_count(
+            &mut o.syscalls,
+            &mut self.syscalls_unavailable,
+            cost.syscalls,
+            cost.syscalls_unavailable.as_ref(),
+            |a, b| a + b,
+        );
+        add_count(
+            &mut o.syscalls_by_kind,
+            &mut self.syscall_kinds_unavailable,
+            cost.syscalls_by_kind,
+            cost.syscall_kinds_unavailable.as_ref(),
+            |a, b| a.plus(&b),
+        );
+        add_count(
+            &mut o.io_uring,
+            &mut self.io_uring_unavailable,
+            cost.io_uring,
+            cost.io_uring_unavailable.as_ref(),
+            |a, b| a.plus(&b),
+        );
+    }
+
     /// The report entry for `driver`.
     pub fn report(&self, driver: &str) -> BackendReport {
         let mut latency = LatencyHistogram::new();
@@ -342,6 +434,14 @@ impl BackendRun {
             cpu_sys_us_per_req: per_req(o.sys_s * 1e6),
             syscalls_per_req: o.syscalls.map(|n| per_req(n as f64)),
             syscalls_unavailable: self.syscalls_unavailable.clone(),
+            syscalls_by_kind: o.syscalls_by_kind,
+            syscalls_by_kind_per_req: o.syscalls_by_kind.map(|k| k.map(|n| per_req(n as f64))),
+            syscall_kinds_unavailable: self.syscall_kinds_unavailable.clone(),
+            io_uring_submitted: o.io_uring.map(|x| x.submitted),
+            io_uring_submitted_per_req: o.io_uring.map(|x| per_req(x.submitted as f64)),
+            io_uring_completed: o.io_uring.map(|x| x.completed),
+            io_uring_completed_per_req: o.io_uring.map(|x| per_req(x.completed as f64)),
+            io_uring_unavailable: self.io_uring_unavailable.clone(),
             ctx_switches_per_req: per_req(o.ctx_switches as f64),
             allocations_per_req: o.allocations.map(|n| per_req(n as f64)),
             peak_rss_bytes: o.peak_rss,
@@ -457,6 +557,66 @@ mod tests {
             .unwrap()
             .as_secs() as i64;
         assert!((rfc3339_to_unix(&now).unwrap() - secs).abs() <= 2);
+    }
+
+    #[test]
+    fn segments_add_up_and_a_count_missing_from_one_is_missing_with_its_reason() {
+        use crate::overhead::{ByKind, Cost, IoUringOps};
+        let counted = Cost {
+            syscalls: Some(28),
+            syscalls_by_kind: Some(ByKind::from_fn(|k| k as u64 + 1)),
+            io_uring: Some(IoUringOps {
+                submitted: 5,
+                completed: 4,
+            }),
+            ..Cost::default()
+        };
+        let mut run = BackendRun::default();
+        run.add_cost(&counted);
+        run.add_cost(&counted);
+        let r = run.report("doppio");
+        let kinds = r.syscalls_by_kind.unwrap();
+        assert_eq!(kinds.total(), 56);
+        assert_eq!(kinds.other, 14);
+        assert_eq!(
+            r.syscalls_by_kind_per_req,
+            Some(kinds.map(|_| 0.0)),
+            "no requests"
+        );
+        assert_eq!(
+            (r.io_uring_submitted, r.io_uring_completed),
+            (Some(10), Some(8))
+        );
+
+        // The second segment could not count by kind nor io_uring: the total still adds up.
+        let mut run = BackendRun::default();
+        run.add_cost(&counted);
+        run.add_cost(&Cost {
+            syscalls: Some(28),
+            syscall_kinds_unavailable: Some("filter refused".into()),
+            io_uring_unavailable: Some("no io_uring tracepoints".into()),
+            ..Cost::default()
+        });
+        run.add_cost(&counted);
+        let r = run.report("scylla");
+        assert_eq!(run.overhead.syscalls, Some(84));
+        assert_eq!(
+            (r.syscalls_by_kind, r.syscalls_by_kind_per_req),
+            (None, None)
+        );
+        assert_eq!(
+            r.syscall_kinds_unavailable.as_deref(),
+            Some("filter refused")
+        );
+        assert_eq!(
+            (r.io_uring_submitted, r.io_uring_completed_per_req),
+            (None, None)
+        );
+        assert_eq!(
+            r.io_uring_unavailable.as_deref(),
+            Some("no io_uring tracepoints")
+        );
+        assert_eq!(r.syscalls_unavailable, None);
     }
 
     #[test]

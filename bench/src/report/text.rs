@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use super::{BackendReport, LatencySummary, Report, SampleReport};
+use crate::overhead::SyscallKind;
 use crate::stats::welch_t_test;
 
 /// A column of the report: a label and a backend's results.
@@ -362,6 +363,41 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
         two(&|b| b.syscalls_per_req.unwrap_or(f64::NAN)),
         None,
     );
+    // A figure a column may lack (`n/a` there).
+    let optional_row =
+        |out: &mut String, label: &str, get: &dyn Fn(&BackendReport) -> Option<f64>| {
+            row(
+                out,
+                label,
+                &cells(&|b| get(b).map_or("n/a".into(), |x| format!("{x:.3}"))),
+                two(&|b| get(b).unwrap_or(f64::NAN)),
+                None,
+            );
+        };
+    // Syscalls by kind and io_uring operations, when any column has them.
+    if columns
+        .iter()
+        .any(|(_, b)| b.syscalls_by_kind_per_req.is_some())
+    {
+        for kind in SyscallKind::ALL {
+            optional_row(out, &format!("  {}", kind.name()), &|b| {
+                b.syscalls_by_kind_per_req.map(|x| x.get(kind))
+            });
+        }
+    }
+    if columns
+        .iter()
+        .any(|(_, b)| b.io_uring_submitted_per_req.is_some())
+    {
+        type Get = fn(&BackendReport) -> Option<f64>;
+        let io_uring: [(&str, Get); 2] = [
+            ("io_uring submitted", |b| b.io_uring_submitted_per_req),
+            ("io_uring completed", |b| b.io_uring_completed_per_req),
+        ];
+        for (label, get) in io_uring {
+            optional_row(out, label, &get);
+        }
+    }
     row(
         out,
         "context switches",
@@ -436,6 +472,21 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
             );
         }
     }
+    // What could not be counted, and why (once per reason and column).
+    for (label, b) in columns {
+        let mut said: Vec<&str> = Vec::new();
+        let notes = [
+            ("syscalls", &b.syscalls_unavailable),
+            ("syscalls by kind", &b.syscall_kinds_unavailable),
+            ("io_uring operations", &b.io_uring_unavailable),
+        ];
+        for (what, why) in notes {
+            if let Some(why) = why.as_deref().filter(|w| !said.contains(w)) {
+                wrap(out, "  ", &format!("{label}: {what} not counted: {why}"));
+                said.push(why);
+            }
+        }
+    }
     out.push('\n');
 
     let any_errors = columns.iter().any(|(_, b)| b.errors > 0);
@@ -449,11 +500,6 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
             let line = format!("  {label}: {kind} x{n}: {first}");
             let line: String = line.chars().take(100).collect();
             let _ = writeln!(out, "{line}");
-        }
-    }
-    for (label, b) in columns {
-        if let Some(why) = &b.syscalls_unavailable {
-            wrap(out, "  ", &format!("{label}: syscalls not counted: {why}"));
         }
     }
     out.push('\n');
@@ -471,4 +517,69 @@ fn notes_section(out: &mut String, r: &Report) {
         wrap(out, "  FATAL: ", e);
     }
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::overhead::{ByKind, Cost, IoUringOps};
+    use crate::report::BackendRun;
+
+    #[test]
+    fn overhead_shows_syscalls_by_kind_and_io_uring_ops_or_says_why_not() {
+        let mut counted = BackendRun::default();
+        counted.add_cost(&Cost {
+            syscalls: Some(28),
+            syscalls_by_kind: Some(ByKind::from_fn(|k| k as u64 + 1)),
+            io_uring: Some(IoUringOps {
+                submitted: 5,
+                completed: 4,
+            }),
+            ..Cost::default()
+        });
+        let counted = counted.report("doppio");
+        // Syscalls counted, not by kind; no io_uring tracepoints.
+        let mut partial = BackendRun::default();
+        partial.add_cost(&Cost {
+            syscalls: Some(28),
+            syscall_kinds_unavailable: Some("filter refused".into()),
+            io_uring_unavailable: Some("no io_uring tracepoints".into()),
+            ..Cost::default()
+        });
+        let partial = partial.report("scylla");
+        let mut out = String::new();
+        compare_sections(
+            &mut out,
+            &[("doppio".into(), &counted), ("scylla".into(), &partial)],
+        );
+        for kind in SyscallKind::ALL {
+            let line = out
+                .lines()
+                .find(|l| l.starts_with(&format!("    {} ", kind.name())))
+                .unwrap_or_else(|| panic!("no row for {kind:?} in\n{out}"));
+            assert!(line.contains("n/a"), "{line}");
+        }
+        for label in ["  io_uring submitted", "  io_uring completed"] {
+            let line = out.lines().find(|l| l.starts_with(label)).unwrap();
+            assert!(line.contains("n/a"), "{line}");
+        }
+        assert!(out.contains("scylla: syscalls by kind not counted: filter refused"));
+        assert!(out.contains("scylla: io_uring operations not counted: no io_uring tracepoints"));
+
+        // Nothing counted at all: one reason, not three, and no rows for kinds or io_uring.
+        let mut none = BackendRun::default();
+        let why = Some("no tracefs".to_owned());
+        none.add_cost(&Cost {
+            syscalls_unavailable: why.clone(),
+            syscall_kinds_unavailable: why.clone(),
+            io_uring_unavailable: why,
+            ..Cost::default()
+        });
+        let none = none.report("doppio");
+        let mut out = String::new();
+        compare_sections(&mut out, &[("doppio".into(), &none)]);
+        assert_eq!(out.matches("no tracefs").count(), 1, "{out}");
+        assert!(!out.contains("io_uring_enter"), "{out}");
+        assert!(!out.contains("io_uring submitted"), "{out}");
+    }
 }
