@@ -92,6 +92,82 @@ then = { error = { code = "overloaded", message = "shedding load" } }
             .unwrap()
             .contains("shedding load"));
     }
+    syscall_kinds_are_reported(&j, &text);
+}
+
+/// Every backend entry carries the syscall-kind and io_uring fields; where the kernel counted
+/// them, the kinds add up to the total, doppio (glommio: an io_uring per shard) enters its
+/// io_uring and submits operations to it, and scylla-rust-driver (tokio: epoll) waits in
+/// epoll and never enters an io_uring (doppio's shards are parked meanwhile).
+fn syscall_kinds_are_reported(j: &serde_json::Value, text: &str) {
+    let overhead = text.split("OVERHEAD").nth(1).unwrap_or_default();
+    eprintln!(
+        "OVERHEAD{}",
+        overhead.split("ERRORS").next().unwrap_or_default()
+    );
+    for driver in ["doppio", "scylla"] {
+        let b = &j["backends"][driver];
+        for field in [
+            "syscalls_by_kind",
+            "syscalls_by_kind_per_req",
+            "syscall_kinds_unavailable",
+            "io_uring_submitted",
+            "io_uring_submitted_per_req",
+            "io_uring_completed",
+            "io_uring_completed_per_req",
+            "io_uring_unavailable",
+        ] {
+            assert!(b.get(field).is_some(), "{driver}: no `{field}` in {b}");
+        }
+        let kinds = &b["syscalls_by_kind"];
+        if kinds.is_null() {
+            let why = b["syscall_kinds_unavailable"].as_str().unwrap();
+            eprintln!("{driver}: syscalls by kind not counted here: {why}");
+            assert!(text.contains("not counted"), "the text report says why");
+            continue;
+        }
+        let requests = b["requests"].as_f64().unwrap();
+        let per_req = &b["syscalls_by_kind_per_req"];
+        let mut sum = 0;
+        for kind in [
+            "io_uring_enter",
+            "send",
+            "recv",
+            "epoll",
+            "futex",
+            "membarrier",
+            "other",
+        ] {
+            let n = kinds[kind].as_u64().unwrap();
+            sum += n;
+            let x = per_req[kind].as_f64().unwrap();
+            assert!((x - n as f64 / requests).abs() < 1e-9, "{driver} {kind}");
+            assert!(overhead.contains(&format!("  {kind} ")), "a row for {kind}");
+        }
+        let total = b["syscalls_per_req"].as_f64().unwrap() * requests;
+        assert!(
+            (sum as f64 - total).abs() < 0.5,
+            "{driver}: {sum} vs {total}"
+        );
+        let io_uring_enter = kinds["io_uring_enter"].as_u64().unwrap();
+        let submitted = b["io_uring_submitted_per_req"].as_f64();
+        match driver {
+            "doppio" => {
+                assert!(io_uring_enter > 0, "{driver}: {kinds}");
+                if let Some(s) = submitted {
+                    assert!(s > 0.0, "{driver}: {s} io_uring operations per request");
+                }
+            }
+            _ => {
+                assert!(kinds["epoll"].as_u64().unwrap() > 0, "{driver}: {kinds}");
+                assert_eq!(io_uring_enter, 0, "{driver}: {kinds}");
+            }
+        }
+        if submitted.is_none() {
+            let why = b["io_uring_unavailable"].as_str().unwrap();
+            eprintln!("{driver}: io_uring operations not counted here: {why}");
+        }
+    }
 }
 
 /// Whether a latency summary shows a 1-second stall in a 3-second run at 5,000 req/s: the
