@@ -98,7 +98,10 @@ then = { error = { code = "overloaded", message = "shedding load" } }
 /// Every backend entry carries the syscall-kind and io_uring fields; where the kernel counted
 /// them, the kinds add up to the total, doppio (glommio: an io_uring per shard) enters its
 /// io_uring and submits operations to it, and scylla-rust-driver (tokio: epoll) waits in
-/// epoll and never enters an io_uring (doppio's shards are parked meanwhile).
+/// epoll and does not enter an io_uring. Not quite never: the counters count the whole
+/// process, and doppio's shards, parked during scylla's segments, still enter theirs a few
+/// times (5 to 10 in two segments here, 3 in 100,000 scylla requests), so the bound is one per
+/// thousand requests, against about one per two requests for doppio.
 fn syscall_kinds_are_reported(j: &serde_json::Value, text: &str) {
     let overhead = text.split("OVERHEAD").nth(1).unwrap_or_default();
     eprintln!(
@@ -160,7 +163,7 @@ fn syscall_kinds_are_reported(j: &serde_json::Value, text: &str) {
             }
             _ => {
                 assert!(kinds["epoll"].as_u64().unwrap() > 0, "{driver}: {kinds}");
-                assert_eq!(io_uring_enter, 0, "{driver}: {kinds}");
+                assert!(io_uring_enter as f64 / requests < 1e-3, "{driver}: {kinds}");
             }
         }
         if submitted.is_none() {
