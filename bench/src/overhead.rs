@@ -3,7 +3,10 @@
 //!
 //! CPU time and context switches come from `getrusage(RUSAGE_SELF)`: every thread of the
 //! process, so a backend's runtime threads are charged to it (both backends' threads live in
-//! one process; only the one being measured is busy, the other is parked).
+//! one process; only the one being measured is busy, the other is parked). The syscall
+//! counters count every thread too: a parked backend's few wake-ups land on the other's
+//! figures (doppio's shards enter their io_uring 5 to 10 times over scylla's two segments in
+//! the stub test, against hundreds of thousands of requests).
 //!
 //! System calls are counted by the kernel with `perf_event_open(2)` on the tracepoint
 //! `raw_syscalls:sys_enter`: one counter per thread that exists when measuring starts (from
