@@ -978,16 +978,14 @@ mod tests {
     #[test]
     fn io_uring_operations_are_counted() {
         let m = Meter::start();
-        // A glommio executor (an io_uring per thread) started during the measurement.
-        glommio::LocalExecutorBuilder::default()
-            .spawn(|| async {
-                for _ in 0..10 {
-                    glommio::timer::sleep(Duration::from_millis(1)).await;
-                }
-            })
-            .unwrap()
-            .join()
-            .unwrap();
+        // A glommio executor (an io_uring per thread, and a timeout operation per sleep)
+        // started during the measurement.
+        doppio::rt::run_on(doppio::rt::Runtime::Glommio, "io-uring-ops", || async {
+            for _ in 0..10 {
+                doppio::rt::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .unwrap();
         let cost = m.stop();
         let (Some(ops), Some(kinds)) = (cost.io_uring, cost.syscalls_by_kind) else {
             let why = (&cost.io_uring_unavailable, &cost.syscall_kinds_unavailable);
