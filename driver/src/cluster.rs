@@ -93,6 +93,7 @@ struct ClusterConfig {
     retry_policy: Arc<dyn RetryPolicy>,
     grace: Duration,
     runtime: Runtime,
+    uring: crate::rt::uring::Config,
     spin_before_park: Option<Duration>,
     /// The default policy's settings (unless `load_balancing` replaces the policy).
     policy_config: DefaultPolicyConfig,
@@ -148,6 +149,7 @@ impl Default for ClusterBuilder {
                 retry_policy: Arc::new(DefaultRetryPolicy::default()),
                 grace: Duration::from_secs(5),
                 runtime: Runtime::default(),
+                uring: crate::rt::uring::Config::default(),
                 spin_before_park: None,
                 policy_config: DefaultPolicyConfig::default(),
                 load_balancing: None,
@@ -277,6 +279,13 @@ impl ClusterBuilder {
         self
     }
 
+    /// doppio's io_uring runtime only: ring entries, provided buffers (count and size, shared
+    /// by the shard's connections) and the poll budget per loop turn.
+    pub fn uring_config(mut self, config: crate::rt::uring::Config) -> Self {
+        self.config.uring = config;
+        self
+    }
+
     /// glommio only: lets each shard spin for up to `spin` looking for work before it parks
     /// (off by default). Parking costs glommio several `io_uring_enter` calls; spinning saves them
     /// when answers arrive closer together than `spin`, at the price of CPU time.
@@ -344,6 +353,7 @@ impl ClusterBuilder {
         let options = ShardOptions {
             runtime: config.runtime,
             spin_before_park: config.spin_before_park,
+            uring: config.uring,
             ..ShardOptions::new(&config.cores, config.pin, config.grace)
         };
         let shards = Shards::start_with(&options, |index| ShardState {

@@ -67,6 +67,8 @@ pub struct ShardOptions {
     /// several `io_uring_enter` calls; spinning trades CPU time for fewer of them when events
     /// arrive closer together than the spin.
     pub spin_before_park: Option<Duration>,
+    /// doppio's io_uring runtime only: ring and provided-buffer sizes, poll budget.
+    pub uring: rt::uring::Config,
 }
 
 impl ShardOptions {
@@ -78,6 +80,7 @@ impl ShardOptions {
             grace,
             runtime: Runtime::default(),
             spin_before_park: None,
+            uring: rt::uring::Config::default(),
         }
     }
 }
@@ -177,6 +180,7 @@ impl<S: 'static> Shards<S> {
             let spec = ExecutorSpec {
                 core: options.pin.then_some(core),
                 spin_before_park: options.spin_before_park,
+                uring: options.uring,
                 ..ExecutorSpec::new(options.runtime, &format!("doppio-shard-{index}"))
             };
             let spawned =

@@ -101,6 +101,35 @@ fn an_unreachable_cluster_is_a_clear_error_within_the_connect_timeout(runtime: R
     }
 }
 
+/// Where io_uring cannot be set up as asked, `build` fails at once with one sentence that
+/// names io_uring, the cause and the glommio fallback (here a buffer count the kernel cannot
+/// take: a ring size must be a power of two), never a panic or a hang.
+#[test]
+fn an_unusable_io_uring_is_one_clear_error_naming_the_glommio_fallback() {
+    let started = Instant::now();
+    let err = builder(Runtime::Uring)
+        .contact_point(cassandra())
+        .uring_config(doppio::rt::uring::Config {
+            buffers: 3,
+            ..doppio::rt::uring::Config::default()
+        })
+        .build()
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5), "no hang");
+    assert!(matches!(err, ClusterError::Runtime(_)), "{err}");
+    let text = err.to_string();
+    eprintln!("{text}");
+    for part in [
+        "io_uring is not usable here",
+        "power of two",
+        "glommio",
+        "shard 0",
+    ] {
+        assert!(text.contains(part), "{part:?} missing from: {text}");
+    }
+    assert_eq!(text.lines().count(), 1, "one sentence: {text}");
+}
+
 fn shutdown_gives_running_work_its_grace_then_fails_it_clearly(runtime: Runtime) {
     let cluster = Arc::new(
         builder(runtime)
