@@ -1,0 +1,263 @@
+//! What the io_uring runtime issue asks of the driver on each runtime, against the stub:
+//! requests dropped mid-flight lose and corrupt nothing; a 16 MiB result and many large
+//! pages arrive whole through a small provided-buffer ring; and on doppio's own runtime a
+//! shard makes at most one `io_uring_enter` per loop turn, busy or idle.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use std::cell::Cell;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::Duration;
+
+use doppio::proto::consistency::Consistency;
+use doppio::rt::uring::{self as uring_rt, Config};
+use doppio::rt::{ExecutorSpec, Runtime};
+use doppio::{Error, Session, SessionConfig, StatementOptions};
+use doppio_stub::Shape;
+
+mod support;
+
+use support::stub;
+
+fn config(addr: SocketAddr) -> SessionConfig {
+    let mut c = SessionConfig::new(addr);
+    c.consistency = Consistency::One;
+    c.connection.request_timeout = Duration::from_secs(10);
+    c
+}
+
+/// Runs `f` on an executor of `runtime` whose io_uring runtime (if it is that one) has a
+/// provided-buffer ring of `buffers` buffers of `buffer_size` bytes.
+fn on_runtime_with_buffers<F, Fut>(runtime: Runtime, buffers: u16, buffer_size: u32, f: F)
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + 'static,
+{
+    let spec = ExecutorSpec {
+        uring: Config {
+            buffers,
+            buffer_size,
+            ..Config::default()
+        },
+        ..ExecutorSpec::new(runtime, &format!("runtimes-test-{runtime}"))
+    };
+    let handle = doppio::rt::spawn_executor(spec, f).unwrap();
+    if let Err(panic) = handle.join() {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// The row index a one-row page answered, from its paging state (the next index).
+fn answered_index(r: &doppio::QueryResult) -> Option<u32> {
+    let next = r.paging_state()?;
+    Some(u32::from_be_bytes(next[..].try_into().ok()?) - 1)
+}
+
+/// Requests whose futures are dropped while their frames are queued, sent or answered (a
+/// timeout far shorter than the stub's delay) lose nothing and corrupt nothing: every
+/// request that is awaited gets its own answer (checked through the paging state), the
+/// connection stays open, and the abandoned ids come back once their late answers arrive.
+fn requests_dropped_mid_flight_lose_nothing_and_corrupt_nothing(runtime: Runtime) {
+    const ROWS: usize = 1000;
+    let stub = stub(
+        runtime,
+        r#"
+seed = 3
+[[rule]]
+name = "slow"
+when = { statement = "FROM t", probability = 0.5 }
+then = { delay = { uniform = ["1ms", "4ms"] } }
+"#,
+        Shape {
+            rows: ROWS,
+            row_bytes: 8,
+            ..Shape::default()
+        },
+    );
+    let addr = stub.addr();
+    on_runtime_with_buffers(runtime, 64, 16 * 1024, move || async move {
+        let s = Rc::new(Session::connect(config(addr)).await.unwrap());
+        let (dropped, answered) = (Rc::new(Cell::new(0u32)), Rc::new(Cell::new(0u32)));
+        let fibers: Vec<_> = (0..32u32)
+            .map(|f| {
+                let (s, dropped, answered) = (s.clone(), dropped.clone(), answered.clone());
+                doppio::rt::spawn_local(async move {
+                    for k in 0..200u32 {
+                        let i = (f * 200 + k) % (ROWS as u32 - 1);
+                        let state = (i).to_be_bytes();
+                        let opts = StatementOptions {
+                            page_size: Some(1),
+                            paging_state: Some(&state),
+                            ..StatementOptions::default()
+                        };
+                        let request = s.query_with("SELECT v FROM t", &(), &opts);
+                        if k % 2 == 0 {
+                            // Dropped mid-flight: 0.5-1 ms is shorter than most answers.
+                            let limit = Duration::from_micros(500 + u64::from(k % 5) * 100);
+                            match doppio::rt::timeout(limit, request).await {
+                                Err(_) => dropped.set(dropped.get() + 1),
+                                Ok(r) => {
+                                    assert_eq!(answered_index(&r.unwrap()), Some(i));
+                                    answered.set(answered.get() + 1);
+                                }
+                            }
+                        } else {
+                            let r = request.await.unwrap();
+                            assert_eq!(answered_index(&r), Some(i), "request {i}'s own answer");
+                            answered.set(answered.get() + 1);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for f in fibers {
+            f.await;
+        }
+        eprintln!(
+            "{runtime}: {} requests dropped mid-flight, {} answered",
+            dropped.get(),
+            answered.get()
+        );
+        assert!(dropped.get() > 100, "the test dropped requests in flight");
+        assert_eq!(dropped.get() + answered.get(), 32 * 200);
+        let conn = s.node_at(addr).unwrap().pool().pick().unwrap();
+        assert!(conn.closed().is_none(), "the connection survived");
+        // The abandoned ids return as their late answers arrive.
+        for _ in 0..200 {
+            if conn.in_flight() == 0 {
+                break;
+            }
+            doppio::rt::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(conn.in_flight(), 0, "every abandoned id came back");
+        assert!(conn.stats().late_answers > 0, "late answers were absorbed");
+        let r = s.query("SELECT v FROM t", &()).await.unwrap();
+        assert!(r.rows_count() > 0);
+        s.close("done");
+    });
+}
+
+/// A 16 MiB result in one page, then 32 pages of 1 MiB at once, through a provided-buffer
+/// ring of four 4 KiB buffers on doppio's own runtime (the multishot receive runs out of
+/// buffers over and over): every row arrives whole, in order, with the right bytes.
+fn a_16_mib_result_and_many_large_pages_arrive_whole_through_a_small_buffer_ring(runtime: Runtime) {
+    const ROWS: usize = 2048;
+    const ROW_BYTES: usize = 8192; // 2048 x 8 KiB = 16 MiB of values
+    let stub = stub(
+        runtime,
+        "",
+        Shape {
+            rows: ROWS,
+            row_bytes: ROW_BYTES,
+            ..Shape::default()
+        },
+    );
+    let addr = stub.addr();
+    on_runtime_with_buffers(runtime, 4, 4096, move || async move {
+        let before = uring_rt::stats();
+        let s = Rc::new(Session::connect(config(addr)).await.unwrap());
+        let check = |r: &doppio::QueryResult, rows: usize| {
+            assert_eq!(r.rows_count(), rows);
+            let typed: Vec<(Vec<u8>,)> = r.typed_rows().unwrap();
+            for (n, (v,)) in typed.iter().enumerate() {
+                assert!(
+                    v.len() == ROW_BYTES && v.iter().all(|&b| b == 0x5a),
+                    "row {n}: {} bytes, not the stub's",
+                    v.len()
+                );
+            }
+        };
+        let whole = StatementOptions {
+            page_size: Some(ROWS as i32),
+            ..StatementOptions::default()
+        };
+        let r = s.query_with("SELECT v FROM t", &(), &whole).await.unwrap();
+        check(&r, ROWS);
+        let pages: Vec<_> = (0..32u32)
+            .map(|p| {
+                let s = s.clone();
+                doppio::rt::spawn_local(async move {
+                    let state = (p * 16).to_be_bytes();
+                    let opts = StatementOptions {
+                        page_size: Some(128),
+                        paging_state: Some(&state),
+                        ..StatementOptions::default()
+                    };
+                    s.query_with("SELECT v FROM t", &(), &opts).await
+                })
+            })
+            .collect();
+        for (p, page) in pages.into_iter().enumerate() {
+            let r = page.await.unwrap();
+            check(&r, 128);
+            let next = u32::from_be_bytes(r.paging_state().unwrap()[..].try_into().unwrap());
+            assert_eq!(next, p as u32 * 16 + 128, "page {p} is its own");
+        }
+        if runtime == Runtime::Uring {
+            let d = uring_rt::stats().since(&before);
+            eprintln!(
+                "uring: {} buffer-ring exhaustions (ENOBUFS), {} multishot re-arms",
+                d.recv_enobufs, d.recv_rearms
+            );
+            assert!(d.recv_enobufs > 0, "the small ring ran out: {d:?}");
+        }
+        s.close("done");
+    });
+}
+
+/// A shard on doppio's own runtime makes at most one `io_uring_enter` per loop turn: busy
+/// (64 fibers of requests against the stub) and idle (a connected session, nothing to do).
+#[test]
+fn a_uring_shard_enters_the_kernel_at_most_once_per_turn_busy_or_idle() {
+    let stub = stub(Runtime::Uring, "", Shape::default());
+    let addr = stub.addr();
+    on_runtime_with_buffers(Runtime::Uring, 64, 16 * 1024, move || async move {
+        let s = Rc::new(Session::connect(config(addr)).await.unwrap());
+        let before = uring_rt::stats();
+        let fibers: Vec<_> = (0..64)
+            .map(|_| {
+                let s = s.clone();
+                doppio::rt::spawn_local(async move {
+                    for _ in 0..300 {
+                        s.query("SELECT v FROM t", &()).await?;
+                    }
+                    Ok::<(), Error>(())
+                })
+            })
+            .collect();
+        for f in fibers {
+            f.await.unwrap();
+        }
+        let busy = uring_rt::stats().since(&before);
+        let requests = 64.0 * 300.0;
+        eprintln!(
+            "busy: {} turns, {} io_uring_enter ({} waiting), {:.3} enters per request, {} SQEs",
+            busy.turns,
+            busy.enters,
+            busy.enters_waiting,
+            busy.enters as f64 / requests,
+            busy.sqes_submitted
+        );
+        assert!(busy.turns > 0);
+        assert!(busy.enters <= busy.turns, "busy: {busy:?}");
+        let before = uring_rt::stats();
+        doppio::rt::sleep(Duration::from_millis(300)).await;
+        let idle = uring_rt::stats().since(&before);
+        eprintln!(
+            "idle 300 ms: {} turns, {} io_uring_enter",
+            idle.turns, idle.enters
+        );
+        assert!(idle.enters <= idle.turns, "idle: {idle:?}");
+        assert!(
+            idle.turns <= 5,
+            "an idle shard sleeps in the kernel: {idle:?}"
+        );
+        s.close("done");
+    });
+}
+
+support::runtime_tests!(
+    requests_dropped_mid_flight_lose_nothing_and_corrupt_nothing,
+    a_16_mib_result_and_many_large_pages_arrive_whole_through_a_small_buffer_ring,
+);
