@@ -9,9 +9,13 @@ use clap::{Args as ClapArgs, Parser, Subcommand};
 use crate::backend::Driver;
 use crate::engine::Limit;
 
-/// A latte-class CQL benchmark with a one-flag backend swap (doppio or scylla-rust-driver).
+/// A latte-class CQL benchmark with a one-flag backend swap (doppio on glommio, doppio on its
+/// own io_uring runtime, or scylla-rust-driver).
+///
+/// An option given twice takes its last value (repeatable ones, such as `-P`, collect every
+/// value), so wrappers such as `scripts/demo.sh` can set defaults that the user overrides.
 #[derive(Debug, Parser)]
-#[command(name = "doppio", version, about, long_about = None)]
+#[command(name = "doppio", version, about, long_about = None, args_override_self = true)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -240,5 +244,37 @@ impl Connect {
                     .ok_or_else(|| format!("-P {p}: expected NAME=VALUE"))
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_option_takes_its_last_value_and_repeatable_ones_collect() {
+        let cli = Cli::try_parse_from([
+            "doppio",
+            "run",
+            "-d",
+            "10s",
+            "-p",
+            "64",
+            "-P",
+            "rows=1",
+            "-d",
+            "30s",
+            "-p",
+            "256",
+            "-P",
+            "keyspace=k",
+        ])
+        .expect("a repeated option is accepted");
+        let Command::Run(run) = cli.command else {
+            panic!("not a run: {cli:?}");
+        };
+        assert_eq!(run.duration, Limit::parse("30s").unwrap());
+        assert_eq!(run.concurrency, 256);
+        assert_eq!(run.connect.params, vec!["rows=1", "keyspace=k"]);
     }
 }
