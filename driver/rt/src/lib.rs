@@ -34,6 +34,32 @@ pub use net::{TcpListener, TcpStream};
 pub use task::{spawn_local, spawn_scoped_local, ScopedTask, Task};
 pub use time::{sleep, timeout, Elapsed, Timer};
 
+/// Declares one `#[test]` per runtime for each named function `fn name(runtime: Runtime)`:
+/// `glommio::name` and `uring::name`, so that a test written once runs on both event loops
+/// (doppio's own tests use it for every driver and stub test).
+///
+/// ```ignore
+/// fn connects(runtime: doppio_rt::Runtime) { /* ... */ }
+/// doppio_rt::runtime_tests!(connects);
+/// ```
+#[macro_export]
+macro_rules! runtime_tests {
+    ($($name:ident),* $(,)?) => {
+        mod glommio {
+            $(#[test]
+            fn $name() {
+                super::$name($crate::Runtime::Glommio)
+            })*
+        }
+        mod uring {
+            $(#[test]
+            fn $name() {
+                super::$name($crate::Runtime::Uring)
+            })*
+        }
+    };
+}
+
 /// Which event loop runs a shard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Runtime {

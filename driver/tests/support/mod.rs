@@ -16,25 +16,8 @@ pub fn cassandra() -> SocketAddr {
         .expect("DOPPIO_CASSANDRA is ADDR:PORT")
 }
 
-/// Declares one `#[test]` per runtime for each named function `fn name(runtime: Runtime)`:
-/// `glommio::name` and `uring::name`. Every driver test runs on both runtimes.
-macro_rules! runtime_tests {
-    ($($name:ident),* $(,)?) => {
-        mod glommio {
-            $(#[test]
-            fn $name() {
-                super::$name(doppio::rt::Runtime::Glommio)
-            })*
-        }
-        mod uring {
-            $(#[test]
-            fn $name() {
-                super::$name(doppio::rt::Runtime::Uring)
-            })*
-        }
-    };
-}
-pub(crate) use runtime_tests;
+/// One `#[test]` per runtime for each named `fn name(runtime: Runtime)`.
+pub(crate) use doppio::rt::runtime_tests;
 
 /// Runs `f` to completion on a fresh executor of `runtime` (not pinned: tests share the
 /// cores); a panic inside fails the calling test.

@@ -38,22 +38,5 @@ where
     on_runtime_value(runtime, f);
 }
 
-/// Declares one `#[test]` per runtime of the client for each named function
-/// `fn name(runtime: Runtime)`: `glommio::name` and `uring::name`.
-macro_rules! runtime_tests {
-    ($($name:ident),* $(,)?) => {
-        mod glommio {
-            $(#[test]
-            fn $name() {
-                super::$name(doppio::rt::Runtime::Glommio)
-            })*
-        }
-        mod uring {
-            $(#[test]
-            fn $name() {
-                super::$name(doppio::rt::Runtime::Uring)
-            })*
-        }
-    };
-}
-pub(crate) use runtime_tests;
+/// One `#[test]` per runtime for each named `fn name(runtime: Runtime)`.
+pub(crate) use doppio::rt::runtime_tests;
