@@ -205,10 +205,15 @@ fn every_backend_side_by_side_and_scylla_alone() {
         report.to_str().unwrap(),
         "-q",
     ]);
-    assert!(
-        text.contains("change") && text.contains("p-value"),
-        "{text}"
-    );
+    // Three backends: three columns, and every pair with its change and p-values.
+    assert!(text.contains("PAIRS") && text.contains("p-value"), "{text}");
+    for pair in [
+        "doppio-uring vs doppio",
+        "scylla vs doppio",
+        "scylla vs doppio-uring",
+    ] {
+        assert!(text.contains(pair), "no row {pair:?} in {text}");
+    }
     assert!(
         text.contains("segments 2 per driver (alternating)"),
         "{text}"

@@ -30,9 +30,54 @@ pub fn render(report: &Report, log: bool) -> String {
     // A run that failed before any backend measured anything has no figures to show.
     if columns.iter().any(|(_, b)| b.requests > 0) {
         compare_sections(&mut out, &columns);
+        pairs_section(&mut out, &columns);
     }
     notes_section(&mut out, report);
     out
+}
+
+/// With more than two backends (`--driver doppio,doppio-uring,scylla`), every pair as a
+/// two-backend run shows it: the change of the second relative to the first, and the
+/// p-values of throughput and mean latency (Welch's t-test on batch means of the segments'
+/// samples, as for two).
+fn pairs_section(out: &mut String, columns: &[Column<'_>]) {
+    if columns.len() < 3 {
+        return;
+    }
+    let change = |a: f64, b: f64| match change_of(a, b) {
+        Some(c) if c.is_finite() => format!("{:+.1}%", c * 100.0),
+        _ => "n/a".to_owned(),
+    };
+    let p = |p: Option<f64>| match p.filter(|p| p.is_finite()) {
+        Some(p) => format!("{p:.3}"),
+        None => "n/a".to_owned(),
+    };
+    let _ = writeln!(
+        out,
+        "\nPAIRS (second vs first)    throughput  p-value    mean latency  p-value     CPU/req  syscalls/req"
+    );
+    for i in 0..columns.len() {
+        for j in i + 1..columns.len() {
+            let pair = [columns[i].clone(), columns[j].clone()];
+            let (a, b) = (pair[0].1, pair[1].1);
+            let syscalls = match (a.syscalls_per_req, b.syscalls_per_req) {
+                (Some(x), Some(y)) => change(x, y),
+                _ => "n/a".to_owned(),
+            };
+            let label = format!("{} vs {}", pair[1].0, pair[0].0);
+            let _ = writeln!(
+                out,
+                "  {label:<24}{:>12}{:>9}{:>16}{:>9}{:>12}{:>14}",
+                change(a.throughput_rps, b.throughput_rps),
+                p(p_value(&pair, Figure::Throughput)),
+                change(a.latency_ns.mean, b.latency_ns.mean),
+                p(p_value(&pair, Figure::MeanLatency)),
+                change(a.cpu_us_per_req, b.cpu_us_per_req),
+                syscalls,
+            );
+        }
+    }
+    out.push('\n');
 }
 
 /// Renders two reports' first backends side by side (`show NEW.json BASELINE.json`).
