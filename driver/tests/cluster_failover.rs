@@ -52,6 +52,7 @@ async fn until(flag: &AtomicBool, timeout: Duration) {
 }
 
 fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Runtime) {
+    let _turn = support::cluster_turn();
     on_runtime(runtime, "cluster-failover", || async {
         let mut config = SessionConfig::new(cluster());
         config.consistency = Consistency::One;

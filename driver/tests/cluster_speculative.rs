@@ -55,6 +55,7 @@ fn config(speculative: Option<SpeculativeExecution>) -> SessionConfig {
 }
 
 fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
+    let _turn = support::cluster_turn();
     on_runtime(runtime, "cluster-speculative", || async {
         let spec = SpeculativeExecution {
             delay: Duration::from_millis(100),

@@ -73,6 +73,14 @@ pub fn cluster() -> SocketAddr {
         .expect("DOPPIO_CLUSTER is ADDR:PORT")
 }
 
+/// Held by a test that stops, kills or freezes nodes of the three-node cluster: its two
+/// runtimes' variants (and any other such test of the binary) take turns, since one would
+/// otherwise find the nodes the other took away.
+pub fn cluster_turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Runs `scripts/cassandra-cluster.sh ARGS` and panics with its output if it fails.
 pub fn cluster_script(args: &[&str]) {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
