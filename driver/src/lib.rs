@@ -1,15 +1,18 @@
-//! `doppio`: a thread-per-core CQL v4 driver on glommio.
+//! `doppio`: a thread-per-core CQL v4 driver on io_uring, on either of two runtimes.
 //!
-//! The only crate of the workspace that knows glommio. Its parts (see `shared/DESIGN.md`):
-//! - [`cluster`]: a `Cluster` that starts one pinned executor per core ([`runtime`]) and a
-//!   session on each; one shard runs the [`control`] connection and hands topology changes
-//!   to all of them over the control plane.
+//! It names no runtime itself: tasks, timers, sockets and executor threads come from
+//! [`rt`] (the crate `doppio-rt`: glommio, or doppio's own io_uring runtime), so the same
+//! code runs on both. Its parts (see `shared/DESIGN.md`):
+//! - [`cluster`]: a `Cluster` that starts one pinned executor per core ([`runtime`]: shards
+//!   and their control plane) and a session on each; one shard runs the [`control`]
+//!   connection and hands topology changes to all of them over the control plane.
 //! - [`connection`] and [`pool`]: per-shard connections to every node that coalesce frames
 //!   into batched writes and parse every complete frame per read, replaced in the background
-//!   with backoff when they break.
+//!   with backoff when they break; [`handshake`] and [`auth`] open them.
 //! - [`routing`]: Murmur3 tokens, the token ring and replica placement (pure).
 //! - [`session`]: the `Session` API that user code runs on each shard, with token-aware
 //!   load balancing, retries and speculative execution.
+//! - [`clock`]: the coarse clock of request deadlines; [`error`]: the driver's error type.
 //!
 //! Invariant: nothing on the request path is shared across cores; shard state is
 //! `Rc`/`RefCell`, never `Arc`/`Mutex`.
