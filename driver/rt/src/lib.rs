@@ -38,9 +38,12 @@ pub use time::{sleep, timeout, Elapsed, Timer};
 /// `glommio::name` and `uring::name`, so that a test written once runs on both event loops
 /// (doppio's own tests use it for every driver and stub test).
 ///
-/// ```ignore
-/// fn connects(runtime: doppio_rt::Runtime) { /* ... */ }
-/// doppio_rt::runtime_tests!(connects);
+/// ```
+/// fn connects(runtime: doppio_rt::Runtime) {
+///     assert!(!runtime.name().is_empty()); // a test body, run once per runtime
+/// }
+/// doppio_rt::runtime_tests!(connects); // tests glommio::connects and uring::connects
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! runtime_tests {
