@@ -5,12 +5,12 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::net::SocketAddr;
-use std::rc::Rc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use doppio_rt::uring::{run, spawn_local, stats, timeout, Config, TcpListener, TcpStream};
+use doppio_rt::uring::{run, spawn_local, stats, timeout, Config, TcpStream};
+
+mod support;
 
 /// Forwards to `System`, counting allocations (and reallocations) made by each thread.
 struct Counting;
@@ -88,19 +88,7 @@ async fn round_trip(c: &TcpStream, out: BytesMut, inb: &mut BytesMut, i: u32) ->
 #[test]
 fn steady_state_ping_pong_with_timers_allocates_nothing() {
     let (warm, measured, st) = run(Config::default(), async {
-        let l =
-            Rc::new(TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)), false).expect("bind"));
-        let addr = l.local_addr().expect("addr");
-        let acc = spawn_local({
-            let l = l.clone();
-            async move { l.accept().await.expect("accept").0 }
-        });
-        let c = TcpStream::connect(addr, Duration::from_secs(1))
-            .await
-            .expect("connect");
-        let s = acc.await;
-        c.set_nodelay(true).expect("nodelay");
-        s.set_nodelay(true).expect("nodelay");
+        let (c, s) = support::pair().await;
         // The answering side: echo each request with its last byte incremented.
         let server = spawn_local(async move {
             let mut inb = BytesMut::with_capacity(4096);

@@ -15,6 +15,10 @@ use doppio_rt::uring::{
     UringError,
 };
 
+mod support;
+
+use support::{local, pair};
+
 const MIB: usize = 1 << 20;
 
 /// The byte at stream offset `i` of the test pattern.
@@ -24,10 +28,6 @@ fn pattern(i: usize) -> u8 {
 
 fn rt<T>(config: Config, fut: impl std::future::Future<Output = T>) -> T {
     run(config, fut).expect("io_uring runtime")
-}
-
-fn local(port: u16) -> SocketAddr {
-    SocketAddr::from(([127, 0, 0, 1], port))
 }
 
 /// A std listener on a free loopback port.
@@ -333,23 +333,6 @@ fn dropping_a_stream_with_data_arriving_returns_its_buffers() {
     });
     flood.join().expect("flood");
     writer.join().expect("writer");
-}
-
-/// A connected pair on this executor (client, server side).
-async fn pair() -> (TcpStream, TcpStream) {
-    let l = Rc::new(TcpListener::bind(local(0), false).expect("bind"));
-    let addr = l.local_addr().expect("addr");
-    let acc = spawn_local({
-        let l = l.clone();
-        async move { l.accept().await.expect("accept").0 }
-    });
-    let c = TcpStream::connect(addr, Duration::from_secs(1))
-        .await
-        .expect("connect");
-    let s = acc.await;
-    c.set_nodelay(true).expect("nodelay");
-    s.set_nodelay(true).expect("nodelay");
-    (c, s)
 }
 
 const MSG: usize = 64;
