@@ -20,7 +20,6 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # shellcheck source=scripts/setup-lib.sh
 . "$ROOT/scripts/setup-lib.sh"
 raise_memlock >&2

@@ -1,6 +1,9 @@
 # Set-up shared by scripts/test.sh and scripts/demo.sh: a Rust toolchain with rustfmt and
 # clippy, a C compiler (glommio builds its bundled liburing), and a locked-memory limit that
-# io_uring can live with. Sourced, not run; expects `as_root` to be defined.
+# io_uring can live with. Sourced, not run.
+
+# Runs a command as root (directly when already root, through sudo otherwise).
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 ensure_toolchain() {
     if ! command -v cargo >/dev/null 2>&1; then

@@ -4,8 +4,9 @@
 # not already answering: one node on 127.0.0.1:9042, one with authentication on
 # 127.0.0.11:9042 (scripts/cassandra-auth.sh) and a three-node cluster on 127.0.0.21-23
 # (scripts/cassandra-cluster.sh); it stops only what it started. Meanwhile it runs rustfmt
-# check, clippy with warnings denied and the seam check; then, with the clusters up, every
-# test of the workspace. Exits non-zero on the first failure.
+# check, clippy with warnings denied and the seam check (the first that fails ends the run);
+# then, with the clusters up, every test of the workspace (all of them, --no-fail-fast) and
+# one closing line with the totals. Exits non-zero if anything failed.
 #
 # Environment:
 #   DOPPIO_CASSANDRA   address the tests use (default 127.0.0.1:9042)
@@ -17,7 +18,6 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 step() { printf '\n==> %s\n' "$*"; }
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # shellcheck source=scripts/setup-lib.sh
 . "$ROOT/scripts/setup-lib.sh"
