@@ -258,8 +258,15 @@ then = "drop"
         assert_eq!(t.calls, u64::from(FIBERS * PER_FIBER));
         assert_eq!(t.ok + t.broken + t.no_connection, t.calls);
         assert!(t.broken > 0, "some requests were in flight at a drop");
-        // Load went on: most requests were answered, and a request now succeeds.
+        // Load went on: most requests were answered, and once the pool has reconnected (the
+        // last drop may have come just before the end: backoff 20-200 ms) a request succeeds.
         assert!(t.ok > t.calls / 2, "{} of {} answered", t.ok, t.calls);
+        s.node_at(addr)
+            .unwrap()
+            .pool()
+            .wait_ready(Duration::from_secs(5))
+            .await
+            .unwrap();
         s.query("SELECT v FROM t", &()).await.unwrap();
         let opened = pool.opened;
         s.close("done");
