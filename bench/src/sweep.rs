@@ -66,10 +66,10 @@ fn markdown(points: &[Point]) -> String {
         }
     }
     // Each doppio runtime against scylla-rust-driver, where both ran.
+    fn pair<'a>(p: &'a Point, doppio: &str) -> Option<(&'a BackendReport, &'a BackendReport)> {
+        Some((p.backends.get(doppio)?, p.backends.get("scylla")?))
+    }
     for doppio in ["doppio", "doppio-uring"] {
-        fn pair<'a>(p: &'a Point, doppio: &str) -> Option<(&'a BackendReport, &'a BackendReport)> {
-            Some((p.backends.get(doppio)?, p.backends.get("scylla")?))
-        }
         if !points.iter().any(|p| pair(p, doppio).is_some()) {
             continue;
         }
