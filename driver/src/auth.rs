@@ -3,6 +3,14 @@
 //!
 //! [`Authenticator`] is the pluggable part; [`PasswordAuthenticator`] implements SASL PLAIN
 //! as Cassandra's `PasswordAuthenticator` (and DSE's and ScyllaDB's equivalents) expect it.
+//! Configurations hold an [`AuthenticatorFactory`]: configurations cross to every shard's
+//! thread, and each handshake makes its own authenticator (which may be `!Send`).
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Makes the authenticator of one handshake (on the shard that runs it).
+pub type AuthenticatorFactory = Arc<dyn Fn() -> Rc<dyn Authenticator> + Send + Sync>;
 
 /// Produces the tokens of a SASL exchange for one connection.
 pub trait Authenticator {
@@ -36,6 +44,11 @@ impl PasswordAuthenticator {
     /// The user name.
     pub fn username(&self) -> &str {
         &self.username
+    }
+
+    /// A factory of these credentials, for a configuration.
+    pub fn factory(self) -> AuthenticatorFactory {
+        Arc::new(move || Rc::new(self.clone()) as Rc<dyn Authenticator>)
     }
 }
 

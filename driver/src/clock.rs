@@ -14,7 +14,7 @@ use std::time::Duration;
 
 /// A point on the coarse monotonic clock, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Ticks(u64);
+pub(crate) struct Ticks(u64);
 
 fn read(clock: libc::clockid_t) -> Option<u64> {
     let mut ts = libc::timespec {
@@ -55,7 +55,7 @@ fn resolution() -> Duration {
 impl Ticks {
     /// Now, on the coarse clock (the precise monotonic clock if the coarse one is missing).
     #[inline]
-    pub fn now() -> Self {
+    pub(crate) fn now() -> Self {
         Self(
             read(libc::CLOCK_MONOTONIC_COARSE)
                 .or_else(|| read(libc::CLOCK_MONOTONIC))
@@ -65,12 +65,12 @@ impl Ticks {
 
     /// A deadline `timeout` from now, never earlier than the exact one.
     #[inline]
-    pub fn deadline(timeout: Duration) -> Self {
+    pub(crate) fn deadline(timeout: Duration) -> Self {
         Self::now() + timeout + resolution()
     }
 
     /// Time from `earlier` to `self`, zero if `earlier` is later.
-    pub fn saturating_duration_since(self, earlier: Ticks) -> Duration {
+    pub(crate) fn saturating_duration_since(self, earlier: Ticks) -> Duration {
         Duration::from_nanos(self.0.saturating_sub(earlier.0))
     }
 }

@@ -39,22 +39,19 @@ use std::time::Duration;
 
 use doppio_proto::consistency::Consistency;
 
-use crate::auth::{Authenticator, PasswordAuthenticator};
+pub use crate::auth::AuthenticatorFactory;
+use crate::auth::PasswordAuthenticator;
 use crate::connection::ConnectionConfig;
 use crate::control::{ControlConfig, ControlEvent, Publisher};
 use crate::error::Error;
-use crate::handshake::HandshakeConfig;
 use crate::pool::Backoff;
 use crate::routing::topology::TopologySnapshot;
 use crate::rt::Runtime;
 use crate::runtime::{RuntimeError, ShardOptions, Shards};
 use crate::session::{
-    ControlRole, DefaultPolicyConfig, DefaultRetryPolicy, PolicyFactory, RetryPolicy, Session,
-    SessionConfig, SpeculativeExecution,
+    ControlRole, DefaultPolicyConfig, PolicyFactory, RetryPolicy, Session, SessionConfig,
+    SpeculativeExecution,
 };
-
-/// Makes a shard's authenticator (on the shard: an authenticator may be `!Send`).
-pub type AuthenticatorFactory = Arc<dyn Fn() -> Rc<dyn Authenticator> + Send + Sync>;
 
 /// Why a cluster could not start, or could not run work.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -75,38 +72,30 @@ pub enum ClusterError {
     },
 }
 
-/// Everything a shard needs to open its session. `Send + Sync`: copied to every shard.
+/// The whole client's configuration: the session configuration every shard opens its
+/// session with, plus what only a cluster has (cores, pinning, runtime, shutdown grace).
+/// `Send + Sync`: shared by every shard.
 #[derive(Clone)]
 struct ClusterConfig {
-    contact_points: Vec<SocketAddr>,
+    session: SessionConfig,
+    /// Whether a contact point was given (else the session's default, 127.0.0.1:9042).
+    contact_given: bool,
+    /// The default policy's settings while the default policy is in use (`None` once
+    /// [`ClusterBuilder::load_balancing`] replaced it).
+    default_policy: Option<DefaultPolicyConfig>,
     cores: Vec<usize>,
     pin: bool,
-    connections: usize,
-    compression: bool,
-    authenticator: Option<AuthenticatorFactory>,
-    connection: ConnectionConfig,
-    connect_timeout: Duration,
-    consistency: Consistency,
-    serial_consistency: Option<Consistency>,
-    page_size: Option<i32>,
-    backoff: Backoff,
-    retry_policy: Arc<dyn RetryPolicy>,
     grace: Duration,
     runtime: Runtime,
     uring: crate::rt::uring::Config,
     spin_before_park: Option<Duration>,
-    /// The default policy's settings (unless `load_balancing` replaces the policy).
-    policy_config: DefaultPolicyConfig,
-    load_balancing: Option<PolicyFactory>,
-    speculative: Option<SpeculativeExecution>,
-    schema_agreement_timeout: Duration,
-    control: ControlConfig,
 }
 
 /// Builds a [`Cluster`]. Defaults: contact point 127.0.0.1:9042, one shard per available
-/// core (pinned), one connection per node per shard, lz4 off, no credentials, LOCAL_QUORUM,
-/// pages of 5000 rows, request timeout 12 s, connect timeout 10 s, the default retry policy,
-/// 5 s of shutdown grace.
+/// core (pinned), and every shard's session as [`SessionConfig::new`] makes it (one
+/// connection per node per shard, lz4 off, no credentials, LOCAL_QUORUM, pages of 5000
+/// rows, request timeout 12 s, connect timeout 10 s, the default retry and load-balancing
+/// policies), 5 s of shutdown grace.
 #[derive(Clone)]
 pub struct ClusterBuilder {
     config: ClusterConfig,
@@ -115,16 +104,13 @@ pub struct ClusterBuilder {
 impl std::fmt::Debug for ClusterBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let c = &self.config;
-        // Never print credentials.
+        // The session configuration never prints credentials (only whether there are any).
         f.debug_struct("ClusterBuilder")
-            .field("contact_points", &c.contact_points)
+            .field("session", &c.session)
             .field("cores", &c.cores)
             .field("pin", &c.pin)
-            .field("connections", &c.connections)
-            .field("compression", &c.compression)
-            .field("credentials", &c.authenticator.is_some())
-            .field("consistency", &c.consistency)
-            .field("page_size", &c.page_size)
+            .field("runtime", &c.runtime)
+            .field("grace", &c.grace)
             .finish_non_exhaustive()
     }
 }
@@ -134,45 +120,46 @@ impl Default for ClusterBuilder {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self {
             config: ClusterConfig {
-                contact_points: Vec::new(),
+                session: SessionConfig::new(SocketAddr::from(([127, 0, 0, 1], 9042))),
+                contact_given: false,
+                default_policy: Some(DefaultPolicyConfig::default()),
                 cores: (0..cores).collect(),
                 pin: true,
-                connections: 1,
-                compression: false,
-                authenticator: None,
-                connection: ConnectionConfig::default(),
-                connect_timeout: Duration::from_secs(10),
-                consistency: Consistency::LocalQuorum,
-                serial_consistency: None,
-                page_size: Some(5000),
-                backoff: Backoff::default(),
-                retry_policy: Arc::new(DefaultRetryPolicy::default()),
                 grace: Duration::from_secs(5),
                 runtime: Runtime::default(),
                 uring: crate::rt::uring::Config::default(),
                 spin_before_park: None,
-                policy_config: DefaultPolicyConfig::default(),
-                load_balancing: None,
-                speculative: None,
-                schema_agreement_timeout: Duration::from_secs(10),
-                control: ControlConfig::default(),
             },
         }
     }
 }
 
 impl ClusterBuilder {
+    /// Every shard's session configuration at once (contact points, connections, timeouts,
+    /// defaults, policies), replacing what earlier calls set.
+    pub fn session_config(mut self, session: SessionConfig) -> Self {
+        self.config.session = session;
+        self.config.contact_given = true;
+        self.config.default_policy = None;
+        self
+    }
+
     /// Adds a contact point: the first that answers is asked for the cluster's topology,
     /// and every node it lists is connected to (as the load-balancing policy allows).
     pub fn contact_point(mut self, addr: SocketAddr) -> Self {
-        self.config.contact_points.push(addr);
+        let s = &mut self.config.session;
+        if self.config.contact_given {
+            s.contact_points.push(addr);
+        } else {
+            s.node = addr;
+            self.config.contact_given = true;
+        }
         self
     }
 
     /// Adds several contact points.
-    pub fn contact_points(mut self, addrs: impl IntoIterator<Item = SocketAddr>) -> Self {
-        self.config.contact_points.extend(addrs);
-        self
+    pub fn contact_points(self, addrs: impl IntoIterator<Item = SocketAddr>) -> Self {
+        addrs.into_iter().fold(self, Self::contact_point)
     }
 
     /// The cores to run one shard each on.
@@ -190,77 +177,75 @@ impl ClusterBuilder {
 
     /// Connections per node per shard.
     pub fn connections_per_shard(mut self, n: usize) -> Self {
-        self.config.connections = n.max(1);
+        self.config.session.connections = n.max(1);
         self
     }
 
     /// Asks for lz4 body compression when the node supports it.
     pub fn compression(mut self, on: bool) -> Self {
-        self.config.compression = on;
+        self.config.session.handshake.compression = on;
         self
     }
 
     /// User name and password (SASL PLAIN, for `PasswordAuthenticator`).
     pub fn credentials(mut self, username: &str, password: &str) -> Self {
-        let auth = PasswordAuthenticator::new(username, password);
-        self.config.authenticator = Some(Arc::new(move || {
-            Rc::new(auth.clone()) as Rc<dyn Authenticator>
-        }));
+        self.config.session.handshake.authenticator =
+            Some(PasswordAuthenticator::new(username, password).factory());
         self
     }
 
-    /// A custom authenticator, made once per connection-opening shard.
+    /// A custom authenticator, made once per handshake on the shard that runs it.
     pub fn authenticator(mut self, factory: AuthenticatorFactory) -> Self {
-        self.config.authenticator = Some(factory);
+        self.config.session.handshake.authenticator = Some(factory);
         self
     }
 
     /// Time allowed for TCP connect and for a session's first connection.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.config.connection.connect_timeout = timeout;
-        self.config.connect_timeout = timeout;
+        self.config.session.connection.connect_timeout = timeout;
+        self.config.session.connect_timeout = timeout;
         self
     }
 
     /// Default time a request waits for its answer.
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
-        self.config.connection.request_timeout = timeout;
+        self.config.session.connection.request_timeout = timeout;
         self
     }
 
     /// All connection tunables at once (stream ids, buffers, keepalive, timeouts).
     pub fn connection_config(mut self, config: ConnectionConfig) -> Self {
-        self.config.connection = config;
+        self.config.session.connection = config;
         self
     }
 
     /// Default consistency.
     pub fn consistency(mut self, c: Consistency) -> Self {
-        self.config.consistency = c;
+        self.config.session.consistency = c;
         self
     }
 
     /// Default serial consistency for conditional statements.
     pub fn serial_consistency(mut self, c: Option<Consistency>) -> Self {
-        self.config.serial_consistency = c;
+        self.config.session.serial_consistency = c;
         self
     }
 
     /// Default page size (`None`: unpaged).
     pub fn page_size(mut self, rows: Option<i32>) -> Self {
-        self.config.page_size = rows;
+        self.config.session.page_size = rows;
         self
     }
 
     /// Reconnection backoff.
     pub fn backoff(mut self, backoff: Backoff) -> Self {
-        self.config.backoff = backoff;
+        self.config.session.backoff = backoff;
         self
     }
 
     /// The retry policy.
     pub fn retry_policy(mut self, policy: Arc<dyn RetryPolicy>) -> Self {
-        self.config.retry_policy = policy;
+        self.config.session.retry_policy = policy;
         self
     }
 
@@ -294,59 +279,62 @@ impl ClusterBuilder {
         self
     }
 
-    /// The local data center (default: the contact point's). Requests go to its nodes.
-    pub fn local_datacenter(mut self, dc: &str) -> Self {
-        self.config.policy_config.local_datacenter = Some(dc.to_owned());
+    /// Changes the default load-balancing policy's settings (ignored once
+    /// [`ClusterBuilder::load_balancing`] replaced the policy).
+    fn default_policy(mut self, change: impl FnOnce(&mut DefaultPolicyConfig)) -> Self {
+        if let Some(policy) = &mut self.config.default_policy {
+            change(policy);
+            self.config.session.load_balancing = PolicyFactory::default_policy(policy.clone());
+        }
         self
+    }
+
+    /// The local data center (default: the contact point's). Requests go to its nodes.
+    pub fn local_datacenter(self, dc: &str) -> Self {
+        self.default_policy(|p| p.local_datacenter = Some(dc.to_owned()))
     }
 
     /// Lets requests go to other data centers when no local node can take them (off by
     /// default); connections are then opened to remote nodes too.
-    pub fn allow_remote_datacenters(mut self, allow: bool) -> Self {
-        self.config.policy_config.allow_remote = allow;
-        self
+    pub fn allow_remote_datacenters(self, allow: bool) -> Self {
+        self.default_policy(|p| p.allow_remote = allow)
     }
 
     /// Token-aware routing (on by default): prepared statements whose partition key is
     /// bound go to one of its replicas.
-    pub fn token_aware(mut self, on: bool) -> Self {
-        self.config.policy_config.token_aware = on;
-        self
+    pub fn token_aware(self, on: bool) -> Self {
+        self.default_policy(|p| p.token_aware = on)
     }
 
     /// Replaces the default load-balancing policy (one is made per shard).
     pub fn load_balancing(mut self, factory: PolicyFactory) -> Self {
-        self.config.load_balancing = Some(factory);
+        self.config.session.load_balancing = factory;
+        self.config.default_policy = None;
         self
     }
 
     /// Speculative execution of idempotent statements (off by default).
     pub fn speculative_execution(mut self, spec: Option<SpeculativeExecution>) -> Self {
-        self.config.speculative = spec;
+        self.config.session.speculative = spec;
         self
     }
 
     /// How long a schema change waits for the live nodes to agree (zero: no wait).
     pub fn schema_agreement_timeout(mut self, timeout: Duration) -> Self {
-        self.config.schema_agreement_timeout = timeout;
+        self.config.session.schema_agreement_timeout = timeout;
         self
     }
 
     /// The control connection's refresh interval, event debounce and failover backoff.
     pub fn control(mut self, control: ControlConfig) -> Self {
-        self.config.control = control;
+        self.config.session.control = control;
         self
     }
 
     /// Starts the shards and connects a session on each. Blocks until every shard is
     /// connected or one has failed (then the shards started so far are shut down).
     pub fn build(self) -> Result<Cluster, ClusterError> {
-        let mut config = self.config;
-        if config.contact_points.is_empty() {
-            config
-                .contact_points
-                .push(SocketAddr::from(([127, 0, 0, 1], 9042)));
-        }
+        let config = self.config;
         if config.cores.is_empty() {
             return Err(ClusterError::Config("no core to run a shard on".into()));
         }
@@ -384,7 +372,7 @@ impl ClusterBuilder {
                         });
                     });
                     let session =
-                        Session::connect_as(session_config(&config), ControlRole::Run(publish))
+                        Session::connect_as(config.session.clone(), ControlRole::Run(publish))
                             .await?;
                     let snapshot = session.topology();
                     *state.session.borrow_mut() = Some(session);
@@ -421,7 +409,7 @@ impl ClusterBuilder {
                         _ => snapshot,
                     };
                     let session =
-                        Session::connect_as(session_config(&config), ControlRole::Follow(start))
+                        Session::connect_as(config.session.clone(), ControlRole::Follow(start))
                             .await?;
                     // A change posted while this shard was connecting.
                     if let Some(l) = state.latest.borrow().clone() {
@@ -475,38 +463,6 @@ impl Drop for ShardState {
     }
 }
 
-/// The session configuration of every shard.
-fn session_config(config: &ClusterConfig) -> SessionConfig {
-    let mut contacts = config.contact_points.iter().copied();
-    let node = contacts
-        .next()
-        .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 9042)));
-    SessionConfig {
-        node,
-        contact_points: contacts.collect(),
-        connections: config.connections,
-        connection: config.connection.clone(),
-        handshake: HandshakeConfig {
-            compression: config.compression,
-            authenticator: config.authenticator.as_ref().map(|f| f()),
-            timeout: None,
-        },
-        backoff: config.backoff,
-        consistency: config.consistency,
-        serial_consistency: config.serial_consistency,
-        page_size: config.page_size,
-        connect_timeout: config.connect_timeout,
-        retry_policy: config.retry_policy.clone(),
-        load_balancing: config
-            .load_balancing
-            .clone()
-            .unwrap_or_else(|| PolicyFactory::default_policy(config.policy_config.clone())),
-        speculative: config.speculative,
-        schema_agreement_timeout: config.schema_agreement_timeout,
-        control: config.control,
-    }
-}
-
 /// A running client: one shard per core, each with a connected [`Session`]. `Send + Sync`.
 pub struct Cluster {
     shards: Shards<ShardState>,
@@ -517,7 +473,7 @@ impl std::fmt::Debug for Cluster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Cluster")
             .field("cores", &self.shards.cores())
-            .field("contact_points", &self.config.contact_points)
+            .field("contact_points", &self.config.session.contact_points())
             .finish()
     }
 }

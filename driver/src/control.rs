@@ -25,15 +25,13 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use doppio_proto::frame::Flags;
-use doppio_proto::request::{Query, QueryParameters, Register};
-use doppio_proto::response::{ErrorCode, Event, Response, ResultBody, SchemaTarget};
+use doppio_proto::response::{Event, Response, SchemaTarget};
 
 use crate::connection::Connection;
 use crate::error::Error;
-use crate::pool::{Backoff, ConnectFn};
-use crate::routing::topology::{self, TopologySnapshot};
-use crate::session::QueryResult;
+use crate::pool::{Backoff, ConnectFn, Jitter};
+use crate::routing::topology::TopologySnapshot;
+use crate::system::{fetch_keyspaces, fetch_topology, register};
 
 /// What the control connection tells the shards.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,136 +69,6 @@ impl Default for ControlConfig {
     }
 }
 
-/// Runs one unpaged query on `conn` and returns its result.
-pub(crate) async fn query(conn: &Connection, cql: &str) -> Result<QueryResult, Error> {
-    let node = conn.addr();
-    let q = Query {
-        query: cql,
-        params: QueryParameters::default(),
-        values: &(),
-    };
-    let frame = conn
-        .send(Flags::NONE, &q, None)
-        .await
-        .map_err(|e| Error::from_request(node, e))?;
-    match frame.response {
-        Response::Result(body) => Ok(QueryResult {
-            node,
-            body,
-            warnings: frame.warnings,
-            tracing_id: frame.tracing_id,
-            columns: None,
-        }),
-        Response::Error(error) => Err(Error::Server { node, error }),
-        other => Err(Error::UnexpectedResponse {
-            node,
-            request: "QUERY",
-            got: other.opcode().name(),
-        }),
-    }
-}
-
-fn topology_error(node: SocketAddr, e: topology::TopologyError) -> Error {
-    Error::Protocol {
-        node,
-        detail: e.to_string(),
-    }
-}
-
-fn no_rows(node: SocketAddr, what: &str) -> Error {
-    Error::Protocol {
-        node,
-        detail: format!("{what} returned no rows result"),
-    }
-}
-
-/// Reads the peers, from `system.peers_v2` when the node has it (`v2` remembers the
-/// answer), else from `system.peers`.
-async fn read_peers(
-    conn: &Connection,
-    v2: &Cell<Option<bool>>,
-) -> Result<Vec<topology::NodeInfo>, Error> {
-    let node = conn.addr();
-    if v2.get() != Some(false) {
-        match query(conn, "SELECT * FROM system.peers_v2").await {
-            Ok(r) => {
-                v2.set(Some(true));
-                let rows = r.rows().ok_or_else(|| no_rows(node, "system.peers_v2"))?;
-                return topology::peers(rows, true, node.port())
-                    .map_err(|e| topology_error(node, e));
-            }
-            // A node before 4.0 has no peers_v2 table.
-            Err(e) if e.server_code() == Some(ErrorCode::Invalid) => v2.set(Some(false)),
-            Err(e) => return Err(e),
-        }
-    }
-    let r = query(conn, "SELECT * FROM system.peers").await?;
-    let rows = r.rows().ok_or_else(|| no_rows(node, "system.peers"))?;
-    topology::peers(rows, false, node.port()).map_err(|e| topology_error(node, e))
-}
-
-/// Reads the nodes (local and peers) and the keyspaces through `conn`.
-pub(crate) async fn fetch_topology(
-    conn: &Connection,
-    v2: &Cell<Option<bool>>,
-) -> Result<TopologySnapshot, Error> {
-    let node = conn.addr();
-    let local = query(conn, "SELECT * FROM system.local WHERE key = 'local'").await?;
-    let rows = local.rows().ok_or_else(|| no_rows(node, "system.local"))?;
-    let (local, partitioner) =
-        topology::local_node(rows, node).map_err(|e| topology_error(node, e))?;
-    let mut nodes = read_peers(conn, v2).await?;
-    nodes.retain(|n| n.addr != local.addr);
-    let contact_datacenter = Some(local.datacenter.clone()).filter(|dc| !dc.is_empty());
-    nodes.push(local);
-    nodes.sort_by_key(|n| n.addr);
-    nodes.dedup_by_key(|n| n.addr);
-    let keyspaces = fetch_keyspaces(conn).await?;
-    Ok(TopologySnapshot {
-        version: 0,
-        source: Some(node),
-        nodes,
-        keyspaces,
-        contact_datacenter,
-        partitioner,
-    })
-}
-
-/// Reads the replication of every keyspace through `conn`.
-pub(crate) async fn fetch_keyspaces(
-    conn: &Connection,
-) -> Result<std::collections::BTreeMap<String, topology::Replication>, Error> {
-    let node = conn.addr();
-    let r = query(
-        conn,
-        "SELECT keyspace_name, replication FROM system_schema.keyspaces",
-    )
-    .await?;
-    let rows = r
-        .rows()
-        .ok_or_else(|| no_rows(node, "system_schema.keyspaces"))?;
-    topology::keyspaces(rows).map_err(|e| topology_error(node, e))
-}
-
-/// Registers `conn` for the events the control connection follows.
-async fn register(conn: &Connection) -> Result<(), Error> {
-    let node = conn.addr();
-    let events = ["TOPOLOGY_CHANGE", "STATUS_CHANGE", "SCHEMA_CHANGE"];
-    let frame = conn
-        .send(Flags::NONE, &Register { events: &events }, None)
-        .await
-        .map_err(|e| Error::from_request(node, e))?;
-    match frame.response {
-        Response::Ready => Ok(()),
-        Response::Error(error) => Err(Error::Server { node, error }),
-        other => Err(Error::UnexpectedResponse {
-            node,
-            request: "REGISTER",
-            got: other.opcode().name(),
-        }),
-    }
-}
-
 /// What a burst of events asks to re-read.
 #[derive(Debug, Default, Clone, Copy)]
 struct Refresh {
@@ -219,8 +87,6 @@ pub(crate) struct Control {
     version: Cell<u64>,
     last: RefCell<Arc<TopologySnapshot>>,
     peers_v2: Cell<Option<bool>>,
-    /// Why the last connect or refresh failed (for errors and tests).
-    last_error: RefCell<Option<Error>>,
 }
 
 impl std::fmt::Debug for Control {
@@ -251,7 +117,6 @@ impl Control {
             version: Cell::new(0),
             last: RefCell::new(Arc::new(TopologySnapshot::default())),
             peers_v2: Cell::new(None),
-            last_error: RefCell::new(None),
         });
         let mut last = Error::NoConnection("no contact point".into());
         for addr in control.contact_points.clone() {
@@ -348,7 +213,7 @@ impl Control {
     /// The control loop: follow events, refresh, fail over. Runs until [`Control::stop`].
     pub(crate) async fn run(self: Rc<Self>) {
         let mut failed_rounds: u32 = 0;
-        let mut jitter = Jitter::seeded();
+        let jitter = Jitter::seeded(0);
         while !self.stopped.get() {
             let Some(conn) = self.current() else {
                 if self.reconnect().await {
@@ -362,11 +227,10 @@ impl Control {
                 continue;
             };
             let outcome = self.follow(&conn).await;
-            if let Err(e) = outcome {
+            if outcome.is_err() {
                 if self.stopped.get() {
                     break;
                 }
-                *self.last_error.borrow_mut() = Some(e);
                 conn.close("the control connection failed; moving to another node");
                 let mut slot = self.conn.borrow_mut();
                 if slot.as_ref().is_some_and(|c| c.addr() == conn.addr()) {
@@ -461,41 +325,10 @@ impl Control {
             if self.stopped.get() {
                 return false;
             }
-            match self.open(addr).await {
-                Ok(_) => return true,
-                Err(e) => *self.last_error.borrow_mut() = Some(e),
+            if self.open(addr).await.is_ok() {
+                return true;
             }
         }
         false
-    }
-}
-
-/// Jitter for the control loop's backoff.
-struct Jitter(u64);
-
-impl Jitter {
-    fn seeded() -> Self {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0x2545_f491_4f6c_dd1d, |d| d.as_nanos() as u64);
-        Self(seed | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-/// True if `result` is a schema change of a keyspace (its replication may have changed).
-pub(crate) fn keyspace_change(result: &QueryResult) -> Option<&str> {
-    match &result.body {
-        ResultBody::SchemaChange(c) => match &c.target {
-            SchemaTarget::Keyspace(ks) => Some(ks),
-            _ => None,
-        },
-        _ => None,
     }
 }

@@ -1,4 +1,13 @@
 //! The driver's one error type: every way a request can fail, with the context needed to act.
+//!
+//! - [`Error`]: what a call returns. Each variant says what failed at the driver's level and
+//!   keeps its cause as the error's [`source`](std::error::Error::source) (a connection
+//!   error, a protocol decoding error, a malformed system table), not as a string; print the
+//!   whole chain with [`Report`].
+//! - [`ErrorKind`]: the one table of error kinds, by which the session counts its failures
+//!   ([`crate::session::ErrorCounts`]) and the bench reports `errors_by_kind` for both of its
+//!   backends (a server's ERROR code maps to a kind with [`ErrorKind::of_server_code`]).
+//! - [`Violation`]: how a node broke the protocol.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -7,6 +16,7 @@ use doppio_proto::response::{ErrorCode, ErrorResponse};
 use doppio_proto::ProtoError;
 
 use crate::connection::{ConnectionError, RequestError};
+use crate::routing::topology::TopologyError;
 
 /// Why a driver call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,8 +33,8 @@ pub enum Error {
     },
     /// The connection broke or closed while the request was in flight (it may or may not
     /// have been applied).
-    #[error("{0}")]
-    ConnectionBroken(ConnectionError),
+    #[error(transparent)]
+    ConnectionBroken(#[from] ConnectionError),
     /// No answer within the request timeout (the request may still be applied).
     #[error("no answer from {node} within {after:?}")]
     Timeout {
@@ -33,18 +43,20 @@ pub enum Error {
         /// The timeout.
         after: Duration,
     },
-    /// The node sent something that is not valid CQL v4.
-    #[error("{node} broke the protocol: {detail}")]
+    /// The node sent something that is not valid CQL v4, or system tables the driver cannot
+    /// read.
+    #[error("{node} broke the protocol")]
     Protocol {
         /// The node.
         node: SocketAddr,
         /// What was wrong.
-        detail: String,
+        #[source]
+        violation: Violation,
     },
     /// A value could not be serialized (the error names the column), or the request could
     /// not be encoded; nothing was sent.
-    #[error("request not sent: {0}")]
-    Serialization(ProtoError),
+    #[error("request not sent")]
+    Serialization(#[source] ProtoError),
     /// The connection handshake failed (unsupported protocol version, refused options).
     #[error("handshake with {node} failed: {reason}")]
     Handshake {
@@ -79,8 +91,176 @@ pub enum Error {
         got: &'static str,
     },
     /// A result could not be read into the requested type (the error names the column).
-    #[error("cannot read the result: {0}")]
-    Deserialization(ProtoError),
+    #[error("cannot read the result")]
+    Deserialization(#[source] ProtoError),
+}
+
+/// How a node broke the protocol.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Violation {
+    /// An answer did not decode; the connection it came on was closed.
+    #[error("undecodable answer; connection closed")]
+    Decode(#[source] ProtoError),
+    /// The connection saw a frame it could not accept (a bad header, an unknown stream id)
+    /// and closed.
+    #[error(transparent)]
+    Frame(ConnectionError),
+    /// A system table the driver reads for the topology is malformed.
+    #[error("unreadable topology")]
+    Topology(#[source] TopologyError),
+    /// A query on a system table returned something other than rows.
+    #[error("{table} returned no rows result")]
+    NoRows {
+        /// The table.
+        table: &'static str,
+    },
+    /// Rows of a prepared statement came with a different number of columns than it was
+    /// prepared with, even after preparing it again.
+    #[error(
+        "the result of `{cql}` does not match its prepared columns even after preparing it again"
+    )]
+    StaleColumns {
+        /// The statement.
+        cql: String,
+    },
+}
+
+/// The kind of a failure: the one classification used for counting errors, by the
+/// session and by the bench (for either of its backends). Names are stable (`name`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorKind {
+    /// Server: UNAVAILABLE (not enough live replicas).
+    Unavailable,
+    /// Server: OVERLOADED.
+    Overloaded,
+    /// Server: IS_BOOTSTRAPPING.
+    Bootstrapping,
+    /// Server: READ_TIMEOUT.
+    ReadTimeout,
+    /// Server: WRITE_TIMEOUT.
+    WriteTimeout,
+    /// Server: READ_FAILURE.
+    ReadFailure,
+    /// Server: WRITE_FAILURE.
+    WriteFailure,
+    /// Server: FUNCTION_FAILURE.
+    FunctionFailure,
+    /// Server: SYNTAX_ERROR.
+    Syntax,
+    /// Server: UNAUTHORIZED.
+    Unauthorized,
+    /// Server: INVALID.
+    Invalid,
+    /// Server: CONFIG_ERROR.
+    ConfigError,
+    /// Server: ALREADY_EXISTS.
+    AlreadyExists,
+    /// Server: UNPREPARED (after the driver's own re-prepare failed too).
+    Unprepared,
+    /// Any other server ERROR (SERVER_ERROR, PROTOCOL_ERROR, TRUNCATE_ERROR, codes this
+    /// protocol version does not define).
+    ServerError,
+    /// No answer within the client's request timeout.
+    Timeout,
+    /// The connection broke with the request in flight.
+    ConnectionBroken,
+    /// No open connection to send on.
+    NoConnection,
+    /// The session was closed.
+    Closed,
+    /// The node broke the protocol, or answered nonsense.
+    Protocol,
+    /// A value could not be encoded, or a result decoded.
+    Serialization,
+    /// Handshake or authentication failures.
+    Handshake,
+}
+
+impl ErrorKind {
+    /// Every kind, in declaration order (`kind as usize` indexes it).
+    pub const ALL: [ErrorKind; 22] = [
+        ErrorKind::Unavailable,
+        ErrorKind::Overloaded,
+        ErrorKind::Bootstrapping,
+        ErrorKind::ReadTimeout,
+        ErrorKind::WriteTimeout,
+        ErrorKind::ReadFailure,
+        ErrorKind::WriteFailure,
+        ErrorKind::FunctionFailure,
+        ErrorKind::Syntax,
+        ErrorKind::Unauthorized,
+        ErrorKind::Invalid,
+        ErrorKind::ConfigError,
+        ErrorKind::AlreadyExists,
+        ErrorKind::Unprepared,
+        ErrorKind::ServerError,
+        ErrorKind::Timeout,
+        ErrorKind::ConnectionBroken,
+        ErrorKind::NoConnection,
+        ErrorKind::Closed,
+        ErrorKind::Protocol,
+        ErrorKind::Serialization,
+        ErrorKind::Handshake,
+    ];
+
+    /// The kind of a server ERROR with `code`.
+    pub fn of_server_code(code: ErrorCode) -> Self {
+        match code {
+            ErrorCode::Unavailable => ErrorKind::Unavailable,
+            ErrorCode::Overloaded => ErrorKind::Overloaded,
+            ErrorCode::IsBootstrapping => ErrorKind::Bootstrapping,
+            ErrorCode::ReadTimeout => ErrorKind::ReadTimeout,
+            ErrorCode::WriteTimeout => ErrorKind::WriteTimeout,
+            ErrorCode::ReadFailure => ErrorKind::ReadFailure,
+            ErrorCode::WriteFailure => ErrorKind::WriteFailure,
+            ErrorCode::FunctionFailure => ErrorKind::FunctionFailure,
+            ErrorCode::SyntaxError => ErrorKind::Syntax,
+            ErrorCode::Unauthorized => ErrorKind::Unauthorized,
+            ErrorCode::Invalid => ErrorKind::Invalid,
+            ErrorCode::ConfigError => ErrorKind::ConfigError,
+            ErrorCode::AlreadyExists => ErrorKind::AlreadyExists,
+            ErrorCode::Unprepared => ErrorKind::Unprepared,
+            ErrorCode::ServerError
+            | ErrorCode::ProtocolError
+            | ErrorCode::AuthenticationError
+            | ErrorCode::TruncateError
+            | ErrorCode::Other(_) => ErrorKind::ServerError,
+        }
+    }
+
+    /// The kind's stable name (snake case), as reports print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::Overloaded => "overloaded",
+            ErrorKind::Bootstrapping => "bootstrapping",
+            ErrorKind::ReadTimeout => "read_timeout",
+            ErrorKind::WriteTimeout => "write_timeout",
+            ErrorKind::ReadFailure => "read_failure",
+            ErrorKind::WriteFailure => "write_failure",
+            ErrorKind::FunctionFailure => "function_failure",
+            ErrorKind::Syntax => "syntax",
+            ErrorKind::Unauthorized => "unauthorized",
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::ConfigError => "config_error",
+            ErrorKind::AlreadyExists => "already_exists",
+            ErrorKind::Unprepared => "unprepared",
+            ErrorKind::ServerError => "server_error",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::ConnectionBroken => "connection_broken",
+            ErrorKind::NoConnection => "no_connection",
+            ErrorKind::Closed => "closed",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::Serialization => "serialization",
+            ErrorKind::Handshake => "handshake",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl Error {
@@ -92,19 +272,112 @@ impl Error {
         }
     }
 
+    /// The kind of this error (see [`ErrorKind`]).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Server { error, .. } => ErrorKind::of_server_code(error.code),
+            Error::Timeout { .. } => ErrorKind::Timeout,
+            Error::ConnectionBroken(_) => ErrorKind::ConnectionBroken,
+            Error::NoConnection(_) => ErrorKind::NoConnection,
+            Error::Closed(_) => ErrorKind::Closed,
+            Error::Protocol { .. } | Error::UnexpectedResponse { .. } => ErrorKind::Protocol,
+            Error::Serialization(_) | Error::Deserialization(_) => ErrorKind::Serialization,
+            Error::Handshake { .. } | Error::Authentication { .. } => ErrorKind::Handshake,
+        }
+    }
+
     /// Converts a connection-level failure of a request to `node`.
     pub fn from_request(node: SocketAddr, e: RequestError) -> Self {
         match e {
             RequestError::Timeout { after, .. } => Error::Timeout { node, after },
-            RequestError::Connection(ConnectionError::Protocol { addr, detail }) => {
-                Error::Protocol { node: addr, detail }
-            }
+            RequestError::Connection(c @ ConnectionError::Protocol { .. }) => Error::Protocol {
+                node: c.addr(),
+                violation: Violation::Frame(c),
+            },
             RequestError::Connection(c) => Error::ConnectionBroken(c),
             RequestError::Encode(p) => Error::Serialization(p),
             RequestError::BadResponse { addr, error } => Error::Protocol {
                 node: addr,
-                detail: error.to_string(),
+                violation: Violation::Decode(error),
             },
         }
+    }
+}
+
+/// Prints an error with every cause in its chain: `outer: cause: root cause`.
+///
+/// ```
+/// use doppio::error::{Error, Report};
+/// let e = Error::Closed("shutting down".into());
+/// assert_eq!(Report(&e).to_string(), "the session is closed: shutting down");
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Report<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(c) = cause {
+            write!(f, ": {c}")?;
+            cause = c.source();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn every_kind_is_listed_once_in_declaration_order_with_a_distinct_name() {
+        for (i, k) in ErrorKind::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i, "{k:?}");
+        }
+        let mut names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ErrorKind::ALL.len());
+    }
+
+    #[test]
+    fn causes_are_kept_as_sources_and_reported_in_one_line() {
+        let node: SocketAddr = "127.0.0.1:9042".parse().expect("address");
+        let e = Error::Protocol {
+            node,
+            violation: Violation::NoRows {
+                table: "system.local",
+            },
+        };
+        assert_eq!(e.kind(), ErrorKind::Protocol);
+        assert!(e.source().is_some(), "the violation is the source");
+        assert_eq!(
+            Report(&e).to_string(),
+            "127.0.0.1:9042 broke the protocol: system.local returned no rows result"
+        );
+        let broken = Error::from(ConnectionError::Broken {
+            addr: node,
+            message: "reset".into(),
+        });
+        assert_eq!(broken.kind(), ErrorKind::ConnectionBroken);
+        assert_eq!(
+            Report(&broken).to_string(),
+            "connection to 127.0.0.1:9042 broken: reset"
+        );
+    }
+
+    #[test]
+    fn server_codes_map_to_their_kinds() {
+        assert_eq!(
+            ErrorKind::of_server_code(ErrorCode::ReadFailure),
+            ErrorKind::ReadFailure
+        );
+        assert_eq!(
+            ErrorKind::of_server_code(ErrorCode::Other(0x7777)),
+            ErrorKind::ServerError
+        );
     }
 }

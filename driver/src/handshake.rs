@@ -1,7 +1,6 @@
 //! The CQL handshake on a fresh connection: OPTIONS/SUPPORTED, STARTUP (with lz4 when both
 //! sides support it), and authentication when the node asks for it.
 
-use std::rc::Rc;
 use std::time::Duration;
 
 use doppio_proto::compression::Compression;
@@ -9,9 +8,10 @@ use doppio_proto::frame::Flags;
 use doppio_proto::request::{AuthResponse, Options, Startup};
 use doppio_proto::response::Response;
 
-use crate::auth::Authenticator;
+use crate::auth::AuthenticatorFactory;
 use crate::connection::Connection;
 use crate::error::Error;
+use crate::result::{reply, unexpected};
 
 /// The CQL version doppio asks for in STARTUP.
 pub const CQL_VERSION: &str = "3.0.0";
@@ -21,8 +21,9 @@ pub const CQL_VERSION: &str = "3.0.0";
 pub struct HandshakeConfig {
     /// Ask for lz4 when the node supports it.
     pub compression: bool,
-    /// Credentials, for nodes that require authentication.
-    pub authenticator: Option<Rc<dyn Authenticator>>,
+    /// Credentials, for nodes that require authentication (each handshake makes its own
+    /// authenticator).
+    pub authenticator: Option<AuthenticatorFactory>,
     /// Timeout of each handshake step (default: the connection's request timeout).
     pub timeout: Option<Duration>,
 }
@@ -52,21 +53,13 @@ pub struct Negotiated {
 pub async fn handshake(conn: &Connection, config: &HandshakeConfig) -> Result<Negotiated, Error> {
     let node = conn.addr();
     let map = |e| Error::from_request(node, e);
-    let supported = match conn
+    let answer = conn
         .send(Flags::NONE, &Options, config.timeout)
         .await
-        .map_err(map)?
-        .response
-    {
+        .map_err(map)?;
+    let supported = match reply(node, answer.response)? {
         Response::Supported(s) => s,
-        Response::Error(error) => return Err(Error::Server { node, error }),
-        other => {
-            return Err(Error::UnexpectedResponse {
-                node,
-                request: "OPTIONS",
-                got: other.opcode().name(),
-            })
-        }
+        other => return Err(unexpected(node, "OPTIONS", &other)),
     };
     let values = |key: &str| {
         supported
@@ -97,20 +90,13 @@ pub async fn handshake(conn: &Connection, config: &HandshakeConfig) -> Result<Ne
     // Everything after STARTUP may be compressed.
     conn.set_compression(compression);
     let mut authenticated = false;
-    match answer.response {
+    match reply(node, answer.response)? {
         Response::Ready => {}
         Response::Authenticate(class) => {
             authenticated = true;
             authenticate(conn, config, &class).await?;
         }
-        Response::Error(error) => return Err(Error::Server { node, error }),
-        other => {
-            return Err(Error::UnexpectedResponse {
-                node,
-                request: "STARTUP",
-                got: other.opcode().name(),
-            })
-        }
+        other => return Err(unexpected(node, "STARTUP", &other)),
     }
     Ok(Negotiated {
         compression,
@@ -126,11 +112,12 @@ async fn authenticate(
 ) -> Result<(), Error> {
     let node = conn.addr();
     let auth_err = |reason: String| Error::Authentication { node, reason };
-    let Some(auth) = &config.authenticator else {
+    let Some(make) = &config.authenticator else {
         return Err(auth_err(format!(
             "the node requires authentication ({class}) but no credentials were configured"
         )));
     };
+    let auth = make();
     let mut token = auth.initial_response(class).map_err(auth_err)?;
     // A SASL exchange is a few round trips; a bound stops a node that never finishes.
     for _ in 0..16 {
@@ -151,14 +138,10 @@ async fn authenticate(
                     .evaluate_challenge(challenge.as_deref())
                     .map_err(auth_err)?;
             }
+            // The node refused the credentials: an authentication failure, not a request
+            // error.
             Response::Error(error) => return Err(auth_err(error.to_string())),
-            other => {
-                return Err(Error::UnexpectedResponse {
-                    node,
-                    request: "AUTH_RESPONSE",
-                    got: other.opcode().name(),
-                })
-            }
+            other => return Err(unexpected(node, "AUTH_RESPONSE", &other)),
         }
     }
     Err(auth_err(

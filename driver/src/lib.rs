@@ -2,32 +2,42 @@
 //!
 //! It names no runtime itself: tasks, timers, sockets and executor threads come from
 //! [`rt`] (the crate `doppio-rt`: glommio, or doppio's own io_uring runtime), so the same
-//! code runs on both. Its parts (see `shared/DESIGN.md`):
+//! code runs on both. Its modules (see `shared/DESIGN.md`):
 //! - [`cluster`]: a `Cluster` that starts one pinned executor per core ([`runtime`]: shards
 //!   and their control plane) and a session on each; one shard runs the [`control`]
 //!   connection and hands topology changes to all of them over the control plane.
 //! - [`connection`] and [`pool`]: per-shard connections to every node that coalesce frames
 //!   into batched writes and parse every complete frame per read, replaced in the background
 //!   with backoff when they break; [`handshake`] and [`auth`] open them.
-//! - [`routing`]: Murmur3 tokens, the token ring and replica placement (pure).
+//! - `system` (private): the CQL the driver runs for itself on one connection (system
+//!   tables, schema versions, REGISTER, USE), for the control connection and the session.
+//! - [`routing`]: Murmur3 tokens, the token ring, replica placement and the token of bound
+//!   values (pure).
 //! - [`session`]: the `Session` API that user code runs on each shard, with token-aware
 //!   load balancing, retries and speculative execution.
-//! - [`clock`]: the coarse clock of request deadlines; [`error`]: the driver's error type.
+//! - [`result`]: what a node answered ([`QueryResult`]) and the one place an answer becomes
+//!   a typed outcome.
+//! - [`error`]: the driver's error type with its causes, and the one table of error kinds.
+//! - `clock` (private): the coarse clock of request deadlines.
 //!
 //! Invariant: nothing on the request path is shared across cores; shard state is
 //! `Rc`/`RefCell`, never `Arc`/`Mutex`.
 
+#![warn(unreachable_pub)]
+
 pub mod auth;
-pub mod clock;
+mod clock;
 pub mod cluster;
 pub mod connection;
 pub mod control;
 pub mod error;
 pub mod handshake;
 pub mod pool;
+pub mod result;
 pub mod routing;
 pub mod runtime;
 pub mod session;
+mod system;
 
 pub use cluster::{Cluster, ClusterBuilder, ClusterError};
 /// The protocol layer this driver speaks, re-exported for users who need its types.
@@ -35,8 +45,8 @@ pub use doppio_proto as proto;
 /// The runtimes the driver runs on (glommio, or doppio's own io_uring runtime), re-exported
 /// for users who spawn tasks, sleep or run executors beside it.
 pub use doppio_rt as rt;
-pub use error::Error;
+pub use error::{Error, ErrorKind};
+pub use result::QueryResult;
 pub use session::{
-    PageStream, PreparedStatement, QueryResult, Session, SessionConfig, SessionStats,
-    StatementOptions,
+    PageStream, PreparedStatement, Session, SessionConfig, SessionStats, StatementOptions,
 };

@@ -54,16 +54,23 @@ impl Backoff {
     }
 }
 
-/// A small xorshift generator for jitter: not for anything that needs real randomness.
+/// A small xorshift generator for backoff jitter (the pools' and the control connection's):
+/// not for anything that needs real randomness.
 #[derive(Debug)]
-struct Jitter(Cell<u64>);
+pub(crate) struct Jitter(Cell<u64>);
 
 impl Jitter {
-    fn new(seed: u64) -> Self {
-        Self(Cell::new(seed | 1))
+    /// A generator seeded from the clock, mixed with `salt` (so that pools started in the
+    /// same instant differ).
+    pub(crate) fn seeded(salt: u64) -> Self {
+        let clock = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0x9e37_79b9_7f4a_7c15, |d| d.as_nanos() as u64);
+        Self(Cell::new((clock ^ salt) | 1))
     }
 
-    fn next(&self) -> u64 {
+    /// The next random value.
+    pub(crate) fn next(&self) -> u64 {
         let mut x = self.0.get();
         x ^= x << 13;
         x ^= x >> 7;
@@ -96,8 +103,6 @@ pub struct NodePool {
     stats: Cell<PoolStats>,
     /// Traffic of the connections that have closed (the open ones count their own).
     retired: Cell<ConnectionStats>,
-    /// Set by [`NodePool::close`]: why the pool was closed (requests then fail with it).
-    closed: RefCell<Option<String>>,
     stopped: Cell<bool>,
     /// Bumped by [`NodePool::reconnect_now`]: watchers in a backoff sleep wake and retry.
     kick: Cell<u64>,
@@ -119,22 +124,16 @@ impl NodePool {
     /// Creates a pool of `size` connections to `addr` and starts its watchers. Returns at
     /// once; use [`NodePool::wait_ready`] to wait for the first connection.
     pub fn start(addr: SocketAddr, size: usize, connect: ConnectFn, backoff: Backoff) -> Rc<Self> {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0x9e37_79b9_7f4a_7c15)
-            ^ u64::from(addr.port()).rotate_left(32);
         let pool = Rc::new(Self {
             addr,
             slots: RefCell::new(vec![None; size.max(1)]),
             next: Cell::new(0),
             connect,
             backoff,
-            jitter: Jitter::new(seed),
+            jitter: Jitter::seeded(u64::from(addr.port()).rotate_left(32)),
             last_error: RefCell::new(None),
             stats: Cell::new(PoolStats::default()),
             retired: Cell::new(ConnectionStats::default()),
-            closed: RefCell::new(None),
             stopped: Cell::new(false),
             kick: Cell::new(0),
             sleepers: RefCell::new(Vec::new()),
@@ -208,7 +207,7 @@ impl NodePool {
     pub fn connection_stats(&self) -> ConnectionStats {
         let mut total = self.retired.get();
         for conn in self.slots.borrow().iter().flatten() {
-            crate::session::stats::add_connection_stats(&mut total, &conn.stats());
+            total.add(&conn.stats());
         }
         total
     }
@@ -254,17 +253,10 @@ impl NodePool {
         }
     }
 
-    /// Why the pool was closed, if [`NodePool::close`] was called.
-    pub fn closed_reason(&self) -> Option<String> {
-        self.closed.borrow().clone()
-    }
-
-    /// Closes every connection and stops the watchers; later requests fail with `reason`.
+    /// Closes every connection (requests in flight on them fail with `reason`) and stops
+    /// the watchers.
     pub fn close(&self, reason: &str) {
         self.stopped.set(true);
-        self.closed
-            .borrow_mut()
-            .get_or_insert_with(|| reason.to_owned());
         for conn in self.slots.borrow_mut().iter_mut().filter_map(Option::take) {
             conn.close(reason);
         }
@@ -309,7 +301,7 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
                 let Some(p) = pool.upgrade() else { return };
                 p.bump(|s| s.closed += 1);
                 let mut retired = p.retired.get();
-                crate::session::stats::add_connection_stats(&mut retired, &conn.stats());
+                retired.add(&conn.stats());
                 p.retired.set(retired);
                 let mut slots = p.slots.borrow_mut();
                 if let Some(slot) = slots.get_mut(slot) {
@@ -377,7 +369,7 @@ mod tests {
             "no overflow on many attempts"
         );
         assert_eq!(b.delay(5, 0), Duration::ZERO);
-        let j = Jitter::new(42);
+        let j = Jitter::seeded(42);
         let delays: Vec<_> = (0..100).map(|_| b.delay(4, j.next())).collect();
         assert!(delays.iter().all(|d| *d <= Duration::from_millis(1600)));
         let distinct: std::collections::HashSet<_> = delays.iter().collect();

@@ -8,7 +8,6 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 use std::net::SocketAddr;
-use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use doppio::auth::PasswordAuthenticator;
@@ -38,10 +37,7 @@ fn config(node: SocketAddr, password: Option<&str>) -> SessionConfig {
     c.connect_timeout = Duration::from_secs(20);
     c.handshake = HandshakeConfig {
         compression: true,
-        authenticator: password.map(|p| {
-            Rc::new(PasswordAuthenticator::new("cassandra", p))
-                as Rc<dyn doppio::auth::Authenticator>
-        }),
+        authenticator: password.map(|p| PasswordAuthenticator::new("cassandra", p).factory()),
         timeout: None,
     };
     c

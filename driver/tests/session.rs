@@ -181,7 +181,7 @@ fn server_errors_arrive_typed_with_their_fields(runtime: Runtime) {
             .unwrap();
         let err = s.execute(&p, &(1i32, "not an int")).await.unwrap_err();
         assert!(matches!(err, Error::Serialization(_)), "{err}");
-        let msg = err.to_string();
+        let msg = doppio::error::Report(&err).to_string();
         assert!(
             msg.contains("column 1") && msg.contains('v') && msg.contains("int"),
             "{msg}"
@@ -395,7 +395,7 @@ fn a_closed_session_fails_requests_with_the_reason(runtime: Runtime) {
             matches!(&err, Error::Closed(r) if r == "closed by the test"),
             "{err}"
         );
-        assert_eq!(s.stats().errors.no_connection, 1);
+        assert_eq!(s.stats().errors.get(doppio::error::ErrorKind::Closed), 1);
     });
 }
 

@@ -45,6 +45,18 @@ pub enum ConnectionError {
     },
 }
 
+impl ConnectionError {
+    /// The node of the connection.
+    pub fn addr(&self) -> SocketAddr {
+        match self {
+            ConnectionError::Connect { addr, .. }
+            | ConnectionError::Broken { addr, .. }
+            | ConnectionError::Protocol { addr, .. }
+            | ConnectionError::Closed { addr, .. } => *addr,
+        }
+    }
+}
+
 /// Why one request got no answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RequestError {

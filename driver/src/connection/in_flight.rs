@@ -28,20 +28,20 @@ use std::collections::VecDeque;
 use std::task::{Context, Poll, Waker};
 
 /// The protocol's stream-id space for requests: 0..=32767.
-pub const MAX_STREAMS: usize = 32768;
+pub(crate) const MAX_STREAMS: usize = 32768;
 
 /// A stream id together with the generation of its current use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StreamHandle {
+pub(crate) struct StreamHandle {
     /// The wire stream id.
-    pub stream: i16,
+    pub(crate) stream: i16,
     /// Which use of the id this is.
-    pub generation: u32,
+    pub(crate) generation: u32,
 }
 
 /// How a request ended, as its caller sees it.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Outcome<T, E> {
+pub(crate) enum Outcome<T, E> {
     /// The server answered.
     Answer(T),
     /// The deadline passed first.
@@ -71,16 +71,16 @@ struct Slot<T, E> {
 
 /// What one deadline sweep found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sweep {
+pub(crate) struct Sweep {
     /// Requests whose deadline had passed; their callers were woken to a timeout.
-    pub expired: usize,
+    pub(crate) expired: usize,
     /// The earliest deadline still pending, if any: when to sweep next.
-    pub next: Option<Ticks>,
+    pub(crate) next: Option<Ticks>,
 }
 
 /// What became of an answer handed to [`InFlight::complete`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Completion {
+pub(crate) enum Completion {
     /// Stored for its caller, who was woken.
     Delivered,
     /// The caller had gone or timed out; the answer was dropped.
@@ -91,7 +91,7 @@ pub enum Completion {
 
 /// In-flight requests of one connection. `T` is an answer, `E` a connection failure.
 #[derive(Debug)]
-pub struct InFlight<T, E> {
+pub(crate) struct InFlight<T, E> {
     slots: Vec<Slot<T, E>>,
     free: Vec<i16>,
     max_streams: usize,
@@ -107,7 +107,7 @@ pub struct InFlight<T, E> {
 
 impl<T, E: Clone> InFlight<T, E> {
     /// A table with room for `max_streams` concurrent requests (clamped to 1..=32768).
-    pub fn new(max_streams: usize) -> Self {
+    pub(crate) fn new(max_streams: usize) -> Self {
         let max_streams = max_streams.clamp(1, MAX_STREAMS);
         Self {
             slots: Vec::new(),
@@ -122,22 +122,23 @@ impl<T, E: Clone> InFlight<T, E> {
     }
 
     /// Ids in use (waiting, answered but not yet taken, timed out, or orphaned).
-    pub fn in_use(&self) -> usize {
+    pub(crate) fn in_use(&self) -> usize {
         self.in_use
     }
 
     /// Ids held only because a late answer is still owed.
-    pub fn orphans(&self) -> usize {
+    pub(crate) fn orphans(&self) -> usize {
         self.orphans
     }
 
     /// The configured bound.
-    pub fn max_streams(&self) -> usize {
+    #[cfg(test)]
+    fn max_streams(&self) -> usize {
         self.max_streams
     }
 
     /// Takes a free stream id, or `None` when all are in use.
-    pub fn try_acquire(&mut self) -> Option<StreamHandle> {
+    pub(crate) fn try_acquire(&mut self) -> Option<StreamHandle> {
         let stream = match self.free.pop() {
             Some(s) => s,
             None if self.slots.len() < self.max_streams => {
@@ -177,7 +178,7 @@ impl<T, E: Clone> InFlight<T, E> {
     /// only when nobody waits and more ids are free than are reserved by grants. Without
     /// this a caller that loops (take, answer, take again) re-took every freed id before the
     /// woken waiter ran, and a waiter could starve until its timeout.
-    pub fn poll_acquire(
+    pub(crate) fn poll_acquire(
         &mut self,
         ticket: &mut Option<u64>,
         cx: &mut Context<'_>,
@@ -217,13 +218,14 @@ impl<T, E: Clone> InFlight<T, E> {
     }
 
     /// Callers waiting for a free id.
-    pub fn acquire_waiters(&self) -> usize {
+    #[cfg(test)]
+    fn acquire_waiters(&self) -> usize {
         self.acquire_waiters.len()
     }
 
     /// A queued acquirer gives up (timeout, drop): it leaves the queue, and an id granted to
     /// it goes to the next waiter rather than being lost.
-    pub fn cancel_acquire(&mut self, ticket: u64) {
+    pub(crate) fn cancel_acquire(&mut self, ticket: u64) {
         if let Some(pos) = self.granted.iter().position(|&g| g == ticket) {
             self.granted.swap_remove(pos);
             self.grant_next();
@@ -257,7 +259,7 @@ impl<T, E: Clone> InFlight<T, E> {
     }
 
     /// Hands the answer that arrived on `stream` to its caller.
-    pub fn complete(&mut self, stream: i16, answer: T) -> Completion {
+    pub(crate) fn complete(&mut self, stream: i16, answer: T) -> Completion {
         let Some(slot) = usize::try_from(stream)
             .ok()
             .and_then(|i| self.slots.get_mut(i))
@@ -297,7 +299,11 @@ impl<T, E: Clone> InFlight<T, E> {
     ///
     /// A stale handle (its request already ended) stays pending: that is a caller bug, and
     /// taking another request's answer would be worse.
-    pub fn poll_outcome(&mut self, h: StreamHandle, cx: &mut Context<'_>) -> Poll<Outcome<T, E>> {
+    pub(crate) fn poll_outcome(
+        &mut self,
+        h: StreamHandle,
+        cx: &mut Context<'_>,
+    ) -> Poll<Outcome<T, E>> {
         let Some(slot) = self.current(h) else {
             return Poll::Pending;
         };
@@ -333,7 +339,7 @@ impl<T, E: Clone> InFlight<T, E> {
 
     /// The caller of `h` is gone (its future was dropped). Whatever it was owed is dropped;
     /// an id whose answer has not arrived yet becomes an orphan.
-    pub fn abandon(&mut self, h: StreamHandle) {
+    pub(crate) fn abandon(&mut self, h: StreamHandle) {
         let Some(slot) = self.current(h) else {
             return;
         };
@@ -348,7 +354,7 @@ impl<T, E: Clone> InFlight<T, E> {
     }
 
     /// Sets when `h` times out (checked by [`InFlight::sweep`]).
-    pub fn set_deadline(&mut self, h: StreamHandle, deadline: Ticks) {
+    pub(crate) fn set_deadline(&mut self, h: StreamHandle, deadline: Ticks) {
         if let Some(slot) = self.current(h) {
             slot.deadline = Some(deadline);
         }
@@ -356,7 +362,7 @@ impl<T, E: Clone> InFlight<T, E> {
 
     /// Gives back an id whose request was never sent (encoding failed, or the caller gave up
     /// before its frame was queued): no answer can come, so it is free at once.
-    pub fn cancel_unsent(&mut self, h: StreamHandle) {
+    pub(crate) fn cancel_unsent(&mut self, h: StreamHandle) {
         if let Some(slot) = self.current(h) {
             if matches!(slot.state, SlotState::Waiting(_)) {
                 self.release(h.stream);
@@ -366,7 +372,7 @@ impl<T, E: Clone> InFlight<T, E> {
 
     /// Times out every waiting request whose deadline is at or before `now`, and finds the
     /// next deadline. Cost: one pass over the slots grown so far (at most `max_streams`).
-    pub fn sweep(&mut self, now: Ticks) -> Sweep {
+    pub(crate) fn sweep(&mut self, now: Ticks) -> Sweep {
         let mut expired = 0;
         let mut next: Option<Ticks> = None;
         for slot in &mut self.slots {
@@ -376,10 +382,7 @@ impl<T, E: Clone> InFlight<T, E> {
             };
             if deadline <= now {
                 let waker = waker.take();
-                if let Some(w) = &waker {
-                    w.wake_by_ref();
-                }
-                slot.state = SlotState::TimedOut(waker);
+                time_out(&mut slot.state, waker);
                 expired += 1;
             } else {
                 next = Some(next.map_or(deadline, |n| n.min(deadline)));
@@ -389,30 +392,27 @@ impl<T, E: Clone> InFlight<T, E> {
     }
 
     /// The deadline of `h` passed: if it is still waiting, its caller is woken to a timeout.
-    /// Returns `true` if it was still waiting.
-    pub fn expire(&mut self, h: StreamHandle) -> bool {
+    /// Returns `true` if it was still waiting. (The connection times requests out by
+    /// [`InFlight::sweep`]; this one-request form serves the table's tests.)
+    #[cfg(test)]
+    fn expire(&mut self, h: StreamHandle) -> bool {
         let Some(slot) = self.current(h) else {
             return false;
         };
-        match std::mem::replace(&mut slot.state, SlotState::Free) {
+        match &mut slot.state {
             SlotState::Waiting(waker) => {
-                if let Some(w) = &waker {
-                    w.wake_by_ref();
-                }
-                slot.state = SlotState::TimedOut(waker);
+                let waker = waker.take();
+                time_out(&mut slot.state, waker);
                 true
             }
-            other => {
-                slot.state = other;
-                false
-            }
+            _ => false,
         }
     }
 
     /// The connection is gone: every caller still waiting is failed with `err` and woken,
     /// orphans are freed (no answer will come), and queued acquirers are woken so they can
     /// see the connection is closed.
-    pub fn fail_all(&mut self, err: &E) {
+    pub(crate) fn fail_all(&mut self, err: &E) {
         for i in 0..self.slots.len() {
             let slot = &mut self.slots[i];
             match std::mem::replace(&mut slot.state, SlotState::Free) {
@@ -440,6 +440,14 @@ impl<T, E: Clone> InFlight<T, E> {
             w.wake();
         }
     }
+}
+
+/// Times out a waiting slot: its caller (if it has polled) is woken and finds the timeout.
+fn time_out<T, E>(state: &mut SlotState<T, E>, waker: Option<Waker>) {
+    if let Some(w) = &waker {
+        w.wake_by_ref();
+    }
+    *state = SlotState::TimedOut(waker);
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@
 //! is shut down. Dropping the last [`Connection`] handle closes it too.
 
 pub mod error;
-pub mod in_flight;
+mod in_flight;
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -123,6 +123,24 @@ pub struct ConnectionStats {
     pub keepalives: u64,
     /// The most stream ids in use at once (in flight, including orphans).
     pub in_flight_high_water: u64,
+}
+
+impl ConnectionStats {
+    /// Adds the counters of `other` (the high-water mark takes the larger).
+    pub fn add(&mut self, other: &ConnectionStats) {
+        self.requests += other.requests;
+        self.flushes += other.flushes;
+        self.writes += other.writes;
+        self.bytes_written += other.bytes_written;
+        self.reads += other.reads;
+        self.bytes_read += other.bytes_read;
+        self.frames_read += other.frames_read;
+        self.timeouts += other.timeouts;
+        self.late_answers += other.late_answers;
+        self.events_dropped += other.events_dropped;
+        self.keepalives += other.keepalives;
+        self.in_flight_high_water = self.in_flight_high_water.max(other.in_flight_high_water);
+    }
 }
 
 struct State {
@@ -427,8 +445,16 @@ impl Connection {
                 }
             })
             .await?;
+        self.decode(&frame)
+    }
+
+    /// Decodes an answer `frame` (decompressing as negotiated). An answer that does not
+    /// decode closes the connection: the node broke the protocol, and nothing else it sends
+    /// on this connection can be trusted.
+    pub fn decode(&self, frame: &Frame) -> Result<ResponseFrame, RequestError> {
+        let shared = &*self.shared;
         let accept = shared.accept_compression.get();
-        ResponseFrame::decode(&frame, accept, shared.config.max_frame_body).map_err(|error| {
+        ResponseFrame::decode(frame, accept, shared.config.max_frame_body).map_err(|error| {
             shared.protocol_violation(format!("undecodable {}: {error}", frame.header.opcode));
             RequestError::BadResponse {
                 addr: shared.addr,

@@ -207,14 +207,6 @@ impl ClusterView {
         self.nodes.get(usize::from(i))?.as_ref()
     }
 
-    /// The index of the node at `addr`.
-    pub fn index_of(&self, addr: SocketAddr) -> Option<NodeIndex> {
-        self.info
-            .iter()
-            .position(|n| n.addr == addr)
-            .map(|i| i as NodeIndex)
-    }
-
     /// The policy's distance of node `i`.
     pub fn distance(&self, i: NodeIndex) -> Distance {
         self.distance

@@ -348,7 +348,7 @@ then = { malformed = "truncated" }
                 .query(&format!("SELECT v FROM t WHERE {statement}"), &())
                 .await
                 .unwrap_err();
-            let text = e.to_string();
+            let text = doppio::error::Report(&e).to_string();
             eprintln!("{statement}: {text}");
             assert!(
                 matches!(e, Error::Protocol { .. } | Error::ConnectionBroken(_)),

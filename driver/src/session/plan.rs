@@ -21,20 +21,25 @@ use std::task::Poll;
 
 use doppio_proto::response::ResultBody;
 
-use super::policy::RoutingInfo;
+use super::config::SpeculativeExecution;
+use super::load_balancing::RoutingInfo;
 use super::retry::RetryDecision;
-use super::view::ClusterView;
-use super::{QueryResult, Session};
+use super::view::{ClusterView, Node};
+use super::Session;
 use crate::connection::Connection;
 use crate::error::Error;
+use crate::result::QueryResult;
 use crate::routing::murmur3::Token;
 use crate::routing::ring::{NodeIndex, ReplicaMap};
 
 /// Where a request may go: the view it is routed with, and its token's replicas.
-pub(crate) struct Route {
-    pub(crate) view: Rc<ClusterView>,
-    pub(crate) token: Option<Token>,
-    pub(crate) map: Option<Rc<ReplicaMap>>,
+pub(super) struct Placement {
+    pub(super) view: Rc<ClusterView>,
+    pub(super) token: Option<Token>,
+    pub(super) map: Option<Rc<ReplicaMap>>,
+    /// The generation of the session's routing scratch that holds the request's values
+    /// serialized (when they were serialized to compute the token).
+    pub(super) values: Option<u64>,
 }
 
 /// The rest of a plan, built on first need.
@@ -57,10 +62,10 @@ impl Plan {
 }
 
 impl Session {
-    /// Runs `attempt` on the nodes of `route`'s plan as the retry policy directs.
-    pub(crate) async fn run<F, Fut>(
+    /// Runs `attempt` on the nodes of `placement`'s plan as the retry policy directs.
+    pub(super) async fn run<F, Fut>(
         &self,
-        route: Route,
+        placement: Placement,
         idempotent: bool,
         attempt: F,
     ) -> Result<QueryResult, Error>
@@ -73,13 +78,13 @@ impl Session {
             self.count(&e, 0);
             return e;
         }
-        let view = &route.view;
-        let replicas = match (&route.map, route.token) {
+        let view = &placement.view;
+        let replicas = match (&placement.map, placement.token) {
             (Some(map), Some(token)) => view.replicas(map, token),
             _ => &[],
         };
         let routing = RoutingInfo {
-            token: route.token,
+            token: placement.token,
             replicas,
         };
         let policy = &self.inner.policy;
@@ -170,10 +175,10 @@ impl Session {
     async fn speculate<F, Fut>(
         &self,
         view: &ClusterView,
-        first: Rc<super::view::Node>,
+        first: Rc<Node>,
         conn: Connection,
         plan: &mut Plan,
-        spec: super::SpeculativeExecution,
+        spec: SpeculativeExecution,
         attempt: &F,
     ) -> Result<QueryResult, Error>
     where
@@ -182,8 +187,7 @@ impl Session {
     {
         // The speculative path only: boxed attempts, one per node asked.
         first.started();
-        let mut running: Vec<(Rc<super::view::Node>, Pin<Box<Fut>>)> =
-            vec![(first, Box::pin(attempt(conn)))];
+        let mut running: Vec<(Rc<Node>, Pin<Box<Fut>>)> = vec![(first, Box::pin(attempt(conn)))];
         let mut launched = 0usize;
         let mut timer = Some(Box::pin(crate::rt::Timer::new(spec.delay)));
         let mut last_error: Option<Error> = None;

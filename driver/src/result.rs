@@ -1,13 +1,15 @@
-//! The result of a statement: what the node returned, plus warnings and tracing id.
+//! What a node answered: a statement's [`QueryResult`], and the one place where an answer
+//! becomes a typed outcome ([`result_of`] for RESULT, [`reply`] for the other messages): an
+//! ERROR becomes [`Error::Server`], anything the request does not expect becomes
+//! [`Error::UnexpectedResponse`].
 
 use std::net::SocketAddr;
-
 use std::rc::Rc;
 
 use bytes::Bytes;
 use doppio_proto::deserialize::FromRow;
 use doppio_proto::metadata::ColumnSpec;
-use doppio_proto::response::ResultBody;
+use doppio_proto::response::{Response, ResponseFrame, ResultBody};
 use doppio_proto::rows::RowsView;
 
 use crate::error::Error;
@@ -81,5 +83,42 @@ impl QueryResult {
         let rows = self.rows()?;
         let index = rows.columns().iter().position(|c| c.name == "[applied]")?;
         rows.iter().next()?.ok()?.get::<bool>(index).ok()
+    }
+}
+
+/// The RESULT in `frame` (the answer to a `request` sent to `node`), or the ERROR it carries
+/// as an [`Error`].
+pub(crate) fn result_of(
+    node: SocketAddr,
+    frame: ResponseFrame,
+    request: &'static str,
+) -> Result<QueryResult, Error> {
+    match reply(node, frame.response)? {
+        Response::Result(body) => Ok(QueryResult {
+            node,
+            body,
+            warnings: frame.warnings,
+            tracing_id: frame.tracing_id,
+            columns: None,
+        }),
+        other => Err(unexpected(node, request, &other)),
+    }
+}
+
+/// `response` unless it is an ERROR, which becomes [`Error::Server`]. The caller matches the
+/// messages its request expects and passes the others to [`unexpected`].
+pub(crate) fn reply(node: SocketAddr, response: Response) -> Result<Response, Error> {
+    match response {
+        Response::Error(error) => Err(Error::Server { node, error }),
+        other => Ok(other),
+    }
+}
+
+/// The error of an answer that makes no sense for `request`.
+pub(crate) fn unexpected(node: SocketAddr, request: &'static str, got: &Response) -> Error {
+    Error::UnexpectedResponse {
+        node,
+        request,
+        got: got.opcode().name(),
     }
 }

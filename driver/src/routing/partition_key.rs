@@ -1,13 +1,17 @@
-//! The routing token of a prepared statement's values.
+//! The token of a prepared statement's partition key, from its bound values.
 //!
 //! The partition key's columns are among the bound values (PREPARED says which, by bind
-//! marker index). The values are serialized once into a reused scratch buffer, the key's
+//! marker index). The values are serialized into a reused scratch buffer, the key's
 //! components are found by walking the `[value]`s, and the token is Murmur3 of the single
 //! component, or of the composite key built from all of them (in another reused buffer).
+//! The serialized values stay in the scratch, stamped with a generation, so that the
+//! request's frame can copy them instead of serializing the values a second time
+//! ([`RoutingScratch::serialized`]).
 //!
 //! Invariants: no allocation once the buffers have grown; a value that is null, unset or
 //! cannot be serialized means "no token" (the request is then routed without one and the
-//! real encoding reports any error).
+//! real encoding reports any error); serialized values are handed out only for the
+//! generation that wrote them.
 
 use bytes::BytesMut;
 use doppio_proto::metadata::ColumnSpec;
@@ -22,6 +26,33 @@ pub(crate) struct RoutingScratch {
     values: BytesMut,
     key: Vec<u8>,
     components: Vec<(usize, usize)>,
+    /// Bumped by every [`RoutingScratch::token`] call.
+    generation: u64,
+    /// The generation whose values `values` holds whole and checked against their columns.
+    complete: Option<u64>,
+}
+
+/// Values serialized while computing a token: the `[value]`s of `count` bind markers,
+/// already checked against their columns, ready to be copied into a frame.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SerializedValues<'a> {
+    count: usize,
+    bytes: &'a [u8],
+}
+
+impl QueryValues for SerializedValues<'_> {
+    fn count(&self) -> usize {
+        self.count
+    }
+
+    fn write_values(
+        &self,
+        _: Option<&[ColumnSpec]>,
+        buf: &mut BytesMut,
+    ) -> doppio_proto::Result<()> {
+        buf.extend_from_slice(self.bytes);
+        Ok(())
+    }
 }
 
 /// The most partition-key components routed (Cassandra tables rarely have more than a few).
@@ -36,11 +67,14 @@ impl RoutingScratch {
         columns: &[ColumnSpec],
         pk_indexes: &[u16],
     ) -> Option<Token> {
+        self.generation += 1;
+        self.complete = None;
         if pk_indexes.is_empty() || pk_indexes.len() > MAX_COMPONENTS || values.has_names() {
             return None;
         }
         self.values.clear();
         values.write_values(Some(columns), &mut self.values).ok()?;
+        self.complete = Some(self.generation);
         // Where each bound value lies in the buffer.
         self.components.clear();
         let mut rest: &[u8] = &self.values;
@@ -70,6 +104,20 @@ impl RoutingScratch {
             }
         }
         Some(murmur3::token(&self.key))
+    }
+
+    /// The generation of the latest [`RoutingScratch::token`] call.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The values serialized by the `token` call of `generation` (`count` of them), if no
+    /// later call has overwritten them and they serialized whole.
+    pub(crate) fn serialized(&self, generation: u64, count: usize) -> Option<SerializedValues<'_>> {
+        (self.complete == Some(generation)).then_some(SerializedValues {
+            count,
+            bytes: &self.values,
+        })
     }
 }
 
@@ -117,5 +165,35 @@ mod tests {
         assert_eq!(s.token(&[RawValue::Unset][..], &cols, &[0]), None);
         assert_eq!(s.token(&[RawValue::Bytes(b"a")][..], &cols, &[3]), None);
         assert_eq!(s.token(&[RawValue::Bytes(b"a")][..], &cols, &[]), None);
+    }
+
+    #[test]
+    fn serialized_values_are_handed_out_only_for_the_generation_that_wrote_them() {
+        let mut s = RoutingScratch::default();
+        let cols = [col("k", ColumnType::Blob), col("v", ColumnType::Blob)];
+        let values = [RawValue::Bytes(b"key"), RawValue::Bytes(b"value")];
+        assert!(s.token(&values[..], &cols, &[0]).is_some());
+        let g = s.generation();
+        let mut direct = BytesMut::new();
+        values[..]
+            .write_values(Some(&cols), &mut direct)
+            .expect("raw values");
+        let mut copied = BytesMut::new();
+        let serialized = s.serialized(g, 2).expect("this generation's values");
+        assert_eq!(serialized.count(), 2);
+        serialized.write_values(None, &mut copied).expect("a copy");
+        assert_eq!(copied, direct, "the copy is what serializing again writes");
+        // A later call (even one that finds no token) invalidates them.
+        assert_eq!(
+            s.token(&[RawValue::Null, RawValue::Null][..], &cols, &[0]),
+            None
+        );
+        assert!(s.serialized(g, 2).is_none());
+        assert!(
+            s.serialized(s.generation(), 2).is_some(),
+            "a null key still serializes whole"
+        );
+        assert_eq!(s.token(&values[..], &cols, &[]), None);
+        assert!(s.serialized(s.generation(), 2).is_none(), "nothing written");
     }
 }

@@ -1,0 +1,123 @@
+//! What a session is configured with ([`SessionConfig`]: contact points, connections,
+//! defaults of every statement, policies) and what one statement may override
+//! ([`StatementOptions`]).
+//!
+//! A `SessionConfig` is `Send + Sync`: a [`crate::Cluster`] holds one and each shard opens
+//! its session from it (policies and authenticators are made per shard from factories).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use doppio_proto::consistency::Consistency;
+
+use super::load_balancing::PolicyFactory;
+use super::retry::{DefaultRetryPolicy, RetryPolicy};
+use crate::connection::ConnectionConfig;
+use crate::control::ControlConfig;
+use crate::handshake::HandshakeConfig;
+use crate::pool::Backoff;
+
+/// Speculative execution: an idempotent request still unanswered after `delay` is also sent
+/// to the next node of its plan (up to `max` extra nodes, `delay` apart); the first answer
+/// wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpeculativeExecution {
+    /// How long to wait for an answer before asking the next node.
+    pub delay: Duration,
+    /// Extra nodes asked at most.
+    pub max: usize,
+}
+
+/// How a session connects and what its statements default to.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The contact point: the first node asked for the cluster's topology.
+    pub node: SocketAddr,
+    /// Further contact points, tried in order if `node` does not answer.
+    pub contact_points: Vec<SocketAddr>,
+    /// Connections to each node (per shard).
+    pub connections: usize,
+    /// Connection tunables (stream ids, timeouts, buffers, keepalive).
+    pub connection: ConnectionConfig,
+    /// Handshake: compression and credentials.
+    pub handshake: HandshakeConfig,
+    /// Reconnection backoff of the node pools.
+    pub backoff: Backoff,
+    /// Default consistency.
+    pub consistency: Consistency,
+    /// Default serial consistency (for conditional statements).
+    pub serial_consistency: Option<Consistency>,
+    /// Default page size.
+    pub page_size: Option<i32>,
+    /// How long `connect` waits for the first connection.
+    pub connect_timeout: Duration,
+    /// Which failed requests are sent again, and where (consulted only on failure).
+    pub retry_policy: Arc<dyn RetryPolicy>,
+    /// Which node each request goes to (one policy is made per shard).
+    pub load_balancing: PolicyFactory,
+    /// Speculative execution of idempotent statements (off by default).
+    pub speculative: Option<SpeculativeExecution>,
+    /// How long a schema change waits for every live node to agree on the schema
+    /// (`Duration::ZERO`: does not wait).
+    pub schema_agreement_timeout: Duration,
+    /// The control connection's tunables.
+    pub control: ControlConfig,
+}
+
+impl SessionConfig {
+    /// Defaults for contact point `node`: one connection per node, LOCAL_QUORUM, pages of
+    /// 5000 rows, token-aware routing in the contact point's data center.
+    pub fn new(node: SocketAddr) -> Self {
+        Self {
+            node,
+            contact_points: Vec::new(),
+            connections: 1,
+            connection: ConnectionConfig::default(),
+            handshake: HandshakeConfig::default(),
+            backoff: Backoff::default(),
+            consistency: Consistency::LocalQuorum,
+            serial_consistency: None,
+            page_size: Some(5000),
+            connect_timeout: Duration::from_secs(10),
+            retry_policy: Arc::new(DefaultRetryPolicy::default()),
+            load_balancing: PolicyFactory::default(),
+            speculative: None,
+            schema_agreement_timeout: Duration::from_secs(10),
+            control: ControlConfig::default(),
+        }
+    }
+
+    /// The contact points in order: `node` first, then the others (each once).
+    pub(crate) fn contact_points(&self) -> Vec<SocketAddr> {
+        let mut out = vec![self.node];
+        for c in &self.contact_points {
+            if !out.contains(c) {
+                out.push(*c);
+            }
+        }
+        out
+    }
+}
+
+/// Options of one statement; `None` fields take the session's defaults.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatementOptions<'a> {
+    /// Consistency.
+    pub consistency: Option<Consistency>,
+    /// Serial consistency.
+    pub serial_consistency: Option<Consistency>,
+    /// Default timestamp, microseconds since the epoch.
+    pub timestamp: Option<i64>,
+    /// Page size (`Some(0)`: no paging).
+    pub page_size: Option<i32>,
+    /// Continue from this paging state.
+    pub paging_state: Option<&'a [u8]>,
+    /// Ask the node to trace the request (the result carries the tracing id).
+    pub tracing: bool,
+    /// Whether the statement may be applied twice safely (for retry policies and
+    /// speculative execution).
+    pub idempotent: bool,
+    /// Request timeout.
+    pub timeout: Option<Duration>,
+}

@@ -1,0 +1,256 @@
+//! Connecting a session and keeping its view of the cluster: the connect function of its
+//! pools (TCP, handshake, `USE` of the session keyspace), the first topology (read by its
+//! own control connection, or handed over by the shard that runs it), and installing every
+//! later snapshot (pools for new nodes, closing those of nodes gone).
+//!
+//! Invariant: a node's pool lives as long as its address is in the topology; a handshake a
+//! node refuses (credentials, protocol version) fails `connect` at once with that error.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use doppio_proto::response::ErrorCode;
+
+use super::config::SessionConfig;
+use super::stats::Counters;
+use super::view::{ClusterView, Node};
+use super::{Inner, Session};
+use crate::connection::{Connection, ConnectionError, ConnectionStats};
+use crate::control::{Control, ControlEvent, Publisher};
+use crate::error::Error;
+use crate::handshake::handshake;
+use crate::pool::{ConnectFn, NodePool};
+use crate::routing::partition_key::RoutingScratch;
+use crate::routing::topology::TopologySnapshot;
+use crate::system;
+
+/// The connect function of a session's pools: TCP, handshake, then `USE` of the session
+/// keyspace. A handshake the node refuses (credentials, protocol version) is also kept in
+/// `refused`, so that `connect` can fail at once with it instead of retrying until its
+/// timeout.
+fn connect_fn(
+    config: &SessionConfig,
+    keyspace: Rc<RefCell<Option<String>>>,
+    refused: Rc<RefCell<Option<Error>>>,
+) -> ConnectFn {
+    let conn_config = config.connection.clone();
+    let hs = config.handshake.clone();
+    Rc::new(move |addr| {
+        let conn_config = conn_config.clone();
+        let hs = hs.clone();
+        let keyspace = keyspace.borrow().clone();
+        let refused = refused.clone();
+        Box::pin(async move {
+            let conn = Connection::connect(addr, conn_config).await?;
+            let fail = |e: Error| ConnectionError::Closed {
+                addr,
+                reason: e.to_string(),
+            };
+            if let Err(e) = handshake(&conn, &hs).await {
+                let refusal = match &e {
+                    Error::Authentication { .. } | Error::Handshake { .. } => true,
+                    // A node that does not speak v4 says so with a PROTOCOL_ERROR.
+                    Error::Server { error, .. } => error.code == ErrorCode::ProtocolError,
+                    _ => false,
+                };
+                if refusal {
+                    *refused.borrow_mut() = Some(e.clone());
+                }
+                conn.close("handshake failed");
+                return Err(fail(e));
+            }
+            if let Some(ks) = keyspace {
+                system::use_keyspace(&conn, &ks).await.map_err(fail)?;
+            }
+            Ok(conn)
+        })
+    })
+}
+
+/// How a session learns of topology changes.
+pub(crate) enum ControlRole {
+    /// It runs the control connection and hands what it learns to `publish` (which must
+    /// reach this session too).
+    Run(Publisher),
+    /// Another shard runs it; this session starts from `snapshot` and is told of changes.
+    Follow(Arc<TopologySnapshot>),
+}
+
+impl Session {
+    /// Connects a standalone session: a control connection to the first contact point that
+    /// answers reads the cluster's topology, then connections open to every node the
+    /// load-balancing policy does not ignore. Returns once one of them is ready.
+    pub async fn connect(config: SessionConfig) -> Result<Self, Error> {
+        let me: Rc<RefCell<Weak<Inner>>> = Rc::new(RefCell::new(Weak::new()));
+        let publish: Publisher = {
+            let me = me.clone();
+            Rc::new(move |event| {
+                if let Some(inner) = me.borrow().upgrade() {
+                    Session { inner }.apply(&event);
+                }
+            })
+        };
+        let session = Self::connect_as(config, ControlRole::Run(publish)).await?;
+        *me.borrow_mut() = Rc::downgrade(&session.inner);
+        Ok(session)
+    }
+
+    /// Connects a session in the given control role (see [`ControlRole`]).
+    pub(crate) async fn connect_as(
+        config: SessionConfig,
+        role: ControlRole,
+    ) -> Result<Self, Error> {
+        let keyspace: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
+        let refused: Rc<RefCell<Option<Error>>> = Rc::new(RefCell::new(None));
+        let connect = connect_fn(&config, keyspace.clone(), refused.clone());
+        let (control, snapshot) = match role {
+            ControlRole::Run(publish) => {
+                let connected = Control::connect(
+                    config.contact_points(),
+                    connect.clone(),
+                    config.control,
+                    publish,
+                )
+                .await;
+                match connected {
+                    Ok((control, snapshot)) => (Some(control), snapshot),
+                    Err(e) => {
+                        if let Some(refusal) = refused.borrow_mut().take() {
+                            return Err(refusal);
+                        }
+                        return Err(match e {
+                            Error::ConnectionBroken(c) => Error::NoConnection(c.to_string()),
+                            other => other,
+                        });
+                    }
+                }
+            }
+            ControlRole::Follow(snapshot) => (None, snapshot),
+        };
+        let contact = snapshot.source.unwrap_or(config.node);
+        let policy = config.load_balancing.make();
+        let session = Self {
+            inner: Rc::new(Inner {
+                config,
+                contact,
+                connect,
+                policy,
+                nodes: RefCell::new(HashMap::new()),
+                view: RefCell::new(Rc::new(ClusterView::default())),
+                snapshot: RefCell::new(Arc::new(TopologySnapshot::default())),
+                control: RefCell::new(control.clone()),
+                keyspace,
+                prepared: RefCell::new(HashMap::new()),
+                counters: Counters::default(),
+                retired: Cell::new(ConnectionStats::default()),
+                closed: RefCell::new(None),
+                scratch: RefCell::new(RoutingScratch::default()),
+            }),
+        };
+        session.install(snapshot);
+        let deadline = Instant::now() + session.inner.config.connect_timeout;
+        loop {
+            if session.inner.nodes.borrow().values().any(|n| n.is_up()) {
+                break;
+            }
+            if let Some(e) = refused.borrow_mut().take() {
+                session.close("the node refused the handshake");
+                return Err(e);
+            }
+            if Instant::now() >= deadline {
+                let why = session.why_no_node();
+                session.close("connect timed out");
+                return Err(Error::NoConnection(why));
+            }
+            // Control path (once per session): a short sleep keeps this loop simple.
+            crate::rt::sleep(Duration::from_millis(2)).await;
+        }
+        if let Some(control) = control {
+            crate::rt::spawn_local(control.run()).detach();
+        }
+        Ok(session)
+    }
+
+    /// Applies what the control connection learned.
+    pub(crate) fn apply(&self, event: &ControlEvent) {
+        if self.inner.closed.borrow().is_some() {
+            return;
+        }
+        match event {
+            ControlEvent::Topology(snapshot) => {
+                if snapshot.version > self.inner.snapshot.borrow().version {
+                    self.install(snapshot.clone());
+                }
+            }
+            ControlEvent::NodeUp(addr) => {
+                if let Some(node) = self.inner.nodes.borrow().get(addr) {
+                    node.pool.reconnect_now();
+                }
+            }
+        }
+    }
+
+    /// Builds the view of `snapshot`: pools for new nodes, closing those of nodes gone.
+    pub(super) fn install(&self, snapshot: Arc<TopologySnapshot>) {
+        let inner = &self.inner;
+        let distances = inner.policy.distances(&snapshot);
+        let mut nodes = inner.nodes.borrow_mut();
+        let view = ClusterView::build(&snapshot, distances, |info| {
+            nodes
+                .entry(info.addr)
+                .or_insert_with(|| {
+                    let pool = NodePool::start(
+                        info.addr,
+                        inner.config.connections,
+                        inner.connect.clone(),
+                        inner.config.backoff,
+                    );
+                    Rc::new(Node::new(info.addr, pool))
+                })
+                .clone()
+        });
+        let kept: HashSet<SocketAddr> = (0..view.len())
+            .filter_map(|i| view.node(i as u16).map(|n| n.addr()))
+            .collect();
+        let gone: Vec<SocketAddr> = nodes
+            .keys()
+            .filter(|a| !kept.contains(a))
+            .copied()
+            .collect();
+        for addr in gone {
+            if let Some(node) = nodes.remove(&addr) {
+                let mut retired = inner.retired.get();
+                retired.add(&node.pool.connection_stats());
+                inner.retired.set(retired);
+                node.pool.close("the node left the cluster's topology");
+            }
+        }
+        drop(nodes);
+        *inner.view.borrow_mut() = Rc::new(view);
+        *inner.snapshot.borrow_mut() = snapshot;
+    }
+
+    /// Why no node can take a request (for errors).
+    pub(super) fn why_no_node(&self) -> String {
+        let nodes = self.inner.nodes.borrow();
+        if nodes.is_empty() {
+            return format!(
+                "the cluster at {} lists no node this session may use",
+                self.inner.contact
+            );
+        }
+        let mut parts: Vec<String> = nodes
+            .values()
+            .map(|n| match n.pool.last_error() {
+                Some(e) => format!("{} is down: {e}", n.addr()),
+                None => format!("{} has no open connection", n.addr()),
+            })
+            .collect();
+        parts.sort();
+        parts.join("; ")
+    }
+}

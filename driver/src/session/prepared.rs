@@ -1,0 +1,207 @@
+//! Prepared statements: [`PreparedStatement`] (id, bind markers, result columns and the
+//! pre-encoded EXECUTE of each), the shard's cache of them (keyed by CQL text and
+//! keyspace), and preparing again when a node has forgotten a statement or its table
+//! changed.
+//!
+//! Invariant: a statement's id, result columns and template change together, only on
+//! re-prepare (control path); executions read them through `Rc` clones, never holding a
+//! `RefCell` borrow across an await.
+
+use std::cell::RefCell;
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+use bytes::Bytes;
+use doppio_proto::frame::Flags;
+use doppio_proto::metadata::{ColumnSpec, PreparedMetadata};
+use doppio_proto::request::{ExecuteTemplate, Prepare, QueryParameters};
+use doppio_proto::response::{Prepared, ResultBody};
+
+use super::{Session, StatementOptions};
+use crate::connection::Connection;
+use crate::error::Error;
+use crate::result::{result_of, QueryResult};
+use crate::routing::ring::ReplicaMap;
+
+/// A prepared statement: its id, metadata and pre-encoded EXECUTE. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct PreparedStatement {
+    pub(super) inner: Rc<PreparedInner>,
+}
+
+#[derive(Debug)]
+pub(super) struct PreparedInner {
+    pub(super) cql: String,
+    pub(super) keyspace: Option<String>,
+    pub(super) id: RefCell<Bytes>,
+    pub(super) metadata: PreparedMetadata,
+    /// The columns an execution returns, from the latest PREPARE. Executions ask the node
+    /// to skip sending them (`skip_metadata`) and read rows by these instead, shared with
+    /// each result by an `Rc` clone: no allocation, no atomic per request.
+    pub(super) result_columns: RefCell<Rc<[ColumnSpec]>>,
+    /// EXECUTE with the session's default options; rebuilt on re-prepare. An `Rc` so that a
+    /// request can hold it across awaits without a `RefCell` borrow or a copy.
+    pub(super) template: RefCell<Rc<ExecuteTemplate>>,
+    /// The replica map of the statement's keyspace, for the view version it was looked up
+    /// in (one `HashMap` lookup per topology change, not per request).
+    pub(super) replicas: RefCell<(u64, Option<Rc<ReplicaMap>>)>,
+}
+
+impl PreparedStatement {
+    /// The CQL text.
+    pub fn cql(&self) -> &str {
+        &self.inner.cql
+    }
+
+    /// The prepared id.
+    pub fn id(&self) -> Bytes {
+        self.inner.id.borrow().clone()
+    }
+
+    /// The keyspace the statement was prepared in (the session keyspace then).
+    pub fn keyspace(&self) -> Option<&str> {
+        self.inner.keyspace.as_deref()
+    }
+
+    /// Bind markers and partition-key indexes.
+    pub fn metadata(&self) -> &PreparedMetadata {
+        &self.inner.metadata
+    }
+
+    /// The columns an execution returns (as of the latest PREPARE).
+    pub fn result_columns(&self) -> Rc<[ColumnSpec]> {
+        self.inner.result_columns.borrow().clone()
+    }
+
+    /// Whether executions skip the result metadata (statements that return rows).
+    pub(super) fn skips_metadata(&self) -> bool {
+        !self.inner.result_columns.borrow().is_empty()
+    }
+
+    /// The keyspace of the partition key's table (from the bind markers).
+    pub(super) fn routing_keyspace(&self) -> Option<&str> {
+        let m = &self.inner.metadata;
+        let first = *m.pk_indexes.first()?;
+        Some(&m.columns.get(usize::from(first))?.keyspace)
+    }
+}
+
+impl Session {
+    /// Prepares a statement, or returns it from this shard's cache (keyed by CQL text and
+    /// the session keyspace). It is prepared on one node, then on every other node this
+    /// shard is connected to (so that executions routed there need no re-prepare; a node
+    /// that missed it is healed on its first UNPREPARED).
+    pub async fn prepare(&self, cql: &str) -> Result<PreparedStatement, Error> {
+        let key = (cql.to_owned(), self.keyspace());
+        if let Some(p) = self.inner.prepared.borrow().get(&key) {
+            return Ok(p.clone());
+        }
+        let first: RefCell<Option<SocketAddr>> = RefCell::new(None);
+        let (id, metadata, result_metadata) = {
+            let prepared = self
+                .run(self.place_anywhere(), true, |conn| {
+                    let first = &first;
+                    async move {
+                        *first.borrow_mut() = Some(conn.addr());
+                        self.prepare_on(&conn, cql).await.map(|p| QueryResult {
+                            node: conn.addr(),
+                            body: ResultBody::Prepared(Box::new(p)),
+                            warnings: Vec::new(),
+                            tracing_id: None,
+                            columns: None,
+                        })
+                    }
+                })
+                .await?;
+            match prepared.body {
+                ResultBody::Prepared(p) => (p.id, p.metadata, p.result_metadata),
+                _ => {
+                    return Err(Error::UnexpectedResponse {
+                        node: prepared.node,
+                        request: "PREPARE",
+                        got: "a RESULT that is not Prepared",
+                    })
+                }
+            }
+        };
+        // The other nodes: best effort (control path, once per statement and shard).
+        let first = first.borrow().to_owned();
+        let others: Vec<Connection> = self
+            .inner
+            .nodes
+            .borrow()
+            .values()
+            .filter(|n| Some(n.addr()) != first)
+            .filter_map(|n| n.pool.pick())
+            .collect();
+        for conn in others {
+            let _ = self.prepare_on(&conn, cql).await;
+        }
+        let result_columns: Rc<[ColumnSpec]> = result_metadata.columns.into();
+        let template = self.template(&id, metadata.columns.len(), !result_columns.is_empty())?;
+        let prepared = PreparedStatement {
+            inner: Rc::new(PreparedInner {
+                cql: cql.to_owned(),
+                keyspace: key.1.clone(),
+                id: RefCell::new(id),
+                metadata,
+                result_columns: RefCell::new(result_columns),
+                template: RefCell::new(Rc::new(template)),
+                replicas: RefCell::new((0, None)),
+            }),
+        };
+        self.inner
+            .prepared
+            .borrow_mut()
+            .insert(key, prepared.clone());
+        Ok(prepared)
+    }
+
+    fn template(
+        &self,
+        id: &[u8],
+        markers: usize,
+        skip_metadata: bool,
+    ) -> Result<ExecuteTemplate, Error> {
+        let params = QueryParameters {
+            skip_metadata,
+            ..self.params(&StatementOptions::default())
+        };
+        ExecuteTemplate::new(id, markers, &params, Flags::NONE).map_err(Error::Serialization)
+    }
+
+    /// PREPARE on one connection.
+    async fn prepare_on(&self, conn: &Connection, cql: &str) -> Result<Prepared, Error> {
+        let frame = self
+            .send(conn, false, &Prepare { query: cql }, None)
+            .await?;
+        match result_of(conn.addr(), frame, "PREPARE")?.body {
+            ResultBody::Prepared(p) => Ok(*p),
+            _ => Err(Error::UnexpectedResponse {
+                node: conn.addr(),
+                request: "PREPARE",
+                got: "a RESULT that is not Prepared",
+            }),
+        }
+    }
+
+    /// Prepares `prepared` again on `conn`'s node and takes its current id and result
+    /// columns.
+    pub(super) async fn reprepare(
+        &self,
+        conn: &Connection,
+        prepared: &PreparedStatement,
+    ) -> Result<(), Error> {
+        let p = self.prepare_on(conn, &prepared.inner.cql).await?;
+        let result_columns: Rc<[ColumnSpec]> = p.result_metadata.columns.into();
+        let template = self.template(
+            &p.id,
+            prepared.inner.metadata.columns.len(),
+            !result_columns.is_empty(),
+        )?;
+        *prepared.inner.id.borrow_mut() = p.id;
+        *prepared.inner.result_columns.borrow_mut() = result_columns;
+        *prepared.inner.template.borrow_mut() = Rc::new(template);
+        Ok(())
+    }
+}

@@ -1,0 +1,387 @@
+//! The request path: QUERY, EXECUTE and BATCH from the caller to a connection's write
+//! buffer and back, with the routing of each (a prepared statement's replicas when its
+//! partition key is bound) and the pages of a result.
+//!
+//! The common case, a prepared statement with default options on an uncompressed
+//! connection, is encoded from its [`ExecuteTemplate`] with two copies plus the values;
+//! when the statement is routed by token, the values serialized to compute the token are
+//! copied into the frame instead of being serialized again. The answer comes back as a
+//! zero-copy frame body. No task, channel or lock.
+//!
+//! Invariant: an answer that does not decode closes its connection on every path (the
+//! node broke the protocol), as [`Connection::send`] does.
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::Duration;
+
+use doppio_proto::frame::Flags;
+use doppio_proto::request::{
+    Batch, BatchStatement, BatchType, Execute, ExecuteTemplate, Query, QueryParameters, RequestBody,
+};
+use doppio_proto::response::{ErrorCode, ResponseFrame, ResultBody};
+use doppio_proto::values::QueryValues;
+
+use super::paging::{PageStream, Statement};
+use super::plan::Placement;
+use super::{PreparedStatement, Session, StatementOptions};
+use crate::connection::Connection;
+use crate::error::{Error, Violation};
+use crate::result::{result_of, QueryResult};
+use crate::routing::murmur3::Token;
+use crate::routing::partition_key::RoutingScratch;
+
+impl Session {
+    pub(super) fn params<'a>(&self, o: &StatementOptions<'a>) -> QueryParameters<'a> {
+        let c = &self.inner.config;
+        QueryParameters {
+            consistency: o.consistency.unwrap_or(c.consistency),
+            skip_metadata: false,
+            page_size: match o.page_size.or(c.page_size) {
+                Some(p) if p > 0 => Some(p),
+                _ => None,
+            },
+            paging_state: o.paging_state,
+            serial_consistency: o.serial_consistency.or(c.serial_consistency),
+            timestamp: o.timestamp,
+        }
+    }
+
+    pub(super) async fn send(
+        &self,
+        conn: &Connection,
+        tracing: bool,
+        request: &impl RequestBody,
+        timeout: Option<Duration>,
+    ) -> Result<ResponseFrame, Error> {
+        let flags = if tracing { Flags::TRACING } else { Flags::NONE };
+        conn.send(flags, request, timeout)
+            .await
+            .map_err(|e| Error::from_request(conn.addr(), e))
+    }
+
+    /// A placement without a token (unprepared statements, batches, preparation).
+    pub(super) fn place_anywhere(&self) -> Placement {
+        Placement {
+            view: self.view(),
+            token: None,
+            map: None,
+            values: None,
+        }
+    }
+
+    /// The placement of a prepared statement with `values`: its replicas when the partition
+    /// key is bound and the keyspace's replication is known (the values are then serialized
+    /// once, here, and the frame copies them).
+    fn place_prepared(
+        &self,
+        prepared: &PreparedStatement,
+        values: &(impl QueryValues + ?Sized),
+    ) -> Placement {
+        let view = self.view();
+        let map = {
+            let mut cached = prepared.inner.replicas.borrow_mut();
+            if cached.0 != view.version() || view.version() == 0 {
+                let map = prepared
+                    .routing_keyspace()
+                    .and_then(|ks| view.replica_map(ks).cloned());
+                *cached = (view.version(), map);
+            }
+            cached.1.clone()
+        };
+        let (token, serialized) = match map {
+            Some(_) => {
+                let m = &prepared.inner.metadata;
+                let mut scratch = self.inner.scratch.borrow_mut();
+                let token = scratch.token(values, &m.columns, &m.pk_indexes);
+                (token, Some(scratch.generation()))
+            }
+            None => (None, None),
+        };
+        Placement {
+            view,
+            token,
+            map,
+            values: serialized,
+        }
+    }
+
+    /// The token of `prepared`'s partition key bound in `values`, if it is bound.
+    pub fn token_of(
+        &self,
+        prepared: &PreparedStatement,
+        values: &(impl QueryValues + ?Sized),
+    ) -> Option<Token> {
+        let m = &prepared.inner.metadata;
+        self.inner
+            .scratch
+            .borrow_mut()
+            .token(values, &m.columns, &m.pk_indexes)
+    }
+
+    /// The replicas (addresses, in placement order) of `prepared` with `values`, as this
+    /// shard would route it.
+    pub fn replicas_of(
+        &self,
+        prepared: &PreparedStatement,
+        values: &(impl QueryValues + ?Sized),
+    ) -> Vec<SocketAddr> {
+        let placement = self.place_prepared(prepared, values);
+        match (&placement.map, placement.token) {
+            (Some(map), Some(token)) => placement
+                .view
+                .replicas(map, token)
+                .iter()
+                .filter_map(|&i| placement.view.info(i).map(|n| n.addr))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Runs an unprepared statement with the session's defaults.
+    pub async fn query(
+        &self,
+        cql: &str,
+        values: &(impl QueryValues + ?Sized),
+    ) -> Result<QueryResult, Error> {
+        self.query_with(cql, values, &StatementOptions::default())
+            .await
+    }
+
+    /// Runs an unprepared statement with per-statement options.
+    pub async fn query_with(
+        &self,
+        cql: &str,
+        values: &(impl QueryValues + ?Sized),
+        options: &StatementOptions<'_>,
+    ) -> Result<QueryResult, Error> {
+        self.run(
+            self.place_anywhere(),
+            options.idempotent,
+            |conn| async move { self.query_once(&conn, cql, values, options).await },
+        )
+        .await
+    }
+
+    async fn query_once(
+        &self,
+        conn: &Connection,
+        cql: &str,
+        values: &(impl QueryValues + ?Sized),
+        options: &StatementOptions<'_>,
+    ) -> Result<QueryResult, Error> {
+        let q = Query {
+            query: cql,
+            params: self.params(options),
+            values,
+        };
+        let frame = self
+            .send(conn, options.tracing, &q, options.timeout)
+            .await?;
+        result_of(conn.addr(), frame, "QUERY")
+    }
+
+    /// Executes a prepared statement with the session's defaults.
+    pub async fn execute(
+        &self,
+        prepared: &PreparedStatement,
+        values: &(impl QueryValues + ?Sized),
+    ) -> Result<QueryResult, Error> {
+        self.execute_with(prepared, values, &StatementOptions::default())
+            .await
+    }
+
+    /// Executes a prepared statement with per-statement options, on one of its replicas
+    /// when its partition key is bound. If the node has forgotten the statement
+    /// (UNPREPARED), it is prepared there again and executed once more.
+    pub async fn execute_with(
+        &self,
+        prepared: &PreparedStatement,
+        values: &(impl QueryValues + ?Sized),
+        options: &StatementOptions<'_>,
+    ) -> Result<QueryResult, Error> {
+        let placement = self.place_prepared(prepared, values);
+        let serialized = placement.values;
+        self.run(placement, options.idempotent, |conn| async move {
+            self.execute_healing(&conn, prepared, values, serialized, options)
+                .await
+        })
+        .await
+    }
+
+    /// The pages of an unprepared statement's result, each fetched while the caller reads
+    /// the one before (see [`PageStream`]). The page size is the statement's
+    /// or the session's; `options.paging_state` resumes an earlier stream.
+    pub fn query_pages<'a, V: QueryValues + ?Sized>(
+        &self,
+        cql: &'a str,
+        values: &'a V,
+        options: StatementOptions<'a>,
+    ) -> PageStream<'a, V> {
+        PageStream::new(self.clone(), Statement::Query(cql), values, options)
+    }
+
+    /// The pages of a prepared statement's result, each fetched while the caller reads the
+    /// one before (see [`PageStream`]).
+    pub fn execute_pages<'a, V: QueryValues + ?Sized>(
+        &self,
+        prepared: &'a PreparedStatement,
+        values: &'a V,
+        options: StatementOptions<'a>,
+    ) -> PageStream<'a, V> {
+        PageStream::new(self.clone(), Statement::Prepared(prepared), values, options)
+    }
+
+    /// One execution on `conn`, healed once if the node has forgotten the statement
+    /// (UNPREPARED) or its result no longer has the prepared number of columns (the table
+    /// changed since: the result columns we read rows by are stale).
+    async fn execute_healing(
+        &self,
+        conn: &Connection,
+        prepared: &PreparedStatement,
+        values: &(impl QueryValues + ?Sized),
+        serialized: Option<u64>,
+        options: &StatementOptions<'_>,
+    ) -> Result<QueryResult, Error> {
+        match self
+            .execute_once(conn, prepared, values, serialized, options)
+            .await
+        {
+            Err(e) if e.server_code() == Some(ErrorCode::Unprepared) => {}
+            Ok(r) if r.stale_columns() => {}
+            other => return other,
+        }
+        // The healing path is rare: boxed, so that it does not grow every request's future.
+        Box::pin(async {
+            self.reprepare(conn, prepared).await?;
+            let result = self
+                .execute_once(conn, prepared, values, serialized, options)
+                .await?;
+            if result.stale_columns() {
+                return Err(Error::Protocol {
+                    node: result.node,
+                    violation: Violation::StaleColumns {
+                        cql: prepared.cql().to_owned(),
+                    },
+                });
+            }
+            Ok(result)
+        })
+        .await
+    }
+
+    /// One EXECUTE on `conn`. `serialized` is the routing scratch's generation that holds
+    /// `values` serialized, if the placement serialized them.
+    async fn execute_once(
+        &self,
+        conn: &Connection,
+        prepared: &PreparedStatement,
+        values: &(impl QueryValues + ?Sized),
+        serialized: Option<u64>,
+        options: &StatementOptions<'_>,
+    ) -> Result<QueryResult, Error> {
+        let node = conn.addr();
+        let columns = Some(prepared.inner.metadata.columns.as_slice());
+        let defaults = *options == StatementOptions::default()
+            || *options
+                == (StatementOptions {
+                    idempotent: true,
+                    ..StatementOptions::default()
+                });
+        let frame = if defaults && conn.compression().is_none() {
+            // The hot path: two memcpys from the template plus the values (a third memcpy
+            // when the placement serialized them already).
+            let template = Rc::clone(&prepared.inner.template.borrow());
+            let frame = conn
+                .request(None, |buf, stream| {
+                    encode_execute(
+                        &self.inner.scratch.borrow(),
+                        &template,
+                        buf,
+                        stream,
+                        values,
+                        serialized,
+                        columns,
+                    )
+                })
+                .await
+                .map_err(|e| Error::from_request(node, e))?;
+            conn.decode(&frame)
+                .map_err(|e| Error::from_request(node, e))?
+        } else {
+            let id = prepared.id();
+            let e = Execute {
+                id: &id,
+                params: QueryParameters {
+                    skip_metadata: prepared.skips_metadata(),
+                    ..self.params(options)
+                },
+                values,
+                columns,
+            };
+            // Non-default options: a rarer path, boxed to keep the hot future small.
+            Box::pin(self.send(conn, options.tracing, &e, options.timeout)).await?
+        };
+        let mut result = result_of(node, frame, "EXECUTE")?;
+        // Rows sent without metadata are read by the prepared result columns.
+        if let ResultBody::Rows(rows) = &result.body {
+            if rows.metadata.no_metadata {
+                result.columns = Some(prepared.result_columns());
+            }
+        }
+        Ok(result)
+    }
+
+    /// Runs a BATCH of prepared and unprepared statements.
+    pub async fn batch(
+        &self,
+        kind: BatchType,
+        statements: &[BatchStatement<'_>],
+        options: &StatementOptions<'_>,
+    ) -> Result<QueryResult, Error> {
+        self.run(
+            self.place_anywhere(),
+            options.idempotent,
+            |conn| async move { self.batch_once(&conn, kind, statements, options).await },
+        )
+        .await
+    }
+
+    async fn batch_once(
+        &self,
+        conn: &Connection,
+        kind: BatchType,
+        statements: &[BatchStatement<'_>],
+        options: &StatementOptions<'_>,
+    ) -> Result<QueryResult, Error> {
+        let p = self.params(options);
+        let b = Batch {
+            kind,
+            statements,
+            consistency: p.consistency,
+            serial_consistency: p.serial_consistency,
+            timestamp: p.timestamp,
+        };
+        let frame = self
+            .send(conn, options.tracing, &b, options.timeout)
+            .await?;
+        result_of(conn.addr(), frame, "BATCH")
+    }
+}
+
+/// Writes an EXECUTE of `template` on `stream`: the values copied from `scratch` when it
+/// still holds them serialized (generation `serialized`), else serialized now.
+fn encode_execute(
+    scratch: &RoutingScratch,
+    template: &ExecuteTemplate,
+    buf: &mut bytes::BytesMut,
+    stream: i16,
+    values: &(impl QueryValues + ?Sized),
+    serialized: Option<u64>,
+    columns: Option<&[doppio_proto::metadata::ColumnSpec]>,
+) -> doppio_proto::Result<()> {
+    match serialized.and_then(|g| scratch.serialized(g, values.count())) {
+        Some(ready) => template.encode(buf, stream, &ready, None),
+        None => template.encode(buf, stream, values, columns),
+    }
+}
