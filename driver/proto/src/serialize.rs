@@ -892,7 +892,7 @@ mod tests {
         #[global_allocator]
         static GLOBAL: Counting = Counting;
 
-        pub fn allocations_in(f: impl FnOnce()) -> usize {
+        pub(super) fn allocations_in(f: impl FnOnce()) -> usize {
             let before = ALLOCATIONS.with(Cell::get);
             f();
             ALLOCATIONS.with(Cell::get) - before
