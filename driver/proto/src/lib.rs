@@ -20,7 +20,9 @@
 //!   ([`serialize::SerializeRow`]) bind as [`values::QueryValues`].
 //! - [`deserialize`]: CQL values into Rust types, type-checked once per result.
 //! - [`rows`]: the lazy row reader over a RESULT Rows body.
-//! - [`error`]: [`ProtoError`], the one error type, with context on every variant.
+//! - [`error`]: [`ProtoError`], the one error type, with context on every variant, and
+//!   [`ValueError`], why one value could not be converted (a [`ProtoError`] carries it as
+//!   its source, with the column).
 //!
 //! Invariants:
 //! - No `unwrap()`, `expect()` or indexing that can panic on data from the wire.
@@ -50,4 +52,4 @@ pub mod value;
 pub mod values;
 pub mod wire;
 
-pub use error::{ProtoError, Result};
+pub use error::{ProtoError, Result, ValueError};
