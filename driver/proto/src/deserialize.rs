@@ -10,11 +10,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasher, Hash};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use crate::error::ValueError;
 use crate::metadata::ColumnSpec;
 use crate::types::ColumnType;
 use crate::value::{
-    type_name, vector_element_size, CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp,
-    CqlUuid, CqlValue, CqlVarint, ValueResult,
+    fixed, text, vector_elements, CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp, CqlUuid,
+    CqlValue, CqlVarint, Cursor, ValueResult,
 };
 
 /// A Rust type a CQL value can be read into.
@@ -26,37 +27,16 @@ pub trait DeserializeValue<'a>: Sized {
     fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self>;
 }
 
-fn wrong<T: ?Sized>(typ: &ColumnType) -> String {
-    format!(
-        "cannot read {} into {}",
-        type_name(typ),
-        std::any::type_name::<T>()
-    )
+fn wrong<T: ?Sized>(typ: &ColumnType) -> ValueError {
+    ValueError::CannotDeserialize {
+        typ: Box::new(typ.clone()),
+        rust: std::any::type_name::<T>(),
+    }
 }
 
 fn non_null<T: ?Sized>(bytes: Option<&[u8]>) -> ValueResult<&[u8]> {
-    bytes.ok_or_else(|| {
-        format!(
-            "null value; read it into Option<{}>",
-            std::any::type_name::<T>()
-        )
-    })
-}
-
-fn text<'b>(b: &'b [u8], typ: &ColumnType) -> ValueResult<&'b str> {
-    if matches!(typ, ColumnType::Ascii) && !b.is_ascii() {
-        return Err("ascii value has non-ASCII bytes".into());
-    }
-    std::str::from_utf8(b).map_err(|_| "text is not valid UTF-8".to_string())
-}
-
-fn fixed<const N: usize>(b: &[u8], typ: &ColumnType) -> ValueResult<[u8; N]> {
-    b.try_into().map_err(|_| {
-        format!(
-            "{} value of {} bytes, expected {N}",
-            type_name(typ),
-            b.len()
-        )
+    bytes.ok_or(ValueError::Null {
+        into: std::any::type_name::<T>(),
     })
 }
 
@@ -113,7 +93,10 @@ macro_rules! via_cql_value {
             fn deserialize(typ: &ColumnType, bytes: Option<&'a [u8]>) -> ValueResult<Self> {
                 match CqlValue::decode_reason(typ, non_null::<$t>(bytes)?)? {
                     CqlValue::$variant(v) => Ok(v),
-                    other => Err(format!("expected {}, read {other:?}", stringify!($variant))),
+                    other => Err(ValueError::UnexpectedKind {
+                        expected: stringify!($variant),
+                        found: other.kind(),
+                    }),
                 }
             }
         }
@@ -150,56 +133,6 @@ impl<'a, T: DeserializeValue<'a>> DeserializeValue<'a> for Option<T> {
     }
 }
 
-/// Walks the `[int]` count and `[bytes]` elements of a collection value.
-struct Elements<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> Elements<'a> {
-    fn start(bytes: &'a [u8], min_element: usize) -> ValueResult<(usize, Self)> {
-        let (n, rest) = bytes
-            .split_first_chunk::<4>()
-            .ok_or("collection shorter than its count")?;
-        let n = i32::from_be_bytes(*n);
-        let n = usize::try_from(n).map_err(|_| format!("negative element count {n}"))?;
-        if n.saturating_mul(min_element) > rest.len() {
-            return Err(format!("{n} elements cannot fit in {} bytes", rest.len()));
-        }
-        Ok((n, Self { rest }))
-    }
-
-    fn next(&mut self) -> ValueResult<Option<&'a [u8]>> {
-        let (len, rest) = self
-            .rest
-            .split_first_chunk::<4>()
-            .ok_or("collection element truncated")?;
-        let len = i32::from_be_bytes(*len);
-        match usize::try_from(len) {
-            Err(_) => {
-                self.rest = rest;
-                Ok(None)
-            }
-            Ok(len) if len <= rest.len() => {
-                let (e, rest) = rest.split_at(len);
-                self.rest = rest;
-                Ok(Some(e))
-            }
-            Ok(len) => Err(format!("element of {len} bytes, {} left", rest.len())),
-        }
-    }
-
-    fn end(&self) -> ValueResult<()> {
-        if self.rest.is_empty() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{} bytes left after the collection",
-                self.rest.len()
-            ))
-        }
-    }
-}
-
 /// Reads the elements of a list, set or vector value into `out`, one by one.
 fn read_sequence<'a, T: DeserializeValue<'a>>(
     typ: &ColumnType,
@@ -208,64 +141,20 @@ fn read_sequence<'a, T: DeserializeValue<'a>>(
 ) -> ValueResult<()> {
     match typ {
         ColumnType::List(e) | ColumnType::Set(e) => {
-            let (n, mut it) = Elements::start(bytes, 4)?;
-            for _ in 0..n {
-                push(T::deserialize(e, it.next()?)?);
+            let mut b = Cursor(bytes);
+            for _ in 0..b.count("element count", 4)? {
+                push(T::deserialize(e, b.element("element")?)?);
             }
-            it.end()
+            b.end("collection")
         }
         ColumnType::Vector { element, dimension } => {
-            let n = *dimension as usize;
-            let mut rest = bytes;
-            match vector_element_size(element) {
-                Some(0) if n > 0 => return Err("vector of zero-sized elements".into()),
-                Some(size) => {
-                    if size.checked_mul(n) != Some(bytes.len()) {
-                        return Err(format!(
-                            "vector of {} bytes, expected {n} x {size}",
-                            bytes.len()
-                        ));
-                    }
-                    for _ in 0..n {
-                        let (e, tail) = rest.split_at_checked(size).ok_or("vector truncated")?;
-                        rest = tail;
-                        push(T::deserialize(element, Some(e))?);
-                    }
-                }
-                None => {
-                    for _ in 0..n {
-                        let (len, tail) = read_unsigned_vint(rest)?;
-                        let len = usize::try_from(len).map_err(|_| "vector element too long")?;
-                        let (e, tail) = tail.split_at_checked(len).ok_or_else(|| {
-                            format!("vector element of {len} bytes, {} left", tail.len())
-                        })?;
-                        rest = tail;
-                        push(T::deserialize(element, Some(e))?);
-                    }
-                }
-            }
-            if rest.is_empty() {
+            vector_elements(element, *dimension, bytes, |e| {
+                push(T::deserialize(element, Some(e))?);
                 Ok(())
-            } else {
-                Err(format!("{} bytes left after the vector", rest.len()))
-            }
+            })
         }
         _ => Err(wrong::<Vec<T>>(typ)),
     }
-}
-
-/// Cassandra's unsigned vint: the first byte's leading one-bits count the bytes that follow.
-fn read_unsigned_vint(bytes: &[u8]) -> ValueResult<(u64, &[u8])> {
-    let (&first, rest) = bytes.split_first().ok_or("vint truncated")?;
-    let extra = first.leading_ones();
-    let (tail, rest) = rest
-        .split_at_checked(extra as usize)
-        .ok_or("vint truncated")?;
-    let mut v = u64::from(first & 0xffu8.checked_shr(extra).unwrap_or(0));
-    for &b in tail {
-        v = (v << 8) | u64::from(b);
-    }
-    Ok((v, rest))
 }
 
 fn check_sequence<'a, T: DeserializeValue<'a>, C>(typ: &ColumnType) -> ValueResult<()> {
@@ -332,13 +221,13 @@ where
     let ColumnType::Map(kt, vt) = typ else {
         return Err(wrong::<M>(typ));
     };
-    let (n, mut it) = Elements::start(non_null::<M>(bytes)?, 8)?;
-    for _ in 0..n {
-        let k = K::deserialize(kt, it.next()?)?;
-        let v = V::deserialize(vt, it.next()?)?;
+    let mut b = Cursor(non_null::<M>(bytes)?);
+    for _ in 0..b.count("map size", 8)? {
+        let k = K::deserialize(kt, b.element("map key")?)?;
+        let v = V::deserialize(vt, b.element("map value")?)?;
         insert(&mut map, k, v);
     }
-    it.end()?;
+    b.end("map")?;
     Ok(map)
 }
 
@@ -396,13 +285,13 @@ impl<'a, K: DeserializeValue<'a> + Ord, V: DeserializeValue<'a>> DeserializeValu
 /// A Rust type a whole row can be read into.
 pub trait FromRow<'a>: Sized {
     /// Checks the result's columns once: count and each type.
-    fn type_check(columns: &[ColumnSpec]) -> Result<(), (usize, String)>;
+    fn type_check(columns: &[ColumnSpec]) -> Result<(), (usize, ValueError)>;
 
     /// Reads one row from its raw column values. Assumes `type_check` passed.
     fn from_row(
         columns: &[ColumnSpec],
         values: &[Option<&'a [u8]>],
-    ) -> Result<Self, (usize, String)>;
+    ) -> Result<Self, (usize, ValueError)>;
 }
 
 macro_rules! tuples {
@@ -421,7 +310,11 @@ macro_rules! tuples {
                 let ColumnType::Tuple(ts) = typ else { return Err(wrong::<Self>(typ)) };
                 let mut rest = non_null::<Self>(bytes)?;
                 let mut field = || -> ValueResult<Option<&'a [u8]>> {
-                    let (len, tail) = rest.split_first_chunk::<4>().ok_or("tuple truncated")?;
+                    let (len, tail) = rest.split_first_chunk::<4>().ok_or(ValueError::Truncated {
+                        what: "tuple field length",
+                        needed: 4,
+                        left: rest.len(),
+                    })?;
                     let len = i32::from_be_bytes(*len);
                     match usize::try_from(len) {
                         Err(_) => { rest = tail; Ok(None) }
@@ -430,26 +323,32 @@ macro_rules! tuples {
                             rest = t;
                             Ok(Some(f))
                         }
-                        Ok(l) => Err(format!("tuple field of {l} bytes, {} left", tail.len())),
+                        Ok(l) => Err(ValueError::Truncated {
+                            what: "tuple field",
+                            needed: l,
+                            left: tail.len(),
+                        }),
                     }
                 };
-                Ok(($( $T::deserialize(ts.get($i).ok_or("tuple arity")?, field()?)?, )+))
+                let arity = || ValueError::TupleArity { given: ts.len(), expected: $n };
+                Ok(($( $T::deserialize(ts.get($i).ok_or_else(arity)?, field()?)?, )+))
             }
         }
 
         impl<'a, $($T: DeserializeValue<'a>),+> FromRow<'a> for ($($T,)+) {
-            fn type_check(columns: &[ColumnSpec]) -> Result<(), (usize, String)> {
+            fn type_check(columns: &[ColumnSpec]) -> Result<(), (usize, ValueError)> {
                 if columns.len() != $n {
-                    return Err((0, format!("the result has {} columns, the row type {}", columns.len(), $n)));
+                    return Err((0, ValueError::ColumnCount { columns: columns.len(), row: $n }));
                 }
                 $( $T::type_check(&columns[$i].typ).map_err(|e| ($i, e))?; )+
                 Ok(())
             }
-            fn from_row(columns: &[ColumnSpec], values: &[Option<&'a [u8]>]) -> Result<Self, (usize, String)> {
+            fn from_row(columns: &[ColumnSpec], values: &[Option<&'a [u8]>]) -> Result<Self, (usize, ValueError)> {
+                let missing = |i, columns| (i, ValueError::ColumnCount { columns, row: $n });
                 Ok(($(
                     $T::deserialize(
-                        &columns.get($i).ok_or(($i, "missing column".to_string()))?.typ,
-                        *values.get($i).ok_or(($i, "missing value".to_string()))?,
+                        &columns.get($i).ok_or_else(|| missing($i, columns.len()))?.typ,
+                        *values.get($i).ok_or_else(|| missing($i, values.len()))?,
                     ).map_err(|e| ($i, e))?,
                 )+))
             }
@@ -523,12 +422,22 @@ mod tests {
 
     #[test]
     fn checks_and_nulls_explain_themselves() {
+        let err = i32::type_check(&ColumnType::Bigint).unwrap_err();
         assert_eq!(
-            i32::type_check(&ColumnType::Bigint).unwrap_err(),
-            "cannot read bigint into i32"
+            err,
+            ValueError::CannotDeserialize {
+                typ: Box::new(ColumnType::Bigint),
+                rust: "i32"
+            }
+        );
+        assert_eq!(err.to_string(), "cannot read bigint into i32");
+        assert_eq!(
+            i32::deserialize(&ColumnType::Int, None).unwrap_err(),
+            ValueError::Null { into: "i32" }
         );
         assert!(i32::deserialize(&ColumnType::Int, None)
             .unwrap_err()
+            .to_string()
             .contains("Option<i32>"));
         assert_eq!(
             Option::<i32>::deserialize(&ColumnType::Int, None).unwrap(),

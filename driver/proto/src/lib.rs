@@ -3,18 +3,26 @@
 //! Bytes in, typed messages out, and back: no executor, no socket, no clock. The driver, the
 //! stub server and the tests all share this crate, so it encodes and decodes both directions.
 //!
-//! Map:
+//! Map (every module, in the order a frame meets them):
 //! - [`wire`]: the spec's notations (`[int]`, `[string]`, `[bytes]`, `[value]`, ...).
 //! - [`frame`]: the 9-byte header, opcodes, flags and the incremental [`frame::FrameDecoder`].
+//! - [`compression`]: lz4 body compression as v4 defines it.
+//! - [`consistency`]: `[consistency]` levels.
 //! - [`types`]: [`types::ColumnType`], the `[option]` type descriptions.
-//! - [`consistency`], [`compression`]: `[consistency]` levels and lz4 body compression.
+//! - [`metadata`]: [`metadata::ColumnSpec`] and the result and prepared metadata that list
+//!   them.
 //! - [`request`]: every request message, encoded into a caller's buffer and decoded back.
 //! - [`response`]: every response message with its envelope, decoded and encoded.
 //! - [`value`]: [`value::CqlValue`] and newtypes for every CQL type, with their wire formats.
+//! - [`values`]: [`values::QueryValues`], the contract between a statement and its bound
+//!   values.
 //! - [`serialize`]: Rust values into `[value]`s, checked against column types; rows of them
 //!   ([`serialize::SerializeRow`]) bind as [`values::QueryValues`].
-//! - [`deserialize`], [`rows`]: CQL values into Rust types; the lazy row reader.
-//! - [`error`]: [`ProtoError`], the one error type, with context on every variant.
+//! - [`deserialize`]: CQL values into Rust types, type-checked once per result.
+//! - [`rows`]: the lazy row reader over a RESULT Rows body.
+//! - [`error`]: [`ProtoError`], the one error type, with context on every variant, and
+//!   [`ValueError`], why one value could not be converted (a [`ProtoError`] carries it as
+//!   its source, with the column).
 //!
 //! Invariants:
 //! - No `unwrap()`, `expect()` or indexing that can panic on data from the wire.
@@ -24,6 +32,10 @@
 //!   message owns a list whose size the wire gives (and then no more than the input can hold).
 //! - On an encoding error the buffer may hold a partial message; callers truncate it back to
 //!   where the message started.
+//! - No `unsafe` outside tests (forbidden below).
+
+#![cfg_attr(not(test), forbid(unsafe_code))]
+#![warn(unreachable_pub)]
 
 pub mod compression;
 pub mod consistency;
@@ -40,4 +52,4 @@ pub mod value;
 pub mod values;
 pub mod wire;
 
-pub use error::{ProtoError, Result};
+pub use error::{ProtoError, Result, ValueError};

@@ -8,7 +8,7 @@
 use bytes::Bytes;
 
 use crate::deserialize::{DeserializeValue, FromRow};
-use crate::error::{ProtoError, Result};
+use crate::error::{ProtoError, Result, ValueError};
 use crate::metadata::{ColumnSpec, RowsMetadata};
 use crate::value::CqlValue;
 
@@ -29,7 +29,7 @@ pub struct Rows {
 /// The most columns [`Rows::typed`] reads into a tuple (the largest [`FromRow`] arity).
 const MAX_TYPED_COLUMNS: usize = 16;
 
-fn column_error(columns: &[ColumnSpec], index: usize, reason: String) -> ProtoError {
+fn column_error(columns: &[ColumnSpec], index: usize, reason: ValueError) -> ProtoError {
     ProtoError::Value {
         column: crate::serialize::column_label(index, Some(columns)),
         reason,
@@ -387,6 +387,43 @@ mod tests {
             "{err}"
         );
         assert!(first.get::<i32>(5).is_err());
+    }
+
+    #[test]
+    fn column_errors_carry_the_typed_value_error_as_their_source() {
+        use std::error::Error as _;
+        let r = rows(TWO_ROWS, 2);
+        let second = r.iter().nth(1).unwrap().unwrap();
+        let err = second.get::<String>(1).unwrap_err();
+        assert_eq!(
+            err,
+            ProtoError::Value {
+                column: "1 `v`".into(),
+                reason: ValueError::Null {
+                    into: std::any::type_name::<String>()
+                },
+            }
+        );
+        assert!(matches!(
+            err.source().and_then(|s| s.downcast_ref::<ValueError>()),
+            Some(ValueError::Null { .. })
+        ));
+        let err = r.typed::<(i64, String)>().unwrap_err();
+        assert!(matches!(
+            err,
+            ProtoError::Value {
+                reason: ValueError::CannotDeserialize { ref typ, rust: "i64" },
+                ..
+            } if **typ == ColumnType::Int
+        ));
+        let err = r.typed::<(i32,)>().unwrap_err();
+        assert!(matches!(
+            err,
+            ProtoError::Value {
+                reason: ValueError::ColumnCount { columns: 2, row: 1 },
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -20,12 +20,12 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use crate::error::{ProtoError, Result};
+use crate::error::{ProtoError, Result, ValueError};
 use crate::metadata::ColumnSpec;
 use crate::types::ColumnType;
 use crate::value::{
-    type_name, vector_element_size, CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp,
-    CqlUuid, CqlValue, CqlVarint, Unset, ValueResult,
+    check_ascii, check_timeuuid, count_i32, vector_element_size, CqlDate, CqlDecimal, CqlDuration,
+    CqlTime, CqlTimestamp, CqlUuid, CqlValue, CqlVarint, Unset, ValueResult,
 };
 use crate::values::QueryValues;
 
@@ -81,17 +81,16 @@ pub fn write_value<T: SerializeValue + ?Sized>(
         return Err(e);
     }
     let len = buf.len() - start - 4;
-    let len = i32::try_from(len).map_err(|_| format!("value of {len} bytes is over 2 GiB"))?;
+    let len = i32::try_from(len).map_err(|_| ValueError::ValueTooLong { len })?;
     buf[start..start + 4].copy_from_slice(&len.to_be_bytes());
     Ok(())
 }
 
-fn mismatch<T: ?Sized>(typ: &ColumnType) -> String {
-    format!(
-        "cannot serialize {} as {}",
-        std::any::type_name::<T>(),
-        type_name(typ)
-    )
+fn mismatch<T: ?Sized>(typ: &ColumnType) -> ValueError {
+    ValueError::CannotSerialize {
+        rust: std::any::type_name::<T>(),
+        typ: Box::new(typ.clone()),
+    }
 }
 
 macro_rules! scalar {
@@ -135,9 +134,7 @@ scalar!(bool, ColumnType::Boolean, |v, typ, buf| { ColumnType::Boolean => buf.pu
 scalar!(str, ColumnType::Varchar, |v, typ, buf| {
     ColumnType::Varchar => buf.put_slice(v.as_bytes()),
     ColumnType::Ascii => {
-        if !v.is_ascii() {
-            return Err("an ascii column needs ASCII text".into());
-        }
+        check_ascii(v.as_bytes())?;
         buf.put_slice(v.as_bytes())
     },
 });
@@ -147,9 +144,7 @@ scalar!([u8], ColumnType::Blob, |v, typ, buf| {
 scalar!([u8; 16], ColumnType::Uuid, |v, typ, buf| {
     ColumnType::Uuid => buf.put_slice(v),
     ColumnType::Timeuuid => {
-        if v[6] >> 4 != 1 {
-            return Err("a timeuuid column needs a version-1 uuid".into());
-        }
+        check_timeuuid(v)?;
         buf.put_slice(v)
     },
 });
@@ -171,10 +166,7 @@ scalar!(CqlDate, ColumnType::Date, |v, typ, buf| { ColumnType::Date => buf.put_u
 scalar!(CqlTimestamp, ColumnType::Timestamp, |v, typ, buf| { ColumnType::Timestamp => buf.put_i64(v.0) });
 scalar!(CqlTime, ColumnType::Time, |v, typ, buf| {
     ColumnType::Time => {
-        if !(0..CqlTime::NANOS_PER_DAY).contains(&v.0) {
-            return Err(format!("time {} is outside one day", v.0));
-        }
-        buf.put_i64(v.0)
+        buf.put_i64(CqlTime::checked(v.0)?.0)
     },
 });
 scalar!(CqlVarint, ColumnType::Varint, |v, typ, buf| {
@@ -301,11 +293,6 @@ impl<T: SerializeValue + ?Sized> SerializeValue for &T {
     }
 }
 
-fn put_count(buf: &mut BytesMut, n: usize) -> ValueResult<()> {
-    buf.put_i32(i32::try_from(n).map_err(|_| format!("{n} elements are too many"))?);
-    Ok(())
-}
-
 fn write_elements<'x, T: SerializeValue + 'x>(
     items: impl ExactSizeIterator<Item = &'x T>,
     typ: &ColumnType,
@@ -313,10 +300,13 @@ fn write_elements<'x, T: SerializeValue + 'x>(
 ) -> ValueResult<()> {
     match typ {
         ColumnType::List(e) | ColumnType::Set(e) => {
-            put_count(buf, items.len())?;
+            buf.put_i32(count_i32(items.len())?);
             for item in items {
                 if item.special().is_some() {
-                    return Err("a collection cannot hold null or unset elements".into());
+                    return Err(ValueError::NullOrUnsetElement {
+                        container: "collection",
+                        what: "elements",
+                    });
                 }
                 write_value(item, Some(e), buf)?;
             }
@@ -324,22 +314,25 @@ fn write_elements<'x, T: SerializeValue + 'x>(
         }
         ColumnType::Vector { element, dimension } => {
             if items.len() != *dimension as usize {
-                return Err(format!(
-                    "{} elements for a vector of dimension {dimension}",
-                    items.len()
-                ));
+                return Err(ValueError::VectorDimension {
+                    given: items.len(),
+                    dimension: *dimension,
+                });
             }
             let fixed = vector_element_size(element);
             for item in items {
                 if item.special().is_some() {
-                    return Err("a vector cannot hold null or unset elements".into());
+                    return Err(ValueError::NullOrUnsetElement {
+                        container: "vector",
+                        what: "elements",
+                    });
                 }
                 let start = buf.len();
                 item.write(element, buf)?;
                 let len = buf.len() - start;
                 match fixed {
                     Some(s) if s == len => {}
-                    Some(s) => return Err(format!("vector element of {len} bytes, expected {s}")),
+                    Some(expected) => return Err(ValueError::VectorElementSize { len, expected }),
                     None => {
                         // Variable-size elements carry an unsigned vint length before them:
                         // append it, then rotate it in front of the element (no allocation).
@@ -354,10 +347,10 @@ fn write_elements<'x, T: SerializeValue + 'x>(
             }
             Ok(())
         }
-        other => Err(format!(
-            "cannot serialize a sequence as {}",
-            type_name(other)
-        )),
+        other => Err(ValueError::CannotSerialize {
+            rust: "a sequence",
+            typ: Box::new(other.clone()),
+        }),
     }
 }
 
@@ -422,12 +415,18 @@ fn write_map<'x, K: SerializeValue + 'x, V: SerializeValue + 'x>(
     buf: &mut BytesMut,
 ) -> ValueResult<()> {
     let ColumnType::Map(kt, vt) = typ else {
-        return Err(format!("cannot serialize a map as {}", type_name(typ)));
+        return Err(ValueError::CannotSerialize {
+            rust: "a map",
+            typ: Box::new(typ.clone()),
+        });
     };
-    put_count(buf, entries.len())?;
+    buf.put_i32(count_i32(entries.len())?);
     for (k, v) in entries {
         if k.special().is_some() || v.special().is_some() {
-            return Err("a map cannot hold null or unset keys or values".into());
+            return Err(ValueError::NullOrUnsetElement {
+                container: "map",
+                what: "keys or values",
+            });
         }
         write_value(k, Some(kt), buf)?;
         write_value(v, Some(vt), buf)?;
@@ -468,7 +467,7 @@ pub fn column_label(index: usize, columns: Option<&[ColumnSpec]>) -> String {
     }
 }
 
-fn bind_error(index: usize, columns: Option<&[ColumnSpec]>, reason: String) -> ProtoError {
+fn bind_error(index: usize, columns: Option<&[ColumnSpec]>, reason: ValueError) -> ProtoError {
     ProtoError::Value {
         column: column_label(index, columns),
         reason,
@@ -561,14 +560,14 @@ macro_rules! tuples {
             }
             fn write(&self, typ: &ColumnType, buf: &mut BytesMut) -> ValueResult<()> {
                 let ColumnType::Tuple(types) = typ else {
-                    return Err(format!("cannot serialize a {}-tuple as {}", $n, type_name(typ)));
+                    return Err(mismatch::<Self>(typ));
                 };
                 if types.len() != $n {
-                    return Err(format!("a {}-tuple for {}", $n, type_name(typ)));
+                    return Err(ValueError::TupleArity { given: $n, expected: types.len() });
                 }
                 $(
                     if matches!(self.$i.special(), Some(Special::Unset)) {
-                        return Err("a tuple field cannot be unset".into());
+                        return Err(ValueError::UnsetTupleField);
                     }
                     write_value(&self.$i, types.get($i), buf)?;
                 )+
@@ -664,7 +663,7 @@ fn write_named<'x, N: AsRef<str> + 'x, V: SerializeValue + 'x>(
                 None => {
                     return Err(ProtoError::Value {
                         column: format!("{i} `{name}`"),
-                        reason: "the statement has no bind marker of that name".into(),
+                        reason: ValueError::NoBindMarker,
                     })
                 }
             },
@@ -892,7 +891,7 @@ mod tests {
         #[global_allocator]
         static GLOBAL: Counting = Counting;
 
-        pub fn allocations_in(f: impl FnOnce()) -> usize {
+        pub(super) fn allocations_in(f: impl FnOnce()) -> usize {
             let before = ALLOCATIONS.with(Cell::get);
             f();
             ALLOCATIONS.with(Cell::get) - before

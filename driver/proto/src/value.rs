@@ -22,18 +22,11 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use bytes::BufMut;
 
-use crate::error::{ProtoError, Result};
+use crate::error::{ProtoError, Result, ValueError};
 use crate::types::{ColumnType, MAX_TYPE_DEPTH};
 
 /// Why a value could not be decoded or encoded (the caller adds the column).
-pub type ValueResult<T> = std::result::Result<T, String>;
-
-fn invalid(detail: String) -> ProtoError {
-    ProtoError::InvalidValue {
-        what: "CQL value",
-        detail,
-    }
-}
+pub type ValueResult<T> = std::result::Result<T, ValueError>;
 
 /// The explicit "not set" marker: leaves the column's current value unchanged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -130,12 +123,11 @@ impl CqlVarint {
 impl TryFrom<&CqlVarint> for i128 {
     type Error = ProtoError;
     fn try_from(v: &CqlVarint) -> Result<i128> {
-        v.to_i128().ok_or_else(|| {
-            invalid(format!(
-                "varint of {} bytes does not fit in i128",
-                v.0.len()
-            ))
-        })
+        v.to_i128()
+            .ok_or(ProtoError::InvalidCqlValue(ValueError::VarintOverflow {
+                len: v.0.len(),
+                target: "i128",
+            }))
     }
 }
 
@@ -143,7 +135,10 @@ impl TryFrom<&CqlVarint> for i64 {
     type Error = ProtoError;
     fn try_from(v: &CqlVarint) -> Result<i64> {
         v.to_i64()
-            .ok_or_else(|| invalid("varint does not fit in i64".into()))
+            .ok_or(ProtoError::InvalidCqlValue(ValueError::VarintOverflow {
+                len: v.0.len(),
+                target: "i64",
+            }))
     }
 }
 
@@ -199,7 +194,7 @@ impl CqlTime {
         if (0..Self::NANOS_PER_DAY).contains(&nanos) {
             Ok(Self(nanos))
         } else {
-            Err(format!("time {nanos} is outside one day"))
+            Err(ValueError::TimeOutsideDay { nanos })
         }
     }
 }
@@ -208,7 +203,7 @@ impl TryFrom<i64> for CqlTime {
     type Error = ProtoError;
     /// Nanoseconds since midnight; fails outside one day.
     fn try_from(nanos: i64) -> Result<Self> {
-        Self::checked(nanos).map_err(invalid)
+        Ok(Self::checked(nanos)?)
     }
 }
 
@@ -232,7 +227,7 @@ impl CqlDuration {
             days,
             nanoseconds,
         };
-        d.check().map_err(invalid)?;
+        d.check()?;
         Ok(d)
     }
 
@@ -243,7 +238,11 @@ impl CqlDuration {
             self.nanoseconds,
         ];
         if parts.iter().any(|x| *x > 0) && parts.iter().any(|x| *x < 0) {
-            return Err("a duration's months, days and nanoseconds must share one sign".into());
+            return Err(ValueError::DurationSigns {
+                months: self.months,
+                days: self.days,
+                nanoseconds: self.nanoseconds,
+            });
         }
         Ok(())
     }
@@ -349,24 +348,35 @@ pub enum CqlValue {
 }
 
 /// A cursor over a value's bytes that reports shortfalls as value errors.
-struct Bytes<'a>(&'a [u8]);
+pub(crate) struct Cursor<'a>(pub(crate) &'a [u8]);
 
-impl<'a> Bytes<'a> {
-    fn take(&mut self, n: usize, what: &str) -> ValueResult<&'a [u8]> {
-        if n > self.0.len() {
-            return Err(format!("{what} needs {n} bytes, {} left", self.0.len()));
-        }
-        let (h, t) = self.0.split_at(n);
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize, what: &'static str) -> ValueResult<&'a [u8]> {
+        let Some((h, t)) = self.0.split_at_checked(n) else {
+            return Err(ValueError::Truncated {
+                what,
+                needed: n,
+                left: self.0.len(),
+            });
+        };
         self.0 = t;
         Ok(h)
     }
 
-    fn int(&mut self, what: &str) -> ValueResult<i32> {
-        Ok(i32::from_be_bytes(fixed(self.take(4, what)?, what)?))
+    fn int(&mut self, what: &'static str) -> ValueResult<i32> {
+        let Some((h, t)) = self.0.split_first_chunk::<4>() else {
+            return Err(ValueError::Truncated {
+                what,
+                needed: 4,
+                left: self.0.len(),
+            });
+        };
+        self.0 = t;
+        Ok(i32::from_be_bytes(*h))
     }
 
     /// An element `[bytes]` (None for a negative length, i.e. null).
-    fn element(&mut self, what: &str) -> ValueResult<Option<&'a [u8]>> {
+    pub(crate) fn element(&mut self, what: &'static str) -> ValueResult<Option<&'a [u8]>> {
         let n = self.int(what)?;
         match usize::try_from(n) {
             Ok(n) => self.take(n, what).map(Some),
@@ -375,22 +385,37 @@ impl<'a> Bytes<'a> {
     }
 
     /// A count, checked against the bytes left (each element takes `min` bytes or more).
-    fn count(&mut self, what: &str, min: usize) -> ValueResult<usize> {
+    pub(crate) fn count(&mut self, what: &'static str, min: usize) -> ValueResult<usize> {
         let n = self.int(what)?;
-        let n = usize::try_from(n).map_err(|_| format!("negative {what} {n}"))?;
+        let n = usize::try_from(n).map_err(|_| ValueError::NegativeCount { what, count: n })?;
         if n.saturating_mul(min) > self.0.len() {
-            return Err(format!("{what} {n} cannot fit in {} bytes", self.0.len()));
+            return Err(ValueError::CountTooLarge {
+                what,
+                count: n,
+                left: self.0.len(),
+            });
         }
         Ok(n)
     }
 
+    /// Cassandra's unsigned vint: the first byte's leading one-bits count the bytes that
+    /// follow.
     fn unsigned_vint(&mut self) -> ValueResult<u64> {
-        let [first] = fixed::<1>(self.take(1, "vint")?, "vint")?;
+        let truncated = |needed, left| ValueError::Truncated {
+            what: "vint",
+            needed,
+            left,
+        };
+        let (&first, rest) = self.0.split_first().ok_or(truncated(1, 0))?;
         let extra = first.leading_ones();
+        let (tail, rest) = rest
+            .split_at_checked(extra as usize)
+            .ok_or(truncated(extra as usize, rest.len()))?;
         let mut v = u64::from(first & 0xffu8.checked_shr(extra).unwrap_or(0));
-        for &b in self.take(extra as usize, "vint")? {
+        for &b in tail {
             v = (v << 8) | u64::from(b);
         }
+        self.0 = rest;
         Ok(v)
     }
 
@@ -399,13 +424,52 @@ impl<'a> Bytes<'a> {
         Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
     }
 
-    fn end(&self, what: &str) -> ValueResult<()> {
+    pub(crate) fn end(&self, what: &'static str) -> ValueResult<()> {
         if self.0.is_empty() {
             Ok(())
         } else {
-            Err(format!("{} bytes left over after {what}", self.0.len()))
+            Err(ValueError::TrailingBytes {
+                what,
+                extra: self.0.len(),
+            })
         }
     }
+}
+
+/// Calls `f` with the bytes of each element of a `vector<element, dimension>` value, then
+/// checks that nothing is left over.
+pub(crate) fn vector_elements<'a>(
+    element: &ColumnType,
+    dimension: u32,
+    bytes: &'a [u8],
+    mut f: impl FnMut(&'a [u8]) -> ValueResult<()>,
+) -> ValueResult<()> {
+    let n = dimension as usize;
+    let size = vector_element_size(element);
+    match size {
+        // Cassandra has no zero-dimension vectors; refuse a type that would let
+        // `dimension` elements be read from no bytes at all.
+        Some(0) if n > 0 => return Err(ValueError::ZeroSizedVectorElements),
+        // Fixed-size elements: the whole length is known, so it is checked once, up front.
+        Some(size) if size.saturating_mul(n) > bytes.len() => {
+            return Err(ValueError::Truncated {
+                what: "vector",
+                needed: size.saturating_mul(n),
+                left: bytes.len(),
+            })
+        }
+        _ => {}
+    }
+    let mut b = Cursor(bytes);
+    for _ in 0..n {
+        let len = match size {
+            Some(size) => size,
+            // A length past usize (32-bit targets) is past the bytes left too.
+            None => usize::try_from(b.unsigned_vint()?).unwrap_or(usize::MAX),
+        };
+        f(b.take(len, "vector element")?)?;
+    }
+    b.end("vector")
 }
 
 /// Writes Cassandra's unsigned vint.
@@ -437,27 +501,48 @@ fn put_signed_vint(buf: &mut impl BufMut, v: i64) {
     put_unsigned_vint(buf, ((v << 1) ^ (v >> 63)) as u64);
 }
 
-fn fixed<const N: usize>(b: &[u8], what: &str) -> ValueResult<[u8; N]> {
-    b.try_into()
-        .map_err(|_| format!("{what} takes {N} bytes, got {}", b.len()))
+/// The bytes of a value of the fixed-size type `typ` (`N` of them).
+pub(crate) fn fixed<const N: usize>(b: &[u8], typ: &ColumnType) -> ValueResult<[u8; N]> {
+    b.try_into().map_err(|_| ValueError::WrongSize {
+        typ: Box::new(typ.clone()),
+        len: b.len(),
+        expected: N,
+    })
 }
 
-fn utf8(b: &[u8], what: &str) -> ValueResult<String> {
-    String::from_utf8(b.to_vec()).map_err(|_| format!("{what} is not valid UTF-8"))
+/// Fails unless every byte is ASCII (as an `ascii` value needs).
+pub(crate) fn check_ascii(b: &[u8]) -> ValueResult<()> {
+    // `is_ascii` checks a word at a time; the offset is looked for only on failure.
+    if b.is_ascii() {
+        return Ok(());
+    }
+    let offset = b.iter().position(|c| !c.is_ascii()).unwrap_or(0);
+    Err(ValueError::NonAscii { offset })
+}
+
+/// The text of an `ascii` or `text` value (`ascii` is checked to be ASCII).
+pub(crate) fn text<'b>(b: &'b [u8], typ: &ColumnType) -> ValueResult<&'b str> {
+    if matches!(typ, ColumnType::Ascii) {
+        check_ascii(b)?;
+    }
+    std::str::from_utf8(b).map_err(|source| ValueError::InvalidUtf8 {
+        what: "text",
+        source,
+    })
 }
 
 impl CqlValue {
     /// Decodes the bytes of one value of type `typ` (a zero-length value of a type that is
-    /// never empty reads as [`CqlValue::Empty`]). Fails with [`ProtoError::InvalidValue`]
+    /// never empty reads as [`CqlValue::Empty`]). Fails with [`ProtoError::InvalidCqlValue`]
     /// saying why; the row reader reports the column instead.
     pub fn decode(typ: &ColumnType, bytes: &[u8]) -> Result<CqlValue> {
-        decode_at(typ, bytes, 0).map_err(invalid)
+        Ok(decode_at(typ, bytes, 0)?)
     }
 
     /// Encodes this value as a value of `typ` (without the `[bytes]` length), checking that
     /// it fits the type. On error `buf` may hold part of the value.
     pub fn encode(&self, typ: &ColumnType, buf: &mut impl BufMut) -> Result<()> {
-        encode_at(self, typ, buf, 0).map_err(invalid)
+        Ok(encode_at(self, typ, buf, 0)?)
     }
 
     /// [`CqlValue::decode`] with the bare reason as the error, for callers adding context.
@@ -468,6 +553,40 @@ impl CqlValue {
     /// [`CqlValue::encode`] with the bare reason as the error, for callers adding context.
     pub(crate) fn encode_reason(&self, typ: &ColumnType, buf: &mut impl BufMut) -> ValueResult<()> {
         encode_at(self, typ, buf, 0)
+    }
+
+    /// The name of this value's variant (`Bigint`, `List`, ...), for messages.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            CqlValue::Ascii(_) => "Ascii",
+            CqlValue::Bigint(_) => "Bigint",
+            CqlValue::Blob(_) => "Blob",
+            CqlValue::Boolean(_) => "Boolean",
+            CqlValue::Counter(_) => "Counter",
+            CqlValue::Decimal(_) => "Decimal",
+            CqlValue::Double(_) => "Double",
+            CqlValue::Float(_) => "Float",
+            CqlValue::Int(_) => "Int",
+            CqlValue::Timestamp(_) => "Timestamp",
+            CqlValue::Uuid(_) => "Uuid",
+            CqlValue::Text(_) => "Text",
+            CqlValue::Varint(_) => "Varint",
+            CqlValue::Timeuuid(_) => "Timeuuid",
+            CqlValue::Inet(_) => "Inet",
+            CqlValue::Date(_) => "Date",
+            CqlValue::Time(_) => "Time",
+            CqlValue::Smallint(_) => "Smallint",
+            CqlValue::Tinyint(_) => "Tinyint",
+            CqlValue::Duration(_) => "Duration",
+            CqlValue::List(_) => "List",
+            CqlValue::Set(_) => "Set",
+            CqlValue::Map(_) => "Map",
+            CqlValue::Tuple(_) => "Tuple",
+            CqlValue::Udt(_) => "Udt",
+            CqlValue::Vector(_) => "Vector",
+            CqlValue::Custom(_) => "Custom",
+            CqlValue::Empty => "Empty",
+        }
     }
 
     /// The type this value naturally has (collections take their first element's type;
@@ -534,7 +653,9 @@ impl CqlValue {
 
 fn decode_at(typ: &ColumnType, bytes: &[u8], depth: usize) -> ValueResult<CqlValue> {
     if depth > MAX_TYPE_DEPTH {
-        return Err(format!("nested deeper than {MAX_TYPE_DEPTH} levels"));
+        return Err(ValueError::TooDeep {
+            limit: MAX_TYPE_DEPTH,
+        });
     }
     let is_collection = matches!(
         typ,
@@ -547,55 +668,44 @@ fn decode_at(typ: &ColumnType, bytes: &[u8], depth: usize) -> ValueResult<CqlVal
     if bytes.is_empty() && !is_collection && !is_textual {
         return Ok(CqlValue::Empty);
     }
-    let mut b = Bytes(bytes);
+    let mut b = Cursor(bytes);
     let nested = |t: &ColumnType, v: &[u8]| decode_at(t, v, depth + 1);
     Ok(match typ {
         ColumnType::Custom(_) => CqlValue::Custom(bytes.to_vec()),
-        ColumnType::Ascii => {
-            if !bytes.is_ascii() {
-                return Err("ascii value has non-ASCII bytes".into());
-            }
-            CqlValue::Ascii(utf8(bytes, "ascii")?)
-        }
-        ColumnType::Varchar => CqlValue::Text(utf8(bytes, "text")?),
+        ColumnType::Ascii => CqlValue::Ascii(text(bytes, typ)?.to_owned()),
+        ColumnType::Varchar => CqlValue::Text(text(bytes, typ)?.to_owned()),
         ColumnType::Blob => CqlValue::Blob(bytes.to_vec()),
-        ColumnType::Bigint => CqlValue::Bigint(i64::from_be_bytes(fixed(bytes, "bigint")?)),
-        ColumnType::Counter => CqlValue::Counter(i64::from_be_bytes(fixed(bytes, "counter")?)),
-        ColumnType::Boolean => CqlValue::Boolean(fixed::<1>(bytes, "boolean")?[0] != 0),
-        ColumnType::Double => CqlValue::Double(f64::from_be_bytes(fixed(bytes, "double")?)),
-        ColumnType::Float => CqlValue::Float(f32::from_be_bytes(fixed(bytes, "float")?)),
-        ColumnType::Int => CqlValue::Int(i32::from_be_bytes(fixed(bytes, "int")?)),
-        ColumnType::Smallint => CqlValue::Smallint(i16::from_be_bytes(fixed(bytes, "smallint")?)),
-        ColumnType::Tinyint => CqlValue::Tinyint(i8::from_be_bytes(fixed(bytes, "tinyint")?)),
+        ColumnType::Bigint => CqlValue::Bigint(i64::from_be_bytes(fixed(bytes, typ)?)),
+        ColumnType::Counter => CqlValue::Counter(i64::from_be_bytes(fixed(bytes, typ)?)),
+        ColumnType::Boolean => CqlValue::Boolean(fixed::<1>(bytes, typ)?[0] != 0),
+        ColumnType::Double => CqlValue::Double(f64::from_be_bytes(fixed(bytes, typ)?)),
+        ColumnType::Float => CqlValue::Float(f32::from_be_bytes(fixed(bytes, typ)?)),
+        ColumnType::Int => CqlValue::Int(i32::from_be_bytes(fixed(bytes, typ)?)),
+        ColumnType::Smallint => CqlValue::Smallint(i16::from_be_bytes(fixed(bytes, typ)?)),
+        ColumnType::Tinyint => CqlValue::Tinyint(i8::from_be_bytes(fixed(bytes, typ)?)),
         ColumnType::Timestamp => {
-            CqlValue::Timestamp(CqlTimestamp(i64::from_be_bytes(fixed(bytes, "timestamp")?)))
+            CqlValue::Timestamp(CqlTimestamp(i64::from_be_bytes(fixed(bytes, typ)?)))
         }
-        ColumnType::Date => CqlValue::Date(CqlDate(u32::from_be_bytes(fixed(bytes, "date")?))),
+        ColumnType::Date => CqlValue::Date(CqlDate(u32::from_be_bytes(fixed(bytes, typ)?))),
         ColumnType::Time => {
-            let t = i64::from_be_bytes(fixed(bytes, "time")?);
-            if !(0..CqlTime::NANOS_PER_DAY).contains(&t) {
-                return Err(format!("time {t} is outside one day"));
-            }
-            CqlValue::Time(CqlTime(t))
+            CqlValue::Time(CqlTime::checked(i64::from_be_bytes(fixed(bytes, typ)?))?)
         }
-        ColumnType::Uuid => CqlValue::Uuid(fixed(bytes, "uuid")?),
+        ColumnType::Uuid => CqlValue::Uuid(fixed(bytes, typ)?),
         ColumnType::Timeuuid => {
-            let u: [u8; 16] = fixed(bytes, "timeuuid")?;
-            if u[6] >> 4 != 1 {
-                return Err(format!("timeuuid has version {}, not 1", u[6] >> 4));
-            }
+            let u: [u8; 16] = fixed(bytes, typ)?;
+            check_timeuuid(&u)?;
             CqlValue::Timeuuid(u)
         }
         ColumnType::Inet => CqlValue::Inet(match bytes.len() {
-            4 => IpAddr::V4(Ipv4Addr::from(fixed::<4>(bytes, "inet")?)),
-            16 => IpAddr::V6(Ipv6Addr::from(fixed::<16>(bytes, "inet")?)),
-            n => return Err(format!("inet of {n} bytes, expected 4 or 16")),
+            4 => IpAddr::V4(Ipv4Addr::from(fixed::<4>(bytes, typ)?)),
+            16 => IpAddr::V6(Ipv6Addr::from(fixed::<16>(bytes, typ)?)),
+            len => return Err(ValueError::InetLength { len }),
         }),
         ColumnType::Varint => CqlValue::Varint(CqlVarint::from_signed_bytes_be(bytes)),
         ColumnType::Decimal => {
             let scale = b.int("decimal scale")?;
             if b.0.is_empty() {
-                return Err("decimal has no unscaled value".into());
+                return Err(ValueError::DecimalWithoutUnscaled);
             }
             CqlValue::Decimal(CqlDecimal {
                 unscaled: CqlVarint::from_signed_bytes_be(b.0),
@@ -607,8 +717,9 @@ fn decode_at(typ: &ColumnType, bytes: &[u8], depth: usize) -> ValueResult<CqlVal
             let days = b.signed_vint()?;
             let nanoseconds = b.signed_vint()?;
             b.end("duration")?;
-            let months = i32::try_from(months).map_err(|_| "duration months out of range")?;
-            let days = i32::try_from(days).map_err(|_| "duration days out of range")?;
+            let out_of_range = |part, value| ValueError::DurationPartOutOfRange { part, value };
+            let months = i32::try_from(months).map_err(|_| out_of_range("months", months))?;
+            let days = i32::try_from(days).map_err(|_| out_of_range("days", days))?;
             CqlValue::Duration(CqlDuration {
                 months,
                 days,
@@ -619,9 +730,9 @@ fn decode_at(typ: &ColumnType, bytes: &[u8], depth: usize) -> ValueResult<CqlVal
             let n = b.count("element count", 4)?;
             let mut out = Vec::with_capacity(n);
             for _ in 0..n {
-                let e = b
-                    .element("element")?
-                    .ok_or("null element in a collection")?;
+                let e = b.element("element")?.ok_or(ValueError::NullElement {
+                    what: "element in a collection",
+                })?;
                 out.push(nested(t, e)?);
             }
             b.end("collection")?;
@@ -635,8 +746,12 @@ fn decode_at(typ: &ColumnType, bytes: &[u8], depth: usize) -> ValueResult<CqlVal
             let n = b.count("map size", 8)?;
             let mut out = Vec::with_capacity(n);
             for _ in 0..n {
-                let k = b.element("map key")?.ok_or("null map key")?;
-                let v = b.element("map value")?.ok_or("null map value")?;
+                let k = b
+                    .element("map key")?
+                    .ok_or(ValueError::NullElement { what: "map key" })?;
+                let v = b
+                    .element("map value")?
+                    .ok_or(ValueError::NullElement { what: "map value" })?;
                 out.push((nested(kt, k)?, nested(vt, v)?));
             }
             b.end("map")?;
@@ -669,35 +784,22 @@ fn decode_at(typ: &ColumnType, bytes: &[u8], depth: usize) -> ValueResult<CqlVal
             CqlValue::Udt(out)
         }
         ColumnType::Vector { element, dimension } => {
-            let n = *dimension as usize;
-            let mut out = Vec::with_capacity(n.min(bytes.len()));
-            match vector_element_size(element) {
-                // Cassandra has no zero-dimension vectors; refuse a type that would let
-                // `dimension` elements be read from no bytes at all.
-                Some(0) if n > 0 => return Err("vector of zero-sized elements".into()),
-                Some(size) => {
-                    for _ in 0..n {
-                        out.push(nested(element, b.take(size, "vector element")?)?);
-                    }
-                }
-                None => {
-                    for _ in 0..n {
-                        let len = b.unsigned_vint()?;
-                        let len = usize::try_from(len).map_err(|_| "vector element too long")?;
-                        out.push(nested(element, b.take(len, "vector element")?)?);
-                    }
-                }
-            }
-            b.end("vector")?;
+            let mut out = Vec::with_capacity((*dimension as usize).min(bytes.len()));
+            vector_elements(element, *dimension, bytes, |e| {
+                out.push(nested(element, e)?);
+                Ok(())
+            })?;
             CqlValue::Vector(out)
         }
     })
 }
 
-fn mismatch(v: &CqlValue, typ: &ColumnType) -> String {
-    let name = format!("{v:?}");
-    let short = name.split(['(', ' ']).next().unwrap_or("value");
-    format!("cannot encode a {short} value as {}", type_name(typ))
+/// A version-1 UUID, as a `timeuuid` needs.
+pub(crate) fn check_timeuuid(u: &[u8; 16]) -> ValueResult<()> {
+    match u[6] >> 4 {
+        1 => Ok(()),
+        version => Err(ValueError::NotTimeuuid { version }),
+    }
 }
 
 /// The CQL name of a type (`map<text, int>`), for messages.
@@ -749,14 +851,16 @@ pub(crate) fn put_len_prefixed(
     // top-level values are written in place by the serialize layer.
     let mut scratch = Vec::new();
     f(&mut scratch)?;
-    let len = i32::try_from(scratch.len()).map_err(|_| "value longer than 2 GiB".to_string())?;
+    let len = i32::try_from(scratch.len())
+        .map_err(|_| ValueError::ValueTooLong { len: scratch.len() })?;
     buf.put_i32(len);
     buf.put_slice(&scratch);
     Ok(())
 }
 
-fn count_i32(n: usize) -> ValueResult<i32> {
-    i32::try_from(n).map_err(|_| "too many elements".to_string())
+/// An element count as the `[int]` the wire has for it.
+pub(crate) fn count_i32(count: usize) -> ValueResult<i32> {
+    i32::try_from(count).map_err(|_| ValueError::TooManyElements { count })
 }
 
 fn encode_at(
@@ -766,7 +870,9 @@ fn encode_at(
     depth: usize,
 ) -> ValueResult<()> {
     if depth > MAX_TYPE_DEPTH {
-        return Err(format!("nested deeper than {MAX_TYPE_DEPTH} levels"));
+        return Err(ValueError::TooDeep {
+            limit: MAX_TYPE_DEPTH,
+        });
     }
     let nested = |v: &CqlValue, t: &ColumnType, out: &mut Vec<u8>| encode_at(v, t, out, depth + 1);
     match (v, typ) {
@@ -789,18 +895,11 @@ fn encode_at(
         (CqlValue::Tinyint(x), ColumnType::Tinyint) => buf.put_i8(*x),
         (CqlValue::Timestamp(t), ColumnType::Timestamp) => buf.put_i64(t.0),
         (CqlValue::Date(d), ColumnType::Date) => buf.put_u32(d.0),
-        (CqlValue::Time(t), ColumnType::Time) => {
-            if !(0..CqlTime::NANOS_PER_DAY).contains(&t.0) {
-                return Err(format!("time {} is outside one day", t.0));
-            }
-            buf.put_i64(t.0)
-        }
+        (CqlValue::Time(t), ColumnType::Time) => buf.put_i64(CqlTime::checked(t.0)?.0),
         (CqlValue::Uuid(u), ColumnType::Uuid)
         | (CqlValue::Timeuuid(u), ColumnType::Timeuuid | ColumnType::Uuid) => buf.put_slice(u),
         (CqlValue::Uuid(u), ColumnType::Timeuuid) => {
-            if u[6] >> 4 != 1 {
-                return Err("a timeuuid column needs a version-1 uuid".into());
-            }
+            check_timeuuid(u)?;
             buf.put_slice(u)
         }
         (CqlValue::Inet(ip), ColumnType::Inet) => match ip {
@@ -836,11 +935,10 @@ fn encode_at(
         }
         (CqlValue::Tuple(fields), ColumnType::Tuple(types)) => {
             if fields.len() != types.len() {
-                return Err(format!(
-                    "a tuple of {} fields for a tuple of {}",
-                    fields.len(),
-                    types.len()
-                ));
+                return Err(ValueError::TupleArity {
+                    given: fields.len(),
+                    expected: types.len(),
+                });
             }
             for (f, t) in fields.iter().zip(types) {
                 match f {
@@ -860,7 +958,10 @@ fn encode_at(
                 .iter()
                 .find(|(n, _)| !fields.iter().any(|(f, _)| f == n))
             {
-                return Err(format!("type {name} has no field {unknown}"));
+                return Err(ValueError::NoSuchField {
+                    udt: name.as_str().into(),
+                    field: unknown.as_str().into(),
+                });
             }
         }
         (
@@ -868,10 +969,10 @@ fn encode_at(
             ColumnType::Vector { element, dimension },
         ) => {
             if items.len() != *dimension as usize {
-                return Err(format!(
-                    "{} elements for a vector of dimension {dimension}",
-                    items.len()
-                ));
+                return Err(ValueError::VectorDimension {
+                    given: items.len(),
+                    dimension: *dimension,
+                });
             }
             let fixed_size = vector_element_size(element);
             for item in items {
@@ -879,18 +980,23 @@ fn encode_at(
                 nested(item, element, &mut out)?;
                 match fixed_size {
                     Some(s) if s == out.len() => {}
-                    Some(s) => {
-                        return Err(format!(
-                            "vector element of {} bytes, expected {s}",
-                            out.len()
-                        ))
+                    Some(expected) => {
+                        return Err(ValueError::VectorElementSize {
+                            len: out.len(),
+                            expected,
+                        })
                     }
                     None => put_unsigned_vint(buf, out.len() as u64),
                 }
                 buf.put_slice(&out);
             }
         }
-        (v, t) => return Err(mismatch(v, t)),
+        (v, t) => {
+            return Err(ValueError::CannotEncode {
+                value: v.kind(),
+                typ: Box::new(t.clone()),
+            })
+        }
     }
     Ok(())
 }
@@ -987,7 +1093,7 @@ mod tests {
         ] {
             let mut buf = Vec::new();
             put_unsigned_vint(&mut buf, v);
-            let mut b = Bytes(&buf);
+            let mut b = Cursor(&buf);
             assert_eq!(b.unsigned_vint().unwrap(), v, "{v}");
             assert!(b.0.is_empty());
         }
@@ -1134,6 +1240,122 @@ mod tests {
             &mut Vec::new(),
         );
         assert!(err.unwrap_err().to_string().contains("map<int, int>"));
+    }
+
+    #[test]
+    fn errors_are_typed_and_keep_their_sources() {
+        use std::error::Error as _;
+        let value_error = |r: Result<CqlValue>| match r {
+            Err(ProtoError::InvalidCqlValue(e)) => e,
+            other => panic!("expected a value error, got {other:?}"),
+        };
+        let err = CqlValue::decode(&ColumnType::Varchar, &[b'a', 0xff]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid CQL value: text is not valid UTF-8"
+        );
+        // ProtoError -> ValueError -> Utf8Error, each reachable by source().
+        let value = err.source().expect("a value error");
+        assert!(matches!(
+            value.downcast_ref::<ValueError>(),
+            Some(ValueError::InvalidUtf8 { what: "text", .. })
+        ));
+        let utf8 = value.source().expect("the utf8 error");
+        assert_eq!(
+            utf8.downcast_ref::<std::str::Utf8Error>()
+                .map(std::str::Utf8Error::valid_up_to),
+            Some(1)
+        );
+        assert_eq!(
+            value_error(CqlValue::decode(&ColumnType::Int, &[1, 2, 3])),
+            ValueError::WrongSize {
+                typ: Box::new(ColumnType::Int),
+                len: 3,
+                expected: 4
+            }
+        );
+        assert_eq!(
+            value_error(CqlValue::decode(&ColumnType::Int, &[1, 2, 3])).to_string(),
+            "int value of 3 bytes, expected 4"
+        );
+        assert_eq!(
+            value_error(CqlValue::decode(
+                &ColumnType::Time,
+                &CqlTime::NANOS_PER_DAY.to_be_bytes()
+            )),
+            ValueError::TimeOutsideDay {
+                nanos: CqlTime::NANOS_PER_DAY
+            }
+        );
+        let mut v4 = [0u8; 16];
+        v4[6] = 0x40;
+        assert_eq!(
+            value_error(CqlValue::decode(&ColumnType::Timeuuid, &v4)),
+            ValueError::NotTimeuuid { version: 4 }
+        );
+        let list = ColumnType::List(Box::new(ColumnType::Int));
+        assert_eq!(
+            value_error(CqlValue::decode(&list, &[0x7f, 0xff, 0xff, 0xff])),
+            ValueError::CountTooLarge {
+                what: "element count",
+                count: 0x7fff_ffff,
+                left: 0
+            }
+        );
+        assert_eq!(
+            value_error(CqlValue::decode(&list, &[0xff, 0xff, 0xff, 0xfe])),
+            ValueError::NegativeCount {
+                what: "element count",
+                count: -2
+            }
+        );
+        assert_eq!(
+            value_error(CqlValue::decode(&list, &[0, 0, 0, 1, 0, 0, 0, 9, 1])),
+            ValueError::Truncated {
+                what: "element",
+                needed: 9,
+                left: 1
+            }
+        );
+        assert_eq!(
+            value_error(CqlValue::decode(&ColumnType::Ascii, b"ab\xc3\xa9")),
+            ValueError::NonAscii { offset: 2 }
+        );
+        assert_eq!(
+            value_error(CqlValue::decode(&ColumnType::Inet, &[1, 2, 3, 4, 5])),
+            ValueError::InetLength { len: 5 }
+        );
+        assert_eq!(
+            CqlDuration::new(1, -1, 0).unwrap_err(),
+            ProtoError::InvalidCqlValue(ValueError::DurationSigns {
+                months: 1,
+                days: -1,
+                nanoseconds: 0
+            })
+        );
+        assert_eq!(
+            i64::try_from(&CqlVarint::from(i128::MAX))
+                .unwrap_err()
+                .to_string(),
+            "invalid CQL value: varint of 16 bytes does not fit in i64"
+        );
+        let udt = ColumnType::Udt {
+            keyspace: "ks".into(),
+            name: "point".into(),
+            fields: vec![("x".into(), ColumnType::Int)],
+        };
+        let mut buf = Vec::new();
+        assert_eq!(
+            value_error(
+                CqlValue::Udt(vec![("y".into(), None)])
+                    .encode(&udt, &mut buf)
+                    .map(|()| CqlValue::Empty)
+            ),
+            ValueError::NoSuchField {
+                udt: "point".into(),
+                field: "y".into()
+            }
+        );
     }
 
     #[test]
