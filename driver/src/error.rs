@@ -304,7 +304,9 @@ impl Error {
     }
 }
 
-/// Prints an error with every cause in its chain: `outer: cause: root cause`.
+/// Prints an error with every cause in its chain: `outer: cause: root cause`. A cause whose
+/// text its parent's already ends with is not repeated (the protocol layer's errors print
+/// their value error and also return it as their source).
 ///
 /// ```
 /// use doppio::error::{Error, Report};
@@ -316,10 +318,16 @@ pub struct Report<'a>(pub &'a (dyn std::error::Error + 'static));
 
 impl std::fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)?;
+        // Cold path (printing an error): the strings are built only to compare them.
+        let mut last = self.0.to_string();
+        f.write_str(&last)?;
         let mut cause = self.0.source();
         while let Some(c) = cause {
-            write!(f, ": {c}")?;
+            let text = c.to_string();
+            if !last.ends_with(&text) {
+                write!(f, ": {text}")?;
+            }
+            last = text;
             cause = c.source();
         }
         Ok(())
@@ -363,6 +371,15 @@ mod tests {
             message: "reset".into(),
         });
         assert_eq!(broken.kind(), ErrorKind::ConnectionBroken);
+        let bad_value = Error::Serialization(ProtoError::Value {
+            column: "v".into(),
+            reason: doppio_proto::ValueError::TimeOutsideDay { nanos: -1 },
+        });
+        assert_eq!(
+            Report(&bad_value).to_string(),
+            "request not sent: column v: time -1 is outside one day",
+            "a cause its parent already printed is not repeated"
+        );
         assert_eq!(
             Report(&broken).to_string(),
             "connection to 127.0.0.1:9042 broken: reset"
