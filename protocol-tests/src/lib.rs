@@ -5,7 +5,6 @@
 //! `DOPPIO_CASSANDRA` (default `127.0.0.1:9042`). A test that needs the server and cannot
 //! reach it fails with a message that says how to start one; it never passes silently.
 
-pub mod alloc;
 pub mod fixtures;
 pub mod reencode;
 
