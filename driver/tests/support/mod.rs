@@ -16,6 +16,21 @@ pub fn cassandra() -> SocketAddr {
         .expect("DOPPIO_CASSANDRA is ADDR:PORT")
 }
 
+/// A stub server (perf/stub) in this process on `runtime`, on an ephemeral port, with these
+/// TOML fault `rules` (not logged) and result `shape`: a node for the tests that need no
+/// Cassandra. Stops when dropped.
+pub fn stub(runtime: Runtime, rules: &str, shape: doppio_stub::Shape) -> doppio_stub::StubHandle {
+    let rules = doppio_stub::Rules::parse(rules).unwrap_or_else(|e| panic!("stub rules: {e}"));
+    doppio_stub::Stub::start(doppio_stub::StubConfig {
+        runtime,
+        shape,
+        rules,
+        log_rules: false,
+        ..doppio_stub::StubConfig::default()
+    })
+    .unwrap_or_else(|e| panic!("start the stub: {e}"))
+}
+
 /// One `#[test]` per runtime for each named `fn name(runtime: Runtime)`.
 pub(crate) use doppio::rt::runtime_tests;
 
