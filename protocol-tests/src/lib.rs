@@ -1,9 +1,11 @@
 //! Shared helpers for the protocol conformance tests.
 //!
-//! The tests under `tests/` talk to a real Apache Cassandra started by
+//! Some tests under `tests/` talk to a real Apache Cassandra started by
 //! `scripts/cassandra.sh` (`scripts/test.sh` starts one). Its address comes from
-//! `DOPPIO_CASSANDRA` (default `127.0.0.1:9042`). A test that needs the server and cannot
-//! reach it fails with a message that says how to start one; it never passes silently.
+//! `DOPPIO_CASSANDRA` (default `127.0.0.1:9042`). Those tests are in `tests/cassandra_*.rs`,
+//! and each first asks `doppio_test_support::CASSANDRA.answering()`: when no node answers
+//! it is skipped with a message that says how to start one, or fails in CI (`CI` set).
+//! The other tests need no server.
 
 pub mod fixtures;
 pub mod reencode;

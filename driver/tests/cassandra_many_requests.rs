@@ -115,4 +115,7 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound(runtime
     });
 }
 
-support::runtime_tests!(a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound,);
+support::cassandra_runtime_tests!(
+    CASSANDRA;
+    a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound,
+);

@@ -204,7 +204,8 @@ fn lz4_on_and_off_give_the_same_rows(runtime: Runtime) {
     });
 }
 
-support::runtime_tests!(
+support::cassandra_runtime_tests!(
+    CASSANDRA;
     a_node_that_stops_answering_times_out_at_the_deadline_and_the_connection_recovers,
     lz4_on_and_off_give_the_same_rows,
 );
