@@ -1,6 +1,6 @@
 //! Failure and compression behaviour against a real Cassandra: a node that stops answering
 //! times a request out at its deadline while the connection keeps serving; lz4 on and off
-//! give the same rows. (100,000 concurrent requests: `many_requests.rs`.)
+//! give the same rows. (100,000 concurrent requests: `cassandra_many_requests.rs`.)
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
