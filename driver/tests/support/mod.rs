@@ -47,19 +47,15 @@ pub(crate) use doppio::rt::runtime_tests;
 #[allow(unused_macros)] // binaries without Cassandra tests
 macro_rules! cassandra_runtime_tests {
     ($node:ident; $($name:ident),* $(,)?) => {
-        mod glommio {
+        crate::support::cassandra_runtime_tests!(@on glommio, Glommio, $node; $($name),*);
+        crate::support::cassandra_runtime_tests!(@on uring, Uring, $node; $($name),*);
+    };
+    (@on $module:ident, $runtime:ident, $node:ident; $($name:ident),*) => {
+        mod $module {
             $(#[test]
             fn $name() {
                 if doppio_test_support::$node.answering().is_some() {
-                    super::$name(doppio::rt::Runtime::Glommio)
-                }
-            })*
-        }
-        mod uring {
-            $(#[test]
-            fn $name() {
-                if doppio_test_support::$node.answering().is_some() {
-                    super::$name(doppio::rt::Runtime::Uring)
+                    super::$name(doppio::rt::Runtime::$runtime)
                 }
             })*
         }
