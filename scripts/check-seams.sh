@@ -5,6 +5,8 @@
 # 2. The runtime adapters are the only code that names a runtime: in the whole workspace only
 #    driver/rt/src/glommio_rt.rs names the glommio crate, only driver/rt/src/uring/ names the
 #    io-uring crate, and only driver/rt/Cargo.toml depends on either.
+# 3. No crate's modules import each other in a circle (scripts/import-graph.sh: a module and
+#    its submodules are one node).
 # Exits non-zero, naming the offending crate or file, if one does.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -46,3 +48,11 @@ if [ -n "$bad_glommio$bad_uring$bad_deps" ]; then
     exit 1
 fi
 echo "seam check passed: only driver/rt/src/glommio_rt.rs names glommio and only driver/rt/src/uring/ names io-uring"
+
+# 3. No import circle among the modules of any crate (on failure: each circle with its arrows).
+if ! circles=$(scripts/import-graph.sh 2>&1 >/dev/null); then
+    printf '%s\n' "$circles" >&2
+    echo "seam check FAILED: an import circle (scripts/import-graph.sh prints every crate's graph)" >&2
+    exit 1
+fi
+echo "seam check passed: no import circle among any crate's modules (scripts/import-graph.sh)"

@@ -6,7 +6,9 @@
 # (scripts/cassandra-cluster.sh); it stops only what it started. Meanwhile it runs rustfmt
 # check, clippy with warnings denied and the seam check (the first that fails ends the run);
 # then, with the clusters up, every test of the workspace (all of them, --no-fail-fast) and
-# one closing line with the totals. Exits non-zero if anything failed.
+# one closing line with the totals. Exits non-zero if anything failed. The tests that need a
+# Cassandra (files tests/cassandra_*.rs) skip with a message when their node does not answer,
+# unless CI is set (.ci/run sets it): then they fail.
 #
 # Environment:
 #   DOPPIO_CASSANDRA   address the tests use (default 127.0.0.1:9042)

@@ -1,12 +1,21 @@
 //! Shared helpers for the protocol conformance tests.
 //!
-//! The tests under `tests/` talk to a real Apache Cassandra started by
+//! Some tests under `tests/` talk to a real Apache Cassandra started by
 //! `scripts/cassandra.sh` (`scripts/test.sh` starts one). Its address comes from
-//! `DOPPIO_CASSANDRA` (default `127.0.0.1:9042`). A test that needs the server and cannot
-//! reach it fails with a message that says how to start one; it never passes silently.
+//! `DOPPIO_CASSANDRA` (default `127.0.0.1:9042`). Those tests are in `tests/cassandra_*.rs`,
+//! and each first asks `doppio_test_support::CASSANDRA.answering()`: when no node answers
+//! it is skipped with a message that says how to start one, or fails in CI (`CI` set).
+//! The other tests need no server.
+//!
+//! Parts:
+//! - [`fixtures`]: hex fixtures and hand-built frames for the golden and split-point tests.
+//! - [`fuzz_checks`]: what each fuzz target checks, shared by the cargo-fuzz targets
+//!   (`driver/proto/fuzz`, which depend on this crate) and the corpus replay test.
+//! - [`reencode`]: re-encodes a decoded response, to check that decoding loses nothing.
+//! - this file: [`TestConnection`], a blocking connection to the real Cassandra.
 
-pub mod alloc;
 pub mod fixtures;
+pub mod fuzz_checks;
 pub mod reencode;
 
 use std::io::{Read, Write};

@@ -1,14 +1,13 @@
 //! Every input kept in the fuzz corpora (`driver/proto/fuzz/corpus/<target>/`: the hand-made
 //! seeds and the coverage-minimised sets the fuzz runs grew) replayed through the same checks
-//! the fuzz targets run (`driver/proto/fuzz/checks.rs`), on stable, on each test run: a
+//! the fuzz targets run (`protocol_tests::fuzz_checks`), on stable, on each test run: a
 //! change to doppio-proto that panics on any of them, or breaks a re-encoding, fails here.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is a finding
 
 use std::path::{Path, PathBuf};
 
-#[path = "../../driver/proto/fuzz/checks.rs"]
-mod checks;
+use protocol_tests::fuzz_checks as checks;
 
 fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))

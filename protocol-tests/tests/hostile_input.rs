@@ -5,6 +5,7 @@
 //! [`measure`], and the largest single allocation and the peak of bytes in use are checked.
 
 use bytes::{Bytes, BytesMut};
+use doppio_alloc_count::{measure, AllocStats, CountingAlloc};
 use doppio_proto::compression::Compression;
 use doppio_proto::frame::{Direction, Flags, Frame, FrameDecoder, FrameHeader, Opcode, HEADER_LEN};
 use doppio_proto::request::Request;
@@ -14,12 +15,11 @@ use doppio_proto::types::ColumnType;
 use doppio_proto::value::CqlValue;
 use doppio_proto::wire::Reader;
 use proptest::prelude::*;
-use protocol_tests::alloc::{measure, AllocStats, CountingAlloc};
 use protocol_tests::fixtures::{frame, parse_hex};
 use protocol_tests::reencode::{reencode_request, reencode_response};
 
 #[global_allocator]
-static ALLOC: CountingAlloc = CountingAlloc;
+static ALLOC: CountingAlloc = CountingAlloc::new();
 
 /// The body limit the decoders under test are configured with.
 const LIMIT: usize = 64 * 1024;

@@ -4,6 +4,7 @@
 //! This binary installs a counting global allocator (per-thread counters).
 
 use bytes::BytesMut;
+use doppio_alloc_count::{measure, CountingAlloc};
 use doppio_proto::consistency::Consistency;
 use doppio_proto::deserialize::DeserializeValue;
 use doppio_proto::frame::{Direction, Flags, FrameDecoder};
@@ -12,11 +13,10 @@ use doppio_proto::response::{Response, ResponseFrame, ResultBody};
 use doppio_proto::types::ColumnType;
 use doppio_proto::wire::RawValue;
 use doppio_proto::wire::Reader;
-use protocol_tests::alloc::{measure, CountingAlloc};
 use protocol_tests::fixtures::parse_hex;
 
 #[global_allocator]
-static ALLOC: CountingAlloc = CountingAlloc;
+static ALLOC: CountingAlloc = CountingAlloc::new();
 
 const ROUNDS: usize = 1000;
 

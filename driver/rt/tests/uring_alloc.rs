@@ -3,62 +3,17 @@
 //! over loopback with both ends on the executor, reusing its buffers, and a request
 //! deadline timer is armed and dropped per round trip.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::time::Duration;
 
 use bytes::BytesMut;
+use doppio_alloc_count::{thread_allocations as allocs, CountingAlloc};
 use doppio_rt::uring::{run, spawn_local, stats, timeout, Config, TcpStream};
 
 mod support;
 
-/// Forwards to `System`, counting allocations (and reallocations) made by each thread.
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count() {
-    // `try_with`: the allocator may run while this thread's locals are being destroyed.
-    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-}
-
-/// Allocations this thread has made so far.
-fn allocs() -> u64 {
-    ALLOCS.with(Cell::get)
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so
-// `System`'s guarantees carry over; the counting touches only a const thread-local `Cell`
-// (no allocation, no lazy initialisation).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: forwarded as is (see the impl's comment).
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: forwarded as is.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: forwarded as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded as is.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
+// Per-thread counts: the executor runs on this test's thread.
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAlloc = CountingAlloc::new();
 
 const MSG: usize = 100;
 

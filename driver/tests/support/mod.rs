@@ -1,4 +1,10 @@
 //! Helpers shared by the driver's integration tests.
+//!
+//! Files named `cassandra_*.rs` hold the tests that need a real Cassandra; every such test
+//! is gated by [`cassandra_runtime_tests!`] (or, outside that macro, by
+//! `doppio_test_support::Node::answering` at its start): it runs when its node answers, and is skipped with a message outside CI
+//! or fails in CI when it does not (`doppio-test-support`). Every other file runs with no
+//! Cassandra: the loopback stub ([`stub`]) or small misbehaving peers stand in for nodes.
 
 // Each test binary compiles this module and uses only some of its helpers.
 #![allow(dead_code)]
@@ -7,17 +13,56 @@ use std::net::SocketAddr;
 
 use doppio::rt::Runtime;
 
+use doppio_test_support::{CASSANDRA, CASSANDRA_CLUSTER};
+
 /// The local Cassandra the tests use: `DOPPIO_CASSANDRA`, default 127.0.0.1:9042
 /// (`scripts/test.sh` starts one with `scripts/cassandra.sh`).
 pub fn cassandra() -> SocketAddr {
-    std::env::var("DOPPIO_CASSANDRA")
-        .unwrap_or_else(|_| "127.0.0.1:9042".into())
-        .parse()
-        .expect("DOPPIO_CASSANDRA is ADDR:PORT")
+    CASSANDRA.addr()
+}
+
+/// A stub server (perf/stub) in this process on `runtime`, on an ephemeral port, with these
+/// TOML fault `rules` (not logged) and result `shape`: a node for the tests that need no
+/// Cassandra. Stops when dropped.
+pub fn stub(runtime: Runtime, rules: &str, shape: doppio_stub::Shape) -> doppio_stub::StubHandle {
+    let rules = doppio_stub::Rules::parse(rules).unwrap_or_else(|e| panic!("stub rules: {e}"));
+    doppio_stub::Stub::start(doppio_stub::StubConfig {
+        runtime,
+        shape,
+        rules,
+        log_rules: false,
+        ..doppio_stub::StubConfig::default()
+    })
+    .unwrap_or_else(|e| panic!("start the stub: {e}"))
 }
 
 /// One `#[test]` per runtime for each named `fn name(runtime: Runtime)`.
+#[allow(unused_imports)] // a binary of Cassandra tests only may not use it
 pub(crate) use doppio::rt::runtime_tests;
+
+/// [`runtime_tests!`] for tests that need the Cassandra `node` (the name of a
+/// `doppio_test_support::Node`: `CASSANDRA`, `CASSANDRA_AUTH`, `CASSANDRA_CLUSTER`): one `#[test]`
+/// per runtime for each named `fn name(runtime: Runtime)`, which runs it if the node
+/// answers, and otherwise skips (outside CI, with a message) or fails (in CI).
+#[allow(unused_macros)] // binaries without Cassandra tests
+macro_rules! cassandra_runtime_tests {
+    ($node:ident; $($name:ident),* $(,)?) => {
+        crate::support::cassandra_runtime_tests!(@on glommio, Glommio, $node; $($name),*);
+        crate::support::cassandra_runtime_tests!(@on uring, Uring, $node; $($name),*);
+    };
+    (@on $module:ident, $runtime:ident, $node:ident; $($name:ident),*) => {
+        mod $module {
+            $(#[test]
+            fn $name() {
+                if doppio_test_support::$node.answering().is_some() {
+                    super::$name(doppio::rt::Runtime::$runtime)
+                }
+            })*
+        }
+    };
+}
+#[allow(unused_imports)] // binaries without Cassandra tests
+pub(crate) use cassandra_runtime_tests;
 
 /// Runs `f` to completion on a fresh executor of `runtime` (not pinned: tests share the
 /// cores); a panic inside fails the calling test.
@@ -67,10 +112,7 @@ pub async fn session_to(
 /// The three-node test cluster (`scripts/cassandra-cluster.sh`): `DOPPIO_CLUSTER`, default
 /// 127.0.0.21:9042 (its other nodes are .22 and .23).
 pub fn cluster() -> SocketAddr {
-    std::env::var("DOPPIO_CLUSTER")
-        .unwrap_or_else(|_| "127.0.0.21:9042".into())
-        .parse()
-        .expect("DOPPIO_CLUSTER is ADDR:PORT")
+    CASSANDRA_CLUSTER.addr()
 }
 
 /// Held by a test that stops, kills or freezes nodes of the three-node cluster: its two
@@ -125,4 +167,31 @@ pub async fn eventually(
         doppio::rt::sleep(std::time::Duration::from_millis(50)).await;
     }
     None
+}
+
+/// An OPTIONS request frame on `stream`, written into `buf` (a request body for
+/// `Connection::request` that any node answers).
+pub fn options(buf: &mut bytes::BytesMut, stream: i16) -> Result<(), doppio::proto::ProtoError> {
+    use doppio::proto::frame::{Direction, Flags, FrameHeader, Opcode};
+    FrameHeader {
+        direction: Direction::Request,
+        flags: Flags::NONE,
+        stream,
+        opcode: Opcode::Options,
+        length: 0,
+    }
+    .write_to(buf);
+    Ok(())
+}
+
+/// A peer that accepts one connection and then does `behave` with it, on a plain thread.
+pub fn misbehaving_peer(behave: fn(std::net::TcpStream)) -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let addr = listener.local_addr().expect("local addr");
+    std::thread::spawn(move || {
+        if let Ok((stream, _)) = listener.accept() {
+            behave(stream);
+        }
+    });
+    addr
 }

@@ -33,7 +33,7 @@ use doppio_rt::TcpStream;
 
 use crate::answer::{self, Answer};
 use crate::rules::{Malformed, Probe, Reaction};
-use crate::server::ShardContext;
+use crate::shard::ShardContext;
 
 /// Answers waiting beyond this many bytes pause reading (a client that does not read).
 pub const OUT_LIMIT: usize = 16 << 20;

@@ -9,11 +9,16 @@
 //! - [`server`]: [`Stub::start`] runs one pinned executor per core (glommio, or doppio's own
 //!   io_uring runtime), all accepting on
 //!   the same address; [`StubHandle`] gives the address, fire counts, and stops it.
+//! - `shard` (private): one shard's state (its responder and rule matcher) and the counters
+//!   all shards share (connection numbers, rule fire counts, the stop flag).
 //! - `conn` (private): one connection: read, answer every frame, one write per batch; fault
 //!   reactions.
 //! - [`answer`]: what each request gets; prepared statements' answers encoded once.
 //! - [`tables`]: the system tables and the little CQL parsing the stub needs.
 //! - [`rules`]: fault rules as data (TOML) and their matching.
+//!
+//! Imports go one way, with no circle: `server` -> `conn` -> `shard` -> `answer`, `rules`;
+//! `answer` -> `tables` (`server` also builds the `shard` state it hands to each connection).
 //!
 //! Invariants: the EXECUTE hot path allocates nothing, takes no lock and touches no atomic;
 //! per-connection memory is bounded; no input from the wire can make it panic.
@@ -24,6 +29,7 @@ pub mod answer;
 mod conn;
 pub mod rules;
 pub mod server;
+mod shard;
 pub mod tables;
 
 pub use answer::Shape;

@@ -5,17 +5,18 @@
 //! request path; the connection counter and the rule fire counts are the only atomics
 //! (once per connection, and once per fired rule).
 
-use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use doppio_rt::{ExecutorHandle, ExecutorSpec, Runtime, TcpListener};
 
 use crate::answer::{Responder, Shape};
+use crate::conn;
 use crate::rules::{Matcher, Rules};
+use crate::shard::{ShardContext, Shared};
 
 /// What a stub serves and how.
 #[derive(Debug, Clone)]
@@ -71,48 +72,6 @@ pub enum StubError {
     },
 }
 
-/// What every shard shares (control plane: counters written once per connection or fired
-/// rule, never per request).
-struct Shared {
-    started: Instant,
-    next_connection: Arc<AtomicU64>,
-    fired: Vec<AtomicU64>,
-    names: Vec<String>,
-    log: bool,
-    stop: AtomicBool,
-}
-
-/// One shard's state, on its own thread.
-pub(crate) struct ShardContext {
-    pub(crate) responder: RefCell<Responder>,
-    pub(crate) matcher: RefCell<Matcher>,
-    pub(crate) started: Instant,
-    pub(crate) next_connection: Arc<AtomicU64>,
-    shared: Arc<Shared>,
-}
-
-impl ShardContext {
-    /// Counts rule `i` firing on connection `conn` and logs it: the first five times, then
-    /// at every power of ten, so a hot rule does not flood the log.
-    pub(crate) fn fired(&self, i: usize, conn: u64) {
-        let n = self.shared.fired[i].fetch_add(1, Ordering::Relaxed) + 1;
-        if self.shared.log && (n <= 5 || n.is_power_of_two() && n >= 1024 || is_power_of_ten(n)) {
-            eprintln!(
-                "doppio-stub: rule `{}` fired on connection {conn} ({n} time{})",
-                self.shared.names[i],
-                if n == 1 { "" } else { "s" }
-            );
-        }
-    }
-}
-
-fn is_power_of_ten(mut n: u64) -> bool {
-    while n >= 10 && n % 10 == 0 {
-        n /= 10;
-    }
-    n == 1
-}
-
 /// A running stub. Dropping it stops it.
 pub struct StubHandle {
     addr: SocketAddr,
@@ -142,19 +101,7 @@ impl Stub {
         } else {
             config.cores.iter().map(|&c| Some(c)).collect()
         };
-        let shared = Arc::new(Shared {
-            started: Instant::now(),
-            next_connection: Arc::new(AtomicU64::new(0)),
-            fired: config
-                .rules
-                .rules
-                .iter()
-                .map(|_| AtomicU64::new(0))
-                .collect(),
-            names: config.rules.rules.iter().map(|r| r.name.clone()).collect(),
-            log: config.log_rules,
-            stop: AtomicBool::new(false),
-        });
+        let shared = Arc::new(Shared::new(&config.rules, config.log_rules));
         let rules = Arc::new(config.rules.clone());
         let shape = Arc::new(config.shape.clone());
         let mut addr = config.listen;
@@ -182,13 +129,11 @@ impl Stub {
                     }
                 };
                 let _ = tx.send(Ok(bound));
-                let ctx = Rc::new(ShardContext {
-                    responder: RefCell::new(Responder::new(bound, shape)),
-                    matcher: RefCell::new(Matcher::new(rules, shard)),
-                    started: shared2.started,
-                    next_connection: shared2.next_connection.clone(),
-                    shared: shared2.clone(),
-                });
+                let ctx = Rc::new(ShardContext::new(
+                    Responder::new(bound, shape),
+                    Matcher::new(rules, shard),
+                    shared2.clone(),
+                ));
                 accept_loop(listener, ctx, shared2).await;
             });
             let handle = match spawned {
@@ -244,7 +189,7 @@ async fn accept_loop(listener: TcpListener, ctx: Rc<ShardContext>, shared: Arc<S
         let accepted = doppio_rt::timeout(Duration::from_millis(100), listener.accept()).await;
         match accepted {
             Ok(Ok((stream, _peer))) => {
-                doppio_rt::spawn_local(crate::conn::serve(stream, ctx.clone())).detach();
+                doppio_rt::spawn_local(conn::serve(stream, ctx.clone())).detach();
             }
             Ok(Err(e)) => {
                 eprintln!("doppio-stub: accept failed: {e}");

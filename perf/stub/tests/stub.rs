@@ -1,7 +1,8 @@
 //! The stub against real clients: the binary's command line and signals, doppio (with and
 //! without lz4) and scylla-rust-driver connecting unmodified, the configured result shape,
-//! and the reactions a client sees directly (errors, delays, stalls, drops); broken frames
-//! are in `faults.rs`.
+//! and the reactions a client sees directly (errors, delays, stalls). How the driver copes
+//! with the stub's faults (dropped connections, broken frames, stalls under load, retried
+//! errors) is tested with the driver, in `driver/tests/faults.rs`.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -313,38 +314,6 @@ then = { stall = "500ms" }
     });
 }
 
-fn a_dropped_connection_fails_its_requests_and_the_driver_reconnects(runtime: Runtime) {
-    let stub = stub(
-        runtime,
-        r#"
-[[rule]]
-when = { statement = "DROPME" }
-then = "drop"
-"#,
-        Shape::default(),
-    );
-    let addr = stub.addr();
-    on_runtime(runtime, move || async move {
-        let s = session(addr, false).await;
-        let e = s
-            .query("SELECT v FROM t WHERE DROPME", &())
-            .await
-            .unwrap_err();
-        assert!(matches!(e, Error::ConnectionBroken(_)), "{e}");
-        // The pool reconnects in the background.
-        let mut ok = false;
-        for _ in 0..100 {
-            doppio::rt::sleep(Duration::from_millis(20)).await;
-            if s.query("SELECT v FROM t", &()).await.is_ok() {
-                ok = true;
-                break;
-            }
-        }
-        assert!(ok, "service resumes on a new connection");
-        s.close("done");
-    });
-}
-
 support::runtime_tests!(
     the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm,
     a_bad_rules_file_or_port_is_a_clear_error_and_exit_code_2,
@@ -353,5 +322,4 @@ support::runtime_tests!(
     an_error_rule_answers_that_error_with_its_fields,
     a_delayed_answer_holds_back_only_itself,
     a_stall_holds_the_connection_then_service_resumes,
-    a_dropped_connection_fails_its_requests_and_the_driver_reconnects,
 );

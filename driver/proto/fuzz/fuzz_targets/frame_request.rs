@@ -3,9 +3,6 @@
 //! yields is within its body limit.
 #![no_main]
 
-// Each target uses one of the shared checks.
-#[allow(dead_code)]
-#[path = "../checks.rs"]
-mod checks;
+use protocol_tests::fuzz_checks as checks;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::frame_request(data));

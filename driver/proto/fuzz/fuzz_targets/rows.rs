@@ -3,9 +3,6 @@
 //! reader. Never panics.
 #![no_main]
 
-// Each target uses one of the shared checks.
-#[allow(dead_code)]
-#[path = "../checks.rs"]
-mod checks;
+use protocol_tests::fuzz_checks as checks;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::rows(data));

@@ -1,7 +1,7 @@
 //! Helpers shared by the stub's test files: a stub with rules, and an executor of either
 //! runtime to run a client on.
 
-#![allow(clippy::unwrap_used, dead_code)] // tests; not every file uses every helper
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 use doppio::rt::Runtime;
 use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};
@@ -19,23 +19,13 @@ pub fn stub(runtime: Runtime, rules: &str, shape: Shape) -> StubHandle {
     .unwrap()
 }
 
-/// Runs `f` on a fresh executor of `runtime` and returns its result.
-pub fn on_runtime_value<T, F, Fut>(runtime: Runtime, f: F) -> T
-where
-    T: Send + 'static,
-    F: FnOnce() -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = T> + 'static,
-{
-    doppio::rt::run_on(runtime, &format!("stub-test-{runtime}"), f).unwrap()
-}
-
 /// Runs `f` on a fresh executor of `runtime`.
 pub fn on_runtime<F, Fut>(runtime: Runtime, f: F)
 where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + 'static,
 {
-    on_runtime_value(runtime, f);
+    doppio::rt::run_on(runtime, &format!("stub-test-{runtime}"), f).unwrap()
 }
 
 /// One `#[test]` per runtime for each named `fn name(runtime: Runtime)`.

@@ -150,7 +150,8 @@ fn a_stream_resumes_from_a_saved_paging_state(runtime: Runtime) {
     });
 }
 
-support::runtime_tests!(
+support::cassandra_runtime_tests!(
+    CASSANDRA;
     ten_thousand_rows_in_pages_of_100_each_come_back_once,
     a_stream_resumes_from_a_saved_paging_state,
 );

@@ -1,4 +1,5 @@
-//! What the io_uring runtime issue asks of the driver on each runtime, against the stub:
+//! What the io_uring runtime issue asks of the driver on each runtime, against the stub
+//! (perf/stub, started in this process: no Cassandra):
 //! requests dropped mid-flight lose and corrupt nothing; a 16 MiB result and many large
 //! pages arrive whole through a small provided-buffer ring; and on doppio's own runtime a
 //! shard makes at most one `io_uring_enter` per loop turn, busy or idle.

@@ -399,12 +399,18 @@ fn a_closed_session_fails_requests_with_the_reason(runtime: Runtime) {
     });
 }
 
-support::runtime_tests!(
+support::cassandra_runtime_tests!(
+    CASSANDRA;
     prepared_and_unprepared_statements_round_trip_rows,
     the_same_works_with_lz4_compression,
     server_errors_arrive_typed_with_their_fields,
     batches_lwt_and_re_prepare,
-    a_node_without_protocol_v4_is_a_clear_error_naming_it,
     prepared_rows_follow_the_table_when_it_changes,
     a_closed_session_fails_requests_with_the_reason,
 );
+
+// No Cassandra needed: these run everywhere.
+mod without_cassandra {
+    use super::*;
+    support::runtime_tests!(a_node_without_protocol_v4_is_a_clear_error_naming_it,);
+}

@@ -58,6 +58,11 @@ impl Drop for StopOnDrop {
 
 #[test]
 fn a_node_killed_mid_run_stops_the_bench_with_exit_1_and_a_report_and_a_rerun_works() {
+    // The victim is this test's own node, but a machine where the shared node does not
+    // answer runs no Cassandra tests: skipped there (outside CI) with a message.
+    if doppio_test_support::CASSANDRA.answering().is_none() {
+        return;
+    }
     let _stop = StopOnDrop;
     start_victim();
     let dir = scratch_dir("node-death");

@@ -204,4 +204,7 @@ async fn check_table(s: &Session, n: usize, table: &Table) -> u64 {
     seen
 }
 
-support::runtime_tests!(driver_tokens_equal_cassandra_tokens_for_ten_thousand_keys,);
+support::cassandra_runtime_tests!(
+    CASSANDRA;
+    driver_tokens_equal_cassandra_tokens_for_ten_thousand_keys,
+);

@@ -20,15 +20,9 @@ mod support;
 use doppio::rt::Runtime;
 use support::on_runtime;
 
+/// The node with authentication (every test here is gated on it answering).
 fn auth_node() -> SocketAddr {
-    let addr = std::env::var("DOPPIO_CASSANDRA_AUTH").unwrap_or_else(|_| "127.0.0.11:9042".into());
-    let addr: SocketAddr = addr.parse().expect("DOPPIO_CASSANDRA_AUTH is ADDR:PORT");
-    assert!(
-        std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok(),
-        "no Cassandra with authentication answers on {addr}: start one with \
-         `scripts/cassandra-auth.sh start` (scripts/test.sh does)"
-    );
-    addr
+    doppio_test_support::CASSANDRA_AUTH.addr()
 }
 
 fn config(node: SocketAddr, password: Option<&str>) -> SessionConfig {
@@ -140,7 +134,8 @@ fn the_cluster_builder_passes_credentials_to_every_shard(runtime: Runtime) {
     );
 }
 
-support::runtime_tests!(
+support::cassandra_runtime_tests!(
+    CASSANDRA_AUTH;
     the_right_password_opens_a_working_session,
     a_wrong_password_fails_at_once_naming_the_node_and_the_reason,
     no_credentials_for_a_node_that_wants_them_is_a_clear_error,

@@ -1,6 +1,6 @@
 //! Failure and compression behaviour against a real Cassandra: a node that stops answering
 //! times a request out at its deadline while the connection keeps serving; lz4 on and off
-//! give the same rows. (100,000 concurrent requests: `many_requests.rs`.)
+//! give the same rows. (100,000 concurrent requests: `cassandra_many_requests.rs`.)
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -204,7 +204,8 @@ fn lz4_on_and_off_give_the_same_rows(runtime: Runtime) {
     });
 }
 
-support::runtime_tests!(
+support::cassandra_runtime_tests!(
+    CASSANDRA;
     a_node_that_stops_answering_times_out_at_the_deadline_and_the_connection_recovers,
     lz4_on_and_off_give_the_same_rows,
 );

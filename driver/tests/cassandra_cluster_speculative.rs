@@ -148,4 +148,7 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
     });
 }
 
-support::runtime_tests!(a_frozen_replica_is_bypassed_after_the_speculative_delay,);
+support::cassandra_runtime_tests!(
+    CASSANDRA_CLUSTER;
+    a_frozen_replica_is_bypassed_after_the_speculative_delay,
+);

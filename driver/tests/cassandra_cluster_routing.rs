@@ -426,7 +426,8 @@ fn the_replicas_the_driver_computes_are_the_nodes_cassandra_contacts(runtime: Ru
     });
 }
 
-support::runtime_tests!(
+support::cassandra_runtime_tests!(
+    CASSANDRA_CLUSTER;
     the_driver_sees_every_node_with_its_data_center_and_rack,
     with_rf_1_every_prepared_request_goes_to_the_owner_of_its_key,
     a_keyspace_created_and_altered_while_the_driver_runs_is_routed_by_its_replication,

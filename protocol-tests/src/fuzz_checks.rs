@@ -1,9 +1,10 @@
 //! What each fuzz target checks, one function a target, over any bytes; shared by the
-//! cargo-fuzz targets (`fuzz_targets/`, nightly) and by protocol-tests' corpus replay
-//! (`protocol-tests/tests/fuzz_corpus.rs`, stable, in CI), so that every input kept in
-//! `corpus/` is checked on each test run. A panic (an assertion here or in doppio-proto) is
-//! a finding.
+//! cargo-fuzz targets (`driver/proto/fuzz/fuzz_targets/`, nightly, which depend on this
+//! crate) and by the corpus replay (`tests/fuzz_corpus.rs`, stable, in CI), so that every
+//! input kept in `driver/proto/fuzz/corpus/` is checked on each test run. A panic (an
+//! assertion here or in doppio-proto) is a finding.
 
+use crate::reencode::reencode_response;
 use bytes::{Bytes, BytesMut};
 use doppio_proto::compression::Compression;
 use doppio_proto::frame::{Direction, Flags, Frame, FrameDecoder, FrameHeader, Opcode};
@@ -12,7 +13,6 @@ use doppio_proto::response::{Response, ResponseFrame, ResultBody};
 use doppio_proto::types::ColumnType;
 use doppio_proto::value::CqlValue;
 use doppio_proto::wire::Reader;
-use protocol_tests::reencode::reencode_response;
 
 /// The body limit every target decodes with.
 const LIMIT: usize = 1 << 20;

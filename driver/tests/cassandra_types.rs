@@ -338,7 +338,8 @@ fn counters_and_a_udt_that_grew_a_field(runtime: Runtime) {
     });
 }
 
-support::runtime_tests!(
+support::cassandra_runtime_tests!(
+    CASSANDRA;
     every_type_round_trips_by_prepared_and_unprepared_statements,
     every_type_round_trips_with_lz4,
     counters_and_a_udt_that_grew_a_field,

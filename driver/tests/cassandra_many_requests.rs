@@ -5,44 +5,19 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use doppio::{Error, Session};
+use doppio_alloc_count::{live_bytes, peak_bytes, reset_peak, CountingAlloc};
 
 mod support;
 
 use doppio::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace, on_runtime, session_to};
 
-/// Counts live heap bytes and their peak (test binary only; atomics are fine here).
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator unchanged; only counts sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
+/// Counts live heap bytes and their peak, process-wide.
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: CountingAlloc = CountingAlloc::with_process_bytes();
 
 async fn table_of_100(s: &Session, ks: &str) {
     s.query(&create_keyspace_cql(ks), &()).await.unwrap();
@@ -82,7 +57,7 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound(runtime
         const N: usize = 100_000;
         // Spawn every request first: the tasks (their futures) are allocated now, so the
         // heap measured from here on is what the driver holds while they run.
-        let before_spawn = LIVE.load(Ordering::Relaxed);
+        let before_spawn = live_bytes();
         let handles: Vec<_> = (0..N)
             .map(|i| {
                 let (s, select) = (s.clone(), select.clone());
@@ -94,8 +69,7 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound(runtime
                 })
             })
             .collect();
-        let baseline = LIVE.load(Ordering::Relaxed);
-        PEAK.store(baseline, Ordering::Relaxed);
+        let baseline = reset_peak();
         let started = Instant::now();
         let mut correct = 0;
         for h in handles {
@@ -104,10 +78,10 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound(runtime
             }
         }
         let elapsed = started.elapsed();
-        let peak_over_baseline = PEAK.load(Ordering::Relaxed).saturating_sub(baseline);
+        let peak_over_baseline = peak_bytes().saturating_sub(baseline);
         // What stays once every task is gone: the connection's buffers at their high-water
         // capacity and its in-flight table.
-        let retained = LIVE.load(Ordering::Relaxed).saturating_sub(before_spawn);
+        let retained = live_bytes().saturating_sub(before_spawn);
         let conn = s.node_at(s.node()).unwrap().pool().pick().unwrap();
         let stats = conn.stats();
         let mib = |b: usize| b as f64 / (1 << 20) as f64;
@@ -141,4 +115,7 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound(runtime
     });
 }
 
-support::runtime_tests!(a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound,);
+support::cassandra_runtime_tests!(
+    CASSANDRA;
+    a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound,
+);

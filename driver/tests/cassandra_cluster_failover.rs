@@ -251,4 +251,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
     });
 }
 
-support::runtime_tests!(a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back,);
+support::cassandra_runtime_tests!(
+    CASSANDRA_CLUSTER;
+    a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back,
+);

@@ -173,10 +173,18 @@ fn shutdown_gives_running_work_its_grace_then_fails_it_clearly(runtime: Runtime)
     assert!(elapsed < Duration::from_secs(10), "no hang: {elapsed:?}");
 }
 
-support::runtime_tests!(
-    the_cluster_handle_is_send_and_sync,
+support::cassandra_runtime_tests!(
+    CASSANDRA;
     every_shard_has_its_own_connected_session,
     a_dead_contact_point_is_skipped_for_a_live_one,
-    an_unreachable_cluster_is_a_clear_error_within_the_connect_timeout,
     shutdown_gives_running_work_its_grace_then_fails_it_clearly,
 );
+
+// No Cassandra needed: these run everywhere.
+mod without_cassandra {
+    use super::*;
+    support::runtime_tests!(
+        the_cluster_handle_is_send_and_sync,
+        an_unreachable_cluster_is_a_clear_error_within_the_connect_timeout,
+    );
+}

@@ -1,5 +1,6 @@
-//! doppio under the stub's faults, with the guarantees of the reliability issue checked
-//! request by request: a 2-second stall (timeouts at the deadline, stream ids bounded, no
+//! doppio under the stub's faults (perf/stub, started in this process: no Cassandra), with
+//! the guarantees of the reliability issue checked request by request: a dropped connection
+//! fails its request and the pool reconnects; a 2-second stall (timeouts at the deadline, stream ids bounded, no
 //! hang, service back after it), connections dropped under load (every request answered
 //! once, by its own answer, or failed with `ConnectionBroken`; reconnection with backoff),
 //! broken frames (a protocol error naming the fault while other connections carry on), and
@@ -23,7 +24,7 @@ use doppio_stub::Shape;
 mod support;
 
 use doppio::rt::Runtime;
-use support::{on_runtime, on_runtime_value, stub};
+use support::{on_runtime, stub};
 
 fn config(addr: SocketAddr, retry: Arc<dyn RetryPolicy>) -> SessionConfig {
     let mut c = SessionConfig::new(addr);
@@ -43,6 +44,40 @@ type Outcome = (Duration, Duration, Result<(), Error>);
 /// How much later than its deadline a request may fail. The deadline sweep runs on the
 /// coarse clock (a few ms) and wakes on glommio's timer; the rest is a busy 2-core machine.
 const DEADLINE_BOUND: Duration = Duration::from_millis(150);
+
+fn a_dropped_connection_fails_its_requests_and_the_driver_reconnects(runtime: Runtime) {
+    let stub = stub(
+        runtime,
+        r#"
+[[rule]]
+when = { statement = "DROPME" }
+then = "drop"
+"#,
+        Shape::default(),
+    );
+    let addr = stub.addr();
+    on_runtime(runtime, "faults", move || async move {
+        let s = Session::connect(config(addr, Arc::new(NoRetry)))
+            .await
+            .unwrap();
+        let e = s
+            .query("SELECT v FROM t WHERE DROPME", &())
+            .await
+            .unwrap_err();
+        assert!(matches!(e, Error::ConnectionBroken(_)), "{e}");
+        // The pool reconnects in the background.
+        let mut ok = false;
+        for _ in 0..100 {
+            doppio::rt::sleep(Duration::from_millis(20)).await;
+            if s.query("SELECT v FROM t", &()).await.is_ok() {
+                ok = true;
+                break;
+            }
+        }
+        assert!(ok, "service resumes on a new connection");
+        s.close("done");
+    });
+}
 
 fn a_two_second_stall_fails_requests_at_their_deadline_bounds_stream_ids_and_service_resumes(
     runtime: Runtime,
@@ -64,7 +99,7 @@ then = { stall = "2s" }
         Shape::default(),
     );
     let addr = stub.addr();
-    on_runtime(runtime, move || async move {
+    on_runtime(runtime, "faults", move || async move {
         let mut c = config(addr, Arc::new(NoRetry));
         c.connection.max_streams = STREAMS;
         // Tolerate the stall (a connection is otherwise given up when its orphans pile up).
@@ -185,7 +220,7 @@ then = "drop"
         },
     );
     let addr = stub.addr();
-    let drops = on_runtime_value(runtime, move || async move {
+    let drops = on_runtime(runtime, "faults", move || async move {
         let s = Rc::new(
             Session::connect(config(addr, Arc::new(NoRetry)))
                 .await
@@ -310,7 +345,7 @@ then = { malformed = "truncated" }
         Shape::default(),
     );
     let addr = stub.addr();
-    on_runtime(runtime, move || async move {
+    on_runtime(runtime, "faults", move || async move {
         // A bystander session (its own connection) runs requests all along.
         let bystander = Rc::new(
             Session::connect(config(addr, Arc::new(NoRetry)))
@@ -399,7 +434,7 @@ fn overloaded_unavailable_and_read_timeouts_are_retried_exactly_as_the_policy_do
     }
     let stub = stub(runtime, &rules, Shape::default());
     let addr = stub.addr();
-    let results = on_runtime_value(runtime, move || async move {
+    let results = on_runtime(runtime, "faults", move || async move {
         let retrying = Session::connect(config(
             addr,
             Arc::new(DefaultRetryPolicy { max_retries: 1 }),
@@ -464,6 +499,7 @@ fn overloaded_unavailable_and_read_timeouts_are_retried_exactly_as_the_policy_do
 }
 
 support::runtime_tests!(
+    a_dropped_connection_fails_its_requests_and_the_driver_reconnects,
     a_two_second_stall_fails_requests_at_their_deadline_bounds_stream_ids_and_service_resumes,
     connections_dropped_under_load_fail_only_their_in_flight_requests_and_answers_never_cross,
     a_broken_frame_closes_only_its_connection_with_an_error_naming_the_fault,

@@ -1,0 +1,83 @@
+//! One shard's state and what all shards share: the piece the server builds and every
+//! connection of the shard reads.
+//!
+//! [`ShardContext`] holds the shard's own responder and rule matcher (`RefCell`: one thread
+//! each) and a reference to [`Shared`], the control-plane counters every shard writes:
+//! connection numbers (once per connection), rule fire counts (once per fired rule) and the
+//! stop flag. Nothing here is touched per request unless a rule fires.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::answer::Responder;
+use crate::rules::{Matcher, Rules};
+
+/// What every shard shares (control plane: counters written once per connection or fired
+/// rule, never per request).
+pub(crate) struct Shared {
+    pub(crate) started: Instant,
+    pub(crate) next_connection: Arc<AtomicU64>,
+    pub(crate) fired: Vec<AtomicU64>,
+    pub(crate) names: Vec<String>,
+    log: bool,
+    pub(crate) stop: AtomicBool,
+}
+
+impl Shared {
+    /// Zeroed counters for `rules`, starting the stub's clock now; fired rules are logged to
+    /// stderr if `log`.
+    pub(crate) fn new(rules: &Rules, log: bool) -> Self {
+        Self {
+            started: Instant::now(),
+            next_connection: Arc::new(AtomicU64::new(0)),
+            fired: rules.rules.iter().map(|_| AtomicU64::new(0)).collect(),
+            names: rules.rules.iter().map(|r| r.name.clone()).collect(),
+            log,
+            stop: AtomicBool::new(false),
+        }
+    }
+}
+
+/// One shard's state, on its own thread.
+pub(crate) struct ShardContext {
+    pub(crate) responder: RefCell<Responder>,
+    pub(crate) matcher: RefCell<Matcher>,
+    pub(crate) started: Instant,
+    pub(crate) next_connection: Arc<AtomicU64>,
+    shared: Arc<Shared>,
+}
+
+impl ShardContext {
+    /// A shard's state around its `responder` and `matcher`.
+    pub(crate) fn new(responder: Responder, matcher: Matcher, shared: Arc<Shared>) -> Self {
+        Self {
+            responder: RefCell::new(responder),
+            matcher: RefCell::new(matcher),
+            started: shared.started,
+            next_connection: shared.next_connection.clone(),
+            shared,
+        }
+    }
+
+    /// Counts rule `i` firing on connection `conn` and logs it: the first five times, then
+    /// at every power of ten, so a hot rule does not flood the log.
+    pub(crate) fn fired(&self, i: usize, conn: u64) {
+        let n = self.shared.fired[i].fetch_add(1, Ordering::Relaxed) + 1;
+        if self.shared.log && (n <= 5 || n.is_power_of_two() && n >= 1024 || is_power_of_ten(n)) {
+            eprintln!(
+                "doppio-stub: rule `{}` fired on connection {conn} ({n} time{})",
+                self.shared.names[i],
+                if n == 1 { "" } else { "s" }
+            );
+        }
+    }
+}
+
+fn is_power_of_ten(mut n: u64) -> bool {
+    while n >= 10 && n % 10 == 0 {
+        n /= 10;
+    }
+    n == 1
+}
