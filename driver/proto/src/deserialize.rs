@@ -29,7 +29,7 @@ pub trait DeserializeValue<'a>: Sized {
 
 fn wrong<T: ?Sized>(typ: &ColumnType) -> ValueError {
     ValueError::CannotDeserialize {
-        typ: Box::new(typ.clone()),
+        typ: crate::value::type_name(typ),
         rust: std::any::type_name::<T>(),
     }
 }
@@ -426,7 +426,7 @@ mod tests {
         assert_eq!(
             err,
             ValueError::CannotDeserialize {
-                typ: Box::new(ColumnType::Bigint),
+                typ: crate::value::type_name(&ColumnType::Bigint),
                 rust: "i32"
             }
         );

@@ -11,9 +11,6 @@
 
 use std::str::Utf8Error;
 
-use crate::types::ColumnType;
-use crate::value::type_name;
-
 /// Result alias used throughout `doppio-proto`.
 pub type Result<T, E = ProtoError> = std::result::Result<T, E>;
 
@@ -136,10 +133,10 @@ pub enum ValueError {
         left: usize,
     },
     /// A value of a fixed-size type has the wrong number of bytes.
-    #[error("{} value of {len} bytes, expected {expected}", type_name(.typ))]
+    #[error("{typ} value of {len} bytes, expected {expected}")]
     WrongSize {
         /// The type.
-        typ: Box<ColumnType>,
+        typ: String,
         /// The value's length.
         len: usize,
         /// The type's size.
@@ -312,12 +309,12 @@ pub enum ValueError {
         field: Box<str>,
     },
     /// A dynamic value of one kind for a column of another type.
-    #[error("cannot encode a {value} value as {}", type_name(.typ))]
+    #[error("cannot encode a {value} value as {typ}")]
     CannotEncode {
         /// The value's kind (`Bigint`, `List`, ...).
         value: &'static str,
         /// The column type.
-        typ: Box<ColumnType>,
+        typ: String,
     },
     /// A dynamic value of another kind than the one asked for.
     #[error("expected {expected}, read {found}")]
@@ -328,18 +325,18 @@ pub enum ValueError {
         found: &'static str,
     },
     /// A Rust value for a column type it does not map to.
-    #[error("cannot serialize {rust} as {}", type_name(.typ))]
+    #[error("cannot serialize {rust} as {typ}")]
     CannotSerialize {
         /// The Rust type (or `a map`, `a sequence`).
         rust: &'static str,
         /// The column type.
-        typ: Box<ColumnType>,
+        typ: String,
     },
     /// A column type that does not map to the Rust type asked for.
-    #[error("cannot read {} into {rust}", type_name(.typ))]
+    #[error("cannot read {typ} into {rust}")]
     CannotDeserialize {
         /// The column type.
-        typ: Box<ColumnType>,
+        typ: String,
         /// The Rust type.
         rust: &'static str,
     },

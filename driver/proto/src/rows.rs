@@ -414,7 +414,7 @@ mod tests {
             ProtoError::Value {
                 reason: ValueError::CannotDeserialize { ref typ, rust: "i64" },
                 ..
-            } if **typ == ColumnType::Int
+            } if typ == "int"
         ));
         let err = r.typed::<(i32,)>().unwrap_err();
         assert!(matches!(

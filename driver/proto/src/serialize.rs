@@ -89,7 +89,7 @@ pub fn write_value<T: SerializeValue + ?Sized>(
 fn mismatch<T: ?Sized>(typ: &ColumnType) -> ValueError {
     ValueError::CannotSerialize {
         rust: std::any::type_name::<T>(),
-        typ: Box::new(typ.clone()),
+        typ: crate::value::type_name(typ),
     }
 }
 
@@ -349,7 +349,7 @@ fn write_elements<'x, T: SerializeValue + 'x>(
         }
         other => Err(ValueError::CannotSerialize {
             rust: "a sequence",
-            typ: Box::new(other.clone()),
+            typ: crate::value::type_name(other),
         }),
     }
 }
@@ -417,7 +417,7 @@ fn write_map<'x, K: SerializeValue + 'x, V: SerializeValue + 'x>(
     let ColumnType::Map(kt, vt) = typ else {
         return Err(ValueError::CannotSerialize {
             rust: "a map",
-            typ: Box::new(typ.clone()),
+            typ: crate::value::type_name(typ),
         });
     };
     buf.put_i32(count_i32(entries.len())?);

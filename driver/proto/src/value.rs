@@ -504,7 +504,7 @@ fn put_signed_vint(buf: &mut impl BufMut, v: i64) {
 /// The bytes of a value of the fixed-size type `typ` (`N` of them).
 pub(crate) fn fixed<const N: usize>(b: &[u8], typ: &ColumnType) -> ValueResult<[u8; N]> {
     b.try_into().map_err(|_| ValueError::WrongSize {
-        typ: Box::new(typ.clone()),
+        typ: type_name(typ),
         len: b.len(),
         expected: N,
     })
@@ -994,7 +994,7 @@ fn encode_at(
         (v, t) => {
             return Err(ValueError::CannotEncode {
                 value: v.kind(),
-                typ: Box::new(t.clone()),
+                typ: type_name(t),
             })
         }
     }
@@ -1269,7 +1269,7 @@ mod tests {
         assert_eq!(
             value_error(CqlValue::decode(&ColumnType::Int, &[1, 2, 3])),
             ValueError::WrongSize {
-                typ: Box::new(ColumnType::Int),
+                typ: type_name(&ColumnType::Int),
                 len: 3,
                 expected: 4
             }
