@@ -21,7 +21,7 @@ use std::time::Duration;
 use crate::connection::{Connection, ConnectionError, ConnectionStats};
 
 /// Opens one ready connection (TCP connect plus CQL handshake) to a node.
-pub type ConnectFn =
+pub(crate) type ConnectFn =
     Rc<dyn Fn(SocketAddr) -> Pin<Box<dyn Future<Output = Result<Connection, ConnectionError>>>>>;
 
 /// Reconnection delays: full-jitter exponential backoff.
@@ -92,7 +92,7 @@ pub struct PoolStats {
 }
 
 /// The connections of one shard to one node.
-pub struct NodePool {
+pub(crate) struct NodePool {
     addr: SocketAddr,
     slots: RefCell<Vec<Option<Connection>>>,
     next: Cell<usize>,
@@ -123,7 +123,12 @@ impl std::fmt::Debug for NodePool {
 impl NodePool {
     /// Creates a pool of `size` connections to `addr` and starts its watchers. Returns at
     /// once; use [`NodePool::wait_ready`] to wait for the first connection.
-    pub fn start(addr: SocketAddr, size: usize, connect: ConnectFn, backoff: Backoff) -> Rc<Self> {
+    pub(crate) fn start(
+        addr: SocketAddr,
+        size: usize,
+        connect: ConnectFn,
+        backoff: Backoff,
+    ) -> Rc<Self> {
         let pool = Rc::new(Self {
             addr,
             slots: RefCell::new(vec![None; size.max(1)]),
@@ -144,13 +149,8 @@ impl NodePool {
         pool
     }
 
-    /// The node.
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
     /// Open connections right now.
-    pub fn open_count(&self) -> usize {
+    pub(crate) fn open_count(&self) -> usize {
         self.slots
             .borrow()
             .iter()
@@ -160,7 +160,7 @@ impl NodePool {
     }
 
     /// True if at least one connection is open (the node is up for this shard).
-    pub fn is_up(&self) -> bool {
+    pub(crate) fn is_up(&self) -> bool {
         self.slots
             .borrow()
             .iter()
@@ -169,7 +169,7 @@ impl NodePool {
     }
 
     /// The open connections (for control-path work on each, such as `USE`).
-    pub fn open_connections(&self) -> Vec<Connection> {
+    pub(crate) fn open_connections(&self) -> Vec<Connection> {
         self.slots
             .borrow()
             .iter()
@@ -180,7 +180,7 @@ impl NodePool {
     }
 
     /// Requests in flight on the open connections (orphans included).
-    pub fn in_flight(&self) -> usize {
+    pub(crate) fn in_flight(&self) -> usize {
         self.slots
             .borrow()
             .iter()
@@ -191,7 +191,7 @@ impl NodePool {
 
     /// Ends the backoff of every watcher waiting to reconnect: they try at once, and their
     /// next failure starts the backoff from the base again (the node was reported up).
-    pub fn reconnect_now(&self) {
+    pub(crate) fn reconnect_now(&self) {
         self.kick.set(self.kick.get() + 1);
         for w in self.sleepers.borrow_mut().drain(..) {
             w.wake();
@@ -199,12 +199,12 @@ impl NodePool {
     }
 
     /// Counters.
-    pub fn stats(&self) -> PoolStats {
+    pub(crate) fn stats(&self) -> PoolStats {
         self.stats.get()
     }
 
     /// Traffic of every connection this pool has opened, open or closed.
-    pub fn connection_stats(&self) -> ConnectionStats {
+    pub(crate) fn connection_stats(&self) -> ConnectionStats {
         let mut total = self.retired.get();
         for conn in self.slots.borrow().iter().flatten() {
             total.add(&conn.stats());
@@ -213,13 +213,13 @@ impl NodePool {
     }
 
     /// Why the last connect attempt failed, if the last one did.
-    pub fn last_error(&self) -> Option<ConnectionError> {
+    pub(crate) fn last_error(&self) -> Option<ConnectionError> {
         self.last_error.borrow().clone()
     }
 
     /// An open connection, round-robin; `None` if none is open (the node is down or still
     /// connecting).
-    pub fn pick(&self) -> Option<Connection> {
+    pub(crate) fn pick(&self) -> Option<Connection> {
         let slots = self.slots.borrow();
         let n = slots.len();
         let start = self.next.get();
@@ -237,7 +237,7 @@ impl NodePool {
 
     /// Waits until at least one connection is open, or `timeout` passes; on timeout returns
     /// the last connect error.
-    pub async fn wait_ready(&self, timeout: Duration) -> Result<(), ConnectionError> {
+    pub(crate) async fn wait_ready(&self, timeout: Duration) -> Result<(), ConnectionError> {
         let deadline = std::time::Instant::now() + timeout;
         loop {
             if self.open_count() > 0 {
@@ -255,7 +255,7 @@ impl NodePool {
 
     /// Closes every connection (requests in flight on them fail with `reason`) and stops
     /// the watchers.
-    pub fn close(&self, reason: &str) {
+    pub(crate) fn close(&self, reason: &str) {
         self.stopped.set(true);
         for conn in self.slots.borrow_mut().iter_mut().filter_map(Option::take) {
             conn.close(reason);
@@ -351,7 +351,106 @@ async fn backoff_sleep(pool: &std::rc::Weak<NodePool>, delay: Duration, kicked_a
 
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
+    use doppio_proto::frame::Flags;
+    use doppio_proto::request::{encode_request, Options};
+
     use super::*;
+    use crate::connection::ConnectionConfig;
+    use crate::rt::Runtime;
+
+    /// TCP connections with no handshake (OPTIONS needs none).
+    fn plain_connections() -> ConnectFn {
+        Rc::new(|addr| {
+            Box::pin(async move { Connection::connect(addr, ConnectionConfig::default()).await })
+        })
+    }
+
+    fn on<T: Send + 'static, Fut: Future<Output = T> + 'static>(
+        runtime: Runtime,
+        f: impl FnOnce() -> Fut + Send + 'static,
+    ) -> T {
+        crate::rt::run_on(runtime, "pool-test", f).expect("the runtime starts")
+    }
+
+    fn pool_replaces_a_closed_connection_in_the_background(runtime: Runtime) {
+        let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
+            runtime,
+            ..doppio_stub::StubConfig::default()
+        })
+        .expect("the stub starts");
+        let node = stub.addr();
+        on(runtime, move || async move {
+            let pool = NodePool::start(node, 2, plain_connections(), Backoff::default());
+            pool.wait_ready(Duration::from_secs(10))
+                .await
+                .expect("a connection opens");
+            while pool.open_count() < 2 {
+                crate::rt::sleep(Duration::from_millis(5)).await;
+            }
+            let victim = pool.pick().expect("an open connection");
+            victim.close("test closes it");
+            // The other connection still serves requests while the slot refills.
+            let conn = pool.pick().expect("the survivor");
+            assert!(conn.closed().is_none());
+            conn.request(None, |buf, stream| {
+                encode_request(buf, stream, Flags::NONE, &Options)
+            })
+            .await
+            .expect("answered");
+            let start = Instant::now();
+            while pool.open_count() < 2 {
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "slot not refilled: {pool:?}"
+                );
+                crate::rt::sleep(Duration::from_millis(5)).await;
+            }
+            let stats = pool.stats();
+            assert_eq!(stats.opened, 3);
+            assert_eq!(stats.closed, 1);
+            pool.close("test over");
+            assert_eq!(pool.open_count(), 0);
+        });
+        stub.stop();
+    }
+
+    fn pool_to_a_dead_node_backs_off_and_reports_why(runtime: Runtime) {
+        // A port that was just free: connecting is refused.
+        let dead = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            l.local_addr().expect("addr")
+        };
+        on(runtime, move || async move {
+            let backoff = Backoff {
+                base: Duration::from_millis(20),
+                cap: Duration::from_millis(100),
+            };
+            let pool = NodePool::start(dead, 1, plain_connections(), backoff);
+            let err = pool
+                .wait_ready(Duration::from_millis(600))
+                .await
+                .expect_err("nothing listens");
+            assert!(
+                matches!(err, ConnectionError::Connect { addr, .. } if addr == dead),
+                "{err}"
+            );
+            assert!(pool.pick().is_none());
+            let attempts = pool.stats().failed_attempts;
+            // Backoff, not a busy loop: at most one attempt per few ms on average, at least 2.
+            assert!(
+                (2..=200).contains(&attempts),
+                "{attempts} attempts in 600 ms"
+            );
+            pool.close("test over");
+        });
+    }
+
+    crate::rt::runtime_tests!(
+        pool_replaces_a_closed_connection_in_the_background,
+        pool_to_a_dead_node_backs_off_and_reports_why,
+    );
 
     #[test]
     fn backoff_grows_exponentially_within_the_cap() {

@@ -48,7 +48,7 @@ fn every_shard_has_its_own_connected_session(runtime: Runtime) {
             Ok::<_, Error>((
                 version[0].0.clone(),
                 thread,
-                session.node_at(session.node()).unwrap().pool().open_count(),
+                session.node_at(session.node()).unwrap().open_connections(),
             ))
         })
         .unwrap();

@@ -150,46 +150,10 @@ fn keepalive_probes_an_idle_node_and_closes_a_silent_one(runtime: Runtime) {
     });
 }
 
-fn pool_replaces_a_closed_connection_in_the_background(runtime: Runtime) {
-    use doppio::pool::{Backoff, ConnectFn, NodePool};
-    on_runtime(runtime, "connection", || async {
-        let connect: ConnectFn = Rc::new(|addr| {
-            Box::pin(async move { Connection::connect(addr, ConnectionConfig::default()).await })
-        });
-        let pool = NodePool::start(cassandra(), 2, connect, Backoff::default());
-        pool.wait_ready(Duration::from_secs(10))
-            .await
-            .expect("a connection opens");
-        while pool.open_count() < 2 {
-            doppio::rt::sleep(Duration::from_millis(5)).await;
-        }
-        let victim = pool.pick().expect("an open connection");
-        victim.close("test closes it");
-        // The other connection still serves requests while the slot refills.
-        let conn = pool.pick().expect("the survivor");
-        assert!(conn.closed().is_none());
-        conn.request(None, options).await.expect("answered");
-        let start = Instant::now();
-        while pool.open_count() < 2 {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "slot not refilled: {pool:?}"
-            );
-            doppio::rt::sleep(Duration::from_millis(5)).await;
-        }
-        let stats = pool.stats();
-        assert_eq!(stats.opened, 3);
-        assert_eq!(stats.closed, 1);
-        pool.close("test over");
-        assert_eq!(pool.open_count(), 0);
-    });
-}
-
 support::cassandra_runtime_tests!(
     CASSANDRA;
     pipelined_options_are_coalesced_and_each_gets_its_own_answer,
     stream_ids_are_bounded_and_callers_wait_for_them,
     an_encoding_error_sends_nothing_and_frees_the_id,
     keepalive_probes_an_idle_node_and_closes_a_silent_one,
-    pool_replaces_a_closed_connection_in_the_background,
 );

@@ -100,7 +100,7 @@ fn a_node_that_stops_answering_times_out_at_the_deadline_and_the_connection_reco
             elapsed < deadline + Duration::from_secs(2),
             "at the deadline: {elapsed:?}"
         );
-        let conn = s.node_at(s.node()).unwrap().pool().pick().unwrap();
+        let conn = s.node_at(s.node()).unwrap().connection().unwrap();
         assert_eq!(
             conn.orphans(),
             1,
@@ -117,7 +117,7 @@ fn a_node_that_stops_answering_times_out_at_the_deadline_and_the_connection_reco
         assert_eq!(conn.orphans(), 0, "the late answer released its stream id");
         assert!(conn.stats().late_answers >= 1);
         assert_eq!(
-            s.node_at(s.node()).unwrap().pool().stats().opened,
+            s.node_at(s.node()).unwrap().pool_stats().opened,
             1,
             "no reconnect was needed"
         );

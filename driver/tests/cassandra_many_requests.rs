@@ -82,7 +82,7 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound(runtime
         // What stays once every task is gone: the connection's buffers at their high-water
         // capacity and its in-flight table.
         let retained = live_bytes().saturating_sub(before_spawn);
-        let conn = s.node_at(s.node()).unwrap().pool().pick().unwrap();
+        let conn = s.node_at(s.node()).unwrap().connection().unwrap();
         let stats = conn.stats();
         let mib = |b: usize| b as f64 / (1 << 20) as f64;
         println!(

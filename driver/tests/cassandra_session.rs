@@ -127,8 +127,7 @@ fn round_trip_rows(runtime: Runtime, compression: bool, test: &'static str) {
             assert!(
                 s.node_at(s.node())
                     .unwrap()
-                    .pool()
-                    .pick()
+                    .connection()
                     .unwrap()
                     .compression()
                     .is_some(),

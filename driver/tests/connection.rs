@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -130,45 +129,9 @@ fn an_answer_on_a_stream_nobody_waits_on_closes_the_connection(runtime: Runtime)
     });
 }
 
-fn pool_to_a_dead_node_backs_off_and_reports_why(runtime: Runtime) {
-    use doppio::pool::{Backoff, ConnectFn, NodePool};
-    // A port that was just free: connecting is refused.
-    let dead = {
-        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
-        l.local_addr().expect("addr")
-    };
-    on_runtime(runtime, "connection", move || async move {
-        let connect: ConnectFn = Rc::new(|addr| {
-            Box::pin(async move { Connection::connect(addr, ConnectionConfig::default()).await })
-        });
-        let backoff = Backoff {
-            base: Duration::from_millis(20),
-            cap: Duration::from_millis(100),
-        };
-        let pool = NodePool::start(dead, 1, connect, backoff);
-        let err = pool
-            .wait_ready(Duration::from_millis(600))
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(err, ConnectionError::Connect { addr, .. } if addr == dead),
-            "{err}"
-        );
-        assert!(pool.pick().is_none());
-        let attempts = pool.stats().failed_attempts;
-        // Backoff, not a busy loop: at most one attempt per few ms on average, at least 2.
-        assert!(
-            (2..=200).contains(&attempts),
-            "{attempts} attempts in 600 ms"
-        );
-        pool.close("test over");
-    });
-}
-
 support::runtime_tests!(
     silent_node_times_requests_out_at_their_deadline_and_keeps_ids_orphaned,
     hang_up_fails_every_request_in_flight_and_later_ones_at_once,
     garbage_from_the_node_is_a_protocol_error_naming_what_was_wrong,
     an_answer_on_a_stream_nobody_waits_on_closes_the_connection,
-    pool_to_a_dead_node_backs_off_and_reports_why,
 );

@@ -282,7 +282,7 @@ then = "drop"
         for f in fibers {
             f.await;
         }
-        let pool = s.node_at(addr).unwrap().pool().stats();
+        let pool = s.node_at(addr).unwrap().pool_stats();
         let t = std::mem::take(&mut *tally.borrow_mut());
         eprintln!(
             "{} calls: {} answered, {} connection broken, {} no connection; pool opened {} \
@@ -298,8 +298,7 @@ then = "drop"
         assert!(t.ok > t.calls / 2, "{} of {} answered", t.ok, t.calls);
         s.node_at(addr)
             .unwrap()
-            .pool()
-            .wait_ready(Duration::from_secs(5))
+            .wait_connected(Duration::from_secs(5))
             .await
             .unwrap();
         s.query("SELECT v FROM t", &()).await.unwrap();

@@ -122,7 +122,7 @@ then = { delay = { uniform = ["1ms", "4ms"] } }
         );
         assert!(dropped.get() > 100, "the test dropped requests in flight");
         assert_eq!(dropped.get() + answered.get(), 32 * 200);
-        let conn = s.node_at(addr).unwrap().pool().pick().unwrap();
+        let conn = s.node_at(addr).unwrap().connection().unwrap();
         assert!(conn.closed().is_none(), "the connection survived");
         // The abandoned ids return as their late answers arrive.
         for _ in 0..200 {

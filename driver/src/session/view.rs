@@ -15,8 +15,10 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::rc::Rc;
+use std::time::Duration;
 
-use crate::pool::NodePool;
+use crate::connection::{Connection, ConnectionError};
+use crate::pool::{NodePool, PoolStats};
 use crate::routing::murmur3::Token;
 use crate::routing::ring::{NodeIndex, ReplicaMap, TokenRing};
 use crate::routing::topology::{NodeInfo, Replication, TopologySnapshot};
@@ -79,9 +81,26 @@ impl Node {
         self.pool.in_flight()
     }
 
-    /// The node's connection pool.
-    pub fn pool(&self) -> &NodePool {
-        &self.pool
+    /// One of this shard's open connections to it, round-robin (for control-path work
+    /// and tests; requests pick theirs the same way).
+    pub fn connection(&self) -> Option<Connection> {
+        self.pool.pick()
+    }
+
+    /// This shard's open connections to it.
+    pub fn open_connections(&self) -> usize {
+        self.pool.open_count()
+    }
+
+    /// The counters of this shard's pool of connections to it.
+    pub fn pool_stats(&self) -> PoolStats {
+        self.pool.stats()
+    }
+
+    /// Waits until this shard has an open connection to it, or `timeout` passes (then the
+    /// last connect error).
+    pub async fn wait_connected(&self, timeout: Duration) -> Result<(), ConnectionError> {
+        self.pool.wait_ready(timeout).await
     }
 
     /// Counts an attempt sent to this node.
