@@ -570,6 +570,277 @@ mod tests {
     use crate::overhead::{ByKind, Cost, IoUringOps};
     use crate::report::BackendRun;
 
+    /// A backend's report with every figure the comparison tables show set to a value
+    /// derived from `k` (so two columns differ), and per-sample figures for the p-values.
+    fn fixture(driver: &str, k: f64, counted: bool) -> BackendReport {
+        let mut b = BackendRun::default().report(driver);
+        b.throughput_rps = 15_000.0 * k;
+        b.throughput_margin_rps = 310.6 * k;
+        b.requests = (45_237.0 * k) as u64;
+        b.errors = if counted { 3 } else { 0 };
+        if counted {
+            b.errors_by_kind.insert("timeout".into(), 2);
+            b.errors_by_kind.insert("overloaded".into(), 1);
+            b.first_errors
+                .insert("timeout".into(), "request timed out after 5 s".into());
+        }
+        b.elapsed_s = 3.01 * k;
+        b.cpu_us_per_req = 5.55 * k;
+        b.cpu_user_us_per_req = 1.78 * k;
+        b.cpu_sys_us_per_req = 3.77 * k;
+        b.ctx_switches_per_req = 0.0123 * k;
+        b.peak_rss_bytes = (15.9 * k * (1 << 20) as f64) as u64;
+        let ms = |x: f64| (x * 1e6 * k) as u64;
+        b.latency_ns = LatencySummary {
+            mean: 1.234e6 * k,
+            mean_margin: 0.056e6 * k,
+            min: ms(0.1),
+            p25: ms(0.5),
+            p50: ms(1.0),
+            p75: ms(1.5),
+            p90: ms(2.0),
+            p95: ms(2.5),
+            p99: ms(4.0),
+            p999: ms(8.0),
+            p9999: ms(16.0),
+            max: ms(32.0),
+        };
+        b.service_time_ns = LatencySummary {
+            p50: ms(0.9),
+            p99: ms(3.5),
+            ..LatencySummary::default()
+        };
+        if counted {
+            b.syscalls_per_req = Some(0.985 * k);
+            b.syscalls_by_kind_per_req =
+                Some(ByKind::from_fn(|s| (s as usize + 1) as f64 * k / 10.0));
+            b.io_uring_submitted_per_req = Some(0.25 * k);
+            b.io_uring_completed_per_req = Some(0.5 * k);
+            b.allocations_per_req = Some(0.48 * k);
+            b.requests_per_flush = Some(256.0 * k);
+            b.requests_per_read = Some(12.5 * k);
+            b.requests_by_node = Some(
+                [
+                    ("127.0.0.1:9042", 600),
+                    ("127.0.0.2:9042", 300),
+                    ("127.0.0.3:9042", 100),
+                ]
+                .into_iter()
+                .map(|(n, c)| (n.to_owned(), c))
+                .collect(),
+            );
+        } else {
+            b.syscalls_unavailable = Some("perf_event_paranoid is 3".into());
+            b.syscall_kinds_unavailable = Some("perf_event_paranoid is 3".into());
+            b.io_uring_unavailable = Some("no io_uring tracepoints".into());
+        }
+        b.samples = (0..6)
+            .map(|i| SampleReport {
+                segment: 0,
+                start_s: f64::from(i),
+                duration_s: 1.0,
+                requests: 15_000,
+                errors: 0,
+                throughput_rps: b.throughput_rps + f64::from(i % 3) * 100.0,
+                latency_mean_ns: b.latency_ns.mean + f64::from(i % 2) * 1e4,
+                latency_p50_ns: 0,
+                latency_p99_ns: 0,
+                histogram: String::new(),
+            })
+            .collect();
+        b
+    }
+
+    #[test]
+    fn comparison_of_two_backends_is_pinned() {
+        let (a, b) = (fixture("doppio", 1.0, true), fixture("scylla", 1.25, false));
+        let mut out = String::new();
+        compare_sections(&mut out, &[("doppio".into(), &a), ("scylla".into(), &b)]);
+        assert_golden(&out, GOLDEN_TWO);
+    }
+
+    #[test]
+    fn comparison_of_one_and_of_three_backends_is_pinned() {
+        let a = fixture("doppio", 1.0, true);
+        let b = fixture("doppio-uring", 0.5, true);
+        let c = fixture("scylla", 2.0, false);
+        let mut one = String::new();
+        compare_sections(&mut one, &[("doppio".into(), &a)]);
+        assert_golden(&one, GOLDEN_ONE);
+        let mut three = String::new();
+        compare_sections(
+            &mut three,
+            &[
+                ("doppio".into(), &a),
+                ("doppio-uring".into(), &b),
+                ("scylla".into(), &c),
+            ],
+        );
+        assert_golden(&three, GOLDEN_THREE);
+    }
+
+    /// Compares rendered text with golden lines (every line, its trailing spaces included,
+    /// and the final newline).
+    fn assert_golden(out: &str, golden: &[&str]) {
+        assert_eq!(out, golden.join("\n") + "\n", "got:\n{out}");
+    }
+
+    const GOLDEN_TWO: &[&str] = &[
+        "SUMMARY                                 doppio                  scylla    change  p-value",
+        "  throughput [req/s]               15000 ± 311             18750 ± 388    +25.0%    0.000",
+        "  requests                               45237                   56546    +25.0%",
+        "  errors                                     3                       0          ",
+        "  measured time [s]                       3.01                    3.76          ",
+        "",
+        "LATENCY [ms]                            doppio                  scylla    change  p-value",
+        "  mean                           1.234 ± 0.056           1.542 ± 0.070    +25.0%    0.000",
+        "  min                                    0.100                   0.125    +25.0%",
+        "  25                                     0.500                   0.625    +25.0%",
+        "  50                                     1.000                   1.250    +25.0%",
+        "  75                                     1.500                   1.875    +25.0%",
+        "  90                                     2.000                   2.500    +25.0%",
+        "  95                                     2.500                   3.125    +25.0%",
+        "  99                                     4.000                   5.000    +25.0%",
+        "  99.9                                   8.000                  10.000    +25.0%",
+        "  99.99                                 16.000                  20.000    +25.0%",
+        "  max                                   32.000                  40.000    +25.0%",
+        "  service time p50                       0.900                   1.125    +25.0%",
+        "  service time p99                       3.500                   4.375    +25.0%",
+        "",
+        "OVERHEAD (per request)                  doppio                  scylla    change  p-value",
+        "  client CPU [us]                         5.55                    6.94    +25.0%",
+        "    user / sys [us]                1.78 / 3.77             2.23 / 4.71          ",
+        "  syscalls                               0.985                     n/a          ",
+        "    io_uring_enter                       0.100                     n/a          ",
+        "    send                                 0.200                     n/a          ",
+        "    recv                                 0.300                     n/a          ",
+        "    epoll                                0.400                     n/a          ",
+        "    futex                                0.500                     n/a          ",
+        "    membarrier                           0.600                     n/a          ",
+        "    other                                0.700                     n/a          ",
+        "  io_uring submitted                     0.250                     n/a          ",
+        "  io_uring completed                     0.500                     n/a          ",
+        "  context switches                       0.012                   0.015    +25.0%",
+        "  heap allocations                        0.48                     n/a          ",
+        "  requests per write                     256.0                     n/a          ",
+        "  requests per read                       12.5                     n/a          ",
+        "  peak RSS [MiB]                          15.9                    19.9          ",
+        "    sent to 127.0.0.1:9042                  60.0 %                     n/a          ",
+        "    sent to 127.0.0.2:9042                  30.0 %                     n/a          ",
+        "    sent to 127.0.0.3:9042                  10.0 %                     n/a          ",
+        "  scylla: syscalls not counted: perf_event_paranoid is 3",
+        "  scylla: io_uring operations not counted: no io_uring tracepoints",
+        "",
+        "ERRORS",
+        "  doppio: overloaded x1: ",
+        "  doppio: timeout x2: request timed out after 5 s",
+        "",
+    ];
+
+    const GOLDEN_ONE: &[&str] = &[
+        "SUMMARY                                 doppio",
+        "  throughput [req/s]               15000 ± 311",
+        "  requests                               45237",
+        "  errors                                     3",
+        "  measured time [s]                       3.01",
+        "",
+        "LATENCY [ms]                            doppio",
+        "  mean                           1.234 ± 0.056",
+        "  min                                    0.100",
+        "  25                                     0.500",
+        "  50                                     1.000",
+        "  75                                     1.500",
+        "  90                                     2.000",
+        "  95                                     2.500",
+        "  99                                     4.000",
+        "  99.9                                   8.000",
+        "  99.99                                 16.000",
+        "  max                                   32.000",
+        "  service time p50                       0.900",
+        "  service time p99                       3.500",
+        "",
+        "OVERHEAD (per request)                  doppio",
+        "  client CPU [us]                         5.55",
+        "    user / sys [us]                1.78 / 3.77",
+        "  syscalls                               0.985",
+        "    io_uring_enter                       0.100",
+        "    send                                 0.200",
+        "    recv                                 0.300",
+        "    epoll                                0.400",
+        "    futex                                0.500",
+        "    membarrier                           0.600",
+        "    other                                0.700",
+        "  io_uring submitted                     0.250",
+        "  io_uring completed                     0.500",
+        "  context switches                       0.012",
+        "  heap allocations                        0.48",
+        "  requests per write                     256.0",
+        "  requests per read                       12.5",
+        "  peak RSS [MiB]                          15.9",
+        "    sent to 127.0.0.1:9042                  60.0 %",
+        "    sent to 127.0.0.2:9042                  30.0 %",
+        "    sent to 127.0.0.3:9042                  10.0 %",
+        "",
+        "ERRORS",
+        "  doppio: overloaded x1: ",
+        "  doppio: timeout x2: request timed out after 5 s",
+        "",
+    ];
+
+    const GOLDEN_THREE: &[&str] = &[
+        "SUMMARY                                 doppio            doppio-uring                  scylla",
+        "  throughput [req/s]               15000 ± 311              7500 ± 155             30000 ± 621",
+        "  requests                               45237                   22618                   90474",
+        "  errors                                     3                       3                       0",
+        "  measured time [s]                       3.01                    1.50                    6.02",
+        "",
+        "LATENCY [ms]                            doppio            doppio-uring                  scylla",
+        "  mean                           1.234 ± 0.056           0.617 ± 0.028           2.468 ± 0.112",
+        "  min                                    0.100                   0.050                   0.200",
+        "  25                                     0.500                   0.250                   1.000",
+        "  50                                     1.000                   0.500                   2.000",
+        "  75                                     1.500                   0.750                   3.000",
+        "  90                                     2.000                   1.000                   4.000",
+        "  95                                     2.500                   1.250                   5.000",
+        "  99                                     4.000                   2.000                   8.000",
+        "  99.9                                   8.000                   4.000                  16.000",
+        "  99.99                                 16.000                   8.000                  32.000",
+        "  max                                   32.000                  16.000                  64.000",
+        "  service time p50                       0.900                   0.450                   1.800",
+        "  service time p99                       3.500                   1.750                   7.000",
+        "",
+        "OVERHEAD (per request)                  doppio            doppio-uring                  scylla",
+        "  client CPU [us]                         5.55                    2.77                   11.10",
+        "    user / sys [us]                1.78 / 3.77             0.89 / 1.89             3.56 / 7.54",
+        "  syscalls                               0.985                   0.492                     n/a",
+        "    io_uring_enter                       0.100                   0.050                     n/a",
+        "    send                                 0.200                   0.100                     n/a",
+        "    recv                                 0.300                   0.150                     n/a",
+        "    epoll                                0.400                   0.200                     n/a",
+        "    futex                                0.500                   0.250                     n/a",
+        "    membarrier                           0.600                   0.300                     n/a",
+        "    other                                0.700                   0.350                     n/a",
+        "  io_uring submitted                     0.250                   0.125                     n/a",
+        "  io_uring completed                     0.500                   0.250                     n/a",
+        "  context switches                       0.012                   0.006                   0.025",
+        "  heap allocations                        0.48                    0.24                     n/a",
+        "  requests per write                     256.0                   128.0                     n/a",
+        "  requests per read                       12.5                     6.2                     n/a",
+        "  peak RSS [MiB]                          15.9                     7.9                    31.8",
+        "    sent to 127.0.0.1:9042                  60.0 %                  60.0 %                     n/a",
+        "    sent to 127.0.0.2:9042                  30.0 %                  30.0 %                     n/a",
+        "    sent to 127.0.0.3:9042                  10.0 %                  10.0 %                     n/a",
+        "  scylla: syscalls not counted: perf_event_paranoid is 3",
+        "  scylla: io_uring operations not counted: no io_uring tracepoints",
+        "",
+        "ERRORS",
+        "  doppio: overloaded x1: ",
+        "  doppio: timeout x2: request timed out after 5 s",
+        "  doppio-uring: overloaded x1: ",
+        "  doppio-uring: timeout x2: request timed out after 5 s",
+        "",
+    ];
+
     #[test]
     fn overhead_shows_syscalls_by_kind_and_io_uring_ops_or_says_why_not() {
         let mut counted = BackendRun::default();
