@@ -2,6 +2,10 @@
 //! columns wide. One backend prints one column; two (one run of `--driver doppio,scylla`,
 //! or `show A.json B.json`) print side by side with the relative change and, where
 //! per-sample data allow it, the p-value of Welch's t-test corrected for autocorrelation.
+//!
+//! The comparison tables (SUMMARY, LATENCY, OVERHEAD) are data: `tables` lists each row
+//! once as a `Metric` (name, unit, how a backend's figure is read and written, whether two
+//! columns show its change and p-value, when it is shown), and one loop writes them.
 
 use std::fmt::Write as _;
 
@@ -295,58 +299,125 @@ fn p_value(columns: &[Column<'_>], what: Figure) -> Option<f64> {
     Some(welch_t_test(&a, &b).p_value)
 }
 
-fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
-    let two = |f: &dyn Fn(&BackendReport) -> f64| -> Option<f64> {
-        (columns.len() == 2)
-            .then(|| change_of(f(columns[0].1), f(columns[1].1)))
-            .flatten()
-    };
-    let cells = |f: &dyn Fn(&BackendReport) -> String| -> Vec<String> {
-        columns.iter().map(|(_, b)| f(b)).collect()
-    };
+/// A backend's figure in one row of a comparison table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Value {
+    /// A count, written whole.
+    Count(u64),
+    /// A number.
+    Num(f64),
+    /// A mean and its error margin, `m ± e`.
+    Margin(f64, f64),
+    /// Two parts of one figure, `a / b` (user and system CPU).
+    Pair(f64, f64),
+    /// A share in percent, `x %`.
+    Percent(f64),
+    /// Not measured for this backend (`n/a`).
+    Missing,
+}
 
-    header(out, "SUMMARY", columns);
-    row(
-        out,
-        "throughput [req/s]",
-        &cells(&|b| format!("{:.0} ± {:.0}", b.throughput_rps, b.throughput_margin_rps)),
-        two(&|b| b.throughput_rps),
-        p_value(columns, Figure::Throughput),
-    );
-    row(
-        out,
-        "requests",
-        &cells(&|b| b.requests.to_string()),
-        two(&|b| b.requests as f64),
-        None,
-    );
-    row(out, "errors", &cells(&|b| b.errors.to_string()), None, None);
-    row(
-        out,
-        "measured time [s]",
-        &cells(&|b| format!("{:.2}", b.elapsed_s)),
-        None,
-        None,
-    );
-    out.push('\n');
+impl Value {
+    /// A figure the backend may lack.
+    fn or_missing(x: Option<f64>) -> Self {
+        x.map_or(Value::Missing, Value::Num)
+    }
 
-    header(out, "LATENCY [ms]", columns);
-    let ms = |ns: f64| format!("{:.3}", ns / 1e6);
-    row(
-        out,
-        "mean",
-        &cells(&|b| {
-            format!(
-                "{:.3} ± {:.3}",
-                b.latency_ns.mean / 1e6,
-                b.latency_ns.mean_margin / 1e6
-            )
-        }),
-        two(&|b| b.latency_ns.mean),
-        p_value(columns, Figure::MeanLatency),
-    );
-    type Getter = fn(&LatencySummary) -> u64;
-    let pct: [(&str, Getter); 10] = [
+    /// The cell's text with `d` decimals.
+    fn text(self, d: usize) -> String {
+        match self {
+            Value::Count(n) => n.to_string(),
+            Value::Num(x) => format!("{x:.d$}"),
+            Value::Margin(m, e) => format!("{m:.d$} ± {e:.d$}"),
+            Value::Pair(a, b) => format!("{a:.d$} / {b:.d$}"),
+            Value::Percent(x) => format!("{x:.d$} %"),
+            Value::Missing => "n/a".to_owned(),
+        }
+    }
+
+    /// The number two columns are compared on (NaN where there is none: no change shown).
+    fn compared(self) -> f64 {
+        match self {
+            Value::Count(n) => n as f64,
+            Value::Num(x) | Value::Margin(x, _) => x,
+            Value::Pair(..) | Value::Percent(_) | Value::Missing => f64::NAN,
+        }
+    }
+}
+
+/// A backend's figure as a table row reads it.
+type Getter<'a> = Box<dyn Fn(&BackendReport) -> Value + 'a>;
+
+/// One row of a comparison table: what it is called and in which unit, how a backend's
+/// figure is read and written, and how two columns are compared.
+struct Metric<'a> {
+    /// The row's name (indented when it breaks down the row above).
+    name: String,
+    /// The unit, written in brackets after the name ("" for none).
+    unit: &'static str,
+    /// A backend's figure.
+    get: Getter<'a>,
+    /// Decimals of the figure as written.
+    decimals: usize,
+    /// Whether two columns show the relative change (second vs first).
+    change: bool,
+    /// The per-sample figure whose p-value two columns show.
+    tested: Option<Figure>,
+    /// The row is shown only when this holds for some column.
+    shown_if: fn(&BackendReport) -> bool,
+}
+
+impl<'a> Metric<'a> {
+    /// A row without a change column.
+    fn new(
+        name: impl Into<String>,
+        unit: &'static str,
+        decimals: usize,
+        get: impl Fn(&BackendReport) -> Value + 'a,
+    ) -> Self {
+        Metric {
+            name: name.into(),
+            unit,
+            get: Box::new(get),
+            decimals,
+            change: false,
+            tested: None,
+            shown_if: |_| true,
+        }
+    }
+
+    /// Two columns show the relative change.
+    fn change(mut self) -> Self {
+        self.change = true;
+        self
+    }
+
+    /// Two columns show the change and the p-value of `figure`.
+    fn tested(mut self, figure: Figure) -> Self {
+        self.change = true;
+        self.tested = Some(figure);
+        self
+    }
+
+    /// Shown only when `when` holds for some column.
+    fn shown_if(mut self, when: fn(&BackendReport) -> bool) -> Self {
+        self.shown_if = when;
+        self
+    }
+
+    fn label(&self) -> String {
+        if self.unit.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{} [{}]", self.name, self.unit)
+        }
+    }
+}
+
+/// The comparison tables: a title and its rows, in the order they are printed.
+fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
+    let ms = |ns: f64| ns / 1e6;
+    type Pct = fn(&LatencySummary) -> u64;
+    let percentiles: [(&str, Pct); 10] = [
         ("min", |l| l.min),
         ("25", |l| l.p25),
         ("50", |l| l.p50),
@@ -358,163 +429,143 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
         ("99.99", |l| l.p9999),
         ("max", |l| l.max),
     ];
-    for (name, get) in pct {
-        row(
-            out,
-            name,
-            &cells(&|b| ms(get(&b.latency_ns) as f64)),
-            two(&|b| get(&b.latency_ns) as f64),
-            None,
+    let summary = vec![
+        Metric::new("throughput", "req/s", 0, |b| {
+            Value::Margin(b.throughput_rps, b.throughput_margin_rps)
+        })
+        .tested(Figure::Throughput),
+        Metric::new("requests", "", 0, |b| Value::Count(b.requests)).change(),
+        Metric::new("errors", "", 0, |b| Value::Count(b.errors)),
+        Metric::new("measured time", "s", 2, |b| Value::Num(b.elapsed_s)),
+    ];
+
+    let mut latency = vec![Metric::new("mean", "", 3, move |b| {
+        Value::Margin(ms(b.latency_ns.mean), ms(b.latency_ns.mean_margin))
+    })
+    .tested(Figure::MeanLatency)];
+    for (name, get) in percentiles {
+        latency.push(
+            Metric::new(name, "", 3, move |b| {
+                Value::Num(ms(get(&b.latency_ns) as f64))
+            })
+            .change(),
         );
     }
-    row(
-        out,
-        "service time p50",
-        &cells(&|b| ms(b.service_time_ns.p50 as f64)),
-        two(&|b| b.service_time_ns.p50 as f64),
-        None,
+    latency.push(
+        Metric::new("service time p50", "", 3, move |b| {
+            Value::Num(ms(b.service_time_ns.p50 as f64))
+        })
+        .change(),
     );
-    row(
-        out,
-        "service time p99",
-        &cells(&|b| ms(b.service_time_ns.p99 as f64)),
-        two(&|b| b.service_time_ns.p99 as f64),
-        None,
+    latency.push(
+        Metric::new("service time p99", "", 3, move |b| {
+            Value::Num(ms(b.service_time_ns.p99 as f64))
+        })
+        .change(),
     );
-    out.push('\n');
 
-    header(out, "OVERHEAD (per request)", columns);
-    row(
-        out,
-        "client CPU [us]",
-        &cells(&|b| format!("{:.2}", b.cpu_us_per_req)),
-        two(&|b| b.cpu_us_per_req),
-        None,
-    );
-    row(
-        out,
-        "  user / sys [us]",
-        &cells(&|b| format!("{:.2} / {:.2}", b.cpu_user_us_per_req, b.cpu_sys_us_per_req)),
-        None,
-        None,
-    );
-    row(
-        out,
-        "syscalls",
-        &cells(&|b| {
-            b.syscalls_per_req
-                .map_or("n/a".into(), |s| format!("{s:.3}"))
+    let mut overhead = vec![
+        Metric::new("client CPU", "us", 2, |b| Value::Num(b.cpu_us_per_req)).change(),
+        Metric::new("  user / sys", "us", 2, |b| {
+            Value::Pair(b.cpu_user_us_per_req, b.cpu_sys_us_per_req)
         }),
-        two(&|b| b.syscalls_per_req.unwrap_or(f64::NAN)),
-        None,
-    );
-    // A figure a column may lack (`n/a` there).
-    let optional_row =
-        |out: &mut String, label: &str, get: &dyn Fn(&BackendReport) -> Option<f64>| {
-            row(
-                out,
-                label,
-                &cells(&|b| get(b).map_or("n/a".into(), |x| format!("{x:.3}"))),
-                two(&|b| get(b).unwrap_or(f64::NAN)),
-                None,
-            );
-        };
-    // Syscalls by kind and io_uring operations, when any column has them.
-    if columns
-        .iter()
-        .any(|(_, b)| b.syscalls_by_kind_per_req.is_some())
-    {
-        for kind in SyscallKind::ALL {
-            optional_row(out, &format!("  {}", kind.name()), &|b| {
-                b.syscalls_by_kind_per_req.map(|x| x.get(kind))
-            });
-        }
+        Metric::new("syscalls", "", 3, |b| Value::or_missing(b.syscalls_per_req)).change(),
+    ];
+    for kind in SyscallKind::ALL {
+        overhead.push(
+            Metric::new(format!("  {}", kind.name()), "", 3, move |b| {
+                Value::or_missing(b.syscalls_by_kind_per_req.map(|x| x.get(kind)))
+            })
+            .change()
+            .shown_if(|b| b.syscalls_by_kind_per_req.is_some()),
+        );
     }
-    if columns
-        .iter()
-        .any(|(_, b)| b.io_uring_submitted_per_req.is_some())
-    {
-        type Get = fn(&BackendReport) -> Option<f64>;
-        let io_uring: [(&str, Get); 2] = [
-            ("io_uring submitted", |b| b.io_uring_submitted_per_req),
-            ("io_uring completed", |b| b.io_uring_completed_per_req),
-        ];
-        for (label, get) in io_uring {
-            optional_row(out, label, &get);
-        }
-    }
-    row(
-        out,
-        "context switches",
-        &cells(&|b| format!("{:.3}", b.ctx_switches_per_req)),
-        two(&|b| b.ctx_switches_per_req),
-        None,
-    );
-    row(
-        out,
-        "heap allocations",
-        &cells(&|b| {
-            b.allocations_per_req
-                .map_or("n/a".into(), |x| format!("{x:.2}"))
+    overhead.extend([
+        Metric::new("io_uring submitted", "", 3, |b| {
+            Value::or_missing(b.io_uring_submitted_per_req)
+        })
+        .change()
+        .shown_if(|b| b.io_uring_submitted_per_req.is_some()),
+        Metric::new("io_uring completed", "", 3, |b| {
+            Value::or_missing(b.io_uring_completed_per_req)
+        })
+        .change()
+        .shown_if(|b| b.io_uring_submitted_per_req.is_some()),
+        Metric::new("context switches", "", 3, |b| {
+            Value::Num(b.ctx_switches_per_req)
+        })
+        .change(),
+        Metric::new("heap allocations", "", 2, |b| {
+            Value::or_missing(b.allocations_per_req)
+        })
+        .change(),
+        Metric::new("requests per write", "", 1, |b| {
+            Value::or_missing(b.requests_per_flush)
         }),
-        two(&|b| b.allocations_per_req.unwrap_or(f64::NAN)),
-        None,
-    );
-    row(
-        out,
-        "requests per write",
-        &cells(&|b| {
-            b.requests_per_flush
-                .map_or("n/a".into(), |x| format!("{x:.1}"))
+        Metric::new("requests per read", "", 1, |b| {
+            Value::or_missing(b.requests_per_read)
         }),
-        None,
-        None,
-    );
-    row(
-        out,
-        "requests per read",
-        &cells(&|b| {
-            b.requests_per_read
-                .map_or("n/a".into(), |x| format!("{x:.1}"))
+        Metric::new("peak RSS", "MiB", 1, |b| {
+            Value::Num(b.peak_rss_bytes as f64 / (1 << 20) as f64)
         }),
-        None,
-        None,
-    );
-    row(
-        out,
-        "peak RSS [MiB]",
-        &cells(&|b| format!("{:.1}", b.peak_rss_bytes as f64 / (1 << 20) as f64)),
-        None,
-        None,
-    );
+    ]);
     // Where the requests went (doppio's per-node counters), when there is more than one node.
-    let mut nodes: Vec<&String> = columns
+    let mut nodes: Vec<String> = columns
         .iter()
         .filter_map(|(_, b)| b.requests_by_node.as_ref())
-        .flat_map(|m| m.keys())
+        .flat_map(|m| m.keys().cloned())
         .collect();
     nodes.sort();
     nodes.dedup();
     if nodes.len() > 1 {
         for node in nodes {
-            row(
-                out,
-                &format!("  sent to {node}"),
-                &cells(&|b| {
-                    let Some(m) = &b.requests_by_node else {
-                        return "n/a".into();
-                    };
-                    let total: u64 = m.values().sum();
-                    let n = m.get(node).copied().unwrap_or(0);
-                    if total == 0 {
-                        "n/a".into()
-                    } else {
-                        format!("{:.1} %", 100.0 * n as f64 / total as f64)
-                    }
-                }),
-                None,
-                None,
-            );
+            overhead.push(Metric::new(format!("  sent to {node}"), "", 1, move |b| {
+                let Some(m) = &b.requests_by_node else {
+                    return Value::Missing;
+                };
+                let total: u64 = m.values().sum();
+                let n = m.get(&node).copied().unwrap_or(0);
+                if total == 0 {
+                    Value::Missing
+                } else {
+                    Value::Percent(100.0 * n as f64 / total as f64)
+                }
+            }));
+        }
+    }
+    vec![
+        ("SUMMARY", summary),
+        ("LATENCY [ms]", latency),
+        ("OVERHEAD (per request)", overhead),
+    ]
+}
+
+/// Writes one table: its header, then each row shown for these columns.
+fn table(out: &mut String, title: &str, metrics: &[Metric<'_>], columns: &[Column<'_>]) {
+    header(out, title, columns);
+    for m in metrics {
+        if !columns.iter().any(|(_, b)| (m.shown_if)(b)) {
+            continue;
+        }
+        let values: Vec<Value> = columns.iter().map(|(_, b)| (m.get)(b)).collect();
+        let cells: Vec<String> = values.iter().map(|v| v.text(m.decimals)).collect();
+        let change = match values.as_slice() {
+            [a, b] if m.change => change_of(a.compared(), b.compared()),
+            _ => None,
+        };
+        let p = m.tested.and_then(|f| p_value(columns, f));
+        row(out, &m.label(), &cells, change, p);
+    }
+}
+
+fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
+    let tables = tables(columns);
+    let last = tables.len() - 1;
+    for (i, (title, metrics)) in tables.iter().enumerate() {
+        table(out, title, metrics, columns);
+        // The OVERHEAD table's notes follow it before the blank line.
+        if i < last {
+            out.push('\n');
         }
     }
     // What could not be counted, and why (once per reason and column).
