@@ -8,6 +8,7 @@ use clap::{Args as ClapArgs, Parser, Subcommand};
 
 use crate::backend::Driver;
 use crate::engine::Limit;
+use crate::units::{self, UnitError};
 
 /// A latte-class CQL benchmark with a one-flag backend swap (doppio on glommio, doppio on its
 /// own io_uring runtime, or scylla-rust-driver).
@@ -185,13 +186,9 @@ pub struct RunArgs {
     pub flamegraph: Option<PathBuf>,
 }
 
-/// Parses `500ms`, `5s`, `2m`, `1h`, or plain seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    match Limit::parse(text) {
-        Ok(Limit::Time(d)) => Ok(d),
-        Ok(Limit::Count(n)) => Ok(Duration::from_secs(n)),
-        Err(e) => Err(e),
-    }
+/// Parses `500ms`, `5s`, `2m`, `1h`, or plain seconds (see [`crate::units::duration`]).
+pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
+    units::duration(text)
 }
 
 impl Connect {

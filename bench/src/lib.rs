@@ -15,4 +15,5 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod sweep;
+pub mod units;
 pub mod workload;
