@@ -108,7 +108,10 @@ mod tests {
     #[test]
     fn bad_durations_say_what_was_wrong() {
         let e = duration("3 parsecs").unwrap_err().to_string();
-        assert!(e.starts_with("`3 parsecs` is not a duration such as"), "{e}");
+        assert!(
+            e.starts_with("`3 parsecs` is not a duration such as"),
+            "{e}"
+        );
         assert!(e.contains("unknown time unit \"parsecs\""), "{e}");
         for bad in ["", "soon", "-1s", "-2", "1k", "NaN", "inf"] {
             assert!(duration(bad).is_err(), "{bad}");

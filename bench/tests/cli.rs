@@ -1,6 +1,8 @@
 //! The `doppio` binary against the real Cassandra (`scripts/cassandra.sh start`): every
 //! subcommand, both backends, a workload file with parameters, JSON written and read back by
-//! `show`, `hdr` and `list`, and `--driver doppio,doppio-uring,scylla` side by side.
+//! `show`, `hdr` and `list`, and `--driver doppio,doppio-uring,scylla` side by side. The
+//! exit-code tests at the end need no Cassandra: a usage error, and failures after the run
+//! started against the stub server (perf/stub) in this process.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -478,4 +480,120 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
         ]);
         assert_input_error(&out, &["password are incorrect"]);
     }
+}
+
+/// A stub server (perf/stub) in this process: these exit-code tests need no Cassandra.
+fn stub(rules: &str) -> doppio_stub::StubHandle {
+    doppio_stub::Stub::start(doppio_stub::StubConfig {
+        rules: doppio_stub::Rules::parse(rules).unwrap(),
+        log_rules: false,
+        ..doppio_stub::StubConfig::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn usage_errors_exit_with_2_before_any_connection() {
+    // Rejected by the option parser: a count where a duration belongs.
+    let out = doppio(&["run", "-w", "empty", "--timeout", "1k", "127.0.0.1:1"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a bad option value: exit code 2"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`1k` is not a duration"), "{err}");
+    // Rejected by the bench itself, before connecting to the (absent) node.
+    for args in [
+        &[
+            "run",
+            "-w",
+            "empty",
+            "-P",
+            "no-equals-sign",
+            "127.0.0.1:1",
+            "-q",
+        ][..],
+        &[
+            "run",
+            "-w",
+            "empty",
+            "--driver",
+            "nope",
+            "127.0.0.1:1",
+            "-q",
+        ][..],
+        &["run", "-w", "no-such-workload.toml", "127.0.0.1:1", "-q"][..],
+    ] {
+        let out = doppio(args);
+        assert_input_error(&out, &[]);
+    }
+}
+
+#[test]
+fn failures_after_the_run_started_exit_with_1_on_the_stub() {
+    let dir = support::scratch_dir("exit-1");
+    // The node goes away: every EXECUTE after 1 s loses its connection; the run stops after
+    // --max-outage and the report keeps what was measured.
+    let gone = stub(
+        r#"
+[[rule]]
+name = "gone"
+when = { opcode = "EXECUTE", after = "1s" }
+then = "drop"
+"#,
+    );
+    let report = dir.join("gone.json");
+    let out = doppio(&[
+        "run",
+        "-w",
+        "empty",
+        &gone.addr().to_string(),
+        "-d",
+        "20s",
+        "--warmup",
+        "0s",
+        "-s",
+        "250ms",
+        "--max-outage",
+        "500ms",
+        "-p",
+        "4",
+        "-q",
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "the node went away: {err}");
+    assert!(err.contains("the node went away"), "{err}");
+    let j = json(&report);
+    assert!(j["fatal_error"].as_str().unwrap().contains("went away"));
+    assert!(j["backends"]["doppio"]["requests"].as_u64().unwrap() > 0);
+    drop(gone);
+
+    // The run completes, then its report cannot be written (its folder does not exist):
+    // the run had started, so exit code 1 (it was 2, as if it had not started).
+    let fine = stub("");
+    let out = doppio(&[
+        "run",
+        "-w",
+        "empty",
+        &fine.addr().to_string(),
+        "-d",
+        "500ms",
+        "--warmup",
+        "0s",
+        "-p",
+        "4",
+        "-q",
+        "-o",
+        dir.join("no-such-folder").join("r.json").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "report not written: {err}");
+    assert!(err.contains("the report could not be written"), "{err}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("SUMMARY"),
+        "the text report is still printed"
+    );
 }

@@ -96,6 +96,18 @@ pub struct BackendError {
     pub message: String,
 }
 
+/// Why a phase failed: before any request was sent (its statements could not be prepared or
+/// their arguments do not fit), or while it ran.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PhaseError {
+    /// Preparing the phase's statements failed: nothing was sent.
+    #[error(transparent)]
+    Prepare(BackendError),
+    /// The phase started and failed as a whole.
+    #[error(transparent)]
+    Run(BackendError),
+}
+
 /// A phase to run on every worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -302,9 +314,21 @@ pub fn drive_phase(
     backend: &Arc<dyn Backend>,
     workload: &Arc<Workload>,
     spec: PhaseSpec,
+    on_sample: impl FnMut(&Sample),
+) -> Result<PhaseOutcome, PhaseError> {
+    backend
+        .prepare(workload, spec.phase)
+        .map_err(PhaseError::Prepare)?;
+    run_prepared_phase(backend, workload, spec, on_sample).map_err(PhaseError::Run)
+}
+
+/// [`drive_phase`] once the phase's statements are prepared.
+fn run_prepared_phase(
+    backend: &Arc<dyn Backend>,
+    workload: &Arc<Workload>,
+    spec: PhaseSpec,
     mut on_sample: impl FnMut(&Sample),
 ) -> Result<PhaseOutcome, BackendError> {
-    backend.prepare(workload, spec.phase)?;
     let (tx, rx) = mpsc::channel();
     let workers = backend.workers();
     // A short margin so that every worker is parked on its first due time together.
