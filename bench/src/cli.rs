@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args as ClapArgs, Parser, Subcommand};
 
-use crate::backend::Driver;
+use crate::backend::{Consistency, Driver};
 use crate::engine::Limit;
 use crate::units::{self, UnitError};
 
@@ -99,8 +99,8 @@ pub struct Connect {
     #[arg(short = 'c', long, default_value_t = 1)]
     pub connections: usize,
     /// Consistency level.
-    #[arg(long, default_value = "LOCAL_ONE")]
-    pub consistency: String,
+    #[arg(long, default_value = "LOCAL_ONE", value_parser = Consistency::parse)]
+    pub consistency: Consistency,
     /// Request timeout.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub timeout: Duration,

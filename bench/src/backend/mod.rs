@@ -58,6 +58,72 @@ impl Driver {
     }
 }
 
+/// A consistency level, parsed once for every backend (each maps it to its driver's type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Consistency {
+    /// `ANY`.
+    Any,
+    /// `ONE`.
+    One,
+    /// `TWO`.
+    Two,
+    /// `THREE`.
+    Three,
+    /// `QUORUM`.
+    Quorum,
+    /// `ALL`.
+    All,
+    /// `LOCAL_QUORUM`.
+    LocalQuorum,
+    /// `EACH_QUORUM`.
+    EachQuorum,
+    /// `LOCAL_ONE`.
+    LocalOne,
+}
+
+impl Consistency {
+    /// Every level, in the order the protocol numbers them.
+    pub const ALL: [Consistency; 9] = [
+        Consistency::Any,
+        Consistency::One,
+        Consistency::Two,
+        Consistency::Three,
+        Consistency::Quorum,
+        Consistency::All,
+        Consistency::LocalQuorum,
+        Consistency::EachQuorum,
+        Consistency::LocalOne,
+    ];
+
+    /// Its name as CQL spells it (`LOCAL_ONE`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Consistency::Any => "ANY",
+            Consistency::One => "ONE",
+            Consistency::Two => "TWO",
+            Consistency::Three => "THREE",
+            Consistency::Quorum => "QUORUM",
+            Consistency::All => "ALL",
+            Consistency::LocalQuorum => "LOCAL_QUORUM",
+            Consistency::EachQuorum => "EACH_QUORUM",
+            Consistency::LocalOne => "LOCAL_ONE",
+        }
+    }
+
+    /// Parses a name in any case (`local_one`, `LOCAL_ONE`).
+    pub fn parse(name: &str) -> Result<Self, String> {
+        let wanted = name.trim().to_ascii_uppercase();
+        Self::ALL
+            .into_iter()
+            .find(|c| c.name() == wanted)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|c| c.name()).collect();
+                format!("unknown consistency `{name}` ({})", names.join(", "))
+            })
+    }
+}
+
 /// How to connect, shared by both backends.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ConnectOptions {
@@ -67,8 +133,8 @@ pub struct ConnectOptions {
     pub threads: usize,
     /// Connections per node (doppio: per shard; scylla: per node, its pool size).
     pub connections: usize,
-    /// Consistency level name (`ONE`, `LOCAL_QUORUM`, ...).
-    pub consistency: String,
+    /// Consistency level.
+    pub consistency: Consistency,
     /// Request timeout.
     pub request_timeout: Duration,
     /// Retries per request on errors the retry policy allows.
@@ -426,5 +492,24 @@ pub fn kind_of_server_code(code: i32) -> &'static str {
         0x2200 => "invalid",
         0x2500 => "unprepared",
         _ => "server_error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consistency_names_parse_in_any_case_and_round_trip() {
+        for c in Consistency::ALL {
+            assert_eq!(Consistency::parse(c.name()), Ok(c));
+            assert_eq!(Consistency::parse(&c.name().to_ascii_lowercase()), Ok(c));
+        }
+        assert_eq!(Consistency::parse(" local_one "), Ok(Consistency::LocalOne));
+        let e = Consistency::parse("SOME").unwrap_err();
+        assert!(
+            e.contains("unknown consistency `SOME`") && e.contains("LOCAL_QUORUM"),
+            "{e}"
+        );
     }
 }

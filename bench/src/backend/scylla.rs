@@ -26,7 +26,7 @@ use scylla::statement::prepared::PreparedStatement;
 
 use super::{
     phase_statements, plan_statement, run_and_report, Backend, BackendError, ConnectOptions,
-    Driver, DriverCounters, Event, Phase, PhaseSpec,
+    Consistency as BenchConsistency, Driver, DriverCounters, Event, Phase, PhaseSpec,
 };
 use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
 use crate::workload::encode::{encode, CqlKind, Encoded, Sink};
@@ -46,19 +46,19 @@ pub struct ScyllaBackend {
     threads: usize,
 }
 
-fn consistency(name: &str) -> Result<Consistency, String> {
-    Ok(match name.to_ascii_uppercase().as_str() {
-        "ANY" => Consistency::Any,
-        "ONE" => Consistency::One,
-        "TWO" => Consistency::Two,
-        "THREE" => Consistency::Three,
-        "QUORUM" => Consistency::Quorum,
-        "ALL" => Consistency::All,
-        "LOCAL_QUORUM" => Consistency::LocalQuorum,
-        "EACH_QUORUM" => Consistency::EachQuorum,
-        "LOCAL_ONE" => Consistency::LocalOne,
-        other => return Err(format!("unknown consistency `{other}`")),
-    })
+/// scylla-rust-driver's consistency level for the bench's.
+fn consistency(c: BenchConsistency) -> Consistency {
+    match c {
+        BenchConsistency::Any => Consistency::Any,
+        BenchConsistency::One => Consistency::One,
+        BenchConsistency::Two => Consistency::Two,
+        BenchConsistency::Three => Consistency::Three,
+        BenchConsistency::Quorum => Consistency::Quorum,
+        BenchConsistency::All => Consistency::All,
+        BenchConsistency::LocalQuorum => Consistency::LocalQuorum,
+        BenchConsistency::EachQuorum => Consistency::EachQuorum,
+        BenchConsistency::LocalOne => Consistency::LocalOne,
+    }
 }
 
 impl ScyllaBackend {
@@ -85,7 +85,7 @@ impl ScyllaBackend {
             Arc::new(DefaultRetryPolicy::new())
         };
         let profile = ExecutionProfile::builder()
-            .consistency(consistency(&o.consistency).map_err(err)?)
+            .consistency(consistency(o.consistency))
             .request_timeout(Some(o.request_timeout))
             .retry_policy(retry)
             .build();
