@@ -597,3 +597,40 @@ then = "drop"
         "the text report is still printed"
     );
 }
+
+#[test]
+fn scylla_with_two_worker_threads_runs_both_workers_on_the_stub() {
+    // With -t 2 each worker's request loops run on a thread of their own (the worker future
+    // is !Send): both run, every iteration once (a counted run ends at its count).
+    let fine = stub("");
+    let report = support::scratch_dir("scylla-t2").join("r.json");
+    let out = doppio(&[
+        "run",
+        "-w",
+        "empty",
+        &fine.addr().to_string(),
+        "--driver",
+        "scylla",
+        "-t",
+        "2",
+        "-p",
+        "8",
+        "-d",
+        "20000",
+        "--warmup",
+        "0",
+        "-q",
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = json(&report);
+    let scylla = &j["backends"]["scylla"];
+    assert_eq!(scylla["requests"].as_u64(), Some(20_000), "{scylla}");
+    assert_eq!(scylla["errors"].as_u64(), Some(0));
+    assert_eq!(j["config"]["threads"].as_u64(), Some(2));
+}
