@@ -1,4 +1,4 @@
-//! The command line: `doppio schema|load|run|show|hdr|list`.
+//! The command line: `doppio schema|load|run|show|hdr|list|sweep`.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;

@@ -2,6 +2,10 @@
 //! own io_uring runtime: the same driver on two event loops) and scylla-rust-driver (a tokio
 //! runtime). The engine ([`crate::engine`]) runs the same
 //! workload on either; this module drives a phase and gathers its samples.
+//!
+//! Children: [`doppio`] (doppio on glommio or on its own io_uring runtime, one shard per
+//! core) and [`scylla`] (scylla-rust-driver on a tokio runtime); each maps the bench's
+//! neutral types (consistency, values, outcomes) to its driver's.
 
 pub mod doppio;
 pub mod scylla;

@@ -1,6 +1,9 @@
 //! The backend-neutral engine: runs a workload's statements at a concurrency and an optional
-//! rate on one worker (a doppio shard, or a task of the scylla backend's runtime) and
-//! records what happened.
+//! rate on one worker (a doppio shard, or one worker of the scylla backend on its runtime)
+//! and records what happened.
+//!
+//! Children: [`collect`], the coordinator's side: workers' interval samples merged into one
+//! sample per interval.
 //!
 //! A worker runs `concurrency` fibers: futures joined inside the worker's one task, not a
 //! task each. Fiber `f` of a worker with `C` fibers runs the worker's iterations `f`,

@@ -2,6 +2,9 @@
 //! `bench/REPORT.md`; `schema_version` changes when a field changes meaning or goes away),
 //! and its text rendering.
 //!
+//! Children: [`text`], the text rendering (CONFIG, LOG, SUMMARY, LATENCY, OVERHEAD, ERRORS,
+//! PAIRS, NOTES) of one report or two side by side.
+//!
 //! Invariants: a report never contains a password; every backend entry carries the same
 //! fields whether or not the run hit errors; a field that could not be measured is `null`
 //! with the reason beside it, never zero.

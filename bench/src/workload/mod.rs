@@ -3,6 +3,9 @@
 //! `mixed`, `empty`), compiled once with its parameters into statements whose arguments are
 //! generator expressions ([`expr`]).
 //!
+//! Children: [`expr`], the generator expressions (parsed once, evaluated per iteration
+//! without allocation); [`encode`], their values as the CQL bytes of a column type.
+//!
 //! Invariants:
 //! - Everything per iteration is a pure function of the iteration number: which statement
 //!   runs (by weight) and every argument, so two runs of the same workload send the same
