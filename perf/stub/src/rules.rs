@@ -27,6 +27,9 @@
 //! a broken frame in place of the answer), `"wrong_stream"` (the answer carries a stream id
 //! the client never used).
 //!
+//! Durations (`after`, `until`, delays, `stall`) read as the bench reads its options:
+//! humantime's grammar (`500us`, `2ms`, `1.5s`, `2m`, `1h30m`); a bare number is seconds.
+//!
 //! Invariant: the first rule whose condition holds decides; a request matches at most one.
 
 use std::time::Duration;
