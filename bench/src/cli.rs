@@ -1,4 +1,4 @@
-//! The command line: `doppio schema|load|run|show|hdr|list`.
+//! The command line: `doppio schema|load|run|show|hdr|list|sweep`.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use clap::{Args as ClapArgs, Parser, Subcommand};
 
-use crate::backend::Driver;
+use crate::backend::{Consistency, Driver};
 use crate::engine::Limit;
+use crate::units::{self, UnitError};
 
 /// A latte-class CQL benchmark with a one-flag backend swap (doppio on glommio, doppio on its
 /// own io_uring runtime, or scylla-rust-driver).
@@ -98,8 +99,8 @@ pub struct Connect {
     #[arg(short = 'c', long, default_value_t = 1)]
     pub connections: usize,
     /// Consistency level.
-    #[arg(long, default_value = "LOCAL_ONE")]
-    pub consistency: String,
+    #[arg(long, default_value = "LOCAL_ONE", value_parser = Consistency::parse)]
+    pub consistency: Consistency,
     /// Request timeout.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub timeout: Duration,
@@ -185,13 +186,9 @@ pub struct RunArgs {
     pub flamegraph: Option<PathBuf>,
 }
 
-/// Parses `500ms`, `5s`, `2m`, `1h`, or plain seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    match Limit::parse(text) {
-        Ok(Limit::Time(d)) => Ok(d),
-        Ok(Limit::Count(n)) => Ok(Duration::from_secs(n)),
-        Err(e) => Err(e),
-    }
+/// Parses `500ms`, `5s`, `2m`, `1h`, or plain seconds (see [`crate::units::duration`]).
+pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
+    units::duration(text)
 }
 
 impl Connect {

@@ -2,6 +2,25 @@
 //! backends (doppio and scylla-rust-driver), statistics, driver-overhead measurement and
 //! reports. The `doppio` binary (src/main.rs) is its command line.
 //!
+//! Modules:
+//! - [`cli`]: the command line's options and subcommands (clap).
+//! - [`run`]: what each subcommand does (connect, warm up, measure, write reports), and the
+//!   failures that end one with their exit codes.
+//! - [`workload`]: workload files and built-ins compiled into statements with generated
+//!   arguments (children: `expr` the generators, `encode` their CQL bytes).
+//! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
+//!   (child: `collect`, the coordinator merging workers' samples).
+//! - [`backend`]: the drivers behind one interface (children: `doppio` on glommio or its
+//!   own io_uring runtime, `scylla` on tokio) and the driving of a phase.
+//! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
+//! - [`overhead`]: CPU time, context switches, RSS, syscalls by kind and io_uring operations
+//!   of a measured stretch.
+//! - [`alloc_count`]: the counting global allocator of the `alloc-count` feature.
+//! - [`flame`]: `perf record` around measured segments, drawn as flamegraphs (inferno).
+//! - [`report`]: the JSON report and its text rendering (child: `text`).
+//! - [`sweep`]: runs at several concurrencies as a markdown table and an SVG plot.
+//! - [`units`]: the one grammar for durations and counts (options, workload parameters).
+//!
 //! Seams: [`workload`] knows no driver; [`engine`] knows no driver either (backends plug in
 //! through [`engine::BenchSession`]); [`backend`] holds everything driver-specific.
 
@@ -15,4 +34,5 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod sweep;
+pub mod units;
 pub mod workload;

@@ -31,13 +31,13 @@ fn main() -> ExitCode {
             svg,
             title,
         } => doppio_bench::sweep::sweep(reports, markdown.as_deref(), svg.as_deref(), title)
-            .map_err(run::Failure::from),
+            .map_err(run::Failure::Input),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", e.message);
-            ExitCode::from(e.exit)
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code())
         }
     }
 }

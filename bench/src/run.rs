@@ -7,23 +7,48 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::backend::{self, Backend, ConnectOptions, Driver, Phase, PhaseSpec};
+use crate::backend::{
+    self, Backend, BackendError, ConnectOptions, Driver, Phase, PhaseError, PhaseSpec,
+};
 use crate::cli::{Connect, LoadArgs, RunArgs};
 use crate::engine::collect::Sample;
 use crate::engine::Limit;
 use crate::overhead::Meter;
 use crate::report::{text, BackendRun, Report, RunConfig, WorkloadInfo, SCHEMA_VERSION};
-use crate::workload::Workload;
+use crate::workload::{Workload, WorkloadError};
 
-/// A failure that ends a subcommand, with the exit code it deserves.
-#[derive(Debug)]
-pub struct Failure {
-    /// What went wrong: one sentence.
-    pub message: String,
-    /// The process's exit code: [`Failure::INPUT`] when the command could not start (bad
-    /// arguments or workload, a node that cannot be reached, a refused login),
-    /// [`Failure::RUN`] when a started run failed (the node went away, requests failed).
-    pub exit: u8,
+/// A failure that ends a subcommand. [`Failure::exit_code`] maps it to the exit codes the
+/// README states: 2 when the command could not start (bad arguments or workload, a node that
+/// cannot be reached, a refused login, an unreadable input file), 1 when a started run
+/// failed (the node went away, a phase failed, the report could not be written).
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// Arguments or options that do not make sense (a bad `-P`, an unknown driver, a node
+    /// name that does not resolve).
+    #[error("{0}")]
+    Usage(String),
+    /// The workload could not be read or compiled.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// A backend could not connect, log in, or prepare the workload's statements; nothing
+    /// was measured.
+    #[error(transparent)]
+    Start(BackendError),
+    /// A statement of the schema was refused.
+    #[error(transparent)]
+    Schema(BackendError),
+    /// An input file (a report, a folder) could not be read or written.
+    #[error("{0}")]
+    Input(String),
+    /// A file could not be read or written.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// A histogram in a report could not be decoded or written.
+    #[error(transparent)]
+    Histogram(#[from] crate::stats::StatsError),
+    /// The run (or load) started and then failed; what was measured is kept.
+    #[error("{0}")]
+    Run(String),
 }
 
 impl Failure {
@@ -32,32 +57,41 @@ impl Failure {
     /// Exit code of a run that started and failed.
     pub const RUN: u8 = 1;
 
-    /// A failure of a started run.
-    pub fn run(message: impl Into<String>) -> Self {
-        Failure {
-            message: message.into(),
-            exit: Self::RUN,
+    /// The process's exit code for this failure.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Failure::Run(_) => Self::RUN,
+            Failure::Usage(_)
+            | Failure::Workload(_)
+            | Failure::Start(_)
+            | Failure::Schema(_)
+            | Failure::Input(_)
+            | Failure::Io(_)
+            | Failure::Histogram(_) => Self::INPUT,
         }
     }
-}
 
-/// Errors converted with `?` are the command's inputs failing (exit code 2); a started run
-/// that fails says so with [`Failure::run`].
-impl<E: std::fmt::Display> From<E> for Failure {
-    fn from(e: E) -> Self {
-        Failure {
-            message: e.to_string(),
-            exit: Self::INPUT,
+    /// A failure of a started run.
+    pub fn run(message: impl std::fmt::Display) -> Self {
+        Failure::Run(message.to_string())
+    }
+
+    /// A phase's failure: one whose statements could not be prepared before anything of
+    /// this command ran could not start; any other is a failure of the started run.
+    fn of_phase(e: PhaseError, started: bool) -> Self {
+        match e {
+            PhaseError::Prepare(e) if !started => Failure::Start(e),
+            PhaseError::Prepare(e) | PhaseError::Run(e) => Failure::run(e),
         }
     }
 }
 
 fn connect_options(c: &Connect) -> Result<ConnectOptions, Failure> {
     Ok(ConnectOptions {
-        nodes: c.node_addrs()?,
+        nodes: c.node_addrs().map_err(Failure::Usage)?,
         threads: c.threads.max(1),
         connections: c.connections.max(1),
-        consistency: c.consistency.clone(),
+        consistency: c.consistency,
         request_timeout: c.timeout,
         retries: c.retries,
         compression: c.compression,
@@ -69,24 +103,25 @@ fn connect_options(c: &Connect) -> Result<ConnectOptions, Failure> {
 }
 
 fn workload_of(c: &Connect) -> Result<Arc<Workload>, Failure> {
-    Ok(Arc::new(Workload::resolve(&c.workload, &c.param_pairs()?)?))
+    let params = c.param_pairs().map_err(Failure::Usage)?;
+    Ok(Arc::new(Workload::resolve(&c.workload, &params)?))
 }
 
 fn first_driver(c: &Connect) -> Result<Driver, Failure> {
-    let drivers = c.drivers()?;
+    let drivers = c.drivers().map_err(Failure::Usage)?;
     drivers
         .first()
         .copied()
-        .ok_or_else(|| Failure::from("no driver given"))
+        .ok_or_else(|| Failure::Usage("no driver given".into()))
 }
 
 /// `doppio schema`: runs the workload's schema statements.
 pub fn schema(c: &Connect) -> Result<(), Failure> {
     let workload = workload_of(c)?;
-    let b = backend::connect(first_driver(c)?, &connect_options(c)?)?;
+    let b = backend::connect(first_driver(c)?, &connect_options(c)?).map_err(Failure::Start)?;
     let result = b.execute_all(&workload.schema);
     b.shutdown();
-    result?;
+    result.map_err(Failure::Schema)?;
     if !c.quiet {
         eprintln!(
             "schema of {}: {} statement(s) applied",
@@ -101,13 +136,14 @@ pub fn schema(c: &Connect) -> Result<(), Failure> {
 pub fn load(a: &LoadArgs) -> Result<(), Failure> {
     let workload = workload_of(&a.connect)?;
     let Some(l) = &workload.load else {
-        return Err(Failure::from(format!(
+        return Err(Failure::Usage(format!(
             "workload {} has no [load] section",
             workload.name
         )));
     };
     let count = l.count;
-    let b = backend::connect(first_driver(&a.connect)?, &connect_options(&a.connect)?)?;
+    let b = backend::connect(first_driver(&a.connect)?, &connect_options(&a.connect)?)
+        .map_err(Failure::Start)?;
     let spec = PhaseSpec {
         phase: Phase::Load,
         concurrency: a.concurrency.max(1),
@@ -121,7 +157,7 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
     let started = Instant::now();
     let outcome = backend::drive_phase(&b, &workload, spec, |s| progress.sample(s));
     b.shutdown();
-    let outcome = outcome?;
+    let outcome = outcome.map_err(|e| Failure::of_phase(e, false))?;
     progress.done();
     let errors: u64 = outcome.samples.iter().map(Sample::error_count).sum();
     let secs = started.elapsed().as_secs_f64();
@@ -160,7 +196,7 @@ fn per_segment(limit: Limit, segments: usize) -> Limit {
 pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     let c = &a.connect;
     let workload = workload_of(c)?;
-    let drivers = c.drivers()?;
+    let drivers = c.drivers().map_err(Failure::Usage)?;
     let options = connect_options(c)?;
     let segments = a
         .segments
@@ -200,7 +236,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             connections: options.connections,
             rate: a.rate,
             sample_interval_s: a.interval.as_secs_f64(),
-            consistency: options.consistency.clone(),
+            consistency: options.consistency.name().to_owned(),
             request_timeout_s: options.request_timeout.as_secs_f64(),
             retries: options.retries,
             compression: options.compression,
@@ -242,7 +278,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         }
     }
     if let Err(e) = &result {
-        report.fatal_error = Some(e.message.clone());
+        report.fatal_error = Some(e.to_string());
     }
     for (driver, r) in &runs {
         let entry = r.report(driver.name());
@@ -267,9 +303,13 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             .push("a backend completed no sample: the run was too short".into());
     }
     print!("{}", text::render(&report, a.log));
-    report.write(&output)?;
+    let written = report.write(&output);
+    // A report that cannot be written after the run started is a failure of the run; the
+    // run's own failure, if any, is the one that counts.
+    result?;
+    written.map_err(|e| Failure::run(format!("the report could not be written: {e}")))?;
     eprintln!("report written to {}", output.display());
-    result.map(|()| output)
+    Ok(output)
 }
 
 /// What the segments of a run produce, besides its outcome.
@@ -294,11 +334,14 @@ fn run_segments(
     } = out;
     let mut backends: Vec<(Driver, Arc<dyn Backend>)> = Vec::new();
     for &d in drivers {
-        let b = backend::connect(d, options)?;
+        let b = backend::connect(d, options).map_err(Failure::Start)?;
         backends.push((d, b));
         runs.insert(d, BackendRun::default());
     }
     let measured = per_segment(a.duration, segments);
+    // Whether a phase has run: until then, statements that cannot be prepared are a bad
+    // workload (the run could not start), after it a failure of the run.
+    let mut started = false;
     let result = (|| {
         for segment in 0..segments {
             for (driver, b) in &backends {
@@ -317,7 +360,9 @@ fn run_segments(
                         record: false,
                         max_outage: a.connect.outage_limit(),
                     };
-                    let warm = backend::drive_phase(b, workload, spec, |s| progress.sample(s))?;
+                    let warm = backend::drive_phase(b, workload, spec, |s| progress.sample(s))
+                        .map_err(|e| Failure::of_phase(e, started))?;
+                    started = true;
                     progress.done();
                     if let Some(why) = warm.aborted {
                         return Err(Failure::run(format!(
@@ -374,7 +419,8 @@ fn run_segments(
                 }
                 let counters_after = b.counters();
                 progress.done();
-                let outcome = outcome?;
+                let outcome = outcome.map_err(|e| Failure::of_phase(e, started))?;
+                started = true;
                 for w in &outcome.failed_workers {
                     warnings.push(format!("{}: {w}", driver.name()));
                 }
@@ -447,11 +493,11 @@ impl Progress {
 
 /// `doppio show`.
 pub fn show(report: &Path, baseline: Option<&Path>, log: bool) -> Result<(), Failure> {
-    let r = Report::read(report)?;
+    let r = Report::read(report).map_err(Failure::Input)?;
     match baseline {
         None => print!("{}", text::render(&r, log)),
         Some(b) => {
-            let base = Report::read(b)?;
+            let base = Report::read(b).map_err(Failure::Input)?;
             print!("{}", text::render_pair(&r, &base));
         }
     }
@@ -460,13 +506,13 @@ pub fn show(report: &Path, baseline: Option<&Path>, log: bool) -> Result<(), Fai
 
 /// `doppio hdr`: the chosen backend's samples as an HdrHistogram interval log.
 pub fn hdr(report: &Path, output: &Path, driver: Option<&str>) -> Result<(), Failure> {
-    let r = Report::read(report)?;
+    let r = Report::read(report).map_err(Failure::Input)?;
     let name = match driver {
         Some(d) => d.to_owned(),
         None => r.config.drivers.first().cloned().unwrap_or_default(),
     };
     let Some(b) = r.backends.get(&name) else {
-        return Err(Failure::from(format!(
+        return Err(Failure::Usage(format!(
             "{} has no results for driver `{name}`",
             report.display()
         )));

@@ -7,11 +7,10 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 use std::path::PathBuf;
-use std::process::Output;
 
 mod support;
 use doppio_test_support::{CASSANDRA, CASSANDRA_AUTH};
-use support::{doppio, json};
+use support::{assert_input_error, doppio, json};
 
 fn node() -> String {
     CASSANDRA.addr().to_string()
@@ -387,21 +386,6 @@ fn an_unreachable_node_fails_clearly_and_still_writes_a_report() {
     );
     let j = json(&report);
     assert!(j["fatal_error"].as_str().unwrap().contains("127.0.0.1:1"));
-}
-
-/// One `error:` line on stderr, no panic or backtrace, and exit code 2.
-fn assert_input_error(out: &Output, expect: &[&str]) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "exit code 2: {err}");
-    let errors: Vec<_> = err.lines().filter(|l| l.starts_with("error:")).collect();
-    assert_eq!(errors.len(), 1, "one sentence: {err}");
-    assert!(
-        !err.contains("panicked") && !err.contains("backtrace"),
-        "{err}"
-    );
-    for e in expect {
-        assert!(errors[0].contains(e), "`{e}` in: {}", errors[0]);
-    }
 }
 
 #[test]

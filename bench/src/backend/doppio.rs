@@ -16,7 +16,7 @@ use doppio::{Cluster, Error, PreparedStatement, Session};
 
 use super::{
     phase_statements, plan_statement, run_and_report, Backend, BackendError, ConnectOptions,
-    Driver, DriverCounters, Event, Phase, PhaseSpec,
+    Consistency as BenchConsistency, Driver, DriverCounters, Event, Phase, PhaseSpec,
 };
 use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
 use crate::workload::encode::{encode, CqlKind, Encoded};
@@ -43,20 +43,19 @@ fn err_of(driver: Driver) -> impl Fn(String) -> BackendError {
     }
 }
 
-/// Parses a consistency name as both drivers spell it.
-pub fn parse_consistency(name: &str) -> Result<Consistency, String> {
-    Ok(match name.to_ascii_uppercase().as_str() {
-        "ANY" => Consistency::Any,
-        "ONE" => Consistency::One,
-        "TWO" => Consistency::Two,
-        "THREE" => Consistency::Three,
-        "QUORUM" => Consistency::Quorum,
-        "ALL" => Consistency::All,
-        "LOCAL_QUORUM" => Consistency::LocalQuorum,
-        "EACH_QUORUM" => Consistency::EachQuorum,
-        "LOCAL_ONE" => Consistency::LocalOne,
-        other => return Err(format!("unknown consistency `{other}`")),
-    })
+/// doppio's consistency level for the bench's.
+fn consistency(c: BenchConsistency) -> Consistency {
+    match c {
+        BenchConsistency::Any => Consistency::Any,
+        BenchConsistency::One => Consistency::One,
+        BenchConsistency::Two => Consistency::Two,
+        BenchConsistency::Three => Consistency::Three,
+        BenchConsistency::Quorum => Consistency::Quorum,
+        BenchConsistency::All => Consistency::All,
+        BenchConsistency::LocalQuorum => Consistency::LocalQuorum,
+        BenchConsistency::EachQuorum => Consistency::EachQuorum,
+        BenchConsistency::LocalOne => Consistency::LocalOne,
+    }
 }
 
 impl DoppioBackend {
@@ -64,7 +63,6 @@ impl DoppioBackend {
     pub fn connect(o: &ConnectOptions, runtime: Runtime) -> Result<Self, BackendError> {
         let driver = driver_of(runtime);
         let err = err_of(driver);
-        let consistency = parse_consistency(&o.consistency).map_err(&err)?;
         let retry: Arc<dyn RetryPolicy> = if o.retries == 0 {
             Arc::new(NoRetry)
         } else {
@@ -79,7 +77,7 @@ impl DoppioBackend {
             .pin(o.pin)
             .connections_per_shard(o.connections.max(1))
             .compression(o.compression)
-            .consistency(consistency)
+            .consistency(consistency(o.consistency))
             .request_timeout(o.request_timeout)
             .connect_timeout(o.request_timeout)
             .retry_policy(retry)

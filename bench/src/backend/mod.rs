@@ -2,6 +2,10 @@
 //! own io_uring runtime: the same driver on two event loops) and scylla-rust-driver (a tokio
 //! runtime). The engine ([`crate::engine`]) runs the same
 //! workload on either; this module drives a phase and gathers its samples.
+//!
+//! Children: [`doppio`] (doppio on glommio or on its own io_uring runtime, one shard per
+//! core) and [`scylla`] (scylla-rust-driver on a tokio runtime); each maps the bench's
+//! neutral types (consistency, values, outcomes) to its driver's.
 
 pub mod doppio;
 pub mod scylla;
@@ -58,6 +62,72 @@ impl Driver {
     }
 }
 
+/// A consistency level, parsed once for every backend (each maps it to its driver's type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Consistency {
+    /// `ANY`.
+    Any,
+    /// `ONE`.
+    One,
+    /// `TWO`.
+    Two,
+    /// `THREE`.
+    Three,
+    /// `QUORUM`.
+    Quorum,
+    /// `ALL`.
+    All,
+    /// `LOCAL_QUORUM`.
+    LocalQuorum,
+    /// `EACH_QUORUM`.
+    EachQuorum,
+    /// `LOCAL_ONE`.
+    LocalOne,
+}
+
+impl Consistency {
+    /// Every level, in the order the protocol numbers them.
+    pub const ALL: [Consistency; 9] = [
+        Consistency::Any,
+        Consistency::One,
+        Consistency::Two,
+        Consistency::Three,
+        Consistency::Quorum,
+        Consistency::All,
+        Consistency::LocalQuorum,
+        Consistency::EachQuorum,
+        Consistency::LocalOne,
+    ];
+
+    /// Its name as CQL spells it (`LOCAL_ONE`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Consistency::Any => "ANY",
+            Consistency::One => "ONE",
+            Consistency::Two => "TWO",
+            Consistency::Three => "THREE",
+            Consistency::Quorum => "QUORUM",
+            Consistency::All => "ALL",
+            Consistency::LocalQuorum => "LOCAL_QUORUM",
+            Consistency::EachQuorum => "EACH_QUORUM",
+            Consistency::LocalOne => "LOCAL_ONE",
+        }
+    }
+
+    /// Parses a name in any case (`local_one`, `LOCAL_ONE`).
+    pub fn parse(name: &str) -> Result<Self, String> {
+        let wanted = name.trim().to_ascii_uppercase();
+        Self::ALL
+            .into_iter()
+            .find(|c| c.name() == wanted)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|c| c.name()).collect();
+                format!("unknown consistency `{name}` ({})", names.join(", "))
+            })
+    }
+}
+
 /// How to connect, shared by both backends.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ConnectOptions {
@@ -67,8 +137,8 @@ pub struct ConnectOptions {
     pub threads: usize,
     /// Connections per node (doppio: per shard; scylla: per node, its pool size).
     pub connections: usize,
-    /// Consistency level name (`ONE`, `LOCAL_QUORUM`, ...).
-    pub consistency: String,
+    /// Consistency level.
+    pub consistency: Consistency,
     /// Request timeout.
     pub request_timeout: Duration,
     /// Retries per request on errors the retry policy allows.
@@ -94,6 +164,18 @@ pub struct BackendError {
     pub driver: &'static str,
     /// What failed.
     pub message: String,
+}
+
+/// Why a phase failed: before any request was sent (its statements could not be prepared or
+/// their arguments do not fit), or while it ran.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PhaseError {
+    /// Preparing the phase's statements failed: nothing was sent.
+    #[error(transparent)]
+    Prepare(BackendError),
+    /// The phase started and failed as a whole.
+    #[error(transparent)]
+    Run(BackendError),
 }
 
 /// A phase to run on every worker.
@@ -302,9 +384,21 @@ pub fn drive_phase(
     backend: &Arc<dyn Backend>,
     workload: &Arc<Workload>,
     spec: PhaseSpec,
+    on_sample: impl FnMut(&Sample),
+) -> Result<PhaseOutcome, PhaseError> {
+    backend
+        .prepare(workload, spec.phase)
+        .map_err(PhaseError::Prepare)?;
+    run_prepared_phase(backend, workload, spec, on_sample).map_err(PhaseError::Run)
+}
+
+/// [`drive_phase`] once the phase's statements are prepared.
+fn run_prepared_phase(
+    backend: &Arc<dyn Backend>,
+    workload: &Arc<Workload>,
+    spec: PhaseSpec,
     mut on_sample: impl FnMut(&Sample),
 ) -> Result<PhaseOutcome, BackendError> {
-    backend.prepare(workload, spec.phase)?;
     let (tx, rx) = mpsc::channel();
     let workers = backend.workers();
     // A short margin so that every worker is parked on its first due time together.
@@ -402,5 +496,24 @@ pub fn kind_of_server_code(code: i32) -> &'static str {
         0x2200 => "invalid",
         0x2500 => "unprepared",
         _ => "server_error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consistency_names_parse_in_any_case_and_round_trip() {
+        for c in Consistency::ALL {
+            assert_eq!(Consistency::parse(c.name()), Ok(c));
+            assert_eq!(Consistency::parse(&c.name().to_ascii_lowercase()), Ok(c));
+        }
+        assert_eq!(Consistency::parse(" local_one "), Ok(Consistency::LocalOne));
+        let e = Consistency::parse("SOME").unwrap_err();
+        assert!(
+            e.contains("unknown consistency `SOME`") && e.contains("LOCAL_QUORUM"),
+            "{e}"
+        );
     }
 }

@@ -1,13 +1,13 @@
 //! The scylla-rust-driver backend: one `scylla::Session` on a tokio runtime, configured as
 //! its users run it. With one thread the runtime is `current_thread` (the driver's
 //! connection tasks and the workload share that thread, like one doppio shard); with more,
-//! a multi-threaded runtime with that many workers and one worker task each.
+//! a multi-threaded runtime with that many workers for the driver's tasks, and one thread
+//! per bench worker that drives its request loops on that runtime (`Handle::block_on`): a
+//! worker's loops share cells and are `!Send`, so they are built on their thread and never
+//! move (no `unsafe`).
 
-use std::future::Future;
 use std::num::NonZeroUsize;
-use std::pin::Pin;
 use std::sync::{mpsc, Arc};
-use std::task::{Context, Poll};
 use std::time::Instant;
 
 use scylla::client::execution_profile::ExecutionProfile;
@@ -26,7 +26,7 @@ use scylla::statement::prepared::PreparedStatement;
 
 use super::{
     phase_statements, plan_statement, run_and_report, Backend, BackendError, ConnectOptions,
-    Driver, DriverCounters, Event, Phase, PhaseSpec,
+    Consistency as BenchConsistency, Driver, DriverCounters, Event, Phase, PhaseSpec,
 };
 use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
 use crate::workload::encode::{encode, CqlKind, Encoded, Sink};
@@ -46,19 +46,19 @@ pub struct ScyllaBackend {
     threads: usize,
 }
 
-fn consistency(name: &str) -> Result<Consistency, String> {
-    Ok(match name.to_ascii_uppercase().as_str() {
-        "ANY" => Consistency::Any,
-        "ONE" => Consistency::One,
-        "TWO" => Consistency::Two,
-        "THREE" => Consistency::Three,
-        "QUORUM" => Consistency::Quorum,
-        "ALL" => Consistency::All,
-        "LOCAL_QUORUM" => Consistency::LocalQuorum,
-        "EACH_QUORUM" => Consistency::EachQuorum,
-        "LOCAL_ONE" => Consistency::LocalOne,
-        other => return Err(format!("unknown consistency `{other}`")),
-    })
+/// scylla-rust-driver's consistency level for the bench's.
+fn consistency(c: BenchConsistency) -> Consistency {
+    match c {
+        BenchConsistency::Any => Consistency::Any,
+        BenchConsistency::One => Consistency::One,
+        BenchConsistency::Two => Consistency::Two,
+        BenchConsistency::Three => Consistency::Three,
+        BenchConsistency::Quorum => Consistency::Quorum,
+        BenchConsistency::All => Consistency::All,
+        BenchConsistency::LocalQuorum => Consistency::LocalQuorum,
+        BenchConsistency::EachQuorum => Consistency::EachQuorum,
+        BenchConsistency::LocalOne => Consistency::LocalOne,
+    }
 }
 
 impl ScyllaBackend {
@@ -85,7 +85,7 @@ impl ScyllaBackend {
             Arc::new(DefaultRetryPolicy::new())
         };
         let profile = ExecutionProfile::builder()
-            .consistency(consistency(&o.consistency).map_err(err)?)
+            .consistency(consistency(o.consistency))
             .request_timeout(Some(o.request_timeout))
             .retry_policy(retry)
             .build();
@@ -254,29 +254,6 @@ async fn prepare_plan(
     Ok(plan)
 }
 
-/// Marks a worker's future as movable between the runtime's threads.
-///
-/// SAFETY argument (for the `unsafe impl Send` below): a worker future is `!Send` only
-/// because its fibers share a `RefCell` (the recorder) and a `Cell` (the iteration count)
-/// that the future itself owns. Every reference to them lives inside the same future, so
-/// when tokio moves the future to another thread, nothing on the old thread can still
-/// reach them; the future is polled by one thread at a time. Everything the future shares
-/// with the outside (the session, the workload, the event sender) is `Send + Sync`.
-struct WorkerFuture<F>(F);
-
-// SAFETY: see the type's documentation: all `!Send` state is owned by the future itself.
-unsafe impl<F> Send for WorkerFuture<F> {}
-
-impl<F: Future> Future for WorkerFuture<F> {
-    type Output = F::Output;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        // SAFETY: structural pinning of the only field; it is never moved out.
-        let inner = unsafe { self.map_unchecked_mut(|s| &mut s.0) };
-        inner.poll(cx)
-    }
-}
-
 impl Backend for ScyllaBackend {
     fn driver(&self) -> Driver {
         Driver::Scylla
@@ -331,19 +308,30 @@ impl Backend for ScyllaBackend {
         };
         if workers == 1 {
             self.runtime.block_on(worker_future(0));
-        } else {
-            let handles: Vec<_> = (0..workers)
-                .map(|w| self.runtime.spawn(WorkerFuture(worker_future(w))))
-                .collect();
-            self.runtime.block_on(async {
-                for h in handles {
-                    h.await
-                        .map_err(|e| err(format!("a worker task failed: {e}")))?;
-                }
-                Ok::<(), BackendError>(())
-            })?;
+            return Ok(());
         }
-        Ok(())
+        // A worker's future is `!Send` (its fibers share the worker's recorder in cells), so
+        // it cannot be a task of the multi-threaded runtime. Each worker gets a thread of its
+        // own instead, builds its future there from `Send` parts and drives it with
+        // `Handle::block_on` (the runtime's timers and I/O; the driver's connection tasks
+        // stay on the runtime's workers).
+        let handle = self.runtime.handle();
+        let worker_future = &worker_future;
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..workers)
+                .map(|w| {
+                    std::thread::Builder::new()
+                        .name(format!("scylla-bench-{w}"))
+                        .spawn_scoped(scope, move || handle.block_on(worker_future(w)))
+                })
+                .collect();
+            for t in threads {
+                t.map_err(|e| err(format!("cannot start a worker thread: {e}")))?
+                    .join()
+                    .map_err(|_| err("a worker thread panicked"))?;
+            }
+            Ok(())
+        })
     }
 
     fn counters(&self) -> Option<DriverCounters> {

@@ -1,6 +1,9 @@
 //! The backend-neutral engine: runs a workload's statements at a concurrency and an optional
-//! rate on one worker (a doppio shard, or a task of the scylla backend's runtime) and
-//! records what happened.
+//! rate on one worker (a doppio shard, or one worker of the scylla backend on its runtime)
+//! and records what happened.
+//!
+//! Children: [`collect`], the coordinator's side: workers' interval samples merged into one
+//! sample per interval.
 //!
 //! A worker runs `concurrency` fibers: futures joined inside the worker's one task, not a
 //! task each. Fiber `f` of a worker with `C` fibers runs the worker's iterations `f`,
@@ -26,6 +29,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use crate::stats::LatencyHistogram;
+use crate::units::{self, UnitError};
 use crate::workload::BoundArgs;
 
 /// How long a phase lasts.
@@ -39,45 +43,16 @@ pub enum Limit {
 }
 
 impl Limit {
-    /// Parses `30s`, `500ms`, `2m`, `1h` as a time and `1000`, `10k`, `1M` as a count.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let t = text.trim();
-        let num = |s: &str| {
-            s.parse::<f64>()
-                .map_err(|_| format!("`{text}` is not a duration or a count"))
-        };
-        for (suffix, secs) in [
-            ("us", 1e-6),
-            ("ms", 1e-3),
-            ("s", 1.0),
-            ("m", 60.0),
-            ("h", 3600.0),
-        ] {
-            if let Some(n) = t.strip_suffix(suffix) {
-                if suffix == "m" && n.ends_with('m') {
-                    continue;
-                }
-                let v = num(n)?;
-                if v < 0.0 || !v.is_finite() {
-                    return Err(format!("`{text}` is negative"));
-                }
-                return Ok(Limit::Time(Duration::from_secs_f64(v * secs)));
-            }
+    /// Parses a count (`1000`, `10k`, `1M`: see [`crate::units::count`]) or else a time
+    /// with its unit (`30s`, `500ms`, `2m`, `1h`: [`crate::units::duration_with_unit`]).
+    pub fn parse(text: &str) -> Result<Self, UnitError> {
+        if let Ok(n) = units::count(text) {
+            return Ok(Limit::Count(n));
         }
-        for (suffix, mult) in [("k", 1e3), ("M", 1e6), ("G", 1e9)] {
-            if let Some(n) = t.strip_suffix(suffix) {
-                let v = num(n)?;
-                if v < 0.0 || !v.is_finite() {
-                    return Err(format!("`{text}` is negative"));
-                }
-                return Ok(Limit::Count((v * mult).round() as u64));
-            }
-        }
-        t.replace('_', "")
-            .parse::<u64>()
-            .map(Limit::Count)
-            .map_err(|_| {
-                format!("`{text}` is not a duration (30s, 500ms, 2m) or a count (1000, 10k, 1M)")
+        units::duration_with_unit(text)
+            .map(Limit::Time)
+            .map_err(|_| UnitError::Limit {
+                text: text.to_owned(),
             })
     }
 }
@@ -620,5 +595,19 @@ mod tests {
         assert_eq!(Limit::parse("1_000"), Ok(Limit::Count(1000)));
         assert!(Limit::parse("soon").is_err());
         assert!(Limit::parse("-1s").is_err());
+        // A bare number is a count; a time needs its unit.
+        assert_eq!(Limit::parse("1500"), Ok(Limit::Count(1500)));
+        assert_eq!(
+            Limit::parse("1.5"),
+            Err(UnitError::Limit { text: "1.5".into() })
+        );
+        assert_eq!(
+            Limit::parse("1h30m"),
+            Ok(Limit::Time(Duration::from_secs(5400)))
+        );
+        assert_eq!(
+            Limit::parse("500us"),
+            Ok(Limit::Time(Duration::from_micros(500)))
+        );
     }
 }

@@ -2,6 +2,9 @@
 //! `bench/REPORT.md`; `schema_version` changes when a field changes meaning or goes away),
 //! and its text rendering.
 //!
+//! Children: [`text`], the text rendering (CONFIG, LOG, SUMMARY, LATENCY, OVERHEAD, ERRORS,
+//! PAIRS, NOTES) of one report or two side by side.
+//!
 //! Invariants: a report never contains a password; every backend entry carries the same
 //! fields whether or not the run hit errors; a field that could not be measured is `null`
 //! with the reason beside it, never zero.
@@ -10,6 +13,7 @@ pub mod text;
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::collect::Sample;
@@ -470,52 +474,28 @@ impl BackendRun {
     }
 }
 
-/// Now as RFC 3339 UTC (`2026-11-22T15:04:05Z`), without a date library.
+/// Now as RFC 3339 UTC to the second (`2026-11-22T15:04:05Z`).
 pub fn now_rfc3339() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs()) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (the proleptic Gregorian calendar).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+        .map_or(0, |d| d.as_secs());
+    rfc3339_of_unix(i64::try_from(secs).unwrap_or(i64::MAX))
 }
 
-/// Seconds since the Unix epoch of an RFC 3339 UTC time as [`now_rfc3339`] writes it
-/// (`2026-11-22T15:04:05Z`); `None` for anything else.
+/// Seconds since the Unix epoch as RFC 3339 UTC to the second (`2026-11-22T15:04:05Z`); the
+/// epoch itself for a time outside chrono's range.
+pub fn rfc3339_of_unix(secs: i64) -> String {
+    DateTime::<Utc>::from_timestamp(secs, 0)
+        .unwrap_or_default()
+        .to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Seconds since the Unix epoch of an RFC 3339 time (as [`now_rfc3339`] writes it, or with
+/// an offset or fractional seconds); `None` for anything else.
 pub fn rfc3339_to_unix(text: &str) -> Option<i64> {
-    let b = text.as_bytes();
-    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    // Days from civil (the inverse of `now_rfc3339`'s conversion).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
+    DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|t| t.timestamp())
 }
 
 impl Report {
@@ -551,6 +531,16 @@ mod tests {
         assert_eq!(rfc3339_to_unix("2026-11-22T15:04:05Z"), Some(1_795_359_845));
         assert_eq!(rfc3339_to_unix("2000-02-29T12:00:00Z"), Some(951_825_600));
         assert_eq!(rfc3339_to_unix("yesterday"), None);
+        assert_eq!(rfc3339_to_unix("2026-13-01T00:00:00Z"), None);
+        assert_eq!(
+            rfc3339_to_unix("2026-11-22T16:04:05+01:00"),
+            Some(1_795_359_845)
+        );
+        for secs in [0, 951_825_600, 1_795_359_845, 4_102_444_800] {
+            assert_eq!(rfc3339_to_unix(&rfc3339_of_unix(secs)), Some(secs));
+        }
+        assert_eq!(rfc3339_of_unix(1_795_359_845), "2026-11-22T15:04:05Z");
+        assert_eq!(rfc3339_of_unix(951_825_600), "2000-02-29T12:00:00Z");
         let now = now_rfc3339();
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -2,6 +2,10 @@
 //! columns wide. One backend prints one column; two (one run of `--driver doppio,scylla`,
 //! or `show A.json B.json`) print side by side with the relative change and, where
 //! per-sample data allow it, the p-value of Welch's t-test corrected for autocorrelation.
+//!
+//! The comparison tables (SUMMARY, LATENCY, OVERHEAD) are data: `tables` lists each row
+//! once as a `Metric` (name, unit, how a backend's figure is read and written, whether two
+//! columns show its change and p-value, when it is shown), and one loop writes them.
 
 use std::fmt::Write as _;
 
@@ -295,58 +299,125 @@ fn p_value(columns: &[Column<'_>], what: Figure) -> Option<f64> {
     Some(welch_t_test(&a, &b).p_value)
 }
 
-fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
-    let two = |f: &dyn Fn(&BackendReport) -> f64| -> Option<f64> {
-        (columns.len() == 2)
-            .then(|| change_of(f(columns[0].1), f(columns[1].1)))
-            .flatten()
-    };
-    let cells = |f: &dyn Fn(&BackendReport) -> String| -> Vec<String> {
-        columns.iter().map(|(_, b)| f(b)).collect()
-    };
+/// A backend's figure in one row of a comparison table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Value {
+    /// A count, written whole.
+    Count(u64),
+    /// A number.
+    Num(f64),
+    /// A mean and its error margin, `m ± e`.
+    Margin(f64, f64),
+    /// Two parts of one figure, `a / b` (user and system CPU).
+    Pair(f64, f64),
+    /// A share in percent, `x %`.
+    Percent(f64),
+    /// Not measured for this backend (`n/a`).
+    Missing,
+}
 
-    header(out, "SUMMARY", columns);
-    row(
-        out,
-        "throughput [req/s]",
-        &cells(&|b| format!("{:.0} ± {:.0}", b.throughput_rps, b.throughput_margin_rps)),
-        two(&|b| b.throughput_rps),
-        p_value(columns, Figure::Throughput),
-    );
-    row(
-        out,
-        "requests",
-        &cells(&|b| b.requests.to_string()),
-        two(&|b| b.requests as f64),
-        None,
-    );
-    row(out, "errors", &cells(&|b| b.errors.to_string()), None, None);
-    row(
-        out,
-        "measured time [s]",
-        &cells(&|b| format!("{:.2}", b.elapsed_s)),
-        None,
-        None,
-    );
-    out.push('\n');
+impl Value {
+    /// A figure the backend may lack.
+    fn or_missing(x: Option<f64>) -> Self {
+        x.map_or(Value::Missing, Value::Num)
+    }
 
-    header(out, "LATENCY [ms]", columns);
-    let ms = |ns: f64| format!("{:.3}", ns / 1e6);
-    row(
-        out,
-        "mean",
-        &cells(&|b| {
-            format!(
-                "{:.3} ± {:.3}",
-                b.latency_ns.mean / 1e6,
-                b.latency_ns.mean_margin / 1e6
-            )
-        }),
-        two(&|b| b.latency_ns.mean),
-        p_value(columns, Figure::MeanLatency),
-    );
-    type Getter = fn(&LatencySummary) -> u64;
-    let pct: [(&str, Getter); 10] = [
+    /// The cell's text with `d` decimals.
+    fn text(self, d: usize) -> String {
+        match self {
+            Value::Count(n) => n.to_string(),
+            Value::Num(x) => format!("{x:.d$}"),
+            Value::Margin(m, e) => format!("{m:.d$} ± {e:.d$}"),
+            Value::Pair(a, b) => format!("{a:.d$} / {b:.d$}"),
+            Value::Percent(x) => format!("{x:.d$} %"),
+            Value::Missing => "n/a".to_owned(),
+        }
+    }
+
+    /// The number two columns are compared on (NaN where there is none: no change shown).
+    fn compared(self) -> f64 {
+        match self {
+            Value::Count(n) => n as f64,
+            Value::Num(x) | Value::Margin(x, _) => x,
+            Value::Pair(..) | Value::Percent(_) | Value::Missing => f64::NAN,
+        }
+    }
+}
+
+/// A backend's figure as a table row reads it.
+type Getter<'a> = Box<dyn Fn(&BackendReport) -> Value + 'a>;
+
+/// One row of a comparison table: what it is called and in which unit, how a backend's
+/// figure is read and written, and how two columns are compared.
+struct Metric<'a> {
+    /// The row's name (indented when it breaks down the row above).
+    name: String,
+    /// The unit, written in brackets after the name ("" for none).
+    unit: &'static str,
+    /// A backend's figure.
+    get: Getter<'a>,
+    /// Decimals of the figure as written.
+    decimals: usize,
+    /// Whether two columns show the relative change (second vs first).
+    change: bool,
+    /// The per-sample figure whose p-value two columns show.
+    tested: Option<Figure>,
+    /// The row is shown only when this holds for some column.
+    shown_if: fn(&BackendReport) -> bool,
+}
+
+impl<'a> Metric<'a> {
+    /// A row without a change column.
+    fn new(
+        name: impl Into<String>,
+        unit: &'static str,
+        decimals: usize,
+        get: impl Fn(&BackendReport) -> Value + 'a,
+    ) -> Self {
+        Metric {
+            name: name.into(),
+            unit,
+            get: Box::new(get),
+            decimals,
+            change: false,
+            tested: None,
+            shown_if: |_| true,
+        }
+    }
+
+    /// Two columns show the relative change.
+    fn change(mut self) -> Self {
+        self.change = true;
+        self
+    }
+
+    /// Two columns show the change and the p-value of `figure`.
+    fn tested(mut self, figure: Figure) -> Self {
+        self.change = true;
+        self.tested = Some(figure);
+        self
+    }
+
+    /// Shown only when `when` holds for some column.
+    fn shown_if(mut self, when: fn(&BackendReport) -> bool) -> Self {
+        self.shown_if = when;
+        self
+    }
+
+    fn label(&self) -> String {
+        if self.unit.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{} [{}]", self.name, self.unit)
+        }
+    }
+}
+
+/// The comparison tables: a title and its rows, in the order they are printed.
+fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
+    let ms = |ns: f64| ns / 1e6;
+    type Pct = fn(&LatencySummary) -> u64;
+    let percentiles: [(&str, Pct); 10] = [
         ("min", |l| l.min),
         ("25", |l| l.p25),
         ("50", |l| l.p50),
@@ -358,163 +429,143 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
         ("99.99", |l| l.p9999),
         ("max", |l| l.max),
     ];
-    for (name, get) in pct {
-        row(
-            out,
-            name,
-            &cells(&|b| ms(get(&b.latency_ns) as f64)),
-            two(&|b| get(&b.latency_ns) as f64),
-            None,
+    let summary = vec![
+        Metric::new("throughput", "req/s", 0, |b| {
+            Value::Margin(b.throughput_rps, b.throughput_margin_rps)
+        })
+        .tested(Figure::Throughput),
+        Metric::new("requests", "", 0, |b| Value::Count(b.requests)).change(),
+        Metric::new("errors", "", 0, |b| Value::Count(b.errors)),
+        Metric::new("measured time", "s", 2, |b| Value::Num(b.elapsed_s)),
+    ];
+
+    let mut latency = vec![Metric::new("mean", "", 3, move |b| {
+        Value::Margin(ms(b.latency_ns.mean), ms(b.latency_ns.mean_margin))
+    })
+    .tested(Figure::MeanLatency)];
+    for (name, get) in percentiles {
+        latency.push(
+            Metric::new(name, "", 3, move |b| {
+                Value::Num(ms(get(&b.latency_ns) as f64))
+            })
+            .change(),
         );
     }
-    row(
-        out,
-        "service time p50",
-        &cells(&|b| ms(b.service_time_ns.p50 as f64)),
-        two(&|b| b.service_time_ns.p50 as f64),
-        None,
+    latency.push(
+        Metric::new("service time p50", "", 3, move |b| {
+            Value::Num(ms(b.service_time_ns.p50 as f64))
+        })
+        .change(),
     );
-    row(
-        out,
-        "service time p99",
-        &cells(&|b| ms(b.service_time_ns.p99 as f64)),
-        two(&|b| b.service_time_ns.p99 as f64),
-        None,
+    latency.push(
+        Metric::new("service time p99", "", 3, move |b| {
+            Value::Num(ms(b.service_time_ns.p99 as f64))
+        })
+        .change(),
     );
-    out.push('\n');
 
-    header(out, "OVERHEAD (per request)", columns);
-    row(
-        out,
-        "client CPU [us]",
-        &cells(&|b| format!("{:.2}", b.cpu_us_per_req)),
-        two(&|b| b.cpu_us_per_req),
-        None,
-    );
-    row(
-        out,
-        "  user / sys [us]",
-        &cells(&|b| format!("{:.2} / {:.2}", b.cpu_user_us_per_req, b.cpu_sys_us_per_req)),
-        None,
-        None,
-    );
-    row(
-        out,
-        "syscalls",
-        &cells(&|b| {
-            b.syscalls_per_req
-                .map_or("n/a".into(), |s| format!("{s:.3}"))
+    let mut overhead = vec![
+        Metric::new("client CPU", "us", 2, |b| Value::Num(b.cpu_us_per_req)).change(),
+        Metric::new("  user / sys", "us", 2, |b| {
+            Value::Pair(b.cpu_user_us_per_req, b.cpu_sys_us_per_req)
         }),
-        two(&|b| b.syscalls_per_req.unwrap_or(f64::NAN)),
-        None,
-    );
-    // A figure a column may lack (`n/a` there).
-    let optional_row =
-        |out: &mut String, label: &str, get: &dyn Fn(&BackendReport) -> Option<f64>| {
-            row(
-                out,
-                label,
-                &cells(&|b| get(b).map_or("n/a".into(), |x| format!("{x:.3}"))),
-                two(&|b| get(b).unwrap_or(f64::NAN)),
-                None,
-            );
-        };
-    // Syscalls by kind and io_uring operations, when any column has them.
-    if columns
-        .iter()
-        .any(|(_, b)| b.syscalls_by_kind_per_req.is_some())
-    {
-        for kind in SyscallKind::ALL {
-            optional_row(out, &format!("  {}", kind.name()), &|b| {
-                b.syscalls_by_kind_per_req.map(|x| x.get(kind))
-            });
-        }
+        Metric::new("syscalls", "", 3, |b| Value::or_missing(b.syscalls_per_req)).change(),
+    ];
+    for kind in SyscallKind::ALL {
+        overhead.push(
+            Metric::new(format!("  {}", kind.name()), "", 3, move |b| {
+                Value::or_missing(b.syscalls_by_kind_per_req.map(|x| x.get(kind)))
+            })
+            .change()
+            .shown_if(|b| b.syscalls_by_kind_per_req.is_some()),
+        );
     }
-    if columns
-        .iter()
-        .any(|(_, b)| b.io_uring_submitted_per_req.is_some())
-    {
-        type Get = fn(&BackendReport) -> Option<f64>;
-        let io_uring: [(&str, Get); 2] = [
-            ("io_uring submitted", |b| b.io_uring_submitted_per_req),
-            ("io_uring completed", |b| b.io_uring_completed_per_req),
-        ];
-        for (label, get) in io_uring {
-            optional_row(out, label, &get);
-        }
-    }
-    row(
-        out,
-        "context switches",
-        &cells(&|b| format!("{:.3}", b.ctx_switches_per_req)),
-        two(&|b| b.ctx_switches_per_req),
-        None,
-    );
-    row(
-        out,
-        "heap allocations",
-        &cells(&|b| {
-            b.allocations_per_req
-                .map_or("n/a".into(), |x| format!("{x:.2}"))
+    overhead.extend([
+        Metric::new("io_uring submitted", "", 3, |b| {
+            Value::or_missing(b.io_uring_submitted_per_req)
+        })
+        .change()
+        .shown_if(|b| b.io_uring_submitted_per_req.is_some()),
+        Metric::new("io_uring completed", "", 3, |b| {
+            Value::or_missing(b.io_uring_completed_per_req)
+        })
+        .change()
+        .shown_if(|b| b.io_uring_submitted_per_req.is_some()),
+        Metric::new("context switches", "", 3, |b| {
+            Value::Num(b.ctx_switches_per_req)
+        })
+        .change(),
+        Metric::new("heap allocations", "", 2, |b| {
+            Value::or_missing(b.allocations_per_req)
+        })
+        .change(),
+        Metric::new("requests per write", "", 1, |b| {
+            Value::or_missing(b.requests_per_flush)
         }),
-        two(&|b| b.allocations_per_req.unwrap_or(f64::NAN)),
-        None,
-    );
-    row(
-        out,
-        "requests per write",
-        &cells(&|b| {
-            b.requests_per_flush
-                .map_or("n/a".into(), |x| format!("{x:.1}"))
+        Metric::new("requests per read", "", 1, |b| {
+            Value::or_missing(b.requests_per_read)
         }),
-        None,
-        None,
-    );
-    row(
-        out,
-        "requests per read",
-        &cells(&|b| {
-            b.requests_per_read
-                .map_or("n/a".into(), |x| format!("{x:.1}"))
+        Metric::new("peak RSS", "MiB", 1, |b| {
+            Value::Num(b.peak_rss_bytes as f64 / (1 << 20) as f64)
         }),
-        None,
-        None,
-    );
-    row(
-        out,
-        "peak RSS [MiB]",
-        &cells(&|b| format!("{:.1}", b.peak_rss_bytes as f64 / (1 << 20) as f64)),
-        None,
-        None,
-    );
+    ]);
     // Where the requests went (doppio's per-node counters), when there is more than one node.
-    let mut nodes: Vec<&String> = columns
+    let mut nodes: Vec<String> = columns
         .iter()
         .filter_map(|(_, b)| b.requests_by_node.as_ref())
-        .flat_map(|m| m.keys())
+        .flat_map(|m| m.keys().cloned())
         .collect();
     nodes.sort();
     nodes.dedup();
     if nodes.len() > 1 {
         for node in nodes {
-            row(
-                out,
-                &format!("  sent to {node}"),
-                &cells(&|b| {
-                    let Some(m) = &b.requests_by_node else {
-                        return "n/a".into();
-                    };
-                    let total: u64 = m.values().sum();
-                    let n = m.get(node).copied().unwrap_or(0);
-                    if total == 0 {
-                        "n/a".into()
-                    } else {
-                        format!("{:.1} %", 100.0 * n as f64 / total as f64)
-                    }
-                }),
-                None,
-                None,
-            );
+            overhead.push(Metric::new(format!("  sent to {node}"), "", 1, move |b| {
+                let Some(m) = &b.requests_by_node else {
+                    return Value::Missing;
+                };
+                let total: u64 = m.values().sum();
+                let n = m.get(&node).copied().unwrap_or(0);
+                if total == 0 {
+                    Value::Missing
+                } else {
+                    Value::Percent(100.0 * n as f64 / total as f64)
+                }
+            }));
+        }
+    }
+    vec![
+        ("SUMMARY", summary),
+        ("LATENCY [ms]", latency),
+        ("OVERHEAD (per request)", overhead),
+    ]
+}
+
+/// Writes one table: its header, then each row shown for these columns.
+fn table(out: &mut String, title: &str, metrics: &[Metric<'_>], columns: &[Column<'_>]) {
+    header(out, title, columns);
+    for m in metrics {
+        if !columns.iter().any(|(_, b)| (m.shown_if)(b)) {
+            continue;
+        }
+        let values: Vec<Value> = columns.iter().map(|(_, b)| (m.get)(b)).collect();
+        let cells: Vec<String> = values.iter().map(|v| v.text(m.decimals)).collect();
+        let change = match values.as_slice() {
+            [a, b] if m.change => change_of(a.compared(), b.compared()),
+            _ => None,
+        };
+        let p = m.tested.and_then(|f| p_value(columns, f));
+        row(out, &m.label(), &cells, change, p);
+    }
+}
+
+fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
+    let tables = tables(columns);
+    let last = tables.len() - 1;
+    for (i, (title, metrics)) in tables.iter().enumerate() {
+        table(out, title, metrics, columns);
+        // The OVERHEAD table's notes follow it before the blank line.
+        if i < last {
+            out.push('\n');
         }
     }
     // What could not be counted, and why (once per reason and column).
@@ -569,6 +620,277 @@ mod tests {
     use super::*;
     use crate::overhead::{ByKind, Cost, IoUringOps};
     use crate::report::BackendRun;
+
+    /// A backend's report with every figure the comparison tables show set to a value
+    /// derived from `k` (so two columns differ), and per-sample figures for the p-values.
+    fn fixture(driver: &str, k: f64, counted: bool) -> BackendReport {
+        let mut b = BackendRun::default().report(driver);
+        b.throughput_rps = 15_000.0 * k;
+        b.throughput_margin_rps = 310.6 * k;
+        b.requests = (45_237.0 * k) as u64;
+        b.errors = if counted { 3 } else { 0 };
+        if counted {
+            b.errors_by_kind.insert("timeout".into(), 2);
+            b.errors_by_kind.insert("overloaded".into(), 1);
+            b.first_errors
+                .insert("timeout".into(), "request timed out after 5 s".into());
+        }
+        b.elapsed_s = 3.01 * k;
+        b.cpu_us_per_req = 5.55 * k;
+        b.cpu_user_us_per_req = 1.78 * k;
+        b.cpu_sys_us_per_req = 3.77 * k;
+        b.ctx_switches_per_req = 0.0123 * k;
+        b.peak_rss_bytes = (15.9 * k * (1 << 20) as f64) as u64;
+        let ms = |x: f64| (x * 1e6 * k) as u64;
+        b.latency_ns = LatencySummary {
+            mean: 1.234e6 * k,
+            mean_margin: 0.056e6 * k,
+            min: ms(0.1),
+            p25: ms(0.5),
+            p50: ms(1.0),
+            p75: ms(1.5),
+            p90: ms(2.0),
+            p95: ms(2.5),
+            p99: ms(4.0),
+            p999: ms(8.0),
+            p9999: ms(16.0),
+            max: ms(32.0),
+        };
+        b.service_time_ns = LatencySummary {
+            p50: ms(0.9),
+            p99: ms(3.5),
+            ..LatencySummary::default()
+        };
+        if counted {
+            b.syscalls_per_req = Some(0.985 * k);
+            b.syscalls_by_kind_per_req =
+                Some(ByKind::from_fn(|s| (s as usize + 1) as f64 * k / 10.0));
+            b.io_uring_submitted_per_req = Some(0.25 * k);
+            b.io_uring_completed_per_req = Some(0.5 * k);
+            b.allocations_per_req = Some(0.48 * k);
+            b.requests_per_flush = Some(256.0 * k);
+            b.requests_per_read = Some(12.5 * k);
+            b.requests_by_node = Some(
+                [
+                    ("127.0.0.1:9042", 600),
+                    ("127.0.0.2:9042", 300),
+                    ("127.0.0.3:9042", 100),
+                ]
+                .into_iter()
+                .map(|(n, c)| (n.to_owned(), c))
+                .collect(),
+            );
+        } else {
+            b.syscalls_unavailable = Some("perf_event_paranoid is 3".into());
+            b.syscall_kinds_unavailable = Some("perf_event_paranoid is 3".into());
+            b.io_uring_unavailable = Some("no io_uring tracepoints".into());
+        }
+        b.samples = (0..6)
+            .map(|i| SampleReport {
+                segment: 0,
+                start_s: f64::from(i),
+                duration_s: 1.0,
+                requests: 15_000,
+                errors: 0,
+                throughput_rps: b.throughput_rps + f64::from(i % 3) * 100.0,
+                latency_mean_ns: b.latency_ns.mean + f64::from(i % 2) * 1e4,
+                latency_p50_ns: 0,
+                latency_p99_ns: 0,
+                histogram: String::new(),
+            })
+            .collect();
+        b
+    }
+
+    #[test]
+    fn comparison_of_two_backends_is_pinned() {
+        let (a, b) = (fixture("doppio", 1.0, true), fixture("scylla", 1.25, false));
+        let mut out = String::new();
+        compare_sections(&mut out, &[("doppio".into(), &a), ("scylla".into(), &b)]);
+        assert_golden(&out, GOLDEN_TWO);
+    }
+
+    #[test]
+    fn comparison_of_one_and_of_three_backends_is_pinned() {
+        let a = fixture("doppio", 1.0, true);
+        let b = fixture("doppio-uring", 0.5, true);
+        let c = fixture("scylla", 2.0, false);
+        let mut one = String::new();
+        compare_sections(&mut one, &[("doppio".into(), &a)]);
+        assert_golden(&one, GOLDEN_ONE);
+        let mut three = String::new();
+        compare_sections(
+            &mut three,
+            &[
+                ("doppio".into(), &a),
+                ("doppio-uring".into(), &b),
+                ("scylla".into(), &c),
+            ],
+        );
+        assert_golden(&three, GOLDEN_THREE);
+    }
+
+    /// Compares rendered text with golden lines (every line, its trailing spaces included,
+    /// and the final newline).
+    fn assert_golden(out: &str, golden: &[&str]) {
+        assert_eq!(out, golden.join("\n") + "\n", "got:\n{out}");
+    }
+
+    const GOLDEN_TWO: &[&str] = &[
+        "SUMMARY                                 doppio                  scylla    change  p-value",
+        "  throughput [req/s]               15000 ± 311             18750 ± 388    +25.0%    0.000",
+        "  requests                               45237                   56546    +25.0%",
+        "  errors                                     3                       0          ",
+        "  measured time [s]                       3.01                    3.76          ",
+        "",
+        "LATENCY [ms]                            doppio                  scylla    change  p-value",
+        "  mean                           1.234 ± 0.056           1.542 ± 0.070    +25.0%    0.000",
+        "  min                                    0.100                   0.125    +25.0%",
+        "  25                                     0.500                   0.625    +25.0%",
+        "  50                                     1.000                   1.250    +25.0%",
+        "  75                                     1.500                   1.875    +25.0%",
+        "  90                                     2.000                   2.500    +25.0%",
+        "  95                                     2.500                   3.125    +25.0%",
+        "  99                                     4.000                   5.000    +25.0%",
+        "  99.9                                   8.000                  10.000    +25.0%",
+        "  99.99                                 16.000                  20.000    +25.0%",
+        "  max                                   32.000                  40.000    +25.0%",
+        "  service time p50                       0.900                   1.125    +25.0%",
+        "  service time p99                       3.500                   4.375    +25.0%",
+        "",
+        "OVERHEAD (per request)                  doppio                  scylla    change  p-value",
+        "  client CPU [us]                         5.55                    6.94    +25.0%",
+        "    user / sys [us]                1.78 / 3.77             2.23 / 4.71          ",
+        "  syscalls                               0.985                     n/a          ",
+        "    io_uring_enter                       0.100                     n/a          ",
+        "    send                                 0.200                     n/a          ",
+        "    recv                                 0.300                     n/a          ",
+        "    epoll                                0.400                     n/a          ",
+        "    futex                                0.500                     n/a          ",
+        "    membarrier                           0.600                     n/a          ",
+        "    other                                0.700                     n/a          ",
+        "  io_uring submitted                     0.250                     n/a          ",
+        "  io_uring completed                     0.500                     n/a          ",
+        "  context switches                       0.012                   0.015    +25.0%",
+        "  heap allocations                        0.48                     n/a          ",
+        "  requests per write                     256.0                     n/a          ",
+        "  requests per read                       12.5                     n/a          ",
+        "  peak RSS [MiB]                          15.9                    19.9          ",
+        "    sent to 127.0.0.1:9042                  60.0 %                     n/a          ",
+        "    sent to 127.0.0.2:9042                  30.0 %                     n/a          ",
+        "    sent to 127.0.0.3:9042                  10.0 %                     n/a          ",
+        "  scylla: syscalls not counted: perf_event_paranoid is 3",
+        "  scylla: io_uring operations not counted: no io_uring tracepoints",
+        "",
+        "ERRORS",
+        "  doppio: overloaded x1: ",
+        "  doppio: timeout x2: request timed out after 5 s",
+        "",
+    ];
+
+    const GOLDEN_ONE: &[&str] = &[
+        "SUMMARY                                 doppio",
+        "  throughput [req/s]               15000 ± 311",
+        "  requests                               45237",
+        "  errors                                     3",
+        "  measured time [s]                       3.01",
+        "",
+        "LATENCY [ms]                            doppio",
+        "  mean                           1.234 ± 0.056",
+        "  min                                    0.100",
+        "  25                                     0.500",
+        "  50                                     1.000",
+        "  75                                     1.500",
+        "  90                                     2.000",
+        "  95                                     2.500",
+        "  99                                     4.000",
+        "  99.9                                   8.000",
+        "  99.99                                 16.000",
+        "  max                                   32.000",
+        "  service time p50                       0.900",
+        "  service time p99                       3.500",
+        "",
+        "OVERHEAD (per request)                  doppio",
+        "  client CPU [us]                         5.55",
+        "    user / sys [us]                1.78 / 3.77",
+        "  syscalls                               0.985",
+        "    io_uring_enter                       0.100",
+        "    send                                 0.200",
+        "    recv                                 0.300",
+        "    epoll                                0.400",
+        "    futex                                0.500",
+        "    membarrier                           0.600",
+        "    other                                0.700",
+        "  io_uring submitted                     0.250",
+        "  io_uring completed                     0.500",
+        "  context switches                       0.012",
+        "  heap allocations                        0.48",
+        "  requests per write                     256.0",
+        "  requests per read                       12.5",
+        "  peak RSS [MiB]                          15.9",
+        "    sent to 127.0.0.1:9042                  60.0 %",
+        "    sent to 127.0.0.2:9042                  30.0 %",
+        "    sent to 127.0.0.3:9042                  10.0 %",
+        "",
+        "ERRORS",
+        "  doppio: overloaded x1: ",
+        "  doppio: timeout x2: request timed out after 5 s",
+        "",
+    ];
+
+    const GOLDEN_THREE: &[&str] = &[
+        "SUMMARY                                 doppio            doppio-uring                  scylla",
+        "  throughput [req/s]               15000 ± 311              7500 ± 155             30000 ± 621",
+        "  requests                               45237                   22618                   90474",
+        "  errors                                     3                       3                       0",
+        "  measured time [s]                       3.01                    1.50                    6.02",
+        "",
+        "LATENCY [ms]                            doppio            doppio-uring                  scylla",
+        "  mean                           1.234 ± 0.056           0.617 ± 0.028           2.468 ± 0.112",
+        "  min                                    0.100                   0.050                   0.200",
+        "  25                                     0.500                   0.250                   1.000",
+        "  50                                     1.000                   0.500                   2.000",
+        "  75                                     1.500                   0.750                   3.000",
+        "  90                                     2.000                   1.000                   4.000",
+        "  95                                     2.500                   1.250                   5.000",
+        "  99                                     4.000                   2.000                   8.000",
+        "  99.9                                   8.000                   4.000                  16.000",
+        "  99.99                                 16.000                   8.000                  32.000",
+        "  max                                   32.000                  16.000                  64.000",
+        "  service time p50                       0.900                   0.450                   1.800",
+        "  service time p99                       3.500                   1.750                   7.000",
+        "",
+        "OVERHEAD (per request)                  doppio            doppio-uring                  scylla",
+        "  client CPU [us]                         5.55                    2.77                   11.10",
+        "    user / sys [us]                1.78 / 3.77             0.89 / 1.89             3.56 / 7.54",
+        "  syscalls                               0.985                   0.492                     n/a",
+        "    io_uring_enter                       0.100                   0.050                     n/a",
+        "    send                                 0.200                   0.100                     n/a",
+        "    recv                                 0.300                   0.150                     n/a",
+        "    epoll                                0.400                   0.200                     n/a",
+        "    futex                                0.500                   0.250                     n/a",
+        "    membarrier                           0.600                   0.300                     n/a",
+        "    other                                0.700                   0.350                     n/a",
+        "  io_uring submitted                     0.250                   0.125                     n/a",
+        "  io_uring completed                     0.500                   0.250                     n/a",
+        "  context switches                       0.012                   0.006                   0.025",
+        "  heap allocations                        0.48                    0.24                     n/a",
+        "  requests per write                     256.0                   128.0                     n/a",
+        "  requests per read                       12.5                     6.2                     n/a",
+        "  peak RSS [MiB]                          15.9                     7.9                    31.8",
+        "    sent to 127.0.0.1:9042                  60.0 %                  60.0 %                     n/a",
+        "    sent to 127.0.0.2:9042                  30.0 %                  30.0 %                     n/a",
+        "    sent to 127.0.0.3:9042                  10.0 %                  10.0 %                     n/a",
+        "  scylla: syscalls not counted: perf_event_paranoid is 3",
+        "  scylla: io_uring operations not counted: no io_uring tracepoints",
+        "",
+        "ERRORS",
+        "  doppio: overloaded x1: ",
+        "  doppio: timeout x2: request timed out after 5 s",
+        "  doppio-uring: overloaded x1: ",
+        "  doppio-uring: timeout x2: request timed out after 5 s",
+        "",
+    ];
 
     #[test]
     fn overhead_shows_syscalls_by_kind_and_io_uring_ops_or_says_why_not() {

@@ -3,6 +3,9 @@
 //! `mixed`, `empty`), compiled once with its parameters into statements whose arguments are
 //! generator expressions ([`expr`]).
 //!
+//! Children: [`expr`], the generator expressions (parsed once, evaluated per iteration
+//! without allocation); [`encode`], their values as the CQL bytes of a column type.
+//!
 //! Invariants:
 //! - Everything per iteration is a pure function of the iteration number: which statement
 //!   runs (by weight) and every argument, so two runs of the same workload send the same
@@ -16,6 +19,8 @@ pub mod expr;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+
+use crate::units;
 
 use self::encode::{compatible, CqlKind};
 use self::expr::{mix, Expr, ExprError, ParamValue};
@@ -176,44 +181,30 @@ pub struct Workload {
 }
 
 /// A `-P name=value` override, parsed: integers (with k/M/G suffixes), floats, durations
-/// (`10ms`, `2s`, `1m`: as integer milliseconds), or strings.
+/// (`10ms`, `2s`, `1m`: as integer milliseconds), or strings. Counts and durations are read
+/// as the command line reads them ([`crate::units`]).
 pub fn parse_param_value(text: &str) -> ParamValue {
     let t = text.trim();
     if let Ok(v) = t.replace('_', "").parse::<i64>() {
         return ParamValue::Int(v);
     }
-    let suffixed = |s: &str, m: i64| s.parse::<i64>().ok().and_then(|v| v.checked_mul(m));
-    if let Some(v) = t
-        .strip_suffix('k')
-        .and_then(|s| suffixed(s, 1_000))
-        .or_else(|| t.strip_suffix('M').and_then(|s| suffixed(s, 1_000_000)))
-        .or_else(|| t.strip_suffix('G').and_then(|s| suffixed(s, 1_000_000_000)))
+    let (sign, magnitude) = match t.strip_prefix('-') {
+        Some(m) => (-1, m),
+        None => (1, t),
+    };
+    if let Some(v) = units::count(magnitude)
+        .ok()
+        .and_then(|n| i64::try_from(n).ok())
     {
-        return ParamValue::Int(v);
+        return ParamValue::Int(sign * v);
     }
     if let Ok(v) = t.parse::<f64>() {
         return ParamValue::Float(v);
     }
-    if let Some(ms) = parse_duration_ms(t) {
-        return ParamValue::Int(ms);
+    if let Ok(d) = units::duration_with_unit(t) {
+        return ParamValue::Int((d.as_secs_f64() * 1e3).round() as i64);
     }
     ParamValue::Str(text.to_owned())
-}
-
-fn parse_duration_ms(t: &str) -> Option<i64> {
-    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1e3)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60e3)
-    } else if let Some(n) = t.strip_suffix('h') {
-        (n, 3600e3)
-    } else {
-        return None;
-    };
-    let v: f64 = num.parse().ok()?;
-    Some((v * mult).round() as i64)
 }
 
 fn param_text(v: &ParamValue) -> String {
@@ -545,6 +536,12 @@ mod tests {
         assert_eq!(parse_param_value("0.5"), ParamValue::Float(0.5));
         assert_eq!(parse_param_value("250ms"), ParamValue::Int(250));
         assert_eq!(parse_param_value("2s"), ParamValue::Int(2000));
+        assert_eq!(parse_param_value("1m"), ParamValue::Int(60_000));
+        assert_eq!(parse_param_value("1h"), ParamValue::Int(3_600_000));
+        assert_eq!(parse_param_value("1.5ms"), ParamValue::Int(2));
+        assert_eq!(parse_param_value("-5k"), ParamValue::Int(-5000));
+        assert_eq!(parse_param_value("1.5k"), ParamValue::Int(1500));
+        assert_eq!(parse_param_value("1e3"), ParamValue::Float(1000.0));
         assert_eq!(parse_param_value("ks1"), ParamValue::Str("ks1".into()));
     }
 

@@ -33,3 +33,18 @@ pub fn scratch_dir(test: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// One `error:` line on stderr, no panic or backtrace, and exit code 2.
+pub fn assert_input_error(out: &Output, expect: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "exit code 2: {err}");
+    let errors: Vec<_> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "one sentence: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{err}"
+    );
+    for e in expect {
+        assert!(errors[0].contains(e), "`{e}` in: {}", errors[0]);
+    }
+}

@@ -27,6 +27,9 @@
 //! a broken frame in place of the answer), `"wrong_stream"` (the answer carries a stream id
 //! the client never used).
 //!
+//! Durations (`after`, `until`, delays, `stall`) read as the bench reads its options:
+//! humantime's grammar (`500us`, `2ms`, `1.5s`, `2m`, `1h30m`); a bare number is seconds.
+//!
 //! Invariant: the first rule whose condition holds decides; a request matches at most one.
 
 use std::time::Duration;
@@ -208,28 +211,17 @@ struct FileError {
     message: Option<String>,
 }
 
-/// Parses `500us`, `2ms`, `1.5s`, `2m`.
+/// Parses a duration as the bench does (`doppio_bench::units`): humantime's grammar
+/// (`500us`, `2ms`, `1.5s`, `2m`, `1h30m`), or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration such as 5ms or 2s"))?;
-    let secs = match unit.trim() {
-        "ns" => n / 1e9,
-        "us" | "µs" => n / 1e6,
-        "ms" => n / 1e3,
-        "s" | "" => n,
-        "m" => n * 60.0,
-        other => return Err(format!("unknown unit `{other}` in `{text}`")),
+    let parsed = match t.parse::<f64>() {
+        Ok(secs) => Duration::try_from_secs_f64(secs).map_err(|e| e.to_string()),
+        Err(_) => humantime::parse_duration(t).map_err(|e| e.to_string()),
     };
-    if !secs.is_finite() || secs < 0.0 {
-        return Err(format!("`{text}` is not a duration"));
-    }
-    Ok(Duration::from_secs_f64(secs))
+    parsed.map_err(|reason| {
+        format!("`{text}` is not a duration such as 500us, 5ms, 1.5s, 2m or 1h30m: {reason}")
+    })
 }
 
 fn opcode_named(name: &str) -> Result<Opcode, String> {
@@ -535,7 +527,7 @@ then = { malformed = "bad_version" }
             ),
             (
                 "[[rule]]\nthen = { delay = { fixed = \"3 parsecs\" } }",
-                "unknown unit",
+                "unknown time unit \"parsecs\"",
             ),
             (
                 "[[rule]]\nthen = { stall = \"1s\", malformed = \"truncated\" }",
@@ -576,6 +568,27 @@ then = { malformed = "bad_version" }
         let d = Delay::Uniform(Duration::from_millis(1), Duration::from_millis(3));
         assert_eq!(d.sample(0.5), Duration::from_millis(2));
         assert!(Delay::Exponential(Duration::from_millis(2)).sample(0.0) == Duration::ZERO);
+    }
+
+    #[test]
+    fn durations_read_as_the_bench_reads_them() {
+        let ms = Duration::from_millis;
+        for (text, want) in [
+            ("20us", Duration::from_micros(20)),
+            ("20µs", Duration::from_micros(20)),
+            ("2ms", ms(2)),
+            ("5 ms", ms(5)),
+            ("1.5s", ms(1500)),
+            ("2m", ms(120_000)),
+            ("1h30m", ms(5_400_000)),
+            ("0.5", ms(500)),
+        ] {
+            assert_eq!(parse_duration(text), Ok(want), "{text}");
+        }
+        for bad in ["", "-1s", "-1", "1k", "soon"] {
+            let e = parse_duration(bad).unwrap_err();
+            assert!(e.contains("is not a duration such as"), "{e}");
+        }
     }
 
     #[test]
