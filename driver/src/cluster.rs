@@ -63,11 +63,12 @@ pub enum ClusterError {
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
     /// A shard could not connect to any contact point; the error of the last one tried.
-    #[error("shard {shard} could not connect: {error}")]
+    #[error("shard {shard} could not connect")]
     Connect {
         /// Shard index.
         shard: usize,
         /// Why.
+        #[source]
         error: Error,
     },
 }

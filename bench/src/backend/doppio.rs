@@ -89,7 +89,9 @@ impl DoppioBackend {
         if let (Some(u), Some(p)) = (&o.username, &o.password) {
             b = b.credentials(u, p);
         }
-        let cluster = b.build().map_err(|e| err(e.to_string()))?;
+        let cluster = b
+            .build()
+            .map_err(|e| err(doppio::error::Report(&e).to_string()))?;
         Ok(Self { cluster, driver })
     }
 }
@@ -118,18 +120,10 @@ pub fn kind_of(t: &ColumnType) -> CqlKind {
     }
 }
 
-/// The bench's short kind of a doppio error.
+/// The bench's kind of a doppio error: the driver's own classification
+/// ([`doppio::ErrorKind`]), the one the session counts by.
 pub fn classify(e: &Error) -> &'static str {
-    match e {
-        Error::Server { error, .. } => super::kind_of_server_code(error.code.code()),
-        Error::Timeout { .. } => "timeout",
-        Error::ConnectionBroken(_) => "connection_broken",
-        Error::NoConnection(_) => "no_connection",
-        Error::Closed(_) => "closed",
-        Error::Protocol { .. } | Error::UnexpectedResponse { .. } => "protocol",
-        Error::Serialization(_) | Error::Deserialization(_) => "serialization",
-        Error::Handshake { .. } | Error::Authentication { .. } => "handshake",
-    }
+    e.kind().name()
 }
 
 /// Generated arguments written straight into doppio's frame buffer: `[int length][bytes]`
@@ -187,7 +181,7 @@ impl BenchSession for ShardSession {
             Ok(_) => Ok(()),
             Err(e) => Err(RequestError {
                 kind: classify(&e),
-                message: e.to_string(),
+                message: doppio::error::Report(&e).to_string(),
             }),
         }
     }
@@ -274,7 +268,7 @@ impl Backend for DoppioBackend {
                     Ok::<(), String>(())
                 }
             })
-            .map_err(|e| err_of(self.driver)(e.to_string()))?;
+            .map_err(|e| err_of(self.driver)(doppio::error::Report(&e).to_string()))?;
         out.into_iter()
             .collect::<Result<(), _>>()
             .map_err(err_of(self.driver))
@@ -294,7 +288,7 @@ impl Backend for DoppioBackend {
                         .map(|_| ())
                 }
             })
-            .map_err(|e| err_of(driver)(e.to_string()))?;
+            .map_err(|e| err_of(driver)(doppio::error::Report(&e).to_string()))?;
         out.into_iter().collect()
     }
 
@@ -329,7 +323,7 @@ impl Backend for DoppioBackend {
                     run_and_report(&bench, &workload, &plan, &wspec, spec.phase, events).await;
                 }
             })
-            .map_err(|e| err_of(driver)(e.to_string()))?;
+            .map_err(|e| err_of(driver)(doppio::error::Report(&e).to_string()))?;
         Ok(())
     }
 

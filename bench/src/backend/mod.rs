@@ -481,24 +481,6 @@ fn run_prepared_phase(
     Ok(outcome)
 }
 
-/// The short error kind of a doppio or scylla error message, for counting.
-pub fn kind_of_server_code(code: i32) -> &'static str {
-    match code {
-        0x1000 => "unavailable",
-        0x1001 => "overloaded",
-        0x1002 => "bootstrapping",
-        0x1100 => "write_timeout",
-        0x1200 => "read_timeout",
-        0x1300 => "read_failure",
-        0x1500 => "write_failure",
-        0x2000 => "syntax",
-        0x2100 => "unauthorized",
-        0x2200 => "invalid",
-        0x2500 => "unprepared",
-        _ => "server_error",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,7 @@ use std::num::NonZeroUsize;
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
+use doppio::ErrorKind;
 use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
@@ -137,34 +138,41 @@ pub fn kind_of(t: &ColumnType<'_>) -> CqlKind {
     }
 }
 
-/// The bench's short kind of a scylla-rust-driver error.
+/// The bench's kind of a scylla-rust-driver error, named as doppio's [`ErrorKind`] names
+/// the same failure (so `errors_by_kind` compares like with like).
 pub fn classify(e: &ExecutionError) -> &'static str {
-    match e {
-        ExecutionError::RequestTimeout(_) => "timeout",
-        ExecutionError::ConnectionPoolError(_) => "no_connection",
+    let kind = match e {
+        ExecutionError::RequestTimeout(_) => ErrorKind::Timeout,
+        ExecutionError::ConnectionPoolError(_) => ErrorKind::NoConnection,
         ExecutionError::LastAttemptError(a) => match a {
             RequestAttemptError::DbError(db, _) => match db {
-                DbError::Unavailable { .. } => "unavailable",
-                DbError::Overloaded => "overloaded",
-                DbError::IsBootstrapping => "bootstrapping",
-                DbError::WriteTimeout { .. } => "write_timeout",
-                DbError::ReadTimeout { .. } => "read_timeout",
-                DbError::ReadFailure { .. } => "read_failure",
-                DbError::WriteFailure { .. } => "write_failure",
-                DbError::SyntaxError => "syntax",
-                DbError::Unauthorized => "unauthorized",
-                DbError::Invalid => "invalid",
-                DbError::Unprepared { .. } => "unprepared",
-                _ => "server_error",
+                DbError::Unavailable { .. } => ErrorKind::Unavailable,
+                DbError::Overloaded => ErrorKind::Overloaded,
+                DbError::IsBootstrapping => ErrorKind::Bootstrapping,
+                DbError::WriteTimeout { .. } => ErrorKind::WriteTimeout,
+                DbError::ReadTimeout { .. } => ErrorKind::ReadTimeout,
+                DbError::ReadFailure { .. } => ErrorKind::ReadFailure,
+                DbError::WriteFailure { .. } => ErrorKind::WriteFailure,
+                DbError::FunctionFailure { .. } => ErrorKind::FunctionFailure,
+                DbError::SyntaxError => ErrorKind::Syntax,
+                DbError::Unauthorized => ErrorKind::Unauthorized,
+                DbError::Invalid => ErrorKind::Invalid,
+                DbError::ConfigError => ErrorKind::ConfigError,
+                DbError::AlreadyExists { .. } => ErrorKind::AlreadyExists,
+                DbError::Unprepared { .. } => ErrorKind::Unprepared,
+                _ => ErrorKind::ServerError,
             },
-            RequestAttemptError::BrokenConnectionError(_) => "connection_broken",
-            RequestAttemptError::UnableToAllocStreamId => "no_stream_id",
+            RequestAttemptError::BrokenConnectionError(_) => ErrorKind::ConnectionBroken,
+            // scylla-rust-driver fails a request when a connection has no free stream id;
+            // doppio makes it wait (backpressure): a kind of scylla's only.
+            RequestAttemptError::UnableToAllocStreamId => return "no_stream_id",
             RequestAttemptError::SerializationError(_)
-            | RequestAttemptError::CqlRequestSerialization(_) => "serialization",
-            _ => "protocol",
+            | RequestAttemptError::CqlRequestSerialization(_) => ErrorKind::Serialization,
+            _ => ErrorKind::Protocol,
         },
-        _ => "other",
-    }
+        _ => return "other",
+    };
+    kind.name()
 }
 
 /// Lets the shared encoder append straight into scylla's value buffer.
