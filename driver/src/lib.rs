@@ -23,8 +23,6 @@
 //! Invariant: nothing on the request path is shared across cores; shard state is
 //! `Rc`/`RefCell`, never `Arc`/`Mutex`.
 
-#![warn(unreachable_pub)]
-
 pub mod auth;
 mod clock;
 pub mod cluster;

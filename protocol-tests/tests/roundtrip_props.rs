@@ -496,7 +496,7 @@ mod values {
     }
 
     /// A value of type `t` (no NaN: it is not equal to itself).
-    pub fn value_for(t: &ColumnType) -> BoxedStrategy<CqlValue> {
+    pub(crate) fn value_for(t: &ColumnType) -> BoxedStrategy<CqlValue> {
         use CqlValue as V;
         match t {
             ColumnType::Custom(_) => prop::collection::vec(any::<u8>(), 0..16)

@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 /// Runs the `doppio` binary with `args`, echoing the command and its output to stderr (shown
 /// when a test fails).
-pub fn doppio(args: &[&str]) -> Output {
+pub(crate) fn doppio(args: &[&str]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_doppio"))
         .args(args)
         .output()
@@ -23,19 +23,19 @@ pub fn doppio(args: &[&str]) -> Output {
 }
 
 /// A JSON report.
-pub fn json(path: &Path) -> serde_json::Value {
+pub(crate) fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// A fresh scratch folder for one test, unique to this process.
-pub fn scratch_dir(test: &str) -> PathBuf {
+pub(crate) fn scratch_dir(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("doppio-bench-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 /// One `error:` line on stderr, no panic or backtrace, and exit code 2.
-pub fn assert_input_error(out: &Output, expect: &[&str]) {
+pub(crate) fn assert_input_error(out: &Output, expect: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "exit code 2: {err}");
     let errors: Vec<_> = err.lines().filter(|l| l.starts_with("error:")).collect();

@@ -35,7 +35,6 @@
 //! - No `unsafe` outside tests (forbidden below).
 
 #![cfg_attr(not(test), forbid(unsafe_code))]
-#![warn(unreachable_pub)]
 
 pub mod compression;
 pub mod consistency;

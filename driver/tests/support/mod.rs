@@ -17,14 +17,18 @@ use doppio_test_support::{CASSANDRA, CASSANDRA_CLUSTER};
 
 /// The local Cassandra the tests use: `DOPPIO_CASSANDRA`, default 127.0.0.1:9042
 /// (`scripts/test.sh` starts one with `scripts/cassandra.sh`).
-pub fn cassandra() -> SocketAddr {
+pub(crate) fn cassandra() -> SocketAddr {
     CASSANDRA.addr()
 }
 
 /// A stub server (perf/stub) in this process on `runtime`, on an ephemeral port, with these
 /// TOML fault `rules` (not logged) and result `shape`: a node for the tests that need no
 /// Cassandra. Stops when dropped.
-pub fn stub(runtime: Runtime, rules: &str, shape: doppio_stub::Shape) -> doppio_stub::StubHandle {
+pub(crate) fn stub(
+    runtime: Runtime,
+    rules: &str,
+    shape: doppio_stub::Shape,
+) -> doppio_stub::StubHandle {
     let rules = doppio_stub::Rules::parse(rules).unwrap_or_else(|e| panic!("stub rules: {e}"));
     doppio_stub::Stub::start(doppio_stub::StubConfig {
         runtime,
@@ -66,7 +70,7 @@ pub(crate) use cassandra_runtime_tests;
 
 /// Runs `f` to completion on a fresh executor of `runtime` (not pinned: tests share the
 /// cores); a panic inside fails the calling test.
-pub fn on_runtime<T, F, Fut>(runtime: Runtime, name: &str, f: F) -> T
+pub(crate) fn on_runtime<T, F, Fut>(runtime: Runtime, name: &str, f: F) -> T
 where
     T: Send + 'static,
     F: FnOnce() -> Fut + Send + 'static,
@@ -77,7 +81,7 @@ where
 }
 
 /// A keyspace name of the calling test's own (tests run in parallel and share the node).
-pub fn keyspace(test: &str) -> String {
+pub(crate) fn keyspace(test: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -85,14 +89,14 @@ pub fn keyspace(test: &str) -> String {
 }
 
 /// `CREATE KEYSPACE` with SimpleStrategy and one replica (the test node is alone).
-pub fn create_keyspace_cql(ks: &str) -> String {
+pub(crate) fn create_keyspace_cql(ks: &str) -> String {
     format!(
         "CREATE KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}"
     )
 }
 
 /// A session to `node` at consistency ONE with the given request timeout and lz4 choice.
-pub async fn session_to(
+pub(crate) async fn session_to(
     node: SocketAddr,
     compression: bool,
     timeout: std::time::Duration,
@@ -111,20 +115,20 @@ pub async fn session_to(
 
 /// The three-node test cluster (`scripts/cassandra-cluster.sh`): `DOPPIO_CLUSTER`, default
 /// 127.0.0.21:9042 (its other nodes are .22 and .23).
-pub fn cluster() -> SocketAddr {
+pub(crate) fn cluster() -> SocketAddr {
     CASSANDRA_CLUSTER.addr()
 }
 
 /// Held by a test that stops, kills or freezes nodes of the three-node cluster: its two
 /// runtimes' variants (and any other such test of the binary) take turns, since one would
 /// otherwise find the nodes the other took away.
-pub fn cluster_turn() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn cluster_turn() -> std::sync::MutexGuard<'static, ()> {
     static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
     TURN.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Runs `scripts/cassandra-cluster.sh ARGS` and panics with its output if it fails.
-pub fn cluster_script(args: &[&str]) {
+pub(crate) fn cluster_script(args: &[&str]) {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join("scripts")
@@ -144,7 +148,7 @@ pub fn cluster_script(args: &[&str]) {
 /// The owner of `token` on a ring of `(token, node)` pairs: the node of the first ring
 /// token at or after it, wrapping around (written apart from the driver's own ring, to
 /// check it).
-pub fn ring_owner(ring: &[(i64, SocketAddr)], token: i64) -> SocketAddr {
+pub(crate) fn ring_owner(ring: &[(i64, SocketAddr)], token: i64) -> SocketAddr {
     let mut sorted = ring.to_vec();
     sorted.sort();
     sorted
@@ -155,7 +159,7 @@ pub fn ring_owner(ring: &[(i64, SocketAddr)], token: i64) -> SocketAddr {
 }
 
 /// Polls `check` every 50 ms until it is true or `timeout` passes; returns how long it took.
-pub async fn eventually(
+pub(crate) async fn eventually(
     timeout: std::time::Duration,
     mut check: impl FnMut() -> bool,
 ) -> Option<std::time::Duration> {
@@ -171,7 +175,10 @@ pub async fn eventually(
 
 /// An OPTIONS request frame on `stream`, written into `buf` (a request body for
 /// `Connection::request` that any node answers).
-pub fn options(buf: &mut bytes::BytesMut, stream: i16) -> Result<(), doppio::proto::ProtoError> {
+pub(crate) fn options(
+    buf: &mut bytes::BytesMut,
+    stream: i16,
+) -> Result<(), doppio::proto::ProtoError> {
     use doppio::proto::frame::{Direction, Flags, FrameHeader, Opcode};
     FrameHeader {
         direction: Direction::Request,
@@ -185,7 +192,7 @@ pub fn options(buf: &mut bytes::BytesMut, stream: i16) -> Result<(), doppio::pro
 }
 
 /// A peer that accepts one connection and then does `behave` with it, on a plain thread.
-pub fn misbehaving_peer(behave: fn(std::net::TcpStream)) -> SocketAddr {
+pub(crate) fn misbehaving_peer(behave: fn(std::net::TcpStream)) -> SocketAddr {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
     let addr = listener.local_addr().expect("local addr");
     std::thread::spawn(move || {

@@ -36,9 +36,9 @@ use crate::rules::{Malformed, Probe, Reaction};
 use crate::shard::ShardContext;
 
 /// Answers waiting beyond this many bytes pause reading (a client that does not read).
-pub const OUT_LIMIT: usize = 16 << 20;
+pub(crate) const OUT_LIMIT: usize = 16 << 20;
 /// The largest request body accepted.
-pub const MAX_BODY: usize = 16 << 20;
+pub(crate) const MAX_BODY: usize = 16 << 20;
 
 struct Conn {
     socket: TcpStream,

@@ -9,13 +9,13 @@ use std::time::Duration;
 use doppio_rt::uring::{spawn_local, TcpListener, TcpStream};
 
 /// `127.0.0.1:port`.
-pub fn local(port: u16) -> SocketAddr {
+pub(crate) fn local(port: u16) -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], port))
 }
 
 /// A connected pair on the running executor (client side, server side), both with
 /// `TCP_NODELAY`.
-pub async fn pair() -> (TcpStream, TcpStream) {
+pub(crate) async fn pair() -> (TcpStream, TcpStream) {
     let l = Rc::new(TcpListener::bind(local(0), false).expect("bind"));
     let addr = l.local_addr().expect("addr");
     let acc = spawn_local({

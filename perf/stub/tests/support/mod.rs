@@ -8,7 +8,7 @@ use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};
 
 /// A stub on `runtime`, on an ephemeral port with these TOML `rules` and result `shape`,
 /// rules not logged.
-pub fn stub(runtime: Runtime, rules: &str, shape: Shape) -> StubHandle {
+pub(crate) fn stub(runtime: Runtime, rules: &str, shape: Shape) -> StubHandle {
     Stub::start(StubConfig {
         runtime,
         shape,
@@ -20,7 +20,7 @@ pub fn stub(runtime: Runtime, rules: &str, shape: Shape) -> StubHandle {
 }
 
 /// Runs `f` on a fresh executor of `runtime`.
-pub fn on_runtime<F, Fut>(runtime: Runtime, f: F)
+pub(crate) fn on_runtime<F, Fut>(runtime: Runtime, f: F)
 where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + 'static,
