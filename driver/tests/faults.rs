@@ -497,7 +497,50 @@ fn overloaded_unavailable_and_read_timeouts_are_retried_exactly_as_the_policy_do
     }
 }
 
+/// The EXECUTE fast path (a prepared statement with default options, encoded from its
+/// template) decodes its own answers: one that does not decode must close the connection as
+/// every other path does (before the fix it was reported but the connection stayed open,
+/// its next answers trusted).
+fn an_undecodable_answer_on_the_execute_fast_path_closes_its_connection(runtime: Runtime) {
+    let stub = stub(
+        runtime,
+        r#"
+[[rule]]
+when = { opcode = "EXECUTE", statement = "BADBODY" }
+then = { malformed = "bad_body" }
+"#,
+        Shape::default(),
+    );
+    let addr = stub.addr();
+    on_runtime(runtime, "faults", move || async move {
+        let s = Session::connect(config(addr, Arc::new(NoRetry)))
+            .await
+            .unwrap();
+        let p = s.prepare("SELECT v FROM t WHERE BADBODY").await.unwrap();
+        let node = s.node_at(addr).unwrap();
+        let conn = node.connection().expect("an open connection");
+        let e = s.execute(&p, &()).await.unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                Error::Protocol {
+                    violation: doppio::error::Violation::Decode(_),
+                    ..
+                }
+            ),
+            "{}",
+            doppio::error::Report(&e)
+        );
+        assert!(
+            conn.closed().is_some(),
+            "the connection that carried the undecodable answer is closed"
+        );
+        s.close("done");
+    });
+}
+
 support::runtime_tests!(
+    an_undecodable_answer_on_the_execute_fast_path_closes_its_connection,
     a_dropped_connection_fails_its_requests_and_the_driver_reconnects,
     a_two_second_stall_fails_requests_at_their_deadline_bounds_stream_ids_and_service_resumes,
     connections_dropped_under_load_fail_only_their_in_flight_requests_and_answers_never_cross,

@@ -538,6 +538,10 @@ fn react(
                     header(Flags::COMPRESSION, 12).write_to(out);
                     out.extend_from_slice(&[0, 0, 0, 100, 0xff, 0xff, 0xff, 0xff, 0xf0, 0, 0, 0]);
                 }
+                Malformed::BadBody => {
+                    header(Flags::NONE, 4).write_to(out);
+                    out.extend_from_slice(&0x7777_i32.to_be_bytes());
+                }
             }
         }
     }

@@ -23,8 +23,8 @@
 //! Reactions: `delay` (`fixed`, `uniform = ["1ms", "5ms"]` or `exponential` mean), `error`
 //! (any CQL error code by name or number, with its required fields filled in), `stall`
 //! (the connection stops answering and reading for a duration), `"drop"` (the connection is
-//! closed), `malformed` (`bad_version`, `oversized_length`, `truncated`, `corrupt_lz4`, each
-//! a broken frame in place of the answer), `"wrong_stream"` (the answer carries a stream id
+//! closed), `malformed` (`bad_version`, `oversized_length`, `truncated`, `corrupt_lz4`,
+//! `bad_body`, each a broken frame in place of the answer), `"wrong_stream"` (the answer carries a stream id
 //! the client never used).
 //!
 //! Durations (`after`, `until`, delays, `stall`) read as the bench reads its options:
@@ -87,6 +87,9 @@ pub enum Malformed {
     Truncated,
     /// The compression flag on a body that is not lz4.
     CorruptLz4,
+    /// A well-formed frame whose RESULT body is not: a result kind no protocol defines.
+    /// The frame layer accepts it; only decoding the message fails.
+    BadBody,
 }
 
 /// What the stub does instead of (or before) answering.
@@ -310,10 +313,11 @@ fn reaction(r: FileReaction) -> Result<Reaction, String> {
                 "oversized_length" => Malformed::OversizedLength,
                 "truncated" => Malformed::Truncated,
                 "corrupt_lz4" => Malformed::CorruptLz4,
+                "bad_body" => Malformed::BadBody,
                 other => {
                     return Err(format!(
                         "unknown malformation `{other}` (bad_version, oversized_length, \
-                         truncated, corrupt_lz4)"
+                         truncated, corrupt_lz4, bad_body)"
                     ))
                 }
             }))
