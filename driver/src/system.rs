@@ -39,16 +39,16 @@ pub(crate) async fn query(conn: &Connection, cql: &str) -> Result<QueryResult, E
 
 /// The rows of `result`, or a protocol error naming `table` if it has none.
 fn rows_of<'a>(result: &'a QueryResult, table: &'static str) -> Result<RowsView<'a>, Error> {
-    result.rows().ok_or(Error::Protocol {
+    result.rows().ok_or_else(|| Error::Protocol {
         node: result.node,
-        violation: Violation::NoRows { table },
+        violation: Box::new(Violation::NoRows { table }),
     })
 }
 
 fn topology_error(node: SocketAddr, e: topology::TopologyError) -> Error {
     Error::Protocol {
         node,
-        violation: Violation::Topology(e),
+        violation: Box::new(Violation::Topology(e)),
     }
 }
 

@@ -523,10 +523,8 @@ then = { malformed = "bad_body" }
         assert!(
             matches!(
                 &e,
-                Error::Protocol {
-                    violation: doppio::error::Violation::Decode(_),
-                    ..
-                }
+                Error::Protocol { violation, .. }
+                    if matches!(**violation, doppio::error::Violation::Decode(_))
             ),
             "{}",
             doppio::error::Report(&e)

@@ -161,7 +161,7 @@ impl QueryValues for Args<'_> {
 fn value_error(k: usize, reason: &str) -> doppio::proto::ProtoError {
     doppio::proto::ProtoError::Value {
         column: format!("argument {}", k + 1),
-        reason: doppio::proto::ValueError::Custom(reason.to_owned()),
+        reason: Box::new(doppio::proto::ValueError::Custom(reason.to_owned())),
     }
 }
 

@@ -35,7 +35,7 @@ fn wrong<T: ?Sized>(typ: &ColumnType) -> ValueError {
 }
 
 fn non_null<T: ?Sized>(bytes: Option<&[u8]>) -> ValueResult<&[u8]> {
-    bytes.ok_or(ValueError::Null {
+    bytes.ok_or_else(|| ValueError::Null {
         into: std::any::type_name::<T>(),
     })
 }
@@ -310,7 +310,7 @@ macro_rules! tuples {
                 let ColumnType::Tuple(ts) = typ else { return Err(wrong::<Self>(typ)) };
                 let mut rest = non_null::<Self>(bytes)?;
                 let mut field = || -> ValueResult<Option<&'a [u8]>> {
-                    let (len, tail) = rest.split_first_chunk::<4>().ok_or(ValueError::Truncated {
+                    let (len, tail) = rest.split_first_chunk::<4>().ok_or_else(|| ValueError::Truncated {
                         what: "tuple field length",
                         needed: 4,
                         left: rest.len(),

@@ -101,14 +101,32 @@ pub enum ProtoError {
     Value {
         /// The column: its index and, when known, its name (for example ``2 `age` ``).
         column: String,
-        /// Why.
+        /// Why (boxed: errors are the cold path, and a small `ProtoError` keeps the results
+        /// and futures of the hot path small).
         #[source]
-        reason: ValueError,
+        reason: Box<ValueError>,
     },
     /// A dynamic value ([`crate::value::CqlValue`]) could not be decoded or encoded as the
     /// type it was given (no column in sight).
     #[error("invalid CQL value: {0}")]
-    InvalidCqlValue(#[from] ValueError),
+    InvalidCqlValue(#[source] Box<ValueError>),
+}
+
+impl ProtoError {
+    /// The typed value error of a [`ProtoError::Value`] or [`ProtoError::InvalidCqlValue`]
+    /// (their `source()` is the same error, boxed).
+    pub fn value_error(&self) -> Option<&ValueError> {
+        match self {
+            ProtoError::Value { reason, .. } | ProtoError::InvalidCqlValue(reason) => Some(reason),
+            _ => None,
+        }
+    }
+}
+
+impl From<ValueError> for ProtoError {
+    fn from(e: ValueError) -> Self {
+        ProtoError::InvalidCqlValue(Box::new(e))
+    }
 }
 
 /// Why one value could not be decoded from its bytes or encoded as a column's type (the

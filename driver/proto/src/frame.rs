@@ -276,7 +276,7 @@ impl FrameHeader {
 pub fn patch_stream(frame: &mut [u8], stream: i16) -> Result<()> {
     let field = frame
         .get_mut(STREAM_OFFSET..STREAM_OFFSET + 2)
-        .ok_or(ProtoError::Truncated {
+        .ok_or_else(|| ProtoError::Truncated {
             what: "frame header",
             needed: HEADER_LEN,
             available: 0,
@@ -289,7 +289,7 @@ pub fn patch_stream(frame: &mut [u8], stream: i16) -> Result<()> {
 pub fn patch_length(frame: &mut [u8], length: u32) -> Result<()> {
     let field = frame
         .get_mut(LENGTH_OFFSET..HEADER_LEN)
-        .ok_or(ProtoError::Truncated {
+        .ok_or_else(|| ProtoError::Truncated {
             what: "frame header",
             needed: HEADER_LEN,
             available: 0,

@@ -35,6 +35,11 @@
 //! - No `unsafe` outside tests (forbidden below).
 
 #![cfg_attr(not(test), forbid(unsafe_code))]
+// Errors are built lazily (`ok_or_else`) even where clippy finds them cheap: an error built
+// eagerly is dropped on the success path, and dropping a `ProtoError` is a call into its
+// drop glue on every frame encoded or parsed (measured on loopback: about 2 % of client CPU
+// per request; perf/results/2026-11-23-issue15-ab).
+#![allow(clippy::unnecessary_lazy_evaluations)]
 
 pub mod compression;
 pub mod consistency;

@@ -117,7 +117,7 @@ fn finish_frame(buf: &mut BytesMut, start: usize) -> Result<()> {
     let len = u32::try_from(body_len)
         .ok()
         .filter(|l| (*l as usize) <= crate::frame::DEFAULT_MAX_BODY_LEN)
-        .ok_or(ProtoError::TooLong {
+        .ok_or_else(|| ProtoError::TooLong {
             what: "request body",
             len: body_len,
             limit: crate::frame::DEFAULT_MAX_BODY_LEN,

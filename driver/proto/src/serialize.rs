@@ -470,7 +470,7 @@ pub fn column_label(index: usize, columns: Option<&[ColumnSpec]>) -> String {
 fn bind_error(index: usize, columns: Option<&[ColumnSpec]>, reason: ValueError) -> ProtoError {
     ProtoError::Value {
         column: column_label(index, columns),
-        reason,
+        reason: Box::new(reason),
     }
 }
 
@@ -663,7 +663,7 @@ fn write_named<'x, N: AsRef<str> + 'x, V: SerializeValue + 'x>(
                 None => {
                     return Err(ProtoError::Value {
                         column: format!("{i} `{name}`"),
-                        reason: ValueError::NoBindMarker,
+                        reason: Box::new(ValueError::NoBindMarker),
                     })
                 }
             },
@@ -671,7 +671,7 @@ fn write_named<'x, N: AsRef<str> + 'x, V: SerializeValue + 'x>(
         };
         write_value(v, typ, buf).map_err(|reason| ProtoError::Value {
             column: format!("{i} `{name}`"),
-            reason,
+            reason: Box::new(reason),
         })?;
     }
     Ok(())

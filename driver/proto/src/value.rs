@@ -123,22 +123,24 @@ impl CqlVarint {
 impl TryFrom<&CqlVarint> for i128 {
     type Error = ProtoError;
     fn try_from(v: &CqlVarint) -> Result<i128> {
-        v.to_i128()
-            .ok_or(ProtoError::InvalidCqlValue(ValueError::VarintOverflow {
+        v.to_i128().ok_or_else(|| {
+            ProtoError::from(ValueError::VarintOverflow {
                 len: v.0.len(),
                 target: "i128",
-            }))
+            })
+        })
     }
 }
 
 impl TryFrom<&CqlVarint> for i64 {
     type Error = ProtoError;
     fn try_from(v: &CqlVarint) -> Result<i64> {
-        v.to_i64()
-            .ok_or(ProtoError::InvalidCqlValue(ValueError::VarintOverflow {
+        v.to_i64().ok_or_else(|| {
+            ProtoError::from(ValueError::VarintOverflow {
                 len: v.0.len(),
                 target: "i64",
-            }))
+            })
+        })
     }
 }
 
@@ -730,9 +732,11 @@ fn decode_at(typ: &ColumnType, bytes: &[u8], depth: usize) -> ValueResult<CqlVal
             let n = b.count("element count", 4)?;
             let mut out = Vec::with_capacity(n);
             for _ in 0..n {
-                let e = b.element("element")?.ok_or(ValueError::NullElement {
-                    what: "element in a collection",
-                })?;
+                let e = b
+                    .element("element")?
+                    .ok_or_else(|| ValueError::NullElement {
+                        what: "element in a collection",
+                    })?;
                 out.push(nested(t, e)?);
             }
             b.end("collection")?;
@@ -748,10 +752,10 @@ fn decode_at(typ: &ColumnType, bytes: &[u8], depth: usize) -> ValueResult<CqlVal
             for _ in 0..n {
                 let k = b
                     .element("map key")?
-                    .ok_or(ValueError::NullElement { what: "map key" })?;
+                    .ok_or_else(|| ValueError::NullElement { what: "map key" })?;
                 let v = b
                     .element("map value")?
-                    .ok_or(ValueError::NullElement { what: "map value" })?;
+                    .ok_or_else(|| ValueError::NullElement { what: "map value" })?;
                 out.push((nested(kt, k)?, nested(vt, v)?));
             }
             b.end("map")?;
@@ -1246,7 +1250,7 @@ mod tests {
     fn errors_are_typed_and_keep_their_sources() {
         use std::error::Error as _;
         let value_error = |r: Result<CqlValue>| match r {
-            Err(ProtoError::InvalidCqlValue(e)) => e,
+            Err(ProtoError::InvalidCqlValue(e)) => *e,
             other => panic!("expected a value error, got {other:?}"),
         };
         let err = CqlValue::decode(&ColumnType::Varchar, &[b'a', 0xff]).unwrap_err();
@@ -1257,9 +1261,10 @@ mod tests {
         // ProtoError -> ValueError -> Utf8Error, each reachable by source().
         let value = err.source().expect("a value error");
         assert!(matches!(
-            value.downcast_ref::<ValueError>(),
+            err.value_error(),
             Some(ValueError::InvalidUtf8 { what: "text", .. })
         ));
+        assert_eq!(value.to_string(), "text is not valid UTF-8");
         let utf8 = value.source().expect("the utf8 error");
         assert_eq!(
             utf8.downcast_ref::<std::str::Utf8Error>()
@@ -1327,7 +1332,7 @@ mod tests {
         );
         assert_eq!(
             CqlDuration::new(1, -1, 0).unwrap_err(),
-            ProtoError::InvalidCqlValue(ValueError::DurationSigns {
+            ProtoError::from(ValueError::DurationSigns {
                 months: 1,
                 days: -1,
                 nanoseconds: 0

@@ -13,6 +13,9 @@
 //! real encoding reports any error); serialized values are handed out only for the
 //! generation that wrote them.
 
+use std::cell::RefCell;
+use std::num::NonZeroU64;
+
 use bytes::BytesMut;
 use doppio_proto::metadata::ColumnSpec;
 use doppio_proto::values::QueryValues;
@@ -32,26 +35,52 @@ pub(crate) struct RoutingScratch {
     complete: Option<u64>,
 }
 
-/// Values serialized while computing a token: the `[value]`s of `count` bind markers,
-/// already checked against their columns, ready to be copied into a frame.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SerializedValues<'a> {
-    count: usize,
-    bytes: &'a [u8],
+/// A request's values, and where the placement may have left them serialized: writing them
+/// copies the scratch's bytes when generation `generation` still holds them (whole, and
+/// checked against their columns then), and serializes `values` otherwise.
+pub(crate) struct PlacedValues<'a, V: ?Sized> {
+    scratch: &'a RefCell<RoutingScratch>,
+    generation: Option<NonZeroU64>,
+    values: &'a V,
 }
 
-impl QueryValues for SerializedValues<'_> {
+impl<'a, V: QueryValues + ?Sized> PlacedValues<'a, V> {
+    /// `values`, serialized by the `token` call of `generation` if there was one.
+    pub(crate) fn new(
+        scratch: &'a RefCell<RoutingScratch>,
+        generation: Option<NonZeroU64>,
+        values: &'a V,
+    ) -> Self {
+        Self {
+            scratch,
+            generation,
+            values,
+        }
+    }
+}
+
+impl<V: QueryValues + ?Sized> QueryValues for PlacedValues<'_, V> {
     fn count(&self) -> usize {
-        self.count
+        self.values.count()
+    }
+
+    fn has_names(&self) -> bool {
+        self.values.has_names()
     }
 
     fn write_values(
         &self,
-        _: Option<&[ColumnSpec]>,
+        columns: Option<&[ColumnSpec]>,
         buf: &mut BytesMut,
     ) -> doppio_proto::Result<()> {
-        buf.extend_from_slice(self.bytes);
-        Ok(())
+        if let Some(generation) = self.generation {
+            let scratch = self.scratch.borrow();
+            if scratch.complete == Some(generation.get()) {
+                buf.extend_from_slice(&scratch.values);
+                return Ok(());
+            }
+        }
+        self.values.write_values(columns, buf)
     }
 }
 
@@ -106,18 +135,10 @@ impl RoutingScratch {
         Some(murmur3::token(&self.key))
     }
 
-    /// The generation of the latest [`RoutingScratch::token`] call.
-    pub(crate) fn generation(&self) -> u64 {
-        self.generation
-    }
-
-    /// The values serialized by the `token` call of `generation` (`count` of them), if no
-    /// later call has overwritten them and they serialized whole.
-    pub(crate) fn serialized(&self, generation: u64, count: usize) -> Option<SerializedValues<'_>> {
-        (self.complete == Some(generation)).then_some(SerializedValues {
-            count,
-            bytes: &self.values,
-        })
+    /// The generation of the latest [`RoutingScratch::token`] call (non-zero: one fits
+    /// in an `Option` at no extra size in every request's future).
+    pub(crate) fn generation(&self) -> NonZeroU64 {
+        NonZeroU64::new(self.generation).unwrap_or(NonZeroU64::MAX)
     }
 }
 
@@ -168,32 +189,40 @@ mod tests {
     }
 
     #[test]
-    fn serialized_values_are_handed_out_only_for_the_generation_that_wrote_them() {
-        let mut s = RoutingScratch::default();
+    fn placed_values_are_copied_only_while_their_generation_holds_them() {
+        let scratch = RefCell::new(RoutingScratch::default());
         let cols = [col("k", ColumnType::Blob), col("v", ColumnType::Blob)];
         let values = [RawValue::Bytes(b"key"), RawValue::Bytes(b"value")];
-        assert!(s.token(&values[..], &cols, &[0]).is_some());
-        let g = s.generation();
-        let mut direct = BytesMut::new();
-        values[..]
-            .write_values(Some(&cols), &mut direct)
-            .expect("raw values");
-        let mut copied = BytesMut::new();
-        let serialized = s.serialized(g, 2).expect("this generation's values");
-        assert_eq!(serialized.count(), 2);
-        serialized.write_values(None, &mut copied).expect("a copy");
-        assert_eq!(copied, direct, "the copy is what serializing again writes");
-        // A later call (even one that finds no token) invalidates them.
+        let other = [RawValue::Bytes(b"other"), RawValue::Bytes(b"pair")];
+        let write = |p: &dyn Fn(&mut BytesMut) -> doppio_proto::Result<()>| {
+            let mut buf = BytesMut::new();
+            p(&mut buf).expect("written");
+            buf
+        };
+        let direct = write(&|b| values[..].write_values(Some(&cols), b));
+        assert!(scratch
+            .borrow_mut()
+            .token(&values[..], &cols, &[0])
+            .is_some());
+        let g = scratch.borrow().generation();
+        let placed = PlacedValues::new(&scratch, Some(g), &values[..]);
+        assert_eq!(placed.count(), 2);
+        assert_eq!(write(&|b| placed.write_values(Some(&cols), b)), direct);
+        // Another placement overwrote the scratch: the values are serialized again, not
+        // taken from the other request's bytes.
+        assert!(scratch
+            .borrow_mut()
+            .token(&other[..], &cols, &[0])
+            .is_some());
+        assert_eq!(write(&|b| placed.write_values(Some(&cols), b)), direct);
+        // A placement that wrote nothing whole leaves nothing to copy.
+        assert_eq!(scratch.borrow_mut().token(&values[..], &cols, &[]), None);
+        let g = scratch.borrow().generation();
+        let placed = PlacedValues::new(&scratch, Some(g), &values[..]);
+        assert_eq!(write(&|b| placed.write_values(Some(&cols), b)), direct);
         assert_eq!(
-            s.token(&[RawValue::Null, RawValue::Null][..], &cols, &[0]),
-            None
+            write(&|b| PlacedValues::new(&scratch, None, &values[..]).write_values(Some(&cols), b)),
+            direct
         );
-        assert!(s.serialized(g, 2).is_none());
-        assert!(
-            s.serialized(s.generation(), 2).is_some(),
-            "a null key still serializes whole"
-        );
-        assert_eq!(s.token(&values[..], &cols, &[]), None);
-        assert!(s.serialized(s.generation(), 2).is_none(), "nothing written");
     }
 }

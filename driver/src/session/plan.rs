@@ -37,9 +37,6 @@ pub(super) struct Placement {
     pub(super) view: Rc<ClusterView>,
     pub(super) token: Option<Token>,
     pub(super) map: Option<Rc<ReplicaMap>>,
-    /// The generation of the session's routing scratch that holds the request's values
-    /// serialized (when they were serialized to compute the token).
-    pub(super) values: Option<u64>,
 }
 
 /// The rest of a plan, built on first need.

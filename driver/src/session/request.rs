@@ -3,7 +3,7 @@
 //! partition key is bound) and the pages of a result.
 //!
 //! The common case, a prepared statement with default options on an uncompressed
-//! connection, is encoded from its [`ExecuteTemplate`] with two copies plus the values;
+//! connection, is encoded from its [`ExecuteTemplate`](doppio_proto::request::ExecuteTemplate) with two copies plus the values;
 //! when the statement is routed by token, the values serialized to compute the token are
 //! copied into the frame instead of being serialized again. The answer comes back as a
 //! zero-copy frame body. No task, channel or lock.
@@ -12,12 +12,13 @@
 //! node broke the protocol), as [`Connection::send`] does.
 
 use std::net::SocketAddr;
+use std::num::NonZeroU64;
 use std::rc::Rc;
 use std::time::Duration;
 
 use doppio_proto::frame::Flags;
 use doppio_proto::request::{
-    Batch, BatchStatement, BatchType, Execute, ExecuteTemplate, Query, QueryParameters, RequestBody,
+    Batch, BatchStatement, BatchType, Execute, Query, QueryParameters, RequestBody,
 };
 use doppio_proto::response::{ErrorCode, ResponseFrame, ResultBody};
 use doppio_proto::values::QueryValues;
@@ -29,7 +30,7 @@ use crate::connection::Connection;
 use crate::error::{Error, Violation};
 use crate::result::{result_of, QueryResult};
 use crate::routing::murmur3::Token;
-use crate::routing::partition_key::RoutingScratch;
+use crate::routing::partition_key::PlacedValues;
 
 impl Session {
     pub(super) fn params<'a>(&self, o: &StatementOptions<'a>) -> QueryParameters<'a> {
@@ -66,7 +67,6 @@ impl Session {
             view: self.view(),
             token: None,
             map: None,
-            values: None,
         }
     }
 
@@ -77,7 +77,7 @@ impl Session {
         &self,
         prepared: &PreparedStatement,
         values: &(impl QueryValues + ?Sized),
-    ) -> Placement {
+    ) -> (Placement, Option<NonZeroU64>) {
         let view = self.view();
         let map = {
             let mut cached = prepared.inner.replicas.borrow_mut();
@@ -98,12 +98,7 @@ impl Session {
             }
             None => (None, None),
         };
-        Placement {
-            view,
-            token,
-            map,
-            values: serialized,
-        }
+        (Placement { view, token, map }, serialized)
     }
 
     /// The token of `prepared`'s partition key bound in `values`, if it is bound.
@@ -126,7 +121,7 @@ impl Session {
         prepared: &PreparedStatement,
         values: &(impl QueryValues + ?Sized),
     ) -> Vec<SocketAddr> {
-        let placement = self.place_prepared(prepared, values);
+        let (placement, _) = self.place_prepared(prepared, values);
         match (&placement.map, placement.token) {
             (Some(map), Some(token)) => placement
                 .view
@@ -200,11 +195,14 @@ impl Session {
         values: &(impl QueryValues + ?Sized),
         options: &StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
-        let placement = self.place_prepared(prepared, values);
-        let serialized = placement.values;
+        let (placement, serialized) = self.place_prepared(prepared, values);
+        // The values as the frame writes them: copied from the routing scratch when the
+        // placement serialized them (and nothing has overwritten them since), else
+        // serialized then. One wrapper here rather than a generation passed down every level:
+        // the request's future stays as small as without it.
+        let values = &PlacedValues::new(&self.inner.scratch, serialized, values);
         self.run(placement, options.idempotent, |conn| async move {
-            self.execute_healing(&conn, prepared, values, serialized, options)
-                .await
+            self.execute_healing(&conn, prepared, values, options).await
         })
         .await
     }
@@ -240,13 +238,9 @@ impl Session {
         conn: &Connection,
         prepared: &PreparedStatement,
         values: &(impl QueryValues + ?Sized),
-        serialized: Option<u64>,
         options: &StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
-        match self
-            .execute_once(conn, prepared, values, serialized, options)
-            .await
-        {
+        match self.execute_once(conn, prepared, values, options).await {
             Err(e) if e.server_code() == Some(ErrorCode::Unprepared) => {}
             Ok(r) if r.stale_columns() => {}
             other => return other,
@@ -254,15 +248,13 @@ impl Session {
         // The healing path is rare: boxed, so that it does not grow every request's future.
         Box::pin(async {
             self.reprepare(conn, prepared).await?;
-            let result = self
-                .execute_once(conn, prepared, values, serialized, options)
-                .await?;
+            let result = self.execute_once(conn, prepared, values, options).await?;
             if result.stale_columns() {
                 return Err(Error::Protocol {
                     node: result.node,
-                    violation: Violation::StaleColumns {
+                    violation: Box::new(Violation::StaleColumns {
                         cql: prepared.cql().to_owned(),
-                    },
+                    }),
                 });
             }
             Ok(result)
@@ -270,14 +262,12 @@ impl Session {
         .await
     }
 
-    /// One EXECUTE on `conn`. `serialized` is the routing scratch's generation that holds
-    /// `values` serialized, if the placement serialized them.
+    /// One EXECUTE on `conn`.
     async fn execute_once(
         &self,
         conn: &Connection,
         prepared: &PreparedStatement,
         values: &(impl QueryValues + ?Sized),
-        serialized: Option<u64>,
         options: &StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
         let node = conn.addr();
@@ -289,20 +279,12 @@ impl Session {
                     ..StatementOptions::default()
                 });
         let frame = if defaults && conn.compression().is_none() {
-            // The hot path: two memcpys from the template plus the values (a third memcpy
-            // when the placement serialized them already).
+            // The hot path: two memcpys from the template plus the values (copied too when
+            // the placement serialized them already).
             let template = Rc::clone(&prepared.inner.template.borrow());
             let frame = conn
                 .request(None, |buf, stream| {
-                    encode_execute(
-                        &self.inner.scratch.borrow(),
-                        &template,
-                        buf,
-                        stream,
-                        values,
-                        serialized,
-                        columns,
-                    )
+                    template.encode(buf, stream, values, columns)
                 })
                 .await
                 .map_err(|e| Error::from_request(node, e))?;
@@ -366,22 +348,5 @@ impl Session {
             .send(conn, options.tracing, &b, options.timeout)
             .await?;
         result_of(conn.addr(), frame, "BATCH")
-    }
-}
-
-/// Writes an EXECUTE of `template` on `stream`: the values copied from `scratch` when it
-/// still holds them serialized (generation `serialized`), else serialized now.
-fn encode_execute(
-    scratch: &RoutingScratch,
-    template: &ExecuteTemplate,
-    buf: &mut bytes::BytesMut,
-    stream: i16,
-    values: &(impl QueryValues + ?Sized),
-    serialized: Option<u64>,
-    columns: Option<&[doppio_proto::metadata::ColumnSpec]>,
-) -> doppio_proto::Result<()> {
-    match serialized.and_then(|g| scratch.serialized(g, values.count())) {
-        Some(ready) => template.encode(buf, stream, &ready, None),
-        None => template.encode(buf, stream, values, columns),
     }
 }
