@@ -33,15 +33,7 @@ stub_bin=$b_dir/doppio-stub
 [ -x "$stub_bin" ] || stub_bin=target/release/doppio-stub
 
 port=19044
-taskset -c 1 "$stub_bin" --listen "127.0.0.1:$port" --cores 1 --runtime "$stub_runtime" -q \
-    >"$out/stub.out" 2>"$out/stub.err" &
-stub_pid=$!
-trap 'kill -TERM $stub_pid 2>/dev/null || true; wait $stub_pid 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-    grep -q "^listening on" "$out/stub.out" 2>/dev/null && break
-    sleep 0.1
-done
-grep -q "^listening on" "$out/stub.out" || { cat "$out/stub.err" >&2; exit 1; }
+start_stub "$stub_bin" 1 "$port" "$stub_runtime" "$out"
 
 run() { # label dir round
     taskset -c 0 "$2/doppio" run -w "$workload" -d "$((secs * 2))s" --warmup 2s -p "$conc" -t 1 \

@@ -42,16 +42,7 @@ bench=target/release/doppio
 stub_bin=target/release/doppio-stub
 
 port=19043
-taskset -c "$stub_core" "$stub_bin" --listen "127.0.0.1:$port" --cores "$stub_core" \
-    --runtime "$stub_runtime" -q \
-    >"$out/stub.out" 2>"$out/stub.err" &
-stub_pid=$!
-trap 'kill -TERM $stub_pid 2>/dev/null || true; wait $stub_pid 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-    grep -q "^listening on" "$out/stub.out" 2>/dev/null && break
-    sleep 0.1
-done
-grep -q "^listening on" "$out/stub.out" || { cat "$out/stub.err" >&2; exit 1; }
+start_stub "$stub_bin" "$stub_core" "$port" "$stub_runtime" "$out"
 node="127.0.0.1:$port"
 
 run() { # concurrency, extra args...

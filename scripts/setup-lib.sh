@@ -67,3 +67,19 @@ ensure_tracefs() {
             "(mount -t tracefs nodev /sys/kernel/tracing as root)" >&2
     fi
 }
+
+# Starts the stub server BIN pinned to CORE on 127.0.0.1:PORT with RUNTIME, its output in
+# OUT/stub.out and OUT/stub.err, and waits until it listens; sets stub_pid and stops the
+# stub when the calling script exits.
+start_stub() { # bin core port runtime out
+    taskset -c "$2" "$1" --listen "127.0.0.1:$3" --cores "$2" --runtime "$4" -q \
+        >"$5/stub.out" 2>"$5/stub.err" &
+    stub_pid=$!
+    trap 'kill -TERM $stub_pid 2>/dev/null || true; wait $stub_pid 2>/dev/null || true' EXIT
+    for _ in $(seq 100); do
+        grep -q "^listening on" "$5/stub.out" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    cat "$5/stub.err" >&2
+    return 1
+}
