@@ -454,13 +454,21 @@ impl Connection {
     pub fn decode(&self, frame: &Frame) -> Result<ResponseFrame, RequestError> {
         let shared = &*self.shared;
         let accept = shared.accept_compression.get();
-        ResponseFrame::decode(frame, accept, shared.config.max_frame_body).map_err(|error| {
-            shared.protocol_violation(format!("undecodable {}: {error}", frame.header.opcode));
-            RequestError::BadResponse {
-                addr: shared.addr,
-                error,
-            }
-        })
+        ResponseFrame::decode(frame, accept, shared.config.max_frame_body)
+            .map_err(|error| self.undecodable(frame, error))
+    }
+
+    /// An answer `frame` that did not decode: closes the connection (the node broke the
+    /// protocol) and returns the request's error. For callers that decode answers
+    /// themselves (the EXECUTE fast path decodes in place rather than through
+    /// [`Connection::decode`]'s result, a copy of the frame per request).
+    pub fn undecodable(&self, frame: &Frame, error: ProtoError) -> RequestError {
+        let shared = &*self.shared;
+        shared.protocol_violation(format!("undecodable {}: {error}", frame.header.opcode));
+        RequestError::BadResponse {
+            addr: shared.addr,
+            error,
+        }
     }
 
     /// Waits until the connection closes, and says why.

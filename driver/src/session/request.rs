@@ -288,8 +288,13 @@ impl Session {
                 })
                 .await
                 .map_err(|e| Error::from_request(node, e))?;
-            conn.decode(&frame)
-                .map_err(|e| Error::from_request(node, e))?
+            // Decoded in place (not through `Connection::decode`'s result: one copy of the
+            // decoded frame less per request); an undecodable answer still closes the
+            // connection.
+            match ResponseFrame::decode(&frame, None, conn.config().max_frame_body) {
+                Ok(decoded) => decoded,
+                Err(e) => return Err(Error::from_request(node, conn.undecodable(&frame, e))),
+            }
         } else {
             let id = prepared.id();
             let e = Execute {
