@@ -137,7 +137,9 @@ impl Default for ClusterBuilder {
 
 impl ClusterBuilder {
     /// Every shard's session configuration at once (contact points, connections, timeouts,
-    /// defaults, policies), replacing what earlier calls set.
+    /// defaults, policies), replacing what earlier calls set. Its load-balancing policy is
+    /// kept as given: later `local_datacenter`, `allow_remote_datacenters` and `token_aware`
+    /// calls do not apply (as after [`ClusterBuilder::load_balancing`]).
     pub fn session_config(mut self, session: SessionConfig) -> Self {
         self.config.session = session;
         self.config.contact_given = true;

@@ -1,5 +1,5 @@
 //! What a node answered: a statement's [`QueryResult`], and the one place where an answer
-//! becomes a typed outcome ([`result_of`] for RESULT, [`reply`] for the other messages): an
+//! becomes a typed outcome (`result_of` for RESULT, `reply` for the other messages): an
 //! ERROR becomes [`Error::Server`], anything the request does not expect becomes
 //! [`Error::UnexpectedResponse`].
 

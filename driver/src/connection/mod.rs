@@ -5,7 +5,7 @@
 //! down).
 //!
 //! A request's way through it:
-//! 1. The caller takes a stream id from the [`in_flight`] table (waiting if all are in use:
+//! 1. The caller takes a stream id from the `in_flight` table (waiting if all are in use:
 //!    backpressure) and encodes its frame **directly into the connection's write buffer**.
 //! 2. The caller parks on its slot. The first enqueue into an empty write buffer wakes the
 //!    **flusher**, which swaps the buffer with its own (empty, capacity kept) and hands

@@ -6,7 +6,7 @@
 //! component, or of the composite key built from all of them (in another reused buffer).
 //! The serialized values stay in the scratch, stamped with a generation, so that the
 //! request's frame can copy them instead of serializing the values a second time
-//! ([`RoutingScratch::serialized`]).
+//! ([`PlacedValues`]).
 //!
 //! Invariants: no allocation once the buffers have grown; a value that is null, unset or
 //! cannot be serialized means "no token" (the request is then routed without one and the
@@ -31,8 +31,9 @@ pub(crate) struct RoutingScratch {
     components: Vec<(usize, usize)>,
     /// Bumped by every [`RoutingScratch::token`] call.
     generation: u64,
-    /// The generation whose values `values` holds whole and checked against their columns.
-    complete: Option<u64>,
+    /// Whether `values` holds the latest generation's values whole, checked against their
+    /// columns.
+    whole: bool,
 }
 
 /// A request's values, and where the placement may have left them serialized: writing them
@@ -75,7 +76,7 @@ impl<V: QueryValues + ?Sized> QueryValues for PlacedValues<'_, V> {
     ) -> doppio_proto::Result<()> {
         if let Some(generation) = self.generation {
             let scratch = self.scratch.borrow();
-            if scratch.complete == Some(generation.get()) {
+            if scratch.whole && scratch.generation == generation.get() {
                 buf.extend_from_slice(&scratch.values);
                 return Ok(());
             }
@@ -97,13 +98,13 @@ impl RoutingScratch {
         pk_indexes: &[u16],
     ) -> Option<Token> {
         self.generation += 1;
-        self.complete = None;
+        self.whole = false;
         if pk_indexes.is_empty() || pk_indexes.len() > MAX_COMPONENTS || values.has_names() {
             return None;
         }
         self.values.clear();
         values.write_values(Some(columns), &mut self.values).ok()?;
-        self.complete = Some(self.generation);
+        self.whole = true;
         // Where each bound value lies in the buffer.
         self.components.clear();
         let mut rest: &[u8] = &self.values;
