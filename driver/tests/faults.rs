@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use doppio::handshake::HandshakeConfig;
 use doppio::pool::Backoff;
 use doppio::proto::consistency::Consistency;
+use doppio::proto::response::ErrorCode;
 use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
 use doppio::{Error, Session, SessionConfig, StatementOptions};
 use doppio_stub::Shape;
@@ -537,7 +538,64 @@ then = { malformed = "bad_body" }
     });
 }
 
+/// A node that forgot a prepared statement answers UNPREPARED: the driver prepares it there
+/// again and executes once more, on the same request; if the node forgets it again at once,
+/// that UNPREPARED is the request's error (one healing per request, never a loop).
+fn an_unprepared_answer_is_healed_once_by_preparing_again(runtime: Runtime) {
+    let stub = stub(
+        runtime,
+        r#"
+[[rule]]
+name = "prepares"
+when = { opcode = "PREPARE", statement = "FORGETS" }
+then = { delay = { fixed = "0s" } }
+
+[[rule]]
+name = "forgets every second"
+when = { opcode = "EXECUTE", statement = "FORGETS", every = 2 }
+then = { error = { code = "unprepared", message = "forgotten" } }
+
+[[rule]]
+name = "always forgets"
+when = { opcode = "EXECUTE", statement = "ALWAYS" }
+then = { error = { code = "unprepared", message = "forgotten" } }
+"#,
+        Shape::default(),
+    );
+    let addr = stub.addr();
+    on_runtime(runtime, "faults", move || async move {
+        let s = Session::connect(config(addr, Arc::new(NoRetry)))
+            .await
+            .unwrap();
+        let p = s.prepare("SELECT v FROM t WHERE FORGETS").await.unwrap();
+        // EXECUTE 1 is answered; every later call's first EXECUTE is forgotten, healed by a
+        // PREPARE and answered on its second EXECUTE.
+        for i in 0..10 {
+            let r = s.execute(&p, &()).await;
+            assert!(r.is_ok(), "call {i}: {:?}", r.err());
+        }
+        let q = s.prepare("SELECT v FROM t WHERE ALWAYS").await.unwrap();
+        let e = s.execute(&q, &()).await.unwrap_err();
+        assert_eq!(e.server_code(), Some(ErrorCode::Unprepared), "{e}");
+        s.close("done");
+    });
+    let fired = |name: &str| {
+        stub.fired()
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |(_, n)| n)
+    };
+    assert_eq!(fired("forgets every second"), 9);
+    assert_eq!(fired("prepares"), 1 + 9, "one PREPARE per healing");
+    assert_eq!(
+        fired("always forgets"),
+        2,
+        "the first EXECUTE and the one after preparing again, no more"
+    );
+}
+
 support::runtime_tests!(
+    an_unprepared_answer_is_healed_once_by_preparing_again,
     an_undecodable_answer_on_the_execute_fast_path_closes_its_connection,
     a_dropped_connection_fails_its_requests_and_the_driver_reconnects,
     a_two_second_stall_fails_requests_at_their_deadline_bounds_stream_ids_and_service_resumes,

@@ -397,15 +397,18 @@ impl Connection {
     /// `encode` writes one whole frame into the write buffer, using the stream id it is given
     /// (it must not touch what the buffer already holds). If it fails, whatever it wrote is
     /// removed, the id is freed and nothing is sent. `timeout` overrides the configured one.
-    pub async fn request<F>(
-        &self,
+    ///
+    /// The future is the connection's own, not one wrapped around it (a level of async
+    /// nesting less on every request).
+    pub fn request<'a, F>(
+        &'a self,
         timeout: Option<Duration>,
         encode: F,
-    ) -> Result<Frame, RequestError>
+    ) -> impl Future<Output = Result<Frame, RequestError>> + 'a
     where
-        F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError>,
+        F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError> + 'a,
     {
-        self.shared.request(timeout, encode).await
+        self.shared.request(timeout, encode)
     }
 
     /// Compresses request bodies and accepts compressed answers from now on (after STARTUP

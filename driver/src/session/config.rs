@@ -121,3 +121,28 @@ pub struct StatementOptions<'a> {
     /// Request timeout.
     pub timeout: Option<Duration>,
 }
+
+impl StatementOptions<'static> {
+    /// Every field `None` or `false`: the session's defaults (the same as `default()`, as a
+    /// constant that outlives any request).
+    pub const DEFAULT: StatementOptions<'static> = StatementOptions {
+        consistency: None,
+        serial_consistency: None,
+        timestamp: None,
+        page_size: None,
+        paging_state: None,
+        tracing: false,
+        idempotent: false,
+        timeout: None,
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_options_constant_is_the_derived_default() {
+        assert_eq!(StatementOptions::DEFAULT, StatementOptions::default());
+    }
+}

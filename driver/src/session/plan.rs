@@ -112,31 +112,39 @@ impl Session {
                 current = plan.get_or_insert_with(|| plan_of(current)).next(view);
                 continue;
             };
-            let result = match self.inner.config.speculative {
-                Some(spec) if idempotent && spec.max > 0 => {
+            // The result is matched by reference and returned as it came: rebuilding it
+            // (`Ok(r)` from `r`) or holding it across an await costs a copy of it per request.
+            let speculative = self
+                .inner
+                .config
+                .speculative
+                .filter(|spec| idempotent && spec.max > 0);
+            let result = match speculative {
+                Some(spec) => {
                     let plan = plan.get_or_insert_with(|| plan_of(current));
                     // Boxed: the rare path must not grow every request's future.
                     Box::pin(self.speculate(view, node.clone(), conn, plan, spec, &attempt)).await
                 }
-                _ => {
+                None => {
                     node.started();
-                    let r = attempt(conn).await;
-                    if r.is_err() {
-                        node.failed();
-                    }
-                    r
+                    attempt(conn).await
                 }
             };
-            let error = match result {
-                Ok(r) => {
-                    if matches!(r.body, ResultBody::SchemaChange(_)) {
-                        // Boxed: rare, and large.
-                        Box::pin(self.after_schema_change(&r)).await;
-                    }
-                    let ok = Ok(r);
-                    self.count(&ok, retries);
-                    return ok;
+            match &result {
+                Ok(r) if matches!(r.body, ResultBody::SchemaChange(_)) => {
+                    // Boxed: rare, and large; the result moves into it.
+                    return Box::pin(self.schema_changed(result, retries)).await;
                 }
+                Ok(_) => {
+                    self.count(&result, retries);
+                    return result;
+                }
+                // (The speculative path counts its attempts' failures itself.)
+                Err(_) if speculative.is_none() => node.failed(),
+                Err(_) => {}
+            }
+            let error = match result {
+                Ok(r) => return Ok(r),
                 Err(e) => e,
             };
             let decision = self
@@ -164,6 +172,20 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// A schema change succeeded: waits for schema agreement (as configured), then counts
+    /// and returns the result.
+    async fn schema_changed(
+        &self,
+        result: Result<QueryResult, Error>,
+        retries: u32,
+    ) -> Result<QueryResult, Error> {
+        if let Ok(r) = &result {
+            self.after_schema_change(r).await;
+        }
+        self.count(&result, retries);
+        result
     }
 
     /// Runs `attempt` on `first`, and on the next nodes of `plan` each `spec.delay` later

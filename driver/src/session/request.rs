@@ -11,6 +11,7 @@
 //! Invariant: an answer that does not decode closes its connection on every path (the
 //! node broke the protocol), as [`Connection::send`] does.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::num::NonZeroU64;
 use std::rc::Rc;
@@ -26,6 +27,15 @@ use doppio_proto::values::QueryValues;
 use super::paging::{PageStream, Statement};
 use super::plan::Placement;
 use super::{PreparedStatement, Session, StatementOptions};
+
+/// Whether an EXECUTE whose statement the node forgot is prepared again and retried.
+#[derive(Clone, Copy)]
+enum Heal {
+    /// Once, on the same connection.
+    Once,
+    /// Already healed: the error (or stale result) is final.
+    Done,
+}
 use crate::connection::Connection;
 use crate::error::{Error, Violation};
 use crate::result::{result_of, QueryResult};
@@ -150,17 +160,15 @@ impl Session {
         values: &(impl QueryValues + ?Sized),
         options: &StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
-        self.run(
-            self.place_anywhere(),
-            options.idempotent,
-            |conn| async move { self.query_once(&conn, cql, values, options).await },
-        )
+        self.run(self.place_anywhere(), options.idempotent, |conn| {
+            self.query_once(conn, cql, values, options)
+        })
         .await
     }
 
     async fn query_once(
         &self,
-        conn: &Connection,
+        conn: Connection,
         cql: &str,
         values: &(impl QueryValues + ?Sized),
         options: &StatementOptions<'_>,
@@ -171,19 +179,22 @@ impl Session {
             values,
         };
         let frame = self
-            .send(conn, options.tracing, &q, options.timeout)
+            .send(&conn, options.tracing, &q, options.timeout)
             .await?;
         result_of(conn.addr(), frame, "QUERY")
     }
 
     /// Executes a prepared statement with the session's defaults.
-    pub async fn execute(
-        &self,
-        prepared: &PreparedStatement,
-        values: &(impl QueryValues + ?Sized),
-    ) -> Result<QueryResult, Error> {
-        self.execute_with(prepared, values, &StatementOptions::default())
-            .await
+    ///
+    /// The future is [`Session::execute_with`]'s own, not one wrapped around it: every
+    /// level of async nesting on the request path costs a move of the result as it is
+    /// handed up.
+    pub fn execute<'a>(
+        &'a self,
+        prepared: &'a PreparedStatement,
+        values: &'a (impl QueryValues + ?Sized),
+    ) -> impl Future<Output = Result<QueryResult, Error>> + 'a {
+        self.execute_with(prepared, values, &StatementOptions::DEFAULT)
     }
 
     /// Executes a prepared statement with per-statement options, on one of its replicas
@@ -201,8 +212,8 @@ impl Session {
         // serialized then. One wrapper here rather than a generation passed down every level:
         // the request's future stays as small as without it.
         let values = &PlacedValues::new(&self.inner.scratch, serialized, values);
-        self.run(placement, options.idempotent, |conn| async move {
-            self.execute_healing(&conn, prepared, values, options).await
+        self.run(placement, options.idempotent, |conn| {
+            self.execute_once(conn, prepared, values, options, Heal::Once)
         })
         .await
     }
@@ -230,46 +241,22 @@ impl Session {
         PageStream::new(self.clone(), Statement::Prepared(prepared), values, options)
     }
 
-    /// One execution on `conn`, healed once if the node has forgotten the statement
-    /// (UNPREPARED) or its result no longer has the prepared number of columns (the table
-    /// changed since: the result columns we read rows by are stale).
-    async fn execute_healing(
-        &self,
-        conn: &Connection,
-        prepared: &PreparedStatement,
-        values: &(impl QueryValues + ?Sized),
-        options: &StatementOptions<'_>,
-    ) -> Result<QueryResult, Error> {
-        match self.execute_once(conn, prepared, values, options).await {
-            Err(e) if e.server_code() == Some(ErrorCode::Unprepared) => {}
-            Ok(r) if r.stale_columns() => {}
-            other => return other,
-        }
-        // The healing path is rare: boxed, so that it does not grow every request's future.
-        Box::pin(async {
-            self.reprepare(conn, prepared).await?;
-            let result = self.execute_once(conn, prepared, values, options).await?;
-            if result.stale_columns() {
-                return Err(Error::Protocol {
-                    node: result.node,
-                    violation: Box::new(Violation::StaleColumns {
-                        cql: prepared.cql().to_owned(),
-                    }),
-                });
-            }
-            Ok(result)
-        })
-        .await
-    }
-
-    /// One EXECUTE on `conn`.
+    /// One EXECUTE on `conn`. With `Heal::Once` it is healed once if the node has forgotten
+    /// the statement (UNPREPARED) or its result no longer has the prepared number of columns
+    /// (the table changed since: the result columns we read rows by are stale): prepared
+    /// there again and executed once more.
+    ///
+    /// The healing is at the end of this function rather than in one wrapped around it:
+    /// a level of async nesting less on every request (each hands its result up with a copy).
     async fn execute_once(
         &self,
-        conn: &Connection,
+        conn: Connection,
         prepared: &PreparedStatement,
         values: &(impl QueryValues + ?Sized),
         options: &StatementOptions<'_>,
+        heal: Heal,
     ) -> Result<QueryResult, Error> {
+        let conn = &conn;
         let node = conn.addr();
         let columns = Some(prepared.inner.metadata.columns.as_slice());
         let defaults = *options == StatementOptions::default()
@@ -309,14 +296,54 @@ impl Session {
             // Non-default options: a rarer path, boxed to keep the hot future small.
             Box::pin(self.send(conn, options.tracing, &e, options.timeout)).await?
         };
-        let mut result = result_of(node, frame, "EXECUTE")?;
+        let mut result = result_of(node, frame, "EXECUTE");
         // Rows sent without metadata are read by the prepared result columns.
-        if let ResultBody::Rows(rows) = &result.body {
+        if let Ok(QueryResult {
+            body: ResultBody::Rows(rows),
+            columns,
+            ..
+        }) = &mut result
+        {
             if rows.metadata.no_metadata {
-                result.columns = Some(prepared.result_columns());
+                *columns = Some(prepared.result_columns());
             }
         }
-        Ok(result)
+        let stale = match &result {
+            Err(e) => e.server_code() == Some(ErrorCode::Unprepared),
+            Ok(r) => r.stale_columns(),
+        };
+        if !stale {
+            return result;
+        }
+        match heal {
+            Heal::Once => {
+                // The healing path is rare: boxed, so that it does not grow every request's
+                // future.
+                Box::pin(self.heal(conn, prepared, values, options)).await
+            }
+            Heal::Done => match result {
+                Ok(r) => Err(Error::Protocol {
+                    node: r.node,
+                    violation: Box::new(Violation::StaleColumns {
+                        cql: prepared.cql().to_owned(),
+                    }),
+                }),
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    /// The statement prepared again on `conn` and executed once more (not healed again).
+    async fn heal(
+        &self,
+        conn: &Connection,
+        prepared: &PreparedStatement,
+        values: &(impl QueryValues + ?Sized),
+        options: &StatementOptions<'_>,
+    ) -> Result<QueryResult, Error> {
+        self.reprepare(conn, prepared).await?;
+        self.execute_once(conn.clone(), prepared, values, options, Heal::Done)
+            .await
     }
 
     /// Runs a BATCH of prepared and unprepared statements.
@@ -326,17 +353,15 @@ impl Session {
         statements: &[BatchStatement<'_>],
         options: &StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
-        self.run(
-            self.place_anywhere(),
-            options.idempotent,
-            |conn| async move { self.batch_once(&conn, kind, statements, options).await },
-        )
+        self.run(self.place_anywhere(), options.idempotent, |conn| {
+            self.batch_once(conn, kind, statements, options)
+        })
         .await
     }
 
     async fn batch_once(
         &self,
-        conn: &Connection,
+        conn: Connection,
         kind: BatchType,
         statements: &[BatchStatement<'_>],
         options: &StatementOptions<'_>,
@@ -350,7 +375,7 @@ impl Session {
             timestamp: p.timestamp,
         };
         let frame = self
-            .send(conn, options.tracing, &b, options.timeout)
+            .send(&conn, options.tracing, &b, options.timeout)
             .await?;
         result_of(conn.addr(), frame, "BATCH")
     }
