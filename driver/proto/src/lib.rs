@@ -20,6 +20,8 @@
 //!   ([`serialize::SerializeRow`]) bind as [`values::QueryValues`].
 //! - [`deserialize`]: CQL values into Rust types, type-checked once per result.
 //! - [`rows`]: the lazy row reader over a RESULT Rows body.
+//! - `tuple_arity`: the one list of tuple arities (1 to 16) that rows serialize and
+//!   deserialize for.
 //! - [`error`]: [`ProtoError`], the one error type, with context on every variant, and
 //!   [`ValueError`], why one value could not be converted (a [`ProtoError`] carries it as
 //!   its source, with the column).
@@ -51,6 +53,7 @@ pub mod request;
 pub mod response;
 pub mod rows;
 pub mod serialize;
+mod tuple_arity;
 pub mod types;
 pub mod value;
 pub mod values;

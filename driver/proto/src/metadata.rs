@@ -27,6 +27,18 @@ pub struct ColumnSpec {
     pub typ: ColumnType,
 }
 
+impl ColumnSpec {
+    /// The column `name` of `keyspace.table`, of type `typ`.
+    pub fn new(keyspace: &str, table: &str, name: &str, typ: ColumnType) -> Self {
+        Self {
+            keyspace: keyspace.into(),
+            table: table.into(),
+            name: name.into(),
+            typ,
+        }
+    }
+}
+
 /// Flag bits of `<flags>` in rows metadata (spec section 4.2.5.2).
 pub mod rows_flags {
     /// Only one table spec is sent, before the columns.

@@ -954,12 +954,7 @@ mod tests {
     }
 
     fn col(name: &str, typ: ColumnType) -> ColumnSpec {
-        ColumnSpec {
-            keyspace: "ks".into(),
-            table: "t".into(),
-            name: name.into(),
-            typ,
-        }
+        ColumnSpec::new("ks", "t", name, typ)
     }
 
     #[test]

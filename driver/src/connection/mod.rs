@@ -44,10 +44,8 @@ use crate::clock::Ticks;
 
 use bytes::BytesMut;
 use doppio_proto::compression::Compression;
-use doppio_proto::frame::{
-    Direction, Flags, Frame, FrameDecoder, FrameHeader, Opcode, DEFAULT_MAX_BODY_LEN,
-};
-use doppio_proto::request::{encode_request, encode_request_compressed, RequestBody};
+use doppio_proto::frame::{Direction, Flags, Frame, FrameDecoder, Opcode, DEFAULT_MAX_BODY_LEN};
+use doppio_proto::request::{encode_request, encode_request_compressed, Options, RequestBody};
 use doppio_proto::response::ResponseFrame;
 use doppio_proto::ProtoError;
 
@@ -788,15 +786,7 @@ async fn keepalive_loop(shared: Rc<Shared>, interval: Duration) {
         }
         shared.state.borrow_mut().stats.keepalives += 1;
         let probe = shared.request(Some(interval), |buf, stream| {
-            FrameHeader {
-                direction: Direction::Request,
-                flags: Flags::NONE,
-                stream,
-                opcode: Opcode::Options,
-                length: 0,
-            }
-            .write_to(buf);
-            Ok(())
+            encode_request(buf, stream, Flags::NONE, &Options)
         });
         match probe.await {
             Ok(_) => {}

@@ -179,16 +179,9 @@ pub(crate) fn options(
     buf: &mut bytes::BytesMut,
     stream: i16,
 ) -> Result<(), doppio::proto::ProtoError> {
-    use doppio::proto::frame::{Direction, Flags, FrameHeader, Opcode};
-    FrameHeader {
-        direction: Direction::Request,
-        flags: Flags::NONE,
-        stream,
-        opcode: Opcode::Options,
-        length: 0,
-    }
-    .write_to(buf);
-    Ok(())
+    use doppio::proto::frame::Flags;
+    use doppio::proto::request::{encode_request, Options};
+    encode_request(buf, stream, Flags::NONE, &Options)
 }
 
 /// A peer that accepts one connection and then does `behave` with it, on a plain thread.
