@@ -308,11 +308,11 @@ impl Session {
                 *columns = Some(prepared.result_columns());
             }
         }
-        let stale = match &result {
+        let forgotten = match &result {
             Err(e) => e.server_code() == Some(ErrorCode::Unprepared),
             Ok(r) => r.stale_columns(),
         };
-        if !stale {
+        if !forgotten {
             return result;
         }
         match heal {
