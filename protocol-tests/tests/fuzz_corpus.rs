@@ -56,3 +56,8 @@ fn the_frame_response_corpus_decodes_and_re_encodes() {
 fn the_rows_corpus_is_walked_without_a_panic() {
     replay("rows", checks::rows, 800);
 }
+
+#[test]
+fn the_segments_corpus_is_unwrapped_without_a_panic() {
+    replay("segments", checks::segments, 12);
+}

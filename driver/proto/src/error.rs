@@ -93,7 +93,17 @@ pub enum ProtoError {
     /// A compressed body could not be decompressed.
     #[error("corrupt lz4 body: {0}")]
     Compression(String),
-    /// The frame is compressed but no compression was negotiated.
+    /// A v5 segment's header CRC24 or payload CRC32 does not match its bytes.
+    #[error("{what} mismatch: the wire says {expected:#x}, the bytes give {actual:#x}")]
+    Checksum {
+        /// Which checksum.
+        what: &'static str,
+        /// The checksum sent.
+        expected: u32,
+        /// The checksum of what arrived.
+        actual: u32,
+    },
+    /// A v4 frame had the compression flag set but no compression was negotiated.
     #[error("frame has the compression flag but no compression was negotiated")]
     UnexpectedCompression,
     /// A value does not fit its column's type, or its bytes are not a valid value of it.

@@ -6,6 +6,8 @@
 //! Map (every module, in the order a frame meets them):
 //! - [`wire`]: the spec's notations (`[int]`, `[string]`, `[bytes]`, `[value]`, ...).
 //! - [`frame`]: the 9-byte header, opcodes, flags and the incremental [`frame::FrameDecoder`].
+//! - [`segment`]: protocol v5's framing: envelopes in self-contained or split segments,
+//!   each with a CRC24 header and a CRC32 payload, optionally lz4-compressed.
 //! - [`compression`]: lz4 body compression as v4 defines it.
 //! - [`consistency`]: `[consistency]` levels.
 //! - [`types`]: [`types::ColumnType`], the `[option]` type descriptions.
@@ -52,6 +54,7 @@ pub mod metadata;
 pub mod request;
 pub mod response;
 pub mod rows;
+pub mod segment;
 pub mod serialize;
 mod tuple_arity;
 pub mod types;
