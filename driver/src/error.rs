@@ -211,9 +211,12 @@ impl ErrorKind {
             ErrorCode::Overloaded => ErrorKind::Overloaded,
             ErrorCode::IsBootstrapping => ErrorKind::Bootstrapping,
             ErrorCode::ReadTimeout => ErrorKind::ReadTimeout,
-            ErrorCode::WriteTimeout => ErrorKind::WriteTimeout,
             ErrorCode::ReadFailure => ErrorKind::ReadFailure,
-            ErrorCode::WriteFailure => ErrorKind::WriteFailure,
+            // v5's CDC write failure is a write failure with no fields.
+            ErrorCode::WriteFailure | ErrorCode::CdcWriteFailure => ErrorKind::WriteFailure,
+            // v5's CAS write unknown: like a CAS write timeout, the write may or may not
+            // have been applied.
+            ErrorCode::WriteTimeout | ErrorCode::CasWriteUnknown => ErrorKind::WriteTimeout,
             ErrorCode::FunctionFailure => ErrorKind::FunctionFailure,
             ErrorCode::SyntaxError => ErrorKind::Syntax,
             ErrorCode::Unauthorized => ErrorKind::Unauthorized,

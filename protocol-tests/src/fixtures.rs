@@ -1,6 +1,7 @@
 //! Fixture formats shared by the tests: commented hex files and frame builders.
 
 use doppio_proto::frame::{Direction, Flags, FrameHeader, Opcode, HEADER_LEN};
+use doppio_proto::ProtocolVersion;
 
 /// Parses a commented hex fixture: on each line, everything from `#` on is a comment;
 /// the rest is hex digits, with any whitespace between them.
@@ -45,6 +46,7 @@ pub fn frame_dir(
     body: &[u8],
 ) -> Vec<u8> {
     let header = FrameHeader {
+        version: ProtocolVersion::V4,
         direction,
         flags,
         stream,

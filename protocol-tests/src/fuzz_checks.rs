@@ -16,6 +16,7 @@ use doppio_proto::segment::{
 use doppio_proto::types::ColumnType;
 use doppio_proto::value::CqlValue;
 use doppio_proto::wire::Reader;
+use doppio_proto::ProtocolVersion;
 
 /// The body limit every target decodes with.
 const LIMIT: usize = 1 << 20;
@@ -135,6 +136,7 @@ fn decode_response(frame: &Frame) {
 pub fn rows(data: &[u8]) {
     let frame = Frame {
         header: FrameHeader {
+            version: ProtocolVersion::V4,
             direction: Direction::Response,
             flags: Flags::NONE,
             stream: 0,

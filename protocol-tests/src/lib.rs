@@ -27,6 +27,7 @@ use doppio_proto::frame::{
     Direction, Flags, Frame, FrameDecoder, FrameHeader, FrameStatus, Opcode,
 };
 use doppio_proto::wire;
+use doppio_proto::ProtocolVersion;
 
 /// The address of the local Cassandra the tests use.
 pub fn cassandra_addr() -> SocketAddr {
@@ -74,6 +75,7 @@ impl TestConnection {
     /// Sends one request frame (`opcode`, `flags`, `body`) on `stream`.
     pub fn send_request(&mut self, opcode: Opcode, flags: Flags, stream: i16, body: &[u8]) {
         let header = FrameHeader {
+            version: ProtocolVersion::V4,
             direction: Direction::Request,
             flags,
             stream,

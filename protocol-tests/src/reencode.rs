@@ -3,7 +3,7 @@
 use bytes::BytesMut;
 use doppio_proto::frame::FrameHeader;
 use doppio_proto::request::{
-    encode_request, AuthResponse, Batch, BatchStatement, DecodedBatchStatement, DecodedValues,
+    encode_envelope, AuthResponse, Batch, BatchStatement, DecodedBatchStatement, DecodedValues,
     Execute, Options, Prepare, Query, Register, Request, RequestFrame, Startup,
 };
 use doppio_proto::wire::RawValue;
@@ -23,19 +23,33 @@ fn split_values<'a>(values: &DecodedValues<'a>) -> Values<'a> {
     }
 }
 
-/// Encodes `frame` (a decoded request) again as a whole frame with `header`'s stream and
-/// flags, through doppio-proto's request encoders.
+/// Encodes `frame` (a decoded request) again as a whole frame with `header`'s version,
+/// stream and flags, through doppio-proto's request encoders.
 pub fn reencode_request(header: &FrameHeader, frame: &RequestFrame<'_>) -> Result<BytesMut> {
     let mut buf = BytesMut::new();
-    let (stream, flags) = (header.stream, header.flags);
+    let (version, stream, flags) = (header.version, header.stream, header.flags);
     match &frame.request {
-        Request::Startup(options) => encode_request(&mut buf, stream, flags, &Startup { options })?,
-        Request::Options => encode_request(&mut buf, stream, flags, &Options)?,
-        Request::AuthResponse(token) => {
-            encode_request(&mut buf, stream, flags, &AuthResponse { token: *token })?
+        Request::Startup(options) => {
+            encode_envelope(&mut buf, version, stream, flags, &Startup { options })?
         }
-        Request::Register(events) => encode_request(&mut buf, stream, flags, &Register { events })?,
-        Request::Prepare(query) => encode_request(&mut buf, stream, flags, &Prepare { query })?,
+        Request::Options => encode_envelope(&mut buf, version, stream, flags, &Options)?,
+        Request::AuthResponse(token) => encode_envelope(
+            &mut buf,
+            version,
+            stream,
+            flags,
+            &AuthResponse { token: *token },
+        )?,
+        Request::Register(events) => {
+            encode_envelope(&mut buf, version, stream, flags, &Register { events })?
+        }
+        Request::Prepare { query, keyspace } => {
+            let p = Prepare {
+                query,
+                keyspace: *keyspace,
+            };
+            encode_envelope(&mut buf, version, stream, flags, &p)?
+        }
         Request::Query(query, p) => match split_values(&p.values) {
             Values::Positional(v) => {
                 let q = Query {
@@ -43,7 +57,7 @@ pub fn reencode_request(header: &FrameHeader, frame: &RequestFrame<'_>) -> Resul
                     params: p.params,
                     values: &v[..],
                 };
-                encode_request(&mut buf, stream, flags, &q)?
+                encode_envelope(&mut buf, version, stream, flags, &q)?
             }
             Values::Named(v) => {
                 let q = Query {
@@ -51,27 +65,33 @@ pub fn reencode_request(header: &FrameHeader, frame: &RequestFrame<'_>) -> Resul
                     params: p.params,
                     values: &v[..],
                 };
-                encode_request(&mut buf, stream, flags, &q)?
+                encode_envelope(&mut buf, version, stream, flags, &q)?
             }
         },
-        Request::Execute(id, p) => match split_values(&p.values) {
+        Request::Execute {
+            id,
+            result_metadata_id,
+            params: p,
+        } => match split_values(&p.values) {
             Values::Positional(v) => {
                 let e = Execute {
                     id,
+                    result_metadata_id: *result_metadata_id,
                     params: p.params,
                     values: &v[..],
                     columns: None,
                 };
-                encode_request(&mut buf, stream, flags, &e)?
+                encode_envelope(&mut buf, version, stream, flags, &e)?
             }
             Values::Named(v) => {
                 let e = Execute {
                     id,
+                    result_metadata_id: *result_metadata_id,
                     params: p.params,
                     values: &v[..],
                     columns: None,
                 };
-                encode_request(&mut buf, stream, flags, &e)?
+                encode_envelope(&mut buf, version, stream, flags, &e)?
             }
         },
         Request::Batch {
@@ -80,6 +100,8 @@ pub fn reencode_request(header: &FrameHeader, frame: &RequestFrame<'_>) -> Resul
             consistency,
             serial_consistency,
             timestamp,
+            keyspace,
+            now_in_seconds,
         } => {
             let values: Vec<Vec<RawValue<'_>>> = statements
                 .iter()
@@ -111,14 +133,17 @@ pub fn reencode_request(header: &FrameHeader, frame: &RequestFrame<'_>) -> Resul
                 consistency: *consistency,
                 serial_consistency: *serial_consistency,
                 timestamp: *timestamp,
+                keyspace: *keyspace,
+                now_in_seconds: *now_in_seconds,
             };
-            encode_request(&mut buf, stream, flags, &b)?
+            encode_envelope(&mut buf, version, stream, flags, &b)?
         }
     }
     Ok(buf)
 }
 
-/// Encodes a decoded response again as a whole frame (envelope included), through
+/// Encodes a decoded response again as a whole frame (envelope included) of the version it
+/// was decoded from, through
 /// doppio-proto's response encoder, uncompressed unless `compression` is given.
 pub fn reencode_response(
     frame: &doppio_proto::response::ResponseFrame,
@@ -131,6 +156,7 @@ pub fn reencode_response(
         .as_ref()
         .map(|p| p.iter().map(|(k, v)| (k.as_str(), v.as_deref())).collect());
     let envelope = Envelope {
+        version: frame.version,
         tracing_id: frame.tracing_id,
         warnings: &warnings,
         custom_payload: payload.as_deref(),

@@ -3,6 +3,7 @@
 
 use doppio_proto::frame::{Direction, Flags, FrameHeader, Opcode};
 use doppio_proto::wire::Reader;
+use doppio_proto::ProtocolVersion;
 use doppio_test_support::CASSANDRA;
 use protocol_tests::TestConnection;
 
@@ -13,6 +14,7 @@ fn options_gets_supported_from_real_cassandra() {
     }
     let mut conn = TestConnection::connect();
     let options = FrameHeader {
+        version: ProtocolVersion::V4,
         direction: Direction::Request,
         flags: Flags::NONE,
         stream: 17,

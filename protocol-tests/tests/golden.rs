@@ -188,6 +188,7 @@ mod requests {
             consistency,
             serial_consistency,
             timestamp,
+            ..
         } = Request::decode(&f.header, &f.body).unwrap().request
         else {
             panic!("not a BATCH")
@@ -214,7 +215,10 @@ mod requests {
         );
         assert_eq!(
             d.request,
-            Request::Prepare("SELECT * FROM ks.t WHERE k = ?")
+            Request::Prepare {
+                query: "SELECT * FROM ks.t WHERE k = ?",
+                keyspace: None
+            }
         );
     }
 }
@@ -305,7 +309,8 @@ mod responses {
                 consistency: Consistency::LocalQuorum,
                 received: 1,
                 block_for: 2,
-                write_type: "BATCH_LOG".into()
+                write_type: "BATCH_LOG".into(),
+                contentions: None
             }
         );
         assert_eq!(
@@ -324,6 +329,7 @@ mod responses {
                 received: 0,
                 block_for: 1,
                 failures: 1,
+                reasons: vec![],
                 data_present: true
             }
         );
@@ -342,6 +348,7 @@ mod responses {
                 received: 1,
                 block_for: 3,
                 failures: 2,
+                reasons: vec![],
                 write_type: "SIMPLE".into()
             }
         );
@@ -517,6 +524,7 @@ fn custom_payload_flag_is_never_written_without_a_payload() {
         Flags::CUSTOM_PAYLOAD,
         &Prepare {
             query: "SELECT * FROM ks.t",
+            keyspace: None,
         },
     );
     if r.is_err() {
@@ -525,7 +533,7 @@ fn custom_payload_flag_is_never_written_without_a_payload() {
     let f = one_frame("req_encoded", &buf);
     let decoded = Request::decode(&f.header, &f.body);
     assert!(
-        matches!(decoded, Ok(ref d) if d.request == Request::Prepare("SELECT * FROM ks.t")),
+        matches!(decoded, Ok(ref d) if d.request == Request::Prepare { query: "SELECT * FROM ks.t", keyspace: None }),
         "{decoded:?}"
     );
 }

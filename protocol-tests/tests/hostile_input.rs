@@ -14,6 +14,7 @@ use doppio_proto::rows::Rows;
 use doppio_proto::types::ColumnType;
 use doppio_proto::value::CqlValue;
 use doppio_proto::wire::Reader;
+use doppio_proto::ProtocolVersion;
 use proptest::prelude::*;
 use protocol_tests::fixtures::{frame, parse_hex};
 use protocol_tests::reencode::{reencode_request, reencode_response};
@@ -176,6 +177,7 @@ fn decode_body(op: Opcode, flags: Flags, body: &[u8]) {
         return;
     }
     let header = FrameHeader {
+        version: ProtocolVersion::V4,
         direction: op.direction(),
         flags,
         stream: 0,
@@ -507,6 +509,7 @@ fn rows_metadata_with_global_spec_decodes() {
     let body = rows_with_long_global_spec(10, 3);
     let f = Frame {
         header: FrameHeader {
+            version: ProtocolVersion::V4,
             direction: Direction::Response,
             flags: Flags::NONE,
             stream: 0,
@@ -528,6 +531,7 @@ fn rows_metadata_global_spec_is_not_amplified() {
     let body = rows_with_long_global_spec(30_000, 1000);
     let f = Frame {
         header: FrameHeader {
+            version: ProtocolVersion::V4,
             direction: Direction::Response,
             flags: Flags::NONE,
             stream: 0,

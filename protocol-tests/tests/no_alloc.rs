@@ -13,6 +13,7 @@ use doppio_proto::response::{Response, ResponseFrame, ResultBody};
 use doppio_proto::types::ColumnType;
 use doppio_proto::wire::RawValue;
 use doppio_proto::wire::Reader;
+use doppio_proto::ProtocolVersion;
 use protocol_tests::fixtures::parse_hex;
 
 #[global_allocator]
@@ -75,7 +76,17 @@ fn params() -> QueryParameters<'static> {
 
 #[test]
 fn execute_template_encode_allocates_nothing() {
-    let template = ExecuteTemplate::new(ID, 3, &params(), Flags::NONE).unwrap();
+    template_encode_allocates_nothing(ProtocolVersion::V4, None);
+}
+
+#[test]
+fn v5_execute_template_encode_allocates_nothing() {
+    template_encode_allocates_nothing(ProtocolVersion::V5, Some(&[7; 16]));
+}
+
+fn template_encode_allocates_nothing(version: ProtocolVersion, result_metadata_id: Option<&[u8]>) {
+    let template = ExecuteTemplate::new(version, ID, result_metadata_id, 3, &params(), Flags::NONE)
+        .expect("template");
     let k = 42i32.to_be_bytes();
     let values = [
         RawValue::Bytes(&k),
@@ -87,7 +98,7 @@ fn execute_template_encode_allocates_nothing() {
         buf.clear();
         template
             .encode(&mut buf, stream, &values[..], None)
-            .unwrap();
+            .expect("encode");
     }
     let expected = buf.clone();
     let ((), s) = measure(|| {
@@ -113,6 +124,7 @@ fn plain_execute_encode_allocates_nothing() {
     let mut buf = BytesMut::with_capacity(4096);
     let execute = Execute {
         id: ID,
+        result_metadata_id: None,
         params: params(),
         values: &values[..],
         columns: None,

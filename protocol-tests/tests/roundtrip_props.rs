@@ -226,6 +226,7 @@ mod requests {
         BatchType, DecodedBatchStatement, DecodedParameters, QueryParameters, Request, RequestFrame,
     };
     use doppio_proto::wire::RawValue;
+    use doppio_proto::ProtocolVersion;
     use proptest::prelude::*;
     use protocol_tests::reencode::reencode_request;
 
@@ -260,6 +261,27 @@ mod requests {
         paging_state: Option<Vec<u8>>,
         serial: Option<Consistency>,
         timestamp: Option<i64>,
+        /// v5 only: the keyspace and now-in-seconds ([`V5Fields`]).
+        v5: V5Fields,
+    }
+
+    /// The fields v5 added to QUERY, EXECUTE and BATCH; generated for every request and
+    /// cleared ([`Owned::into_v4`]) when the round trip is a v4 one.
+    #[derive(Debug, Clone, Default)]
+    struct V5Fields {
+        keyspace: Option<String>,
+        now_in_seconds: Option<i32>,
+    }
+
+    fn v5_fields() -> impl Strategy<Value = V5Fields> {
+        (
+            prop::option::of("[a-z_]{1,12}"),
+            prop::option::of(any::<i32>()),
+        )
+            .prop_map(|(keyspace, now_in_seconds)| V5Fields {
+                keyspace,
+                now_in_seconds,
+            })
     }
 
     fn owned_params() -> impl Strategy<Value = OwnedParams> {
@@ -273,9 +295,10 @@ mod requests {
                 Consistency::LocalSerial,
             ])),
             prop::option::of(0..=i64::MAX),
+            v5_fields(),
         )
             .prop_map(
-                |(consistency, skip_metadata, page_size, paging_state, serial, timestamp)| {
+                |(consistency, skip_metadata, page_size, paging_state, serial, timestamp, v5)| {
                     OwnedParams {
                         consistency,
                         skip_metadata,
@@ -283,6 +306,7 @@ mod requests {
                         paging_state,
                         serial,
                         timestamp,
+                        v5,
                     }
                 },
             )
@@ -297,6 +321,8 @@ mod requests {
                 paging_state: self.paging_state.as_deref(),
                 serial_consistency: self.serial,
                 timestamp: self.timestamp,
+                keyspace: self.v5.keyspace.as_deref(),
+                now_in_seconds: self.v5.now_in_seconds,
             }
         }
     }
@@ -310,16 +336,36 @@ mod requests {
         Options,
         AuthResponse(Option<Vec<u8>>),
         Register(Vec<String>),
-        Prepare(String),
+        /// Text and the v5 keyspace.
+        Prepare(String, Option<String>),
         Query(String, OwnedParams, Vec<(String, OwnedValue)>, bool),
-        Execute(Vec<u8>, OwnedParams, Vec<OwnedValue>),
+        /// Id, the v5 result metadata id, parameters, values.
+        Execute(Vec<u8>, Option<Vec<u8>>, OwnedParams, Vec<OwnedValue>),
         Batch(
             BatchType,
             Vec<OwnedStatement>,
             Consistency,
             Option<Consistency>,
             Option<i64>,
+            V5Fields,
         ),
+    }
+
+    impl Owned {
+        /// The same request without what v4 does not have.
+        fn into_v4(mut self) -> Self {
+            match &mut self {
+                Owned::Prepare(_, ks) => *ks = None,
+                Owned::Query(_, p, ..) => p.v5 = V5Fields::default(),
+                Owned::Execute(_, rid, p, _) => {
+                    *rid = None;
+                    p.v5 = V5Fields::default();
+                }
+                Owned::Batch(.., v5) => *v5 = V5Fields::default(),
+                _ => {}
+            }
+            self
+        }
     }
 
     fn text() -> impl Strategy<Value = String> {
@@ -333,7 +379,7 @@ mod requests {
             prop::option::of(prop::collection::vec(any::<u8>(), 0..20))
                 .prop_map(Owned::AuthResponse),
             prop::collection::vec(text(), 0..4).prop_map(Owned::Register),
-            text().prop_map(Owned::Prepare),
+            (text(), prop::option::of("[a-z_]{1,12}")).prop_map(|(q, ks)| Owned::Prepare(q, ks)),
             (
                 text(),
                 owned_params(),
@@ -343,10 +389,11 @@ mod requests {
                 .prop_map(|(q, p, v, named)| Owned::Query(q, p, v, named)),
             (
                 prop::collection::vec(any::<u8>(), 0..20),
+                prop::collection::vec(any::<u8>(), 0..20),
                 owned_params(),
                 prop::collection::vec(owned_value(), 0..5)
             )
-                .prop_map(|(id, p, v)| Owned::Execute(id, p, v)),
+                .prop_map(|(id, rid, p, v)| Owned::Execute(id, Some(rid), p, v)),
             (
                 prop::sample::select(vec![
                     BatchType::Logged,
@@ -369,8 +416,9 @@ mod requests {
                     Consistency::LocalSerial
                 ])),
                 prop::option::of(0..=i64::MAX),
+                v5_fields(),
             )
-                .prop_map(|(k, s, c, sc, ts)| Owned::Batch(k, s, c, sc, ts)),
+                .prop_map(|(k, s, c, sc, ts, v5)| Owned::Batch(k, s, c, sc, ts, v5)),
         ]
     }
 
@@ -383,7 +431,10 @@ mod requests {
             Owned::Options => Request::Options,
             Owned::AuthResponse(t) => Request::AuthResponse(t.as_deref()),
             Owned::Register(e) => Request::Register(e.iter().map(String::as_str).collect()),
-            Owned::Prepare(q) => Request::Prepare(q),
+            Owned::Prepare(q, ks) => Request::Prepare {
+                query: q,
+                keyspace: ks.as_deref(),
+            },
             Owned::Query(q, p, v, named) => Request::Query(
                 q,
                 DecodedParameters {
@@ -394,14 +445,15 @@ mod requests {
                         .collect(),
                 },
             ),
-            Owned::Execute(id, p, v) => Request::Execute(
+            Owned::Execute(id, rid, p, v) => Request::Execute {
                 id,
-                DecodedParameters {
+                result_metadata_id: rid.as_deref(),
+                params: DecodedParameters {
                     params: p.borrow(),
                     values: v.iter().map(|v| (None, raw(v))).collect(),
                 },
-            ),
-            Owned::Batch(kind, stmts, c, sc, ts) => Request::Batch {
+            },
+            Owned::Batch(kind, stmts, c, sc, ts, v5) => Request::Batch {
                 kind: *kind,
                 statements: stmts
                     .iter()
@@ -416,6 +468,8 @@ mod requests {
                 consistency: *c,
                 serial_consistency: *sc,
                 timestamp: *ts,
+                keyspace: v5.keyspace.as_deref(),
+                now_in_seconds: v5.now_in_seconds,
             },
         }
     }
@@ -426,9 +480,9 @@ mod requests {
             Request::Options => Opcode::Options,
             Request::AuthResponse(_) => Opcode::AuthResponse,
             Request::Register(_) => Opcode::Register,
-            Request::Prepare(_) => Opcode::Prepare,
+            Request::Prepare { .. } => Opcode::Prepare,
             Request::Query(..) => Opcode::Query,
-            Request::Execute(..) => Opcode::Execute,
+            Request::Execute { .. } => Opcode::Execute,
             Request::Batch { .. } => Opcode::Batch,
         }
     }
@@ -437,10 +491,17 @@ mod requests {
         #![proptest_config(ProptestConfig::with_cases(1000))]
 
         #[test]
-        fn every_request_round_trips(o in owned_request(), stream in 0i16..=i16::MAX, tracing in any::<bool>()) {
+        fn every_request_round_trips(
+            o in owned_request(),
+            stream in 0i16..=i16::MAX,
+            tracing in any::<bool>(),
+            v5 in any::<bool>(),
+        ) {
+            let (version, o) = if v5 { (ProtocolVersion::V5, o) } else { (ProtocolVersion::V4, o.into_v4()) };
             let request = borrow(&o);
             let flags = if tracing { Flags::TRACING } else { Flags::NONE };
             let header = doppio_proto::frame::FrameHeader {
+                version,
                 direction: Direction::Request,
                 flags,
                 stream,
@@ -450,8 +511,9 @@ mod requests {
             let frame = RequestFrame { tracing, custom_payload: None, request };
             let bytes = reencode_request(&header, &frame).unwrap();
             let mut buf = bytes.clone();
-            let f = FrameDecoder::new(Direction::Request).decode(&mut buf).unwrap().unwrap();
+            let f = FrameDecoder::new(Direction::Request).with_version(version).decode(&mut buf).unwrap().unwrap();
             prop_assert!(buf.is_empty());
+            prop_assert_eq!(f.header.version, version);
             prop_assert_eq!(f.header.stream, stream);
             prop_assert_eq!(f.header.opcode, header.opcode);
             let back = Request::decode(&f.header, &f.body).unwrap();
@@ -625,13 +687,14 @@ mod responses {
     use doppio_proto::frame::{Direction, FrameDecoder};
     use doppio_proto::metadata::{ColumnSpec, PreparedMetadata, RowsMetadata};
     use doppio_proto::response::{
-        encode_response, Envelope, ErrorCode, ErrorDetail, ErrorResponse, Event, Prepared,
-        Response, ResponseFrame, ResultBody, SchemaChange, SchemaTarget,
+        encode_response, Envelope, ErrorCode, ErrorDetail, ErrorResponse, Event, FailureReason,
+        Prepared, Response, ResponseFrame, ResultBody, SchemaChange, SchemaTarget,
     };
     use doppio_proto::rows::Rows;
     use doppio_proto::types::ColumnType;
     use doppio_proto::value::CqlValue;
     use doppio_proto::wire;
+    use doppio_proto::ProtocolVersion;
     use proptest::prelude::*;
 
     use super::column_type;
@@ -677,17 +740,34 @@ mod responses {
                     }
                 )
             ),
-            (consistency(), any::<i32>(), any::<i32>(), s()).prop_map(
-                |(consistency, received, block_for, write_type)| (
+            (
+                consistency(),
+                any::<i32>(),
+                any::<i32>(),
+                prop_oneof![Just("CAS".to_string()), Just("SIMPLE".to_string()), s()],
+                any::<u16>()
+            )
+                .prop_map(|(consistency, received, block_for, write_type, n)| (
                     C::WriteTimeout,
                     D::WriteTimeout {
                         consistency,
                         received,
                         block_for,
-                        write_type
+                        contentions: (write_type == "CAS").then_some(n),
+                        write_type,
+                    }
+                )),
+            (consistency(), any::<i32>(), any::<i32>()).prop_map(
+                |(consistency, received, block_for)| (
+                    C::CasWriteUnknown,
+                    D::CasWriteUnknown {
+                        consistency,
+                        received,
+                        block_for
                     }
                 )
             ),
+            Just((C::CdcWriteFailure, D::None)),
             (consistency(), any::<i32>(), any::<i32>(), any::<bool>()).prop_map(
                 |(consistency, received, block_for, data_present)| (
                     C::ReadTimeout,
@@ -703,17 +783,18 @@ mod responses {
                 consistency(),
                 any::<i32>(),
                 any::<i32>(),
-                any::<i32>(),
+                reasons(),
                 any::<bool>()
             )
                 .prop_map(
-                    |(consistency, received, block_for, failures, data_present)| (
+                    |(consistency, received, block_for, reasons, data_present)| (
                         C::ReadFailure,
                         D::ReadFailure {
                             consistency,
                             received,
                             block_for,
-                            failures,
+                            failures: reasons.len() as i32,
+                            reasons,
                             data_present
                         }
                     )
@@ -728,14 +809,15 @@ mod responses {
                     }
                 )
             ),
-            (consistency(), any::<i32>(), any::<i32>(), any::<i32>(), s()).prop_map(
-                |(consistency, received, block_for, failures, write_type)| (
+            (consistency(), any::<i32>(), any::<i32>(), reasons(), s()).prop_map(
+                |(consistency, received, block_for, reasons, write_type)| (
                     C::WriteFailure,
                     D::WriteFailure {
                         consistency,
                         received,
                         block_for,
-                        failures,
+                        failures: reasons.len() as i32,
+                        reasons,
                         write_type
                     }
                 )
@@ -751,6 +833,42 @@ mod responses {
             message,
             detail,
         })
+    }
+
+    /// A v5 reason map.
+    fn reasons() -> impl Strategy<Value = Vec<FailureReason>> {
+        prop::collection::vec(
+            (any::<std::net::IpAddr>(), any::<u16>())
+                .prop_map(|(endpoint, code)| FailureReason { endpoint, code }),
+            0..4,
+        )
+    }
+
+    /// The same response as a v4 server sends it: no v5 fields (the failure count stays).
+    fn as_v4(r: Response) -> Response {
+        match r {
+            Response::Error(mut e) => {
+                match &mut e.detail {
+                    ErrorDetail::ReadFailure { reasons, .. }
+                    | ErrorDetail::WriteFailure { reasons, .. } => reasons.clear(),
+                    ErrorDetail::WriteTimeout { contentions, .. } => *contentions = None,
+                    // v4 defines no fields for 0x1700.
+                    ErrorDetail::CasWriteUnknown { .. } => e.detail = ErrorDetail::None,
+                    _ => {}
+                }
+                Response::Error(e)
+            }
+            Response::Result(ResultBody::Prepared(mut p)) => {
+                p.result_metadata_id = None;
+                p.result_metadata.new_metadata_id = None;
+                Response::Result(ResultBody::Prepared(p))
+            }
+            Response::Result(ResultBody::Rows(mut rows)) => {
+                rows.metadata.new_metadata_id = None;
+                Response::Result(ResultBody::Rows(rows))
+            }
+            other => other,
+        }
     }
 
     fn schema_change() -> impl Strategy<Value = SchemaChange> {
@@ -792,13 +910,18 @@ mod responses {
             prop::collection::vec(column_spec(), 0..4),
             prop::option::of(bytes()),
             any::<bool>(),
+            prop::option::of(bytes()),
         )
-            .prop_map(|(columns, paging_state, no_metadata)| RowsMetadata {
-                columns_count: columns.len(),
-                paging_state,
-                columns: if no_metadata { Vec::new() } else { columns },
-                no_metadata,
-            })
+            .prop_map(
+                |(columns, paging_state, no_metadata, new_id)| RowsMetadata {
+                    columns_count: columns.len(),
+                    paging_state,
+                    columns: if no_metadata { Vec::new() } else { columns },
+                    no_metadata,
+                    // METADATA_CHANGED comes with the new columns only.
+                    new_metadata_id: new_id.filter(|_| !no_metadata).map(Box::new),
+                },
+            )
     }
 
     /// Rows with real values of each column's type (nulls included), encoded by hand as
@@ -807,8 +930,9 @@ mod responses {
         (
             prop::collection::vec(column_spec(), 1..4),
             prop::option::of(bytes()),
+            prop::option::of(bytes()),
         )
-            .prop_flat_map(|(columns, paging_state)| {
+            .prop_flat_map(|(columns, paging_state, new_id)| {
                 let row = columns
                     .iter()
                     .map(|c| prop::option::of(value_for(&c.typ)))
@@ -816,10 +940,11 @@ mod responses {
                 (
                     Just(columns),
                     Just(paging_state),
+                    Just(new_id),
                     prop::collection::vec(row, 0..4),
                 )
             })
-            .prop_map(|(columns, paging_state, values)| {
+            .prop_map(|(columns, paging_state, new_id, values)| {
                 let mut content = BytesMut::new();
                 for row in &values {
                     for (c, v) in columns.iter().zip(row) {
@@ -839,6 +964,7 @@ mod responses {
                         paging_state,
                         columns,
                         no_metadata: false,
+                        new_metadata_id: new_id.map(Box::new),
                     },
                     rows_count: values.len(),
                     content: content.freeze(),
@@ -852,18 +978,28 @@ mod responses {
             bytes(),
             prop::collection::vec(column_spec(), 0..4),
             rows_metadata(),
+            bytes(),
         )
-            .prop_flat_map(|(id, columns, result_metadata)| {
+            .prop_flat_map(|(id, columns, mut result_metadata, rid)| {
+                // A PREPARED's result metadata never says METADATA_CHANGED.
+                result_metadata.new_metadata_id = None;
                 let n = columns.len() as u16;
                 let pks = if n == 0 {
                     Just(Vec::new()).boxed()
                 } else {
                     prop::collection::vec(0..n, 0..3).boxed()
                 };
-                (Just(id), Just(columns), pks, Just(result_metadata))
+                (
+                    Just(id),
+                    Just(columns),
+                    pks,
+                    Just(result_metadata),
+                    Just(rid),
+                )
             })
-            .prop_map(|(id, columns, pk_indexes, result_metadata)| Prepared {
+            .prop_map(|(id, columns, pk_indexes, result_metadata, rid)| Prepared {
                 id,
+                result_metadata_id: Some(rid),
                 metadata: PreparedMetadata {
                     pk_indexes,
                     columns,
@@ -920,19 +1056,27 @@ mod responses {
             warnings in prop::collection::vec(s(), 0..3),
             payload in prop::option::of(prop::collection::vec((s(), prop::option::of(prop::collection::vec(any::<u8>(), 0..8))), 0..3)),
             compress in any::<bool>(),
+            v5 in any::<bool>(),
         ) {
+            // v5 compresses segments, not envelopes: a v5 round trip is uncompressed.
+            let (version, response, compress) = if v5 {
+                (ProtocolVersion::V5, response, false)
+            } else {
+                (ProtocolVersion::V4, as_v4(response), compress)
+            };
             let payload: Option<OwnedPayload> = payload;
             let w: Vec<&str> = warnings.iter().map(String::as_str).collect();
             let p: Option<wire::BytesMap<'_>> = payload
                 .as_ref()
                 .map(|p| p.iter().map(|(k, v)| (k.as_str(), v.as_deref())).collect());
-            let envelope = Envelope { tracing_id, warnings: &w, custom_payload: p.as_deref() };
+            let envelope = Envelope { version, tracing_id, warnings: &w, custom_payload: p.as_deref() };
             let compression = compress.then_some(Compression::Lz4);
             let mut buf = BytesMut::new();
             encode_response(&mut buf, stream, &envelope, &response, compression).unwrap();
-            let frame = FrameDecoder::new(Direction::Response).decode(&mut buf).unwrap().unwrap();
+            let frame = FrameDecoder::new(Direction::Response).with_version(version).decode(&mut buf).unwrap().unwrap();
             prop_assert!(buf.is_empty());
             let back = ResponseFrame::decode(&frame, compression, 1 << 24).unwrap();
+            prop_assert_eq!(back.version, version);
             prop_assert_eq!(back.stream, stream);
             prop_assert_eq!(back.tracing_id, tracing_id);
             prop_assert_eq!(&back.warnings, &warnings);

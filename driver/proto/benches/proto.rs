@@ -11,6 +11,7 @@ use doppio_proto::frame::{Direction, Flags, FrameDecoder, FrameHeader, FrameStat
 use doppio_proto::request::{encode_request, Execute, ExecuteTemplate, QueryParameters};
 use doppio_proto::response::{Response, ResponseFrame, ResultBody};
 use doppio_proto::wire::{RawValue, Reader};
+use doppio_proto::ProtocolVersion;
 
 /// A RESULT Rows frame: one int column, one row.
 fn one_row_result(stream: i16) -> Vec<u8> {
@@ -24,6 +25,7 @@ fn one_row_result(stream: i16) -> Vec<u8> {
         0, 0, 0, 4, 0, 0, 0, 42, // 42
     ];
     let mut out = FrameHeader {
+        version: ProtocolVersion::V4,
         direction: Direction::Response,
         flags: Flags::NONE,
         stream,
@@ -46,6 +48,7 @@ fn one_row_result_no_metadata(stream: i16) -> Vec<u8> {
         0, 0, 0, 4, 0, 0, 0, 42, // 42
     ];
     let mut out = FrameHeader {
+        version: ProtocolVersion::V4,
         direction: Direction::Response,
         flags: Flags::NONE,
         stream,
@@ -71,6 +74,7 @@ fn read_workload_result(stream: i16) -> Vec<u8> {
     ];
     body.extend_from_slice(&[0xab; 64]);
     let mut out = FrameHeader {
+        version: ProtocolVersion::V4,
         direction: Direction::Response,
         flags: Flags::NONE,
         stream,
@@ -181,7 +185,8 @@ fn encode_execute(c: &mut Criterion) {
     };
     let k = 42i64.to_be_bytes();
     let values = [RawValue::Bytes(&k), RawValue::Bytes(b"some text value")];
-    let template = ExecuteTemplate::new(&id, 2, &params, Flags::NONE).expect("template");
+    let template = ExecuteTemplate::new(ProtocolVersion::V4, &id, None, 2, &params, Flags::NONE)
+        .expect("template");
     let mut buf = BytesMut::with_capacity(4096);
     let mut g = c.benchmark_group("encode_execute_2_values");
     g.bench_function("template", |b| {
@@ -195,6 +200,7 @@ fn encode_execute(c: &mut Criterion) {
     });
     let execute = Execute {
         id: &id,
+        result_metadata_id: None,
         params,
         values: &values[..],
         columns: None,

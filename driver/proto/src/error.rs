@@ -52,8 +52,8 @@ pub enum ProtoError {
         /// The field being read.
         what: &'static str,
     },
-    /// The frame's version byte is not protocol v4 in the expected direction.
-    #[error("unsupported protocol version byte 0x{0:02x} (doppio speaks v4: 0x04 requests, 0x84 responses)")]
+    /// The frame's version byte is not a protocol version the decoder accepts.
+    #[error("unsupported protocol version byte 0x{0:02x} (doppio speaks v4 and v5: 0x04 or 0x05 requests, 0x84 or 0x85 responses)")]
     UnsupportedVersion(u8),
     /// The frame travels the wrong way (a request where a response was expected, or back).
     #[error("frame direction is {found}, expected {expected}")]

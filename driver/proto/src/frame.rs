@@ -9,11 +9,12 @@
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::error::{ProtoError, Result};
+use crate::version::ProtocolVersion;
 
 /// Bytes in a frame header.
 pub const HEADER_LEN: usize = 9;
-/// The protocol version doppio speaks.
-pub const PROTOCOL_VERSION: u8 = 4;
+/// The protocol version doppio speaks unless told otherwise (v4; v5 is negotiated).
+pub const PROTOCOL_VERSION: u8 = ProtocolVersion::V4.number();
 /// The protocol's own body limit (spec section 2.5: 256 MB).
 pub const DEFAULT_MAX_BODY_LEN: usize = 256 * 1024 * 1024;
 /// Byte offset of the stream id inside an encoded frame.
@@ -33,11 +34,19 @@ pub enum Direction {
 }
 
 impl Direction {
-    /// The version byte for protocol v4 in this direction.
-    pub const fn version_byte(self) -> u8 {
+    /// The version byte for `version` in this direction.
+    pub const fn version_byte(self, version: ProtocolVersion) -> u8 {
         match self {
-            Direction::Request => PROTOCOL_VERSION,
-            Direction::Response => PROTOCOL_VERSION | RESPONSE_BIT,
+            Direction::Request => version.number(),
+            Direction::Response => version.number() | RESPONSE_BIT,
+        }
+    }
+
+    /// The other direction.
+    const fn reverse(self) -> Direction {
+        match self {
+            Direction::Request => Direction::Response,
+            Direction::Response => Direction::Request,
         }
     }
 
@@ -210,6 +219,8 @@ impl std::fmt::Display for Opcode {
 /// A decoded frame header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameHeader {
+    /// The protocol version (v5 calls this header an envelope's).
+    pub version: ProtocolVersion,
     /// Request or response.
     pub direction: Direction,
     /// The flag byte.
@@ -223,7 +234,8 @@ pub struct FrameHeader {
 }
 
 impl FrameHeader {
-    /// Decodes the first 9 bytes of `bytes`: version 4 in either direction, a known opcode.
+    /// Decodes the first 9 bytes of `bytes`: version 4 or 5 in either direction, a known
+    /// opcode.
     pub fn decode(bytes: &[u8]) -> Result<FrameHeader> {
         let Some(h) = bytes.get(..HEADER_LEN) else {
             return Err(ProtoError::Truncated {
@@ -232,12 +244,15 @@ impl FrameHeader {
                 available: bytes.len(),
             });
         };
-        let direction = match h[0] {
-            v if v == Direction::Request.version_byte() => Direction::Request,
-            v if v == Direction::Response.version_byte() => Direction::Response,
-            other => return Err(ProtoError::UnsupportedVersion(other)),
+        let direction = if h[0] & RESPONSE_BIT == 0 {
+            Direction::Request
+        } else {
+            Direction::Response
         };
+        let version = ProtocolVersion::from_number(h[0] & !RESPONSE_BIT)
+            .map_err(|_| ProtoError::UnsupportedVersion(h[0]))?;
         Ok(FrameHeader {
+            version,
             direction,
             flags: Flags(h[1]),
             stream: i16::from_be_bytes([h[2], h[3]]),
@@ -251,7 +266,7 @@ impl FrameHeader {
         let s = self.stream.to_be_bytes();
         let l = self.length.to_be_bytes();
         [
-            self.direction.version_byte(),
+            self.direction.version_byte(self.version),
             self.flags.0,
             s[0],
             s[1],
@@ -328,16 +343,33 @@ pub struct Frame {
 #[derive(Debug, Clone, Copy)]
 pub struct FrameDecoder {
     direction: Direction,
+    version: Option<ProtocolVersion>,
     max_body_len: usize,
 }
 
 impl FrameDecoder {
-    /// A decoder for frames travelling in `direction`, with the protocol's 256 MB body limit.
+    /// A decoder for protocol v4 frames travelling in `direction`, with the protocol's
+    /// 256 MB body limit.
     pub const fn new(direction: Direction) -> Self {
         Self {
             direction,
+            version: Some(ProtocolVersion::V4),
             max_body_len: DEFAULT_MAX_BODY_LEN,
         }
+    }
+
+    /// The same decoder for frames of `version` only (others are
+    /// [`ProtoError::UnsupportedVersion`]).
+    pub const fn with_version(mut self, version: ProtocolVersion) -> Self {
+        self.version = Some(version);
+        self
+    }
+
+    /// The same decoder accepting every version doppio speaks, for a handshake whose version
+    /// is not settled yet (a server refusing the version a client offered answers in its own).
+    pub const fn with_any_version(mut self) -> Self {
+        self.version = None;
+        self
     }
 
     /// The same decoder with another body limit.
@@ -379,21 +411,25 @@ impl FrameDecoder {
     }
 
     fn check_version(&self, v: u8) -> Result<()> {
-        let expected = self.direction.version_byte();
-        if v == expected {
-            return Ok(());
-        }
-        let other = match self.direction {
-            Direction::Request => Direction::Response,
-            Direction::Response => Direction::Request,
+        let accepted = |n: u8| match self.version {
+            Some(version) => n == version.number(),
+            None => ProtocolVersion::from_number(n).is_ok(),
         };
-        if v == other.version_byte() {
+        if !accepted(v & !RESPONSE_BIT) {
+            return Err(ProtoError::UnsupportedVersion(v));
+        }
+        let found = if v & RESPONSE_BIT == 0 {
+            Direction::Request
+        } else {
+            Direction::Response
+        };
+        if found == self.direction {
+            Ok(())
+        } else {
             Err(ProtoError::WrongDirection {
-                found: other.name(),
+                found: self.direction.reverse().name(),
                 expected: self.direction.name(),
             })
-        } else {
-            Err(ProtoError::UnsupportedVersion(v))
         }
     }
 
@@ -417,6 +453,7 @@ mod tests {
 
     fn options_frame(stream: i16) -> [u8; 9] {
         FrameHeader {
+            version: ProtocolVersion::V4,
             direction: Direction::Request,
             flags: Flags::NONE,
             stream,
@@ -481,9 +518,43 @@ mod tests {
     }
 
     #[test]
+    fn a_decoder_accepts_its_version_only_unless_told_any() {
+        let v5_ready = [0x85, 0, 0, 1, 0x02, 0, 0, 0, 0];
+        let v4 = FrameDecoder::new(Direction::Response);
+        assert_eq!(
+            v4.check(&v5_ready),
+            Err(ProtoError::UnsupportedVersion(0x85))
+        );
+        let v5 = v4.with_version(ProtocolVersion::V5);
+        let Ok(FrameStatus::Complete { header, .. }) = v5.check(&v5_ready) else {
+            panic!("a v5 decoder refused a v5 envelope");
+        };
+        assert_eq!(header.version, ProtocolVersion::V5);
+        assert_eq!(header.to_bytes(), v5_ready);
+        assert_eq!(v5.check(&[0x84]), Err(ProtoError::UnsupportedVersion(0x84)));
+        assert_eq!(
+            v5.check(&[0x05]),
+            Err(ProtoError::WrongDirection {
+                found: "request",
+                expected: "response"
+            })
+        );
+        let any = v5.with_any_version();
+        for first in [0x84, 0x85] {
+            let mut f = v5_ready;
+            f[0] = first;
+            assert!(matches!(any.check(&f), Ok(FrameStatus::Complete { .. })));
+        }
+        for bad in [0x83, 0x86, 0x03, 0xff] {
+            assert_eq!(any.check(&[bad]), Err(ProtoError::UnsupportedVersion(bad)));
+        }
+    }
+
+    #[test]
     fn decode_splits_zero_copy_and_patch_stream() {
         let mut buf = BytesMut::new();
         let mut f = FrameHeader {
+            version: ProtocolVersion::V4,
             direction: Direction::Response,
             flags: Flags::NONE,
             stream: 0,

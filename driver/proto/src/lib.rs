@@ -1,9 +1,10 @@
-//! `doppio-proto`: the CQL native protocol v4, sans IO.
+//! `doppio-proto`: the CQL native protocol v4 and v5, sans IO.
 //!
 //! Bytes in, typed messages out, and back: no executor, no socket, no clock. The driver, the
 //! stub server and the tests all share this crate, so it encodes and decodes both directions.
 //!
 //! Map (every module, in the order a frame meets them):
+//! - [`version`]: [`version::ProtocolVersion`] (v4, v5) and what differs between them.
 //! - [`wire`]: the spec's notations (`[int]`, `[string]`, `[bytes]`, `[value]`, ...).
 //! - [`frame`]: the 9-byte header, opcodes, flags and the incremental [`frame::FrameDecoder`].
 //! - [`segment`]: protocol v5's framing: envelopes in self-contained or split segments,
@@ -60,6 +61,8 @@ mod tuple_arity;
 pub mod types;
 pub mod value;
 pub mod values;
+pub mod version;
 pub mod wire;
 
 pub use error::{ProtoError, Result, ValueError};
+pub use version::ProtocolVersion;

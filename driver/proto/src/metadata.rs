@@ -47,6 +47,8 @@ pub mod rows_flags {
     pub const HAS_MORE_PAGES: i32 = 0x0002;
     /// No column specs follow (the client asked for `skip_metadata`).
     pub const NO_METADATA: i32 = 0x0004;
+    /// v5: the result metadata changed; `<new_metadata_id>` follows the paging state.
+    pub const METADATA_CHANGED: i32 = 0x0008;
 }
 
 /// The metadata of a RESULT Rows (and of the result part of a RESULT Prepared).
@@ -60,6 +62,9 @@ pub struct RowsMetadata {
     pub columns: Vec<ColumnSpec>,
     /// True when the server sent `NO_METADATA` (the client must know the columns).
     pub no_metadata: bool,
+    /// v5 `METADATA_CHANGED`: the new result metadata id to EXECUTE with from now on
+    /// (boxed: rare, and every result carries this struct).
+    pub new_metadata_id: Option<Box<Bytes>>,
 }
 
 /// The bind-marker metadata of a RESULT Prepared (spec section 4.2.5.4).
@@ -175,6 +180,19 @@ impl RowsMetadata {
             None
         };
         let no_metadata = flags & rows_flags::NO_METADATA != 0;
+        let new_metadata_id = if flags & rows_flags::METADATA_CHANGED != 0 {
+            if no_metadata {
+                return Err(ProtoError::InvalidValue {
+                    what: "rows metadata flags",
+                    detail: "METADATA_CHANGED with NO_METADATA (the new columns must be sent)"
+                        .into(),
+                });
+            }
+            let id = r.read_short_bytes("new result metadata id")?;
+            Some(Box::new(body.slice_ref(id)))
+        } else {
+            None
+        };
         let columns = if no_metadata {
             Vec::new()
         } else {
@@ -201,6 +219,7 @@ impl RowsMetadata {
             paging_state,
             columns,
             no_metadata,
+            new_metadata_id,
         })
     }
 
@@ -217,6 +236,9 @@ impl RowsMetadata {
         if self.no_metadata {
             flags |= rows_flags::NO_METADATA;
         }
+        if self.new_metadata_id.is_some() {
+            flags |= rows_flags::METADATA_CHANGED;
+        }
         buf.put_i32(flags);
         let count = if self.no_metadata {
             self.columns_count
@@ -226,6 +248,9 @@ impl RowsMetadata {
         buf.put_i32(count_i32(count, "columns count")?);
         if let Some(p) = &self.paging_state {
             wire::put_bytes(buf, Some(p), "paging state")?;
+        }
+        if let Some(id) = &self.new_metadata_id {
+            wire::put_short_bytes(buf, id, "new result metadata id")?;
         }
         if !self.no_metadata {
             write_col_specs(buf, &self.columns, global)?;

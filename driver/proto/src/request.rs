@@ -18,42 +18,99 @@ use crate::error::{ProtoError, Result};
 use crate::frame::{patch_length, patch_stream, Direction, Flags, FrameHeader, Opcode, HEADER_LEN};
 use crate::metadata::ColumnSpec;
 use crate::values::QueryValues;
+use crate::version::ProtocolVersion;
 use crate::wire::{self, RawValue, Reader};
 
-/// The `<flags>` bits of `<query_parameters>` (QUERY and EXECUTE) and of BATCH.
+/// The `<flags>` bits of `<query_parameters>` (QUERY and EXECUTE) and of BATCH: a `[byte]`
+/// in v4, an `[int]` in v5 (whose two new bits are the last two here).
 pub mod query_flags {
     /// Values follow.
-    pub const VALUES: u8 = 0x01;
+    pub const VALUES: u32 = 0x01;
     /// Ask for a result without column metadata.
-    pub const SKIP_METADATA: u8 = 0x02;
+    pub const SKIP_METADATA: u32 = 0x02;
     /// `<result_page_size>` follows.
-    pub const PAGE_SIZE: u8 = 0x04;
+    pub const PAGE_SIZE: u32 = 0x04;
     /// `<paging_state>` follows.
-    pub const PAGING_STATE: u8 = 0x08;
+    pub const PAGING_STATE: u32 = 0x08;
     /// `<serial_consistency>` follows.
-    pub const SERIAL_CONSISTENCY: u8 = 0x10;
+    pub const SERIAL_CONSISTENCY: u32 = 0x10;
     /// `<timestamp>` follows.
-    pub const DEFAULT_TIMESTAMP: u8 = 0x20;
+    pub const DEFAULT_TIMESTAMP: u32 = 0x20;
     /// Each value is preceded by its bind-marker name.
-    pub const NAMES_FOR_VALUES: u8 = 0x40;
+    pub const NAMES_FOR_VALUES: u32 = 0x40;
+    /// v5: `<keyspace>` follows.
+    pub const WITH_KEYSPACE: u32 = 0x80;
+    /// v5: `<now_in_seconds>` follows.
+    pub const NOW_IN_SECONDS: u32 = 0x100;
+}
+
+/// The `<flags>` bits of PREPARE (v5 only).
+pub mod prepare_flags {
+    /// `<keyspace>` follows.
+    pub const WITH_KEYSPACE: u32 = 0x01;
+}
+
+/// Writes a flags field: a `[byte]` in v4 (where no bit above 0x80 exists), an `[int]` in v5.
+fn put_flags(buf: &mut BytesMut, version: ProtocolVersion, flags: u32) -> Result<()> {
+    if version.has_int_flags() {
+        buf.put_u32(flags);
+        return Ok(());
+    }
+    let byte = u8::try_from(flags).map_err(|_| ProtoError::InvalidValue {
+        what: "query flags",
+        detail: format!("0x{flags:x} needs protocol v5 (v4 flags are one byte)"),
+    })?;
+    buf.put_u8(byte);
+    Ok(())
+}
+
+/// Reads a flags field written by [`put_flags`].
+fn read_flags(r: &mut Reader<'_>, version: ProtocolVersion, what: &'static str) -> Result<u32> {
+    if version.has_int_flags() {
+        Ok(r.read_int(what)? as u32)
+    } else {
+        Ok(u32::from(r.read_byte(what)?))
+    }
+}
+
+/// The error for a v5-only field in a v4 message.
+fn v5_only(what: &'static str) -> ProtoError {
+    ProtoError::InvalidValue {
+        what,
+        detail: "is a protocol v5 field (this connection speaks v4)".into(),
+    }
 }
 
 /// A request body that can be written into a frame.
 pub trait RequestBody {
     /// The message's opcode.
     fn opcode(&self) -> Opcode;
-    /// Appends the body (without header or envelope).
-    fn encode_body(&self, buf: &mut BytesMut) -> Result<()>;
+    /// Appends the body (without header or envelope) as `version` lays it out.
+    fn encode_body(&self, buf: &mut BytesMut, version: ProtocolVersion) -> Result<()>;
 }
 
-/// Appends one whole request frame to `buf`: header, body, patched length.
+/// Appends one whole protocol v4 request frame to `buf`: header, body, patched length.
+/// [`encode_envelope`] with [`ProtocolVersion::V4`].
+pub fn encode_request(
+    buf: &mut BytesMut,
+    stream: i16,
+    flags: Flags,
+    request: &impl RequestBody,
+) -> Result<()> {
+    encode_envelope(buf, ProtocolVersion::V4, stream, flags, request)
+}
+
+/// Appends one whole request frame (v5: envelope) of `version` to `buf`: header, body,
+/// patched length. A v5 envelope goes into a segment ([`crate::segment`]) once the
+/// connection is ready; before that (OPTIONS, STARTUP, AUTH_RESPONSE) it is sent bare.
 ///
 /// Sending a custom payload is not supported yet: the `CUSTOM_PAYLOAD` flag is cleared so
 /// the frame never announces a payload it does not carry.
 ///
 /// On error, `buf` is truncated back to its length on entry.
-pub fn encode_request(
+pub fn encode_envelope(
     buf: &mut BytesMut,
+    version: ProtocolVersion,
     stream: i16,
     flags: Flags,
     request: &impl RequestBody,
@@ -61,6 +118,7 @@ pub fn encode_request(
     let start = buf.len();
     let result = (|| {
         FrameHeader {
+            version,
             direction: Direction::Request,
             flags: flags
                 .without(Flags::COMPRESSION)
@@ -70,7 +128,7 @@ pub fn encode_request(
             length: 0,
         }
         .write_to(buf);
-        request.encode_body(buf)?;
+        request.encode_body(buf, version)?;
         finish_frame(buf, start)
     })();
     if result.is_err() {
@@ -79,8 +137,9 @@ pub fn encode_request(
     result
 }
 
-/// Like [`encode_request`], with the body compressed. `scratch` holds the uncompressed body
-/// (reused between calls, so only lz4's own output block is allocated).
+/// Like [`encode_request`] (protocol v4), with the body compressed. `scratch` holds the
+/// uncompressed body (reused between calls, so only lz4's own output block is allocated).
+/// v5 compresses segments, not envelopes ([`crate::segment`]).
 pub fn encode_request_compressed(
     buf: &mut BytesMut,
     stream: i16,
@@ -90,9 +149,10 @@ pub fn encode_request_compressed(
     scratch: &mut BytesMut,
 ) -> Result<()> {
     scratch.clear();
-    request.encode_body(scratch)?;
+    request.encode_body(scratch, ProtocolVersion::V4)?;
     let start = buf.len();
     FrameHeader {
+        version: ProtocolVersion::V4,
         direction: Direction::Request,
         flags: flags
             .with(Flags::COMPRESSION)
@@ -144,7 +204,7 @@ impl RequestBody for Startup<'_> {
     fn opcode(&self) -> Opcode {
         Opcode::Startup
     }
-    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
+    fn encode_body(&self, buf: &mut BytesMut, _: ProtocolVersion) -> Result<()> {
         wire::put_string_map(buf, self.options, "STARTUP options")
     }
 }
@@ -157,7 +217,7 @@ impl RequestBody for Options {
     fn opcode(&self) -> Opcode {
         Opcode::Options
     }
-    fn encode_body(&self, _: &mut BytesMut) -> Result<()> {
+    fn encode_body(&self, _: &mut BytesMut, _: ProtocolVersion) -> Result<()> {
         Ok(())
     }
 }
@@ -173,7 +233,7 @@ impl RequestBody for AuthResponse<'_> {
     fn opcode(&self) -> Opcode {
         Opcode::AuthResponse
     }
-    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
+    fn encode_body(&self, buf: &mut BytesMut, _: ProtocolVersion) -> Result<()> {
         wire::put_bytes(buf, self.token, "AUTH_RESPONSE token")
     }
 }
@@ -189,7 +249,7 @@ impl RequestBody for Register<'_> {
     fn opcode(&self) -> Opcode {
         Opcode::Register
     }
-    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
+    fn encode_body(&self, buf: &mut BytesMut, _: ProtocolVersion) -> Result<()> {
         wire::put_string_list(buf, self.events.iter().copied(), "REGISTER events")
     }
 }
@@ -199,14 +259,29 @@ impl RequestBody for Register<'_> {
 pub struct Prepare<'a> {
     /// CQL text.
     pub query: &'a str,
+    /// v5: the keyspace to prepare in, instead of the connection's.
+    pub keyspace: Option<&'a str>,
 }
 
 impl RequestBody for Prepare<'_> {
     fn opcode(&self) -> Opcode {
         Opcode::Prepare
     }
-    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
-        wire::put_long_string(buf, self.query, "PREPARE query")
+    fn encode_body(&self, buf: &mut BytesMut, version: ProtocolVersion) -> Result<()> {
+        wire::put_long_string(buf, self.query, "PREPARE query")?;
+        if version.has_int_flags() {
+            let flags = match self.keyspace {
+                Some(_) => prepare_flags::WITH_KEYSPACE,
+                None => 0,
+            };
+            buf.put_u32(flags);
+            if let Some(ks) = self.keyspace {
+                wire::put_string(buf, ks, "PREPARE keyspace")?;
+            }
+        } else if self.keyspace.is_some() {
+            return Err(v5_only("PREPARE keyspace"));
+        }
+        Ok(())
     }
 }
 
@@ -225,11 +300,15 @@ pub struct QueryParameters<'a> {
     pub serial_consistency: Option<Consistency>,
     /// Default write timestamp, in microseconds since the epoch (must not be negative).
     pub timestamp: Option<i64>,
+    /// v5: the keyspace to run in, instead of the connection's.
+    pub keyspace: Option<&'a str>,
+    /// v5: "now" for the query, in seconds since the epoch (TTL liveness, deletion times).
+    pub now_in_seconds: Option<i32>,
 }
 
 impl QueryParameters<'_> {
-    /// The `<flags>` byte for these parameters and `values`.
-    pub fn flags(&self, values: &(impl QueryValues + ?Sized)) -> u8 {
+    /// The `<flags>` for these parameters and `values`.
+    pub fn flags(&self, values: &(impl QueryValues + ?Sized)) -> u32 {
         let mut f = 0;
         if values.count() > 0 {
             f |= query_flags::VALUES;
@@ -252,10 +331,24 @@ impl QueryParameters<'_> {
         if self.timestamp.is_some() {
             f |= query_flags::DEFAULT_TIMESTAMP;
         }
+        if self.keyspace.is_some() {
+            f |= query_flags::WITH_KEYSPACE;
+        }
+        if self.now_in_seconds.is_some() {
+            f |= query_flags::NOW_IN_SECONDS;
+        }
         f
     }
 
-    fn check(&self) -> Result<()> {
+    fn check(&self, version: ProtocolVersion) -> Result<()> {
+        if !version.has_int_flags() {
+            if self.keyspace.is_some() {
+                return Err(v5_only("query keyspace"));
+            }
+            if self.now_in_seconds.is_some() {
+                return Err(v5_only("now in seconds"));
+            }
+        }
         if let Some(s) = self.serial_consistency {
             if !s.is_serial() {
                 return Err(ProtoError::InvalidValue {
@@ -283,21 +376,24 @@ impl QueryParameters<'_> {
         Ok(())
     }
 
-    /// Writes `<query_parameters>` with `values` checked against `columns` when known.
+    /// Writes `<query_parameters>` of `version` with `values` checked against `columns`
+    /// when known.
     pub fn encode(
         &self,
+        version: ProtocolVersion,
         values: &(impl QueryValues + ?Sized),
         columns: Option<&[ColumnSpec]>,
         buf: &mut BytesMut,
     ) -> Result<()> {
-        self.check()?;
+        self.check(version)?;
         self.consistency.encode(buf);
-        buf.put_u8(self.flags(values));
+        put_flags(buf, version, self.flags(values))?;
         write_values(values, columns, buf)?;
         self.encode_suffix(buf)
     }
 
-    /// Everything after the values: page size, paging state, serial consistency, timestamp.
+    /// Everything after the values: page size, paging state, serial consistency, timestamp,
+    /// and in v5 keyspace and now-in-seconds (whose flags [`Self::check`] kept out of v4).
     fn encode_suffix(&self, buf: &mut BytesMut) -> Result<()> {
         if let Some(p) = self.page_size {
             buf.put_i32(p);
@@ -310,6 +406,12 @@ impl QueryParameters<'_> {
         }
         if let Some(ts) = self.timestamp {
             buf.put_i64(ts);
+        }
+        if let Some(ks) = self.keyspace {
+            wire::put_string(buf, ks, "query keyspace")?;
+        }
+        if let Some(now) = self.now_in_seconds {
+            buf.put_i32(now);
         }
         Ok(())
     }
@@ -353,9 +455,9 @@ impl<V: QueryValues + ?Sized> RequestBody for Query<'_, V> {
     fn opcode(&self) -> Opcode {
         Opcode::Query
     }
-    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
+    fn encode_body(&self, buf: &mut BytesMut, version: ProtocolVersion) -> Result<()> {
         wire::put_long_string(buf, self.query, "QUERY text")?;
-        self.params.encode(self.values, None, buf)
+        self.params.encode(version, self.values, None, buf)
     }
 }
 
@@ -364,6 +466,9 @@ impl<V: QueryValues + ?Sized> RequestBody for Query<'_, V> {
 pub struct Execute<'a, V: ?Sized> {
     /// The prepared id from RESULT Prepared.
     pub id: &'a [u8],
+    /// v5: the result metadata id from RESULT Prepared (or the newest a Rows result's
+    /// METADATA_CHANGED gave). Required in v5; not sent in v4, where it does not exist.
+    pub result_metadata_id: Option<&'a [u8]>,
     /// Consistency, paging and the rest.
     pub params: QueryParameters<'a>,
     /// Bound values.
@@ -372,13 +477,31 @@ pub struct Execute<'a, V: ?Sized> {
     pub columns: Option<&'a [ColumnSpec]>,
 }
 
+/// Writes EXECUTE's `<id>` and, in v5, `<result_metadata_id>`.
+fn put_execute_ids(
+    buf: &mut BytesMut,
+    version: ProtocolVersion,
+    id: &[u8],
+    result_metadata_id: Option<&[u8]>,
+) -> Result<()> {
+    wire::put_short_bytes(buf, id, "prepared id")?;
+    if version.has_int_flags() {
+        let rid = result_metadata_id.ok_or_else(|| ProtoError::InvalidValue {
+            what: "EXECUTE result metadata id",
+            detail: "is required in protocol v5 (RESULT Prepared gives it)".into(),
+        })?;
+        wire::put_short_bytes(buf, rid, "result metadata id")?;
+    }
+    Ok(())
+}
+
 impl<V: QueryValues + ?Sized> RequestBody for Execute<'_, V> {
     fn opcode(&self) -> Opcode {
         Opcode::Execute
     }
-    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
-        wire::put_short_bytes(buf, self.id, "prepared id")?;
-        self.params.encode(self.values, self.columns, buf)
+    fn encode_body(&self, buf: &mut BytesMut, version: ProtocolVersion) -> Result<()> {
+        put_execute_ids(buf, version, self.id, self.result_metadata_id)?;
+        self.params.encode(version, self.values, self.columns, buf)
     }
 }
 
@@ -395,15 +518,18 @@ pub struct ExecuteTemplate {
 }
 
 impl ExecuteTemplate {
-    /// Pre-encodes an EXECUTE of prepared statement `id` with `markers` bind markers.
-    /// `params.paging_state` is not allowed here (it changes per page: use [`Execute`]).
+    /// Pre-encodes an EXECUTE of `version` for prepared statement `id` (and, in v5, its
+    /// `result_metadata_id`) with `markers` bind markers. `params.paging_state` is not
+    /// allowed here (it changes per page: use [`Execute`]).
     pub fn new(
+        version: ProtocolVersion,
         id: &[u8],
+        result_metadata_id: Option<&[u8]>,
         markers: usize,
         params: &QueryParameters<'_>,
         flags: Flags,
     ) -> Result<Self> {
-        params.check()?;
+        params.check(version)?;
         if params.paging_state.is_some() {
             return Err(ProtoError::InvalidValue {
                 what: "EXECUTE template",
@@ -412,6 +538,7 @@ impl ExecuteTemplate {
         }
         let mut prefix = BytesMut::new();
         FrameHeader {
+            version,
             direction: Direction::Request,
             flags: flags
                 .without(Flags::COMPRESSION)
@@ -421,13 +548,13 @@ impl ExecuteTemplate {
             length: 0,
         }
         .write_to(&mut prefix);
-        wire::put_short_bytes(&mut prefix, id, "prepared id")?;
+        put_execute_ids(&mut prefix, version, id, result_metadata_id)?;
         params.consistency.encode(&mut prefix);
         let mut f = params.flags(&());
         if markers > 0 {
             f |= query_flags::VALUES;
         }
-        prefix.put_u8(f);
+        put_flags(&mut prefix, version, f)?;
         let mut suffix = BytesMut::new();
         params.encode_suffix(&mut suffix)?;
         Ok(Self {
@@ -558,19 +685,26 @@ pub struct Batch<'a> {
     pub serial_consistency: Option<Consistency>,
     /// Default timestamp in microseconds.
     pub timestamp: Option<i64>,
+    /// v5: the keyspace to run in, instead of the connection's.
+    pub keyspace: Option<&'a str>,
+    /// v5: "now" for the batch, in seconds since the epoch.
+    pub now_in_seconds: Option<i32>,
 }
 
 impl RequestBody for Batch<'_> {
     fn opcode(&self) -> Opcode {
         Opcode::Batch
     }
-    fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
-        QueryParameters {
+    fn encode_body(&self, buf: &mut BytesMut, version: ProtocolVersion) -> Result<()> {
+        // The suffix is laid out as QUERY's (without page size and paging state).
+        let suffix = QueryParameters {
             serial_consistency: self.serial_consistency,
             timestamp: self.timestamp,
+            keyspace: self.keyspace,
+            now_in_seconds: self.now_in_seconds,
             ..QueryParameters::default()
-        }
-        .check()?;
+        };
+        suffix.check(version)?;
         buf.put_u8(self.kind as u8);
         buf.put_u16(count_u16(self.statements.len(), "batch statement count")?);
         for st in self.statements {
@@ -600,21 +734,8 @@ impl RequestBody for Batch<'_> {
             values.write_values(columns, buf)?;
         }
         self.consistency.encode(buf);
-        let mut flags = 0;
-        if self.serial_consistency.is_some() {
-            flags |= query_flags::SERIAL_CONSISTENCY;
-        }
-        if self.timestamp.is_some() {
-            flags |= query_flags::DEFAULT_TIMESTAMP;
-        }
-        buf.put_u8(flags);
-        if let Some(s) = self.serial_consistency {
-            s.encode(buf);
-        }
-        if let Some(ts) = self.timestamp {
-            buf.put_i64(ts);
-        }
-        Ok(())
+        put_flags(buf, version, suffix.flags(&()))?;
+        suffix.encode_suffix(buf)
     }
 }
 
@@ -645,9 +766,12 @@ fn decode_values<'a>(r: &mut Reader<'a>, named: bool) -> Result<DecodedValues<'a
     Ok(out)
 }
 
-fn decode_parameters<'a>(r: &mut Reader<'a>) -> Result<DecodedParameters<'a>> {
+fn decode_parameters<'a>(
+    r: &mut Reader<'a>,
+    version: ProtocolVersion,
+) -> Result<DecodedParameters<'a>> {
     let consistency = Consistency::decode(r)?;
-    let flags = r.read_byte("query flags")?;
+    let flags = read_flags(r, version, "query flags")?;
     let values = if flags & query_flags::VALUES != 0 {
         decode_values(r, flags & query_flags::NAMES_FOR_VALUES != 0)?
     } else {
@@ -667,6 +791,7 @@ fn decode_parameters<'a>(r: &mut Reader<'a>) -> Result<DecodedParameters<'a>> {
     let timestamp = (flags & query_flags::DEFAULT_TIMESTAMP != 0)
         .then(|| r.read_long("default timestamp"))
         .transpose()?;
+    let (keyspace, now_in_seconds) = decode_v5_suffix(r, flags)?;
     Ok(DecodedParameters {
         params: QueryParameters {
             consistency,
@@ -675,9 +800,24 @@ fn decode_parameters<'a>(r: &mut Reader<'a>) -> Result<DecodedParameters<'a>> {
             paging_state,
             serial_consistency,
             timestamp,
+            keyspace,
+            now_in_seconds,
         },
         values,
     })
+}
+
+/// The v5 keyspace and now-in-seconds, if their flags are set (they cannot be in v4, whose
+/// flags are one byte: 0x100 does not fit, and 0x80 is read as the keyspace flag only
+/// there as well, as a v4 server would reject it).
+fn decode_v5_suffix<'a>(r: &mut Reader<'a>, flags: u32) -> Result<(Option<&'a str>, Option<i32>)> {
+    let keyspace = (flags & query_flags::WITH_KEYSPACE != 0)
+        .then(|| r.read_string("query keyspace"))
+        .transpose()?;
+    let now = (flags & query_flags::NOW_IN_SECONDS != 0)
+        .then(|| r.read_int("now in seconds"))
+        .transpose()?;
+    Ok((keyspace, now))
 }
 
 /// A BATCH statement as decoded by a server.
@@ -700,12 +840,24 @@ pub enum Request<'a> {
     AuthResponse(Option<&'a [u8]>),
     /// REGISTER event types.
     Register(Vec<&'a str>),
-    /// PREPARE text.
-    Prepare(&'a str),
+    /// PREPARE.
+    Prepare {
+        /// The CQL text.
+        query: &'a str,
+        /// v5: the keyspace to prepare in.
+        keyspace: Option<&'a str>,
+    },
     /// QUERY text and parameters.
     Query(&'a str, DecodedParameters<'a>),
-    /// EXECUTE id and parameters.
-    Execute(&'a [u8], DecodedParameters<'a>),
+    /// EXECUTE.
+    Execute {
+        /// The prepared id.
+        id: &'a [u8],
+        /// v5: the result metadata id the client knows.
+        result_metadata_id: Option<&'a [u8]>,
+        /// Consistency, values and the rest.
+        params: DecodedParameters<'a>,
+    },
     /// BATCH.
     Batch {
         /// Logged, unlogged, counter.
@@ -718,6 +870,10 @@ pub enum Request<'a> {
         serial_consistency: Option<Consistency>,
         /// Default timestamp.
         timestamp: Option<i64>,
+        /// v5: the keyspace to run in.
+        keyspace: Option<&'a str>,
+        /// v5: "now" in seconds.
+        now_in_seconds: Option<i32>,
     },
 }
 
@@ -752,14 +908,34 @@ impl<'a> Request<'a> {
             Opcode::Options => Request::Options,
             Opcode::AuthResponse => Request::AuthResponse(r.read_bytes("AUTH_RESPONSE token")?),
             Opcode::Register => Request::Register(r.read_string_list("REGISTER events")?.collect()),
-            Opcode::Prepare => Request::Prepare(r.read_long_string("PREPARE query")?),
+            Opcode::Prepare => {
+                let query = r.read_long_string("PREPARE query")?;
+                let keyspace = if header.version.has_int_flags() {
+                    let flags = r.read_int("PREPARE flags")? as u32;
+                    (flags & prepare_flags::WITH_KEYSPACE != 0)
+                        .then(|| r.read_string("PREPARE keyspace"))
+                        .transpose()?
+                } else {
+                    None
+                };
+                Request::Prepare { query, keyspace }
+            }
             Opcode::Query => {
                 let q = r.read_long_string("QUERY text")?;
-                Request::Query(q, decode_parameters(&mut r)?)
+                Request::Query(q, decode_parameters(&mut r, header.version)?)
             }
             Opcode::Execute => {
                 let id = r.read_short_bytes("prepared id")?;
-                Request::Execute(id, decode_parameters(&mut r)?)
+                let result_metadata_id = header
+                    .version
+                    .has_int_flags()
+                    .then(|| r.read_short_bytes("result metadata id"))
+                    .transpose()?;
+                Request::Execute {
+                    id,
+                    result_metadata_id,
+                    params: decode_parameters(&mut r, header.version)?,
+                }
             }
             Opcode::Batch => {
                 let kind = BatchType::from_byte(r.read_byte("batch type")?)?;
@@ -788,19 +964,22 @@ impl<'a> Request<'a> {
                     statements.push(st);
                 }
                 let consistency = Consistency::decode(&mut r)?;
-                let flags = r.read_byte("batch flags")?;
+                let flags = read_flags(&mut r, header.version, "batch flags")?;
                 let serial_consistency = (flags & query_flags::SERIAL_CONSISTENCY != 0)
                     .then(|| Consistency::decode(&mut r))
                     .transpose()?;
                 let timestamp = (flags & query_flags::DEFAULT_TIMESTAMP != 0)
                     .then(|| r.read_long("batch timestamp"))
                     .transpose()?;
+                let (keyspace, now_in_seconds) = decode_v5_suffix(&mut r, flags)?;
                 Request::Batch {
                     kind,
                     statements,
                     consistency,
                     serial_consistency,
                     timestamp,
+                    keyspace,
+                    now_in_seconds,
                 }
             }
             other => {
@@ -876,12 +1055,21 @@ mod tests {
             ..Default::default()
         };
         let values = [RawValue::Bytes(b"k1"), RawValue::Unset];
-        let t = ExecuteTemplate::new(b"\x01\x02", 2, &params, Flags::NONE).unwrap();
+        let t = ExecuteTemplate::new(
+            ProtocolVersion::V4,
+            b"\x01\x02",
+            None,
+            2,
+            &params,
+            Flags::NONE,
+        )
+        .unwrap();
         let mut a = BytesMut::new();
         t.encode(&mut a, 42, &values[..], None).unwrap();
         let mut b = BytesMut::new();
         let e = Execute {
             id: b"\x01\x02",
+            result_metadata_id: None,
             params,
             values: &values[..],
             columns: None,
@@ -895,13 +1083,14 @@ mod tests {
         let back = decode(&b);
         assert_eq!(
             back.request,
-            Request::Execute(
-                b"\x01\x02",
-                DecodedParameters {
+            Request::Execute {
+                id: b"\x01\x02",
+                result_metadata_id: None,
+                params: DecodedParameters {
                     params,
                     values: vec![(None, values[0]), (None, values[1])],
                 }
-            )
+            }
         );
     }
 
@@ -949,7 +1138,16 @@ mod tests {
             },
         )
         .unwrap();
-        encode_request(&mut buf, 4, Flags::TRACING, &Prepare { query: "SELECT 1" }).unwrap();
+        encode_request(
+            &mut buf,
+            4,
+            Flags::TRACING,
+            &Prepare {
+                query: "SELECT 1",
+                keyspace: None,
+            },
+        )
+        .unwrap();
         encode_request(
             &mut buf,
             5,
@@ -974,6 +1172,8 @@ mod tests {
                 consistency: Consistency::Quorum,
                 serial_consistency: None,
                 timestamp: Some(5),
+                keyspace: None,
+                now_in_seconds: None,
             },
         )
         .unwrap();
@@ -995,7 +1195,13 @@ mod tests {
         assert_eq!(d[2].request, Request::AuthResponse(Some(b"\0u\0p")));
         assert_eq!(d[3].request, Request::Register(vec!["SCHEMA_CHANGE"]));
         assert!(d[4].tracing);
-        assert_eq!(d[4].request, Request::Prepare("SELECT 1"));
+        assert_eq!(
+            d[4].request,
+            Request::Prepare {
+                query: "SELECT 1",
+                keyspace: None
+            }
+        );
         let Request::Query(_, p) = &d[5].request else {
             panic!()
         };
@@ -1037,6 +1243,7 @@ mod tests {
     fn compressed_request_decompresses_to_the_plain_body() {
         let q = Prepare {
             query: &"SELECT * FROM t WHERE a = ? AND b = ?".repeat(10),
+            keyspace: None,
         };
         let mut plain = BytesMut::new();
         encode_request(&mut plain, 9, Flags::NONE, &q).unwrap();
@@ -1062,6 +1269,7 @@ mod tests {
     #[test]
     fn hostile_request_bodies_are_errors() {
         let h = |op| FrameHeader {
+            version: ProtocolVersion::V4,
             direction: Direction::Request,
             flags: Flags::NONE,
             stream: 0,
@@ -1069,7 +1277,7 @@ mod tests {
             length: 0,
         };
         // Claims 65535 values, holds none.
-        let body = [0, 1, query_flags::VALUES, 0xff, 0xff];
+        let body = [0, 1, query_flags::VALUES as u8, 0xff, 0xff];
         assert!(Request::decode(&h(Opcode::Execute), &[&[0, 0][..], &body].concat()).is_err());
         assert!(Request::decode(&h(Opcode::Query), &[0xff, 0xff, 0xff, 0xff]).is_err());
         assert!(Request::decode(&h(Opcode::Batch), &[7, 0, 0]).is_err());
@@ -1078,5 +1286,240 @@ mod tests {
             "trailing bytes"
         );
         assert!(Request::decode(&h(Opcode::Result), &[]).is_err());
+    }
+
+    /// Encodes `request` as `version`, decodes it back, and returns the bytes of the body.
+    fn v(version: ProtocolVersion, request: &impl RequestBody) -> BytesMut {
+        let mut buf = BytesMut::new();
+        encode_envelope(&mut buf, version, 3, Flags::NONE, request).unwrap();
+        assert_eq!(buf[0], version.number());
+        buf
+    }
+
+    fn decode_v5(buf: &[u8]) -> RequestFrame<'_> {
+        let d =
+            crate::frame::FrameDecoder::new(Direction::Request).with_version(ProtocolVersion::V5);
+        let Ok(crate::frame::FrameStatus::Complete { header, frame_len }) = d.check(buf) else {
+            panic!("not one whole v5 envelope");
+        };
+        assert_eq!(frame_len, buf.len());
+        Request::decode(&header, &buf[HEADER_LEN..]).unwrap()
+    }
+
+    #[test]
+    fn v5_query_flags_are_an_int_with_keyspace_and_now_in_seconds_last() {
+        let params = QueryParameters {
+            consistency: Consistency::One,
+            page_size: Some(7),
+            keyspace: Some("ks"),
+            now_in_seconds: Some(1_700_000_000),
+            ..Default::default()
+        };
+        let q = Query {
+            query: "SELECT 1",
+            params,
+            values: &(),
+        };
+        let buf = v(ProtocolVersion::V5, &q);
+        let body = &buf[HEADER_LEN..];
+        // [long string] "SELECT 1", consistency ONE, flags as an [int]: page size | keyspace
+        // | now in seconds, then page size, keyspace, now.
+        let mut expected = vec![0, 0, 0, 8];
+        expected.extend_from_slice(b"SELECT 1");
+        expected.extend_from_slice(&[0, 1, 0, 0, 0x01, 0x84, 0, 0, 0, 7, 0, 2, b'k', b's']);
+        expected.extend_from_slice(&1_700_000_000i32.to_be_bytes());
+        assert_eq!(body, &expected[..]);
+        let back = decode_v5(&buf);
+        let Request::Query(text, p) = back.request else {
+            panic!("not a QUERY")
+        };
+        assert_eq!(text, "SELECT 1");
+        assert_eq!(p.params, params);
+        // The same parameters without the v5 fields: one flag byte in v4, an int in v5.
+        let plain = Query {
+            params: QueryParameters {
+                keyspace: None,
+                now_in_seconds: None,
+                ..params
+            },
+            ..q
+        };
+        assert_eq!(
+            v(ProtocolVersion::V5, &plain).len(),
+            v(ProtocolVersion::V4, &plain).len() + 3
+        );
+    }
+
+    #[test]
+    fn v5_only_fields_are_refused_in_v4_and_send_nothing() {
+        let mut buf = BytesMut::from(&b"queued"[..]);
+        let with_ks = Query {
+            query: "SELECT 1",
+            params: QueryParameters {
+                keyspace: Some("ks"),
+                ..Default::default()
+            },
+            values: &(),
+        };
+        let with_now = Query {
+            params: QueryParameters {
+                now_in_seconds: Some(1),
+                ..Default::default()
+            },
+            ..with_ks
+        };
+        let prepare = Prepare {
+            query: "SELECT 1",
+            keyspace: Some("ks"),
+        };
+        for err in [
+            encode_request(&mut buf, 0, Flags::NONE, &with_ks),
+            encode_request(&mut buf, 0, Flags::NONE, &with_now),
+            encode_request(&mut buf, 0, Flags::NONE, &prepare),
+        ] {
+            let Err(ProtoError::InvalidValue { detail, .. }) = err else {
+                panic!("a v5 field was accepted in v4: {err:?}");
+            };
+            assert!(detail.contains("v5"), "{detail}");
+        }
+        assert_eq!(&buf[..], b"queued");
+    }
+
+    #[test]
+    fn v5_prepare_has_int_flags_and_an_optional_keyspace() {
+        for keyspace in [None, Some("ks")] {
+            let p = Prepare {
+                query: "SELECT 1",
+                keyspace,
+            };
+            let buf = v(ProtocolVersion::V5, &p);
+            let flags_at = HEADER_LEN + 4 + "SELECT 1".len();
+            let flags = u32::from_be_bytes(buf[flags_at..flags_at + 4].try_into().unwrap());
+            assert_eq!(flags, u32::from(keyspace.is_some()));
+            assert_eq!(
+                decode_v5(&buf).request,
+                Request::Prepare {
+                    query: "SELECT 1",
+                    keyspace
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn v5_execute_carries_the_result_metadata_id_and_its_template_agrees() {
+        let params = QueryParameters {
+            consistency: Consistency::LocalQuorum,
+            skip_metadata: true,
+            page_size: Some(5000),
+            ..Default::default()
+        };
+        let values = [RawValue::Bytes(b"k")];
+        let e = Execute {
+            id: b"\x0a\x0b",
+            result_metadata_id: Some(b"\x0c\x0d\x0e"),
+            params,
+            values: &values[..],
+            columns: None,
+        };
+        let plain = v(ProtocolVersion::V5, &e);
+        // [short bytes] id, [short bytes] result metadata id, then the parameters.
+        assert_eq!(
+            &plain[HEADER_LEN..HEADER_LEN + 9],
+            &[0, 2, 0x0a, 0x0b, 0, 3, 0x0c, 0x0d, 0x0e]
+        );
+        let t = ExecuteTemplate::new(
+            ProtocolVersion::V5,
+            e.id,
+            e.result_metadata_id,
+            1,
+            &params,
+            Flags::NONE,
+        )
+        .unwrap();
+        let mut templated = BytesMut::new();
+        t.encode(&mut templated, 3, &values[..], None).unwrap();
+        assert_eq!(templated, plain);
+        assert_eq!(
+            decode_v5(&plain).request,
+            Request::Execute {
+                id: b"\x0a\x0b",
+                result_metadata_id: Some(b"\x0c\x0d\x0e"),
+                params: DecodedParameters {
+                    params,
+                    values: vec![(None, values[0])],
+                },
+            }
+        );
+        // v5 cannot EXECUTE without it; v4 does not send it.
+        let mut buf = BytesMut::new();
+        let missing = Execute {
+            result_metadata_id: None,
+            ..e
+        };
+        assert!(encode_envelope(&mut buf, ProtocolVersion::V5, 0, Flags::NONE, &missing).is_err());
+        assert!(buf.is_empty());
+        assert!(
+            ExecuteTemplate::new(ProtocolVersion::V5, e.id, None, 1, &params, Flags::NONE).is_err()
+        );
+        let v4 = v(ProtocolVersion::V4, &e);
+        assert_eq!(&v4[HEADER_LEN..HEADER_LEN + 4], &[0, 2, 0x0a, 0x0b]);
+        assert_eq!(
+            v4.len() + 5 + 3,
+            plain.len(),
+            "v4: no id (5 bytes), one flag byte"
+        );
+    }
+
+    #[test]
+    fn v5_batch_round_trips_with_keyspace_and_now() {
+        let vals = [RawValue::Bytes(b"x")];
+        let stmts = [BatchStatement::Prepared {
+            id: b"id",
+            values: &&vals[..],
+            columns: None,
+        }];
+        let b = Batch {
+            kind: BatchType::Logged,
+            statements: &stmts,
+            consistency: Consistency::Quorum,
+            serial_consistency: Some(Consistency::Serial),
+            timestamp: Some(9),
+            keyspace: Some("ks"),
+            now_in_seconds: Some(42),
+        };
+        let buf = v(ProtocolVersion::V5, &b);
+        assert_eq!(
+            decode_v5(&buf).request,
+            Request::Batch {
+                kind: BatchType::Logged,
+                statements: vec![DecodedBatchStatement::Prepared(
+                    b"id",
+                    vec![(None, vals[0])]
+                )],
+                consistency: Consistency::Quorum,
+                serial_consistency: Some(Consistency::Serial),
+                timestamp: Some(9),
+                keyspace: Some("ks"),
+                now_in_seconds: Some(42),
+            }
+        );
+        let mut v4 = BytesMut::new();
+        assert!(encode_request(&mut v4, 0, Flags::NONE, &b).is_err());
+        assert!(v4.is_empty());
+    }
+
+    #[test]
+    fn a_v4_request_read_as_v5_is_an_error_not_a_misreading() {
+        // One flag byte where v5 expects four: the parameters run out.
+        let q = Query {
+            query: "SELECT 1",
+            params: QueryParameters::default(),
+            values: &(),
+        };
+        let mut buf = v(ProtocolVersion::V4, &q);
+        buf[0] = ProtocolVersion::V5.number();
+        let h = FrameHeader::decode(&buf).unwrap();
+        assert!(Request::decode(&h, &buf[HEADER_LEN..]).is_err());
     }
 }

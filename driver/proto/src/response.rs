@@ -9,7 +9,7 @@
 //! Encoding (server side, for the stub server and tests): [`encode_response`] writes a whole
 //! frame into a buffer, truncating back on error.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -19,6 +19,7 @@ use crate::error::{ProtoError, Result};
 use crate::frame::{patch_length, Direction, Flags, Frame, FrameHeader, Opcode, HEADER_LEN};
 use crate::metadata::{PreparedMetadata, RowsMetadata};
 use crate::rows::Rows;
+use crate::version::ProtocolVersion;
 use crate::wire::{self, Reader};
 
 /// The error codes of spec section 9.
@@ -48,6 +49,10 @@ pub enum ErrorCode {
     FunctionFailure,
     /// 0x1500: a write failed on replicas.
     WriteFailure,
+    /// 0x1600 (v5): a write to a CDC-tracked table failed (the spec gives it no fields).
+    CdcWriteFailure,
+    /// 0x1700 (v5): a contended compare-and-set may or may not have been applied.
+    CasWriteUnknown,
     /// 0x2000: CQL syntax error.
     SyntaxError,
     /// 0x2100: not allowed.
@@ -80,6 +85,8 @@ impl ErrorCode {
             0x1300 => Self::ReadFailure,
             0x1400 => Self::FunctionFailure,
             0x1500 => Self::WriteFailure,
+            0x1600 => Self::CdcWriteFailure,
+            0x1700 => Self::CasWriteUnknown,
             0x2000 => Self::SyntaxError,
             0x2100 => Self::Unauthorized,
             0x2200 => Self::Invalid,
@@ -105,6 +112,8 @@ impl ErrorCode {
             Self::ReadFailure => 0x1300,
             Self::FunctionFailure => 0x1400,
             Self::WriteFailure => 0x1500,
+            Self::CdcWriteFailure => 0x1600,
+            Self::CasWriteUnknown => 0x1700,
             Self::SyntaxError => 0x2000,
             Self::Unauthorized => 0x2100,
             Self::Invalid => 0x2200,
@@ -130,6 +139,8 @@ impl ErrorCode {
             Self::ReadFailure => "read failure",
             Self::FunctionFailure => "function failure",
             Self::WriteFailure => "write failure",
+            Self::CdcWriteFailure => "cdc write failure",
+            Self::CasWriteUnknown => "cas write unknown",
             Self::SyntaxError => "syntax error",
             Self::Unauthorized => "unauthorized",
             Self::Invalid => "invalid",
@@ -139,6 +150,67 @@ impl ErrorCode {
             Self::Other(_) => "unknown error",
         }
     }
+}
+
+/// One replica's entry in a v5 failure's `<reason_map>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FailureReason {
+    /// The replica that failed.
+    pub endpoint: IpAddr,
+    /// Why (spec section 9: 0x0000 unknown, 0x0001 too many tombstones, 0x0002 timeout, ...;
+    /// kept as sent: a newer server may send codes this crate does not name).
+    pub code: u16,
+}
+
+/// Reads `<numfailures>` (v4) or `<reason_map>` (v5): the count, and the reasons in v5.
+fn read_failures(r: &mut Reader<'_>, v5: bool) -> Result<(i32, Vec<FailureReason>)> {
+    if !v5 {
+        return Ok((r.read_int("failures")?, Vec::new()));
+    }
+    let reasons = read_reasons(r)?;
+    // read_count bounded it by the bytes left, far below i32::MAX.
+    let failures = i32::try_from(reasons.len()).unwrap_or(i32::MAX);
+    Ok((failures, reasons))
+}
+
+/// Reads a v5 `<reason_map>`: an `[int]` n, then n `<endpoint><failure_code>`.
+fn read_reasons(r: &mut Reader<'_>) -> Result<Vec<FailureReason>> {
+    // An entry takes at least 7 bytes (size byte, IPv4 address, code).
+    let n = crate::metadata::read_count(r, "reason map entries", 7)?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(FailureReason {
+            endpoint: r.read_inetaddr("failed replica")?,
+            code: r.read_short("failure code")?,
+        });
+    }
+    Ok(out)
+}
+
+/// Writes the count of failed replicas: `<numfailures>` in v4, `<reason_map>` in v5 (whose
+/// count is the reasons'; `failures` must agree with it).
+fn put_failures(
+    buf: &mut BytesMut,
+    version: ProtocolVersion,
+    failures: i32,
+    reasons: &[FailureReason],
+) -> Result<()> {
+    if !version.has_int_flags() {
+        buf.put_i32(failures);
+        return Ok(());
+    }
+    if usize::try_from(failures).ok() != Some(reasons.len()) {
+        return Err(ProtoError::InvalidValue {
+            what: "reason map",
+            detail: format!("{failures} failures but {} reasons", reasons.len()),
+        });
+    }
+    buf.put_i32(failures);
+    for reason in reasons {
+        wire::put_inetaddr(buf, reason.endpoint);
+        buf.put_u16(reason.code);
+    }
+    Ok(())
 }
 
 /// The extra fields some error codes carry.
@@ -165,6 +237,8 @@ pub enum ErrorDetail {
         block_for: i32,
         /// `SIMPLE`, `BATCH`, `UNLOGGED_BATCH`, `COUNTER`, `BATCH_LOG`, `CAS`, `VIEW`, `CDC`.
         write_type: String,
+        /// v5, `CAS` writes only: contentions during the compare-and-set.
+        contentions: Option<u16>,
     },
     /// Read timeout.
     ReadTimeout {
@@ -187,6 +261,8 @@ pub enum ErrorDetail {
         block_for: i32,
         /// Replicas that failed.
         failures: i32,
+        /// v5: which replicas failed and why (empty in v4, which sends the count only).
+        reasons: Vec<FailureReason>,
         /// Whether the replica asked for data answered.
         data_present: bool,
     },
@@ -209,8 +285,19 @@ pub enum ErrorDetail {
         block_for: i32,
         /// Replicas that failed.
         failures: i32,
+        /// v5: which replicas failed and why (empty in v4, which sends the count only).
+        reasons: Vec<FailureReason>,
         /// The kind of write.
         write_type: String,
+    },
+    /// v5: a compare-and-set whose outcome is unknown.
+    CasWriteUnknown {
+        /// Consistency asked for.
+        consistency: Consistency,
+        /// Acknowledgements received.
+        received: i32,
+        /// Acknowledgements required.
+        block_for: i32,
     },
     /// Already exists: keyspace, and table (empty when a keyspace exists).
     AlreadyExists {
@@ -250,7 +337,8 @@ impl std::fmt::Display for ErrorResponse {
 }
 
 impl ErrorResponse {
-    fn decode(r: &mut Reader<'_>, body: &Bytes) -> Result<Self> {
+    fn decode(r: &mut Reader<'_>, body: &Bytes, version: ProtocolVersion) -> Result<Self> {
+        let v5 = version.has_int_flags();
         let code = ErrorCode::from_code(r.read_int("error code")?);
         let message = r.read_string("error message")?.to_owned();
         let detail = match code {
@@ -259,25 +347,42 @@ impl ErrorResponse {
                 required: r.read_int("required replicas")?,
                 alive: r.read_int("alive replicas")?,
             },
-            ErrorCode::WriteTimeout => ErrorDetail::WriteTimeout {
-                consistency: Consistency::decode(r)?,
-                received: r.read_int("received")?,
-                block_for: r.read_int("block for")?,
-                write_type: r.read_string("write type")?.to_owned(),
-            },
+            ErrorCode::WriteTimeout => {
+                let consistency = Consistency::decode(r)?;
+                let received = r.read_int("received")?;
+                let block_for = r.read_int("block for")?;
+                let write_type = r.read_string("write type")?.to_owned();
+                let contentions = (v5 && write_type == "CAS")
+                    .then(|| r.read_short("contentions"))
+                    .transpose()?;
+                ErrorDetail::WriteTimeout {
+                    consistency,
+                    received,
+                    block_for,
+                    write_type,
+                    contentions,
+                }
+            }
             ErrorCode::ReadTimeout => ErrorDetail::ReadTimeout {
                 consistency: Consistency::decode(r)?,
                 received: r.read_int("received")?,
                 block_for: r.read_int("block for")?,
                 data_present: r.read_byte("data present")? != 0,
             },
-            ErrorCode::ReadFailure => ErrorDetail::ReadFailure {
-                consistency: Consistency::decode(r)?,
-                received: r.read_int("received")?,
-                block_for: r.read_int("block for")?,
-                failures: r.read_int("failures")?,
-                data_present: r.read_byte("data present")? != 0,
-            },
+            ErrorCode::ReadFailure => {
+                let consistency = Consistency::decode(r)?;
+                let received = r.read_int("received")?;
+                let block_for = r.read_int("block for")?;
+                let (failures, reasons) = read_failures(r, v5)?;
+                ErrorDetail::ReadFailure {
+                    consistency,
+                    received,
+                    block_for,
+                    failures,
+                    reasons,
+                    data_present: r.read_byte("data present")? != 0,
+                }
+            }
             ErrorCode::FunctionFailure => ErrorDetail::FunctionFailure {
                 keyspace: r.read_string("function keyspace")?.to_owned(),
                 function: r.read_string("function name")?.to_owned(),
@@ -286,12 +391,24 @@ impl ErrorResponse {
                     .map(str::to_owned)
                     .collect(),
             },
-            ErrorCode::WriteFailure => ErrorDetail::WriteFailure {
+            ErrorCode::WriteFailure => {
+                let consistency = Consistency::decode(r)?;
+                let received = r.read_int("received")?;
+                let block_for = r.read_int("block for")?;
+                let (failures, reasons) = read_failures(r, v5)?;
+                ErrorDetail::WriteFailure {
+                    consistency,
+                    received,
+                    block_for,
+                    failures,
+                    reasons,
+                    write_type: r.read_string("write type")?.to_owned(),
+                }
+            }
+            ErrorCode::CasWriteUnknown if v5 => ErrorDetail::CasWriteUnknown {
                 consistency: Consistency::decode(r)?,
                 received: r.read_int("received")?,
                 block_for: r.read_int("block for")?,
-                failures: r.read_int("failures")?,
-                write_type: r.read_string("write type")?.to_owned(),
             },
             ErrorCode::AlreadyExists => ErrorDetail::AlreadyExists {
                 keyspace: r.read_string("existing keyspace")?.to_owned(),
@@ -309,7 +426,7 @@ impl ErrorResponse {
         })
     }
 
-    fn encode(&self, buf: &mut BytesMut) -> Result<()> {
+    fn encode(&self, buf: &mut BytesMut, version: ProtocolVersion) -> Result<()> {
         buf.put_i32(self.code.code());
         wire::put_string(buf, &self.message, "error message")?;
         match &self.detail {
@@ -328,11 +445,15 @@ impl ErrorResponse {
                 received,
                 block_for,
                 write_type,
+                contentions,
             } => {
                 consistency.encode(buf);
                 buf.put_i32(*received);
                 buf.put_i32(*block_for);
                 wire::put_string(buf, write_type, "write type")?;
+                if version.has_int_flags() && write_type == "CAS" {
+                    buf.put_u16(contentions.unwrap_or(0));
+                }
             }
             ErrorDetail::ReadTimeout {
                 consistency,
@@ -350,12 +471,13 @@ impl ErrorResponse {
                 received,
                 block_for,
                 failures,
+                reasons,
                 data_present,
             } => {
                 consistency.encode(buf);
                 buf.put_i32(*received);
                 buf.put_i32(*block_for);
-                buf.put_i32(*failures);
+                put_failures(buf, version, *failures, reasons)?;
                 buf.put_u8(u8::from(*data_present));
             }
             ErrorDetail::FunctionFailure {
@@ -376,13 +498,23 @@ impl ErrorResponse {
                 received,
                 block_for,
                 failures,
+                reasons,
                 write_type,
             } => {
                 consistency.encode(buf);
                 buf.put_i32(*received);
                 buf.put_i32(*block_for);
-                buf.put_i32(*failures);
+                put_failures(buf, version, *failures, reasons)?;
                 wire::put_string(buf, write_type, "write type")?;
+            }
+            ErrorDetail::CasWriteUnknown {
+                consistency,
+                received,
+                block_for,
+            } => {
+                consistency.encode(buf);
+                buf.put_i32(*received);
+                buf.put_i32(*block_for);
             }
             ErrorDetail::AlreadyExists { keyspace, table } => {
                 wire::put_string(buf, keyspace, "existing keyspace")?;
@@ -477,6 +609,8 @@ impl SchemaChange {
 pub struct Prepared {
     /// The id to EXECUTE with (zero-copy slice of the frame body).
     pub id: Bytes,
+    /// v5: the id of the result metadata, sent back with every EXECUTE (`None` in v4).
+    pub result_metadata_id: Option<Bytes>,
     /// Bind markers and partition-key indexes.
     pub metadata: PreparedMetadata,
     /// The columns an execution will return (may be empty with `no_metadata`).
@@ -543,6 +677,8 @@ pub enum Response {
 /// A decoded response frame: stream, envelope and message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResponseFrame {
+    /// The protocol version of its header.
+    pub version: ProtocolVersion,
     /// The stream id of the request this answers (-1 for events).
     pub stream: i16,
     /// Tracing session id, when tracing was asked for.
@@ -684,7 +820,9 @@ impl ResponseFrame {
         };
         let decoded = match opcode {
             Opcode::Error => Decoded::Message(Response::Error(Box::new(ErrorResponse::decode(
-                &mut r, body,
+                &mut r,
+                body,
+                header.version,
             )?))),
             Opcode::Ready => Decoded::Message(Response::Ready),
             Opcode::Authenticate => Decoded::Message(Response::Authenticate(
@@ -704,10 +842,17 @@ impl ResponseFrame {
                 ))),
                 0x0004 => {
                     let id = body.slice_ref(r.read_short_bytes("prepared id")?);
+                    let result_metadata_id = header
+                        .version
+                        .has_int_flags()
+                        .then(|| r.read_short_bytes("result metadata id"))
+                        .transpose()?
+                        .map(|rid| body.slice_ref(rid));
                     let metadata = PreparedMetadata::decode(&mut r)?;
                     let result_metadata = RowsMetadata::decode(&mut r, body)?;
                     Decoded::Message(Response::Result(ResultBody::Prepared(Box::new(Prepared {
                         id,
+                        result_metadata_id,
                         metadata,
                         result_metadata,
                     }))))
@@ -764,6 +909,7 @@ impl ResponseFrame {
             })),
         };
         Ok(Self {
+            version: header.version,
             stream: header.stream,
             tracing_id,
             warnings,
@@ -788,10 +934,10 @@ impl Response {
         }
     }
 
-    /// Appends the message body (no envelope).
-    pub fn encode_body(&self, buf: &mut BytesMut) -> Result<()> {
+    /// Appends the message body (no envelope) as `version` lays it out.
+    pub fn encode_body(&self, buf: &mut BytesMut, version: ProtocolVersion) -> Result<()> {
         match self {
-            Response::Error(e) => e.encode(buf),
+            Response::Error(e) => e.encode(buf, version),
             Response::Ready => Ok(()),
             Response::Authenticate(class) => wire::put_string(buf, class, "authenticator class"),
             Response::Supported(opts) => wire::put_string_multimap(buf, opts, "SUPPORTED options"),
@@ -820,6 +966,22 @@ impl Response {
                 ResultBody::Prepared(p) => {
                     buf.put_i32(0x0004);
                     wire::put_short_bytes(buf, &p.id, "prepared id")?;
+                    match (&p.result_metadata_id, version.has_int_flags()) {
+                        (Some(rid), true) => {
+                            wire::put_short_bytes(buf, rid, "result metadata id")?;
+                        }
+                        (None, false) => {}
+                        (_, v5) => {
+                            return Err(ProtoError::InvalidValue {
+                                what: "PREPARED result metadata id",
+                                detail: if v5 {
+                                    "is required in protocol v5".into()
+                                } else {
+                                    "does not exist in protocol v4".into()
+                                },
+                            })
+                        }
+                    }
                     p.metadata.encode(buf)?;
                     p.result_metadata.encode(buf)
                 }
@@ -857,6 +1019,8 @@ pub type PayloadEntries<'a> = &'a [(&'a str, Option<&'a [u8]>)];
 /// The envelope of a response being encoded.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Envelope<'a> {
+    /// The protocol version (v4 unless set).
+    pub version: ProtocolVersion,
     /// Tracing session id.
     pub tracing_id: Option<[u8; 16]>,
     /// Warnings.
@@ -866,7 +1030,8 @@ pub struct Envelope<'a> {
 }
 
 /// Appends a whole response frame: header, envelope, body, patched length; compressed when
-/// `compression` is given. On error `buf` is truncated back to its length on entry.
+/// `compression` is given (v4 only: v5 compresses segments). On error `buf` is truncated
+/// back to its length on entry.
 pub fn encode_response(
     buf: &mut BytesMut,
     stream: i16,
@@ -887,9 +1052,16 @@ pub fn encode_response(
             flags = flags.with(Flags::CUSTOM_PAYLOAD);
         }
         if compression.is_some() {
+            if envelope.version.has_segments() {
+                return Err(ProtoError::InvalidValue {
+                    what: "envelope compression",
+                    detail: "protocol v5 compresses segments, not envelopes".into(),
+                });
+            }
             flags = flags.with(Flags::COMPRESSION);
         }
         FrameHeader {
+            version: envelope.version,
             direction: Direction::Response,
             flags,
             stream,
@@ -907,7 +1079,7 @@ pub fn encode_response(
             if let Some(p) = envelope.custom_payload {
                 wire::put_bytes_map(out, p, "custom payload")?;
             }
-            response.encode_body(out)
+            response.encode_body(out, envelope.version)
         };
         match compression {
             None => write_body(buf)?,
@@ -943,6 +1115,7 @@ mod tests {
         let mut buf = BytesMut::new();
         encode_response(&mut buf, 7, env, r, c).unwrap();
         let frame = FrameDecoder::new(Direction::Response)
+            .with_version(env.version)
             .decode(&mut buf)
             .unwrap()
             .unwrap();
@@ -955,6 +1128,23 @@ mod tests {
 
     fn col(name: &str, typ: ColumnType) -> ColumnSpec {
         ColumnSpec::new("ks", "t", name, typ)
+    }
+
+    /// v4's responses, with the v5 fields a v5 server adds to them.
+    fn as_v5(r: &Response) -> Response {
+        match r {
+            Response::Result(ResultBody::Prepared(p)) => {
+                let mut p = p.clone();
+                p.result_metadata_id = Some(Bytes::from_static(&[0xcd; 16]));
+                Response::Result(ResultBody::Prepared(p))
+            }
+            Response::Result(ResultBody::Rows(rows)) => {
+                let mut rows = rows.clone();
+                rows.metadata.new_metadata_id = Some(Box::new(Bytes::from_static(b"new")));
+                Response::Result(ResultBody::Rows(rows))
+            }
+            other => other.clone(),
+        }
     }
 
     #[test]
@@ -970,6 +1160,7 @@ mod tests {
                 paging_state: Some(Bytes::from_static(b"next")),
                 columns: vec![col("k", ColumnType::Int), col("v", ColumnType::Varchar)],
                 no_metadata: false,
+                new_metadata_id: None,
             },
             rows_count: 1,
             content: Bytes::from_static(&[0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 1, b'a']),
@@ -983,6 +1174,7 @@ mod tests {
             Response::Result(ResultBody::SetKeyspace("ks".into())),
             Response::Result(ResultBody::Prepared(Box::new(Prepared {
                 id: Bytes::from_static(&[0xab; 16]),
+                result_metadata_id: None,
                 metadata: PreparedMetadata {
                     pk_indexes: vec![1, 0],
                     columns: vec![col("a", ColumnType::Int), col("b", ColumnType::Bigint)],
@@ -1006,10 +1198,57 @@ mod tests {
             Response::AuthChallenge(Some(Bytes::from_static(b"c"))),
             Response::AuthSuccess(None),
         ];
+        let v5 = Envelope {
+            version: ProtocolVersion::V5,
+            ..Envelope::default()
+        };
         for r in &all {
             round_trip(&Envelope::default(), r, None);
             round_trip(&Envelope::default(), r, Some(Compression::Lz4));
+            round_trip(&v5, &as_v5(r), None);
         }
+        // A PREPARED without its v5 field is not v5, and one with it is not v4: refused, not
+        // silently dropped or made up.
+        let mut buf = BytesMut::new();
+        let prepared = all
+            .iter()
+            .find(|r| matches!(r, Response::Result(ResultBody::Prepared(_))))
+            .unwrap();
+        assert!(encode_response(&mut buf, 0, &v5, prepared, None).is_err());
+        assert!(
+            encode_response(&mut buf, 0, &Envelope::default(), &as_v5(prepared), None).is_err()
+        );
+        assert!(buf.is_empty());
+        assert!(
+            encode_response(&mut buf, 0, &v5, &Response::Ready, Some(Compression::Lz4)).is_err(),
+            "v5 compresses segments, not envelopes"
+        );
+    }
+
+    #[test]
+    fn metadata_changed_without_columns_is_an_error() {
+        // Rows, flags NO_METADATA | METADATA_CHANGED, 1 column, new id "n", 0 rows.
+        let body: &'static [u8] = &[
+            0, 0, 0, 2, 0, 0, 0, 0x0c, 0, 0, 0, 1, 0, 1, b'n', 0, 0, 0, 0,
+        ];
+        let frame = Frame {
+            header: FrameHeader {
+                version: ProtocolVersion::V5,
+                direction: Direction::Response,
+                flags: Flags::NONE,
+                stream: 1,
+                opcode: Opcode::Result,
+                length: body.len() as u32,
+            },
+            body: Bytes::from_static(body),
+        };
+        assert!(matches!(
+            ResponseFrame::decode(&frame, None, 1 << 20),
+            Err(ProtoError::InvalidValue {
+                what: "rows metadata flags",
+                ..
+            })
+        ));
     }
 
     #[test]
@@ -1031,6 +1270,7 @@ mod tests {
                     received: 0,
                     block_for: 1,
                     write_type: "SIMPLE".into(),
+                    contentions: None,
                 },
             ),
             (
@@ -1049,6 +1289,7 @@ mod tests {
                     received: 1,
                     block_for: 3,
                     failures: 2,
+                    reasons: vec![],
                     data_present: false,
                 },
             ),
@@ -1067,6 +1308,7 @@ mod tests {
                     received: 1,
                     block_for: 2,
                     failures: 1,
+                    reasons: vec![],
                     write_type: "BATCH".into(),
                 },
             ),
@@ -1098,9 +1340,126 @@ mod tests {
     }
 
     #[test]
+    fn v5_errors_carry_reason_maps_contentions_and_cas_write_unknown() {
+        let v5 = Envelope {
+            version: ProtocolVersion::V5,
+            ..Envelope::default()
+        };
+        let reasons = vec![
+            FailureReason {
+                endpoint: "127.0.0.2".parse().unwrap(),
+                code: 0x0001,
+            },
+            FailureReason {
+                endpoint: "::1".parse().unwrap(),
+                code: 0x01F7,
+            },
+        ];
+        let details = [
+            (
+                ErrorCode::ReadFailure,
+                ErrorDetail::ReadFailure {
+                    consistency: Consistency::All,
+                    received: 1,
+                    block_for: 3,
+                    failures: 2,
+                    reasons: reasons.clone(),
+                    data_present: true,
+                },
+            ),
+            (
+                ErrorCode::WriteFailure,
+                ErrorDetail::WriteFailure {
+                    consistency: Consistency::Quorum,
+                    received: 0,
+                    block_for: 2,
+                    failures: 2,
+                    reasons: reasons.clone(),
+                    write_type: "SIMPLE".into(),
+                },
+            ),
+            (
+                ErrorCode::WriteTimeout,
+                ErrorDetail::WriteTimeout {
+                    consistency: Consistency::Serial,
+                    received: 1,
+                    block_for: 2,
+                    write_type: "CAS".into(),
+                    contentions: Some(3),
+                },
+            ),
+            (
+                ErrorCode::WriteTimeout,
+                ErrorDetail::WriteTimeout {
+                    consistency: Consistency::One,
+                    received: 0,
+                    block_for: 1,
+                    write_type: "SIMPLE".into(),
+                    contentions: None,
+                },
+            ),
+            (
+                ErrorCode::CasWriteUnknown,
+                ErrorDetail::CasWriteUnknown {
+                    consistency: Consistency::LocalSerial,
+                    received: 1,
+                    block_for: 2,
+                },
+            ),
+            (ErrorCode::CdcWriteFailure, ErrorDetail::None),
+        ];
+        for (code, detail) in details {
+            assert_eq!(ErrorCode::from_code(code.code()), code);
+            let e = ErrorResponse {
+                code,
+                message: "failed".into(),
+                detail,
+            };
+            round_trip(&v5, &Response::Error(Box::new(e)), None);
+        }
+        // A reason map's count is its length: a disagreeing count is not encoded.
+        let bad = ErrorResponse {
+            code: ErrorCode::ReadFailure,
+            message: String::new(),
+            detail: ErrorDetail::ReadFailure {
+                consistency: Consistency::All,
+                received: 0,
+                block_for: 1,
+                failures: 3,
+                reasons,
+                data_present: false,
+            },
+        };
+        let mut buf = BytesMut::new();
+        assert!(encode_response(&mut buf, 0, &v5, &Response::Error(Box::new(bad)), None).is_err());
+        assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn a_reason_map_longer_than_its_body_is_refused_before_reserving() {
+        // ERROR Read_failure, message "", ONE, 0, 1, reason map of i32::MAX entries.
+        let body: &'static [u8] = &[
+            0, 0, 0x13, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0x7f, 0xff, 0xff, 0xff,
+        ];
+        let frame = Frame {
+            header: FrameHeader {
+                version: ProtocolVersion::V5,
+                direction: Direction::Response,
+                flags: Flags::NONE,
+                stream: 1,
+                opcode: Opcode::Error,
+                length: body.len() as u32,
+            },
+            body: Bytes::from_static(body),
+        };
+        assert!(ResponseFrame::decode(&frame, None, 1 << 20).is_err());
+    }
+
+    #[test]
     fn envelope_fields_come_back_in_spec_order() {
         let tid = [9u8; 16];
         let env = Envelope {
+            version: ProtocolVersion::V4,
             tracing_id: Some(tid),
             warnings: &["Aggregation query used without partition key"],
             custom_payload: Some(&[("k", Some(&b"v"[..]))]),
@@ -1121,6 +1480,7 @@ mod tests {
     fn hostile_responses_are_errors() {
         let frame = |op, flags, body: &'static [u8]| Frame {
             header: FrameHeader {
+                version: ProtocolVersion::V4,
                 direction: Direction::Response,
                 flags,
                 stream: 1,

@@ -357,6 +357,7 @@ mod tests {
                 paging_state: None,
                 columns: vec![col("k", ColumnType::Int), col("v", ColumnType::Varchar)],
                 no_metadata: false,
+                new_metadata_id: None,
             },
             rows_count: count,
             content: Bytes::from_static(content),

@@ -16,6 +16,7 @@ use doppio_proto::frame::Flags;
 use doppio_proto::metadata::{ColumnSpec, PreparedMetadata};
 use doppio_proto::request::{ExecuteTemplate, Prepare, QueryParameters};
 use doppio_proto::response::{Prepared, ResultBody};
+use doppio_proto::ProtocolVersion;
 
 use super::{Session, StatementOptions};
 use crate::connection::Connection;
@@ -167,13 +168,24 @@ impl Session {
             skip_metadata,
             ..self.params(&StatementOptions::default())
         };
-        ExecuteTemplate::new(id, markers, &params, Flags::NONE).map_err(Error::Serialization)
+        // The driver speaks v4 (v5 negotiation is issue 16's next slice): no result
+        // metadata id.
+        ExecuteTemplate::new(ProtocolVersion::V4, id, None, markers, &params, Flags::NONE)
+            .map_err(Error::Serialization)
     }
 
     /// PREPARE on one connection.
     async fn prepare_on(&self, conn: &Connection, cql: &str) -> Result<Prepared, Error> {
         let frame = self
-            .send(conn, false, &Prepare { query: cql }, None)
+            .send(
+                conn,
+                false,
+                &Prepare {
+                    query: cql,
+                    keyspace: None,
+                },
+                None,
+            )
             .await?;
         match result_of(conn.addr(), frame, "PREPARE")?.body {
             ResultBody::Prepared(p) => Ok(*p),

@@ -55,6 +55,8 @@ impl Session {
             paging_state: o.paging_state,
             serial_consistency: o.serial_consistency.or(c.serial_consistency),
             timestamp: o.timestamp,
+            keyspace: None,
+            now_in_seconds: None,
         }
     }
 
@@ -286,6 +288,7 @@ impl Session {
             let id = prepared.id();
             let e = Execute {
                 id: &id,
+                result_metadata_id: None,
                 params: QueryParameters {
                     skip_metadata: prepared.skips_metadata(),
                     ..self.params(options)
@@ -373,6 +376,8 @@ impl Session {
             consistency: p.consistency,
             serial_consistency: p.serial_consistency,
             timestamp: p.timestamp,
+            keyspace: p.keyspace,
+            now_in_seconds: p.now_in_seconds,
         };
         let frame = self
             .send(&conn, options.tracing, &b, options.timeout)

@@ -30,6 +30,7 @@ use doppio_proto::response::{
 use doppio_proto::rows::Rows;
 use doppio_proto::types::ColumnType;
 use doppio_proto::value::CqlValue;
+use doppio_proto::ProtocolVersion;
 
 use crate::tables::{self, Table};
 
@@ -195,11 +196,11 @@ impl Responder {
             Request::Startup(_) | Request::Register(_) => Answer::Message(Response::Ready),
             Request::AuthResponse(_) => Answer::Message(Response::AuthSuccess(None)),
             Request::Query(text, params) => self.query(text, params, keyspace),
-            Request::Prepare(text) => match self.prepare(text, keyspace.as_deref()) {
+            Request::Prepare { query: text, .. } => match self.prepare(text, keyspace.as_deref()) {
                 Ok(p) => Answer::Message(Response::Result(ResultBody::Prepared(Box::new(p)))),
                 Err(e) => Answer::Message(e),
             },
-            Request::Execute(id, params) => match self.lookup(id) {
+            Request::Execute { id, params, .. } => match self.lookup(id) {
                 Some(e) => Answer::Body(e.body(params.params.skip_metadata, lz4).clone()),
                 None => Answer::Message(unprepared(id)),
             },
@@ -331,6 +332,7 @@ impl Responder {
             paging_state: None,
             no_metadata: result_columns.is_empty(),
             columns: result_columns,
+            new_metadata_id: None,
         };
         if self.lookup(&id).is_none() {
             let answers = |skip: bool| match &rows {
@@ -353,6 +355,8 @@ impl Responder {
         }
         Ok(Prepared {
             id: Bytes::copy_from_slice(&id),
+            // The stub speaks v4 (v5 is issue 16's next slice).
+            result_metadata_id: None,
             metadata,
             result_metadata,
         })
@@ -405,6 +409,7 @@ fn rows_response(
             paging_state,
             columns: if skip_metadata { Vec::new() } else { columns },
             no_metadata: skip_metadata,
+            new_metadata_id: None,
         },
         rows_count: rows.len(),
         content: content.freeze(),
@@ -415,6 +420,7 @@ fn rows_response(
 #[inline]
 pub fn put_body_frame(out: &mut BytesMut, stream: i16, body: &[u8], compressed: bool) {
     FrameHeader {
+        version: ProtocolVersion::V4,
         direction: Direction::Response,
         flags: if compressed {
             Flags::COMPRESSION
@@ -457,7 +463,10 @@ mod tests {
         let mut r = Responder::new("127.0.0.1:9042".parse().unwrap(), shape);
         let mut ks = None;
         let Answer::Message(Response::Result(ResultBody::Prepared(p))) = r.answer(
-            &Request::Prepare("SELECT v FROM t WHERE k = ?"),
+            &Request::Prepare {
+                query: "SELECT v FROM t WHERE k = ?",
+                keyspace: None,
+            },
             &mut ks,
             false,
         ) else {
@@ -465,8 +474,15 @@ mod tests {
         };
         assert_eq!(p.metadata.columns.len(), 1);
         assert_eq!(p.result_metadata.columns.len(), 1);
-        let Answer::Body(bare) = r.answer(&Request::Execute(&p.id, params(true)), &mut ks, false)
-        else {
+        let Answer::Body(bare) = r.answer(
+            &Request::Execute {
+                id: &p.id,
+                result_metadata_id: None,
+                params: params(true),
+            },
+            &mut ks,
+            false,
+        ) else {
             panic!("body")
         };
         // Kind, flags (NO_METADATA), one column, three rows of [int 5][5 bytes].
@@ -475,14 +491,27 @@ mod tests {
             &[0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 3]
         );
         assert_eq!(bare.len(), 16 + 3 * 9);
-        let Answer::Body(full) = r.answer(&Request::Execute(&p.id, params(false)), &mut ks, false)
-        else {
+        let Answer::Body(full) = r.answer(
+            &Request::Execute {
+                id: &p.id,
+                result_metadata_id: None,
+                params: params(false),
+            },
+            &mut ks,
+            false,
+        ) else {
             panic!("body")
         };
         assert!(full.len() > bare.len(), "metadata included");
-        let Answer::Message(Response::Error(e)) =
-            r.answer(&Request::Execute(&[1, 2, 3], params(false)), &mut ks, false)
-        else {
+        let Answer::Message(Response::Error(e)) = r.answer(
+            &Request::Execute {
+                id: &[1, 2, 3],
+                result_metadata_id: None,
+                params: params(false),
+            },
+            &mut ks,
+            false,
+        ) else {
             panic!("unprepared")
         };
         assert_eq!(e.code, ErrorCode::Unprepared);

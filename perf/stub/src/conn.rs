@@ -29,6 +29,7 @@ use doppio_proto::request::Request;
 use doppio_proto::response::{
     encode_response, Envelope, ErrorCode, ErrorDetail, ErrorResponse, Response,
 };
+use doppio_proto::ProtocolVersion;
 use doppio_rt::TcpStream;
 
 use crate::answer::{self, Answer};
@@ -347,8 +348,8 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
         }
     }
     let statement: Option<String> = match &request {
-        Request::Query(t, _) | Request::Prepare(t) => Some((*t).to_owned()),
-        Request::Execute(id, _) => ctx.responder.borrow().lookup(id).map(|e| e.text.clone()),
+        Request::Query(t, _) | Request::Prepare { query: t, .. } => Some((*t).to_owned()),
+        Request::Execute { id, .. } => ctx.responder.borrow().lookup(id).map(|e| e.text.clone()),
         _ => None,
     };
     let answer = {
@@ -358,7 +359,7 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
             .answer(&request, &mut keyspace, conn.lz4.get())
     };
     let id = match &request {
-        Request::Execute(id, _) => Some(*id),
+        Request::Execute { id, .. } => Some(*id),
         _ => None,
     };
     let rule = {
@@ -418,6 +419,7 @@ fn injected_error(code: ErrorCode, message: &str, id: Option<&[u8]>) -> Response
             received: 0,
             block_for: 1,
             write_type: "SIMPLE".into(),
+            contentions: None,
         },
         ErrorCode::ReadTimeout => ErrorDetail::ReadTimeout {
             consistency: One,
@@ -430,6 +432,7 @@ fn injected_error(code: ErrorCode, message: &str, id: Option<&[u8]>) -> Response
             received: 0,
             block_for: 1,
             failures: 1,
+            reasons: Vec::new(),
             data_present: false,
         },
         ErrorCode::WriteFailure => ErrorDetail::WriteFailure {
@@ -437,6 +440,7 @@ fn injected_error(code: ErrorCode, message: &str, id: Option<&[u8]>) -> Response
             received: 0,
             block_for: 1,
             failures: 1,
+            reasons: Vec::new(),
             write_type: "SIMPLE".into(),
         },
         ErrorCode::FunctionFailure => ErrorDetail::FunctionFailure {
@@ -512,6 +516,7 @@ fn react(
             let mut guard = conn.out.borrow_mut();
             let out: &mut BytesMut = &mut guard;
             let header = |flags, length| FrameHeader {
+                version: ProtocolVersion::V4,
                 direction: Direction::Response,
                 flags,
                 stream,
