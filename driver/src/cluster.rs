@@ -38,6 +38,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use doppio_proto::consistency::Consistency;
+use doppio_proto::ProtocolVersion;
 
 pub use crate::auth::AuthenticatorFactory;
 use crate::auth::PasswordAuthenticator;
@@ -187,6 +188,13 @@ impl ClusterBuilder {
     /// Asks for lz4 body compression when the node supports it.
     pub fn compression(mut self, on: bool) -> Self {
         self.config.session.handshake.compression = on;
+        self
+    }
+
+    /// The protocol version: `None` (the default) negotiates, v5 when the nodes offer it
+    /// and v4 otherwise; a version a node does not offer fails its handshake.
+    pub fn protocol_version(mut self, version: Option<ProtocolVersion>) -> Self {
+        self.config.session.handshake.protocol_version = version;
         self
     }
 

@@ -1,5 +1,10 @@
 //! The CQL handshake on a fresh connection: OPTIONS/SUPPORTED, STARTUP (with lz4 when both
 //! sides support it), and authentication when the node asks for it.
+//!
+//! The protocol version is chosen from SUPPORTED's `PROTOCOL_VERSIONS`: v5 when the node
+//! offers it as a final version (`5/v5`, not a beta), v4 otherwise, or the one configured.
+//! OPTIONS goes out in v4 (every node answers it); STARTUP goes out in the chosen version,
+//! and in v5 everything after its answer travels in segments (spec section 2.3.1).
 
 use std::time::Duration;
 
@@ -7,6 +12,8 @@ use doppio_proto::compression::Compression;
 use doppio_proto::frame::Flags;
 use doppio_proto::request::{AuthResponse, Options, Startup};
 use doppio_proto::response::Response;
+use doppio_proto::segment::SegmentCompression;
+use doppio_proto::ProtocolVersion;
 
 use crate::auth::AuthenticatorFactory;
 use crate::connection::Connection;
@@ -26,6 +33,9 @@ pub struct HandshakeConfig {
     pub authenticator: Option<AuthenticatorFactory>,
     /// Timeout of each handshake step (default: the connection's request timeout).
     pub timeout: Option<Duration>,
+    /// The protocol version to speak; `None` negotiates (v5 when the node offers it, else
+    /// v4). A version the node does not offer fails the handshake.
+    pub protocol_version: Option<ProtocolVersion>,
 }
 
 impl std::fmt::Debug for HandshakeConfig {
@@ -34,6 +44,7 @@ impl std::fmt::Debug for HandshakeConfig {
             .field("compression", &self.compression)
             .field("authenticator", &self.authenticator.is_some())
             .field("timeout", &self.timeout)
+            .field("protocol_version", &self.protocol_version)
             .finish()
     }
 }
@@ -47,6 +58,30 @@ pub struct Negotiated {
     pub supported: Vec<(String, Vec<String>)>,
     /// Whether the node asked for authentication.
     pub authenticated: bool,
+    /// The protocol version spoken.
+    pub version: ProtocolVersion,
+}
+
+/// The version to speak, from the node's `PROTOCOL_VERSIONS` (e.g. `["3/v3", "4/v4",
+/// "5/v5", "6/v6-beta"]`; empty when the node does not say, as ScyllaDB: then v4).
+pub fn choose_version(
+    offered: &[String],
+    wanted: Option<ProtocolVersion>,
+) -> Result<ProtocolVersion, String> {
+    let offers = |v: ProtocolVersion| {
+        let exact = format!("{}/v{}", v.number(), v.number());
+        offered.is_empty() && v == ProtocolVersion::V4 || offered.contains(&exact)
+    };
+    match wanted {
+        Some(v) if offers(v) => Ok(v),
+        Some(v) => Err(format!(
+            "protocol {v} was asked for, but the node offers {offered:?}"
+        )),
+        None => ProtocolVersion::ALL
+            .into_iter()
+            .find(|v| offers(*v))
+            .ok_or_else(|| format!("the node speaks neither v5 nor v4 (it offers {offered:?})")),
+    }
 }
 
 /// Runs the handshake on `conn`. On success the connection is ready for queries.
@@ -68,27 +103,38 @@ pub async fn handshake(conn: &Connection, config: &HandshakeConfig) -> Result<Ne
             .map(|(_, v)| v.as_slice())
             .unwrap_or(&[])
     };
-    let versions = values("PROTOCOL_VERSIONS");
-    if !versions.is_empty() && !versions.iter().any(|v| v.starts_with("4/")) {
-        return Err(Error::Handshake {
-            node,
-            reason: format!("the node does not speak protocol v4 (it offers {versions:?})"),
-        });
-    }
+    let version = choose_version(values("PROTOCOL_VERSIONS"), config.protocol_version)
+        .map_err(|reason| Error::Handshake { node, reason })?;
     let compression = (config.compression && values("COMPRESSION").iter().any(|c| c == "lz4"))
         .then_some(Compression::Lz4);
     let mut options = vec![("CQL_VERSION", CQL_VERSION)];
     if let Some(c) = compression {
         options.push(("COMPRESSION", c.name()));
     }
-    // STARTUP goes out uncompressed; its answer may already be compressed.
-    conn.accept_compression(compression);
+    conn.set_version(version);
+    let v5 = version.has_segments();
+    // STARTUP goes out uncompressed; in v4 its answer may already be compressed (v5 frames
+    // come after it).
+    if !v5 {
+        conn.accept_compression(compression);
+    }
     let answer = conn
         .send(Flags::NONE, &Startup { options: &options }, config.timeout)
         .await
         .map_err(map)?;
-    // Everything after STARTUP may be compressed.
-    conn.set_compression(compression);
+    if v5 {
+        // READY or AUTHENTICATE was the last unframed message: segments from here on, lz4
+        // on the segments if it was negotiated.
+        if matches!(answer.response, Response::Ready | Response::Authenticate(_)) {
+            conn.start_segments(match compression {
+                Some(_) => SegmentCompression::Lz4,
+                None => SegmentCompression::None,
+            });
+        }
+    } else {
+        // Everything after STARTUP may be compressed.
+        conn.set_compression(compression);
+    }
     let mut authenticated = false;
     match reply(node, answer.response)? {
         Response::Ready => {}
@@ -102,6 +148,7 @@ pub async fn handshake(conn: &Connection, config: &HandshakeConfig) -> Result<Ne
         compression,
         supported,
         authenticated,
+        version,
     })
 }
 
@@ -147,4 +194,35 @@ async fn authenticate(
     Err(auth_err(
         "the exchange did not finish after 16 rounds".into(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offers(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_newest_final_version_both_speak_is_chosen() {
+        let cassandra5 = offers(&["3/v3", "4/v4", "5/v5", "6/v6-beta"]);
+        let cassandra3 = offers(&["3/v3", "4/v4", "5/v5-beta"]);
+        assert_eq!(choose_version(&cassandra5, None), Ok(ProtocolVersion::V5));
+        assert_eq!(
+            choose_version(&cassandra5, Some(ProtocolVersion::V4)),
+            Ok(ProtocolVersion::V4)
+        );
+        // A beta v5 is not v5.
+        assert_eq!(choose_version(&cassandra3, None), Ok(ProtocolVersion::V4));
+        assert!(choose_version(&cassandra3, Some(ProtocolVersion::V5))
+            .unwrap_err()
+            .contains("v5 was asked for"));
+        // A node that does not list its versions (ScyllaDB) speaks v4.
+        assert_eq!(choose_version(&[], None), Ok(ProtocolVersion::V4));
+        assert!(choose_version(&[], Some(ProtocolVersion::V5)).is_err());
+        assert!(choose_version(&offers(&["3/v3"]), None)
+            .unwrap_err()
+            .contains("neither"));
+    }
 }

@@ -33,6 +33,7 @@ fn config(node: SocketAddr, password: Option<&str>) -> SessionConfig {
         compression: true,
         authenticator: password.map(|p| PasswordAuthenticator::new("cassandra", p).factory()),
         timeout: None,
+        protocol_version: None,
     };
     c
 }

@@ -8,7 +8,9 @@ use doppio::handshake::HandshakeConfig;
 use doppio::proto::consistency::Consistency;
 use doppio::proto::request::{BatchStatement, BatchType};
 use doppio::proto::response::{ErrorCode, ErrorDetail, ResultBody, SchemaTarget};
+use doppio::proto::segment::SegmentCompression;
 use doppio::proto::value::CqlValue;
+use doppio::proto::ProtocolVersion;
 use doppio::{Error, Session, SessionConfig, StatementOptions};
 
 mod support;
@@ -25,11 +27,17 @@ where
 }
 
 async fn session(compression: bool) -> Session {
+    session_in(compression, None).await
+}
+
+/// A session speaking `version` (`None`: negotiated, v5 with Cassandra 5.0).
+async fn session_in(compression: bool, version: Option<ProtocolVersion>) -> Session {
     let mut config = SessionConfig::new(cassandra());
     config.consistency = Consistency::One;
     config.connections = 2;
     config.handshake = HandshakeConfig {
         compression,
+        protocol_version: version,
         ..HandshakeConfig::default()
     };
     Session::connect(config)
@@ -124,15 +132,15 @@ fn round_trip_rows(runtime: Runtime, compression: bool, test: &'static str) {
         assert_eq!(seen, 50);
         assert!(pages >= 3, "{pages} pages");
         if compression {
-            assert!(
-                s.node_at(s.node())
-                    .unwrap()
-                    .connection()
-                    .unwrap()
-                    .compression()
-                    .is_some(),
+            // Negotiated v5 with Cassandra 5.0: lz4 on the segments, none on the envelopes.
+            let conn = s.node_at(s.node()).unwrap().connection().unwrap();
+            assert_eq!(conn.version(), ProtocolVersion::V5);
+            assert_eq!(
+                conn.segments(),
+                Some(SegmentCompression::Lz4),
                 "lz4 was negotiated"
             );
+            assert_eq!(conn.compression(), None);
         }
         s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
     });
@@ -307,13 +315,13 @@ fn fake_node(
     addr
 }
 
-fn a_node_without_protocol_v4_is_a_clear_error_naming_it(runtime: Runtime) {
+fn a_node_without_v4_or_v5_is_a_clear_error_naming_it(runtime: Runtime) {
     use doppio::proto::response::{ErrorResponse, Response};
-    // A node that offers only v3 and v5.
+    // A node that offers only v3 and a beta v5 (which is not v5).
     let only_v3 = fake_node(|_| {
         Response::Supported(vec![(
             "PROTOCOL_VERSIONS".into(),
-            vec!["3/v3".into(), "5/v5".into()],
+            vec!["3/v3".into(), "5/v5-beta".into()],
         )])
     });
     // A node that refuses v4 outright, as an older Cassandra does.
@@ -326,7 +334,7 @@ fn a_node_without_protocol_v4_is_a_clear_error_naming_it(runtime: Runtime) {
     });
     on_runtime(runtime, move || async move {
         for (node, expect) in [
-            (only_v3, "does not speak protocol v4"),
+            (only_v3, "speaks neither v5 nor v4"),
             (refuses, "unsupported protocol version"),
         ] {
             let mut config = SessionConfig::new(node);
@@ -345,8 +353,21 @@ fn a_node_without_protocol_v4_is_a_clear_error_naming_it(runtime: Runtime) {
 }
 
 fn prepared_rows_follow_the_table_when_it_changes(runtime: Runtime) {
-    on_runtime(runtime, || async {
-        let s = session(false).await;
+    // v5 (negotiated): the node says METADATA_CHANGED and sends the new columns with their
+    // new id. v4 (pinned): the column count no longer matches, and the statement is
+    // prepared again.
+    for version in [None, Some(ProtocolVersion::V4)] {
+        prepared_rows_follow_the_table(runtime, version);
+    }
+}
+
+fn prepared_rows_follow_the_table(runtime: Runtime, version: Option<ProtocolVersion>) {
+    on_runtime(runtime, move || async move {
+        let s = session_in(false, version).await;
+        let conn = s.node_at(s.node()).unwrap().connection().unwrap();
+        let spoken = version.unwrap_or(ProtocolVersion::V5);
+        assert_eq!(conn.version(), spoken);
+        assert_eq!(conn.segments().is_some(), spoken == ProtocolVersion::V5);
         let ks = keyspace("altered");
         create_keyspace(&s, &ks).await;
         s.use_keyspace(&ks).await.unwrap();
@@ -357,6 +378,8 @@ fn prepared_rows_follow_the_table_when_it_changes(runtime: Runtime) {
             .await
             .unwrap();
         let select = s.prepare("SELECT * FROM t WHERE k = ?").await.unwrap();
+        let first_id = select.result_metadata_id();
+        assert_eq!(first_id.is_some(), spoken == ProtocolVersion::V5);
         let r = s.execute(&select, &(1i32,)).await.unwrap();
         let row = r.rows().unwrap().iter().next().unwrap().unwrap();
         assert_eq!(row.to_values().unwrap().len(), 2);
@@ -375,6 +398,18 @@ fn prepared_rows_follow_the_table_when_it_changes(runtime: Runtime) {
             3,
             "the statement learned the new column"
         );
+        if spoken == ProtocolVersion::V5 {
+            assert_ne!(
+                select.result_metadata_id(),
+                first_id,
+                "and the new metadata id"
+            );
+            // Quiet again: rows without metadata, read by the new columns.
+            let r = s.execute(&select, &(1i32,)).await.unwrap();
+            assert!(matches!(&r.body, ResultBody::Rows(rows) if rows.metadata.no_metadata));
+            let rows: Vec<(i32, String, Option<i32>)> = r.typed_rows().unwrap();
+            assert_eq!(rows, vec![(1, "x".to_string(), Some(7))]);
+        }
         s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
     });
 }
@@ -411,5 +446,5 @@ support::cassandra_runtime_tests!(
 // No Cassandra needed: these run everywhere.
 mod without_cassandra {
     use super::*;
-    support::runtime_tests!(a_node_without_protocol_v4_is_a_clear_error_naming_it,);
+    support::runtime_tests!(a_node_without_v4_or_v5_is_a_clear_error_naming_it,);
 }

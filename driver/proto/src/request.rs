@@ -512,6 +512,7 @@ impl<V: QueryValues + ?Sized> RequestBody for Execute<'_, V> {
 /// "values present" exactly when the statement has bind markers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecuteTemplate {
+    version: ProtocolVersion,
     prefix: Vec<u8>,
     suffix: Vec<u8>,
     markers: usize,
@@ -558,10 +559,16 @@ impl ExecuteTemplate {
         let mut suffix = BytesMut::new();
         params.encode_suffix(&mut suffix)?;
         Ok(Self {
+            version,
             prefix: prefix.to_vec(),
             suffix: suffix.to_vec(),
             markers,
         })
+    }
+
+    /// The protocol version it encodes (a connection of another version cannot send it).
+    pub fn version(&self) -> ProtocolVersion {
+        self.version
     }
 
     /// Bind markers the statement has.

@@ -45,9 +45,13 @@ use crate::clock::Ticks;
 use bytes::BytesMut;
 use doppio_proto::compression::Compression;
 use doppio_proto::frame::{Direction, Flags, Frame, FrameDecoder, Opcode, DEFAULT_MAX_BODY_LEN};
-use doppio_proto::request::{encode_request, encode_request_compressed, Options, RequestBody};
+use doppio_proto::request::{encode_envelope, encode_request_compressed, Options, RequestBody};
 use doppio_proto::response::ResponseFrame;
+use doppio_proto::segment::{
+    EnvelopeAssembler, SegmentCompression, SegmentDecoder, SegmentEncoder,
+};
 use doppio_proto::ProtoError;
+use doppio_proto::ProtocolVersion;
 
 use crate::rt::{self, TcpStream, Timer};
 
@@ -173,6 +177,11 @@ struct Shared {
     /// Uncompressed bodies are encoded here before compression (reused: no allocation but
     /// lz4's own output block).
     scratch: RefCell<BytesMut>,
+    /// The protocol version requests are encoded in (v4 until the handshake says otherwise).
+    version: std::cell::Cell<ProtocolVersion>,
+    /// v5 framing, once STARTUP was answered in v5: envelopes travel in segments both ways,
+    /// compressed or not (v5 compresses segments, not envelopes).
+    segments: std::cell::Cell<Option<SegmentCompression>>,
 }
 
 impl Shared {
@@ -339,6 +348,8 @@ impl Connection {
             compression: std::cell::Cell::new(None),
             accept_compression: std::cell::Cell::new(None),
             scratch: RefCell::new(BytesMut::new()),
+            version: std::cell::Cell::new(ProtocolVersion::V4),
+            segments: std::cell::Cell::new(None),
         });
         rt::spawn_local(read_loop(shared.clone())).detach();
         rt::spawn_local(flush_loop(shared.clone())).detach();
@@ -421,9 +432,35 @@ impl Connection {
         self.shared.accept_compression.set(compression);
     }
 
-    /// The negotiated compression.
+    /// The negotiated body compression (v4; v5 compresses segments: see
+    /// [`Connection::segments`]).
     pub fn compression(&self) -> Option<Compression> {
         self.shared.compression.get()
+    }
+
+    /// Encodes requests in `version` from now on (the handshake sets it before STARTUP).
+    pub fn set_version(&self, version: ProtocolVersion) {
+        self.shared.version.set(version);
+    }
+
+    /// The protocol version requests are encoded in.
+    pub fn version(&self) -> ProtocolVersion {
+        self.shared.version.get()
+    }
+
+    /// Starts v5 framing both ways (after a v5 STARTUP was answered with READY or
+    /// AUTHENTICATE, the last unframed message): from now on envelopes are written and
+    /// read in segments, compressed with `compression`.
+    ///
+    /// Safe to switch here: the node sends nothing unasked after that answer, so no framed
+    /// byte can be in the read buffer yet.
+    pub fn start_segments(&self, compression: SegmentCompression) {
+        self.shared.segments.set(Some(compression));
+    }
+
+    /// The v5 framing in force, if any.
+    pub fn segments(&self) -> Option<SegmentCompression> {
+        self.shared.segments.get()
     }
 
     /// Sends `request` and decodes its answer (decompressing as negotiated).
@@ -437,9 +474,10 @@ impl Connection {
     ) -> Result<ResponseFrame, RequestError> {
         let shared = &*self.shared;
         let compression = shared.compression.get();
+        let version = shared.version.get();
         let frame = self
             .request(timeout, |buf, stream| match compression {
-                None => encode_request(buf, stream, flags, request),
+                None => encode_envelope(buf, version, stream, flags, request),
                 Some(c) => {
                     let mut scratch = shared.scratch.borrow_mut();
                     encode_request_compressed(buf, stream, flags, request, c, &mut scratch)
@@ -607,8 +645,16 @@ async fn read_loop(shared: Rc<Shared>) {
     // a scratch buffer; io_uring: a copy out of each provided buffer, which goes back to the
     // ring at once); complete frames are split off it as zero-copy bodies.
     let mut buf = BytesMut::with_capacity(shared.config.read_chunk.max(1024) * 2);
-    let decoder =
-        FrameDecoder::new(Direction::Response).with_max_body_len(shared.config.max_frame_body);
+    // Until STARTUP is answered the version is not settled (a node refusing the one offered
+    // answers in its own): any version doppio speaks is read.
+    let bare = FrameDecoder::new(Direction::Response)
+        .with_any_version()
+        .with_max_body_len(shared.config.max_frame_body);
+    // v5 framing: segments are checked and their payloads gathered into `envelopes` (one
+    // copy per segment, the price of the CRC32 over the payload), whose frames are then
+    // split off as from `buf` before.
+    let mut envelopes = BytesMut::new();
+    let mut assembler = EnvelopeAssembler::new(shared.config.max_frame_body);
     loop {
         let read = poll_fn(|cx| {
             if shared.state.borrow().closed.is_some() {
@@ -635,8 +681,28 @@ async fn read_loop(shared: Rc<Shared>) {
         st.stats.reads += 1;
         st.stats.bytes_read += n as u64;
         st.last_read = Ticks::now();
+        let (decoder, source) = match shared.segments.get() {
+            None => (bare, &mut buf),
+            Some(compression) => {
+                let segments = SegmentDecoder::new(compression);
+                loop {
+                    let gathered = segments
+                        .decode(&mut buf)
+                        .and_then(|s| s.map(|s| assembler.push(s, &mut envelopes)).transpose());
+                    match gathered {
+                        Ok(Some(())) => {}
+                        Ok(None) => break,
+                        Err(e) => {
+                            drop(st);
+                            return shared.protocol_violation(format!("bad segment: {e}"));
+                        }
+                    }
+                }
+                (bare.with_version(ProtocolVersion::V5), &mut envelopes)
+            }
+        };
         loop {
-            let frame = match decoder.decode(&mut buf) {
+            let frame = match decoder.decode(source) {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break,
                 Err(e) => {
@@ -689,6 +755,9 @@ async fn flush_loop(shared: Rc<Shared>) {
     // Swapped with the shared write buffer: both keep their capacity, so steady-state
     // flushing allocates nothing.
     let mut out = BytesMut::with_capacity(64 * 1024);
+    // v5: the batch's envelopes are framed into segments here, then the buffers swap (both
+    // keep their capacity).
+    let mut framed = BytesMut::new();
     loop {
         let open = poll_fn(|cx| {
             let mut st = shared.state.borrow_mut();
@@ -705,6 +774,14 @@ async fn flush_loop(shared: Rc<Shared>) {
         .await;
         if !open {
             return;
+        }
+        if let Some(compression) = shared.segments.get() {
+            framed.clear();
+            if let Err(e) = SegmentEncoder::new(compression).encode(&out, &mut framed) {
+                return shared.broken(format!("cannot frame requests into segments: {e}"));
+            }
+            out.clear();
+            std::mem::swap(&mut out, &mut framed);
         }
         let written = out.len();
         let (result, back) = shared.socket.send(out).await;
@@ -785,8 +862,9 @@ async fn keepalive_loop(shared: Rc<Shared>, interval: Duration) {
             continue;
         }
         shared.state.borrow_mut().stats.keepalives += 1;
+        let version = shared.version.get();
         let probe = shared.request(Some(interval), |buf, stream| {
-            encode_request(buf, stream, Flags::NONE, &Options)
+            encode_envelope(buf, version, stream, Flags::NONE, &Options)
         });
         match probe.await {
             Ok(_) => {}

@@ -35,6 +35,9 @@ pub(super) struct PreparedInner {
     pub(super) cql: String,
     pub(super) keyspace: Option<String>,
     pub(super) id: RefCell<Bytes>,
+    /// v5: the id of the result columns, sent with every EXECUTE; replaced when a result
+    /// says METADATA_CHANGED (`None` when prepared in v4).
+    pub(super) result_metadata_id: RefCell<Option<Bytes>>,
     pub(super) metadata: PreparedMetadata,
     /// The columns an execution returns, from the latest PREPARE. Executions ask the node
     /// to skip sending them (`skip_metadata`) and read rows by these instead, shared with
@@ -57,6 +60,11 @@ impl PreparedStatement {
     /// The prepared id.
     pub fn id(&self) -> Bytes {
         self.inner.id.borrow().clone()
+    }
+
+    /// v5: the id of the result columns the node knows (`None` when prepared in v4).
+    pub fn result_metadata_id(&self) -> Option<Bytes> {
+        self.inner.result_metadata_id.borrow().clone()
     }
 
     /// The keyspace the statement was prepared in (the session keyspace then).
@@ -97,13 +105,13 @@ impl Session {
         if let Some(p) = self.inner.prepared.borrow().get(&key) {
             return Ok(p.clone());
         }
-        let first: RefCell<Option<SocketAddr>> = RefCell::new(None);
-        let (id, metadata, result_metadata) = {
+        let first: RefCell<Option<(SocketAddr, ProtocolVersion)>> = RefCell::new(None);
+        let (id, result_metadata_id, version, metadata, result_metadata) = {
             let prepared = self
                 .run(self.place_anywhere(), true, |conn| {
                     let first = &first;
                     async move {
-                        *first.borrow_mut() = Some(conn.addr());
+                        *first.borrow_mut() = Some((conn.addr(), conn.version()));
                         self.prepare_on(&conn, cql).await.map(|p| QueryResult {
                             node: conn.addr(),
                             body: ResultBody::Prepared(Box::new(p)),
@@ -114,8 +122,15 @@ impl Session {
                     }
                 })
                 .await?;
+            let version = first.borrow().map(|(_, v)| v).unwrap_or_default();
             match prepared.body {
-                ResultBody::Prepared(p) => (p.id, p.metadata, p.result_metadata),
+                ResultBody::Prepared(p) => (
+                    p.id,
+                    p.result_metadata_id,
+                    version,
+                    p.metadata,
+                    p.result_metadata,
+                ),
                 _ => {
                     return Err(Error::UnexpectedResponse {
                         node: prepared.node,
@@ -126,7 +141,7 @@ impl Session {
             }
         };
         // The other nodes: best effort (control path, once per statement and shard).
-        let first = first.borrow().to_owned();
+        let first = first.borrow().map(|(addr, _)| addr);
         let others: Vec<Connection> = self
             .inner
             .nodes
@@ -139,12 +154,19 @@ impl Session {
             let _ = self.prepare_on(&conn, cql).await;
         }
         let result_columns: Rc<[ColumnSpec]> = result_metadata.columns.into();
-        let template = self.template(&id, metadata.columns.len(), !result_columns.is_empty())?;
+        let template = self.template(
+            version,
+            &id,
+            result_metadata_id.as_deref(),
+            metadata.columns.len(),
+            !result_columns.is_empty(),
+        )?;
         let prepared = PreparedStatement {
             inner: Rc::new(PreparedInner {
                 cql: cql.to_owned(),
                 keyspace: key.1.clone(),
                 id: RefCell::new(id),
+                result_metadata_id: RefCell::new(result_metadata_id),
                 metadata,
                 result_columns: RefCell::new(result_columns),
                 template: RefCell::new(Rc::new(template)),
@@ -158,9 +180,14 @@ impl Session {
         Ok(prepared)
     }
 
+    /// The EXECUTE template in the version of the connection that prepared the statement
+    /// (the version of every connection of a session whose nodes speak the same; a
+    /// connection of another version takes the general path).
     fn template(
         &self,
+        version: ProtocolVersion,
         id: &[u8],
+        result_metadata_id: Option<&[u8]>,
         markers: usize,
         skip_metadata: bool,
     ) -> Result<ExecuteTemplate, Error> {
@@ -168,10 +195,15 @@ impl Session {
             skip_metadata,
             ..self.params(&StatementOptions::default())
         };
-        // The driver speaks v4 (v5 negotiation is issue 16's next slice): no result
-        // metadata id.
-        ExecuteTemplate::new(ProtocolVersion::V4, id, None, markers, &params, Flags::NONE)
-            .map_err(Error::Serialization)
+        ExecuteTemplate::new(
+            version,
+            id,
+            result_metadata_id,
+            markers,
+            &params,
+            Flags::NONE,
+        )
+        .map_err(Error::Serialization)
     }
 
     /// PREPARE on one connection.
@@ -207,12 +239,39 @@ impl Session {
         let p = self.prepare_on(conn, &prepared.inner.cql).await?;
         let result_columns: Rc<[ColumnSpec]> = p.result_metadata.columns.into();
         let template = self.template(
+            conn.version(),
             &p.id,
+            p.result_metadata_id.as_deref(),
             prepared.inner.metadata.columns.len(),
             !result_columns.is_empty(),
         )?;
         *prepared.inner.id.borrow_mut() = p.id;
+        *prepared.inner.result_metadata_id.borrow_mut() = p.result_metadata_id;
         *prepared.inner.result_columns.borrow_mut() = result_columns;
+        *prepared.inner.template.borrow_mut() = Rc::new(template);
+        Ok(())
+    }
+
+    /// v5 METADATA_CHANGED: the statement's result columns changed (its table was altered);
+    /// `new_id` and `columns` (sent with the result) replace the prepared ones, so that
+    /// the next executions skip the metadata again.
+    pub(super) fn metadata_changed(
+        &self,
+        conn: &Connection,
+        prepared: &PreparedStatement,
+        new_id: Bytes,
+        columns: &[ColumnSpec],
+    ) -> Result<(), Error> {
+        let id = prepared.id();
+        let template = self.template(
+            conn.version(),
+            &id,
+            Some(&new_id),
+            prepared.inner.metadata.columns.len(),
+            !columns.is_empty(),
+        )?;
+        *prepared.inner.result_metadata_id.borrow_mut() = Some(new_id);
+        *prepared.inner.result_columns.borrow_mut() = columns.into();
         *prepared.inner.template.borrow_mut() = Rc::new(template);
         Ok(())
     }

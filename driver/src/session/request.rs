@@ -267,7 +267,10 @@ impl Session {
                     idempotent: true,
                     ..StatementOptions::default()
                 });
-        let frame = if defaults && conn.compression().is_none() {
+        let fast = defaults
+            && conn.compression().is_none()
+            && prepared.inner.template.borrow().version() == conn.version();
+        let frame = if fast {
             // The hot path: two memcpys from the template plus the values (copied too when
             // the placement serialized them already).
             let template = Rc::clone(&prepared.inner.template.borrow());
@@ -286,9 +289,10 @@ impl Session {
             }
         } else {
             let id = prepared.id();
+            let result_metadata_id = prepared.result_metadata_id();
             let e = Execute {
                 id: &id,
-                result_metadata_id: None,
+                result_metadata_id: result_metadata_id.as_deref(),
                 params: QueryParameters {
                     skip_metadata: prepared.skips_metadata(),
                     ..self.params(options)
@@ -309,6 +313,10 @@ impl Session {
         {
             if rows.metadata.no_metadata {
                 *columns = Some(prepared.result_columns());
+            } else if let Some(new_id) = &rows.metadata.new_metadata_id {
+                // v5 METADATA_CHANGED (rare: a table altered): the rows carry their new
+                // columns; the statement takes them and the new id.
+                self.metadata_changed(conn, prepared, (**new_id).clone(), &rows.metadata.columns)?;
             }
         }
         let forgotten = match &result {

@@ -188,9 +188,10 @@ impl Responder {
             Request::Options => Answer::Message(Response::Supported(vec![
                 ("CQL_VERSION".into(), vec!["3.4.7".into()]),
                 ("COMPRESSION".into(), vec!["lz4".into()]),
+                // Only what the stub speaks: a client that sees 5/v5 negotiates it.
                 (
                     "PROTOCOL_VERSIONS".into(),
-                    vec!["3/v3".into(), "4/v4".into(), "5/v5".into()],
+                    vec!["3/v3".into(), "4/v4".into()],
                 ),
             ])),
             Request::Startup(_) | Request::Register(_) => Answer::Message(Response::Ready),
