@@ -115,7 +115,8 @@ fn both_backends_page_through_every_row_with_the_page_size_asked_for() {
             "{driver}: every row of every page"
         );
         assert!(b["rows_per_s"].as_f64().unwrap() > 0.0, "{driver}");
-        assert!(b["cpu_us_per_row"].as_f64().unwrap() > 0.0, "{driver}");
+        // A number (CPU time over so short a run may round to zero ticks), not null.
+        assert!(b["cpu_us_per_row"].as_f64().unwrap() >= 0.0, "{driver}");
     }
     assert_eq!(
         pages_fired(&stub),
