@@ -184,6 +184,14 @@ pub struct RunArgs {
     /// write PREFIX-<driver>.svg (and .folded) per backend. Perturbs the overhead figures.
     #[arg(long, value_name = "PREFIX")]
     pub flamegraph: Option<PathBuf>,
+    /// Rows per result page, the same for every backend; a result longer than a page is
+    /// paged through to the end (one request in the report: all its pages).
+    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
+    pub page_size: u32,
+    /// Neither iterate nor decode result rows (protocol-overhead studies): pages are still
+    /// fetched to the end and their rows counted from the page headers.
+    #[arg(long)]
+    pub discard_results: bool,
 }
 
 /// Parses `500ms`, `5s`, `2m`, `1h`, or plain seconds (see [`crate::units::duration`]).

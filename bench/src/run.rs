@@ -99,6 +99,19 @@ fn connect_options(c: &Connect) -> Result<ConnectOptions, Failure> {
         password: c.password.clone(),
         pin: !c.no_pin,
         spin_before_park: c.spin,
+        page_size: backend::DEFAULT_PAGE_SIZE,
+        discard_results: false,
+    })
+}
+
+/// [`connect_options`] with `run`'s own: the page size and how results are consumed.
+fn run_options(a: &RunArgs) -> Result<ConnectOptions, Failure> {
+    let page_size = i32::try_from(a.page_size)
+        .map_err(|_| Failure::Usage(format!("--page-size {} is too large", a.page_size)))?;
+    Ok(ConnectOptions {
+        page_size,
+        discard_results: a.discard_results,
+        ..connect_options(&a.connect)?
     })
 }
 
@@ -197,7 +210,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     let c = &a.connect;
     let workload = workload_of(c)?;
     let drivers = c.drivers().map_err(Failure::Usage)?;
-    let options = connect_options(c)?;
+    let options = run_options(a)?;
     let segments = a
         .segments
         .unwrap_or(if drivers.len() > 1 { 2 } else { 1 })
@@ -243,6 +256,8 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             segments,
             username: options.username.clone(),
             spin_before_park_us: options.spin_before_park.map(|d| d.as_secs_f64() * 1e6),
+            page_size: Some(a.page_size),
+            discard_results: a.discard_results,
         },
         fatal_error: None,
         warnings: Vec::new(),
@@ -336,7 +351,13 @@ fn run_segments(
     for &d in drivers {
         let b = backend::connect(d, options).map_err(Failure::Start)?;
         backends.push((d, b));
-        runs.insert(d, BackendRun::default());
+        runs.insert(
+            d,
+            BackendRun {
+                rows_counted: true,
+                ..BackendRun::default()
+            },
+        );
     }
     let measured = per_segment(a.duration, segments);
     // Whether a phase has run: until then, statements that cannot be prepared are a bad

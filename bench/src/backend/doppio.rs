@@ -1,6 +1,10 @@
 //! The doppio backend: one shard per thread (pinned to cores 0..threads when asked), each
 //! running its worker's fibers on its own session; on glommio (`doppio`) or on doppio's own
 //! io_uring runtime (`doppio-uring`), the same code either way.
+//!
+//! Children: [`rows`], a result page consumed (every row decoded, or only counted).
+
+pub mod rows;
 
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -11,7 +15,7 @@ use doppio::proto::metadata::ColumnSpec;
 use doppio::proto::types::ColumnType;
 use doppio::proto::values::QueryValues;
 use doppio::rt::Runtime;
-use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
+use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy, StatementOptions};
 use doppio::{Cluster, Error, PreparedStatement, Session};
 
 use super::{
@@ -26,6 +30,8 @@ use crate::workload::{Statement, Workload};
 pub struct DoppioBackend {
     cluster: Cluster,
     driver: Driver,
+    /// Count result rows without decoding them.
+    discard_results: bool,
 }
 
 /// The bench's name of doppio on `runtime`.
@@ -81,8 +87,8 @@ impl DoppioBackend {
             .request_timeout(o.request_timeout)
             .connect_timeout(o.request_timeout)
             .retry_policy(retry)
-            // The bench reads single pages; paging is the workload's business.
-            .page_size(Some(5000))
+            // Every backend asks for pages of this size and pages through to the end.
+            .page_size(Some(o.page_size))
             .shutdown_grace(Duration::from_secs(2))
             .runtime(runtime)
             .spin_before_park(o.spin_before_park);
@@ -92,7 +98,11 @@ impl DoppioBackend {
         let cluster = b
             .build()
             .map_err(|e| err(doppio::error::Report(&e).to_string()))?;
-        Ok(Self { cluster, driver })
+        Ok(Self {
+            cluster,
+            driver,
+            discard_results: o.discard_results,
+        })
     }
 }
 
@@ -165,24 +175,58 @@ fn value_error(k: usize, reason: &str) -> doppio::proto::ProtoError {
     }
 }
 
+fn request_error(e: &Error) -> RequestError {
+    RequestError {
+        kind: classify(e),
+        message: doppio::error::Report(e).to_string(),
+    }
+}
+
+fn rows_error(e: &rows::RowsError) -> RequestError {
+    RequestError {
+        kind: doppio::ErrorKind::Serialization.name(),
+        message: doppio::error::Report(e).to_string(),
+    }
+}
+
 struct ShardSession {
     session: Session,
+    /// Count result rows without decoding them.
+    discard_results: bool,
 }
 
 impl BenchSession for ShardSession {
     type Prepared = PreparedStatement;
 
+    /// The first page on the session's hot path (its default options: the run's page size),
+    /// each further page asked for with the previous one's paging state once that one is
+    /// consumed: page after page, as the scylla backend does.
     async fn execute(
         &self,
         prepared: &PreparedStatement,
         args: Args<'_>,
-    ) -> Result<(), RequestError> {
-        match self.session.execute(prepared, &args).await {
-            Ok(_) => Ok(()),
-            Err(e) => Err(RequestError {
-                kind: classify(&e),
-                message: doppio::error::Report(&e).to_string(),
-            }),
+    ) -> Result<u64, RequestError> {
+        let mut page = self
+            .session
+            .execute(prepared, &args)
+            .await
+            .map_err(|e| request_error(&e))?;
+        let mut rows = 0;
+        loop {
+            rows += rows::consume(&page, self.discard_results).map_err(|e| rows_error(&e))?;
+            // A reference-counted handle on the page's bytes: no copy.
+            let Some(state) = page.paging_state().cloned() else {
+                return Ok(rows);
+            };
+            let options = StatementOptions {
+                paging_state: Some(&state),
+                ..StatementOptions::DEFAULT
+            };
+            // Boxed: further pages are the rare path, and the single-page request's future
+            // stays as small as it was (one allocation per further page).
+            page = Box::pin(self.session.execute_with(prepared, &args, &options))
+                .await
+                .map_err(|e| request_error(&e))?;
         }
     }
 
@@ -303,6 +347,7 @@ impl Backend for DoppioBackend {
         let stmts = Arc::new(phase_statements(workload, spec.phase, driver.name())?);
         let workload = workload.clone();
         let workers = self.cluster.shards();
+        let discard_results = self.discard_results;
         self.cluster
             .run_on_shards_indexed(move |worker, session| {
                 let (stmts, workload, events) = (stmts.clone(), workload.clone(), events.clone());
@@ -319,7 +364,10 @@ impl Backend for DoppioBackend {
                         }
                     };
                     let wspec = spec.worker_spec(worker, workers, start);
-                    let bench = ShardSession { session };
+                    let bench = ShardSession {
+                        session,
+                        discard_results,
+                    };
                     run_and_report(&bench, &workload, &plan, &wspec, spec.phase, events).await;
                 }
             })

@@ -154,7 +154,14 @@ pub struct ConnectOptions {
     pub pin: bool,
     /// doppio: spin this long before parking an idle shard.
     pub spin_before_park: Option<Duration>,
+    /// Rows per result page, the same for every backend (a longer result is paged through).
+    pub page_size: i32,
+    /// Neither iterate nor decode result rows: only count them (protocol-overhead studies).
+    pub discard_results: bool,
 }
+
+/// The page size of commands without `--page-size` (`schema`, `load`), and its default.
+pub const DEFAULT_PAGE_SIZE: i32 = 5000;
 
 /// Why a backend failed as a whole (request errors are counted, not returned).
 #[derive(Debug, Clone, thiserror::Error)]

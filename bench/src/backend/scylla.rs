@@ -5,6 +5,10 @@
 //! per bench worker that drives its request loops on that runtime (`Handle::block_on`): a
 //! worker's loops share cells and are `!Send`, so they are built on their thread and never
 //! move (no `unsafe`).
+//!
+//! Children: [`rows`], a result page consumed (every row decoded, or only counted).
+
+pub mod rows;
 
 use std::num::NonZeroUsize;
 use std::sync::{mpsc, Arc};
@@ -20,6 +24,7 @@ use scylla::frame::response::result::{ColumnType, NativeType};
 use scylla::frame::types::Consistency;
 use scylla::frame::Compression;
 use scylla::policies::retry::{DefaultRetryPolicy, FallthroughRetryPolicy, RetryPolicy};
+use scylla::response::{PagingState, PagingStateResponse};
 use scylla::serialize::row::{RowSerializationContext, SerializeRow};
 use scylla::serialize::writers::{CellValueBuilder, RowWriter};
 use scylla::serialize::SerializationError;
@@ -45,6 +50,10 @@ pub struct ScyllaBackend {
     runtime: tokio::runtime::Runtime,
     session: Arc<Session>,
     threads: usize,
+    /// Rows per result page.
+    page_size: i32,
+    /// Count result rows without decoding them.
+    discard_results: bool,
 }
 
 /// scylla-rust-driver's consistency level for the bench's.
@@ -107,6 +116,8 @@ impl ScyllaBackend {
             runtime,
             session: Arc::new(session),
             threads,
+            page_size: o.page_size,
+            discard_results: o.discard_results,
         })
     }
 }
@@ -215,24 +226,50 @@ impl SerializeRow for Args<'_> {
     }
 }
 
+fn request_error(e: &ExecutionError) -> RequestError {
+    RequestError {
+        kind: classify(e),
+        message: e.to_string(),
+    }
+}
+
+fn rows_error(e: &rows::RowsError) -> RequestError {
+    RequestError {
+        kind: ErrorKind::Serialization.name(),
+        message: doppio::error::Report(e).to_string(),
+    }
+}
+
 struct TokioSession {
     session: Arc<Session>,
+    /// Count result rows without decoding them.
+    discard_results: bool,
 }
 
 impl BenchSession for TokioSession {
     type Prepared = PreparedStatement;
 
+    /// Page after page with the paging state of the one before (the prepared statement
+    /// carries the run's page size), each consumed before the next is asked for, as the
+    /// doppio backend does.
     async fn execute(
         &self,
         prepared: &PreparedStatement,
         args: Args<'_>,
-    ) -> Result<(), RequestError> {
-        match self.session.execute_unpaged(prepared, args).await {
-            Ok(_) => Ok(()),
-            Err(e) => Err(RequestError {
-                kind: classify(&e),
-                message: e.to_string(),
-            }),
+    ) -> Result<u64, RequestError> {
+        let mut state = PagingState::start();
+        let mut rows = 0;
+        loop {
+            let (page, next) = self
+                .session
+                .execute_single_page(prepared, args, state)
+                .await
+                .map_err(|e| request_error(&e))?;
+            rows += rows::consume(page, self.discard_results).map_err(|e| rows_error(&e))?;
+            match next {
+                PagingStateResponse::HasMorePages { state: more } => state = more,
+                PagingStateResponse::NoMorePages => return Ok(rows),
+            }
         }
     }
 
@@ -245,13 +282,15 @@ async fn prepare_plan(
     session: &Session,
     workload: &Workload,
     stmts: &[Statement],
+    page_size: i32,
 ) -> Result<Vec<PlanStatement<PreparedStatement>>, BackendError> {
     let mut plan = Vec::with_capacity(stmts.len());
     for s in stmts {
-        let prepared = session
+        let mut prepared = session
             .prepare(s.cql.as_str())
             .await
             .map_err(|e| err(format!("prepare `{}`: {e}", s.cql)))?;
+        prepared.set_page_size(page_size);
         let kinds: Vec<CqlKind> = prepared
             .get_variable_col_specs()
             .iter()
@@ -286,7 +325,12 @@ impl Backend for ScyllaBackend {
     fn prepare(&self, workload: &Arc<Workload>, phase: Phase) -> Result<(), BackendError> {
         let stmts = phase_statements(workload, phase, "scylla")?;
         self.runtime
-            .block_on(prepare_plan(&self.session, workload, &stmts))
+            .block_on(prepare_plan(
+                &self.session,
+                workload,
+                &stmts,
+                self.page_size,
+            ))
             .map(|_| ())
     }
 
@@ -302,11 +346,13 @@ impl Backend for ScyllaBackend {
             &self.session,
             workload,
             &stmts,
+            self.page_size,
         ))?);
         let workers = self.threads;
         let worker_future = |worker: usize| {
             let session = TokioSession {
                 session: self.session.clone(),
+                discard_results: self.discard_results,
             };
             let (plan, workload, events) = (plan.clone(), workload.clone(), events.clone());
             async move {

@@ -18,6 +18,8 @@ pub struct Sample {
     pub duration: Duration,
     /// Requests completed in the interval.
     pub requests: u64,
+    /// Result rows of the interval's successful requests.
+    pub rows: u64,
     /// Errors by kind.
     pub errors: Vec<(&'static str, u64)>,
     /// Latency from the due time, successes.
@@ -48,6 +50,7 @@ impl Sample {
 struct Pending {
     index: u64,
     requests: u64,
+    rows: u64,
     errors: Vec<(&'static str, u64)>,
     latency: LatencyHistogram,
     service: LatencyHistogram,
@@ -102,6 +105,7 @@ impl Collector {
                 self.pending.push(Pending {
                     index: s.index,
                     requests: 0,
+                    rows: 0,
                     errors: Vec::new(),
                     latency: LatencyHistogram::new(),
                     service: LatencyHistogram::new(),
@@ -112,6 +116,7 @@ impl Collector {
         };
         let p = &mut self.pending[pos];
         p.requests += s.requests;
+        p.rows += s.rows;
         p.lateness_ns += s.lateness_ns;
         for (kind, n) in s.errors {
             match p.errors.iter_mut().find(|(k, _)| *k == kind) {
@@ -158,6 +163,7 @@ impl Collector {
                 start: self.interval * p.index as u32,
                 duration: self.interval,
                 requests: p.requests,
+                rows: p.rows,
                 errors: p.errors,
                 latency: p.latency,
                 service: p.service,
@@ -200,6 +206,7 @@ impl Collector {
             start: self.interval * index as u32,
             duration: self.interval,
             requests: 0,
+            rows: 0,
             errors: Vec::new(),
             latency: LatencyHistogram::new(),
             service: LatencyHistogram::new(),
@@ -217,6 +224,7 @@ mod tests {
             worker,
             index,
             requests,
+            rows: 2 * requests,
             errors: Vec::new(),
             latency: LatencyHistogram::new(),
             service: LatencyHistogram::new(),
@@ -280,7 +288,7 @@ mod tests {
         assert!(c.add(sample(0, 1, 3, true)).is_empty());
         let first = c.add(sample(1, 0, 4, false));
         assert_eq!(first.len(), 1);
-        assert_eq!(first[0].requests, 7);
+        assert_eq!((first[0].requests, first[0].rows), (7, 14));
         assert!(c.add(sample(1, 1, 4, true)).is_empty());
         c.finish(0);
         c.finish(1);

@@ -81,12 +81,14 @@ pub trait BenchSession {
     /// A prepared statement of this backend.
     type Prepared;
 
-    /// Executes `prepared` with the arguments of iteration `args.iteration`.
+    /// Executes `prepared` with the arguments of iteration `args.iteration`: every page of
+    /// its result, each consumed as the run asks (every row decoded, or only counted).
+    /// Returns the rows of all its pages.
     fn execute(
         &self,
         prepared: &Self::Prepared,
         args: Args<'_>,
-    ) -> impl Future<Output = Result<(), RequestError>>;
+    ) -> impl Future<Output = Result<u64, RequestError>>;
 
     /// Sleeps until `deadline` on the backend's runtime.
     fn sleep_until(&self, deadline: Instant) -> impl Future<Output = ()>;
@@ -162,10 +164,10 @@ struct OutageWatch {
 }
 
 impl OutageWatch {
-    fn observe(&self, now: Instant, result: &Result<(), RequestError>) {
+    fn observe(&self, now: Instant, result: &Result<u64, RequestError>) {
         let Some(limit) = self.limit else { return };
         match result {
-            Ok(()) => self.since.set(None),
+            Ok(_) => self.since.set(None),
             Err(e) if NODE_GONE_KINDS.contains(&e.kind) => {
                 let since = match self.since.get() {
                     Some(t) => t,
@@ -202,6 +204,8 @@ pub struct IntervalSample {
     pub index: u64,
     /// Requests completed (successes and errors).
     pub requests: u64,
+    /// Result rows of the successful requests (all their pages).
+    pub rows: u64,
     /// Errors by kind.
     pub errors: Vec<(&'static str, u64)>,
     /// Latency from the due time (coordinated-omission corrected), successes only.
@@ -225,6 +229,7 @@ struct Recorder<F: FnMut(IntervalSample)> {
     last_index: Option<u64>,
     current: u64,
     requests: u64,
+    rows: u64,
     errors: Vec<(&'static str, u64)>,
     latency: LatencyHistogram,
     service: LatencyHistogram,
@@ -247,6 +252,7 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
             worker: self.spec_worker,
             index: self.current,
             requests: std::mem::take(&mut self.requests),
+            rows: std::mem::take(&mut self.rows),
             errors: std::mem::take(&mut self.errors),
             // One fresh histogram per interval per worker (not per request).
             latency: std::mem::take(&mut self.latency),
@@ -262,7 +268,7 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
         due: Instant,
         sent: Instant,
         done: Instant,
-        result: Result<(), RequestError>,
+        result: Result<u64, RequestError>,
     ) {
         let mut index = (done.saturating_duration_since(self.start).as_nanos()
             / self.interval.as_nanos().max(1)) as u64;
@@ -273,7 +279,8 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
         self.requests += 1;
         self.lateness_ns += sent.saturating_duration_since(due).as_nanos() as u64;
         match result {
-            Ok(()) => {
+            Ok(rows) => {
+                self.rows += rows;
                 self.latency
                     .record(done.saturating_duration_since(due).as_nanos() as u64);
                 self.service
@@ -341,6 +348,7 @@ where
         last_index: last_interval(spec.limit, spec.interval),
         current: 0,
         requests: 0,
+        rows: 0,
         errors: Vec::new(),
         latency: LatencyHistogram::new(),
         service: LatencyHistogram::new(),
@@ -446,7 +454,7 @@ mod tests {
     impl<D: Fn(u64) -> Duration> BenchSession for Mock<D> {
         type Prepared = ();
 
-        async fn execute(&self, _: &(), args: Args<'_>) -> Result<(), RequestError> {
+        async fn execute(&self, _: &(), args: Args<'_>) -> Result<u64, RequestError> {
             self.seen.borrow_mut().push(args.iteration);
             doppio::rt::sleep((self.delay)(args.iteration)).await;
             if args.iteration % 50 == 49 {
@@ -455,7 +463,8 @@ mod tests {
                     message: format!("iteration {}", args.iteration),
                 });
             }
-            Ok(())
+            // Iteration i answers i % 3 rows.
+            Ok(args.iteration % 3)
         }
 
         async fn sleep_until(&self, deadline: Instant) {
@@ -536,6 +545,10 @@ mod tests {
             .sum();
         assert_eq!(requests, 301);
         assert_eq!(errors, 6, "iterations 49, 99, ..., 299 failed");
+        let rows: u64 = samples.iter().map(|s| s.rows).sum();
+        let failed_rows: u64 = (0..301).filter(|i| i % 50 == 49).map(|i| i % 3).sum();
+        let all_rows: u64 = (0..301).map(|i| i % 3).sum();
+        assert_eq!(rows, all_rows - failed_rows, "rows of successes only");
         let latencies: u64 = samples.iter().map(|s| s.latency.count()).sum();
         assert_eq!(latencies, 301 - 6, "latency of successes only");
     }

@@ -95,6 +95,12 @@ pub struct RunConfig {
     /// doppio shards' spin before parking, microseconds (`null`: no spin).
     #[serde(default)]
     pub spin_before_park_us: Option<f64>,
+    /// Rows per result page, every backend (`null` in reports written before the option).
+    #[serde(default)]
+    pub page_size: Option<u32>,
+    /// Result rows were counted but neither iterated nor decoded (`--discard-results`).
+    #[serde(default)]
+    pub discard_results: bool,
 }
 
 /// Percentiles of a latency distribution, nanoseconds.
@@ -235,6 +241,15 @@ pub struct BackendReport {
     pub histogram: String,
     /// The whole run's service-time histogram.
     pub service_histogram: String,
+    /// Result rows of the successful requests (every page), `null` when not counted.
+    #[serde(default)]
+    pub rows: Option<u64>,
+    /// Rows per measured second, `null` when rows were not counted.
+    #[serde(default)]
+    pub rows_per_s: Option<f64>,
+    /// Client CPU time per row, microseconds; `null` when no row was counted.
+    #[serde(default)]
+    pub cpu_us_per_row: Option<f64>,
 }
 
 /// Raw overhead counters of a backend's measured segments.
@@ -297,6 +312,8 @@ pub struct BackendRun {
     pub io_uring_unavailable: Option<String>,
     /// Driver counters over the measured segments (doppio).
     pub counters: Option<crate::backend::DriverCounters>,
+    /// Whether the samples' rows were counted (else the report's row figures are `null`).
+    pub rows_counted: bool,
 }
 
 /// Adds a segment's count `part` to `total`. A count missing from any segment (`why` says
@@ -363,6 +380,7 @@ impl BackendRun {
         let mut latency = LatencyHistogram::new();
         let mut service = LatencyHistogram::new();
         let mut requests = 0u64;
+        let mut rows = 0u64;
         let mut errors_by_kind: BTreeMap<String, u64> = BTreeMap::new();
         let mut samples = Vec::new();
         let mut throughputs = Vec::new();
@@ -374,6 +392,7 @@ impl BackendRun {
                 latency.merge(&s.latency);
                 service.merge(&s.service);
                 requests += s.requests;
+                rows += s.rows;
                 for (k, n) in &s.errors {
                     *errors_by_kind.entry((*k).to_owned()).or_default() += n;
                 }
@@ -470,6 +489,10 @@ impl BackendRun {
             samples,
             histogram: latency.to_base64(),
             service_histogram: service.to_base64(),
+            rows: self.rows_counted.then_some(rows),
+            rows_per_s: (self.rows_counted && elapsed > 0.0).then(|| rows as f64 / elapsed),
+            cpu_us_per_row: (self.rows_counted && rows > 0)
+                .then(|| (o.user_s + o.sys_s) * 1e6 / rows as f64),
         }
     }
 }
@@ -607,6 +630,46 @@ mod tests {
             Some("no io_uring tracepoints")
         );
         assert_eq!(r.syscalls_unavailable, None);
+    }
+
+    #[test]
+    fn rows_are_reported_per_second_and_per_cpu_time_and_null_when_not_counted() {
+        use crate::engine::collect::Sample;
+        use std::time::Duration;
+        let sample = |rows| Sample {
+            index: 0,
+            start: Duration::ZERO,
+            duration: Duration::from_secs(1),
+            requests: 100,
+            rows,
+            errors: Vec::new(),
+            latency: LatencyHistogram::new(),
+            service: LatencyHistogram::new(),
+            mean_lateness_ns: 0.0,
+        };
+        let mut run = BackendRun {
+            segments: vec![vec![sample(300), sample(500)]],
+            elapsed_s: vec![2.0],
+            rows_counted: true,
+            ..BackendRun::default()
+        };
+        run.overhead.user_s = 0.003;
+        run.overhead.sys_s = 0.001;
+        let r = run.report("doppio");
+        assert_eq!(r.rows, Some(800));
+        assert_eq!(r.rows_per_s, Some(400.0));
+        let per_row = r.cpu_us_per_row.unwrap();
+        assert!((per_row - 5.0).abs() < 1e-9, "{per_row}");
+        // No row read: no CPU per row (not a division by zero, not a zero).
+        run.segments = vec![vec![sample(0)]];
+        let r = run.report("doppio");
+        assert_eq!((r.rows, r.cpu_us_per_row), (Some(0), None));
+        // Not counted: null, never a fake zero.
+        run.rows_counted = false;
+        let r = run.report("doppio");
+        assert_eq!((r.rows, r.rows_per_s, r.cpu_us_per_row), (None, None, None));
+        let j = serde_json::to_value(&r).unwrap();
+        assert!(j["rows"].is_null() && j["cpu_us_per_row"].is_null(), "{j}");
     }
 
     #[test]

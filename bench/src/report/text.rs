@@ -160,6 +160,17 @@ fn config_section(out: &mut String, r: &Report) {
         c.retries,
         if c.compression { "on" } else { "off" }
     );
+    if let Some(page_size) = c.page_size {
+        let _ = writeln!(
+            out,
+            "  results       pages of {page_size} rows, {}",
+            if c.discard_results {
+                "discarded: rows counted, not decoded (--discard-results)"
+            } else {
+                "every row decoded"
+            }
+        );
+    }
     let _ = writeln!(
         out,
         "  started       {}{}",
@@ -437,6 +448,14 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         Metric::new("requests", "", 0, |b| Value::Count(b.requests)).change(),
         Metric::new("errors", "", 0, |b| Value::Count(b.errors)),
         Metric::new("measured time", "s", 2, |b| Value::Num(b.elapsed_s)),
+        Metric::new("rows", "", 0, |b| {
+            b.rows.map_or(Value::Missing, Value::Count)
+        })
+        .change()
+        .shown_if(|b| b.rows.is_some()),
+        Metric::new("rows", "rows/s", 0, |b| Value::or_missing(b.rows_per_s))
+            .change()
+            .shown_if(|b| b.rows.is_some()),
     ];
 
     let mut latency = vec![Metric::new("mean", "", 3, move |b| {
@@ -469,6 +488,11 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         Metric::new("  user / sys", "us", 2, |b| {
             Value::Pair(b.cpu_user_us_per_req, b.cpu_sys_us_per_req)
         }),
+        Metric::new("client CPU per row", "us", 3, |b| {
+            Value::or_missing(b.cpu_us_per_row)
+        })
+        .change()
+        .shown_if(|b| b.cpu_us_per_row.is_some()),
         Metric::new("syscalls", "", 3, |b| Value::or_missing(b.syscalls_per_req)).change(),
     ];
     for kind in SyscallKind::ALL {
@@ -948,5 +972,33 @@ mod tests {
         assert_eq!(out.matches("no tracefs").count(), 1, "{out}");
         assert!(!out.contains("io_uring_enter"), "{out}");
         assert!(!out.contains("io_uring submitted"), "{out}");
+    }
+
+    #[test]
+    fn rows_and_cpu_per_row_are_shown_when_counted_and_n_a_where_missing() {
+        let mut a = fixture("doppio", 1.0, true);
+        a.rows = Some(452_370);
+        a.rows_per_s = Some(150_000.0);
+        a.cpu_us_per_row = Some(0.555);
+        // An older report of the other backend: no rows.
+        let b = fixture("scylla", 1.25, false);
+        let mut out = String::new();
+        compare_sections(&mut out, &[("doppio".into(), &a), ("scylla".into(), &b)]);
+        let line = |label: &str| {
+            out.lines()
+                .find(|l| l.starts_with(label))
+                .unwrap_or_else(|| panic!("no `{label}` in\n{out}"))
+                .to_owned()
+        };
+        let rows = line("  rows  ");
+        assert!(rows.contains("452370") && rows.contains("n/a"), "{rows}");
+        let per_s = line("  rows [rows/s]");
+        assert!(per_s.contains("150000") && per_s.contains("n/a"), "{per_s}");
+        let cpu = line("  client CPU per row [us]");
+        assert!(cpu.contains("0.555") && cpu.contains("n/a"), "{cpu}");
+        // Neither backend counted rows: no row for them at all.
+        let mut out = String::new();
+        compare_sections(&mut out, &[("scylla".into(), &b)]);
+        assert!(!out.contains("rows"), "{out}");
     }
 }

@@ -10,7 +10,12 @@
 //! An EXECUTE then costs a lookup of its 16-byte id among the shard's statements (a short
 //! linear scan: drivers prepare a handful), a 9-byte header and one copy of the body.
 //!
-//! Invariants: the EXECUTE path allocates nothing and parses only the id and the flags byte;
+//! A prepared SELECT of more than one row also keeps its rows: an EXECUTE of it is decoded in
+//! full and paged by its page size and paging state like a QUERY (encoded when asked for;
+//! a request for every row at once still gets the pre-encoded body).
+//!
+//! Invariants: the EXECUTE path of a statement of at most one row allocates nothing and
+//! parses only the id and the flags byte;
 //! prepared ids are a hash of the statement text and keyspace, so they are the same on every
 //! shard and across restarts (a client that re-prepares after a restart gets the same id).
 
@@ -64,6 +69,8 @@ pub struct PreparedEntry {
     bodies: [Bytes; 2],
     /// The same, lz4-compressed.
     compressed: [Bytes; 2],
+    /// A SELECT's columns and rows when it has more than one row (its EXECUTEs are paged).
+    pageable: Option<RowSet>,
 }
 
 impl PreparedEntry {
@@ -76,6 +83,48 @@ impl PreparedEntry {
             &self.bodies[i]
         }
     }
+
+    /// Whether an EXECUTE of this statement may need paging (more than one row): such an
+    /// EXECUTE is decoded in full and answered by [`Responder::answer`].
+    pub fn pageable(&self) -> bool {
+        self.pageable.is_some()
+    }
+
+    /// The page an EXECUTE with `params` asks for, when it is not the whole result: rows
+    /// from the paging state's index (the next row's, as QUERY pages give it), at most the
+    /// page size of them.
+    fn page(&self, params: &DecodedParameters<'_>) -> Option<Response> {
+        let (columns, rows) = self.pageable.as_ref()?;
+        let (start, end, more) = page_bounds(params, rows.len());
+        if start == 0 && more.is_none() {
+            return None;
+        }
+        Some(rows_response(
+            columns.clone(),
+            &rows[start..end],
+            more,
+            params.params.skip_metadata,
+        ))
+    }
+}
+
+/// The rows `start..end` of `total` that a request with `params` asks for, and the paging
+/// state of the next page if there is one (the next row's index, 4 bytes).
+fn page_bounds(params: &DecodedParameters<'_>, total: usize) -> (usize, usize, Option<Bytes>) {
+    let start = params
+        .params
+        .paging_state
+        .and_then(|s| <[u8; 4]>::try_from(s).ok())
+        .map_or(0, |s| u32::from_be_bytes(s) as usize)
+        .min(total);
+    let page = params
+        .params
+        .page_size
+        .filter(|p| *p > 0)
+        .map_or(total, |p| p as usize);
+    let end = start.saturating_add(page).min(total);
+    let more = (end < total).then(|| Bytes::copy_from_slice(&(end as u32).to_be_bytes()));
+    (start, end, more)
 }
 
 /// An answer to write: a message to encode, or a pre-encoded RESULT body.
@@ -202,7 +251,10 @@ impl Responder {
                 Err(e) => Answer::Message(e),
             },
             Request::Execute { id, params, .. } => match self.lookup(id) {
-                Some(e) => Answer::Body(e.body(params.params.skip_metadata, lz4).clone()),
+                Some(e) => match e.page(params) {
+                    Some(page) => Answer::Message(page),
+                    None => Answer::Body(e.body(params.params.skip_metadata, lz4).clone()),
+                },
                 None => Answer::Message(unprepared(id)),
             },
             Request::Batch { .. } => Answer::Message(Response::Result(ResultBody::Void)),
@@ -275,20 +327,7 @@ impl Responder {
             Some(Err(e)) => Answer::Message(e),
             Some(Ok((columns, rows))) => {
                 // Pages by the client's page size; the paging state is the next row's index.
-                let start = params
-                    .params
-                    .paging_state
-                    .and_then(|s| <[u8; 4]>::try_from(s).ok())
-                    .map_or(0, |s| u32::from_be_bytes(s) as usize)
-                    .min(rows.len());
-                let page = params
-                    .params
-                    .page_size
-                    .filter(|p| *p > 0)
-                    .map_or(rows.len(), |p| p as usize);
-                let end = start.saturating_add(page).min(rows.len());
-                let more =
-                    (end < rows.len()).then(|| Bytes::copy_from_slice(&(end as u32).to_be_bytes()));
+                let (start, end, more) = page_bounds(params, rows.len());
                 Answer::Message(rows_response(
                     columns,
                     &rows[start..end],
@@ -348,6 +387,7 @@ impl Responder {
                     body_of(&with, Some(Compression::Lz4)),
                     body_of(&bare, Some(Compression::Lz4)),
                 ],
+                pageable: rows.filter(|(_, r)| r.len() > 1),
             };
             if self.prepared.len() >= MAX_PREPARED {
                 self.prepared.remove(0);
@@ -516,6 +556,80 @@ mod tests {
             panic!("unprepared")
         };
         assert_eq!(e.code, ErrorCode::Unprepared);
+    }
+
+    #[test]
+    fn executes_of_a_several_row_select_are_paged_by_page_size_and_paging_state() {
+        let shape = Arc::new(Shape {
+            rows: 5,
+            row_bytes: 3,
+            ..Shape::default()
+        });
+        let mut r = Responder::new("127.0.0.1:9042".parse().unwrap(), shape);
+        let mut ks = None;
+        let Answer::Message(Response::Result(ResultBody::Prepared(p))) = r.answer(
+            &Request::Prepare {
+                query: "SELECT v FROM t",
+                keyspace: None,
+            },
+            &mut ks,
+            false,
+        ) else {
+            panic!("prepared")
+        };
+        assert!(r.lookup(&p.id).unwrap().pageable());
+        fn page(state: Option<&[u8]>, size: Option<i32>) -> DecodedParameters<'_> {
+            let mut p = params(true);
+            p.params.page_size = size;
+            p.params.paging_state = state;
+            p
+        }
+        let mut pages = Vec::new();
+        let mut state: Option<Bytes> = None;
+        loop {
+            let Answer::Message(Response::Result(ResultBody::Rows(rows))) = r.answer(
+                &Request::Execute {
+                    id: &p.id,
+                    result_metadata_id: None,
+                    params: page(state.as_deref(), Some(2)),
+                },
+                &mut ks,
+                false,
+            ) else {
+                panic!("a page of rows")
+            };
+            pages.push(rows.rows_count);
+            state = rows.metadata.paging_state;
+            if state.is_none() {
+                break;
+            }
+        }
+        assert_eq!(pages, vec![2, 2, 1], "5 rows in pages of 2");
+        // Every row at once: the pre-encoded body, as before.
+        for size in [None, Some(5), Some(5000)] {
+            let answer = r.answer(
+                &Request::Execute {
+                    id: &p.id,
+                    result_metadata_id: None,
+                    params: page(None, size),
+                },
+                &mut ks,
+                false,
+            );
+            assert!(matches!(answer, Answer::Body(_)), "{size:?}: {answer:?}");
+        }
+        // A one-row statement keeps the fast path (no rows kept).
+        let Answer::Message(Response::Result(ResultBody::Prepared(one))) = r.answer(
+            &Request::Prepare {
+                query: "SELECT key FROM system.local WHERE key = 'local'",
+                keyspace: None,
+            },
+            &mut ks,
+            false,
+        ) else {
+            panic!("prepared")
+        };
+        assert!(!r.lookup(&one.id).unwrap().pageable());
     }
 
     #[test]

@@ -266,11 +266,12 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
     } else {
         raw
     };
-    // The hot path: EXECUTE of a known statement, answered from its encoded body.
+    // The hot path: EXECUTE of a known statement, answered from its encoded body (one that
+    // may need paging is decoded in full below).
     if header.opcode == Opcode::Execute {
         if let Some((id, skip_metadata)) = execute_head(body) {
             let responder = ctx.responder.borrow();
-            if let Some(entry) = responder.lookup(id) {
+            if let Some(entry) = responder.lookup(id).filter(|e| !e.pageable()) {
                 let lz4 = conn.lz4.get();
                 let mut matcher = ctx.matcher.borrow_mut();
                 let rule = if matcher.is_empty() {

@@ -1,0 +1,60 @@
+//! Consuming a doppio result page the way every backend consumes it: each row iterated and
+//! each column decoded into its Rust value ([`CqlValue`], through doppio's typed value API),
+//! or, with `--discard-results`, the rows only counted from the page header.
+//!
+//! Nothing is allocated per row or per page here; what a decoded value owns (the `String` of
+//! a text column, the `Vec<u8>` of a blob) is inherent to decoding it into an owned value,
+//! the same on the scylla backend, and is dropped at once.
+
+use std::hint::black_box;
+
+use doppio::proto::deserialize::DeserializeValue;
+use doppio::proto::value::CqlValue;
+use doppio::QueryResult;
+
+/// Why a page's rows could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RowsError {
+    /// The rows content is malformed (a row or cell runs past the page).
+    #[error("rows of the result: {0}")]
+    Rows(#[source] doppio::proto::ProtoError),
+    /// A value does not decode as its column's type.
+    #[error("column {column} of the result: {source}")]
+    Value {
+        /// The column's name.
+        column: String,
+        /// Why.
+        #[source]
+        source: doppio::proto::ValueError,
+    },
+}
+
+/// Consumes one page: returns its number of rows, after decoding every column of every row
+/// unless `discard`.
+pub fn consume(page: &QueryResult, discard: bool) -> Result<u64, RowsError> {
+    let Some(rows) = page.rows() else {
+        return Ok(0);
+    };
+    if discard {
+        return Ok(rows.len() as u64);
+    }
+    let columns = rows.columns();
+    let mut n = 0u64;
+    for row in rows.iter() {
+        let row = row.map_err(RowsError::Rows)?;
+        for (cell, spec) in row.cells().zip(columns) {
+            // An owned value per cell: a text or blob column allocates its String or Vec
+            // (inherent to an owned value); every other type decodes without allocating.
+            let value = <Option<CqlValue>>::deserialize(&spec.typ, cell).map_err(|source| {
+                RowsError::Value {
+                    column: spec.name.clone(),
+                    source,
+                }
+            })?;
+            // The optimiser must not drop the decoding whose result nothing reads.
+            black_box(value);
+        }
+        n += 1;
+    }
+    Ok(n)
+}
