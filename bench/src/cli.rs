@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args as ClapArgs, Parser, Subcommand};
 
 use crate::backend::{Consistency, Driver};
+use crate::engine::cycles::{CycleRange, LoaderSlice};
 use crate::engine::Limit;
 use crate::units::{self, UnitError};
 
@@ -144,6 +145,9 @@ pub struct LoadArgs {
     /// Rate limit, requests per second.
     #[arg(short = 'r', long)]
     pub rate: Option<f64>,
+    /// Which iteration numbers this loader draws its keys from (several loader machines).
+    #[command(flatten)]
+    pub cycles: CyclesArgs,
 }
 
 /// Options of `run`.
@@ -184,6 +188,25 @@ pub struct RunArgs {
     /// write PREFIX-<driver>.svg (and .folded) per backend. Perturbs the overhead figures.
     #[arg(long, value_name = "PREFIX")]
     pub flamegraph: Option<PathBuf>,
+    /// Which iteration numbers this loader draws its keys from (several loader machines).
+    #[command(flatten)]
+    pub cycles: CyclesArgs,
+}
+
+/// `--cycles START..END` or `--loader K/N`: the iteration numbers (and so the keys) of this
+/// loader, so that loaders on several machines send different requests. Without either,
+/// every phase draws 0, 1, 2, ...
+#[derive(Debug, Clone, Default, ClapArgs)]
+pub struct CyclesArgs {
+    /// Draw the iteration numbers START..END (END exclusive; counts such as 500k, 1M). A
+    /// phase bounded by time that exhausts the range wraps around within it; a count larger
+    /// than the range is refused.
+    #[arg(long, value_name = "START..END", value_parser = CycleRange::parse, conflicts_with = "loader")]
+    pub cycles: Option<CycleRange>,
+    /// Be loader K of N (counted from 1): draw the K-th of N equal slices of the workload's
+    /// key space (its [load] count, else its `rows` parameter).
+    #[arg(long, value_name = "K/N", value_parser = LoaderSlice::parse)]
+    pub loader: Option<LoaderSlice>,
 }
 
 /// Parses `500ms`, `5s`, `2m`, `1h`, or plain seconds (see [`crate::units::duration`]).

@@ -9,7 +9,8 @@
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
 //!   arguments (children: `expr` the generators, `encode` their CQL bytes).
 //! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
-//!   (child: `collect`, the coordinator merging workers' samples).
+//!   (children: `collect`, the coordinator merging workers' samples; `cycles`, the range of
+//!   iteration numbers a loader draws from, `--cycles`/`--loader`).
 //! - [`backend`]: the drivers behind one interface (children: `doppio` on glommio or its
 //!   own io_uring runtime, `scylla` on tokio) and the driving of a phase.
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use crate::backend::{
     self, Backend, BackendError, ConnectOptions, Driver, Phase, PhaseError, PhaseSpec,
 };
-use crate::cli::{Connect, LoadArgs, RunArgs};
+use crate::cli::{Connect, CyclesArgs, LoadArgs, RunArgs};
 use crate::engine::collect::Sample;
+use crate::engine::cycles::{CycleRange, Cycles, CyclesError};
 use crate::engine::Limit;
 use crate::overhead::Meter;
 use crate::report::{text, BackendRun, Report, RunConfig, WorkloadInfo, SCHEMA_VERSION};
@@ -49,6 +50,9 @@ pub enum Failure {
     /// The run (or load) started and then failed; what was measured is kept.
     #[error("{0}")]
     Run(String),
+    /// `--cycles` or `--loader` cannot be used as given.
+    #[error(transparent)]
+    Cycles(#[from] CyclesError),
 }
 
 impl Failure {
@@ -67,7 +71,8 @@ impl Failure {
             | Failure::Schema(_)
             | Failure::Input(_)
             | Failure::Io(_)
-            | Failure::Histogram(_) => Self::INPUT,
+            | Failure::Histogram(_)
+            | Failure::Cycles(_) => Self::INPUT,
         }
     }
 
@@ -141,7 +146,9 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
             workload.name
         )));
     };
-    let count = l.count;
+    let cycles = cycles_of(&a.cycles, &workload)?;
+    // A loader's load writes its range: each of its iterations once.
+    let count = cycles.map_or(l.count, |c| c.range.len());
     let b = backend::connect(first_driver(&a.connect)?, &connect_options(&a.connect)?)
         .map_err(Failure::Start)?;
     let spec = PhaseSpec {
@@ -152,6 +159,7 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
         interval: Duration::from_secs(1),
         record: true,
         max_outage: a.connect.outage_limit(),
+        cycles: cycles.map(|c| c.range),
     };
     let progress = Progress::new(a.connect.quiet, "load");
     let started = Instant::now();
@@ -162,9 +170,10 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
     let errors: u64 = outcome.samples.iter().map(Sample::error_count).sum();
     let secs = started.elapsed().as_secs_f64();
     println!(
-        "loaded {} rows of {} in {:.1}s ({:.0} rows/s), {} errors",
+        "loaded {} rows of {}{} in {:.1}s ({:.0} rows/s), {} errors",
         outcome.iterations,
         workload.name,
+        cycles.map_or(String::new(), |c| format!(" (iterations {c})")),
         secs,
         outcome.iterations as f64 / secs.max(1e-9),
         errors
@@ -179,6 +188,16 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
         return Err(Failure::run(format!("{errors} load requests failed")));
     }
     Ok(())
+}
+
+/// The range of `--cycles` or `--loader` for `workload`, if either is given.
+fn cycles_of(a: &CyclesArgs, workload: &Workload) -> Result<Option<Cycles>, Failure> {
+    Ok(Cycles::choose(
+        a.cycles,
+        a.loader,
+        workload.key_space(),
+        &workload.name,
+    )?)
 }
 
 /// Splits a phase limit across `segments`.
@@ -202,6 +221,16 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         .segments
         .unwrap_or(if drivers.len() > 1 { 2 } else { 1 })
         .max(1);
+    let cycles = cycles_of(&a.cycles, &workload)?;
+    if let Some(cy) = &cycles {
+        // Each phase starts at START: a counted one must fit in the range.
+        if let Limit::Count(n) = per_segment(a.duration, segments) {
+            cy.check_count("-d (per segment)", n)?;
+        }
+        if let Limit::Count(n) = a.warmup {
+            cy.check_count("--warmup", n)?;
+        }
+    }
     let started_at = crate::report::now_rfc3339();
     let output = a.output.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
@@ -243,6 +272,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             segments,
             username: options.username.clone(),
             spin_before_park_us: options.spin_before_park.map(|d| d.as_secs_f64() * 1e6),
+            cycles: cycles.map(Into::into),
         },
         fatal_error: None,
         warnings: Vec::new(),
@@ -256,6 +286,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         &drivers,
         &options,
         segments,
+        cycles.map(|c| c.range),
         Collected {
             runs: &mut runs,
             warnings: &mut report.warnings,
@@ -325,6 +356,7 @@ fn run_segments(
     drivers: &[Driver],
     options: &ConnectOptions,
     segments: usize,
+    cycles: Option<CycleRange>,
     out: Collected<'_>,
 ) -> Result<(), Failure> {
     let Collected {
@@ -359,6 +391,7 @@ fn run_segments(
                         interval: a.interval,
                         record: false,
                         max_outage: a.connect.outage_limit(),
+                        cycles,
                     };
                     let warm = backend::drive_phase(b, workload, spec, |s| progress.sample(s))
                         .map_err(|e| Failure::of_phase(e, started))?;
@@ -379,6 +412,7 @@ fn run_segments(
                     interval: a.interval,
                     record: true,
                     max_outage: a.connect.outage_limit(),
+                    cycles,
                 };
                 let label = if segments > 1 {
                     format!("{} {}/{}", driver.name(), segment + 1, segments)

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::engine::collect::{Collector, Sample};
+use crate::engine::cycles::CycleRange;
 use crate::engine::{
     run_worker, BenchSession, IntervalSample, Limit, PlanStatement, WorkerEnd, WorkerSpec,
 };
@@ -204,6 +205,8 @@ pub struct PhaseSpec {
     pub record: bool,
     /// Stop when the node has been out of reach this long (see `WorkerSpec::max_outage`).
     pub max_outage: Option<Duration>,
+    /// The iteration numbers this loader draws from (see `WorkerSpec::cycles`).
+    pub cycles: Option<CycleRange>,
 }
 
 impl PhaseSpec {
@@ -225,6 +228,7 @@ impl PhaseSpec {
             interval: self.interval,
             record: self.record,
             max_outage: self.max_outage,
+            cycles: self.cycles,
         }
     }
 }

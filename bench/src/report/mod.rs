@@ -95,6 +95,33 @@ pub struct RunConfig {
     /// doppio shards' spin before parking, microseconds (`null`: no spin).
     #[serde(default)]
     pub spin_before_park_us: Option<f64>,
+    /// The iteration numbers this loader drew from (`--cycles`, `--loader`); `null`: 0, 1, 2, ...
+    #[serde(default)]
+    pub cycles: Option<CyclesConfig>,
+}
+
+/// The range of iteration numbers of a run (`--cycles START..END` or `--loader K/N`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CyclesConfig {
+    /// The first iteration number.
+    pub start: u64,
+    /// One past the last.
+    pub end: u64,
+    /// `K/N` when `--loader` chose the range, else `null`.
+    pub loader: Option<String>,
+    /// The workload's key space the loader's slice is of, else `null`.
+    pub key_space: Option<u64>,
+}
+
+impl From<crate::engine::cycles::Cycles> for CyclesConfig {
+    fn from(c: crate::engine::cycles::Cycles) -> Self {
+        Self {
+            start: c.range.start,
+            end: c.range.end,
+            loader: c.loader.map(|l| l.to_string()),
+            key_space: c.key_space,
+        }
+    }
 }
 
 /// Percentiles of a latency distribution, nanoseconds.

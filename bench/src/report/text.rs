@@ -160,6 +160,19 @@ fn config_section(out: &mut String, r: &Report) {
         c.retries,
         if c.compression { "on" } else { "off" }
     );
+    if let Some(cy) = &c.cycles {
+        let _ = writeln!(
+            out,
+            "  cycles        {}..{} ({} iterations{}; a timed phase wraps around within them)",
+            cy.start,
+            cy.end,
+            cy.end.saturating_sub(cy.start),
+            match (&cy.loader, cy.key_space) {
+                (Some(l), Some(space)) => format!(", loader {l} of {space}"),
+                _ => String::new(),
+            }
+        );
+    }
     let _ = writeln!(
         out,
         "  started       {}{}",
