@@ -1,4 +1,4 @@
-//! The command line: `doppio schema|load|run|show|hdr|list|sweep`.
+//! The command line: `doppio schema|load|run|show|hdr|list|sweep|merge`.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -74,6 +74,17 @@ pub enum Command {
         /// The plot's title.
         #[arg(long, default_value = "doppio vs scylla-rust-driver")]
         title: String,
+    },
+    /// Combines the reports of one test run made on several loader machines into one:
+    /// histograms added, requests and throughputs summed over wall-clock-aligned samples,
+    /// overheads kept per machine, each machine's config kept.
+    Merge {
+        /// The machines' reports (at least two).
+        #[arg(required = true, num_args = 2..)]
+        reports: Vec<PathBuf>,
+        /// The merged report's file.
+        #[arg(short = 'o', long)]
+        output: PathBuf,
     },
 }
 

@@ -18,7 +18,8 @@
 //!   of a measured stretch.
 //! - [`alloc_count`]: the counting global allocator of the `alloc-count` feature.
 //! - [`flame`]: `perf record` around measured segments, drawn as flamegraphs (inferno).
-//! - [`report`]: the JSON report and its text rendering (child: `text`).
+//! - [`report`]: the JSON report and its text rendering (children: `text`; `merge`, the
+//!   reports of several loader machines combined).
 //! - [`sweep`]: runs at several concurrencies as a markdown table and an SVG plot.
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters).
 //!

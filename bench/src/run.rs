@@ -15,6 +15,7 @@ use crate::engine::collect::Sample;
 use crate::engine::cycles::{CycleRange, Cycles, CyclesError};
 use crate::engine::Limit;
 use crate::overhead::Meter;
+use crate::report::merge::MergeError;
 use crate::report::{text, BackendRun, Report, RunConfig, WorkloadInfo, SCHEMA_VERSION};
 use crate::workload::{Workload, WorkloadError};
 
@@ -53,6 +54,9 @@ pub enum Failure {
     /// `--cycles` or `--loader` cannot be used as given.
     #[error(transparent)]
     Cycles(#[from] CyclesError),
+    /// Reports that cannot be merged.
+    #[error(transparent)]
+    Merge(#[from] MergeError),
 }
 
 impl Failure {
@@ -72,7 +76,8 @@ impl Failure {
             | Failure::Input(_)
             | Failure::Io(_)
             | Failure::Histogram(_)
-            | Failure::Cycles(_) => Self::INPUT,
+            | Failure::Cycles(_)
+            | Failure::Merge(_) => Self::INPUT,
         }
     }
 
@@ -254,6 +259,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             name: workload.name.clone(),
             description: workload.description.clone(),
             params: workload.params.iter().cloned().collect(),
+            statements: workload.run.iter().map(|s| s.cql.clone()).collect(),
         },
         config: RunConfig {
             nodes: options.nodes.iter().map(ToString::to_string).collect(),
@@ -277,6 +283,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         fatal_error: None,
         warnings: Vec::new(),
         backends: BTreeMap::new(),
+        merged_from: None,
     };
     let mut runs: BTreeMap<Driver, BackendRun> = BTreeMap::new();
     let mut flames = crate::flame::Flames::default();
@@ -475,6 +482,12 @@ fn run_segments(
                     run.first_errors.entry(k.to_owned()).or_insert(m);
                 }
                 run.elapsed_s.push(outcome.elapsed.as_secs_f64());
+                run.segment_starts_unix_s.push(
+                    outcome
+                        .started_at
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map(|d| d.as_secs_f64()),
+                );
                 run.segments.push(outcome.samples);
                 if let Some(why) = outcome.aborted {
                     // Everything measured so far is in `runs`: the report keeps it.
@@ -575,6 +588,35 @@ pub fn hdr(report: &Path, output: &Path, driver: Option<&str>) -> Result<(), Fai
         "{} intervals of {name} written to {}",
         intervals.len(),
         output.display()
+    );
+    Ok(())
+}
+
+/// `doppio merge`: the machines' `reports` of one test run combined into `output`.
+pub fn merge(reports: &[PathBuf], output: &Path, argv: Vec<String>) -> Result<(), Failure> {
+    let mut inputs = Vec::with_capacity(reports.len());
+    for path in reports {
+        let r = Report::read(path).map_err(Failure::Input)?;
+        inputs.push((path.display().to_string(), r));
+    }
+    let merged = crate::report::merge::merge(&inputs, argv)?;
+    merged.write(output).map_err(Failure::Input)?;
+    let requests: Vec<String> = merged
+        .config
+        .drivers
+        .iter()
+        .filter_map(|d| {
+            merged
+                .backends
+                .get(d)
+                .map(|b| format!("{d} {} requests", b.requests))
+        })
+        .collect();
+    eprintln!(
+        "{} reports merged into {} ({})",
+        inputs.len(),
+        output.display(),
+        requests.join(", ")
     );
     Ok(())
 }

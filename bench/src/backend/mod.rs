@@ -380,6 +380,8 @@ pub struct PhaseOutcome {
     /// Why the phase stopped before its limit (the node went away), if it did; the samples
     /// hold everything measured up to then.
     pub aborted: Option<String>,
+    /// Wall-clock time of the phase's start (the instant its sample intervals count from).
+    pub started_at: Option<std::time::SystemTime>,
 }
 
 /// Runs a phase on `backend` and collects it; `on_sample` sees each merged sample as soon
@@ -407,6 +409,7 @@ fn run_prepared_phase(
     let workers = backend.workers();
     // A short margin so that every worker is parked on its first due time together.
     let start = Instant::now() + Duration::from_millis(5);
+    let started_at = std::time::SystemTime::now() + Duration::from_millis(5);
     let runner = {
         let runner_backend = backend.clone();
         let workload = workload.clone();
@@ -423,7 +426,10 @@ fn run_prepared_phase(
         spec.interval,
         crate::engine::last_interval(spec.limit, spec.interval),
     );
-    let mut outcome = PhaseOutcome::default();
+    let mut outcome = PhaseOutcome {
+        started_at: Some(started_at),
+        ..PhaseOutcome::default()
+    };
     let mut finished = 0;
     // Ends when every worker has finished, or when the runner dropped its sender.
     while finished < workers {

@@ -3,12 +3,14 @@
 //! and its text rendering.
 //!
 //! Children: [`text`], the text rendering (CONFIG, LOG, SUMMARY, LATENCY, OVERHEAD, ERRORS,
-//! PAIRS, NOTES) of one report or two side by side.
+//! PAIRS, MACHINES, NOTES) of one report or two side by side; [`merge`], the reports of one
+//! test run made on several loader machines combined into one (`doppio merge`).
 //!
 //! Invariants: a report never contains a password; every backend entry carries the same
 //! fields whether or not the run hit errors; a field that could not be measured is `null`
 //! with the reason beside it, never zero.
 
+pub mod merge;
 pub mod text;
 
 use std::collections::BTreeMap;
@@ -46,6 +48,10 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// One entry per backend, keyed by driver name (`doppio`, `scylla`).
     pub backends: BTreeMap<String, BackendReport>,
+    /// The reports `doppio merge` combined into this one (each machine's run), or `null`
+    /// for a report of one run.
+    #[serde(default)]
+    pub merged_from: Option<Vec<merge::MergedInput>>,
 }
 
 /// The workload of a run.
@@ -57,6 +63,10 @@ pub struct WorkloadInfo {
     pub description: String,
     /// Parameters with the values in force.
     pub params: BTreeMap<String, String>,
+    /// The CQL of the run statements, parameters substituted (empty in reports written
+    /// before this field existed).
+    #[serde(default)]
+    pub statements: Vec<String>,
 }
 
 /// The options of a run (no credentials).
@@ -177,6 +187,10 @@ pub struct SampleReport {
     pub latency_p99_ns: u64,
     /// The interval's latency histogram (HdrHistogram V2, compressed, base64).
     pub histogram: String,
+    /// Wall-clock start of the interval, seconds since the Unix epoch (what `doppio merge`
+    /// aligns machines' samples by); `null` in reports written before this field existed.
+    #[serde(default)]
+    pub start_unix_s: Option<f64>,
 }
 
 /// What one backend measured.
@@ -262,6 +276,10 @@ pub struct BackendReport {
     pub histogram: String,
     /// The whole run's service-time histogram.
     pub service_histogram: String,
+    /// In a merged report, each machine's own figures (its overhead is kept per machine,
+    /// not averaged); `null` in a report of one run.
+    #[serde(default)]
+    pub machines: Option<Vec<merge::MachineFigures>>,
 }
 
 /// Raw overhead counters of a backend's measured segments.
@@ -312,6 +330,8 @@ pub struct BackendRun {
     pub segments: Vec<Vec<Sample>>,
     /// Measured seconds per segment.
     pub elapsed_s: Vec<f64>,
+    /// Wall-clock start of each segment, seconds since the Unix epoch.
+    pub segment_starts_unix_s: Vec<Option<f64>>,
     /// First message per error kind.
     pub first_errors: BTreeMap<String, String>,
     /// Overhead totals over the measured segments.
@@ -429,6 +449,12 @@ impl BackendRun {
                     latency_p50_ns: s.latency.value_at_percentile(50.0),
                     latency_p99_ns: s.latency.value_at_percentile(99.0),
                     histogram: s.latency.to_base64(),
+                    start_unix_s: self
+                        .segment_starts_unix_s
+                        .get(segment)
+                        .copied()
+                        .flatten()
+                        .map(|t| t + s.start.as_secs_f64()),
                 });
             }
         }
@@ -497,6 +523,7 @@ impl BackendRun {
             samples,
             histogram: latency.to_base64(),
             service_histogram: service.to_base64(),
+            machines: None,
         }
     }
 }
