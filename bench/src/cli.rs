@@ -209,9 +209,9 @@ pub struct RunArgs {
 /// every phase draws 0, 1, 2, ...
 #[derive(Debug, Clone, Default, ClapArgs)]
 pub struct CyclesArgs {
-    /// Draw the iteration numbers START..END (END exclusive; counts such as 500k, 1M). A
-    /// phase bounded by time that exhausts the range wraps around within it; a count larger
-    /// than the range is refused.
+    /// Draw the iteration numbers START..END (END exclusive; counts such as 500k, 1M).
+    /// `load` runs each once (instead of its [load] count); a `run` phase bounded by time
+    /// that exhausts the range wraps around within it, a count larger than it is refused.
     #[arg(long, value_name = "START..END", value_parser = CycleRange::parse, conflicts_with = "loader")]
     pub cycles: Option<CycleRange>,
     /// Be loader K of N (counted from 1): draw the K-th of N equal slices of the workload's
