@@ -178,7 +178,11 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
         "loaded {} rows of {}{} in {:.1}s ({:.0} rows/s), {} errors",
         outcome.iterations,
         workload.name,
-        cycles.map_or(String::new(), |c| format!(" (iterations {c})")),
+        cycles.map_or(String::new(), |c| format!(
+            " (iterations {}{})",
+            c.range,
+            c.loader.map_or(String::new(), |l| format!(", loader {l}"))
+        )),
         secs,
         outcome.iterations as f64 / secs.max(1e-9),
         errors

@@ -73,6 +73,7 @@ fn two_half_loads_send_disjoint_keys_that_together_are_the_whole_load() {
             stdout.contains(&format!("loaded {} rows", sent.len())),
             "{stdout}"
         );
+        assert!(stdout.contains(&format!(", loader {loader})")), "{stdout}");
         let c = counts(&sent);
         assert!(c.values().all(|&n| n == 1), "each key once: {loader}");
         slices.push(c.into_keys().collect::<Vec<u64>>());
