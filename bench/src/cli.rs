@@ -1,4 +1,4 @@
-//! The command line: `doppio schema|load|run|show|hdr|list|sweep`.
+//! The command line: `doppio schema|load|run|show|hdr|list|sweep|merge`.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args as ClapArgs, Parser, Subcommand};
 
 use crate::backend::{Consistency, Driver};
+use crate::engine::cycles::{CycleRange, LoaderSlice};
 use crate::engine::Limit;
 use crate::units::{self, UnitError};
 
@@ -73,6 +74,17 @@ pub enum Command {
         /// The plot's title.
         #[arg(long, default_value = "doppio vs scylla-rust-driver")]
         title: String,
+    },
+    /// Combines the reports of one test run made on several loader machines into one:
+    /// histograms added, requests and throughputs summed over wall-clock-aligned samples,
+    /// overheads kept per machine, each machine's config kept.
+    Merge {
+        /// The machines' reports (at least two).
+        #[arg(required = true, num_args = 2..)]
+        reports: Vec<PathBuf>,
+        /// The merged report's file.
+        #[arg(short = 'o', long)]
+        output: PathBuf,
     },
 }
 
@@ -144,6 +156,9 @@ pub struct LoadArgs {
     /// Rate limit, requests per second.
     #[arg(short = 'r', long)]
     pub rate: Option<f64>,
+    /// Which iteration numbers this loader draws its keys from (several loader machines).
+    #[command(flatten)]
+    pub cycles: CyclesArgs,
 }
 
 /// Options of `run`.
@@ -192,6 +207,25 @@ pub struct RunArgs {
     /// fetched to the end and their rows counted from the page headers.
     #[arg(long)]
     pub discard_results: bool,
+    /// Which iteration numbers this loader draws its keys from (several loader machines).
+    #[command(flatten)]
+    pub cycles: CyclesArgs,
+}
+
+/// `--cycles START..END` or `--loader K/N`: the iteration numbers (and so the keys) of this
+/// loader, so that loaders on several machines send different requests. Without either,
+/// every phase draws 0, 1, 2, ...
+#[derive(Debug, Clone, Default, ClapArgs)]
+pub struct CyclesArgs {
+    /// Draw the iteration numbers START..END (END exclusive; counts such as 500k, 1M).
+    /// `load` runs each once (instead of its [load] count); a `run` phase bounded by time
+    /// that exhausts the range wraps around within it, a count larger than it is refused.
+    #[arg(long, value_name = "START..END", value_parser = CycleRange::parse, conflicts_with = "loader")]
+    pub cycles: Option<CycleRange>,
+    /// Be loader K of N (counted from 1): draw the K-th of N equal slices of the workload's
+    /// key space (its [load] count, else its `rows` parameter).
+    #[arg(long, value_name = "K/N", value_parser = LoaderSlice::parse)]
+    pub loader: Option<LoaderSlice>,
 }
 
 /// Parses `500ms`, `5s`, `2m`, `1h`, or plain seconds (see [`crate::units::duration`]).

@@ -9,7 +9,8 @@
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
 //!   arguments (children: `expr` the generators, `encode` their CQL bytes).
 //! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
-//!   (child: `collect`, the coordinator merging workers' samples).
+//!   (children: `collect`, the coordinator merging workers' samples; `cycles`, the range of
+//!   iteration numbers a loader draws from, `--cycles`/`--loader`).
 //! - [`backend`]: the drivers behind one interface (children: `doppio` on glommio or its
 //!   own io_uring runtime, `scylla` on tokio) and the driving of a phase.
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
@@ -17,7 +18,8 @@
 //!   of a measured stretch.
 //! - [`alloc_count`]: the counting global allocator of the `alloc-count` feature.
 //! - [`flame`]: `perf record` around measured segments, drawn as flamegraphs (inferno).
-//! - [`report`]: the JSON report and its text rendering (child: `text`).
+//! - [`report`]: the JSON report and its text rendering (children: `text`; `merge`, the
+//!   reports of several loader machines combined).
 //! - [`sweep`]: runs at several concurrencies as a markdown table and an SVG plot.
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters).
 //!

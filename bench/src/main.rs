@@ -13,7 +13,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Schema(c) => run::schema(c),
         Command::Load(a) => run::load(a),
-        Command::Run(a) => run::run(a, argv).map(|_| ()),
+        Command::Run(a) => run::run(a, argv.clone()).map(|_| ()),
         Command::Show {
             report,
             baseline,
@@ -32,6 +32,7 @@ fn main() -> ExitCode {
             title,
         } => doppio_bench::sweep::sweep(reports, markdown.as_deref(), svg.as_deref(), title)
             .map_err(run::Failure::Input),
+        Command::Merge { reports, output } => run::merge(reports, output, argv),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,10 +10,12 @@ use std::time::{Duration, Instant};
 use crate::backend::{
     self, Backend, BackendError, ConnectOptions, Driver, Phase, PhaseError, PhaseSpec,
 };
-use crate::cli::{Connect, LoadArgs, RunArgs};
+use crate::cli::{Connect, CyclesArgs, LoadArgs, RunArgs};
 use crate::engine::collect::Sample;
+use crate::engine::cycles::{CycleRange, Cycles, CyclesError};
 use crate::engine::Limit;
 use crate::overhead::Meter;
+use crate::report::merge::MergeError;
 use crate::report::{text, BackendRun, Report, RunConfig, WorkloadInfo, SCHEMA_VERSION};
 use crate::workload::{Workload, WorkloadError};
 
@@ -49,6 +51,12 @@ pub enum Failure {
     /// The run (or load) started and then failed; what was measured is kept.
     #[error("{0}")]
     Run(String),
+    /// `--cycles` or `--loader` cannot be used as given.
+    #[error(transparent)]
+    Cycles(#[from] CyclesError),
+    /// Reports that cannot be merged.
+    #[error(transparent)]
+    Merge(#[from] MergeError),
 }
 
 impl Failure {
@@ -67,7 +75,9 @@ impl Failure {
             | Failure::Schema(_)
             | Failure::Input(_)
             | Failure::Io(_)
-            | Failure::Histogram(_) => Self::INPUT,
+            | Failure::Histogram(_)
+            | Failure::Cycles(_)
+            | Failure::Merge(_) => Self::INPUT,
         }
     }
 
@@ -154,7 +164,9 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
             workload.name
         )));
     };
-    let count = l.count;
+    let cycles = cycles_of(&a.cycles, &workload)?;
+    // A loader's load writes its range: each of its iterations once.
+    let count = cycles.map_or(l.count, |c| c.range.len());
     let b = backend::connect(first_driver(&a.connect)?, &connect_options(&a.connect)?)
         .map_err(Failure::Start)?;
     let spec = PhaseSpec {
@@ -165,6 +177,7 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
         interval: Duration::from_secs(1),
         record: true,
         max_outage: a.connect.outage_limit(),
+        cycles: cycles.map(|c| c.range),
     };
     let progress = Progress::new(a.connect.quiet, "load");
     let started = Instant::now();
@@ -175,9 +188,14 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
     let errors: u64 = outcome.samples.iter().map(Sample::error_count).sum();
     let secs = started.elapsed().as_secs_f64();
     println!(
-        "loaded {} rows of {} in {:.1}s ({:.0} rows/s), {} errors",
+        "loaded {} rows of {}{} in {:.1}s ({:.0} rows/s), {} errors",
         outcome.iterations,
         workload.name,
+        cycles.map_or(String::new(), |c| format!(
+            " (iterations {}{})",
+            c.range,
+            c.loader.map_or(String::new(), |l| format!(", loader {l}"))
+        )),
         secs,
         outcome.iterations as f64 / secs.max(1e-9),
         errors
@@ -192,6 +210,16 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
         return Err(Failure::run(format!("{errors} load requests failed")));
     }
     Ok(())
+}
+
+/// The range of `--cycles` or `--loader` for `workload`, if either is given.
+fn cycles_of(a: &CyclesArgs, workload: &Workload) -> Result<Option<Cycles>, Failure> {
+    Ok(Cycles::choose(
+        a.cycles,
+        a.loader,
+        workload.key_space(),
+        &workload.name,
+    )?)
 }
 
 /// Splits a phase limit across `segments`.
@@ -215,6 +243,16 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         .segments
         .unwrap_or(if drivers.len() > 1 { 2 } else { 1 })
         .max(1);
+    let cycles = cycles_of(&a.cycles, &workload)?;
+    if let Some(cy) = &cycles {
+        // Each phase starts at START: a counted one must fit in the range.
+        if let Limit::Count(n) = per_segment(a.duration, segments) {
+            cy.check_count("-d (per segment)", n)?;
+        }
+        if let Limit::Count(n) = a.warmup {
+            cy.check_count("--warmup", n)?;
+        }
+    }
     let started_at = crate::report::now_rfc3339();
     let output = a.output.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
@@ -238,6 +276,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             name: workload.name.clone(),
             description: workload.description.clone(),
             params: workload.params.iter().cloned().collect(),
+            statements: workload.run.iter().map(|s| s.cql.clone()).collect(),
         },
         config: RunConfig {
             nodes: options.nodes.iter().map(ToString::to_string).collect(),
@@ -258,10 +297,12 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             spin_before_park_us: options.spin_before_park.map(|d| d.as_secs_f64() * 1e6),
             page_size: Some(a.page_size),
             discard_results: a.discard_results,
+            cycles: cycles.map(Into::into),
         },
         fatal_error: None,
         warnings: Vec::new(),
         backends: BTreeMap::new(),
+        merged_from: None,
     };
     let mut runs: BTreeMap<Driver, BackendRun> = BTreeMap::new();
     let mut flames = crate::flame::Flames::default();
@@ -271,6 +312,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         &drivers,
         &options,
         segments,
+        cycles.map(|c| c.range),
         Collected {
             runs: &mut runs,
             warnings: &mut report.warnings,
@@ -340,6 +382,7 @@ fn run_segments(
     drivers: &[Driver],
     options: &ConnectOptions,
     segments: usize,
+    cycles: Option<CycleRange>,
     out: Collected<'_>,
 ) -> Result<(), Failure> {
     let Collected {
@@ -380,6 +423,7 @@ fn run_segments(
                         interval: a.interval,
                         record: false,
                         max_outage: a.connect.outage_limit(),
+                        cycles,
                     };
                     let warm = backend::drive_phase(b, workload, spec, |s| progress.sample(s))
                         .map_err(|e| Failure::of_phase(e, started))?;
@@ -400,6 +444,7 @@ fn run_segments(
                     interval: a.interval,
                     record: true,
                     max_outage: a.connect.outage_limit(),
+                    cycles,
                 };
                 let label = if segments > 1 {
                     format!("{} {}/{}", driver.name(), segment + 1, segments)
@@ -462,6 +507,12 @@ fn run_segments(
                     run.first_errors.entry(k.to_owned()).or_insert(m);
                 }
                 run.elapsed_s.push(outcome.elapsed.as_secs_f64());
+                run.segment_starts_unix_s.push(
+                    outcome
+                        .started_at
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map(|d| d.as_secs_f64()),
+                );
                 run.segments.push(outcome.samples);
                 if let Some(why) = outcome.aborted {
                     // Everything measured so far is in `runs`: the report keeps it.
@@ -562,6 +613,35 @@ pub fn hdr(report: &Path, output: &Path, driver: Option<&str>) -> Result<(), Fai
         "{} intervals of {name} written to {}",
         intervals.len(),
         output.display()
+    );
+    Ok(())
+}
+
+/// `doppio merge`: the machines' `reports` of one test run combined into `output`.
+pub fn merge(reports: &[PathBuf], output: &Path, argv: Vec<String>) -> Result<(), Failure> {
+    let mut inputs = Vec::with_capacity(reports.len());
+    for path in reports {
+        let r = Report::read(path).map_err(Failure::Input)?;
+        inputs.push((path.display().to_string(), r));
+    }
+    let merged = crate::report::merge::merge(&inputs, argv)?;
+    merged.write(output).map_err(Failure::Input)?;
+    let requests: Vec<String> = merged
+        .config
+        .drivers
+        .iter()
+        .filter_map(|d| {
+            merged
+                .backends
+                .get(d)
+                .map(|b| format!("{d} {} requests", b.requests))
+        })
+        .collect();
+    eprintln!(
+        "{} reports merged into {} ({})",
+        inputs.len(),
+        output.display(),
+        requests.join(", ")
     );
     Ok(())
 }

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::engine::collect::{Collector, Sample};
+use crate::engine::cycles::CycleRange;
 use crate::engine::{
     run_worker, BenchSession, IntervalSample, Limit, PlanStatement, WorkerEnd, WorkerSpec,
 };
@@ -211,6 +212,8 @@ pub struct PhaseSpec {
     pub record: bool,
     /// Stop when the node has been out of reach this long (see `WorkerSpec::max_outage`).
     pub max_outage: Option<Duration>,
+    /// The iteration numbers this loader draws from (see `WorkerSpec::cycles`).
+    pub cycles: Option<CycleRange>,
 }
 
 impl PhaseSpec {
@@ -232,6 +235,7 @@ impl PhaseSpec {
             interval: self.interval,
             record: self.record,
             max_outage: self.max_outage,
+            cycles: self.cycles,
         }
     }
 }
@@ -383,6 +387,8 @@ pub struct PhaseOutcome {
     /// Why the phase stopped before its limit (the node went away), if it did; the samples
     /// hold everything measured up to then.
     pub aborted: Option<String>,
+    /// Wall-clock time of the phase's start (the instant its sample intervals count from).
+    pub started_at: Option<std::time::SystemTime>,
 }
 
 /// Runs a phase on `backend` and collects it; `on_sample` sees each merged sample as soon
@@ -410,6 +416,7 @@ fn run_prepared_phase(
     let workers = backend.workers();
     // A short margin so that every worker is parked on its first due time together.
     let start = Instant::now() + Duration::from_millis(5);
+    let started_at = std::time::SystemTime::now() + Duration::from_millis(5);
     let runner = {
         let runner_backend = backend.clone();
         let workload = workload.clone();
@@ -426,7 +433,10 @@ fn run_prepared_phase(
         spec.interval,
         crate::engine::last_interval(spec.limit, spec.interval),
     );
-    let mut outcome = PhaseOutcome::default();
+    let mut outcome = PhaseOutcome {
+        started_at: Some(started_at),
+        ..PhaseOutcome::default()
+    };
     let mut finished = 0;
     // Ends when every worker has finished, or when the runner dropped its sender.
     while finished < workers {

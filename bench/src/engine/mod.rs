@@ -3,13 +3,15 @@
 //! and records what happened.
 //!
 //! Children: [`collect`], the coordinator's side: workers' interval samples merged into one
-//! sample per interval.
+//! sample per interval; [`cycles`], the range of iteration numbers a loader draws from
+//! (`--cycles`, `--loader`).
 //!
 //! A worker runs `concurrency` fibers: futures joined inside the worker's one task, not a
 //! task each. Fiber `f` of a worker with `C` fibers runs the worker's iterations `f`,
 //! `f + C`, `f + 2C`, ...; worker `w` of `N` owns the global iterations `j * N + w`. No
 //! counter is shared, so fibers never wait for each other, and every iteration number runs
-//! exactly once.
+//! exactly once. These are the phase's ordinals; with a [`cycles::CycleRange`] ordinal `o`
+//! runs the iteration number `START + o % len` instead of `o`.
 //!
 //! No coordinated omission: with a rate `r` (per worker), iteration `j` is due at
 //! `start + j / r`. A fiber sleeps until its iteration is due, and latency is measured from
@@ -23,6 +25,7 @@
 //! - Errors are never lost: each is counted by kind, with the first message of each kind.
 
 pub mod collect;
+pub mod cycles;
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -146,6 +149,8 @@ pub struct WorkerSpec {
     /// Stop the phase when, for this long, no request succeeded and the failures were lost
     /// connections (the node went away); `None` never stops.
     pub max_outage: Option<Duration>,
+    /// The iteration numbers this loader draws from (`None`: 0, 1, 2, ...).
+    pub cycles: Option<cycles::CycleRange>,
 }
 
 /// Error kinds that mean the node is out of reach (as both backends name them).
@@ -389,6 +394,10 @@ where
                 if over {
                     return;
                 }
+                let i = match spec.cycles {
+                    Some(range) => range.iteration(i),
+                    None => i,
+                };
                 let k = pick(i);
                 let Some(stmt) = plan.get(k) else { return };
                 let sent = if per_iteration.is_some() {
@@ -499,6 +508,7 @@ mod tests {
             interval: Duration::from_millis(100),
             record: true,
             max_outage: None,
+            cycles: None,
         }
     }
 
@@ -551,6 +561,34 @@ mod tests {
         assert_eq!(rows, all_rows - failed_rows, "rows of successes only");
         let latencies: u64 = samples.iter().map(|s| s.latency.count()).sum();
         assert_eq!(latencies, 301 - 6, "latency of successes only");
+    }
+
+    #[test]
+    fn with_a_range_iterations_come_from_it_and_a_timed_phase_wraps_within_it() {
+        let range = cycles::CycleRange::new(100, 103).unwrap();
+        let (counted, timed) = on_executor(move || async move {
+            let plan = plan();
+            let mut runs = Vec::new();
+            for limit in [Limit::Count(3), Limit::Time(Duration::from_millis(30))] {
+                let mock = Mock {
+                    delay: |_| Duration::from_micros(200),
+                    seen: RefCell::new(Vec::new()),
+                };
+                let s = WorkerSpec {
+                    limit,
+                    cycles: Some(range),
+                    ..spec(0, 1, 2, None, 0)
+                };
+                run_worker(&mock, &|_| 0, &plan, &s, |_| {}).await;
+                runs.push(mock.seen.into_inner());
+            }
+            (runs[0].clone(), runs[1].clone())
+        });
+        let mut counted = counted;
+        counted.sort_unstable();
+        assert_eq!(counted, vec![100, 101, 102], "a count: each once");
+        assert!(timed.len() > 6, "the range was exhausted: {timed:?}");
+        assert!(timed.iter().all(|i| (100..103).contains(i)), "{timed:?}");
     }
 
     #[test]

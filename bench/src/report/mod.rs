@@ -3,12 +3,14 @@
 //! and its text rendering.
 //!
 //! Children: [`text`], the text rendering (CONFIG, LOG, SUMMARY, LATENCY, OVERHEAD, ERRORS,
-//! PAIRS, NOTES) of one report or two side by side.
+//! PAIRS, MACHINES, NOTES) of one report or two side by side; [`merge`], the reports of one
+//! test run made on several loader machines combined into one (`doppio merge`).
 //!
 //! Invariants: a report never contains a password; every backend entry carries the same
 //! fields whether or not the run hit errors; a field that could not be measured is `null`
 //! with the reason beside it, never zero.
 
+pub mod merge;
 pub mod text;
 
 use std::collections::BTreeMap;
@@ -46,6 +48,10 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// One entry per backend, keyed by driver name (`doppio`, `scylla`).
     pub backends: BTreeMap<String, BackendReport>,
+    /// The reports `doppio merge` combined into this one (each machine's run), or `null`
+    /// for a report of one run.
+    #[serde(default)]
+    pub merged_from: Option<Vec<merge::MergedInput>>,
 }
 
 /// The workload of a run.
@@ -57,6 +63,10 @@ pub struct WorkloadInfo {
     pub description: String,
     /// Parameters with the values in force.
     pub params: BTreeMap<String, String>,
+    /// The CQL of the run statements, parameters substituted (empty in reports written
+    /// before this field existed).
+    #[serde(default)]
+    pub statements: Vec<String>,
 }
 
 /// The options of a run (no credentials).
@@ -101,6 +111,33 @@ pub struct RunConfig {
     /// Result rows were counted but neither iterated nor decoded (`--discard-results`).
     #[serde(default)]
     pub discard_results: bool,
+    /// The iteration numbers this loader drew from (`--cycles`, `--loader`); `null`: 0, 1, 2, ...
+    #[serde(default)]
+    pub cycles: Option<CyclesConfig>,
+}
+
+/// The range of iteration numbers of a run (`--cycles START..END` or `--loader K/N`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CyclesConfig {
+    /// The first iteration number.
+    pub start: u64,
+    /// One past the last.
+    pub end: u64,
+    /// `K/N` when `--loader` chose the range, else `null`.
+    pub loader: Option<String>,
+    /// The workload's key space the loader's slice is of, else `null`.
+    pub key_space: Option<u64>,
+}
+
+impl From<crate::engine::cycles::Cycles> for CyclesConfig {
+    fn from(c: crate::engine::cycles::Cycles) -> Self {
+        Self {
+            start: c.range.start,
+            end: c.range.end,
+            loader: c.loader.map(|l| l.to_string()),
+            key_space: c.key_space,
+        }
+    }
 }
 
 /// Percentiles of a latency distribution, nanoseconds.
@@ -156,6 +193,10 @@ pub struct SampleReport {
     pub latency_p99_ns: u64,
     /// The interval's latency histogram (HdrHistogram V2, compressed, base64).
     pub histogram: String,
+    /// Wall-clock start of the interval, seconds since the Unix epoch (what `doppio merge`
+    /// aligns machines' samples by); `null` in reports written before this field existed.
+    #[serde(default)]
+    pub start_unix_s: Option<f64>,
 }
 
 /// What one backend measured.
@@ -250,6 +291,10 @@ pub struct BackendReport {
     /// Client CPU time per row, microseconds; `null` when no row was counted.
     #[serde(default)]
     pub cpu_us_per_row: Option<f64>,
+    /// In a merged report, each machine's own figures (its overhead is kept per machine,
+    /// not averaged); `null` in a report of one run.
+    #[serde(default)]
+    pub machines: Option<Vec<merge::MachineFigures>>,
 }
 
 /// Raw overhead counters of a backend's measured segments.
@@ -300,6 +345,8 @@ pub struct BackendRun {
     pub segments: Vec<Vec<Sample>>,
     /// Measured seconds per segment.
     pub elapsed_s: Vec<f64>,
+    /// Wall-clock start of each segment, seconds since the Unix epoch.
+    pub segment_starts_unix_s: Vec<Option<f64>>,
     /// First message per error kind.
     pub first_errors: BTreeMap<String, String>,
     /// Overhead totals over the measured segments.
@@ -421,6 +468,12 @@ impl BackendRun {
                     latency_p50_ns: s.latency.value_at_percentile(50.0),
                     latency_p99_ns: s.latency.value_at_percentile(99.0),
                     histogram: s.latency.to_base64(),
+                    start_unix_s: self
+                        .segment_starts_unix_s
+                        .get(segment)
+                        .copied()
+                        .flatten()
+                        .map(|t| t + s.start.as_secs_f64()),
                 });
             }
         }
@@ -493,6 +546,7 @@ impl BackendRun {
             rows_per_s: (self.rows_counted && elapsed > 0.0).then(|| rows as f64 / elapsed),
             cpu_us_per_row: (self.rows_counted && rows > 0)
                 .then(|| (o.user_s + o.sys_s) * 1e6 / rows as f64),
+            machines: None,
         }
     }
 }

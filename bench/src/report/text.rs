@@ -35,6 +35,7 @@ pub fn render(report: &Report, log: bool) -> String {
     if columns.iter().any(|(_, b)| b.requests > 0) {
         compare_sections(&mut out, &columns);
         pairs_section(&mut out, &columns);
+        machines_section(&mut out, &columns);
     }
     notes_section(&mut out, report);
     out
@@ -168,6 +169,37 @@ fn config_section(out: &mut String, r: &Report) {
                 "discarded: rows counted, not decoded (--discard-results)"
             } else {
                 "every row decoded"
+            }
+        );
+    }
+    if let Some(inputs) = &r.merged_from {
+        let described: Vec<String> = inputs
+            .iter()
+            .map(|m| {
+                let cycles = m
+                    .config
+                    .cycles
+                    .as_ref()
+                    .map_or("0..".to_owned(), |cy| format!("{}..{}", cy.start, cy.end));
+                format!("{} (cycles {cycles}, started {})", m.file, m.started_at)
+            })
+            .collect();
+        wrap(
+            out,
+            "  merged from   ",
+            &format!("{} machines: {}", inputs.len(), described.join(", ")),
+        );
+    }
+    if let Some(cy) = &c.cycles {
+        let _ = writeln!(
+            out,
+            "  cycles        {}..{} ({} iterations{}; a timed phase wraps around within them)",
+            cy.start,
+            cy.end,
+            cy.end.saturating_sub(cy.start),
+            match (&cy.loader, cy.key_space) {
+                (Some(l), Some(space)) => format!(", loader {l} of {space}"),
+                _ => String::new(),
             }
         );
     }
@@ -639,6 +671,44 @@ fn notes_section(out: &mut String, r: &Report) {
     out.push('\n');
 }
 
+/// A merged report's per-machine figures (`doppio merge` keeps overheads per machine): one
+/// line per machine and backend.
+fn machines_section(out: &mut String, columns: &[Column<'_>]) {
+    if columns.iter().all(|(_, b)| b.machines.is_none()) {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "MACHINES                    requests  throughput [req/s]  CPU/req [us]  syscalls/req  allocs/req"
+    );
+    let opt =
+        |x: Option<f64>, digits: usize| x.map_or("n/a".to_owned(), |v| format!("{v:.digits$}"));
+    for (label, b) in columns {
+        for m in b.machines.iter().flatten() {
+            // The file's name, not its folder: the folders are usually the same.
+            let file = std::path::Path::new(&m.file)
+                .file_name()
+                .map_or(m.file.clone(), |f| f.to_string_lossy().into_owned());
+            let name = format!("{label} {file}");
+            let name = if name.chars().count() > 26 {
+                format!("{}~", name.chars().take(25).collect::<String>())
+            } else {
+                name
+            };
+            let _ = writeln!(
+                out,
+                "  {name:<26}{:>10}{:>20.0}{:>14.2}{:>14}{:>12}",
+                m.requests,
+                m.throughput_rps,
+                m.cpu_us_per_req,
+                opt(m.syscalls_per_req, 3),
+                opt(m.allocations_per_req, 2),
+            );
+        }
+    }
+    out.push('\n');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -721,6 +791,7 @@ mod tests {
                 latency_p50_ns: 0,
                 latency_p99_ns: 0,
                 histogram: String::new(),
+                start_unix_s: None,
             })
             .collect();
         b

@@ -404,6 +404,19 @@ impl Workload {
         })
     }
 
+    /// The key space that `--loader K/N` splits into N slices: the `[load]` count (the rows
+    /// the load phase writes; the built-ins' run statements read `hash(i) % rows` of them),
+    /// else the integer parameter `rows`; `None` when the workload has neither.
+    pub fn key_space(&self) -> Option<u64> {
+        if let Some(l) = &self.load {
+            return Some(l.count);
+        }
+        self.params
+            .iter()
+            .find(|(k, _)| k == "rows")
+            .and_then(|(_, v)| units::count(v).ok())
+    }
+
     /// Which run statement iteration `i` executes (by weight, a pure function of `i`).
     pub fn pick(&self, i: u64) -> usize {
         if self.run.len() == 1 {
@@ -518,6 +531,20 @@ mod tests {
             Workload::from_toml("t", bad_field, &[]).is_err(),
             "typos are errors"
         );
+    }
+
+    #[test]
+    fn the_key_space_is_the_load_count_else_the_rows_parameter() {
+        let rows = [("rows".to_owned(), "10k".to_owned())];
+        assert_eq!(
+            Workload::resolve("read", &rows).unwrap().key_space(),
+            Some(10_000)
+        );
+        assert_eq!(
+            Workload::resolve("write", &rows).unwrap().key_space(),
+            Some(10_000)
+        );
+        assert_eq!(Workload::resolve("empty", &[]).unwrap().key_space(), None);
     }
 
     #[test]

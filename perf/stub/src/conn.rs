@@ -234,6 +234,27 @@ fn execute_head(body: &[u8]) -> Option<(&[u8], bool)> {
     Some((id, flags & 0x02 != 0))
 }
 
+/// The first bound value of an EXECUTE (v4: `[short bytes id][short consistency][byte
+/// flags][short n][value...]`, each value `[int length][bytes]`, after its `[string name]`
+/// when flag 0x40 says values are named); `None` when it has none or is malformed.
+fn execute_first_value(body: &[u8]) -> Option<&[u8]> {
+    let len = usize::from(u16::from_be_bytes([*body.first()?, *body.get(1)?]));
+    let mut at = 2 + len + 2;
+    let flags = *body.get(at)?;
+    at += 1;
+    if flags & 0x01 == 0 || u16::from_be_bytes([*body.get(at)?, *body.get(at + 1)?]) == 0 {
+        return None;
+    }
+    at += 2;
+    if flags & 0x40 != 0 {
+        let name = usize::from(u16::from_be_bytes([*body.get(at)?, *body.get(at + 1)?]));
+        at += 2 + name;
+    }
+    let n = i32::from_be_bytes(body.get(at..at + 4)?.try_into().ok()?);
+    let n = usize::try_from(n).ok()?;
+    body.get(at + 4..at + 4 + n)
+}
+
 /// Answers one request frame.
 fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8]) {
     let stream = header.stream;
@@ -269,6 +290,11 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
     // The hot path: EXECUTE of a known statement, answered from its encoded body (one that
     // may need paging is decoded in full below).
     if header.opcode == Opcode::Execute {
+        if ctx.records_values() {
+            if let Some(v) = execute_first_value(body) {
+                ctx.record_value(v);
+            }
+        }
         if let Some((id, skip_metadata)) = execute_head(body) {
             let responder = ctx.responder.borrow();
             if let Some(entry) = responder.lookup(id).filter(|e| !e.pageable()) {
@@ -564,5 +590,29 @@ mod tests {
         assert_eq!(execute_head(&[0, 9, 1]), None, "an id longer than the body");
         assert_eq!(execute_head(&[0, 1, 7, 0]), None, "no flags byte");
         assert_eq!(execute_head(&[]), None);
+    }
+
+    #[test]
+    fn the_first_value_of_an_execute_is_read_without_trusting_lengths() {
+        // id [ab], consistency ONE, flags VALUES, 2 values: [00 07] and [ff].
+        let body = [
+            0, 1, 0xab, 0, 1, 0x01, 0, 2, 0, 0, 0, 2, 0, 7, 0, 0, 0, 1, 0xff,
+        ];
+        assert_eq!(execute_first_value(&body), Some(&[0, 7][..]));
+        // Named values: the name is skipped.
+        let named = [0, 1, 0xab, 0, 1, 0x41, 0, 1, 0, 1, b'k', 0, 0, 0, 1, 9];
+        assert_eq!(execute_first_value(&named), Some(&[9][..]));
+        assert_eq!(
+            execute_first_value(&[0, 1, 0xab, 0, 1, 0x00]),
+            None,
+            "no values"
+        );
+        assert_eq!(
+            execute_first_value(&body[..13]),
+            None,
+            "a value past the body"
+        );
+        let null = [0, 1, 0xab, 0, 1, 0x01, 0, 1, 0xff, 0xff, 0xff, 0xff];
+        assert_eq!(execute_first_value(&null), None, "a null value");
     }
 }

@@ -95,6 +95,7 @@ fn main() -> ExitCode {
         },
         rules,
         log_rules: !args.quiet,
+        record_values: false,
     };
     let stub = match Stub::start(config) {
         Ok(s) => s,

@@ -35,6 +35,11 @@ pub struct StubConfig {
     pub rules: Rules,
     /// Log fired rules to stderr.
     pub log_rules: bool,
+    /// Keep the first bound value of every EXECUTE, for tests that check which keys a
+    /// client sent ([`StubHandle::executed_first_values`]). Off by default: when on, every
+    /// EXECUTE takes a lock and allocates, so it is for correctness tests, never for
+    /// overhead measurements.
+    pub record_values: bool,
 }
 
 impl Default for StubConfig {
@@ -47,6 +52,7 @@ impl Default for StubConfig {
             shape: Shape::default(),
             rules: Rules::default(),
             log_rules: true,
+            record_values: false,
         }
     }
 }
@@ -101,7 +107,11 @@ impl Stub {
         } else {
             config.cores.iter().map(|&c| Some(c)).collect()
         };
-        let shared = Arc::new(Shared::new(&config.rules, config.log_rules));
+        let shared = Arc::new(Shared::new(
+            &config.rules,
+            config.log_rules,
+            config.record_values,
+        ));
         let rules = Arc::new(config.rules.clone());
         let shape = Arc::new(config.shape.clone());
         let mut addr = config.listen;
@@ -214,6 +224,16 @@ impl StubHandle {
             .zip(&self.shared.fired)
             .map(|(n, c)| (n.clone(), c.load(Ordering::Relaxed)))
             .collect()
+    }
+
+    /// The first bound value of every EXECUTE so far, in arrival order per shard (empty
+    /// unless [`StubConfig::record_values`]; an EXECUTE without values records nothing).
+    pub fn executed_first_values(&self) -> Vec<Vec<u8>> {
+        self.shared
+            .values
+            .as_ref()
+            .map(|v| v.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .unwrap_or_default()
     }
 
     /// Connections accepted so far.

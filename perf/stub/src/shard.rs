@@ -4,11 +4,12 @@
 //! [`ShardContext`] holds the shard's own responder and rule matcher (`RefCell`: one thread
 //! each) and a reference to [`Shared`], the control-plane counters every shard writes:
 //! connection numbers (once per connection), rule fire counts (once per fired rule) and the
-//! stop flag. Nothing here is touched per request unless a rule fires.
+//! stop flag. Nothing here is touched per request unless a rule fires, or unless the
+//! stub records the values of EXECUTEs (`StubConfig::record_values`, for tests).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::answer::Responder;
@@ -23,12 +24,14 @@ pub(crate) struct Shared {
     pub(crate) names: Vec<String>,
     log: bool,
     pub(crate) stop: AtomicBool,
+    /// The first bound value of every EXECUTE, when recording (tests only).
+    pub(crate) values: Option<Mutex<Vec<Vec<u8>>>>,
 }
 
 impl Shared {
     /// Zeroed counters for `rules`, starting the stub's clock now; fired rules are logged to
-    /// stderr if `log`.
-    pub(crate) fn new(rules: &Rules, log: bool) -> Self {
+    /// stderr if `log`; EXECUTEs' first values are kept if `record_values`.
+    pub(crate) fn new(rules: &Rules, log: bool, record_values: bool) -> Self {
         Self {
             started: Instant::now(),
             next_connection: Arc::new(AtomicU64::new(0)),
@@ -36,6 +39,7 @@ impl Shared {
             names: rules.rules.iter().map(|r| r.name.clone()).collect(),
             log,
             stop: AtomicBool::new(false),
+            values: record_values.then(|| Mutex::new(Vec::new())),
         }
     }
 }
@@ -59,6 +63,21 @@ impl ShardContext {
             next_connection: shared.next_connection.clone(),
             shared,
         }
+    }
+
+    /// Keeps an EXECUTE's first bound value, when the stub records them.
+    pub(crate) fn record_value(&self, value: &[u8]) {
+        if let Some(values) = &self.shared.values {
+            values
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(value.to_vec());
+        }
+    }
+
+    /// Whether the stub records EXECUTEs' values.
+    pub(crate) fn records_values(&self) -> bool {
+        self.shared.values.is_some()
     }
 
     /// Counts rule `i` firing on connection `conn` and logs it: the first five times, then

@@ -1,0 +1,782 @@
+//! `doppio merge`: the reports of one test run made on several loader machines, combined
+//! into one report that `show`, `hdr`, `list` and `sweep` read like any other.
+//!
+//! How each figure is combined, per backend:
+//! - Histograms (the whole run's latency and service time) are added exactly (HdrHistogram
+//!   add); the percentiles and the mean come from the sum.
+//! - Requests, errors and errors by kind are summed; throughput is the sum of the
+//!   machines' throughputs (they ran at the same time).
+//! - Samples are aligned by their wall-clock start (`start_unix_s`, written by every
+//!   `doppio run` since this field exists): per segment, on a grid of the common sample
+//!   interval starting at the earliest machine's first sample, each machine's sample goes to
+//!   the nearest grid interval, where requests, errors and throughputs are summed and
+//!   histograms added. Machines' clocks must agree (NTP) to well under a sample interval.
+//! - Overheads (CPU, syscalls, allocations per request, ...) are kept per machine in
+//!   `machines`. The entry's own overhead fields are pooled over the machines' totals
+//!   (summed CPU time over summed requests, ...), and `null` when any machine did not
+//!   count the figure.
+//! - Each input's config, command, start and warnings are kept in `merged_from`.
+//!
+//! Refused: fewer than two reports, an input that is itself merged, and inputs whose
+//! workload (name, parameters, statements), drivers, segments or sample interval differ: a
+//! merge of those would mean nothing.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{latency_summary, BackendReport, Report, RunConfig, SampleReport};
+use crate::overhead::ByKind;
+use crate::stats::{estimate, LatencyHistogram, StatsError};
+
+/// Why reports could not be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// Fewer than two reports.
+    #[error("merge needs at least two reports (got {0})")]
+    TooFew(usize),
+    /// An input is itself a merged report.
+    #[error("{file} is itself a merged report: merge the machines' own reports")]
+    AlreadyMerged {
+        /// The input.
+        file: String,
+    },
+    /// Two inputs differ where a merge would mean nothing.
+    #[error(
+        "{file} cannot be merged with {first}: their {what} differ ({first}: {a}; {file}: {b})"
+    )]
+    Mismatch {
+        /// What differs (`workload`, `drivers`, ...).
+        what: &'static str,
+        /// The first input.
+        first: String,
+        /// The input that differs.
+        file: String,
+        /// The first input's value.
+        a: String,
+        /// The other's value.
+        b: String,
+    },
+    /// An input lacks a backend the first has.
+    #[error("{file} has no results for driver {driver}, which {first} has")]
+    MissingBackend {
+        /// The input.
+        file: String,
+        /// The driver.
+        driver: String,
+        /// The first input.
+        first: String,
+    },
+    /// A sample has no wall-clock start (an older report), so it cannot be aligned.
+    #[error("{file}: {driver}: its samples have no wall-clock start (start_unix_s: the report was written by an older doppio), so they cannot be aligned with the other machines'")]
+    NoWallClock {
+        /// The input.
+        file: String,
+        /// The driver.
+        driver: String,
+    },
+    /// A histogram of an input could not be decoded.
+    #[error("{file}: {driver}: {source}")]
+    Histogram {
+        /// The input.
+        file: String,
+        /// The driver.
+        driver: String,
+        /// Why.
+        #[source]
+        source: StatsError,
+    },
+}
+
+/// One machine's run in a merged report: its file and its own description of the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MergedInput {
+    /// The report's file, as given to `doppio merge`.
+    pub file: String,
+    /// Its `--tag`.
+    pub tag: Option<String>,
+    /// When it started.
+    pub started_at: String,
+    /// Its command line.
+    pub command: Vec<String>,
+    /// Its options (with its `cycles`).
+    pub config: RunConfig,
+    /// Its fatal error, if any.
+    pub fatal_error: Option<String>,
+    /// Its warnings.
+    pub warnings: Vec<String>,
+}
+
+/// One machine's own figures for one backend of a merged report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineFigures {
+    /// The machine's report file.
+    pub file: String,
+    /// Requests completed.
+    pub requests: u64,
+    /// Errors.
+    pub errors: u64,
+    /// Its throughput, requests per second.
+    pub throughput_rps: f64,
+    /// Its measured seconds.
+    pub elapsed_s: f64,
+    /// Client CPU per request, microseconds.
+    pub cpu_us_per_req: f64,
+    /// User CPU per request, microseconds.
+    pub cpu_user_us_per_req: f64,
+    /// System CPU per request, microseconds.
+    pub cpu_sys_us_per_req: f64,
+    /// System calls per request, or `null` when not counted.
+    pub syscalls_per_req: Option<f64>,
+    /// Why syscalls were not counted.
+    pub syscalls_unavailable: Option<String>,
+    /// io_uring operations submitted per request, or `null`.
+    pub io_uring_submitted_per_req: Option<f64>,
+    /// Context switches per request.
+    pub ctx_switches_per_req: f64,
+    /// Heap allocations per request, or `null` (no `alloc-count` build).
+    pub allocations_per_req: Option<f64>,
+    /// Peak RSS, bytes.
+    pub peak_rss_bytes: u64,
+    /// Requests per socket write (doppio), or `null`.
+    pub requests_per_flush: Option<f64>,
+    /// Requests per socket read (doppio), or `null`.
+    pub requests_per_read: Option<f64>,
+}
+
+impl MachineFigures {
+    fn of(file: &str, b: &BackendReport) -> Self {
+        Self {
+            file: file.to_owned(),
+            requests: b.requests,
+            errors: b.errors,
+            throughput_rps: b.throughput_rps,
+            elapsed_s: b.elapsed_s,
+            cpu_us_per_req: b.cpu_us_per_req,
+            cpu_user_us_per_req: b.cpu_user_us_per_req,
+            cpu_sys_us_per_req: b.cpu_sys_us_per_req,
+            syscalls_per_req: b.syscalls_per_req,
+            syscalls_unavailable: b.syscalls_unavailable.clone(),
+            io_uring_submitted_per_req: b.io_uring_submitted_per_req,
+            ctx_switches_per_req: b.ctx_switches_per_req,
+            allocations_per_req: b.allocations_per_req,
+            peak_rss_bytes: b.peak_rss_bytes,
+            requests_per_flush: b.requests_per_flush,
+            requests_per_read: b.requests_per_read,
+        }
+    }
+}
+
+/// Merges the reports `inputs` (file name, report) of one test run made on several
+/// machines; `command` is the merge's own command line.
+pub fn merge(inputs: &[(String, Report)], command: Vec<String>) -> Result<Report, MergeError> {
+    let Some((first_file, first)) = inputs.first() else {
+        return Err(MergeError::TooFew(0));
+    };
+    if inputs.len() < 2 {
+        return Err(MergeError::TooFew(inputs.len()));
+    }
+    for (file, r) in inputs {
+        if r.merged_from.is_some() {
+            return Err(MergeError::AlreadyMerged { file: file.clone() });
+        }
+        check_same(first_file, first, file, r)?;
+    }
+    let mut backends = BTreeMap::new();
+    for driver in &first.config.drivers {
+        if !first.backends.contains_key(driver) {
+            continue;
+        }
+        let mut parts = Vec::with_capacity(inputs.len());
+        for (file, r) in inputs {
+            let b = r
+                .backends
+                .get(driver)
+                .ok_or_else(|| MergeError::MissingBackend {
+                    file: file.clone(),
+                    driver: driver.clone(),
+                    first: first_file.clone(),
+                })?;
+            parts.push((file.as_str(), b));
+        }
+        let merged = merge_backend(driver, &parts, first.config.sample_interval_s)?;
+        backends.insert(driver.clone(), merged);
+    }
+    let mut config = first.config.clone();
+    let mut nodes: Vec<String> = Vec::new();
+    for (_, r) in inputs {
+        for n in &r.config.nodes {
+            if !nodes.contains(n) {
+                nodes.push(n.clone());
+            }
+        }
+    }
+    config.nodes = nodes;
+    config.concurrency = inputs.iter().map(|(_, r)| r.config.concurrency).sum();
+    config.threads = inputs.iter().map(|(_, r)| r.config.threads).sum();
+    config.rate = inputs
+        .iter()
+        .map(|(_, r)| r.config.rate)
+        .sum::<Option<f64>>();
+    config.cycles = None;
+    let tag = first
+        .tag
+        .clone()
+        .filter(|t| inputs.iter().all(|(_, r)| r.tag.as_ref() == Some(t)));
+    let fatal: Vec<String> = inputs
+        .iter()
+        .filter_map(|(f, r)| r.fatal_error.as_ref().map(|e| format!("{f}: {e}")))
+        .collect();
+    let mut warnings: Vec<String> = inputs
+        .iter()
+        .flat_map(|(f, r)| r.warnings.iter().map(move |w| format!("{f}: {w}")))
+        .collect();
+    warnings.extend(overlap_warnings(inputs));
+    Ok(Report {
+        schema_version: super::SCHEMA_VERSION,
+        tool: format!("doppio-bench {}", env!("CARGO_PKG_VERSION")),
+        tag,
+        started_at: inputs
+            .iter()
+            .map(|(_, r)| r.started_at.clone())
+            .min_by_key(|t| super::rfc3339_to_unix(t).unwrap_or(i64::MAX))
+            .unwrap_or_else(|| first.started_at.clone()),
+        command,
+        workload: first.workload.clone(),
+        config,
+        fatal_error: (!fatal.is_empty()).then(|| fatal.join("; ")),
+        warnings,
+        backends,
+        merged_from: Some(
+            inputs
+                .iter()
+                .map(|(file, r)| MergedInput {
+                    file: file.clone(),
+                    tag: r.tag.clone(),
+                    started_at: r.started_at.clone(),
+                    command: r.command.clone(),
+                    config: r.config.clone(),
+                    fatal_error: r.fatal_error.clone(),
+                    warnings: r.warnings.clone(),
+                })
+                .collect(),
+        ),
+    })
+}
+
+/// Refuses `r` when it differs from `first` where a merge would mean nothing.
+fn check_same(first_file: &str, first: &Report, file: &str, r: &Report) -> Result<(), MergeError> {
+    let differ = |what: &'static str, a: String, b: String| MergeError::Mismatch {
+        what,
+        first: first_file.to_owned(),
+        file: file.to_owned(),
+        a,
+        b,
+    };
+    let (w0, w) = (&first.workload, &r.workload);
+    if w0.name != w.name {
+        return Err(differ("workloads", w0.name.clone(), w.name.clone()));
+    }
+    if w0.params != w.params {
+        return Err(differ(
+            "workload parameters",
+            format!("{:?}", w0.params),
+            format!("{:?}", w.params),
+        ));
+    }
+    if w0.statements != w.statements {
+        return Err(differ(
+            "statements",
+            w0.statements.join(" / "),
+            w.statements.join(" / "),
+        ));
+    }
+    let (c0, c) = (&first.config, &r.config);
+    if c0.drivers != c.drivers {
+        return Err(differ("drivers", c0.drivers.join(","), c.drivers.join(",")));
+    }
+    // Results consumed differently are different work: not one test run.
+    if (c0.page_size, c0.discard_results) != (c.page_size, c.discard_results) {
+        let consumed = |c: &RunConfig| {
+            format!(
+                "page size {}, rows {}",
+                c.page_size.map_or("unknown".to_owned(), |p| p.to_string()),
+                if c.discard_results {
+                    "discarded"
+                } else {
+                    "decoded"
+                }
+            )
+        };
+        return Err(differ("result consumption", consumed(c0), consumed(c)));
+    }
+    if c0.segments != c.segments {
+        return Err(differ(
+            "segments per driver",
+            c0.segments.to_string(),
+            c.segments.to_string(),
+        ));
+    }
+    if c0.sample_interval_s != c.sample_interval_s {
+        return Err(differ(
+            "sample intervals",
+            format!("{}s", c0.sample_interval_s),
+            format!("{}s", c.sample_interval_s),
+        ));
+    }
+    Ok(())
+}
+
+/// Warnings for inputs that drew the same iteration numbers (and so the same keys).
+fn overlap_warnings(inputs: &[(String, Report)]) -> Vec<String> {
+    let range = |r: &Report| {
+        r.config
+            .cycles
+            .as_ref()
+            .map_or((0, u64::MAX), |c| (c.start, c.end))
+    };
+    let mut out = Vec::new();
+    for (i, (fa, a)) in inputs.iter().enumerate() {
+        for (fb, b) in &inputs[i + 1..] {
+            let ((s0, e0), (s1, e1)) = (range(a), range(b));
+            if s0.max(s1) < e0.min(e1) {
+                out.push(format!(
+                    "{fa} and {fb} drew overlapping iteration numbers ({} and {}): they sent \
+                     some of the same requests (give each loader its own --loader K/N or --cycles)",
+                    describe(a),
+                    describe(b)
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn describe(r: &Report) -> String {
+    r.config
+        .cycles
+        .as_ref()
+        .map_or("0.. (no --cycles or --loader)".to_owned(), |c| {
+            format!("{}..{}", c.start, c.end)
+        })
+}
+
+/// One aligned interval of the merged samples, while it is being summed.
+#[derive(Default)]
+struct Bin {
+    requests: u64,
+    errors: u64,
+    throughput_rps: f64,
+    duration_s: f64,
+    latency: LatencyHistogram,
+}
+
+fn decode(file: &str, driver: &str, text: &str) -> Result<LatencyHistogram, MergeError> {
+    LatencyHistogram::from_base64(text).map_err(|source| MergeError::Histogram {
+        file: file.to_owned(),
+        driver: driver.to_owned(),
+        source,
+    })
+}
+
+/// Sum of `f` over the machines, weighted by their requests, over all requests: the
+/// figure of the pooled totals (each figure is a total divided by the machine's requests).
+fn pooled(parts: &[(&str, &BackendReport)], f: impl Fn(&BackendReport) -> f64) -> f64 {
+    let requests: u64 = parts.iter().map(|(_, b)| b.requests).sum();
+    if requests == 0 {
+        return 0.0;
+    }
+    parts
+        .iter()
+        .map(|(_, b)| f(b) * b.requests as f64)
+        .sum::<f64>()
+        / requests as f64
+}
+
+/// [`pooled`] of a figure that may be missing: `None` when any machine lacks it.
+fn pooled_opt(
+    parts: &[(&str, &BackendReport)],
+    f: impl Fn(&BackendReport) -> Option<f64>,
+) -> Option<f64> {
+    if parts.iter().any(|(_, b)| f(b).is_none()) {
+        return None;
+    }
+    Some(pooled(parts, |b| f(b).unwrap_or(0.0)))
+}
+
+/// Requests per event (flush, read) of the pooled totals: total requests over the sum of
+/// each machine's events (its requests over its ratio); `None` when any machine lacks it.
+fn pooled_ratio(
+    parts: &[(&str, &BackendReport)],
+    f: impl Fn(&BackendReport) -> Option<f64>,
+) -> Option<f64> {
+    let mut events = 0.0;
+    let mut requests = 0.0;
+    for (_, b) in parts {
+        let r = f(b).filter(|r| *r > 0.0)?;
+        events += b.requests as f64 / r;
+        requests += b.requests as f64;
+    }
+    (events > 0.0).then(|| requests / events)
+}
+
+/// Why a pooled figure is missing: the first machine's reason.
+fn missing_reason(
+    parts: &[(&str, &BackendReport)],
+    counted: impl Fn(&BackendReport) -> bool,
+    why: impl Fn(&BackendReport) -> Option<&String>,
+) -> Option<String> {
+    parts.iter().find(|(_, b)| !counted(b)).map(|(f, b)| {
+        format!(
+            "not counted on all machines ({f}: {})",
+            why(b).map_or("not counted", String::as_str)
+        )
+    })
+}
+
+fn merge_backend(
+    driver: &str,
+    parts: &[(&str, &BackendReport)],
+    interval_s: f64,
+) -> Result<BackendReport, MergeError> {
+    let mut latency = LatencyHistogram::new();
+    let mut service = LatencyHistogram::new();
+    let mut errors_by_kind: BTreeMap<String, u64> = BTreeMap::new();
+    let mut first_errors: BTreeMap<String, String> = BTreeMap::new();
+    for (file, b) in parts {
+        latency.merge(&decode(file, driver, &b.histogram)?);
+        service.merge(&decode(file, driver, &b.service_histogram)?);
+        for (k, n) in &b.errors_by_kind {
+            *errors_by_kind.entry(k.clone()).or_default() += n;
+        }
+        for (k, m) in &b.first_errors {
+            first_errors
+                .entry(k.clone())
+                .or_insert_with(|| format!("{file}: {m}"));
+        }
+    }
+    let samples = align_samples(driver, parts, interval_s)?;
+    let full: Vec<&SampleReport> = samples
+        .iter()
+        .filter(|s| s.duration_s >= 0.5 * interval_s)
+        .collect();
+    let throughputs: Vec<f64> = full.iter().map(|s| s.throughput_rps).collect();
+    let means: Vec<f64> = full
+        .iter()
+        .filter(|s| s.requests > s.errors)
+        .map(|s| s.latency_mean_ns)
+        .collect();
+    let requests: u64 = parts.iter().map(|(_, b)| b.requests).sum();
+    let per_req = |n: f64| {
+        if requests > 0 {
+            n / requests as f64
+        } else {
+            0.0
+        }
+    };
+    let all_kinds = parts
+        .iter()
+        .map(|(_, b)| b.syscalls_by_kind)
+        .collect::<Option<Vec<ByKind<u64>>>>();
+    let syscalls_by_kind = all_kinds.and_then(|k| k.into_iter().reduce(|a, b| a.plus(&b)));
+    let sum_opt = |f: &dyn Fn(&BackendReport) -> Option<u64>| {
+        parts.iter().map(|(_, b)| f(b)).sum::<Option<u64>>()
+    };
+    let io_uring_submitted = sum_opt(&|b| b.io_uring_submitted);
+    let io_uring_completed = sum_opt(&|b| b.io_uring_completed);
+    let requests_by_node = parts
+        .iter()
+        .filter_map(|(_, b)| b.requests_by_node.as_ref())
+        .fold(None, |acc: Option<BTreeMap<String, u64>>, m| {
+            let mut acc = acc.unwrap_or_default();
+            for (node, n) in m {
+                *acc.entry(node.clone()).or_default() += n;
+            }
+            Some(acc)
+        });
+    // Rows: summed (null if a machine did not count them), rows per second summed like the
+    // throughput, CPU per row pooled over the machines' CPU time and rows.
+    let rows = sum_opt(&|b| b.rows);
+    let rows_per_s = parts.iter().map(|(_, b)| b.rows_per_s).sum::<Option<f64>>();
+    let cpu_us_per_row = rows.filter(|r| *r > 0).and_then(|total| {
+        let cpu_us = parts
+            .iter()
+            .map(|(_, b)| match (b.cpu_us_per_row, b.rows) {
+                (Some(per_row), Some(n)) => Some(per_row * n as f64),
+                (_, Some(0)) => Some(0.0),
+                _ => None,
+            })
+            .sum::<Option<f64>>()?;
+        Some(cpu_us / total as f64)
+    });
+    let tp = estimate(&throughputs, 0.99);
+    Ok(BackendReport {
+        rows,
+        rows_per_s,
+        cpu_us_per_row,
+        driver: driver.to_owned(),
+        throughput_rps: parts.iter().map(|(_, b)| b.throughput_rps).sum(),
+        throughput_margin_rps: if tp.margin.is_finite() {
+            tp.margin
+        } else {
+            0.0
+        },
+        requests,
+        errors: parts.iter().map(|(_, b)| b.errors).sum(),
+        errors_by_kind,
+        first_errors,
+        elapsed_s: parts.iter().map(|(_, b)| b.elapsed_s).fold(0.0, f64::max),
+        cpu_us_per_req: pooled(parts, |b| b.cpu_us_per_req),
+        cpu_user_us_per_req: pooled(parts, |b| b.cpu_user_us_per_req),
+        cpu_sys_us_per_req: pooled(parts, |b| b.cpu_sys_us_per_req),
+        syscalls_per_req: pooled_opt(parts, |b| b.syscalls_per_req),
+        syscalls_unavailable: missing_reason(
+            parts,
+            |b| b.syscalls_per_req.is_some(),
+            |b| b.syscalls_unavailable.as_ref(),
+        ),
+        syscalls_by_kind,
+        syscalls_by_kind_per_req: syscalls_by_kind.map(|k| k.map(|n| per_req(n as f64))),
+        syscall_kinds_unavailable: missing_reason(
+            parts,
+            |b| b.syscalls_by_kind.is_some(),
+            |b| b.syscall_kinds_unavailable.as_ref(),
+        ),
+        io_uring_submitted,
+        io_uring_submitted_per_req: io_uring_submitted.map(|n| per_req(n as f64)),
+        io_uring_completed,
+        io_uring_completed_per_req: io_uring_completed.map(|n| per_req(n as f64)),
+        io_uring_unavailable: missing_reason(
+            parts,
+            |b| b.io_uring_submitted.is_some(),
+            |b| b.io_uring_unavailable.as_ref(),
+        ),
+        ctx_switches_per_req: pooled(parts, |b| b.ctx_switches_per_req),
+        allocations_per_req: pooled_opt(parts, |b| b.allocations_per_req),
+        peak_rss_bytes: parts
+            .iter()
+            .map(|(_, b)| b.peak_rss_bytes)
+            .max()
+            .unwrap_or(0),
+        requests_per_flush: pooled_ratio(parts, |b| b.requests_per_flush),
+        requests_per_read: pooled_ratio(parts, |b| b.requests_per_read),
+        requests_by_node,
+        latency_ns: latency_summary(&latency, &means),
+        service_time_ns: latency_summary(&service, &[]),
+        mean_send_lateness_ns: pooled(parts, |b| b.mean_send_lateness_ns),
+        samples,
+        histogram: latency.to_base64(),
+        service_histogram: service.to_base64(),
+        machines: Some(
+            parts
+                .iter()
+                .map(|(f, b)| MachineFigures::of(f, b))
+                .collect(),
+        ),
+    })
+}
+
+/// The machines' samples on one wall-clock grid per segment: the grid starts at the
+/// earliest sample of the segment and steps by the sample interval; each sample joins the
+/// grid interval nearest its start.
+fn align_samples(
+    driver: &str,
+    parts: &[(&str, &BackendReport)],
+    interval_s: f64,
+) -> Result<Vec<SampleReport>, MergeError> {
+    let mut origin: BTreeMap<usize, f64> = BTreeMap::new();
+    for (file, b) in parts {
+        for s in &b.samples {
+            let t = s.start_unix_s.ok_or_else(|| MergeError::NoWallClock {
+                file: (*file).to_owned(),
+                driver: driver.to_owned(),
+            })?;
+            let o = origin.entry(s.segment).or_insert(t);
+            *o = o.min(t);
+        }
+    }
+    let step = if interval_s > 0.0 { interval_s } else { 1.0 };
+    let mut bins: BTreeMap<(usize, u64), Bin> = BTreeMap::new();
+    for (file, b) in parts {
+        for s in &b.samples {
+            let (Some(t), Some(o)) = (s.start_unix_s, origin.get(&s.segment)) else {
+                continue;
+            };
+            let index = ((t - o) / step).round().max(0.0) as u64;
+            let bin = bins.entry((s.segment, index)).or_default();
+            bin.requests += s.requests;
+            bin.errors += s.errors;
+            bin.throughput_rps += s.throughput_rps;
+            bin.duration_s = bin.duration_s.max(s.duration_s);
+            bin.latency.merge(&decode(file, driver, &s.histogram)?);
+        }
+    }
+    Ok(bins
+        .into_iter()
+        .map(|((segment, index), bin)| {
+            let start_s = index as f64 * step;
+            SampleReport {
+                segment,
+                start_s,
+                duration_s: bin.duration_s,
+                requests: bin.requests,
+                errors: bin.errors,
+                throughput_rps: bin.throughput_rps,
+                latency_mean_ns: bin.latency.mean(),
+                latency_p50_ns: bin.latency.value_at_percentile(50.0),
+                latency_p99_ns: bin.latency.value_at_percentile(99.0),
+                histogram: bin.latency.to_base64(),
+                start_unix_s: origin.get(&segment).map(|o| o + start_s),
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{BackendRun, WorkloadInfo};
+
+    fn histogram(values: &[u64]) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        for v in values {
+            h.record(*v);
+        }
+        h
+    }
+
+    /// A one-backend report whose samples start at `starts` (wall clock), `n` requests each.
+    fn report(starts: &[f64], n: u64, cpu: f64, workload: &str) -> Report {
+        let mut b = BackendRun::default().report("doppio");
+        let h = histogram(&vec![1000; n as usize]);
+        let mut whole = LatencyHistogram::new();
+        b.samples = starts
+            .iter()
+            .enumerate()
+            .map(|(k, t)| {
+                whole.merge(&h);
+                SampleReport {
+                    segment: 0,
+                    start_s: k as f64,
+                    duration_s: 1.0,
+                    requests: n,
+                    errors: 0,
+                    throughput_rps: n as f64,
+                    latency_mean_ns: 1000.0,
+                    latency_p50_ns: 1000,
+                    latency_p99_ns: 1000,
+                    histogram: h.to_base64(),
+                    start_unix_s: Some(*t),
+                }
+            })
+            .collect();
+        b.requests = n * starts.len() as u64;
+        b.throughput_rps = n as f64;
+        b.cpu_us_per_req = cpu;
+        b.histogram = whole.to_base64();
+        Report {
+            schema_version: crate::report::SCHEMA_VERSION,
+            tool: "t".into(),
+            tag: None,
+            started_at: "2026-11-24T00:00:00Z".into(),
+            command: Vec::new(),
+            workload: WorkloadInfo {
+                name: workload.into(),
+                description: String::new(),
+                params: BTreeMap::new(),
+                statements: vec!["SELECT".into()],
+            },
+            config: RunConfig {
+                nodes: vec!["127.0.0.1:9042".into()],
+                drivers: vec!["doppio".into()],
+                duration: "3s".into(),
+                warmup: "0s".into(),
+                concurrency: 4,
+                threads: 1,
+                connections: 1,
+                rate: None,
+                sample_interval_s: 1.0,
+                consistency: "LOCAL_ONE".into(),
+                request_timeout_s: 5.0,
+                retries: 0,
+                compression: false,
+                segments: 1,
+                username: None,
+                spin_before_park_us: None,
+                cycles: None,
+                page_size: Some(5000),
+                discard_results: false,
+            },
+            fatal_error: None,
+            warnings: Vec::new(),
+            backends: BTreeMap::from([("doppio".to_owned(), b)]),
+            merged_from: None,
+        }
+    }
+
+    #[test]
+    fn samples_are_aligned_by_wall_clock_and_summed() {
+        // Machine b started 1.2 s after machine a: its samples join a's second and third.
+        let a = report(&[100.0, 101.0, 102.0], 10, 2.0, "read");
+        let b = report(&[101.2, 102.2, 103.2], 30, 4.0, "read");
+        let m = merge(&[("a".into(), a), ("b".into(), b)], Vec::new()).unwrap();
+        let d = &m.backends["doppio"];
+        let got: Vec<(f64, u64, f64)> = d
+            .samples
+            .iter()
+            .map(|s| (s.start_s, s.requests, s.throughput_rps))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0.0, 10, 10.0),
+                (1.0, 40, 40.0),
+                (2.0, 40, 40.0),
+                (3.0, 30, 30.0)
+            ]
+        );
+        assert_eq!(d.requests, 120);
+        assert_eq!(
+            LatencyHistogram::from_base64(&d.histogram).unwrap().count(),
+            120
+        );
+        assert_eq!(d.throughput_rps, 40.0);
+        // CPU per request: each machine's kept; the entry's pooled over all requests.
+        let machines = d.machines.as_ref().unwrap();
+        assert_eq!(
+            machines
+                .iter()
+                .map(|x| x.cpu_us_per_req)
+                .collect::<Vec<_>>(),
+            vec![2.0, 4.0]
+        );
+        assert!((d.cpu_us_per_req - (2.0 * 30.0 + 4.0 * 90.0) / 120.0).abs() < 1e-9);
+        assert_eq!(m.config.concurrency, 8);
+        assert_eq!(m.merged_from.as_ref().unwrap().len(), 2);
+        assert_eq!(m.warnings.len(), 1, "both drew from 0: {:?}", m.warnings);
+    }
+
+    #[test]
+    fn meaningless_merges_are_refused() {
+        let a = report(&[100.0], 10, 1.0, "read");
+        let b = report(&[100.0], 10, 1.0, "write");
+        let e = merge(&[("a".into(), a.clone()), ("b".into(), b)], Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("workloads differ"), "{e}");
+        let mut c = a.clone();
+        c.workload.statements = vec!["SELECT 2".into()];
+        let e = merge(&[("a".into(), a.clone()), ("c".into(), c)], Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("statements differ"), "{e}");
+        let mut d = a.clone();
+        d.config.drivers = vec!["scylla".into()];
+        let e = merge(&[("a".into(), a.clone()), ("d".into(), d)], Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("drivers differ"), "{e}");
+        let e = merge(&[("a".into(), a.clone())], Vec::new()).unwrap_err();
+        assert!(matches!(e, MergeError::TooFew(1)));
+        let mut old = a.clone();
+        if let Some(b) = old.backends.get_mut("doppio") {
+            b.samples[0].start_unix_s = None;
+        }
+        let e = merge(&[("a".into(), a), ("old".into(), old)], Vec::new()).unwrap_err();
+        assert!(matches!(e, MergeError::NoWallClock { .. }), "{e}");
+    }
+}
