@@ -1,6 +1,7 @@
-//! The doppio backend: one shard per thread (pinned to cores 0..threads when asked), each
-//! running its worker's fibers on its own session; on glommio (`doppio`) or on doppio's own
-//! io_uring runtime (`doppio-uring`), the same code either way.
+//! The doppio backend: one shard per thread (pinned to [`ConnectOptions::pinned_cores`], the
+//! cores every backend uses, unless `--no-pin`), each running its worker's fibers on its own
+//! session; on glommio (`doppio`) or on doppio's own io_uring runtime (`doppio-uring`), the
+//! same code either way.
 
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -15,8 +16,9 @@ use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
 use doppio::{Cluster, Error, PreparedStatement, Session};
 
 use super::{
-    phase_statements, plan_statement, run_and_report, Backend, BackendError, ConnectOptions,
-    Consistency as BenchConsistency, Driver, DriverCounters, Event, Phase, PhaseSpec,
+    phase_statements, plan_statement, run_and_report, Backend, BackendError, Compression,
+    ConnectOptions, Consistency as BenchConsistency, Driver, DriverCounters, Event, Phase,
+    PhaseSpec, SerialConsistency, SettingError,
 };
 use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
 use crate::workload::encode::{encode, CqlKind, Encoded};
@@ -26,6 +28,8 @@ use crate::workload::{Statement, Workload};
 pub struct DoppioBackend {
     cluster: Cluster,
     driver: Driver,
+    /// Whether the shards are pinned to their cores.
+    pinned: bool,
 }
 
 /// The bench's name of doppio on `runtime`.
@@ -58,6 +62,35 @@ fn consistency(c: BenchConsistency) -> Consistency {
     }
 }
 
+/// doppio's serial consistency level for the bench's.
+pub fn serial_consistency(c: SerialConsistency) -> Consistency {
+    match c {
+        SerialConsistency::Serial => Consistency::Serial,
+        SerialConsistency::LocalSerial => Consistency::LocalSerial,
+    }
+}
+
+/// The settings doppio cannot honour: a preferred rack (its load-balancing policy knows
+/// data centers, not racks) and a backoff between retries (its retry policy retries at
+/// once).
+pub fn check_settings(driver: Driver, o: &ConnectOptions) -> Result<(), SettingError> {
+    if o.locality.rack.is_some() {
+        return Err(SettingError::Unsupported {
+            driver: driver.name(),
+            option: "--rack",
+            why: "doppio's load-balancing policy prefers a data center, not a rack",
+        });
+    }
+    if o.retry_backoff.is_some() {
+        return Err(SettingError::Unsupported {
+            driver: driver.name(),
+            option: "--retry-backoff",
+            why: "doppio's retry policy sends a retry at once, with no delay",
+        });
+    }
+    Ok(())
+}
+
 impl DoppioBackend {
     /// Starts the shards on `runtime` and connects each.
     pub fn connect(o: &ConnectOptions, runtime: Runtime) -> Result<Self, BackendError> {
@@ -70,14 +103,15 @@ impl DoppioBackend {
                 max_retries: o.retries,
             })
         };
-        let cores: Vec<usize> = (0..o.threads.max(1)).collect();
+        let cores = o.worker_cores();
         let mut b = Cluster::builder()
             .contact_points(o.nodes.iter().copied())
             .cores(&cores)
             .pin(o.pin)
             .connections_per_shard(o.connections.max(1))
-            .compression(o.compression)
+            .compression(o.compression == Compression::Lz4)
             .consistency(consistency(o.consistency))
+            .serial_consistency(Some(serial_consistency(o.serial_consistency)))
             .request_timeout(o.request_timeout)
             .connect_timeout(o.request_timeout)
             .retry_policy(retry)
@@ -89,10 +123,17 @@ impl DoppioBackend {
         if let (Some(u), Some(p)) = (&o.username, &o.password) {
             b = b.credentials(u, p);
         }
+        if let Some(dc) = &o.locality.datacenter {
+            b = b.local_datacenter(dc);
+        }
         let cluster = b
             .build()
             .map_err(|e| err(doppio::error::Report(&e).to_string()))?;
-        Ok(Self { cluster, driver })
+        Ok(Self {
+            cluster,
+            driver,
+            pinned: o.pin,
+        })
     }
 }
 
@@ -351,6 +392,14 @@ impl Backend for DoppioBackend {
             c.bytes_read += s.bytes_read;
         }
         Some(c)
+    }
+
+    fn thread_cores(&self) -> Vec<usize> {
+        if self.pinned {
+            self.cluster.cores()
+        } else {
+            Vec::new()
+        }
     }
 
     fn shutdown(&self) {

@@ -86,8 +86,10 @@ pub struct RunConfig {
     pub request_timeout_s: f64,
     /// Retries allowed per request.
     pub retries: u32,
-    /// lz4 compression.
-    pub compression: bool,
+    /// Compression of frame bodies: `lz4` or `none` (reports written before it took a value
+    /// hold `true` or `false`, read as `lz4` or `none`).
+    #[serde(deserialize_with = "compression_name")]
+    pub compression: String,
     /// Segments per backend (A B A B alternation when two backends run).
     pub segments: usize,
     /// User name, if credentials were given (the password is never written).
@@ -95,6 +97,37 @@ pub struct RunConfig {
     /// doppio shards' spin before parking, microseconds (`null`: no spin).
     #[serde(default)]
     pub spin_before_park_us: Option<f64>,
+    /// Serial consistency sent with every request (`LOCAL_SERIAL`, `SERIAL`).
+    #[serde(default)]
+    pub serial_consistency: Option<String>,
+    /// Local data center of the load-balancing policy (`null`: each driver's default).
+    #[serde(default)]
+    pub datacenter: Option<String>,
+    /// Preferred rack within `datacenter` (`null`: none).
+    #[serde(default)]
+    pub rack: Option<String>,
+    /// Backoff before each retry as `BASE,CAP` (`null`: retries go at once).
+    #[serde(default)]
+    pub retry_backoff: Option<String>,
+    /// The cores each backend's request threads were pinned to, by driver name (empty:
+    /// not pinned).
+    #[serde(default)]
+    pub thread_cores: BTreeMap<String, Vec<usize>>,
+}
+
+/// `config.compression`: a name, or the boolean of reports written before it took one.
+fn compression_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Name(String),
+        Flag(bool),
+    }
+    Ok(match Written::deserialize(d)? {
+        Written::Name(n) => n,
+        Written::Flag(true) => "lz4".to_owned(),
+        Written::Flag(false) => "none".to_owned(),
+    })
 }
 
 /// Percentiles of a latency distribution, nanoseconds.
