@@ -7,6 +7,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
+use doppio::pool::Backoff;
 use doppio::proto::consistency::Consistency;
 use doppio::proto::metadata::ColumnSpec;
 use doppio::proto::types::ColumnType;
@@ -71,21 +72,13 @@ pub fn serial_consistency(c: SerialConsistency) -> Consistency {
 }
 
 /// The settings doppio cannot honour: a preferred rack (its load-balancing policy knows
-/// data centers, not racks) and a backoff between retries (its retry policy retries at
-/// once).
+/// data centers, not racks).
 pub fn check_settings(driver: Driver, o: &ConnectOptions) -> Result<(), SettingError> {
     if o.locality.rack.is_some() {
         return Err(SettingError::Unsupported {
             driver: driver.name(),
             option: "--rack",
             why: "doppio's load-balancing policy prefers a data center, not a rack",
-        });
-    }
-    if o.retry_backoff.is_some() {
-        return Err(SettingError::Unsupported {
-            driver: driver.name(),
-            option: "--retry-backoff",
-            why: "doppio's retry policy sends a retry at once, with no delay",
         });
     }
     Ok(())
@@ -115,6 +108,10 @@ impl DoppioBackend {
             .request_timeout(o.request_timeout)
             .connect_timeout(o.request_timeout)
             .retry_policy(retry)
+            .retry_backoff(o.retry_backoff.map(|b| Backoff {
+                base: b.base,
+                cap: b.cap,
+            }))
             // The bench reads single pages; paging is the workload's business.
             .page_size(Some(5000))
             .shutdown_grace(Duration::from_secs(2))
