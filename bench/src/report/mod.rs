@@ -649,4 +649,25 @@ mod tests {
         assert!(t.starts_with("20"), "{t}");
         assert!(t.ends_with('Z'));
     }
+
+    #[test]
+    fn config_compression_reads_names_and_the_booleans_of_older_reports() {
+        let config = |compression: &str| {
+            let text = format!(
+                r#"{{"nodes": [], "drivers": [], "duration": "1s", "warmup": "0s",
+                "concurrency": 1, "threads": 1, "connections": 1, "rate": null,
+                "sample_interval_s": 1.0, "consistency": "ONE", "request_timeout_s": 5.0,
+                "retries": 0, "compression": {compression}, "segments": 1,
+                "username": null}}"#
+            );
+            serde_json::from_str::<RunConfig>(&text).unwrap()
+        };
+        assert_eq!(config("true").compression, "lz4");
+        assert_eq!(config("false").compression, "none");
+        let new = config(r#""lz4""#);
+        assert_eq!(new.compression, "lz4");
+        // Fields older reports lack read as absent.
+        assert_eq!(new.serial_consistency, None);
+        assert!(new.thread_cores.is_empty());
+    }
 }
