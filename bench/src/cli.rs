@@ -143,7 +143,7 @@ pub struct Connect {
     #[arg(long, value_name = "RACK")]
     pub rack: Option<String>,
     /// Delay before each retry: exponential from BASE up to CAP (default BASE), full jitter.
-    /// Refused by a backend that cannot delay its retries.
+    /// doppio only: scylla-rust-driver cannot delay a retry and refuses it.
     #[arg(long, value_name = "BASE[,CAP]", value_parser = RetryBackoff::parse)]
     pub retry_backoff: Option<RetryBackoff>,
 }
