@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args as ClapArgs, Parser, Subcommand};
 
-use crate::backend::{Consistency, Driver};
+use crate::backend::{Compression, Consistency, Driver, RetryBackoff, SerialConsistency};
 use crate::engine::cycles::{CycleRange, LoaderSlice};
 use crate::engine::Limit;
 use crate::units::{self, UnitError};
@@ -123,16 +123,17 @@ pub struct Connect {
     /// Retries per request on errors that allow it (0: none).
     #[arg(long, default_value_t = 0)]
     pub retries: u32,
-    /// lz4 compression of frame bodies.
-    #[arg(long)]
-    pub compression: bool,
+    /// Compression of frame bodies: lz4 or none (every backend).
+    #[arg(long, default_value = "none", value_name = "lz4|none", value_parser = Compression::parse)]
+    pub compression: Compression,
     /// User name (PasswordAuthenticator).
     #[arg(long)]
     pub user: Option<String>,
     /// Password (or DOPPIO_PASSWORD); never written to reports.
     #[arg(long, env = "DOPPIO_PASSWORD", hide_env_values = true)]
     pub password: Option<String>,
-    /// Do not pin doppio shards to cores 0..threads.
+    /// Do not pin the threads that do request work to cores 0..threads (doppio's shards,
+    /// scylla's tokio workers and bench workers: every backend).
     #[arg(long)]
     pub no_pin: bool,
     /// doppio: let an idle shard spin this long (e.g. 50us) before it parks, trading CPU
@@ -142,6 +143,21 @@ pub struct Connect {
     /// No progress output on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Serial consistency of conditional statements, sent by every backend.
+    #[arg(long, default_value = "LOCAL_SERIAL", value_name = "SERIAL|LOCAL_SERIAL",
+          value_parser = SerialConsistency::parse)]
+    pub serial_consistency: SerialConsistency,
+    /// The local data center of every backend's load-balancing policy (default: doppio
+    /// the contact point's, scylla none preferred).
+    #[arg(long, value_name = "DC")]
+    pub datacenter: Option<String>,
+    /// A rack to prefer within --datacenter (scylla only: doppio refuses it).
+    #[arg(long, value_name = "RACK")]
+    pub rack: Option<String>,
+    /// Delay before each retry: exponential from BASE up to CAP (default BASE), full jitter.
+    /// doppio only: scylla-rust-driver cannot delay a retry and refuses it.
+    #[arg(long, value_name = "BASE[,CAP]", value_parser = RetryBackoff::parse)]
+    pub retry_backoff: Option<RetryBackoff>,
 }
 
 /// Options of `load`.

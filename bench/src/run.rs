@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::backend::{
-    self, Backend, BackendError, ConnectOptions, Driver, Phase, PhaseError, PhaseSpec,
+    self, Backend, BackendError, ConnectOptions, Driver, Locality, Phase, PhaseError, PhaseSpec,
+    SettingError,
 };
 use crate::cli::{Connect, CyclesArgs, LoadArgs, RunArgs};
 use crate::engine::collect::Sample;
@@ -57,6 +58,9 @@ pub enum Failure {
     /// Reports that cannot be merged.
     #[error(transparent)]
     Merge(#[from] MergeError),
+    /// A driver setting is malformed, or one of the chosen backends cannot honour it.
+    #[error(transparent)]
+    Setting(#[from] SettingError),
 }
 
 impl Failure {
@@ -77,7 +81,8 @@ impl Failure {
             | Failure::Io(_)
             | Failure::Histogram(_)
             | Failure::Cycles(_)
-            | Failure::Merge(_) => Self::INPUT,
+            | Failure::Merge(_)
+            | Failure::Setting(_) => Self::INPUT,
         }
     }
 
@@ -96,8 +101,10 @@ impl Failure {
     }
 }
 
-fn connect_options(c: &Connect) -> Result<ConnectOptions, Failure> {
-    Ok(ConnectOptions {
+/// The connection options of `c`, checked against every backend of `drivers` (a setting one
+/// of them cannot honour is refused before anything connects).
+fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<ConnectOptions, Failure> {
+    let options = ConnectOptions {
         nodes: c.node_addrs().map_err(Failure::Usage)?,
         threads: c.threads.max(1),
         connections: c.connections.max(1),
@@ -111,17 +118,24 @@ fn connect_options(c: &Connect) -> Result<ConnectOptions, Failure> {
         spin_before_park: c.spin,
         page_size: backend::DEFAULT_PAGE_SIZE,
         discard_results: false,
-    })
+        serial_consistency: c.serial_consistency,
+        locality: Locality::new(c.datacenter.clone(), c.rack.clone())?,
+        retry_backoff: c.retry_backoff,
+    };
+    for &d in drivers {
+        backend::check_settings(d, &options)?;
+    }
+    Ok(options)
 }
 
 /// [`connect_options`] with `run`'s own: the page size and how results are consumed.
-fn run_options(a: &RunArgs) -> Result<ConnectOptions, Failure> {
+fn run_options(a: &RunArgs, drivers: &[Driver]) -> Result<ConnectOptions, Failure> {
     let page_size = i32::try_from(a.page_size)
         .map_err(|_| Failure::Usage(format!("--page-size {} is too large", a.page_size)))?;
     Ok(ConnectOptions {
         page_size,
         discard_results: a.discard_results,
-        ..connect_options(&a.connect)?
+        ..connect_options(&a.connect, drivers)?
     })
 }
 
@@ -141,7 +155,8 @@ fn first_driver(c: &Connect) -> Result<Driver, Failure> {
 /// `doppio schema`: runs the workload's schema statements.
 pub fn schema(c: &Connect) -> Result<(), Failure> {
     let workload = workload_of(c)?;
-    let b = backend::connect(first_driver(c)?, &connect_options(c)?).map_err(Failure::Start)?;
+    let driver = first_driver(c)?;
+    let b = backend::connect(driver, &connect_options(c, &[driver])?).map_err(Failure::Start)?;
     let result = b.execute_all(&workload.schema);
     b.shutdown();
     result.map_err(Failure::Schema)?;
@@ -167,7 +182,8 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
     let cycles = cycles_of(&a.cycles, &workload)?;
     // A loader's load writes its range: each of its iterations once.
     let count = cycles.map_or(l.count, |c| c.range.len());
-    let b = backend::connect(first_driver(&a.connect)?, &connect_options(&a.connect)?)
+    let driver = first_driver(&a.connect)?;
+    let b = backend::connect(driver, &connect_options(&a.connect, &[driver])?)
         .map_err(Failure::Start)?;
     let spec = PhaseSpec {
         phase: Phase::Load,
@@ -238,7 +254,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     let c = &a.connect;
     let workload = workload_of(c)?;
     let drivers = c.drivers().map_err(Failure::Usage)?;
-    let options = run_options(a)?;
+    let options = run_options(a, &drivers)?;
     let segments = a
         .segments
         .unwrap_or(if drivers.len() > 1 { 2 } else { 1 })
@@ -291,13 +307,18 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             consistency: options.consistency.name().to_owned(),
             request_timeout_s: options.request_timeout.as_secs_f64(),
             retries: options.retries,
-            compression: options.compression,
+            compression: options.compression.name().to_owned(),
             segments,
             username: options.username.clone(),
             spin_before_park_us: options.spin_before_park.map(|d| d.as_secs_f64() * 1e6),
             page_size: Some(a.page_size),
             discard_results: a.discard_results,
             cycles: cycles.map(Into::into),
+            serial_consistency: Some(options.serial_consistency.name().to_owned()),
+            datacenter: options.locality.datacenter.clone(),
+            rack: options.locality.rack.clone(),
+            retry_backoff: options.retry_backoff.map(|b| b.describe()),
+            thread_cores: BTreeMap::new(),
         },
         fatal_error: None,
         warnings: Vec::new(),
@@ -317,6 +338,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             runs: &mut runs,
             warnings: &mut report.warnings,
             flames: &mut flames,
+            thread_cores: &mut report.config.thread_cores,
         },
     );
     if let Some(prefix) = &a.flamegraph {
@@ -374,6 +396,8 @@ struct Collected<'a> {
     runs: &'a mut BTreeMap<Driver, BackendRun>,
     warnings: &'a mut Vec<String>,
     flames: &'a mut crate::flame::Flames,
+    /// The cores each connected backend pinned its request threads to.
+    thread_cores: &'a mut BTreeMap<String, Vec<usize>>,
 }
 
 fn run_segments(
@@ -389,10 +413,12 @@ fn run_segments(
         runs,
         warnings,
         flames,
+        thread_cores,
     } = out;
     let mut backends: Vec<(Driver, Arc<dyn Backend>)> = Vec::new();
     for &d in drivers {
         let b = backend::connect(d, options).map_err(Failure::Start)?;
+        thread_cores.insert(d.name().to_owned(), b.thread_cores());
         backends.push((d, b));
         runs.insert(
             d,

@@ -260,6 +260,13 @@ impl ClusterBuilder {
         self
     }
 
+    /// The delay before each retry (`None`, the default: at once): full-jitter exponential
+    /// backoff, as the pools reconnect.
+    pub fn retry_backoff(mut self, backoff: Option<Backoff>) -> Self {
+        self.config.session.retry_backoff = backoff;
+        self
+    }
+
     /// How long shutdown lets running work finish before dropping the sessions.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.config.grace = grace;

@@ -1,6 +1,7 @@
-//! The doppio backend: one shard per thread (pinned to cores 0..threads when asked), each
-//! running its worker's fibers on its own session; on glommio (`doppio`) or on doppio's own
-//! io_uring runtime (`doppio-uring`), the same code either way.
+//! The doppio backend: one shard per thread (pinned to [`ConnectOptions::pinned_cores`], the
+//! cores every backend uses, unless `--no-pin`), each running its worker's fibers on its own
+//! session; on glommio (`doppio`) or on doppio's own io_uring runtime (`doppio-uring`), the
+//! same code either way.
 //!
 //! Children: [`rows`], a result page consumed (every row decoded, or only counted).
 
@@ -10,6 +11,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
+use doppio::pool::Backoff;
 use doppio::proto::consistency::Consistency;
 use doppio::proto::metadata::ColumnSpec;
 use doppio::proto::types::ColumnType;
@@ -19,8 +21,9 @@ use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy, StatementOptions
 use doppio::{Cluster, Error, PreparedStatement, Session};
 
 use super::{
-    phase_statements, plan_statement, run_and_report, Backend, BackendError, ConnectOptions,
-    Consistency as BenchConsistency, Driver, DriverCounters, Event, Phase, PhaseSpec,
+    phase_statements, plan_statement, run_and_report, Backend, BackendError, Compression,
+    ConnectOptions, Consistency as BenchConsistency, Driver, DriverCounters, Event, Phase,
+    PhaseSpec, SerialConsistency, SettingError,
 };
 use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
 use crate::workload::encode::{encode, CqlKind, Encoded};
@@ -32,6 +35,8 @@ pub struct DoppioBackend {
     driver: Driver,
     /// Count result rows without decoding them.
     discard_results: bool,
+    /// Whether the shards are pinned to their cores.
+    pinned: bool,
 }
 
 /// The bench's name of doppio on `runtime`.
@@ -64,6 +69,27 @@ fn consistency(c: BenchConsistency) -> Consistency {
     }
 }
 
+/// doppio's serial consistency level for the bench's.
+pub fn serial_consistency(c: SerialConsistency) -> Consistency {
+    match c {
+        SerialConsistency::Serial => Consistency::Serial,
+        SerialConsistency::LocalSerial => Consistency::LocalSerial,
+    }
+}
+
+/// The settings doppio cannot honour: a preferred rack (its load-balancing policy knows
+/// data centers, not racks).
+pub fn check_settings(driver: Driver, o: &ConnectOptions) -> Result<(), SettingError> {
+    if o.locality.rack.is_some() {
+        return Err(SettingError::Unsupported {
+            driver: driver.name(),
+            option: "--rack",
+            why: "doppio's load-balancing policy prefers a data center, not a rack",
+        });
+    }
+    Ok(())
+}
+
 impl DoppioBackend {
     /// Starts the shards on `runtime` and connects each.
     pub fn connect(o: &ConnectOptions, runtime: Runtime) -> Result<Self, BackendError> {
@@ -76,17 +102,22 @@ impl DoppioBackend {
                 max_retries: o.retries,
             })
         };
-        let cores: Vec<usize> = (0..o.threads.max(1)).collect();
+        let cores = o.worker_cores();
         let mut b = Cluster::builder()
             .contact_points(o.nodes.iter().copied())
             .cores(&cores)
             .pin(o.pin)
             .connections_per_shard(o.connections.max(1))
-            .compression(o.compression)
+            .compression(o.compression == Compression::Lz4)
             .consistency(consistency(o.consistency))
+            .serial_consistency(Some(serial_consistency(o.serial_consistency)))
             .request_timeout(o.request_timeout)
             .connect_timeout(o.request_timeout)
             .retry_policy(retry)
+            .retry_backoff(o.retry_backoff.map(|b| Backoff {
+                base: b.base,
+                cap: b.cap,
+            }))
             // Every backend asks for pages of this size and pages through to the end.
             .page_size(Some(o.page_size))
             .shutdown_grace(Duration::from_secs(2))
@@ -95,6 +126,9 @@ impl DoppioBackend {
         if let (Some(u), Some(p)) = (&o.username, &o.password) {
             b = b.credentials(u, p);
         }
+        if let Some(dc) = &o.locality.datacenter {
+            b = b.local_datacenter(dc);
+        }
         let cluster = b
             .build()
             .map_err(|e| err(doppio::error::Report(&e).to_string()))?;
@@ -102,6 +136,7 @@ impl DoppioBackend {
             cluster,
             driver,
             discard_results: o.discard_results,
+            pinned: o.pin,
         })
     }
 }
@@ -399,6 +434,14 @@ impl Backend for DoppioBackend {
             c.bytes_read += s.bytes_read;
         }
         Some(c)
+    }
+
+    fn thread_cores(&self) -> Vec<usize> {
+        if self.pinned {
+            self.cluster.cores()
+        } else {
+            Vec::new()
+        }
     }
 
     fn shutdown(&self) {

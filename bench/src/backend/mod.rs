@@ -5,10 +5,16 @@
 //!
 //! Children: [`doppio`] (doppio on glommio or on its own io_uring runtime, one shard per
 //! core) and [`scylla`] (scylla-rust-driver on a tokio runtime); each maps the bench's
-//! neutral types (consistency, values, outcomes) to its driver's.
+//! neutral types (consistency, values, outcomes) to its driver's. [`settings`]: the driver
+//! settings both take (serial consistency, compression, retry backoff, data center and
+//! rack), and the refusal of one a backend cannot honour.
+//!
+//! Fairness of cores: every backend's threads that do request work are pinned to the same
+//! cores, [`ConnectOptions::pinned_cores`] (0..threads), unless `--no-pin`.
 
 pub mod doppio;
 pub mod scylla;
+pub mod settings;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -23,6 +29,7 @@ use crate::engine::{
 };
 use crate::workload::encode::CqlKind;
 use crate::workload::{BoundArgs, Statement, Workload};
+pub use settings::{Compression, Locality, RetryBackoff, SerialConsistency, SettingError};
 
 /// Which driver runs the workload.
 #[derive(
@@ -144,14 +151,15 @@ pub struct ConnectOptions {
     pub request_timeout: Duration,
     /// Retries per request on errors the retry policy allows.
     pub retries: u32,
-    /// lz4 compression.
-    pub compression: bool,
+    /// Compression of frame bodies.
+    pub compression: Compression,
     /// User name, if the cluster wants credentials.
     pub username: Option<String>,
     /// Password (never written to reports).
     #[serde(skip)]
     pub password: Option<String>,
-    /// Pin doppio shards to cores 0..threads.
+    /// Pin every backend's threads that do request work to cores 0..threads (doppio's
+    /// shards, scylla's tokio workers and bench workers).
     pub pin: bool,
     /// doppio: spin this long before parking an idle shard.
     pub spin_before_park: Option<Duration>,
@@ -159,6 +167,39 @@ pub struct ConnectOptions {
     pub page_size: i32,
     /// Neither iterate nor decode result rows: only count them (protocol-overhead studies).
     pub discard_results: bool,
+    /// Serial consistency sent with every request.
+    pub serial_consistency: SerialConsistency,
+    /// Local data center and preferred rack of the load-balancing policy.
+    pub locality: Locality,
+    /// Delay before each retry (`None`: each driver retries at once).
+    pub retry_backoff: Option<RetryBackoff>,
+}
+
+impl ConnectOptions {
+    /// The core of each worker, in worker order: 0..threads (doppio runs one shard per
+    /// entry, pinned or not).
+    pub fn worker_cores(&self) -> Vec<usize> {
+        (0..self.threads.max(1)).collect()
+    }
+
+    /// The cores every backend pins its request threads to: [`Self::worker_cores`], or none
+    /// with `--no-pin`.
+    pub fn pinned_cores(&self) -> Vec<usize> {
+        if self.pin {
+            self.worker_cores()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// Refuses the settings `driver` cannot honour (before anything connects), naming the
+/// backend and the option.
+pub fn check_settings(driver: Driver, options: &ConnectOptions) -> Result<(), SettingError> {
+    match driver {
+        Driver::Doppio | Driver::DoppioUring => doppio::check_settings(driver, options),
+        Driver::Scylla => scylla::check_settings(options),
+    }
 }
 
 /// The page size of commands without `--page-size` (`schema`, `load`), and its default.
@@ -352,6 +393,8 @@ pub trait Backend: Send + Sync {
     ) -> Result<(), BackendError>;
     /// Driver-side counters so far, if the driver has them.
     fn counters(&self) -> Option<DriverCounters>;
+    /// The cores this backend's request threads are pinned to (empty: not pinned).
+    fn thread_cores(&self) -> Vec<usize>;
     /// Closes connections and stops threads.
     fn shutdown(&self);
 }

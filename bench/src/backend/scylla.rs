@@ -6,11 +6,17 @@
 //! worker's loops share cells and are `!Send`, so they are built on their thread and never
 //! move (no `unsafe`).
 //!
+//! Cores: unless `--no-pin`, every thread that does request work is pinned (core_affinity)
+//! to the cores doppio's shards use ([`ConnectOptions::pinned_cores`]): the tokio workers
+//! round-robin over them, bench worker `w` to the `w`th, and with one thread the thread that
+//! drives the `current_thread` runtime during a phase to the first.
+//!
 //! Children: [`rows`], a result page consumed (every row decoded, or only counted).
 
 pub mod rows;
 
 use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
@@ -23,16 +29,20 @@ use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 use scylla::frame::response::result::{ColumnType, NativeType};
 use scylla::frame::types::Consistency;
 use scylla::frame::Compression;
+use scylla::policies::load_balancing::DefaultPolicy;
 use scylla::policies::retry::{DefaultRetryPolicy, FallthroughRetryPolicy, RetryPolicy};
 use scylla::response::{PagingState, PagingStateResponse};
 use scylla::serialize::row::{RowSerializationContext, SerializeRow};
 use scylla::serialize::writers::{CellValueBuilder, RowWriter};
 use scylla::serialize::SerializationError;
 use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::SerialConsistency;
 
 use super::{
-    phase_statements, plan_statement, run_and_report, Backend, BackendError, ConnectOptions,
-    Consistency as BenchConsistency, Driver, DriverCounters, Event, Phase, PhaseSpec,
+    phase_statements, plan_statement, run_and_report, Backend, BackendError,
+    Compression as BenchCompression, ConnectOptions, Consistency as BenchConsistency, Driver,
+    DriverCounters, Event, Locality, Phase, PhaseSpec, SerialConsistency as BenchSerial,
+    SettingError,
 };
 use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
 use crate::workload::encode::{encode, CqlKind, Encoded, Sink};
@@ -54,6 +64,121 @@ pub struct ScyllaBackend {
     page_size: i32,
     /// Count result rows without decoding them.
     discard_results: bool,
+    pins: Arc<Pins>,
+}
+
+/// The cores request threads are pinned to, and whether pinning one failed (a tokio
+/// worker's start hook cannot return an error: it is checked after the fact).
+#[derive(Debug)]
+struct Pins {
+    cores: Vec<usize>,
+    next: AtomicUsize,
+    failed: AtomicBool,
+}
+
+impl Pins {
+    /// `cores` (empty: no pinning), checked against the cores this machine has.
+    fn new(cores: Vec<usize>) -> Result<Self, BackendError> {
+        if !cores.is_empty() {
+            let available: Vec<usize> = core_affinity::get_core_ids()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| c.id)
+                .collect();
+            if let Some(missing) = cores.iter().find(|c| !available.contains(c)) {
+                return Err(err(format!(
+                    "cannot pin a thread to core {missing}: the cores this process may use are                      {available:?} (fewer threads, or --no-pin)"
+                )));
+            }
+        }
+        Ok(Self {
+            cores,
+            next: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+        })
+    }
+
+    /// Pins the calling thread to the `k`th core (round-robin), if pinning.
+    fn pin(&self, k: usize) {
+        if let Some(&id) = self.cores.get(k % self.cores.len().max(1)) {
+            if !core_affinity::set_for_current(core_affinity::CoreId { id }) {
+                self.failed.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Pins the calling thread to the next core, round-robin (tokio's thread start hook).
+    fn pin_next(&self) {
+        self.pin(self.next.fetch_add(1, Ordering::Relaxed));
+    }
+
+    /// An error if a thread could not be pinned.
+    fn check(&self) -> Result<(), BackendError> {
+        if self.failed.load(Ordering::Relaxed) {
+            return Err(err(format!(
+                "a thread could not be pinned to its core (cores {:?}; --no-pin runs unpinned)",
+                self.cores
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// scylla-rust-driver's serial consistency for the bench's.
+pub fn serial_consistency(c: BenchSerial) -> SerialConsistency {
+    match c {
+        BenchSerial::Serial => SerialConsistency::Serial,
+        BenchSerial::LocalSerial => SerialConsistency::LocalSerial,
+    }
+}
+
+/// The settings scylla-rust-driver cannot honour: a backoff between retries (its retry
+/// policies decide where a retry goes, never when).
+pub fn check_settings(o: &ConnectOptions) -> Result<(), SettingError> {
+    if o.retry_backoff.is_some() {
+        return Err(SettingError::Unsupported {
+            driver: Driver::Scylla.name(),
+            option: "--retry-backoff",
+            why: "scylla-rust-driver's retry policies send a retry at once, with no delay",
+        });
+    }
+    Ok(())
+}
+
+/// The execution profile every request runs with: the bench's consistency, serial
+/// consistency, timeout and retries, and the load-balancing policy of `locality`.
+pub fn execution_profile(o: &ConnectOptions) -> ExecutionProfile {
+    let retry: Arc<dyn RetryPolicy> = if o.retries == 0 {
+        Arc::new(FallthroughRetryPolicy::new())
+    } else {
+        // scylla's default policy retries at most once per node; `retries` > 1 is not
+        // expressible without a custom policy.
+        Arc::new(DefaultRetryPolicy::new())
+    };
+    let mut profile = ExecutionProfile::builder()
+        .consistency(consistency(o.consistency))
+        .serial_consistency(Some(serial_consistency(o.serial_consistency)))
+        .request_timeout(Some(o.request_timeout))
+        .retry_policy(retry);
+    if let Some(policy) = load_balancing(&o.locality) {
+        profile = profile.load_balancing_policy(policy);
+    }
+    profile.build()
+}
+
+/// scylla's `DefaultPolicy` preferring `locality` (`None`: the driver's default policy).
+fn load_balancing(
+    locality: &Locality,
+) -> Option<Arc<dyn scylla::policies::load_balancing::LoadBalancingPolicy>> {
+    let dc = locality.datacenter.clone()?;
+    let builder = DefaultPolicy::builder();
+    Some(
+        match locality.rack.clone() {
+            Some(rack) => builder.prefer_datacenter_and_rack(dc, rack),
+            None => builder.prefer_datacenter(dc),
+        }
+        .build(),
+    )
 }
 
 /// scylla-rust-driver's consistency level for the bench's.
@@ -75,49 +200,44 @@ impl ScyllaBackend {
     /// Builds the runtime and connects the session.
     pub fn connect(o: &ConnectOptions) -> Result<Self, BackendError> {
         let threads = o.threads.max(1);
+        let pins = Arc::new(Pins::new(o.pinned_cores())?);
         let runtime = if threads == 1 {
+            // Its thread is whichever drives it: pinned in `run_phase`.
             tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
         } else {
+            let hook = pins.clone();
             tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(threads)
                 .thread_name("scylla-bench")
+                .on_thread_start(move || hook.pin_next())
                 .enable_all()
                 .build()
         }
         .map_err(|e| err(format!("cannot start tokio: {e}")))?;
-        let retry: Arc<dyn RetryPolicy> = if o.retries == 0 {
-            Arc::new(FallthroughRetryPolicy::new())
-        } else {
-            // scylla's default policy retries at most once per node; `retries` > 1 is not
-            // expressible without a custom policy.
-            Arc::new(DefaultRetryPolicy::new())
-        };
-        let profile = ExecutionProfile::builder()
-            .consistency(consistency(o.consistency))
-            .request_timeout(Some(o.request_timeout))
-            .retry_policy(retry)
-            .build();
+        let profile = execution_profile(o);
         let mut b = SessionBuilder::new()
             .known_nodes_addr(o.nodes.iter().copied())
             .default_execution_profile_handle(profile.into_handle())
             .pool_size(PoolSize::PerHost(
                 NonZeroUsize::new(o.connections.max(1)).unwrap_or(NonZeroUsize::MIN),
             ))
-            .compression(o.compression.then_some(Compression::Lz4));
+            .compression((o.compression == BenchCompression::Lz4).then_some(Compression::Lz4));
         if let (Some(u), Some(p)) = (&o.username, &o.password) {
             b = b.user(u, p);
         }
         let session = runtime
             .block_on(b.build())
             .map_err(|e| err(format!("cannot connect: {e}")))?;
+        pins.check()?;
         Ok(Self {
             runtime,
             session: Arc::new(session),
             threads,
             page_size: o.page_size,
             discard_results: o.discard_results,
+            pins,
         })
     }
 }
@@ -361,6 +481,10 @@ impl Backend for ScyllaBackend {
             }
         };
         if workers == 1 {
+            // The current_thread runtime runs its tasks (the driver's connections too) on
+            // this thread while it drives the worker.
+            self.pins.pin(0);
+            self.pins.check()?;
             self.runtime.block_on(worker_future(0));
             return Ok(());
         }
@@ -371,12 +495,16 @@ impl Backend for ScyllaBackend {
         // stay on the runtime's workers).
         let handle = self.runtime.handle();
         let worker_future = &worker_future;
+        let pins = &self.pins;
         std::thread::scope(|scope| {
             let threads: Vec<_> = (0..workers)
                 .map(|w| {
                     std::thread::Builder::new()
                         .name(format!("scylla-bench-{w}"))
-                        .spawn_scoped(scope, move || handle.block_on(worker_future(w)))
+                        .spawn_scoped(scope, move || {
+                            pins.pin(w);
+                            handle.block_on(worker_future(w))
+                        })
                 })
                 .collect();
             for t in threads {
@@ -384,7 +512,7 @@ impl Backend for ScyllaBackend {
                     .join()
                     .map_err(|_| err("a worker thread panicked"))?;
             }
-            Ok(())
+            self.pins.check()
         })
     }
 
@@ -393,5 +521,101 @@ impl Backend for ScyllaBackend {
         None
     }
 
+    fn thread_cores(&self) -> Vec<usize> {
+        self.pins.cores.clone()
+    }
+
     fn shutdown(&self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+    use std::time::Duration;
+
+    use super::*;
+
+    /// The cores the calling thread may run on, as the kernel lists them (`0`, `0-1`).
+    fn allowed_cores() -> String {
+        let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap()
+            .trim()
+            .to_owned()
+    }
+
+    #[test]
+    fn tokio_workers_and_bench_threads_are_pinned_to_the_given_cores() {
+        let pins = Arc::new(Pins::new(vec![0]).unwrap());
+        let hook = pins.clone();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .on_thread_start(move || hook.pin_next())
+            .build()
+            .unwrap();
+        // Each task runs on a tokio worker: both workers are on core 0 only.
+        let seen: Vec<String> = runtime.block_on(async {
+            let tasks: Vec<_> = (0..8)
+                .map(|_| tokio::spawn(async { allowed_cores() }))
+                .collect();
+            let mut seen = Vec::new();
+            for t in tasks {
+                seen.push(t.await.unwrap());
+            }
+            seen
+        });
+        assert!(seen.iter().all(|c| c == "0"), "{seen:?}");
+        let bench_thread = {
+            let pins = pins.clone();
+            std::thread::spawn(move || {
+                pins.pin(0);
+                allowed_cores()
+            })
+        };
+        assert_eq!(bench_thread.join().unwrap(), "0");
+        assert!(pins.check().is_ok());
+        runtime.shutdown_timeout(Duration::from_secs(1));
+    }
+
+    #[test]
+    fn no_pin_leaves_threads_alone_and_a_missing_core_is_refused() {
+        let before = std::thread::spawn(allowed_cores).join().unwrap();
+        let pins = Pins::new(Vec::new()).unwrap();
+        let after = std::thread::scope(|s| {
+            s.spawn(|| {
+                pins.pin(0);
+                allowed_cores()
+            })
+            .join()
+            .unwrap()
+        });
+        assert_eq!(after, before, "no core list: not pinned");
+        let e = Pins::new(vec![100_000]).err().unwrap();
+        assert!(
+            e.message.contains("cannot pin a thread to core 100000"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn serial_consistency_and_locality_map_to_scylla_settings() {
+        assert_eq!(
+            serial_consistency(BenchSerial::Serial),
+            SerialConsistency::Serial
+        );
+        assert_eq!(
+            serial_consistency(BenchSerial::LocalSerial),
+            SerialConsistency::LocalSerial
+        );
+        assert!(
+            load_balancing(&Locality::default()).is_none(),
+            "the default policy"
+        );
+        let locality = Locality::new(Some("dc1".into()), Some("r1".into())).unwrap();
+        let policy = format!("{:?}", load_balancing(&locality).unwrap());
+        assert!(policy.contains("dc1") && policy.contains("r1"), "{policy}");
+    }
 }

@@ -96,8 +96,10 @@ pub struct RunConfig {
     pub request_timeout_s: f64,
     /// Retries allowed per request.
     pub retries: u32,
-    /// lz4 compression.
-    pub compression: bool,
+    /// Compression of frame bodies: `lz4` or `none` (reports written before it took a value
+    /// hold `true` or `false`, read as `lz4` or `none`).
+    #[serde(deserialize_with = "compression_name")]
+    pub compression: String,
     /// Segments per backend (A B A B alternation when two backends run).
     pub segments: usize,
     /// User name, if credentials were given (the password is never written).
@@ -114,6 +116,37 @@ pub struct RunConfig {
     /// The iteration numbers this loader drew from (`--cycles`, `--loader`); `null`: 0, 1, 2, ...
     #[serde(default)]
     pub cycles: Option<CyclesConfig>,
+    /// Serial consistency sent with every request (`LOCAL_SERIAL`, `SERIAL`).
+    #[serde(default)]
+    pub serial_consistency: Option<String>,
+    /// Local data center of the load-balancing policy (`null`: each driver's default).
+    #[serde(default)]
+    pub datacenter: Option<String>,
+    /// Preferred rack within `datacenter` (`null`: none).
+    #[serde(default)]
+    pub rack: Option<String>,
+    /// Backoff before each retry as `BASE,CAP` (`null`: retries go at once).
+    #[serde(default)]
+    pub retry_backoff: Option<String>,
+    /// The cores each backend's request threads were pinned to, by driver name (empty:
+    /// not pinned).
+    #[serde(default)]
+    pub thread_cores: BTreeMap<String, Vec<usize>>,
+}
+
+/// `config.compression`: a name, or the boolean of reports written before it took one.
+fn compression_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Name(String),
+        Flag(bool),
+    }
+    Ok(match Written::deserialize(d)? {
+        Written::Name(n) => n,
+        Written::Flag(true) => "lz4".to_owned(),
+        Written::Flag(false) => "none".to_owned(),
+    })
 }
 
 /// The range of iteration numbers of a run (`--cycles START..END` or `--loader K/N`).
@@ -732,5 +765,26 @@ mod tests {
         assert_eq!(t.len(), 20, "{t}");
         assert!(t.starts_with("20"), "{t}");
         assert!(t.ends_with('Z'));
+    }
+
+    #[test]
+    fn config_compression_reads_names_and_the_booleans_of_older_reports() {
+        let config = |compression: &str| {
+            let text = format!(
+                r#"{{"nodes": [], "drivers": [], "duration": "1s", "warmup": "0s",
+                "concurrency": 1, "threads": 1, "connections": 1, "rate": null,
+                "sample_interval_s": 1.0, "consistency": "ONE", "request_timeout_s": 5.0,
+                "retries": 0, "compression": {compression}, "segments": 1,
+                "username": null}}"#
+            );
+            serde_json::from_str::<RunConfig>(&text).unwrap()
+        };
+        assert_eq!(config("true").compression, "lz4");
+        assert_eq!(config("false").compression, "none");
+        let new = config(r#""lz4""#);
+        assert_eq!(new.compression, "lz4");
+        // Fields older reports lack read as absent.
+        assert_eq!(new.serial_consistency, None);
+        assert!(new.thread_cores.is_empty());
     }
 }

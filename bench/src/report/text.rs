@@ -155,12 +155,10 @@ fn config_section(out: &mut String, r: &Report) {
     );
     let _ = writeln!(
         out,
-        "  consistency   {}   timeout {}s   retries {}   lz4 {}",
-        c.consistency,
-        c.request_timeout_s,
-        c.retries,
-        if c.compression { "on" } else { "off" }
+        "  consistency   {}   timeout {}s   retries {}   compression {}",
+        c.consistency, c.request_timeout_s, c.retries, c.compression
     );
+    driver_settings(out, c);
     if let Some(page_size) = c.page_size {
         let _ = writeln!(
             out,
@@ -212,6 +210,35 @@ fn config_section(out: &mut String, r: &Report) {
             .map_or(String::new(), |t| format!("   tag {t}"))
     );
     out.push('\n');
+}
+
+/// The driver settings every backend was given (serial consistency, locality, retry
+/// backoff) and the cores each backend's request threads were pinned to.
+fn driver_settings(out: &mut String, c: &super::RunConfig) {
+    let or_default = |v: &Option<String>, none: &str| v.clone().unwrap_or_else(|| none.to_owned());
+    let _ = writeln!(
+        out,
+        "  serial        {}   datacenter {}   rack {}   retry backoff {}",
+        or_default(&c.serial_consistency, "-"),
+        or_default(&c.datacenter, "default"),
+        or_default(&c.rack, "none"),
+        or_default(&c.retry_backoff, "none")
+    );
+    if !c.thread_cores.is_empty() {
+        let cores: Vec<String> = c
+            .thread_cores
+            .iter()
+            .map(|(driver, cores)| {
+                let list: Vec<String> = cores.iter().map(ToString::to_string).collect();
+                if list.is_empty() {
+                    format!("{driver} not pinned")
+                } else {
+                    format!("{driver} {}", list.join(","))
+                }
+            })
+            .collect();
+        wrap(out, "  cores         ", &cores.join("   "));
+    }
 }
 
 fn wrap(out: &mut String, prefix: &str, text: &str) {

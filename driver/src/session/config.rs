@@ -54,6 +54,9 @@ pub struct SessionConfig {
     pub connect_timeout: Duration,
     /// Which failed requests are sent again, and where (consulted only on failure).
     pub retry_policy: Arc<dyn RetryPolicy>,
+    /// The delay before each retry (`None`, the default: at once): retry `n` (0-based)
+    /// waits `Backoff::delay(n, random)`, full jitter up to `min(cap, base * 2^n)`.
+    pub retry_backoff: Option<Backoff>,
     /// Which node each request goes to (one policy is made per shard).
     pub load_balancing: PolicyFactory,
     /// Speculative execution of idempotent statements (off by default).
@@ -81,6 +84,7 @@ impl SessionConfig {
             page_size: Some(5000),
             connect_timeout: Duration::from_secs(10),
             retry_policy: Arc::new(DefaultRetryPolicy::default()),
+            retry_backoff: None,
             load_balancing: PolicyFactory::default(),
             speculative: None,
             schema_agreement_timeout: Duration::from_secs(10),

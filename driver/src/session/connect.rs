@@ -149,6 +149,7 @@ impl Session {
                 retired: Cell::new(ConnectionStats::default()),
                 closed: RefCell::new(None),
                 scratch: RefCell::new(RoutingScratch::default()),
+                retry_jitter: crate::pool::Jitter::seeded(0x7265_7472_7900),
             }),
         };
         session.install(snapshot);

@@ -90,6 +90,8 @@ struct Inner {
     retired: Cell<ConnectionStats>,
     closed: RefCell<Option<String>>,
     scratch: RefCell<RoutingScratch>,
+    /// Randomness of the retry backoff's jitter.
+    retry_jitter: crate::pool::Jitter,
 }
 
 /// A shard's handle to the database. `!Send`: it lives on its shard.

@@ -10,6 +10,7 @@
 //!   sent to it).
 //! - Every attempt is counted on its node when it starts (and as an error when it fails); the
 //!   session counts the request once, with its retries, when it ends.
+//! - A retry waits the session's retry backoff first, if it has one (none by default).
 //! - A speculative execution is started only for idempotent statements, and the first
 //!   successful answer wins; the others are dropped (their stream ids wait for the late
 //!   answers as orphans).
@@ -169,6 +170,14 @@ impl Session {
                     // With no other node, the same node again (another connection may
                     // serve it), if it is still up.
                     current = next.or(current.filter(|&i| view.is_up(i)));
+                }
+            }
+            if let Some(backoff) = self.inner.config.retry_backoff {
+                let delay =
+                    backoff.delay(retries.saturating_sub(1), self.inner.retry_jitter.next());
+                if !delay.is_zero() {
+                    // Boxed: the rare path must not grow every request's future.
+                    Box::pin(crate::rt::sleep(delay)).await;
                 }
             }
         }

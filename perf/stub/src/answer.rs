@@ -295,6 +295,20 @@ impl Responder {
                 .collect();
             return Some(Ok((specs, rows)));
         }
+        // A system table the stub does not have is one this Cassandra does not have either
+        // (ScyllaDB's `system_schema.scylla_tables`, ...): answered as Cassandra answers it,
+        // not with the configured shape, which a driver reading its metadata would take for
+        // a malformed table.
+        if let Some(ks) = select.keyspace.filter(|ks| {
+            ["system", "system_schema"]
+                .iter()
+                .any(|s| ks.eq_ignore_ascii_case(s))
+        }) {
+            return Some(Err(error(
+                ErrorCode::Invalid,
+                format!("unconfigured table {}.{}", ks, select.table),
+            )));
+        }
         let ks: Arc<str> = select.keyspace.or(keyspace).unwrap_or("stub").into();
         let spec = ColumnSpec {
             keyspace: ks,
@@ -669,6 +683,28 @@ mod tests {
             panic!("error")
         };
         assert_eq!(e.code, ErrorCode::Invalid);
+        // A system table the stub lacks (ScyllaDB's) is unconfigured, as on Cassandra; a
+        // user table gets the configured shape.
+        let Answer::Message(Response::Error(e)) = r.answer(
+            &Request::Query(
+                "SELECT keyspace_name, table_name, partitioner FROM system_schema.scylla_tables",
+                params(false),
+            ),
+            &mut ks,
+            false,
+        ) else {
+            panic!("error")
+        };
+        assert_eq!(e.code, ErrorCode::Invalid);
+        assert!(e.message.contains("unconfigured table"), "{}", e.message);
+        let Answer::Message(Response::Result(ResultBody::Rows(rows))) = r.answer(
+            &Request::Query("SELECT v FROM ks1.kv WHERE k = 1", params(false)),
+            &mut ks,
+            false,
+        ) else {
+            panic!("rows of the shape")
+        };
+        assert_eq!(rows.rows_count, 1);
         let Answer::Message(Response::Result(ResultBody::Void)) = r.answer(
             &Request::Query("INSERT INTO t (k) VALUES (1)", params(false)),
             &mut ks,

@@ -24,6 +24,7 @@ use std::time::Instant;
 
 use bytes::{Buf, BytesMut};
 use doppio_proto::compression::Compression;
+use doppio_proto::consistency::Consistency;
 use doppio_proto::frame::{Direction, Flags, FrameDecoder, FrameHeader, FrameStatus, Opcode};
 use doppio_proto::request::Request;
 use doppio_proto::response::{
@@ -308,6 +309,10 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                         statement: Some(&entry.text),
                         connection: conn.number,
                         elapsed: ctx.started.elapsed(),
+                        // Only with rules: the hot path without them decodes no parameters.
+                        serial_consistency: Request::decode(header, body)
+                            .ok()
+                            .and_then(|r| serial_of(&r.request)),
                     })
                 };
                 match rule {
@@ -400,6 +405,7 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                     statement: statement.as_deref(),
                     connection: conn.number,
                     elapsed: ctx.started.elapsed(),
+                    serial_consistency: serial_of(&request),
                 })
                 .map(|i| (i, matcher.rule(i).then.clone(), matcher.uniform()))
         }
@@ -429,6 +435,17 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
     }
     if start_lz4 {
         conn.lz4.set(true);
+    }
+}
+
+/// The serial consistency a QUERY, EXECUTE or BATCH carries.
+fn serial_of(request: &Request<'_>) -> Option<Consistency> {
+    match request {
+        Request::Query(_, p) | Request::Execute { params: p, .. } => p.params.serial_consistency,
+        Request::Batch {
+            serial_consistency, ..
+        } => *serial_consistency,
+        _ => None,
     }
 }
 

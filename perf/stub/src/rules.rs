@@ -18,7 +18,9 @@
 //! STARTUP, REGISTER, QUERY, PREPARE, EXECUTE, BATCH), `statement` (a substring of the
 //! QUERY/PREPARE text, or of the prepared statement's text for EXECUTE), `connection` (the
 //! Nth connection the stub accepted, from 1), `every` (every Nth request that met the other
-//! conditions), `probability`, and a time window `after`/`until` since the stub started.
+//! conditions), `probability`, a time window `after`/`until` since the stub started, and
+//! `serial_consistency` (the level a QUERY, EXECUTE or BATCH carries, `SERIAL` or
+//! `LOCAL_SERIAL`, or `none`: what a client actually sent).
 //!
 //! Reactions: `delay` (`fixed`, `uniform = ["1ms", "5ms"]` or `exponential` mean), `error`
 //! (any CQL error code by name or number, with its required fields filled in), `stall`
@@ -34,6 +36,7 @@
 
 use std::time::Duration;
 
+use doppio_proto::consistency::Consistency;
 use doppio_proto::frame::Opcode;
 use doppio_proto::response::ErrorCode;
 use serde::Deserialize;
@@ -131,6 +134,8 @@ pub struct Condition {
     pub after: Option<Duration>,
     /// Not after this long after the stub started.
     pub until: Option<Duration>,
+    /// The serial consistency the request carries (`Some(None)`: none).
+    pub serial_consistency: Option<Option<Consistency>>,
 }
 
 /// One rule.
@@ -181,6 +186,7 @@ struct FileCondition {
     probability: Option<f64>,
     after: Option<String>,
     until: Option<String>,
+    serial_consistency: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -225,6 +231,19 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     parsed.map_err(|reason| {
         format!("`{text}` is not a duration such as 500us, 5ms, 1.5s, 2m or 1h30m: {reason}")
     })
+}
+
+/// `SERIAL`, `LOCAL_SERIAL` (any case), or `none` for a request that carries none.
+fn serial_named(name: &str) -> Result<Option<Consistency>, String> {
+    if name.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    match name.parse::<Consistency>() {
+        Ok(c) if c.is_serial() => Ok(Some(c)),
+        _ => Err(format!(
+            "unknown serial consistency `{name}` (SERIAL, LOCAL_SERIAL or none)"
+        )),
+    }
 }
 
 fn opcode_named(name: &str) -> Result<Opcode, String> {
@@ -364,6 +383,12 @@ impl Rules {
                     .map(parse_duration)
                     .transpose()
                     .map_err(at)?,
+                serial_consistency: w
+                    .serial_consistency
+                    .as_deref()
+                    .map(serial_named)
+                    .transpose()
+                    .map_err(at)?,
             };
             let then = reaction(r.then).map_err(at)?;
             rules.push(Rule { name, when, then });
@@ -395,6 +420,8 @@ pub struct Probe<'a> {
     pub connection: u64,
     /// Time since the stub started.
     pub elapsed: Duration,
+    /// The serial consistency a QUERY, EXECUTE or BATCH carries.
+    pub serial_consistency: Option<Consistency>,
 }
 
 /// One shard's rule state: per-rule match counts and a random generator.
@@ -438,6 +465,8 @@ impl Matcher {
                 || c.connection.is_some_and(|n| n != probe.connection)
                 || c.after.is_some_and(|a| probe.elapsed < a)
                 || c.until.is_some_and(|u| probe.elapsed > u)
+                || c.serial_consistency
+                    .is_some_and(|s| s != probe.serial_consistency)
             {
                 continue;
             }
@@ -552,6 +581,7 @@ then = { malformed = "bad_version" }
             statement,
             connection: 1,
             elapsed: Duration::from_secs(elapsed),
+            serial_consistency: None,
         };
         // Before 1 s, a QUERY matches only the catch-all malformed rule.
         assert_eq!(m.check(&probe(Opcode::Query, Some("SELECT 1"), 0)), Some(3));
