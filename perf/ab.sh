@@ -9,7 +9,8 @@
 # A_DIR and B_DIR hold a `doppio` binary each (copy target/release/doppio aside before the
 # change, build after it). The stub is B's (B_DIR/doppio-stub), or target/release's.
 # Environment: C (concurrency, 256), WORKLOAD (empty), DRIVERS (doppio,doppio-uring),
-# STUB_RUNTIME (glommio), OUT (perf/results/<date>-ab).
+# STUB_RUNTIME (glommio), OUT (perf/results/<date>-ab), A_ARGS and B_ARGS (extra options of
+# one side only, e.g. B_ARGS=--discard-results when B consumes results and A predates it).
 # Output: OUT/{a,b}-rN.json and .txt, and OUT/summary.md (per backend: throughput, client
 # CPU per request and syscalls per request of every run, and the B/A ratio of the medians).
 set -euo pipefail
@@ -36,7 +37,10 @@ port=19044
 start_stub "$stub_bin" 1 "$port" "$stub_runtime" "$out"
 
 run() { # label dir round
-    taskset -c 0 "$2/doppio" run -w "$workload" -d "$((secs * 2))s" --warmup 2s -p "$conc" -t 1 \
+    local extra=${A_ARGS:-}
+    [ "$1" = b ] && extra=${B_ARGS:-}
+    # shellcheck disable=SC2086 # the extra options are words
+    taskset -c 0 "$2/doppio" run $extra -w "$workload" -d "$((secs * 2))s" --warmup 2s -p "$conc" -t 1 \
         --driver "$drivers" --segments 2 -q --tag "$1-r$3" -o "$out/$1-r$3.json" \
         "127.0.0.1:$port" >"$out/$1-r$3.txt"
 }
@@ -48,7 +52,7 @@ done
 {
     echo "# A/B on loopback: workload $workload, C = $conc, $rounds rounds of ${secs}s x 2 segments"
     echo
-    echo "A: $a_dir, B: $b_dir, stub: $stub_bin ($stub_runtime runtime, core 1), bench on core 0."
+    echo "A: $a_dir ${A_ARGS:-}, B: $b_dir ${B_ARGS:-}, stub: $stub_bin ($stub_runtime runtime, core 1), bench on core 0."
     echo
     echo "| backend | metric | A runs | B runs | B/A (medians) |"
     echo "|---|---|---|---|---|"
