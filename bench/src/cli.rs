@@ -158,6 +158,11 @@ pub struct Connect {
     /// doppio only: scylla-rust-driver cannot delay a retry and refuses it.
     #[arg(long, value_name = "BASE[,CAP]", value_parser = RetryBackoff::parse)]
     pub retry_backoff: Option<RetryBackoff>,
+    /// The CQL protocol version: 4 or 5 (default: each backend's newest that the node
+    /// offers; doppio negotiates v5 with Cassandra 4.0+, scylla-rust-driver speaks v4 only
+    /// and refuses 5).
+    #[arg(long, value_name = "4|5", value_parser = clap::value_parser!(u8).range(4..=5))]
+    pub protocol: Option<u8>,
 }
 
 /// Options of `load`.

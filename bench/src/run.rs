@@ -121,6 +121,7 @@ fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<ConnectOptions, Fa
         serial_consistency: c.serial_consistency,
         locality: Locality::new(c.datacenter.clone(), c.rack.clone())?,
         retry_backoff: c.retry_backoff,
+        protocol: c.protocol,
     };
     for &d in drivers {
         backend::check_settings(d, &options)?;
@@ -319,6 +320,8 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             rack: options.locality.rack.clone(),
             retry_backoff: options.retry_backoff.map(|b| b.describe()),
             thread_cores: BTreeMap::new(),
+            protocol: options.protocol,
+            protocol_versions: BTreeMap::new(),
         },
         fatal_error: None,
         warnings: Vec::new(),
@@ -339,6 +342,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             warnings: &mut report.warnings,
             flames: &mut flames,
             thread_cores: &mut report.config.thread_cores,
+            protocol_versions: &mut report.config.protocol_versions,
         },
     );
     if let Some(prefix) = &a.flamegraph {
@@ -398,6 +402,8 @@ struct Collected<'a> {
     flames: &'a mut crate::flame::Flames,
     /// The cores each connected backend pinned its request threads to.
     thread_cores: &'a mut BTreeMap<String, Vec<usize>>,
+    /// The CQL protocol version each connected backend speaks.
+    protocol_versions: &'a mut BTreeMap<String, u8>,
 }
 
 fn run_segments(
@@ -414,11 +420,15 @@ fn run_segments(
         warnings,
         flames,
         thread_cores,
+        protocol_versions,
     } = out;
     let mut backends: Vec<(Driver, Arc<dyn Backend>)> = Vec::new();
     for &d in drivers {
         let b = backend::connect(d, options).map_err(Failure::Start)?;
         thread_cores.insert(d.name().to_owned(), b.thread_cores());
+        if let Some(v) = b.protocol_version() {
+            protocol_versions.insert(d.name().to_owned(), v);
+        }
         backends.push((d, b));
         runs.insert(
             d,

@@ -478,3 +478,46 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
         assert_input_error(&out, &["password are incorrect"]);
     }
 }
+
+#[test]
+fn doppio_speaks_v5_with_cassandra_unless_asked_for_v4_and_scylla_v4() {
+    if CASSANDRA.answering().is_none() {
+        return; // skipped (outside CI) with a message
+    }
+    let (dir, _) = scratch("protocol");
+    let n = node();
+    for (asked, doppio_spoke) in [(None, 5), (Some("4"), 4)] {
+        let report = dir.join(format!("protocol-{}.json", asked.unwrap_or("default")));
+        let mut args = vec![
+            "run",
+            "-w",
+            "empty",
+            &n,
+            "--driver",
+            "doppio,doppio-uring,scylla",
+            "-d",
+            "100",
+            "--warmup",
+            "0",
+            "-q",
+            "-o",
+            report.to_str().unwrap(),
+        ];
+        if let Some(v) = asked {
+            args.extend_from_slice(&["--protocol", v]);
+        }
+        let text = ok(&args);
+        let j = json(&report);
+        let versions = &j["config"]["protocol_versions"];
+        assert_eq!(versions["doppio"].as_u64(), Some(doppio_spoke), "{j}");
+        assert_eq!(versions["doppio-uring"].as_u64(), Some(doppio_spoke), "{j}");
+        assert_eq!(versions["scylla"].as_u64(), Some(4), "{j}");
+        assert!(
+            text.contains(&format!("doppio v{doppio_spoke}")),
+            "CONFIG names it: {text}"
+        );
+        for d in ["doppio", "doppio-uring", "scylla"] {
+            assert_eq!(j["backends"][d]["errors"].as_u64(), Some(0), "{d}: {j}");
+        }
+    }
+}

@@ -321,6 +321,10 @@ fn settings_a_backend_cannot_honour_are_refused_with_exit_code_2() {
             &["--driver", "scylla", "--retry-backoff", "10ms,1s"][..],
             &["scylla: --retry-backoff is not supported"][..],
         ),
+        (
+            &["--driver", "doppio,scylla", "--protocol", "5"][..],
+            &["scylla: --protocol 5 is not supported", "v4 only"][..],
+        ),
     ] {
         let mut all = vec!["run", "-w", "empty", "127.0.0.1:1", "-q"];
         all.extend_from_slice(args);
@@ -340,6 +344,7 @@ fn settings_a_backend_cannot_honour_are_refused_with_exit_code_2() {
             &["--retry-backoff", "1s,10ms"][..],
             "the cap is below the base",
         ),
+        (&["--protocol", "3"][..], "--protocol"),
     ] {
         let mut all = vec!["run", "-w", "empty", "127.0.0.1:1", "-q"];
         all.extend_from_slice(args);
@@ -410,4 +415,40 @@ then = { error = { code = "overloaded" } }
     assert_eq!(b["errors"].as_u64(), Some(0), "every retry succeeded: {b}");
     let mean_ms = b["latency_ns"]["mean"].as_f64().unwrap() / 1e6;
     assert!(mean_ms > 2.0, "retries waited: mean latency {mean_ms} ms");
+}
+
+#[test]
+fn every_backend_reports_the_protocol_it_spoke_and_v5_is_refused_by_a_v4_node() {
+    let stub = stub("");
+    let addr = stub.addr().to_string();
+    // The stub speaks v4 only: every backend negotiates v4 and says so.
+    let j = counted_run(
+        &addr,
+        "protocol",
+        &["--driver", "doppio,doppio-uring,scylla"],
+    );
+    assert_eq!(j["config"]["protocol"], serde_json::Value::Null);
+    for d in ["doppio", "doppio-uring", "scylla"] {
+        assert_eq!(
+            j["config"]["protocol_versions"][d].as_u64(),
+            Some(4),
+            "{d}: {j}"
+        );
+    }
+    // Asking doppio for v5 from a node that does not offer it fails at connect, naming both.
+    let out = doppio(&[
+        "run",
+        "-w",
+        "empty",
+        &addr,
+        "-d",
+        "50",
+        "-q",
+        "--protocol",
+        "5",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("protocol v5 was asked for"), "{err}");
+    assert!(err.contains("4/v4"), "{err}");
 }

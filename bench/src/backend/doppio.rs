@@ -16,6 +16,7 @@ use doppio::proto::consistency::Consistency;
 use doppio::proto::metadata::ColumnSpec;
 use doppio::proto::types::ColumnType;
 use doppio::proto::values::QueryValues;
+use doppio::proto::ProtocolVersion;
 use doppio::rt::Runtime;
 use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy, StatementOptions};
 use doppio::{Cluster, Error, PreparedStatement, Session};
@@ -120,6 +121,13 @@ impl DoppioBackend {
             }))
             // Every backend asks for pages of this size and pages through to the end.
             .page_size(Some(o.page_size))
+            .protocol_version(o.protocol.map(|v| {
+                if v == 5 {
+                    ProtocolVersion::V5
+                } else {
+                    ProtocolVersion::V4
+                }
+            }))
             .shutdown_grace(Duration::from_secs(2))
             .runtime(runtime)
             .spin_before_park(o.spin_before_park);
@@ -434,6 +442,14 @@ impl Backend for DoppioBackend {
             c.bytes_read += s.bytes_read;
         }
         Some(c)
+    }
+
+    fn protocol_version(&self) -> Option<u8> {
+        let versions = self
+            .cluster
+            .run_on_shards(|session| async move { session.protocol_version() })
+            .ok()?;
+        versions.into_iter().flatten().next().map(|v| v.number())
     }
 
     fn thread_cores(&self) -> Vec<usize> {

@@ -173,6 +173,9 @@ pub struct ConnectOptions {
     pub locality: Locality,
     /// Delay before each retry (`None`: each driver retries at once).
     pub retry_backoff: Option<RetryBackoff>,
+    /// The CQL protocol version asked for (4 or 5; `None`: each backend's newest the node
+    /// offers).
+    pub protocol: Option<u8>,
 }
 
 impl ConnectOptions {
@@ -395,6 +398,8 @@ pub trait Backend: Send + Sync {
     fn counters(&self) -> Option<DriverCounters>;
     /// The cores this backend's request threads are pinned to (empty: not pinned).
     fn thread_cores(&self) -> Vec<usize>;
+    /// The CQL protocol version the backend's connections speak, if known.
+    fn protocol_version(&self) -> Option<u8>;
     /// Closes connections and stops threads.
     fn shutdown(&self);
 }

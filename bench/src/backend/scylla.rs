@@ -135,6 +135,13 @@ pub fn serial_consistency(c: BenchSerial) -> SerialConsistency {
 /// The settings scylla-rust-driver cannot honour: a backoff between retries (its retry
 /// policies decide where a retry goes, never when).
 pub fn check_settings(o: &ConnectOptions) -> Result<(), SettingError> {
+    if o.protocol == Some(5) {
+        return Err(SettingError::Unsupported {
+            driver: Driver::Scylla.name(),
+            option: "--protocol 5",
+            why: "scylla-rust-driver speaks protocol v4 only",
+        });
+    }
     if o.retry_backoff.is_some() {
         return Err(SettingError::Unsupported {
             driver: Driver::Scylla.name(),
@@ -523,6 +530,11 @@ impl Backend for ScyllaBackend {
 
     fn thread_cores(&self) -> Vec<usize> {
         self.pins.cores.clone()
+    }
+
+    fn protocol_version(&self) -> Option<u8> {
+        // scylla-rust-driver speaks v4 only.
+        Some(4)
     }
 
     fn shutdown(&self) {}

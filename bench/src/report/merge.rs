@@ -295,6 +295,10 @@ fn check_same(first_file: &str, first: &Report, file: &str, r: &Report) -> Resul
     if c0.drivers != c.drivers {
         return Err(differ("drivers", c0.drivers.join(","), c.drivers.join(",")));
     }
+    if c0.protocol_versions != c.protocol_versions {
+        let spoken = |c: &RunConfig| format!("{:?}", c.protocol_versions);
+        return Err(differ("protocol versions", spoken(c0), spoken(c)));
+    }
     // Results consumed differently are different work: not one test run.
     if (c0.page_size, c0.discard_results) != (c.page_size, c.discard_results) {
         let consumed = |c: &RunConfig| {
@@ -711,6 +715,8 @@ mod tests {
                 rack: None,
                 retry_backoff: None,
                 thread_cores: BTreeMap::new(),
+                protocol: None,
+                protocol_versions: BTreeMap::new(),
             },
             fatal_error: None,
             warnings: Vec::new(),

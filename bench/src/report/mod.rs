@@ -132,6 +132,13 @@ pub struct RunConfig {
     /// not pinned).
     #[serde(default)]
     pub thread_cores: BTreeMap<String, Vec<usize>>,
+    /// The CQL protocol version asked for (`--protocol`; `null`: each backend's newest the
+    /// node offers).
+    #[serde(default)]
+    pub protocol: Option<u8>,
+    /// The protocol version each backend spoke, by driver name.
+    #[serde(default)]
+    pub protocol_versions: BTreeMap<String, u8>,
 }
 
 /// `config.compression`: a name, or the boolean of reports written before it took one.

@@ -239,6 +239,20 @@ fn driver_settings(out: &mut String, c: &super::RunConfig) {
             .collect();
         wrap(out, "  cores         ", &cores.join("   "));
     }
+    if c.protocol.is_some() || !c.protocol_versions.is_empty() {
+        let spoken: Vec<String> = c
+            .protocol_versions
+            .iter()
+            .map(|(driver, v)| format!("{driver} v{v}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  protocol      {}   {}",
+            c.protocol
+                .map_or("negotiated".to_owned(), |v| format!("v{v} asked")),
+            spoken.join("   ")
+        );
+    }
 }
 
 fn wrap(out: &mut String, prefix: &str, text: &str) {

@@ -131,6 +131,20 @@ impl Session {
         self.view().status()
     }
 
+    /// The protocol version this shard's connections speak: that of an open connection to
+    /// the contact node, or else to any node; `None` while none is open. Every connection
+    /// of a session negotiates alike (the newest version its node offers, or the one
+    /// configured), so in a cluster of one version this is the session's.
+    pub fn protocol_version(&self) -> Option<doppio_proto::ProtocolVersion> {
+        let nodes = self.inner.nodes.borrow();
+        nodes
+            .get(&self.inner.contact)
+            .into_iter()
+            .chain(nodes.values())
+            .find_map(|n| n.connection())
+            .map(|c| c.version())
+    }
+
     /// The node object (pool and counters) of `addr`, if this shard connects to it.
     pub fn node_at(&self, addr: SocketAddr) -> Option<Rc<Node>> {
         self.inner.nodes.borrow().get(&addr).cloned()
