@@ -125,6 +125,23 @@ impl V5 {
         result(self.call(&q), cql)
     }
 
+    /// EXECUTE of `prepared` with result metadata id `rid`, skipping the metadata, for the
+    /// row of int key `k`.
+    fn execute(&mut self, prepared: &Prepared, rid: &[u8], k: i32) -> ResponseFrame {
+        let key = k.to_be_bytes();
+        let e = Execute {
+            id: &prepared.id,
+            result_metadata_id: Some(rid),
+            params: QueryParameters {
+                skip_metadata: true,
+                ..one()
+            },
+            values: &&[RawValue::Bytes(&key)][..],
+            columns: None,
+        };
+        self.call(&e)
+    }
+
     fn prepare(&mut self, cql: &str, keyspace: Option<&str>) -> Prepared {
         match result(
             self.call(&Prepare {
@@ -221,22 +238,8 @@ fn v5_messages_round_trip_with_cassandra() {
         .expect("a v5 PREPARED carries a result metadata id");
     assert!(!rid.is_empty());
     assert_eq!(select.metadata.pk_indexes, vec![0]);
-    let execute = |c: &mut V5, rid: &[u8], k: i32| {
-        let key = k.to_be_bytes();
-        let e = Execute {
-            id: &select.id,
-            result_metadata_id: Some(rid),
-            params: QueryParameters {
-                skip_metadata: true,
-                ..one()
-            },
-            values: &&[RawValue::Bytes(&key)][..],
-            columns: None,
-        };
-        rows(result(c.call(&e), "EXECUTE"))
-    };
     for (k, v) in [(1i32, 10i32), (2, 20), (3, 30)] {
-        let r = execute(&mut c, &rid, k);
+        let r = rows(result(c.execute(&select, &rid, k), "EXECUTE"));
         assert!(r.metadata.no_metadata, "skip_metadata was honoured");
         assert_eq!(r.metadata.new_metadata_id, None);
         let row = r.iter().next().unwrap().unwrap();
@@ -251,20 +254,7 @@ fn v5_messages_round_trip_with_cassandra() {
     let old = star.result_metadata_id.clone().unwrap();
     assert_eq!(star.result_metadata.columns.len(), 2);
     c.query("ALTER TABLE t ADD w text", in_ks);
-    let key = 1i32.to_be_bytes();
-    let run = |c: &mut V5, rid: &[u8]| {
-        let e = Execute {
-            id: &star.id,
-            result_metadata_id: Some(rid),
-            params: QueryParameters {
-                skip_metadata: true,
-                ..one()
-            },
-            values: &&[RawValue::Bytes(&key)][..],
-            columns: None,
-        };
-        c.call(&e)
-    };
+    let run = |c: &mut V5, rid: &[u8]| c.execute(&star, rid, 1);
     let changed = match run(&mut c, &old).response {
         Response::Result(ResultBody::Rows(r)) => r,
         // The node may first forget the statement (its schema changed): prepare again.

@@ -341,7 +341,7 @@ impl QueryParameters<'_> {
     }
 
     fn check(&self, version: ProtocolVersion) -> Result<()> {
-        if !version.has_int_flags() {
+        if !version.has_v5_fields() {
             if self.keyspace.is_some() {
                 return Err(v5_only("query keyspace"));
             }
@@ -485,7 +485,7 @@ fn put_execute_ids(
     result_metadata_id: Option<&[u8]>,
 ) -> Result<()> {
     wire::put_short_bytes(buf, id, "prepared id")?;
-    if version.has_int_flags() {
+    if version.has_v5_fields() {
         let rid = result_metadata_id.ok_or_else(|| ProtoError::InvalidValue {
             what: "EXECUTE result metadata id",
             detail: "is required in protocol v5 (RESULT Prepared gives it)".into(),
@@ -814,9 +814,9 @@ fn decode_parameters<'a>(
     })
 }
 
-/// The v5 keyspace and now-in-seconds, if their flags are set (they cannot be in v4, whose
-/// flags are one byte: 0x100 does not fit, and 0x80 is read as the keyspace flag only
-/// there as well, as a v4 server would reject it).
+/// The v5 keyspace and now-in-seconds, if their flags are set. A v4 request cannot carry
+/// 0x100 (its flags are one byte); one with 0x80 is read with a keyspace too, which v4 does
+/// not define: the encoder never sends it in v4.
 fn decode_v5_suffix<'a>(r: &mut Reader<'a>, flags: u32) -> Result<(Option<&'a str>, Option<i32>)> {
     let keyspace = (flags & query_flags::WITH_KEYSPACE != 0)
         .then(|| r.read_string("query keyspace"))
@@ -935,7 +935,7 @@ impl<'a> Request<'a> {
                 let id = r.read_short_bytes("prepared id")?;
                 let result_metadata_id = header
                     .version
-                    .has_int_flags()
+                    .has_v5_fields()
                     .then(|| r.read_short_bytes("result metadata id"))
                     .transpose()?;
                 Request::Execute {

@@ -162,6 +162,22 @@ pub struct FailureReason {
     pub code: u16,
 }
 
+/// Reads `<cl><received><blockfor>`, the start of the timeout and failure errors' fields.
+fn read_acks(r: &mut Reader<'_>) -> Result<(Consistency, i32, i32)> {
+    Ok((
+        Consistency::decode(r)?,
+        r.read_int("received")?,
+        r.read_int("block for")?,
+    ))
+}
+
+/// Writes what [`read_acks`] reads.
+fn put_acks(buf: &mut BytesMut, consistency: Consistency, received: i32, block_for: i32) {
+    consistency.encode(buf);
+    buf.put_i32(received);
+    buf.put_i32(block_for);
+}
+
 /// Reads `<numfailures>` (v4) or `<reason_map>` (v5): the count, and the reasons in v5.
 fn read_failures(r: &mut Reader<'_>, v5: bool) -> Result<(i32, Vec<FailureReason>)> {
     if !v5 {
@@ -195,7 +211,7 @@ fn put_failures(
     failures: i32,
     reasons: &[FailureReason],
 ) -> Result<()> {
-    if !version.has_int_flags() {
+    if !version.has_v5_fields() {
         buf.put_i32(failures);
         return Ok(());
     }
@@ -338,7 +354,7 @@ impl std::fmt::Display for ErrorResponse {
 
 impl ErrorResponse {
     fn decode(r: &mut Reader<'_>, body: &Bytes, version: ProtocolVersion) -> Result<Self> {
-        let v5 = version.has_int_flags();
+        let v5 = version.has_v5_fields();
         let code = ErrorCode::from_code(r.read_int("error code")?);
         let message = r.read_string("error message")?.to_owned();
         let detail = match code {
@@ -348,9 +364,7 @@ impl ErrorResponse {
                 alive: r.read_int("alive replicas")?,
             },
             ErrorCode::WriteTimeout => {
-                let consistency = Consistency::decode(r)?;
-                let received = r.read_int("received")?;
-                let block_for = r.read_int("block for")?;
+                let (consistency, received, block_for) = read_acks(r)?;
                 let write_type = r.read_string("write type")?.to_owned();
                 let contentions = (v5 && write_type == "CAS")
                     .then(|| r.read_short("contentions"))
@@ -363,16 +377,17 @@ impl ErrorResponse {
                     contentions,
                 }
             }
-            ErrorCode::ReadTimeout => ErrorDetail::ReadTimeout {
-                consistency: Consistency::decode(r)?,
-                received: r.read_int("received")?,
-                block_for: r.read_int("block for")?,
-                data_present: r.read_byte("data present")? != 0,
-            },
+            ErrorCode::ReadTimeout => {
+                let (consistency, received, block_for) = read_acks(r)?;
+                ErrorDetail::ReadTimeout {
+                    consistency,
+                    received,
+                    block_for,
+                    data_present: r.read_byte("data present")? != 0,
+                }
+            }
             ErrorCode::ReadFailure => {
-                let consistency = Consistency::decode(r)?;
-                let received = r.read_int("received")?;
-                let block_for = r.read_int("block for")?;
+                let (consistency, received, block_for) = read_acks(r)?;
                 let (failures, reasons) = read_failures(r, v5)?;
                 ErrorDetail::ReadFailure {
                     consistency,
@@ -392,9 +407,7 @@ impl ErrorResponse {
                     .collect(),
             },
             ErrorCode::WriteFailure => {
-                let consistency = Consistency::decode(r)?;
-                let received = r.read_int("received")?;
-                let block_for = r.read_int("block for")?;
+                let (consistency, received, block_for) = read_acks(r)?;
                 let (failures, reasons) = read_failures(r, v5)?;
                 ErrorDetail::WriteFailure {
                     consistency,
@@ -405,11 +418,14 @@ impl ErrorResponse {
                     write_type: r.read_string("write type")?.to_owned(),
                 }
             }
-            ErrorCode::CasWriteUnknown if v5 => ErrorDetail::CasWriteUnknown {
-                consistency: Consistency::decode(r)?,
-                received: r.read_int("received")?,
-                block_for: r.read_int("block for")?,
-            },
+            ErrorCode::CasWriteUnknown if v5 => {
+                let (consistency, received, block_for) = read_acks(r)?;
+                ErrorDetail::CasWriteUnknown {
+                    consistency,
+                    received,
+                    block_for,
+                }
+            }
             ErrorCode::AlreadyExists => ErrorDetail::AlreadyExists {
                 keyspace: r.read_string("existing keyspace")?.to_owned(),
                 table: r.read_string("existing table")?.to_owned(),
@@ -447,11 +463,9 @@ impl ErrorResponse {
                 write_type,
                 contentions,
             } => {
-                consistency.encode(buf);
-                buf.put_i32(*received);
-                buf.put_i32(*block_for);
+                put_acks(buf, *consistency, *received, *block_for);
                 wire::put_string(buf, write_type, "write type")?;
-                if version.has_int_flags() && write_type == "CAS" {
+                if version.has_v5_fields() && write_type == "CAS" {
                     buf.put_u16(contentions.unwrap_or(0));
                 }
             }
@@ -461,9 +475,7 @@ impl ErrorResponse {
                 block_for,
                 data_present,
             } => {
-                consistency.encode(buf);
-                buf.put_i32(*received);
-                buf.put_i32(*block_for);
+                put_acks(buf, *consistency, *received, *block_for);
                 buf.put_u8(u8::from(*data_present));
             }
             ErrorDetail::ReadFailure {
@@ -474,9 +486,7 @@ impl ErrorResponse {
                 reasons,
                 data_present,
             } => {
-                consistency.encode(buf);
-                buf.put_i32(*received);
-                buf.put_i32(*block_for);
+                put_acks(buf, *consistency, *received, *block_for);
                 put_failures(buf, version, *failures, reasons)?;
                 buf.put_u8(u8::from(*data_present));
             }
@@ -501,9 +511,7 @@ impl ErrorResponse {
                 reasons,
                 write_type,
             } => {
-                consistency.encode(buf);
-                buf.put_i32(*received);
-                buf.put_i32(*block_for);
+                put_acks(buf, *consistency, *received, *block_for);
                 put_failures(buf, version, *failures, reasons)?;
                 wire::put_string(buf, write_type, "write type")?;
             }
@@ -512,9 +520,7 @@ impl ErrorResponse {
                 received,
                 block_for,
             } => {
-                consistency.encode(buf);
-                buf.put_i32(*received);
-                buf.put_i32(*block_for);
+                put_acks(buf, *consistency, *received, *block_for);
             }
             ErrorDetail::AlreadyExists { keyspace, table } => {
                 wire::put_string(buf, keyspace, "existing keyspace")?;
@@ -844,7 +850,7 @@ impl ResponseFrame {
                     let id = body.slice_ref(r.read_short_bytes("prepared id")?);
                     let result_metadata_id = header
                         .version
-                        .has_int_flags()
+                        .has_v5_fields()
                         .then(|| r.read_short_bytes("result metadata id"))
                         .transpose()?
                         .map(|rid| body.slice_ref(rid));
@@ -966,7 +972,7 @@ impl Response {
                 ResultBody::Prepared(p) => {
                     buf.put_i32(0x0004);
                     wire::put_short_bytes(buf, &p.id, "prepared id")?;
-                    match (&p.result_metadata_id, version.has_int_flags()) {
+                    match (&p.result_metadata_id, version.has_v5_fields()) {
                         (Some(rid), true) => {
                             wire::put_short_bytes(buf, rid, "result metadata id")?;
                         }

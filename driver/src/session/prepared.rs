@@ -3,9 +3,10 @@
 //! keyspace), and preparing again when a node has forgotten a statement or its table
 //! changed.
 //!
-//! Invariant: a statement's id, result columns and template change together, only on
-//! re-prepare (control path); executions read them through `Rc` clones, never holding a
-//! `RefCell` borrow across an await.
+//! Invariant: a statement's id, result metadata id, result columns and template change
+//! together (`Session::install_prepared`), only on re-prepare or a v5 METADATA_CHANGED
+//! (control path); executions read them through `Rc` clones, never holding a `RefCell`
+//! borrow across an await.
 
 use std::cell::RefCell;
 use std::net::SocketAddr;
@@ -237,19 +238,13 @@ impl Session {
         prepared: &PreparedStatement,
     ) -> Result<(), Error> {
         let p = self.prepare_on(conn, &prepared.inner.cql).await?;
-        let result_columns: Rc<[ColumnSpec]> = p.result_metadata.columns.into();
-        let template = self.template(
-            conn.version(),
-            &p.id,
-            p.result_metadata_id.as_deref(),
-            prepared.inner.metadata.columns.len(),
-            !result_columns.is_empty(),
-        )?;
-        *prepared.inner.id.borrow_mut() = p.id;
-        *prepared.inner.result_metadata_id.borrow_mut() = p.result_metadata_id;
-        *prepared.inner.result_columns.borrow_mut() = result_columns;
-        *prepared.inner.template.borrow_mut() = Rc::new(template);
-        Ok(())
+        self.install_prepared(
+            conn,
+            prepared,
+            p.id,
+            p.result_metadata_id,
+            p.result_metadata.columns.into(),
+        )
     }
 
     /// v5 METADATA_CHANGED: the statement's result columns changed (its table was altered);
@@ -263,15 +258,29 @@ impl Session {
         columns: &[ColumnSpec],
     ) -> Result<(), Error> {
         let id = prepared.id();
+        self.install_prepared(conn, prepared, id, Some(new_id), columns.into())
+    }
+
+    /// Replaces the statement's id, result metadata id and result columns together, with
+    /// the template that encodes them in `conn`'s version (the invariant above).
+    fn install_prepared(
+        &self,
+        conn: &Connection,
+        prepared: &PreparedStatement,
+        id: Bytes,
+        result_metadata_id: Option<Bytes>,
+        result_columns: Rc<[ColumnSpec]>,
+    ) -> Result<(), Error> {
         let template = self.template(
             conn.version(),
             &id,
-            Some(&new_id),
+            result_metadata_id.as_deref(),
             prepared.inner.metadata.columns.len(),
-            !columns.is_empty(),
+            !result_columns.is_empty(),
         )?;
-        *prepared.inner.result_metadata_id.borrow_mut() = Some(new_id);
-        *prepared.inner.result_columns.borrow_mut() = columns.into();
+        *prepared.inner.id.borrow_mut() = id;
+        *prepared.inner.result_metadata_id.borrow_mut() = result_metadata_id;
+        *prepared.inner.result_columns.borrow_mut() = result_columns;
         *prepared.inner.template.borrow_mut() = Rc::new(template);
         Ok(())
     }
