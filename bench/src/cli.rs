@@ -158,9 +158,10 @@ pub struct Connect {
     /// doppio only: scylla-rust-driver cannot delay a retry and refuses it.
     #[arg(long, value_name = "BASE[,CAP]", value_parser = RetryBackoff::parse)]
     pub retry_backoff: Option<RetryBackoff>,
-    /// The CQL protocol version: 4 or 5 (default: each backend's newest that the node
-    /// offers; doppio negotiates v5 with Cassandra 4.0+, scylla-rust-driver speaks v4 only
-    /// and refuses 5).
+    /// The CQL protocol version: 4 or 5 (default: backends compared in one run speak the
+    /// newest all of them speak, so v4 when scylla-rust-driver, which speaks v4 only and
+    /// refuses 5, is among them; a backend alone speaks the newest the node offers: doppio
+    /// v5 with Cassandra 4.0+ and the stub).
     #[arg(long, value_name = "4|5", value_parser = clap::value_parser!(u8).range(4..=5))]
     pub protocol: Option<u8>,
 }

@@ -121,7 +121,7 @@ fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<ConnectOptions, Fa
         serial_consistency: c.serial_consistency,
         locality: Locality::new(c.datacenter.clone(), c.rack.clone())?,
         retry_backoff: c.retry_backoff,
-        protocol: c.protocol,
+        protocol: c.protocol.or_else(|| backend::common_protocol(drivers)),
     };
     for &d in drivers {
         backend::check_settings(d, &options)?;

@@ -421,13 +421,14 @@ then = { error = { code = "overloaded" } }
 fn every_backend_reports_the_protocol_it_spoke_and_v5_is_refused_by_a_v4_node() {
     let stub = stub("");
     let addr = stub.addr().to_string();
-    // The stub speaks v4 only: every backend negotiates v4 and says so.
+    // The stub offers v4 and v5. Compared with scylla-rust-driver (v4 only), every backend
+    // speaks v4 by default, and the report says it was pinned.
     let j = counted_run(
         &addr,
-        "protocol",
+        "protocol-all",
         &["--driver", "doppio,doppio-uring,scylla"],
     );
-    assert_eq!(j["config"]["protocol"], serde_json::Value::Null);
+    assert_eq!(j["config"]["protocol"].as_u64(), Some(4), "{j}");
     for d in ["doppio", "doppio-uring", "scylla"] {
         assert_eq!(
             j["config"]["protocol_versions"][d].as_u64(),
@@ -435,20 +436,53 @@ fn every_backend_reports_the_protocol_it_spoke_and_v5_is_refused_by_a_v4_node() 
             "{d}: {j}"
         );
     }
+    // doppio's two runtimes alone negotiate v5, each in segments, without errors.
+    let j = counted_run(
+        &addr,
+        "protocol-doppio",
+        &["--driver", "doppio,doppio-uring"],
+    );
+    assert_eq!(j["config"]["protocol"], serde_json::Value::Null, "{j}");
+    for d in ["doppio", "doppio-uring"] {
+        assert_eq!(
+            j["config"]["protocol_versions"][d].as_u64(),
+            Some(5),
+            "{d}: {j}"
+        );
+        assert_eq!(j["backends"][d]["errors"].as_u64(), Some(0), "{d}: {j}");
+        assert!(j["backends"][d]["requests"].as_u64() > Some(0), "{d}: {j}");
+    }
     // Asking doppio for v5 from a node that does not offer it fails at connect, naming both.
+    let v4_only = doppio_stub::Stub::start(doppio_stub::StubConfig {
+        log_rules: false,
+        newest_protocol: doppio::proto::ProtocolVersion::V4,
+        ..doppio_stub::StubConfig::default()
+    })
+    .unwrap();
+    let v4_addr = v4_only.addr().to_string();
+    let refused = support::scratch_dir("settings").join("protocol-refused.json");
     let out = doppio(&[
         "run",
         "-w",
         "empty",
-        &addr,
+        &v4_addr,
         "-d",
         "50",
         "-q",
         "--protocol",
         "5",
+        "-o",
+        refused.to_str().unwrap(),
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("protocol v5 was asked for"), "{err}");
     assert!(err.contains("4/v4"), "{err}");
+    // Without --protocol, doppio speaks v4 to it.
+    let j = counted_run(&v4_addr, "protocol-v4-node", &["--driver", "doppio-uring"]);
+    assert_eq!(
+        j["config"]["protocol_versions"]["doppio-uring"].as_u64(),
+        Some(4),
+        "{j}"
+    );
 }

@@ -39,6 +39,11 @@ struct V5 {
     envelopes: BytesMut,
     assembler: EnvelopeAssembler,
     next_stream: i16,
+    /// The segments consumed since the last answer was returned.
+    wire: Vec<u8>,
+    /// The segments that carried the last answer and nothing else (empty when it shared
+    /// them with another envelope): what [`V5::record`] keeps as a fixture.
+    last_wire: Vec<u8>,
 }
 
 impl V5 {
@@ -77,6 +82,8 @@ impl V5 {
             envelopes: BytesMut::new(),
             assembler: EnvelopeAssembler::new(MAX),
             next_stream: 1,
+            wire: Vec::new(),
+            last_wire: Vec::new(),
         }
     }
 
@@ -102,9 +109,16 @@ impl V5 {
         let segments = SegmentDecoder::new(SegmentCompression::None);
         loop {
             if let Some(frame) = envelopes.decode(&mut self.envelopes).unwrap() {
+                self.last_wire = std::mem::take(&mut self.wire);
+                if !self.envelopes.is_empty() {
+                    self.last_wire.clear();
+                }
                 return ResponseFrame::decode(&frame, None, MAX).unwrap();
             }
+            let before = self.inbox.clone();
             if let Some(segment) = segments.decode(&mut self.inbox).unwrap() {
+                let used = before.len() - self.inbox.len();
+                self.wire.extend_from_slice(&before[..used]);
                 self.assembler.push(segment, &mut self.envelopes).unwrap();
                 continue;
             }
@@ -112,6 +126,19 @@ impl V5 {
             let n = self.socket.read(&mut chunk).unwrap();
             assert!(n > 0, "Cassandra closed the connection");
             self.inbox.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Keeps the segments of the last answer as `fixtures/captured/v5_{label}.seg` when
+    /// `DOPPIO_RECORD_FIXTURES=1` (read back by `captured_v5_fixtures.rs`).
+    fn record(&self, label: &str) {
+        if std::env::var("DOPPIO_RECORD_FIXTURES").is_ok_and(|v| v == "1") {
+            assert!(
+                !self.last_wire.is_empty(),
+                "{label}: the answer shared its segment with another envelope"
+            );
+            let path = protocol_tests::captured_dir().join(format!("v5_{label}.seg"));
+            std::fs::write(path, &self.last_wire).unwrap();
         }
     }
 
@@ -229,9 +256,11 @@ fn v5_messages_round_trip_with_cassandra() {
         now_in_seconds: None,
     };
     assert_eq!(result(c.call(&batch), "BATCH"), ResultBody::Void);
+    c.record("result_void_batch");
 
     // ... and in PREPARE, whose answer carries the v5 result metadata id.
     let select = c.prepare("SELECT k, v FROM t WHERE k = ?", Some(&ks));
+    c.record("result_prepared");
     let rid = select
         .result_metadata_id
         .clone()
@@ -240,6 +269,9 @@ fn v5_messages_round_trip_with_cassandra() {
     assert_eq!(select.metadata.pk_indexes, vec![0]);
     for (k, v) in [(1i32, 10i32), (2, 20), (3, 30)] {
         let r = rows(result(c.execute(&select, &rid, k), "EXECUTE"));
+        if k == 1 {
+            c.record("result_rows_no_metadata");
+        }
         assert!(r.metadata.no_metadata, "skip_metadata was honoured");
         assert_eq!(r.metadata.new_metadata_id, None);
         let row = r.iter().next().unwrap().unwrap();
@@ -265,6 +297,7 @@ fn v5_messages_round_trip_with_cassandra() {
         }
         other => panic!("EXECUTE after ALTER: {other:?}"),
     };
+    c.record("result_rows_metadata_changed");
     let new_id = changed
         .metadata
         .new_metadata_id
@@ -314,5 +347,6 @@ fn v5_messages_round_trip_with_cassandra() {
         Response::Error(e) => assert_eq!(e.code, ErrorCode::Unprepared),
         other => panic!("EXECUTE of an unknown id: {other:?}"),
     }
+    c.record("error_unprepared");
     c.query(&format!("DROP KEYSPACE {ks}"), one());
 }

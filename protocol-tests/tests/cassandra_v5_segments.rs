@@ -74,6 +74,11 @@ struct V5Connection {
     assembler: EnvelopeAssembler,
     segments_in: usize,
     split_segments_in: usize,
+    /// The segments consumed since the last envelope was returned.
+    wire: Vec<u8>,
+    /// The segments that carried the last envelope and nothing else (empty when it shared
+    /// them): what `record` keeps as a fixture.
+    last_wire: Vec<u8>,
 }
 
 impl V5Connection {
@@ -113,6 +118,8 @@ impl V5Connection {
             assembler: EnvelopeAssembler::new(1 << 26),
             segments_in: 0,
             split_segments_in: 0,
+            wire: Vec::new(),
+            last_wire: Vec::new(),
         }
     }
 
@@ -134,11 +141,19 @@ impl V5Connection {
                 .map(|l| HEADER_LEN + u32::from_be_bytes(l.try_into().unwrap()) as usize)
             {
                 if self.envelopes.len() >= len {
-                    return parse(&self.envelopes.split_to(len));
+                    let envelope = parse(&self.envelopes.split_to(len));
+                    self.last_wire = std::mem::take(&mut self.wire);
+                    if !self.envelopes.is_empty() {
+                        self.last_wire.clear();
+                    }
+                    return envelope;
                 }
             }
+            let before = self.inbox.clone();
             match decoder.decode(&mut self.inbox) {
                 Ok(Some(segment)) => {
+                    let used = before.len() - self.inbox.len();
+                    self.wire.extend_from_slice(&before[..used]);
                     self.segments_in += 1;
                     if !segment.self_contained {
                         self.split_segments_in += 1;
@@ -153,6 +168,21 @@ impl V5Connection {
             let n = self.socket.read(&mut chunk).unwrap();
             assert!(n > 0, "Cassandra closed the connection");
             self.inbox.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Keeps the segments of the last envelope as `fixtures/captured/v5_{label}.seg` (with
+    /// `lz4_` before the label on a compressed connection) when `DOPPIO_RECORD_FIXTURES=1`
+    /// (read back by `captured_v5_fixtures.rs`).
+    fn record(&self, label: &str) {
+        if std::env::var("DOPPIO_RECORD_FIXTURES").is_ok_and(|v| v == "1") {
+            assert!(!self.last_wire.is_empty(), "{label}: a shared segment");
+            let lz4 = match self.compression {
+                SegmentCompression::None => "",
+                SegmentCompression::Lz4 => "lz4_",
+            };
+            let path = protocol_tests::captured_dir().join(format!("v5_{lz4}{label}.seg"));
+            std::fs::write(path, &self.last_wire).unwrap();
         }
     }
 
@@ -255,6 +285,7 @@ fn segments_both_ways(compression: SegmentCompression) {
     ));
     let e = c.recv();
     assert_eq!((e.stream, e.opcode), (7, OP_ERROR));
+    c.record("error_invalid");
     c.query(8, &format!("DROP KEYSPACE {ks}"));
     println!(
         "{compression:?}: {} segments in, {} of them parts of a large envelope",

@@ -205,6 +205,24 @@ pub fn check_settings(driver: Driver, options: &ConnectOptions) -> Result<(), Se
     }
 }
 
+/// The newest CQL protocol version `driver` speaks.
+pub fn newest_protocol(driver: Driver) -> u8 {
+    match driver {
+        Driver::Doppio | Driver::DoppioUring => 5,
+        Driver::Scylla => 4,
+    }
+}
+
+/// The version a run of `drivers` pins when `--protocol` is not given: the newest that all
+/// of them speak when they differ (v4 when scylla-rust-driver is among them), so that every
+/// backend of a comparison does the same framing work; `None` (each backend negotiates the
+/// newest the node offers) when they agree.
+pub fn common_protocol(drivers: &[Driver]) -> Option<u8> {
+    let newest = drivers.iter().map(|&d| newest_protocol(d));
+    let (oldest, most) = (newest.clone().min()?, newest.max()?);
+    (oldest < most).then_some(oldest)
+}
+
 /// The page size of commands without `--page-size` (`schema`, `load`), and its default.
 pub const DEFAULT_PAGE_SIZE: i32 = 5000;
 
@@ -549,6 +567,16 @@ fn run_prepared_phase(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backends_compared_in_one_run_speak_the_newest_protocol_they_all_speak() {
+        use Driver::*;
+        assert_eq!(common_protocol(&[Doppio, DoppioUring, Scylla]), Some(4));
+        assert_eq!(common_protocol(&[DoppioUring, Scylla]), Some(4));
+        assert_eq!(common_protocol(&[Doppio, DoppioUring]), None);
+        assert_eq!(common_protocol(&[Scylla]), None);
+        assert_eq!(common_protocol(&[]), None);
+    }
 
     #[test]
     fn consistency_names_parse_in_any_case_and_round_trip() {

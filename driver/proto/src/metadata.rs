@@ -224,8 +224,18 @@ impl RowsMetadata {
     }
 
     /// Writes `<metadata>`, with a global table spec when all columns share one table.
+    ///
+    /// Without metadata but with columns, the flag is set all the same (nothing follows it
+    /// then): Cassandra keeps it from the statement's own metadata, whose columns share one
+    /// table for any SELECT, and leaves it off when there are no columns (an INSERT's
+    /// PREPARED). So what doppio-proto writes (the stub's answers) is what Cassandra sends,
+    /// byte for byte (`captured_fixtures.rs` and `captured_v5_fixtures.rs` hold both).
     pub fn encode(&self, buf: &mut impl BufMut) -> Result<()> {
-        let global = !self.no_metadata && common_table(&self.columns).is_some();
+        let global = if self.no_metadata {
+            self.columns_count > 0
+        } else {
+            common_table(&self.columns).is_some()
+        };
         let mut flags = 0;
         if global {
             flags |= rows_flags::GLOBAL_TABLES_SPEC;
@@ -305,5 +315,40 @@ impl PreparedMetadata {
             buf.put_u16(*i);
         }
         write_col_specs(buf, &self.columns, global)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_metadata_reads_alike_with_or_without_the_global_flag_and_writes_it_as_cassandra() {
+        let decode = |flags: i32| {
+            let mut bytes = Vec::new();
+            bytes.extend_from_slice(&flags.to_be_bytes());
+            bytes.extend_from_slice(&2i32.to_be_bytes());
+            let body = Bytes::from(bytes);
+            RowsMetadata::decode(&mut Reader::new(&body), &body).expect("decodes")
+        };
+        let bare = decode(rows_flags::NO_METADATA);
+        assert_eq!(
+            bare,
+            decode(rows_flags::NO_METADATA | rows_flags::GLOBAL_TABLES_SPEC)
+        );
+        assert!(bare.no_metadata && bare.columns.is_empty());
+        assert_eq!(bare.columns_count, 2);
+        let mut out = Vec::new();
+        bare.encode(&mut out).expect("encodes");
+        assert_eq!(out[..4], 5i32.to_be_bytes(), "global | no_metadata");
+        // No columns (an INSERT's PREPARED): no global flag.
+        let mut out = Vec::new();
+        RowsMetadata {
+            no_metadata: true,
+            ..RowsMetadata::default()
+        }
+        .encode(&mut out)
+        .expect("encodes");
+        assert_eq!(out[..4], 4i32.to_be_bytes(), "no_metadata alone");
     }
 }

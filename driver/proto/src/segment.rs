@@ -138,6 +138,16 @@ impl SegmentEncoder {
         Ok(())
     }
 
+    /// Appends `bytes` as self-contained segments without checking that they hold whole
+    /// envelopes. For fault injection only (the stub's malformed answers in v5, which must
+    /// reach the client inside valid segments so that its envelope checks meet them): a
+    /// conforming sender uses [`SegmentEncoder::encode`].
+    pub fn encode_unchecked(&self, bytes: &[u8], out: &mut BytesMut) {
+        for part in bytes.chunks(MAX_PAYLOAD) {
+            self.segment(part, true, out);
+        }
+    }
+
     /// Appends one segment carrying `payload` (at most [`MAX_PAYLOAD`] bytes).
     fn segment(&self, payload: &[u8], self_contained: bool, out: &mut BytesMut) {
         debug_assert!(payload.len() <= MAX_PAYLOAD);
@@ -359,7 +369,19 @@ impl EnvelopeAssembler {
                     detail: "a self-contained segment arrived inside a large envelope".into(),
                 });
             }
-            if envelope_ends(&segment.payload).any(|end| end.is_err()) {
+            if let Some(Err(cut)) = envelope_ends(&segment.payload).find(Result::is_err) {
+                // An envelope declaring a body over the limit is refused as such (the cause
+                // a reader needs), whether or not its bytes would have followed.
+                if let ProtoError::Truncated { needed, .. } = cut {
+                    let len = needed.saturating_sub(HEADER_LEN);
+                    if len > self.max_body_len {
+                        return Err(ProtoError::TooLong {
+                            what: "envelope body",
+                            len,
+                            limit: self.max_body_len,
+                        });
+                    }
+                }
                 return Err(ProtoError::InvalidValue {
                     what: "segment",
                     detail: "a self-contained segment does not hold whole envelopes".into(),
@@ -597,7 +619,24 @@ mod tests {
             self_contained: true,
             payload: whole.slice(..12),
         };
-        assert!(a.push(cut, &mut out).is_err());
+        assert!(matches!(
+            a.push(cut, &mut out),
+            Err(ProtoError::InvalidValue { .. })
+        ));
+        // ... and one whose envelope declares a body over the limit says so.
+        let mut a = EnvelopeAssembler::new(5);
+        let oversized = Segment {
+            self_contained: true,
+            payload: whole.slice(..12),
+        };
+        assert!(matches!(
+            a.push(oversized, &mut out),
+            Err(ProtoError::TooLong {
+                len: 10,
+                limit: 5,
+                ..
+            })
+        ));
         // A self-contained segment while a large envelope is half assembled.
         let mut a = EnvelopeAssembler::new(1 << 20);
         a.push(
@@ -645,6 +684,23 @@ mod tests {
             .encode(&e, &mut wire)
             .is_err());
         assert!(wire.is_empty(), "nothing written");
+        // Fault injection sends it all the same, in valid segments the decoder accepts as
+        // segments; it is the envelope inside that is cut short.
+        for compression in [SegmentCompression::None, SegmentCompression::Lz4] {
+            let mut wire = BytesMut::new();
+            SegmentEncoder::new(compression).encode_unchecked(&e, &mut wire);
+            let segment = SegmentDecoder::new(compression)
+                .decode(&mut wire)
+                .expect("a valid segment")
+                .expect("a whole segment");
+            assert!(wire.is_empty());
+            assert!(segment.self_contained);
+            assert_eq!(segment.payload, e);
+            let mut out = BytesMut::new();
+            assert!(EnvelopeAssembler::new(1 << 20)
+                .push(segment, &mut out)
+                .is_err());
+        }
     }
 
     #[test]

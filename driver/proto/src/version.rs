@@ -44,14 +44,14 @@ impl ProtocolVersion {
 
     /// Whether the QUERY, EXECUTE, BATCH and PREPARE flags are an `[int]` (v5) rather than
     /// a `[byte]` (PREPARE: absent).
-    pub(crate) const fn has_int_flags(self) -> bool {
+    pub const fn has_int_flags(self) -> bool {
         matches!(self, ProtocolVersion::V5)
     }
 
     /// Whether messages carry the fields v5 added: the result metadata id (PREPARED,
     /// EXECUTE), the keyspace and now-in-seconds parameters, reason maps in failures and
     /// CAS contentions in write timeouts.
-    pub(crate) const fn has_v5_fields(self) -> bool {
+    pub const fn has_v5_fields(self) -> bool {
         matches!(self, ProtocolVersion::V5)
     }
 }

@@ -189,6 +189,8 @@ pub struct Responder {
     tables: Vec<Table>,
     shape: Arc<Shape>,
     prepared: Vec<([u8; 16], Rc<PreparedEntry>)>,
+    /// The newest protocol version offered in SUPPORTED (and spoken).
+    newest: ProtocolVersion,
 }
 
 impl std::fmt::Debug for Responder {
@@ -212,7 +214,20 @@ impl Responder {
             tables: tables::system_tables(addr),
             shape,
             prepared: Vec::new(),
+            newest: ProtocolVersion::V5,
         }
+    }
+
+    /// The same responder offering versions up to `newest` only (v4: a node like Cassandra
+    /// 3.x or ScyllaDB, which offer no v5).
+    pub fn with_newest_protocol(mut self, newest: ProtocolVersion) -> Self {
+        self.newest = newest;
+        self
+    }
+
+    /// The newest protocol version offered.
+    pub fn newest_protocol(&self) -> ProtocolVersion {
+        self.newest
     }
 
     /// The prepared statement with `id`.
@@ -226,28 +241,40 @@ impl Responder {
 
     /// The answer to a decoded request. `keyspace` is the connection's keyspace, updated
     /// by `USE`; `lz4` says whether the connection compresses (pre-encoded bodies come
-    /// compressed then).
+    /// compressed then); `version` is the request's (a v5 PREPARED carries a result
+    /// metadata id).
     pub fn answer(
         &mut self,
         request: &Request<'_>,
         keyspace: &mut Option<String>,
         lz4: bool,
+        version: ProtocolVersion,
     ) -> Answer {
         match request {
             Request::Options => Answer::Message(Response::Supported(vec![
                 ("CQL_VERSION".into(), vec!["3.4.7".into()]),
                 ("COMPRESSION".into(), vec!["lz4".into()]),
-                // Only what the stub speaks: a client that sees 5/v5 negotiates it.
+                // What the stub speaks, as Cassandra 5.0 lists it (without the v3 and
+                // v6-beta it does not speak).
                 (
                     "PROTOCOL_VERSIONS".into(),
-                    vec!["3/v3".into(), "4/v4".into()],
+                    [ProtocolVersion::V4, ProtocolVersion::V5]
+                        .into_iter()
+                        .filter(|v| *v <= self.newest)
+                        .map(|v| format!("{}/{v}", v.number()))
+                        .collect(),
                 ),
             ])),
             Request::Startup(_) | Request::Register(_) => Answer::Message(Response::Ready),
             Request::AuthResponse(_) => Answer::Message(Response::AuthSuccess(None)),
             Request::Query(text, params) => self.query(text, params, keyspace),
             Request::Prepare { query: text, .. } => match self.prepare(text, keyspace.as_deref()) {
-                Ok(p) => Answer::Message(Response::Result(ResultBody::Prepared(Box::new(p)))),
+                Ok(mut p) => {
+                    if !version.has_v5_fields() {
+                        p.result_metadata_id = None;
+                    }
+                    Answer::Message(Response::Result(ResultBody::Prepared(Box::new(p))))
+                }
                 Err(e) => Answer::Message(e),
             },
             Request::Execute { id, params, .. } => match self.lookup(id) {
@@ -410,8 +437,12 @@ impl Responder {
         }
         Ok(Prepared {
             id: Bytes::copy_from_slice(&id),
-            // The stub speaks v4 (v5 is issue 16's next slice).
-            result_metadata_id: None,
+            // v5 (dropped for v4 by the caller): the stub's result columns never change, so
+            // an id of the statement's own, distinct from its prepared id, serves.
+            result_metadata_id: Some(Bytes::copy_from_slice(&statement_id(
+                text,
+                Some("result metadata"),
+            ))),
             metadata,
             result_metadata,
         })
@@ -473,9 +504,15 @@ fn rows_response(
 
 /// Appends a RESULT frame carrying a pre-encoded `body` on `stream`.
 #[inline]
-pub fn put_body_frame(out: &mut BytesMut, stream: i16, body: &[u8], compressed: bool) {
+pub fn put_body_frame(
+    out: &mut BytesMut,
+    version: ProtocolVersion,
+    stream: i16,
+    body: &[u8],
+    compressed: bool,
+) {
     FrameHeader {
-        version: ProtocolVersion::V4,
+        version,
         direction: Direction::Response,
         flags: if compressed {
             Flags::COMPRESSION
@@ -524,6 +561,7 @@ mod tests {
             },
             &mut ks,
             false,
+            ProtocolVersion::V4,
         ) else {
             panic!("prepared")
         };
@@ -537,6 +575,7 @@ mod tests {
             },
             &mut ks,
             false,
+            ProtocolVersion::V4,
         ) else {
             panic!("body")
         };
@@ -554,6 +593,7 @@ mod tests {
             },
             &mut ks,
             false,
+            ProtocolVersion::V4,
         ) else {
             panic!("body")
         };
@@ -566,6 +606,7 @@ mod tests {
             },
             &mut ks,
             false,
+            ProtocolVersion::V4,
         ) else {
             panic!("unprepared")
         };
@@ -588,6 +629,7 @@ mod tests {
             },
             &mut ks,
             false,
+            ProtocolVersion::V4,
         ) else {
             panic!("prepared")
         };
@@ -609,6 +651,7 @@ mod tests {
                 },
                 &mut ks,
                 false,
+                ProtocolVersion::V4,
             ) else {
                 panic!("a page of rows")
             };
@@ -629,6 +672,7 @@ mod tests {
                 },
                 &mut ks,
                 false,
+                ProtocolVersion::V4,
             );
             assert!(matches!(answer, Answer::Body(_)), "{size:?}: {answer:?}");
         }
@@ -640,6 +684,7 @@ mod tests {
             },
             &mut ks,
             false,
+            ProtocolVersion::V4,
         ) else {
             panic!("prepared")
         };
@@ -654,6 +699,7 @@ mod tests {
             &Request::Query("USE \"ks1\"", params(false)),
             &mut ks,
             false,
+            ProtocolVersion::V4,
         ) else {
             panic!("use")
         };
@@ -666,6 +712,7 @@ mod tests {
             ),
             &mut ks,
             false,
+            ProtocolVersion::V4,
         ) else {
             panic!("rows")
         };
@@ -679,6 +726,7 @@ mod tests {
             &Request::Query("SELECT bogus FROM system.local", params(false)),
             &mut ks,
             false,
+            ProtocolVersion::V4,
         ) else {
             panic!("error")
         };
@@ -692,6 +740,7 @@ mod tests {
             ),
             &mut ks,
             false,
+            ProtocolVersion::V4,
         ) else {
             panic!("error")
         };
@@ -701,6 +750,7 @@ mod tests {
             &Request::Query("SELECT v FROM ks1.kv WHERE k = 1", params(false)),
             &mut ks,
             false,
+            ProtocolVersion::V4,
         ) else {
             panic!("rows of the shape")
         };
@@ -709,6 +759,7 @@ mod tests {
             &Request::Query("INSERT INTO t (k) VALUES (1)", params(false)),
             &mut ks,
             false,
+            ProtocolVersion::V4,
         ) else {
             panic!("void")
         };

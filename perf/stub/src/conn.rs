@@ -30,7 +30,10 @@ use doppio_proto::request::Request;
 use doppio_proto::response::{
     encode_response, Envelope, ErrorCode, ErrorDetail, ErrorResponse, Response,
 };
-use doppio_proto::ProtocolVersion;
+use doppio_proto::segment::{
+    EnvelopeAssembler, SegmentCompression, SegmentDecoder, SegmentEncoder,
+};
+use doppio_proto::{ProtoError, ProtocolVersion};
 use doppio_rt::TcpStream;
 
 use crate::answer::{self, Answer};
@@ -53,8 +56,19 @@ struct Conn {
     /// Close once what is buffered has been written (after a truncated frame).
     close_after_flush: Cell<bool>,
     stalled_until: Cell<Option<Instant>>,
+    /// lz4 on envelopes (v4 only: v5 compresses segments, see `segments`).
     lz4: Cell<bool>,
     keyspace: RefCell<Option<String>>,
+    /// The version answers are written in: the request's, until a STARTUP settles the
+    /// connection's version (v4 or v5) for good.
+    version: Cell<ProtocolVersion>,
+    settled: Cell<bool>,
+    /// v5 framing both ways, once a v5 STARTUP has been answered: requests arrive in
+    /// segments, answers leave in them (lz4 on segments when STARTUP asked for it).
+    segments: Cell<Option<SegmentCompression>>,
+    /// Bytes at the front of `out` written before framing began (the STARTUP's own answer,
+    /// which v5 sends unframed): the flusher sends them as they are.
+    unframed: Cell<usize>,
 }
 
 impl Conn {
@@ -82,19 +96,13 @@ impl Conn {
 
     /// Encodes `response` on `stream` into `out`.
     fn put(&self, out: &mut BytesMut, stream: i16, response: &Response) {
-        let encoded = encode_response(
+        put_message(
             out,
+            self.version.get(),
             stream,
-            &Envelope::default(),
             response,
             self.compression(),
         );
-        if let Err(e) = encoded {
-            // Only a body over 2 GiB fails; say so instead of sending nothing.
-            let fallback =
-                answer::protocol_error(format!("the stub cannot encode its answer: {e}"));
-            let _ = encode_response(out, stream, &Envelope::default(), &fallback, None);
-        }
     }
 
     async fn sleep_while_stalled(&self) {
@@ -124,11 +132,22 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
         stalled_until: Cell::new(None),
         lz4: Cell::new(false),
         keyspace: RefCell::new(None),
+        version: Cell::new(ProtocolVersion::V4),
+        settled: Cell::new(false),
+        segments: Cell::new(None),
+        unframed: Cell::new(0),
     });
     doppio_rt::spawn_local(flush_loop(conn.clone())).detach();
-    let decoder = FrameDecoder::new(Direction::Request).with_max_body_len(MAX_BODY);
+    // Any version the stub speaks until a STARTUP settles it.
+    let any = FrameDecoder::new(Direction::Request)
+        .with_any_version()
+        .with_max_body_len(MAX_BODY);
     let mut inbuf = BytesMut::with_capacity(128 * 1024);
-    while !conn.closed.get() {
+    // v5: segment payloads gathered here (one copy per segment, the price of its CRC32),
+    // then walked as `inbuf` is before framing.
+    let mut envelopes = BytesMut::new();
+    let mut assembler = EnvelopeAssembler::new(MAX_BODY);
+    'serve: while !conn.closed.get() {
         conn.sleep_while_stalled().await;
         // Backpressure: a client that does not read its answers stops being read.
         poll_fn(|cx| {
@@ -150,35 +169,68 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        let mut pos = 0;
+        // More than one pass only when a v5 STARTUP switched to segments with bytes still
+        // behind it (a client that did not wait for READY).
         loop {
-            match decoder.check(&inbuf[pos..]) {
-                Ok(FrameStatus::Complete { header, frame_len }) => {
-                    let body = &inbuf[pos + doppio_proto::frame::HEADER_LEN..pos + frame_len];
-                    handle(&conn, &ctx, &header, body);
-                    pos += frame_len;
-                    if conn.closed.get() {
+            let framing = conn.segments.get();
+            let decoder = if conn.settled.get() {
+                any.with_version(conn.version.get())
+            } else {
+                any
+            };
+            let source = match framing {
+                None => &mut inbuf,
+                Some(compression) => {
+                    if let Err(e) = gather(compression, &mut inbuf, &mut assembler, &mut envelopes)
+                    {
+                        let mut out = conn.out.borrow_mut();
+                        conn.put(
+                            &mut out,
+                            0,
+                            &answer::protocol_error(format!("bad segment: {e}")),
+                        );
+                        drop(out);
+                        conn.close_after_flush.set(true);
+                        conn.wake_flusher();
+                        break 'serve;
+                    }
+                    &mut envelopes
+                }
+            };
+            let mut pos = 0;
+            loop {
+                match decoder.check(&source[pos..]) {
+                    Ok(FrameStatus::Complete { header, frame_len }) => {
+                        let body = &source[pos + doppio_proto::frame::HEADER_LEN..pos + frame_len];
+                        handle(&conn, &ctx, &header, body);
+                        pos += frame_len;
+                        if conn.closed.get() || conn.segments.get() != framing {
+                            break;
+                        }
+                    }
+                    Ok(FrameStatus::NeedMore(_)) => break,
+                    Err(e) => {
+                        // The stream cannot be resynchronised: say why and hang up.
+                        let stream = source
+                            .get(pos + 2..pos + 4)
+                            .map_or(0, |s| i16::from_be_bytes([s[0], s[1]]));
+                        let mut out = conn.out.borrow_mut();
+                        conn.put(
+                            &mut out,
+                            stream,
+                            &answer::protocol_error(format!("bad frame: {e}")),
+                        );
+                        conn.close_after_flush.set(true);
                         break;
                     }
                 }
-                Ok(FrameStatus::NeedMore(_)) => break,
-                Err(e) => {
-                    // The stream cannot be resynchronised: say why and hang up.
-                    let stream = inbuf
-                        .get(pos + 2..pos + 4)
-                        .map_or(0, |s| i16::from_be_bytes([s[0], s[1]]));
-                    let mut out = conn.out.borrow_mut();
-                    conn.put(
-                        &mut out,
-                        stream,
-                        &answer::protocol_error(format!("bad frame: {e}")),
-                    );
-                    conn.close_after_flush.set(true);
-                    break;
-                }
+            }
+            source.advance(pos);
+            let switched = conn.segments.get() != framing;
+            if !switched || inbuf.is_empty() || conn.close_after_flush.get() || conn.closed.get() {
+                break;
             }
         }
-        inbuf.advance(pos);
         if !conn.out.borrow().is_empty() {
             conn.wake_flusher();
         }
@@ -194,6 +246,9 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
 /// Writes what the reader (or a delayed answer) buffered, one batch per wake-up.
 async fn flush_loop(conn: Rc<Conn>) {
     let mut batch = BytesMut::with_capacity(64 * 1024);
+    // v5: the batch's envelopes framed into segments here, then swapped with `batch` (both
+    // keep their capacity).
+    let mut framed = BytesMut::new();
     loop {
         let open = poll_fn(|cx| {
             if conn.closed.get() {
@@ -214,6 +269,20 @@ async fn flush_loop(conn: Rc<Conn>) {
         if let Some(w) = conn.drained.take() {
             w.wake();
         }
+        if let Some(compression) = conn.segments.get() {
+            let raw = conn.unframed.replace(0).min(batch.len());
+            framed.clear();
+            framed.extend_from_slice(&batch[..raw]);
+            let encoder = SegmentEncoder::new(compression);
+            if encoder.encode(&batch[raw..], &mut framed).is_err() {
+                // Only a malformed answer a fault rule asked for fails to frame: it goes out
+                // in valid segments all the same, so that the client's envelope checks meet
+                // it.
+                encoder.encode_unchecked(&batch[raw..], &mut framed);
+            }
+            batch.clear();
+            std::mem::swap(&mut batch, &mut framed);
+        }
         let (sent, back) = conn.socket.send(batch).await;
         batch = back;
         if sent.is_err() {
@@ -226,23 +295,83 @@ async fn flush_loop(conn: Rc<Conn>) {
     }
 }
 
-/// The EXECUTE fields the fast path needs: the prepared id and `skip_metadata`.
-fn execute_head(body: &[u8]) -> Option<(&[u8], bool)> {
-    let len = usize::from(u16::from_be_bytes([*body.first()?, *body.get(1)?]));
+/// Moves every whole segment at the front of `inbuf` into `envelopes` (through the
+/// assembler, which joins a large envelope's parts); a bad segment is an error.
+fn gather(
+    compression: SegmentCompression,
+    inbuf: &mut BytesMut,
+    assembler: &mut EnvelopeAssembler,
+    envelopes: &mut BytesMut,
+) -> Result<(), ProtoError> {
+    let decoder = SegmentDecoder::new(compression);
+    while let Some(segment) = decoder.decode(inbuf)? {
+        assembler.push(segment, envelopes)?;
+    }
+    Ok(())
+}
+
+/// Appends `response` on `stream` in `version` (envelope compressed when `compression`,
+/// v4 only).
+fn put_message(
+    out: &mut BytesMut,
+    version: ProtocolVersion,
+    stream: i16,
+    response: &Response,
+    compression: Option<Compression>,
+) {
+    let envelope = Envelope {
+        version,
+        ..Envelope::default()
+    };
+    if let Err(e) = encode_response(out, stream, &envelope, response, compression) {
+        // Only a body over 2 GiB fails; say so instead of sending nothing.
+        let fallback = answer::protocol_error(format!("the stub cannot encode its answer: {e}"));
+        let _ = encode_response(out, stream, &envelope, &fallback, None);
+    }
+}
+
+/// The prepared id of an EXECUTE and the offset of its flags (`[short bytes id]`, in v5
+/// `[short bytes result_metadata_id]`, then `[short consistency]`).
+fn execute_id(body: &[u8], version: ProtocolVersion) -> Option<(&[u8], usize)> {
+    let short = |at: usize| -> Option<usize> {
+        Some(usize::from(u16::from_be_bytes([
+            *body.get(at)?,
+            *body.get(at + 1)?,
+        ])))
+    };
+    let len = short(0)?;
     let id = body.get(2..2 + len)?;
-    // [short bytes id][short consistency][byte flags]
-    let flags = *body.get(2 + len + 2)?;
+    let mut at = 2 + len;
+    if version.has_v5_fields() {
+        at += 2 + short(at)?;
+    }
+    Some((id, at + 2))
+}
+
+/// The query flags at `at` (`[byte]` in v4, `[int]` in v5) and the offset after them.
+fn query_flags(body: &[u8], at: usize, version: ProtocolVersion) -> Option<(u32, usize)> {
+    if version.has_int_flags() {
+        let b = body.get(at..at + 4)?;
+        Some((u32::from_be_bytes([b[0], b[1], b[2], b[3]]), at + 4))
+    } else {
+        Some((u32::from(*body.get(at)?), at + 1))
+    }
+}
+
+/// The EXECUTE fields the fast path needs: the prepared id and `skip_metadata`.
+fn execute_head(body: &[u8], version: ProtocolVersion) -> Option<(&[u8], bool)> {
+    let (id, at) = execute_id(body, version)?;
+    let (flags, _) = query_flags(body, at, version)?;
     Some((id, flags & 0x02 != 0))
 }
 
-/// The first bound value of an EXECUTE (v4: `[short bytes id][short consistency][byte
-/// flags][short n][value...]`, each value `[int length][bytes]`, after its `[string name]`
-/// when flag 0x40 says values are named); `None` when it has none or is malformed.
-fn execute_first_value(body: &[u8]) -> Option<&[u8]> {
-    let len = usize::from(u16::from_be_bytes([*body.first()?, *body.get(1)?]));
-    let mut at = 2 + len + 2;
-    let flags = *body.get(at)?;
-    at += 1;
+/// The first bound value of an EXECUTE (`[short bytes id]`, in v5 `[short bytes
+/// result_metadata_id]`, `[short consistency][flags][short n][value...]`, each value `[int
+/// length][bytes]`, after its `[string name]` when flag 0x40 says values are named); `None`
+/// when it has none or is malformed.
+fn execute_first_value(body: &[u8], version: ProtocolVersion) -> Option<&[u8]> {
+    let (_, at) = execute_id(body, version)?;
+    let (flags, mut at) = query_flags(body, at, version)?;
     if flags & 0x01 == 0 || u16::from_be_bytes([*body.get(at)?, *body.get(at + 1)?]) == 0 {
         return None;
     }
@@ -259,6 +388,24 @@ fn execute_first_value(body: &[u8]) -> Option<&[u8]> {
 /// Answers one request frame.
 fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8]) {
     let stream = header.stream;
+    if !conn.settled.get() {
+        let newest = ctx.responder.borrow().newest_protocol();
+        if header.version > newest {
+            // As Cassandra does: refused in a version the stub speaks, naming those.
+            let mut out = conn.out.borrow_mut();
+            conn.put(
+                &mut out,
+                stream,
+                &answer::protocol_error(format!(
+                    "Invalid or unsupported protocol version ({}); the stub speaks up to {newest}",
+                    header.version.number()
+                )),
+            );
+            return;
+        }
+        conn.version.set(header.version);
+    }
+    let version = header.version;
     let decompressed;
     let body: &[u8] = if header.flags.contains(Flags::COMPRESSION) {
         if !conn.lz4.get() {
@@ -292,11 +439,11 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
     // may need paging is decoded in full below).
     if header.opcode == Opcode::Execute {
         if ctx.records_values() {
-            if let Some(v) = execute_first_value(body) {
+            if let Some(v) = execute_first_value(body, version) {
                 ctx.record_value(v);
             }
         }
-        if let Some((id, skip_metadata)) = execute_head(body) {
+        if let Some((id, skip_metadata)) = execute_head(body, version) {
             let responder = ctx.responder.borrow();
             if let Some(entry) = responder.lookup(id).filter(|e| !e.pageable()) {
                 let lz4 = conn.lz4.get();
@@ -320,6 +467,7 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                         let mut out = conn.out.borrow_mut();
                         answer::put_body_frame(
                             &mut out,
+                            version,
                             stream,
                             entry.body(skip_metadata, lz4),
                             lz4,
@@ -338,7 +486,9 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                             reaction,
                             delay_u,
                             Some(id),
-                            move |out: &mut BytesMut, s| answer::put_body_frame(out, s, &body, lz4),
+                            move |out: &mut BytesMut, s| {
+                                answer::put_body_frame(out, version, s, &body, lz4)
+                            },
                         );
                     }
                 }
@@ -388,7 +538,7 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
         let mut keyspace = conn.keyspace.borrow_mut();
         ctx.responder
             .borrow_mut()
-            .answer(&request, &mut keyspace, conn.lz4.get())
+            .answer(&request, &mut keyspace, conn.lz4.get(), version)
     };
     let id = match &request {
         Request::Execute { id, .. } => Some(*id),
@@ -412,19 +562,8 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
     };
     let lz4 = conn.lz4.get();
     let write = move |out: &mut BytesMut, s: i16| match &answer {
-        Answer::Body(b) => answer::put_body_frame(out, s, b, lz4),
-        Answer::Message(m) => {
-            let c = lz4.then_some(Compression::Lz4);
-            if encode_response(out, s, &Envelope::default(), m, c).is_err() {
-                let _ = encode_response(
-                    out,
-                    s,
-                    &Envelope::default(),
-                    &answer::protocol_error("the stub cannot encode its answer"),
-                    None,
-                );
-            }
-        }
+        Answer::Body(b) => answer::put_body_frame(out, version, s, b, lz4),
+        Answer::Message(m) => put_message(out, version, s, m, lz4.then_some(Compression::Lz4)),
     };
     match rule {
         None => write(&mut conn.out.borrow_mut(), stream),
@@ -433,8 +572,20 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
             react(conn, stream, reaction, u, id, write);
         }
     }
-    if start_lz4 {
-        conn.lz4.set(true);
+    if let Request::Startup(_) = &request {
+        // The version is settled; v5 frames everything after this answer in segments, and
+        // compresses segments rather than envelopes.
+        conn.settled.set(true);
+        if version.has_segments() {
+            conn.segments.set(Some(if start_lz4 {
+                SegmentCompression::Lz4
+            } else {
+                SegmentCompression::None
+            }));
+            conn.unframed.set(conn.out.borrow().len());
+        } else if start_lz4 {
+            conn.lz4.set(true);
+        }
     }
 }
 
@@ -559,8 +710,9 @@ fn react(
         Reaction::Malformed(kind) => {
             let mut guard = conn.out.borrow_mut();
             let out: &mut BytesMut = &mut guard;
+            let version = conn.version.get();
             let header = |flags, length| FrameHeader {
-                version: ProtocolVersion::V4,
+                version,
                 direction: Direction::Response,
                 flags,
                 stream,
@@ -599,14 +751,19 @@ fn react(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use doppio_proto::ProtocolVersion::{V4, V5};
 
     #[test]
     fn the_execute_head_is_read_without_trusting_lengths() {
         let body = [0, 2, 0xab, 0xcd, 0, 1, 0x02, 0, 0];
-        assert_eq!(execute_head(&body), Some((&[0xab, 0xcd][..], true)));
-        assert_eq!(execute_head(&[0, 9, 1]), None, "an id longer than the body");
-        assert_eq!(execute_head(&[0, 1, 7, 0]), None, "no flags byte");
-        assert_eq!(execute_head(&[]), None);
+        assert_eq!(execute_head(&body, V4), Some((&[0xab, 0xcd][..], true)));
+        assert_eq!(
+            execute_head(&[0, 9, 1], V4),
+            None,
+            "an id longer than the body"
+        );
+        assert_eq!(execute_head(&[0, 1, 7, 0], V4), None, "no flags byte");
+        assert_eq!(execute_head(&[], V4), None);
     }
 
     #[test]
@@ -615,21 +772,45 @@ mod tests {
         let body = [
             0, 1, 0xab, 0, 1, 0x01, 0, 2, 0, 0, 0, 2, 0, 7, 0, 0, 0, 1, 0xff,
         ];
-        assert_eq!(execute_first_value(&body), Some(&[0, 7][..]));
+        assert_eq!(execute_first_value(&body, V4), Some(&[0, 7][..]));
         // Named values: the name is skipped.
         let named = [0, 1, 0xab, 0, 1, 0x41, 0, 1, 0, 1, b'k', 0, 0, 0, 1, 9];
-        assert_eq!(execute_first_value(&named), Some(&[9][..]));
+        assert_eq!(execute_first_value(&named, V4), Some(&[9][..]));
         assert_eq!(
-            execute_first_value(&[0, 1, 0xab, 0, 1, 0x00]),
+            execute_first_value(&[0, 1, 0xab, 0, 1, 0x00], V4),
             None,
             "no values"
         );
         assert_eq!(
-            execute_first_value(&body[..13]),
+            execute_first_value(&body[..13], V4),
             None,
             "a value past the body"
         );
         let null = [0, 1, 0xab, 0, 1, 0x01, 0, 1, 0xff, 0xff, 0xff, 0xff];
-        assert_eq!(execute_first_value(&null), None, "a null value");
+        assert_eq!(execute_first_value(&null, V4), None, "a null value");
+    }
+
+    #[test]
+    fn v5_executes_are_read_past_their_result_metadata_id_and_int_flags() {
+        // id [ab], result metadata id [cd ef], consistency ONE, flags SKIP_METADATA|VALUES
+        // as an [int], 1 value [07].
+        let body = [
+            0, 1, 0xab, 0, 2, 0xcd, 0xef, 0, 1, 0, 0, 0, 0x03, 0, 1, 0, 0, 0, 1, 7,
+        ];
+        assert_eq!(execute_head(&body, V5), Some((&[0xab][..], true)));
+        assert_eq!(execute_first_value(&body, V5), Some(&[7][..]));
+        // Read as v4, the same bytes mean something else, and nothing is trusted.
+        assert_ne!(execute_head(&body, V4), Some((&[0xab][..], true)));
+        assert_eq!(
+            execute_head(&body[..6], V5),
+            None,
+            "a result id past the body"
+        );
+        assert_eq!(execute_head(&body[..11], V5), None, "flags cut short");
+        assert_eq!(
+            execute_first_value(&body[..19], V5),
+            None,
+            "a value past the body"
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! `doppio-stub`: a loopback CQL v4 server for driver-overhead research and fault injection.
+//! `doppio-stub`: a loopback CQL server (protocol v4 and v5) for driver-overhead research and
+//! fault injection.
 //!
 //! It speaks enough of Cassandra 5.0 for doppio and scylla-rust-driver to connect to it
 //! unmodified (handshake with or without lz4, the system tables drivers read, USE, QUERY,

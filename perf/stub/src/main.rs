@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use doppio_proto::types::ColumnType;
+use doppio_proto::ProtocolVersion;
 use doppio_stub::{Rules, Shape, Stub, StubConfig};
 
 /// A loopback CQL v4 stub server: answers at once, or as its fault rules say.
@@ -39,6 +40,10 @@ struct Args {
     /// The event loop: glommio, or doppio's own io_uring runtime (`uring`).
     #[arg(long, default_value = "glommio")]
     runtime: doppio_rt::Runtime,
+    /// The newest CQL protocol version offered and spoken: 5 (as Cassandra 5.0), or 4 (a
+    /// node that offers no v5, like Cassandra 3.x or ScyllaDB).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u8).range(4..=5))]
+    max_protocol: u8,
     /// Do not log fired rules.
     #[arg(short, long)]
     quiet: bool,
@@ -96,6 +101,11 @@ fn main() -> ExitCode {
         rules,
         log_rules: !args.quiet,
         record_values: false,
+        newest_protocol: if args.max_protocol == 4 {
+            ProtocolVersion::V4
+        } else {
+            ProtocolVersion::V5
+        },
     };
     let stub = match Stub::start(config) {
         Ok(s) => s,

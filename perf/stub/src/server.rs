@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use doppio_proto::ProtocolVersion;
 use doppio_rt::{ExecutorHandle, ExecutorSpec, Runtime, TcpListener};
 
 use crate::answer::{Responder, Shape};
@@ -40,6 +41,9 @@ pub struct StubConfig {
     /// EXECUTE takes a lock and allocates, so it is for correctness tests, never for
     /// overhead measurements.
     pub record_values: bool,
+    /// The newest protocol version offered and spoken (v5 by default, as Cassandra 5.0;
+    /// v4 to play a node that offers no v5).
+    pub newest_protocol: ProtocolVersion,
 }
 
 impl Default for StubConfig {
@@ -53,6 +57,7 @@ impl Default for StubConfig {
             rules: Rules::default(),
             log_rules: true,
             record_values: false,
+            newest_protocol: ProtocolVersion::V5,
         }
     }
 }
@@ -114,6 +119,7 @@ impl Stub {
         ));
         let rules = Arc::new(config.rules.clone());
         let shape = Arc::new(config.shape.clone());
+        let newest_protocol = config.newest_protocol;
         let mut addr = config.listen;
         let mut threads = Vec::new();
         for (shard, core) in cores.into_iter().enumerate() {
@@ -140,7 +146,7 @@ impl Stub {
                 };
                 let _ = tx.send(Ok(bound));
                 let ctx = Rc::new(ShardContext::new(
-                    Responder::new(bound, shape),
+                    Responder::new(bound, shape).with_newest_protocol(newest_protocol),
                     Matcher::new(rules, shard),
                     shared2.clone(),
                 ));
