@@ -188,3 +188,42 @@ fn a_flipped_bit_in_a_captured_answer_is_refused_by_the_segment_checks() {
         }
     }
 }
+
+/// Wherever a read boundary falls in a captured answer (every two-piece split, and
+/// byte-by-byte), the segment decoder and assembler give the same envelope, and nothing
+/// before the last byte.
+#[test]
+fn every_split_point_of_a_captured_answer_gives_the_same_envelope() {
+    for c in fixtures() {
+        let (_, whole, _) = open(&c);
+        let decoder = SegmentDecoder::new(c.compression);
+        let feed = |pieces: &mut dyn Iterator<Item = &[u8]>| {
+            let mut buf = BytesMut::new();
+            let mut assembler = EnvelopeAssembler::new(MAX);
+            let mut envelopes = BytesMut::new();
+            let mut fed = 0;
+            for piece in pieces {
+                buf.extend_from_slice(piece);
+                fed += piece.len();
+                while let Some(s) = decoder.decode(&mut buf).unwrap() {
+                    assembler.push(s, &mut envelopes).unwrap();
+                }
+                if fed < c.wire.len() {
+                    assert!(
+                        envelopes.is_empty(),
+                        "{}: an envelope before its end",
+                        c.name
+                    );
+                }
+            }
+            envelopes
+        };
+        for at in 0..=c.wire.len() {
+            let (a, b) = c.wire.split_at(at);
+            let got = feed(&mut [a, b].into_iter());
+            assert_eq!(got, whole, "{}: split at {at}", c.name);
+        }
+        let got = feed(&mut c.wire.chunks(1));
+        assert_eq!(got, whole, "{}: byte by byte", c.name);
+    }
+}
