@@ -9,6 +9,7 @@ use clap::{Args as ClapArgs, Parser, Subcommand};
 use crate::backend::{Compression, Consistency, Driver, RetryBackoff, SerialConsistency};
 use crate::engine::cycles::{CycleRange, LoaderSlice};
 use crate::engine::Limit;
+use crate::secret::Secret;
 use crate::units::{self, UnitError};
 
 /// A latte-class CQL benchmark with a one-flag backend swap (doppio on glommio, doppio on its
@@ -131,7 +132,7 @@ pub struct Connect {
     pub user: Option<String>,
     /// Password (or DOPPIO_PASSWORD); never written to reports.
     #[arg(long, env = "DOPPIO_PASSWORD", hide_env_values = true)]
-    pub password: Option<String>,
+    pub password: Option<Secret>,
     /// Do not pin the threads that do request work to cores 0..threads (doppio's shards,
     /// scylla's tokio workers and bench workers: every backend).
     #[arg(long)]

@@ -22,6 +22,7 @@
 //!   reports of several loader machines combined).
 //! - [`sweep`]: runs at several concurrencies as a markdown table and an SVG plot.
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters).
+//! - [`secret`]: the password, which no `Debug` or `Display` of the options prints.
 //!
 //! Seams: [`workload`] knows no driver; [`engine`] knows no driver either (backends plug in
 //! through [`engine::BenchSession`]); [`backend`] holds everything driver-specific.
@@ -34,6 +35,7 @@ pub mod flame;
 pub mod overhead;
 pub mod report;
 pub mod run;
+pub mod secret;
 pub mod stats;
 pub mod sweep;
 pub mod units;

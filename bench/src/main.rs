@@ -8,7 +8,8 @@ use doppio_bench::cli::{Cli, Command};
 use doppio_bench::run;
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().collect();
+    // As reports keep it: never with the password.
+    let argv = doppio_bench::secret::redact_argv(std::env::args());
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Schema(c) => run::schema(c),

@@ -25,11 +25,27 @@ pub trait Authenticator {
     }
 }
 
-/// User name and password, sent as SASL PLAIN (`\0user\0password`).
+/// The server authenticators known to take SASL PLAIN as their first token: the password is
+/// sent to these only (and to those added with [`PasswordAuthenticator::also_for`]).
+pub const PLAIN_AUTHENTICATORS: &[&str] = &[
+    "org.apache.cassandra.auth.PasswordAuthenticator",
+    "org.apache.cassandra.auth.MutualTlsWithPasswordFallbackAuthenticator",
+    "com.datastax.bdp.cassandra.auth.DseAuthenticator",
+    "com.scylladb.auth.PasswordAuthenticator",
+    "com.scylladb.auth.TransitionalAuthenticator",
+    "com.scylladb.auth.SaslauthdAuthenticator",
+];
+
+/// User name and password, sent as SASL PLAIN (`\0user\0password`) to a server
+/// authenticator known to expect it. Any other is refused with an error naming it, before
+/// the password leaves the process: a server asking for a mechanism the driver does not
+/// know gets no credentials meant for another.
 #[derive(Clone, PartialEq, Eq)]
 pub struct PasswordAuthenticator {
     username: String,
     password: String,
+    /// Server authenticators accepted beyond [`PLAIN_AUTHENTICATORS`].
+    also: Vec<String>,
 }
 
 impl PasswordAuthenticator {
@@ -38,7 +54,15 @@ impl PasswordAuthenticator {
         Self {
             username: username.into(),
             password: password.into(),
+            also: Vec::new(),
         }
+    }
+
+    /// Sends the credentials to the server authenticator `class` too (a custom one that
+    /// takes SASL PLAIN).
+    pub fn also_for(mut self, class: impl Into<String>) -> Self {
+        self.also.push(class.into());
+        self
     }
 
     /// The user name.
@@ -62,7 +86,17 @@ impl std::fmt::Debug for PasswordAuthenticator {
 }
 
 impl Authenticator for PasswordAuthenticator {
-    fn initial_response(&self, _server_authenticator: &str) -> Result<Vec<u8>, String> {
+    fn initial_response(&self, server_authenticator: &str) -> Result<Vec<u8>, String> {
+        let known = PLAIN_AUTHENTICATORS.contains(&server_authenticator)
+            || self.also.iter().any(|a| a == server_authenticator);
+        if !known {
+            return Err(format!(
+                "the node asks for authenticator {server_authenticator}, which the password \
+                 authenticator does not know (it answers {}; \
+                 PasswordAuthenticator::also_for adds one): no credentials were sent",
+                PLAIN_AUTHENTICATORS.join(", ")
+            ));
+        }
         let mut token = Vec::with_capacity(2 + self.username.len() + self.password.len());
         token.push(0);
         token.extend_from_slice(self.username.as_bytes());
@@ -86,5 +120,25 @@ mod tests {
         );
         assert!(!format!("{a:?}").contains("s3cret"));
         assert!(a.evaluate_challenge(Some(b"x")).is_err());
+    }
+
+    #[test]
+    fn an_unknown_server_authenticator_gets_no_password_and_an_error_naming_it() {
+        let a = PasswordAuthenticator::new("cassandra", "s3cret");
+        for known in PLAIN_AUTHENTICATORS {
+            assert!(a.initial_response(known).is_ok(), "{known}");
+        }
+        let e = a
+            .initial_response("com.example.KerberosAuthenticator")
+            .unwrap_err();
+        assert!(e.contains("com.example.KerberosAuthenticator"), "{e}");
+        assert!(!e.contains("s3cret"), "{e}");
+        let custom = a.also_for("com.example.PlainAuthenticator");
+        assert!(custom
+            .initial_response("com.example.PlainAuthenticator")
+            .is_ok());
+        assert!(custom
+            .initial_response("com.example.KerberosAuthenticator")
+            .is_err());
     }
 }

@@ -132,7 +132,7 @@ impl DoppioBackend {
             .runtime(runtime)
             .spin_before_park(o.spin_before_park);
         if let (Some(u), Some(p)) = (&o.username, &o.password) {
-            b = b.credentials(u, p);
+            b = b.credentials(u, p.expose());
         }
         if let Some(dc) = &o.locality.datacenter {
             b = b.local_datacenter(dc);

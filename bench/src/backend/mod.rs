@@ -157,7 +157,7 @@ pub struct ConnectOptions {
     pub username: Option<String>,
     /// Password (never written to reports).
     #[serde(skip)]
-    pub password: Option<String>,
+    pub password: Option<crate::secret::Secret>,
     /// Pin every backend's threads that do request work to cores 0..threads (doppio's
     /// shards, scylla's tokio workers and bench workers).
     pub pin: bool,

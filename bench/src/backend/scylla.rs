@@ -232,7 +232,7 @@ impl ScyllaBackend {
             ))
             .compression((o.compression == BenchCompression::Lz4).then_some(Compression::Lz4));
         if let (Some(u), Some(p)) = (&o.username, &o.password) {
-            b = b.user(u, p);
+            b = b.user(u, p.expose());
         }
         let session = runtime
             .block_on(b.build())

@@ -191,6 +191,9 @@ pub struct Responder {
     prepared: Vec<([u8; 16], Rc<PreparedEntry>)>,
     /// The newest protocol version offered in SUPPORTED (and spoken).
     newest: ProtocolVersion,
+    /// The authenticator STARTUP is answered with (AUTHENTICATE naming it; any
+    /// AUTH_RESPONSE then succeeds), or none (READY).
+    authenticator: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for Responder {
@@ -215,7 +218,15 @@ impl Responder {
             shape,
             prepared: Vec::new(),
             newest: ProtocolVersion::V5,
+            authenticator: None,
         }
+    }
+
+    /// The same responder answering STARTUP with AUTHENTICATE naming `class` (a node
+    /// that requires authentication; any credentials are then accepted).
+    pub fn with_authenticator(mut self, class: Option<Arc<str>>) -> Self {
+        self.authenticator = class;
+        self
     }
 
     /// The same responder offering versions up to `newest` only (v4: a node like Cassandra
@@ -265,7 +276,11 @@ impl Responder {
                         .collect(),
                 ),
             ])),
-            Request::Startup(_) | Request::Register(_) => Answer::Message(Response::Ready),
+            Request::Startup(_) => match &self.authenticator {
+                Some(class) => Answer::Message(Response::Authenticate(class.to_string())),
+                None => Answer::Message(Response::Ready),
+            },
+            Request::Register(_) => Answer::Message(Response::Ready),
             Request::AuthResponse(_) => Answer::Message(Response::AuthSuccess(None)),
             Request::Query(text, params) => self.query(text, params, keyspace),
             Request::Prepare { query: text, .. } => match self.prepare(text, keyspace.as_deref()) {

@@ -44,6 +44,10 @@ struct Args {
     /// node that offers no v5, like Cassandra 3.x or ScyllaDB).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u8).range(4..=5))]
     max_protocol: u8,
+    /// Answer STARTUP with AUTHENTICATE naming this server authenticator class, e.g.
+    /// `org.apache.cassandra.auth.PasswordAuthenticator` (any credentials then succeed).
+    #[arg(long, value_name = "CLASS")]
+    authenticator: Option<String>,
     /// Do not log fired rules.
     #[arg(short, long)]
     quiet: bool,
@@ -101,6 +105,7 @@ fn main() -> ExitCode {
         rules,
         log_rules: !args.quiet,
         record_values: false,
+        authenticator: args.authenticator.clone(),
         newest_protocol: if args.max_protocol == 4 {
             ProtocolVersion::V4
         } else {

@@ -44,6 +44,9 @@ pub struct StubConfig {
     /// The newest protocol version offered and spoken (v5 by default, as Cassandra 5.0;
     /// v4 to play a node that offers no v5).
     pub newest_protocol: ProtocolVersion,
+    /// Answer STARTUP with AUTHENTICATE naming this server authenticator class (any
+    /// credentials then succeed); none: READY.
+    pub authenticator: Option<String>,
 }
 
 impl Default for StubConfig {
@@ -58,6 +61,7 @@ impl Default for StubConfig {
             log_rules: true,
             record_values: false,
             newest_protocol: ProtocolVersion::V5,
+            authenticator: None,
         }
     }
 }
@@ -120,6 +124,7 @@ impl Stub {
         let rules = Arc::new(config.rules.clone());
         let shape = Arc::new(config.shape.clone());
         let newest_protocol = config.newest_protocol;
+        let authenticator: Option<Arc<str>> = config.authenticator.as_deref().map(Arc::from);
         let mut addr = config.listen;
         let mut threads = Vec::new();
         for (shard, core) in cores.into_iter().enumerate() {
@@ -129,6 +134,7 @@ impl Stub {
             };
             let (tx, rx) = std::sync::mpsc::channel::<Result<SocketAddr, String>>();
             let (shared2, rules, shape) = (shared.clone(), rules.clone(), shape.clone());
+            let authenticator = authenticator.clone();
             let spawned = doppio_rt::spawn_executor(spec, move || async move {
                 let listener = match TcpListener::bind(addr, 64 * 1024) {
                     Ok(l) => l,
@@ -146,7 +152,9 @@ impl Stub {
                 };
                 let _ = tx.send(Ok(bound));
                 let ctx = Rc::new(ShardContext::new(
-                    Responder::new(bound, shape).with_newest_protocol(newest_protocol),
+                    Responder::new(bound, shape)
+                        .with_newest_protocol(newest_protocol)
+                        .with_authenticator(authenticator),
                     Matcher::new(rules, shard),
                     shared2.clone(),
                 ));
