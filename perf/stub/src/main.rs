@@ -131,3 +131,17 @@ fn main() -> ExitCode {
     eprintln!("doppio-stub: stopped after {connections} connections");
     ExitCode::SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stub_listens_on_loopback_unless_told_otherwise() {
+        let args = Args::try_parse_from(["doppio-stub"]).unwrap();
+        assert!(args.listen.ip().is_loopback(), "{}", args.listen);
+        assert!(StubConfig::default().listen.ip().is_loopback());
+        let args = Args::try_parse_from(["doppio-stub", "--listen", "0.0.0.0:9043"]).unwrap();
+        assert!(args.listen.ip().is_unspecified());
+    }
+}
