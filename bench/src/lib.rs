@@ -23,6 +23,8 @@
 //! - [`sweep`]: runs at several concurrencies as a markdown table and an SVG plot.
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters).
 //! - [`secret`]: the password, which no `Debug` or `Display` of the options prints.
+//! - [`interrupt`]: Ctrl-C and SIGTERM: the first stops the run and keeps what it measured,
+//!   a second exits at once.
 //!
 //! Seams: [`workload`] knows no driver; [`engine`] knows no driver either (backends plug in
 //! through [`engine::BenchSession`]); [`backend`] holds everything driver-specific.
@@ -32,6 +34,7 @@ pub mod backend;
 pub mod cli;
 pub mod engine;
 pub mod flame;
+pub mod interrupt;
 pub mod overhead;
 pub mod report;
 pub mod run;

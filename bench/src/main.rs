@@ -11,6 +11,14 @@ fn main() -> ExitCode {
     // As reports keep it: never with the password.
     let argv = doppio_bench::secret::redact_argv(std::env::args());
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Run(_) | Command::Load(_) | Command::Schema(_)
+    ) {
+        if let Err(e) = doppio_bench::interrupt::install() {
+            eprintln!("warning: Ctrl-C will not keep the measurements: {e}");
+        }
+    }
     let result = match &cli.command {
         Command::Schema(c) => run::schema(c),
         Command::Load(a) => run::load(a),

@@ -61,6 +61,9 @@ pub enum Failure {
     /// A driver setting is malformed, or one of the chosen backends cannot honour it.
     #[error(transparent)]
     Setting(#[from] SettingError),
+    /// Ctrl-C or SIGTERM stopped the command; what was measured is kept.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl Failure {
@@ -73,6 +76,7 @@ impl Failure {
     pub fn exit_code(&self) -> u8 {
         match self {
             Failure::Run(_) => Self::RUN,
+            Failure::Interrupted => crate::interrupt::EXIT_CODE,
             Failure::Usage(_)
             | Failure::Workload(_)
             | Failure::Start(_)
@@ -219,6 +223,9 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
     );
     for (kind, message) in &outcome.first_errors {
         println!("  first {kind} error: {message}");
+    }
+    if crate::interrupt::interrupted() {
+        return Err(Failure::Interrupted);
     }
     if let Some(why) = outcome.aborted {
         return Err(Failure::run(why));
@@ -445,6 +452,9 @@ fn run_segments(
     let result = (|| {
         for segment in 0..segments {
             for (driver, b) in &backends {
+                if crate::interrupt::interrupted() {
+                    return Err(Failure::Interrupted);
+                }
                 let run = runs.entry(*driver).or_default();
                 let quiet = a.connect.quiet;
                 // Warmup: same workload, nothing recorded.
@@ -465,6 +475,9 @@ fn run_segments(
                         .map_err(|e| Failure::of_phase(e, started))?;
                     started = true;
                     progress.done();
+                    if crate::interrupt::interrupted() {
+                        return Err(Failure::Interrupted);
+                    }
                     if let Some(why) = warm.aborted {
                         return Err(Failure::run(format!(
                             "{} (during the warmup): {why}",
@@ -550,6 +563,10 @@ fn run_segments(
                         .map(|d| d.as_secs_f64()),
                 );
                 run.segments.push(outcome.samples);
+                if crate::interrupt::interrupted() {
+                    // Everything measured so far is in `runs`: the report keeps it.
+                    return Err(Failure::Interrupted);
+                }
                 if let Some(why) = outcome.aborted {
                     // Everything measured so far is in `runs`: the report keeps it.
                     return Err(Failure::run(format!("{}: {why}", driver.name())));

@@ -378,7 +378,7 @@ where
         async move {
             let mut j = f as u64;
             loop {
-                if outage.stopped() {
+                if outage.stopped() || crate::interrupt::interrupted() {
                     return;
                 }
                 let i = j * spec.workers as u64 + spec.worker as u64;
