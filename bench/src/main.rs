@@ -11,10 +11,7 @@ fn main() -> ExitCode {
     // As reports keep it: never with the password.
     let argv = doppio_bench::secret::redact_argv(std::env::args());
     let cli = Cli::parse();
-    if matches!(
-        cli.command,
-        Command::Run(_) | Command::Load(_) | Command::Schema(_)
-    ) {
+    if matches!(cli.command, Command::Run(_) | Command::Load(_)) {
         if let Err(e) = doppio_bench::interrupt::install() {
             eprintln!("warning: Ctrl-C will not keep the measurements: {e}");
         }
