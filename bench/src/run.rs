@@ -14,10 +14,13 @@ use crate::backend::{
 use crate::cli::{Connect, CyclesArgs, LoadArgs, RunArgs};
 use crate::engine::collect::Sample;
 use crate::engine::cycles::{CycleRange, Cycles, CyclesError};
+use crate::engine::statements::merge_totals;
 use crate::engine::Limit;
 use crate::overhead::Meter;
 use crate::report::merge::MergeError;
-use crate::report::{text, BackendRun, Report, RunConfig, WorkloadInfo, SCHEMA_VERSION};
+use crate::report::{
+    text, BackendRun, Report, RunConfig, StatementInfo, WorkloadInfo, SCHEMA_VERSION,
+};
 use crate::workload::{Workload, WorkloadError};
 
 /// A failure that ends a subcommand. [`Failure::exit_code`] maps it to the exit codes the
@@ -434,6 +437,7 @@ fn run_segments(
             d,
             BackendRun {
                 rows_counted: true,
+                statement_info: StatementInfo::of_workload(workload),
                 ..BackendRun::default()
             },
         );
@@ -550,6 +554,7 @@ fn run_segments(
                         .map(|d| d.as_secs_f64()),
                 );
                 run.segments.push(outcome.samples);
+                merge_totals(&mut run.statements, &outcome.statements);
                 if let Some(why) = outcome.aborted {
                     // Everything measured so far is in `runs`: the report keeps it.
                     return Err(Failure::run(format!("{}: {why}", driver.name())));
