@@ -198,6 +198,40 @@ fn every_backend_reports_each_statement_and_a_fault_of_one_shows_on_it_only() {
             "{text}"
         );
     }
+    // One statement's histogram as an interval log: one interval, all its successes.
+    let hlog = dir.join("light.hlog");
+    let report = dir.join("doppio.json");
+    let out = doppio(&[
+        "hdr",
+        report.to_str().unwrap(),
+        "-o",
+        hlog.to_str().unwrap(),
+        "--statement",
+        "light",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&hlog).unwrap();
+    let intervals: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with('"'))
+        .collect();
+    assert_eq!(intervals.len(), 1, "{text}");
+    let encoded = intervals[0].rsplit(',').next().unwrap();
+    let h = LatencyHistogram::from_base64(encoded).unwrap();
+    assert_eq!(h.count(), want[0], "{text}");
+    let out = doppio(&[
+        "hdr",
+        report.to_str().unwrap(),
+        "-o",
+        hlog.to_str().unwrap(),
+        "--statement",
+        "nope",
+    ]);
+    support::assert_input_error(&out, &["no statement `nope`", "light, medium, failing"]);
     // Two reports compared: each statement side by side.
     let out = doppio(&[
         "show",
