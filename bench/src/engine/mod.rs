@@ -248,6 +248,11 @@ struct Recorder<F: FnMut(IntervalSample)> {
     lateness_ns: u64,
     /// The current interval's counts per statement (one entry per plan statement).
     statements: Vec<StatementCounts>,
+    /// The current interval's latency per statement (one entry per plan statement): a
+    /// request's latency is recorded here only, and added to `latency` and to its
+    /// statement's phase histogram once per interval (in `flush`), so that a request costs
+    /// one histogram record as without statements.
+    statement_latency: Vec<LatencyHistogram>,
     /// The phase's record per statement (one entry per plan statement).
     statement_totals: Vec<StatementTotals>,
     /// The first message of each error kind.
@@ -264,6 +269,15 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
     }
 
     fn flush(&mut self, last: bool) {
+        for (h, totals) in self
+            .statement_latency
+            .iter_mut()
+            .zip(self.statement_totals.iter_mut())
+        {
+            self.latency.merge(h);
+            totals.latency.merge(h);
+            h.clear();
+        }
         let sample = IntervalSample {
             worker: self.spec_worker,
             index: self.current,
@@ -313,14 +327,18 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
             Ok(rows) => {
                 let latency = done.saturating_duration_since(due).as_nanos() as u64;
                 self.rows += rows;
-                self.latency.record(latency);
                 self.service
                     .record(done.saturating_duration_since(sent).as_nanos() as u64);
-                if let Some((counts, totals)) = own {
-                    counts.rows += rows;
-                    counts.latency_sum_ns = counts.latency_sum_ns.saturating_add(latency);
-                    totals.rows += rows;
-                    totals.latency.record(latency);
+                // Into the statement's interval histogram, which `flush` adds to the
+                // totals' (the totals' own when the statement has no entry).
+                match (own, self.statement_latency.get_mut(statement)) {
+                    (Some((counts, totals)), Some(h)) => {
+                        counts.rows += rows;
+                        counts.latency_sum_ns = counts.latency_sum_ns.saturating_add(latency);
+                        totals.rows += rows;
+                        h.record(latency);
+                    }
+                    _ => self.latency.record(latency),
                 }
             }
             Err(e) => {
@@ -403,6 +421,11 @@ where
             (0..plan.len())
                 .map(|_| StatementTotals::default())
                 .collect()
+        } else {
+            Vec::new()
+        },
+        statement_latency: if spec.record {
+            (0..plan.len()).map(|_| LatencyHistogram::new()).collect()
         } else {
             Vec::new()
         },

@@ -9,7 +9,8 @@
 //!
 //! STATEMENTS (workloads of several `[[run]]` statements only): with one backend, one line
 //! per statement (weight, requests and their share, throughput, errors, latency); with two
-//! or more, one table per statement with the backends side by side, as SUMMARY.
+//! or more, one table per statement with the backends side by side, as SUMMARY (p-values of
+//! its throughput and mean latency from its per-sample figures).
 
 use std::fmt::Write as _;
 
@@ -387,6 +388,40 @@ fn p_value(columns: &[Column<'_>], what: Figure) -> Option<f64> {
     Some(welch_t_test(&a, &b).p_value)
 }
 
+/// The per-sample figure whose p-value a row shows: the backend's, or a run statement's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tested<'a> {
+    /// The backend's figure.
+    Backend(Figure),
+    /// The figure of the run statement of this name.
+    Statement(&'a str, Figure),
+}
+
+/// The p-value of Welch's t-test (on batch means) of run statement `name`'s per-sample
+/// `what` in two columns; `None` unless both have two or more samples that carry the
+/// statement's figures (reports written before them do not).
+fn statement_p_value(columns: &[Column<'_>], name: &str, what: Figure) -> Option<f64> {
+    let [(_, a), (_, b)] = columns else {
+        return None;
+    };
+    let series = |r: &BackendReport| {
+        let k = r.statements.iter().position(|s| s.name == name)?;
+        if r.samples.iter().any(|s| s.statements.len() <= k) {
+            return None;
+        }
+        let (throughputs, means) = super::statement_series(&r.samples, k);
+        Some(match what {
+            Figure::Throughput => throughputs,
+            Figure::MeanLatency => means,
+        })
+    };
+    let (a, b) = (series(a)?, series(b)?);
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    Some(welch_t_test(&a, &b).p_value)
+}
+
 /// A backend's figure in one row of a comparison table.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Value {
@@ -449,7 +484,7 @@ struct Metric<'a> {
     /// Whether two columns show the relative change (second vs first).
     change: bool,
     /// The per-sample figure whose p-value two columns show.
-    tested: Option<Figure>,
+    tested: Option<Tested<'a>>,
     /// The row is shown only when this holds for some column.
     shown_if: fn(&BackendReport) -> bool,
 }
@@ -482,7 +517,14 @@ impl<'a> Metric<'a> {
     /// Two columns show the change and the p-value of `figure`.
     fn tested(mut self, figure: Figure) -> Self {
         self.change = true;
-        self.tested = Some(figure);
+        self.tested = Some(Tested::Backend(figure));
+        self
+    }
+
+    /// Two columns show the change and the p-value of run statement `name`'s `figure`.
+    fn tested_statement(mut self, name: &'a str, figure: Figure) -> Self {
+        self.change = true;
+        self.tested = Some(Tested::Statement(name, figure));
         self
     }
 
@@ -654,7 +696,14 @@ fn table(out: &mut String, title: &str, metrics: &[Metric<'_>], columns: &[Colum
             [a, b] if m.change => change_of(a.compared(), b.compared()),
             _ => None,
         };
-        let p = m.tested.and_then(|f| p_value(columns, f));
+        // No p-value beside a figure a column lacks.
+        let p = m
+            .tested
+            .filter(|_| !values.contains(&Value::Missing))
+            .and_then(|t| match t {
+                Tested::Backend(f) => p_value(columns, f),
+                Tested::Statement(name, f) => statement_p_value(columns, name, f),
+            });
         row(out, &m.label(), &cells, change, p);
     }
 }
@@ -836,7 +885,7 @@ fn statement_metrics(name: &str) -> Vec<Metric<'_>> {
             0,
             of(|s| Value::Margin(s.throughput_rps, s.throughput_margin_rps)),
         )
-        .change(),
+        .tested_statement(name, Figure::Throughput),
         Metric::new("requests", "", 0, of(|s| Value::Count(s.requests))).change(),
         Metric::new(
             "  share",
@@ -859,7 +908,7 @@ fn statement_metrics(name: &str) -> Vec<Metric<'_>> {
         )
         .change()
         .shown_if(|b| b.rows.is_some()),
-        Metric::new("mean", "ms", 3, mean).change(),
+        Metric::new("mean", "ms", 3, mean).tested_statement(name, Figure::MeanLatency),
         Metric::new("p50", "ms", 3, latency(|l| l.p50)).change(),
         Metric::new("p99", "ms", 3, latency(|l| l.p99)).change(),
         Metric::new("p99.9", "ms", 3, latency(|l| l.p999)).change(),
@@ -923,7 +972,7 @@ fn machines_section(out: &mut String, columns: &[Column<'_>]) {
 mod tests {
     use super::*;
     use crate::overhead::{ByKind, Cost, IoUringOps};
-    use crate::report::BackendRun;
+    use crate::report::{BackendRun, SampleStatement};
 
     /// A backend's report with every figure the comparison tables show set to a value
     /// derived from `k` (so two columns differ), and per-sample figures for the p-values.
@@ -1298,6 +1347,67 @@ mod tests {
             ],
         );
         assert!(out.contains("STATEMENT read "), "{out}");
+        // With per-sample figures of the statements, their throughput and mean latency get
+        // a p-value: read's throughput doubled in every sample (p < 0.001), its per-sample
+        // mean latency did not change at all (p = 1); none beside an n/a (write's mean).
+        let with_samples = |b: &BackendReport, k: f64| {
+            let mut b = b.clone();
+            b.samples = (0..16)
+                .map(|i| SampleReport {
+                    segment: 0,
+                    start_s: f64::from(i),
+                    duration_s: 1.0,
+                    requests: 1000,
+                    errors: 0,
+                    throughput_rps: 1000.0,
+                    latency_mean_ns: 1e6,
+                    latency_p50_ns: 0,
+                    latency_p99_ns: 0,
+                    histogram: String::new(),
+                    start_unix_s: None,
+                    statements: vec![
+                        SampleStatement {
+                            requests: 750,
+                            errors: 0,
+                            throughput_rps: 750.0 * k + f64::from(i % 4),
+                            latency_mean_ns: 1e6,
+                        },
+                        SampleStatement {
+                            requests: 250,
+                            errors: 0,
+                            throughput_rps: 250.0,
+                            latency_mean_ns: 2e6,
+                        },
+                    ],
+                })
+                .collect();
+            b
+        };
+        let (a2, b2) = (with_samples(&a, 1.0), with_samples(&b, 2.0));
+        let mut out = String::new();
+        compare_sections(&mut out, &[("doppio".into(), &a2), ("scylla".into(), &b2)]);
+        let row = |table: &str, label: &str| {
+            out.lines()
+                .skip_while(|l| !l.starts_with(table))
+                .find(|l| l.starts_with(label))
+                .unwrap()
+                .to_owned()
+        };
+        let p = |line: String| {
+            line.split_whitespace()
+                .last()
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+        };
+        assert!(p(row("STATEMENT read", "  throughput")) < 0.001, "{out}");
+        assert_eq!(p(row("STATEMENT read", "  mean")), 1.0, "{out}");
+        assert!(
+            row("STATEMENT write", "  mean")
+                .trim_end()
+                .ends_with("± 0.010"),
+            "{out}"
+        );
         // One statement: nothing beyond the totals.
         let mut single = with_statements("doppio", 1.0, false);
         single.statements.truncate(1);
