@@ -54,6 +54,11 @@ pub enum Command {
         /// Which backend of the report (default: the first).
         #[arg(long)]
         driver: Option<String>,
+        /// One run statement's histogram (by its name) instead of the samples: one interval
+        /// spanning the measured time (per-statement histograms are kept per run, not per
+        /// sample).
+        #[arg(long)]
+        statement: Option<String>,
     },
     /// Lists the reports in a folder: tag, date, workload, throughput.
     List {

@@ -10,7 +10,8 @@
 //!   arguments (children: `expr` the generators, `encode` their CQL bytes).
 //! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
 //!   (children: `collect`, the coordinator merging workers' samples; `cycles`, the range of
-//!   iteration numbers a loader draws from, `--cycles`/`--loader`).
+//!   iteration numbers a loader draws from, `--cycles`/`--loader`; `statements`, what each
+//!   run statement did, per interval and per phase).
 //! - [`backend`]: the drivers behind one interface (children: `doppio` on glommio or its
 //!   own io_uring runtime, `scylla` on tokio) and the driving of a phase.
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).

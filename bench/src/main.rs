@@ -29,7 +29,8 @@ fn main() -> ExitCode {
             report,
             output,
             driver,
-        } => run::hdr(report, output, driver.as_deref()),
+            statement,
+        } => run::hdr(report, output, driver.as_deref(), statement.as_deref()),
         Command::List { dir } => run::list(&dir.clone().unwrap_or_else(|| PathBuf::from("."))),
         Command::Sweep {
             reports,

@@ -14,10 +14,13 @@ use crate::backend::{
 use crate::cli::{Connect, CyclesArgs, LoadArgs, RunArgs};
 use crate::engine::collect::Sample;
 use crate::engine::cycles::{CycleRange, Cycles, CyclesError};
+use crate::engine::statements::merge_totals;
 use crate::engine::Limit;
 use crate::overhead::Meter;
 use crate::report::merge::MergeError;
-use crate::report::{text, BackendRun, Report, RunConfig, WorkloadInfo, SCHEMA_VERSION};
+use crate::report::{
+    text, BackendRun, Report, RunConfig, StatementInfo, WorkloadInfo, SCHEMA_VERSION,
+};
 use crate::workload::{Workload, WorkloadError};
 
 /// A failure that ends a subcommand. [`Failure::exit_code`] maps it to the exit codes the
@@ -441,6 +444,7 @@ fn run_segments(
             d,
             BackendRun {
                 rows_counted: true,
+                statement_info: StatementInfo::of_workload(workload),
                 ..BackendRun::default()
             },
         );
@@ -563,6 +567,7 @@ fn run_segments(
                         .map(|d| d.as_secs_f64()),
                 );
                 run.segments.push(outcome.samples);
+                merge_totals(&mut run.statements, &outcome.statements);
                 if crate::interrupt::interrupted() {
                     // Everything measured so far is in `runs`: the report keeps it.
                     return Err(Failure::Interrupted);
@@ -629,8 +634,14 @@ pub fn show(report: &Path, baseline: Option<&Path>, log: bool) -> Result<(), Fai
     Ok(())
 }
 
-/// `doppio hdr`: the chosen backend's samples as an HdrHistogram interval log.
-pub fn hdr(report: &Path, output: &Path, driver: Option<&str>) -> Result<(), Failure> {
+/// `doppio hdr`: the chosen backend's samples as an HdrHistogram interval log, or with
+/// `statement` that run statement's whole-run histogram as one interval.
+pub fn hdr(
+    report: &Path,
+    output: &Path,
+    driver: Option<&str>,
+    statement: Option<&str>,
+) -> Result<(), Failure> {
     let r = Report::read(report).map_err(Failure::Input)?;
     let name = match driver {
         Some(d) => d.to_owned(),
@@ -642,6 +653,27 @@ pub fn hdr(report: &Path, output: &Path, driver: Option<&str>) -> Result<(), Fai
             report.display()
         )));
     };
+    if let Some(wanted) = statement {
+        let Some(st) = b.statements.iter().find(|s| s.name == wanted) else {
+            let names: Vec<&str> = b.statements.iter().map(|s| s.name.as_str()).collect();
+            return Err(Failure::Usage(format!(
+                "{} has no statement `{wanted}` for driver `{name}` (it has: {})",
+                report.display(),
+                if names.is_empty() {
+                    "none: an older report".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            )));
+        };
+        let h = crate::stats::LatencyHistogram::from_base64(&st.histogram)?;
+        return write_hlog(
+            &r,
+            output,
+            &[(0.0, b.elapsed_s, &h)],
+            &format!("{name} {wanted}"),
+        );
+    }
     let mut hists = Vec::with_capacity(b.samples.len());
     let mut offset = 0.0;
     let mut last_segment = 0;
@@ -658,12 +690,23 @@ pub fn hdr(report: &Path, output: &Path, driver: Option<&str>) -> Result<(), Fai
     }
     let intervals: Vec<(f64, f64, &crate::stats::LatencyHistogram)> =
         hists.iter().map(|(a, b, h)| (*a, *b, h)).collect();
+    write_hlog(&r, output, &intervals, &name)
+}
+
+/// Writes `intervals` (offset and length in seconds, histogram) of `what` as an interval log
+/// starting at the report's start.
+fn write_hlog(
+    r: &Report,
+    output: &Path,
+    intervals: &[(f64, f64, &crate::stats::LatencyHistogram)],
+    what: &str,
+) -> Result<(), Failure> {
     let mut file = std::io::BufWriter::new(std::fs::File::create(output)?);
     let start_unix = crate::report::rfc3339_to_unix(&r.started_at).unwrap_or(0) as f64;
-    crate::stats::write_interval_log(&mut file, start_unix, &intervals)?;
+    crate::stats::write_interval_log(&mut file, start_unix, intervals)?;
     std::io::Write::flush(&mut file)?;
     eprintln!(
-        "{} intervals of {name} written to {}",
+        "{} intervals of {what} written to {}",
         intervals.len(),
         output.display()
     );

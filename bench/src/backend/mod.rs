@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::collect::{Collector, Sample};
 use crate::engine::cycles::CycleRange;
+use crate::engine::statements::{merge_totals, StatementTotals};
 use crate::engine::{
     run_worker, BenchSession, IntervalSample, Limit, PlanStatement, WorkerEnd, WorkerSpec,
 };
@@ -455,6 +456,8 @@ pub struct PhaseOutcome {
     pub aborted: Option<String>,
     /// Wall-clock time of the phase's start (the instant its sample intervals count from).
     pub started_at: Option<std::time::SystemTime>,
+    /// Per statement of the phase (by index): its record, all workers merged.
+    pub statements: Vec<StatementTotals>,
 }
 
 /// Runs a phase on `backend` and collects it; `on_sample` sees each merged sample as soon
@@ -530,6 +533,7 @@ fn run_prepared_phase(
                         if outcome.aborted.is_none() {
                             outcome.aborted = end.aborted;
                         }
+                        merge_totals(&mut outcome.statements, &end.statements);
                     }
                     Err(e) => outcome.failed_workers.push(format!("worker {worker}: {e}")),
                 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::stats::LatencyHistogram;
 
+use super::statements::{add_counts, StatementCounts};
 use super::IntervalSample;
 
 /// All workers' results for one sample interval.
@@ -28,6 +29,9 @@ pub struct Sample {
     pub service: LatencyHistogram,
     /// Mean lateness of sends after their due time, ns.
     pub mean_lateness_ns: f64,
+    /// Per statement of the plan (by index): its counts in the interval (empty when
+    /// nothing was recorded in it).
+    pub statements: Vec<StatementCounts>,
 }
 
 impl Sample {
@@ -55,6 +59,7 @@ struct Pending {
     latency: LatencyHistogram,
     service: LatencyHistogram,
     lateness_ns: u64,
+    statements: Vec<StatementCounts>,
 }
 
 /// Merges interval samples from `workers` workers.
@@ -110,6 +115,7 @@ impl Collector {
                     latency: LatencyHistogram::new(),
                     service: LatencyHistogram::new(),
                     lateness_ns: 0,
+                    statements: Vec::new(),
                 });
                 self.pending.len() - 1
             }
@@ -126,6 +132,7 @@ impl Collector {
         }
         p.latency.merge(&s.latency);
         p.service.merge(&s.service);
+        add_counts(&mut p.statements, &s.statements);
         self.release(None)
     }
 
@@ -172,6 +179,7 @@ impl Collector {
                 } else {
                     0.0
                 },
+                statements: p.statements,
             });
             self.next_release = p.index + 1;
         }
@@ -211,6 +219,7 @@ impl Collector {
             latency: LatencyHistogram::new(),
             service: LatencyHistogram::new(),
             mean_lateness_ns: 0.0,
+            statements: Vec::new(),
         }
     }
 }
@@ -229,6 +238,10 @@ mod tests {
             latency: LatencyHistogram::new(),
             service: LatencyHistogram::new(),
             lateness_ns: 0,
+            statements: vec![StatementCounts {
+                requests,
+                ..StatementCounts::default()
+            }],
             last,
         }
     }
@@ -289,6 +302,7 @@ mod tests {
         let first = c.add(sample(1, 0, 4, false));
         assert_eq!(first.len(), 1);
         assert_eq!((first[0].requests, first[0].rows), (7, 14));
+        assert_eq!(first[0].statements[0].requests, 7, "per statement too");
         assert!(c.add(sample(1, 1, 4, true)).is_empty());
         c.finish(0);
         c.finish(1);

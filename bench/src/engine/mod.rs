@@ -4,7 +4,8 @@
 //!
 //! Children: [`collect`], the coordinator's side: workers' interval samples merged into one
 //! sample per interval; [`cycles`], the range of iteration numbers a loader draws from
-//! (`--cycles`, `--loader`).
+//! (`--cycles`, `--loader`); [`statements`], what each run statement did (per interval
+//! counts, per phase histograms), beside the totals.
 //!
 //! A worker runs `concurrency` fibers: futures joined inside the worker's one task, not a
 //! task each. Fiber `f` of a worker with `C` fibers runs the worker's iterations `f`,
@@ -23,9 +24,12 @@
 //! - Per request the engine allocates nothing: arguments are encoded straight into the
 //!   driver's buffer, histograms are preallocated and rotated once per sample interval.
 //! - Errors are never lost: each is counted by kind, with the first message of each kind.
+//! - Every request is counted in the totals and in its statement's entry (indexed by the
+//!   statement's position in the plan), so the statements' counts add up to the totals.
 
 pub mod collect;
 pub mod cycles;
+pub mod statements;
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -34,6 +38,7 @@ use std::time::{Duration, Instant};
 use crate::stats::LatencyHistogram;
 use crate::units::{self, UnitError};
 use crate::workload::BoundArgs;
+use statements::{StatementCounts, StatementTotals};
 
 /// How long a phase lasts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -219,6 +224,8 @@ pub struct IntervalSample {
     pub service: LatencyHistogram,
     /// Sum of how late requests were sent after their due time, ns (rate-limited only).
     pub lateness_ns: u64,
+    /// Per statement of the plan (by index): its counts in the interval.
+    pub statements: Vec<StatementCounts>,
     /// The worker's last sample of the phase (its interval may be cut short).
     pub last: bool,
 }
@@ -239,6 +246,15 @@ struct Recorder<F: FnMut(IntervalSample)> {
     latency: LatencyHistogram,
     service: LatencyHistogram,
     lateness_ns: u64,
+    /// The current interval's counts per statement (one entry per plan statement).
+    statements: Vec<StatementCounts>,
+    /// The current interval's latency per statement (one entry per plan statement): a
+    /// request's latency is recorded here only, and added to `latency` and to its
+    /// statement's phase histogram once per interval (in `flush`), so that a request costs
+    /// one histogram record as without statements.
+    statement_latency: Vec<LatencyHistogram>,
+    /// The phase's record per statement (one entry per plan statement).
+    statement_totals: Vec<StatementTotals>,
     /// The first message of each error kind.
     first_messages: Vec<(&'static str, String)>,
     sink: F,
@@ -253,6 +269,15 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
     }
 
     fn flush(&mut self, last: bool) {
+        for (h, totals) in self
+            .statement_latency
+            .iter_mut()
+            .zip(self.statement_totals.iter_mut())
+        {
+            self.latency.merge(h);
+            totals.latency.merge(h);
+            h.clear();
+        }
         let sample = IntervalSample {
             worker: self.spec_worker,
             index: self.current,
@@ -263,13 +288,18 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
             latency: std::mem::take(&mut self.latency),
             service: std::mem::take(&mut self.service),
             lateness_ns: std::mem::take(&mut self.lateness_ns),
+            // One copy per interval per worker (not per request); the counts restart at 0.
+            statements: self.statements.clone(),
             last,
         };
+        self.statements.fill(StatementCounts::default());
         (self.sink)(sample);
     }
 
+    /// Records the outcome of a request of plan statement `statement`.
     fn record(
         &mut self,
+        statement: usize,
         due: Instant,
         sent: Instant,
         done: Instant,
@@ -283,15 +313,39 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
         self.rotate_to(index);
         self.requests += 1;
         self.lateness_ns += sent.saturating_duration_since(due).as_nanos() as u64;
+        // Both hold one entry per plan statement (none when not recording), and `statement`
+        // indexes the plan.
+        let mut own = self
+            .statements
+            .get_mut(statement)
+            .zip(self.statement_totals.get_mut(statement));
+        if let Some((counts, totals)) = own.as_mut() {
+            counts.requests += 1;
+            totals.requests += 1;
+        }
         match result {
             Ok(rows) => {
+                let latency = done.saturating_duration_since(due).as_nanos() as u64;
                 self.rows += rows;
-                self.latency
-                    .record(done.saturating_duration_since(due).as_nanos() as u64);
                 self.service
                     .record(done.saturating_duration_since(sent).as_nanos() as u64);
+                // Into the statement's interval histogram, which `flush` adds to the
+                // totals' (the totals' own when the statement has no entry).
+                match (own, self.statement_latency.get_mut(statement)) {
+                    (Some((counts, totals)), Some(h)) => {
+                        counts.rows += rows;
+                        counts.latency_sum_ns = counts.latency_sum_ns.saturating_add(latency);
+                        totals.rows += rows;
+                        h.record(latency);
+                    }
+                    _ => self.latency.record(latency),
+                }
             }
             Err(e) => {
+                if let Some((counts, totals)) = own {
+                    counts.errors += 1;
+                    totals.count_error(e.kind);
+                }
                 match self.errors.iter_mut().find(|(k, _)| *k == e.kind) {
                     Some((_, n)) => *n += 1,
                     None => self.errors.push((e.kind, 1)),
@@ -330,6 +384,9 @@ pub struct WorkerEnd {
     pub elapsed: Duration,
     /// Why the worker stopped before its limit (the node went away), if it did.
     pub aborted: Option<String>,
+    /// Per statement of the plan (by index): its record over the phase (empty when the
+    /// phase was not recorded).
+    pub statements: Vec<StatementTotals>,
 }
 
 /// Runs one worker's share of a phase: its fibers execute `plan[pick(i)]` for each of its
@@ -358,6 +415,20 @@ where
         latency: LatencyHistogram::new(),
         service: LatencyHistogram::new(),
         lateness_ns: 0,
+        // Preallocated once per phase (one histogram per statement), only when recording.
+        statements: vec![StatementCounts::default(); if spec.record { plan.len() } else { 0 }],
+        statement_totals: if spec.record {
+            (0..plan.len())
+                .map(|_| StatementTotals::default())
+                .collect()
+        } else {
+            Vec::new()
+        },
+        statement_latency: if spec.record {
+            (0..plan.len()).map(|_| LatencyHistogram::new()).collect()
+        } else {
+            Vec::new()
+        },
         first_messages: Vec::new(),
         sink,
     });
@@ -419,7 +490,7 @@ where
                 iterations.set(iterations.get() + 1);
                 outage.observe(done, &result);
                 if spec.record {
-                    recorder.borrow_mut().record(due, sent, done, result);
+                    recorder.borrow_mut().record(k, due, sent, done, result);
                 }
                 if let Limit::Time(d) = spec.limit {
                     if done.saturating_duration_since(spec.start) >= d && per_iteration.is_none() {
@@ -443,6 +514,7 @@ where
         first_errors: rec.first_messages,
         elapsed,
         aborted: outage.verdict.into_inner(),
+        statements: rec.statement_totals,
     }
 }
 
@@ -561,6 +633,49 @@ mod tests {
         assert_eq!(rows, all_rows - failed_rows, "rows of successes only");
         let latencies: u64 = samples.iter().map(|s| s.latency.count()).sum();
         assert_eq!(latencies, 301 - 6, "latency of successes only");
+    }
+
+    #[test]
+    fn each_request_counts_in_its_statement_and_the_statements_add_up_to_the_totals() {
+        // Two statements: iterations divisible by 3 run statement 1, the others statement 0.
+        // Iterations 49, 99, ... fail: 99, 249 (divisible by 3) in statement 1.
+        let (end, samples) = on_executor(|| async {
+            let mock = Mock {
+                delay: |_| Duration::from_micros(100),
+                seen: RefCell::new(Vec::new()),
+            };
+            let mut plan = plan();
+            plan.extend(self::plan());
+            let mut samples = Vec::new();
+            let s = spec(0, 1, 4, None, 300);
+            let pick = |i: u64| usize::from(i % 3 == 0);
+            let end = run_worker(&mock, &pick, &plan, &s, |x| samples.push(x)).await;
+            (end, samples)
+        });
+        let failed = |k: usize| {
+            (0..300u64)
+                .filter(|i| i % 50 == 49 && usize::from(i % 3 == 0) == k)
+                .count() as u64
+        };
+        assert_eq!(end.statements.len(), 2);
+        assert_eq!(end.statements[1].requests, 100);
+        assert_eq!(end.statements[0].requests, 200);
+        for (k, t) in end.statements.iter().enumerate() {
+            assert_eq!(t.error_count(), failed(k), "statement {k}");
+            assert_eq!(t.latency.count(), t.requests - failed(k));
+            let rows: u64 = (0..300u64)
+                .filter(|i| usize::from(i % 3 == 0) == k && i % 50 != 49)
+                .map(|i| i % 3)
+                .sum();
+            assert_eq!(t.rows, rows, "statement {k}");
+            let per_interval: u64 = samples.iter().map(|s| s.statements[k].requests).sum();
+            assert_eq!(per_interval, t.requests, "intervals add up, statement {k}");
+            let errors: u64 = samples.iter().map(|s| s.statements[k].errors).sum();
+            assert_eq!(errors, failed(k));
+        }
+        assert_eq!(end.statements[1].errors, vec![("overloaded", 2)]);
+        let total: u64 = samples.iter().map(|s| s.requests).sum();
+        assert_eq!(total, 300);
     }
 
     #[test]

@@ -11,6 +11,12 @@
 //!   interval starting at the earliest machine's first sample, each machine's sample goes to
 //!   the nearest grid interval, where requests, errors and throughputs are summed and
 //!   histograms added. Machines' clocks must agree (NTP) to well under a sample interval.
+//! - Per run statement (`statements`, matched by position; the workloads' statements are
+//!   the same, see below): histograms added exactly, requests, errors, errors by kind and
+//!   rows summed, throughput the sum of the machines'; its per-sample figures are aligned
+//!   with the samples (requests, errors and throughputs summed, mean latencies weighted by
+//!   successes), and its margins come from them. When an input has no per-statement
+//!   figures (an older report), the merged report has none either.
 //! - Overheads (CPU, syscalls, allocations per request, ...) are kept per machine in
 //!   `machines`. The entry's own overhead fields are pooled over the machines' totals
 //!   (summed CPU time over summed requests, ...), and `null` when any machine did not
@@ -25,7 +31,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{latency_summary, BackendReport, Report, RunConfig, SampleReport};
+use super::{
+    latency_summary, margin, statement_series, BackendReport, Report, RunConfig, SampleReport,
+    SampleStatement, StatementReport,
+};
 use crate::overhead::ByKind;
 use crate::stats::{estimate, LatencyHistogram, StatsError};
 
@@ -373,6 +382,17 @@ struct Bin {
     throughput_rps: f64,
     duration_s: f64,
     latency: LatencyHistogram,
+    statements: Vec<StatementBin>,
+}
+
+/// One statement's figures in an aligned interval, while they are being summed.
+#[derive(Default, Clone, Copy)]
+struct StatementBin {
+    requests: u64,
+    errors: u64,
+    throughput_rps: f64,
+    /// Sum over the machines of their mean latency times their successes, ns.
+    latency_sum_ns: f64,
 }
 
 fn decode(file: &str, driver: &str, text: &str) -> Result<LatencyHistogram, MergeError> {
@@ -514,7 +534,9 @@ fn merge_backend(
         Some(cpu_us / total as f64)
     });
     let tp = estimate(&throughputs, 0.99);
+    let statements = merge_statements(driver, parts, &samples, requests)?;
     Ok(BackendReport {
+        statements,
         rows,
         rows_per_s,
         cpu_us_per_row,
@@ -580,6 +602,62 @@ fn merge_backend(
     })
 }
 
+/// The run statements' entries of the machines merged: statement `k` of each machine into
+/// statement `k` (see the module's rules); none when a machine has none or a different
+/// number of them (an older report). `samples` are the aligned samples, `requests` the
+/// merged total.
+fn merge_statements(
+    driver: &str,
+    parts: &[(&str, &BackendReport)],
+    samples: &[SampleReport],
+    requests: u64,
+) -> Result<Vec<StatementReport>, MergeError> {
+    let Some((_, first)) = parts.first() else {
+        return Ok(Vec::new());
+    };
+    let n = first.statements.len();
+    if n == 0 || parts.iter().any(|(_, b)| b.statements.len() != n) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::with_capacity(n);
+    for (k, head) in first.statements.iter().enumerate() {
+        let mut latency = LatencyHistogram::new();
+        let mut errors_by_kind: BTreeMap<String, u64> = BTreeMap::new();
+        let mut total = 0u64;
+        for (file, b) in parts {
+            let st = &b.statements[k];
+            latency.merge(&decode(file, driver, &st.histogram)?);
+            total += st.requests;
+            for (kind, m) in &st.errors_by_kind {
+                *errors_by_kind.entry(kind.clone()).or_default() += m;
+            }
+        }
+        let (throughputs, means) = statement_series(samples, k);
+        out.push(StatementReport {
+            name: head.name.clone(),
+            cql: head.cql.clone(),
+            weight: head.weight,
+            weight_share: head.weight_share,
+            requests: total,
+            request_share: super::share(total, requests),
+            throughput_rps: parts
+                .iter()
+                .map(|(_, b)| b.statements[k].throughput_rps)
+                .sum(),
+            throughput_margin_rps: margin(&throughputs),
+            errors: parts.iter().map(|(_, b)| b.statements[k].errors).sum(),
+            errors_by_kind,
+            rows: parts
+                .iter()
+                .map(|(_, b)| b.statements[k].rows)
+                .sum::<Option<u64>>(),
+            latency_ns: latency_summary(&latency, &means),
+            histogram: latency.to_base64(),
+        });
+    }
+    Ok(out)
+}
+
 /// The machines' samples on one wall-clock grid per segment: the grid starts at the
 /// earliest sample of the segment and steps by the sample interval; each sample joins the
 /// grid interval nearest its start.
@@ -613,6 +691,17 @@ fn align_samples(
             bin.throughput_rps += s.throughput_rps;
             bin.duration_s = bin.duration_s.max(s.duration_s);
             bin.latency.merge(&decode(file, driver, &s.histogram)?);
+            if bin.statements.len() < s.statements.len() {
+                bin.statements
+                    .resize(s.statements.len(), StatementBin::default());
+            }
+            for (b, st) in bin.statements.iter_mut().zip(&s.statements) {
+                b.requests += st.requests;
+                b.errors += st.errors;
+                b.throughput_rps += st.throughput_rps;
+                b.latency_sum_ns +=
+                    st.latency_mean_ns * st.requests.saturating_sub(st.errors) as f64;
+            }
         }
     }
     Ok(bins
@@ -631,6 +720,23 @@ fn align_samples(
                 latency_p99_ns: bin.latency.value_at_percentile(99.0),
                 histogram: bin.latency.to_base64(),
                 start_unix_s: origin.get(&segment).map(|o| o + start_s),
+                statements: bin
+                    .statements
+                    .iter()
+                    .map(|b| {
+                        let successes = b.requests.saturating_sub(b.errors);
+                        SampleStatement {
+                            requests: b.requests,
+                            errors: b.errors,
+                            throughput_rps: b.throughput_rps,
+                            latency_mean_ns: if successes > 0 {
+                                b.latency_sum_ns / successes as f64
+                            } else {
+                                0.0
+                            },
+                        }
+                    })
+                    .collect(),
             }
         })
         .collect())
@@ -671,6 +777,7 @@ mod tests {
                     latency_p99_ns: 1000,
                     histogram: h.to_base64(),
                     start_unix_s: Some(*t),
+                    statements: Vec::new(),
                 }
             })
             .collect();
@@ -765,6 +872,142 @@ mod tests {
         assert_eq!(m.config.concurrency, 8);
         assert_eq!(m.merged_from.as_ref().unwrap().len(), 2);
         assert_eq!(m.warnings.len(), 1, "both drew from 0: {:?}", m.warnings);
+    }
+
+    /// A run of two statements (`read` weight 3, `write` weight 1) over three 1 s samples
+    /// starting at `start` (wall clock): per sample `reads` reads at 1 ms and `writes`
+    /// writes at 2 ms, of which `failed` time out.
+    fn two_statements(start: f64, reads: u64, writes: u64, failed: u64) -> BackendReport {
+        use crate::engine::collect::Sample;
+        use crate::engine::statements::{StatementCounts, StatementTotals};
+        use crate::report::StatementInfo;
+        use std::time::Duration;
+        let mut totals = vec![StatementTotals::default(), StatementTotals::default()];
+        let segment: Vec<Sample> = (0..3u32)
+            .map(|i| {
+                let mut latency = LatencyHistogram::new();
+                latency.record_n(1_000_000, reads);
+                latency.record_n(2_000_000, writes - failed);
+                totals[0].requests += reads;
+                totals[0].latency.record_n(1_000_000, reads);
+                totals[1].requests += writes;
+                totals[1].latency.record_n(2_000_000, writes - failed);
+                for _ in 0..failed {
+                    totals[1].count_error("timeout");
+                }
+                Sample {
+                    index: u64::from(i),
+                    start: Duration::from_secs(u64::from(i)),
+                    duration: Duration::from_secs(1),
+                    requests: reads + writes,
+                    rows: 0,
+                    errors: if failed > 0 {
+                        vec![("timeout", failed)]
+                    } else {
+                        Vec::new()
+                    },
+                    latency,
+                    service: LatencyHistogram::new(),
+                    mean_lateness_ns: 0.0,
+                    statements: vec![
+                        StatementCounts {
+                            requests: reads,
+                            errors: 0,
+                            rows: 0,
+                            latency_sum_ns: reads * 1_000_000,
+                        },
+                        StatementCounts {
+                            requests: writes,
+                            errors: failed,
+                            rows: 0,
+                            latency_sum_ns: (writes - failed) * 2_000_000,
+                        },
+                    ],
+                }
+            })
+            .collect();
+        let info = |name: &str, weight: f64| StatementInfo {
+            name: name.into(),
+            cql: format!("{name} CQL"),
+            weight,
+            weight_share: weight / 4.0,
+        };
+        BackendRun {
+            segments: vec![segment],
+            elapsed_s: vec![3.0],
+            segment_starts_unix_s: vec![Some(start)],
+            rows_counted: true,
+            statement_info: vec![info("read", 3.0), info("write", 1.0)],
+            statements: totals,
+            ..BackendRun::default()
+        }
+        .report("doppio")
+    }
+
+    #[test]
+    fn statements_are_reported_and_merged_exactly() {
+        let a_run = two_statements(100.0, 30, 10, 0);
+        // One machine's own entry: counts add up to the totals, margins from its samples.
+        assert_eq!(a_run.statements.len(), 2);
+        let (read, write) = (&a_run.statements[0], &a_run.statements[1]);
+        assert_eq!((read.requests, write.requests), (90, 30));
+        assert_eq!(read.requests + write.requests, a_run.requests);
+        assert_eq!((read.weight, read.weight_share), (3.0, 0.75));
+        assert!((read.request_share - 0.75).abs() < 1e-12);
+        assert!((read.throughput_rps - 30.0).abs() < 1e-9);
+        assert_eq!(
+            read.throughput_margin_rps, 0.0,
+            "constant per-sample throughput"
+        );
+        assert_eq!(read.rows, Some(0));
+        assert!((read.latency_ns.mean - 1e6).abs() < 1e3);
+        assert!((write.latency_ns.p50 as f64 - 2e6).abs() < 2e3);
+        assert_eq!(a_run.samples[1].statements[1].requests, 10);
+
+        // Machine b: its writes time out one in five; it started 1 s after a.
+        let b_run = two_statements(101.0, 60, 10, 2);
+        let mut a = report(&[100.0], 1, 1.0, "mixed");
+        let mut b = report(&[101.0], 1, 1.0, "mixed");
+        a.backends.insert("doppio".into(), a_run.clone());
+        b.backends.insert("doppio".into(), b_run.clone());
+        let m = merge(
+            &[("a".into(), a.clone()), ("b".into(), b.clone())],
+            Vec::new(),
+        )
+        .unwrap();
+        let d = &m.backends["doppio"];
+        assert_eq!(d.statements.len(), 2);
+        let (read, write) = (&d.statements[0], &d.statements[1]);
+        assert_eq!((read.requests, write.requests), (90 + 180, 30 + 30));
+        assert_eq!(read.requests + write.requests, d.requests);
+        assert_eq!((read.errors, write.errors), (0, 6));
+        assert_eq!(write.errors_by_kind.get("timeout"), Some(&6));
+        assert!(
+            read.errors_by_kind.is_empty(),
+            "errors stay with their statement"
+        );
+        assert!((read.throughput_rps - (30.0 + 60.0)).abs() < 1e-9);
+        let h = LatencyHistogram::from_base64(&write.histogram).unwrap();
+        assert_eq!(h.count(), 30 + 24, "histograms added: successes of both");
+        assert_eq!(
+            LatencyHistogram::from_base64(&read.histogram)
+                .unwrap()
+                .count(),
+            270
+        );
+        // Aligned samples: b's first sample joins a's second one.
+        let per_sample: Vec<u64> = d.samples.iter().map(|s| s.statements[0].requests).collect();
+        assert_eq!(per_sample, vec![30, 90, 90, 60]);
+        let mean = d.samples[1].statements[1].latency_mean_ns;
+        assert!((mean - 2e6).abs() < 1.0, "weighted by successes: {mean}");
+
+        // A machine without per-statement figures (an older report): none in the merge.
+        let mut old = b;
+        if let Some(x) = old.backends.get_mut("doppio") {
+            x.statements.clear();
+        }
+        let m = merge(&[("a".into(), a), ("old".into(), old)], Vec::new()).unwrap();
+        assert!(m.backends["doppio"].statements.is_empty());
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! `bench/REPORT.md`; `schema_version` changes when a field changes meaning or goes away),
 //! and its text rendering.
 //!
-//! Children: [`text`], the text rendering (CONFIG, LOG, SUMMARY, LATENCY, OVERHEAD, ERRORS,
-//! PAIRS, MACHINES, NOTES) of one report or two side by side; [`merge`], the reports of one
+//! Children: [`text`], the text rendering (CONFIG, LOG, SUMMARY, LATENCY, OVERHEAD,
+//! STATEMENTS, ERRORS, PAIRS, MACHINES, NOTES) of one report or two side by side; [`merge`], the reports of one
 //! test run made on several loader machines combined into one (`doppio merge`).
 //!
 //! Invariants: a report never contains a password; every backend entry carries the same
@@ -19,6 +19,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::collect::Sample;
+use crate::engine::statements::{StatementCounts, StatementTotals};
 use crate::overhead::{ByKind, Cost, IoUringOps};
 use crate::stats::{estimate, LatencyHistogram};
 
@@ -237,6 +238,90 @@ pub struct SampleReport {
     /// aligns machines' samples by); `null` in reports written before this field existed.
     #[serde(default)]
     pub start_unix_s: Option<f64>,
+    /// Per run statement, in the workload's order: its figures in this interval (empty in
+    /// reports written before this field existed).
+    #[serde(default)]
+    pub statements: Vec<SampleStatement>,
+}
+
+/// One run statement's figures in one sample interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SampleStatement {
+    /// Requests completed.
+    pub requests: u64,
+    /// Errors.
+    pub errors: u64,
+    /// Requests per second.
+    pub throughput_rps: f64,
+    /// Mean latency of its successes, ns (0 without any).
+    pub latency_mean_ns: f64,
+}
+
+/// What one run statement of the workload measured over a backend's whole run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatementReport {
+    /// Its name as the workload gives it (`[[run]] name`, else `run1`, `run2`, ...).
+    pub name: String,
+    /// Its CQL, parameters substituted.
+    pub cql: String,
+    /// Its weight as the workload gives it.
+    pub weight: f64,
+    /// Its share of the workload's weights (0 to 1): the fraction of iterations that run it.
+    pub weight_share: f64,
+    /// Requests completed (successes and errors); the statements' requests add up to the
+    /// backend's.
+    pub requests: u64,
+    /// Its requests' share of the backend's requests (0 to 1).
+    pub request_share: f64,
+    /// Requests per second (its requests over the measured time).
+    pub throughput_rps: f64,
+    /// Confidence half-width of its throughput (per-sample, autocorrelation-corrected, as
+    /// the backend's).
+    pub throughput_margin_rps: f64,
+    /// Errors.
+    pub errors: u64,
+    /// Errors by kind.
+    pub errors_by_kind: BTreeMap<String, u64>,
+    /// Result rows of its successful requests, `null` when not counted.
+    pub rows: Option<u64>,
+    /// Latency from the due time of its successes (the mean's margin from its per-sample
+    /// means).
+    pub latency_ns: LatencySummary,
+    /// Its latency histogram (HdrHistogram V2, compressed, base64).
+    pub histogram: String,
+}
+
+/// A run statement as the report names it: from the workload, for [`BackendRun`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatementInfo {
+    /// Its name.
+    pub name: String,
+    /// Its CQL.
+    pub cql: String,
+    /// Its weight as the workload gives it.
+    pub weight: f64,
+    /// Its share of all the weights.
+    pub weight_share: f64,
+}
+
+impl StatementInfo {
+    /// Every run statement of `workload`, in order.
+    pub fn of_workload(workload: &crate::workload::Workload) -> Vec<Self> {
+        workload
+            .run
+            .iter()
+            .enumerate()
+            .map(|(k, s)| {
+                let (weight, weight_share) = workload.weight(k).unwrap_or((0.0, 0.0));
+                Self {
+                    name: s.name.clone(),
+                    cql: s.cql.clone(),
+                    weight,
+                    weight_share,
+                }
+            })
+            .collect()
+    }
 }
 
 /// What one backend measured.
@@ -335,6 +420,10 @@ pub struct BackendReport {
     /// not averaged); `null` in a report of one run.
     #[serde(default)]
     pub machines: Option<Vec<merge::MachineFigures>>,
+    /// Each run statement's own figures, in the workload's order (the totals above are
+    /// theirs added up); empty in reports written before this field existed.
+    #[serde(default)]
+    pub statements: Vec<StatementReport>,
 }
 
 /// Raw overhead counters of a backend's measured segments.
@@ -401,6 +490,10 @@ pub struct BackendRun {
     pub counters: Option<crate::backend::DriverCounters>,
     /// Whether the samples' rows were counted (else the report's row figures are `null`).
     pub rows_counted: bool,
+    /// The workload's run statements, in order (names the entries of `statements`).
+    pub statement_info: Vec<StatementInfo>,
+    /// Per run statement (by index): its record over the measured segments.
+    pub statements: Vec<StatementTotals>,
 }
 
 /// Adds a segment's count `part` to `total`. A count missing from any segment (`why` says
@@ -514,6 +607,12 @@ impl BackendRun {
                         .copied()
                         .flatten()
                         .map(|t| t + s.start.as_secs_f64()),
+                    statements: (0..self.statement_info.len())
+                        .map(|k| {
+                            let c = s.statements.get(k).copied().unwrap_or_default();
+                            sample_statement(&c, s.duration.as_secs_f64())
+                        })
+                        .collect(),
                 });
             }
         }
@@ -528,6 +627,7 @@ impl BackendRun {
         let o = &self.overhead;
         let tp = estimate(&throughputs, 0.99);
         let errors = errors_by_kind.values().sum();
+        let statements = self.statement_reports(&samples, elapsed, requests);
         BackendReport {
             driver: driver.to_owned(),
             throughput_rps: if elapsed > 0.0 {
@@ -587,8 +687,106 @@ impl BackendRun {
             cpu_us_per_row: (self.rows_counted && rows > 0)
                 .then(|| (o.user_s + o.sys_s) * 1e6 / rows as f64),
             machines: None,
+            statements,
         }
     }
+
+    /// Each run statement's entry: its totals, and its margins from `samples` (the
+    /// backend's, which carry every statement's per-interval figures).
+    fn statement_reports(
+        &self,
+        samples: &[SampleReport],
+        elapsed: f64,
+        requests: u64,
+    ) -> Vec<StatementReport> {
+        let empty = StatementTotals::default();
+        self.statement_info
+            .iter()
+            .enumerate()
+            .map(|(k, info)| {
+                let t = self.statements.get(k).unwrap_or(&empty);
+                let (throughputs, means) = statement_series(samples, k);
+                StatementReport {
+                    name: info.name.clone(),
+                    cql: info.cql.clone(),
+                    weight: info.weight,
+                    weight_share: info.weight_share,
+                    requests: t.requests,
+                    request_share: share(t.requests, requests),
+                    throughput_rps: per_second(t.requests, elapsed),
+                    throughput_margin_rps: margin(&throughputs),
+                    errors: t.error_count(),
+                    errors_by_kind: t
+                        .errors
+                        .iter()
+                        .map(|(k, n)| ((*k).to_owned(), *n))
+                        .collect(),
+                    rows: self.rows_counted.then_some(t.rows),
+                    latency_ns: latency_summary(&t.latency, &means),
+                    histogram: t.latency.to_base64(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// `part` over `whole` (0 when `whole` is 0).
+pub(crate) fn share(part: u64, whole: u64) -> f64 {
+    if whole > 0 {
+        part as f64 / whole as f64
+    } else {
+        0.0
+    }
+}
+
+/// `n` over `seconds` (0 when no time passed).
+pub(crate) fn per_second(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// The 99 % confidence half-width of the mean of `xs` by batch means (0 when there are too
+/// few samples to tell).
+pub(crate) fn margin(xs: &[f64]) -> f64 {
+    let e = estimate(xs, 0.99);
+    if e.margin.is_finite() {
+        e.margin
+    } else {
+        0.0
+    }
+}
+
+/// A statement's figures in an interval of `duration_s` seconds.
+fn sample_statement(c: &StatementCounts, duration_s: f64) -> SampleStatement {
+    SampleStatement {
+        requests: c.requests,
+        errors: c.errors,
+        throughput_rps: per_second(c.requests, duration_s),
+        latency_mean_ns: c.mean_latency_ns(),
+    }
+}
+
+/// Statement `k`'s per-sample throughputs and mean latencies (the latter of the samples in
+/// which it succeeded) over the full samples: a last sample under half an interval is
+/// left out, as in the totals' margins.
+pub(crate) fn statement_series(samples: &[SampleReport], k: usize) -> (Vec<f64>, Vec<f64>) {
+    let half = samples.first().map_or(0.0, |s| s.duration_s) * 0.5;
+    let mut throughputs = Vec::new();
+    let mut means = Vec::new();
+    for s in samples
+        .iter()
+        .filter(|s| s.duration_s > 0.0 && s.duration_s >= half)
+    {
+        let st = s.statements.get(k).cloned().unwrap_or_default();
+        throughputs.push(st.throughput_rps);
+        if st.requests > st.errors {
+            means.push(st.latency_mean_ns);
+        }
+    }
+    (throughputs, means)
 }
 
 /// Now as RFC 3339 UTC to the second (`2026-11-22T15:04:05Z`).
@@ -740,6 +938,7 @@ mod tests {
             latency: LatencyHistogram::new(),
             service: LatencyHistogram::new(),
             mean_lateness_ns: 0.0,
+            statements: Vec::new(),
         };
         let mut run = BackendRun {
             segments: vec![vec![sample(300), sample(500)]],

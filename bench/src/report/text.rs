@@ -1,15 +1,20 @@
-//! The text report: CONFIG, LOG, SUMMARY, LATENCY, OVERHEAD and ERRORS sections, at most 100
-//! columns wide. One backend prints one column; two (one run of `--driver doppio,scylla`,
+//! The text report: CONFIG, LOG, SUMMARY, LATENCY, OVERHEAD, STATEMENTS and ERRORS sections,
+//! at most 100 columns wide. One backend prints one column; two (one run of `--driver doppio,scylla`,
 //! or `show A.json B.json`) print side by side with the relative change and, where
 //! per-sample data allow it, the p-value of Welch's t-test corrected for autocorrelation.
 //!
 //! The comparison tables (SUMMARY, LATENCY, OVERHEAD) are data: `tables` lists each row
 //! once as a `Metric` (name, unit, how a backend's figure is read and written, whether two
 //! columns show its change and p-value, when it is shown), and one loop writes them.
+//!
+//! STATEMENTS (workloads of several `[[run]]` statements only): with one backend, one line
+//! per statement (weight, requests and their share, throughput, errors, latency); with two
+//! or more, one table per statement with the backends side by side, as SUMMARY (p-values of
+//! its throughput and mean latency from its per-sample figures).
 
 use std::fmt::Write as _;
 
-use super::{BackendReport, LatencySummary, Report, SampleReport};
+use super::{BackendReport, LatencySummary, Report, SampleReport, StatementReport};
 use crate::overhead::SyscallKind;
 use crate::stats::welch_t_test;
 
@@ -383,6 +388,40 @@ fn p_value(columns: &[Column<'_>], what: Figure) -> Option<f64> {
     Some(welch_t_test(&a, &b).p_value)
 }
 
+/// The per-sample figure whose p-value a row shows: the backend's, or a run statement's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tested<'a> {
+    /// The backend's figure.
+    Backend(Figure),
+    /// The figure of the run statement of this name.
+    Statement(&'a str, Figure),
+}
+
+/// The p-value of Welch's t-test (on batch means) of run statement `name`'s per-sample
+/// `what` in two columns; `None` unless both have two or more samples that carry the
+/// statement's figures (reports written before them do not).
+fn statement_p_value(columns: &[Column<'_>], name: &str, what: Figure) -> Option<f64> {
+    let [(_, a), (_, b)] = columns else {
+        return None;
+    };
+    let series = |r: &BackendReport| {
+        let k = r.statements.iter().position(|s| s.name == name)?;
+        if r.samples.iter().any(|s| s.statements.len() <= k) {
+            return None;
+        }
+        let (throughputs, means) = super::statement_series(&r.samples, k);
+        Some(match what {
+            Figure::Throughput => throughputs,
+            Figure::MeanLatency => means,
+        })
+    };
+    let (a, b) = (series(a)?, series(b)?);
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    Some(welch_t_test(&a, &b).p_value)
+}
+
 /// A backend's figure in one row of a comparison table.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Value {
@@ -445,7 +484,7 @@ struct Metric<'a> {
     /// Whether two columns show the relative change (second vs first).
     change: bool,
     /// The per-sample figure whose p-value two columns show.
-    tested: Option<Figure>,
+    tested: Option<Tested<'a>>,
     /// The row is shown only when this holds for some column.
     shown_if: fn(&BackendReport) -> bool,
 }
@@ -478,7 +517,14 @@ impl<'a> Metric<'a> {
     /// Two columns show the change and the p-value of `figure`.
     fn tested(mut self, figure: Figure) -> Self {
         self.change = true;
-        self.tested = Some(figure);
+        self.tested = Some(Tested::Backend(figure));
+        self
+    }
+
+    /// Two columns show the change and the p-value of run statement `name`'s `figure`.
+    fn tested_statement(mut self, name: &'a str, figure: Figure) -> Self {
+        self.change = true;
+        self.tested = Some(Tested::Statement(name, figure));
         self
     }
 
@@ -650,7 +696,14 @@ fn table(out: &mut String, title: &str, metrics: &[Metric<'_>], columns: &[Colum
             [a, b] if m.change => change_of(a.compared(), b.compared()),
             _ => None,
         };
-        let p = m.tested.and_then(|f| p_value(columns, f));
+        // No p-value beside a figure a column lacks.
+        let p = m
+            .tested
+            .filter(|_| !values.contains(&Value::Missing))
+            .and_then(|t| match t {
+                Tested::Backend(f) => p_value(columns, f),
+                Tested::Statement(name, f) => statement_p_value(columns, name, f),
+            });
         row(out, &m.label(), &cells, change, p);
     }
 }
@@ -665,6 +718,7 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
             out.push('\n');
         }
     }
+    statements_section(out, columns);
     // What could not be counted, and why (once per reason and column).
     for (label, b) in columns {
         let mut said: Vec<&str> = Vec::new();
@@ -694,8 +748,172 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
             let line: String = line.chars().take(100).collect();
             let _ = writeln!(out, "{line}");
         }
+        // Which statements they came from, when there are several.
+        if b.statements.len() > 1 {
+            for st in &b.statements {
+                for (kind, n) in &st.errors_by_kind {
+                    let _ = writeln!(out, "  {label} statement {}: {kind} x{n}", st.name);
+                }
+            }
+        }
     }
     out.push('\n');
+}
+
+/// Whether the STATEMENTS section has anything to say: some backend ran several statements.
+fn several_statements(columns: &[Column<'_>]) -> bool {
+    columns.iter().any(|(_, b)| b.statements.len() > 1)
+}
+
+/// The STATEMENTS section (see the module's description), after the OVERHEAD notes.
+fn statements_section(out: &mut String, columns: &[Column<'_>]) {
+    if !several_statements(columns) {
+        return;
+    }
+    out.push('\n');
+    match columns {
+        [(label, b)] => statement_lines(out, label, b),
+        _ => statement_tables(out, columns),
+    }
+}
+
+/// `name` cut to `width` characters (the last one a `~` when cut).
+fn fit(name: &str, width: usize) -> String {
+    if name.chars().count() > width {
+        format!("{}~", name.chars().take(width - 1).collect::<String>())
+    } else {
+        name.to_owned()
+    }
+}
+
+/// One backend's statements, one line each.
+fn statement_lines(out: &mut String, label: &str, b: &BackendReport) {
+    let _ = writeln!(out, "STATEMENTS ({label})");
+    let _ = writeln!(
+        out,
+        "  {:<16}{:>7}{:>10}{:>7}{:>18}{:>7}{:>9}{:>8}{:>8}",
+        "", "weight", "requests", "share", "throughput", "errors", "mean", "p50", "p99"
+    );
+    let _ = writeln!(
+        out,
+        "  {:<16}{:>7}{:>10}{:>7}{:>18}{:>7}{:>9}{:>8}{:>8}",
+        "", "[%]", "", "[%]", "[req/s]", "", "[ms]", "[ms]", "[ms]"
+    );
+    for st in &b.statements {
+        // In ms; `n/a` when none of its requests succeeded (nothing was measured).
+        let latency = |ns: f64| {
+            if st.requests > st.errors {
+                format!("{:.3}", ns / 1e6)
+            } else {
+                "n/a".to_owned()
+            }
+        };
+        let _ = writeln!(
+            out,
+            "  {:<16}{:>7.1}{:>10}{:>7.1}{:>18}{:>7}{:>9}{:>8}{:>8}",
+            fit(&st.name, 15),
+            st.weight_share * 100.0,
+            st.requests,
+            st.request_share * 100.0,
+            format!("{:.0} ± {:.0}", st.throughput_rps, st.throughput_margin_rps),
+            st.errors,
+            latency(st.latency_ns.mean),
+            latency(st.latency_ns.p50 as f64),
+            latency(st.latency_ns.p99 as f64),
+        );
+    }
+}
+
+/// Every statement's table, the backends side by side (with the change of the second
+/// relative to the first when there are two); statements in the order the backends list
+/// them, matched by name.
+fn statement_tables(out: &mut String, columns: &[Column<'_>]) {
+    let mut names: Vec<&str> = Vec::new();
+    for (_, b) in columns {
+        for st in &b.statements {
+            if !names.contains(&st.name.as_str()) {
+                names.push(&st.name);
+            }
+        }
+    }
+    for (i, name) in names.into_iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let metrics = statement_metrics(name);
+        table(
+            out,
+            &format!("STATEMENT {}", fit(name, 11)),
+            &metrics,
+            columns,
+        );
+    }
+}
+
+/// The rows of one statement's table.
+fn statement_metrics(name: &str) -> Vec<Metric<'_>> {
+    fn ms(ns: f64) -> f64 {
+        ns / 1e6
+    }
+    // The statement's figure of a backend, `n/a` where the backend did not run it.
+    let of = move |f: fn(&StatementReport) -> Value| {
+        move |b: &BackendReport| {
+            b.statements
+                .iter()
+                .find(|s| s.name == name)
+                .map_or(Value::Missing, f)
+        }
+    };
+    // Its latency figure in ms, `n/a` when none of its requests succeeded (nothing was
+    // measured).
+    let latency = move |f: fn(&LatencySummary) -> u64| {
+        move |b: &BackendReport| match b.statements.iter().find(|s| s.name == name) {
+            Some(s) if s.requests > s.errors => Value::Num(ms(f(&s.latency_ns) as f64)),
+            _ => Value::Missing,
+        }
+    };
+    let mean = move |b: &BackendReport| match b.statements.iter().find(|s| s.name == name) {
+        Some(s) if s.requests > s.errors => {
+            Value::Margin(ms(s.latency_ns.mean), ms(s.latency_ns.mean_margin))
+        }
+        _ => Value::Missing,
+    };
+    vec![
+        Metric::new(
+            "throughput",
+            "req/s",
+            0,
+            of(|s| Value::Margin(s.throughput_rps, s.throughput_margin_rps)),
+        )
+        .tested_statement(name, Figure::Throughput),
+        Metric::new("requests", "", 0, of(|s| Value::Count(s.requests))).change(),
+        Metric::new(
+            "  share",
+            "",
+            1,
+            of(|s| Value::Percent(s.request_share * 100.0)),
+        ),
+        Metric::new(
+            "  weight",
+            "",
+            1,
+            of(|s| Value::Percent(s.weight_share * 100.0)),
+        ),
+        Metric::new("errors", "", 0, of(|s| Value::Count(s.errors))),
+        Metric::new(
+            "rows",
+            "",
+            0,
+            of(|s| s.rows.map_or(Value::Missing, Value::Count)),
+        )
+        .change()
+        .shown_if(|b| b.rows.is_some()),
+        Metric::new("mean", "ms", 3, mean).tested_statement(name, Figure::MeanLatency),
+        Metric::new("p50", "ms", 3, latency(|l| l.p50)).change(),
+        Metric::new("p99", "ms", 3, latency(|l| l.p99)).change(),
+        Metric::new("p99.9", "ms", 3, latency(|l| l.p999)).change(),
+        Metric::new("max", "ms", 3, latency(|l| l.max)).change(),
+    ]
 }
 
 fn notes_section(out: &mut String, r: &Report) {
@@ -754,7 +972,7 @@ fn machines_section(out: &mut String, columns: &[Column<'_>]) {
 mod tests {
     use super::*;
     use crate::overhead::{ByKind, Cost, IoUringOps};
-    use crate::report::BackendRun;
+    use crate::report::{BackendRun, SampleStatement};
 
     /// A backend's report with every figure the comparison tables show set to a value
     /// derived from `k` (so two columns differ), and per-sample figures for the p-values.
@@ -833,6 +1051,7 @@ mod tests {
                 latency_p99_ns: 0,
                 histogram: String::new(),
                 start_unix_s: None,
+                statements: Vec::new(),
             })
             .collect();
         b
@@ -1027,6 +1246,175 @@ mod tests {
         "  doppio-uring: timeout x2: request timed out after 5 s",
         "",
     ];
+
+    /// A backend's report of 1000 requests of two statements: `read` (weight 3) and `write`
+    /// (weight 1; every one of its requests failed when `failing`), figures scaled by `k`.
+    fn with_statements(driver: &str, k: f64, failing: bool) -> BackendReport {
+        let mut b = BackendRun::default().report(driver);
+        let statement = |name: &str, weight: f64, requests: u64, errors: u64| StatementReport {
+            name: name.into(),
+            cql: format!("{name} CQL"),
+            weight,
+            weight_share: weight / 4.0,
+            requests,
+            request_share: requests as f64 / 1000.0,
+            throughput_rps: requests as f64 * k,
+            throughput_margin_rps: 12.0,
+            errors,
+            errors_by_kind: if errors > 0 {
+                [("overloaded".to_owned(), errors)].into()
+            } else {
+                Default::default()
+            },
+            rows: Some(requests - errors),
+            latency_ns: LatencySummary {
+                mean: 1.5e6 * k,
+                mean_margin: 1e4,
+                p50: (1e6 * k) as u64,
+                p99: (4e6 * k) as u64,
+                p999: (8e6 * k) as u64,
+                max: (9e6 * k) as u64,
+                ..LatencySummary::default()
+            },
+            histogram: String::new(),
+        };
+        b.requests = 1000;
+        b.errors = if failing { 250 } else { 0 };
+        b.errors_by_kind = [("overloaded".to_owned(), b.errors)].into();
+        b.rows = Some(b.requests - b.errors);
+        b.statements = vec![
+            statement("read", 3.0, 750, 0),
+            statement("write", 1.0, 250, if failing { 250 } else { 0 }),
+        ];
+        b
+    }
+
+    /// `got` is `want`, line by line, trailing spaces aside.
+    fn assert_lines(got: &[&str], want: &[&str]) {
+        let got: Vec<&str> = got.iter().map(|l| l.trim_end()).collect();
+        assert_eq!(got, want, "got:\n{}", got.join("\n"));
+    }
+
+    #[test]
+    fn statements_get_a_line_each_for_one_backend_and_side_by_side_tables_for_two() {
+        let a = with_statements("doppio", 1.0, true);
+        let mut out = String::new();
+        compare_sections(&mut out, &[("doppio".into(), &a)]);
+        let section: Vec<&str> = out
+            .lines()
+            .skip_while(|l| !l.starts_with("STATEMENTS"))
+            .take(5)
+            .collect();
+        assert_lines(
+            &section,
+            &[
+                "STATEMENTS (doppio)",
+                "                   weight  requests  share        throughput errors     mean     p50     p99",
+                "                      [%]              [%]           [req/s]            [ms]    [ms]    [ms]",
+                "  read               75.0       750   75.0          750 ± 12      0    1.500   1.000   4.000",
+                "  write              25.0       250   25.0          250 ± 12    250      n/a     n/a     n/a",
+            ],
+        );
+        assert!(
+            out.contains("  doppio statement write: overloaded x250"),
+            "{out}"
+        );
+        assert!(out.lines().all(|l| l.chars().count() <= 100), "{out}");
+
+        let b = with_statements("scylla", 2.0, false);
+        let mut out = String::new();
+        compare_sections(&mut out, &[("doppio".into(), &a), ("scylla".into(), &b)]);
+        let write: Vec<&str> = out
+            .lines()
+            .skip_while(|l| !l.starts_with("STATEMENT write"))
+            .take(12)
+            .collect();
+        assert_lines(
+            &write,
+            &[
+                "STATEMENT write                         doppio                  scylla    change  p-value",
+                "  throughput [req/s]                  250 ± 12                500 ± 12   +100.0%",
+                "  requests                                 250                     250     +0.0%",
+                "    share                               25.0 %                  25.0 %",
+                "    weight                              25.0 %                  25.0 %",
+                "  errors                                   250                       0",
+                "  rows                                       0                     250",
+                "  mean [ms]                                n/a           3.000 ± 0.010",
+                "  p50 [ms]                                 n/a                   2.000",
+                "  p99 [ms]                                 n/a                   8.000",
+                "  p99.9 [ms]                               n/a                  16.000",
+                "  max [ms]                                 n/a                  18.000",
+            ],
+        );
+        assert!(out.contains("STATEMENT read "), "{out}");
+        // With per-sample figures of the statements, their throughput and mean latency get
+        // a p-value: read's throughput doubled in every sample (p < 0.001), its per-sample
+        // mean latency did not change at all (p = 1); none beside an n/a (write's mean).
+        let with_samples = |b: &BackendReport, k: f64| {
+            let mut b = b.clone();
+            b.samples = (0..16)
+                .map(|i| SampleReport {
+                    segment: 0,
+                    start_s: f64::from(i),
+                    duration_s: 1.0,
+                    requests: 1000,
+                    errors: 0,
+                    throughput_rps: 1000.0,
+                    latency_mean_ns: 1e6,
+                    latency_p50_ns: 0,
+                    latency_p99_ns: 0,
+                    histogram: String::new(),
+                    start_unix_s: None,
+                    statements: vec![
+                        SampleStatement {
+                            requests: 750,
+                            errors: 0,
+                            throughput_rps: 750.0 * k + f64::from(i % 4),
+                            latency_mean_ns: 1e6,
+                        },
+                        SampleStatement {
+                            requests: 250,
+                            errors: 0,
+                            throughput_rps: 250.0,
+                            latency_mean_ns: 2e6,
+                        },
+                    ],
+                })
+                .collect();
+            b
+        };
+        let (a2, b2) = (with_samples(&a, 1.0), with_samples(&b, 2.0));
+        let mut out = String::new();
+        compare_sections(&mut out, &[("doppio".into(), &a2), ("scylla".into(), &b2)]);
+        let row = |table: &str, label: &str| {
+            out.lines()
+                .skip_while(|l| !l.starts_with(table))
+                .find(|l| l.starts_with(label))
+                .unwrap()
+                .to_owned()
+        };
+        let p = |line: String| {
+            line.split_whitespace()
+                .last()
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+        };
+        assert!(p(row("STATEMENT read", "  throughput")) < 0.001, "{out}");
+        assert_eq!(p(row("STATEMENT read", "  mean")), 1.0, "{out}");
+        assert!(
+            row("STATEMENT write", "  mean")
+                .trim_end()
+                .ends_with("± 0.010"),
+            "{out}"
+        );
+        // One statement: nothing beyond the totals.
+        let mut single = with_statements("doppio", 1.0, false);
+        single.statements.truncate(1);
+        let mut out = String::new();
+        compare_sections(&mut out, &[("doppio".into(), &single)]);
+        assert!(!out.contains("STATEMENT"), "{out}");
+    }
 
     #[test]
     fn overhead_shows_syscalls_by_kind_and_io_uring_ops_or_says_why_not() {

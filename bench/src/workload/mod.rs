@@ -176,6 +176,8 @@ pub struct Workload {
     pub load: Option<Load>,
     /// The run statements.
     pub run: Vec<Statement>,
+    /// The weight of each of `run`, as the workload gives it.
+    weights: Vec<f64>,
     /// Cumulative weights of `run`, scaled to `u64::MAX`.
     thresholds: Vec<u64>,
 }
@@ -400,6 +402,7 @@ impl Workload {
             schema,
             load,
             run,
+            weights,
             thresholds,
         })
     }
@@ -415,6 +418,15 @@ impl Workload {
             .iter()
             .find(|(k, _)| k == "rows")
             .and_then(|(_, v)| units::count(v).ok())
+    }
+
+    /// The weight of run statement `k` as the workload gives it, and its share of all the
+    /// run statements' weights (0 to 1: the fraction of iterations that run it); `None`
+    /// past the last statement.
+    pub fn weight(&self, k: usize) -> Option<(f64, f64)> {
+        let total: f64 = self.weights.iter().sum();
+        let w = *self.weights.get(k)?;
+        Some((w, if total > 0.0 { w / total } else { 0.0 }))
     }
 
     /// Which run statement iteration `i` executes (by weight, a pure function of `i`).
