@@ -108,7 +108,8 @@ impl Session {
                 current = plan.get_or_insert_with(|| plan_of(current)).next(view);
                 continue;
             };
-            let Some(conn) = node.pool.pick() else {
+            // A ScyllaDB node: the connection of the shard that owns the token.
+            let Some(conn) = node.pool.pick_for(placement.token) else {
                 // Went down since the plan was made: nothing was sent; next node.
                 current = plan.get_or_insert_with(|| plan_of(current)).next(view);
                 continue;

@@ -21,6 +21,7 @@ use crate::connection::{Connection, ConnectionError};
 use crate::pool::{NodePool, PoolStats};
 use crate::routing::murmur3::Token;
 use crate::routing::ring::{NodeIndex, ReplicaMap, TokenRing};
+use crate::routing::sharding::ShardingInfo;
 use crate::routing::topology::{NodeInfo, Replication, TopologySnapshot};
 
 /// How a load-balancing policy sees a node.
@@ -90,6 +91,19 @@ impl Node {
     /// This shard's open connections to it.
     pub fn open_connections(&self) -> usize {
         self.pool.open_count()
+    }
+
+    /// What the node said about its ScyllaDB shards (`None` on Cassandra, or before a
+    /// connection has reported it).
+    pub fn scylla_sharding(&self) -> Option<ShardingInfo> {
+        self.pool.sharding()
+    }
+
+    /// Requests this shard's connections to it sent, per ScyllaDB shard they landed on
+    /// (every request on a connection counts, the handshake's and `USE` included); empty
+    /// for a node without ScyllaDB shards.
+    pub fn requests_by_scylla_shard(&self) -> Vec<u64> {
+        self.pool.requests_by_shard()
     }
 
     /// The counters of this shard's pool of connections to it.
@@ -232,6 +246,15 @@ impl ClusterView {
             .get(usize::from(i))
             .copied()
             .unwrap_or(Distance::Ignored)
+    }
+
+    /// True if some node reported ScyllaDB shards (tokens are then computed even for
+    /// keyspaces whose replication is unknown: they choose the shard).
+    pub fn any_sharded(&self) -> bool {
+        self.nodes
+            .iter()
+            .flatten()
+            .any(|n| n.pool.sharding().is_some())
     }
 
     /// True if this shard has an open connection to node `i`.

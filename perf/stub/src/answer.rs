@@ -189,6 +189,9 @@ pub struct Responder {
     tables: Vec<Table>,
     shape: Arc<Shape>,
     prepared: Vec<([u8; 16], Rc<PreparedEntry>)>,
+    /// Whether PREPARED names the first bind marker as the partition key (so that drivers
+    /// compute tokens; on when the stub emulates ScyllaDB's shards).
+    first_marker_is_key: bool,
 }
 
 impl std::fmt::Debug for Responder {
@@ -212,7 +215,14 @@ impl Responder {
             tables: tables::system_tables(addr),
             shape,
             prepared: Vec::new(),
+            first_marker_is_key: false,
         }
+    }
+
+    /// Names the first bind marker of every prepared statement as its partition key.
+    pub fn with_first_marker_as_key(mut self) -> Self {
+        self.first_marker_is_key = true;
+        self
     }
 
     /// The prepared statement with `id`.
@@ -371,7 +381,11 @@ impl Responder {
         };
         let markers = tables::count_markers(text);
         let metadata = PreparedMetadata {
-            pk_indexes: Vec::new(),
+            pk_indexes: if self.first_marker_is_key && markers > 0 {
+                vec![0]
+            } else {
+                Vec::new()
+            },
             columns: (0..markers)
                 .map(|i| ColumnSpec {
                     keyspace: ks.clone(),

@@ -16,6 +16,7 @@ use doppio_rt::{ExecutorHandle, ExecutorSpec, Runtime, TcpListener};
 use crate::answer::{Responder, Shape};
 use crate::conn;
 use crate::rules::{Matcher, Rules};
+use crate::scylla::{ScyllaShards, ShardAwarePort, ShardCounts};
 use crate::shard::{ShardContext, Shared};
 
 /// What a stub serves and how.
@@ -40,6 +41,8 @@ pub struct StubConfig {
     /// EXECUTE takes a lock and allocates, so it is for correctness tests, never for
     /// overhead measurements.
     pub record_values: bool,
+    /// Emulate a ScyllaDB node's shards (off by default): see [`crate::scylla`].
+    pub scylla: Option<ScyllaShards>,
 }
 
 impl Default for StubConfig {
@@ -53,6 +56,7 @@ impl Default for StubConfig {
             rules: Rules::default(),
             log_rules: true,
             record_values: false,
+            scylla: None,
         }
     }
 }
@@ -111,7 +115,13 @@ impl Stub {
             &config.rules,
             config.log_rules,
             config.record_values,
+            config.scylla,
         ));
+        // The shard-aware listener, if any: every executor listens there too.
+        let mut aware = match config.scylla.map(|s| s.shard_aware_port) {
+            Some(ShardAwarePort::Listen(a)) => Some(a),
+            _ => None,
+        };
         let rules = Arc::new(config.rules.clone());
         let shape = Arc::new(config.shape.clone());
         let mut addr = config.listen;
@@ -121,7 +131,8 @@ impl Stub {
                 core: core.filter(|_| config.pin),
                 ..ExecutorSpec::new(config.runtime, &format!("doppio-stub-{shard}"))
             };
-            let (tx, rx) = std::sync::mpsc::channel::<Result<SocketAddr, String>>();
+            type Bound = (SocketAddr, Option<SocketAddr>);
+            let (tx, rx) = std::sync::mpsc::channel::<Result<Bound, String>>();
             let (shared2, rules, shape) = (shared.clone(), rules.clone(), shape.clone());
             let spawned = doppio_rt::spawn_executor(spec, move || async move {
                 let listener = match TcpListener::bind(addr, 64 * 1024) {
@@ -138,13 +149,31 @@ impl Stub {
                         return;
                     }
                 };
-                let _ = tx.send(Ok(bound));
+                let aware_listener = match aware
+                    .map(|a| TcpListener::bind(a, 64 * 1024).and_then(|l| Ok((l.local_addr()?, l))))
+                {
+                    None => None,
+                    Some(Ok(l)) => Some(l),
+                    Some(Err(e)) => {
+                        let _ = tx.send(Err(format!("shard-aware port: {e}")));
+                        return;
+                    }
+                };
+                let _ = tx.send(Ok((bound, aware_listener.as_ref().map(|(a, _)| *a))));
                 let ctx = Rc::new(ShardContext::new(
-                    Responder::new(bound, shape),
+                    if shared2.scylla.is_some() {
+                        Responder::new(bound, shape).with_first_marker_as_key()
+                    } else {
+                        Responder::new(bound, shape)
+                    },
                     Matcher::new(rules, shard),
                     shared2.clone(),
                 ));
-                accept_loop(listener, ctx, shared2).await;
+                if let Some((_, l)) = aware_listener {
+                    doppio_rt::spawn_local(accept_loop(l, true, ctx.clone(), shared2.clone()))
+                        .detach();
+                }
+                accept_loop(listener, false, ctx, shared2).await;
             });
             let handle = match spawned {
                 Ok(h) => h,
@@ -157,9 +186,13 @@ impl Stub {
                 }
             };
             match rx.recv() {
-                Ok(Ok(bound)) => {
-                    // The first shard picks the port; the others share it.
+                Ok(Ok((bound, aware_bound))) => {
+                    // The first shard picks the ports; the others share them.
                     addr = bound;
+                    if let (Some(a), Some(e)) = (aware_bound, shared.scylla.as_ref()) {
+                        e.set_aware_port(a.port());
+                        aware = Some(a);
+                    }
                     threads.push(handle);
                 }
                 Ok(Err(message)) => {
@@ -192,14 +225,24 @@ fn stop_all(shared: &Shared, threads: Vec<ExecutorHandle<()>>) {
     }
 }
 
-/// Accepts until the stub stops; each connection is served on this shard.
-async fn accept_loop(listener: TcpListener, ctx: Rc<ShardContext>, shared: Arc<Shared>) {
+/// Accepts until the stub stops; each connection is served on this shard. `shard_aware`:
+/// this is the emulated ScyllaDB node's shard-aware port.
+async fn accept_loop(
+    listener: TcpListener,
+    shard_aware: bool,
+    ctx: Rc<ShardContext>,
+    shared: Arc<Shared>,
+) {
     while !shared.stop.load(Ordering::Relaxed) {
         // A bounded wait, so that a stop is noticed without a connection to wake us.
         let accepted = doppio_rt::timeout(Duration::from_millis(100), listener.accept()).await;
         match accepted {
-            Ok(Ok((stream, _peer))) => {
-                doppio_rt::spawn_local(conn::serve(stream, ctx.clone())).detach();
+            Ok(Ok((stream, peer))) => {
+                let scylla_shard = shared
+                    .scylla
+                    .as_ref()
+                    .map(|e| e.assign(shard_aware, peer.port()));
+                doppio_rt::spawn_local(conn::serve(stream, ctx.clone(), scylla_shard)).detach();
             }
             Ok(Err(e)) => {
                 eprintln!("doppio-stub: accept failed: {e}");
@@ -234,6 +277,21 @@ impl StubHandle {
             .as_ref()
             .map(|v| v.lock().unwrap_or_else(|e| e.into_inner()).clone())
             .unwrap_or_default()
+    }
+
+    /// Where requests landed per emulated ScyllaDB shard (`None` unless
+    /// [`StubConfig::scylla`]).
+    pub fn shard_counts(&self) -> Option<ShardCounts> {
+        self.shared.scylla.as_ref().map(|e| e.counts())
+    }
+
+    /// The emulated ScyllaDB node's shard-aware port, when it listens on one.
+    pub fn shard_aware_addr(&self) -> Option<SocketAddr> {
+        let e = self.shared.scylla.as_ref()?;
+        match e.config.shard_aware_port {
+            ShardAwarePort::Listen(_) => Some(SocketAddr::new(self.addr.ip(), e.aware_port())),
+            _ => None,
+        }
     }
 
     /// Connections accepted so far.
