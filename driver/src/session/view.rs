@@ -145,6 +145,9 @@ pub struct NodeStatus {
     pub in_flight: usize,
     /// Counters of this shard.
     pub counters: NodeCounters,
+    /// Requests this shard's connections sent per ScyllaDB shard of the node (empty for a
+    /// node without ScyllaDB shards): see [`Node::requests_by_scylla_shard`].
+    pub requests_by_scylla_shard: Vec<u64>,
 }
 
 /// One shard's routing tables for one topology snapshot.
@@ -296,6 +299,9 @@ impl ClusterView {
                     up: node.is_some_and(|n| n.is_up()),
                     in_flight: node.map_or(0, |n| n.in_flight()),
                     counters: node.map(|n| n.counters()).unwrap_or_default(),
+                    requests_by_scylla_shard: node
+                        .map(|n| n.requests_by_scylla_shard())
+                        .unwrap_or_default(),
                 }
             })
             .collect()
