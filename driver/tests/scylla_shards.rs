@@ -64,6 +64,8 @@ fn run_random_keys(
             );
             doppio::rt::sleep(Duration::from_millis(5)).await;
         }
+        // Connections through the shard-aware port name the node, as its errors do.
+        assert_eq!(node.connection().unwrap().addr(), addr);
         let p = s
             .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
             .await

@@ -324,25 +324,34 @@ impl Connection {
         addr: SocketAddr,
         config: ConnectionConfig,
     ) -> Result<Self, ConnectionError> {
-        Self::connect_from(addr, None, config)
+        Self::connect_via(addr, addr, None, config)
             .await
             .map_err(|(e, _)| e)
     }
 
-    /// As [`Connection::connect`], from the local (source) port `local_port` when given (how
-    /// a driver picks its ScyllaDB shard on the shard-aware port). On failure the error comes
-    /// with the socket's own error kind, so that a caller can tell a port in use
-    /// (`AddrInUse`, `AddrNotAvailable`: try another) from a node that does not answer.
-    pub async fn connect_from(
+    /// As [`Connection::connect`] to node `addr` (the address the connection and its errors
+    /// name), with the socket connected to `dial` (another port of the node: ScyllaDB's
+    /// shard-aware port) from the local (source) port `local_port` when given (how a driver
+    /// picks its ScyllaDB shard there). On failure the error comes with the socket's own
+    /// error kind, so that a caller can tell a port in use (`AddrInUse`, `AddrNotAvailable`:
+    /// try another) from a node that does not answer.
+    pub async fn connect_via(
         addr: SocketAddr,
+        dial: SocketAddr,
         local_port: Option<u16>,
         config: ConnectionConfig,
     ) -> Result<Self, (ConnectionError, std::io::ErrorKind)> {
         let connect_err = |message: String| ConnectionError::Connect { addr, message };
         let socket =
-            TcpStream::connect_from(addr, local_port, config.connect_timeout, config.read_chunk)
+            TcpStream::connect_from(dial, local_port, config.connect_timeout, config.read_chunk)
                 .await
-                .map_err(|e| (connect_err(e.to_string()), e.kind()))?;
+                .map_err(|e| {
+                    let message = match (dial == addr, local_port) {
+                        (true, None) => e.to_string(),
+                        _ => format!("to {dial} from port {local_port:?}: {e}"),
+                    };
+                    (connect_err(message), e.kind())
+                })?;
         let connect_err = |message: String| (connect_err(message), std::io::ErrorKind::Other);
         socket
             .set_nodelay(true)

@@ -102,7 +102,7 @@ async fn connect_to_shard(
             .source_ports(target.shard, start)
             .take(SOURCE_PORT_TRIES)
         {
-            match Connection::connect_from(aware, Some(source), config.clone()).await {
+            match Connection::connect_via(addr, aware, Some(source), config.clone()).await {
                 Ok(conn) => return Ok(conn),
                 Err((_, std::io::ErrorKind::AddrInUse | std::io::ErrorKind::AddrNotAvailable)) => {
                     continue
