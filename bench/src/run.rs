@@ -555,6 +555,20 @@ fn run_segments(
                         let was = before.nodes.get(node).copied().unwrap_or(0);
                         *c.nodes.entry(node.clone()).or_default() += n.saturating_sub(was);
                     }
+                    for (node, counts) in &after.scylla_shards {
+                        let was = before.scylla_shards.get(node);
+                        let delta: Vec<u64> = counts
+                            .iter()
+                            .enumerate()
+                            .map(|(i, n)| {
+                                n.saturating_sub(was.and_then(|w| w.get(i)).copied().unwrap_or(0))
+                            })
+                            .collect();
+                        backend::add_counts(
+                            c.scylla_shards.entry(node.clone()).or_default(),
+                            &delta,
+                        );
+                    }
                 }
                 for (k, m) in outcome.first_errors {
                     run.first_errors.entry(k.to_owned()).or_insert(m);

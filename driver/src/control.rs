@@ -150,7 +150,7 @@ impl Control {
 
     /// Opens a control connection to `addr`: connect, register, read the topology.
     async fn open(&self, addr: SocketAddr) -> Result<Arc<TopologySnapshot>, Error> {
-        let conn = (self.connect)(addr)
+        let conn = (self.connect)(addr, None)
             .await
             .map_err(Error::ConnectionBroken)?;
         let read = async {

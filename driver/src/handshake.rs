@@ -5,6 +5,10 @@
 //! offers it as a final version (`5/v5`, not a beta), v4 otherwise, or the one configured.
 //! OPTIONS goes out in v4 (every node answers it); STARTUP goes out in the chosen version,
 //! and in v5 everything after its answer travels in segments (spec section 2.3.1).
+//!
+//! A ScyllaDB node's sharding options (`SCYLLA_*` in SUPPORTED) are read into
+//! [`ShardingInfo`] and kept on the connection; options that cannot be read leave the
+//! connection unsharded (the error is in [`Negotiated::sharding`]), never fail it.
 
 use std::time::Duration;
 
@@ -19,6 +23,7 @@ use crate::auth::AuthenticatorFactory;
 use crate::connection::Connection;
 use crate::error::Error;
 use crate::result::{reply, unexpected};
+use crate::routing::sharding::{ShardingError, ShardingInfo};
 
 /// The CQL version doppio asks for in STARTUP.
 pub const CQL_VERSION: &str = "3.0.0";
@@ -60,6 +65,9 @@ pub struct Negotiated {
     pub authenticated: bool,
     /// The protocol version spoken.
     pub version: ProtocolVersion,
+    /// What a ScyllaDB node said about its shards: `Ok(None)` on Cassandra; an error when
+    /// the options were there but unusable (the connection is then used unsharded).
+    pub sharding: Result<Option<ShardingInfo>, ShardingError>,
 }
 
 /// The version to speak, from the node's `PROTOCOL_VERSIONS` (e.g. `["3/v3", "4/v4",
@@ -111,6 +119,8 @@ pub async fn handshake(conn: &Connection, config: &HandshakeConfig) -> Result<Ne
     if let Some(c) = compression {
         options.push(("COMPRESSION", c.name()));
     }
+    let sharding = ShardingInfo::from_supported(&supported);
+    conn.set_sharding(sharding.clone().ok().flatten());
     conn.set_version(version);
     let v5 = version.has_segments();
     // STARTUP goes out uncompressed; in v4 its answer may already be compressed (v5 frames
@@ -149,6 +159,7 @@ pub async fn handshake(conn: &Connection, config: &HandshakeConfig) -> Result<Ne
         supported,
         authenticated,
         version,
+        sharding,
     })
 }
 

@@ -11,8 +11,8 @@
 //!   with backoff when they break; [`handshake`] and [`auth`] open them.
 //! - `system` (private): the CQL the driver runs for itself on one connection (system
 //!   tables, schema versions, REGISTER, USE), for the control connection and the session.
-//! - [`routing`]: Murmur3 tokens, the token ring, replica placement and the token of bound
-//!   values (pure).
+//! - [`routing`]: Murmur3 tokens, the token ring, replica placement, ScyllaDB's shards and
+//!   the token of bound values (pure).
 //! - [`session`]: the `Session` API that user code runs on each shard, with token-aware
 //!   load balancing, retries and speculative execution.
 //! - [`result`]: what a node answered ([`QueryResult`]) and the one place an answer becomes

@@ -8,6 +8,13 @@
 //! Invariants:
 //! - At most `size` connections per node per shard; one watcher per slot, spawned once.
 //! - Picking is a few `Cell`/`RefCell` operations: no allocation, no atomic.
+//! - ScyllaDB: once a connection reports the node's shards ([`ShardingInfo`]), the pool
+//!   grows to `size` connections per ScyllaDB shard (slot `i` is for shard `i % nr_shards`),
+//!   each opened towards its shard (through the shard-aware port when the node has one, see
+//!   `session::connect`). A connection that landed elsewhere (the plain port, the
+//!   fallback) is kept and serves the shard it did land on. [`NodePool::pick_for`] sends a
+//!   token to a connection of its owning shard: a few `Cell` reads and a scan of the slots,
+//!   no allocation.
 //! - Backoff delays are random in `[0, min(cap, base * 2^attempt)]` ("full jitter"), so the
 //!   shards of many clients do not reconnect in lockstep; a success resets the attempt count.
 
@@ -19,10 +26,30 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crate::connection::{Connection, ConnectionError, ConnectionStats};
+use crate::routing::murmur3::Token;
+use crate::routing::sharding::{Sharder, ShardingInfo};
 
-/// Opens one ready connection (TCP connect plus CQL handshake) to a node.
-pub(crate) type ConnectFn =
-    Rc<dyn Fn(SocketAddr) -> Pin<Box<dyn Future<Output = Result<Connection, ConnectionError>>>>>;
+/// Opens one ready connection (TCP connect plus CQL handshake) to a node, aimed at a
+/// ScyllaDB shard when a target is given.
+pub(crate) type ConnectFn = Rc<
+    dyn Fn(
+        SocketAddr,
+        Option<ShardTarget>,
+    ) -> Pin<Box<dyn Future<Output = Result<Connection, ConnectionError>>>>,
+>;
+
+/// The ScyllaDB shard a connection should land on, and how to reach it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ShardTarget {
+    /// The wanted shard.
+    pub(crate) shard: u16,
+    /// The node's sharding.
+    pub(crate) sharder: Sharder,
+    /// The node's shard-aware port (`None`: the plain port, where the node picks the shard).
+    pub(crate) shard_aware_port: Option<u16>,
+    /// A random value to start the source-port search from.
+    pub(crate) random: u64,
+}
 
 /// Reconnection delays: full-jitter exponential backoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +135,16 @@ pub(crate) struct NodePool {
     kick: Cell<u64>,
     /// Watchers sleeping in a backoff (woken by a kick or a close).
     sleepers: RefCell<Vec<std::task::Waker>>,
+    /// Connections wanted per ScyllaDB shard (the pool's size).
+    per_shard: usize,
+    /// The node's sharding, once a connection reported it (`None`: Cassandra, or not yet).
+    sharding: Cell<Option<ShardingInfo>>,
+    /// Set when a connection aimed at the shard-aware port landed elsewhere (the port did
+    /// not answer and the connect fell back to the plain port): later ones go to the plain
+    /// port at once.
+    plain_only: Cell<bool>,
+    /// Requests sent by the closed connections, per ScyllaDB shard they had landed on.
+    retired_by_shard: RefCell<Vec<u64>>,
 }
 
 impl std::fmt::Debug for NodePool {
@@ -142,11 +179,114 @@ impl NodePool {
             stopped: Cell::new(false),
             kick: Cell::new(0),
             sleepers: RefCell::new(Vec::new()),
+            per_shard: size.max(1),
+            sharding: Cell::new(None),
+            plain_only: Cell::new(false),
+            retired_by_shard: RefCell::new(Vec::new()),
         });
         for slot in 0..size.max(1) {
             crate::rt::spawn_local(watch_slot(Rc::downgrade(&pool), slot)).detach();
         }
         pool
+    }
+
+    /// The node's sharding, if a connection reported it.
+    pub(crate) fn sharding(&self) -> Option<ShardingInfo> {
+        self.sharding.get()
+    }
+
+    /// Requests sent per ScyllaDB shard (the shard each connection landed on), by every
+    /// connection this pool opened, open or closed; empty for an unsharded node.
+    pub(crate) fn requests_by_shard(&self) -> Vec<u64> {
+        let Some(info) = self.sharding.get() else {
+            return Vec::new();
+        };
+        let mut counts = self.retired_by_shard.borrow().clone();
+        counts.resize(usize::from(info.sharder.nr_shards.get()), 0);
+        for conn in self.slots.borrow().iter().flatten() {
+            if let Some(at) = conn
+                .sharding()
+                .and_then(|s| counts.get_mut(usize::from(s.shard)))
+            {
+                *at += conn.stats().requests;
+            }
+        }
+        counts
+    }
+
+    /// An open connection of the ScyllaDB shard that owns `token` when the node is sharded
+    /// and such a connection is open; else any open connection, round-robin (as
+    /// [`NodePool::pick`]).
+    #[inline]
+    pub(crate) fn pick_for(&self, token: Option<Token>) -> Option<Connection> {
+        if let (Some(info), Some(token)) = (self.sharding.get(), token) {
+            if let Some(conn) = self.pick_shard(info.sharder, info.sharder.shard_of(token)) {
+                return Some(conn);
+            }
+        }
+        self.pick()
+    }
+
+    /// An open connection that landed on ScyllaDB shard `shard`: the slots meant for it
+    /// first (round-robin among them), then any other slot.
+    fn pick_shard(&self, sharder: Sharder, shard: u16) -> Option<Connection> {
+        let slots = self.slots.borrow();
+        let nr = usize::from(sharder.nr_shards.get());
+        let on_shard =
+            |c: &Connection| c.closed().is_none() && c.sharding().is_some_and(|s| s.shard == shard);
+        let start = self.next.get();
+        for k in 0..self.per_shard {
+            let idx = usize::from(shard) + ((start + k) % self.per_shard) * nr;
+            if let Some(Some(conn)) = slots.get(idx) {
+                if on_shard(conn) {
+                    self.next.set(start.wrapping_add(k + 1));
+                    return Some(conn.clone());
+                }
+            }
+        }
+        slots.iter().flatten().find(|c| on_shard(c)).cloned()
+    }
+
+    /// Learns the node's sharding from a new connection's handshake: the first time, the
+    /// pool grows to `per_shard` slots per ScyllaDB shard and starts their watchers.
+    fn learn_sharding(self: &Rc<Self>, conn: &Connection) {
+        let Some(info) = conn.sharding() else { return };
+        let known = self.sharding.get();
+        if known.is_some_and(|k| k.sharder == info.sharder) {
+            return;
+        }
+        self.sharding.set(Some(info));
+        let wanted = self.per_shard * usize::from(info.sharder.nr_shards.get());
+        let mut slots = self.slots.borrow_mut();
+        let had = slots.len();
+        if wanted > had {
+            slots.resize(wanted, None);
+            drop(slots);
+            for slot in had..wanted {
+                crate::rt::spawn_local(watch_slot(Rc::downgrade(self), slot)).detach();
+            }
+        }
+    }
+
+    /// True if `conn` landed on a ScyllaDB shard other than slot `slot`'s while the
+    /// shard-aware port is there to reach the right one.
+    fn misplaced(&self, slot: usize, conn: &Connection) -> bool {
+        match (self.target(slot), conn.sharding()) {
+            (Some(t), Some(s)) => t.shard_aware_port.is_some() && s.shard != t.shard,
+            _ => false,
+        }
+    }
+
+    /// Where slot `slot`'s next connection should land (`None`: unsharded, anywhere).
+    fn target(&self, slot: usize) -> Option<ShardTarget> {
+        let info = self.sharding.get()?;
+        let nr = usize::from(info.sharder.nr_shards.get());
+        Some(ShardTarget {
+            shard: (slot % nr) as u16,
+            sharder: info.sharder,
+            shard_aware_port: info.shard_aware_port.filter(|_| !self.plain_only.get()),
+            random: self.jitter.next(),
+        })
     }
 
     /// Open connections right now.
@@ -278,7 +418,8 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
         if p.stopped.get() {
             return;
         }
-        let connecting = (p.connect)(p.addr);
+        let target = p.target(slot);
+        let connecting = (p.connect)(p.addr, target);
         drop(p);
         let result = connecting.await;
         let Some(p) = pool.upgrade() else { return };
@@ -291,6 +432,21 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
         match result {
             Ok(conn) => {
                 attempt = 0;
+                p.learn_sharding(&conn);
+                if target.is_none() && p.misplaced(slot, &conn) {
+                    // Opened before the node's shards were known, on a shard this slot is
+                    // not for, while the shard-aware port can reach the right one: replace
+                    // it at once (it has carried only its handshake).
+                    conn.close("reopened towards its ScyllaDB shard");
+                    continue;
+                }
+                if let Some(t) = target.filter(|t| t.shard_aware_port.is_some()) {
+                    if conn.sharding().is_some_and(|s| s.shard != t.shard) {
+                        // Aimed through the shard-aware port, landed elsewhere: the connect
+                        // fell back to the plain port.
+                        p.plain_only.set(true);
+                    }
+                }
                 p.bump(|s| s.opened += 1);
                 *p.last_error.borrow_mut() = None;
                 if let Some(slot) = p.slots.borrow_mut().get_mut(slot) {
@@ -303,6 +459,14 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
                 let mut retired = p.retired.get();
                 retired.add(&conn.stats());
                 p.retired.set(retired);
+                if let Some(s) = conn.sharding() {
+                    let mut by_shard = p.retired_by_shard.borrow_mut();
+                    let at = usize::from(s.shard);
+                    if by_shard.len() <= at {
+                        by_shard.resize(at + 1, 0);
+                    }
+                    by_shard[at] += conn.stats().requests;
+                }
                 let mut slots = p.slots.borrow_mut();
                 if let Some(slot) = slots.get_mut(slot) {
                     *slot = None;
@@ -362,7 +526,7 @@ mod tests {
 
     /// TCP connections with no handshake (OPTIONS needs none).
     fn plain_connections() -> ConnectFn {
-        Rc::new(|addr| {
+        Rc::new(|addr, _| {
             Box::pin(async move { Connection::connect(addr, ConnectionConfig::default()).await })
         })
     }

@@ -422,18 +422,26 @@ impl Backend for DoppioBackend {
         let stats = self
             .cluster
             .run_on_shards(|session| async move {
-                let nodes: Vec<(String, u64)> = session
-                    .nodes()
+                let status = session.nodes();
+                let nodes: Vec<(String, u64)> = status
                     .iter()
                     .map(|n| (n.info.addr.to_string(), n.counters.requests))
                     .collect();
-                (session.stats().connections, nodes)
+                let shards: Vec<(String, Vec<u64>)> = status
+                    .into_iter()
+                    .filter(|n| !n.requests_by_scylla_shard.is_empty())
+                    .map(|n| (n.info.addr.to_string(), n.requests_by_scylla_shard))
+                    .collect();
+                (session.stats().connections, nodes, shards)
             })
             .ok()?;
         let mut c = DriverCounters::default();
-        for (s, nodes) in stats {
+        for (s, nodes, shards) in stats {
             for (node, n) in nodes {
                 *c.nodes.entry(node).or_default() += n;
+            }
+            for (node, counts) in shards {
+                super::add_counts(c.scylla_shards.entry(node).or_default(), &counts);
             }
             c.requests += s.requests;
             c.flushes += s.flushes;

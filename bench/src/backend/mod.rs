@@ -392,6 +392,21 @@ pub struct DriverCounters {
     /// Requests sent to each node (address), retries and speculative ones included.
     #[serde(default)]
     pub nodes: BTreeMap<String, u64>,
+    /// Requests sent to each ScyllaDB shard of each node (address: one count per shard),
+    /// from the driver's per-connection counters grouped by the shard each connection
+    /// landed on; empty for nodes without ScyllaDB shards (Cassandra).
+    #[serde(default)]
+    pub scylla_shards: BTreeMap<String, Vec<u64>>,
+}
+
+/// Adds `counts` to `total` element by element (growing it as needed).
+pub fn add_counts(total: &mut Vec<u64>, counts: &[u64]) {
+    if total.len() < counts.len() {
+        total.resize(counts.len(), 0);
+    }
+    for (t, n) in total.iter_mut().zip(counts) {
+        *t += n;
+    }
 }
 
 /// A connected backend.

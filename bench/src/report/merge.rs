@@ -508,6 +508,22 @@ fn merge_backend(
     };
     let io_uring_submitted = sum_opt(&|b| b.io_uring_submitted);
     let io_uring_completed = sum_opt(&|b| b.io_uring_completed);
+    let requests_by_scylla_shard = parts
+        .iter()
+        .filter_map(|(_, b)| b.requests_by_scylla_shard.as_ref())
+        .fold(None, |acc: Option<BTreeMap<String, Vec<u64>>>, m| {
+            let mut acc = acc.unwrap_or_default();
+            for (node, counts) in m {
+                let total = acc.entry(node.clone()).or_default();
+                if total.len() < counts.len() {
+                    total.resize(counts.len(), 0);
+                }
+                for (t, n) in total.iter_mut().zip(counts) {
+                    *t += n;
+                }
+            }
+            Some(acc)
+        });
     let requests_by_node = parts
         .iter()
         .filter_map(|(_, b)| b.requests_by_node.as_ref())
@@ -587,6 +603,7 @@ fn merge_backend(
         requests_per_flush: pooled_ratio(parts, |b| b.requests_per_flush),
         requests_per_read: pooled_ratio(parts, |b| b.requests_per_read),
         requests_by_node,
+        requests_by_scylla_shard,
         latency_ns: latency_summary(&latency, &means),
         service_time_ns: latency_summary(&service, &[]),
         mean_send_lateness_ns: pooled(parts, |b| b.mean_send_lateness_ns),

@@ -395,6 +395,12 @@ pub struct BackendReport {
     /// per-node counters; `null` for scylla).
     #[serde(default)]
     pub requests_by_node: Option<BTreeMap<String, u64>>,
+    /// Requests sent to each ScyllaDB shard of each node over the measured segments
+    /// (`"ADDR:PORT": [count of shard 0, shard 1, ...]`), from doppio's per-connection
+    /// counters grouped by the shard each connection landed on; `null` for scylla and for
+    /// nodes without ScyllaDB shards (Cassandra).
+    #[serde(default)]
+    pub requests_by_scylla_shard: Option<BTreeMap<String, Vec<u64>>>,
     /// Latency from the due time (coordinated-omission corrected).
     pub latency_ns: LatencySummary,
     /// Service time from the actual send.
@@ -672,6 +678,11 @@ impl BackendRun {
                 .filter(|c| c.reads > 0)
                 .map(|c| c.requests as f64 / c.reads as f64),
             requests_by_node: self.counters.as_ref().map(|c| c.nodes.clone()),
+            requests_by_scylla_shard: self
+                .counters
+                .as_ref()
+                .filter(|c| !c.scylla_shards.is_empty())
+                .map(|c| c.scylla_shards.clone()),
             latency_ns: latency_summary(&latency, &means),
             service_time_ns: latency_summary(&service, &service_means),
             mean_send_lateness_ns: if lateness.1 > 0 {

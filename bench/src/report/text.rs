@@ -676,6 +676,35 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
             }));
         }
     }
+    // Where the requests went among each node's ScyllaDB shards (doppio's per-connection
+    // counters grouped by the shard each connection landed on).
+    let mut shards: Vec<(String, usize)> = columns
+        .iter()
+        .filter_map(|(_, b)| b.requests_by_scylla_shard.as_ref())
+        .flat_map(|m| {
+            m.iter()
+                .flat_map(|(node, c)| (0..c.len()).map(|i| (node.clone(), i)))
+        })
+        .collect();
+    shards.sort();
+    shards.dedup();
+    for (node, shard) in shards {
+        let label = format!("  ScyllaDB shard {shard} of {node}");
+        overhead.push(Metric::new(label, "", 1, move |b| {
+            let Some(counts) = b
+                .requests_by_scylla_shard
+                .as_ref()
+                .and_then(|m| m.get(&node))
+            else {
+                return Value::Missing;
+            };
+            let total: u64 = counts.iter().sum();
+            match counts.get(shard) {
+                Some(&n) if total > 0 => Value::Percent(100.0 * n as f64 / total as f64),
+                _ => Value::Missing,
+            }
+        }));
+    }
     vec![
         ("SUMMARY", summary),
         ("LATENCY [ms]", latency),

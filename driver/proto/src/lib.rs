@@ -25,6 +25,10 @@
 //! - [`rows`]: the lazy row reader over a RESULT Rows body.
 //! - `tuple_arity`: the one list of tuple arities (1 to 16) that rows serialize and
 //!   deserialize for.
+//! - [`murmur3`]: the token of a partition key, exactly as Cassandra's `Murmur3Partitioner`
+//!   (the driver routes with it; the stub checks where requests land with it).
+//! - [`sharding`]: ScyllaDB's protocol extension for shards: the `SCYLLA_*` options of
+//!   SUPPORTED, the shard that owns a token, the source ports that reach a shard.
 //! - [`error`]: [`ProtoError`], the one error type, with context on every variant, and
 //!   [`ValueError`], why one value could not be converted (a [`ProtoError`] carries it as
 //!   its source, with the column).
@@ -52,11 +56,13 @@ pub mod deserialize;
 pub mod error;
 pub mod frame;
 pub mod metadata;
+pub mod murmur3;
 pub mod request;
 pub mod response;
 pub mod rows;
 pub mod segment;
 pub mod serialize;
+pub mod sharding;
 mod tuple_arity;
 pub mod types;
 pub mod value;

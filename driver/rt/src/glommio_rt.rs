@@ -94,6 +94,30 @@ impl TcpStream {
         Ok(Self::from_glommio(stream, read_chunk))
     }
 
+    /// Connects the socket `sock` (already bound to its local port) within `timeout`.
+    /// glommio 0.9 has no connect of a socket made elsewhere, so the connect blocks on
+    /// glommio's helper thread (once per connection, never on the request path) and the
+    /// connected socket is then handed to glommio.
+    pub(crate) async fn connect_bound(
+        sock: std::os::fd::OwnedFd,
+        addr: SocketAddr,
+        timeout: Duration,
+        read_chunk: usize,
+    ) -> io::Result<Self> {
+        let sock = glommio::executor()
+            .spawn_blocking(move || {
+                crate::source_port::blocking_connect(&sock, &addr, timeout).map(|()| sock)
+            })
+            .await?;
+        let fd = std::os::fd::IntoRawFd::into_raw_fd(sock);
+        // SAFETY: `fd` is a connected TCP socket whose ownership was just released by its
+        // `OwnedFd`, so the glommio stream becomes its only owner (exercised by the
+        // shard-aware connection tests on glommio).
+        let stream =
+            unsafe { <glommio::net::TcpStream as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        Ok(Self::from_glommio(stream, read_chunk))
+    }
+
     fn from_glommio(stream: glommio::net::TcpStream, read_chunk: usize) -> Self {
         let fd = stream.as_raw_fd();
         Self {

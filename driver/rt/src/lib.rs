@@ -15,7 +15,8 @@
 //! allocation), and each type is an enum over the two adapters' own types (no boxing).
 //!
 //! Modules: [`glommio_rt`] (the glommio adapter), [`uring`] (the own runtime), `task`
-//! (spawning), `time` (timers), `net` (TCP), `executor` (executor threads, pinning).
+//! (spawning), `time` (timers), `net` (TCP), `source_port` (connecting from a chosen local
+//! port, for ScyllaDB's shard-aware port), `executor` (executor threads, pinning).
 //!
 //! Seam (checked by `scripts/check-seams.sh`): in the whole workspace only
 //! `driver/rt/src/glommio_rt.rs` names the glommio crate and only `driver/rt/src/uring/`
@@ -26,6 +27,7 @@ pub mod uring;
 
 mod executor;
 mod net;
+mod source_port;
 mod task;
 mod time;
 

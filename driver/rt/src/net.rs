@@ -35,11 +35,33 @@ impl TcpStream {
         timeout: Duration,
         read_chunk: usize,
     ) -> io::Result<Self> {
+        Self::connect_from(addr, None, timeout, read_chunk).await
+    }
+
+    /// As [`TcpStream::connect`], from local port `local_port` when given (bound before the
+    /// connect; a port in use fails with `AddrInUse`, or `AddrNotAvailable` when the same
+    /// four-tuple is still in use).
+    pub async fn connect_from(
+        addr: SocketAddr,
+        local_port: Option<u16>,
+        timeout: Duration,
+        read_chunk: usize,
+    ) -> io::Result<Self> {
         Ok(Self(match Runtime::current() {
-            Runtime::Glommio => StreamInner::Glommio(
-                glommio_rt::TcpStream::connect(addr, timeout, read_chunk).await?,
-            ),
-            Runtime::Uring => StreamInner::Uring(uring::TcpStream::connect(addr, timeout).await?),
+            Runtime::Glommio => StreamInner::Glommio(match local_port {
+                None => glommio_rt::TcpStream::connect(addr, timeout, read_chunk).await?,
+                Some(port) => {
+                    let sock = crate::source_port::bound_socket(&addr, port)?;
+                    glommio_rt::TcpStream::connect_bound(sock, addr, timeout, read_chunk).await?
+                }
+            }),
+            Runtime::Uring => StreamInner::Uring(match local_port {
+                None => uring::TcpStream::connect(addr, timeout).await?,
+                Some(port) => {
+                    let sock = crate::source_port::bound_socket(&addr, port)?;
+                    uring::TcpStream::connect_bound(sock, addr, timeout).await?
+                }
+            }),
         }))
     }
 

@@ -41,6 +41,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use crate::clock::Ticks;
+use crate::routing::sharding::ShardingInfo;
 
 use bytes::BytesMut;
 use doppio_proto::compression::Compression;
@@ -182,6 +183,9 @@ struct Shared {
     /// v5 framing, once STARTUP was answered in v5: envelopes travel in segments both ways,
     /// compressed or not (v5 compresses segments, not envelopes).
     segments: std::cell::Cell<Option<SegmentCompression>>,
+    /// The ScyllaDB shard this connection landed on, and the node's sharding, once the
+    /// handshake read them (`None` on Cassandra).
+    sharding: std::cell::Cell<Option<ShardingInfo>>,
 }
 
 impl Shared {
@@ -320,10 +324,35 @@ impl Connection {
         addr: SocketAddr,
         config: ConnectionConfig,
     ) -> Result<Self, ConnectionError> {
-        let connect_err = |message: String| ConnectionError::Connect { addr, message };
-        let socket = TcpStream::connect(addr, config.connect_timeout, config.read_chunk)
+        Self::connect_via(addr, addr, None, config)
             .await
-            .map_err(|e| connect_err(e.to_string()))?;
+            .map_err(|(e, _)| e)
+    }
+
+    /// As [`Connection::connect`] to node `addr` (the address the connection and its errors
+    /// name), with the socket connected to `dial` (another port of the node: ScyllaDB's
+    /// shard-aware port) from the local (source) port `local_port` when given (how a driver
+    /// picks its ScyllaDB shard there). On failure the error comes with the socket's own
+    /// error kind, so that a caller can tell a port in use (`AddrInUse`, `AddrNotAvailable`:
+    /// try another) from a node that does not answer.
+    pub async fn connect_via(
+        addr: SocketAddr,
+        dial: SocketAddr,
+        local_port: Option<u16>,
+        config: ConnectionConfig,
+    ) -> Result<Self, (ConnectionError, std::io::ErrorKind)> {
+        let connect_err = |message: String| ConnectionError::Connect { addr, message };
+        let socket =
+            TcpStream::connect_from(dial, local_port, config.connect_timeout, config.read_chunk)
+                .await
+                .map_err(|e| {
+                    let message = match (dial == addr, local_port) {
+                        (true, None) => e.to_string(),
+                        _ => format!("to {dial} from port {local_port:?}: {e}"),
+                    };
+                    (connect_err(message), e.kind())
+                })?;
+        let connect_err = |message: String| (connect_err(message), std::io::ErrorKind::Other);
         socket
             .set_nodelay(true)
             .map_err(|e| connect_err(format!("cannot set TCP_NODELAY: {e}")))?;
@@ -350,6 +379,7 @@ impl Connection {
             scratch: RefCell::new(BytesMut::new()),
             version: std::cell::Cell::new(ProtocolVersion::V4),
             segments: std::cell::Cell::new(None),
+            sharding: std::cell::Cell::new(None),
         });
         rt::spawn_local(read_loop(shared.clone())).detach();
         rt::spawn_local(flush_loop(shared.clone())).detach();
@@ -436,6 +466,18 @@ impl Connection {
     /// [`Connection::segments`]).
     pub fn compression(&self) -> Option<Compression> {
         self.shared.compression.get()
+    }
+
+    /// Records what the node said about its ScyllaDB shards (the handshake does).
+    pub fn set_sharding(&self, sharding: Option<ShardingInfo>) {
+        self.shared.sharding.set(sharding);
+    }
+
+    /// The ScyllaDB shard this connection landed on, with the node's sharding (`None` on
+    /// Cassandra, or before the handshake).
+    #[inline]
+    pub fn sharding(&self) -> Option<ShardingInfo> {
+        self.shared.sharding.get()
     }
 
     /// Encodes requests in `version` from now on (the handshake sets it before STARTUP).

@@ -3,6 +3,11 @@
 //! own control connection, or handed over by the shard that runs it), and installing every
 //! later snapshot (pools for new nodes, closing those of nodes gone).
 //!
+//! ScyllaDB: a connection aimed at a shard goes to the node's shard-aware port from a
+//! source port that the node maps to that shard (`port % nr_shards`), trying the next such
+//! port while the kernel says one is in use (a bounded number of times); if the shard-aware
+//! port cannot be reached at all, it goes to the plain port, where the node picks the shard.
+//!
 //! Invariant: a node's pool lives as long as its address is in the topology; a handshake a
 //! node refuses (credentials, protocol version) fails `connect` at once with that error.
 
@@ -23,8 +28,9 @@ use crate::connection::{Connection, ConnectionError, ConnectionStats};
 use crate::control::{Control, ControlEvent, Publisher};
 use crate::error::Error;
 use crate::handshake::handshake;
-use crate::pool::{ConnectFn, NodePool};
+use crate::pool::{ConnectFn, NodePool, ShardTarget};
 use crate::routing::partition_key::RoutingScratch;
+use crate::routing::sharding::SOURCE_PORTS;
 use crate::routing::topology::TopologySnapshot;
 use crate::system;
 
@@ -39,13 +45,16 @@ fn connect_fn(
 ) -> ConnectFn {
     let conn_config = config.connection.clone();
     let hs = config.handshake.clone();
-    Rc::new(move |addr| {
+    Rc::new(move |addr, target| {
         let conn_config = conn_config.clone();
         let hs = hs.clone();
         let keyspace = keyspace.borrow().clone();
         let refused = refused.clone();
         Box::pin(async move {
-            let conn = Connection::connect(addr, conn_config).await?;
+            let conn = match target {
+                Some(t) => connect_to_shard(addr, t, conn_config).await?,
+                None => Connection::connect(addr, conn_config).await?,
+            };
             let fail = |e: Error| ConnectionError::Closed {
                 addr,
                 reason: e.to_string(),
@@ -69,6 +78,41 @@ fn connect_fn(
             Ok(conn)
         })
     })
+}
+
+/// Source ports tried for one connection before giving up on the shard-aware port.
+const SOURCE_PORT_TRIES: usize = 64;
+
+/// Opens a TCP connection to node `addr` aimed at ScyllaDB shard `target.shard`: through
+/// the shard-aware port from a source port of that shard when the node has one (the next
+/// such port while one is in use), else, or when that port cannot be reached, the plain
+/// port (the node then picks the shard; the pool keeps the connection for whichever shard
+/// it reports).
+async fn connect_to_shard(
+    addr: SocketAddr,
+    target: ShardTarget,
+    config: crate::connection::ConnectionConfig,
+) -> Result<Connection, ConnectionError> {
+    if let Some(port) = target.shard_aware_port {
+        let aware = SocketAddr::new(addr.ip(), port);
+        let span = u32::from(*SOURCE_PORTS.end() - *SOURCE_PORTS.start()) + 1;
+        let start = *SOURCE_PORTS.start() + (target.random % u64::from(span)) as u16;
+        for source in target
+            .sharder
+            .source_ports(target.shard, start)
+            .take(SOURCE_PORT_TRIES)
+        {
+            match Connection::connect_via(addr, aware, Some(source), config.clone()).await {
+                Ok(conn) => return Ok(conn),
+                Err((_, std::io::ErrorKind::AddrInUse | std::io::ErrorKind::AddrNotAvailable)) => {
+                    continue
+                }
+                // Refused, unreachable or timed out: the plain port instead.
+                Err(_) => break,
+            }
+        }
+    }
+    Connection::connect(addr, config).await
 }
 
 /// How a session learns of topology changes.

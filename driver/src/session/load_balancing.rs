@@ -254,7 +254,7 @@ mod tests {
                     allow_remote,
                     ..DefaultPolicyConfig::default()
                 });
-                let connect: ConnectFn = Rc::new(|addr| {
+                let connect: ConnectFn = Rc::new(|addr, _| {
                     Box::pin(Connection::connect(addr, ConnectionConfig::default()))
                 });
                 let backoff = Backoff {

@@ -108,7 +108,8 @@ impl Session {
                 current = plan.get_or_insert_with(|| plan_of(current)).next(view);
                 continue;
             };
-            let Some(conn) = node.pool.pick() else {
+            // A ScyllaDB node: the connection of the shard that owns the token.
+            let Some(conn) = node.pool.pick_for(placement.token) else {
                 // Went down since the plan was made: nothing was sent; next node.
                 current = plan.get_or_insert_with(|| plan_of(current)).next(view);
                 continue;
@@ -124,7 +125,8 @@ impl Session {
                 Some(spec) => {
                     let plan = plan.get_or_insert_with(|| plan_of(current));
                     // Boxed: the rare path must not grow every request's future.
-                    Box::pin(self.speculate(view, node.clone(), conn, plan, spec, &attempt)).await
+                    Box::pin(self.speculate(&placement, node.clone(), conn, plan, spec, &attempt))
+                        .await
                 }
                 None => {
                     node.started();
@@ -202,7 +204,7 @@ impl Session {
     /// error is returned.
     async fn speculate<F, Fut>(
         &self,
-        view: &ClusterView,
+        placement: &Placement,
         first: Rc<Node>,
         conn: Connection,
         plan: &mut Plan,
@@ -213,6 +215,7 @@ impl Session {
         F: Fn(Connection) -> Fut,
         Fut: Future<Output = Result<QueryResult, Error>>,
     {
+        let (view, token) = (&*placement.view, placement.token);
         // The speculative path only: boxed attempts, one per node asked.
         first.started();
         let mut running: Vec<(Rc<Node>, Pin<Box<Fut>>)> = vec![(first, Box::pin(attempt(conn)))];
@@ -242,7 +245,7 @@ impl Session {
                 if fire {
                     if let Some(next) = plan.next(view) {
                         if let Some(node) = view.node(next).cloned() {
-                            if let Some(c) = node.pool.pick() {
+                            if let Some(c) = node.pool.pick_for(token) {
                                 launched += 1;
                                 node.started();
                                 running.push((node, Box::pin(attempt(c))));

@@ -101,14 +101,17 @@ impl Session {
             }
             cached.1.clone()
         };
+        // With ScyllaDB shards the token also picks the node's shard, so it is computed even
+        // when the keyspace's replicas are unknown (a Cassandra node never pays the check
+        // beyond a scan of its few nodes' pools).
         let (token, serialized) = match map {
-            Some(_) => {
+            _ if map.is_some() || view.any_sharded() => {
                 let m = &prepared.inner.metadata;
                 let mut scratch = self.inner.scratch.borrow_mut();
                 let token = scratch.token(values, &m.columns, &m.pk_indexes);
                 (token, Some(scratch.generation()))
             }
-            None => (None, None),
+            _ => (None, None),
         };
         (Placement { view, token, map }, serialized)
     }

@@ -21,6 +21,7 @@ use crate::connection::{Connection, ConnectionError};
 use crate::pool::{NodePool, PoolStats};
 use crate::routing::murmur3::Token;
 use crate::routing::ring::{NodeIndex, ReplicaMap, TokenRing};
+use crate::routing::sharding::ShardingInfo;
 use crate::routing::topology::{NodeInfo, Replication, TopologySnapshot};
 
 /// How a load-balancing policy sees a node.
@@ -92,6 +93,19 @@ impl Node {
         self.pool.open_count()
     }
 
+    /// What the node said about its ScyllaDB shards (`None` on Cassandra, or before a
+    /// connection has reported it).
+    pub fn scylla_sharding(&self) -> Option<ShardingInfo> {
+        self.pool.sharding()
+    }
+
+    /// Requests this shard's connections to it sent, per ScyllaDB shard they landed on
+    /// (every request on a connection counts, the handshake's and `USE` included); empty
+    /// for a node without ScyllaDB shards.
+    pub fn requests_by_scylla_shard(&self) -> Vec<u64> {
+        self.pool.requests_by_shard()
+    }
+
     /// The counters of this shard's pool of connections to it.
     pub fn pool_stats(&self) -> PoolStats {
         self.pool.stats()
@@ -131,6 +145,9 @@ pub struct NodeStatus {
     pub in_flight: usize,
     /// Counters of this shard.
     pub counters: NodeCounters,
+    /// Requests this shard's connections sent per ScyllaDB shard of the node (empty for a
+    /// node without ScyllaDB shards): see [`Node::requests_by_scylla_shard`].
+    pub requests_by_scylla_shard: Vec<u64>,
 }
 
 /// One shard's routing tables for one topology snapshot.
@@ -234,6 +251,15 @@ impl ClusterView {
             .unwrap_or(Distance::Ignored)
     }
 
+    /// True if some node reported ScyllaDB shards (tokens are then computed even for
+    /// keyspaces whose replication is unknown: they choose the shard).
+    pub fn any_sharded(&self) -> bool {
+        self.nodes
+            .iter()
+            .flatten()
+            .any(|n| n.pool.sharding().is_some())
+    }
+
     /// True if this shard has an open connection to node `i`.
     pub fn is_up(&self, i: NodeIndex) -> bool {
         self.node(i).is_some_and(|n| n.is_up())
@@ -273,6 +299,9 @@ impl ClusterView {
                     up: node.is_some_and(|n| n.is_up()),
                     in_flight: node.map_or(0, |n| n.in_flight()),
                     counters: node.map(|n| n.counters()).unwrap_or_default(),
+                    requests_by_scylla_shard: node
+                        .map(|n| n.requests_by_scylla_shard())
+                        .unwrap_or_default(),
                 }
             })
             .collect()

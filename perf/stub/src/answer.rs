@@ -194,6 +194,9 @@ pub struct Responder {
     /// The authenticator STARTUP is answered with (AUTHENTICATE naming it; any
     /// AUTH_RESPONSE then succeeds), or none (READY).
     authenticator: Option<Arc<str>>,
+    /// Whether PREPARED names the first bind marker as the partition key (so that drivers
+    /// compute tokens; on when the stub emulates ScyllaDB's shards).
+    first_marker_is_key: bool,
 }
 
 impl std::fmt::Debug for Responder {
@@ -219,6 +222,7 @@ impl Responder {
             prepared: Vec::new(),
             newest: ProtocolVersion::V5,
             authenticator: None,
+            first_marker_is_key: false,
         }
     }
 
@@ -239,6 +243,12 @@ impl Responder {
     /// The newest protocol version offered.
     pub fn newest_protocol(&self) -> ProtocolVersion {
         self.newest
+    }
+
+    /// Names the first bind marker of every prepared statement as its partition key.
+    pub fn with_first_marker_as_key(mut self) -> Self {
+        self.first_marker_is_key = true;
+        self
     }
 
     /// The prepared statement with `id`.
@@ -413,7 +423,11 @@ impl Responder {
         };
         let markers = tables::count_markers(text);
         let metadata = PreparedMetadata {
-            pk_indexes: Vec::new(),
+            pk_indexes: if self.first_marker_is_key && markers > 0 {
+                vec![0]
+            } else {
+                Vec::new()
+            },
             columns: (0..markers)
                 .map(|i| ColumnSpec {
                     keyspace: ks.clone(),

@@ -26,6 +26,7 @@ use bytes::{Buf, BytesMut};
 use doppio_proto::compression::Compression;
 use doppio_proto::consistency::Consistency;
 use doppio_proto::frame::{Direction, Flags, FrameDecoder, FrameHeader, FrameStatus, Opcode};
+use doppio_proto::murmur3;
 use doppio_proto::request::Request;
 use doppio_proto::response::{
     encode_response, Envelope, ErrorCode, ErrorDetail, ErrorResponse, Response,
@@ -69,6 +70,12 @@ struct Conn {
     /// Bytes at the front of `out` written before framing began (the STARTUP's own answer,
     /// which v5 sends unframed): the flusher sends them as they are.
     unframed: Cell<usize>,
+    /// The emulated ScyllaDB shard of this connection (when the emulation is on).
+    scylla_shard: Option<u16>,
+    /// EXECUTEs with a partition key in the current read batch, and those of them whose
+    /// token another shard owns (added to the shared counters once per batch).
+    batch_keyed: Cell<u64>,
+    batch_wrong: Cell<u64>,
 }
 
 impl Conn {
@@ -118,7 +125,7 @@ impl Conn {
 }
 
 /// Serves one accepted connection until it closes.
-pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
+pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>, scylla_shard: Option<u16>) {
     let _ = stream.set_nodelay(true);
     let number = ctx.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
     let conn = Rc::new(Conn {
@@ -136,6 +143,9 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
         settled: Cell::new(false),
         segments: Cell::new(None),
         unframed: Cell::new(0),
+        scylla_shard,
+        batch_keyed: Cell::new(0),
+        batch_wrong: Cell::new(0),
     });
     doppio_rt::spawn_local(flush_loop(conn.clone())).detach();
     // Any version the stub speaks until a STARTUP settles it.
@@ -231,6 +241,9 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
                 break;
             }
         }
+        if let (Some(shard), Some(e)) = (conn.scylla_shard, ctx.scylla()) {
+            e.count(shard, conn.batch_keyed.take(), conn.batch_wrong.take());
+        }
         if !conn.out.borrow().is_empty() {
             conn.wake_flusher();
         }
@@ -240,6 +253,9 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
     }
     if !conn.close_after_flush.get() {
         conn.close();
+    }
+    if let (Some(shard), Some(e)) = (conn.scylla_shard, ctx.scylla()) {
+        e.release(shard);
     }
 }
 
@@ -438,6 +454,17 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
     // The hot path: EXECUTE of a known statement, answered from its encoded body (one that
     // may need paging is decoded in full below).
     if header.opcode == Opcode::Execute {
+        if let (Some(shard), Some(e)) = (conn.scylla_shard, ctx.scylla()) {
+            // The partition key is the first bound value of every statement the stub
+            // prepares when it emulates ScyllaDB.
+            if let Some(key) = execute_first_value(body, version) {
+                let owner = e.config.sharder().shard_of(murmur3::token(key));
+                conn.batch_keyed.set(conn.batch_keyed.get() + 1);
+                if owner != shard {
+                    conn.batch_wrong.set(conn.batch_wrong.get() + 1);
+                }
+            }
+        }
         if ctx.records_values() {
             if let Some(v) = execute_first_value(body, version) {
                 ctx.record_value(v);
@@ -534,12 +561,17 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
         Request::Execute { id, .. } => ctx.responder.borrow().lookup(id).map(|e| e.text.clone()),
         _ => None,
     };
-    let answer = {
+    let mut answer = {
         let mut keyspace = conn.keyspace.borrow_mut();
         ctx.responder
             .borrow_mut()
             .answer(&request, &mut keyspace, conn.lz4.get(), version)
     };
+    if let (Answer::Message(Response::Supported(options)), Some(shard), Some(e)) =
+        (&mut answer, conn.scylla_shard, ctx.scylla())
+    {
+        options.extend(e.supported(shard));
+    }
     let id = match &request {
         Request::Execute { id, .. } => Some(*id),
         _ => None,

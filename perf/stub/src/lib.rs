@@ -17,8 +17,12 @@
 //! - [`answer`]: what each request gets; prepared statements' answers encoded once.
 //! - [`tables`]: the system tables and the little CQL parsing the stub needs.
 //! - [`rules`]: fault rules as data (TOML) and their matching.
+//! - [`scylla`]: ScyllaDB's shards, emulated (`StubConfig::scylla`): shard of each
+//!   connection, SUPPORTED's `SCYLLA_*` options, counts of requests per shard and of those
+//!   that arrived at a shard not owning their token.
 //!
-//! Imports go one way, with no circle: `server` -> `conn` -> `shard` -> `answer`, `rules`;
+//! Imports go one way, with no circle: `server` -> `conn` -> `shard` -> `answer`, `rules`,
+//! `scylla`;
 //! `answer` -> `tables` (`server` also builds the `shard` state it hands to each connection).
 //!
 //! Invariants: the EXECUTE hot path allocates nothing, takes no lock and touches no atomic;
@@ -29,10 +33,12 @@
 pub mod answer;
 mod conn;
 pub mod rules;
+pub mod scylla;
 pub mod server;
 mod shard;
 pub mod tables;
 
 pub use answer::Shape;
 pub use rules::{Reaction, Rule, Rules};
+pub use scylla::{ScyllaShards, ShardAwarePort, ShardCounts};
 pub use server::{Stub, StubConfig, StubError, StubHandle};

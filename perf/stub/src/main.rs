@@ -1,5 +1,9 @@
 //! `doppio-stub --listen ADDR:PORT --cores LIST [--rows N --row-bytes M] [--rules FILE]`:
 //! prints `listening on ADDR:PORT` once ready, serves until SIGINT or SIGTERM, exits 0.
+//!
+//! `--scylla-shards N` emulates a ScyllaDB node of N shards (see `doppio_stub::scylla`): it
+//! also prints `shard-aware port on ADDR:PORT`, and on exit the requests each emulated shard
+//! received and how many arrived at a shard that does not own their token.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -10,7 +14,7 @@ use std::sync::Arc;
 use clap::Parser;
 use doppio_proto::types::ColumnType;
 use doppio_proto::ProtocolVersion;
-use doppio_stub::{Rules, Shape, Stub, StubConfig};
+use doppio_stub::{Rules, ScyllaShards, Shape, ShardAwarePort, Stub, StubConfig};
 
 /// A loopback CQL v4 stub server: answers at once, or as its fault rules say.
 #[derive(Debug, Parser)]
@@ -41,7 +45,7 @@ struct Args {
     #[arg(long, default_value = "glommio")]
     runtime: doppio_rt::Runtime,
     /// The newest CQL protocol version offered and spoken: 5 (as Cassandra 5.0), or 4 (a
-    /// node that offers no v5, like Cassandra 3.x or ScyllaDB).
+    /// node that offers no v5, like Cassandra 3.x or ScyllaDB; `--scylla-shards` implies 4).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u8).range(4..=5))]
     max_protocol: u8,
     /// Answer STARTUP with AUTHENTICATE naming this server authenticator class, e.g.
@@ -51,6 +55,20 @@ struct Args {
     /// Do not log fired rules.
     #[arg(short, long)]
     quiet: bool,
+    /// Emulate a ScyllaDB node of this many shards (SUPPORTED's SCYLLA_ options, a
+    /// shard-aware port, counts of requests per shard and of wrong-shard arrivals).
+    #[arg(long)]
+    scylla_shards: Option<std::num::NonZeroU16>,
+    /// SCYLLA_SHARDING_IGNORE_MSB of the emulated node (ScyllaDB's default: 12).
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u8).range(0..64))]
+    scylla_ignore_msb: u8,
+    /// The emulated node's shard-aware port (default: the --listen port + 1; any free port
+    /// when that is 0).
+    #[arg(long)]
+    shard_aware_port: Option<u16>,
+    /// Offer no shard-aware port (drivers then reach shards through the plain port only).
+    #[arg(long, conflicts_with = "shard_aware_port")]
+    no_shard_aware_port: bool,
 }
 
 fn bind_type(name: &str) -> Result<ColumnType, String> {
@@ -111,12 +129,30 @@ fn main() -> ExitCode {
         } else {
             ProtocolVersion::V5
         },
+        scylla: args.scylla_shards.map(|shards| ScyllaShards {
+            shards,
+            ignore_msb: args.scylla_ignore_msb,
+            shard_aware_port: if args.no_shard_aware_port {
+                ShardAwarePort::None
+            } else {
+                let port = args
+                    .shard_aware_port
+                    .unwrap_or_else(|| match args.listen.port() {
+                        0 => 0,
+                        p => p.wrapping_add(1),
+                    });
+                ShardAwarePort::Listen(SocketAddr::new(args.listen.ip(), port))
+            },
+        }),
     };
     let stub = match Stub::start(config) {
         Ok(s) => s,
         Err(e) => return fail(e.to_string()),
     };
     println!("listening on {}", stub.addr());
+    if let Some(aware) = stub.shard_aware_addr() {
+        println!("shard-aware port on {aware}");
+    }
     use std::io::Write;
     let _ = std::io::stdout().flush();
     while !stop.load(Ordering::Relaxed) {
@@ -124,9 +160,17 @@ fn main() -> ExitCode {
     }
     let fired = stub.fired();
     let connections = stub.connections();
+    let shard_counts = stub.shard_counts();
     stub.stop();
     for (name, n) in fired.iter().filter(|(_, n)| *n > 0) {
         eprintln!("doppio-stub: rule `{name}` fired {n} times");
+    }
+    if let Some(c) = shard_counts {
+        eprintln!(
+            "doppio-stub: requests per emulated ScyllaDB shard {:?}, {} at a shard not owning \
+             their token; connections per shard {:?}",
+            c.requests, c.wrong_shard, c.connections
+        );
     }
     eprintln!("doppio-stub: stopped after {connections} connections");
     ExitCode::SUCCESS

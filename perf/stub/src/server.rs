@@ -17,6 +17,7 @@ use doppio_rt::{ExecutorHandle, ExecutorSpec, Runtime, TcpListener};
 use crate::answer::{Responder, Shape};
 use crate::conn;
 use crate::rules::{Matcher, Rules};
+use crate::scylla::{ScyllaShards, ShardAwarePort, ShardCounts};
 use crate::shard::{ShardContext, Shared};
 
 /// What a stub serves and how.
@@ -47,6 +48,8 @@ pub struct StubConfig {
     /// Answer STARTUP with AUTHENTICATE naming this server authenticator class (any
     /// credentials then succeed); none: READY.
     pub authenticator: Option<String>,
+    /// Emulate a ScyllaDB node's shards (off by default): see [`crate::scylla`].
+    pub scylla: Option<ScyllaShards>,
 }
 
 impl Default for StubConfig {
@@ -62,6 +65,7 @@ impl Default for StubConfig {
             record_values: false,
             newest_protocol: ProtocolVersion::V5,
             authenticator: None,
+            scylla: None,
         }
     }
 }
@@ -120,10 +124,21 @@ impl Stub {
             &config.rules,
             config.log_rules,
             config.record_values,
+            config.scylla,
         ));
+        // The shard-aware listener, if any: every executor listens there too.
+        let mut aware = match config.scylla.map(|s| s.shard_aware_port) {
+            Some(ShardAwarePort::Listen(a)) => Some(a),
+            _ => None,
+        };
         let rules = Arc::new(config.rules.clone());
         let shape = Arc::new(config.shape.clone());
-        let newest_protocol = config.newest_protocol;
+        // ScyllaDB speaks v4 only: emulating its shards caps the versions offered.
+        let newest_protocol = if config.scylla.is_some() {
+            config.newest_protocol.min(ProtocolVersion::V4)
+        } else {
+            config.newest_protocol
+        };
         let authenticator: Option<Arc<str>> = config.authenticator.as_deref().map(Arc::from);
         let mut addr = config.listen;
         let mut threads = Vec::new();
@@ -132,7 +147,8 @@ impl Stub {
                 core: core.filter(|_| config.pin),
                 ..ExecutorSpec::new(config.runtime, &format!("doppio-stub-{shard}"))
             };
-            let (tx, rx) = std::sync::mpsc::channel::<Result<SocketAddr, String>>();
+            type Bound = (SocketAddr, Option<SocketAddr>);
+            let (tx, rx) = std::sync::mpsc::channel::<Result<Bound, String>>();
             let (shared2, rules, shape) = (shared.clone(), rules.clone(), shape.clone());
             let authenticator = authenticator.clone();
             let spawned = doppio_rt::spawn_executor(spec, move || async move {
@@ -150,15 +166,36 @@ impl Stub {
                         return;
                     }
                 };
-                let _ = tx.send(Ok(bound));
+                let aware_listener = match aware
+                    .map(|a| TcpListener::bind(a, 64 * 1024).and_then(|l| Ok((l.local_addr()?, l))))
+                {
+                    None => None,
+                    Some(Ok(l)) => Some(l),
+                    Some(Err(e)) => {
+                        let _ = tx.send(Err(format!("shard-aware port: {e}")));
+                        return;
+                    }
+                };
+                let _ = tx.send(Ok((bound, aware_listener.as_ref().map(|(a, _)| *a))));
                 let ctx = Rc::new(ShardContext::new(
-                    Responder::new(bound, shape)
-                        .with_newest_protocol(newest_protocol)
-                        .with_authenticator(authenticator),
+                    {
+                        let r = Responder::new(bound, shape)
+                            .with_newest_protocol(newest_protocol)
+                            .with_authenticator(authenticator);
+                        if shared2.scylla.is_some() {
+                            r.with_first_marker_as_key()
+                        } else {
+                            r
+                        }
+                    },
                     Matcher::new(rules, shard),
                     shared2.clone(),
                 ));
-                accept_loop(listener, ctx, shared2).await;
+                if let Some((_, l)) = aware_listener {
+                    doppio_rt::spawn_local(accept_loop(l, true, ctx.clone(), shared2.clone()))
+                        .detach();
+                }
+                accept_loop(listener, false, ctx, shared2).await;
             });
             let handle = match spawned {
                 Ok(h) => h,
@@ -171,9 +208,13 @@ impl Stub {
                 }
             };
             match rx.recv() {
-                Ok(Ok(bound)) => {
-                    // The first shard picks the port; the others share it.
+                Ok(Ok((bound, aware_bound))) => {
+                    // The first shard picks the ports; the others share them.
                     addr = bound;
+                    if let (Some(a), Some(e)) = (aware_bound, shared.scylla.as_ref()) {
+                        e.set_aware_port(a.port());
+                        aware = Some(a);
+                    }
                     threads.push(handle);
                 }
                 Ok(Err(message)) => {
@@ -206,14 +247,24 @@ fn stop_all(shared: &Shared, threads: Vec<ExecutorHandle<()>>) {
     }
 }
 
-/// Accepts until the stub stops; each connection is served on this shard.
-async fn accept_loop(listener: TcpListener, ctx: Rc<ShardContext>, shared: Arc<Shared>) {
+/// Accepts until the stub stops; each connection is served on this shard. `shard_aware`:
+/// this is the emulated ScyllaDB node's shard-aware port.
+async fn accept_loop(
+    listener: TcpListener,
+    shard_aware: bool,
+    ctx: Rc<ShardContext>,
+    shared: Arc<Shared>,
+) {
     while !shared.stop.load(Ordering::Relaxed) {
         // A bounded wait, so that a stop is noticed without a connection to wake us.
         let accepted = doppio_rt::timeout(Duration::from_millis(100), listener.accept()).await;
         match accepted {
-            Ok(Ok((stream, _peer))) => {
-                doppio_rt::spawn_local(conn::serve(stream, ctx.clone())).detach();
+            Ok(Ok((stream, peer))) => {
+                let scylla_shard = shared
+                    .scylla
+                    .as_ref()
+                    .map(|e| e.assign(shard_aware, peer.port()));
+                doppio_rt::spawn_local(conn::serve(stream, ctx.clone(), scylla_shard)).detach();
             }
             Ok(Err(e)) => {
                 eprintln!("doppio-stub: accept failed: {e}");
@@ -248,6 +299,21 @@ impl StubHandle {
             .as_ref()
             .map(|v| v.lock().unwrap_or_else(|e| e.into_inner()).clone())
             .unwrap_or_default()
+    }
+
+    /// Where requests landed per emulated ScyllaDB shard (`None` unless
+    /// [`StubConfig::scylla`]).
+    pub fn shard_counts(&self) -> Option<ShardCounts> {
+        self.shared.scylla.as_ref().map(|e| e.counts())
+    }
+
+    /// The emulated ScyllaDB node's shard-aware port, when it listens on one.
+    pub fn shard_aware_addr(&self) -> Option<SocketAddr> {
+        let e = self.shared.scylla.as_ref()?;
+        match e.config.shard_aware_port {
+            ShardAwarePort::Listen(_) => Some(SocketAddr::new(self.addr.ip(), e.aware_port())),
+            _ => None,
+        }
     }
 
     /// Connections accepted so far.

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use crate::answer::Responder;
 use crate::rules::{Matcher, Rules};
+use crate::scylla::{Emulation, ScyllaShards};
 
 /// What every shard shares (control plane: counters written once per connection or fired
 /// rule, never per request).
@@ -26,12 +27,19 @@ pub(crate) struct Shared {
     pub(crate) stop: AtomicBool,
     /// The first bound value of every EXECUTE, when recording (tests only).
     pub(crate) values: Option<Mutex<Vec<Vec<u8>>>>,
+    /// ScyllaDB's shards, when emulated.
+    pub(crate) scylla: Option<Emulation>,
 }
 
 impl Shared {
     /// Zeroed counters for `rules`, starting the stub's clock now; fired rules are logged to
     /// stderr if `log`; EXECUTEs' first values are kept if `record_values`.
-    pub(crate) fn new(rules: &Rules, log: bool, record_values: bool) -> Self {
+    pub(crate) fn new(
+        rules: &Rules,
+        log: bool,
+        record_values: bool,
+        scylla: Option<ScyllaShards>,
+    ) -> Self {
         Self {
             started: Instant::now(),
             next_connection: Arc::new(AtomicU64::new(0)),
@@ -40,6 +48,7 @@ impl Shared {
             log,
             stop: AtomicBool::new(false),
             values: record_values.then(|| Mutex::new(Vec::new())),
+            scylla: scylla.map(Emulation::new),
         }
     }
 }
@@ -73,6 +82,11 @@ impl ShardContext {
                 .unwrap_or_else(|e| e.into_inner())
                 .push(value.to_vec());
         }
+    }
+
+    /// The emulation of ScyllaDB's shards, if on.
+    pub(crate) fn scylla(&self) -> Option<&Emulation> {
+        self.shared.scylla.as_ref()
     }
 
     /// Whether the stub records EXECUTEs' values.

@@ -77,6 +77,78 @@ fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm(runtime: Ru
     assert!(status.success(), "exit code 0 on SIGTERM: {status:?}");
 }
 
+fn the_binary_emulates_scylla_shards_and_prints_where_requests_landed(runtime: Runtime) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--no-pin",
+            "--runtime",
+            runtime.name(),
+            "--scylla-shards",
+            "4",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let addr: SocketAddr = line
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("first line: {line:?}"))
+        .trim()
+        .parse()
+        .unwrap();
+    line.clear();
+    out.read_line(&mut line).unwrap();
+    let aware: SocketAddr = line
+        .strip_prefix("shard-aware port on ")
+        .unwrap_or_else(|| panic!("second line: {line:?}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert_ne!(aware.port(), addr.port());
+    on_runtime(runtime, move || async move {
+        let s = session(addr, false).await;
+        let p = s.prepare("SELECT v FROM ks.t WHERE k = ?").await.unwrap();
+        for k in 0..200u64 {
+            let key = k.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_be_bytes().to_vec();
+            s.execute(&p, &(key,)).await.unwrap();
+        }
+        let sharding = s.view().node(0).and_then(|n| n.scylla_sharding());
+        s.close("done");
+        let sharding = sharding.expect("the driver read the emulated node's shards");
+        assert_eq!(sharding.sharder.nr_shards.get(), 4);
+        assert_eq!(sharding.sharder.ignore_msb, 12, "ScyllaDB's default");
+        assert_eq!(sharding.shard_aware_port, Some(aware.port()));
+    });
+    // SAFETY: signalling our own child process.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let done = child.wait_with_output().unwrap();
+    assert!(done.status.success());
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        err.contains("0 at a shard not owning their token"),
+        "the counts are printed: {err}"
+    );
+    // A shard count of 0 is refused.
+    let bad = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--no-pin",
+            "--scylla-shards",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
 fn a_bad_rules_file_or_port_is_a_clear_error_and_exit_code_2(runtime: Runtime) {
     let dir = std::env::temp_dir().join(format!("stub-rules-{}", std::process::id()));
     std::fs::write(&dir, "[[rule]]\nthen = \"explode\"\n").unwrap();
@@ -317,6 +389,7 @@ then = { stall = "500ms" }
 support::runtime_tests!(
     the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm,
     a_bad_rules_file_or_port_is_a_clear_error_and_exit_code_2,
+    the_binary_emulates_scylla_shards_and_prints_where_requests_landed,
     doppio_connects_and_runs_every_statement_kind_with_and_without_lz4,
     scylla_rust_driver_connects_with_its_default_session_builder,
     an_error_rule_answers_that_error_with_its_fields,

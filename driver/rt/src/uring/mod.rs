@@ -37,7 +37,7 @@ mod ops;
 mod recv;
 mod remote;
 mod setup;
-mod sockaddr;
+pub(crate) mod sockaddr;
 mod stats;
 mod stream;
 mod task;

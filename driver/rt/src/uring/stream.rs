@@ -13,6 +13,7 @@
 use std::future::{poll_fn, Future};
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::RawFd;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
@@ -48,8 +49,23 @@ impl TcpStream {
     ///
     /// If no io_uring executor runs on this thread.
     pub async fn connect(addr: SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+        Self::connect_fd(fd::tcp_socket(&addr)?, addr, timeout).await
+    }
+
+    /// As [`TcpStream::connect`], with the socket `sock` made (and bound to its local port)
+    /// by the caller.
+    pub(crate) async fn connect_bound(
+        sock: std::os::fd::OwnedFd,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> io::Result<TcpStream> {
+        Self::connect_fd(std::os::fd::IntoRawFd::into_raw_fd(sock), addr, timeout).await
+    }
+
+    /// Connects the socket `raw` (owned from here on: closed on failure).
+    async fn connect_fd(raw: RawFd, addr: SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
         let mut timer = Timer::new(timeout);
-        let mut sock = FdGuard(Some(fd::tcp_socket(&addr)?));
+        let mut sock = FdGuard(Some(raw));
         let sa = Box::new(SockAddrBuf::from_addr(&addr));
         let entry =
             opcode::Connect::new(types::Fd(sock.0.unwrap_or(-1)), sa.as_ptr(), sa.len).build();

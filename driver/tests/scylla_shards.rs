@@ -1,0 +1,140 @@
+//! ScyllaDB shard awareness against the stub emulating a ScyllaDB node
+//! (`doppio_stub::ScyllaShards`: no ScyllaDB runs here): the driver reads the node's
+//! `SCYLLA_*` options, opens a connection to each of its shards through the shard-aware port
+//! (choosing source ports the node maps to each shard), and sends every request with a
+//! bound partition key to the connection of the shard that owns its token: the stub counts
+//! no request at a wrong shard, for random keys. When the shard-aware port cannot be reached
+//! the driver falls back to the plain port, where the node balances connections over its
+//! shards, and still routes by shard.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use std::net::SocketAddr;
+use std::num::NonZeroU16;
+use std::time::{Duration, Instant};
+
+use doppio::proto::consistency::Consistency;
+use doppio::rt::Runtime;
+use doppio::{Session, SessionConfig};
+use doppio_stub::{ScyllaShards, Shape, ShardAwarePort, StubConfig, StubHandle};
+
+mod support;
+
+use support::on_runtime;
+
+const SHARDS: u16 = 4;
+const REQUESTS: u64 = 2000;
+
+fn stub(runtime: Runtime, shard_aware_port: ShardAwarePort) -> StubHandle {
+    doppio_stub::Stub::start(StubConfig {
+        runtime,
+        shape: Shape::default(),
+        log_rules: false,
+        scylla: Some(ScyllaShards {
+            shards: NonZeroU16::new(SHARDS).unwrap(),
+            ignore_msb: 12,
+            shard_aware_port,
+        }),
+        ..StubConfig::default()
+    })
+    .unwrap()
+}
+
+/// Connects to `addr`, waits for a connection to each of the node's shards, runs
+/// [`REQUESTS`] EXECUTEs with random blob keys, and returns what the driver says of the
+/// node: its sharding and the requests per shard.
+fn run_random_keys(
+    runtime: Runtime,
+    addr: SocketAddr,
+) -> (doppio::routing::sharding::ShardingInfo, Vec<u64>) {
+    on_runtime(runtime, "scylla-shards", move || async move {
+        let mut config = SessionConfig::new(addr);
+        config.consistency = Consistency::One;
+        let s = Session::connect(config).await.unwrap();
+        let view = s.view();
+        let node = view.node(0).unwrap().clone();
+        // The pool grows to one connection per shard once the first one reported them
+        // (a bounded wait for the background connects, not a timing assertion).
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while node.open_connections() < usize::from(SHARDS) {
+            assert!(
+                Instant::now() < deadline,
+                "connections: {}",
+                node.open_connections()
+            );
+            doppio::rt::sleep(Duration::from_millis(5)).await;
+        }
+        // Connections through the shard-aware port name the node, as its errors do.
+        assert_eq!(node.connection().unwrap().addr(), addr);
+        let p = s
+            .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+            .await
+            .unwrap();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..REQUESTS {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let key = x.to_be_bytes()[..(1 + (x % 8) as usize)].to_vec();
+            s.execute(&p, &(key, vec![1u8])).await.unwrap();
+        }
+        let info = node
+            .scylla_sharding()
+            .expect("the node reported its shards");
+        let by_shard = node.requests_by_scylla_shard();
+        s.close("done");
+        (info, by_shard)
+    })
+}
+
+fn every_request_lands_on_the_shard_that_owns_its_token(runtime: Runtime) {
+    let stub = stub(
+        runtime,
+        ShardAwarePort::Listen("127.0.0.1:0".parse().unwrap()),
+    );
+    let aware = stub.shard_aware_addr().expect("a shard-aware port");
+    let (info, by_shard) = run_random_keys(runtime, stub.addr());
+    assert_eq!(info.sharder.nr_shards.get(), SHARDS);
+    assert_eq!(info.sharder.ignore_msb, 12);
+    assert_eq!(info.shard_aware_port, Some(aware.port()));
+    let counts = stub.shard_counts().unwrap();
+    assert_eq!(counts.wrong_shard, 0, "{counts:?}");
+    assert_eq!(counts.requests.iter().sum::<u64>(), REQUESTS, "{counts:?}");
+    assert!(
+        counts.requests.iter().all(|&n| n > 0),
+        "every shard reached: {counts:?}"
+    );
+    // The driver's own count per shard agrees (it also counts each connection's handshake).
+    assert_eq!(by_shard.len(), usize::from(SHARDS));
+    for (shard, (&driver, &stub)) in by_shard.iter().zip(&counts.requests).enumerate() {
+        assert!(
+            driver >= stub,
+            "shard {shard}: driver {driver} < stub {stub}"
+        );
+    }
+    stub.stop();
+}
+
+fn an_unreachable_shard_aware_port_falls_back_to_the_plain_port(runtime: Runtime) {
+    // A port nothing listens on.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let stub = stub(runtime, ShardAwarePort::Unreachable(dead));
+    assert!(stub.shard_aware_addr().is_none());
+    let (info, _) = run_random_keys(runtime, stub.addr());
+    assert_eq!(info.shard_aware_port, Some(dead));
+    let counts = stub.shard_counts().unwrap();
+    assert_eq!(counts.requests.iter().sum::<u64>(), REQUESTS, "{counts:?}");
+    // The node balanced the plain-port connections over its shards, and the driver used
+    // each for the tokens its shard owns.
+    assert!(counts.connections.iter().all(|&n| n > 0), "{counts:?}");
+    assert_eq!(counts.wrong_shard, 0, "{counts:?}");
+    stub.stop();
+}
+
+support::runtime_tests!(
+    every_request_lands_on_the_shard_that_owns_its_token,
+    an_unreachable_shard_aware_port_falls_back_to_the_plain_port,
+);
