@@ -608,10 +608,11 @@ mod tests {
         ) else {
             panic!("body")
         };
-        // Kind, flags (NO_METADATA), one column, three rows of [int 5][5 bytes].
+        // Kind, flags (GLOBAL_TABLES_SPEC | NO_METADATA, as Cassandra sends them), one
+        // column, three rows of [int 5][5 bytes].
         assert_eq!(
             &bare[..16],
-            &[0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 3]
+            &[0, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0, 0, 3]
         );
         assert_eq!(bare.len(), 16 + 3 * 9);
         let Answer::Body(full) = r.answer(
