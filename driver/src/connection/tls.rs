@@ -183,6 +183,13 @@ impl TlsConfig {
         self.server_name.as_ref().map(|n| n.to_str().into_owned())
     }
 
+    /// The rustls configuration every connection uses (ring provider, the trusted CAs, the
+    /// client certificate), for other rustls users that should verify alike (the bench hands
+    /// it to scylla-rust-driver).
+    pub fn rustls_config(&self) -> Arc<ClientConfig> {
+        self.rustls.clone()
+    }
+
     /// Whether a client certificate is shown.
     pub fn has_client_cert(&self) -> bool {
         self.client.is_some()
