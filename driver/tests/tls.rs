@@ -177,6 +177,40 @@ fn a_plaintext_session_meeting_a_tls_alert_is_a_clear_error(runtime: Runtime) {
     });
 }
 
+fn a_session_queries_the_stub_serving_tls(runtime: Runtime) {
+    on_runtime(runtime, "tls-stub", move || async move {
+        let pki = Pki::new("stub");
+        let leaf = pki.leaf("stub", &["127.0.0.1"], Validity::Current);
+        let tls = doppio_stub::tls::server_config(&leaf.cert_file, &leaf.key_file).unwrap();
+        let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
+            runtime,
+            log_rules: false,
+            tls: Some(tls),
+            ..doppio_stub::StubConfig::default()
+        })
+        .unwrap();
+        let config = session_config(stub.addr(), TlsConfig::from_ca_file(pki.ca_file()).unwrap());
+        let s = doppio::rt::timeout(HANG, Session::connect(config))
+            .await
+            .expect("no hang")
+            .unwrap();
+        let p = s.prepare("SELECT v FROM ks.t WHERE k = ?").await.unwrap();
+        let keys: Vec<(Vec<u8>,)> = (0..100u8).map(|i| (vec![i],)).collect();
+        let pending: Vec<_> = keys.iter().map(|k| s.execute(&p, k)).collect();
+        for f in pending {
+            assert_eq!(f.await.unwrap().rows_count(), 1);
+        }
+        assert!(s.stats().connections.bytes_read > 0);
+        // A plaintext session against it: the stub's rustls answers with an alert.
+        let mut plain =
+            session_config(stub.addr(), TlsConfig::from_ca_file(pki.ca_file()).unwrap());
+        plain.connection.tls = None;
+        let err = failed_connect(plain).await;
+        assert_tls(&err, stub.addr(), TlsFailure::NodeRequiresTls);
+        stub.stop();
+    });
+}
+
 fn bad_tls_files_are_typed_errors(runtime: Runtime) {
     on_runtime(runtime, "tls-files", || async {
         let pki = Pki::new("files");
@@ -205,5 +239,6 @@ doppio::rt::runtime_tests!(
     a_node_that_never_answers_the_handshake_times_out,
     a_client_certificate_is_shown_and_its_absence_refused,
     a_plaintext_session_meeting_a_tls_alert_is_a_clear_error,
+    a_session_queries_the_stub_serving_tls,
     bad_tls_files_are_typed_errors,
 );

@@ -700,7 +700,8 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
             })
             .await
         } else {
-            // Ciphertext left over from the TLS handshake.
+            // Ciphertext left over from the TLS handshake. (No plaintext can be: CQL's
+            // client speaks first, so a node sends no data with its handshake flights.)
             Ok(raw.len())
         };
         if let Some(tls) = &shared.tls {

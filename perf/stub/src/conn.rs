@@ -36,6 +36,7 @@ use doppio_rt::TcpStream;
 use crate::answer::{self, Answer};
 use crate::rules::{Malformed, Probe, Reaction};
 use crate::shard::ShardContext;
+use crate::tls::ServerTls;
 
 /// Answers waiting beyond this many bytes pause reading (a client that does not read).
 pub(crate) const OUT_LIMIT: usize = 16 << 20;
@@ -44,6 +45,8 @@ pub(crate) const MAX_BODY: usize = 16 << 20;
 
 struct Conn {
     socket: TcpStream,
+    /// TLS state (reader decrypts, flusher encrypts; each borrows it between awaits only).
+    tls: Option<RefCell<ServerTls>>,
     number: u64,
     out: RefCell<BytesMut>,
     flusher: Cell<Option<Waker>>,
@@ -112,9 +115,19 @@ impl Conn {
 /// Serves one accepted connection until it closes.
 pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
     let _ = stream.set_nodelay(true);
+    // Ciphertext that came with the handshake's last flight is the reader's to decrypt.
+    let mut raw = BytesMut::new();
+    let tls = match &ctx.tls {
+        None => None,
+        Some(config) => match ServerTls::handshake(&stream, config, &mut raw).await {
+            Some(tls) => Some(RefCell::new(tls)),
+            None => return stream.shutdown(),
+        },
+    };
     let number = ctx.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
     let conn = Rc::new(Conn {
         socket: stream,
+        tls,
         number,
         out: RefCell::new(BytesMut::with_capacity(64 * 1024)),
         flusher: Cell::new(None),
@@ -128,6 +141,14 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
     doppio_rt::spawn_local(flush_loop(conn.clone())).detach();
     let decoder = FrameDecoder::new(Direction::Request).with_max_body_len(MAX_BODY);
     let mut inbuf = BytesMut::with_capacity(128 * 1024);
+    // The client's first requests may have come with its last handshake flight: rustls
+    // holds them decrypted already, and no further read would bring them.
+    if let Some(tls) = &conn.tls {
+        if tls.borrow_mut().decrypt(&mut raw, &mut inbuf).is_err() {
+            return conn.close();
+        }
+    }
+    let mut primed = !inbuf.is_empty();
     while !conn.closed.get() {
         conn.sleep_while_stalled().await;
         // Backpressure: a client that does not read its answers stops being read.
@@ -139,16 +160,31 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
             Poll::Pending
         })
         .await;
-        let read = poll_fn(|cx| {
-            if conn.closed.get() {
-                return Poll::Ready(Ok(0));
-            }
-            conn.socket.poll_recv(cx, &mut inbuf)
-        })
-        .await;
+        let read = if primed {
+            primed = false;
+            Ok(inbuf.len())
+        } else if raw.is_empty() {
+            poll_fn(|cx| {
+                if conn.closed.get() {
+                    return Poll::Ready(Ok(0));
+                }
+                match &conn.tls {
+                    None => conn.socket.poll_recv(cx, &mut inbuf),
+                    Some(_) => conn.socket.poll_recv(cx, &mut raw),
+                }
+            })
+            .await
+        } else {
+            Ok(raw.len())
+        };
         match read {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
+        }
+        if let Some(tls) = &conn.tls {
+            if tls.borrow_mut().decrypt(&mut raw, &mut inbuf).is_err() {
+                break;
+            }
         }
         let mut pos = 0;
         loop {
@@ -194,6 +230,8 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>) {
 /// Writes what the reader (or a delayed answer) buffered, one batch per wake-up.
 async fn flush_loop(conn: Rc<Conn>) {
     let mut batch = BytesMut::with_capacity(64 * 1024);
+    // TLS: each batch is encrypted into this, then the buffers swap (both keep capacity).
+    let mut cipher = BytesMut::new();
     loop {
         let open = poll_fn(|cx| {
             if conn.closed.get() {
@@ -213,6 +251,14 @@ async fn flush_loop(conn: Rc<Conn>) {
         std::mem::swap(&mut *conn.out.borrow_mut(), &mut batch);
         if let Some(w) = conn.drained.take() {
             w.wake();
+        }
+        if let Some(tls) = &conn.tls {
+            cipher.clear();
+            if tls.borrow_mut().encrypt(&batch, &mut cipher).is_err() {
+                return conn.close();
+            }
+            batch.clear();
+            std::mem::swap(&mut batch, &mut cipher);
         }
         let (sent, back) = conn.socket.send(batch).await;
         batch = back;

@@ -16,9 +16,10 @@
 //! - [`answer`]: what each request gets; prepared statements' answers encoded once.
 //! - [`tables`]: the system tables and the little CQL parsing the stub needs.
 //! - [`rules`]: fault rules as data (TOML) and their matching.
+//! - [`tls`]: serving TLS (rustls, ring provider) with a given certificate and key.
 //!
 //! Imports go one way, with no circle: `server` -> `conn` -> `shard` -> `answer`, `rules`;
-//! `answer` -> `tables` (`server` also builds the `shard` state it hands to each connection).
+//! `answer` -> `tables`; `conn` -> `tls` (`server` also builds the `shard` state it hands to each connection).
 //!
 //! Invariants: the EXECUTE hot path allocates nothing, takes no lock and touches no atomic;
 //! per-connection memory is bounded; no input from the wire can make it panic.
@@ -31,6 +32,7 @@ pub mod rules;
 pub mod server;
 mod shard;
 pub mod tables;
+pub mod tls;
 
 pub use answer::Shape;
 pub use rules::{Reaction, Rule, Rules};

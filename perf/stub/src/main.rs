@@ -1,4 +1,4 @@
-//! `doppio-stub --listen ADDR:PORT --cores LIST [--rows N --row-bytes M] [--rules FILE]`:
+//! `doppio-stub --listen ADDR:PORT --cores LIST [--rows N --row-bytes M] [--rules FILE] [--tls-cert FILE --tls-key FILE]`:
 //! prints `listening on ADDR:PORT` once ready, serves until SIGINT or SIGTERM, exits 0.
 
 use std::net::SocketAddr;
@@ -42,6 +42,12 @@ struct Args {
     /// Do not log fired rules.
     #[arg(short, long)]
     quiet: bool,
+    /// Serve TLS with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
 }
 
 fn bind_type(name: &str) -> Result<ColumnType, String> {
@@ -77,6 +83,13 @@ fn main() -> ExitCode {
         Ok(t) => t,
         Err(e) => return fail(e),
     };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => match doppio_stub::tls::server_config(cert, key) {
+            Ok(c) => Some(c),
+            Err(e) => return fail(e.to_string()),
+        },
+        _ => None,
+    };
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         if let Err(e) = signal_hook::flag::register(signal, stop.clone()) {
@@ -96,6 +109,7 @@ fn main() -> ExitCode {
         rules,
         log_rules: !args.quiet,
         record_values: false,
+        tls,
     };
     let stub = match Stub::start(config) {
         Ok(s) => s,

@@ -40,6 +40,9 @@ pub struct StubConfig {
     /// EXECUTE takes a lock and allocates, so it is for correctness tests, never for
     /// overhead measurements.
     pub record_values: bool,
+    /// Serve TLS with this configuration (see [`crate::tls::server_config`]); `None`:
+    /// plaintext.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Default for StubConfig {
@@ -53,6 +56,7 @@ impl Default for StubConfig {
             rules: Rules::default(),
             log_rules: true,
             record_values: false,
+            tls: None,
         }
     }
 }
@@ -123,6 +127,7 @@ impl Stub {
             };
             let (tx, rx) = std::sync::mpsc::channel::<Result<SocketAddr, String>>();
             let (shared2, rules, shape) = (shared.clone(), rules.clone(), shape.clone());
+            let tls = config.tls.clone();
             let spawned = doppio_rt::spawn_executor(spec, move || async move {
                 let listener = match TcpListener::bind(addr, 64 * 1024) {
                     Ok(l) => l,
@@ -143,6 +148,7 @@ impl Stub {
                     Responder::new(bound, shape),
                     Matcher::new(rules, shard),
                     shared2.clone(),
+                    tls,
                 ));
                 accept_loop(listener, ctx, shared2).await;
             });
