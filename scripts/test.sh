@@ -78,6 +78,12 @@ for entry in "${clusters[@]}"; do
     started+=("$entry")
 done
 
+# A TLS node already answering (started from another checkout) has its CA elsewhere.
+if port_open "$DOPPIO_CASSANDRA_TLS" && [ ! -s "$DOPPIO_CASSANDRA_TLS_CA" ]; then
+    echo "warning: the TLS Cassandra on $DOPPIO_CASSANDRA_TLS answers but its CA $DOPPIO_CASSANDRA_TLS_CA" \
+        "is missing: set DOPPIO_CASSANDRA_TLS_CA, or stop that node so that this run starts its own" >&2
+fi
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
