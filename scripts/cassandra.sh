@@ -2,7 +2,7 @@
 # A real Apache Cassandra 5.0 on this machine, from Maven Central jars: no Docker, no tarball.
 #
 #   scripts/cassandra.sh install                    resolve cassandra-all and its deps (idempotent)
-#   scripts/cassandra.sh start [--nodes N] [--auth] [--heap SIZE] [--timeout SECS]
+#   scripts/cassandra.sh start [--nodes N] [--auth] [--tls] [--heap SIZE] [--timeout SECS]
 #   scripts/cassandra.sh stop [NODE]                stop every node (or one), SIGTERM then SIGKILL
 #   scripts/cassandra.sh kill NODE                  SIGKILL one node (fault tests)
 #   scripts/cassandra.sh status                     one line per node; exit 0 only if all are up
@@ -16,6 +16,9 @@
 # State (yaml, data, logs, pids) lives in $DOPPIO_CASSANDRA_STATE (default: .cassandra/ in the
 # repository, git-ignored); the jar cache in $DOPPIO_CACHE (default: ~/.cache/doppio).
 # With --auth, PasswordAuthenticator is on and the test user is cassandra / cassandra.
+# With --tls, the native port speaks TLS only (client_encryption_options enabled, not
+# optional): a CA and each node's certificate (IP SAN of the node, valid 825 days) are made with
+# openssl in $STATE/tls/ (ca.pem is the file clients trust); nothing is downloaded.
 # DOPPIO_CASSANDRA_RACKS=r1,r1,r2 places node i in the i-th rack of data center
 # "datacenter1" (GossipingPropertyFileSnitch); without it every node uses SimpleSnitch
 # (datacenter1, rack1). Racks are fixed at a node's first boot, like tokens.
@@ -151,8 +154,36 @@ node_token() {
     echo "$t"
 }
 
+# The test CA (made once per state directory) and node i's key and certificate, signed by
+# it, with the node's IP address as subject alternative name. Cassandra 5.0 reads them as PEM
+# (PEMBasedSslContextFactory): one file holding the unencrypted PKCS#8 key and the chain.
+make_tls_material() {
+    local i=$1 tls addr
+    tls="$STATE/tls"
+    addr=$(node_addr "$i")
+    command -v openssl >/dev/null 2>&1 || apt_install openssl
+    mkdir -p "$tls"
+    if [ ! -s "$tls/ca.pem" ] || [ ! -s "$tls/ca.key" ]; then
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+            -keyout "$tls/ca.key" -out "$tls/ca.pem" -days 825 \
+            -subj "/CN=doppio test CA $CLUSTER_NAME" >/dev/null 2>&1 || die "openssl: cannot make the CA"
+        log "made the test CA $tls/ca.pem"
+    fi
+    if [ ! -s "$tls/node$i.bundle.pem" ]; then
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+            -keyout "$tls/node$i.key" -out "$tls/node$i.csr" -subj "/CN=$addr" >/dev/null 2>&1 ||
+            die "openssl: cannot make node $i's key"
+        printf 'subjectAltName=IP:%s\nextendedKeyUsage=serverAuth\n' "$addr" >"$tls/node$i.ext"
+        openssl x509 -req -in "$tls/node$i.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" \
+            -CAcreateserial -days 825 -extfile "$tls/node$i.ext" -out "$tls/node$i.pem" >/dev/null 2>&1 ||
+            die "openssl: cannot sign node $i's certificate"
+        cat "$tls/node$i.key" "$tls/node$i.pem" >"$tls/node$i.bundle.pem"
+        log "made node $i's certificate for IP $addr ($tls/node$i.pem)"
+    fi
+}
+
 write_node_config() {
-    local i=$1 n=$2 auth=$3 dir addr
+    local i=$1 n=$2 auth=$3 tls=${4:-0} dir addr
     dir=$(node_dir "$i")
     addr=$(node_addr "$i")
     mkdir -p "$dir"/{data,commitlog,saved_caches,hints,cdc_raw,logs,triggers}
@@ -201,6 +232,19 @@ counter_cache_size: 8MiB
 materialized_views_enabled: true
 user_defined_functions_enabled: true
 EOF
+    if [ "$tls" = 1 ]; then
+        make_tls_material "$i"
+        cat >>"$dir/cassandra.yaml" <<EOF
+# --tls: the native port speaks TLS only (a plaintext client is refused).
+client_encryption_options:
+  enabled: true
+  optional: false
+  ssl_context_factory:
+    class_name: org.apache.cassandra.security.PEMBasedSslContextFactory
+  keystore: $STATE/tls/node$i.bundle.pem
+  require_client_auth: false
+EOF
+    fi
     cat >"$dir/logback.xml" <<'EOF'
 <configuration>
   <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
@@ -294,11 +338,12 @@ wait_for_node() {
 }
 
 cmd_start() {
-    local nodes=1 auth=0 heap="" timeout=240
+    local nodes=1 auth=0 tls=0 heap="" timeout=240
     while [ $# -gt 0 ]; do
         case "$1" in
         --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
         --auth) auth=1; shift ;;
+        --tls) tls=1; shift ;;
         --heap) heap=${2:?--heap needs a size such as 1G}; shift 2 ;;
         --timeout) timeout=${2:?--timeout needs seconds}; shift 2 ;;
         *) die "start: unknown option $1" ;;
@@ -325,9 +370,10 @@ cmd_start() {
             wait_for_node "$i" "$timeout" || exit 1
             continue
         fi
-        write_node_config "$i" "$nodes" "$auth"
+        write_node_config "$i" "$nodes" "$auth" "$tls"
         echo "$auth" >"$(node_dir "$i")/auth"
-        log "starting node $i of $nodes on $(node_addr "$i") (heap $heap$([ "$auth" = 1 ] && echo ', auth on'))"
+        echo "$tls" >"$(node_dir "$i")/tls"
+        log "starting node $i of $nodes on $(node_addr "$i") (heap $heap$([ "$auth" = 1 ] && echo ', auth on')$([ "$tls" = 1 ] && echo ', TLS only'))"
         launch_node "$i" "$nodes" "$heap"
         wait_for_node "$i" "$timeout" || exit 1
     done
@@ -417,9 +463,10 @@ cmd_status() {
             state=DOWN
             all_up=1
         fi
-        local auth=off
+        local auth=off tls=off
         [ "$(cat "$(node_dir "$i")/auth" 2>/dev/null)" = 1 ] && auth=on
-        printf 'node%s  %-10s  pid %-8s  auth %-3s  %s\n' "$i" "$addr" "${pid:--}" "$auth" "$state"
+        [ "$(cat "$(node_dir "$i")/tls" 2>/dev/null)" = 1 ] && tls=on
+        printf 'node%s  %-10s  pid %-8s  auth %-3s  tls %-3s  %s\n' "$i" "$addr" "${pid:--}" "$auth" "$tls" "$state"
     done
     if [ "$any" = 0 ]; then
         echo "no nodes (state directory $STATE is empty)"

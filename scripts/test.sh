@@ -2,8 +2,9 @@
 # The one test command (CI runs it through .ci/run). On a fresh machine it installs what the
 # tests need and starts, in the background, every real Cassandra 5.0 the tests use that is
 # not already answering: one node on 127.0.0.1:9042, one with authentication on
-# 127.0.0.11:9042 (scripts/cassandra-auth.sh) and a three-node cluster on 127.0.0.21-23
-# (scripts/cassandra-cluster.sh); it stops only what it started. Meanwhile it runs rustfmt
+# 127.0.0.11:9042 (scripts/cassandra-auth.sh), a three-node cluster on 127.0.0.21-23
+# (scripts/cassandra-cluster.sh) and one whose native port speaks TLS only on 127.0.0.41:9042
+# (scripts/cassandra-tls.sh); it stops only what it started. Meanwhile it runs rustfmt
 # check, clippy with warnings denied and the seam check (the first that fails ends the run);
 # then, with the clusters up, every test of the workspace (all of them, --no-fail-fast) and
 # one closing line with the totals. Exits non-zero if anything failed. The tests that need a
@@ -14,6 +15,9 @@
 #   DOPPIO_CASSANDRA   address the tests use (default 127.0.0.1:9042)
 #   DOPPIO_CASSANDRA_AUTH   the node with authentication (default 127.0.0.11:9042)
 #   DOPPIO_CLUSTER   the three-node cluster's first node (default 127.0.0.21:9042)
+#   DOPPIO_CASSANDRA_TLS   the TLS-only node (default 127.0.0.41:9042)
+#   DOPPIO_CASSANDRA_TLS_CA   the CA file its certificate chains to (default
+#                             .cassandra-tls/tls/ca.pem, made by scripts/cassandra-tls.sh)
 #   DOPPIO_TEST_KEEP_CASSANDRA=1   leave the Cassandra clusters this script started running
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,15 +33,18 @@ step "locked-memory limit for io_uring"
 raise_memlock
 ensure_tracefs
 
-step "Cassandra (three clusters, started in the background while the code is checked)"
+step "Cassandra (four clusters, started in the background while the code is checked)"
 export DOPPIO_CASSANDRA=${DOPPIO_CASSANDRA:-127.0.0.1:9042}
 export DOPPIO_CASSANDRA_AUTH=${DOPPIO_CASSANDRA_AUTH:-127.0.0.11:9042}
 export DOPPIO_CLUSTER=${DOPPIO_CLUSTER:-127.0.0.21:9042}
+export DOPPIO_CASSANDRA_TLS=${DOPPIO_CASSANDRA_TLS:-127.0.0.41:9042}
+export DOPPIO_CASSANDRA_TLS_CA=${DOPPIO_CASSANDRA_TLS_CA:-$ROOT/.cassandra-tls/tls/ca.pem}
 # name | start command | stop command | address
 clusters=(
     "main|scripts/cassandra.sh start|scripts/cassandra.sh stop|$DOPPIO_CASSANDRA"
     "auth|scripts/cassandra-auth.sh start|scripts/cassandra-auth.sh stop|$DOPPIO_CASSANDRA_AUTH"
     "cluster|scripts/cassandra-cluster.sh start|scripts/cassandra-cluster.sh stop|$DOPPIO_CLUSTER"
+    "tls|scripts/cassandra-tls.sh start|scripts/cassandra-tls.sh stop|$DOPPIO_CASSANDRA_TLS"
 )
 started=()
 start_pids=()
@@ -71,6 +78,12 @@ for entry in "${clusters[@]}"; do
     started+=("$entry")
 done
 
+# A TLS node already answering (started from another checkout) has its CA elsewhere.
+if port_open "$DOPPIO_CASSANDRA_TLS" && [ ! -s "$DOPPIO_CASSANDRA_TLS_CA" ]; then
+    echo "warning: the TLS Cassandra on $DOPPIO_CASSANDRA_TLS answers but its CA $DOPPIO_CASSANDRA_TLS_CA" \
+        "is missing: set DOPPIO_CASSANDRA_TLS_CA, or stop that node so that this run starts its own" >&2
+fi
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -93,6 +106,7 @@ done
 start_pids=()
 scripts/cassandra.sh status || true
 scripts/cassandra-cluster.sh status || true
+scripts/cassandra-tls.sh status || true
 
 step "cargo test --workspace"
 test_log=$(mktemp)

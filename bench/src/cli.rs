@@ -170,6 +170,35 @@ pub struct Connect {
     /// v5 with Cassandra 4.0+ and the stub).
     #[arg(long, value_name = "4|5", value_parser = clap::value_parser!(u8).range(4..=5))]
     pub protocol: Option<u8>,
+    /// Speak TLS to the nodes (every backend; rustls with the ring provider). Needs --ca.
+    #[arg(long, requires = "ca")]
+    pub tls: bool,
+    /// With --tls: the PEM file of the CA(s) the nodes' certificates must chain to.
+    #[arg(long, value_name = "FILE", requires = "tls")]
+    pub ca: Option<std::path::PathBuf>,
+    /// With --tls: a client certificate chain (PEM) to show nodes that require one; needs
+    /// --key.
+    #[arg(long, value_name = "FILE", requires_all = ["tls", "key"])]
+    pub cert: Option<std::path::PathBuf>,
+    /// With --tls: the private key (PEM) of --cert.
+    #[arg(long, value_name = "FILE", requires_all = ["tls", "cert"])]
+    pub key: Option<std::path::PathBuf>,
+    /// With --tls: the name the nodes' certificates must carry (default: each node's IP
+    /// address). doppio only: scylla-rust-driver always checks the IP address and refuses it.
+    #[arg(long, value_name = "NAME", requires = "tls")]
+    pub tls_server_name: Option<String>,
+}
+
+impl Connect {
+    /// The TLS options, if `--tls` was given.
+    pub fn tls_options(&self) -> Option<crate::backend::TlsOptions> {
+        let ca = self.ca.clone().filter(|_| self.tls)?;
+        Some(crate::backend::TlsOptions {
+            ca,
+            client_cert: self.cert.clone().zip(self.key.clone()),
+            server_name: self.tls_server_name.clone(),
+        })
+    }
 }
 
 /// Options of `load`.

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::backend::{
     self, Backend, BackendError, ConnectOptions, Driver, Locality, Phase, PhaseError, PhaseSpec,
-    SettingError,
+    SettingError, TlsOptions,
 };
 use crate::cli::{Connect, CyclesArgs, LoadArgs, RunArgs};
 use crate::engine::collect::Sample;
@@ -129,6 +129,7 @@ fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<ConnectOptions, Fa
         locality: Locality::new(c.datacenter.clone(), c.rack.clone())?,
         retry_backoff: c.retry_backoff,
         protocol: c.protocol.or_else(|| backend::common_protocol(drivers)),
+        tls: c.tls_options(),
     };
     for &d in drivers {
         backend::check_settings(d, &options)?;
@@ -332,6 +333,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             thread_cores: BTreeMap::new(),
             protocol: options.protocol,
             protocol_versions: BTreeMap::new(),
+            tls: options.tls.as_ref().map(TlsOptions::describe),
         },
         fatal_error: None,
         warnings: Vec::new(),

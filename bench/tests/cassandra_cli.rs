@@ -2,14 +2,15 @@
 //! subcommand, both backends, a workload file with parameters, JSON written and read back by
 //! `show`, `hdr` and `list`, and `--driver doppio,doppio-uring,scylla` side by side. A test
 //! whose node does not answer is skipped outside CI and fails in CI (`doppio-test-support`);
-//! the unreachable-node test needs none.
+//! the unreachable-node test needs none. The TLS test runs against the TLS-only node
+//! (`scripts/cassandra-tls.sh start`, `DOPPIO_CASSANDRA_TLS`).
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 use std::path::PathBuf;
 
 mod support;
-use doppio_test_support::{CASSANDRA, CASSANDRA_AUTH};
+use doppio_test_support::{cassandra_tls_ca, CASSANDRA, CASSANDRA_AUTH, CASSANDRA_TLS};
 use support::{assert_input_error, doppio, json};
 
 fn node() -> String {
@@ -520,4 +521,82 @@ fn doppio_speaks_v5_with_cassandra_unless_asked_for_v4_and_scylla_v4() {
             assert_eq!(j["backends"][d]["errors"].as_u64(), Some(0), "{d}: {j}");
         }
     }
+}
+
+#[test]
+fn every_backend_speaks_tls_to_the_tls_node_and_a_plaintext_run_fails_clearly() {
+    if CASSANDRA_TLS.answering().is_none() {
+        return; // skipped (outside CI) with a message
+    }
+    let (dir, _) = scratch("tls");
+    let n = CASSANDRA_TLS.addr().to_string();
+    let ca = cassandra_tls_ca();
+    let ca = ca.to_str().unwrap();
+    let report = dir.join("tls.json");
+    let text = ok(&[
+        "run",
+        "-w",
+        "empty",
+        &n,
+        "--driver",
+        "doppio,doppio-uring,scylla",
+        "-d",
+        "100",
+        "--warmup",
+        "0",
+        "-q",
+        "--tls",
+        "--ca",
+        ca,
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(
+        text.contains("tls           on (ca="),
+        "CONFIG says so: {text}"
+    );
+    let j = json(&report);
+    assert!(
+        j["config"]["tls"].as_str().unwrap().starts_with("ca="),
+        "{j}"
+    );
+    for d in ["doppio", "doppio-uring", "scylla"] {
+        assert_eq!(j["backends"][d]["errors"].as_u64(), Some(0), "{d}: {j}");
+        assert_eq!(j["backends"][d]["requests"].as_u64(), Some(100), "{d}: {j}");
+    }
+    // Plaintext against the TLS-only port: one sentence naming TLS, exit code 2.
+    let plain = dir.join("plain.json");
+    let out = doppio(&[
+        "run",
+        "-w",
+        "empty",
+        &n,
+        "-d",
+        "10",
+        "--warmup",
+        "0",
+        "-q",
+        "-o",
+        plain.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("TLS") && err.contains(&n), "{err}");
+    // scylla-rust-driver checks the IP address only: a server name is refused up front.
+    let out = doppio(&[
+        "run",
+        "-w",
+        "empty",
+        &n,
+        "--driver",
+        "scylla",
+        "--tls",
+        "--ca",
+        ca,
+        "--tls-server-name",
+        "db.example.invalid",
+        "-o",
+        dir.join("refused.json").to_str().unwrap(),
+    ]);
+    assert_input_error(&out, &["--tls-server-name"]);
 }

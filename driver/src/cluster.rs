@@ -42,7 +42,7 @@ use doppio_proto::ProtocolVersion;
 
 pub use crate::auth::AuthenticatorFactory;
 use crate::auth::PasswordAuthenticator;
-use crate::connection::ConnectionConfig;
+use crate::connection::{ConnectionConfig, TlsConfig};
 use crate::control::{ControlConfig, ControlEvent, Publisher};
 use crate::error::Error;
 use crate::pool::Backoff;
@@ -208,6 +208,12 @@ impl ClusterBuilder {
     /// A custom authenticator, made once per handshake on the shard that runs it.
     pub fn authenticator(mut self, factory: AuthenticatorFactory) -> Self {
         self.config.session.handshake.authenticator = Some(factory);
+        self
+    }
+
+    /// TLS on every connection (control and pools): see [`TlsConfig`]. Default: plaintext.
+    pub fn tls(mut self, tls: TlsConfig) -> Self {
+        self.config.session.connection.tls = Some(tls);
         self
     }
 

@@ -175,11 +175,14 @@ pub enum ErrorKind {
     Serialization,
     /// Handshake or authentication failures.
     Handshake,
+    /// TLS failures: a certificate refused, a node not speaking TLS (or requiring it), a
+    /// TLS handshake that timed out.
+    Tls,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order (`kind as usize` indexes it).
-    pub const ALL: [ErrorKind; 22] = [
+    pub const ALL: [ErrorKind; 23] = [
         ErrorKind::Unavailable,
         ErrorKind::Overloaded,
         ErrorKind::Bootstrapping,
@@ -202,6 +205,7 @@ impl ErrorKind {
         ErrorKind::Protocol,
         ErrorKind::Serialization,
         ErrorKind::Handshake,
+        ErrorKind::Tls,
     ];
 
     /// The kind of a server ERROR with `code`.
@@ -257,6 +261,7 @@ impl ErrorKind {
             ErrorKind::Protocol => "protocol",
             ErrorKind::Serialization => "serialization",
             ErrorKind::Handshake => "handshake",
+            ErrorKind::Tls => "tls",
         }
     }
 }
@@ -281,6 +286,7 @@ impl Error {
         match self {
             Error::Server { error, .. } => ErrorKind::of_server_code(error.code),
             Error::Timeout { .. } => ErrorKind::Timeout,
+            Error::ConnectionBroken(ConnectionError::Tls { .. }) => ErrorKind::Tls,
             Error::ConnectionBroken(_) => ErrorKind::ConnectionBroken,
             Error::NoConnection(_) => ErrorKind::NoConnection,
             Error::Closed(_) => ErrorKind::Closed,

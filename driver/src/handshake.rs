@@ -20,7 +20,7 @@ use doppio_proto::segment::SegmentCompression;
 use doppio_proto::ProtocolVersion;
 
 use crate::auth::AuthenticatorFactory;
-use crate::connection::Connection;
+use crate::connection::{Connection, ConnectionError, RequestError, TlsFailure};
 use crate::error::Error;
 use crate::result::{reply, unexpected};
 use crate::routing::sharding::{ShardingError, ShardingInfo};
@@ -99,7 +99,24 @@ pub async fn handshake(conn: &Connection, config: &HandshakeConfig) -> Result<Ne
     let answer = conn
         .send(Flags::NONE, &Options, config.timeout)
         .await
-        .map_err(map)?;
+        .map_err(|e| match e {
+            // The connection's first request, answered by a close or a reset without a
+            // single byte: what a TLS-only port does to a plaintext client (Cassandra resets
+            // at once). A CQL node that refuses a client answers with an ERROR instead.
+            RequestError::Connection(ConnectionError::Broken { addr, message })
+                if conn.config().tls.is_none() && conn.stats().bytes_read == 0 =>
+            {
+                Error::ConnectionBroken(ConnectionError::Tls {
+                    addr,
+                    failure: TlsFailure::NodeRequiresTls,
+                    detail: format!(
+                        "{message} in answer to the first request, without a byte: \
+                         a TLS-only port does this to a plaintext client"
+                    ),
+                })
+            }
+            e => map(e),
+        })?;
     let supported = match reply(node, answer.response)? {
         Response::Supported(s) => s,
         other => return Err(unexpected(node, "OPTIONS", &other)),

@@ -8,7 +8,8 @@
 //!   connection and hands topology changes to all of them over the control plane.
 //! - [`connection`] and [`pool`]: per-shard connections to every node that coalesce frames
 //!   into batched writes and parse every complete frame per read, replaced in the background
-//!   with backoff when they break; [`handshake`] and [`auth`] open them.
+//!   with backoff when they break; [`handshake`] and [`auth`] open them. TLS (rustls,
+//!   `connection::tls`) sits between a connection's socket and its buffers when configured.
 //! - `system` (private): the CQL the driver runs for itself on one connection (system
 //!   tables, schema versions, REGISTER, USE), for the control connection and the session.
 //! - [`routing`]: Murmur3 tokens, the token ring, replica placement, ScyllaDB's shards and
@@ -38,6 +39,7 @@ pub mod session;
 mod system;
 
 pub use cluster::{Cluster, ClusterBuilder, ClusterError};
+pub use connection::{TlsConfig, TlsConfigError, TlsFailure};
 /// The protocol layer this driver speaks, re-exported for users who need its types.
 pub use doppio_proto as proto;
 /// The runtimes the driver runs on (glommio, or doppio's own io_uring runtime), re-exported

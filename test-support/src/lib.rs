@@ -10,8 +10,8 @@
 //! - it does not, in CI (`CI` set, as `.ci/run` and CI services do): the test fails with
 //!   the same sentence, since CI must run every test.
 //!
-//! The nodes are the three `scripts/test.sh` starts: [`CASSANDRA`], [`CASSANDRA_AUTH`],
-//! [`CASSANDRA_CLUSTER`]. Whether a node answers is asked once per test binary (a TCP
+//! The nodes are the four `scripts/test.sh` starts: [`CASSANDRA`], [`CASSANDRA_AUTH`],
+//! [`CASSANDRA_CLUSTER`], [`CASSANDRA_TLS`]. Whether a node answers is asked once per test binary (a TCP
 //! connect with a short timeout) and remembered, so that a test that stops a node of the
 //! cluster does not make the tests after it skip.
 
@@ -57,6 +57,24 @@ pub const CASSANDRA_CLUSTER: Node = Node {
     default: "127.0.0.21:9042",
     start: "scripts/cassandra-cluster.sh start",
 };
+
+/// The node whose native port speaks TLS only (`scripts/cassandra-tls.sh`); the CA its
+/// certificate chains to is [`cassandra_tls_ca`].
+pub const CASSANDRA_TLS: Node = Node {
+    what: "the Cassandra with TLS",
+    var: "DOPPIO_CASSANDRA_TLS",
+    default: "127.0.0.41:9042",
+    start: "scripts/cassandra-tls.sh start",
+};
+
+/// The CA file of [`CASSANDRA_TLS`]: `DOPPIO_CASSANDRA_TLS_CA`, or the one
+/// `scripts/cassandra-tls.sh` makes (`.cassandra-tls/tls/ca.pem` in the repository).
+pub fn cassandra_tls_ca() -> std::path::PathBuf {
+    std::env::var_os("DOPPIO_CASSANDRA_TLS_CA").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cassandra-tls/tls/ca.pem"),
+        std::path::PathBuf::from,
+    )
+}
 
 /// How long the probe waits for a TCP connection.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);

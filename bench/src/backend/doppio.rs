@@ -19,12 +19,12 @@ use doppio::proto::values::QueryValues;
 use doppio::proto::ProtocolVersion;
 use doppio::rt::Runtime;
 use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy, StatementOptions};
-use doppio::{Cluster, Error, PreparedStatement, Session};
+use doppio::{Cluster, Error, PreparedStatement, Session, TlsConfig};
 
 use super::{
     phase_statements, plan_statement, run_and_report, Backend, BackendError, Compression,
     ConnectOptions, Consistency as BenchConsistency, Driver, DriverCounters, Event, Phase,
-    PhaseSpec, SerialConsistency, SettingError,
+    PhaseSpec, SerialConsistency, SettingError, TlsOptions,
 };
 use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
 use crate::workload::encode::{encode, CqlKind, Encoded};
@@ -91,6 +91,20 @@ pub fn check_settings(driver: Driver, o: &ConnectOptions) -> Result<(), SettingE
     Ok(())
 }
 
+/// doppio's TLS configuration from the bench's options (the scylla backend takes its rustls
+/// configuration too, so that both verify alike with the same provider).
+pub fn tls_config(t: &TlsOptions) -> Result<TlsConfig, String> {
+    let report = |e: doppio::TlsConfigError| doppio::error::Report(&e).to_string();
+    let mut tls = TlsConfig::from_ca_file(&t.ca).map_err(report)?;
+    if let Some((cert, key)) = &t.client_cert {
+        tls = tls.with_client_cert(cert, key).map_err(report)?;
+    }
+    if let Some(name) = &t.server_name {
+        tls = tls.with_server_name(name).map_err(report)?;
+    }
+    Ok(tls)
+}
+
 impl DoppioBackend {
     /// Starts the shards on `runtime` and connects each.
     pub fn connect(o: &ConnectOptions, runtime: Runtime) -> Result<Self, BackendError> {
@@ -136,6 +150,9 @@ impl DoppioBackend {
         }
         if let Some(dc) = &o.locality.datacenter {
             b = b.local_datacenter(dc);
+        }
+        if let Some(t) = &o.tls {
+            b = b.tls(tls_config(t).map_err(|e| err(format!("--tls: {e}")))?);
         }
         let cluster = b
             .build()

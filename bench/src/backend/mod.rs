@@ -30,7 +30,9 @@ use crate::engine::{
 };
 use crate::workload::encode::CqlKind;
 use crate::workload::{BoundArgs, Statement, Workload};
-pub use settings::{Compression, Locality, RetryBackoff, SerialConsistency, SettingError};
+pub use settings::{
+    Compression, Locality, RetryBackoff, SerialConsistency, SettingError, TlsOptions,
+};
 
 /// Which driver runs the workload.
 #[derive(
@@ -177,6 +179,8 @@ pub struct ConnectOptions {
     /// The CQL protocol version asked for (4 or 5; `None`: each backend's newest the node
     /// offers).
     pub protocol: Option<u8>,
+    /// TLS to the nodes (`None`: plaintext).
+    pub tls: Option<TlsOptions>,
 }
 
 impl ConnectOptions {

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use doppio::ErrorKind;
 use scylla::client::execution_profile::ExecutionProfile;
-use scylla::client::session::Session;
+use scylla::client::session::{Session, TlsContext};
 use scylla::client::session_builder::SessionBuilder;
 use scylla::client::PoolSize;
 use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
@@ -142,6 +142,13 @@ pub fn check_settings(o: &ConnectOptions) -> Result<(), SettingError> {
             why: "scylla-rust-driver speaks protocol v4 only",
         });
     }
+    if o.tls.as_ref().is_some_and(|t| t.server_name.is_some()) {
+        return Err(SettingError::Unsupported {
+            driver: Driver::Scylla.name(),
+            option: "--tls-server-name",
+            why: "scylla-rust-driver checks every node's certificate against its IP address",
+        });
+    }
     if o.retry_backoff.is_some() {
         return Err(SettingError::Unsupported {
             driver: Driver::Scylla.name(),
@@ -233,6 +240,12 @@ impl ScyllaBackend {
             .compression((o.compression == BenchCompression::Lz4).then_some(Compression::Lz4));
         if let (Some(u), Some(p)) = (&o.username, &o.password) {
             b = b.user(u, p.expose());
+        }
+        if let Some(t) = &o.tls {
+            // The rustls configuration doppio's backends use (ring provider, same roots and
+            // client certificate): both drivers verify alike.
+            let tls = super::doppio::tls_config(t).map_err(|e| err(format!("--tls: {e}")))?;
+            b = b.tls_context(Some(TlsContext::Rustls023(tls.rustls_config())));
         }
         let session = runtime
             .block_on(b.build())

@@ -47,6 +47,33 @@ pub enum SettingError {
     },
 }
 
+/// TLS to the nodes (`--tls`): the files every backend reads (each builds its own rustls
+/// configuration from them, with the ring provider).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TlsOptions {
+    /// The PEM file of the CA certificates the nodes' certificates must chain to.
+    pub ca: std::path::PathBuf,
+    /// The client's certificate chain and key (PEM), for nodes that require one.
+    pub client_cert: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    /// The name the nodes' certificates must carry (default: each node's IP address).
+    pub server_name: Option<String>,
+}
+
+impl TlsOptions {
+    /// How a report describes it: `ca=FILE`, then `client-cert=FILE` and `server-name=NAME`
+    /// when set.
+    pub fn describe(&self) -> String {
+        let mut text = format!("ca={}", self.ca.display());
+        if let Some((cert, _)) = &self.client_cert {
+            text.push_str(&format!(" client-cert={}", cert.display()));
+        }
+        if let Some(name) = &self.server_name {
+            text.push_str(&format!(" server-name={name}"));
+        }
+        text
+    }
+}
+
 /// The consistency of the Paxos phase of conditional statements, sent with every request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SerialConsistency {

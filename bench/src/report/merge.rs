@@ -841,6 +841,7 @@ mod tests {
                 thread_cores: BTreeMap::new(),
                 protocol: None,
                 protocol_versions: BTreeMap::new(),
+                tls: None,
             },
             fatal_error: None,
             warnings: Vec::new(),

@@ -140,6 +140,10 @@ pub struct RunConfig {
     /// The protocol version each backend spoke, by driver name.
     #[serde(default)]
     pub protocol_versions: BTreeMap<String, u8>,
+    /// TLS to the nodes (`--tls`): `ca=FILE` and, when set, `client-cert=FILE` and
+    /// `server-name=NAME`; `null`: plaintext.
+    #[serde(default)]
+    pub tls: Option<String>,
 }
 
 /// `config.compression`: a name, or the boolean of reports written before it took one.

@@ -244,6 +244,13 @@ fn driver_settings(out: &mut String, c: &super::RunConfig) {
             .collect();
         wrap(out, "  cores         ", &cores.join("   "));
     }
+    let _ = writeln!(
+        out,
+        "  tls           {}",
+        c.tls
+            .as_deref()
+            .map_or("off".to_owned(), |t| format!("on ({t})"))
+    );
     if c.protocol.is_some() || !c.protocol_versions.is_empty() {
         let spoken: Vec<String> = c
             .protocol_versions

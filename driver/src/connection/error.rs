@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use doppio_proto::ProtoError;
 
+use super::tls::TlsFailure;
+
 /// Why a connection cannot carry requests.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectionError {
@@ -35,6 +37,17 @@ pub enum ConnectionError {
         /// What was wrong.
         detail: String,
     },
+    /// TLS failed: the handshake (certificate refused, not TLS, timed out), a record after
+    /// it, or a plaintext connection to a node that requires TLS.
+    #[error("TLS with {addr} failed: {failure} ({detail})")]
+    Tls {
+        /// The node.
+        addr: SocketAddr,
+        /// The kind of failure.
+        failure: TlsFailure,
+        /// rustls's or the socket's own words.
+        detail: String,
+    },
     /// The connection was closed on purpose (shutdown, or too many orphaned stream ids).
     #[error("connection to {addr} closed: {reason}")]
     Closed {
@@ -52,7 +65,16 @@ impl ConnectionError {
             ConnectionError::Connect { addr, .. }
             | ConnectionError::Broken { addr, .. }
             | ConnectionError::Protocol { addr, .. }
+            | ConnectionError::Tls { addr, .. }
             | ConnectionError::Closed { addr, .. } => *addr,
+        }
+    }
+
+    /// The kind of TLS failure, if this is one.
+    pub fn tls_failure(&self) -> Option<TlsFailure> {
+        match self {
+            ConnectionError::Tls { failure, .. } => Some(*failure),
+            _ => None,
         }
     }
 }

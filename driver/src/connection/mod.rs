@@ -24,12 +24,17 @@
 //! allocation once buffers have grown, no lock and no atomic (state is `Rc<RefCell<_>>`,
 //! borrowed only between awaits, never across one).
 //!
+//! With TLS ([`ConnectionConfig::tls`]), the `tls` module's handshake runs after TCP
+//! connect and before any CQL (within the connect timeout); then the reader decrypts what
+//! arrived into its frame buffer and the flusher encrypts each batch before sending it.
+//!
 //! A read, a write or a protocol violation closes the connection: every request in flight
 //! fails at once with a [`ConnectionError`], later requests fail immediately, and the socket
 //! is shut down. Dropping the last [`Connection`] handle closes it too.
 
 pub mod error;
 mod in_flight;
+pub mod tls;
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -58,6 +63,8 @@ use crate::rt::{self, TcpStream, Timer};
 
 pub use error::{ConnectionError, RequestError};
 use in_flight::{InFlight, Outcome, StreamHandle};
+use tls::TlsSession;
+pub use tls::{TlsConfig, TlsConfigError, TlsFailure};
 
 /// Tunables of one connection.
 #[derive(Debug, Clone)]
@@ -81,6 +88,9 @@ pub struct ConnectionConfig {
     /// After this long with nothing read, an OPTIONS probes the node; no answer within the
     /// same interval closes the connection. `None` disables keepalive.
     pub keepalive: Option<Duration>,
+    /// TLS: `None` (the default) speaks plaintext CQL. The TLS handshake is bounded by
+    /// `connect_timeout` too.
+    pub tls: Option<TlsConfig>,
 }
 
 impl Default for ConnectionConfig {
@@ -94,6 +104,7 @@ impl Default for ConnectionConfig {
             max_orphans: in_flight::MAX_STREAMS / 4,
             max_queued_events: 1024,
             keepalive: Some(Duration::from_secs(30)),
+            tls: None,
         }
     }
 }
@@ -186,6 +197,9 @@ struct Shared {
     /// The ScyllaDB shard this connection landed on, and the node's sharding, once the
     /// handshake read them (`None` on Cassandra).
     sharding: std::cell::Cell<Option<ShardingInfo>>,
+    /// TLS state, shared by the reader (decrypt) and the flusher (encrypt); each borrows it
+    /// only between awaits.
+    tls: Option<RefCell<TlsSession>>,
 }
 
 impl Shared {
@@ -356,6 +370,22 @@ impl Connection {
         socket
             .set_nodelay(true)
             .map_err(|e| connect_err(format!("cannot set TCP_NODELAY: {e}")))?;
+        // Ciphertext that came with the handshake's last flight is the reader's to decrypt.
+        let mut raw = BytesMut::new();
+        let tls = match &config.tls {
+            None => None,
+            Some(tls) => {
+                let session =
+                    TlsSession::handshake(&socket, addr, tls, config.connect_timeout, &mut raw)
+                        .await;
+                if session.is_err() {
+                    socket.shutdown();
+                }
+                Some(RefCell::new(
+                    session.map_err(|e| (e, std::io::ErrorKind::Other))?,
+                ))
+            }
+        };
         let shared = Rc::new(Shared {
             addr,
             state: RefCell::new(State {
@@ -380,8 +410,9 @@ impl Connection {
             version: std::cell::Cell::new(ProtocolVersion::V4),
             segments: std::cell::Cell::new(None),
             sharding: std::cell::Cell::new(None),
+            tls,
         });
-        rt::spawn_local(read_loop(shared.clone())).detach();
+        rt::spawn_local(read_loop(shared.clone(), raw)).detach();
         rt::spawn_local(flush_loop(shared.clone())).detach();
         rt::spawn_local(sweep_loop(shared.clone())).detach();
         if let Some(interval) = shared.config.keepalive {
@@ -682,7 +713,7 @@ impl Drop for Answer<'_> {
 }
 
 /// Reads, parses every complete frame, and hands each to its caller.
-async fn read_loop(shared: Rc<Shared>) {
+async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
     // Received bytes are appended to `buf` by the runtime's stream (glommio: one `recv` into
     // a scratch buffer; io_uring: a copy out of each provided buffer, which goes back to the
     // ring at once); complete frames are split off it as zero-copy bodies.
@@ -697,14 +728,52 @@ async fn read_loop(shared: Rc<Shared>) {
     // split off as from `buf` before.
     let mut envelopes = BytesMut::new();
     let mut assembler = EnvelopeAssembler::new(shared.config.max_frame_body);
+    // Whether nothing has arrived yet: a plaintext connection that a node closes before
+    // answering anything, or answers with TLS, is talking to a TLS port.
+    let mut first = true;
     loop {
-        let read = poll_fn(|cx| {
-            if shared.state.borrow().closed.is_some() {
-                return Poll::Ready(Ok(0));
+        let read = if raw.is_empty() {
+            poll_fn(|cx| {
+                if shared.state.borrow().closed.is_some() {
+                    return Poll::Ready(Ok(0));
+                }
+                match &shared.tls {
+                    None => shared.socket.poll_recv(cx, &mut buf),
+                    Some(_) => shared.socket.poll_recv(cx, &mut raw),
+                }
+            })
+            .await
+        } else {
+            // Ciphertext left over from the TLS handshake. (No plaintext can be: CQL's
+            // client speaks first, so a node sends no data with its handshake flights.)
+            Ok(raw.len())
+        };
+        if let Some(tls) = &shared.tls {
+            if let Ok(n) = read {
+                if n > 0 {
+                    match tls.borrow_mut().decrypt(&mut raw, &mut buf) {
+                        Ok(true) => {}
+                        Ok(false) => return shared.broken("closed by the node (TLS close_notify)"),
+                        Err((failure, detail)) => {
+                            return shared.close(ConnectionError::Tls {
+                                addr: shared.addr,
+                                failure,
+                                detail,
+                            })
+                        }
+                    }
+                }
             }
-            shared.socket.poll_recv(cx, &mut buf)
-        })
-        .await;
+        } else if first && matches!(read, Ok(n) if n > 0) && tls::looks_like_tls(&buf) {
+            // A node that closes without a byte may require TLS too; the handshake judges
+            // that case (`handshake::handshake`), since only it knows nothing else was sent.
+            return shared.close(ConnectionError::Tls {
+                addr: shared.addr,
+                failure: TlsFailure::NodeRequiresTls,
+                detail: "the node answered a plaintext request with TLS".into(),
+            });
+        }
+        first = false;
         let n = match read {
             Ok(0) if !buf.is_empty() => {
                 return shared.broken(format!(
@@ -800,6 +869,8 @@ async fn flush_loop(shared: Rc<Shared>) {
     // v5: the batch's envelopes are framed into segments here, then the buffers swap (both
     // keep their capacity).
     let mut framed = BytesMut::new();
+    // TLS: the batch is encrypted into records here, then the buffers swap likewise.
+    let mut cipher = BytesMut::new();
     loop {
         let open = poll_fn(|cx| {
             let mut st = shared.state.borrow_mut();
@@ -824,6 +895,18 @@ async fn flush_loop(shared: Rc<Shared>) {
             }
             out.clear();
             std::mem::swap(&mut out, &mut framed);
+        }
+        if let Some(tls) = &shared.tls {
+            cipher.clear();
+            if let Err(e) = tls.borrow_mut().encrypt(&out, &mut cipher) {
+                return shared.close(ConnectionError::Tls {
+                    addr: shared.addr,
+                    failure: TlsFailure::Other,
+                    detail: format!("cannot encrypt requests: {e}"),
+                });
+            }
+            out.clear();
+            std::mem::swap(&mut out, &mut cipher);
         }
         let written = out.len();
         let (result, back) = shared.socket.send(out).await;

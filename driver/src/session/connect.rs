@@ -51,9 +51,20 @@ fn connect_fn(
         let keyspace = keyspace.borrow().clone();
         let refused = refused.clone();
         Box::pin(async move {
-            let conn = match target {
-                Some(t) => connect_to_shard(addr, t, conn_config).await?,
-                None => Connection::connect(addr, conn_config).await?,
+            let connected = match target {
+                Some(t) => connect_to_shard(addr, t, conn_config).await,
+                None => Connection::connect(addr, conn_config).await,
+            };
+            let conn = match connected {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // A TLS failure (certificate refused, TLS on one side only) will not
+                    // pass on a retry: fail `connect` at once with it.
+                    if matches!(e, ConnectionError::Tls { .. }) {
+                        *refused.borrow_mut() = Some(Error::ConnectionBroken(e.clone()));
+                    }
+                    return Err(e);
+                }
             };
             let fail = |e: Error| ConnectionError::Closed {
                 addr,
@@ -62,6 +73,8 @@ fn connect_fn(
             if let Err(e) = handshake(&conn, &hs).await {
                 let refusal = match &e {
                     Error::Authentication { .. } | Error::Handshake { .. } => true,
+                    // A plaintext connection to a TLS-only port fails here.
+                    Error::ConnectionBroken(ConnectionError::Tls { .. }) => true,
                     // A node that does not speak v4 says so with a PROTOCOL_ERROR.
                     Error::Server { error, .. } => error.code == ErrorCode::ProtocolError,
                     _ => false,

@@ -40,6 +40,7 @@ use doppio_rt::TcpStream;
 use crate::answer::{self, Answer};
 use crate::rules::{Malformed, Probe, Reaction};
 use crate::shard::ShardContext;
+use crate::tls::ServerTls;
 
 /// Answers waiting beyond this many bytes pause reading (a client that does not read).
 pub(crate) const OUT_LIMIT: usize = 16 << 20;
@@ -48,6 +49,8 @@ pub(crate) const MAX_BODY: usize = 16 << 20;
 
 struct Conn {
     socket: TcpStream,
+    /// TLS state (reader decrypts, flusher encrypts; each borrows it between awaits only).
+    tls: Option<RefCell<ServerTls>>,
     number: u64,
     out: RefCell<BytesMut>,
     flusher: Cell<Option<Waker>>,
@@ -127,9 +130,19 @@ impl Conn {
 /// Serves one accepted connection until it closes.
 pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>, scylla_shard: Option<u16>) {
     let _ = stream.set_nodelay(true);
+    // Ciphertext that came with the handshake's last flight is the reader's to decrypt.
+    let mut raw = BytesMut::new();
+    let tls = match &ctx.tls {
+        None => None,
+        Some(config) => match ServerTls::handshake(&stream, config, &mut raw).await {
+            Some(tls) => Some(RefCell::new(tls)),
+            None => return stream.shutdown(),
+        },
+    };
     let number = ctx.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
     let conn = Rc::new(Conn {
         socket: stream,
+        tls,
         number,
         out: RefCell::new(BytesMut::with_capacity(64 * 1024)),
         flusher: Cell::new(None),
@@ -157,6 +170,14 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>, scylla_shard
     // then walked as `inbuf` is before framing.
     let mut envelopes = BytesMut::new();
     let mut assembler = EnvelopeAssembler::new(MAX_BODY);
+    // The client's first requests may have come with its last handshake flight: rustls
+    // holds them decrypted already, and no further read would bring them.
+    if let Some(tls) = &conn.tls {
+        if tls.borrow_mut().decrypt(&mut raw, &mut inbuf).is_err() {
+            return conn.close();
+        }
+    }
+    let mut primed = !inbuf.is_empty();
     'serve: while !conn.closed.get() {
         conn.sleep_while_stalled().await;
         // Backpressure: a client that does not read its answers stops being read.
@@ -168,16 +189,31 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>, scylla_shard
             Poll::Pending
         })
         .await;
-        let read = poll_fn(|cx| {
-            if conn.closed.get() {
-                return Poll::Ready(Ok(0));
-            }
-            conn.socket.poll_recv(cx, &mut inbuf)
-        })
-        .await;
+        let read = if primed {
+            primed = false;
+            Ok(inbuf.len())
+        } else if raw.is_empty() {
+            poll_fn(|cx| {
+                if conn.closed.get() {
+                    return Poll::Ready(Ok(0));
+                }
+                match &conn.tls {
+                    None => conn.socket.poll_recv(cx, &mut inbuf),
+                    Some(_) => conn.socket.poll_recv(cx, &mut raw),
+                }
+            })
+            .await
+        } else {
+            Ok(raw.len())
+        };
         match read {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
+        }
+        if let Some(tls) = &conn.tls {
+            if tls.borrow_mut().decrypt(&mut raw, &mut inbuf).is_err() {
+                break;
+            }
         }
         // More than one pass only when a v5 STARTUP switched to segments with bytes still
         // behind it (a client that did not wait for READY).
@@ -265,6 +301,8 @@ async fn flush_loop(conn: Rc<Conn>) {
     // v5: the batch's envelopes framed into segments here, then swapped with `batch` (both
     // keep their capacity).
     let mut framed = BytesMut::new();
+    // TLS: each batch is encrypted into this, then the buffers swap (both keep capacity).
+    let mut cipher = BytesMut::new();
     loop {
         let open = poll_fn(|cx| {
             if conn.closed.get() {
@@ -298,6 +336,14 @@ async fn flush_loop(conn: Rc<Conn>) {
             }
             batch.clear();
             std::mem::swap(&mut batch, &mut framed);
+        }
+        if let Some(tls) = &conn.tls {
+            cipher.clear();
+            if tls.borrow_mut().encrypt(&batch, &mut cipher).is_err() {
+                return conn.close();
+            }
+            batch.clear();
+            std::mem::swap(&mut batch, &mut cipher);
         }
         let (sent, back) = conn.socket.send(batch).await;
         batch = back;

@@ -20,10 +20,11 @@
 //! - [`scylla`]: ScyllaDB's shards, emulated (`StubConfig::scylla`): shard of each
 //!   connection, SUPPORTED's `SCYLLA_*` options, counts of requests per shard and of those
 //!   that arrived at a shard not owning their token.
+//! - [`tls`]: serving TLS (rustls, ring provider) with a given certificate and key.
 //!
 //! Imports go one way, with no circle: `server` -> `conn` -> `shard` -> `answer`, `rules`,
-//! `scylla`;
-//! `answer` -> `tables` (`server` also builds the `shard` state it hands to each connection).
+//! `scylla`; `answer` -> `tables`; `conn` -> `tls` (`server` also builds the `shard` state it
+//! hands to each connection).
 //!
 //! Invariants: the EXECUTE hot path allocates nothing, takes no lock and touches no atomic;
 //! per-connection memory is bounded; no input from the wire can make it panic.
@@ -37,6 +38,7 @@ pub mod scylla;
 pub mod server;
 mod shard;
 pub mod tables;
+pub mod tls;
 
 pub use answer::Shape;
 pub use rules::{Reaction, Rule, Rules};

@@ -1,4 +1,4 @@
-//! `doppio-stub --listen ADDR:PORT --cores LIST [--rows N --row-bytes M] [--rules FILE]`:
+//! `doppio-stub --listen ADDR:PORT --cores LIST [--rows N --row-bytes M] [--rules FILE] [--tls-cert FILE --tls-key FILE]`:
 //! prints `listening on ADDR:PORT` once ready, serves until SIGINT or SIGTERM, exits 0.
 //!
 //! `--scylla-shards N` emulates a ScyllaDB node of N shards (see `doppio_stub::scylla`): it
@@ -69,6 +69,12 @@ struct Args {
     /// Offer no shard-aware port (drivers then reach shards through the plain port only).
     #[arg(long, conflicts_with = "shard_aware_port")]
     no_shard_aware_port: bool,
+    /// Serve TLS with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
 }
 
 fn bind_type(name: &str) -> Result<ColumnType, String> {
@@ -103,6 +109,13 @@ fn main() -> ExitCode {
     let bind = match bind_type(&args.bind_type) {
         Ok(t) => t,
         Err(e) => return fail(e),
+    };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => match doppio_stub::tls::server_config(cert, key) {
+            Ok(c) => Some(c),
+            Err(e) => return fail(e.to_string()),
+        },
+        _ => None,
     };
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -144,6 +157,7 @@ fn main() -> ExitCode {
                 ShardAwarePort::Listen(SocketAddr::new(args.listen.ip(), port))
             },
         }),
+        tls,
     };
     let stub = match Stub::start(config) {
         Ok(s) => s,

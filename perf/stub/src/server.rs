@@ -50,6 +50,9 @@ pub struct StubConfig {
     pub authenticator: Option<String>,
     /// Emulate a ScyllaDB node's shards (off by default): see [`crate::scylla`].
     pub scylla: Option<ScyllaShards>,
+    /// Serve TLS with this configuration (see [`crate::tls::server_config`]); `None`:
+    /// plaintext.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Default for StubConfig {
@@ -66,6 +69,7 @@ impl Default for StubConfig {
             newest_protocol: ProtocolVersion::V5,
             authenticator: None,
             scylla: None,
+            tls: None,
         }
     }
 }
@@ -151,6 +155,7 @@ impl Stub {
             let (tx, rx) = std::sync::mpsc::channel::<Result<Bound, String>>();
             let (shared2, rules, shape) = (shared.clone(), rules.clone(), shape.clone());
             let authenticator = authenticator.clone();
+            let tls = config.tls.clone();
             let spawned = doppio_rt::spawn_executor(spec, move || async move {
                 let listener = match TcpListener::bind(addr, 64 * 1024) {
                     Ok(l) => l,
@@ -190,6 +195,7 @@ impl Stub {
                     },
                     Matcher::new(rules, shard),
                     shared2.clone(),
+                    tls,
                 ));
                 if let Some((_, l)) = aware_listener {
                     doppio_rt::spawn_local(accept_loop(l, true, ctx.clone(), shared2.clone()))

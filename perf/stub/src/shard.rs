@@ -60,17 +60,25 @@ pub(crate) struct ShardContext {
     pub(crate) started: Instant,
     pub(crate) next_connection: Arc<AtomicU64>,
     shared: Arc<Shared>,
+    /// TLS to serve, if any.
+    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl ShardContext {
     /// A shard's state around its `responder` and `matcher`.
-    pub(crate) fn new(responder: Responder, matcher: Matcher, shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(
+        responder: Responder,
+        matcher: Matcher,
+        shared: Arc<Shared>,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> Self {
         Self {
             responder: RefCell::new(responder),
             matcher: RefCell::new(matcher),
             started: shared.started,
             next_connection: shared.next_connection.clone(),
             shared,
+            tls,
         }
     }
 
