@@ -481,21 +481,27 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
 }
 
 #[test]
-fn doppio_speaks_v5_with_cassandra_unless_asked_for_v4_and_scylla_v4() {
+fn doppio_alone_speaks_v5_with_cassandra_and_v4_beside_scylla_or_when_asked() {
     if CASSANDRA.answering().is_none() {
         return; // skipped (outside CI) with a message
     }
     let (dir, _) = scratch("protocol");
     let n = node();
-    for (asked, doppio_spoke) in [(None, 5), (Some("4"), 4)] {
-        let report = dir.join(format!("protocol-{}.json", asked.unwrap_or("default")));
+    // (drivers, --protocol, what doppio speaks): alone, doppio negotiates v5; compared with
+    // scylla-rust-driver (v4 only) every backend speaks v4 unless asked otherwise.
+    for (label, drivers, asked, doppio_spoke) in [
+        ("alone", "doppio,doppio-uring", None, 5),
+        ("with-scylla", "doppio,doppio-uring,scylla", None, 4),
+        ("asked-4", "doppio,doppio-uring", Some("4"), 4),
+    ] {
+        let report = dir.join(format!("protocol-{label}.json"));
         let mut args = vec![
             "run",
             "-w",
             "empty",
             &n,
             "--driver",
-            "doppio,doppio-uring,scylla",
+            drivers,
             "-d",
             "100",
             "--warmup",
@@ -510,15 +516,30 @@ fn doppio_speaks_v5_with_cassandra_unless_asked_for_v4_and_scylla_v4() {
         let text = ok(&args);
         let j = json(&report);
         let versions = &j["config"]["protocol_versions"];
-        assert_eq!(versions["doppio"].as_u64(), Some(doppio_spoke), "{j}");
-        assert_eq!(versions["doppio-uring"].as_u64(), Some(doppio_spoke), "{j}");
-        assert_eq!(versions["scylla"].as_u64(), Some(4), "{j}");
+        assert_eq!(
+            versions["doppio"].as_u64(),
+            Some(doppio_spoke),
+            "{label}: {j}"
+        );
+        assert_eq!(
+            versions["doppio-uring"].as_u64(),
+            Some(doppio_spoke),
+            "{label}: {j}"
+        );
         assert!(
             text.contains(&format!("doppio v{doppio_spoke}")),
-            "CONFIG names it: {text}"
+            "{label}: CONFIG names it: {text}"
         );
-        for d in ["doppio", "doppio-uring", "scylla"] {
+        for d in drivers.split(',') {
             assert_eq!(j["backends"][d]["errors"].as_u64(), Some(0), "{d}: {j}");
+        }
+        if drivers.contains("scylla") {
+            assert_eq!(versions["scylla"].as_u64(), Some(4), "{j}");
+            assert_eq!(
+                j["config"]["protocol"].as_u64(),
+                Some(4),
+                "pinned for fairness: {j}"
+            );
         }
     }
 }
