@@ -7,12 +7,39 @@
 # report. The JSON report goes to demo-report.json.
 #
 #   scripts/demo.sh [extra `doppio run` options, e.g. -d 30s -p 256]
+#
+# Ctrl-C (SIGINT) or SIGTERM: a `doppio` step that is running stops and keeps what it measured
+# (the run writes its report with `fatal_error: "interrupted"`); then the script says what is
+# left where and exits with 130. Cassandra is left as it is, running (or still starting: it
+# outlives the script, see scripts/cassandra.sh), as after a finished demo.
+#
+# Environment: DOPPIO_DEMO_BIN uses that `doppio` binary instead of building the release one
+# (the tests use their debug build).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 step() { printf '\n==> %s\n' "$*" >&2; }
 # shellcheck source=scripts/setup-lib.sh
 . "$ROOT/scripts/setup-lib.sh"
+
+report=demo-report.json
+for arg in "$@"; do
+    # The last -o/--output given wins, as in `doppio run`.
+    case ${prev:-} in -o | --output) report=$arg ;; esac
+    prev=$arg
+done
+interrupted() {
+    trap - INT TERM
+    printf '\n==> interrupted\n' >&2
+    if [ -s "$report" ]; then
+        echo "the report of what the run measured so far is in $report" >&2
+    fi
+    echo "Cassandra is left running (stop it with scripts/cassandra.sh stop)" >&2
+    exit 130
+}
+# Bash runs the trap once the foreground step has returned, so `doppio` has written its
+# report by then.
+trap interrupted INT TERM
 
 step "toolchain"
 ensure_toolchain >&2
@@ -26,9 +53,13 @@ else
     scripts/cassandra.sh start
 fi
 
-step "building the bench (release)"
-cargo build --release --locked -p doppio-bench >&2
-bin=target/release/doppio
+if [ -n "${DOPPIO_DEMO_BIN:-}" ]; then
+    bin=$DOPPIO_DEMO_BIN
+else
+    step "building the bench (release)"
+    cargo build --release --locked -p doppio-bench >&2
+    bin=target/release/doppio
+fi
 
 step "schema and a small dataset (10,000 rows)"
 "$bin" schema -w read -q
@@ -37,3 +68,4 @@ step "schema and a small dataset (10,000 rows)"
 step "read workload: doppio (glommio), doppio-uring and scylla-rust-driver alternating"
 "$bin" run -w read -P rows=10000 -d 10s --warmup 1s -p 64 --driver doppio,doppio-uring,scylla \
     -o demo-report.json "$@"
+echo "report: $report" >&2
