@@ -553,6 +553,7 @@ fn run_segments(
                     c.reads += after.reads.saturating_sub(before.reads);
                     c.bytes_written += after.bytes_written.saturating_sub(before.bytes_written);
                     c.bytes_read += after.bytes_read.saturating_sub(before.bytes_read);
+                    c.retries += after.retries.saturating_sub(before.retries);
                     for (node, n) in &after.nodes {
                         let was = before.nodes.get(node).copied().unwrap_or(0);
                         *c.nodes.entry(node.clone()).or_default() += n.saturating_sub(was);

@@ -90,7 +90,10 @@ fn ctrl_c_during_the_demo_keeps_the_report_and_leaves_cassandra_running() {
     let stderr = stderr.lock().unwrap().clone();
     eprintln!("{stdout}{stderr}");
     assert_eq!(code, Some(130), "the demo exits with 130 after Ctrl-C");
-    assert!(stdout.contains("SUMMARY"), "the run's text report: {stdout}");
+    assert!(
+        stdout.contains("SUMMARY"),
+        "the run's text report: {stdout}"
+    );
     let j = json(&report);
     assert_eq!(j["fatal_error"], "interrupted", "{j}");
     assert!(

@@ -449,11 +449,13 @@ impl Backend for DoppioBackend {
                     .filter(|n| !n.requests_by_scylla_shard.is_empty())
                     .map(|n| (n.info.addr.to_string(), n.requests_by_scylla_shard))
                     .collect();
-                (session.stats().connections, nodes, shards)
+                let stats = session.stats();
+                (stats.connections, stats.retries, nodes, shards)
             })
             .ok()?;
         let mut c = DriverCounters::default();
-        for (s, nodes, shards) in stats {
+        for (s, retries, nodes, shards) in stats {
+            c.retries += retries;
             for (node, n) in nodes {
                 *c.nodes.entry(node).or_default() += n;
             }

@@ -393,6 +393,9 @@ pub struct DriverCounters {
     pub bytes_written: u64,
     /// Bytes read.
     pub bytes_read: u64,
+    /// Retries the retry policy asked for (each request counted once however many).
+    #[serde(default)]
+    pub retries: u64,
     /// Requests sent to each node (address), retries and speculative ones included.
     #[serde(default)]
     pub nodes: BTreeMap<String, u64>,

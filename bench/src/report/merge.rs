@@ -602,6 +602,12 @@ fn merge_backend(
             .unwrap_or(0),
         requests_per_flush: pooled_ratio(parts, |b| b.requests_per_flush),
         requests_per_read: pooled_ratio(parts, |b| b.requests_per_read),
+        // Machines retry on their own: counts and rates add up (null when one has none).
+        retries: parts.iter().map(|(_, b)| b.retries).sum::<Option<u64>>(),
+        retries_per_s: parts
+            .iter()
+            .map(|(_, b)| b.retries_per_s)
+            .sum::<Option<f64>>(),
         requests_by_node,
         requests_by_scylla_shard,
         latency_ns: latency_summary(&latency, &means),

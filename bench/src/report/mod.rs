@@ -395,6 +395,14 @@ pub struct BackendReport {
     pub requests_per_flush: Option<f64>,
     /// Requests per socket read (doppio's counters; `null` for scylla).
     pub requests_per_read: Option<f64>,
+    /// Retries the driver's retry policy made over the measured segments (doppio's
+    /// counters; `null` for scylla, whose count needs its `metrics` feature, which would add
+    /// work to its request path).
+    #[serde(default)]
+    pub retries: Option<u64>,
+    /// `retries` per second of measured time.
+    #[serde(default)]
+    pub retries_per_s: Option<f64>,
     /// Requests sent to each node over the measured segments, retries included (doppio's
     /// per-node counters; `null` for scylla).
     #[serde(default)]
@@ -681,6 +689,12 @@ impl BackendRun {
                 .as_ref()
                 .filter(|c| c.reads > 0)
                 .map(|c| c.requests as f64 / c.reads as f64),
+            retries: self.counters.as_ref().map(|c| c.retries),
+            retries_per_s: self
+                .counters
+                .as_ref()
+                .filter(|_| elapsed > 0.0)
+                .map(|c| c.retries as f64 / elapsed),
             requests_by_node: self.counters.as_ref().map(|c| c.nodes.clone()),
             requests_by_scylla_shard: self
                 .counters

@@ -573,6 +573,8 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         .tested(Figure::Throughput),
         Metric::new("requests", "", 0, |b| Value::Count(b.requests)).change(),
         Metric::new("errors", "", 0, |b| Value::Count(b.errors)),
+        Metric::new("retries", "/s", 1, |b| Value::or_missing(b.retries_per_s))
+            .shown_if(|b| b.retries.is_some_and(|r| r > 0)),
         Metric::new("measured time", "s", 2, |b| Value::Num(b.elapsed_s)),
         Metric::new("rows", "", 0, |b| {
             b.rows.map_or(Value::Missing, Value::Count)
