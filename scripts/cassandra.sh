@@ -22,6 +22,8 @@
 # DOPPIO_CASSANDRA_RACKS=r1,r1,r2 places node i in the i-th rack of data center
 # "datacenter1" (GossipingPropertyFileSnitch); without it every node uses SimpleSnitch
 # (datacenter1, rack1). Racks are fixed at a node's first boot, like tokens.
+# DOPPIO_CASSANDRA_EXTRA_YAML: lines appended to each node's cassandra.yaml when it starts
+# (e.g. the overload test's native_transport_max_requests_per_second).
 set -euo pipefail
 
 CASSANDRA_VERSION=5.0.6
@@ -244,6 +246,9 @@ client_encryption_options:
   keystore: $STATE/tls/node$i.bundle.pem
   require_client_auth: false
 EOF
+    fi
+    if [ -n "${DOPPIO_CASSANDRA_EXTRA_YAML:-}" ]; then
+        printf '# DOPPIO_CASSANDRA_EXTRA_YAML:\n%s\n' "$DOPPIO_CASSANDRA_EXTRA_YAML" >>"$dir/cassandra.yaml"
     fi
     cat >"$dir/logback.xml" <<'EOF'
 <configuration>
