@@ -14,6 +14,7 @@ use crate::backend::{
 use crate::cli::{Connect, CyclesArgs, LoadArgs, RunArgs};
 use crate::engine::collect::Sample;
 use crate::engine::cycles::{CycleRange, Cycles, CyclesError};
+use crate::engine::spill::SpilledSamples;
 use crate::engine::statements::merge_totals;
 use crate::engine::Limit;
 use crate::overhead::Meter;
@@ -210,7 +211,7 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
     b.shutdown();
     let outcome = outcome.map_err(|e| Failure::of_phase(e, false))?;
     progress.done();
-    let errors: u64 = outcome.samples.iter().map(Sample::error_count).sum();
+    let errors = outcome.errors;
     let secs = started.elapsed().as_secs_f64();
     println!(
         "loaded {} rows of {}{} in {:.1}s ({:.0} rows/s), {} errors",
@@ -392,7 +393,11 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         }
         report.backends.insert(driver.name().to_owned(), entry);
     }
-    if runs.values().any(|r| r.segments.iter().all(Vec::is_empty)) && result.is_ok() {
+    if runs
+        .values()
+        .any(|r| r.segments.iter().all(SpilledSamples::is_empty))
+        && result.is_ok()
+    {
         report
             .warnings
             .push("a backend completed no sample: the run was too short".into());
@@ -583,6 +588,8 @@ fn run_segments(
                         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                         .map(|d| d.as_secs_f64()),
                 );
+                run.latency.merge(&outcome.latency);
+                run.service.merge(&outcome.service);
                 run.segments.push(outcome.samples);
                 merge_totals(&mut run.statements, &outcome.statements);
                 if crate::interrupt::interrupted() {

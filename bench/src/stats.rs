@@ -175,13 +175,22 @@ impl LatencyHistogram {
     /// The histogram in HdrHistogram's compressed V2 format, base64 (readable by every
     /// HdrHistogram implementation).
     pub fn to_base64(&self) -> String {
-        let mut bytes = Vec::new();
-        match V2DeflateSerializer::new().serialize(&self.h, &mut bytes) {
-            Ok(_) => base64::engine::general_purpose::STANDARD.encode(bytes),
+        match self.to_v2_bytes() {
+            Ok(bytes) => base64::engine::general_purpose::STANDARD.encode(bytes),
             // Serializing into memory fails only on an internal error of the encoder; an
             // empty string then reads back as an error, never as a wrong histogram.
             Err(_) => String::new(),
         }
+    }
+
+    /// The histogram in HdrHistogram's compressed V2 format (the bytes behind
+    /// [`LatencyHistogram::to_base64`]).
+    pub fn to_v2_bytes(&self) -> std::io::Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&self.h, &mut bytes)
+            .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
+        Ok(bytes)
     }
 
     /// Reads [`LatencyHistogram::to_base64`]'s output.
@@ -189,8 +198,13 @@ impl LatencyHistogram {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text.trim())
             .map_err(|e| StatsError::Base64(e.to_string()))?;
+        Self::from_v2_bytes(&bytes)
+    }
+
+    /// Reads [`LatencyHistogram::to_v2_bytes`]'s output.
+    pub fn from_v2_bytes(bytes: &[u8]) -> Result<Self, StatsError> {
         let decoded: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
+            .deserialize(&mut &bytes[..])
             .map_err(|e| StatsError::Decode(format!("{e:?}")))?;
         let mut out = Self::new();
         for v in decoded.iter_recorded() {

@@ -24,10 +24,12 @@ use std::time::{Duration, Instant};
 
 use crate::engine::collect::{Collector, Sample};
 use crate::engine::cycles::CycleRange;
+use crate::engine::spill::SpilledSamples;
 use crate::engine::statements::{merge_totals, StatementTotals};
 use crate::engine::{
     run_worker, BenchSession, IntervalSample, Limit, PlanStatement, WorkerEnd, WorkerSpec,
 };
+use crate::stats::LatencyHistogram;
 use crate::workload::encode::CqlKind;
 use crate::workload::{BoundArgs, Statement, Workload};
 pub use settings::{
@@ -463,8 +465,14 @@ pub fn connect(driver: Driver, options: &ConnectOptions) -> Result<Arc<dyn Backe
 /// What a phase produced.
 #[derive(Debug, Clone, Default)]
 pub struct PhaseOutcome {
-    /// Merged samples, one per interval.
-    pub samples: Vec<Sample>,
+    /// Merged samples, one per interval, written out as they come (bounded memory).
+    pub samples: SpilledSamples,
+    /// Errors of every sample.
+    pub errors: u64,
+    /// Latency from the due time of the phase's successes (every sample's merged in).
+    pub latency: LatencyHistogram,
+    /// Service time of the phase's successes.
+    pub service: LatencyHistogram,
     /// Wall time from the phase start to the last worker's end.
     pub elapsed: Duration,
     /// Iterations run by all workers.
@@ -526,7 +534,23 @@ fn run_prepared_phase(
     );
     let mut outcome = PhaseOutcome {
         started_at: Some(started_at),
+        samples: SpilledSamples::new().map_err(|e| BackendError {
+            driver: backend.driver().name(),
+            message: format!("cannot make the samples' spill file: {e}"),
+        })?,
         ..PhaseOutcome::default()
+    };
+    // Each released sample's histograms go to the spill file; the phase's totals are merged
+    // here, so memory stays flat however many samples the phase has.
+    let driver = backend.driver().name();
+    let keep = |outcome: &mut PhaseOutcome, merged: Sample| -> Result<(), BackendError> {
+        outcome.latency.merge(&merged.latency);
+        outcome.service.merge(&merged.service);
+        outcome.errors += merged.error_count();
+        outcome.samples.push(&merged).map_err(|e| BackendError {
+            driver,
+            message: format!("cannot write a sample to its spill file: {e}"),
+        })
     };
     let mut finished = 0;
     // Ends when every worker has finished, or when the runner dropped its sender.
@@ -536,7 +560,7 @@ fn run_prepared_phase(
             Event::Sample(s) => {
                 for merged in collector.add(*s) {
                     on_sample(&merged);
-                    outcome.samples.push(merged);
+                    keep(&mut outcome, merged)?;
                 }
             }
             Event::Finished { worker, end } => {
@@ -566,7 +590,7 @@ fn run_prepared_phase(
     while let Ok(Event::Sample(s)) = rx.try_recv() {
         for merged in collector.add(*s) {
             on_sample(&merged);
-            outcome.samples.push(merged);
+            keep(&mut outcome, merged)?;
         }
     }
     for w in 0..workers {
@@ -574,7 +598,7 @@ fn run_prepared_phase(
     }
     for merged in collector.release(Some(outcome.elapsed)) {
         on_sample(&merged);
-        outcome.samples.push(merged);
+        keep(&mut outcome, merged)?;
     }
     let ran = runner.join().map_err(|_| BackendError {
         driver: backend.driver().name(),

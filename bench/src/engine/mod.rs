@@ -5,7 +5,8 @@
 //! Children: [`collect`], the coordinator's side: workers' interval samples merged into one
 //! sample per interval; [`cycles`], the range of iteration numbers a loader draws from
 //! (`--cycles`, `--loader`); [`statements`], what each run statement did (per interval
-//! counts, per phase histograms), beside the totals.
+//! counts, per phase histograms), beside the totals; [`spill`], released samples with their
+//! histograms written to a temporary file, so that a run of any length keeps memory bounded.
 //!
 //! A worker runs `concurrency` fibers: futures joined inside the worker's one task, not a
 //! task each. Fiber `f` of a worker with `C` fibers runs the worker's iterations `f`,
@@ -29,6 +30,7 @@
 
 pub mod collect;
 pub mod cycles;
+pub mod spill;
 pub mod statements;
 
 use std::cell::{Cell, RefCell};

@@ -11,7 +11,7 @@
 use crate::stats::LatencyHistogram;
 
 /// One statement's counts in one sample interval.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StatementCounts {
     /// Requests completed (successes and errors).
     pub requests: u64,

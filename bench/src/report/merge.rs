@@ -957,7 +957,6 @@ mod tests {
             weight_share: weight / 4.0,
         };
         BackendRun {
-            segments: vec![segment],
             elapsed_s: vec![3.0],
             segment_starts_unix_s: vec![Some(start)],
             rows_counted: true,
@@ -965,6 +964,7 @@ mod tests {
             statements: totals,
             ..BackendRun::default()
         }
+        .with_samples(vec![segment])
         .report("doppio")
     }
 

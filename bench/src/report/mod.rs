@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::engine::collect::Sample;
+use crate::engine::spill::{SpilledSamples, StoredSample};
 use crate::engine::statements::{StatementCounts, StatementTotals};
 use crate::overhead::{ByKind, Cost, IoUringOps};
 use crate::stats::{estimate, LatencyHistogram};
@@ -485,11 +485,37 @@ pub fn latency_summary(h: &LatencyHistogram, sample_means: &[f64]) -> LatencySum
     }
 }
 
+/// A segment's samples read back from their spill file. The spill is this process's own
+/// unnamed file; should reading it fail, the samples from there on are left out and the
+/// failure is said on stderr, so that the report of what was read is still written.
+fn read_back(seg: &SpilledSamples) -> Vec<StoredSample> {
+    let mut out = Vec::with_capacity(seg.len());
+    match seg.iter() {
+        Ok(samples) => {
+            for s in samples {
+                match s {
+                    Ok(s) => out.push(s),
+                    Err(e) => {
+                        eprintln!("warning: samples could not be read back: {e}");
+                        break;
+                    }
+                }
+            }
+        }
+        Err(e) => eprintln!("warning: samples could not be read back: {e}"),
+    }
+    out
+}
+
 /// Everything one backend produced over its segments, before it becomes a report entry.
 #[derive(Debug, Default)]
 pub struct BackendRun {
-    /// Samples by segment.
-    pub segments: Vec<Vec<Sample>>,
+    /// Samples by segment, in their spill files.
+    pub segments: Vec<SpilledSamples>,
+    /// Latency from the due time of every sample's successes, merged as segments end.
+    pub latency: LatencyHistogram,
+    /// Service time of every sample's successes.
+    pub service: LatencyHistogram,
     /// Measured seconds per segment.
     pub elapsed_s: Vec<f64>,
     /// Wall-clock start of each segment, seconds since the Unix epoch.
@@ -540,6 +566,28 @@ fn add_count<T>(
 }
 
 impl BackendRun {
+    /// The run with `segments` of in-memory samples stored as a phase stores them (tests
+    /// build runs from samples).
+    #[cfg(test)]
+    pub(crate) fn with_samples(
+        mut self,
+        segments: Vec<Vec<crate::engine::collect::Sample>>,
+    ) -> Self {
+        self.segments = segments
+            .into_iter()
+            .map(|seg| {
+                let mut spilled = SpilledSamples::new().unwrap_or_else(|e| panic!("spill: {e}"));
+                for s in seg {
+                    self.latency.merge(&s.latency);
+                    self.service.merge(&s.service);
+                    spilled.push(&s).unwrap_or_else(|e| panic!("store: {e}"));
+                }
+                spilled
+            })
+            .collect();
+        self
+    }
+
     /// Adds what a measured segment cost.
     pub fn add_cost(&mut self, cost: &Cost) {
         let o = &mut self.overhead;
@@ -575,8 +623,7 @@ impl BackendRun {
 
     /// The report entry for `driver`.
     pub fn report(&self, driver: &str) -> BackendReport {
-        let mut latency = LatencyHistogram::new();
-        let mut service = LatencyHistogram::new();
+        let (latency, service) = (&self.latency, &self.service);
         let mut requests = 0u64;
         let mut rows = 0u64;
         let mut errors_by_kind: BTreeMap<String, u64> = BTreeMap::new();
@@ -586,26 +633,25 @@ impl BackendRun {
         let mut service_means = Vec::new();
         let mut lateness = (0.0, 0u64);
         for (segment, seg) in self.segments.iter().enumerate() {
-            for s in seg {
-                latency.merge(&s.latency);
-                service.merge(&s.service);
+            let mut first_duration = None;
+            for s in read_back(seg) {
+                let first = *first_duration.get_or_insert(s.duration.as_secs_f64());
                 requests += s.requests;
                 rows += s.rows;
                 for (k, n) in &s.errors {
-                    *errors_by_kind.entry((*k).to_owned()).or_default() += n;
+                    *errors_by_kind.entry(k.clone()).or_default() += n;
                 }
                 lateness.0 += s.mean_lateness_ns * s.requests as f64;
                 lateness.1 += s.requests;
                 // Partial last intervals (under half an interval) would skew the per-sample
                 // statistics; they still count in the totals.
                 let full = s.duration.as_secs_f64() > 0.0
-                    && (samples.is_empty()
-                        || s.duration.as_secs_f64() >= 0.5 * seg[0].duration.as_secs_f64());
+                    && (samples.is_empty() || s.duration.as_secs_f64() >= 0.5 * first);
                 if full {
                     throughputs.push(s.throughput());
-                    if s.latency.count() > 0 {
-                        means.push(s.latency.mean());
-                        service_means.push(s.service.mean());
+                    if s.latency.count > 0 {
+                        means.push(s.latency.mean);
+                        service_means.push(s.service.mean);
                     }
                 }
                 samples.push(SampleReport {
@@ -615,10 +661,10 @@ impl BackendRun {
                     requests: s.requests,
                     errors: s.error_count(),
                     throughput_rps: s.throughput(),
-                    latency_mean_ns: s.latency.mean(),
-                    latency_p50_ns: s.latency.value_at_percentile(50.0),
-                    latency_p99_ns: s.latency.value_at_percentile(99.0),
-                    histogram: s.latency.to_base64(),
+                    latency_mean_ns: s.latency.mean,
+                    latency_p50_ns: s.latency.p50,
+                    latency_p99_ns: s.latency.p99,
+                    histogram: s.latency.base64.clone(),
                     start_unix_s: self
                         .segment_starts_unix_s
                         .get(segment)
@@ -970,11 +1016,11 @@ mod tests {
             statements: Vec::new(),
         };
         let mut run = BackendRun {
-            segments: vec![vec![sample(300), sample(500)]],
             elapsed_s: vec![2.0],
             rows_counted: true,
             ..BackendRun::default()
-        };
+        }
+        .with_samples(vec![vec![sample(300), sample(500)]]);
         run.overhead.user_s = 0.003;
         run.overhead.sys_s = 0.001;
         let r = run.report("doppio");
@@ -983,7 +1029,13 @@ mod tests {
         let per_row = r.cpu_us_per_row.unwrap();
         assert!((per_row - 5.0).abs() < 1e-9, "{per_row}");
         // No row read: no CPU per row (not a division by zero, not a zero).
-        run.segments = vec![vec![sample(0)]];
+        run = BackendRun {
+            elapsed_s: vec![2.0],
+            rows_counted: true,
+            overhead: std::mem::take(&mut run.overhead),
+            ..BackendRun::default()
+        }
+        .with_samples(vec![vec![sample(0)]]);
         let r = run.report("doppio");
         assert_eq!((r.rows, r.cpu_us_per_row), (Some(0), None));
         // Not counted: null, never a fake zero.
