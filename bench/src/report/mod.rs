@@ -747,8 +747,8 @@ impl BackendRun {
                 .as_ref()
                 .filter(|c| !c.scylla_shards.is_empty())
                 .map(|c| c.scylla_shards.clone()),
-            latency_ns: latency_summary(&latency, &means),
-            service_time_ns: latency_summary(&service, &service_means),
+            latency_ns: latency_summary(latency, &means),
+            service_time_ns: latency_summary(service, &service_means),
             mean_send_lateness_ns: if lateness.1 > 0 {
                 lateness.0 / lateness.1 as f64
             } else {
