@@ -559,6 +559,7 @@ fn run_segments(
                     c.bytes_written += after.bytes_written.saturating_sub(before.bytes_written);
                     c.bytes_read += after.bytes_read.saturating_sub(before.bytes_read);
                     c.retries += after.retries.saturating_sub(before.retries);
+                    c.reprepares += after.reprepares.saturating_sub(before.reprepares);
                     for (node, n) in &after.nodes {
                         let was = before.nodes.get(node).copied().unwrap_or(0);
                         *c.nodes.entry(node.clone()).or_default() += n.saturating_sub(was);

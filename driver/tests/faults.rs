@@ -590,9 +590,12 @@ then = { error = { code = "unprepared", message = "forgotten" } }
             let r = s.execute(&p, &()).await;
             assert!(r.is_ok(), "call {i}: {:?}", r.err());
         }
+        assert_eq!(s.stats().reprepares, 9, "each healing counted");
+        assert_eq!(s.stats().retries, 0, "a healing is not a retry");
         let q = s.prepare("SELECT v FROM t WHERE ALWAYS").await.unwrap();
         let e = s.execute(&q, &()).await.unwrap_err();
         assert_eq!(e.server_code(), Some(ErrorCode::Unprepared), "{e}");
+        assert_eq!(s.stats().reprepares, 10);
         s.close("done");
     });
     let fired = |name: &str| {

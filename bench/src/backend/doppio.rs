@@ -450,12 +450,18 @@ impl Backend for DoppioBackend {
                     .map(|n| (n.info.addr.to_string(), n.requests_by_scylla_shard))
                     .collect();
                 let stats = session.stats();
-                (stats.connections, stats.retries, nodes, shards)
+                (
+                    stats.connections,
+                    (stats.retries, stats.reprepares),
+                    nodes,
+                    shards,
+                )
             })
             .ok()?;
         let mut c = DriverCounters::default();
-        for (s, retries, nodes, shards) in stats {
+        for (s, (retries, reprepares), nodes, shards) in stats {
             c.retries += retries;
+            c.reprepares += reprepares;
             for (node, n) in nodes {
                 *c.nodes.entry(node).or_default() += n;
             }

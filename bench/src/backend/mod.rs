@@ -398,6 +398,9 @@ pub struct DriverCounters {
     /// Retries the retry policy asked for (each request counted once however many).
     #[serde(default)]
     pub retries: u64,
+    /// Statements prepared again on a node that had forgotten them (UNPREPARED).
+    #[serde(default)]
+    pub reprepares: u64,
     /// Requests sent to each node (address), retries and speculative ones included.
     #[serde(default)]
     pub nodes: BTreeMap<String, u64>,

@@ -604,6 +604,7 @@ fn merge_backend(
         requests_per_read: pooled_ratio(parts, |b| b.requests_per_read),
         // Machines retry on their own: counts and rates add up (null when one has none).
         retries: parts.iter().map(|(_, b)| b.retries).sum::<Option<u64>>(),
+        reprepares: parts.iter().map(|(_, b)| b.reprepares).sum::<Option<u64>>(),
         retries_per_s: parts
             .iter()
             .map(|(_, b)| b.retries_per_s)

@@ -403,6 +403,11 @@ pub struct BackendReport {
     /// `retries` per second of measured time.
     #[serde(default)]
     pub retries_per_s: Option<f64>,
+    /// Statements doppio prepared again over the measured segments because a node had
+    /// forgotten them (UNPREPARED, e.g. after a restart); `null` for scylla, which does not
+    /// count them.
+    #[serde(default)]
+    pub reprepares: Option<u64>,
     /// Requests sent to each node over the measured segments, retries included (doppio's
     /// per-node counters; `null` for scylla).
     #[serde(default)]
@@ -736,6 +741,7 @@ impl BackendRun {
                 .filter(|c| c.reads > 0)
                 .map(|c| c.requests as f64 / c.reads as f64),
             retries: self.counters.as_ref().map(|c| c.retries),
+            reprepares: self.counters.as_ref().map(|c| c.reprepares),
             retries_per_s: self
                 .counters
                 .as_ref()

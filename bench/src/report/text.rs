@@ -575,6 +575,10 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         Metric::new("errors", "", 0, |b| Value::Count(b.errors)),
         Metric::new("retries", "/s", 1, |b| Value::or_missing(b.retries_per_s))
             .shown_if(|b| b.retries.is_some_and(|r| r > 0)),
+        Metric::new("re-prepares", "", 0, |b| {
+            b.reprepares.map_or(Value::Missing, Value::Count)
+        })
+        .shown_if(|b| b.reprepares.is_some_and(|r| r > 0)),
         Metric::new("measured time", "s", 2, |b| Value::Num(b.elapsed_s)),
         Metric::new("rows", "", 0, |b| {
             b.rows.map_or(Value::Missing, Value::Count)

@@ -356,6 +356,7 @@ impl Session {
         options: &StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
         self.reprepare(conn, prepared).await?;
+        self.inner.counters.reprepared();
         self.execute_once(conn.clone(), prepared, values, options, Heal::Done)
             .await
     }

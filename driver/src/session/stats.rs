@@ -50,6 +50,10 @@ pub struct SessionStats {
     pub requests: u64,
     /// Retries the retry policy asked for.
     pub retries: u64,
+    /// Prepared statements prepared again because a node had forgotten them (UNPREPARED,
+    /// e.g. after a restart) or their result columns had changed; each is followed by one
+    /// more execution, which is not counted as a retry.
+    pub reprepares: u64,
     /// Calls that returned an error, by kind.
     pub errors: ErrorCounts,
     /// Traffic of the session's connections, open and closed: bytes in and out, flushes,
@@ -63,6 +67,7 @@ pub struct SessionStats {
 pub(crate) struct Counters {
     requests: Cell<u64>,
     retries: Cell<u64>,
+    reprepares: Cell<u64>,
     errors: [Cell<u64>; ErrorKind::ALL.len()],
 }
 
@@ -79,6 +84,11 @@ impl Counters {
         }
     }
 
+    /// Counts one re-prepare (the rare healing path).
+    pub(crate) fn reprepared(&self) {
+        self.reprepares.set(self.reprepares.get() + 1);
+    }
+
     /// The counters, with `connections` as the traffic.
     pub(crate) fn snapshot(&self, connections: ConnectionStats) -> SessionStats {
         let mut errors = ErrorCounts::default();
@@ -88,6 +98,7 @@ impl Counters {
         SessionStats {
             requests: self.requests.get(),
             retries: self.retries.get(),
+            reprepares: self.reprepares.get(),
             errors,
             connections,
         }
