@@ -249,6 +249,10 @@ pub struct RunArgs {
     /// A label stored in the report.
     #[arg(long)]
     pub tag: Option<String>,
+    /// Write the HdrHistogram interval log here while the run goes: one interval per
+    /// measured sample, tagged with the backend (warm-ups are left out).
+    #[arg(long, value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
     /// Also print the per-sample LOG section.
     #[arg(long)]
     pub log: bool,

@@ -457,6 +457,13 @@ fn run_segments(
         );
     }
     let measured = per_segment(a.duration, segments);
+    let mut live_log = match &a.hdr_log {
+        Some(path) => Some(
+            crate::live_log::LiveHdrLog::create(path, std::time::SystemTime::now())
+                .map_err(|e| Failure::Usage(format!("--hdr-log {}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
     // Whether a phase has run: until then, statements that cannot be prepared are a bad
     // workload (the run could not start), after it a failure of the run.
     let mut started = false;
@@ -531,7 +538,23 @@ fn run_segments(
                     None => None,
                 };
                 let meter = Meter::start();
-                let outcome = backend::drive_phase(b, workload, spec, |s| progress.sample(s));
+                // The phase's intervals count from about now (drive_phase starts its clock a
+                // few milliseconds later): the live log's interval starts are within that.
+                let phase_wall = std::time::SystemTime::now();
+                let mut log_error = None;
+                let outcome = backend::drive_phase(b, workload, spec, |s| {
+                    progress.sample(s);
+                    if let (Some(log), None) = (live_log.as_mut(), &log_error) {
+                        let began = phase_wall + s.start;
+                        if let Err(e) = log.interval(driver.name(), began, s.duration, &s.latency) {
+                            log_error = Some(e);
+                        }
+                    }
+                });
+                if let Some(e) = log_error {
+                    warnings.push(format!("--hdr-log stopped: {e}"));
+                    live_log = None;
+                }
                 let cost = meter.stop();
                 if let Some(r) = recording {
                     match r.stop() {

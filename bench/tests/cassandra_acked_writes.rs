@@ -184,10 +184,8 @@ fn write(runtime: Runtime, table: &str, ids: i64, idempotent: bool, restart: boo
             f.await;
         }
         // The kill (and restart) scripts have ended before the next step.
-        for flag in [killed.borrow().clone(), restarted.borrow().clone()]
-            .into_iter()
-            .flatten()
-        {
+        let flags = [killed.borrow().clone(), restarted.borrow().clone()];
+        for flag in flags.into_iter().flatten() {
             let deadline = Instant::now() + Duration::from_secs(300);
             while !flag.load(Ordering::SeqCst) {
                 assert!(Instant::now() < deadline, "the cluster script did not end");
