@@ -149,6 +149,9 @@ pub struct Connect {
     /// No progress output on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// When stderr is not a terminal: a progress line this often (of phase time).
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
+    pub progress_every: Duration,
     /// Serial consistency of conditional statements, sent by every backend.
     #[arg(long, default_value = "LOCAL_SERIAL", value_name = "SERIAL|LOCAL_SERIAL",
           value_parser = SerialConsistency::parse)]

@@ -24,6 +24,7 @@
 //! - [`sweep`]: runs at several concurrencies as a markdown table and an SVG plot.
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters).
 //! - [`secret`]: the password, which no `Debug` or `Display` of the options prints.
+//! - [`progress`]: a phase's progress on stderr (a bar on a terminal, plain lines otherwise).
 //! - [`live_log`]: `--hdr-log`, the HdrHistogram interval log written while the run goes.
 //! - [`interrupt`]: Ctrl-C and SIGTERM: the first stops the run and keeps what it measured,
 //!   a second exits at once.
@@ -39,6 +40,7 @@ pub mod flame;
 pub mod interrupt;
 pub mod live_log;
 pub mod overhead;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod secret;

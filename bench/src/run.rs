@@ -2,7 +2,6 @@
 //! measured segment, and write reports.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,12 +11,12 @@ use crate::backend::{
     SettingError, TlsOptions,
 };
 use crate::cli::{Connect, CyclesArgs, LoadArgs, RunArgs};
-use crate::engine::collect::Sample;
 use crate::engine::cycles::{CycleRange, Cycles, CyclesError};
 use crate::engine::spill::SpilledSamples;
 use crate::engine::statements::merge_totals;
 use crate::engine::Limit;
 use crate::overhead::Meter;
+use crate::progress::Progress;
 use crate::report::merge::MergeError;
 use crate::report::{
     text, BackendRun, Report, RunConfig, StatementInfo, WorkloadInfo, SCHEMA_VERSION,
@@ -205,7 +204,12 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
         max_outage: a.connect.outage_limit(),
         cycles: cycles.map(|c| c.range),
     };
-    let progress = Progress::new(a.connect.quiet, "load");
+    let mut progress = Progress::new(
+        a.connect.quiet,
+        "load",
+        Limit::Count(count),
+        a.connect.progress_every,
+    );
     let started = Instant::now();
     let outcome = backend::drive_phase(&b, &workload, spec, |s| progress.sample(s));
     b.shutdown();
@@ -478,7 +482,12 @@ fn run_segments(
                 // Warmup: same workload, nothing recorded.
                 if !matches!(a.warmup, Limit::Time(d) if d.is_zero()) && a.warmup != Limit::Count(0)
                 {
-                    let progress = Progress::new(quiet, &format!("{} warmup", driver.name()));
+                    let mut progress = Progress::new(
+                        quiet,
+                        &format!("{} warmup", driver.name()),
+                        a.warmup,
+                        a.connect.progress_every,
+                    );
                     let spec = PhaseSpec {
                         phase: Phase::Run,
                         concurrency: a.concurrency.max(1),
@@ -518,7 +527,7 @@ fn run_segments(
                 } else {
                     driver.name().to_owned()
                 };
-                let progress = Progress::new(quiet, &label);
+                let mut progress = Progress::new(quiet, &label, measured, a.connect.progress_every);
                 let counters_before = b.counters();
                 let recording = match &a.flamegraph {
                     Some(prefix) => {
@@ -632,41 +641,6 @@ fn run_segments(
         b.shutdown();
     }
     result
-}
-
-/// Progress on stderr: one line per sample when stderr is a terminal, else nothing.
-struct Progress {
-    on: bool,
-    label: String,
-}
-
-impl Progress {
-    fn new(quiet: bool, label: &str) -> Self {
-        Self {
-            on: !quiet && std::io::stderr().is_terminal(),
-            label: label.to_owned(),
-        }
-    }
-
-    fn sample(&self, s: &Sample) {
-        if self.on {
-            eprint!(
-                "\r\x1b[2K[{}] {:>6.1}s {:>10.0} req/s  p50 {:>8.3} ms  p99 {:>8.3} ms  errors {}",
-                self.label,
-                (s.start + s.duration).as_secs_f64(),
-                s.throughput(),
-                s.latency.value_at_percentile(50.0) as f64 / 1e6,
-                s.latency.value_at_percentile(99.0) as f64 / 1e6,
-                s.error_count()
-            );
-        }
-    }
-
-    fn done(&self) {
-        if self.on {
-            eprint!("\r\x1b[2K");
-        }
-    }
 }
 
 /// `doppio show`.

@@ -1,0 +1,199 @@
+//! Progress of a phase on stderr: elapsed and remaining time (or iterations), the last
+//! sample's rate and p99, and the errors so far. On a terminal it is one live bar
+//! (indicatif); otherwise (CI logs, `nohup`, a pipe) a plain line every `--progress-every`
+//! (10 s by default) and one when the phase ends. `--quiet` silences both.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::engine::collect::Sample;
+use crate::engine::Limit;
+
+/// How progress is shown.
+enum Mode {
+    Off,
+    Bar(ProgressBar),
+    /// Plain lines, one per `every` of phase time.
+    Lines {
+        every: Duration,
+        next: Duration,
+    },
+}
+
+/// One phase's progress display.
+pub struct Progress {
+    mode: Mode,
+    label: String,
+    limit: Limit,
+    /// Phase time covered by the samples so far.
+    elapsed: Duration,
+    requests: u64,
+    errors: u64,
+    /// The last sample's rate and p99 (ms).
+    rate: f64,
+    p99_ms: f64,
+}
+
+impl Progress {
+    /// Progress of a phase called `label` that runs until `limit`.
+    pub fn new(quiet: bool, label: &str, limit: Limit, every: Duration) -> Self {
+        let mode = if quiet {
+            Mode::Off
+        } else if std::io::stderr().is_terminal() {
+            let (len, template) = match limit {
+                Limit::Time(d) => (
+                    d.as_millis() as u64,
+                    "{prefix} [{elapsed_precise}] {wide_bar} {percent:>3}% (eta {eta}) {msg}",
+                ),
+                Limit::Count(n) => (
+                    n,
+                    "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} (eta {eta}) {msg}",
+                ),
+            };
+            let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                bar.set_style(style);
+            }
+            bar.set_prefix(format!("[{label}]"));
+            Mode::Bar(bar)
+        } else {
+            Mode::Lines {
+                every: every.max(Duration::from_millis(100)),
+                next: every,
+            }
+        };
+        Self {
+            mode,
+            label: label.to_owned(),
+            limit,
+            elapsed: Duration::ZERO,
+            requests: 0,
+            errors: 0,
+            rate: 0.0,
+            p99_ms: 0.0,
+        }
+    }
+
+    /// Takes one merged sample.
+    pub fn sample(&mut self, s: &Sample) {
+        if matches!(self.mode, Mode::Off) {
+            return;
+        }
+        self.elapsed = s.start + s.duration;
+        self.requests += s.requests;
+        self.errors += s.error_count();
+        self.rate = s.throughput();
+        self.p99_ms = s.latency.value_at_percentile(99.0) as f64 / 1e6;
+        let position = match self.limit {
+            Limit::Time(_) => self.elapsed.as_millis() as u64,
+            Limit::Count(_) => self.requests,
+        };
+        let elapsed = self.elapsed;
+        let (figures, line) = (self.figures(), self.line());
+        match &mut self.mode {
+            Mode::Off => {}
+            Mode::Bar(bar) => {
+                bar.set_position(position);
+                bar.set_message(figures);
+            }
+            Mode::Lines { every, next } => {
+                if elapsed >= *next {
+                    while *next <= elapsed {
+                        *next += *every;
+                    }
+                    eprintln!("{line}");
+                }
+            }
+        }
+    }
+
+    /// The phase has ended.
+    pub fn done(&mut self) {
+        match &self.mode {
+            Mode::Off => {}
+            Mode::Bar(bar) => bar.finish_and_clear(),
+            Mode::Lines { .. } => eprintln!("{} done", self.line()),
+        }
+        self.mode = Mode::Off;
+    }
+
+    fn figures(&self) -> String {
+        format!(
+            "{:.0} req/s  p99 {:.3} ms  errors {}",
+            self.rate, self.p99_ms, self.errors
+        )
+    }
+
+    /// The plain line: label, elapsed, what is left, figures.
+    fn line(&self) -> String {
+        let left = match self.limit {
+            Limit::Time(d) => format!("{:.0}s left", d.saturating_sub(self.elapsed).as_secs_f64()),
+            Limit::Count(n) => {
+                format!("{} of {n} iterations left", n.saturating_sub(self.requests))
+            }
+        };
+        format!(
+            "[{}] {:.1}s, {left}: {}",
+            self.label,
+            self.elapsed.as_secs_f64(),
+            self.figures()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::LatencyHistogram;
+
+    fn sample(i: u64) -> Sample {
+        let mut latency = LatencyHistogram::new();
+        latency.record(2_000_000);
+        Sample {
+            index: i,
+            start: Duration::from_secs(i),
+            duration: Duration::from_secs(1),
+            requests: 100,
+            rows: 0,
+            errors: vec![("timeout", 1)],
+            latency,
+            service: LatencyHistogram::new(),
+            mean_lateness_ns: 0.0,
+            statements: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn plain_lines_say_elapsed_left_rate_p99_and_errors() {
+        let mut p = Progress {
+            mode: Mode::Lines {
+                every: Duration::from_secs(2),
+                next: Duration::from_secs(2),
+            },
+            label: "doppio".into(),
+            limit: Limit::Time(Duration::from_secs(10)),
+            elapsed: Duration::ZERO,
+            requests: 0,
+            errors: 0,
+            rate: 0.0,
+            p99_ms: 0.0,
+        };
+        p.sample(&sample(0));
+        p.sample(&sample(1));
+        let line = p.line();
+        assert!(
+            line.starts_with("[doppio] 2.0s, 8s left: 100 req/s"),
+            "{line}"
+        );
+        assert!(line.contains("p99 2.00"), "{line}");
+        assert!(line.ends_with("errors 2"), "{line}");
+        let mut counted = Progress {
+            limit: Limit::Count(1000),
+            ..p
+        };
+        counted.requests = 300;
+        assert!(counted.line().contains("700 of 1000 iterations left"));
+    }
+}
