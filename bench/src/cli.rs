@@ -256,6 +256,10 @@ pub struct RunArgs {
     /// measured sample, tagged with the backend (warm-ups are left out).
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
+    /// Serve the run's figures at http://ADDR/metrics (Prometheus text format) while it
+    /// goes, e.g. 127.0.0.1:9464 (port 0: any free port; the address is printed).
+    #[arg(long, value_name = "ADDR")]
+    pub prometheus: Option<std::net::SocketAddr>,
     /// Also print the per-sample LOG section.
     #[arg(long)]
     pub log: bool,

@@ -25,6 +25,7 @@
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters).
 //! - [`secret`]: the password, which no `Debug` or `Display` of the options prints.
 //! - [`progress`]: a phase's progress on stderr (a bar on a terminal, plain lines otherwise).
+//! - [`metrics_server`]: `--prometheus`, the run's figures at `/metrics` while it goes.
 //! - [`live_log`]: `--hdr-log`, the HdrHistogram interval log written while the run goes.
 //! - [`interrupt`]: Ctrl-C and SIGTERM: the first stops the run and keeps what it measured,
 //!   a second exits at once.
@@ -39,6 +40,7 @@ pub mod engine;
 pub mod flame;
 pub mod interrupt;
 pub mod live_log;
+pub mod metrics_server;
 pub mod overhead;
 pub mod progress;
 pub mod report;

@@ -468,6 +468,19 @@ fn run_segments(
         ),
         None => None,
     };
+    let metrics = match a.prometheus {
+        Some(addr) => {
+            let names = StatementInfo::of_workload(workload)
+                .into_iter()
+                .map(|s| s.name)
+                .collect();
+            let m = crate::metrics_server::MetricsServer::start(addr, names)
+                .map_err(|e| Failure::Usage(format!("--prometheus {addr}: {e}")))?;
+            eprintln!("prometheus metrics on http://{}/metrics", m.addr());
+            Some(m)
+        }
+        None => None,
+    };
     // Whether a phase has run: until then, statements that cannot be prepared are a bad
     // workload (the run could not start), after it a failure of the run.
     let mut started = false;
@@ -553,6 +566,9 @@ fn run_segments(
                 let mut log_error = None;
                 let outcome = backend::drive_phase(b, workload, spec, |s| {
                     progress.sample(s);
+                    if let Some(m) = &metrics {
+                        m.sample(driver.name(), s);
+                    }
                     if let (Some(log), None) = (live_log.as_mut(), &log_error) {
                         let began = phase_wall + s.start;
                         if let Err(e) = log.interval(driver.name(), began, s.duration, &s.latency) {
@@ -565,6 +581,9 @@ fn run_segments(
                     live_log = None;
                 }
                 let cost = meter.stop();
+                if let Some(m) = &metrics {
+                    m.segment(driver.name(), &cost);
+                }
                 if let Some(r) = recording {
                     match r.stop() {
                         Ok(data) => flames
