@@ -329,9 +329,11 @@ fn per_sample(samples: &[SampleReport], what: Figure) -> Vec<f64> {
         .iter()
         .filter(|s| s.duration_s >= full && s.duration_s > 0.0)
         .filter(|s| what == Figure::Throughput || s.requests > s.errors)
-        .map(|s| match what {
-            Figure::Throughput => s.throughput_rps,
-            Figure::MeanLatency => s.latency_mean_ns,
+        .filter_map(|s| match what {
+            Figure::Throughput => Some(s.throughput_rps),
+            Figure::MeanLatency => Some(s.latency_mean_ns),
+            // Tested from the histograms (`percentile_p_value`).
+            Figure::Percentile(_) => None,
         })
         .collect()
 }
@@ -341,6 +343,50 @@ fn per_sample(samples: &[SampleReport], what: Figure) -> Vec<f64> {
 enum Figure {
     Throughput,
     MeanLatency,
+    /// A latency percentile of each sample (its index in [`TESTED_PERCENTILES`]).
+    Percentile(usize),
+}
+
+/// The latency percentiles whose rows get a p-value, tested on each sample's own
+/// percentile (from its histogram), batch means as for the other figures.
+const TESTED_PERCENTILES: [f64; 8] = [25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99];
+
+/// Each full sample's [`TESTED_PERCENTILES`], ns, from its histogram (decoded once per
+/// column); samples without a readable histogram (older reports) are left out.
+fn sample_percentiles(samples: &[SampleReport]) -> Vec<[f64; TESTED_PERCENTILES.len()]> {
+    let full = samples.first().map_or(0.0, |s| s.duration_s) * 0.5;
+    samples
+        .iter()
+        .filter(|s| s.duration_s >= full && s.duration_s > 0.0 && s.requests > s.errors)
+        .filter_map(|s| crate::stats::LatencyHistogram::from_base64(&s.histogram).ok())
+        .filter(|h| h.count() > 0)
+        .map(|h| TESTED_PERCENTILES.map(|p| h.value_at_percentile(p) as f64))
+        .collect()
+}
+
+/// Per-column [`sample_percentiles`], computed on first need by one table.
+type PercentileCache = Vec<Option<Vec<[f64; TESTED_PERCENTILES.len()]>>>;
+
+/// The p-value of Welch's t-test (on batch means) of the two columns' per-sample
+/// percentile `k` of [`TESTED_PERCENTILES`].
+fn percentile_p_value(
+    columns: &[Column<'_>],
+    k: usize,
+    cache: &mut PercentileCache,
+) -> Option<f64> {
+    if columns.len() != 2 {
+        return None;
+    }
+    cache.resize(columns.len(), None);
+    let mut series = Vec::with_capacity(2);
+    for (i, (_, b)) in columns.iter().enumerate() {
+        let all = cache[i].get_or_insert_with(|| sample_percentiles(&b.samples));
+        series.push(all.iter().map(|p| p[k]).collect::<Vec<f64>>());
+    }
+    if series.iter().any(|s| s.len() < 2) {
+        return None;
+    }
+    Some(welch_t_test(&series[0], &series[1]).p_value)
 }
 
 const LABEL_W: usize = 22;
@@ -420,6 +466,8 @@ fn statement_p_value(columns: &[Column<'_>], name: &str, what: Figure) -> Option
         Some(match what {
             Figure::Throughput => throughputs,
             Figure::MeanLatency => means,
+            // A statement's samples carry no histogram: not tested.
+            Figure::Percentile(_) => return None,
         })
     };
     let (a, b) = (series(a)?, series(b)?);
@@ -595,12 +643,18 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
     })
     .tested(Figure::MeanLatency)];
     for (name, get) in percentiles {
-        latency.push(
-            Metric::new(name, "", 3, move |b| {
-                Value::Num(ms(get(&b.latency_ns) as f64))
-            })
-            .change(),
-        );
+        let metric = Metric::new(name, "", 3, move |b| {
+            Value::Num(ms(get(&b.latency_ns) as f64))
+        })
+        .change();
+        let tested = name
+            .parse::<f64>()
+            .ok()
+            .and_then(|p| TESTED_PERCENTILES.iter().position(|&t| t == p));
+        latency.push(match tested {
+            Some(k) => metric.tested(Figure::Percentile(k)),
+            None => metric,
+        });
     }
     latency.push(
         Metric::new("service time p50", "", 3, move |b| {
@@ -728,6 +782,7 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
 /// Writes one table: its header, then each row shown for these columns.
 fn table(out: &mut String, title: &str, metrics: &[Metric<'_>], columns: &[Column<'_>]) {
     header(out, title, columns);
+    let mut percentiles = PercentileCache::new();
     for m in metrics {
         if !columns.iter().any(|(_, b)| (m.shown_if)(b)) {
             continue;
@@ -743,6 +798,9 @@ fn table(out: &mut String, title: &str, metrics: &[Metric<'_>], columns: &[Colum
             .tested
             .filter(|_| !values.contains(&Value::Missing))
             .and_then(|t| match t {
+                Tested::Backend(Figure::Percentile(k)) => {
+                    percentile_p_value(columns, k, &mut percentiles)
+                }
                 Tested::Backend(f) => p_value(columns, f),
                 Tested::Statement(name, f) => statement_p_value(columns, name, f),
             });
@@ -1097,6 +1155,69 @@ mod tests {
             })
             .collect();
         b
+    }
+
+    /// `fixture` with 12 samples whose histograms hold latencies spread around `scale` ms
+    /// (a different spread per sample, so that per-sample percentiles vary).
+    fn with_histograms(driver: &str, scale: f64) -> BackendReport {
+        let mut b = fixture(driver, 1.0, true);
+        b.samples = (0..12)
+            .map(|i| {
+                let mut h = crate::stats::LatencyHistogram::new();
+                for v in 1..=1000u64 {
+                    let jitter = 1.0 + f64::from(i % 4) * 0.01;
+                    h.record((v as f64 * 2_000.0 * scale * jitter) as u64);
+                }
+                SampleReport {
+                    segment: 0,
+                    start_s: f64::from(i),
+                    duration_s: 1.0,
+                    requests: 1000,
+                    errors: 0,
+                    throughput_rps: 1000.0,
+                    latency_mean_ns: h.mean(),
+                    latency_p50_ns: h.value_at_percentile(50.0),
+                    latency_p99_ns: h.value_at_percentile(99.0),
+                    histogram: h.to_base64(),
+                    start_unix_s: None,
+                    statements: Vec::new(),
+                }
+            })
+            .collect();
+        b
+    }
+
+    /// The p-value column of the LATENCY row `label`, if it has one.
+    fn p_of(out: &str, label: &str) -> Option<f64> {
+        let section = out.split("LATENCY [ms]").nth(1)?;
+        let line = section
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{label} ")))?;
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        // label, value, value, change, p-value
+        (cells.len() == 5).then(|| cells[4].parse().ok())?
+    }
+
+    #[test]
+    fn every_tested_latency_percentile_gets_a_p_value_from_the_samples_histograms() {
+        let a = with_histograms("doppio", 1.0);
+        let slower = with_histograms("scylla", 1.25);
+        let same = with_histograms("scylla", 1.0);
+        for (b, differ) in [(&slower, true), (&same, false)] {
+            let mut out = String::new();
+            compare_sections(&mut out, &[("doppio".into(), &a), ("scylla".into(), b)]);
+            for label in ["25", "50", "75", "90", "95", "99", "99.9", "99.99"] {
+                let p = p_of(&out, label).unwrap_or_else(|| panic!("row {label}: {out}"));
+                if differ {
+                    assert!(p < 0.001, "{label}: p {p} for latencies 25 % higher");
+                } else {
+                    assert!(p > 0.5, "{label}: p {p} for the same latencies");
+                }
+            }
+            // min and max are single values: no test.
+            assert_eq!(p_of(&out, "min"), None, "{out}");
+            assert_eq!(p_of(&out, "max"), None, "{out}");
+        }
     }
 
     #[test]
