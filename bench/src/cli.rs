@@ -1,4 +1,4 @@
-//! The command line: `doppio schema|load|run|show|hdr|list|sweep|merge`.
+//! The command line: `doppio schema|load|run|show|hdr|list|sweep|merge|plot`.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -79,6 +79,22 @@ pub enum Command {
         svg: Option<PathBuf>,
         /// The plot's title.
         #[arg(long, default_value = "doppio vs scylla-rust-driver")]
+        title: String,
+    },
+    /// Plots throughput and latency percentiles over time (SVG): one line per backend of
+    /// each report (merged reports too), two panels stacked.
+    Plot {
+        /// The reports.
+        #[arg(required = true)]
+        reports: Vec<PathBuf>,
+        /// The plot's file (SVG).
+        #[arg(short = 'o', long)]
+        output: PathBuf,
+        /// Latency percentiles to draw, comma-separated.
+        #[arg(long, default_value = "50,99")]
+        percentiles: String,
+        /// The plot's title.
+        #[arg(long, default_value = "throughput and latency over time")]
         title: String,
     },
     /// Combines the reports of one test run made on several loader machines into one:

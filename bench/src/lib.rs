@@ -21,6 +21,7 @@
 //! - [`flame`]: `perf record` around measured segments, drawn as flamegraphs (inferno).
 //! - [`report`]: the JSON report and its text rendering (children: `text`; `merge`, the
 //!   reports of several loader machines combined).
+//! - [`plot`]: throughput and latency percentiles over time, per backend, as SVG.
 //! - [`sweep`]: runs at several concurrencies as a markdown table and an SVG plot.
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters).
 //! - [`secret`]: the password, which no `Debug` or `Display` of the options prints.
@@ -42,6 +43,7 @@ pub mod interrupt;
 pub mod live_log;
 pub mod metrics_server;
 pub mod overhead;
+pub mod plot;
 pub mod progress;
 pub mod report;
 pub mod run;

@@ -40,6 +40,12 @@ fn main() -> ExitCode {
         } => doppio_bench::sweep::sweep(reports, markdown.as_deref(), svg.as_deref(), title)
             .map_err(run::Failure::Input),
         Command::Merge { reports, output } => run::merge(reports, output, argv),
+        Command::Plot {
+            reports,
+            output,
+            percentiles,
+            title,
+        } => run::plot(reports, output, percentiles, title),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

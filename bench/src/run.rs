@@ -754,6 +754,26 @@ fn write_hlog(
     Ok(())
 }
 
+/// `doppio plot`: `reports` drawn over time to `output`.
+pub fn plot(
+    reports: &[PathBuf],
+    output: &Path,
+    percentiles: &str,
+    title: &str,
+) -> Result<(), Failure> {
+    let percentiles = crate::plot::parse_percentiles(percentiles).map_err(Failure::Usage)?;
+    let mut loaded = Vec::with_capacity(reports.len());
+    for path in reports {
+        loaded.push((
+            path.display().to_string(),
+            Report::read(path).map_err(Failure::Input)?,
+        ));
+    }
+    crate::plot::plot(&loaded, &percentiles, output, title).map_err(Failure::Usage)?;
+    eprintln!("plot written to {}", output.display());
+    Ok(())
+}
+
 /// `doppio merge`: the machines' `reports` of one test run combined into `output`.
 pub fn merge(reports: &[PathBuf], output: &Path, argv: Vec<String>) -> Result<(), Failure> {
     let mut inputs = Vec::with_capacity(reports.len());

@@ -1,0 +1,184 @@
+//! `doppio plot REPORT... -o FILE.svg`: throughput and latency percentiles over time, one
+//! line per backend of each report (a merged report is one report), two panels stacked:
+//! requests per second per sample, and the chosen percentiles of each sample (p50 and p99
+//! from the samples' own figures, any other from their histograms). Time runs over the
+//! measured samples of a backend, segments placed end to end, so that backends that
+//! alternated (A B A B) are drawn over the same time axis.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use crate::report::{BackendReport, Report};
+use crate::stats::LatencyHistogram;
+
+/// One line of a panel.
+struct Line {
+    label: String,
+    points: Vec<(f64, f64)>,
+}
+
+/// (time, throughput, [percentile ms...]) of each sample of `b`.
+fn series(b: &BackendReport, percentiles: &[f64]) -> Result<Vec<(f64, f64, Vec<f64>)>, String> {
+    let mut out = Vec::with_capacity(b.samples.len());
+    let (mut offset, mut base, mut segment) = (0.0, 0.0, None);
+    for s in &b.samples {
+        if segment != Some(s.segment) {
+            base = offset;
+            segment = Some(s.segment);
+        }
+        let end = base + s.start_s + s.duration_s;
+        offset = end;
+        let mut values = Vec::with_capacity(percentiles.len());
+        let mut histogram = None;
+        for &p in percentiles {
+            let ns = if p == 50.0 {
+                s.latency_p50_ns
+            } else if p == 99.0 {
+                s.latency_p99_ns
+            } else {
+                let h = match &histogram {
+                    Some(h) => h,
+                    None => histogram.insert(
+                        LatencyHistogram::from_base64(&s.histogram)
+                            .map_err(|e| format!("a sample's histogram: {e}"))?,
+                    ),
+                };
+                h.value_at_percentile(p)
+            };
+            values.push(ns as f64 / 1e6);
+        }
+        out.push((end, s.throughput_rps, values));
+    }
+    Ok(out)
+}
+
+/// Parses `--percentiles` ("50,99,99.9").
+pub fn parse_percentiles(text: &str) -> Result<Vec<f64>, String> {
+    let ps: Vec<f64> = text
+        .split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| (0.0..=100.0).contains(p))
+                .ok_or_else(|| format!("--percentiles: `{p}` is not a percentile (0 to 100)"))
+        })
+        .collect::<Result<_, _>>()?;
+    if ps.is_empty() {
+        return Err("--percentiles: none given".into());
+    }
+    Ok(ps)
+}
+
+/// `doppio plot`: draws `reports` to `output`.
+pub fn plot(
+    reports: &[(String, Report)],
+    percentiles: &[f64],
+    output: &Path,
+    title: &str,
+) -> Result<(), String> {
+    let several = reports.len() > 1;
+    let mut throughput = Vec::new();
+    let mut latency = Vec::new();
+    for (file, r) in reports {
+        for driver in &r.config.drivers {
+            let Some(b) = r.backends.get(driver) else {
+                continue;
+            };
+            let name = if several {
+                format!("{} {driver}", r.tag.clone().unwrap_or_else(|| file.clone()))
+            } else {
+                driver.clone()
+            };
+            let points = series(b, percentiles)?;
+            throughput.push(Line {
+                label: name.clone(),
+                points: points.iter().map(|(t, rps, _)| (*t, *rps)).collect(),
+            });
+            for (k, p) in percentiles.iter().enumerate() {
+                latency.push(Line {
+                    label: format!("{name} p{p}"),
+                    points: points.iter().map(|(t, _, v)| (*t, v[k])).collect(),
+                });
+            }
+        }
+    }
+    if throughput.is_empty() {
+        return Err("the reports have no backend with samples".into());
+    }
+    draw(&throughput, &latency, output, title).map_err(|e| format!("{}: {e}", output.display()))
+}
+
+fn draw(
+    throughput: &[Line],
+    latency: &[Line],
+    output: &Path,
+    title: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::new(output, (1100, 800)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let root = root.titled(title, ("sans-serif", 20))?;
+    let (top, bottom) = root.split_vertically(380);
+    let palette = [
+        RGBColor(200, 60, 40),
+        RGBColor(40, 90, 200),
+        RGBColor(40, 150, 60),
+        RGBColor(150, 60, 170),
+        RGBColor(210, 140, 20),
+        RGBColor(20, 150, 160),
+    ];
+    for (area, lines, y_desc) in [
+        (&top, throughput, "throughput [req/s]"),
+        (&bottom, latency, "latency [ms]"),
+    ] {
+        let x_max = lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.0))
+            .fold(0.0f64, f64::max);
+        let y_max = lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.1))
+            .filter(|y| y.is_finite())
+            .fold(0.0f64, f64::max);
+        let mut chart = ChartBuilder::on(area)
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0.0..x_max.max(1e-9), 0.0..(y_max * 1.1).max(1e-9))?;
+        chart
+            .configure_mesh()
+            .x_desc("time [s]")
+            .y_desc(y_desc)
+            .draw()?;
+        for (i, line) in lines.iter().enumerate() {
+            let color = palette[i % palette.len()];
+            chart
+                .draw_series(LineSeries::new(line.points.clone(), color.stroke_width(2)))?
+                .label(line.label.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        }
+        chart
+            .configure_series_labels()
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.8))
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_parse_or_say_which_is_wrong() {
+        assert_eq!(
+            parse_percentiles("50, 99,99.9").unwrap(),
+            vec![50.0, 99.0, 99.9]
+        );
+        assert!(parse_percentiles("50,101").unwrap_err().contains("`101`"));
+        assert!(parse_percentiles("p99").unwrap_err().contains("`p99`"));
+    }
+}

@@ -1,0 +1,123 @@
+//! `doppio plot` on reports of runs against the stub (in this process): the SVG has its two
+//! panels' axes (time, throughput, latency), one line per backend in the throughput panel
+//! and one per backend and percentile in the latency panel, each named in a legend; a
+//! merged report of two loaders plots as one report; a bad percentile is a usage error.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+mod support;
+use support::{doppio, scratch_dir};
+
+fn run(addr: &str, out: &std::path::Path, extra: &[&str]) {
+    let mut args = vec![
+        "run",
+        "-w",
+        "empty",
+        addr,
+        "-d",
+        "4s",
+        "--warmup",
+        "0s",
+        "-p",
+        "8",
+        "-r",
+        "2000",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    assert!(doppio(&args).status.success());
+}
+
+/// The data lines of an SVG (polylines drawn 2 px wide; the mesh and legend samples are
+/// 1 px) and its text elements' contents.
+fn parse(svg: &str) -> (usize, Vec<String>) {
+    let lines = svg
+        .split("<polyline")
+        .skip(1)
+        .filter(|p| {
+            p.split_once('>')
+                .is_some_and(|(attrs, _)| attrs.contains("stroke-width=\"2\""))
+        })
+        .count();
+    let texts = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = t.split_once('>')?.1;
+            Some(body.split_once("</text>")?.0.trim().to_owned())
+        })
+        .collect();
+    (lines, texts)
+}
+
+#[test]
+fn throughput_and_percentiles_over_time_one_line_per_backend_and_percentile() {
+    let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
+    let addr = stub.addr().to_string();
+    let dir = scratch_dir("plot");
+    let two = dir.join("two.json");
+    run(&addr, &two, &["--driver", "doppio,doppio-uring"]);
+    let svg = dir.join("two.svg");
+    let out = doppio(&[
+        "plot",
+        two.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+        "--percentiles",
+        "50,99,99.9",
+    ]);
+    assert!(out.status.success());
+    let (lines, texts) = parse(&std::fs::read_to_string(&svg).unwrap());
+    // 2 throughput lines, 2 x 3 latency lines.
+    assert_eq!(lines, 2 + 2 * 3, "{texts:?}");
+    for t in ["time [s]", "throughput [req/s]", "latency [ms]"] {
+        assert_eq!(
+            texts.iter().filter(|x| *x == t).count(),
+            if t == "time [s]" { 2 } else { 1 },
+            "{t}: {texts:?}"
+        );
+    }
+    for t in ["doppio", "doppio-uring", "doppio p99.9", "doppio-uring p50"] {
+        assert!(texts.iter().any(|x| x == t), "legend {t}: {texts:?}");
+    }
+
+    // Two loaders at once, merged: plotted as one report.
+    let (a, b) = (dir.join("m1.json"), dir.join("m2.json"));
+    std::thread::scope(|s| {
+        s.spawn(|| run(&addr, &a, &["--cycles", "0..1G"]));
+        s.spawn(|| run(&addr, &b, &["--cycles", "1G..2G"]));
+    });
+    let merged = dir.join("merged.json");
+    assert!(doppio(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        merged.to_str().unwrap()
+    ])
+    .status
+    .success());
+    let msvg = dir.join("merged.svg");
+    assert!(doppio(&[
+        "plot",
+        merged.to_str().unwrap(),
+        "-o",
+        msvg.to_str().unwrap()
+    ])
+    .status
+    .success());
+    let (lines, texts) = parse(&std::fs::read_to_string(&msvg).unwrap());
+    assert_eq!(lines, 1 + 2, "one backend, p50 and p99: {texts:?}");
+
+    let bad = doppio(&[
+        "plot",
+        two.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+        "--percentiles",
+        "p99",
+    ]);
+    support::assert_input_error(&bad, &["`p99`"]);
+}
