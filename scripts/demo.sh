@@ -38,8 +38,16 @@ interrupted() {
     exit 130
 }
 # Bash runs the trap once the foreground step has returned, so `doppio` has written its
-# report by then.
+# report by then. A `doppio` step that handled the signal itself exits with 130, and with
+# `set -e` bash may end the script on that status before it runs the trap: `doppio_step`
+# checks the status itself.
 trap interrupted INT TERM
+doppio_step() {
+    local rc=0
+    "$bin" "$@" || rc=$?
+    if [ "$rc" = 130 ]; then interrupted; fi
+    return "$rc"
+}
 
 step "toolchain"
 ensure_toolchain >&2
@@ -62,10 +70,10 @@ else
 fi
 
 step "schema and a small dataset (10,000 rows)"
-"$bin" schema -w read -q
-"$bin" load -w read -P rows=10000 -p 128 -q
+doppio_step schema -w read -q
+doppio_step load -w read -P rows=10000 -p 128 -q
 
 step "read workload: doppio (glommio), doppio-uring and scylla-rust-driver alternating"
-"$bin" run -w read -P rows=10000 -d 10s --warmup 1s -p 64 --driver doppio,doppio-uring,scylla \
+doppio_step run -w read -P rows=10000 -d 10s --warmup 1s -p 64 --driver doppio,doppio-uring,scylla \
     -o demo-report.json "$@"
 echo "report: $report" >&2

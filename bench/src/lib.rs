@@ -11,7 +11,8 @@
 //! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
 //!   (children: `collect`, the coordinator merging workers' samples; `cycles`, the range of
 //!   iteration numbers a loader draws from, `--cycles`/`--loader`; `statements`, what each
-//!   run statement did, per interval and per phase).
+//!   run statement did, per interval and per phase; `spill`, released samples written to an
+//!   unnamed temporary file so that memory stays bounded).
 //! - [`backend`]: the drivers behind one interface (children: `doppio` on glommio or its
 //!   own io_uring runtime, `scylla` on tokio) and the driving of a phase.
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
