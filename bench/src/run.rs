@@ -601,6 +601,17 @@ fn run_segments(
                 for w in &outcome.failed_workers {
                     warnings.push(format!("{}: {w}", driver.name()));
                 }
+                if outcome.stalled.times > 0 {
+                    warnings.push(format!(
+                        "{}: workers waited {:.1} ms in {} sends for the coordinator to take \
+                         their samples (it fell {} samples behind); requests in flight waited \
+                         too: use a longer --sample interval",
+                        driver.name(),
+                        outcome.stalled.waited.as_secs_f64() * 1e3,
+                        outcome.stalled.times,
+                        backend::SAMPLE_BACKLOG,
+                    ));
+                }
                 run.add_cost(&cost);
                 if let (Some(before), Some(after)) = (counters_before, counters_after) {
                     let c = run.counters.get_or_insert_with(Default::default);

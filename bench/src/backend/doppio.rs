@@ -401,7 +401,7 @@ impl Backend for DoppioBackend {
         workload: &Arc<Workload>,
         spec: PhaseSpec,
         start: Instant,
-        events: mpsc::Sender<Event>,
+        events: mpsc::SyncSender<Event>,
     ) -> Result<(), BackendError> {
         let driver = self.driver;
         let stmts = Arc::new(phase_statements(workload, spec.phase, driver.name())?);
@@ -419,6 +419,7 @@ impl Backend for DoppioBackend {
                             let _ = events.send(Event::Finished {
                                 worker,
                                 end: Err(e),
+                                stalled: Default::default(),
                             });
                             return;
                         }

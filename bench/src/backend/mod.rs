@@ -350,7 +350,7 @@ pub async fn run_and_report<S: BenchSession>(
     plan: &[PlanStatement<S::Prepared>],
     wspec: &WorkerSpec,
     phase: Phase,
-    events: mpsc::Sender<Event>,
+    events: mpsc::SyncSender<Event>,
 ) {
     let pick = |i: u64| match phase {
         Phase::Load => 0,
@@ -358,14 +358,57 @@ pub async fn run_and_report<S: BenchSession>(
     };
     session.sleep_until(wspec.start).await;
     let sink_events = events.clone();
-    let end = run_worker(session, &pick, plan, wspec, move |s| {
-        let _ = sink_events.send(Event::Sample(Box::new(s)));
+    let mut stalled = SinkStall::default();
+    let end = run_worker(session, &pick, plan, wspec, |s| {
+        stalled.send(&sink_events, Event::Sample(Box::new(s)));
     })
     .await;
     let _ = events.send(Event::Finished {
         worker: wspec.worker,
         end: Ok(end),
+        stalled,
     });
+}
+
+/// Samples the coordinator may be behind by, all workers together, before a worker's next
+/// sample blocks its thread until the coordinator catches up. Each sample holds two latency
+/// histograms of about 270 KiB each (1 ns to 1 h at 3 significant digits), so this bounds
+/// the queue to about 17 MiB, where an unbounded one grew by 370 MiB in a CI run whose
+/// 2 ms sample intervals met a loaded machine. Blocking the worker is backpressure the
+/// report names (see [`SinkStall`]).
+pub const SAMPLE_BACKLOG: usize = 32;
+
+/// How long a worker waited for room in the samples' channel: the coordinator (which merges
+/// and spills each sample) fell [`SAMPLE_BACKLOG`] samples behind. Every request the worker
+/// had in flight waited too, so the report warns when this is not zero.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SinkStall {
+    /// Sends that found the channel full.
+    pub times: u64,
+    /// Time spent waiting in them.
+    pub waited: Duration,
+}
+
+impl SinkStall {
+    /// Sends `event`, waiting for room if the channel is full (and counting the wait).
+    fn send(&mut self, events: &mpsc::SyncSender<Event>, event: Event) {
+        match events.try_send(event) {
+            Ok(()) | Err(mpsc::TrySendError::Disconnected(_)) => {}
+            Err(mpsc::TrySendError::Full(event)) => {
+                let from = Instant::now();
+                // Blocks this worker's thread (its executor): backpressure, not a buffer.
+                let _ = events.send(event);
+                self.times += 1;
+                self.waited += from.elapsed();
+            }
+        }
+    }
+
+    /// Adds another worker's stall.
+    pub fn add(&mut self, other: SinkStall) {
+        self.times += other.times;
+        self.waited += other.waited;
+    }
 }
 
 /// A worker's messages to the coordinator.
@@ -379,6 +422,8 @@ pub enum Event {
         worker: usize,
         /// Its summary, or why it could not run.
         end: Result<WorkerEnd, BackendError>,
+        /// How long its samples waited for the coordinator.
+        stalled: SinkStall,
     },
 }
 
@@ -438,7 +483,7 @@ pub trait Backend: Send + Sync {
         workload: &Arc<Workload>,
         spec: PhaseSpec,
         start: Instant,
-        events: mpsc::Sender<Event>,
+        events: mpsc::SyncSender<Event>,
     ) -> Result<(), BackendError>;
     /// Driver-side counters so far, if the driver has them.
     fn counters(&self) -> Option<DriverCounters>;
@@ -491,6 +536,8 @@ pub struct PhaseOutcome {
     pub started_at: Option<std::time::SystemTime>,
     /// Per statement of the phase (by index): its record, all workers merged.
     pub statements: Vec<StatementTotals>,
+    /// How long workers waited for the coordinator to take their samples, all together.
+    pub stalled: SinkStall,
 }
 
 /// Runs a phase on `backend` and collects it; `on_sample` sees each merged sample as soon
@@ -514,7 +561,7 @@ fn run_prepared_phase(
     spec: PhaseSpec,
     mut on_sample: impl FnMut(&Sample),
 ) -> Result<PhaseOutcome, BackendError> {
-    let (tx, rx) = mpsc::channel();
+    let (tx, rx) = mpsc::sync_channel(SAMPLE_BACKLOG);
     let workers = backend.workers();
     // A short margin so that every worker is parked on its first due time together.
     let start = Instant::now() + Duration::from_millis(5);
@@ -566,8 +613,13 @@ fn run_prepared_phase(
                     keep(&mut outcome, merged)?;
                 }
             }
-            Event::Finished { worker, end } => {
+            Event::Finished {
+                worker,
+                end,
+                stalled,
+            } => {
                 finished += 1;
+                outcome.stalled.add(stalled);
                 // Not `collector.finish` yet: the last, partial interval waits for the
                 // phase's end so that its length is known.
                 match end {
@@ -629,6 +681,39 @@ mod tests {
         assert_eq!(common_protocol(&[Doppio, DoppioUring]), None);
         assert_eq!(common_protocol(&[Scylla]), None);
         assert_eq!(common_protocol(&[]), None);
+    }
+
+    #[test]
+    fn a_full_samples_channel_blocks_the_worker_and_the_wait_is_counted() {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let finished = |worker| Event::Finished {
+            worker,
+            end: Err(BackendError {
+                driver: "test",
+                message: String::new(),
+            }),
+            stalled: SinkStall::default(),
+        };
+        let mut stall = SinkStall::default();
+        stall.send(&tx, finished(0));
+        assert_eq!(stall, SinkStall::default(), "room for one: no wait");
+        let (started, go) = mpsc::channel();
+        let coordinator = std::thread::spawn(move || {
+            go.recv().unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            rx.iter().count()
+        });
+        started.send(()).unwrap();
+        // The channel holds one already: this send waits until the coordinator reads.
+        stall.send(&tx, finished(1));
+        assert_eq!(stall.times, 1);
+        assert!(stall.waited > Duration::ZERO);
+        drop(tx);
+        assert_eq!(coordinator.join().unwrap(), 2, "nothing lost");
+        let mut total = SinkStall::default();
+        total.add(stall);
+        total.add(stall);
+        assert_eq!(total.times, 2);
     }
 
     #[test]

@@ -479,7 +479,7 @@ impl Backend for ScyllaBackend {
         workload: &Arc<Workload>,
         spec: PhaseSpec,
         start: Instant,
-        events: mpsc::Sender<Event>,
+        events: mpsc::SyncSender<Event>,
     ) -> Result<(), BackendError> {
         let stmts = phase_statements(workload, spec.phase, "scylla")?;
         let plan = Arc::new(self.runtime.block_on(prepare_plan(
