@@ -6,6 +6,12 @@
 #   scripts/cassandra.sh stop [NODE]                stop every node (or one), SIGTERM then SIGKILL
 #   scripts/cassandra.sh kill NODE                  SIGKILL one node (fault tests)
 #   scripts/cassandra.sh status                     one line per node; exit 0 only if all are up
+#   scripts/cassandra.sh add [--token T] [--heap SIZE] [--timeout SECS]
+#                                                   bootstrap one more node into the running
+#                                                   cluster (next address; default token: the
+#                                                   middle of the widest gap in the ring)
+#   scripts/cassandra.sh decommission NODE          stream NODE's data away, leave the ring, stop
+#   scripts/cassandra.sh nodetool NODE ARGS...      Cassandra's nodetool against NODE (JMX)
 #   scripts/cassandra.sh logs [NODE] [LINES]        the last lines of a node's log (default node 1)
 #   scripts/cassandra.sh wipe                       stop, then delete all node state
 #
@@ -22,6 +28,8 @@
 # DOPPIO_CASSANDRA_RACKS=r1,r1,r2 places node i in the i-th rack of data center
 # "datacenter1" (GossipingPropertyFileSnitch); without it every node uses SimpleSnitch
 # (datacenter1, rack1). Racks are fixed at a node's first boot, like tokens.
+# Each node serves JMX on loopback, port 7200 + the last octet of its address (7201 for
+# 127.0.0.1), which `nodetool` and `decommission` use (NodeTool from the same jars).
 # DOPPIO_CASSANDRA_EXTRA_YAML: lines appended to each node's cassandra.yaml when it starts
 # (e.g. the overload test's native_transport_max_requests_per_second).
 set -euo pipefail
@@ -125,6 +133,9 @@ EOF
 
 node_dir() { echo "$STATE/node$1"; }
 node_addr() { echo "127.0.0.$((FIRST_IP + $1 - 1))"; }
+node_jmx_port() { echo "$((7200 + FIRST_IP + $1 - 1))"; }
+# A node that left the ring (decommission) keeps its directory (logs) with this marker.
+node_left() { [ -f "$(node_dir "$1")/left" ]; }
 node_pid() {
     local f
     f="$(node_dir "$1")/pid"
@@ -185,9 +196,11 @@ make_tls_material() {
 }
 
 write_node_config() {
-    local i=$1 n=$2 auth=$3 tls=${4:-0} dir addr
+    local i=$1 n=$2 auth=$3 tls=${4:-0} bootstrap=${5:-false} dir addr token
     dir=$(node_dir "$i")
     addr=$(node_addr "$i")
+    # A node added to a running cluster keeps the token it joined with (`add`).
+    token=$(cat "$dir/token" 2>/dev/null || node_token "$i" "$n")
     mkdir -p "$dir"/{data,commitlog,saved_caches,hints,cdc_raw,logs,triggers}
     local authenticator=AllowAllAuthenticator authorizer=AllowAllAuthorizer snitch=SimpleSnitch rack
     rack=$(node_rack "$i")
@@ -203,9 +216,9 @@ write_node_config() {
 # Written by scripts/cassandra.sh for node $i of $n. Edits are overwritten on start.
 cluster_name: $CLUSTER_NAME
 num_tokens: 1
-initial_token: $(node_token "$i" "$n")
+initial_token: $token
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
-auto_bootstrap: false
+auto_bootstrap: $bootstrap
 commitlog_sync: periodic
 commitlog_sync_period: 10000ms
 data_file_directories:
@@ -313,6 +326,7 @@ launch_node() {
         -Dcassandra.superuser_setup_delay_ms=0 \
         -Dcassandra.disable_auth_caches_remote_configuration=true \
         "${gossip[@]}" \
+        -Dcassandra.jmx.local.port="$(node_jmx_port "$i")" \
         -Ddoppio.node="$dir" \
         -cp "$(cat "$CLASSPATH_FILE")" \
         org.apache.cassandra.service.CassandraDaemon \
@@ -369,6 +383,10 @@ cmd_start() {
     echo "$nodes" >"$STATE/nodes"
     local i pid
     for ((i = 1; i <= nodes; i++)); do
+        if node_left "$i"; then
+            log "node $i left the ring (decommissioned): not started"
+            continue
+        fi
         pid=$(node_pid "$i" || true)
         if pid_alive "$pid"; then
             log "node $i already running (pid $pid)"
@@ -393,6 +411,7 @@ wait_for_gossip() {
     while :; do
         missing=""
         for ((i = 2; i <= n; i++)); do
+            node_left "$i" && continue
             grep -q "/$(node_addr "$i"):7000 is now UP" "$(node_dir 1)/logs/system.log" 2>/dev/null ||
                 missing="$missing $(node_addr "$i")"
         done
@@ -459,7 +478,9 @@ cmd_status() {
         any=1
         pid=$(node_pid "$i" || true)
         addr=$(node_addr "$i")
-        if pid_alive "$pid" && port_open "$addr" "$CQL_PORT"; then
+        if node_left "$i"; then
+            state="LEFT (decommissioned)"
+        elif pid_alive "$pid" && port_open "$addr" "$CQL_PORT"; then
             state=UP
         elif pid_alive "$pid"; then
             state="STARTING (process alive, CQL port closed)"
@@ -491,6 +512,106 @@ cmd_status() {
     return $all_up
 }
 
+# Runs Cassandra's NodeTool (same jars) against node $1's JMX port.
+cmd_nodetool() {
+    local i=${1:?nodetool needs a node number}
+    shift
+    [ -d "$(node_dir "$i")" ] || die "no node $i"
+    ensure_java_and_maven
+    classpath_complete || die "Cassandra is not installed (scripts/cassandra.sh install)"
+    java -Xmx128m "${JVM17_FLAGS[@]}" -Dlogback.configurationFile="$(node_dir "$i")/logback.xml" \
+        -cp "$(cat "$CLASSPATH_FILE")" org.apache.cassandra.tools.NodeTool \
+        -h 127.0.0.1 -p "$(node_jmx_port "$i")" "$@"
+}
+
+# The tokens of the nodes in the ring (one per node, num_tokens 1), sorted.
+ring_tokens() {
+    local i dir
+    for i in $(known_nodes); do
+        node_left "$i" && continue
+        dir=$(node_dir "$i")
+        sed -n 's/^initial_token: //p' "$dir/cassandra.yaml" 2>/dev/null
+    done | sort -n
+}
+
+# The middle of the widest gap between consecutive tokens of the ring (the gap from the
+# last token round to the first included), in Murmur3's signed 64-bit range. Gaps are
+# compared in quarters so that nothing overflows; the middle wraps round the ring the way
+# bash's 64-bit arithmetic does.
+widest_gap_middle() {
+    local t=() n k a q best_a=0 best_q=-1
+    mapfile -t t < <(ring_tokens)
+    n=${#t[@]}
+    if [ "$n" = 0 ]; then
+        echo 0
+        return
+    fi
+    for ((k = 0; k < n; k++)); do
+        a=${t[k]}
+        if ((k + 1 < n)); then
+            q=$((t[k + 1] / 4 - a / 4))
+        else
+            q=$((t[0] / 4 + 4611686018427387904 - a / 4))
+        fi
+        if ((q > best_q)); then
+            best_q=$q
+            best_a=$a
+        fi
+    done
+    echo $((best_a + 2 * best_q))
+}
+
+# Bootstraps node n+1 into the running cluster: it streams its share of the data from the
+# others (auto_bootstrap), then opens its CQL port; the cluster then counts n+1 nodes.
+cmd_add() {
+    local token="" heap=768M timeout=300
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --token) token=${2:?--token needs a token}; shift 2 ;;
+        --heap) heap=${2:?--heap needs a size such as 1G}; shift 2 ;;
+        --timeout) timeout=${2:?--timeout needs seconds}; shift 2 ;;
+        *) die "add: unknown option $1" ;;
+        esac
+    done
+    [ -f "$STATE/nodes" ] || die "no cluster in $STATE: start one first"
+    pid_alive "$(node_pid 1 || true)" || die "node 1 (the seed) is not running"
+    local n i dir auth tls
+    n=$(cat "$STATE/nodes")
+    i=$((n + 1))
+    [ "$i" -le 9 ] || die "a cluster has at most 9 nodes"
+    [ -n "$token" ] || token=$(widest_gap_middle)
+    [[ "$token" =~ ^-?[0-9]+$ ]] || die "--token must be an integer (Murmur3)"
+    dir=$(node_dir "$i")
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    echo "$token" >"$dir/token"
+    auth=$(cat "$(node_dir 1)/auth" 2>/dev/null || echo 0)
+    tls=$(cat "$(node_dir 1)/tls" 2>/dev/null || echo 0)
+    write_node_config "$i" "$i" "$auth" "$tls" true
+    echo "$auth" >"$dir/auth"
+    echo "$tls" >"$dir/tls"
+    echo "$i" >"$STATE/nodes"
+    log "adding node $i on $(node_addr "$i") with token $token (bootstrap, heap $heap)"
+    launch_node "$i" "$i" "$heap"
+    wait_for_node "$i" "$timeout" || exit 1
+}
+
+# Decommissions node $1: it streams its ranges to the nodes that take them over and leaves
+# the ring (NodeTool's decommission, which returns when it is done); then its process is
+# stopped and the node is marked as gone (`start` skips it, `status` says LEFT).
+cmd_decommission() {
+    local i=${1:?decommission needs a node number}
+    [ -d "$(node_dir "$i")" ] || die "no node $i"
+    node_left "$i" && die "node $i already left the ring"
+    pid_alive "$(node_pid "$i" || true)" || die "node $i is not running"
+    log "decommissioning node $i ($(node_addr "$i"))"
+    local start=$SECONDS
+    cmd_nodetool "$i" decommission || die "nodetool decommission of node $i failed"
+    touch "$(node_dir "$i")/left"
+    log "node $i left the ring after $((SECONDS - start))s"
+    stop_node "$i"
+}
+
 cmd_logs() {
     local i=${1:-1} lines=${2:-100}
     local f
@@ -514,10 +635,13 @@ main() {
     stop) cmd_stop "$@" ;;
     kill) cmd_kill "$@" ;;
     status) cmd_status ;;
+    add) cmd_add "$@" ;;
+    decommission) cmd_decommission "$@" ;;
+    nodetool) cmd_nodetool "$@" ;;
     logs) cmd_logs "$@" ;;
     wipe) cmd_wipe ;;
     *)
-        sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         [ -z "$cmd" ] || [ "$cmd" = help ] || [ "$cmd" = --help ] || exit 2
         ;;
     esac

@@ -366,6 +366,7 @@ mod tests {
                 rows: 5,
                 latency_sum_ns: 0,
             }],
+            nodes: Vec::new(),
         };
         let server =
             MetricsServer::start("127.0.0.1:0".parse().unwrap(), vec!["read \"k\"".into()])

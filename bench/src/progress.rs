@@ -162,6 +162,7 @@ mod tests {
             service: LatencyHistogram::new(),
             mean_lateness_ns: 0.0,
             statements: Vec::new(),
+            nodes: Vec::new(),
         }
     }
 

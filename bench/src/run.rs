@@ -622,9 +622,10 @@ fn run_segments(
                     c.bytes_read += after.bytes_read.saturating_sub(before.bytes_read);
                     c.retries += after.retries.saturating_sub(before.retries);
                     c.reprepares += after.reprepares.saturating_sub(before.reprepares);
-                    for (node, n) in &after.nodes {
-                        let was = before.nodes.get(node).copied().unwrap_or(0);
-                        *c.nodes.entry(node.clone()).or_default() += n.saturating_sub(was);
+                    // Per node from the samples: the counters' difference would lose a node
+                    // that left during the phase (its counters leave with it).
+                    for (node, n) in &outcome.requests_by_node {
+                        *c.nodes.entry(node.clone()).or_default() += n;
                     }
                     for (node, counts) in &after.scylla_shards {
                         let was = before.scylla_shards.get(node);

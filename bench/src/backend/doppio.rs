@@ -297,6 +297,16 @@ impl BenchSession for ShardSession {
         }
     }
 
+    /// This shard's per-node counters (the session's nodes of now: a node removed from the
+    /// cluster is gone from them).
+    fn node_requests(&self) -> Vec<(String, u64)> {
+        self.session
+            .nodes()
+            .into_iter()
+            .map(|n| (n.info.addr.to_string(), n.counters.requests))
+            .collect()
+    }
+
     /// Each fiber is a task of the shard's executor: its wake-ups are plain pushes on the
     /// executor's local run queue (no atomic), instead of a `join_all` ready queue.
     async fn run_fibers<Fut: std::future::Future<Output = ()>>(&self, fibers: Vec<Fut>) {

@@ -359,7 +359,15 @@ pub async fn run_and_report<S: BenchSession>(
     session.sleep_until(wspec.start).await;
     let sink_events = events.clone();
     let mut stalled = SinkStall::default();
-    let end = run_worker(session, &pick, plan, wspec, |s| {
+    // Each sample carries the requests sent to each node since the previous one (read once
+    // per sample from the driver's per-node counters), so that the report shows routing
+    // following the cluster: a node that joins, one that leaves (whose counters vanish
+    // with it, after its last sample has been counted).
+    let mut seen = session.node_requests();
+    let end = run_worker(session, &pick, plan, wspec, |mut s| {
+        let now = session.node_requests();
+        s.nodes = node_deltas(&seen, &now);
+        seen = now;
         stalled.send(&sink_events, Event::Sample(Box::new(s)));
     })
     .await;
@@ -409,6 +417,23 @@ impl SinkStall {
         self.times += other.times;
         self.waited += other.waited;
     }
+}
+
+/// Requests per node between two readings of cumulative counters (nodes without any left
+/// out; a node new in `now`, or whose counter went back, counts from 0).
+fn node_deltas(before: &[(String, u64)], now: &[(String, u64)]) -> Vec<(String, u64)> {
+    now.iter()
+        .filter_map(|(node, n)| {
+            let was = before
+                .iter()
+                .find(|(b, _)| b == node)
+                .map_or(0, |(_, m)| *m);
+            // Below the last reading: the node was removed and added again, with counters
+            // that started from 0.
+            let d = if *n >= was { n - was } else { *n };
+            (d > 0).then(|| (node.clone(), d))
+        })
+        .collect()
 }
 
 /// A worker's messages to the coordinator.
@@ -538,6 +563,9 @@ pub struct PhaseOutcome {
     pub statements: Vec<StatementTotals>,
     /// How long workers waited for the coordinator to take their samples, all together.
     pub stalled: SinkStall,
+    /// Requests sent to each node over the phase (the samples' counts added up: a node that
+    /// left the cluster during the phase keeps what it was sent).
+    pub requests_by_node: BTreeMap<String, u64>,
 }
 
 /// Runs a phase on `backend` and collects it; `on_sample` sees each merged sample as soon
@@ -596,6 +624,9 @@ fn run_prepared_phase(
     let keep = |outcome: &mut PhaseOutcome, merged: Sample| -> Result<(), BackendError> {
         outcome.latency.merge(&merged.latency);
         outcome.service.merge(&merged.service);
+        for (node, n) in &merged.nodes {
+            *outcome.requests_by_node.entry(node.clone()).or_default() += n;
+        }
         outcome.errors += merged.error_count();
         outcome.samples.push(&merged).map_err(|e| BackendError {
             driver,
@@ -681,6 +712,23 @@ mod tests {
         assert_eq!(common_protocol(&[Doppio, DoppioUring]), None);
         assert_eq!(common_protocol(&[Scylla]), None);
         assert_eq!(common_protocol(&[]), None);
+    }
+
+    #[test]
+    fn requests_per_node_between_readings() {
+        let of = |v: &[(&str, u64)]| -> Vec<(String, u64)> {
+            v.iter().map(|(a, n)| ((*a).to_owned(), *n)).collect()
+        };
+        // `a` sent 4 more, `b` left the cluster (gone from the reading), `c` joined, `d`
+        // sent nothing new.
+        let before = of(&[("a", 5), ("b", 3), ("d", 7)]);
+        let now = of(&[("a", 9), ("c", 2), ("d", 7)]);
+        assert_eq!(node_deltas(&before, &now), of(&[("a", 4), ("c", 2)]));
+        // A counter that went back (a node re-added with fresh counters) counts from 0.
+        assert_eq!(
+            node_deltas(&of(&[("a", 9)]), &of(&[("a", 2)])),
+            of(&[("a", 2)])
+        );
     }
 
     #[test]

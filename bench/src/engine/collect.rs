@@ -32,6 +32,9 @@ pub struct Sample {
     /// Per statement of the plan (by index): its counts in the interval (empty when
     /// nothing was recorded in it).
     pub statements: Vec<StatementCounts>,
+    /// Requests sent to each node (address), all workers, sorted by address (empty for a
+    /// backend that does not count them).
+    pub nodes: Vec<(String, u64)>,
 }
 
 impl Sample {
@@ -60,6 +63,7 @@ struct Pending {
     service: LatencyHistogram,
     lateness_ns: u64,
     statements: Vec<StatementCounts>,
+    nodes: Vec<(String, u64)>,
 }
 
 /// Merges interval samples from `workers` workers.
@@ -116,6 +120,7 @@ impl Collector {
                     service: LatencyHistogram::new(),
                     lateness_ns: 0,
                     statements: Vec::new(),
+                    nodes: Vec::new(),
                 });
                 self.pending.len() - 1
             }
@@ -133,6 +138,12 @@ impl Collector {
         p.latency.merge(&s.latency);
         p.service.merge(&s.service);
         add_counts(&mut p.statements, &s.statements);
+        for (node, n) in s.nodes {
+            match p.nodes.iter_mut().find(|(k, _)| *k == node) {
+                Some((_, m)) => *m += n,
+                None => p.nodes.push((node, n)),
+            }
+        }
         self.release(None)
     }
 
@@ -165,6 +176,8 @@ impl Collector {
                 self.next_release += 1;
             }
             let done = p.requests;
+            let mut nodes = p.nodes;
+            nodes.sort();
             out.push(Sample {
                 index: p.index,
                 start: self.interval * p.index as u32,
@@ -180,6 +193,7 @@ impl Collector {
                     0.0
                 },
                 statements: p.statements,
+                nodes,
             });
             self.next_release = p.index + 1;
         }
@@ -220,6 +234,7 @@ impl Collector {
             service: LatencyHistogram::new(),
             mean_lateness_ns: 0.0,
             statements: Vec::new(),
+            nodes: Vec::new(),
         }
     }
 }
@@ -243,6 +258,7 @@ mod tests {
                 ..StatementCounts::default()
             }],
             last,
+            nodes: Vec::new(),
         }
     }
 
@@ -271,6 +287,20 @@ mod tests {
         assert!(out[..9].iter().all(|s| s.duration == MS(100)));
         assert_eq!(out[9].duration, MS(150));
         assert!((out[9].throughput() - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn workers_requests_per_node_add_up_in_their_interval() {
+        let mut c = Collector::new(2, MS(100), None);
+        let with = |worker, index, nodes: &[(&str, u64)]| IntervalSample {
+            nodes: nodes.iter().map(|(a, n)| ((*a).to_owned(), *n)).collect(),
+            ..sample(worker, index, 1, false)
+        };
+        assert!(c.add(with(0, 0, &[("b", 2), ("a", 1)])).is_empty());
+        let out = c.add(with(1, 0, &[("a", 3), ("c", 4)]));
+        assert_eq!(out.len(), 1);
+        let want: Vec<(String, u64)> = vec![("a".into(), 4), ("b".into(), 2), ("c".into(), 4)];
+        assert_eq!(out[0].nodes, want, "summed per node, sorted by address");
     }
 
     #[test]

@@ -103,6 +103,13 @@ pub trait BenchSession {
     /// Sleeps until `deadline` on the backend's runtime.
     fn sleep_until(&self, deadline: Instant) -> impl Future<Output = ()>;
 
+    /// Requests this worker's session has sent to each node (address) so far, retries
+    /// included; read once per sample, never per request. Empty (the default) for a driver
+    /// that does not count them.
+    fn node_requests(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
+
     /// Runs a worker's fibers (its fixed set of request loops) to completion. The default
     /// polls them together in one future (`join_all`, whose wake-ups go through reference
     /// counts and a ready queue shared by atomics); a backend whose runtime has cheaper local
@@ -230,6 +237,9 @@ pub struct IntervalSample {
     pub statements: Vec<StatementCounts>,
     /// The worker's last sample of the phase (its interval may be cut short).
     pub last: bool,
+    /// Requests the worker's session sent to each node (address) since its previous sample,
+    /// read when the sample is handed over (empty for a backend that does not count them).
+    pub nodes: Vec<(String, u64)>,
 }
 
 /// Per-worker state shared by its fibers (a `RefCell`: fibers run on one thread, one at a
@@ -293,6 +303,8 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
             // One copy per interval per worker (not per request); the counts restart at 0.
             statements: self.statements.clone(),
             last,
+            // Filled by the sink, which knows the session (`backend::run_and_report`).
+            nodes: Vec::new(),
         };
         self.statements.fill(StatementCounts::default());
         (self.sink)(sample);

@@ -9,6 +9,7 @@
 //!
 //! Not on the request path: one write per sample interval per backend.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
@@ -185,6 +186,9 @@ pub struct StoredSample {
     pub mean_lateness_ns: f64,
     /// Per statement of the plan (by index): its counts in the interval.
     pub statements: Vec<StatementCounts>,
+    /// Requests sent to each node (address) in the interval.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub requests_by_node: BTreeMap<String, u64>,
 }
 
 impl StoredSample {
@@ -204,6 +208,7 @@ impl StoredSample {
             service: HistogramDigest::of(&s.service)?,
             mean_lateness_ns: s.mean_lateness_ns,
             statements: s.statements.clone(),
+            requests_by_node: s.nodes.iter().cloned().collect(),
         })
     }
 
@@ -250,6 +255,7 @@ mod tests {
                 rows: 2,
                 latency_sum_ns: 99,
             }],
+            nodes: Vec::new(),
         }
     }
 

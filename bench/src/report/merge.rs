@@ -383,6 +383,7 @@ struct Bin {
     duration_s: f64,
     latency: LatencyHistogram,
     statements: Vec<StatementBin>,
+    requests_by_node: BTreeMap<String, u64>,
 }
 
 /// One statement's figures in an aligned interval, while they are being summed.
@@ -715,6 +716,9 @@ fn align_samples(
             bin.throughput_rps += s.throughput_rps;
             bin.duration_s = bin.duration_s.max(s.duration_s);
             bin.latency.merge(&decode(file, driver, &s.histogram)?);
+            for (node, n) in &s.requests_by_node {
+                *bin.requests_by_node.entry(node.clone()).or_default() += n;
+            }
             if bin.statements.len() < s.statements.len() {
                 bin.statements
                     .resize(s.statements.len(), StatementBin::default());
@@ -761,6 +765,7 @@ fn align_samples(
                         }
                     })
                     .collect(),
+                requests_by_node: bin.requests_by_node,
             }
         })
         .collect())
@@ -802,6 +807,7 @@ mod tests {
                     histogram: h.to_base64(),
                     start_unix_s: Some(*t),
                     statements: Vec::new(),
+                    requests_by_node: Default::default(),
                 }
             })
             .collect();
@@ -948,6 +954,7 @@ mod tests {
                             latency_sum_ns: (writes - failed) * 2_000_000,
                         },
                     ],
+                    nodes: Vec::new(),
                 }
             })
             .collect();

@@ -246,6 +246,11 @@ pub struct SampleReport {
     /// reports written before this field existed).
     #[serde(default)]
     pub statements: Vec<SampleStatement>,
+    /// Requests the driver sent to each node (address) in this interval, retries included:
+    /// how routing followed the cluster over the run (doppio's backends; absent for
+    /// scylla-rust-driver, which does not count them, and in older reports).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub requests_by_node: BTreeMap<String, u64>,
 }
 
 /// One run statement's figures in one sample interval.
@@ -682,6 +687,7 @@ impl BackendRun {
                             sample_statement(&c, s.duration.as_secs_f64())
                         })
                         .collect(),
+                    requests_by_node: s.requests_by_node.clone(),
                 });
             }
         }
@@ -1020,6 +1026,7 @@ mod tests {
             service: LatencyHistogram::new(),
             mean_lateness_ns: 0.0,
             statements: Vec::new(),
+            nodes: Vec::new(),
         };
         let mut run = BackendRun {
             elapsed_s: vec![2.0],

@@ -1152,6 +1152,7 @@ mod tests {
                 histogram: String::new(),
                 start_unix_s: None,
                 statements: Vec::new(),
+                requests_by_node: Default::default(),
             })
             .collect();
         b
@@ -1181,6 +1182,7 @@ mod tests {
                     histogram: h.to_base64(),
                     start_unix_s: None,
                     statements: Vec::new(),
+                    requests_by_node: Default::default(),
                 }
             })
             .collect();
@@ -1542,6 +1544,7 @@ mod tests {
                             latency_mean_ns: 2e6,
                         },
                     ],
+                    requests_by_node: Default::default(),
                 })
                 .collect();
             b

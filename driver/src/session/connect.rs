@@ -284,7 +284,11 @@ impl Session {
                 let mut retired = inner.retired.get();
                 retired.add(&node.pool.connection_stats());
                 inner.retired.set(retired);
-                node.pool.close("the node left the cluster's topology");
+                // Its requests in flight finish first (within the request timeout).
+                node.pool.retire(
+                    "the node left the cluster's topology",
+                    inner.config.connection.request_timeout,
+                );
             }
         }
         drop(nodes);

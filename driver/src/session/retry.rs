@@ -10,7 +10,8 @@
 //!
 //! Invariant of [`DefaultRetryPolicy`]: a statement that is not idempotent is sent again only
 //! when the node's answer proves it was not applied (OVERLOADED, IS_BOOTSTRAPPING,
-//! UNAVAILABLE: the next node); a lost answer (client timeout, broken connection) or a
+//! UNAVAILABLE, and UNPREPARED once the session's own re-prepare on that node did not
+//! help: the next node); a lost answer (client timeout, broken connection) or a
 //! server-side read or write timeout is retried only for idempotent statements (timeouts
 //! on the same node, whose replicas may just have been slow; lost answers on the next).
 
@@ -73,6 +74,11 @@ impl RetryPolicy for DefaultRetryPolicy {
                 ErrorCode::Overloaded | ErrorCode::IsBootstrapping | ErrorCode::Unavailable => {
                     RetryDecision::RetryNextNode
                 }
+                // The session heals one UNPREPARED by preparing again on that node; this is
+                // a second one, from a node that forgot the statement again at once (a node
+                // that has just joined, still applying the schema it pulls). The EXECUTE was
+                // not run: another node may take it.
+                ErrorCode::Unprepared => RetryDecision::RetryNextNode,
                 // The statement may have been applied on some replicas; the coordinator is
                 // fine, its replicas were slow.
                 ErrorCode::ReadTimeout | ErrorCode::WriteTimeout if idempotent => {
@@ -123,6 +129,7 @@ mod tests {
             ErrorCode::Overloaded,
             ErrorCode::IsBootstrapping,
             ErrorCode::Unavailable,
+            ErrorCode::Unprepared,
         ] {
             assert_eq!(
                 p.decide(&server(code), false, 0),
