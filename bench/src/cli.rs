@@ -291,6 +291,11 @@ pub struct RunArgs {
     /// fetched to the end and their rows counted from the page headers.
     #[arg(long)]
     pub discard_results: bool,
+    /// Compare every row that a statement with `validate` in the workload returns with what
+    /// the load phase wrote for it (the built-in `read` has one); values that differ and rows
+    /// that are missing are errors of their own kinds, by statement, and the run exits 1.
+    #[arg(long)]
+    pub validate: bool,
     /// Which iteration numbers this loader draws its keys from (several loader machines).
     #[command(flatten)]
     pub cycles: CyclesArgs,

@@ -269,7 +269,7 @@ fn per_segment(limit: Limit, segments: usize) -> Limit {
 /// report's path; a fatal error still writes the report of what was measured.
 pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     let c = &a.connect;
-    let workload = workload_of(c)?;
+    let workload = with_validation(workload_of(c)?, a.validate)?;
     let drivers = c.drivers().map_err(Failure::Usage)?;
     let options = run_options(a, &drivers)?;
     let segments = a
@@ -330,6 +330,12 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             spin_before_park_us: options.spin_before_park.map(|d| d.as_secs_f64() * 1e6),
             page_size: Some(a.page_size),
             discard_results: a.discard_results,
+            validated: workload
+                .run
+                .iter()
+                .filter(|s| s.validate.is_some())
+                .map(|s| s.name.clone())
+                .collect(),
             cycles: cycles.map(Into::into),
             serial_consistency: Some(options.serial_consistency.name().to_owned()),
             datacenter: options.locality.datacenter.clone(),
@@ -406,6 +412,12 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             .warnings
             .push("a backend completed no sample: the run was too short".into());
     }
+    let result = result.and_then(|()| validation_verdict(&report));
+    if let Err(e @ Failure::Run(_)) = &result {
+        if report.fatal_error.is_none() {
+            report.fatal_error = Some(e.to_string());
+        }
+    }
     print!("{}", text::render(&report, a.log));
     let written = report.write(&output);
     // A report that cannot be written after the run started is a failure of the run; the
@@ -414,6 +426,53 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     written.map_err(|e| Failure::run(format!("the report could not be written: {e}")))?;
     eprintln!("report written to {}", output.display());
     Ok(output)
+}
+
+/// The workload as `--validate` asks: with it, at least one run statement must name the row
+/// it reads (`validate`); without it, no statement is validated.
+fn with_validation(workload: Arc<Workload>, on: bool) -> Result<Arc<Workload>, Failure> {
+    let validated = workload.run.iter().any(|s| s.validate.is_some());
+    if on && !validated {
+        return Err(Failure::Usage(format!(
+            "--validate: no run statement of workload {} says which loaded row it reads \
+             (`validate = \"...\"`, see bench/workloads/README.md)",
+            workload.name
+        )));
+    }
+    if on || !validated {
+        return Ok(workload);
+    }
+    let mut w = Workload::clone(&workload);
+    for s in &mut w.run {
+        s.validate = None;
+    }
+    Ok(Arc::new(w))
+}
+
+/// A validated run fails when any backend saw a value that differs or a row that is missing.
+fn validation_verdict(report: &Report) -> Result<(), Failure> {
+    use crate::engine::validate::{MISMATCH, MISSING};
+    if report.config.validated.is_empty() {
+        return Ok(());
+    }
+    let failed: Vec<String> = report
+        .backends
+        .iter()
+        .filter_map(|(name, b)| {
+            let count = |k: &str| b.errors_by_kind.get(k).copied().unwrap_or(0);
+            let (differ, missing) = (count(MISMATCH), count(MISSING));
+            (differ + missing > 0)
+                .then(|| format!("{name}: {differ} values differ, {missing} rows missing"))
+        })
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::run(format!(
+            "validation failed: {}",
+            failed.join("; ")
+        )))
+    }
 }
 
 /// What the segments of a run produce, besides its outcome.

@@ -26,6 +26,7 @@ use super::{
     ConnectOptions, Consistency as BenchConsistency, Driver, DriverCounters, Event, Phase,
     PhaseSpec, SerialConsistency, SettingError, TlsOptions,
 };
+use crate::engine::validate::Shape;
 use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
 use crate::workload::encode::{encode, CqlKind, Encoded};
 use crate::workload::{Statement, Workload};
@@ -273,7 +274,8 @@ impl BenchSession for ShardSession {
             .map_err(|e| request_error(&e))?;
         let mut rows = 0;
         loop {
-            rows += rows::consume(&page, self.discard_results).map_err(|e| rows_error(&e))?;
+            rows += rows::consume(&page, self.discard_results, args.check)
+                .map_err(|e| rows_error(&e))?;
             // A reference-counted handle on the page's bytes: no copy.
             let Some(state) = page.paging_state().cloned() else {
                 return Ok(rows);
@@ -342,11 +344,35 @@ async fn prepare_plan(
             .iter()
             .map(|c| kind_of(&c.typ))
             .collect();
+        // A validated read: the load statement's markers too (one more PREPARE per phase).
+        let shape = match (&s.validate, &workload.load) {
+            (Some(_), Some(load)) => {
+                let load_prepared = session
+                    .prepare(&load.statement.cql)
+                    .await
+                    .map_err(|e| err(format!("prepare `{}`: {e}", load.statement.cql)))?;
+                Some(Shape {
+                    load_markers: load_prepared
+                        .metadata()
+                        .columns
+                        .iter()
+                        .map(|c| (c.name.clone(), kind_of(&c.typ)))
+                        .collect(),
+                    result_columns: prepared
+                        .result_columns()
+                        .iter()
+                        .map(|c| c.name.clone())
+                        .collect(),
+                })
+            }
+            _ => None,
+        };
         plan.push(plan_statement(
             workload,
             s,
             prepared,
             &kinds,
+            shape.as_ref(),
             driver.name(),
         )?);
     }

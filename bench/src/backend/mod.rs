@@ -327,19 +327,31 @@ pub fn phase_statements(
     }
 }
 
-/// A prepared statement with its generators checked against the markers' `kinds`.
+/// A prepared statement with its generators checked against the markers' `kinds`, and its
+/// validation compiled against `shape` (given for a statement with `validate`: see
+/// [`crate::engine::validate`]).
 pub fn plan_statement<P>(
     workload: &Workload,
     statement: &Statement,
     prepared: P,
     kinds: &[CqlKind],
+    shape: Option<&crate::engine::validate::Shape>,
     driver: &'static str,
 ) -> Result<PlanStatement<P>, BackendError> {
-    let args = BoundArgs::bind(&workload.name, statement, kinds).map_err(|e| BackendError {
-        driver,
-        message: e.to_string(),
-    })?;
-    Ok(PlanStatement { prepared, args })
+    let err = |message: String| BackendError { driver, message };
+    let args = BoundArgs::bind(&workload.name, statement, kinds).map_err(|e| err(e.to_string()))?;
+    let validation = match (shape, &workload.load) {
+        (Some(shape), Some(load)) => {
+            crate::engine::validate::Validation::compile(statement, &load.statement, shape)
+                .map_err(|m| err(format!("statement {}: {m}", statement.label())))?
+        }
+        _ => None,
+    };
+    Ok(PlanStatement {
+        prepared,
+        args,
+        validation,
+    })
 }
 
 /// One worker's whole phase on any backend: waits for the common start (so that sample

@@ -44,6 +44,7 @@ use super::{
     DriverCounters, Event, Locality, Phase, PhaseSpec, SerialConsistency as BenchSerial,
     SettingError,
 };
+use crate::engine::validate::Shape;
 use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
 use crate::workload::encode::{encode, CqlKind, Encoded, Sink};
 use crate::workload::{Statement, Workload};
@@ -405,7 +406,8 @@ impl BenchSession for TokioSession {
                 .execute_single_page(prepared, args, state)
                 .await
                 .map_err(|e| request_error(&e))?;
-            rows += rows::consume(page, self.discard_results).map_err(|e| rows_error(&e))?;
+            rows += rows::consume(page, self.discard_results, args.check)
+                .map_err(|e| rows_error(&e))?;
             match next {
                 PagingStateResponse::HasMorePages { state: more } => state = more,
                 PagingStateResponse::NoMorePages => return Ok(rows),
@@ -436,7 +438,37 @@ async fn prepare_plan(
             .iter()
             .map(|c| kind_of(c.typ()))
             .collect();
-        plan.push(plan_statement(workload, s, prepared, &kinds, "scylla")?);
+        // A validated read: the load statement's markers too (one more PREPARE per phase).
+        let shape = match (&s.validate, &workload.load) {
+            (Some(_), Some(load)) => {
+                let load_prepared = session
+                    .prepare(load.statement.cql.as_str())
+                    .await
+                    .map_err(|e| err(format!("prepare `{}`: {e}", load.statement.cql)))?;
+                Some(Shape {
+                    load_markers: load_prepared
+                        .get_variable_col_specs()
+                        .iter()
+                        .map(|c| (c.name().to_owned(), kind_of(c.typ())))
+                        .collect(),
+                    result_columns: prepared
+                        .get_current_result_set_col_specs()
+                        .get()
+                        .iter()
+                        .map(|c| c.name().to_owned())
+                        .collect(),
+                })
+            }
+            _ => None,
+        };
+        plan.push(plan_statement(
+            workload,
+            s,
+            prepared,
+            &kinds,
+            shape.as_ref(),
+            "scylla",
+        )?);
     }
     Ok(plan)
 }

@@ -6,7 +6,8 @@
 //! sample per interval; [`cycles`], the range of iteration numbers a loader draws from
 //! (`--cycles`, `--loader`); [`statements`], what each run statement did (per interval
 //! counts, per phase histograms), beside the totals; [`spill`], released samples with their
-//! histograms written to a temporary file, so that a run of any length keeps memory bounded.
+//! histograms written to a temporary file, so that a run of any length keeps memory bounded;
+//! [`validate`], `--validate`'s comparison of returned rows with what the load wrote.
 //!
 //! A worker runs `concurrency` fibers: futures joined inside the worker's one task, not a
 //! task each. Fiber `f` of a worker with `C` fibers runs the worker's iterations `f`,
@@ -32,6 +33,7 @@ pub mod collect;
 pub mod cycles;
 pub mod spill;
 pub mod statements;
+pub mod validate;
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -130,6 +132,9 @@ pub struct Args<'a> {
     pub bound: &'a BoundArgs,
     /// The iteration.
     pub iteration: u64,
+    /// With `--validate`, for a statement that names the row it reads: the check each
+    /// returned row's raw cells go through (see [`validate`]).
+    pub check: Option<&'a validate::RowCheck>,
 }
 
 /// A prepared run statement: the backend's handle plus its checked generators.
@@ -139,6 +144,8 @@ pub struct PlanStatement<P> {
     pub prepared: P,
     /// Its arguments.
     pub args: BoundArgs,
+    /// How its rows are validated (`--validate` and a `validate` in the workload).
+    pub validation: Option<validate::Validation>,
 }
 
 /// What one worker runs.
@@ -461,6 +468,8 @@ where
         let iterations = &iterations;
         let outage = &outage;
         async move {
+            // Validation's expected cells, reused from request to request.
+            let check = validate::RowCheck::default();
             let mut j = f as u64;
             loop {
                 if outage.stopped() || crate::interrupt::interrupted() {
@@ -491,15 +500,23 @@ where
                 } else {
                     due
                 };
+                if let Some(v) = &stmt.validation {
+                    check.begin(v, i);
+                }
                 let result = session
                     .execute(
                         &stmt.prepared,
                         Args {
                             bound: &stmt.args,
                             iteration: i,
+                            check: stmt.validation.as_ref().map(|_| &check),
                         },
                     )
                     .await;
+                let result = match &stmt.validation {
+                    Some(v) => check.finish(v, result),
+                    None => result,
+                };
                 let done = Instant::now();
                 iterations.set(iterations.get() + 1);
                 outage.observe(done, &result);
@@ -576,10 +593,12 @@ mod tests {
             cql: "SELECT".into(),
             args: Vec::new(),
             line: 0,
+            validate: None,
         };
         vec![PlanStatement {
             prepared: (),
             args: BoundArgs::bind("t", &statement, &[]).unwrap(),
+            validation: None,
         }]
     }
 

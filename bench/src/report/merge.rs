@@ -847,6 +847,7 @@ mod tests {
                 cycles: None,
                 page_size: Some(5000),
                 discard_results: false,
+                validated: Vec::new(),
                 serial_consistency: Some("LOCAL_SERIAL".into()),
                 datacenter: None,
                 rack: None,

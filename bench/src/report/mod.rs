@@ -114,6 +114,10 @@ pub struct RunConfig {
     /// Result rows were counted but neither iterated nor decoded (`--discard-results`).
     #[serde(default)]
     pub discard_results: bool,
+    /// `--validate`: the run statements whose rows were compared with what the load wrote
+    /// (empty: no validation).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validated: Vec<String>,
     /// The iteration numbers this loader drew from (`--cycles`, `--loader`); `null`: 0, 1, 2, ...
     #[serde(default)]
     pub cycles: Option<CyclesConfig>,

@@ -175,6 +175,13 @@ fn config_section(out: &mut String, r: &Report) {
             }
         );
     }
+    if !c.validated.is_empty() {
+        let _ = writeln!(
+            out,
+            "  validation    rows of {} compared with what the load wrote (--validate)",
+            c.validated.join(", ")
+        );
+    }
     if let Some(inputs) = &r.merged_from {
         let described: Vec<String> = inputs
             .iter()

@@ -126,6 +126,8 @@ struct StatementSpec {
     args: Vec<toml::Spanned<String>>,
     weight: Option<toml::Value>,
     count: Option<toml::Value>,
+    /// `[[run]]` only: the load iteration whose row this statement reads (`--validate`).
+    validate: Option<toml::Spanned<String>>,
 }
 
 /// One statement of a workload with its compiled argument generators.
@@ -139,6 +141,11 @@ pub struct Statement {
     pub args: Vec<Expr>,
     /// The line of the workload's text where the statement is (0: not from a file).
     pub line: usize,
+    /// A read whose returned row the load phase wrote: the load iteration that wrote it, as
+    /// a generator over this statement's `i` (`validate = "hash(i) % rows"`). `--validate`
+    /// compares the row with the load's generators at that iteration
+    /// ([`crate::engine::validate`]).
+    pub validate: Option<Expr>,
 }
 
 impl Statement {
@@ -294,11 +301,25 @@ impl Workload {
                     }
                 })?);
             }
+            let validate = match &s.validate {
+                Some(v) => Some(
+                    Expr::compile(v.get_ref(), mix(seed ^ 0x7a11), &lookup).map_err(|error| {
+                        WorkloadError::Expr {
+                            name: name.clone(),
+                            line: line_of(text, v.span().start),
+                            statement: stmt_name.clone(),
+                            error,
+                        }
+                    })?,
+                ),
+                None => None,
+            };
             Ok::<_, WorkloadError>(Statement {
                 name: stmt_name,
                 cql: subst(s.statement.get_ref())?,
                 args,
                 line: line_of(text, s.statement.span().start),
+                validate,
             })
         };
         let constant = |v: &toml::Value, what: &str, stmt: &str| -> Result<f64, WorkloadError> {
@@ -333,6 +354,14 @@ impl Workload {
         let load = match &spec.load {
             Some(l) => {
                 let statement = compile_stmt(l, "load", 0x10ad)?;
+                if statement.validate.is_some() {
+                    return Err(WorkloadError::Format {
+                        name,
+                        message: "`validate` belongs to [[run]] statements that read what \
+                                  [load] wrote, not to [load]"
+                            .into(),
+                    });
+                }
                 let count = match &l.count {
                     Some(c) => constant(c, "count", &statement.name)?,
                     None => {
@@ -372,6 +401,15 @@ impl Workload {
             }
             weights.push(w);
             run.push(s);
+        }
+        if let (None, Some(s)) = (&load, run.iter().find(|s| s.validate.is_some())) {
+            return Err(WorkloadError::Bind {
+                name,
+                statement: s.label(),
+                message: "`validate` names the [load] iteration that wrote the row read, but \
+                          the workload has no [load] section"
+                    .into(),
+            });
         }
         let total: f64 = weights.iter().sum();
         if run.is_empty() || total <= 0.0 {

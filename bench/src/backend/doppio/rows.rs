@@ -12,6 +12,8 @@ use doppio::proto::deserialize::DeserializeValue;
 use doppio::proto::value::CqlValue;
 use doppio::QueryResult;
 
+use crate::engine::validate::RowCheck;
+
 /// Why a page's rows could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum RowsError {
@@ -30,18 +32,29 @@ pub enum RowsError {
 }
 
 /// Consumes one page: returns its number of rows, after decoding every column of every row
-/// unless `discard`.
-pub fn consume(page: &QueryResult, discard: bool) -> Result<u64, RowsError> {
+/// unless `discard`; with `check` (`--validate`), each row's raw cells are compared too.
+pub fn consume(
+    page: &QueryResult,
+    discard: bool,
+    check: Option<&RowCheck>,
+) -> Result<u64, RowsError> {
     let Some(rows) = page.rows() else {
         return Ok(0);
     };
-    if discard {
+    if discard && check.is_none() {
         return Ok(rows.len() as u64);
     }
     let columns = rows.columns();
     let mut n = 0u64;
     for row in rows.iter() {
         let row = row.map_err(RowsError::Rows)?;
+        if let Some(check) = check {
+            check.row(row.cells());
+            if discard {
+                n += 1;
+                continue;
+            }
+        }
         for (cell, spec) in row.cells().zip(columns) {
             // An owned value per cell: a text or blob column allocates its String or Vec
             // (inherent to an owned value); every other type decodes without allocating.

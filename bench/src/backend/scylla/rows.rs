@@ -17,6 +17,8 @@ use scylla::frame::response::result::ColumnSpec;
 use scylla::response::query_result::QueryResult;
 use scylla::value::CqlValue;
 
+use crate::engine::validate::RowCheck;
+
 /// Why a page's rows could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum RowsError {
@@ -53,14 +55,38 @@ impl<'frame, 'metadata> DeserializeRow<'frame, 'metadata> for DecodedRow {
 }
 
 /// Consumes one page: returns its number of rows, after decoding every column of every row
-/// unless `discard`.
-pub fn consume(page: QueryResult, discard: bool) -> Result<u64, RowsError> {
+/// unless `discard`; with `check` (`--validate`), each row's raw cells are compared too.
+pub fn consume(
+    page: QueryResult,
+    discard: bool,
+    check: Option<&RowCheck>,
+) -> Result<u64, RowsError> {
     let rows = match page.into_rows_result() {
         Ok(rows) => rows,
         // A statement without rows (an INSERT's Void).
         Err(IntoRowsResultError::ResultNotRows(_)) => return Ok(0),
         Err(e) => return Err(RowsError::Result(Box::new(e))),
     };
+    if let Some(check) = check {
+        // The raw cells of each row to the check, then (unless discarding) every value
+        // decoded as below: the same work as without validation, plus the comparison.
+        let mut n = 0u64;
+        for row in rows
+            .rows::<ColumnIterator<'_, '_>>()
+            .map_err(RowsError::Rows)?
+        {
+            let row = row.map_err(RowsError::Decode)?;
+            check.row(
+                row.clone()
+                    .map(|c| c.ok().and_then(|c| c.slice.map(|s| s.as_slice()))),
+            );
+            if !discard {
+                black_box(DecodedRow::deserialize(row).map_err(RowsError::Decode)?);
+            }
+            n += 1;
+        }
+        return Ok(n);
+    }
     if discard {
         return Ok(rows.rows_num() as u64);
     }
