@@ -4,7 +4,8 @@
 //!
 //! Children: [`collect`], the coordinator's side: workers' interval samples merged into one
 //! sample per interval; [`cycles`], the range of iteration numbers a loader draws from
-//! (`--cycles`, `--loader`); [`statements`], what each run statement did (per interval
+//! (`--cycles`, `--loader`); [`schedule`], the rate schedule (`-r`) and each iteration's due
+//! time; [`statements`], what each run statement did (per interval
 //! counts, per phase histograms), beside the totals; [`spill`], released samples with their
 //! histograms written to a temporary file, so that a run of any length keeps memory bounded.
 //!
@@ -30,6 +31,7 @@
 
 pub mod collect;
 pub mod cycles;
+pub mod schedule;
 pub mod spill;
 pub mod statements;
 
