@@ -161,6 +161,7 @@ mod tests {
             latency,
             service: LatencyHistogram::new(),
             mean_lateness_ns: 0.0,
+            target_rps: None,
             statements: Vec::new(),
             nodes: Vec::new(),
         }

@@ -227,6 +227,17 @@ pub fn merge(inputs: &[(String, Report)], command: Vec<String>) -> Result<Report
         .iter()
         .map(|(_, r)| r.config.rate)
         .sum::<Option<f64>>();
+    // Each machine's schedule, in input order: the merged target is their sum.
+    config.rate_schedule = inputs
+        .iter()
+        .any(|(_, r)| r.config.rate_schedule.is_some())
+        .then(|| {
+            inputs
+                .iter()
+                .map(|(_, r)| r.config.rate_schedule.as_deref().unwrap_or("unlimited"))
+                .collect::<Vec<_>>()
+                .join(" + ")
+        });
     config.cycles = None;
     let tag = first
         .tag
@@ -384,6 +395,8 @@ struct Bin {
     latency: LatencyHistogram,
     statements: Vec<StatementBin>,
     requests_by_node: BTreeMap<String, u64>,
+    /// The machines' target rates summed (`None` when none had one).
+    target_rps: Option<f64>,
 }
 
 /// One statement's figures in an aligned interval, while they are being summed.
@@ -714,6 +727,9 @@ fn align_samples(
             bin.requests += s.requests;
             bin.errors += s.errors;
             bin.throughput_rps += s.throughput_rps;
+            if let Some(t) = s.target_rps {
+                *bin.target_rps.get_or_insert(0.0) += t;
+            }
             bin.duration_s = bin.duration_s.max(s.duration_s);
             bin.latency.merge(&decode(file, driver, &s.histogram)?);
             for (node, n) in &s.requests_by_node {
@@ -766,6 +782,7 @@ fn align_samples(
                     })
                     .collect(),
                 requests_by_node: bin.requests_by_node,
+                target_rps: bin.target_rps,
             }
         })
         .collect())
@@ -808,6 +825,7 @@ mod tests {
                     start_unix_s: Some(*t),
                     statements: Vec::new(),
                     requests_by_node: Default::default(),
+                    target_rps: None,
                 }
             })
             .collect();
@@ -836,6 +854,7 @@ mod tests {
                 threads: 1,
                 connections: 1,
                 rate: None,
+                rate_schedule: None,
                 sample_interval_s: 1.0,
                 consistency: "LOCAL_ONE".into(),
                 request_timeout_s: 5.0,
@@ -940,6 +959,7 @@ mod tests {
                     latency,
                     service: LatencyHistogram::new(),
                     mean_lateness_ns: 0.0,
+                    target_rps: None,
                     statements: vec![
                         StatementCounts {
                             requests: reads,
