@@ -924,6 +924,47 @@ mod tests {
         assert_eq!(m.warnings.len(), 1, "both drew from 0: {:?}", m.warnings);
     }
 
+    #[test]
+    fn targets_are_summed_and_the_schedules_named() {
+        let mut a = report(&[100.0, 101.0], 10, 2.0, "read");
+        let mut b = report(&[100.0, 101.0], 10, 2.0, "read");
+        let mut c = report(&[100.0, 101.0], 10, 2.0, "read");
+        for (r, schedule) in [(&mut a, "ramp:1k..2k/2s"), (&mut b, "1500")] {
+            r.config.rate_schedule = Some(schedule.into());
+            for (k, s) in r
+                .backends
+                .get_mut("doppio")
+                .unwrap()
+                .samples
+                .iter_mut()
+                .enumerate()
+            {
+                s.target_rps = Some(1000.0 * (k + 1) as f64);
+            }
+        }
+        let m = merge(&[("a".into(), a.clone()), ("b".into(), b)], Vec::new()).unwrap();
+        let targets: Vec<Option<f64>> = m.backends["doppio"]
+            .samples
+            .iter()
+            .map(|s| s.target_rps)
+            .collect();
+        assert_eq!(targets, vec![Some(2000.0), Some(4000.0)]);
+        assert_eq!(
+            m.config.rate_schedule.as_deref(),
+            Some("ramp:1k..2k/2s + 1500")
+        );
+        // A machine without a limit adds nothing to the target, and is named as such.
+        for s in &mut c.backends.get_mut("doppio").unwrap().samples {
+            s.target_rps = None;
+        }
+        let m = merge(&[("a".into(), a), ("c".into(), c)], Vec::new()).unwrap();
+        assert_eq!(m.backends["doppio"].samples[1].target_rps, Some(2000.0));
+        assert_eq!(
+            m.config.rate_schedule.as_deref(),
+            Some("ramp:1k..2k/2s + unlimited")
+        );
+    }
+
     /// A run of two statements (`read` weight 3, `write` weight 1) over three 1 s samples
     /// starting at `start` (wall clock): per sample `reads` reads at 1 ms and `writes`
     /// writes at 2 ms, of which `failed` time out.
