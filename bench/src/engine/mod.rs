@@ -408,6 +408,30 @@ pub struct WorkerEnd {
     pub statements: Vec<StatementTotals>,
 }
 
+/// Sleeps until `deadline`, in steps of at most [`PAUSE_STEP`] so that an interrupt ends a
+/// long wait (a schedule's part at rate 0, a low rate); false when interrupted. `passed` is
+/// a time known to be past (or about now), so that the usual short wait reads no clock.
+async fn pause_until<S: BenchSession>(session: &S, deadline: Instant, passed: Instant) -> bool {
+    if deadline <= passed + PAUSE_STEP {
+        session.sleep_until(deadline).await;
+        return true;
+    }
+    loop {
+        let step = Instant::now() + PAUSE_STEP;
+        if deadline <= step {
+            session.sleep_until(deadline).await;
+            return true;
+        }
+        session.sleep_until(step).await;
+        if crate::interrupt::interrupted() {
+            return false;
+        }
+    }
+}
+
+/// The longest sleep between two looks at the interrupt flag while a fiber waits.
+const PAUSE_STEP: Duration = Duration::from_millis(100);
+
 /// Runs one worker's share of a phase: its fibers execute `plan[pick(i)]` for each of its
 /// iterations `i` until `spec.limit`. Each completed sample interval is handed to `sink`
 /// (on this thread) as soon as a later one starts, and the last partial one at the end.
@@ -470,6 +494,8 @@ where
         let paced = pacer.is_some();
         async move {
             let mut j = f as u64;
+            // When this fiber's last request ended (a time past, for `pause_until`).
+            let mut last_done = spec.start;
             loop {
                 if outage.stopped() || crate::interrupt::interrupted() {
                     return;
@@ -488,7 +514,9 @@ where
                                 // The rate stays 0 from here on: nothing more is due. A timed
                                 // phase still lasts its time.
                                 if let Limit::Time(d) = spec.limit {
-                                    session.sleep_until(spec.start + d).await;
+                                    if let Some(end) = spec.start.checked_add(d) {
+                                        pause_until(session, end, Instant::now()).await;
+                                    }
                                 }
                                 return;
                             }
@@ -510,7 +538,9 @@ where
                 let k = pick(i);
                 let Some(stmt) = plan.get(k) else { return };
                 let sent = if paced {
-                    session.sleep_until(due).await;
+                    if !pause_until(session, due, last_done).await {
+                        return;
+                    }
                     Instant::now()
                 } else {
                     due
@@ -525,6 +555,7 @@ where
                     )
                     .await;
                 let done = Instant::now();
+                last_done = done;
                 iterations.set(iterations.get() + 1);
                 outage.observe(done, &result);
                 if spec.record {
