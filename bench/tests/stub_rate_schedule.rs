@@ -46,8 +46,9 @@ fn a_ramp_schedule_sets_each_samples_target_and_the_achieved_rate_follows_it() {
     ]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("   rate schedule\n"), "CONFIG: {text}");
     assert!(
-        text.contains("rate ramp:2k..8k/4s (req/s)"),
+        text.contains("\n  schedule      ramp:2k..8k/4s (req/s)\n"),
         "CONFIG: {text}"
     );
     assert!(
@@ -91,7 +92,11 @@ fn a_ramp_schedule_sets_each_samples_target_and_the_achieved_rate_follows_it() {
     // before schedules), which still loads, with `rate` as before.
     let shown = doppio(&["show", report.to_str().unwrap(), "--log"]);
     assert!(shown.status.success());
-    assert!(String::from_utf8_lossy(&shown.stdout).contains("rate ramp:2k..8k/4s (req/s)"));
+    let shown_text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown_text.contains("schedule      ramp:2k..8k/4s (req/s)"),
+        "{shown_text}"
+    );
     let mut old = j.clone();
     old["config"]
         .as_object_mut()
@@ -107,6 +112,7 @@ fn a_ramp_schedule_sets_each_samples_target_and_the_achieved_rate_follows_it() {
     assert!(shown.status.success());
     let shown = String::from_utf8_lossy(&shown.stdout);
     assert!(shown.contains("rate 5000 req/s"), "{shown}");
+    assert!(!shown.contains("schedule"), "{shown}");
     assert!(!shown.contains("target[req/s]"), "{shown}");
 }
 

@@ -157,6 +157,10 @@ fn config_section(out: &mut String, r: &Report) {
         c.connections,
         rate_text(c)
     );
+    // A schedule on its own line: it may be long.
+    if let Some(schedule) = schedule_of(c) {
+        let _ = writeln!(out, "  schedule      {schedule} (req/s)");
+    }
     let _ = writeln!(
         out,
         "  consistency   {}   timeout {}s   retries {}   compression {}",
@@ -296,16 +300,22 @@ fn wrap(out: &mut String, prefix: &str, text: &str) {
     }
 }
 
-/// CONFIG's rate: a constant as `N req/s`, a schedule as given (`-r`), or `unlimited`.
+/// CONFIG's rate: a constant as `N req/s`, `schedule` (shown on a line of its own), or
+/// `unlimited`.
 fn rate_text(c: &super::RunConfig) -> String {
-    match (&c.rate_schedule, c.rate) {
-        (Some(schedule), _) if schedule.contains([':', ',', '+']) => {
-            format!("{schedule} (req/s)")
-        }
-        (_, Some(r)) => format!("{r:.0} req/s"),
-        (Some(schedule), None) => format!("{schedule} (req/s)"),
+    match (schedule_of(c), c.rate) {
+        (Some(_), _) => "schedule".to_owned(),
+        (None, Some(r)) => format!("{r:.0} req/s"),
         (None, None) => "unlimited".to_owned(),
     }
+}
+
+/// `-r` as given when it is more than a number: parts, Poisson arrivals, or several
+/// machines' rates (a merged report).
+fn schedule_of(c: &super::RunConfig) -> Option<&str> {
+    c.rate_schedule
+        .as_deref()
+        .filter(|s| s.contains([':', ',', '+']) || c.rate.is_none())
 }
 
 fn log_section(out: &mut String, label: &str, samples: &[SampleReport]) {
