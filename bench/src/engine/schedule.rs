@@ -302,6 +302,12 @@ impl RateSchedule {
                     text: text.to_owned(),
                 });
             }
+            if token.contains(';') {
+                return Err(ScheduleError::Form {
+                    part: token.to_owned(),
+                    expected: "parts separated by commas, such as 10k,poisson (not 10k;poisson)",
+                });
+            }
             let (kind, body) = token.split_once(':').unwrap_or(("", token));
             let kind = kind.trim();
             let body = body.trim();
@@ -823,6 +829,7 @@ mod tests {
         );
         assert!(matches!(err("1k,poisson:x"), E::Poisson { part, .. } if part == "poisson:x"));
         assert!(matches!(err("poisson"), E::Form { .. }));
+        assert!(matches!(err("10k;poisson"), E::Form { part, .. } if part == "10k;poisson"));
         // The messages name the part.
         let m = err("ramp:1k..2k/10s,hold:5x").to_string();
         assert!(m.starts_with("`hold:5x`: `5x` is not a duration"), "{m}");
