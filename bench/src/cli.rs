@@ -8,6 +8,7 @@ use clap::{Args as ClapArgs, Parser, Subcommand};
 
 use crate::backend::{Compression, Consistency, Driver, RetryBackoff, SerialConsistency};
 use crate::engine::cycles::{CycleRange, LoaderSlice};
+use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
 use crate::secret::Secret;
 use crate::units::{self, UnitError};
@@ -229,9 +230,9 @@ pub struct LoadArgs {
     /// Concurrent requests in total.
     #[arg(short = 'p', long, default_value_t = 256)]
     pub concurrency: usize,
-    /// Rate limit, requests per second.
-    #[arg(short = 'r', long)]
-    pub rate: Option<f64>,
+    /// Rate limit, requests per second in total: a number or a schedule (as `run -r`).
+    #[arg(short = 'r', long, value_name = "RATE|SCHEDULE", value_parser = RateSchedule::parse)]
+    pub rate: Option<RateSchedule>,
     /// Which iteration numbers this loader draws its keys from (several loader machines).
     #[command(flatten)]
     pub cycles: CyclesArgs,
@@ -253,9 +254,13 @@ pub struct RunArgs {
     #[arg(short = 'p', long, default_value_t = 128)]
     pub concurrency: usize,
     /// Rate limit, requests per second in total (latency measured from each request's due
-    /// time: no coordinated omission).
-    #[arg(short = 'r', long)]
-    pub rate: Option<f64>,
+    /// time: no coordinated omission): a number (5000, 10k) or a schedule of parts separated
+    /// by commas, each phase starting it anew: RATE[/DURATION], ramp:FROM..TO/DURATION,
+    /// hold:DURATION, step:RATE[/DURATION], sine:MEAN,AMPLITUDE,PERIOD[/DURATION], and
+    /// `poisson[:SEED]` for exponential gaps around the scheduled rate (seed 1 unless given).
+    /// After the last part its last rate holds. Example: ramp:1k..50k/60s,hold:30s,step:60k/30s
+    #[arg(short = 'r', long, value_name = "RATE|SCHEDULE", value_parser = RateSchedule::parse)]
+    pub rate: Option<RateSchedule>,
     /// Sample interval.
     #[arg(short = 's', long = "sampling", default_value = "1s", value_parser = parse_duration)]
     pub interval: Duration,
@@ -404,5 +409,22 @@ mod tests {
         assert_eq!(run.duration, Limit::parse("30s").unwrap());
         assert_eq!(run.concurrency, 256);
         assert_eq!(run.connect.params, vec!["rows=1", "keyspace=k"]);
+    }
+
+    #[test]
+    fn the_rate_takes_a_number_or_a_schedule_and_a_bad_schedule_is_a_usage_error() {
+        let run = |rate: &str| {
+            Cli::try_parse_from(["doppio", "run", "-r", rate]).map(|cli| match cli.command {
+                Command::Run(run) => run.rate,
+                other => panic!("not a run: {other:?}"),
+            })
+        };
+        let constant = run("2500").expect("a number").expect("a rate");
+        assert_eq!(constant.constant(), Some(2500.0));
+        let schedule = run("ramp:1k..5k/10s,hold:5s").unwrap().unwrap();
+        assert_eq!(schedule.constant(), None);
+        assert_eq!(schedule.text(), "ramp:1k..5k/10s,hold:5s");
+        let e = run("ramp:1k..5k/10s,hold:5x").unwrap_err().to_string();
+        assert!(e.contains("`hold:5x`"), "{e}");
     }
 }

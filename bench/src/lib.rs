@@ -10,7 +10,8 @@
 //!   arguments (children: `expr` the generators, `encode` their CQL bytes).
 //! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
 //!   (children: `collect`, the coordinator merging workers' samples; `cycles`, the range of
-//!   iteration numbers a loader draws from, `--cycles`/`--loader`; `statements`, what each
+//!   iteration numbers a loader draws from, `--cycles`/`--loader`; `schedule`, the rate
+//!   schedule of `-r` and each iteration's due time; `statements`, what each
 //!   run statement did, per interval and per phase; `spill`, released samples written to an
 //!   unnamed temporary file so that memory stays bounded).
 //! - [`backend`]: the drivers behind one interface (children: `doppio` on glommio or its

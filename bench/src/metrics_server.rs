@@ -360,6 +360,7 @@ mod tests {
             latency,
             service: LatencyHistogram::new(),
             mean_lateness_ns: 0.0,
+            target_rps: None,
             statements: vec![StatementCounts {
                 requests: 3,
                 errors: 1,

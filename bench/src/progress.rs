@@ -34,6 +34,8 @@ pub struct Progress {
     /// The last sample's rate and p99 (ms).
     rate: f64,
     p99_ms: f64,
+    /// The last sample's target rate (rate-limited phases).
+    target: Option<f64>,
 }
 
 impl Progress {
@@ -73,6 +75,7 @@ impl Progress {
             errors: 0,
             rate: 0.0,
             p99_ms: 0.0,
+            target: None,
         }
     }
 
@@ -85,6 +88,7 @@ impl Progress {
         self.requests += s.requests;
         self.errors += s.error_count();
         self.rate = s.throughput();
+        self.target = s.target_rps;
         self.p99_ms = s.latency.value_at_percentile(99.0) as f64 / 1e6;
         let position = match self.limit {
             Limit::Time(_) => self.elapsed.as_millis() as u64,
@@ -120,8 +124,11 @@ impl Progress {
     }
 
     fn figures(&self) -> String {
+        let target = self
+            .target
+            .map_or(String::new(), |t| format!(" (target {t:.0})"));
         format!(
-            "{:.0} req/s  p99 {:.3} ms  errors {}",
+            "{:.0} req/s{target}  p99 {:.3} ms  errors {}",
             self.rate, self.p99_ms, self.errors
         )
     }
@@ -161,6 +168,7 @@ mod tests {
             latency,
             service: LatencyHistogram::new(),
             mean_lateness_ns: 0.0,
+            target_rps: None,
             statements: Vec::new(),
             nodes: Vec::new(),
         }
@@ -180,6 +188,7 @@ mod tests {
             errors: 0,
             rate: 0.0,
             p99_ms: 0.0,
+            target: None,
         };
         p.sample(&sample(0));
         p.sample(&sample(1));
@@ -196,5 +205,15 @@ mod tests {
         };
         counted.requests = 300;
         assert!(counted.line().contains("700 of 1000 iterations left"));
+        // A rate-limited phase: the sample's target beside its rate.
+        counted.sample(&Sample {
+            target_rps: Some(120.0),
+            ..sample(2)
+        });
+        assert!(
+            counted.line().contains("100 req/s (target 120)  p99"),
+            "{}",
+            counted.line()
+        );
     }
 }

@@ -197,7 +197,7 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
     let spec = PhaseSpec {
         phase: Phase::Load,
         concurrency: a.concurrency.max(1),
-        rate: a.rate,
+        rate: a.rate.clone().map(Arc::new),
         limit: Limit::Count(count),
         interval: Duration::from_secs(1),
         record: true,
@@ -319,7 +319,8 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             concurrency: a.concurrency.max(1),
             threads: options.threads,
             connections: options.connections,
-            rate: a.rate,
+            rate: a.rate.as_ref().and_then(|r| r.constant()),
+            rate_schedule: a.rate.as_ref().map(|r| r.text().to_owned()),
             sample_interval_s: a.interval.as_secs_f64(),
             consistency: options.consistency.name().to_owned(),
             request_timeout_s: options.request_timeout.as_secs_f64(),
@@ -388,11 +389,15 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     }
     for (driver, r) in &runs {
         let entry = r.report(driver.name());
-        if let (Some(rate), true) = (a.rate, entry.elapsed_s > 0.0) {
+        if let (Some(rate), true) = (entry.mean_target_rps(), entry.elapsed_s > 0.0) {
             if entry.throughput_rps < 0.95 * rate {
                 let needed = rate * entry.latency_ns.mean / 1e9;
+                let what = match a.rate.as_ref().and_then(|r| r.constant()) {
+                    Some(_) => format!("the rate of {rate:.0} req/s"),
+                    None => format!("the schedule's mean rate of {rate:.0} req/s"),
+                };
                 report.warnings.push(format!(
-                    "{}: the rate of {rate:.0} req/s was not reached ({:.0} req/s); at the \
+                    "{}: {what} was not reached ({:.0} req/s); at the \
                      measured mean latency it needs a concurrency of about {:.0} (-p is {})",
                     driver.name(),
                     entry.throughput_rps,
@@ -563,7 +568,7 @@ fn run_segments(
                     let spec = PhaseSpec {
                         phase: Phase::Run,
                         concurrency: a.concurrency.max(1),
-                        rate: a.rate,
+                        rate: a.rate.clone().map(Arc::new),
                         limit: a.warmup,
                         interval: a.interval,
                         record: false,
@@ -587,7 +592,7 @@ fn run_segments(
                 let spec = PhaseSpec {
                     phase: Phase::Run,
                     concurrency: a.concurrency.max(1),
-                    rate: a.rate,
+                    rate: a.rate.clone().map(Arc::new),
                     limit: measured,
                     interval: a.interval,
                     record: true,

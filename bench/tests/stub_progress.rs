@@ -1,6 +1,6 @@
 //! Progress when stderr is not a terminal (a pipe here, as in CI logs or under `nohup`):
 //! plain lines every `--progress-every` of phase time, each with elapsed and remaining time,
-//! the last sample's rate and p99 and the errors so far, and one when the phase ends;
+//! the last sample's rate (and target rate) and p99 and the errors so far, and one when the phase ends;
 //! `--quiet` prints none. Against the stub (in this process).
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
@@ -45,7 +45,8 @@ fn plain_progress_lines_when_stderr_is_not_a_terminal_and_none_when_quiet() {
     for l in &lines {
         assert!(l.contains("s left: "), "{l}");
         assert!(
-            l.contains(" req/s  p99 ") && l.contains(" ms  errors 0"),
+            // `-r 2000`: the sample's target beside its rate.
+            l.contains(" req/s (target 2000)  p99 ") && l.contains(" ms  errors 0"),
             "{l}"
         );
     }

@@ -447,6 +447,7 @@ impl Backend for DoppioBackend {
         self.cluster
             .run_on_shards_indexed(move |worker, session| {
                 let (stmts, workload, events) = (stmts.clone(), workload.clone(), events.clone());
+                let spec = spec.clone();
                 async move {
                     // The statements are in the shard's cache since `prepare`: no network.
                     let plan = match prepare_plan(driver, &session, &workload, &stmts).await {

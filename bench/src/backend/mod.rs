@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::collect::{Collector, Sample};
 use crate::engine::cycles::CycleRange;
+use crate::engine::schedule::RateSchedule;
 use crate::engine::spill::SpilledSamples;
 use crate::engine::statements::{merge_totals, StatementTotals};
 use crate::engine::{
@@ -265,14 +266,14 @@ pub enum Phase {
 }
 
 /// What every worker gets for a phase.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct PhaseSpec {
     /// Load or run.
     pub phase: Phase,
     /// Total fibers across workers.
     pub concurrency: usize,
-    /// Total requests per second, if limited.
-    pub rate: Option<f64>,
+    /// The rate schedule of all workers together, if limited (each worker takes its share).
+    pub rate: Option<Arc<RateSchedule>>,
     /// When the phase ends.
     pub limit: Limit,
     /// Sample interval.
@@ -298,7 +299,7 @@ impl PhaseSpec {
             worker,
             workers,
             concurrency: self.concurrency_of(worker, workers),
-            rate: self.rate.map(|r| r / workers as f64),
+            rate: self.rate.clone(),
             limit: self.limit,
             start,
             interval: self.interval,
@@ -611,7 +612,10 @@ fn run_prepared_phase(
         let workload = workload.clone();
         std::thread::Builder::new()
             .name("doppio-bench-phase".into())
-            .spawn(move || runner_backend.run_phase(&workload, spec, start, tx))
+            .spawn({
+                let spec = spec.clone();
+                move || runner_backend.run_phase(&workload, spec, start, tx)
+            })
             .map_err(|e| BackendError {
                 driver: backend.driver().name(),
                 message: format!("cannot start the phase thread: {e}"),
@@ -621,7 +625,8 @@ fn run_prepared_phase(
         workers,
         spec.interval,
         crate::engine::last_interval(spec.limit, spec.interval),
-    );
+    )
+    .with_schedule(spec.rate.clone());
     let mut outcome = PhaseOutcome {
         started_at: Some(started_at),
         samples: SpilledSamples::new().map_err(|e| BackendError {

@@ -527,6 +527,7 @@ impl Backend for ScyllaBackend {
                 discard_results: self.discard_results,
             };
             let (plan, workload, events) = (plan.clone(), workload.clone(), events.clone());
+            let spec = spec.clone();
             async move {
                 let wspec = spec.worker_spec(worker, workers, start);
                 run_and_report(&session, &workload, &plan, &wspec, spec.phase, events).await;

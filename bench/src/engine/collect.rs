@@ -1,9 +1,12 @@
 //! The coordinator's side: workers' interval samples merged into one sample per interval,
 //! released as soon as every worker has moved past it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::stats::LatencyHistogram;
+
+use super::schedule::RateSchedule;
 
 use super::statements::{add_counts, StatementCounts};
 use super::IntervalSample;
@@ -35,6 +38,9 @@ pub struct Sample {
     /// Requests sent to each node (address), all workers, sorted by address (empty for a
     /// backend that does not count them).
     pub nodes: Vec<(String, u64)>,
+    /// The rate schedule's mean over the interval, all workers, requests per second
+    /// (`None`: no rate limit).
+    pub target_rps: Option<f64>,
 }
 
 impl Sample {
@@ -76,6 +82,8 @@ pub struct Collector {
     progress: Vec<u64>,
     pending: Vec<Pending>,
     next_release: u64,
+    /// The phase's rate schedule: each released sample's target rate.
+    schedule: Option<Arc<RateSchedule>>,
 }
 
 impl std::fmt::Debug for Collector {
@@ -97,7 +105,15 @@ impl Collector {
             progress: vec![0; workers],
             pending: Vec::new(),
             next_release: 0,
+            schedule: None,
         }
+    }
+
+    /// The phase's rate schedule, whose mean over each sample's interval is its
+    /// `target_rps`.
+    pub fn with_schedule(mut self, schedule: Option<Arc<RateSchedule>>) -> Self {
+        self.schedule = schedule;
+        self
     }
 
     /// Takes one worker's sample; returns the merged samples it completes, in order.
@@ -194,11 +210,19 @@ impl Collector {
                 },
                 statements: p.statements,
                 nodes,
+                target_rps: None,
             });
             self.next_release = p.index + 1;
         }
         if let Some(end) = end.filter(|e| !e.is_zero() && ready_below == u64::MAX) {
             self.close(end, &mut out);
+        }
+        // Once each interval has its final length (the last one's is set by `close`).
+        if let Some(schedule) = &self.schedule {
+            for s in &mut out {
+                let t0 = s.start.as_secs_f64();
+                s.target_rps = Some(schedule.mean_rate(t0, t0 + s.duration.as_secs_f64()));
+            }
         }
         out
     }
@@ -235,6 +259,7 @@ impl Collector {
             mean_lateness_ns: 0.0,
             statements: Vec::new(),
             nodes: Vec::new(),
+            target_rps: None,
         }
     }
 }
@@ -322,6 +347,25 @@ mod tests {
             out.iter().map(|s| s.index).collect::<Vec<_>>(),
             (0..8).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn each_sample_carries_the_schedules_mean_rate_over_its_interval() {
+        // 1k to 2k req/s over 1 s; the phase ended at 250 ms, its last interval cut short.
+        let schedule = Arc::new(RateSchedule::parse("ramp:1k..2k/1s").unwrap());
+        let mut c = Collector::new(1, MS(100), None).with_schedule(Some(schedule));
+        let mut out = c.add(sample(0, 0, 100, false));
+        out.extend(c.add(sample(0, 1, 110, false)));
+        out.extend(c.add(sample(0, 2, 60, true)));
+        c.finish(0);
+        out.extend(c.release(Some(MS(250))));
+        let targets: Vec<f64> = out.iter().map(|s| s.target_rps.unwrap()).collect();
+        for (got, want) in targets.iter().zip([1050.0, 1150.0, 1225.0]) {
+            assert!((got - want).abs() < 1e-6, "{targets:?}");
+        }
+        // Without a schedule, none.
+        let out = phase(None, &[(0, 10)], MS(100));
+        assert_eq!(out[0].target_rps, None);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //!
 //! Children: [`collect`], the coordinator's side: workers' interval samples merged into one
 //! sample per interval; [`cycles`], the range of iteration numbers a loader draws from
-//! (`--cycles`, `--loader`); [`statements`], what each run statement did (per interval
+//! (`--cycles`, `--loader`); [`schedule`], the rate schedule (`-r`) and each iteration's due
+//! time; [`statements`], what each run statement did (per interval
 //! counts, per phase histograms), beside the totals; [`spill`], released samples with their
 //! histograms written to a temporary file, so that a run of any length keeps memory bounded;
 //! [`validate`], `--validate`'s comparison of returned rows with what the load wrote.
@@ -16,11 +17,12 @@
 //! exactly once. These are the phase's ordinals; with a [`cycles::CycleRange`] ordinal `o`
 //! runs the iteration number `START + o % len` instead of `o`.
 //!
-//! No coordinated omission: with a rate `r` (per worker), iteration `j` is due at
-//! `start + j / r`. A fiber sleeps until its iteration is due, and latency is measured from
-//! that due time, so a slow answer that delays the next requests shows up in their
-//! latency. The service time (from the moment the request was actually sent) is kept
-//! beside it. Without a rate, both are the same.
+//! No coordinated omission: with a rate schedule ([`schedule`]; a constant rate `r` is the
+//! simplest), iteration `j` of a worker of `N` is due where the schedule's integral reaches
+//! `j * N` (`start + j * N / r` at a constant rate). A fiber sleeps until its iteration is
+//! due, and latency is measured from that due time, so a slow answer that delays the next
+//! requests shows up in their latency. The service time (from the moment the request was
+//! actually sent) is kept beside it. Without a rate, both are the same.
 //!
 //! Invariants:
 //! - Per request the engine allocates nothing: arguments are encoded straight into the
@@ -31,12 +33,14 @@
 
 pub mod collect;
 pub mod cycles;
+pub mod schedule;
 pub mod spill;
 pub mod statements;
 pub mod validate;
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::stats::LatencyHistogram;
@@ -157,8 +161,9 @@ pub struct WorkerSpec {
     pub workers: usize,
     /// Fibers on this worker.
     pub concurrency: usize,
-    /// Requests per second for this worker, if limited.
-    pub rate: Option<f64>,
+    /// The rate schedule of all workers together, if limited: this worker takes
+    /// `1 / workers` of it.
+    pub rate: Option<Arc<schedule::RateSchedule>>,
     /// When the phase ends.
     pub limit: Limit,
     /// The phase's start, shared by all workers (sample intervals line up).
@@ -410,6 +415,30 @@ pub struct WorkerEnd {
     pub statements: Vec<StatementTotals>,
 }
 
+/// Sleeps until `deadline`, in steps of at most [`PAUSE_STEP`] so that an interrupt ends a
+/// long wait (a schedule's part at rate 0, a low rate); false when interrupted. `passed` is
+/// a time known to be past (or about now), so that the usual short wait reads no clock.
+async fn pause_until<S: BenchSession>(session: &S, deadline: Instant, passed: Instant) -> bool {
+    if deadline <= passed + PAUSE_STEP {
+        session.sleep_until(deadline).await;
+        return true;
+    }
+    loop {
+        let step = Instant::now() + PAUSE_STEP;
+        if deadline <= step {
+            session.sleep_until(deadline).await;
+            return true;
+        }
+        session.sleep_until(step).await;
+        if crate::interrupt::interrupted() {
+            return false;
+        }
+    }
+}
+
+/// The longest sleep between two looks at the interrupt flag while a fiber waits.
+const PAUSE_STEP: Duration = Duration::from_millis(100);
+
 /// Runs one worker's share of a phase: its fibers execute `plan[pick(i)]` for each of its
 /// iterations `i` until `spec.limit`. Each completed sample interval is handed to `sink`
 /// (on this thread) as soon as a later one starts, and the last partial one at the end.
@@ -460,25 +489,48 @@ where
         verdict: RefCell::new(None),
     };
     let fibers = spec.concurrency.max(1);
-    let per_iteration = spec
-        .rate
-        .map(|r| Duration::from_secs_f64(1.0 / r.max(1e-9)));
     let fiber = |f: usize| {
         let recorder = &recorder;
         let iterations = &iterations;
         let outage = &outage;
+        // This fiber's place in the schedule: a few numbers, stepped once per request.
+        let mut pacer = spec
+            .rate
+            .as_deref()
+            .map(|s| s.pacer(spec.worker, spec.workers, f, fibers));
+        let paced = pacer.is_some();
         async move {
             // Validation's expected cells, reused from request to request.
             let check = validate::RowCheck::default();
             let mut j = f as u64;
+            // When this fiber's last request ended (a time past, for `pause_until`).
+            let mut last_done = spec.start;
             loop {
                 if outage.stopped() || crate::interrupt::interrupted() {
                     return;
                 }
                 let i = j * spec.workers as u64 + spec.worker as u64;
                 // Without a rate a request is due when it is sent: one clock read for both.
-                let due = match per_iteration {
-                    Some(step) => spec.start + step.mul_f64(j as f64),
+                let due = match pacer.as_mut() {
+                    Some(p) => {
+                        let at = p
+                            .next_due()
+                            .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+                            .and_then(|offset| spec.start.checked_add(offset));
+                        match at {
+                            Some(at) => at,
+                            None => {
+                                // The rate stays 0 from here on: nothing more is due. A timed
+                                // phase still lasts its time.
+                                if let Limit::Time(d) = spec.limit {
+                                    if let Some(end) = spec.start.checked_add(d) {
+                                        pause_until(session, end, Instant::now()).await;
+                                    }
+                                }
+                                return;
+                            }
+                        }
+                    }
                     None => Instant::now(),
                 };
                 let over = match spec.limit {
@@ -494,8 +546,10 @@ where
                 };
                 let k = pick(i);
                 let Some(stmt) = plan.get(k) else { return };
-                let sent = if per_iteration.is_some() {
-                    session.sleep_until(due).await;
+                let sent = if paced {
+                    if !pause_until(session, due, last_done).await {
+                        return;
+                    }
                     Instant::now()
                 } else {
                     due
@@ -518,13 +572,14 @@ where
                     None => result,
                 };
                 let done = Instant::now();
+                last_done = done;
                 iterations.set(iterations.get() + 1);
                 outage.observe(done, &result);
                 if spec.record {
                     recorder.borrow_mut().record(k, due, sent, done, result);
                 }
                 if let Limit::Time(d) = spec.limit {
-                    if done.saturating_duration_since(spec.start) >= d && per_iteration.is_none() {
+                    if done.saturating_duration_since(spec.start) >= d && !paced {
                         return;
                     }
                 }
@@ -607,7 +662,7 @@ mod tests {
             worker,
             workers,
             concurrency: fibers,
-            rate,
+            rate: rate.map(|r| Arc::new(schedule::RateSchedule::steady(r))),
             limit: Limit::Count(n),
             start: Instant::now(),
             interval: Duration::from_millis(100),
@@ -773,6 +828,38 @@ mod tests {
         let p65 = latency.value_at_percentile(65.0);
         assert!(p65 > 50_000_000, "p65 {p65}");
         assert!(latency.max() >= 290_000_000);
+    }
+
+    #[test]
+    fn a_worker_follows_its_schedule_and_a_rate_of_zero_waits_the_phase_out() {
+        let run = |schedule: &str, limit: Limit| {
+            let schedule = Arc::new(schedule::RateSchedule::parse(schedule).unwrap());
+            on_executor(move || async move {
+                let mock = Mock {
+                    delay: |_| Duration::from_micros(100),
+                    seen: RefCell::new(Vec::new()),
+                };
+                let plan = plan();
+                let s = WorkerSpec {
+                    limit,
+                    rate: Some(schedule),
+                    ..spec(0, 1, 4, None, 0)
+                };
+                let started = Instant::now();
+                let end = run_worker(&mock, &|_| 0, &plan, &s, |_| {}).await;
+                (end.iterations, started.elapsed())
+            })
+        };
+        // 0 to 2k req/s over 300 ms: 300 requests are due (and the 4 fibers' first at 0).
+        let (n, _) = run("ramp:0..2k/300ms", Limit::Time(Duration::from_millis(300)));
+        assert!((295..=305).contains(&n), "{n} requests");
+        // Rate 0 for ever: nothing is sent, and the phase still lasts its time.
+        let (n, took) = run("0", Limit::Time(Duration::from_millis(150)));
+        assert_eq!(n, 0);
+        assert!(took >= Duration::from_millis(140), "{took:?}");
+        // A count that the schedule never reaches ends rather than hangs.
+        let (n, _) = run("ramp:100..0/1s", Limit::Count(1000));
+        assert!((50..=55).contains(&n), "{n} requests");
     }
 
     #[test]

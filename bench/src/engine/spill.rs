@@ -189,6 +189,9 @@ pub struct StoredSample {
     /// Requests sent to each node (address) in the interval.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub requests_by_node: BTreeMap<String, u64>,
+    /// The schedule's mean rate over the interval, all workers (`None`: no rate limit).
+    #[serde(default)]
+    pub target_rps: Option<f64>,
 }
 
 impl StoredSample {
@@ -209,6 +212,7 @@ impl StoredSample {
             mean_lateness_ns: s.mean_lateness_ns,
             statements: s.statements.clone(),
             requests_by_node: s.nodes.iter().cloned().collect(),
+            target_rps: s.target_rps,
         })
     }
 
@@ -249,6 +253,7 @@ mod tests {
             latency,
             service,
             mean_lateness_ns: 3.5,
+            target_rps: Some(1234.5),
             statements: vec![StatementCounts {
                 requests: 3,
                 errors: 1,
@@ -276,6 +281,7 @@ mod tests {
         assert_eq!(back[0].error_count(), 1);
         assert_eq!(back[1].duration, Duration::from_millis(999));
         assert_eq!(back[1].statements, b.statements);
+        assert_eq!(back[1].target_rps, Some(1234.5));
         let h = LatencyHistogram::from_base64(&back[1].latency.base64).unwrap();
         assert_eq!((h.count(), h.mean()), (1000, b.latency.mean()));
         // Read twice: the same.

@@ -227,6 +227,17 @@ pub fn merge(inputs: &[(String, Report)], command: Vec<String>) -> Result<Report
         .iter()
         .map(|(_, r)| r.config.rate)
         .sum::<Option<f64>>();
+    // Each machine's schedule, in input order: the merged target is their sum.
+    config.rate_schedule = inputs
+        .iter()
+        .any(|(_, r)| r.config.rate_schedule.is_some())
+        .then(|| {
+            inputs
+                .iter()
+                .map(|(_, r)| r.config.rate_schedule.as_deref().unwrap_or("unlimited"))
+                .collect::<Vec<_>>()
+                .join(" + ")
+        });
     config.cycles = None;
     let tag = first
         .tag
@@ -384,6 +395,8 @@ struct Bin {
     latency: LatencyHistogram,
     statements: Vec<StatementBin>,
     requests_by_node: BTreeMap<String, u64>,
+    /// The machines' target rates summed (`None` when none had one).
+    target_rps: Option<f64>,
 }
 
 /// One statement's figures in an aligned interval, while they are being summed.
@@ -714,6 +727,9 @@ fn align_samples(
             bin.requests += s.requests;
             bin.errors += s.errors;
             bin.throughput_rps += s.throughput_rps;
+            if let Some(t) = s.target_rps {
+                *bin.target_rps.get_or_insert(0.0) += t;
+            }
             bin.duration_s = bin.duration_s.max(s.duration_s);
             bin.latency.merge(&decode(file, driver, &s.histogram)?);
             for (node, n) in &s.requests_by_node {
@@ -766,6 +782,7 @@ fn align_samples(
                     })
                     .collect(),
                 requests_by_node: bin.requests_by_node,
+                target_rps: bin.target_rps,
             }
         })
         .collect())
@@ -808,6 +825,7 @@ mod tests {
                     start_unix_s: Some(*t),
                     statements: Vec::new(),
                     requests_by_node: Default::default(),
+                    target_rps: None,
                 }
             })
             .collect();
@@ -836,6 +854,7 @@ mod tests {
                 threads: 1,
                 connections: 1,
                 rate: None,
+                rate_schedule: None,
                 sample_interval_s: 1.0,
                 consistency: "LOCAL_ONE".into(),
                 request_timeout_s: 5.0,
@@ -906,6 +925,47 @@ mod tests {
         assert_eq!(m.warnings.len(), 1, "both drew from 0: {:?}", m.warnings);
     }
 
+    #[test]
+    fn targets_are_summed_and_the_schedules_named() {
+        let mut a = report(&[100.0, 101.0], 10, 2.0, "read");
+        let mut b = report(&[100.0, 101.0], 10, 2.0, "read");
+        let mut c = report(&[100.0, 101.0], 10, 2.0, "read");
+        for (r, schedule) in [(&mut a, "ramp:1k..2k/2s"), (&mut b, "1500")] {
+            r.config.rate_schedule = Some(schedule.into());
+            for (k, s) in r
+                .backends
+                .get_mut("doppio")
+                .unwrap()
+                .samples
+                .iter_mut()
+                .enumerate()
+            {
+                s.target_rps = Some(1000.0 * (k + 1) as f64);
+            }
+        }
+        let m = merge(&[("a".into(), a.clone()), ("b".into(), b)], Vec::new()).unwrap();
+        let targets: Vec<Option<f64>> = m.backends["doppio"]
+            .samples
+            .iter()
+            .map(|s| s.target_rps)
+            .collect();
+        assert_eq!(targets, vec![Some(2000.0), Some(4000.0)]);
+        assert_eq!(
+            m.config.rate_schedule.as_deref(),
+            Some("ramp:1k..2k/2s + 1500")
+        );
+        // A machine without a limit adds nothing to the target, and is named as such.
+        for s in &mut c.backends.get_mut("doppio").unwrap().samples {
+            s.target_rps = None;
+        }
+        let m = merge(&[("a".into(), a), ("c".into(), c)], Vec::new()).unwrap();
+        assert_eq!(m.backends["doppio"].samples[1].target_rps, Some(2000.0));
+        assert_eq!(
+            m.config.rate_schedule.as_deref(),
+            Some("ramp:1k..2k/2s + unlimited")
+        );
+    }
+
     /// A run of two statements (`read` weight 3, `write` weight 1) over three 1 s samples
     /// starting at `start` (wall clock): per sample `reads` reads at 1 ms and `writes`
     /// writes at 2 ms, of which `failed` time out.
@@ -941,6 +1001,7 @@ mod tests {
                     latency,
                     service: LatencyHistogram::new(),
                     mean_lateness_ns: 0.0,
+                    target_rps: None,
                     statements: vec![
                         StatementCounts {
                             requests: reads,

@@ -87,8 +87,13 @@ pub struct RunConfig {
     pub threads: usize,
     /// Connections per node (doppio: per shard).
     pub connections: usize,
-    /// Target rate, requests per second, if limited.
+    /// Target rate, requests per second, if limited to one constant rate (`null` without
+    /// a limit, or with a schedule whose rate changes: see `rate_schedule`).
     pub rate: Option<f64>,
+    /// `-r` as given (`10k`, `ramp:1k..50k/60s,hold:30s`, `sine:20k,10k,60s,poisson`);
+    /// `null` without a rate limit (and in reports written before schedules).
+    #[serde(default)]
+    pub rate_schedule: Option<String>,
     /// Sample interval, seconds.
     pub sample_interval_s: f64,
     /// Consistency level.
@@ -219,6 +224,21 @@ pub struct LatencySummary {
     pub max: u64,
 }
 
+impl BackendReport {
+    /// The samples' target rate, their mean weighted by their lengths (`None` when no
+    /// sample has one: no rate limit).
+    pub fn mean_target_rps(&self) -> Option<f64> {
+        let (mut requests, mut seconds) = (0.0, 0.0);
+        for s in &self.samples {
+            if let Some(t) = s.target_rps {
+                requests += t * s.duration_s;
+                seconds += s.duration_s;
+            }
+        }
+        (seconds > 0.0).then(|| requests / seconds)
+    }
+}
+
 /// One sample interval of a backend's run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SampleReport {
@@ -255,6 +275,11 @@ pub struct SampleReport {
     /// scylla-rust-driver, which does not count them, and in older reports).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub requests_by_node: BTreeMap<String, u64>,
+    /// The rate schedule's mean over the interval, all workers, requests per second:
+    /// what `throughput_rps` was asked to be (`null` without a rate limit, and in reports
+    /// written before this field existed).
+    #[serde(default)]
+    pub target_rps: Option<f64>,
 }
 
 /// One run statement's figures in one sample interval.
@@ -692,6 +717,7 @@ impl BackendRun {
                         })
                         .collect(),
                     requests_by_node: s.requests_by_node.clone(),
+                    target_rps: s.target_rps,
                 });
             }
         }
@@ -1029,6 +1055,7 @@ mod tests {
             latency: LatencyHistogram::new(),
             service: LatencyHistogram::new(),
             mean_lateness_ns: 0.0,
+            target_rps: None,
             statements: Vec::new(),
             nodes: Vec::new(),
         };

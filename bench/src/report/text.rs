@@ -155,9 +155,12 @@ fn config_section(out: &mut String, r: &Report) {
         c.concurrency,
         c.threads,
         c.connections,
-        c.rate
-            .map_or("unlimited".to_owned(), |r| format!("{r:.0} req/s"))
+        rate_text(c)
     );
+    // A schedule on its own line: it may be long.
+    if let Some(schedule) = schedule_of(c) {
+        let _ = writeln!(out, "  schedule      {schedule} (req/s)");
+    }
     let _ = writeln!(
         out,
         "  consistency   {}   timeout {}s   retries {}   compression {}",
@@ -304,17 +307,53 @@ fn wrap(out: &mut String, prefix: &str, text: &str) {
     }
 }
 
+/// CONFIG's rate: a constant as `N req/s`, `schedule` (shown on a line of its own), or
+/// `unlimited`.
+fn rate_text(c: &super::RunConfig) -> String {
+    match (schedule_of(c), c.rate) {
+        (Some(_), _) => "schedule".to_owned(),
+        (None, Some(r)) => format!("{r:.0} req/s"),
+        (None, None) => "unlimited".to_owned(),
+    }
+}
+
+/// `-r` as given when it is more than a number: parts, Poisson arrivals, or several
+/// machines' rates (a merged report).
+fn schedule_of(c: &super::RunConfig) -> Option<&str> {
+    c.rate_schedule
+        .as_deref()
+        .filter(|s| s.contains([':', ',', '+']) || c.rate.is_none())
+}
+
 fn log_section(out: &mut String, label: &str, samples: &[SampleReport]) {
     let _ = writeln!(out, "LOG ({label})");
+    // The target column only for rate-limited runs: the schedule's mean over the interval.
+    let targets = samples.iter().any(|s| s.target_rps.is_some());
     let _ = writeln!(
         out,
-        "  {:>3} {:>8} {:>14} {:>8} {:>12} {:>12} {:>12}",
-        "seg", "time[s]", "req/s", "errors", "mean[ms]", "p50[ms]", "p99[ms]"
+        "  {:>3} {:>8}{} {:>14} {:>8} {:>12} {:>12} {:>12}",
+        "seg",
+        "time[s]",
+        if targets {
+            format!(" {:>14}", "target[req/s]")
+        } else {
+            String::new()
+        },
+        "req/s",
+        "errors",
+        "mean[ms]",
+        "p50[ms]",
+        "p99[ms]"
     );
     for s in samples {
+        let target = match (targets, s.target_rps) {
+            (false, _) => String::new(),
+            (true, Some(t)) => format!(" {t:>14.0}"),
+            (true, None) => format!(" {:>14}", "-"),
+        };
         let _ = writeln!(
             out,
-            "  {:>3} {:>8.1} {:>14.0} {:>8} {:>12.3} {:>12.3} {:>12.3}",
+            "  {:>3} {:>8.1}{target} {:>14.0} {:>8} {:>12.3} {:>12.3} {:>12.3}",
             s.segment + 1,
             s.start_s + s.duration_s,
             s.throughput_rps,
@@ -1157,6 +1196,7 @@ mod tests {
                 latency_p50_ns: 0,
                 latency_p99_ns: 0,
                 histogram: String::new(),
+                target_rps: None,
                 start_unix_s: None,
                 statements: Vec::new(),
                 requests_by_node: Default::default(),
@@ -1187,6 +1227,7 @@ mod tests {
                     latency_p50_ns: h.value_at_percentile(50.0),
                     latency_p99_ns: h.value_at_percentile(99.0),
                     histogram: h.to_base64(),
+                    target_rps: None,
                     start_unix_s: None,
                     statements: Vec::new(),
                     requests_by_node: Default::default(),
@@ -1536,6 +1577,7 @@ mod tests {
                     latency_p50_ns: 0,
                     latency_p99_ns: 0,
                     histogram: String::new(),
+                    target_rps: None,
                     start_unix_s: None,
                     statements: vec![
                         SampleStatement {
