@@ -16,6 +16,10 @@ use crate::stats::LatencyHistogram;
 struct Line {
     label: String,
     points: Vec<(f64, f64)>,
+    /// Its backend's place in the palette.
+    color: usize,
+    /// 1.0: solid.
+    opacity: f64,
 }
 
 /// (time, throughput, [percentile ms...]) of each sample of `b`.
@@ -79,6 +83,7 @@ pub fn plot(
     title: &str,
 ) -> Result<(), String> {
     let several = reports.len() > 1;
+    let mut backends = 0;
     let mut throughput = Vec::new();
     let mut latency = Vec::new();
     for (file, r) in reports {
@@ -92,14 +97,22 @@ pub fn plot(
                 driver.clone()
             };
             let points = series(b, percentiles)?;
+            // One colour per backend in both panels; its percentiles from faint (the lowest)
+            // to solid (the highest), so that a latency line is read by its backend's colour.
+            let color = backends;
+            backends += 1;
             throughput.push(Line {
                 label: name.clone(),
                 points: points.iter().map(|(t, rps, _)| (*t, *rps)).collect(),
+                color,
+                opacity: 1.0,
             });
             for (k, p) in percentiles.iter().enumerate() {
                 latency.push(Line {
                     label: format!("{name} p{p}"),
                     points: points.iter().map(|(t, _, v)| (*t, v[k])).collect(),
+                    color,
+                    opacity: 0.35 + 0.65 * (k + 1) as f64 / percentiles.len() as f64,
                 });
             }
         }
@@ -151,8 +164,8 @@ fn draw(
             .x_desc("time [s]")
             .y_desc(y_desc)
             .draw()?;
-        for (i, line) in lines.iter().enumerate() {
-            let color = palette[i % palette.len()];
+        for line in lines {
+            let color = palette[line.color % palette.len()].mix(line.opacity);
             chart
                 .draw_series(LineSeries::new(line.points.clone(), color.stroke_width(2)))?
                 .label(line.label.as_str())
