@@ -340,7 +340,7 @@ pub struct FindmaxArgs {
     pub warmup: Duration,
     /// A latency objective that a step must meet to hold, PERCENTILE<DURATION (latency from
     /// each request's intended start), e.g. p99<10ms; repeatable.
-    #[arg(long, value_name = "pP<DURATION", value_parser = crate::findmax::Slo::parse)]
+    #[arg(long, value_name = "pN<DURATION", value_parser = crate::findmax::Slo::parse)]
     pub slo: Vec<crate::findmax::Slo>,
     /// Sample interval within a step (progress lines).
     #[arg(short = 's', long = "sampling", default_value = "1s", value_parser = parse_duration)]
