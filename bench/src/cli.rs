@@ -338,6 +338,10 @@ pub struct FindmaxArgs {
     /// Warmup at the step's rate before each measured step (not recorded).
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub warmup: Duration,
+    /// Bisection rounds after the search by factor: each runs a step halfway between a
+    /// backend's highest rate held and the lowest that did not, narrowing that bracket.
+    #[arg(long, default_value_t = 0, value_name = "ROUNDS")]
+    pub refine: u32,
     /// A latency objective that a step must meet to hold, PERCENTILE<DURATION (latency from
     /// each request's intended start), e.g. p99<10ms; repeatable.
     #[arg(long, value_name = "pN<DURATION", value_parser = crate::findmax::Slo::parse)]

@@ -5,6 +5,9 @@
 //! requests failed, or a latency objective (`--slo p99<10ms`, latency from each request's
 //! intended start) was broken. The highest target that held is the backend's maximum.
 //!
+//! `--refine N` then bisects N times between each backend's highest target held and the
+//! one that failed (a backend whose first step failed has nothing to refine).
+//!
 //! With several backends (`--driver doppio,scylla`) every step runs each backend still
 //! searching at that target before the next step; a backend stops on its own when a step
 //! of it fails. The result is a text table on stdout and a JSON report ([`FindmaxReport`],
@@ -187,6 +190,9 @@ pub struct Step {
     pub held: bool,
     /// Why it did not hold.
     pub failed_because: Option<String>,
+    /// A bisection step of `--refine` (after the search by factor).
+    #[serde(default)]
+    pub refinement: bool,
 }
 
 /// One backend's search.
@@ -225,6 +231,9 @@ pub struct FindmaxConfig {
     pub step_duration_s: f64,
     /// Warmup before each step, seconds.
     pub warmup_s: f64,
+    /// Bisection rounds after the search by factor (`--refine`).
+    #[serde(default)]
+    pub refine: u32,
     /// The latency objectives (`p99<10ms`).
     pub slo: Vec<String>,
     /// A step holds only if achieved >= hold_fraction x target.
@@ -310,8 +319,12 @@ impl FindmaxReport {
             for s in &b.steps {
                 let _ = writeln!(
                     out,
-                    "  {:>13.0} {:>15.0} {:>9.3} {:>9.3} {:>8}  {}",
-                    s.target_rps,
+                    "  {:>13} {:>15.0} {:>9.3} {:>9.3} {:>8}  {}",
+                    if s.refinement {
+                        format!("(bisect) {:.0}", s.target_rps)
+                    } else {
+                        format!("{:.0}", s.target_rps)
+                    },
                     s.achieved_rps,
                     s.latency_p50_ms,
                     s.latency_p99_ms,
@@ -393,6 +406,7 @@ fn judge(target: f64, outcome: &backend::PhaseOutcome, slos: &[Slo]) -> Step {
         slo: checks,
         held: why.is_empty(),
         failed_because: (!why.is_empty()).then(|| why.join("; ")),
+        refinement: false,
     }
 }
 
@@ -437,6 +451,7 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             max_rate_rps: a.max_rate,
             step_duration_s: a.step_duration.as_secs_f64(),
             warmup_s: a.warmup.as_secs_f64(),
+            refine: a.refine,
             slo: a.slo.iter().map(|s| s.text.clone()).collect(),
             hold_fraction: HOLD_FRACTION,
             max_error_ratio: MAX_ERROR_RATIO,
@@ -484,7 +499,8 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     Ok(output)
 }
 
-/// The steps: each target in turn, every backend still searching at it.
+/// The steps: each target in turn, every backend still searching at it; then `--refine`
+/// rounds of bisection between each backend's highest target held and the one that failed.
 fn search(
     a: &FindmaxArgs,
     workload: &Arc<crate::workload::Workload>,
@@ -492,64 +508,16 @@ fn search(
     report: &mut FindmaxReport,
 ) -> Result<(), Failure> {
     let mut searching: Vec<bool> = vec![true; backends.len()];
+    // The bracket of each backend whose search stopped at a failed step after a held one.
+    let mut brackets: Vec<Option<(f64, f64)>> = vec![None; backends.len()];
     let mut started = false;
-    let spec = |rate: f64, limit: Duration, record: bool| PhaseSpec {
-        phase: Phase::Run,
-        concurrency: a.concurrency.max(1),
-        rate: Some(Arc::new(RateSchedule::steady(rate))),
-        limit: Limit::Time(limit),
-        interval: a.interval,
-        record,
-        max_outage: a.connect.outage_limit(),
-        cycles: None,
-    };
     for target in targets(a.start, a.factor, a.max_rate) {
         for (i, (driver, b)) in backends.iter().enumerate() {
             if !searching[i] {
                 continue;
             }
-            if crate::interrupt::interrupted() {
-                return Err(Failure::Interrupted);
-            }
-            let name = driver.name();
-            if !a.warmup.is_zero() {
-                let mut progress = Progress::new(
-                    a.connect.quiet,
-                    &format!("{name} {target:.0} req/s warmup"),
-                    Limit::Time(a.warmup),
-                    a.connect.progress_every,
-                );
-                let warm = backend::drive_phase(b, workload, spec(target, a.warmup, false), |s| {
-                    progress.sample(s)
-                })
-                .map_err(|e| Failure::of_phase(e, started))?;
-                started = true;
-                progress.done();
-                if let Some(why) = warm.aborted {
-                    return Err(Failure::run(format!("{name} (during a warmup): {why}")));
-                }
-            }
-            let mut progress = Progress::new(
-                a.connect.quiet,
-                &format!("{name} {target:.0} req/s"),
-                Limit::Time(a.step_duration),
-                a.connect.progress_every,
-            );
-            let outcome =
-                backend::drive_phase(b, workload, spec(target, a.step_duration, true), |s| {
-                    progress.sample(s)
-                })
-                .map_err(|e| Failure::of_phase(e, started))?;
-            started = true;
-            progress.done();
-            if crate::interrupt::interrupted() {
-                return Err(Failure::Interrupted);
-            }
-            if let Some(why) = &outcome.aborted {
-                return Err(Failure::run(format!("{name}: {why}")));
-            }
-            let step = judge(target, &outcome, &a.slo);
-            let entry = report.backends.entry(name.to_owned()).or_default();
+            let step = run_step(a, workload, *driver, b, target, &mut started)?;
+            let entry = report.backends.entry(driver.name().to_owned()).or_default();
             if step.held {
                 entry.max_rate_rps = Some(target);
                 entry.stopped_because = format!("--max-rate {:.0} req/s held", a.max_rate);
@@ -559,6 +527,7 @@ fn search(
                     step.failed_because.clone().unwrap_or_default()
                 );
                 searching[i] = false;
+                brackets[i] = entry.max_rate_rps.map(|lo| (lo, target));
             }
             entry.steps.push(step);
         }
@@ -566,7 +535,95 @@ fn search(
             break;
         }
     }
+    for _ in 0..a.refine {
+        for (i, (driver, b)) in backends.iter().enumerate() {
+            let Some((lo, hi)) = brackets[i] else {
+                continue;
+            };
+            let mid = ((lo + hi) / 2.0).round();
+            if mid <= lo || mid >= hi {
+                brackets[i] = None;
+                continue;
+            }
+            let mut step = run_step(a, workload, *driver, b, mid, &mut started)?;
+            step.refinement = true;
+            let entry = report.backends.entry(driver.name().to_owned()).or_default();
+            if step.held {
+                entry.max_rate_rps = Some(mid);
+                brackets[i] = Some((mid, hi));
+            } else {
+                brackets[i] = Some((lo, mid));
+            }
+            if let Some((lo, hi)) = brackets[i] {
+                entry.stopped_because =
+                    format!("refined: {lo:.0} req/s held, {hi:.0} req/s did not");
+            }
+            entry.steps.push(step);
+        }
+        if brackets.iter().all(Option::is_none) {
+            break;
+        }
+    }
     Ok(())
+}
+
+/// One step of one backend: the warmup and the measured stretch at `target`, judged.
+fn run_step(
+    a: &FindmaxArgs,
+    workload: &Arc<crate::workload::Workload>,
+    driver: Driver,
+    b: &Arc<dyn Backend>,
+    target: f64,
+    started: &mut bool,
+) -> Result<Step, Failure> {
+    let spec = |limit: Duration, record: bool| PhaseSpec {
+        phase: Phase::Run,
+        concurrency: a.concurrency.max(1),
+        rate: Some(Arc::new(RateSchedule::steady(target))),
+        limit: Limit::Time(limit),
+        interval: a.interval,
+        record,
+        max_outage: a.connect.outage_limit(),
+        cycles: None,
+    };
+    if crate::interrupt::interrupted() {
+        return Err(Failure::Interrupted);
+    }
+    let name = driver.name();
+    if !a.warmup.is_zero() {
+        let mut progress = Progress::new(
+            a.connect.quiet,
+            &format!("{name} {target:.0} req/s warmup"),
+            Limit::Time(a.warmup),
+            a.connect.progress_every,
+        );
+        let warm = backend::drive_phase(b, workload, spec(a.warmup, false), |s| progress.sample(s))
+            .map_err(|e| Failure::of_phase(e, *started))?;
+        *started = true;
+        progress.done();
+        if let Some(why) = warm.aborted {
+            return Err(Failure::run(format!("{name} (during a warmup): {why}")));
+        }
+    }
+    let mut progress = Progress::new(
+        a.connect.quiet,
+        &format!("{name} {target:.0} req/s"),
+        Limit::Time(a.step_duration),
+        a.connect.progress_every,
+    );
+    let outcome = backend::drive_phase(b, workload, spec(a.step_duration, true), |s| {
+        progress.sample(s)
+    })
+    .map_err(|e| Failure::of_phase(e, *started))?;
+    *started = true;
+    progress.done();
+    if crate::interrupt::interrupted() {
+        return Err(Failure::Interrupted);
+    }
+    if let Some(why) = &outcome.aborted {
+        return Err(Failure::run(format!("{name}: {why}")));
+    }
+    Ok(judge(target, &outcome, &a.slo))
 }
 
 #[cfg(test)]

@@ -134,6 +134,9 @@ pub fn plot_findmax(
             } else {
                 driver.clone()
             };
+            // Bisection steps come after the search: in order of target for the lines.
+            let mut steps: Vec<&crate::findmax::Step> = b.steps.iter().collect();
+            steps.sort_by(|x, y| x.target_rps.total_cmp(&y.target_rps));
             achieved.push(Line {
                 label: name.clone(),
                 points: b
@@ -144,8 +147,7 @@ pub fn plot_findmax(
             });
             p99.push(Line {
                 label: format!("{name} p99"),
-                points: b
-                    .steps
+                points: steps
                     .iter()
                     .map(|s| (s.target_rps, s.latency_p99_ms))
                     .collect(),

@@ -1,6 +1,7 @@
 //! `doppio findmax` against the stub server (in this process) that delays every EXECUTE by
 //! 10 ms: at 8 requests in flight no backend can exceed 800 req/s (Little's law), so the
-//! highest rate held lies below that bound, and the step after it fails. Shape, not tight
+//! highest rate held lies below that bound, and the step after it fails; `--refine`
+//! bisects between the two. Shape, not tight
 //! timings: a loaded two-core machine runs these. `doppio plot` draws the report's curves. Also: a broken `--slo` stops at the first
 //! step, and bad objectives and factors are usage errors (exit code 2).
 
@@ -48,6 +49,8 @@ fn each_backend_holds_up_to_littles_bound_and_not_the_step_after() {
         "1500ms",
         "--warmup",
         "500ms",
+        "--refine",
+        "2",
         "-q",
         "-o",
         report.to_str().unwrap(),
@@ -71,23 +74,34 @@ fn each_backend_holds_up_to_littles_bound_and_not_the_step_after() {
             (0.4 * BOUND_RPS..=1.1 * BOUND_RPS).contains(&max),
             "{driver}: max {max} req/s, the bound is {BOUND_RPS}"
         );
-        let steps = b["steps"].as_array().unwrap();
-        // Every step up to the maximum held; the last one, above it, did not.
-        let (last, held) = steps.split_last().unwrap();
-        assert!(
-            held.iter().all(|s| s["held"] == true),
-            "{driver}: {steps:?}"
-        );
-        assert_eq!(last["held"], false, "{driver}: {steps:?}");
-        assert!(last["target_rps"].as_f64().unwrap() > max);
-        assert!(
-            last["achieved_rps"].as_f64().unwrap() < 0.95 * last["target_rps"].as_f64().unwrap()
-        );
-        assert_eq!(
-            held.last().unwrap()["target_rps"].as_f64().unwrap(),
-            max,
-            "{driver}"
-        );
+        let all = b["steps"].as_array().unwrap();
+        let (search, refined): (Vec<_>, Vec<_>) =
+            all.iter().partition(|s| s["refinement"] == false);
+        // Every step of the search by factor held but the last, which did not.
+        let (last, held) = search.split_last().unwrap();
+        assert!(held.iter().all(|s| s["held"] == true), "{driver}: {all:?}");
+        assert_eq!(last["held"], false, "{driver}: {all:?}");
+        let failed = last["target_rps"].as_f64().unwrap();
+        assert!(last["achieved_rps"].as_f64().unwrap() < 0.95 * failed);
+        let searched = held.last().unwrap()["target_rps"].as_f64().unwrap();
+        // Then two bisection steps between the two, the first halfway; the maximum is the
+        // highest target held, and every target above it failed.
+        assert_eq!(refined.len(), 2, "{driver}: {all:?}");
+        let first = refined[0]["target_rps"].as_f64().unwrap();
+        assert_eq!(first, ((searched + failed) / 2.0).round(), "{driver}");
+        let highest_held = all
+            .iter()
+            .filter(|s| s["held"] == true)
+            .map(|s| s["target_rps"].as_f64().unwrap())
+            .fold(0.0, f64::max);
+        assert_eq!(max, highest_held, "{driver}");
+        assert!(max >= searched && max < failed, "{driver}: {max}");
+        for s in all {
+            if s["target_rps"].as_f64().unwrap() > max {
+                assert_eq!(s["held"], false, "{driver}: {s}");
+            }
+        }
+        let steps = all;
         // Latency from the intended start: at least the stub's delay.
         for s in steps {
             assert!(s["latency_p50_ms"].as_f64().unwrap() >= 9.5, "{s}");
@@ -106,8 +120,9 @@ fn each_backend_holds_up_to_littles_bound_and_not_the_step_after() {
     };
     let (a, b) = (targets("doppio"), targets("scylla"));
     let n = a.len().min(b.len());
-    assert_eq!(a[..n], b[..n]);
+    assert_eq!(a[..n.min(4)], b[..n.min(4)]);
     assert_eq!(a[..3], [200.0, 300.0, 450.0]);
+    assert!(text.contains("(bisect) "), "{text}");
 
     // `doppio plot` draws the curves against the target rate: achieved rate and p99, one
     // line per backend in each panel, named in the legends.
