@@ -1,4 +1,4 @@
-//! The command line: `doppio schema|load|run|show|hdr|list|sweep|merge|plot`.
+//! The command line: `doppio schema|load|run|findmax|show|hdr|list|sweep|merge|plot`.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -35,6 +35,11 @@ pub enum Command {
     Load(LoadArgs),
     /// Runs the workload and writes a report.
     Run(RunArgs),
+    /// Finds the highest constant rate each backend holds: the rate is raised step by step
+    /// until the achieved rate falls below 95 % of the target, more than 1 % of requests
+    /// fail, or a latency objective (--slo) is broken. Prints a table per backend and writes
+    /// a JSON report (`doppio plot` draws it).
+    Findmax(FindmaxArgs),
     /// Prints a report, or two side by side with change and p-value.
     Show {
         /// The report.
@@ -83,7 +88,8 @@ pub enum Command {
         title: String,
     },
     /// Plots throughput and latency percentiles over time (SVG): one line per backend of
-    /// each report (merged reports too), two panels stacked.
+    /// each report (merged reports too), two panels stacked. Findmax reports are drawn
+    /// against the target rate instead: achieved rate and p99 of each step.
     Plot {
         /// The reports.
         #[arg(required = true)]
@@ -94,9 +100,10 @@ pub enum Command {
         /// Latency percentiles to draw, comma-separated.
         #[arg(long, default_value = "50,99")]
         percentiles: String,
-        /// The plot's title.
-        #[arg(long, default_value = "throughput and latency over time")]
-        title: String,
+        /// The plot's title (default: "throughput and latency over time", for findmax
+        /// reports "achieved rate and p99 against target rate").
+        #[arg(long)]
+        title: Option<String>,
     },
     /// Combines the reports of one test run made on several loader machines into one:
     /// histograms added, requests and throughputs summed over wall-clock-aligned samples,
@@ -304,6 +311,50 @@ pub struct RunArgs {
     /// Which iteration numbers this loader draws its keys from (several loader machines).
     #[command(flatten)]
     pub cycles: CyclesArgs,
+}
+
+/// Options of `findmax`.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct FindmaxArgs {
+    /// Connection and workload; `--driver a,b` searches each backend's maximum, the
+    /// backends alternating step by step.
+    #[command(flatten)]
+    pub connect: Connect,
+    /// Concurrent requests in total (the maximum found is that of this concurrency).
+    #[arg(short = 'p', long, default_value_t = 128)]
+    pub concurrency: usize,
+    /// The first step's rate, requests per second (1000, 10k).
+    #[arg(long, default_value = "1k", value_name = "RATE", value_parser = crate::findmax::parse_rate)]
+    pub start: f64,
+    /// Each step's rate is the previous one's times this (above 1).
+    #[arg(long, default_value = "1.5", value_parser = crate::findmax::parse_factor)]
+    pub factor: f64,
+    /// The highest rate tried (the last step, if every step before held).
+    #[arg(long, default_value = "10M", value_name = "RATE", value_parser = crate::findmax::parse_rate)]
+    pub max_rate: f64,
+    /// How long each step is measured, per backend.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub step_duration: Duration,
+    /// Warmup at the step's rate before each measured step (not recorded).
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub warmup: Duration,
+    /// Bisection rounds after the search by factor: each runs a step halfway between a
+    /// backend's highest rate held and the lowest that did not, narrowing that bracket.
+    #[arg(long, default_value_t = 0, value_name = "ROUNDS")]
+    pub refine: u32,
+    /// A latency objective that a step must meet to hold, PERCENTILE<DURATION (latency from
+    /// each request's intended start), e.g. p99<10ms; repeatable.
+    #[arg(long, value_name = "pN<DURATION", value_parser = crate::findmax::Slo::parse)]
+    pub slo: Vec<crate::findmax::Slo>,
+    /// Sample interval within a step (progress lines).
+    #[arg(short = 's', long = "sampling", default_value = "1s", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// The report's file (default: doppio-findmax-WORKLOAD-DATE.json in the current folder).
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+    /// A label stored in the report.
+    #[arg(long)]
+    pub tag: Option<String>,
 }
 
 /// `--cycles START..END` or `--loader K/N`: the iteration numbers (and so the keys) of this

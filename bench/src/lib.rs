@@ -24,6 +24,8 @@
 //! - [`report`]: the JSON report and its text rendering (children: `text`; `merge`, the
 //!   reports of several loader machines combined).
 //! - [`plot`]: throughput and latency percentiles over time, per backend, as SVG.
+//! - [`findmax`]: `doppio findmax`, the saturation search: a constant rate raised step by
+//!   step until it no longer holds (achieved rate, errors, `--slo` objectives), per backend.
 //! - [`sweep`]: runs at several concurrencies as a markdown table and an SVG plot.
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters).
 //! - [`secret`]: the password, which no `Debug` or `Display` of the options prints.
@@ -40,6 +42,7 @@ pub mod alloc_count;
 pub mod backend;
 pub mod cli;
 pub mod engine;
+pub mod findmax;
 pub mod flame;
 pub mod interrupt;
 pub mod live_log;

@@ -11,7 +11,10 @@ fn main() -> ExitCode {
     // As reports keep it: never with the password.
     let argv = doppio_bench::secret::redact_argv(std::env::args());
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Run(_) | Command::Load(_)) {
+    if matches!(
+        cli.command,
+        Command::Run(_) | Command::Load(_) | Command::Findmax(_)
+    ) {
         if let Err(e) = doppio_bench::interrupt::install() {
             eprintln!("warning: Ctrl-C will not keep the measurements: {e}");
         }
@@ -20,6 +23,7 @@ fn main() -> ExitCode {
         Command::Schema(c) => run::schema(c),
         Command::Load(a) => run::load(a),
         Command::Run(a) => run::run(a, argv.clone()).map(|_| ()),
+        Command::Findmax(a) => doppio_bench::findmax::findmax(a, argv.clone()).map(|_| ()),
         Command::Show {
             report,
             baseline,
@@ -45,7 +49,7 @@ fn main() -> ExitCode {
             output,
             percentiles,
             title,
-        } => run::plot(reports, output, percentiles, title),
+        } => run::plot(reports, output, percentiles, title.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

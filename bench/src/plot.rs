@@ -4,6 +4,9 @@
 //! from the samples' own figures, any other from their histograms). Time runs over the
 //! measured samples of a backend, segments placed end to end, so that backends that
 //! alternated (A B A B) are drawn over the same time axis.
+//!
+//! Findmax reports ([`plot_findmax`]) are drawn the same way against the target rate: the
+//! achieved rate of each step above, its p99 below, one line per backend.
 
 use std::path::Path;
 
@@ -120,12 +123,61 @@ pub fn plot(
     if throughput.is_empty() {
         return Err("the reports have no backend with samples".into());
     }
-    draw(&throughput, &latency, output, title).map_err(|e| format!("{}: {e}", output.display()))
+    draw(&throughput, &latency, "time [s]", output, title)
+        .map_err(|e| format!("{}: {e}", output.display()))
+}
+
+/// `doppio plot` of findmax reports: against the target rate, the achieved rate (top) and
+/// p99 (bottom) of each step, one line per backend of each report.
+pub fn plot_findmax(
+    reports: &[(String, crate::findmax::FindmaxReport)],
+    output: &Path,
+    title: &str,
+) -> Result<(), String> {
+    let several = reports.len() > 1;
+    let mut achieved = Vec::new();
+    let mut p99 = Vec::new();
+    for (file, r) in reports {
+        for driver in &r.config.drivers {
+            let Some(b) = r.backends.get(driver).filter(|b| !b.steps.is_empty()) else {
+                continue;
+            };
+            let name = if several {
+                format!("{} {driver}", r.tag.clone().unwrap_or_else(|| file.clone()))
+            } else {
+                driver.clone()
+            };
+            // Bisection steps come after the search: in order of target for the lines.
+            let mut steps: Vec<&crate::findmax::Step> = b.steps.iter().collect();
+            steps.sort_by(|x, y| x.target_rps.total_cmp(&y.target_rps));
+            achieved.push(Line {
+                label: name.clone(),
+                points: b
+                    .steps
+                    .iter()
+                    .map(|s| (s.target_rps, s.achieved_rps))
+                    .collect(),
+            });
+            p99.push(Line {
+                label: format!("{name} p99"),
+                points: steps
+                    .iter()
+                    .map(|s| (s.target_rps, s.latency_p99_ms))
+                    .collect(),
+            });
+        }
+    }
+    if achieved.is_empty() {
+        return Err("the findmax reports have no backend with steps".into());
+    }
+    draw(&achieved, &p99, "target rate [req/s]", output, title)
+        .map_err(|e| format!("{}: {e}", output.display()))
 }
 
 fn draw(
     throughput: &[Line],
     latency: &[Line],
+    x_desc: &str,
     output: &Path,
     title: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -161,7 +213,7 @@ fn draw(
             .build_cartesian_2d(0.0..x_max.max(1e-9), 0.0..(y_max * 1.1).max(1e-9))?;
         chart
             .configure_mesh()
-            .x_desc("time [s]")
+            .x_desc(x_desc)
             .y_desc(y_desc)
             .draw()?;
         for line in lines {

@@ -100,7 +100,7 @@ impl Failure {
 
     /// A phase's failure: one whose statements could not be prepared before anything of
     /// this command ran could not start; any other is a failure of the started run.
-    fn of_phase(e: PhaseError, started: bool) -> Self {
+    pub(crate) fn of_phase(e: PhaseError, started: bool) -> Self {
         match e {
             PhaseError::Prepare(e) if !started => Failure::Start(e),
             PhaseError::Prepare(e) | PhaseError::Run(e) => Failure::run(e),
@@ -110,7 +110,7 @@ impl Failure {
 
 /// The connection options of `c`, checked against every backend of `drivers` (a setting one
 /// of them cannot honour is refused before anything connects).
-fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<ConnectOptions, Failure> {
+pub(crate) fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<ConnectOptions, Failure> {
     let options = ConnectOptions {
         nodes: c.node_addrs().map_err(Failure::Usage)?,
         threads: c.threads.max(1),
@@ -148,7 +148,7 @@ fn run_options(a: &RunArgs, drivers: &[Driver]) -> Result<ConnectOptions, Failur
     })
 }
 
-fn workload_of(c: &Connect) -> Result<Arc<Workload>, Failure> {
+pub(crate) fn workload_of(c: &Connect) -> Result<Arc<Workload>, Failure> {
     let params = c.param_pairs().map_err(Failure::Usage)?;
     Ok(Arc::new(Workload::resolve(&c.workload, &params)?))
 }
@@ -255,6 +255,21 @@ fn cycles_of(a: &CyclesArgs, workload: &Workload) -> Result<Option<Cycles>, Fail
     )?)
 }
 
+/// A report's default file in the current folder: PREFIX-WORKLOAD-DATE.json (the
+/// workload's file stem, the start time without separators).
+pub(crate) fn default_report_path(prefix: &str, workload: &str, started_at: &str) -> PathBuf {
+    PathBuf::from(format!(
+        "{prefix}-{}-{}.json",
+        Path::new(workload)
+            .file_stem()
+            .map_or("workload".into(), |s| s.to_string_lossy().into_owned()),
+        started_at
+            .replace([':', '-'], "")
+            .replace('T', "-")
+            .trim_end_matches('Z')
+    ))
+}
+
 /// Splits a phase limit across `segments`.
 fn per_segment(limit: Limit, segments: usize) -> Limit {
     let n = segments.max(1);
@@ -287,18 +302,10 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         }
     }
     let started_at = crate::report::now_rfc3339();
-    let output = a.output.clone().unwrap_or_else(|| {
-        PathBuf::from(format!(
-            "doppio-{}-{}.json",
-            Path::new(&workload.name)
-                .file_stem()
-                .map_or("workload".into(), |s| s.to_string_lossy().into_owned()),
-            started_at
-                .replace([':', '-'], "")
-                .replace('T', "-")
-                .trim_end_matches('Z')
-        ))
-    });
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| default_report_path("doppio", &workload.name, &started_at));
     let mut report = Report {
         schema_version: SCHEMA_VERSION,
         tool: format!("doppio-bench {}", env!("CARGO_PKG_VERSION")),
@@ -435,7 +442,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
 
 /// The workload as `--validate` asks: with it, at least one run statement must name the row
 /// it reads (`validate`); without it, no statement is validated.
-fn with_validation(workload: Arc<Workload>, on: bool) -> Result<Arc<Workload>, Failure> {
+pub(crate) fn with_validation(workload: Arc<Workload>, on: bool) -> Result<Arc<Workload>, Failure> {
     let validated = workload.run.iter().any(|s| s.validate.is_some());
     if on && !validated {
         return Err(Failure::Usage(format!(
@@ -835,9 +842,28 @@ pub fn plot(
     reports: &[PathBuf],
     output: &Path,
     percentiles: &str,
-    title: &str,
+    title: Option<&str>,
 ) -> Result<(), Failure> {
     let percentiles = crate::plot::parse_percentiles(percentiles).map_err(Failure::Usage)?;
+    let mut findmax = Vec::new();
+    for path in reports {
+        if let Some(r) =
+            crate::findmax::FindmaxReport::read_if_findmax(path).map_err(Failure::Input)?
+        {
+            findmax.push((path.display().to_string(), r));
+        }
+    }
+    if !findmax.is_empty() {
+        if findmax.len() != reports.len() {
+            return Err(Failure::Usage(
+                "plot: findmax reports and run reports cannot be drawn together".into(),
+            ));
+        }
+        let title = title.unwrap_or("achieved rate and p99 against target rate");
+        crate::plot::plot_findmax(&findmax, output, title).map_err(Failure::Usage)?;
+        eprintln!("plot written to {}", output.display());
+        return Ok(());
+    }
     let mut loaded = Vec::with_capacity(reports.len());
     for path in reports {
         loaded.push((
@@ -845,6 +871,7 @@ pub fn plot(
             Report::read(path).map_err(Failure::Input)?,
         ));
     }
+    let title = title.unwrap_or("throughput and latency over time");
     crate::plot::plot(&loaded, &percentiles, output, title).map_err(Failure::Usage)?;
     eprintln!("plot written to {}", output.display());
     Ok(())
