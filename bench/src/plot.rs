@@ -150,13 +150,15 @@ pub fn plot_findmax(
             // Bisection steps come after the search: in order of target for the lines.
             let mut steps: Vec<&crate::findmax::Step> = b.steps.iter().collect();
             steps.sort_by(|x, y| x.target_rps.total_cmp(&y.target_rps));
+            let color = achieved.len();
             achieved.push(Line {
                 label: name.clone(),
-                points: b
-                    .steps
+                points: steps
                     .iter()
                     .map(|s| (s.target_rps, s.achieved_rps))
                     .collect(),
+                color,
+                opacity: 1.0,
             });
             p99.push(Line {
                 label: format!("{name} p99"),
@@ -164,6 +166,8 @@ pub fn plot_findmax(
                     .iter()
                     .map(|s| (s.target_rps, s.latency_p99_ms))
                     .collect(),
+                color,
+                opacity: 1.0,
             });
         }
     }
