@@ -13,7 +13,8 @@
 //!   iteration numbers a loader draws from, `--cycles`/`--loader`; `schedule`, the rate
 //!   schedule of `-r` and each iteration's due time; `statements`, what each
 //!   run statement did, per interval and per phase; `spill`, released samples written to an
-//!   unnamed temporary file so that memory stays bounded).
+//!   unnamed temporary file so that memory stays bounded; `validate`, `--validate`'s
+//!   comparison of returned rows with what the load wrote).
 //! - [`backend`]: the drivers behind one interface (children: `doppio` on glommio or its
 //!   own io_uring runtime, `scylla` on tokio) and the driving of a phase.
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
