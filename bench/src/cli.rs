@@ -324,13 +324,13 @@ pub struct FindmaxArgs {
     #[arg(short = 'p', long, default_value_t = 128)]
     pub concurrency: usize,
     /// The first step's rate, requests per second (1000, 10k).
-    #[arg(long, default_value = "1k", value_name = "RATE", value_parser = crate::findmax::parse_rate)]
+    #[arg(long, default_value = "1k", value_name = "RATE", value_parser = crate::slo::parse_rate)]
     pub start: f64,
     /// Each step's rate is the previous one's times this (above 1).
-    #[arg(long, default_value = "1.5", value_parser = crate::findmax::parse_factor)]
+    #[arg(long, default_value = "1.5", value_parser = crate::slo::parse_factor)]
     pub factor: f64,
     /// The highest rate tried (the last step, if every step before held).
-    #[arg(long, default_value = "10M", value_name = "RATE", value_parser = crate::findmax::parse_rate)]
+    #[arg(long, default_value = "10M", value_name = "RATE", value_parser = crate::slo::parse_rate)]
     pub max_rate: f64,
     /// How long each step is measured, per backend.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
@@ -344,8 +344,8 @@ pub struct FindmaxArgs {
     pub refine: u32,
     /// A latency objective that a step must meet to hold, PERCENTILE<DURATION (latency from
     /// each request's intended start), e.g. p99<10ms; repeatable.
-    #[arg(long, value_name = "pN<DURATION", value_parser = crate::findmax::Slo::parse)]
-    pub slo: Vec<crate::findmax::Slo>,
+    #[arg(long, value_name = "pN<DURATION", value_parser = crate::slo::Slo::parse)]
+    pub slo: Vec<crate::slo::Slo>,
     /// Sample interval within a step (progress lines).
     #[arg(short = 's', long = "sampling", default_value = "1s", value_parser = parse_duration)]
     pub interval: Duration,

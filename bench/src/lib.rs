@@ -24,9 +24,12 @@
 //! - [`flame`]: `perf record` around measured segments, drawn as flamegraphs (inferno).
 //! - [`report`]: the JSON report and its text rendering (children: `text`; `merge`, the
 //!   reports of several loader machines combined).
-//! - [`plot`]: throughput and latency percentiles over time, per backend, as SVG.
+//! - [`plot`]: `doppio plot`: throughput and latency percentiles over time, per backend, or
+//!   a findmax report's curves, as SVG.
 //! - [`findmax`]: `doppio findmax`, the saturation search: a constant rate raised step by
 //!   step until it no longer holds (achieved rate, errors, `--slo` objectives), per backend.
+//! - [`slo`]: findmax's options parsed: latency objectives and rates (apart from the search,
+//!   so that the command line reads them without an import circle).
 //! - [`sweep`]: runs at several concurrencies as a markdown table and an SVG plot.
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters).
 //! - [`secret`]: the password, which no `Debug` or `Display` of the options prints.
@@ -54,6 +57,7 @@ pub mod progress;
 pub mod report;
 pub mod run;
 pub mod secret;
+pub mod slo;
 pub mod stats;
 pub mod sweep;
 pub mod units;

@@ -49,7 +49,7 @@ fn main() -> ExitCode {
             output,
             percentiles,
             title,
-        } => run::plot(reports, output, percentiles, title.as_deref()),
+        } => doppio_bench::plot::command(reports, output, percentiles, title.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

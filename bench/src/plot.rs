@@ -8,11 +8,12 @@
 //! Findmax reports ([`plot_findmax`]) are drawn the same way against the target rate: the
 //! achieved rate of each step above, its p99 below, one line per backend.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
 use crate::report::{BackendReport, Report};
+use crate::run::Failure;
 use crate::stats::LatencyHistogram;
 
 /// One line of a panel.
@@ -234,6 +235,46 @@ fn draw(
             .draw()?;
     }
     root.present()?;
+    Ok(())
+}
+
+/// `doppio plot`: `reports` drawn over time to `output`.
+pub fn command(
+    reports: &[PathBuf],
+    output: &Path,
+    percentiles: &str,
+    title: Option<&str>,
+) -> Result<(), Failure> {
+    let percentiles = parse_percentiles(percentiles).map_err(Failure::Usage)?;
+    let mut findmax = Vec::new();
+    for path in reports {
+        if let Some(r) =
+            crate::findmax::FindmaxReport::read_if_findmax(path).map_err(Failure::Input)?
+        {
+            findmax.push((path.display().to_string(), r));
+        }
+    }
+    if !findmax.is_empty() {
+        if findmax.len() != reports.len() {
+            return Err(Failure::Usage(
+                "plot: findmax reports and run reports cannot be drawn together".into(),
+            ));
+        }
+        let title = title.unwrap_or("achieved rate and p99 against target rate");
+        plot_findmax(&findmax, output, title).map_err(Failure::Usage)?;
+        eprintln!("plot written to {}", output.display());
+        return Ok(());
+    }
+    let mut loaded = Vec::with_capacity(reports.len());
+    for path in reports {
+        loaded.push((
+            path.display().to_string(),
+            Report::read(path).map_err(Failure::Input)?,
+        ));
+    }
+    let title = title.unwrap_or("throughput and latency over time");
+    plot(&loaded, &percentiles, output, title).map_err(Failure::Usage)?;
+    eprintln!("plot written to {}", output.display());
     Ok(())
 }
 

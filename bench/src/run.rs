@@ -837,46 +837,6 @@ fn write_hlog(
     Ok(())
 }
 
-/// `doppio plot`: `reports` drawn over time to `output`.
-pub fn plot(
-    reports: &[PathBuf],
-    output: &Path,
-    percentiles: &str,
-    title: Option<&str>,
-) -> Result<(), Failure> {
-    let percentiles = crate::plot::parse_percentiles(percentiles).map_err(Failure::Usage)?;
-    let mut findmax = Vec::new();
-    for path in reports {
-        if let Some(r) =
-            crate::findmax::FindmaxReport::read_if_findmax(path).map_err(Failure::Input)?
-        {
-            findmax.push((path.display().to_string(), r));
-        }
-    }
-    if !findmax.is_empty() {
-        if findmax.len() != reports.len() {
-            return Err(Failure::Usage(
-                "plot: findmax reports and run reports cannot be drawn together".into(),
-            ));
-        }
-        let title = title.unwrap_or("achieved rate and p99 against target rate");
-        crate::plot::plot_findmax(&findmax, output, title).map_err(Failure::Usage)?;
-        eprintln!("plot written to {}", output.display());
-        return Ok(());
-    }
-    let mut loaded = Vec::with_capacity(reports.len());
-    for path in reports {
-        loaded.push((
-            path.display().to_string(),
-            Report::read(path).map_err(Failure::Input)?,
-        ));
-    }
-    let title = title.unwrap_or("throughput and latency over time");
-    crate::plot::plot(&loaded, &percentiles, output, title).map_err(Failure::Usage)?;
-    eprintln!("plot written to {}", output.display());
-    Ok(())
-}
-
 /// `doppio merge`: the machines' `reports` of one test run combined into `output`.
 pub fn merge(reports: &[PathBuf], output: &Path, argv: Vec<String>) -> Result<(), Failure> {
     let mut inputs = Vec::with_capacity(reports.len());
