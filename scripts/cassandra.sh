@@ -299,11 +299,11 @@ JVM17_FLAGS=(
 )
 
 launch_node() {
-    local i=$1 n=$2 heap=$3 dir
+    local i=$1 n=$2 heap=$3 ring_delay=${4:-1000} dir
     dir=$(node_dir "$i")
     local gossip=()
     if [ "$n" -gt 1 ]; then
-        gossip=(-Dcassandra.ring_delay_ms=1000)
+        gossip=(-Dcassandra.ring_delay_ms="$ring_delay")
     fi
     if [ -f "$dir/cassandra-rackdc.properties" ]; then
         gossip+=(-Dcassandra-rackdc.properties="file://$dir/cassandra-rackdc.properties")
@@ -342,8 +342,9 @@ wait_for_node() {
     start=$SECONDS
     while ! port_open "$addr" "$CQL_PORT"; do
         if ! pid_alive "$pid"; then
-            log "node $i (pid $pid) died during start-up; last lines of $dir/logs/system.log:"
-            tail -n 40 "$dir/logs/system.log" >&2 || true
+            log "node $i (pid $pid) died during start-up; its errors, then the last lines of $dir/logs/system.log:"
+            grep -E "^(ERROR|WARN)|Exception" "$dir/logs/system.log" | tail -n 20 >&2 || true
+            tail -n 15 "$dir/logs/system.log" >&2 || true
             return 1
         fi
         if ((SECONDS - start > timeout)); then
@@ -592,7 +593,10 @@ cmd_add() {
     echo "$tls" >"$dir/tls"
     echo "$i" >"$STATE/nodes"
     log "adding node $i on $(node_addr "$i") with token $token (bootstrap, heap $heap)"
-    launch_node "$i" "$i" "$heap"
+    # A joining node waits RING_DELAY to learn the ring and the nodes it streams from; the 1 s
+    # that a fresh test cluster starts with was too short once on a loaded machine (the node
+    # gave up its bootstrap), so a joining node waits 10 s.
+    launch_node "$i" "$i" "$heap" 10000
     wait_for_node "$i" "$timeout" || exit 1
 }
 

@@ -68,11 +68,22 @@ fn cassandra(args: &[&str]) -> bool {
 }
 
 /// Stops the cluster and deletes its state however the test ends (its topology is this
-/// test's doing; the next run starts from three fresh nodes).
-struct WipeOnDrop;
+/// test's doing; the next run starts from three fresh nodes). A failed test first copies the
+/// nodes' logs to its scratch folder, so that the state's deletion does not take the cause
+/// with it.
+struct WipeOnDrop(PathBuf);
 
 impl Drop for WipeOnDrop {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            for n in 1..=4 {
+                let log = root().join(format!(".cassandra-topology/node{n}/logs/system.log"));
+                let kept = self.0.join(format!("node{n}-system.log"));
+                if std::fs::copy(&log, &kept).is_ok() {
+                    eprintln!("node {n}'s log kept in {}", kept.display());
+                }
+            }
+        }
         cassandra(&["wipe"]);
     }
 }
@@ -121,13 +132,13 @@ fn routing_follows_a_node_joining_and_one_leaving_mid_run_with_no_request_lost()
     if doppio_test_support::CASSANDRA.answering().is_none() {
         return;
     }
-    let _wipe = WipeOnDrop;
+    let dir = scratch_dir("topology");
+    let _wipe = WipeOnDrop(dir.clone());
     assert!(cassandra(&["wipe"]), "the previous state is wiped");
     assert!(
         cassandra(&["start", "--nodes", "3", "--timeout", "240"]),
         "the three-node cluster did not start"
     );
-    let dir = scratch_dir("topology");
     let mut schema = vec!["schema", SEED];
     schema.extend(WORKLOAD);
     assert!(doppio(&schema).status.success(), "schema");

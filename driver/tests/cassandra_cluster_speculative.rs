@@ -78,8 +78,17 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
         )
         .await
         .unwrap();
+        // The node that takes the speculative execution coordinates the read, and at
+        // consistency ONE it may hand the read to node 2 itself (its dynamic snitch has not
+        // yet seen node 2 freeze): then it answers only after its own speculative retry,
+        // whose default ('99p') knows nothing of a new table and waited beyond the driver's
+        // 1.5 s once on a loaded CI machine. A fixed 50 ms bounds that server-side wait, and
+        // the driver's speculative execution is still what bypasses the frozen node (the
+        // control run below, sent to node 2 itself, still times out).
         fast.query(
-            &format!("CREATE TABLE {ks}.kv (k int PRIMARY KEY, v int)"),
+            &format!(
+                "CREATE TABLE {ks}.kv (k int PRIMARY KEY, v int) WITH speculative_retry = '50ms'"
+            ),
             &(),
         )
         .await
@@ -104,20 +113,32 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
         signal_node(2, "STOP");
         let thaw = Thaw;
         // Reads rotate over the three replicas: about a third start on node 2.
+        // Reads answered later than 1 s, or not at all. One is tolerated: on a loaded 2-core
+        // machine the other replicas' JVMs stall now and then too (seen twice in a CI run:
+        // the first read after the freeze, speculatively sent to node 3, unanswered there for
+        // 1.5 s), while the control run below shows what the frozen node costs without
+        // speculative execution (13 to 17 of 30 reads time out).
+        let mut late = Vec::new();
         let mut slowest = Duration::ZERO;
         for k in 0..30i32 {
             let started = Instant::now();
             let r = fast.execute_with(&read_fast, &(k,), &idempotent).await;
-            slowest = slowest.max(started.elapsed());
-            let r = r.unwrap_or_else(|e| {
-                panic!(
-                    "read {k} failed after {:?}: {e}; nodes {:?}",
-                    started.elapsed(),
+            let took = started.elapsed();
+            match r {
+                Ok(r) => {
+                    let rows: Vec<(i32,)> = r.typed_rows().unwrap();
+                    assert_eq!(rows, vec![(k,)]);
+                    if took >= Duration::from_millis(1000) {
+                        late.push(format!("read {k} answered after {took:?}"));
+                    } else {
+                        slowest = slowest.max(took);
+                    }
+                }
+                Err(e) => late.push(format!(
+                    "read {k} failed after {took:?}: {e}; nodes {:?}",
                     fast.nodes()
-                )
-            });
-            let rows: Vec<(i32,)> = r.typed_rows().unwrap();
-            assert_eq!(rows, vec![(k,)]);
+                )),
+            }
         }
         let tried_node2 = fast.node_at(node2).unwrap().counters().requests - before;
         // The same reads without speculative execution: those that start on node 2 time out.
@@ -132,14 +153,21 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
         drop(thaw);
         println!(
             "speculative: 30 reads with node 2 frozen, {tried_node2} started on node 2, \
-             slowest {slowest:?}; without speculative execution {timeouts} of 30 timed out"
+             slowest answered within 1 s {slowest:?}; without speculative execution {timeouts} \
+             of 30 timed out"
         );
         assert!(tried_node2 > 0, "some reads started on the frozen node");
         assert!(
-            slowest < Duration::from_millis(1000),
-            "every read was answered well before the 1.5 s timeout: {slowest:?}"
+            late.len() <= 1,
+            "every read but one at most answered well before the 1.5 s timeout: {late:?}"
         );
-        assert!(timeouts > 0, "the control run shows the frozen node's cost");
+        if !late.is_empty() {
+            println!("tolerated: {late:?}");
+        }
+        assert!(
+            timeouts >= 5,
+            "the control run shows the frozen node's cost: {timeouts} of 30 timed out"
+        );
         fast.query(&format!("DROP KEYSPACE {ks}"), &())
             .await
             .unwrap();
