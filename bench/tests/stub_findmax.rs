@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 mod support;
-use support::{assert_input_error, doppio, json, scratch_dir};
+use support::{assert_input_error, doppio, json, scratch_dir, svg_lines_and_texts};
 
 /// Concurrency and delay of the tests: at most `P / DELAY` = 800 req/s.
 const P: &str = "8";
@@ -135,7 +135,7 @@ fn each_backend_holds_up_to_littles_bound_and_not_the_step_after() {
         svg.to_str().unwrap(),
     ]);
     assert!(out.status.success());
-    let (lines, texts) = parse(&std::fs::read_to_string(&svg).unwrap());
+    let (lines, texts) = svg_lines_and_texts(&std::fs::read_to_string(&svg).unwrap());
     assert_eq!(lines, 2 + 2, "{texts:?}");
     for (t, n) in [
         ("target rate [req/s]", 2),
@@ -153,27 +153,6 @@ fn each_backend_holds_up_to_littles_bound_and_not_the_step_after() {
             "{t}: {texts:?}"
         );
     }
-}
-
-/// The data lines of an SVG (polylines drawn 2 px wide) and its text elements' contents.
-fn parse(svg: &str) -> (usize, Vec<String>) {
-    let lines = svg
-        .split("<polyline")
-        .skip(1)
-        .filter(|p| {
-            p.split_once('>')
-                .is_some_and(|(attrs, _)| attrs.contains("stroke-width=\"2\""))
-        })
-        .count();
-    let texts = svg
-        .split("<text")
-        .skip(1)
-        .filter_map(|t| {
-            let body = t.split_once('>')?.1;
-            Some(body.split_once("</text>")?.0.trim().to_owned())
-        })
-        .collect();
-    (lines, texts)
 }
 
 #[test]

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 mod support;
-use support::{doppio, scratch_dir};
+use support::{doppio, scratch_dir, svg_lines_and_texts};
 
 fn run(addr: &str, out: &std::path::Path, extra: &[&str]) {
     let mut args = vec![
@@ -30,28 +30,6 @@ fn run(addr: &str, out: &std::path::Path, extra: &[&str]) {
     assert!(doppio(&args).status.success());
 }
 
-/// The data lines of an SVG (polylines drawn 2 px wide; the mesh and legend samples are
-/// 1 px) and its text elements' contents.
-fn parse(svg: &str) -> (usize, Vec<String>) {
-    let lines = svg
-        .split("<polyline")
-        .skip(1)
-        .filter(|p| {
-            p.split_once('>')
-                .is_some_and(|(attrs, _)| attrs.contains("stroke-width=\"2\""))
-        })
-        .count();
-    let texts = svg
-        .split("<text")
-        .skip(1)
-        .filter_map(|t| {
-            let body = t.split_once('>')?.1;
-            Some(body.split_once("</text>")?.0.trim().to_owned())
-        })
-        .collect();
-    (lines, texts)
-}
-
 #[test]
 fn throughput_and_percentiles_over_time_one_line_per_backend_and_percentile() {
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
@@ -69,7 +47,7 @@ fn throughput_and_percentiles_over_time_one_line_per_backend_and_percentile() {
         "50,99,99.9",
     ]);
     assert!(out.status.success());
-    let (lines, texts) = parse(&std::fs::read_to_string(&svg).unwrap());
+    let (lines, texts) = svg_lines_and_texts(&std::fs::read_to_string(&svg).unwrap());
     // 2 throughput lines, 2 x 3 latency lines.
     assert_eq!(lines, 2 + 2 * 3, "{texts:?}");
     for t in ["time [s]", "throughput [req/s]", "latency [ms]"] {
@@ -108,7 +86,7 @@ fn throughput_and_percentiles_over_time_one_line_per_backend_and_percentile() {
     ])
     .status
     .success());
-    let (lines, texts) = parse(&std::fs::read_to_string(&msvg).unwrap());
+    let (lines, texts) = svg_lines_and_texts(&std::fs::read_to_string(&msvg).unwrap());
     assert_eq!(lines, 1 + 2, "one backend, p50 and p99: {texts:?}");
 
     let bad = doppio(&[

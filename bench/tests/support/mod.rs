@@ -48,3 +48,25 @@ pub(crate) fn assert_input_error(out: &Output, expect: &[&str]) {
         assert!(errors[0].contains(e), "`{e}` in: {}", errors[0]);
     }
 }
+
+/// The data lines of an SVG (polylines drawn 2 px wide; the mesh and legend samples are
+/// 1 px) and its text elements' contents.
+pub(crate) fn svg_lines_and_texts(svg: &str) -> (usize, Vec<String>) {
+    let lines = svg
+        .split("<polyline")
+        .skip(1)
+        .filter(|p| {
+            p.split_once('>')
+                .is_some_and(|(attrs, _)| attrs.contains("stroke-width=\"2\""))
+        })
+        .count();
+    let texts = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = t.split_once('>')?.1;
+            Some(body.split_once("</text>")?.0.trim().to_owned())
+        })
+        .collect();
+    (lines, texts)
+}
