@@ -8,12 +8,11 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::{doppio, json, scratch_dir};
+use support::{cassandra_script, doppio, json, scratch_dir};
 
 const NODE: &str = "127.0.0.31:9042";
 /// `--max-outage` of the run.
@@ -21,23 +20,9 @@ const MAX_OUTAGE: Duration = Duration::from_secs(3);
 /// `--timeout` of the run.
 const TIMEOUT: Duration = Duration::from_secs(2);
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 /// `scripts/cassandra.sh` on the victim's state.
 fn cassandra(args: &[&str]) -> bool {
-    let root = root();
-    let status = Command::new(root.join("scripts/cassandra.sh"))
-        .args(args)
-        .env("DOPPIO_CASSANDRA_STATE", root.join(".cassandra-victim"))
-        .env("DOPPIO_CASSANDRA_FIRST_IP", "31")
-        .status()
-        .expect("run scripts/cassandra.sh");
-    status.success()
+    cassandra_script(".cassandra-victim", "31", &[], args)
 }
 
 fn start_victim() {

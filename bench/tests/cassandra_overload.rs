@@ -18,41 +18,26 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 mod support;
-use support::{doppio, json, scratch_dir};
+use support::{cassandra_script, doppio, json, scratch_dir};
 
 const NODE: &str = "127.0.0.32:9042";
 /// The node's admission limit, requests per second.
 const NODE_RATE: f64 = 200.0;
 const TIMEOUT_S: f64 = 10.0;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 /// `scripts/cassandra.sh` on this test's node.
 fn cassandra(args: &[&str]) -> bool {
-    let root = root();
-    Command::new(root.join("scripts/cassandra.sh"))
-        .args(args)
-        .env("DOPPIO_CASSANDRA_STATE", root.join(".cassandra-overload"))
-        .env("DOPPIO_CASSANDRA_FIRST_IP", "32")
-        .env(
-            "DOPPIO_CASSANDRA_EXTRA_YAML",
-            format!(
-                "native_transport_rate_limiting_enabled: true\n\
-                 native_transport_max_requests_per_second: {NODE_RATE}"
-            ),
-        )
-        .status()
-        .expect("run scripts/cassandra.sh")
-        .success()
+    let limit = format!(
+        "native_transport_rate_limiting_enabled: true\n\
+         native_transport_max_requests_per_second: {NODE_RATE}"
+    );
+    cassandra_script(
+        ".cassandra-overload",
+        "32",
+        &[("DOPPIO_CASSANDRA_EXTRA_YAML", limit)],
+        args,
+    )
 }
 
 /// Stops the node however the test ends.

@@ -24,12 +24,12 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod support;
-use support::{doppio, json, scratch_dir};
+use support::{cassandra_script, doppio, json, repo_root, scratch_dir};
 
 const SEED: &str = "127.0.0.51:9042";
 const JOINER: &str = "127.0.0.54:9042";
@@ -47,24 +47,10 @@ const WORKLOAD: [&str; 10] = [
     "QUORUM",
 ];
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 /// `scripts/cassandra.sh` on this test's cluster.
 fn cassandra(args: &[&str]) -> bool {
-    let root = root();
     eprintln!("$ scripts/cassandra.sh {}", args.join(" "));
-    Command::new(root.join("scripts/cassandra.sh"))
-        .args(args)
-        .env("DOPPIO_CASSANDRA_STATE", root.join(".cassandra-topology"))
-        .env("DOPPIO_CASSANDRA_FIRST_IP", "51")
-        .status()
-        .expect("run scripts/cassandra.sh")
-        .success()
+    cassandra_script(".cassandra-topology", "51", &[], args)
 }
 
 /// Stops the cluster and deletes its state however the test ends (its topology is this
@@ -77,7 +63,7 @@ impl Drop for WipeOnDrop {
     fn drop(&mut self) {
         if std::thread::panicking() {
             for n in 1..=4 {
-                let log = root().join(format!(".cassandra-topology/node{n}/logs/system.log"));
+                let log = repo_root().join(format!(".cassandra-topology/node{n}/logs/system.log"));
                 let kept = self.0.join(format!("node{n}-system.log"));
                 if std::fs::copy(&log, &kept).is_ok() {
                     eprintln!("node {n}'s log kept in {}", kept.display());

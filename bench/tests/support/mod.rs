@@ -70,3 +70,31 @@ pub(crate) fn svg_lines_and_texts(svg: &str) -> (usize, Vec<String>) {
         .collect();
     (lines, texts)
 }
+
+/// The repository's root (the bench crate's parent folder).
+pub(crate) fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// `scripts/cassandra.sh ARGS` on a cluster of a test's own: its state in `state` (a folder
+/// of the repository) and its first node on 127.0.0.`first_ip`, with `env` added; whether it
+/// succeeded.
+pub(crate) fn cassandra_script(
+    state: &str,
+    first_ip: &str,
+    env: &[(&str, String)],
+    args: &[&str],
+) -> bool {
+    let root = repo_root();
+    Command::new(root.join("scripts/cassandra.sh"))
+        .args(args)
+        .env("DOPPIO_CASSANDRA_STATE", root.join(state))
+        .env("DOPPIO_CASSANDRA_FIRST_IP", first_ip)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .status()
+        .expect("run scripts/cassandra.sh")
+        .success()
+}
