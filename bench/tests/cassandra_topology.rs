@@ -128,7 +128,10 @@ fn routing_follows_a_node_joining_and_one_leaving_mid_run_with_no_request_lost()
     let mut schema = vec!["schema", SEED];
     schema.extend(WORKLOAD);
     assert!(doppio(&schema).status.success(), "schema");
-    let mut load = vec!["load", SEED, "-q"];
+    // The load failed once, right after the cluster started, before the run under test
+    // began (its cause was not kept). A node that does not yet see another up answers a
+    // QUORUM write UNAVAILABLE, not applied, which the driver may send to the next node.
+    let mut load = vec!["load", SEED, "-q", "--retries", "2"];
     load.extend(WORKLOAD);
     assert!(doppio(&load).status.success(), "load");
 
