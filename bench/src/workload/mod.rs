@@ -1,7 +1,7 @@
 //! Workloads: what the bench sends. A workload is a TOML file (format in
 //! `bench/workloads/README.md`, examples beside it) or one of the built-ins (`read`, `write`,
-//! `mixed`, `empty`), compiled once with its parameters into statements whose arguments are
-//! generator expressions ([`expr`]).
+//! `mixed`, `empty`, `timeseries`), compiled once with its parameters into statements whose
+//! arguments are generator expressions ([`expr`]).
 //!
 //! Children: [`expr`], the generator expressions (parsed once, evaluated per iteration
 //! without allocation); [`encode`], their values as the CQL bytes of a column type.
@@ -94,6 +94,10 @@ pub const BUILT_INS: &[(&str, &str)] = &[
     ("write", include_str!("../../workloads/write.toml")),
     ("mixed", include_str!("../../workloads/mixed.toml")),
     ("empty", include_str!("../../workloads/empty.toml")),
+    (
+        "timeseries",
+        include_str!("../../workloads/timeseries.toml"),
+    ),
 ];
 
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,129 @@
+//! The built-in workloads that model real tables, run end to end against Cassandra by every
+//! backend (doppio on both runtimes and scylla-rust-driver): `schema`, `load`, then a
+//! counted `run`, each statement's requests counted exactly from the bench's own pick and
+//! its rows from what the table must hold.
+//!
+//! - `timeseries`: 40 sensors of 60 points each. Both range reads (`latest`, and `history`
+//!   with two bounds from one hash) return exactly `window` clustering rows per request on
+//!   every backend, and appends return none; no errors.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use doppio_bench::workload::Workload;
+
+mod support;
+use support::{doppio, json, scratch_dir};
+
+const NODE: &str = "127.0.0.1:9042";
+const DRIVERS: [&str; 3] = ["doppio", "doppio-uring", "scylla"];
+const ITERATIONS: u64 = 1_500;
+
+/// Drops `keyspace` (through `doppio schema` of a one-statement workload) so that the test
+/// starts from an empty table.
+fn drop_keyspace(dir: &std::path::Path, keyspace: &str) {
+    let reset = dir.join("reset.toml");
+    std::fs::write(
+        &reset,
+        format!(
+            "[schema]\nstatements = [\"DROP KEYSPACE IF EXISTS {keyspace}\"]\n\
+             [[run]]\nstatement = \"SELECT now() FROM system.local\"\n"
+        ),
+    )
+    .unwrap();
+    assert!(doppio(&["schema", NODE, "-w", reset.to_str().unwrap()])
+        .status
+        .success());
+}
+
+/// `schema`, `load` and a counted `run` of built-in `name` with `params` on every backend;
+/// returns the run's JSON report and the number of iterations that ran each statement.
+fn run_built_in(name: &str, params: &[(&str, &str)]) -> (serde_json::Value, Vec<u64>) {
+    let dir = scratch_dir(name);
+    let keyspace = params
+        .iter()
+        .find(|(k, _)| *k == "keyspace")
+        .map(|(_, v)| *v)
+        .unwrap();
+    drop_keyspace(&dir, keyspace);
+    let mut wl = vec!["-w".to_owned(), name.to_owned()];
+    for (k, v) in params {
+        wl.push("-P".into());
+        wl.push(format!("{k}={v}"));
+    }
+    let wl: Vec<&str> = wl.iter().map(String::as_str).collect();
+    let phase = |head: &[&str]| {
+        let mut args = head.to_vec();
+        args.extend(&wl);
+        doppio(&args)
+    };
+    assert!(phase(&["schema", NODE]).status.success(), "schema");
+    assert!(phase(&["load", NODE, "-q"]).status.success(), "load");
+    let report = dir.join("run.json");
+    let iterations = ITERATIONS.to_string();
+    let out = phase(&[
+        "run",
+        NODE,
+        "--driver",
+        "doppio,doppio-uring,scylla",
+        "-d",
+        &iterations,
+        "--segments",
+        "1",
+        "--warmup",
+        "0",
+        "-p",
+        "8",
+        "-q",
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "run");
+
+    let overrides: Vec<(String, String)> = params
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    let w = Workload::resolve(name, &overrides).unwrap();
+    let mut picked = vec![0u64; w.run.len()];
+    for i in 0..ITERATIONS {
+        picked[w.pick(i)] += 1;
+    }
+    (json(&report), picked)
+}
+
+#[test]
+fn timeseries_range_reads_return_a_window_of_clustering_rows_on_every_backend() {
+    if doppio_test_support::CASSANDRA.answering().is_none() {
+        return;
+    }
+    let window = 20u64;
+    let (j, picked) = run_built_in(
+        "timeseries",
+        &[
+            ("keyspace", "doppio_builtin_ts"),
+            ("sensors", "40"),
+            ("points", "2400"),
+            ("window", "20"),
+        ],
+    );
+    for d in DRIVERS {
+        let b = &j["backends"][d];
+        assert_eq!(b["requests"], ITERATIONS, "{d}");
+        assert_eq!(b["errors"], 0, "{d}: {}", b["errors_by_kind"]);
+        let statements = b["statements"].as_array().unwrap();
+        let names: Vec<&str> = statements
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["latest", "history", "append"], "{d}");
+        for (s, &n) in statements.iter().zip(&picked) {
+            assert_eq!(s["requests"], n, "{d} {}", s["name"]);
+        }
+        assert!(picked.iter().all(|&n| n > 0), "{picked:?}");
+        // Every sensor holds 60 loaded points (and appended ones, newer): both reads return
+        // exactly `window` rows.
+        assert_eq!(statements[0]["rows"], picked[0] * window, "{d} latest");
+        assert_eq!(statements[1]["rows"], picked[1] * window, "{d} history");
+        assert_eq!(statements[2]["rows"], 0, "{d} append");
+    }
+}
