@@ -308,6 +308,25 @@ fn judge(target: f64, outcome: &backend::PhaseOutcome, slos: &[Slo]) -> Step {
     }
 }
 
+/// `doppio show`: a findmax report's table, or else a run's report as
+/// [`crate::run::show`] prints it. Findmax reports are compared by `doppio plot`, not here.
+pub fn show(report: &Path, baseline: Option<&Path>, log: bool) -> Result<(), Failure> {
+    let Some(found) = FindmaxReport::read_if_findmax(report).map_err(Failure::Input)? else {
+        return crate::run::show(report, baseline, log);
+    };
+    if let Some(b) = baseline {
+        return Err(Failure::Usage(format!(
+            "{} is a findmax report: `doppio show` prints one alone; `doppio plot {} {}` \
+             draws both",
+            report.display(),
+            report.display(),
+            b.display()
+        )));
+    }
+    print!("{}", found.render());
+    Ok(())
+}
+
 /// `doppio findmax`: the search, the table on stdout, the report on disk.
 pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     let c = &a.connect;

@@ -28,7 +28,7 @@ fn main() -> ExitCode {
             report,
             baseline,
             log,
-        } => run::show(report, baseline.as_deref(), *log),
+        } => doppio_bench::findmax::show(report, baseline.as_deref(), *log),
         Command::Hdr {
             report,
             output,

@@ -195,6 +195,20 @@ fn a_broken_objective_stops_at_the_first_step_with_no_maximum() {
         "{steps:?}"
     );
     assert_eq!(j["config"]["slo"], serde_json::json!(["p99<5ms"]));
+
+    // `doppio show` prints a findmax report's table; the commands that read a run's report
+    // say what the file is instead of failing on its fields.
+    let path = report.to_str().unwrap();
+    let out = doppio(&["show", path]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("FINDMAX  workload empty"), "{text}");
+    assert_input_error(&doppio(&["show", path, path]), &["findmax report", "plot"]);
+    let hlog = report.with_extension("hlog");
+    assert_input_error(
+        &doppio(&["hdr", path, "-o", hlog.to_str().unwrap()]),
+        &["a findmax report, not the report of a run"],
+    );
 }
 
 #[test]

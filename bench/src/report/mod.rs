@@ -934,7 +934,17 @@ impl Report {
     /// Reads a report written by `doppio run`.
     pub fn read(path: &std::path::Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let report: Report = serde_json::from_str(&text)
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a doppio report: {e}", path.display()))?;
+        // Reports of other commands say what they are (`"kind"`); a run's report has none.
+        if let Some(kind) = value.get("kind").and_then(|k| k.as_str()) {
+            return Err(format!(
+                "{}: a {kind} report, not the report of a run (`doppio show` prints it and \
+                 `doppio plot` draws it)",
+                path.display()
+            ));
+        }
+        let report: Report = serde_json::from_value(value)
             .map_err(|e| format!("{}: not a doppio report: {e}", path.display()))?;
         if report.schema_version != SCHEMA_VERSION {
             return Err(format!(
