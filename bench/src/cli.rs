@@ -295,14 +295,9 @@ pub struct RunArgs {
     /// write PREFIX-<driver>.svg (and .folded) per backend. Perturbs the overhead figures.
     #[arg(long, value_name = "PREFIX")]
     pub flamegraph: Option<PathBuf>,
-    /// Rows per result page, the same for every backend; a result longer than a page is
-    /// paged through to the end (one request in the report: all its pages).
-    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
-    pub page_size: u32,
-    /// Neither iterate nor decode result rows (protocol-overhead studies): pages are still
-    /// fetched to the end and their rows counted from the page headers.
-    #[arg(long)]
-    pub discard_results: bool,
+    /// How results are fetched and consumed.
+    #[command(flatten)]
+    pub results: ResultArgs,
     /// Compare every row that a statement with `validate` in the workload returns with what
     /// the load phase wrote for it (the built-in `read` has one); values that differ and rows
     /// that are missing are errors of their own kinds, by statement, and the run exits 1.
@@ -320,6 +315,9 @@ pub struct FindmaxArgs {
     /// backends alternating step by step.
     #[command(flatten)]
     pub connect: Connect,
+    /// How results are fetched and consumed.
+    #[command(flatten)]
+    pub results: ResultArgs,
     /// Concurrent requests in total (the maximum found is that of this concurrency).
     #[arg(short = 'p', long, default_value_t = 128)]
     pub concurrency: usize,
@@ -355,6 +353,19 @@ pub struct FindmaxArgs {
     /// A label stored in the report.
     #[arg(long)]
     pub tag: Option<String>,
+}
+
+/// How results are fetched and consumed, the same for every backend (`run` and `findmax`).
+#[derive(Debug, Clone, ClapArgs)]
+pub struct ResultArgs {
+    /// Rows per result page, the same for every backend; a result longer than a page is
+    /// paged through to the end (one request in the report: all its pages).
+    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
+    pub page_size: u32,
+    /// Neither iterate nor decode result rows (protocol-overhead studies): pages are still
+    /// fetched to the end and their rows counted from the page headers.
+    #[arg(long)]
+    pub discard_results: bool,
 }
 
 /// `--cycles START..END` or `--loader K/N`: the iteration numbers (and so the keys) of this

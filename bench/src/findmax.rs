@@ -138,6 +138,12 @@ pub struct FindmaxConfig {
     pub hold_fraction: f64,
     /// A step holds only if errors <= max_error_ratio x requests.
     pub max_error_ratio: f64,
+    /// Rows per result page (`--page-size`); absent in reports older than the option.
+    #[serde(default)]
+    pub page_size: Option<u32>,
+    /// Result rows counted, not decoded (`--discard-results`).
+    #[serde(default)]
+    pub discard_results: bool,
 }
 
 /// A findmax report.
@@ -204,6 +210,17 @@ impl FindmaxReport {
                 format!(", {}", c.slo.join(", "))
             }
         );
+        if let Some(page_size) = c.page_size {
+            let _ = writeln!(
+                out,
+                "  results: pages of {page_size} rows, {}",
+                if c.discard_results {
+                    "rows counted, not decoded (--discard-results)"
+                } else {
+                    "every row decoded"
+                }
+            );
+        }
         for name in &c.drivers {
             let Some(b) = self.backends.get(name) else {
                 continue;
@@ -335,7 +352,7 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     if drivers.is_empty() {
         return Err(Failure::Usage("no driver given".into()));
     }
-    let options = crate::run::connect_options(c, &drivers)?;
+    let options = crate::run::result_options(c, &a.results, &drivers)?;
     if a.start > a.max_rate {
         return Err(Failure::Usage(format!(
             "--start {:.0} is above --max-rate {:.0}",
@@ -372,6 +389,8 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             slo: a.slo.iter().map(|s| s.text.clone()).collect(),
             hold_fraction: HOLD_FRACTION,
             max_error_ratio: MAX_ERROR_RATIO,
+            page_size: Some(a.results.page_size),
+            discard_results: a.results.discard_results,
         },
         backends: drivers
             .iter()

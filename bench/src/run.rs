@@ -10,7 +10,7 @@ use crate::backend::{
     self, Backend, BackendError, ConnectOptions, Driver, Locality, Phase, PhaseError, PhaseSpec,
     SettingError, TlsOptions,
 };
-use crate::cli::{Connect, CyclesArgs, LoadArgs, RunArgs};
+use crate::cli::{Connect, CyclesArgs, LoadArgs, ResultArgs, RunArgs};
 use crate::engine::cycles::{CycleRange, Cycles, CyclesError};
 use crate::engine::spill::SpilledSamples;
 use crate::engine::statements::merge_totals;
@@ -137,14 +137,18 @@ pub(crate) fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<Connect
     Ok(options)
 }
 
-/// [`connect_options`] with `run`'s own: the page size and how results are consumed.
-fn run_options(a: &RunArgs, drivers: &[Driver]) -> Result<ConnectOptions, Failure> {
-    let page_size = i32::try_from(a.page_size)
-        .map_err(|_| Failure::Usage(format!("--page-size {} is too large", a.page_size)))?;
+/// [`connect_options`] with the page size and how results are consumed (`run`, `findmax`).
+pub(crate) fn result_options(
+    c: &Connect,
+    r: &ResultArgs,
+    drivers: &[Driver],
+) -> Result<ConnectOptions, Failure> {
+    let page_size = i32::try_from(r.page_size)
+        .map_err(|_| Failure::Usage(format!("--page-size {} is too large", r.page_size)))?;
     Ok(ConnectOptions {
         page_size,
-        discard_results: a.discard_results,
-        ..connect_options(&a.connect, drivers)?
+        discard_results: r.discard_results,
+        ..connect_options(c, drivers)?
     })
 }
 
@@ -286,7 +290,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     let c = &a.connect;
     let workload = with_validation(workload_of(c)?, a.validate)?;
     let drivers = c.drivers().map_err(Failure::Usage)?;
-    let options = run_options(a, &drivers)?;
+    let options = result_options(&a.connect, &a.results, &drivers)?;
     let segments = a
         .segments
         .unwrap_or(if drivers.len() > 1 { 2 } else { 1 })
@@ -336,8 +340,8 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             segments,
             username: options.username.clone(),
             spin_before_park_us: options.spin_before_park.map(|d| d.as_secs_f64() * 1e6),
-            page_size: Some(a.page_size),
-            discard_results: a.discard_results,
+            page_size: Some(a.results.page_size),
+            discard_results: a.results.discard_results,
             validated: workload
                 .run
                 .iter()

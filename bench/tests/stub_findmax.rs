@@ -175,12 +175,17 @@ fn a_broken_objective_stops_at_the_first_step_with_no_maximum() {
         "0s",
         "--slo",
         "p99<5ms",
+        "--page-size",
+        "7",
+        "--discard-results",
         "-q",
         "-o",
         report.to_str().unwrap(),
     ]);
     assert!(out.status.success());
     let j = json(&report);
+    assert_eq!(j["config"]["page_size"], 7);
+    assert_eq!(j["config"]["discard_results"], true);
     let b = &j["backends"]["doppio"];
     assert!(b["max_rate_rps"].is_null(), "{b}");
     let steps = b["steps"].as_array().unwrap();
@@ -203,6 +208,10 @@ fn a_broken_objective_stops_at_the_first_step_with_no_maximum() {
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("FINDMAX  workload empty"), "{text}");
+    assert!(
+        text.contains("results: pages of 7 rows, rows counted, not decoded"),
+        "{text}"
+    );
     assert_input_error(&doppio(&["show", path, path]), &["findmax report", "plot"]);
     let hlog = report.with_extension("hlog");
     assert_input_error(
