@@ -20,7 +20,7 @@
 use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
 
-use crate::workload::encode::{encode, CqlKind, Encoded};
+use crate::workload::encode::{encode, CqlType, Encoded};
 use crate::workload::expr::Expr;
 use crate::workload::Statement;
 
@@ -36,7 +36,7 @@ pub const MISSING: &str = "missing_row";
 #[derive(Debug, Clone, Default)]
 pub struct Shape {
     /// The `[load]` statement's bind markers, in order.
-    pub load_markers: Vec<(String, CqlKind)>,
+    pub load_markers: Vec<(String, CqlType)>,
     /// The read's result columns, in order.
     pub result_columns: Vec<String>,
 }
@@ -47,7 +47,7 @@ struct Column {
     name: String,
     result_index: usize,
     generator: Expr,
-    kind: CqlKind,
+    kind: CqlType,
 }
 
 /// A validated statement, compiled against its backend's prepared metadata.
@@ -90,7 +90,7 @@ impl Validation {
                     name: name.clone(),
                     result_index,
                     generator: generator.clone(),
-                    kind: *kind,
+                    kind: kind.clone(),
                 })
             })
             .collect();
@@ -173,7 +173,7 @@ impl RowCheck {
                     return;
                 }
             };
-            match encode(value, c.kind, &mut *expected) {
+            match encode(value, &c.kind, &mut *expected) {
                 Ok(Encoded::Written) => cells.push((c.result_index, Some((from, expected.len())))),
                 Ok(Encoded::Null) => cells.push((c.result_index, None)),
                 Err(e) => {
@@ -269,14 +269,15 @@ fn show(cell: Option<&[u8]>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::encode::CqlKind;
     use crate::workload::Workload;
 
     fn read_validation() -> Validation {
         let w = Workload::resolve("read", &[("rows".into(), "100".into())]).unwrap();
         let shape = Shape {
             load_markers: vec![
-                ("id".into(), CqlKind::BigInt),
-                ("value".into(), CqlKind::Blob),
+                ("id".into(), CqlKind::BigInt.into()),
+                ("value".into(), CqlKind::Blob.into()),
             ],
             result_columns: vec!["id".into(), "value".into()],
         };
@@ -291,7 +292,7 @@ mod tests {
             .iter()
             .map(|c| {
                 let mut out = Vec::new();
-                encode(c.generator.eval(source).unwrap(), c.kind, &mut out).unwrap();
+                encode(c.generator.eval(source).unwrap(), &c.kind, &mut out).unwrap();
                 out
             })
             .collect()
@@ -342,8 +343,8 @@ mod tests {
         let w = Workload::resolve("read", &[("rows".into(), "100".into())]).unwrap();
         let load = &w.load.as_ref().unwrap().statement;
         let markers = vec![
-            ("id".into(), CqlKind::BigInt),
-            ("value".into(), CqlKind::Blob),
+            ("id".into(), CqlKind::BigInt.into()),
+            ("value".into(), CqlKind::Blob.into()),
         ];
         // SELECT value, id: the value is the result's first column.
         let v = Validation::compile(
