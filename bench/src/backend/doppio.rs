@@ -28,7 +28,7 @@ use super::{
 };
 use crate::engine::validate::Shape;
 use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
-use crate::workload::encode::{encode, CqlKind, Encoded};
+use crate::workload::encode::{encode, CqlKind, CqlType, Encoded, UdtType};
 use crate::workload::{Statement, Workload};
 
 /// A running doppio cluster client.
@@ -167,8 +167,29 @@ impl DoppioBackend {
     }
 }
 
-/// The kind the bench encodes for a doppio column type.
-pub fn kind_of(t: &ColumnType) -> CqlKind {
+/// The type the bench encodes for a doppio column type: composites recursively (doppio
+/// reads a v4 `VectorType(...)` custom type as a vector).
+pub fn kind_of(t: &ColumnType) -> CqlType {
+    match t {
+        ColumnType::List(e) => CqlType::List(Arc::new(kind_of(e))),
+        ColumnType::Set(e) => CqlType::Set(Arc::new(kind_of(e))),
+        ColumnType::Map(k, v) => CqlType::Map(Arc::new((kind_of(k), kind_of(v)))),
+        ColumnType::Tuple(ts) => CqlType::Tuple(ts.iter().map(kind_of).collect()),
+        ColumnType::Udt { name, fields, .. } => CqlType::Udt(Arc::new(UdtType {
+            name: name.clone(),
+            fields: fields
+                .iter()
+                .map(|(n, t)| (n.clone(), kind_of(t)))
+                .collect(),
+        })),
+        ColumnType::Vector { element, dimension } => {
+            CqlType::Vector(Arc::new(kind_of(element)), *dimension)
+        }
+        t => CqlType::Scalar(scalar_kind_of(t)),
+    }
+}
+
+fn scalar_kind_of(t: &ColumnType) -> CqlKind {
     match t {
         ColumnType::Ascii => CqlKind::Ascii,
         ColumnType::Bigint => CqlKind::BigInt,
@@ -213,7 +234,7 @@ impl QueryValues for Args<'_> {
             let at = buf.len();
             buf.extend_from_slice(&[0; 4]);
             let value = expr.eval(self.iteration).map_err(|e| value_error(k, e.0))?;
-            match encode(value, *kind, buf).map_err(|e| value_error(k, e.0))? {
+            match encode(value, kind, buf).map_err(|e| value_error(k, e.0))? {
                 Encoded::Null => {
                     buf.truncate(at);
                     buf.extend_from_slice(&(-1i32).to_be_bytes());
@@ -338,7 +359,7 @@ async fn prepare_plan(
             .prepare(&s.cql)
             .await
             .map_err(|e| err(format!("prepare `{}`: {e}", s.cql)))?;
-        let kinds: Vec<CqlKind> = prepared
+        let kinds: Vec<CqlType> = prepared
             .metadata()
             .columns
             .iter()

@@ -31,7 +31,7 @@ use crate::engine::{
     run_worker, BenchSession, IntervalSample, Limit, PlanStatement, WorkerEnd, WorkerSpec,
 };
 use crate::stats::LatencyHistogram;
-use crate::workload::encode::CqlKind;
+use crate::workload::encode::CqlType;
 use crate::workload::{BoundArgs, Statement, Workload};
 pub use settings::{
     Compression, Locality, RetryBackoff, SerialConsistency, SettingError, TlsOptions,
@@ -335,7 +335,7 @@ pub fn plan_statement<P>(
     workload: &Workload,
     statement: &Statement,
     prepared: P,
-    kinds: &[CqlKind],
+    kinds: &[CqlType],
     shape: Option<&crate::engine::validate::Shape>,
     driver: &'static str,
 ) -> Result<PlanStatement<P>, BackendError> {

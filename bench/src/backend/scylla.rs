@@ -26,7 +26,7 @@ use scylla::client::session::{Session, TlsContext};
 use scylla::client::session_builder::SessionBuilder;
 use scylla::client::PoolSize;
 use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
-use scylla::frame::response::result::{ColumnType, NativeType};
+use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 use scylla::frame::types::Consistency;
 use scylla::frame::Compression;
 use scylla::policies::load_balancing::DefaultPolicy;
@@ -46,7 +46,7 @@ use super::{
 };
 use crate::engine::validate::Shape;
 use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
-use crate::workload::encode::{encode, CqlKind, Encoded, Sink};
+use crate::workload::encode::{encode, CqlKind, CqlType, Encoded, Sink, UdtType};
 use crate::workload::{Statement, Workload};
 
 fn err(message: impl Into<String>) -> BackendError {
@@ -263,29 +263,51 @@ impl ScyllaBackend {
     }
 }
 
-/// The kind the bench encodes for a scylla column type.
-pub fn kind_of(t: &ColumnType<'_>) -> CqlKind {
+/// The type the bench encodes for a scylla column type: composites recursively.
+pub fn kind_of(t: &ColumnType<'_>) -> CqlType {
     match t {
-        ColumnType::Native(n) => match n {
-            NativeType::Ascii => CqlKind::Ascii,
-            NativeType::Boolean => CqlKind::Boolean,
-            NativeType::Blob => CqlKind::Blob,
-            NativeType::Counter => CqlKind::Counter,
-            NativeType::Date => CqlKind::Date,
-            NativeType::Double => CqlKind::Double,
-            NativeType::Float => CqlKind::Float,
-            NativeType::Int => CqlKind::Int,
-            NativeType::BigInt => CqlKind::BigInt,
-            NativeType::Text => CqlKind::Text,
-            NativeType::Timestamp => CqlKind::Timestamp,
-            NativeType::SmallInt => CqlKind::SmallInt,
-            NativeType::TinyInt => CqlKind::TinyInt,
-            NativeType::Time => CqlKind::Time,
-            NativeType::Timeuuid => CqlKind::TimeUuid,
-            NativeType::Uuid => CqlKind::Uuid,
-            NativeType::Varint => CqlKind::Varint,
-            _ => CqlKind::Other,
+        ColumnType::Native(n) => CqlType::Scalar(native_kind_of(n)),
+        ColumnType::Collection { typ, .. } => match typ {
+            CollectionType::List(e) => CqlType::List(Arc::new(kind_of(e))),
+            CollectionType::Set(e) => CqlType::Set(Arc::new(kind_of(e))),
+            CollectionType::Map(k, v) => CqlType::Map(Arc::new((kind_of(k), kind_of(v)))),
+            _ => CqlType::Scalar(CqlKind::Other),
         },
+        ColumnType::Tuple(ts) => CqlType::Tuple(ts.iter().map(kind_of).collect()),
+        ColumnType::UserDefinedType { definition, .. } => CqlType::Udt(Arc::new(UdtType {
+            name: definition.name.to_string(),
+            fields: definition
+                .field_types
+                .iter()
+                .map(|(n, t)| (n.to_string(), kind_of(t)))
+                .collect(),
+        })),
+        ColumnType::Vector { typ, dimensions } => {
+            CqlType::Vector(Arc::new(kind_of(typ)), u32::from(*dimensions))
+        }
+        _ => CqlType::Scalar(CqlKind::Other),
+    }
+}
+
+fn native_kind_of(n: &NativeType) -> CqlKind {
+    match n {
+        NativeType::Ascii => CqlKind::Ascii,
+        NativeType::Boolean => CqlKind::Boolean,
+        NativeType::Blob => CqlKind::Blob,
+        NativeType::Counter => CqlKind::Counter,
+        NativeType::Date => CqlKind::Date,
+        NativeType::Double => CqlKind::Double,
+        NativeType::Float => CqlKind::Float,
+        NativeType::Int => CqlKind::Int,
+        NativeType::BigInt => CqlKind::BigInt,
+        NativeType::Text => CqlKind::Text,
+        NativeType::Timestamp => CqlKind::Timestamp,
+        NativeType::SmallInt => CqlKind::SmallInt,
+        NativeType::TinyInt => CqlKind::TinyInt,
+        NativeType::Time => CqlKind::Time,
+        NativeType::Timeuuid => CqlKind::TimeUuid,
+        NativeType::Uuid => CqlKind::Uuid,
+        NativeType::Varint => CqlKind::Varint,
         _ => CqlKind::Other,
     }
 }
@@ -351,7 +373,7 @@ impl SerializeRow for Args<'_> {
                 continue;
             }
             let mut builder = cell.into_value_builder();
-            match encode(value, *kind, &mut CellSink(&mut builder)) {
+            match encode(value, kind, &mut CellSink(&mut builder)) {
                 Ok(Encoded::Written) => {}
                 // Unreachable: null was handled above; the encoder writes nothing for it.
                 Ok(Encoded::Null) => {}
@@ -433,7 +455,7 @@ async fn prepare_plan(
             .await
             .map_err(|e| err(format!("prepare `{}`: {e}", s.cql)))?;
         prepared.set_page_size(page_size);
-        let kinds: Vec<CqlKind> = prepared
+        let kinds: Vec<CqlType> = prepared
             .get_variable_col_specs()
             .iter()
             .map(|c| kind_of(c.typ()))

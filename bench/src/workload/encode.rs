@@ -1,7 +1,26 @@
 //! Generated values written as the CQL bytes of a bind marker's column type, with no
 //! allocation: the same bytes for every backend (each driver takes them pre-serialized).
+//!
+//! A column's type is a [`CqlType`]: a scalar [`CqlKind`], or a list, set, map, tuple, user
+//! type or vector of further types, built once per prepared statement by each backend from
+//! its driver's type description. Composite values ([`Value::Composite`]) are encoded by
+//! recursion, element by element as they are evaluated:
+//! - list/set: `[int]` count, then each element as `[bytes]` (`[int]` length, -1 for null);
+//!   map: count, then key and value `[bytes]` per entry; tuple and user type: each field as
+//!   `[bytes]` (null allowed), as many as the type has;
+//! - vector (Cassandra 5 `VectorType`): exactly `dimension` elements, no count and no nulls;
+//!   an element of a fixed-size type ([`vector_element_size`]) is its bytes alone, any other
+//!   is preceded by its length as an unsigned vint.
+//!
+//! An element's length comes before its bytes: a sink that can rewrite what it holds
+//! ([`Sink::position`]: a frame buffer) gets a placeholder patched afterwards; an append-only
+//! sink (scylla's cell builder) gets the length from a counting pass over the element first
+//! (the same evaluation into [`Counter`], which stores nothing). Either way, no allocation.
 
-use super::expr::{mix, EvalError, Value};
+use std::fmt;
+use std::sync::Arc;
+
+use super::expr::{mix, Composite, CompositeKind, EvalError, Value};
 
 /// The column types the bench can generate values for. Each backend maps its driver's type
 /// description onto this.
@@ -45,15 +64,157 @@ pub enum CqlKind {
     Other,
 }
 
+impl CqlKind {
+    /// The CQL name.
+    pub fn cql_name(self) -> &'static str {
+        match self {
+            CqlKind::Ascii => "ascii",
+            CqlKind::BigInt => "bigint",
+            CqlKind::Blob => "blob",
+            CqlKind::Boolean => "boolean",
+            CqlKind::Counter => "counter",
+            CqlKind::Date => "date",
+            CqlKind::Double => "double",
+            CqlKind::Float => "float",
+            CqlKind::Int => "int",
+            CqlKind::SmallInt => "smallint",
+            CqlKind::Text => "text",
+            CqlKind::Time => "time",
+            CqlKind::Timestamp => "timestamp",
+            CqlKind::TimeUuid => "timeuuid",
+            CqlKind::TinyInt => "tinyint",
+            CqlKind::Uuid => "uuid",
+            CqlKind::Varint => "varint",
+            CqlKind::Other => "unsupported type",
+        }
+    }
+}
+
+/// A column's type as the bench generates values for it: a scalar, or a composite of
+/// further types. Built once per prepared statement; cloning is a reference count.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum CqlType {
+    /// A scalar type.
+    Scalar(CqlKind),
+    /// `list<T>`.
+    List(Arc<CqlType>),
+    /// `set<T>`.
+    Set(Arc<CqlType>),
+    /// `map<K, V>`.
+    Map(Arc<(CqlType, CqlType)>),
+    /// `tuple<T1, ...>`.
+    Tuple(Arc<[CqlType]>),
+    /// A user-defined type: its name and its fields in declaration order.
+    Udt(Arc<UdtType>),
+    /// `vector<T, dimension>`.
+    Vector(Arc<CqlType>, u32),
+}
+
+/// A user-defined type's name and fields.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UdtType {
+    /// Its name (without keyspace).
+    pub name: String,
+    /// Field names and types, in declaration order.
+    pub fields: Vec<(String, CqlType)>,
+}
+
+impl From<CqlKind> for CqlType {
+    fn from(k: CqlKind) -> Self {
+        CqlType::Scalar(k)
+    }
+}
+
+impl CqlType {
+    /// Whether a set or a map is anywhere in the type: then the server's stored order
+    /// (sorted, de-duplicated) need not be the order the bench wrote.
+    pub fn has_unordered(&self) -> bool {
+        match self {
+            CqlType::Scalar(_) => false,
+            CqlType::Set(_) | CqlType::Map(_) => true,
+            CqlType::List(e) | CqlType::Vector(e, _) => e.has_unordered(),
+            CqlType::Tuple(ts) => ts.iter().any(CqlType::has_unordered),
+            CqlType::Udt(u) => u.fields.iter().any(|(_, t)| t.has_unordered()),
+        }
+    }
+}
+
+impl fmt::Display for CqlType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CqlType::Scalar(k) => f.write_str(k.cql_name()),
+            CqlType::List(e) => write!(f, "list<{e}>"),
+            CqlType::Set(e) => write!(f, "set<{e}>"),
+            CqlType::Map(kv) => write!(f, "map<{}, {}>", kv.0, kv.1),
+            CqlType::Tuple(ts) => {
+                f.write_str("tuple<")?;
+                for (k, t) in ts.iter().enumerate() {
+                    if k > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                f.write_str(">")
+            }
+            CqlType::Udt(u) => {
+                write!(f, "{} {{", u.name)?;
+                for (k, (name, t)) in u.fields.iter().enumerate() {
+                    if k > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{name} {t}")?;
+                }
+                f.write_str("}")
+            }
+            CqlType::Vector(e, d) => write!(f, "vector<{e}, {d}>"),
+        }
+    }
+}
+
+/// The size of a vector element of type `t` when Cassandra 5 writes it without a length
+/// (its `valueLengthIfFixed`): boolean, int, float, bigint, double, timestamp, uuid, timeuuid
+/// and vectors of those. Every other element (tinyint, smallint, date, time, text, ...) is
+/// preceded by an unsigned vint length.
+pub fn vector_element_size(t: &CqlType) -> Option<usize> {
+    match t {
+        CqlType::Scalar(CqlKind::Boolean) => Some(1),
+        CqlType::Scalar(CqlKind::Int | CqlKind::Float) => Some(4),
+        CqlType::Scalar(CqlKind::BigInt | CqlKind::Double | CqlKind::Timestamp) => Some(8),
+        CqlType::Scalar(CqlKind::Uuid | CqlKind::TimeUuid) => Some(16),
+        CqlType::Vector(e, d) => vector_element_size(e)?.checked_mul(*d as usize),
+        _ => None,
+    }
+}
+
 /// Where encoded bytes go (a frame buffer, or a scratch vector).
 pub trait Sink {
     /// Appends `bytes`.
     fn put(&mut self, bytes: &[u8]);
+
+    /// The number of bytes held, for a sink that can rewrite them ([`Sink::patch`]): an
+    /// element's length is then patched in after its bytes. `None` (the default): the sink
+    /// is append-only, and lengths are counted before the bytes are written.
+    fn position(&self) -> Option<usize> {
+        None
+    }
+
+    /// Overwrites the 4 bytes at `at` (a [`Sink::position`] taken earlier).
+    fn patch(&mut self, _at: usize, _bytes: [u8; 4]) {}
 }
 
 impl Sink for Vec<u8> {
     fn put(&mut self, bytes: &[u8]) {
         self.extend_from_slice(bytes);
+    }
+
+    fn position(&self) -> Option<usize> {
+        Some(self.len())
+    }
+
+    fn patch(&mut self, at: usize, bytes: [u8; 4]) {
+        if let Some(dst) = self.get_mut(at..at + 4) {
+            dst.copy_from_slice(&bytes);
+        }
     }
 }
 
@@ -61,6 +222,33 @@ impl Sink for bytes::BytesMut {
     fn put(&mut self, bytes: &[u8]) {
         self.extend_from_slice(bytes);
     }
+
+    fn position(&self) -> Option<usize> {
+        Some(self.len())
+    }
+
+    fn patch(&mut self, at: usize, bytes: [u8; 4]) {
+        if let Some(dst) = self.get_mut(at..at + 4) {
+            dst.copy_from_slice(&bytes);
+        }
+    }
+}
+
+/// A sink that only counts: the length of a value before it is written to an append-only
+/// sink. It reports a position (its count) so that nested lengths are not counted again.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counter(pub usize);
+
+impl Sink for Counter {
+    fn put(&mut self, bytes: &[u8]) {
+        self.0 += bytes.len();
+    }
+
+    fn position(&self) -> Option<usize> {
+        Some(self.0)
+    }
+
+    fn patch(&mut self, _at: usize, _bytes: [u8; 4]) {}
 }
 
 const ALNUM: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -74,12 +262,101 @@ pub enum Encoded {
     Null,
 }
 
-/// Checks, at compile time of a workload, that values of this shape can go to `kind`.
-/// `sample` is the generator's value for iteration 0.
-pub fn compatible(sample: &Value<'_>, kind: CqlKind) -> bool {
+/// Checks, when a statement is prepared, that values of this shape can go to a `ty` column:
+/// recursively, composites against the type's shape (a tuple's arity against the type's
+/// fields, a constant vector length against its dimension) and one sample element against
+/// the element type. `sample` is the generator's value for iteration 0. The error says what
+/// does not fit, from the outside in.
+pub fn compatible(sample: &Value<'_>, ty: &CqlType) -> Result<(), String> {
+    match (sample, ty) {
+        (Value::Null, _) => Ok(()),
+        (Value::Composite(c), _) => composite_fits(c, ty),
+        (v, CqlType::Scalar(k)) if scalar_fits(v, *k) => Ok(()),
+        (v, _) => Err(format!("{} cannot be bound to a {ty} value", describe(v))),
+    }
+}
+
+/// A value's shape for a message.
+fn describe(v: &Value<'_>) -> String {
+    match v {
+        Value::Int(_) => "an integer".into(),
+        Value::Float(_) => "a float".into(),
+        Value::Bool(_) => "a boolean".into(),
+        Value::Text { .. } => "text".into(),
+        Value::Blob { .. } => "a blob".into(),
+        Value::Str(_) => "a string".into(),
+        Value::Uuid(_) => "a uuid".into(),
+        Value::Composite(c) => format!("a {}", c.kind().name()),
+        Value::Null => "null".into(),
+    }
+}
+
+fn element_fits(
+    c: &Composite<'_>,
+    j: u32,
+    part: usize,
+    ty: &CqlType,
+    what: &str,
+) -> Result<(), String> {
+    let v = c.element(j, part).map_err(|e| format!("{what}: {e}"))?;
+    compatible(&v, ty).map_err(|e| format!("{what}: {e}"))
+}
+
+fn composite_fits(c: &Composite<'_>, ty: &CqlType) -> Result<(), String> {
+    use CompositeKind as G;
+    match (c.kind(), ty) {
+        (G::List, CqlType::List(e)) | (G::Set, CqlType::Set(e)) => {
+            element_fits(c, 0, 0, e, "element")
+        }
+        (G::Map, CqlType::Map(kv)) => {
+            element_fits(c, 0, 0, &kv.0, "key")?;
+            element_fits(c, 0, 1, &kv.1, "value")
+        }
+        (G::Vector, CqlType::Vector(e, dim)) => {
+            if let Some(n) = c.constant_len() {
+                if n != i64::from(*dim) {
+                    return Err(format!(
+                        "vector({n}, ...) for a {ty} value: the lengths differ"
+                    ));
+                }
+            }
+            element_fits(c, 0, 0, e, "element")
+        }
+        (G::Tuple, CqlType::Tuple(ts)) => {
+            if c.len() as usize != ts.len() {
+                return Err(format!(
+                    "a tuple of {} for a {ty} value of {}",
+                    c.len(),
+                    ts.len()
+                ));
+            }
+            for (k, t) in ts.iter().enumerate() {
+                element_fits(c, k as u32, 0, t, &format!("field {}", k + 1))?;
+            }
+            Ok(())
+        }
+        (G::Tuple, CqlType::Udt(u)) => {
+            if c.len() as usize != u.fields.len() {
+                return Err(format!(
+                    "a tuple of {} for the user type {ty} of {} fields",
+                    c.len(),
+                    u.fields.len()
+                ));
+            }
+            for (k, (name, t)) in u.fields.iter().enumerate() {
+                element_fits(c, k as u32, 0, t, &format!("field `{name}`"))?;
+            }
+            Ok(())
+        }
+        (kind, _) => Err(format!("a {} cannot be bound to a {ty} value", kind.name())),
+    }
+}
+
+fn scalar_fits(sample: &Value<'_>, kind: CqlKind) -> bool {
     use CqlKind as K;
     match sample {
         Value::Null => true,
+        Value::Composite(_) => false,
         Value::Int(_) | Value::Float(_) => !matches!(kind, K::Other | K::Uuid | K::TimeUuid),
         Value::Bool(_) => matches!(kind, K::Boolean),
         Value::Text { .. } | Value::Blob { .. } | Value::Str(_) => {
@@ -89,11 +366,147 @@ pub fn compatible(sample: &Value<'_>, kind: CqlKind) -> bool {
     }
 }
 
-/// Writes `value` as the content (without the length prefix) of a `kind` cell.
-pub fn encode(value: Value<'_>, kind: CqlKind, out: &mut impl Sink) -> Result<Encoded, EvalError> {
+/// Writes `value` as the content (without the length prefix) of a `ty` cell.
+pub fn encode(value: Value<'_>, ty: &CqlType, out: &mut impl Sink) -> Result<Encoded, EvalError> {
+    match (value, ty) {
+        (Value::Null, _) => Ok(Encoded::Null),
+        (Value::Composite(c), _) => {
+            encode_composite(&c, ty, out)?;
+            Ok(Encoded::Written)
+        }
+        (v, CqlType::Scalar(k)) => encode_scalar(v, *k, out),
+        _ => Err(EvalError(
+            "a single value cannot be bound to a collection, tuple, user type or vector",
+        )),
+    }
+}
+
+/// The length `value` encodes to as a `ty` cell (a counting pass: nothing is stored).
+pub fn encoded_len(value: Value<'_>, ty: &CqlType) -> Result<usize, EvalError> {
+    let mut c = Counter::default();
+    encode(value, ty, &mut c)?;
+    Ok(c.0)
+}
+
+fn put_count(n: u32, out: &mut impl Sink) {
+    // `n` is at most i32::MAX (checked when the composite was evaluated).
+    out.put(&n.to_be_bytes());
+}
+
+/// Writes `value` as `[bytes]`: its `[int]` length (-1: null), then its bytes.
+fn put_cell(value: Value<'_>, ty: &CqlType, out: &mut impl Sink) -> Result<(), EvalError> {
+    let too_long = EvalError("an element is longer than 2 GiB");
+    if value == Value::Null {
+        out.put(&(-1i32).to_be_bytes());
+        return Ok(());
+    }
+    if let Some(at) = out.position() {
+        out.put(&[0; 4]);
+        encode(value, ty, out)?;
+        let len = out.position().unwrap_or(at + 4).saturating_sub(at + 4);
+        let len = i32::try_from(len).map_err(|_| too_long)?;
+        out.patch(at, len.to_be_bytes());
+    } else {
+        let len = i32::try_from(encoded_len(value, ty)?).map_err(|_| too_long)?;
+        out.put(&len.to_be_bytes());
+        encode(value, ty, out)?;
+    }
+    Ok(())
+}
+
+fn encode_composite(c: &Composite<'_>, ty: &CqlType, out: &mut impl Sink) -> Result<(), EvalError> {
+    use CompositeKind as G;
+    match (c.kind(), ty) {
+        (G::List, CqlType::List(e)) | (G::Set, CqlType::Set(e)) => {
+            put_count(c.len(), out);
+            for j in 0..c.len() {
+                put_cell(c.element(j, 0)?, e, out)?;
+            }
+        }
+        (G::Map, CqlType::Map(kv)) => {
+            put_count(c.len(), out);
+            for j in 0..c.len() {
+                put_cell(c.element(j, 0)?, &kv.0, out)?;
+                put_cell(c.element(j, 1)?, &kv.1, out)?;
+            }
+        }
+        (G::Tuple, CqlType::Tuple(ts)) => {
+            if c.len() as usize != ts.len() {
+                return Err(EvalError("the tuple's arity differs from the column's"));
+            }
+            for (j, t) in ts.iter().enumerate() {
+                put_cell(c.element(j as u32, 0)?, t, out)?;
+            }
+        }
+        (G::Tuple, CqlType::Udt(u)) => {
+            if c.len() as usize != u.fields.len() {
+                return Err(EvalError(
+                    "the tuple's arity differs from the user type's fields",
+                ));
+            }
+            for (j, (_, t)) in u.fields.iter().enumerate() {
+                put_cell(c.element(j as u32, 0)?, t, out)?;
+            }
+        }
+        (G::Vector, CqlType::Vector(e, dim)) => {
+            if c.len() != *dim {
+                return Err(EvalError(
+                    "the vector's length differs from the column's dimension",
+                ));
+            }
+            let fixed = vector_element_size(e).is_some();
+            for j in 0..c.len() {
+                let v = c.element(j, 0)?;
+                if v == Value::Null {
+                    return Err(EvalError("a vector cannot hold null"));
+                }
+                // A fixed-size element: `compatible` admitted only values whose scalar
+                // encoding is that size (an integer as int is 4 bytes, and so on).
+                if !fixed {
+                    put_unsigned_vint(encoded_len(v, e)? as u64, out);
+                }
+                encode(v, e, out)?;
+            }
+        }
+        _ => {
+            return Err(EvalError(
+                "the generator's shape does not fit the column's type",
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// Cassandra's unsigned vint: the first byte's leading one-bits count the bytes that follow,
+/// the value big-endian in the remaining bits.
+fn put_unsigned_vint(v: u64, out: &mut impl Sink) {
+    let bits = 64 - (v | 1).leading_zeros() as usize;
+    let extra = (bits - 1) / 7;
+    if extra >= 8 {
+        out.put(&[0xff]);
+        out.put(&v.to_be_bytes());
+        return;
+    }
+    let mut buf = v.to_be_bytes();
+    let start = 8 - (extra + 1);
+    buf[start] |= !(0xffu8 >> extra);
+    out.put(&buf[start..]);
+}
+
+/// Writes a scalar `value` as the content of a `kind` cell.
+pub fn encode_scalar(
+    value: Value<'_>,
+    kind: CqlKind,
+    out: &mut impl Sink,
+) -> Result<Encoded, EvalError> {
     use CqlKind as K;
     match value {
         Value::Null => return Ok(Encoded::Null),
+        Value::Composite(_) => {
+            return Err(EvalError(
+                "a list, set, map, tuple or vector cannot be bound to a single value",
+            ))
+        }
         Value::Int(v) => match kind {
             K::TinyInt => out.put(&(v as i8).to_be_bytes()),
             K::SmallInt => out.put(&(v as i16).to_be_bytes()),
@@ -114,10 +527,10 @@ pub fn encode(value: Value<'_>, kind: CqlKind, out: &mut impl Sink) -> Result<En
             K::Float => out.put(&(v as f32).to_be_bytes()),
             K::Double => out.put(&v.to_be_bytes()),
             K::TinyInt | K::SmallInt | K::Int | K::BigInt | K::Counter | K::Timestamp => {
-                return encode(Value::Int(v as i64), kind, out)
+                return encode_scalar(Value::Int(v as i64), kind, out)
             }
             K::Time | K::Date | K::Varint | K::Boolean | K::Blob => {
-                return encode(Value::Int(v as i64), kind, out)
+                return encode_scalar(Value::Int(v as i64), kind, out)
             }
             K::Text | K::Ascii => {
                 let mut buf = StackText::default();
@@ -263,7 +676,7 @@ mod tests {
 
     fn enc(v: Value<'_>, k: CqlKind) -> Vec<u8> {
         let mut out = Vec::new();
-        encode(v, k, &mut out).unwrap();
+        encode(v, &k.into(), &mut out).unwrap();
         out
     }
 
@@ -311,13 +724,240 @@ mod tests {
         let t = enc(Value::Uuid(u), CqlKind::TimeUuid);
         assert_eq!(t[6] >> 4, 1, "version 1");
         let mut out = Vec::new();
-        assert!(encode(Value::Bool(true), CqlKind::Int, &mut out).is_err());
-        assert!(encode(Value::Uuid(u), CqlKind::Int, &mut out).is_err());
+        let t = |k: CqlKind| CqlType::Scalar(k);
+        assert!(encode(Value::Bool(true), &t(CqlKind::Int), &mut out).is_err());
+        assert!(encode(Value::Uuid(u), &t(CqlKind::Int), &mut out).is_err());
         assert_eq!(
-            encode(Value::Null, CqlKind::Other, &mut out).unwrap(),
+            encode(Value::Null, &t(CqlKind::Other), &mut out).unwrap(),
             Encoded::Null
         );
-        assert!(compatible(&Value::Int(1), CqlKind::Text));
-        assert!(!compatible(&Value::Bool(true), CqlKind::Text));
+        assert!(compatible(&Value::Int(1), &t(CqlKind::Text)).is_ok());
+        assert!(compatible(&Value::Bool(true), &t(CqlKind::Text)).is_err());
+    }
+
+    use crate::workload::expr::Expr;
+
+    fn int() -> CqlType {
+        CqlKind::Int.into()
+    }
+
+    fn text() -> CqlType {
+        CqlKind::Text.into()
+    }
+
+    fn list(e: CqlType) -> CqlType {
+        CqlType::List(Arc::new(e))
+    }
+
+    fn expr(text: &str) -> Expr {
+        Expr::compile(text, 3, &|_| None).unwrap()
+    }
+
+    /// An append-only sink, as scylla's cell builder is: lengths are counted first.
+    struct AppendOnly(Vec<u8>);
+
+    impl Sink for AppendOnly {
+        fn put(&mut self, bytes: &[u8]) {
+            self.0.extend_from_slice(bytes);
+        }
+    }
+
+    /// The bytes of `text` at iteration `i` for `ty`, checked to be the same through a
+    /// patching sink and an append-only one, and to fit by `compatible`.
+    fn bytes(text: &str, ty: &CqlType, i: u64) -> Vec<u8> {
+        let e = expr(text);
+        compatible(&e.eval(0).unwrap(), ty).unwrap();
+        let mut patched = Vec::new();
+        encode(e.eval(i).unwrap(), ty, &mut patched).unwrap();
+        let mut appended = AppendOnly(Vec::new());
+        encode(e.eval(i).unwrap(), ty, &mut appended).unwrap();
+        assert_eq!(
+            patched, appended.0,
+            "{text}: both sinks write the same bytes"
+        );
+        assert_eq!(encoded_len(e.eval(i).unwrap(), ty).unwrap(), patched.len());
+        patched
+    }
+
+    fn cat(parts: &[&[u8]]) -> Vec<u8> {
+        parts.concat()
+    }
+
+    #[test]
+    fn lists_sets_and_maps_are_counted_cells() {
+        assert_eq!(
+            bytes("list(3, j * 2)", &list(int()), 0),
+            cat(&[
+                &[0, 0, 0, 3],
+                &[0, 0, 0, 4, 0, 0, 0, 0],
+                &[0, 0, 0, 4, 0, 0, 0, 2],
+                &[0, 0, 0, 4, 0, 0, 0, 4]
+            ])
+        );
+        assert_eq!(
+            bytes("set(2, 'ab')", &CqlType::Set(Arc::new(text())), 0),
+            cat(&[&[0, 0, 0, 2], &[0, 0, 0, 2], b"ab", &[0, 0, 0, 2], b"ab"])
+        );
+        let map = CqlType::Map(Arc::new((text(), CqlKind::BigInt.into())));
+        assert_eq!(
+            bytes("map(1, 'k', i + j)", &map, 5),
+            cat(&[
+                &[0, 0, 0, 1],
+                &[0, 0, 0, 1],
+                b"k",
+                &[0, 0, 0, 8],
+                &5i64.to_be_bytes()
+            ])
+        );
+        // Empty, and null elements (the server refuses those, but they encode).
+        assert_eq!(bytes("list(0, j)", &list(int()), 0), vec![0, 0, 0, 0]);
+        assert_eq!(
+            bytes("list(2, null)", &list(int()), 0),
+            vec![0, 0, 0, 2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+        );
+        // The count is evaluated per iteration.
+        let n = |i| bytes("list(i % 4, 1)", &list(int()), i)[3];
+        assert_eq!((n(0), n(1), n(6)), (0, 1, 2));
+    }
+
+    #[test]
+    fn tuples_and_user_types_are_fields_in_order() {
+        let tuple = CqlType::Tuple(Arc::from([int(), text()]));
+        assert_eq!(
+            bytes("tuple(7, 'x')", &tuple, 0),
+            cat(&[&[0, 0, 0, 4, 0, 0, 0, 7], &[0, 0, 0, 1], b"x"])
+        );
+        assert_eq!(
+            bytes("tuple(i, null)", &tuple, 1),
+            vec![0, 0, 0, 4, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff]
+        );
+        let udt = CqlType::Udt(Arc::new(UdtType {
+            name: "point".into(),
+            fields: vec![("x".into(), int()), ("label".into(), text())],
+        }));
+        assert_eq!(
+            bytes("udt(7, 'x')", &udt, 0),
+            bytes("tuple(7, 'x')", &tuple, 0)
+        );
+    }
+
+    #[test]
+    fn nested_composites_recurse_with_their_own_positions() {
+        // list<frozen<tuple<int, text>>>: j is the list's position inside the tuple.
+        let t = list(CqlType::Tuple(Arc::from([int(), text()])));
+        assert_eq!(
+            bytes("list(2, tuple(j, 'x'))", &t, 0),
+            cat(&[
+                &[0, 0, 0, 2],
+                &[0, 0, 0, 13, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 1],
+                b"x",
+                &[0, 0, 0, 13, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 1],
+                b"x",
+            ])
+        );
+        // map<text, frozen<list<int>>>: the inner j is the inner list's position.
+        let m = CqlType::Map(Arc::new((text(), list(int()))));
+        let b = bytes("map(2, text(4), list(2, j + 10))", &m, 9);
+        let inner = cat(&[
+            &[0, 0, 0, 2],
+            &[0, 0, 0, 4, 0, 0, 0, 10],
+            &[0, 0, 0, 4, 0, 0, 0, 11],
+        ]);
+        assert_eq!(b.len(), 4 + 2 * (4 + 4 + 4 + inner.len()));
+        assert_eq!(&b[12..16], &(inner.len() as u32).to_be_bytes());
+        assert_eq!(&b[16..16 + inner.len()], inner.as_slice());
+        assert_ne!(
+            &b[8..12],
+            &b[16 + inner.len() + 4..16 + inner.len() + 8],
+            "keys differ"
+        );
+    }
+
+    #[test]
+    fn vectors_have_no_count_and_prefix_only_variable_size_elements() {
+        let floats = CqlType::Vector(Arc::new(CqlKind::Float.into()), 3);
+        assert_eq!(
+            bytes("vector(3, j * 0.5)", &floats, 0),
+            cat(&[
+                &0f32.to_be_bytes(),
+                &0.5f32.to_be_bytes(),
+                &1f32.to_be_bytes()
+            ])
+        );
+        let texts = CqlType::Vector(Arc::new(text()), 2);
+        assert_eq!(bytes("vector(2, 'ab')", &texts, 0), b"\x02ab\x02ab");
+        let long = bytes("vector(2, text(300))", &texts, 0);
+        assert_eq!(&long[..2], &[0x81, 0x2c], "300 as a two-byte unsigned vint");
+        assert_eq!(long.len(), 2 * 302);
+        let mut out = Vec::new();
+        let e = expr("vector(i, 1.0)");
+        assert!(
+            encode(e.eval(2).unwrap(), &floats, &mut out).is_err(),
+            "2 of 3"
+        );
+        assert!(encode(expr("vector(3, null)").eval(0).unwrap(), &floats, &mut out).is_err());
+    }
+
+    #[test]
+    fn unsigned_vints_match_cassandra() {
+        let v = |n: u64| {
+            let mut out = Vec::new();
+            put_unsigned_vint(n, &mut out);
+            out
+        };
+        assert_eq!(v(0), [0]);
+        assert_eq!(v(127), [0x7f]);
+        assert_eq!(v(128), [0x80, 0x80]);
+        assert_eq!(v(16383), [0xbf, 0xff]);
+        assert_eq!(v(16384), [0xc0, 0x40, 0x00]);
+        assert_eq!(v(u64::MAX), [0xff; 9]);
+    }
+
+    #[test]
+    fn composites_are_pure_and_their_elements_differ() {
+        let t = list(CqlType::Tuple(Arc::from([text(), CqlKind::Uuid.into()])));
+        let e = "list(uniform(1, 8), tuple(text(6), uuid()))";
+        for i in 0..50 {
+            assert_eq!(bytes(e, &t, i), bytes(e, &t, i));
+        }
+        assert_ne!(bytes(e, &t, 1), bytes(e, &t, 2));
+        // Ten random elements of one iteration: all different.
+        let b = bytes("list(10, uniform(0, 1000000000))", &list(int()), 4);
+        let mut elems: Vec<&[u8]> = b[4..].chunks(8).collect();
+        elems.sort();
+        elems.dedup();
+        assert_eq!(elems.len(), 10);
+    }
+
+    #[test]
+    fn shapes_that_do_not_fit_are_errors_naming_what_differs() {
+        let check = |text: &str, ty: &CqlType| compatible(&expr(text).eval(0).unwrap(), ty);
+        let set = CqlType::Set(Arc::new(text()));
+        let e = check("list(3, 'a')", &set).unwrap_err();
+        assert!(e.contains("list") && e.contains("set<text>"), "{e}");
+        let e = check("set(3, true)", &set).unwrap_err();
+        assert!(e.starts_with("element: a boolean"), "{e}");
+        let tuple = CqlType::Tuple(Arc::from([int(), text()]));
+        let e = check("tuple(1, 'a', 2)", &tuple).unwrap_err();
+        assert!(e.contains("tuple of 3") && e.contains("of 2"), "{e}");
+        let e = check("tuple(1, true)", &tuple).unwrap_err();
+        assert!(e.starts_with("field 2"), "{e}");
+        let floats = CqlType::Vector(Arc::new(CqlKind::Float.into()), 3);
+        let e = check("vector(4, 1.0)", &floats).unwrap_err();
+        assert!(e.contains("vector<float, 3>"), "{e}");
+        assert!(
+            check("vector(uniform(3, 4), 1.0)", &floats).is_ok(),
+            "checked per request"
+        );
+        assert!(check("7", &list(int())).is_err());
+        assert!(check("list(1, 7)", &int()).is_err());
+        let map = CqlType::Map(Arc::new((text(), int())));
+        let e = check("map(2, 'k', uuid())", &map).unwrap_err();
+        assert!(e.starts_with("value: a uuid"), "{e}");
+        assert!(check("null", &map).is_ok());
+        // At run time too, a shape that does not fit is an error, never a panic.
+        let mut out = Vec::new();
+        assert!(encode(expr("list(1, 1)").eval(0).unwrap(), &set, &mut out).is_err());
+        assert!(encode(Value::Int(1), &set, &mut out).is_err());
     }
 }

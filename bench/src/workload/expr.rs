@@ -9,13 +9,23 @@
 //! expr    := term (('+' | '-') term)*
 //! term    := unary (('*' | '/' | '%') unary)*
 //! unary   := '-' unary | atom
-//! atom    := INT | FLOAT | 'string' | true | false | null | i | PARAM
+//! atom    := INT | FLOAT | 'string' | true | false | null | i | j | PARAM
 //!          | NAME '(' [expr (',' expr)*] ')' | '(' expr ')'
 //! ```
 //! Functions: `hash(x[, seed])`, `uniform(lo, hi)` (integers in `[lo, hi)`, floats if either
 //! bound is a float), `normal(mean, stdev)`, `zipf(n, s)` (integers in `[1, n]`, exact
 //! rejection-inversion sampling), `uuid([x])`, `text(len[, x])`, `blob(len[, x])`,
 //! `int(x)`, `float(x)`. Without `x`, the random ones draw from the iteration.
+//!
+//! Composite values: `list(n, e)`, `set(n, e)`, `vector(n, e)` (`n` elements, each the value
+//! of `e`), `map(n, k, v)` (`n` entries), `tuple(a, b, ...)` (also spelt `udt(...)`: binds to
+//! a tuple column, or to a user type's fields in order). `n` is any expression, evaluated per
+//! iteration where the collection appears. Inside an element expression (`e`, `k`, `v`), `j`
+//! is the element's position (0 to n-1, the innermost collection's), and every random
+//! function draws from the iteration *and* the element's position (and the call site), so
+//! elements differ; `i` stays the iteration. A tuple's fields are evaluated where the tuple
+//! is (no new `j`). A composite [`Value`] is a reference to its compiled node and the
+//! iteration ([`Composite`]): elements are evaluated when they are encoded, never stored.
 
 use std::fmt;
 
@@ -58,8 +68,127 @@ pub enum Value<'a> {
     Str(&'a str),
     /// A 128-bit UUID (random-version layout).
     Uuid(u128),
+    /// A list, set, map, vector or tuple: evaluated element by element when encoded.
+    Composite(Composite<'a>),
     /// CQL null.
     Null,
+}
+
+/// Which composite generator made a [`Composite`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompositeKind {
+    /// `list(n, e)`.
+    List,
+    /// `set(n, e)`.
+    Set,
+    /// `map(n, k, v)`.
+    Map,
+    /// `vector(n, e)`.
+    Vector,
+    /// `tuple(a, b, ...)`.
+    Tuple,
+}
+
+impl CompositeKind {
+    /// The generator's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompositeKind::List => "list",
+            CompositeKind::Set => "set",
+            CompositeKind::Map => "map",
+            CompositeKind::Vector => "vector",
+            CompositeKind::Tuple => "tuple",
+        }
+    }
+}
+
+/// The scope an expression is evaluated in: the iteration, the position of the innermost
+/// enclosing element (`j`), and the key random functions draw from (the iteration at the top
+/// level; mixed with each enclosing element's position inside collections).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Env {
+    i: u64,
+    j: u64,
+    key: u64,
+}
+
+impl Env {
+    fn top(i: u64) -> Self {
+        Self { i, j: 0, key: i }
+    }
+
+    /// The scope of element `j` of the collection made at call site `site`.
+    fn element(self, site: u64, j: u64) -> Self {
+        Self {
+            i: self.i,
+            j,
+            key: mix(mix(self.key ^ site).wrapping_add(j)),
+        }
+    }
+}
+
+/// A composite value of one iteration: its compiled generator and its scope, with the
+/// element count already evaluated. Copy, and no bigger than a few words: the elements are
+/// evaluated on demand by [`Composite::element`], so nothing is allocated.
+#[derive(Clone, Copy, PartialEq)]
+pub struct Composite<'a> {
+    node: &'a Node,
+    env: Env,
+    len: u32,
+    kind: CompositeKind,
+}
+
+impl fmt::Debug for Composite<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}({} elements)", self.kind.name(), self.len)
+    }
+}
+
+impl<'a> Composite<'a> {
+    /// The generator that made it.
+    pub fn kind(&self) -> CompositeKind {
+        self.kind
+    }
+
+    /// Elements (map entries, tuple fields).
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The count given as a constant in the expression (`vector(3, ...)`), if it was.
+    pub fn constant_len(&self) -> Option<i64> {
+        match self.node {
+            Node::Call { func, args, .. } if *func != Func::Tuple => match args.first() {
+                Some(Node::Int(n)) => Some(*n),
+                _ => None,
+            },
+            Node::Call { args, .. } => Some(args.len() as i64),
+            _ => None,
+        }
+    }
+
+    /// Element `j` (0-based): for a map, `part` 0 is the key and 1 the value; for a tuple,
+    /// field `j`. `j` need not be below `len` (a shape check samples element 0 of an empty
+    /// collection).
+    pub fn element(&self, j: u32, part: usize) -> Result<Value<'a>, EvalError> {
+        let Node::Call { args, site, .. } = self.node else {
+            return Err(EvalError("not a composite"));
+        };
+        let (node, env) = match self.kind {
+            CompositeKind::Tuple => (args.get(j as usize), self.env),
+            CompositeKind::Map => (args.get(1 + part), self.env.element(*site, u64::from(j))),
+            _ => (args.get(1), self.env.element(*site, u64::from(j))),
+        };
+        match node {
+            Some(n) => eval(n, env),
+            None => Err(EvalError("no such element")),
+        }
+    }
 }
 
 /// Why a value could not be computed (division by zero, a type mismatch found at run time).
@@ -87,6 +216,11 @@ enum Func {
     Blob,
     Int,
     Float,
+    List,
+    Set,
+    Map,
+    Vector,
+    Tuple,
 }
 
 /// Zipf sampler constants, computed once at compile time.
@@ -103,6 +237,8 @@ struct ZipfConsts {
 #[derive(Debug, Clone, PartialEq)]
 enum Node {
     Iter,
+    /// `j`: the position of the innermost enclosing collection element.
+    Pos,
     Int(i64),
     Float(f64),
     Bool(bool),
@@ -157,6 +293,7 @@ impl Expr {
             src: text,
             pos: 0,
             sites: site_seed.wrapping_mul(0x1000_0000_01b3),
+            elements: 0,
             param,
         };
         let root = p.expr()?;
@@ -172,7 +309,7 @@ impl Expr {
 
     /// The value for iteration `i`.
     pub fn eval(&self, i: u64) -> Result<Value<'_>, EvalError> {
-        eval(&self.root, i)
+        eval(&self.root, Env::top(i))
     }
 }
 
@@ -187,26 +324,55 @@ pub enum ParamValue {
     Str(String),
 }
 
-fn eval(node: &Node, i: u64) -> Result<Value<'_>, EvalError> {
+fn eval(node: &Node, env: Env) -> Result<Value<'_>, EvalError> {
     Ok(match node {
-        Node::Iter => Value::Int(i as i64),
+        Node::Iter => Value::Int(env.i as i64),
+        Node::Pos => Value::Int(env.j as i64),
         Node::Int(v) => Value::Int(*v),
         Node::Float(v) => Value::Float(*v),
         Node::Bool(b) => Value::Bool(*b),
         Node::Str(s) => Value::Str(s),
         Node::Null => Value::Null,
-        Node::Neg(a) => match eval(a, i)? {
+        Node::Neg(a) => match eval(a, env)? {
             Value::Int(v) => Value::Int(v.wrapping_neg()),
             Value::Float(v) => Value::Float(-v),
             _ => return Err(EvalError("only numbers can be negated")),
         },
-        Node::Bin(op, a, b) => arith(*op, eval(a, i)?, eval(b, i)?)?,
+        Node::Bin(op, a, b) => arith(*op, eval(a, env)?, eval(b, env)?)?,
         Node::Call {
             func,
             args,
             site,
             zipf,
-        } => call(*func, args, *site, zipf.as_ref(), i)?,
+        } => {
+            let kind = match func {
+                Func::List => CompositeKind::List,
+                Func::Set => CompositeKind::Set,
+                Func::Map => CompositeKind::Map,
+                Func::Vector => CompositeKind::Vector,
+                Func::Tuple => CompositeKind::Tuple,
+                _ => return call(*func, args, *site, zipf.as_ref(), env),
+            };
+            let len = if kind == CompositeKind::Tuple {
+                args.len() as u64
+            } else {
+                match args.first() {
+                    Some(n) => as_i64(eval(n, env)?)? as u64,
+                    None => return Err(EvalError("missing argument")),
+                }
+            };
+            // The count is a CQL [int]; a negative one wrapped to a huge u64 lands here too.
+            let len = u32::try_from(len)
+                .ok()
+                .filter(|&n| n <= i32::MAX as u32)
+                .ok_or(EvalError("element count out of range"))?;
+            Value::Composite(Composite {
+                node,
+                env,
+                len,
+                kind,
+            })
+        }
     })
 }
 
@@ -264,17 +430,20 @@ fn call(
     args: &[Node],
     site: u64,
     zipf: Option<&ZipfConsts>,
-    i: u64,
+    env: Env,
 ) -> Result<Value<'static>, EvalError> {
+    // Random draws come from the scope's key: the iteration at the top level, the iteration
+    // and the element's position inside a collection.
+    let i = env.key;
     let arg = |k: usize| -> Result<Value<'_>, EvalError> {
         match args.get(k) {
-            Some(a) => eval(a, i),
+            Some(a) => eval(a, env),
             None => Err(EvalError("missing argument")),
         }
     };
     let source = |k: usize| -> Result<u64, EvalError> {
         match args.get(k) {
-            Some(a) => Ok(as_i64(eval(a, i)?)? as u64),
+            Some(a) => Ok(as_i64(eval(a, env)?)? as u64),
             None => Ok(i),
         }
     };
@@ -352,6 +521,10 @@ fn call(
             Some(f) => Value::Float(f),
             None => return Err(EvalError("float needs a number")),
         },
+        // Composites are made in `eval`, which never calls here for them.
+        Func::List | Func::Set | Func::Map | Func::Vector | Func::Tuple => {
+            return Err(EvalError("a composite is not a scalar function"))
+        }
     })
 }
 
@@ -424,6 +597,8 @@ struct Parser<'p> {
     src: &'p str,
     pos: usize,
     sites: u64,
+    /// How many collection element expressions enclose the parse position (`j` needs one).
+    elements: usize,
     param: &'p dyn Fn(&str) -> Option<ParamValue>,
 }
 
@@ -545,6 +720,14 @@ impl Parser<'_> {
             }
             return match name {
                 "i" => Ok(Node::Iter),
+                "j" if self.elements > 0 => Ok(Node::Pos),
+                "j" => {
+                    self.pos = at;
+                    Err(self.error(
+                        "`j` (an element's position) is only defined inside the element \
+                         expression of list, set, map or vector",
+                    ))
+                }
                 "true" => Ok(Node::Bool(true)),
                 "false" => Ok(Node::Bool(false)),
                 "null" => Ok(Node::Null),
@@ -564,9 +747,15 @@ impl Parser<'_> {
 
     fn call(&mut self, name: &str, at: usize) -> Result<Node, ExprError> {
         let mut args = Vec::new();
+        // A collection's arguments after its count are element expressions: `j` is defined.
+        let collection = matches!(name, "list" | "set" | "map" | "vector");
         if !self.eat(')') {
             loop {
-                args.push(self.expr()?);
+                let element = collection && !args.is_empty();
+                self.elements += usize::from(element);
+                let arg = self.expr();
+                self.elements -= usize::from(element);
+                args.push(arg?);
                 if self.eat(')') {
                     break;
                 }
@@ -585,6 +774,11 @@ impl Parser<'_> {
             "blob" => (Func::Blob, 1, 2),
             "int" => (Func::Int, 1, 1),
             "float" => (Func::Float, 1, 1),
+            "list" => (Func::List, 2, 2),
+            "set" => (Func::Set, 2, 2),
+            "vector" => (Func::Vector, 2, 2),
+            "map" => (Func::Map, 3, 3),
+            "tuple" | "udt" => (Func::Tuple, 1, usize::from(u16::MAX)),
             _ => {
                 self.pos = at;
                 return Err(self.error(format!("unknown function `{name}`")));
@@ -774,5 +968,74 @@ mod tests {
             Value::Blob { len: 1000, .. }
         ));
         assert!(compile("text(-1)").eval(0).is_err());
+    }
+
+    fn composite(v: Value<'_>) -> Composite<'_> {
+        match v {
+            Value::Composite(c) => c,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn collections_evaluate_their_elements_on_demand() {
+        let e = compile("list(3, i * 10 + j)");
+        let c = composite(e.eval(4).unwrap());
+        assert_eq!((c.kind(), c.len()), (CompositeKind::List, 3));
+        assert_eq!(c.element(2, 0).unwrap(), Value::Int(42));
+        assert_eq!(c.constant_len(), Some(3));
+        let m = compile("map(uniform(1, 5), j, 'v')");
+        let c = composite(m.eval(0).unwrap());
+        assert_eq!(c.constant_len(), None);
+        assert_eq!(c.element(1, 0).unwrap(), Value::Int(1));
+        assert_eq!(c.element(1, 1).unwrap(), Value::Str("v"));
+        let t = compile("tuple(i, 'a', null)");
+        let c = composite(t.eval(8).unwrap());
+        assert_eq!((c.kind(), c.len()), (CompositeKind::Tuple, 3));
+        assert_eq!(c.element(0, 0).unwrap(), Value::Int(8));
+        assert_eq!(c.element(2, 0).unwrap(), Value::Null);
+        assert!(c.element(3, 0).is_err());
+        assert!(
+            compile("list(0 - 1, j)").eval(0).is_err(),
+            "a negative count"
+        );
+        assert!(std::mem::size_of::<Value<'_>>() <= 64, "Value stays small");
+    }
+
+    #[test]
+    fn j_is_the_innermost_position_and_elements_draw_apart() {
+        // The tuple has no j of its own: it sees the list's.
+        let e = compile("list(2, tuple(j, list(3, j)))");
+        let outer = composite(e.eval(0).unwrap());
+        let t = composite(outer.element(1, 0).unwrap());
+        assert_eq!(t.element(0, 0).unwrap(), Value::Int(1));
+        let inner = composite(t.element(1, 0).unwrap());
+        assert_eq!(inner.element(2, 0).unwrap(), Value::Int(2));
+        // The count sees the enclosing scope: here the outer position.
+        let e = compile("list(3, list(j, 0))");
+        let outer = composite(e.eval(0).unwrap());
+        assert_eq!(composite(outer.element(2, 0).unwrap()).len(), 2);
+        // Random elements differ by position, and by iteration, but not by evaluation.
+        let r = compile("list(4, uniform(0, 1000000000))");
+        let a = composite(r.eval(1).unwrap());
+        let b = composite(r.eval(2).unwrap());
+        assert_ne!(a.element(0, 0).unwrap(), a.element(1, 0).unwrap());
+        assert_ne!(a.element(0, 0).unwrap(), b.element(0, 0).unwrap());
+        assert_eq!(
+            a.element(3, 0).unwrap(),
+            composite(r.eval(1).unwrap()).element(3, 0).unwrap()
+        );
+        // `j` outside an element is an error at compile time, pointing at it.
+        let p = |_: &str| None;
+        let err = Expr::compile("i + j", 0, &p).unwrap_err();
+        assert_eq!(err.at, 4);
+        assert!(err.message.contains("element"), "{}", err.message);
+        assert!(
+            Expr::compile("list(j, 1)", 0, &p).is_err(),
+            "the count is outside"
+        );
+        assert!(Expr::compile("tuple(j)", 0, &p).is_err());
+        assert!(Expr::compile("map(1, 2)", 0, &p).is_err());
+        assert!(Expr::compile("tuple()", 0, &p).is_err());
     }
 }

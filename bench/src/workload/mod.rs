@@ -22,7 +22,7 @@ use serde::Deserialize;
 
 use crate::units;
 
-use self::encode::{compatible, CqlKind};
+use self::encode::{compatible, CqlType};
 use self::expr::{mix, Expr, ExprError, ParamValue};
 
 /// Why a workload could not be read or compiled.
@@ -508,8 +508,8 @@ fn substitute(cql: &str, params: &BTreeMap<String, ParamValue>) -> Result<String
 /// A statement's generators checked against its bind markers' types.
 #[derive(Debug, Clone)]
 pub struct BoundArgs {
-    /// Per argument: its generator and the column kind it is written as.
-    pub args: Vec<(Expr, CqlKind)>,
+    /// Per argument: its generator and the column type it is written as.
+    pub args: Vec<(Expr, CqlType)>,
 }
 
 impl BoundArgs {
@@ -518,7 +518,7 @@ impl BoundArgs {
     pub fn bind(
         workload: &str,
         statement: &Statement,
-        kinds: &[CqlKind],
+        kinds: &[CqlType],
     ) -> Result<Self, WorkloadError> {
         let err = |message: String| WorkloadError::Bind {
             name: workload.to_owned(),
@@ -537,13 +537,13 @@ impl BoundArgs {
             let sample = e
                 .eval(0)
                 .map_err(|x| err(format!("argument {} (`{e}`): {x}", k + 1)))?;
-            if !compatible(&sample, *kind) {
+            if let Err(why) = compatible(&sample, kind) {
                 return Err(err(format!(
-                    "argument {} (`{e}`) gives {sample:?}, which cannot be bound to a {kind:?} column",
+                    "argument {} (`{e}`) cannot be bound to its {kind} column: {why}",
                     k + 1
                 )));
             }
-            args.push((e.clone(), *kind));
+            args.push((e.clone(), kind.clone()));
         }
         Ok(Self { args })
     }
@@ -628,12 +628,14 @@ mod tests {
 
     #[test]
     fn binding_checks_counts_and_types() {
+        use self::encode::CqlKind;
         let w = Workload::resolve("read", &[]).unwrap();
         let load = &w.load.as_ref().unwrap().statement;
-        assert!(BoundArgs::bind("read", load, &[CqlKind::BigInt, CqlKind::Blob]).is_ok());
-        let e = BoundArgs::bind("read", load, &[CqlKind::BigInt]).unwrap_err();
+        let t = |k: CqlKind| CqlType::Scalar(k);
+        assert!(BoundArgs::bind("read", load, &[t(CqlKind::BigInt), t(CqlKind::Blob)]).is_ok());
+        let e = BoundArgs::bind("read", load, &[t(CqlKind::BigInt)]).unwrap_err();
         assert!(e.to_string().contains("2 args"), "{e}");
-        let e = BoundArgs::bind("read", load, &[CqlKind::Uuid, CqlKind::Blob]).unwrap_err();
-        assert!(e.to_string().contains("Uuid"), "{e}");
+        let e = BoundArgs::bind("read", load, &[t(CqlKind::Uuid), t(CqlKind::Blob)]).unwrap_err();
+        assert!(e.to_string().contains("uuid"), "{e}");
     }
 }
