@@ -124,7 +124,7 @@ pub struct Connect {
     /// Node addresses (host or host:port; default 127.0.0.1:9042).
     #[arg(value_name = "NODE")]
     pub nodes: Vec<String>,
-    /// Workload: a built-in (read, write, mixed, empty, timeseries) or a TOML file.
+    /// Workload: a built-in (read, write, mixed, empty, timeseries, widerow) or a TOML file.
     #[arg(short = 'w', long, default_value = "read")]
     pub workload: String,
     /// Workload parameter overrides, NAME=VALUE (repeatable).

@@ -6,6 +6,10 @@
 //! - `timeseries`: 40 sensors of 60 points each. Both range reads (`latest`, and `history`
 //!   with two bounds from one hash) return exactly `window` clustering rows per request on
 //!   every backend, and appends return none; no errors.
+//! - `widerow`: 20 partitions of 150 rows with set, map, list and user-type columns, read
+//!   with pages of 64 rows and `--validate`: a whole-partition read returns all 150 rows
+//!   (three pages), a slice exactly `slice` rows, a single row one row whose columns match
+//!   what the load wrote (while appends to other columns of the same rows run); no errors.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -37,7 +41,11 @@ fn drop_keyspace(dir: &std::path::Path, keyspace: &str) {
 
 /// `schema`, `load` and a counted `run` of built-in `name` with `params` on every backend;
 /// returns the run's JSON report and the number of iterations that ran each statement.
-fn run_built_in(name: &str, params: &[(&str, &str)]) -> (serde_json::Value, Vec<u64>) {
+fn run_built_in(
+    name: &str,
+    params: &[(&str, &str)],
+    run_options: &[&str],
+) -> (serde_json::Value, Vec<u64>) {
     let dir = scratch_dir(name);
     let keyspace = params
         .iter()
@@ -60,7 +68,7 @@ fn run_built_in(name: &str, params: &[(&str, &str)]) -> (serde_json::Value, Vec<
     assert!(phase(&["load", NODE, "-q"]).status.success(), "load");
     let report = dir.join("run.json");
     let iterations = ITERATIONS.to_string();
-    let out = phase(&[
+    let mut run = vec![
         "run",
         NODE,
         "--driver",
@@ -76,7 +84,9 @@ fn run_built_in(name: &str, params: &[(&str, &str)]) -> (serde_json::Value, Vec<
         "-q",
         "-o",
         report.to_str().unwrap(),
-    ]);
+    ];
+    run.extend(run_options);
+    let out = phase(&run);
     assert!(out.status.success(), "run");
 
     let overrides: Vec<(String, String)> = params
@@ -105,6 +115,7 @@ fn timeseries_range_reads_return_a_window_of_clustering_rows_on_every_backend() 
             ("points", "2400"),
             ("window", "20"),
         ],
+        &[],
     );
     for d in DRIVERS {
         let b = &j["backends"][d];
@@ -125,5 +136,47 @@ fn timeseries_range_reads_return_a_window_of_clustering_rows_on_every_backend() 
         assert_eq!(statements[0]["rows"], picked[0] * window, "{d} latest");
         assert_eq!(statements[1]["rows"], picked[1] * window, "{d} history");
         assert_eq!(statements[2]["rows"], 0, "{d} append");
+    }
+}
+
+#[test]
+fn widerow_pages_whole_partitions_and_validates_single_rows_on_every_backend() {
+    if doppio_test_support::CASSANDRA.answering().is_none() {
+        return;
+    }
+    let (per_partition, slice) = (150u64, 10u64);
+    let (j, picked) = run_built_in(
+        "widerow",
+        &[
+            ("keyspace", "doppio_builtin_wr"),
+            ("partitions", "20"),
+            ("rows_per_partition", "150"),
+            ("slice", "10"),
+        ],
+        &["--page-size", "64", "--validate"],
+    );
+    assert_eq!(j["config"]["validated"], serde_json::json!(["row"]));
+    for d in DRIVERS {
+        let b = &j["backends"][d];
+        assert_eq!(b["requests"], ITERATIONS, "{d}");
+        assert_eq!(b["errors"], 0, "{d}: {}", b["errors_by_kind"]);
+        let statements = b["statements"].as_array().unwrap();
+        let names: Vec<&str> = statements
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["partition", "slice", "row", "append"], "{d}");
+        for (s, &n) in statements.iter().zip(&picked) {
+            assert_eq!(s["requests"], n, "{d} {}", s["name"]);
+        }
+        assert!(picked.iter().all(|&n| n > 0), "{picked:?}");
+        assert_eq!(
+            statements[0]["rows"],
+            picked[0] * per_partition,
+            "{d} partition"
+        );
+        assert_eq!(statements[1]["rows"], picked[1] * slice, "{d} slice");
+        assert_eq!(statements[2]["rows"], picked[2], "{d} row");
+        assert_eq!(statements[3]["rows"], 0, "{d} append");
     }
 }

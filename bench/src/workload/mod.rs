@@ -1,7 +1,7 @@
 //! Workloads: what the bench sends. A workload is a TOML file (format in
 //! `bench/workloads/README.md`, examples beside it) or one of the built-ins (`read`, `write`,
-//! `mixed`, `empty`, `timeseries`), compiled once with its parameters into statements whose
-//! arguments are generator expressions ([`expr`]).
+//! `mixed`, `empty`, `timeseries`, `widerow`), compiled once with its parameters into
+//! statements whose arguments are generator expressions ([`expr`]).
 //!
 //! Children: [`expr`], the generator expressions (parsed once, evaluated per iteration
 //! without allocation); [`encode`], their values as the CQL bytes of a column type.
@@ -98,6 +98,7 @@ pub const BUILT_INS: &[(&str, &str)] = &[
         "timeseries",
         include_str!("../../workloads/timeseries.toml"),
     ),
+    ("widerow", include_str!("../../workloads/widerow.toml")),
 ];
 
 #[derive(Debug, Deserialize)]
