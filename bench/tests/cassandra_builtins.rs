@@ -101,6 +101,31 @@ fn run_built_in(
     (json(&report), picked)
 }
 
+/// Backend `driver`'s statements in report `j`, checked: every iteration ran without error,
+/// the statements are `names` in order, and each ran exactly as often as the bench's pick
+/// chose it (`picked`, each above 0).
+fn clean_statements<'j>(
+    j: &'j serde_json::Value,
+    driver: &str,
+    picked: &[u64],
+    names: &[&str],
+) -> &'j Vec<serde_json::Value> {
+    let b = &j["backends"][driver];
+    assert_eq!(b["requests"], ITERATIONS, "{driver}");
+    assert_eq!(b["errors"], 0, "{driver}: {}", b["errors_by_kind"]);
+    let statements = b["statements"].as_array().unwrap();
+    let got: Vec<&str> = statements
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, names, "{driver}");
+    assert!(picked.iter().all(|&n| n > 0), "{picked:?}");
+    for (s, &n) in statements.iter().zip(picked) {
+        assert_eq!(s["requests"], n, "{driver} {}", s["name"]);
+    }
+    statements
+}
+
 #[test]
 fn timeseries_range_reads_return_a_window_of_clustering_rows_on_every_backend() {
     if doppio_test_support::CASSANDRA.answering().is_none() {
@@ -118,19 +143,7 @@ fn timeseries_range_reads_return_a_window_of_clustering_rows_on_every_backend() 
         &[],
     );
     for d in DRIVERS {
-        let b = &j["backends"][d];
-        assert_eq!(b["requests"], ITERATIONS, "{d}");
-        assert_eq!(b["errors"], 0, "{d}: {}", b["errors_by_kind"]);
-        let statements = b["statements"].as_array().unwrap();
-        let names: Vec<&str> = statements
-            .iter()
-            .map(|s| s["name"].as_str().unwrap())
-            .collect();
-        assert_eq!(names, ["latest", "history", "append"], "{d}");
-        for (s, &n) in statements.iter().zip(&picked) {
-            assert_eq!(s["requests"], n, "{d} {}", s["name"]);
-        }
-        assert!(picked.iter().all(|&n| n > 0), "{picked:?}");
+        let statements = clean_statements(&j, d, &picked, &["latest", "history", "append"]);
         // Every sensor holds 60 loaded points (and appended ones, newer): both reads return
         // exactly `window` rows.
         assert_eq!(statements[0]["rows"], picked[0] * window, "{d} latest");
@@ -157,19 +170,7 @@ fn widerow_pages_whole_partitions_and_validates_single_rows_on_every_backend() {
     );
     assert_eq!(j["config"]["validated"], serde_json::json!(["row"]));
     for d in DRIVERS {
-        let b = &j["backends"][d];
-        assert_eq!(b["requests"], ITERATIONS, "{d}");
-        assert_eq!(b["errors"], 0, "{d}: {}", b["errors_by_kind"]);
-        let statements = b["statements"].as_array().unwrap();
-        let names: Vec<&str> = statements
-            .iter()
-            .map(|s| s["name"].as_str().unwrap())
-            .collect();
-        assert_eq!(names, ["partition", "slice", "row", "append"], "{d}");
-        for (s, &n) in statements.iter().zip(&picked) {
-            assert_eq!(s["requests"], n, "{d} {}", s["name"]);
-        }
-        assert!(picked.iter().all(|&n| n > 0), "{picked:?}");
+        let statements = clean_statements(&j, d, &picked, &["partition", "slice", "row", "append"]);
         assert_eq!(
             statements[0]["rows"],
             picked[0] * per_partition,
