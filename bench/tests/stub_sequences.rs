@@ -10,7 +10,8 @@
 //! - a batch is one request per iteration (`kind = "unlogged_batch"`);
 //! - the backend's requests are the steps', the single statement's and the batches'.
 //!
-//! No Cassandra needed.
+//! And `idempotent = true` reaching doppio's retry policy (a write timeout retried for the
+//! statement marked, not for the other). No Cassandra needed.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -152,4 +153,96 @@ then = { error = { code = "overloaded", message = "the stub refuses SECOND" } }
         "{text}"
     );
     assert!(text.contains("fill: unlogged batch"), "{text}");
+}
+
+/// `idempotent = true` reaches doppio's retry policy: with `--retries 1`, a write timeout
+/// of an idempotent statement is retried on the same node (and the stub, which times out
+/// every second attempt, answers the retry), one of a statement not marked stays an error.
+/// doppio only: scylla-rust-driver's default policy retries a write timeout only for batch
+/// log writes, whatever the statement's idempotence.
+#[test]
+fn idempotent_statements_are_retried_after_a_write_timeout_and_others_are_not() {
+    const IDEMPOTENT: &str = r#"
+[[run]]
+name = "safe"
+idempotent = true
+statement = "SELECT key FROM system.local WHERE key = 'RETRIED'"
+
+[[run]]
+name = "unsafe"
+statement = "SELECT key FROM system.local WHERE key = 'ONCE'"
+"#;
+    let rules = r#"
+[[rule]]
+name = "every second RETRIED times out"
+when = { opcode = "EXECUTE", statement = "RETRIED", every = 2 }
+then = { error = { code = "write_timeout", message = "the stub times out" } }
+
+[[rule]]
+name = "every second ONCE times out"
+when = { opcode = "EXECUTE", statement = "ONCE", every = 2 }
+then = { error = { code = "write_timeout", message = "the stub times out" } }
+"#;
+    let dir = scratch_dir("idempotent");
+    let workload = dir.join("idempotent.toml");
+    std::fs::write(&workload, IDEMPOTENT).unwrap();
+    for driver in ["doppio", "doppio-uring"] {
+        // A stub of its own: its "every second" counts from the backend's first request.
+        let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
+            rules: doppio_stub::Rules::parse(rules).unwrap(),
+            log_rules: false,
+            ..doppio_stub::StubConfig::default()
+        })
+        .unwrap();
+        let addr = stub.addr().to_string();
+        let report = dir.join(format!("{driver}.json"));
+        let out = doppio(&[
+            "run",
+            "-w",
+            workload.to_str().unwrap(),
+            &addr,
+            "--driver",
+            driver,
+            "--retries",
+            "1",
+            "-d",
+            "1000",
+            "--segments",
+            "1",
+            "--warmup",
+            "0",
+            // One fiber: the stub's "every second" counts one request after another.
+            "-p",
+            "1",
+            "-q",
+            "-o",
+            report.to_str().unwrap(),
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{driver}: {text}");
+        assert!(
+            text.contains("idempotent    safe (a lost answer may be retried)"),
+            "{text}"
+        );
+        let j = json(&report);
+        assert_eq!(j["config"]["idempotent"], serde_json::json!(["safe"]));
+        let b = &j["backends"][driver];
+        let st = b["statements"].as_array().unwrap();
+        let (safe, unsafe_) = (&st[0], &st[1]);
+        assert_eq!(safe["name"], "safe");
+        assert_eq!(count(&safe["errors"]), 0, "{driver}: every timeout retried");
+        let n = count(&unsafe_["requests"]);
+        assert!(n > 0, "{driver}");
+        assert_eq!(
+            count(&unsafe_["errors"]),
+            n / 2,
+            "{driver}: every second attempt of `unsafe` failed, none retried"
+        );
+        // Attempts 2, 4, 6, ... time out: every request but the first is retried once.
+        assert_eq!(
+            count(&b["retries"]),
+            count(&safe["requests"]) - 1,
+            "{driver}: one retry per `safe` request but the first"
+        );
+    }
 }
