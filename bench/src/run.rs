@@ -350,6 +350,12 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
                 .collect(),
             cycles: cycles.map(Into::into),
             serial_consistency: Some(options.serial_consistency.name().to_owned()),
+            idempotent: workload
+                .run
+                .iter()
+                .filter(|s| s.idempotent)
+                .map(|s| s.name.clone())
+                .collect(),
             datacenter: options.locality.datacenter.clone(),
             rack: options.locality.rack.clone(),
             retry_backoff: options.retry_backoff.map(|b| b.describe()),

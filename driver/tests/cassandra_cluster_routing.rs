@@ -93,7 +93,9 @@ fn the_driver_sees_every_node_with_its_data_center_and_rack(runtime: Runtime) {
 
 /// Runs `keys` prepared writes and reads of an RF=1 table from every shard of `c` and checks
 /// that each landed on the key's owner: per node, requests equal the keys it owns.
-fn every_request_lands_on_its_owner(c: &Cluster, ks: &str, keys: i32) {
+/// With `batched`, each INSERT goes as a one-statement unlogged batch
+/// (`Session::batch_prepared`), routed by its first statement's key like an EXECUTE.
+fn every_request_lands_on_its_owner(c: &Cluster, ks: &str, keys: i32, batched: bool) {
     let ks_owned = ks.to_owned();
     let per_shard = c
         .run_on_shards_indexed(move |shard, s| {
@@ -115,9 +117,22 @@ fn every_request_lands_on_its_owner(c: &Cluster, ks: &str, keys: i32) {
                 // Shard 0 takes the even keys, shard 1 the odd ones.
                 let mine: Vec<i32> = (0..keys).filter(|k| (*k as usize) % 2 == shard).collect();
                 for &k in &mine {
-                    s.execute(&insert, &(k, format!("value {k}")))
+                    let values = (k, format!("value {k}"));
+                    if batched {
+                        let entry = [doppio::session::PreparedBatchEntry {
+                            statement: &insert,
+                            values: &values,
+                        }];
+                        s.batch_prepared(
+                            doppio::proto::request::BatchType::Unlogged,
+                            &entry,
+                            &StatementOptions::DEFAULT,
+                        )
                         .await
                         .unwrap();
+                    } else {
+                        s.execute(&insert, &values).await.unwrap();
+                    }
                     let rows: Vec<(String,)> = s
                         .execute(&select, &(k,))
                         .await
@@ -177,8 +192,17 @@ fn every_request_lands_on_its_owner(c: &Cluster, ks: &str, keys: i32) {
 }
 
 fn with_rf_1_every_prepared_request_goes_to_the_owner_of_its_key(runtime: Runtime) {
+    rf_1_requests_land_on_their_owners(runtime, "owner", false);
+}
+
+fn with_rf_1_every_prepared_batch_goes_to_the_owner_of_its_first_key(runtime: Runtime) {
+    rf_1_requests_land_on_their_owners(runtime, "bowner", true);
+}
+
+/// A keyspace of RF 1 (`name`), then [`every_request_lands_on_its_owner`].
+fn rf_1_requests_land_on_their_owners(runtime: Runtime, name: &str, batched: bool) {
     let c = builder(runtime).build().unwrap();
-    let ks = keyspace("owner");
+    let ks = keyspace(name);
     let create = ks.clone();
     c.run_on_shards_indexed(move |shard, s| {
         let ks = create.clone();
@@ -220,7 +244,7 @@ fn with_rf_1_every_prepared_request_goes_to_the_owner_of_its_key(runtime: Runtim
         seen.iter().all(Option::is_some),
         "every shard knows the keyspace: {seen:?}"
     );
-    every_request_lands_on_its_owner(&c, &ks, 600);
+    every_request_lands_on_its_owner(&c, &ks, 600, batched);
     c.shutdown();
 }
 
@@ -267,7 +291,7 @@ fn a_keyspace_created_and_altered_while_the_driver_runs_is_routed_by_its_replica
         })
         .unwrap();
     assert!(seen.iter().all(Option::is_some), "{seen:?}");
-    every_request_lands_on_its_owner(&c, &ks, 300);
+    every_request_lands_on_its_owner(&c, &ks, 300, false);
     // Altered to two replicas: each shard's replicas follow.
     on_runtime(runtime, "cluster-alter", {
         let ks = ks.clone();
@@ -430,6 +454,7 @@ support::cassandra_runtime_tests!(
     CASSANDRA_CLUSTER;
     the_driver_sees_every_node_with_its_data_center_and_rack,
     with_rf_1_every_prepared_request_goes_to_the_owner_of_its_key,
+    with_rf_1_every_prepared_batch_goes_to_the_owner_of_its_first_key,
     a_keyspace_created_and_altered_while_the_driver_runs_is_routed_by_its_replication,
     the_replicas_the_driver_computes_are_the_nodes_cassandra_contacts,
 );

@@ -275,6 +275,102 @@ fn batches_lwt_and_re_prepare(runtime: Runtime) {
     });
 }
 
+/// `Session::batch_prepared`: a batch of prepared statements applied whole, routed by its
+/// first statement (a replica of its key), healed when the node forgot a statement (the
+/// table dropped and created again), and an LWT batch's `[applied]`.
+fn prepared_batches_route_heal_and_apply(runtime: Runtime) {
+    on_runtime(runtime, || async {
+        use doppio::session::PreparedBatchEntry;
+        let s = session(false).await;
+        let ks = keyspace("pbatch");
+        create_keyspace(&s, &ks).await;
+        s.use_keyspace(&ks).await.unwrap();
+        let create = "CREATE TABLE t (p int, c int, v int, PRIMARY KEY (p, c))";
+        s.query(create, &()).await.unwrap();
+        let insert = s
+            .prepare("INSERT INTO t (p, c, v) VALUES (?, ?, ?)")
+            .await
+            .unwrap();
+        let update = s
+            .prepare("UPDATE t SET v = ? WHERE p = ? AND c = ?")
+            .await
+            .unwrap();
+        // The first statement's key is bound: the batch goes to its replica.
+        assert_eq!(
+            s.replicas_of(&insert, &(7i32, 0i32, 0i32)),
+            vec![cassandra()]
+        );
+        let rows: Vec<(i32, i32, i32)> = (0..20).map(|c| (7, c, c * 10)).collect();
+        let mut entries: Vec<PreparedBatchEntry<'_>> = rows
+            .iter()
+            .map(|r| PreparedBatchEntry {
+                statement: &insert,
+                values: r,
+            })
+            .collect();
+        let bump = (999i32, 7i32, 3i32);
+        entries.push(PreparedBatchEntry {
+            statement: &update,
+            values: &bump,
+        });
+        // Two batches, of 5 and of 21 statements.
+        for n in [5, entries.len()] {
+            s.batch_prepared(
+                BatchType::Unlogged,
+                &entries[..n],
+                &StatementOptions::DEFAULT,
+            )
+            .await
+            .unwrap();
+        }
+        let r = s
+            .query("SELECT c, v FROM t WHERE p = 7", &())
+            .await
+            .unwrap();
+        let got: Vec<(i32, i32)> = r.typed_rows().unwrap();
+        let want: Vec<(i32, i32)> = (0..20)
+            .map(|c| (c, if c == 3 { 999 } else { c * 10 }))
+            .collect();
+        assert_eq!(got, want);
+
+        // The node forgets both statements with their table: the batch is healed.
+        let before = s.stats().reprepares;
+        s.query("DROP TABLE t", &()).await.unwrap();
+        s.query(create, &()).await.unwrap();
+        s.batch_prepared(BatchType::Logged, &entries[..3], &StatementOptions::DEFAULT)
+            .await
+            .expect("healed: re-prepared and sent again");
+        assert!(
+            s.stats().reprepares > before,
+            "a statement was prepared again"
+        );
+        let r = s.query("SELECT c FROM t WHERE p = 7", &()).await.unwrap();
+        assert_eq!(r.typed_rows::<(i32,)>().unwrap(), vec![(0,), (1,), (2,)]);
+
+        // A conditional batch: applied once, then not.
+        let lwt = s
+            .prepare("INSERT INTO t (p, c, v) VALUES (?, ?, ?) IF NOT EXISTS")
+            .await
+            .unwrap();
+        let values = (8i32, 1i32, 1i32);
+        let entry = [PreparedBatchEntry {
+            statement: &lwt,
+            values: &values,
+        }];
+        let first = s
+            .batch_prepared(BatchType::Logged, &entry, &StatementOptions::DEFAULT)
+            .await
+            .unwrap();
+        assert_eq!(first.applied(), Some(true));
+        let again = s
+            .batch_prepared(BatchType::Logged, &entry, &StatementOptions::DEFAULT)
+            .await
+            .unwrap();
+        assert_eq!(again.applied(), Some(false));
+        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+    });
+}
+
 /// A fake node on loopback that answers each request with `answer(opcode)` (the stream id
 /// echoed), enough for a handshake: it reads 9-byte headers and bodies and writes frames.
 fn fake_node(
@@ -439,6 +535,7 @@ support::cassandra_runtime_tests!(
     the_same_works_with_lz4_compression,
     server_errors_arrive_typed_with_their_fields,
     batches_lwt_and_re_prepare,
+    prepared_batches_route_heal_and_apply,
     prepared_rows_follow_the_table_when_it_changes,
     a_closed_session_fails_requests_with_the_reason,
 );

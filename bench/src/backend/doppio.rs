@@ -14,22 +14,25 @@ use bytes::BytesMut;
 use doppio::pool::Backoff;
 use doppio::proto::consistency::Consistency;
 use doppio::proto::metadata::ColumnSpec;
+use doppio::proto::request::BatchType;
 use doppio::proto::types::ColumnType;
 use doppio::proto::values::QueryValues;
 use doppio::proto::ProtocolVersion;
 use doppio::rt::Runtime;
-use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy, StatementOptions};
+use doppio::session::{
+    DefaultRetryPolicy, NoRetry, PreparedBatchEntries, RetryPolicy, StatementOptions,
+};
 use doppio::{Cluster, Error, PreparedStatement, Session, TlsConfig};
 
 use super::{
-    phase_statements, plan_statement, run_and_report, Backend, BackendError, Compression,
-    ConnectOptions, Consistency as BenchConsistency, Driver, DriverCounters, Event, Phase,
-    PhaseSpec, SerialConsistency, SettingError, TlsOptions,
+    assemble_plan, phase_statements, plan_statement, run_and_report, Backend, BackendError,
+    Compression, ConnectOptions, Consistency as BenchConsistency, Driver, DriverCounters, Event,
+    Phase, PhaseSpec, SerialConsistency, SettingError, TlsOptions,
 };
 use crate::engine::validate::Shape;
-use crate::engine::{Args, BenchSession, PlanStatement, RequestError};
+use crate::engine::{Answer, Args, BatchArgs, BenchSession, Plan, RequestError};
 use crate::workload::encode::{encode, CqlKind, CqlType, Encoded, UdtType};
-use crate::workload::{Statement, Workload};
+use crate::workload::{BatchKind, Statement, Workload};
 
 /// A running doppio cluster client.
 pub struct DoppioBackend {
@@ -271,6 +274,68 @@ fn rows_error(e: &rows::RowsError) -> RequestError {
     }
 }
 
+/// A prepared statement with how it is sent: idempotent or not, and whether its answers'
+/// `[applied]` is read.
+pub struct DoppioPrepared {
+    statement: PreparedStatement,
+    /// The session's defaults, `idempotent` as the workload says.
+    options: StatementOptions<'static>,
+    /// A conditional update.
+    conditional: bool,
+}
+
+/// A batch entry of a plan: its kind and options (its statements and values come per
+/// iteration, in [`BatchArgs`]).
+pub struct DoppioBatch {
+    kind: BatchType,
+    options: StatementOptions<'static>,
+    conditional: bool,
+}
+
+/// The options of a statement marked `idempotent` or not (the session's defaults otherwise).
+fn options_of(idempotent: bool) -> StatementOptions<'static> {
+    StatementOptions {
+        idempotent,
+        ..StatementOptions::DEFAULT
+    }
+}
+
+/// doppio's batch type for the bench's.
+fn batch_type(kind: BatchKind) -> BatchType {
+    match kind {
+        BatchKind::Logged => BatchType::Logged,
+        BatchKind::Unlogged => BatchType::Unlogged,
+        BatchKind::Counter => BatchType::Counter,
+    }
+}
+
+/// A batch's elements as doppio takes them: statement `k` and its values, made on demand.
+struct Elements<'a>(BatchArgs<'a, DoppioPrepared>);
+
+impl PreparedBatchEntries for Elements<'_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn statement(&self, k: usize) -> Option<&PreparedStatement> {
+        self.0.element(k).map(|(s, _)| &s.prepared.statement)
+    }
+
+    fn with_values(
+        &self,
+        k: usize,
+        f: &mut dyn FnMut(&dyn QueryValues) -> doppio::proto::error::Result<()>,
+    ) -> doppio::proto::error::Result<()> {
+        match self.0.element(k) {
+            Some((_, args)) => f(&args),
+            None => Err(doppio::proto::ProtoError::InvalidValue {
+                what: "batch statement",
+                detail: format!("no element {k} of {}", self.0.len()),
+            }),
+        }
+    }
+}
+
 struct ShardSession {
     session: Session,
     /// Count result rows without decoding them.
@@ -278,32 +343,36 @@ struct ShardSession {
 }
 
 impl BenchSession for ShardSession {
-    type Prepared = PreparedStatement;
+    type Prepared = DoppioPrepared;
+    type Batch = DoppioBatch;
 
     /// The first page on the session's hot path (its default options: the run's page size),
     /// each further page asked for with the previous one's paging state once that one is
     /// consumed: page after page, as the scylla backend does.
     async fn execute(
         &self,
-        prepared: &PreparedStatement,
+        prepared: &DoppioPrepared,
         args: Args<'_>,
-    ) -> Result<u64, RequestError> {
+    ) -> Result<Answer, RequestError> {
+        let (options, conditional) = (&prepared.options, prepared.conditional);
+        let prepared = &prepared.statement;
         let mut page = self
             .session
-            .execute(prepared, &args)
+            .execute_with(prepared, &args, options)
             .await
             .map_err(|e| request_error(&e))?;
+        let not_applied = conditional && rows::not_applied(&page);
         let mut rows = 0;
         loop {
             rows += rows::consume(&page, self.discard_results, args.check)
                 .map_err(|e| rows_error(&e))?;
             // A reference-counted handle on the page's bytes: no copy.
             let Some(state) = page.paging_state().cloned() else {
-                return Ok(rows);
+                return Ok(Answer { rows, not_applied });
             };
             let options = StatementOptions {
                 paging_state: Some(&state),
-                ..StatementOptions::DEFAULT
+                ..*options
             };
             // Boxed: further pages are the rare path, and the single-page request's future
             // stays as small as it was (one allocation per further page).
@@ -311,6 +380,24 @@ impl BenchSession for ShardSession {
                 .await
                 .map_err(|e| request_error(&e))?;
         }
+    }
+
+    /// One BATCH of the elements' prepared statements and values, routed by its first
+    /// statement's partition key. Each element's values are made as the frame is written:
+    /// nothing is collected or allocated for them.
+    async fn execute_batch(
+        &self,
+        batch: &DoppioBatch,
+        args: BatchArgs<'_, DoppioPrepared>,
+    ) -> Result<Answer, RequestError> {
+        let page = self
+            .session
+            .batch_prepared(batch.kind, &Elements(args), &batch.options)
+            .await
+            .map_err(|e| request_error(&e))?;
+        let not_applied = batch.conditional && rows::not_applied(&page);
+        let rows = rows::consume(&page, self.discard_results, None).map_err(|e| rows_error(&e))?;
+        Ok(Answer { rows, not_applied })
     }
 
     async fn sleep_until(&self, deadline: Instant) {
@@ -350,8 +437,9 @@ async fn prepare_plan(
     driver: Driver,
     session: &Session,
     workload: &Workload,
+    phase: Phase,
     stmts: &[Statement],
-) -> Result<Vec<PlanStatement<PreparedStatement>>, BackendError> {
+) -> Result<Plan<DoppioPrepared, DoppioBatch>, BackendError> {
     let err = err_of(driver);
     let mut plan = Vec::with_capacity(stmts.len());
     for s in stmts {
@@ -388,6 +476,11 @@ async fn prepare_plan(
             }
             _ => None,
         };
+        let prepared = DoppioPrepared {
+            statement: prepared,
+            options: options_of(s.idempotent),
+            conditional: s.conditional,
+        };
         plan.push(plan_statement(
             workload,
             s,
@@ -397,7 +490,16 @@ async fn prepare_plan(
             driver.name(),
         )?);
     }
-    Ok(plan)
+    assemble_plan(workload, phase, plan, |group, kind, members| {
+        let of_group = &stmts[group.statements.clone()];
+        // Idempotent when every statement of it is.
+        let idempotent = !of_group.is_empty() && of_group.iter().all(|s| s.idempotent);
+        Ok(DoppioBatch {
+            kind: batch_type(kind),
+            options: options_of(idempotent),
+            conditional: members.iter().any(|m| m.prepared.conditional),
+        })
+    })
 }
 
 impl Backend for DoppioBackend {
@@ -444,7 +546,7 @@ impl Backend for DoppioBackend {
             .run_on_shards(move |session| {
                 let (stmts, workload) = (stmts.clone(), workload.clone());
                 async move {
-                    prepare_plan(driver, &session, &workload, &stmts)
+                    prepare_plan(driver, &session, &workload, phase, &stmts)
                         .await
                         .map(|_| ())
                 }
@@ -471,17 +573,18 @@ impl Backend for DoppioBackend {
                 let spec = spec.clone();
                 async move {
                     // The statements are in the shard's cache since `prepare`: no network.
-                    let plan = match prepare_plan(driver, &session, &workload, &stmts).await {
-                        Ok(p) => p,
-                        Err(e) => {
-                            let _ = events.send(Event::Finished {
-                                worker,
-                                end: Err(e),
-                                stalled: Default::default(),
-                            });
-                            return;
-                        }
-                    };
+                    let plan =
+                        match prepare_plan(driver, &session, &workload, spec.phase, &stmts).await {
+                            Ok(p) => p,
+                            Err(e) => {
+                                let _ = events.send(Event::Finished {
+                                    worker,
+                                    end: Err(e),
+                                    stalled: Default::default(),
+                                });
+                                return;
+                            }
+                        };
                     let wspec = spec.worker_spec(worker, workers, start);
                     let bench = ShardSession {
                         session,

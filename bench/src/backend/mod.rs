@@ -28,11 +28,12 @@ use crate::engine::schedule::RateSchedule;
 use crate::engine::spill::SpilledSamples;
 use crate::engine::statements::{merge_totals, StatementTotals};
 use crate::engine::{
-    run_worker, BenchSession, IntervalSample, Limit, PlanStatement, WorkerEnd, WorkerSpec,
+    run_worker, BenchSession, IntervalSample, Limit, Plan, PlanGroup, PlanStatement, WorkerEnd,
+    WorkerSpec,
 };
 use crate::stats::LatencyHistogram;
 use crate::workload::encode::CqlType;
-use crate::workload::{BoundArgs, Statement, Workload};
+use crate::workload::{BatchKind, BoundArgs, RunGroup, RunMode, Statement, Workload};
 pub use settings::{
     Compression, Locality, RetryBackoff, SerialConsistency, SettingError, TlsOptions,
 };
@@ -328,6 +329,36 @@ pub fn phase_statements(
     }
 }
 
+/// A phase's plan from its prepared statements (as [`phase_statements`] lists them): the
+/// workload's `[[run]]` entries (the load phase: its one statement), each batch entry's
+/// batch made once by `make_batch` from its kind and its statements.
+pub fn assemble_plan<P, B>(
+    workload: &Workload,
+    phase: Phase,
+    statements: Vec<PlanStatement<P>>,
+    mut make_batch: impl FnMut(&RunGroup, BatchKind, &[PlanStatement<P>]) -> Result<B, BackendError>,
+) -> Result<Plan<P, B>, BackendError> {
+    let groups = match phase {
+        Phase::Run => workload.groups.clone(),
+        Phase::Load => vec![RunGroup::single("load")],
+    };
+    let mut plan = Vec::with_capacity(groups.len());
+    for group in groups {
+        let batch = match group.mode {
+            RunMode::Batch(kind) => {
+                let members = statements.get(group.statements.clone()).unwrap_or(&[]);
+                Some(make_batch(&group, kind, members)?)
+            }
+            RunMode::Single | RunMode::Sequence => None,
+        };
+        plan.push(PlanGroup { group, batch });
+    }
+    Ok(Plan {
+        statements,
+        groups: plan,
+    })
+}
+
 /// A prepared statement with its generators checked against the markers' `kinds`, and its
 /// validation compiled against `shape` (given for a statement with `validate`: see
 /// [`crate::engine::validate`]).
@@ -360,7 +391,7 @@ pub fn plan_statement<P>(
 pub async fn run_and_report<S: BenchSession>(
     session: &S,
     workload: &Workload,
-    plan: &[PlanStatement<S::Prepared>],
+    plan: &Plan<S::Prepared, S::Batch>,
     wspec: &WorkerSpec,
     phase: Phase,
     events: mpsc::SyncSender<Event>,

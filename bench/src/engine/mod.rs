@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 
 use crate::stats::LatencyHistogram;
 use crate::units::{self, UnitError};
-use crate::workload::BoundArgs;
+use crate::workload::{BoundArgs, RunGroup, RunMode};
 use statements::{StatementCounts, StatementTotals};
 
 /// How long a phase lasts.
@@ -91,20 +91,51 @@ pub struct RequestError {
     pub message: String,
 }
 
+/// What a successful request returned.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Answer {
+    /// Result rows of all its pages.
+    pub rows: u64,
+    /// A conditional update (lightweight transaction) that was not applied: its result's
+    /// `[applied]` column is false. Read only for conditional statements.
+    pub not_applied: bool,
+}
+
+impl Answer {
+    /// An answer of `rows` rows, applied.
+    pub fn rows(rows: u64) -> Self {
+        Self {
+            rows,
+            not_applied: false,
+        }
+    }
+}
+
 /// What a backend offers a worker: executing a prepared statement with generated arguments,
-/// and sleeping on its runtime's timer.
+/// a BATCH of them, and sleeping on its runtime's timer.
 pub trait BenchSession {
     /// A prepared statement of this backend.
     type Prepared;
+    /// A batch of prepared statements of this backend, built once per phase.
+    type Batch;
 
     /// Executes `prepared` with the arguments of iteration `args.iteration`: every page of
     /// its result, each consumed as the run asks (every row decoded, or only counted).
-    /// Returns the rows of all its pages.
+    /// Returns the rows of all its pages (and, for a conditional statement, whether it was
+    /// applied).
     fn execute(
         &self,
         prepared: &Self::Prepared,
         args: Args<'_>,
-    ) -> impl Future<Output = Result<u64, RequestError>>;
+    ) -> impl Future<Output = Result<Answer, RequestError>>;
+
+    /// Sends `batch` as one BATCH request with the arguments `args` gives each of its
+    /// elements.
+    fn execute_batch(
+        &self,
+        batch: &Self::Batch,
+        args: BatchArgs<'_, Self::Prepared>,
+    ) -> impl Future<Output = Result<Answer, RequestError>>;
 
     /// Sleeps until `deadline` on the backend's runtime.
     fn sleep_until(&self, deadline: Instant) -> impl Future<Output = ()>;
@@ -139,6 +170,112 @@ pub struct Args<'a> {
     /// With `--validate`, for a statement that names the row it reads: the check each
     /// returned row's raw cells go through (see [`validate`]).
     pub check: Option<&'a validate::RowCheck>,
+}
+
+/// The elements of one BATCH: `repeat` copies of its statements, copy `k` with the
+/// arguments of iteration `iteration * repeat + k` (so that `i / repeat`-style keys of the
+/// copies fall in one partition), in the order copy 0's statements, copy 1's, ...
+#[derive(Debug)]
+pub struct BatchArgs<'a, P> {
+    /// The batch's statements.
+    pub members: &'a [PlanStatement<P>],
+    /// The iteration.
+    pub iteration: u64,
+    /// Copies of the statements.
+    pub repeat: u32,
+}
+
+impl<P> Clone for BatchArgs<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P> Copy for BatchArgs<'_, P> {}
+
+impl<'a, P> BatchArgs<'a, P> {
+    /// Its number of elements.
+    pub fn len(&self) -> usize {
+        self.members.len() * self.repeat as usize
+    }
+
+    /// Whether it has none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `n`: its statement and its arguments (`None` past the last).
+    pub fn element(&self, n: usize) -> Option<(&'a PlanStatement<P>, Args<'a>)> {
+        let m = self.members.len();
+        if m == 0 || n >= self.len() {
+            return None;
+        }
+        let member = &self.members[n % m];
+        let copy = (n / m) as u64;
+        Some((
+            member,
+            Args {
+                bound: &member.args,
+                iteration: self
+                    .iteration
+                    .wrapping_mul(u64::from(self.repeat))
+                    .wrapping_add(copy),
+                check: None,
+            },
+        ))
+    }
+}
+
+/// A phase's plan: its prepared statements, and the `[[run]]` entries that run them (the
+/// load phase: one entry of its one statement).
+#[derive(Debug)]
+pub struct Plan<P, B> {
+    /// The statements, as [`crate::workload::Workload::run`] orders them.
+    pub statements: Vec<PlanStatement<P>>,
+    /// The entries, picked by weight per iteration.
+    pub groups: Vec<PlanGroup<B>>,
+}
+
+/// A `[[run]]` entry of a plan.
+#[derive(Debug)]
+pub struct PlanGroup<B> {
+    /// Which statements, how, and its per-statement record entries.
+    pub group: RunGroup,
+    /// Its batch (a batch entry only), built once per phase.
+    pub batch: Option<B>,
+}
+
+impl<P, B> Plan<P, B> {
+    /// The plan of a phase of single statements, one entry each (tests).
+    pub fn singles(statements: Vec<PlanStatement<P>>) -> Self {
+        let groups = (0..statements.len())
+            .map(|k| PlanGroup {
+                group: RunGroup {
+                    statements: k..k + 1,
+                    entry: k,
+                    ..RunGroup::single("")
+                },
+                batch: None,
+            })
+            .collect();
+        Self { statements, groups }
+    }
+
+    /// Per entry of the per-statement records: whether it is a sequence's (its
+    /// iterations, not requests).
+    pub fn sequence_entries(&self) -> Vec<bool> {
+        let mut out = Vec::new();
+        for g in &self.groups {
+            let n = g.group.entries();
+            if out.len() < g.group.entry + n {
+                out.resize(g.group.entry + n, false);
+            }
+            if g.group.mode == RunMode::Sequence {
+                out[g.group.entry + n - 1] = true;
+            }
+        }
+        out
+    }
 }
 
 /// A prepared run statement: the backend's handle plus its checked generators.
@@ -195,7 +332,7 @@ struct OutageWatch {
 }
 
 impl OutageWatch {
-    fn observe(&self, now: Instant, result: &Result<u64, RequestError>) {
+    fn observe<T>(&self, now: Instant, result: &Result<T, RequestError>) {
         let Some(limit) = self.limit else { return };
         match result {
             Ok(_) => self.since.set(None),
@@ -279,6 +416,8 @@ struct Recorder<F: FnMut(IntervalSample)> {
     statement_latency: Vec<LatencyHistogram>,
     /// The phase's record per statement (one entry per plan statement).
     statement_totals: Vec<StatementTotals>,
+    /// Per entry: a sequence's (its latency is not a request's: not in the totals').
+    sequence: Vec<bool>,
     /// The first message of each error kind.
     first_messages: Vec<(&'static str, String)>,
     sink: F,
@@ -293,12 +432,15 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
     }
 
     fn flush(&mut self, last: bool) {
-        for (h, totals) in self
+        for (k, (h, totals)) in self
             .statement_latency
             .iter_mut()
             .zip(self.statement_totals.iter_mut())
+            .enumerate()
         {
-            self.latency.merge(h);
+            if !self.sequence.get(k).copied().unwrap_or(false) {
+                self.latency.merge(h);
+            }
             totals.latency.merge(h);
             h.clear();
         }
@@ -322,21 +464,61 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
         (self.sink)(sample);
     }
 
-    /// Records the outcome of a request of plan statement `statement`.
-    fn record(
-        &mut self,
-        statement: usize,
-        due: Instant,
-        sent: Instant,
-        done: Instant,
-        result: Result<u64, RequestError>,
-    ) {
+    /// Moves to the interval `done` falls in.
+    fn rotate_for(&mut self, done: Instant) {
         let mut index = (done.saturating_duration_since(self.start).as_nanos()
             / self.interval.as_nanos().max(1)) as u64;
         if let Some(last) = self.last_index {
             index = index.min(last);
         }
         self.rotate_to(index);
+    }
+
+    /// Records one iteration of the sequence of entry `entry`: its latency from the
+    /// iteration's due time to its last step's end and its steps' rows, or the kind of the
+    /// error that stopped it. Not a request: the totals are its steps'.
+    fn record_sequence(
+        &mut self,
+        entry: usize,
+        due: Instant,
+        done: Instant,
+        outcome: Result<u64, &'static str>,
+    ) {
+        self.rotate_for(done);
+        let (Some(counts), Some(totals), Some(h)) = (
+            self.statements.get_mut(entry),
+            self.statement_totals.get_mut(entry),
+            self.statement_latency.get_mut(entry),
+        ) else {
+            return;
+        };
+        counts.requests += 1;
+        totals.requests += 1;
+        match outcome {
+            Ok(rows) => {
+                let latency = done.saturating_duration_since(due).as_nanos() as u64;
+                counts.rows += rows;
+                counts.latency_sum_ns = counts.latency_sum_ns.saturating_add(latency);
+                totals.rows += rows;
+                h.record(latency);
+            }
+            Err(kind) => {
+                counts.errors += 1;
+                totals.count_error(kind);
+            }
+        }
+    }
+
+    /// Records the outcome of a request of entry `statement` of the per-statement records.
+    fn record(
+        &mut self,
+        statement: usize,
+        due: Instant,
+        sent: Instant,
+        done: Instant,
+        result: Result<Answer, RequestError>,
+    ) {
+        self.rotate_for(done);
         self.requests += 1;
         self.lateness_ns += sent.saturating_duration_since(due).as_nanos() as u64;
         // Both hold one entry per plan statement (none when not recording), and `statement`
@@ -350,7 +532,7 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
             totals.requests += 1;
         }
         match result {
-            Ok(rows) => {
+            Ok(Answer { rows, not_applied }) => {
                 let latency = done.saturating_duration_since(due).as_nanos() as u64;
                 self.rows += rows;
                 self.service
@@ -362,6 +544,7 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
                         counts.rows += rows;
                         counts.latency_sum_ns = counts.latency_sum_ns.saturating_add(latency);
                         totals.rows += rows;
+                        totals.not_applied += u64::from(not_applied);
                         h.record(latency);
                     }
                     _ => self.latency.record(latency),
@@ -382,6 +565,11 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
             }
         }
     }
+}
+
+/// The answer of `result` when it is one (the default otherwise).
+fn result_answer(result: &Result<Answer, RequestError>) -> Answer {
+    result.as_ref().copied().unwrap_or_default()
 }
 
 /// The last sample interval of a phase limited by time (the one its end falls in), into
@@ -439,13 +627,21 @@ async fn pause_until<S: BenchSession>(session: &S, deadline: Instant, passed: In
 /// The longest sleep between two looks at the interrupt flag while a fiber waits.
 const PAUSE_STEP: Duration = Duration::from_millis(100);
 
-/// Runs one worker's share of a phase: its fibers execute `plan[pick(i)]` for each of its
-/// iterations `i` until `spec.limit`. Each completed sample interval is handed to `sink`
-/// (on this thread) as soon as a later one starts, and the last partial one at the end.
+/// Runs one worker's share of a phase: its fibers run the plan's entry `pick(i)` (its
+/// statement, its sequence of steps, or its batch) for each of its iterations `i` until
+/// `spec.limit`. Each completed sample interval is handed to `sink` (on this thread) as soon
+/// as a later one starts, and the last partial one at the end.
+///
+/// A sequence's steps run one after another with the same `i`; each is a request of its own
+/// entry, its latency from the end of the step before (the first step's from the
+/// iteration's due time). The first step that fails ends the iteration: its error is
+/// counted on that step and on the sequence's entry, the later steps are not sent. The
+/// sequence's entry gets one latency per successful iteration, from its due time to the end
+/// of its last step.
 pub async fn run_worker<S, F>(
     session: &S,
     pick: &(dyn Fn(u64) -> usize + '_),
-    plan: &[PlanStatement<S::Prepared>],
+    plan: &Plan<S::Prepared, S::Batch>,
     spec: &WorkerSpec,
     sink: F,
 ) -> WorkerEnd
@@ -453,6 +649,7 @@ where
     S: BenchSession,
     F: FnMut(IntervalSample),
 {
+    let entries = plan.sequence_entries();
     let recorder = RefCell::new(Recorder {
         spec_worker: spec.worker,
         start: spec.start,
@@ -466,19 +663,22 @@ where
         service: LatencyHistogram::new(),
         lateness_ns: 0,
         // Preallocated once per phase (one histogram per statement), only when recording.
-        statements: vec![StatementCounts::default(); if spec.record { plan.len() } else { 0 }],
+        statements: vec![StatementCounts::default(); if spec.record { entries.len() } else { 0 }],
         statement_totals: if spec.record {
-            (0..plan.len())
+            (0..entries.len())
                 .map(|_| StatementTotals::default())
                 .collect()
         } else {
             Vec::new()
         },
         statement_latency: if spec.record {
-            (0..plan.len()).map(|_| LatencyHistogram::new()).collect()
+            (0..entries.len())
+                .map(|_| LatencyHistogram::new())
+                .collect()
         } else {
             Vec::new()
         },
+        sequence: entries,
         first_messages: Vec::new(),
         sink,
     });
@@ -544,8 +744,13 @@ where
                     Some(range) => range.iteration(i),
                     None => i,
                 };
-                let k = pick(i);
-                let Some(stmt) = plan.get(k) else { return };
+                let Some(group) = plan.groups.get(pick(i)) else {
+                    return;
+                };
+                let g = &group.group;
+                let Some(members) = plan.statements.get(g.statements.clone()) else {
+                    return;
+                };
                 let sent = if paced {
                     if !pause_until(session, due, last_done).await {
                         return;
@@ -554,30 +759,88 @@ where
                 } else {
                     due
                 };
-                if let Some(v) = &stmt.validation {
-                    check.begin(v, i);
-                }
-                let result = session
-                    .execute(
-                        &stmt.prepared,
-                        Args {
-                            bound: &stmt.args,
+                let done = match (&g.mode, &group.batch) {
+                    (RunMode::Batch(_), Some(batch)) => {
+                        let args = BatchArgs {
+                            members,
                             iteration: i,
-                            check: stmt.validation.as_ref().map(|_| &check),
-                        },
-                    )
-                    .await;
-                let result = match &stmt.validation {
-                    Some(v) => check.finish(v, result),
-                    None => result,
+                            repeat: g.repeat,
+                        };
+                        let result = session.execute_batch(batch, args).await;
+                        let done = Instant::now();
+                        outage.observe(done, &result);
+                        if spec.record {
+                            recorder
+                                .borrow_mut()
+                                .record(g.entry, due, sent, done, result);
+                        }
+                        done
+                    }
+                    _ => {
+                        // One statement, or a sequence's steps one after another.
+                        let (mut step_due, mut step_sent) = (due, sent);
+                        let mut rows = 0u64;
+                        let mut failed = None;
+                        for (n, stmt) in members.iter().enumerate() {
+                            if let Some(v) = &stmt.validation {
+                                check.begin(v, i);
+                            }
+                            let result = session
+                                .execute(
+                                    &stmt.prepared,
+                                    Args {
+                                        bound: &stmt.args,
+                                        iteration: i,
+                                        check: stmt.validation.as_ref().map(|_| &check),
+                                    },
+                                )
+                                .await;
+                            let result = match &stmt.validation {
+                                Some(v) => {
+                                    let answer = result_answer(&result);
+                                    check
+                                        .finish(v, result.map(|a| a.rows))
+                                        .map(|rows| Answer { rows, ..answer })
+                                }
+                                None => result,
+                            };
+                            let done = Instant::now();
+                            outage.observe(done, &result);
+                            match &result {
+                                Ok(a) => rows += a.rows,
+                                Err(e) => failed = Some(e.kind),
+                            }
+                            if spec.record {
+                                recorder.borrow_mut().record(
+                                    g.entry + n,
+                                    step_due,
+                                    step_sent,
+                                    done,
+                                    result,
+                                );
+                            }
+                            (step_due, step_sent) = (done, done);
+                            if failed.is_some() {
+                                break;
+                            }
+                        }
+                        if g.mode == RunMode::Sequence && spec.record {
+                            let outcome = match failed {
+                                Some(kind) => Err(kind),
+                                None => Ok(rows),
+                            };
+                            recorder.borrow_mut().record_sequence(
+                                g.entry + members.len(),
+                                due,
+                                step_due,
+                                outcome,
+                            );
+                        }
+                        step_due
+                    }
                 };
-                let done = Instant::now();
                 last_done = done;
                 iterations.set(iterations.get() + 1);
-                outage.observe(done, &result);
-                if spec.record {
-                    recorder.borrow_mut().record(k, due, sent, done, result);
-                }
                 if let Limit::Time(d) = spec.limit {
                     if done.saturating_duration_since(spec.start) >= d && !paced {
                         return;
@@ -620,8 +883,23 @@ mod tests {
 
     impl<D: Fn(u64) -> Duration> BenchSession for Mock<D> {
         type Prepared = ();
+        type Batch = ();
 
-        async fn execute(&self, _: &(), args: Args<'_>) -> Result<u64, RequestError> {
+        async fn execute_batch(
+            &self,
+            _: &(),
+            args: BatchArgs<'_, ()>,
+        ) -> Result<Answer, RequestError> {
+            for n in 0..args.len() {
+                if let Some((_, a)) = args.element(n) {
+                    self.seen.borrow_mut().push(a.iteration);
+                }
+            }
+            doppio::rt::sleep((self.delay)(args.iteration)).await;
+            Ok(Answer::default())
+        }
+
+        async fn execute(&self, _: &(), args: Args<'_>) -> Result<Answer, RequestError> {
             self.seen.borrow_mut().push(args.iteration);
             doppio::rt::sleep((self.delay)(args.iteration)).await;
             if args.iteration % 50 == 49 {
@@ -630,8 +908,11 @@ mod tests {
                     message: format!("iteration {}", args.iteration),
                 });
             }
-            // Iteration i answers i % 3 rows.
-            Ok(args.iteration % 3)
+            // Iteration i answers i % 3 rows; iterations divisible by 7 are not applied.
+            Ok(Answer {
+                rows: args.iteration % 3,
+                not_applied: args.iteration % 7 == 0,
+            })
         }
 
         async fn sleep_until(&self, deadline: Instant) {
@@ -649,6 +930,8 @@ mod tests {
             args: Vec::new(),
             line: 0,
             validate: None,
+            idempotent: false,
+            conditional: false,
         };
         vec![PlanStatement {
             prepared: (),
@@ -689,7 +972,7 @@ mod tests {
                 delay: |_| Duration::from_micros(200),
                 seen: RefCell::new(Vec::new()),
             };
-            let plan = plan();
+            let plan = Plan::singles(plan());
             let mut samples = Vec::new();
             for w in 0..2 {
                 let s = spec(w, 2, 3, None, 301);
@@ -732,8 +1015,9 @@ mod tests {
                 delay: |_| Duration::from_micros(100),
                 seen: RefCell::new(Vec::new()),
             };
-            let mut plan = plan();
-            plan.extend(self::plan());
+            let mut statements = plan();
+            statements.extend(self::plan());
+            let plan = Plan::singles(statements);
             let mut samples = Vec::new();
             let s = spec(0, 1, 4, None, 300);
             let pick = |i: u64| usize::from(i % 3 == 0);
@@ -767,10 +1051,102 @@ mod tests {
     }
 
     #[test]
+    fn a_sequence_runs_its_steps_in_order_and_stops_at_the_first_failure() {
+        // Steps 0 and 1 of one sequence (entries 0, 1; the sequence's entry 2); iterations
+        // 49 and 99 fail at step 0, so step 1 never runs for them.
+        let (end, samples, seen) = on_executor(|| async {
+            let mock = Mock {
+                delay: |_| Duration::from_micros(100),
+                seen: RefCell::new(Vec::new()),
+            };
+            let mut statements = plan();
+            statements.extend(self::plan());
+            let plan = Plan {
+                statements,
+                groups: vec![PlanGroup {
+                    group: RunGroup {
+                        name: "seq".into(),
+                        statements: 0..2,
+                        mode: RunMode::Sequence,
+                        repeat: 1,
+                        entry: 0,
+                    },
+                    batch: None,
+                }],
+            };
+            let mut samples = Vec::new();
+            let s = spec(0, 1, 3, None, 100);
+            let end = run_worker(&mock, &|_| 0, &plan, &s, |x| samples.push(x)).await;
+            (end, samples, mock.seen.into_inner())
+        });
+        assert_eq!(
+            seen.len(),
+            198,
+            "two steps each but for 2 failed iterations"
+        );
+        let st = &end.statements;
+        assert_eq!(st.len(), 3);
+        assert_eq!((st[0].requests, st[0].error_count()), (100, 2));
+        assert_eq!((st[1].requests, st[1].error_count()), (98, 0));
+        assert_eq!((st[2].requests, st[2].error_count()), (100, 2));
+        assert_eq!(st[2].errors, vec![("overloaded", 2)]);
+        assert_eq!(
+            st[2].latency.count(),
+            98,
+            "one latency per successful iteration"
+        );
+        // Not applied: iterations divisible by 7, but 49 failed.
+        assert_eq!(st[0].not_applied, 14);
+        let rows: u64 = (0..100u64).filter(|i| i % 50 != 49).map(|i| i % 3).sum();
+        assert_eq!((st[1].rows, st[2].rows), (rows, 2 * rows));
+        // The sequence is not a request: the totals are its steps'.
+        let requests: u64 = samples.iter().map(|s| s.requests).sum();
+        let latencies: u64 = samples.iter().map(|s| s.latency.count()).sum();
+        assert_eq!((requests, latencies), (198, 196));
+        // A sequence's whole latency is at least its steps' together.
+        assert!(st[2].latency.min() >= st[0].latency.min() + st[1].latency.min());
+    }
+
+    #[test]
+    fn a_batch_is_one_request_whose_copies_take_consecutive_iterations() {
+        let (end, seen) = on_executor(|| async {
+            let mock = Mock {
+                delay: |_| Duration::from_micros(100),
+                seen: RefCell::new(Vec::new()),
+            };
+            let plan = Plan {
+                statements: plan(),
+                groups: vec![PlanGroup {
+                    group: RunGroup {
+                        name: "fill".into(),
+                        statements: 0..1,
+                        mode: RunMode::Batch(crate::workload::BatchKind::Unlogged),
+                        repeat: 10,
+                        entry: 0,
+                    },
+                    batch: Some(()),
+                }],
+            };
+            let s = spec(0, 1, 2, None, 30);
+            let end = run_worker(&mock, &|_| 0, &plan, &s, |_| {}).await;
+            (end, mock.seen.into_inner())
+        });
+        assert_eq!(end.statements.len(), 1);
+        assert_eq!(end.statements[0].requests, 30, "one request per batch");
+        let mut seen = seen;
+        seen.sort_unstable();
+        assert_eq!(
+            seen,
+            (0..300).collect::<Vec<u64>>(),
+            "copy k of i: i * 10 + k"
+        );
+    }
+
+    #[test]
     fn with_a_range_iterations_come_from_it_and_a_timed_phase_wraps_within_it() {
         let range = cycles::CycleRange::new(100, 103).unwrap();
         let (counted, timed) = on_executor(move || async move {
-            let plan = plan();
+            let plan = Plan::singles(plan());
             let mut runs = Vec::new();
             for limit in [Limit::Count(3), Limit::Time(Duration::from_millis(30))] {
                 let mock = Mock {
@@ -803,7 +1179,7 @@ mod tests {
                 delay: |i| Duration::from_millis(if i == 10 { 300 } else { 1 }),
                 seen: RefCell::new(Vec::new()),
             };
-            let plan = plan();
+            let plan = Plan::singles(plan());
             let mut samples = Vec::new();
             let s = spec(0, 1, 1, Some(100.0), 48);
             run_worker(&mock, &|_| 0, &plan, &s, |x| samples.push(x)).await;
@@ -839,7 +1215,7 @@ mod tests {
                     delay: |_| Duration::from_micros(100),
                     seen: RefCell::new(Vec::new()),
                 };
-                let plan = plan();
+                let plan = Plan::singles(plan());
                 let s = WorkerSpec {
                     limit,
                     rate: Some(schedule),

@@ -65,6 +65,8 @@ pub struct StatementTotals {
     pub requests: u64,
     /// Result rows of its successful requests.
     pub rows: u64,
+    /// Its successful conditional updates that were not applied (`[applied]` false).
+    pub not_applied: u64,
     /// Errors by kind.
     pub errors: Vec<(&'static str, u64)>,
     /// Latency from the due time of its successes.
@@ -89,6 +91,7 @@ impl StatementTotals {
     pub fn merge(&mut self, other: &StatementTotals) {
         self.requests += other.requests;
         self.rows += other.rows;
+        self.not_applied += other.not_applied;
         for (kind, n) in &other.errors {
             match self.errors.iter_mut().find(|(k, _)| k == kind) {
                 Some((_, m)) => *m += n,

@@ -674,10 +674,19 @@ fn merge_statements(
         out.push(StatementReport {
             name: head.name.clone(),
             cql: head.cql.clone(),
+            kind: head.kind.clone(),
+            not_applied: parts
+                .iter()
+                .map(|(_, b)| b.statements[k].not_applied)
+                .sum::<Option<u64>>(),
             weight: head.weight,
             weight_share: head.weight_share,
             requests: total,
-            request_share: super::share(total, requests),
+            request_share: if head.kind.as_deref() == Some("sequence") {
+                0.0
+            } else {
+                super::share(total, requests)
+            },
             throughput_rps: parts
                 .iter()
                 .map(|(_, b)| b.statements[k].throughput_rps)
@@ -868,6 +877,7 @@ mod tests {
                 discard_results: false,
                 validated: Vec::new(),
                 serial_consistency: Some("LOCAL_SERIAL".into()),
+                idempotent: Vec::new(),
                 datacenter: None,
                 rack: None,
                 retry_backoff: None,
@@ -1021,6 +1031,8 @@ mod tests {
             })
             .collect();
         let info = |name: &str, weight: f64| StatementInfo {
+            kind: None,
+            conditional: false,
             name: name.into(),
             cql: format!("{name} CQL"),
             weight,

@@ -129,6 +129,10 @@ pub struct RunConfig {
     /// Serial consistency sent with every request (`LOCAL_SERIAL`, `SERIAL`).
     #[serde(default)]
     pub serial_consistency: Option<String>,
+    /// The run statements marked `idempotent = true` in the workload (their requests may be
+    /// retried after a lost answer); absent when none is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub idempotent: Vec<String>,
     /// Local data center of the load-balancing policy (`null`: each driver's default).
     #[serde(default)]
     pub datacenter: Option<String>,
@@ -298,10 +302,23 @@ pub struct SampleStatement {
 /// What one run statement of the workload measured over a backend's whole run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StatementReport {
-    /// Its name as the workload gives it (`[[run]] name`, else `run1`, `run2`, ...).
+    /// Its name as the workload gives it (`[[run]] name`, else `run1`, `run2`, ...; a
+    /// sequence's step: `order.insert`).
     pub name: String,
     /// Its CQL, parameters substituted.
     pub cql: String,
+    /// What the entry stands for when it is not a statement's requests: `sequence` (a
+    /// sequence's iterations: `requests` counts iterations, its latency is the whole
+    /// sequence's, from the iteration's due time to its last step's end), or
+    /// `logged_batch`, `unlogged_batch`, `counter_batch` (one BATCH request per iteration).
+    /// Absent for a statement (a single one, or a step of a sequence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Conditional updates (`IF NOT EXISTS`, `IF ...`) that succeeded but were not applied
+    /// (their `[applied]` column was false; not errors). Present only for a conditional
+    /// statement (or a batch holding one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_applied: Option<u64>,
     /// Its weight as the workload gives it.
     pub weight: f64,
     /// Its share of the workload's weights (0 to 1): the fraction of iterations that run it.
@@ -336,6 +353,10 @@ pub struct StatementInfo {
     pub name: String,
     /// Its CQL.
     pub cql: String,
+    /// `sequence`, `*_batch`, or `None` for a statement (see [`StatementReport::kind`]).
+    pub kind: Option<String>,
+    /// A conditional statement: its not-applied answers are counted.
+    pub conditional: bool,
     /// Its weight as the workload gives it.
     pub weight: f64,
     /// Its share of all the weights.
@@ -343,17 +364,25 @@ pub struct StatementInfo {
 }
 
 impl StatementInfo {
-    /// Every run statement of `workload`, in order.
+    /// Every entry of `workload`'s per-statement records, in order (see
+    /// [`crate::workload::Workload::entries`]): a step or a batch has its `[[run]]`
+    /// entry's weight.
     pub fn of_workload(workload: &crate::workload::Workload) -> Vec<Self> {
+        use crate::workload::EntryKind;
         workload
-            .run
-            .iter()
-            .enumerate()
-            .map(|(k, s)| {
-                let (weight, weight_share) = workload.weight(k).unwrap_or((0.0, 0.0));
+            .entries()
+            .into_iter()
+            .map(|e| {
+                let (weight, weight_share) = workload.weight(e.group).unwrap_or((0.0, 0.0));
                 Self {
-                    name: s.name.clone(),
-                    cql: s.cql.clone(),
+                    name: e.name,
+                    cql: e.cql,
+                    kind: match e.kind {
+                        EntryKind::Statement => None,
+                        EntryKind::Sequence => Some("sequence".to_owned()),
+                        EntryKind::Batch(b) => Some(format!("{}_batch", b.name())),
+                    },
+                    conditional: e.conditional,
                     weight,
                     weight_share,
                 }
@@ -823,13 +852,21 @@ impl BackendRun {
             .map(|(k, info)| {
                 let t = self.statements.get(k).unwrap_or(&empty);
                 let (throughputs, means) = statement_series(samples, k);
+                let sequence = info.kind.as_deref() == Some("sequence");
                 StatementReport {
                     name: info.name.clone(),
                     cql: info.cql.clone(),
+                    kind: info.kind.clone(),
+                    not_applied: info.conditional.then_some(t.not_applied),
                     weight: info.weight,
                     weight_share: info.weight_share,
                     requests: t.requests,
-                    request_share: share(t.requests, requests),
+                    // A sequence's iterations are not requests: no share of them.
+                    request_share: if sequence {
+                        0.0
+                    } else {
+                        share(t.requests, requests)
+                    },
                     throughput_rps: per_second(t.requests, elapsed),
                     throughput_margin_rps: margin(&throughputs),
                     errors: t.error_count(),

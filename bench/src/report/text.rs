@@ -167,6 +167,13 @@ fn config_section(out: &mut String, r: &Report) {
         c.consistency, c.request_timeout_s, c.retries, c.compression
     );
     driver_settings(out, c);
+    if !c.idempotent.is_empty() {
+        let _ = writeln!(
+            out,
+            "  idempotent    {} (a lost answer may be retried)",
+            c.idempotent.join(", ")
+        );
+    }
     if let Some(page_size) = c.page_size {
         let _ = writeln!(
             out,
@@ -906,9 +913,55 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
     out.push('\n');
 }
 
-/// Whether the STATEMENTS section has anything to say: some backend ran several statements.
+/// Whether the STATEMENTS section has anything to say: some backend ran several statements,
+/// a sequence or a batch, or a conditional statement (its not-applied count).
 fn several_statements(columns: &[Column<'_>]) -> bool {
-    columns.iter().any(|(_, b)| b.statements.len() > 1)
+    columns.iter().any(|(_, b)| {
+        b.statements.len() > 1
+            || b.statements
+                .iter()
+                .any(|s| s.kind.is_some() || s.not_applied.is_some())
+    })
+}
+
+/// The notes under the STATEMENTS tables: what a sequence's or a batch's entry counts, and
+/// each conditional statement's updates not applied, per backend.
+fn statement_notes(out: &mut String, columns: &[Column<'_>]) {
+    let mut lines = Vec::new();
+    if let Some((_, b)) = columns.first() {
+        for st in &b.statements {
+            match st.kind.as_deref() {
+                Some("sequence") => lines.push(format!(
+                    "  {}: sequence (requests: its iterations; latency: the whole sequence, \
+                     from the iteration's due time; errors: iterations stopped by a step)",
+                    st.name
+                )),
+                Some(kind) => lines.push(format!(
+                    "  {}: {} (one request per iteration)",
+                    st.name,
+                    kind.replace('_', " ")
+                )),
+                None => {}
+            }
+        }
+    }
+    for (label, b) in columns {
+        for st in &b.statements {
+            if let Some(n) = st.not_applied {
+                let succeeded = st.requests.saturating_sub(st.errors);
+                lines.push(format!(
+                    "  {label} {}: {n} of {succeeded} conditional updates not applied",
+                    st.name
+                ));
+            }
+        }
+    }
+    if !lines.is_empty() {
+        out.push('\n');
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+    }
 }
 
 /// The STATEMENTS section (see the module's description), after the OVERHEAD notes.
@@ -921,6 +974,7 @@ fn statements_section(out: &mut String, columns: &[Column<'_>]) {
         [(label, b)] => statement_lines(out, label, b),
         _ => statement_tables(out, columns),
     }
+    statement_notes(out, columns);
 }
 
 /// `name` cut to `width` characters (the last one a `~` when cut).
@@ -1465,6 +1519,8 @@ mod tests {
     fn with_statements(driver: &str, k: f64, failing: bool) -> BackendReport {
         let mut b = BackendRun::default().report(driver);
         let statement = |name: &str, weight: f64, requests: u64, errors: u64| StatementReport {
+            kind: None,
+            not_applied: None,
             name: name.into(),
             cql: format!("{name} CQL"),
             weight,

@@ -111,7 +111,7 @@ struct FileSpec {
     schema: Option<SchemaSpec>,
     load: Option<StatementSpec>,
     #[serde(default)]
-    run: Vec<StatementSpec>,
+    run: Vec<RunSpec>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -129,10 +129,53 @@ struct StatementSpec {
     /// With their places in the file, so that an error can name the line.
     #[serde(default)]
     args: Vec<toml::Spanned<String>>,
+    /// Accepted and ignored in `[load]` (as before `[[run]]` had its own table).
+    #[allow(dead_code)]
     weight: Option<toml::Value>,
     count: Option<toml::Value>,
     /// `[[run]]` only: the load iteration whose row this statement reads (`--validate`).
     validate: Option<toml::Spanned<String>>,
+    /// Its requests may be applied twice safely (`--retries` may resend one whose answer
+    /// was lost).
+    #[serde(default)]
+    idempotent: bool,
+}
+
+/// A `[[run]]` entry: one statement, or `step`s run one after another in one iteration,
+/// optionally sent together as one BATCH.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunSpec {
+    name: Option<String>,
+    statement: Option<toml::Spanned<String>>,
+    #[serde(default)]
+    args: Vec<toml::Spanned<String>>,
+    weight: Option<toml::Value>,
+    /// Accepted and ignored, as before sequences (a `[[run]]` runs for the phase's limit).
+    #[allow(dead_code)]
+    count: Option<toml::Value>,
+    validate: Option<toml::Spanned<String>>,
+    #[serde(default)]
+    idempotent: bool,
+    /// `[[run.step]]` tables (or `step = [{...}, ...]`).
+    #[serde(default)]
+    step: Vec<StepSpec>,
+    /// `logged`, `unlogged` or `counter`: the statements go as one BATCH.
+    batch: Option<toml::Spanned<String>>,
+    /// A batch of `repeat` copies of its statements, copy `k` with iteration `i * repeat + k`.
+    repeat: Option<toml::Spanned<i64>>,
+}
+
+/// One step of a `[[run]]` sequence (or one statement of its batch).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StepSpec {
+    name: Option<String>,
+    statement: toml::Spanned<String>,
+    #[serde(default)]
+    args: Vec<toml::Spanned<String>>,
+    validate: Option<toml::Spanned<String>>,
+    idempotent: Option<bool>,
 }
 
 /// One statement of a workload with its compiled argument generators.
@@ -151,6 +194,140 @@ pub struct Statement {
     /// compares the row with the load's generators at that iteration
     /// ([`crate::engine::validate`]).
     pub validate: Option<Expr>,
+    /// Marked idempotent to the driver (`idempotent = true`): its requests may be retried
+    /// after a lost answer.
+    pub idempotent: bool,
+    /// A conditional update (`IF NOT EXISTS`, `IF EXISTS`, `IF col = ...`: a lightweight
+    /// transaction), whose answers' `[applied]` column is read.
+    pub conditional: bool,
+}
+
+/// Whether `cql` is a conditional statement: it has the keyword `IF` outside quotes and
+/// comments-free text (`CREATE ... IF NOT EXISTS` is a schema statement, never a run one).
+pub fn is_conditional(cql: &str) -> bool {
+    let mut quote: Option<char> = None;
+    let mut word = String::new();
+    let mut found = false;
+    for c in cql.chars().chain(std::iter::once(' ')) {
+        match quote {
+            Some(q) => {
+                if c == q {
+                    quote = None;
+                }
+            }
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                word.clear();
+            }
+            None if c.is_alphanumeric() || c == '_' => word.push(c),
+            None => {
+                if word.eq_ignore_ascii_case("if") {
+                    found = true;
+                }
+                word.clear();
+            }
+        }
+    }
+    found
+}
+
+/// How a BATCH is logged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchKind {
+    /// Logged (atomic, through the batch log).
+    Logged,
+    /// Unlogged.
+    Unlogged,
+    /// Counter updates.
+    Counter,
+}
+
+impl BatchKind {
+    /// Its name in workloads and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            BatchKind::Logged => "logged",
+            BatchKind::Unlogged => "unlogged",
+            BatchKind::Counter => "counter",
+        }
+    }
+}
+
+/// How a `[[run]]` entry runs its statements in one iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunMode {
+    /// One statement, one request.
+    Single,
+    /// Its steps one after another, each its own request; the iteration stops at the first
+    /// step that fails.
+    Sequence,
+    /// Its statements (`repeat` copies of them) as one BATCH request.
+    Batch(BatchKind),
+}
+
+/// A `[[run]]` entry: which of [`Workload::run`] it runs, how, and where its entries of the
+/// per-statement records start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunGroup {
+    /// Its name.
+    pub name: String,
+    /// Its statements: a range of [`Workload::run`] (the load phase: its one statement).
+    pub statements: std::ops::Range<usize>,
+    /// Single, sequence or batch.
+    pub mode: RunMode,
+    /// Copies of the statements in a batch (1 otherwise).
+    pub repeat: u32,
+    /// Its first entry in the per-statement records ([`Workload::entries`]): a single
+    /// statement or a batch has one; a sequence one per step, then one for the whole.
+    pub entry: usize,
+}
+
+impl RunGroup {
+    /// The group of a phase of one statement (the load phase).
+    pub fn single(name: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            statements: 0..1,
+            mode: RunMode::Single,
+            repeat: 1,
+            entry: 0,
+        }
+    }
+
+    /// Its number of entries in the per-statement records.
+    pub fn entries(&self) -> usize {
+        match self.mode {
+            RunMode::Sequence => self.statements.len() + 1,
+            RunMode::Single | RunMode::Batch(_) => 1,
+        }
+    }
+}
+
+/// What one entry of the per-statement records stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A statement's requests (a single one, or a step of a sequence).
+    Statement,
+    /// A batch's requests (one per iteration).
+    Batch(BatchKind),
+    /// A sequence's iterations: the whole sequence's latency, not requests.
+    Sequence,
+}
+
+/// One entry of the per-statement records, as reports name it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Its name (`read`; `order.insert` for a step; `order` for a sequence or a batch).
+    pub name: String,
+    /// Its CQL (a batch's: its statements joined by `; `; a sequence's: its steps').
+    pub cql: String,
+    /// Its `[[run]]` entry (index into [`Workload::groups`]).
+    pub group: usize,
+    /// Statement, batch or sequence.
+    pub kind: EntryKind,
+    /// Its requests are conditional updates, whose `[applied]` is counted.
+    pub conditional: bool,
 }
 
 impl Statement {
@@ -186,11 +363,14 @@ pub struct Workload {
     pub schema: Vec<String>,
     /// The load phase, if it has one.
     pub load: Option<Load>,
-    /// The run statements.
+    /// The run statements, every `[[run]]` entry's in file order (a sequence's steps, a
+    /// batch's statements).
     pub run: Vec<Statement>,
-    /// The weight of each of `run`, as the workload gives it.
+    /// The `[[run]]` entries, each over a range of `run`.
+    pub groups: Vec<RunGroup>,
+    /// The weight of each of `groups`, as the workload gives it.
     weights: Vec<f64>,
-    /// Cumulative weights of `run`, scaled to `u64::MAX`.
+    /// Cumulative weights of `groups`, scaled to `u64::MAX`.
     thresholds: Vec<u64>,
 }
 
@@ -292,12 +472,16 @@ impl Workload {
                 message: "used as ${...} in a statement but not defined in [params]".into(),
             })
         };
-        let compile_stmt = |s: &StatementSpec, default: &str, seed: u64| {
-            let stmt_name = s.name.clone().unwrap_or_else(|| default.to_owned());
-            let mut args = Vec::with_capacity(s.args.len());
-            for (k, a) in s.args.iter().enumerate() {
+        let compile = |stmt_name: String,
+                       statement: &toml::Spanned<String>,
+                       args: &[toml::Spanned<String>],
+                       validate: Option<&toml::Spanned<String>>,
+                       idempotent: bool,
+                       seed: u64| {
+            let mut compiled = Vec::with_capacity(args.len());
+            for (k, a) in args.iter().enumerate() {
                 let site = mix(seed ^ (k as u64).wrapping_mul(0x9e37));
-                args.push(Expr::compile(a.get_ref(), site, &lookup).map_err(|error| {
+                compiled.push(Expr::compile(a.get_ref(), site, &lookup).map_err(|error| {
                     WorkloadError::Expr {
                         name: name.clone(),
                         line: line_of(text, a.span().start),
@@ -306,7 +490,7 @@ impl Workload {
                     }
                 })?);
             }
-            let validate = match &s.validate {
+            let validate = match validate {
                 Some(v) => Some(
                     Expr::compile(v.get_ref(), mix(seed ^ 0x7a11), &lookup).map_err(|error| {
                         WorkloadError::Expr {
@@ -319,13 +503,27 @@ impl Workload {
                 ),
                 None => None,
             };
+            let cql = subst(statement.get_ref())?;
             Ok::<_, WorkloadError>(Statement {
                 name: stmt_name,
-                cql: subst(s.statement.get_ref())?,
-                args,
-                line: line_of(text, s.statement.span().start),
+                conditional: is_conditional(&cql),
+                cql,
+                args: compiled,
+                line: line_of(text, statement.span().start),
                 validate,
+                idempotent,
             })
+        };
+        let compile_stmt = |s: &StatementSpec, default: &str, seed: u64| {
+            let stmt_name = s.name.clone().unwrap_or_else(|| default.to_owned());
+            compile(
+                stmt_name,
+                &s.statement,
+                &s.args,
+                s.validate.as_ref(),
+                s.idempotent,
+                seed,
+            )
         };
         let constant = |v: &toml::Value, what: &str, stmt: &str| -> Result<f64, WorkloadError> {
             let bad = |message: String| WorkloadError::Bind {
@@ -390,22 +588,25 @@ impl Workload {
             None => None,
         };
         let mut run = Vec::with_capacity(spec.run.len());
+        let mut groups = Vec::with_capacity(spec.run.len());
         let mut weights = Vec::with_capacity(spec.run.len());
+        let mut entry = 0;
         for (k, r) in spec.run.iter().enumerate() {
-            let s = compile_stmt(r, &format!("run{}", k + 1), 0x1000 + k as u64)?;
+            let group = compile_run(&name, text, r, k, &compile, &mut run, entry)?;
             let w = match &r.weight {
-                Some(w) => constant(w, "weight", &s.name)?,
+                Some(w) => constant(w, "weight", &group.name)?,
                 None => 1.0,
             };
             if !(w >= 0.0 && w.is_finite()) {
                 return Err(WorkloadError::Bind {
                     name,
-                    statement: s.name,
+                    statement: group.name,
                     message: format!("weight {w} is not a non-negative number"),
                 });
             }
+            entry += group.entries();
             weights.push(w);
-            run.push(s);
+            groups.push(group);
         }
         if let (None, Some(s)) = (&load, run.iter().find(|s| s.validate.is_some())) {
             return Err(WorkloadError::Bind {
@@ -417,7 +618,7 @@ impl Workload {
             });
         }
         let total: f64 = weights.iter().sum();
-        if run.is_empty() || total <= 0.0 {
+        if groups.is_empty() || total <= 0.0 {
             return Err(WorkloadError::Format {
                 name,
                 message: "needs at least one [[run]] statement with a positive weight".into(),
@@ -445,9 +646,66 @@ impl Workload {
             schema,
             load,
             run,
+            groups,
             weights,
             thresholds,
         })
+    }
+
+    /// The entries of the per-statement records, in order: each `[[run]]` entry's (see
+    /// [`RunGroup::entry`]).
+    pub fn entries(&self) -> Vec<Entry> {
+        let mut out = Vec::new();
+        for (g, group) in self.groups.iter().enumerate() {
+            let stmts = &self.run[group.statements.clone()];
+            let joined = || {
+                stmts
+                    .iter()
+                    .map(|s| s.cql.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            let conditional = stmts.iter().any(|s| s.conditional);
+            match group.mode {
+                RunMode::Single => out.push(Entry {
+                    name: stmts[0].name.clone(),
+                    cql: stmts[0].cql.clone(),
+                    group: g,
+                    kind: EntryKind::Statement,
+                    conditional,
+                }),
+                RunMode::Batch(kind) => out.push(Entry {
+                    name: group.name.clone(),
+                    cql: if group.repeat > 1 {
+                        format!("{} (x{})", joined(), group.repeat)
+                    } else {
+                        joined()
+                    },
+                    group: g,
+                    kind: EntryKind::Batch(kind),
+                    conditional,
+                }),
+                RunMode::Sequence => {
+                    for s in stmts {
+                        out.push(Entry {
+                            name: s.name.clone(),
+                            cql: s.cql.clone(),
+                            group: g,
+                            kind: EntryKind::Statement,
+                            conditional: s.conditional,
+                        });
+                    }
+                    out.push(Entry {
+                        name: group.name.clone(),
+                        cql: joined(),
+                        group: g,
+                        kind: EntryKind::Sequence,
+                        conditional: false,
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// The key space that `--loader K/N` splits into N slices: the `[load]` count (the rows
@@ -463,26 +721,182 @@ impl Workload {
             .and_then(|(_, v)| units::count(v).ok())
     }
 
-    /// The weight of run statement `k` as the workload gives it, and its share of all the
-    /// run statements' weights (0 to 1: the fraction of iterations that run it); `None`
-    /// past the last statement.
+    /// The weight of `[[run]]` entry `k` (of [`Self::groups`]) as the workload gives it, and
+    /// its share of all the entries' weights (0 to 1: the fraction of iterations that run
+    /// it); `None` past the last entry.
     pub fn weight(&self, k: usize) -> Option<(f64, f64)> {
         let total: f64 = self.weights.iter().sum();
         let w = *self.weights.get(k)?;
         Some((w, if total > 0.0 { w / total } else { 0.0 }))
     }
 
-    /// Which run statement iteration `i` executes (by weight, a pure function of `i`).
+    /// Which `[[run]]` entry (of [`Self::groups`]) iteration `i` executes (by weight, a pure
+    /// function of `i`). With single statements only, entry `k` is statement `k`.
     pub fn pick(&self, i: u64) -> usize {
-        if self.run.len() == 1 {
+        if self.groups.len() == 1 {
             return 0;
         }
         let h = mix(i ^ 0x005e_ed0f_7e57);
         self.thresholds
             .iter()
             .position(|&t| h <= t)
-            .unwrap_or(self.run.len() - 1)
+            .unwrap_or(self.groups.len() - 1)
     }
+}
+
+/// Compiles one statement: its name, CQL, args, `validate`, `idempotent` and seed.
+type CompileFn<'a> = dyn Fn(
+        String,
+        &toml::Spanned<String>,
+        &[toml::Spanned<String>],
+        Option<&toml::Spanned<String>>,
+        bool,
+        u64,
+    ) -> Result<Statement, WorkloadError>
+    + 'a;
+
+/// The most statements a BATCH may hold (the protocol counts them in 16 bits).
+const MAX_BATCH: usize = u16::MAX as usize;
+
+/// Compiles `[[run]]` entry `k` (`r`): its statements appended to `run`, its records
+/// starting at entry `entry`.
+fn compile_run(
+    workload: &str,
+    text: &str,
+    r: &RunSpec,
+    k: usize,
+    compile: &CompileFn<'_>,
+    run: &mut Vec<Statement>,
+    entry: usize,
+) -> Result<RunGroup, WorkloadError> {
+    let format = |line: Option<usize>, message: String| WorkloadError::Format {
+        name: workload.to_owned(),
+        message: match line {
+            Some(l) => format!("line {l}: {message}"),
+            None => message,
+        },
+    };
+    let group_name = r.name.clone().unwrap_or_else(|| format!("run{}", k + 1));
+    let batch = match &r.batch {
+        None => None,
+        Some(b) => Some(match b.get_ref().as_str() {
+            "logged" => BatchKind::Logged,
+            "unlogged" => BatchKind::Unlogged,
+            "counter" => BatchKind::Counter,
+            other => {
+                return Err(format(
+                    Some(line_of(text, b.span().start)),
+                    format!(
+                        "[[run]] {group_name}: batch = \"{other}\" is not \"logged\", \
+                         \"unlogged\" or \"counter\""
+                    ),
+                ))
+            }
+        }),
+    };
+    let first = run.len();
+    let seed = 0x1000 + k as u64;
+    if r.step.is_empty() {
+        let Some(statement) = &r.statement else {
+            return Err(format(
+                None,
+                format!("[[run]] {group_name} needs a `statement` or `[[run.step]]` tables"),
+            ));
+        };
+        run.push(compile(
+            group_name.clone(),
+            statement,
+            &r.args,
+            r.validate.as_ref(),
+            r.idempotent,
+            seed,
+        )?);
+    } else {
+        if let Some(s) = &r.statement {
+            return Err(format(
+                Some(line_of(text, s.span().start)),
+                format!(
+                    "[[run]] {group_name} has both a `statement` and steps: a sequence's \
+                     statements are its [[run.step]] tables"
+                ),
+            ));
+        }
+        if let Some(a) = r.args.first().or(r.validate.as_ref()) {
+            return Err(format(
+                Some(line_of(text, a.span().start)),
+                format!(
+                    "[[run]] {group_name} has steps: `args` and `validate` belong to each \
+                     [[run.step]]"
+                ),
+            ));
+        }
+        for (n, step) in r.step.iter().enumerate() {
+            let step_name = step
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("step{}", n + 1));
+            run.push(compile(
+                format!("{group_name}.{step_name}"),
+                &step.statement,
+                &step.args,
+                step.validate.as_ref(),
+                step.idempotent.unwrap_or(r.idempotent),
+                mix(seed) ^ (n as u64 + 1).wrapping_mul(0x5eb5),
+            )?);
+        }
+    }
+    let repeat = match &r.repeat {
+        None => 1,
+        Some(n) => {
+            let line = Some(line_of(text, n.span().start));
+            if batch.is_none() {
+                return Err(format(
+                    line,
+                    format!(
+                        "[[run]] {group_name}: `repeat` makes a batch of several rows; it \
+                         needs `batch = \"logged\"`, \"unlogged\" or \"counter\""
+                    ),
+                ));
+            }
+            let statements = (run.len() - first) as i64;
+            match u32::try_from(*n.get_ref()) {
+                Ok(r) if r >= 1 && i64::from(r) * statements <= MAX_BATCH as i64 => r,
+                _ => {
+                    return Err(format(
+                        line,
+                        format!(
+                            "[[run]] {group_name}: repeat = {} is not between 1 and {} \
+                             (a batch holds at most {MAX_BATCH} statements)",
+                            n.get_ref(),
+                            MAX_BATCH as i64 / statements.max(1)
+                        ),
+                    ))
+                }
+            }
+        }
+    };
+    if batch.is_some() {
+        if let Some(s) = run[first..].iter().find(|s| s.validate.is_some()) {
+            return Err(WorkloadError::Bind {
+                name: workload.to_owned(),
+                statement: s.label(),
+                message: "`validate` reads a statement's rows: not in a batch, which \
+                          returns none"
+                    .into(),
+            });
+        }
+    }
+    Ok(RunGroup {
+        name: group_name,
+        statements: first..run.len(),
+        mode: match batch {
+            Some(b) => RunMode::Batch(b),
+            None if r.step.is_empty() => RunMode::Single,
+            None => RunMode::Sequence,
+        },
+        repeat,
+        entry,
+    })
 }
 
 /// Replaces every `${name}` in `cql`; returns the first undefined name as the error.
@@ -609,6 +1023,81 @@ mod tests {
         let reads = (0..n).filter(|&i| w.pick(i) == 0).count() as f64 / n as f64;
         assert!((reads - 0.25).abs() < 0.01, "{reads}");
         assert_eq!(w.pick(42), w.pick(42));
+    }
+
+    #[test]
+    fn sequences_and_batches_compile_into_groups_and_entries() {
+        let text = r#"
+            [[run]]
+            name = "read"
+            statement = "SELECT * FROM t WHERE k = ?"
+            args = ["i"]
+            weight = 3
+
+            [[run]]
+            name = "order"
+            idempotent = true
+            [[run.step]]
+            name = "insert"
+            statement = "INSERT INTO t (k) VALUES (?) IF NOT EXISTS"
+            args = ["i"]
+            [[run.step]]
+            name = "read"
+            statement = "SELECT * FROM t WHERE k = ?"
+            args = ["i"]
+            idempotent = false
+
+            [[run]]
+            name = "fill"
+            batch = "unlogged"
+            repeat = 10
+            statement = "INSERT INTO t (k) VALUES (?)"
+            args = ["i"]
+        "#;
+        let w = Workload::from_toml("t", text, &[]).unwrap();
+        assert_eq!(w.run.len(), 4);
+        assert_eq!(w.groups.len(), 3);
+        assert_eq!(w.groups[1].mode, RunMode::Sequence);
+        assert_eq!(w.groups[1].statements, 1..3);
+        assert_eq!(w.groups[2].mode, RunMode::Batch(BatchKind::Unlogged));
+        assert_eq!((w.groups[2].repeat, w.groups[2].entry), (10, 4));
+        assert!(
+            w.run[1].idempotent && !w.run[2].idempotent,
+            "a step overrides"
+        );
+        assert!(w.run[1].conditional && !w.run[2].conditional);
+        let names: Vec<(String, EntryKind)> =
+            w.entries().into_iter().map(|e| (e.name, e.kind)).collect();
+        assert_eq!(
+            names,
+            vec![
+                ("read".into(), EntryKind::Statement),
+                ("order.insert".into(), EntryKind::Statement),
+                ("order.read".into(), EntryKind::Statement),
+                ("order".into(), EntryKind::Sequence),
+                ("fill".into(), EntryKind::Batch(BatchKind::Unlogged)),
+            ]
+        );
+        assert_eq!(w.weight(1), Some((1.0, 0.2)));
+        // Bad ones name the line.
+        let bad = "[[run]]\nbatch = \"atomic\"\nstatement = \"x\"\n";
+        let e = Workload::from_toml("t", bad, &[]).unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("atomic"), "{e}");
+        let bad = "[[run]]\nstatement = \"x\"\nrepeat = 3\n";
+        let e = Workload::from_toml("t", bad, &[]).unwrap_err().to_string();
+        assert!(e.contains("line 3") && e.contains("batch"), "{e}");
+        let bad = "[[run]]\nstatement = \"x\"\n[[run.step]]\nstatement = \"y\"\n";
+        let e = Workload::from_toml("t", bad, &[]).unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("steps"), "{e}");
+    }
+
+    #[test]
+    fn conditional_statements_are_recognised() {
+        assert!(is_conditional("INSERT INTO t (k) VALUES (?) IF NOT EXISTS"));
+        assert!(is_conditional("UPDATE t SET v = ? WHERE k = ? if v = ?"));
+        assert!(is_conditional("DELETE FROM t WHERE k = ? IF EXISTS"));
+        assert!(!is_conditional("INSERT INTO t (k, v) VALUES (?, 'IF')"));
+        assert!(!is_conditional("SELECT diff FROM t WHERE k = ?"));
     }
 
     #[test]

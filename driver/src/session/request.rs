@@ -19,9 +19,10 @@ use std::time::Duration;
 
 use doppio_proto::frame::Flags;
 use doppio_proto::request::{
-    Batch, BatchStatement, BatchType, Execute, Query, QueryParameters, RequestBody,
+    encode_envelope, BatchElements, BatchOf, BatchStatement, BatchType, Execute, Query,
+    QueryParameters, RequestBody,
 };
-use doppio_proto::response::{ErrorCode, ResponseFrame, ResultBody};
+use doppio_proto::response::{ErrorCode, ErrorDetail, ResponseFrame, ResultBody};
 use doppio_proto::values::QueryValues;
 
 use super::paging::{PageStream, Statement};
@@ -41,6 +42,119 @@ use crate::error::{Error, Violation};
 use crate::result::{result_of, QueryResult};
 use crate::routing::murmur3::Token;
 use crate::routing::partition_key::PlacedValues;
+
+/// The statements of a [`Session::batch_prepared`], handed out one at a time: a slice of
+/// [`PreparedBatchEntry`], or a caller's own type whose values are made per request.
+pub trait PreparedBatchEntries {
+    /// How many statements.
+    fn len(&self) -> usize;
+
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Statement `k` (`None` past the last).
+    fn statement(&self, k: usize) -> Option<&PreparedStatement>;
+
+    /// Calls `f` with statement `k`'s values.
+    fn with_values(
+        &self,
+        k: usize,
+        f: &mut dyn FnMut(&dyn QueryValues) -> doppio_proto::error::Result<()>,
+    ) -> doppio_proto::error::Result<()>;
+}
+
+/// One statement of a [`Session::batch_prepared`]: a prepared statement and its values.
+#[derive(Clone, Copy)]
+pub struct PreparedBatchEntry<'a> {
+    /// The statement.
+    pub statement: &'a PreparedStatement,
+    /// Its values.
+    pub values: &'a dyn QueryValues,
+}
+
+impl std::fmt::Debug for PreparedBatchEntry<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedBatchEntry")
+            .field("statement", &self.statement.cql())
+            .field("values", &self.values.count())
+            .finish()
+    }
+}
+
+impl PreparedBatchEntries for [PreparedBatchEntry<'_>] {
+    fn len(&self) -> usize {
+        <[PreparedBatchEntry<'_>]>::len(self)
+    }
+
+    fn statement(&self, k: usize) -> Option<&PreparedStatement> {
+        self.get(k).map(|e| e.statement)
+    }
+
+    fn with_values(
+        &self,
+        k: usize,
+        f: &mut dyn FnMut(&dyn QueryValues) -> doppio_proto::error::Result<()>,
+    ) -> doppio_proto::error::Result<()> {
+        match self.get(k) {
+            Some(e) => f(e.values),
+            None => Err(missing_statement(k)),
+        }
+    }
+}
+
+impl<const N: usize> PreparedBatchEntries for [PreparedBatchEntry<'_>; N] {
+    fn len(&self) -> usize {
+        N
+    }
+
+    fn statement(&self, k: usize) -> Option<&PreparedStatement> {
+        self.as_slice().statement(k)
+    }
+
+    fn with_values(
+        &self,
+        k: usize,
+        f: &mut dyn FnMut(&dyn QueryValues) -> doppio_proto::error::Result<()>,
+    ) -> doppio_proto::error::Result<()> {
+        self.as_slice().with_values(k, f)
+    }
+}
+
+fn missing_statement(k: usize) -> doppio_proto::ProtoError {
+    doppio_proto::ProtoError::InvalidValue {
+        what: "batch statement",
+        detail: format!("no statement {k}"),
+    }
+}
+
+/// [`PreparedBatchEntries`] as the encoder takes them: each statement's id borrowed while it
+/// is written (the encoding does not wait, so a re-prepare cannot change it meanwhile).
+struct Prepared<'e, E: ?Sized>(&'e E);
+
+impl<E: PreparedBatchEntries + ?Sized> BatchElements for Prepared<'_, E> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn with_element(
+        &self,
+        k: usize,
+        f: &mut dyn FnMut(&BatchStatement<'_>) -> doppio_proto::error::Result<()>,
+    ) -> doppio_proto::error::Result<()> {
+        let statement = self.0.statement(k).ok_or_else(|| missing_statement(k))?;
+        let id = statement.inner.id.borrow();
+        let columns = Some(statement.inner.metadata.columns.as_slice());
+        self.0.with_values(k, &mut |values| {
+            f(&BatchStatement::Prepared {
+                id: &id,
+                values,
+                columns,
+            })
+        })
+    }
+}
 
 impl Session {
     pub(super) fn params<'a>(&self, o: &StatementOptions<'a>) -> QueryParameters<'a> {
@@ -361,7 +475,77 @@ impl Session {
             .await
     }
 
-    /// Runs a BATCH of prepared and unprepared statements.
+    /// Runs a BATCH of prepared statements, routed as [`Session::execute_with`] routes its
+    /// first statement (to a replica of its partition key when that is bound; scylla-rust-
+    /// driver routes a batch the same way). If the node has forgotten one of the statements
+    /// (UNPREPARED names it), that one is prepared there again and the batch sent once more.
+    ///
+    /// `statements` is a slice of [`PreparedBatchEntry`], or anything that hands out its
+    /// statements and values one at a time ([`PreparedBatchEntries`]): they are written
+    /// straight into the frame, nothing is collected or allocated for them.
+    pub async fn batch_prepared<E: PreparedBatchEntries + ?Sized>(
+        &self,
+        kind: BatchType,
+        statements: &E,
+        options: &StatementOptions<'_>,
+    ) -> Result<QueryResult, Error> {
+        let mut placement = None;
+        if let Some(first) = statements.statement(0) {
+            // The values serialized for the token are not reused: the batch writes every
+            // statement's values itself.
+            let _ = statements.with_values(0, &mut |values| {
+                placement = Some(self.place_prepared(first, values).0);
+                Ok(())
+            });
+        }
+        let placement = placement.unwrap_or_else(|| self.place_anywhere());
+        self.run(placement, options.idempotent, |conn| {
+            self.batch_prepared_once(conn, kind, statements, options, Heal::Once)
+        })
+        .await
+    }
+
+    /// One BATCH of prepared statements on `conn`, healed once (`Heal::Once`) if the node
+    /// answers UNPREPARED for one of them.
+    async fn batch_prepared_once<E: PreparedBatchEntries + ?Sized>(
+        &self,
+        conn: Connection,
+        kind: BatchType,
+        statements: &E,
+        options: &StatementOptions<'_>,
+        heal: Heal,
+    ) -> Result<QueryResult, Error> {
+        let result = self
+            .batch_once(conn.clone(), kind, &Prepared(statements), options)
+            .await;
+        let forgotten = match &result {
+            Err(Error::Server { error, .. }) if error.code == ErrorCode::Unprepared => {
+                match &error.detail {
+                    ErrorDetail::Unprepared { id } => (0..statements.len())
+                        .filter_map(|k| statements.statement(k))
+                        .find(|s| s.inner.id.borrow().as_ref() == id.as_ref()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let (Some(statement), Heal::Once) = (forgotten, heal) else {
+            return result;
+        };
+        // Not kept across the healing's await: the batch's future stays small.
+        drop(result);
+        // The healing path is rare: boxed, so that it does not grow every batch's future.
+        Box::pin(async {
+            self.reprepare(&conn, statement).await?;
+            self.inner.counters.reprepared();
+            self.batch_prepared_once(conn.clone(), kind, statements, options, Heal::Done)
+                .await
+        })
+        .await
+    }
+
+    /// Runs a BATCH of prepared and unprepared statements, on any node (no routing, no
+    /// healing: [`Session::batch_prepared`] has both).
     pub async fn batch(
         &self,
         kind: BatchType,
@@ -369,7 +553,7 @@ impl Session {
         options: &StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
         self.run(self.place_anywhere(), options.idempotent, |conn| {
-            self.batch_once(conn, kind, statements, options)
+            self.batch_once(conn, kind, &statements, options)
         })
         .await
     }
@@ -378,11 +562,11 @@ impl Session {
         &self,
         conn: Connection,
         kind: BatchType,
-        statements: &[BatchStatement<'_>],
+        statements: &dyn BatchElements,
         options: &StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
         let p = self.params(options);
-        let b = Batch {
+        let b = BatchOf {
             kind,
             statements,
             consistency: p.consistency,
@@ -391,9 +575,25 @@ impl Session {
             keyspace: p.keyspace,
             now_in_seconds: p.now_in_seconds,
         };
-        let frame = self
-            .send(&conn, options.tracing, &b, options.timeout)
-            .await?;
-        result_of(conn.addr(), frame, "BATCH")
+        if options.tracing || conn.compression().is_some() {
+            // The general path (tracing, compressed bodies): boxed, so that the common
+            // batch's future stays as small as an EXECUTE's.
+            let frame = Box::pin(self.send(&conn, options.tracing, &b, options.timeout)).await?;
+            return result_of(conn.addr(), frame, "BATCH");
+        }
+        // As the EXECUTE fast path: encoded straight into the write buffer, the answer
+        // decoded in place (an undecodable one still closes the connection).
+        let node = conn.addr();
+        let version = conn.version();
+        let frame = conn
+            .request(options.timeout, |buf, stream| {
+                encode_envelope(buf, version, stream, Flags::NONE, &b)
+            })
+            .await
+            .map_err(|e| Error::from_request(node, e))?;
+        match ResponseFrame::decode(&frame, None, conn.config().max_frame_body) {
+            Ok(decoded) => result_of(node, decoded, "BATCH"),
+            Err(e) => Err(Error::from_request(node, conn.undecodable(&frame, e))),
+        }
     }
 }

@@ -31,6 +31,29 @@ pub enum RowsError {
     },
 }
 
+/// Whether a conditional update's answer says it was not applied: its first row's
+/// `[applied]` column is false (false when the answer has no such column: not conditional,
+/// or no rows).
+pub fn not_applied(page: &QueryResult) -> bool {
+    let Some(rows) = page.rows() else {
+        return false;
+    };
+    let columns = rows.columns();
+    let Some(at) = columns.iter().position(|c| c.name == "[applied]") else {
+        return false;
+    };
+    let Some(Ok(row)) = rows.iter().next() else {
+        return false;
+    };
+    let Some(cell) = row.cells().nth(at) else {
+        return false;
+    };
+    matches!(
+        <Option<bool>>::deserialize(&columns[at].typ, cell),
+        Ok(Some(false))
+    )
+}
+
 /// Consumes one page: returns its number of rows, after decoding every column of every row
 /// unless `discard`; with `check` (`--validate`), each row's raw cells are compared too.
 pub fn consume(

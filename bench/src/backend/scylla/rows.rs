@@ -54,6 +54,31 @@ impl<'frame, 'metadata> DeserializeRow<'frame, 'metadata> for DecodedRow {
     }
 }
 
+/// Whether a conditional update's answer says it was not applied: its first row's
+/// `[applied]` column is false (false when the answer has no such column: not conditional,
+/// or no rows). Reads a copy of the page's handle (reference counts, no copy of its bytes):
+/// called for conditional statements only.
+pub fn not_applied(page: &QueryResult) -> bool {
+    let Ok(rows) = page.clone().into_rows_result() else {
+        return false;
+    };
+    let Ok(mut iter) = rows.rows::<ColumnIterator<'_, '_>>() else {
+        return false;
+    };
+    let Some(Ok(row)) = iter.next() else {
+        return false;
+    };
+    for column in row.flatten() {
+        if column.spec.name() == "[applied]" {
+            return matches!(
+                <Option<bool>>::deserialize(column.spec.typ(), column.slice),
+                Ok(Some(false))
+            );
+        }
+    }
+    false
+}
+
 /// Consumes one page: returns its number of rows, after decoding every column of every row
 /// unless `discard`; with `check` (`--validate`), each row's raw cells are compared too.
 pub fn consume(
