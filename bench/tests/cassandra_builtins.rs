@@ -5,7 +5,9 @@
 //!
 //! - `timeseries`: 40 sensors of 60 points each. Both range reads (`latest`, and `history`
 //!   with two bounds from one hash) return exactly `window` clustering rows per request on
-//!   every backend, and appends return none; no errors.
+//!   every backend, and appends return none; no errors. After the run the table holds every
+//!   loaded point and `batch` more per append iteration (each append, an unlogged BATCH of
+//!   one sensor's points, wrote all of them; the backends write the same points).
 //! - `widerow`: 20 partitions of 150 rows with set, map, list and user-type columns, read
 //!   with pages of 64 rows and `--validate`: a whole-partition read returns all 150 rows
 //!   (three pages), a slice exactly `slice` rows, a single row one row whose columns match
@@ -101,6 +103,34 @@ fn run_built_in(
     (json(&report), picked)
 }
 
+/// The rows `select` returns (one request of the scylla backend, paged through).
+fn rows_of(select: &str) -> u64 {
+    let dir = scratch_dir("builtins-count");
+    let (w, report) = (dir.join("count.toml"), dir.join("count.json"));
+    std::fs::write(&w, format!("[[run]]\nstatement = \"{select}\"\n")).unwrap();
+    let out = doppio(&[
+        "run",
+        NODE,
+        "--driver",
+        "scylla",
+        "-w",
+        w.to_str().unwrap(),
+        "-d",
+        "1",
+        "--warmup",
+        "0",
+        "-p",
+        "1",
+        "-q",
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{select}");
+    json(&report)["backends"]["scylla"]["rows"]
+        .as_u64()
+        .unwrap()
+}
+
 /// Backend `driver`'s statements in report `j`, checked: every iteration ran without error,
 /// the statements are `names` in order, and each ran exactly as often as the bench's pick
 /// chose it (`picked`, each above 0).
@@ -150,6 +180,11 @@ fn timeseries_range_reads_return_a_window_of_clustering_rows_on_every_backend() 
         assert_eq!(statements[1]["rows"], picked[1] * window, "{d} history");
         assert_eq!(statements[2]["rows"], 0, "{d} append");
     }
+    assert_eq!(
+        rows_of("SELECT ts FROM doppio_builtin_ts.timeseries"),
+        2400 + picked[2] * 10,
+        "every point loaded and appended"
+    );
 }
 
 #[test]

@@ -162,8 +162,9 @@ struct RunSpec {
     step: Vec<StepSpec>,
     /// `logged`, `unlogged` or `counter`: the statements go as one BATCH.
     batch: Option<toml::Spanned<String>>,
-    /// A batch of `repeat` copies of its statements, copy `k` with iteration `i * repeat + k`.
-    repeat: Option<toml::Spanned<i64>>,
+    /// A batch of `repeat` copies of its statements, copy `k` with iteration `i * repeat + k`:
+    /// an integer or an expression of parameters, as `weight`.
+    repeat: Option<toml::Spanned<toml::Value>>,
 }
 
 /// One step of a `[[run]]` sequence (or one statement of its batch).
@@ -592,7 +593,22 @@ impl Workload {
         let mut weights = Vec::with_capacity(spec.run.len());
         let mut entry = 0;
         for (k, r) in spec.run.iter().enumerate() {
-            let group = compile_run(&name, text, r, k, &compile, &mut run, entry)?;
+            let repeat = match &r.repeat {
+                Some(n) => {
+                    let what = r.name.clone().unwrap_or_else(|| format!("run{}", k + 1));
+                    let value = constant(n.get_ref(), "repeat", &what)?;
+                    // Not an integer: out of range below, with the value in the message.
+                    let whole = if value.fract() == 0.0 && value.abs() < 1e15 {
+                        value as i64
+                    } else {
+                        -1
+                    };
+                    Some((whole, line_of(text, n.span().start)))
+                }
+                None => None,
+            };
+            let at = RunPlace { index: k, repeat };
+            let group = compile_run(&name, text, r, at, &compile, &mut run, entry)?;
             let w = match &r.weight {
                 Some(w) => constant(w, "weight", &group.name)?,
                 None => 1.0,
@@ -758,13 +774,22 @@ type CompileFn<'a> = dyn Fn(
 /// The most statements a BATCH may hold (the protocol counts them in 16 bits).
 const MAX_BATCH: usize = u16::MAX as usize;
 
-/// Compiles `[[run]]` entry `k` (`r`): its statements appended to `run`, its records
+/// Where a `[[run]]` entry is, and what its caller evaluated of it.
+#[derive(Debug, Clone, Copy)]
+struct RunPlace {
+    /// Its position among the `[[run]]` entries (0-based).
+    index: usize,
+    /// Its `repeat`, evaluated (not an integer: -1), with the line it is on.
+    repeat: Option<(i64, usize)>,
+}
+
+/// Compiles `[[run]]` entry `at.index` (`r`): its statements appended to `run`, its records
 /// starting at entry `entry`.
 fn compile_run(
     workload: &str,
     text: &str,
     r: &RunSpec,
-    k: usize,
+    at: RunPlace,
     compile: &CompileFn<'_>,
     run: &mut Vec<Statement>,
     entry: usize,
@@ -776,6 +801,7 @@ fn compile_run(
             None => message,
         },
     };
+    let k = at.index;
     let group_name = r.name.clone().unwrap_or_else(|| format!("run{}", k + 1));
     let batch = match &r.batch {
         None => None,
@@ -845,10 +871,10 @@ fn compile_run(
             )?);
         }
     }
-    let repeat = match &r.repeat {
+    let repeat = match at.repeat {
         None => 1,
-        Some(n) => {
-            let line = Some(line_of(text, n.span().start));
+        Some((n, line)) => {
+            let line = Some(line);
             if batch.is_none() {
                 return Err(format(
                     line,
@@ -859,7 +885,7 @@ fn compile_run(
                 ));
             }
             let statements = (run.len() - first) as i64;
-            match u32::try_from(*n.get_ref()) {
+            match u32::try_from(n) {
                 Ok(r) if r >= 1 && i64::from(r) * statements <= MAX_BATCH as i64 => r,
                 _ => {
                     return Err(format(
@@ -867,7 +893,7 @@ fn compile_run(
                         format!(
                             "[[run]] {group_name}: repeat = {} is not between 1 and {} \
                              (a batch holds at most {MAX_BATCH} statements)",
-                            n.get_ref(),
+                            n,
                             MAX_BATCH as i64 / statements.max(1)
                         ),
                     ))
@@ -1089,6 +1115,18 @@ mod tests {
         let bad = "[[run]]\nstatement = \"x\"\n[[run.step]]\nstatement = \"y\"\n";
         let e = Workload::from_toml("t", bad, &[]).unwrap_err().to_string();
         assert!(e.contains("line 2") && e.contains("steps"), "{e}");
+        // `repeat` may be an expression of parameters, as `weight` and `count` are.
+        let param = "[params]\nn = 4\n[[run]]\nbatch = \"unlogged\"\nrepeat = \"n * 2\"\n\
+                     statement = \"x\"\n";
+        let w = Workload::from_toml("t", param, &[]).unwrap();
+        assert_eq!(w.groups[0].repeat, 8);
+        let w = Workload::from_toml("t", param, &[("n".into(), "3".into())]).unwrap();
+        assert_eq!(w.groups[0].repeat, 6);
+        for bad in ["0", "0.75", "-1"] {
+            let o = [("n".to_owned(), bad.to_owned())];
+            let e = Workload::from_toml("t", param, &o).unwrap_err().to_string();
+            assert!(e.contains("line 5") && e.contains("not between 1"), "{e}");
+        }
     }
 
     #[test]
