@@ -18,28 +18,11 @@
 use doppio_bench::workload::Workload;
 
 mod support;
-use support::{doppio, json, scratch_dir};
+use support::{doppio, drop_keyspace, json, scratch_dir};
 
 const NODE: &str = "127.0.0.1:9042";
 const DRIVERS: [&str; 3] = ["doppio", "doppio-uring", "scylla"];
 const ITERATIONS: u64 = 1_500;
-
-/// Drops `keyspace` (through `doppio schema` of a one-statement workload) so that the test
-/// starts from an empty table.
-fn drop_keyspace(dir: &std::path::Path, keyspace: &str) {
-    let reset = dir.join("reset.toml");
-    std::fs::write(
-        &reset,
-        format!(
-            "[schema]\nstatements = [\"DROP KEYSPACE IF EXISTS {keyspace}\"]\n\
-             [[run]]\nstatement = \"SELECT now() FROM system.local\"\n"
-        ),
-    )
-    .unwrap();
-    assert!(doppio(&["schema", NODE, "-w", reset.to_str().unwrap()])
-        .status
-        .success());
-}
 
 /// `schema`, `load` and a counted `run` of built-in `name` with `params` on every backend;
 /// returns the run's JSON report and the number of iterations that ran each statement.
@@ -54,7 +37,7 @@ fn run_built_in(
         .find(|(k, _)| *k == "keyspace")
         .map(|(_, v)| *v)
         .unwrap();
-    drop_keyspace(&dir, keyspace);
+    drop_keyspace(NODE, &dir, keyspace);
     let mut wl = vec!["-w".to_owned(), name.to_owned()];
     for (k, v) in params {
         wl.push("-P".into());

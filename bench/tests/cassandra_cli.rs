@@ -38,14 +38,7 @@ fn scratch(test: &str) -> (PathBuf, String) {
 }
 
 fn drop_keyspace(ks: &str) {
-    let dir = std::env::temp_dir();
-    let file = dir.join(format!("{ks}-drop.toml"));
-    std::fs::write(
-        &file,
-        format!("[schema]\nstatements = [\"DROP KEYSPACE IF EXISTS {ks}\"]\n[[run]]\nstatement = \"SELECT key FROM system.local\"\n"),
-    )
-    .unwrap();
-    ok(&["schema", "-w", file.to_str().unwrap(), &node(), "-q"]);
+    support::drop_keyspace(&node(), &std::env::temp_dir(), ks);
 }
 
 #[test]

@@ -23,7 +23,7 @@ use std::path::Path;
 use doppio_bench::workload::expr::{Expr, Value};
 
 mod support;
-use support::{doppio, json, scratch_dir};
+use support::{apply_cql, doppio, drop_keyspace, json, scratch_dir};
 
 const NODE: &str = "127.0.0.1:9042";
 const ROWS: u64 = 100;
@@ -111,21 +111,6 @@ const LITERAL_INSERT: &str =
      {'0': [10, 11], '1': [10, 11]}, [{0, 1}, {0, 1}], [-0.25, 0.25, 0.75], ['ab', 'ab'])";
 
 /// A workload of schema statements only (run with `doppio schema`).
-fn statements(dir: &Path, name: &str, cql: &[&str]) -> String {
-    let path = dir.join(name);
-    let list: Vec<String> = cql.iter().map(|s| format!("{s:?}")).collect();
-    std::fs::write(
-        &path,
-        format!(
-            "[schema]\nstatements = [\n{}\n]\n\
-             [[run]]\nstatement = \"SELECT now() FROM system.local\"\n",
-            list.join(",\n")
-        ),
-    )
-    .unwrap();
-    path.to_str().unwrap().to_owned()
-}
-
 fn schema(workload: &str, driver: &str) {
     let out = doppio(&["schema", NODE, "--driver", driver, "-w", workload]);
     assert!(out.status.success(), "schema {workload}");
@@ -197,18 +182,18 @@ fn collections_tuples_user_types_and_vectors_round_trip_and_validate_on_every_ba
     std::fs::write(&literal, format!("{LITERAL}{SCHEMA}")).unwrap();
     let literal = literal.to_str().unwrap();
 
-    let reset = statements(
-        &dir,
-        "reset.toml",
-        &["DROP KEYSPACE IF EXISTS doppio_collections"],
-    );
-    schema(&reset, "doppio");
+    drop_keyspace(NODE, &dir, "doppio_collections");
     schema(workload, "doppio");
-    let truncate = statements(&dir, "truncate.toml", &["TRUNCATE doppio_collections.c"]);
 
     // Each backend loads the table alone, and every backend validates what it wrote.
     for loader in DRIVERS {
-        schema(&truncate, "doppio");
+        apply_cql(
+            NODE,
+            "doppio",
+            &dir,
+            "truncate.toml",
+            &["TRUNCATE doppio_collections.c"],
+        );
         let out = doppio(&["load", NODE, "-w", workload, "--driver", loader, "-q"]);
         assert!(out.status.success(), "load by {loader}");
         let text = String::from_utf8_lossy(&out.stdout);
@@ -224,14 +209,21 @@ fn collections_tuples_user_types_and_vectors_round_trip_and_validate_on_every_ba
     }
 
     // The bench's bytes are the server's own for the same values written as CQL literals.
-    let insert = statements(&dir, "literal-insert.toml", &[LITERAL_INSERT]);
-    schema(&insert, "scylla");
+    apply_cql(
+        NODE,
+        "scylla",
+        &dir,
+        "literal-insert.toml",
+        &[LITERAL_INSERT],
+    );
     let (code, j) = validate(literal, 20, &dir.join("literal.json"));
     assert_eq!(code, Some(0), "the literal row validates");
     assert_clean(&j, 20, "the literal row");
 
     // An independent writer changes one element in four rows.
-    let corrupt = statements(
+    apply_cql(
+        NODE,
+        "scylla",
         &dir,
         "corrupt.toml",
         &[
@@ -241,7 +233,6 @@ fn collections_tuples_user_types_and_vectors_round_trip_and_validate_on_every_ba
             "UPDATE doppio_collections.c SET q.x = 12345 WHERE id = 17",
         ],
     );
-    schema(&corrupt, "scylla");
     let (code, j) = validate(workload, ITERATIONS, &dir.join("corrupted.json"));
     assert_eq!(code, Some(1), "validation failures fail the run");
     let changed = reads_of(&CORRUPTED);

@@ -7,7 +7,7 @@
 
 mod support;
 use doppio_test_support::CASSANDRA;
-use support::{doppio, json};
+use support::{doppio, drop_keyspace, json};
 
 /// Partitions written, and rows in each.
 const PARTITIONS: u64 = 3;
@@ -106,14 +106,5 @@ args = ["i % {PARTITIONS}"]
             );
         }
     }
-    let drop = dir.join("drop.toml");
-    std::fs::write(
-        &drop,
-        format!(
-            "[schema]\nstatements = [\"DROP KEYSPACE IF EXISTS {ks}\"]\n\
-             [[run]]\nstatement = \"SELECT key FROM system.local\"\n"
-        ),
-    )
-    .unwrap();
-    ok(&["schema", "-w", drop.to_str().unwrap(), &n, "-q"]);
+    drop_keyspace(&n, &dir, &ks);
 }

@@ -15,7 +15,7 @@
 
 mod support;
 use serde_json::Value;
-use support::{doppio, json, scratch_dir};
+use support::{doppio, drop_keyspace, json, scratch_dir};
 
 const NODE: &str = "127.0.0.1:9042";
 const KS: &str = "doppio_seq";
@@ -198,18 +198,7 @@ fn sequences_batches_and_lwt_count_exactly_on_every_backend() {
         return;
     }
     let dir = scratch_dir("cassandra_sequences");
-    let reset = dir.join("reset.toml");
-    std::fs::write(
-        &reset,
-        format!(
-            "[schema]\nstatements = [\"DROP KEYSPACE IF EXISTS {KS}\"]\n\
-             [[run]]\nstatement = \"SELECT now() FROM system.local\"\n"
-        ),
-    )
-    .unwrap();
-    assert!(doppio(&["schema", NODE, "-w", reset.to_str().unwrap()])
-        .status
-        .success());
+    drop_keyspace(NODE, &dir, KS);
     let schema = dir.join("schema.toml");
     std::fs::write(&schema, SCHEMA).unwrap();
     for (_, tag) in BACKENDS {

@@ -16,7 +16,7 @@
 use doppio_bench::workload::expr::{Expr, Value};
 
 mod support;
-use support::{doppio, json, scratch_dir};
+use support::{apply_cql, doppio, drop_keyspace, json, scratch_dir};
 
 const NODE: &str = "127.0.0.1:9042";
 const ROWS: u64 = 200;
@@ -85,16 +85,7 @@ fn validation_finds_exactly_the_rows_an_independent_writer_changed_on_every_back
     let wl = workload_args();
     let wl: Vec<&str> = wl.iter().map(String::as_str).collect();
     // A fresh table: drop what an earlier run left.
-    let reset = dir.join("reset.toml");
-    std::fs::write(
-        &reset,
-        "[schema]\nstatements = [\"DROP KEYSPACE IF EXISTS doppio_validate\"]\n\
-         [[run]]\nstatement = \"SELECT now() FROM system.local\"\n",
-    )
-    .unwrap();
-    assert!(doppio(&["schema", NODE, "-w", reset.to_str().unwrap()])
-        .status
-        .success());
+    drop_keyspace(NODE, &dir, "doppio_validate");
     let mut schema = vec!["schema", NODE];
     schema.extend(&wl);
     assert!(doppio(&schema).status.success(), "schema");
@@ -122,27 +113,9 @@ fn validation_finds_exactly_the_rows_an_independent_writer_changed_on_every_back
     );
 
     // An independent writer changes one row and deletes another.
-    let corrupt = dir.join("corrupt.toml");
-    std::fs::write(
-        &corrupt,
-        format!(
-            "[schema]\nstatements = [\n\
-             \"UPDATE doppio_validate.kv SET value = 0xdeadbeef WHERE id = {CHANGED}\",\n\
-             \"DELETE FROM doppio_validate.kv WHERE id = {DELETED}\",\n]\n\
-             [[run]]\nstatement = \"SELECT now() FROM system.local\"\n"
-        ),
-    )
-    .unwrap();
-    assert!(doppio(&[
-        "schema",
-        NODE,
-        "--driver",
-        "scylla",
-        "-w",
-        corrupt.to_str().unwrap()
-    ])
-    .status
-    .success());
+    let change = format!("UPDATE doppio_validate.kv SET value = 0xdeadbeef WHERE id = {CHANGED}");
+    let delete = format!("DELETE FROM doppio_validate.kv WHERE id = {DELETED}");
+    apply_cql(NODE, "scylla", &dir, "corrupt.toml", &[&change, &delete]);
 
     let bad = dir.join("corrupted.json");
     let out = run(&bad);

@@ -98,3 +98,41 @@ pub(crate) fn cassandra_script(
         .expect("run scripts/cassandra.sh")
         .success()
 }
+
+/// Applies the CQL statements `cql` in order on `node` with `driver`, through `doppio schema`
+/// of a workload that holds only them (written as `dir/name`); asserts that they succeed.
+pub(crate) fn apply_cql(node: &str, driver: &str, dir: &Path, name: &str, cql: &[&str]) {
+    let path = dir.join(name);
+    let list: Vec<String> = cql.iter().map(|s| format!("{s:?}")).collect();
+    std::fs::write(
+        &path,
+        format!(
+            "[schema]\nstatements = [\n{}\n]\n\
+             [[run]]\nstatement = \"SELECT now() FROM system.local\"\n",
+            list.join(",\n")
+        ),
+    )
+    .unwrap();
+    let out = doppio(&[
+        "schema",
+        node,
+        "--driver",
+        driver,
+        "-w",
+        path.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(out.status.success(), "{cql:?} on {node} by {driver}");
+}
+
+/// Drops `keyspace` on `node` (if it exists), so that a test starts from empty tables.
+pub(crate) fn drop_keyspace(node: &str, dir: &Path, keyspace: &str) {
+    let drop = format!("DROP KEYSPACE IF EXISTS {keyspace}");
+    apply_cql(
+        node,
+        "doppio",
+        dir,
+        &format!("drop-{keyspace}.toml"),
+        &[&drop],
+    );
+}
