@@ -150,7 +150,8 @@ pub struct Connect {
     /// every failure was a lost connection: the node went away. 0 never stops.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub max_outage: Duration,
-    /// Retries per request on errors that allow it (0: none).
+    /// Retries per request on errors that allow it (0: none); every backend makes doppio's
+    /// retry decisions.
     #[arg(long, default_value_t = 0)]
     pub retries: u32,
     /// Compression of frame bodies: lz4 or none (every backend).

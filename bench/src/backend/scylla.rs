@@ -11,8 +11,10 @@
 //! round-robin over them, bench worker `w` to the `w`th, and with one thread the thread that
 //! drives the `current_thread` runtime during a phase to the first.
 //!
-//! Children: [`rows`], a result page consumed (every row decoded, or only counted).
+//! Children: [`rows`], a result page consumed (every row decoded, or only counted);
+//! [`retry`], `--retries` with doppio's retry decisions.
 
+pub mod retry;
 pub mod rows;
 
 use std::num::NonZeroUsize;
@@ -30,7 +32,7 @@ use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 use scylla::frame::types::Consistency;
 use scylla::frame::Compression;
 use scylla::policies::load_balancing::DefaultPolicy;
-use scylla::policies::retry::{DefaultRetryPolicy, FallthroughRetryPolicy, RetryPolicy};
+use scylla::policies::retry::{FallthroughRetryPolicy, RetryPolicy};
 use scylla::response::{PagingState, PagingStateResponse};
 use scylla::serialize::batch::{BatchValues, BatchValuesIterator};
 use scylla::serialize::row::{RowSerializationContext, SerializeRow};
@@ -163,14 +165,18 @@ pub fn check_settings(o: &ConnectOptions) -> Result<(), SettingError> {
 }
 
 /// The execution profile every request runs with: the bench's consistency, serial
-/// consistency, timeout and retries, and the load-balancing policy of `locality`.
-pub fn execution_profile(o: &ConnectOptions) -> ExecutionProfile {
-    let retry: Arc<dyn RetryPolicy> = if o.retries == 0 {
-        Arc::new(FallthroughRetryPolicy::new())
+/// consistency, timeout and retries, and the load-balancing policy of `locality`. With
+/// `--retries`, the second value is the cell to store the cluster's node count in once
+/// connected (see [`retry::SameAsDoppio`]).
+pub fn execution_profile(o: &ConnectOptions) -> (ExecutionProfile, Option<Arc<AtomicUsize>>) {
+    let (retry, nodes): (Arc<dyn RetryPolicy>, _) = if o.retries == 0 {
+        (Arc::new(FallthroughRetryPolicy::new()), None)
     } else {
-        // scylla's default policy retries at most once per node; `retries` > 1 is not
-        // expressible without a custom policy.
-        Arc::new(DefaultRetryPolicy::new())
+        // The same decisions as doppio's backends make (scylla's own default policy
+        // retries at most once per kind of error, and decides otherwise).
+        let policy = retry::SameAsDoppio::new(o.retries);
+        let nodes = policy.nodes();
+        (Arc::new(policy), Some(nodes))
     };
     let mut profile = ExecutionProfile::builder()
         .consistency(consistency(o.consistency))
@@ -180,7 +186,7 @@ pub fn execution_profile(o: &ConnectOptions) -> ExecutionProfile {
     if let Some(policy) = load_balancing(&o.locality) {
         profile = profile.load_balancing_policy(policy);
     }
-    profile.build()
+    (profile.build(), nodes)
 }
 
 /// scylla's `DefaultPolicy` preferring `locality` (`None`: the driver's default policy).
@@ -233,7 +239,7 @@ impl ScyllaBackend {
                 .build()
         }
         .map_err(|e| err(format!("cannot start tokio: {e}")))?;
-        let profile = execution_profile(o);
+        let (profile, retry_nodes) = execution_profile(o);
         let mut b = SessionBuilder::new()
             .known_nodes_addr(o.nodes.iter().copied())
             .default_execution_profile_handle(profile.into_handle())
@@ -253,6 +259,10 @@ impl ScyllaBackend {
         let session = runtime
             .block_on(b.build())
             .map_err(|e| err(format!("cannot connect: {e}")))?;
+        if let Some(nodes) = retry_nodes {
+            let known = session.get_cluster_state().get_nodes_info().len();
+            nodes.store(known.max(1), Ordering::Relaxed);
+        }
         pins.check()?;
         Ok(Self {
             runtime,
