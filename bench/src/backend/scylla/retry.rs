@@ -55,9 +55,8 @@ impl SameAsDoppio {
     pub fn nodes(&self) -> Arc<AtomicUsize> {
         self.nodes.clone()
     }
-}
 
-impl SameAsDoppio {
+    /// A request's retries, none yet.
     fn attempts(&self) -> Attempts {
         Attempts {
             policy: self.policy,
@@ -256,29 +255,27 @@ mod tests {
 
     #[test]
     fn a_next_node_retry_stays_on_the_node_when_every_other_was_tried() {
+        let (next, same) = (
+            RetryDecision::RetryNextTarget(None),
+            RetryDecision::RetrySameTarget(None),
+        );
         let policy = SameAsDoppio::new(3);
         let overloaded = db(DbError::Overloaded);
-        // One node (the stub): every retry goes to it again, as doppio's do.
-        assert_eq!(
-            decisions(&policy, &overloaded, false),
-            [
-                RetryDecision::RetrySameTarget(None),
-                RetryDecision::RetrySameTarget(None),
-                RetryDecision::RetrySameTarget(None),
-                RetryDecision::DontRetry
-            ]
-        );
-        // Two nodes: the other one, then back to the one it is on.
-        policy.nodes().store(2, Ordering::Relaxed);
-        assert_eq!(
-            decisions(&policy, &overloaded, false),
-            [
-                RetryDecision::RetryNextTarget(None),
-                RetryDecision::RetrySameTarget(None),
-                RetryDecision::RetrySameTarget(None),
-                RetryDecision::DontRetry
-            ]
-        );
+        for (nodes, expected) in [
+            // One node (the stub): every retry goes to it again, as doppio's do.
+            (1, [same.clone(), same.clone(), same.clone()]),
+            // Two nodes: the other one, then back to the one it is on.
+            (2, [next, same.clone(), same]),
+        ] {
+            policy.nodes().store(nodes, Ordering::Relaxed);
+            let mut expected = expected.to_vec();
+            expected.push(RetryDecision::DontRetry);
+            assert_eq!(
+                decisions(&policy, &overloaded, false),
+                expected,
+                "{nodes} nodes"
+            );
+        }
     }
 
     #[test]
