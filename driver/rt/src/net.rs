@@ -107,6 +107,31 @@ impl TcpStream {
         }
     }
 
+    /// As [`TcpStream::send`], for a caller that will not need the buffer back until it has
+    /// more to send (a connection's flusher). On the io_uring runtime the send's completion
+    /// then ends no wait of the executor on its own, so a request and its answer cost one
+    /// `io_uring_enter`; whoever queues more bytes for this stream while the send is in
+    /// flight calls [`TcpStream::hurry_send`]. On glommio it is [`TcpStream::send`].
+    pub async fn send_lazy(&self, buf: BytesMut) -> (io::Result<u64>, BytesMut) {
+        match &self.0 {
+            StreamInner::Glommio(s) => s.send(buf).await,
+            StreamInner::Uring(s) => {
+                let (result, buf) = s.send_lazy(buf).await;
+                (result.map(|()| 1), buf)
+            }
+        }
+    }
+
+    /// More bytes wait behind this stream's [`TcpStream::send_lazy`] in flight: its
+    /// completion matters now. Does nothing when none is in flight, and on glommio.
+    #[inline]
+    pub fn hurry_send(&self) {
+        match &self.0 {
+            StreamInner::Glommio(_) => {}
+            StreamInner::Uring(s) => s.hurry_send(),
+        }
+    }
+
     /// Ends both directions: a parked receive returns, later sends fail. The descriptor is
     /// closed when the stream is dropped.
     pub fn shutdown(&self) {

@@ -10,7 +10,9 @@
 //! 2. The caller parks on its slot. The first enqueue into an empty write buffer wakes the
 //!    **flusher**, which swaps the buffer with its own (empty, capacity kept) and hands
 //!    everything queued to the runtime as one send (glommio: a `send` syscall, more only if
-//!    the kernel takes less; io_uring: one send operation in the ring's next submission).
+//!    the kernel takes less; io_uring: one lazy send operation in the ring's next
+//!    submission, whose completion does not wake the executor on its own). If the flusher
+//!    is still sending the batch before, that first enqueue hurries the send instead.
 //! 3. The **reader** appends whatever arrived to its buffer (glommio: one `recv` of up to
 //!    `read_chunk` bytes; io_uring: the multishot receive's provided buffers), splits off
 //!    every complete frame as a zero-copy `Bytes` body, and completes the slot of each
@@ -261,8 +263,11 @@ impl Shared {
                 }
             }
             if start == 0 {
-                if let Some(w) = st.flusher.take() {
-                    w.wake();
+                match st.flusher.take() {
+                    Some(w) => w.wake(),
+                    // The flusher is busy with the batch before: if that batch's send is in
+                    // flight lazily, its completion matters now (this frame waits for it).
+                    None => shared.socket.hurry_send(),
                 }
             }
             st.stats.requests += 1;
@@ -909,7 +914,10 @@ async fn flush_loop(shared: Rc<Shared>) {
             std::mem::swap(&mut out, &mut cipher);
         }
         let written = out.len();
-        let (result, back) = shared.socket.send(out).await;
+        // Lazy: nothing needs `out` back until more is queued, and whoever queues it hurries
+        // this send (see `Shared::request`), so on io_uring the send's completion alone does
+        // not end the executor's wait: a request and its answer cost one enter.
+        let (result, back) = shared.socket.send_lazy(out).await;
         out = back;
         let writes = match result {
             Ok(writes) => writes,

@@ -94,9 +94,12 @@ impl Conn {
         }
     }
 
+    /// Answers were buffered (or the connection is to close): the flusher runs, or, if it
+    /// is still sending the batch before lazily, that send's completion matters now.
     fn wake_flusher(&self) {
-        if let Some(w) = self.flusher.take() {
-            w.wake();
+        match self.flusher.take() {
+            Some(w) => w.wake(),
+            None => self.socket.hurry_send(),
         }
     }
 
@@ -345,7 +348,14 @@ async fn flush_loop(conn: Rc<Conn>) {
             batch.clear();
             std::mem::swap(&mut batch, &mut cipher);
         }
-        let (sent, back) = conn.socket.send(batch).await;
+        // Lazy unless the connection closes after this batch: whoever buffers more answers
+        // (or asks for the close) hurries it (`wake_flusher`), so on io_uring its completion
+        // alone does not end the executor's wait.
+        let (sent, back) = if conn.close_after_flush.get() {
+            conn.socket.send(batch).await
+        } else {
+            conn.socket.send_lazy(batch).await
+        };
         batch = back;
         if sent.is_err() {
             return conn.close();

@@ -13,6 +13,14 @@
 //!    timers are armed, the clock is read once more and due timers fire, so a deadline that
 //!    passed while tasks ran does not cost a sleep.
 //!
+//! Lazy requests: a request started lazy (a connection's send, which nobody needs back
+//! until it has more to send) completes while it is submitted and its CQE should not end
+//! the wait on its own. So the waiting enter asks for `1 + Ops::lazy()` completions: the
+//! lazy ones, which are posted during that very enter's submission, plus one that matters.
+//! A request and its answer then cost one enter, not two (one returning with the send's
+//! completion, one with the answer). This needs `SUBMIT_ALL` (every queued SQE submitted, so
+//! every lazy CQE is posted); without it the wait asks for one completion, as before.
+//!
 //! So a turn makes at most one `io_uring_enter` (teardown aside). SQEs pushed while the SQ
 //! is full (bursts larger than the ring) wait, in order, in a user-space backlog that the
 //! next turns move into the SQ before their enter; while it is not empty the executor does
@@ -351,7 +359,7 @@ impl Executor {
                 !sq.is_empty() || sq.taskrun() || sq.cq_overflow()
             };
             if needed || !self.flags.taskrun_flag {
-                self.enter(false, None)?;
+                self.enter(false, 0, None)?;
             }
             return Ok(());
         }
@@ -359,12 +367,17 @@ impl Executor {
             let now = self.now.get().unwrap_or_else(Instant::now);
             d.saturating_duration_since(now)
         });
-        self.enter(true, timeout)
+        let lazy = if self.flags.submit_all {
+            self.ops.borrow().lazy()
+        } else {
+            0
+        };
+        self.enter(true, 1 + lazy, timeout)
     }
 
-    /// One `io_uring_enter`: submit everything queued and fetch completions, waiting for at
-    /// least one (up to `timeout`) if `wait`.
-    fn enter(&self, wait: bool, timeout: Option<Duration>) -> Result<(), UringError> {
+    /// One `io_uring_enter`: submit everything queued and fetch completions, waiting (if
+    /// `wait`) until `want` completions are ready or `timeout` passes.
+    fn enter(&self, wait: bool, want: usize, timeout: Option<Duration>) -> Result<(), UringError> {
         let mut ring = self.ring.borrow_mut();
         let before = ring.submission().len();
         let r = {
@@ -373,9 +386,9 @@ impl Executor {
                 (true, Some(d)) => {
                     let ts = Timespec::from(d);
                     let args = SubmitArgs::new().timespec(&ts);
-                    sub.submit_with_args(1, &args)
+                    sub.submit_with_args(want, &args)
                 }
-                (true, None) => sub.submit_and_wait(1),
+                (true, None) => sub.submit_and_wait(want),
                 // SAFETY: no argument pointer is passed; GETEVENTS with min_complete 0
                 // submits, runs pending task work and returns without waiting.
                 (false, _) => unsafe {
@@ -478,7 +491,8 @@ impl Executor {
                 break;
             }
             let wait = self.inflight.get() > 0;
-            let _ = self.enter(wait, Some(deadline - now));
+            // One completion is enough here: lazy requests are waited for like the rest.
+            let _ = self.enter(wait, 1, Some(deadline - now));
         }
         if self.inflight.get() > 0 {
             self.leaked.set(true);

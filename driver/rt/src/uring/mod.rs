@@ -3,6 +3,13 @@
 //! provided buffers, `IORING_OP_SEND`), keeps timers in user space, and allocates nothing per
 //! turn or per request once warmed up.
 //!
+//! A connection's flusher sends with [`TcpStream::send_lazy`]: a send that completes while
+//! it is submitted (`MSG_DONTWAIT`) and whose completion does not end the executor's wait on
+//! its own, so that a request and its answer cost one `io_uring_enter` (the wait asks for
+//! the lazy completions plus one); whoever queues bytes behind it calls
+//! [`TcpStream::hurry_send`]. The buffer stays owned by the operation until its completion
+//! arrives, as for every send.
+//!
 //! Entry points: [`run`] builds an executor on the current thread and runs a future to
 //! completion; inside it, [`spawn_local`] / [`spawn_scoped_local`] spawn tasks, [`Timer`],
 //! [`sleep`] and [`timeout`] wait, [`TcpStream`] and [`TcpListener`] do network I/O, and

@@ -14,7 +14,7 @@ use std::task::{Context, Poll};
 use io_uring::{opcode, squeue};
 
 use super::context;
-use super::ops::{self, Abandon, Completion, Hold, State};
+use super::ops::{self, Abandon, Completion, Hold};
 
 /// A one-shot request in flight.
 pub(crate) struct Op {
@@ -35,11 +35,29 @@ impl Op {
     /// not move when `hold` moves, such as a `BytesMut`'s bytes or a `Box`'s contents), or
     /// otherwise stay valid until the request's CQE arrives.
     pub(crate) unsafe fn start(entry: squeue::Entry, hold: Hold) -> Option<Op> {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { Self::start_as(entry, hold, false) }
+    }
+
+    /// As [`Op::start`], for a request whose completion ends no wait of the executor until
+    /// [`Op::hurry`] is called (see `ops::Ops::lazy`).
+    ///
+    /// # Safety
+    ///
+    /// As [`Op::start`]; and the request must complete while it is submitted, without
+    /// waiting on anything outside the kernel (a send with `MSG_DONTWAIT`, say), or the
+    /// executor may sleep past other completions until it does.
+    pub(crate) unsafe fn start_lazy(entry: squeue::Entry, hold: Hold) -> Option<Op> {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { Self::start_as(entry, hold, true) }
+    }
+
+    /// # Safety
+    ///
+    /// As [`Op::start_lazy`] when `lazy`, else as [`Op::start`].
+    unsafe fn start_as(entry: squeue::Entry, hold: Hold, lazy: bool) -> Option<Op> {
         context::with(|ex| {
-            let (index, gen) = ex
-                .ops
-                .borrow_mut()
-                .alloc(State::Waiting { waker: None, hold });
+            let (index, gen) = ex.ops.borrow_mut().alloc_op(hold, lazy);
             let entry = entry.user_data(ops::user_data(ops::KIND_OP, index, gen));
             // SAFETY: the caller guarantees the entry's pointers stay valid until the CQE;
             // the slot now owns `hold` until then (also if this Op is dropped).
@@ -51,6 +69,12 @@ impl Op {
                 done: false,
             }
         })
+    }
+
+    /// The slot of this request (index, generation), to hurry it later by
+    /// [`hurry`].
+    pub(crate) fn slot(&self) -> (u32, u32) {
+        (self.index, self.gen)
     }
 
     /// The completion, once the CQE has arrived.
@@ -105,4 +129,11 @@ impl Drop for Op {
             }
         });
     }
+}
+
+/// The lazy request in slot (`index`, `gen`) of the current executor is now waited for: its
+/// completion ends the executor's wait again. Returns whether it was lazy and still in the
+/// kernel.
+pub(crate) fn hurry(exec: u32, (index, gen): (u32, u32)) -> bool {
+    context::with_id(exec, |ex| ex.ops.borrow_mut().hurry(index, gen)).unwrap_or(false)
 }

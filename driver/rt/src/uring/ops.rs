@@ -15,6 +15,12 @@
 //!   older generation finds nothing (`get` returns `None`).
 //! - Slots and the free list live in one `Vec` whose capacity is kept: after warm-up,
 //!   starting an operation allocates nothing.
+//! - [`Ops::lazy`] counts the one-shot requests started *lazy* whose CQE has not been
+//!   dispatched yet: requests that complete while being submitted (a send with
+//!   `MSG_DONTWAIT` cannot wait in the kernel) and whose completion nobody is in a hurry
+//!   for, so that the executor's wait does not end for them (see `executor`). A lazy
+//!   request is counted from its start to its CQE, abandoned or not; [`Ops::hurry`] ends its
+//!   laziness early.
 
 use std::rc::Rc;
 use std::task::Waker;
@@ -66,12 +72,16 @@ pub(crate) enum Hold {
 pub(crate) enum State {
     /// Unused; `next` is the next free slot.
     Free { next: u32 },
-    /// In the kernel; the future waits.
-    Waiting { waker: Option<Waker>, hold: Hold },
+    /// In the kernel; the future waits (`lazy`: counted in [`Ops::lazy`]).
+    Waiting {
+        waker: Option<Waker>,
+        hold: Hold,
+        lazy: bool,
+    },
     /// Completed; the future has not picked the result up yet.
     Done { res: i32, hold: Hold },
     /// In the kernel, but its future is gone: freed when the CQE arrives.
-    Abandoned { hold: Hold },
+    Abandoned { hold: Hold, lazy: bool },
     /// A stream's multishot receive slot (armed or not), owned by the stream.
     Stream(Rc<StreamInner>),
 }
@@ -104,9 +114,42 @@ pub(crate) enum Completed {
 pub(crate) struct Ops {
     slots: Vec<Slot>,
     free: Option<u32>,
+    /// Lazy one-shot requests whose CQE has not been dispatched.
+    lazy: usize,
 }
 
 impl Ops {
+    /// Takes a slot for a one-shot request holding `hold` (`lazy`: see [`Ops::lazy`]);
+    /// returns (index, generation).
+    pub(crate) fn alloc_op(&mut self, hold: Hold, lazy: bool) -> (u32, u32) {
+        self.lazy += usize::from(lazy);
+        self.alloc(State::Waiting {
+            waker: None,
+            hold,
+            lazy,
+        })
+    }
+
+    /// Lazy one-shot requests whose CQE has not been dispatched yet: each posts exactly one
+    /// CQE without waiting on anything outside the kernel, so a wait for `lazy() + 1`
+    /// completions ends only when something else has completed too.
+    pub(crate) fn lazy(&self) -> usize {
+        self.lazy
+    }
+
+    /// Someone now waits for the lazy request `index`: its completion counts again. Returns
+    /// whether it was lazy (and still in the kernel).
+    pub(crate) fn hurry(&mut self, index: u32, gen: u32) -> bool {
+        match self.get(index, gen) {
+            Some(State::Waiting { lazy, .. }) if *lazy => {
+                *lazy = false;
+                self.lazy -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Takes a free slot for `state`; returns (index, generation).
     pub(crate) fn alloc(&mut self, state: State) -> (u32, u32) {
         match self.free {
@@ -155,14 +198,19 @@ impl Ops {
             return Completed::Stale;
         };
         match state {
-            State::Waiting { waker, hold } => {
+            State::Waiting { waker, hold, lazy } => {
+                let was_lazy = *lazy;
                 let waker = waker.take();
                 let hold = std::mem::replace(hold, Hold::Nothing);
                 *state = State::Done { res, hold };
+                self.lazy -= usize::from(was_lazy);
                 Completed::Wake(waker)
             }
             State::Abandoned { .. } => match self.free(index) {
-                State::Abandoned { hold } => Completed::Orphan(hold, res),
+                State::Abandoned { hold, lazy } => {
+                    self.lazy -= usize::from(lazy);
+                    Completed::Orphan(hold, res)
+                }
                 _ => unreachable!("checked above"),
             },
             _ => Completed::Stale,
@@ -196,9 +244,9 @@ impl Ops {
             return Abandon::Gone;
         };
         match state {
-            State::Waiting { hold, .. } => {
+            State::Waiting { hold, lazy, .. } => {
                 let hold = std::mem::replace(hold, Hold::Nothing);
-                *state = State::Abandoned { hold };
+                *state = State::Abandoned { hold, lazy: *lazy };
                 Abandon::InKernel
             }
             State::Done { .. } => match self.free(index) {
@@ -240,20 +288,14 @@ mod tests {
     #[test]
     fn generations_reject_stale_completions_and_slots_are_reused() {
         let mut ops = Ops::default();
-        let (i, g) = ops.alloc(State::Waiting {
-            waker: None,
-            hold: Hold::Nothing,
-        });
+        let (i, g) = ops.alloc_op(Hold::Nothing, false);
         assert!(matches!(ops.complete(i, g, 5), Completed::Wake(None)));
         let waker = Waker::noop();
         let c = ops.poll(i, g, waker).expect("done");
         assert_eq!(c.res, 5);
         // Freed: the old generation finds nothing; the slot comes back with a new one.
         assert!(matches!(ops.complete(i, g, 1), Completed::Stale));
-        let (i2, g2) = ops.alloc(State::Waiting {
-            waker: None,
-            hold: Hold::Buf(BytesMut::from(&b"abc"[..])),
-        });
+        let (i2, g2) = ops.alloc_op(Hold::Buf(BytesMut::from(&b"abc"[..])), false);
         assert_eq!((i2, g2), (i, g + 1));
         // Abandoned: the hold stays until the CQE, then comes back as an orphan.
         assert!(matches!(ops.abandon(i2, g2), Abandon::InKernel));
@@ -261,5 +303,35 @@ mod tests {
             Completed::Orphan(Hold::Buf(b), 3) => assert_eq!(&b[..], b"abc"),
             _ => panic!("expected the orphaned buffer"),
         }
+    }
+
+    #[test]
+    fn lazy_requests_are_counted_until_their_cqe_or_until_hurried() {
+        let mut ops = Ops::default();
+        let (a, ga) = ops.alloc_op(Hold::Nothing, true);
+        let (b, gb) = ops.alloc_op(Hold::Nothing, true);
+        let (c, gc) = ops.alloc_op(Hold::Nothing, false);
+        assert_eq!(ops.lazy(), 2);
+        // A lazy CQE stops counting once dispatched.
+        assert!(matches!(ops.complete(a, ga, 10), Completed::Wake(None)));
+        assert_eq!(ops.lazy(), 1);
+        // Hurried: counted no more, and hurrying twice (or a non-lazy one) changes nothing.
+        assert!(ops.hurry(b, gb));
+        assert!(!ops.hurry(b, gb));
+        assert!(!ops.hurry(c, gc));
+        assert_eq!(ops.lazy(), 0);
+        assert!(matches!(ops.complete(b, gb, 10), Completed::Wake(None)));
+        assert_eq!(ops.lazy(), 0);
+        // Abandoned while lazy: still counted until its CQE frees it.
+        let (d, gd) = ops.alloc_op(Hold::Nothing, true);
+        assert!(matches!(ops.abandon(d, gd), Abandon::InKernel));
+        assert_eq!(ops.lazy(), 1);
+        assert!(matches!(
+            ops.complete(d, gd, 3),
+            Completed::Orphan(Hold::Nothing, 3)
+        ));
+        assert_eq!(ops.lazy(), 0);
+        // A completed slot cannot be hurried.
+        assert!(!ops.hurry(a, ga));
     }
 }

@@ -24,7 +24,7 @@
 //!   the ring.
 //! - Only one reader per stream: the last waker given to `poll_recv` is the one woken.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::RawFd;
@@ -47,6 +47,8 @@ pub(crate) struct StreamInner {
     pub(crate) fd: RawFd,
     /// The executor the stream belongs to.
     pub(crate) exec: u32,
+    /// The slot of the lazy send in flight, if any (for `TcpStream::hurry_send`).
+    pub(crate) lazy_send: Cell<Option<(u32, u32)>>,
     recv: RefCell<RecvState>,
 }
 
@@ -77,6 +79,7 @@ impl StreamInner {
         let inner = Rc::new(StreamInner {
             fd,
             exec: ex.id(),
+            lazy_send: Cell::new(None),
             recv: RefCell::new(RecvState {
                 queue: VecDeque::with_capacity(ex.bufs.len() as usize),
                 waker: None,

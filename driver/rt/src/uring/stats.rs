@@ -37,6 +37,14 @@ pub struct Stats {
     pub recv_enobufs: u64,
     /// Sends that the kernel took only in part, whose rest was submitted again.
     pub partial_sends: u64,
+    /// Sends started lazy (`MSG_DONTWAIT`; their completion ends no wait by itself).
+    pub lazy_sends: u64,
+    /// Lazy sends that found the socket full (`EAGAIN`, or a part taken) and were submitted
+    /// again as ordinary sends, which wait in the kernel for room.
+    pub lazy_sends_retried: u64,
+    /// Lazy sends hurried: more bytes were queued behind them before their completion was
+    /// seen, so their completion ended the wait after all.
+    pub sends_hurried: u64,
 }
 
 impl Stats {
@@ -55,6 +63,9 @@ impl Stats {
             recv_rearms: self.recv_rearms - earlier.recv_rearms,
             recv_enobufs: self.recv_enobufs - earlier.recv_enobufs,
             partial_sends: self.partial_sends - earlier.partial_sends,
+            lazy_sends: self.lazy_sends - earlier.lazy_sends,
+            lazy_sends_retried: self.lazy_sends_retried - earlier.lazy_sends_retried,
+            sends_hurried: self.sends_hurried - earlier.sends_hurried,
         }
     }
 
@@ -72,6 +83,9 @@ impl Stats {
             recv_rearms: self.recv_rearms + o.recv_rearms,
             recv_enobufs: self.recv_enobufs + o.recv_enobufs,
             partial_sends: self.partial_sends + o.partial_sends,
+            lazy_sends: self.lazy_sends + o.lazy_sends,
+            lazy_sends_retried: self.lazy_sends_retried + o.lazy_sends_retried,
+            sends_hurried: self.sends_hurried + o.sends_hurried,
         }
     }
 }
@@ -91,6 +105,9 @@ pub(crate) struct Counters {
     pub(crate) recv_rearms: Cell<u64>,
     pub(crate) recv_enobufs: Cell<u64>,
     pub(crate) partial_sends: Cell<u64>,
+    pub(crate) lazy_sends: Cell<u64>,
+    pub(crate) lazy_sends_retried: Cell<u64>,
+    pub(crate) sends_hurried: Cell<u64>,
 }
 
 /// Adds `n` to a counter.
@@ -115,6 +132,9 @@ impl Counters {
             recv_rearms: self.recv_rearms.get(),
             recv_enobufs: self.recv_enobufs.get(),
             partial_sends: self.partial_sends.get(),
+            lazy_sends: self.lazy_sends.get(),
+            lazy_sends_retried: self.lazy_sends_retried.get(),
+            sends_hurried: self.sends_hurried.get(),
         }
     }
 }
@@ -135,6 +155,9 @@ thread_local! {
             recv_rearms: 0,
             recv_enobufs: 0,
             partial_sends: 0,
+            lazy_sends: 0,
+            lazy_sends_retried: 0,
+            sends_hurried: 0,
         })
     };
     /// Setup flags of the executor running here, or of the last one that ran here.

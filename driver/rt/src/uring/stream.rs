@@ -164,6 +164,41 @@ impl TcpStream {
             buf: Some(buf),
             sent: 0,
             op: None,
+            lazy_next: false,
+            lazy_op: false,
+        }
+    }
+
+    /// As [`TcpStream::send`], for a caller that does not need the buffer back soon (a
+    /// connection's flusher, which has nothing more to send): the first attempt is a send
+    /// with `MSG_DONTWAIT`, which completes while it is submitted, and whose completion
+    /// does not end the executor's wait on its own; a request and its answer then cost one
+    /// `io_uring_enter`, not two. If the socket is full (`EAGAIN`, or only a part taken),
+    /// the rest goes as an ordinary send, which waits in the kernel for room.
+    ///
+    /// The caller that queues more bytes while this send is in flight must call
+    /// [`TcpStream::hurry_send`], or those bytes may wait for the executor's next wake-up.
+    /// A failure is reported as by [`TcpStream::send`] (when the completion is next seen);
+    /// the buffer is owned by the operation slot until its completion, as there.
+    pub fn send_lazy(&self, buf: BytesMut) -> impl Future<Output = (io::Result<()>, BytesMut)> {
+        Send {
+            inner: self.inner.clone(),
+            buf: Some(buf),
+            sent: 0,
+            op: None,
+            lazy_next: true,
+            lazy_op: false,
+        }
+    }
+
+    /// Someone now waits for this stream's lazy send in flight (more bytes are queued
+    /// behind it): its completion ends the executor's wait again. Does nothing when no lazy
+    /// send is in flight.
+    pub fn hurry_send(&self) {
+        if let Some(slot) = self.inner.lazy_send.get() {
+            if super::op::hurry(self.inner.exec, slot) {
+                context::with(|ex| bump(&ex.counters.sends_hurried, 1));
+            }
         }
     }
 
@@ -189,12 +224,32 @@ impl Drop for TcpStream {
     }
 }
 
-/// The future of [`TcpStream::send`].
+/// The future of [`TcpStream::send`] and [`TcpStream::send_lazy`].
 struct Send {
     inner: Rc<StreamInner>,
     buf: Option<BytesMut>,
     sent: usize,
     op: Option<Op>,
+    /// The next attempt is lazy (the first of a `send_lazy`).
+    lazy_next: bool,
+    /// The operation in flight is lazy (its slot is in `inner.lazy_send`).
+    lazy_op: bool,
+}
+
+impl Send {
+    /// The operation in flight is over (completed or abandoned): it is no longer the
+    /// stream's lazy send.
+    fn end_op(&mut self) {
+        if std::mem::take(&mut self.lazy_op) {
+            self.inner.lazy_send.set(None);
+        }
+    }
+}
+
+impl Drop for Send {
+    fn drop(&mut self) {
+        self.end_op();
+    }
 }
 
 impl Future for Send {
@@ -209,10 +264,18 @@ impl Future for Send {
                     Poll::Pending => return Poll::Pending,
                 };
                 this.op = None;
+                let was_lazy = this.lazy_op;
+                this.end_op();
                 let buf = match c.hold {
                     Hold::Buf(b) => b,
                     _ => BytesMut::new(),
                 };
+                if was_lazy && c.res == -libc::EAGAIN {
+                    // The socket was full: the rest goes as an ordinary send.
+                    context::with(|ex| bump(&ex.counters.lazy_sends_retried, 1));
+                    this.buf = Some(buf);
+                    continue;
+                }
                 if c.res < 0 {
                     return Poll::Ready((Err(io::Error::from_raw_os_error(-c.res)), buf));
                 }
@@ -224,7 +287,18 @@ impl Future for Send {
                 if this.sent >= buf.len() {
                     return Poll::Ready((Ok(()), buf));
                 }
-                context::with(|ex| bump(&ex.counters.partial_sends, 1));
+                // A lazy send taken in part found the socket full too.
+                context::with(|ex| {
+                    let c = &ex.counters;
+                    bump(
+                        if was_lazy {
+                            &c.lazy_sends_retried
+                        } else {
+                            &c.partial_sends
+                        },
+                        1,
+                    )
+                });
                 this.buf = Some(buf);
             }
             let Some(buf) = this.buf.take() else {
@@ -238,12 +312,32 @@ impl Future for Send {
             }
             let rest = &buf[this.sent..];
             let len = rest.len().min(1 << 30) as u32;
+            let lazy = std::mem::take(&mut this.lazy_next);
+            let flags = if lazy {
+                libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT
+            } else {
+                libc::MSG_NOSIGNAL
+            };
             let entry = opcode::Send::new(types::Fd(this.inner.fd), rest.as_ptr(), len)
-                .flags(libc::MSG_NOSIGNAL)
+                .flags(flags)
                 .build();
-            // SAFETY: the entry points into the BytesMut's heap bytes, which do not move when
-            // the BytesMut is moved into the slot, and which the slot owns until the CQE.
-            this.op = unsafe { Op::start(entry, Hold::Buf(buf)) };
+            this.op = if lazy {
+                // SAFETY: as below; and with MSG_DONTWAIT the send cannot wait in the kernel
+                // (io_uring completes it with EAGAIN rather than polling the socket), so it
+                // completes while it is submitted, as a lazy request must.
+                let op = unsafe { Op::start_lazy(entry, Hold::Buf(buf)) };
+                if let Some(op) = &op {
+                    this.inner.lazy_send.set(Some(op.slot()));
+                    this.lazy_op = true;
+                    context::with(|ex| bump(&ex.counters.lazy_sends, 1));
+                }
+                op
+            } else {
+                // SAFETY: the entry points into the BytesMut's heap bytes, which do not move
+                // when the BytesMut is moved into the slot, and which the slot owns until the
+                // CQE.
+                unsafe { Op::start(entry, Hold::Buf(buf)) }
+            };
         }
     }
 }
