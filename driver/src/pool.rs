@@ -233,7 +233,7 @@ impl NodePool {
         let slots = self.slots.borrow();
         let nr = usize::from(sharder.nr_shards.get());
         let on_shard =
-            |c: &Connection| c.closed().is_none() && c.sharding().is_some_and(|s| s.shard == shard);
+            |c: &Connection| c.is_open() && c.sharding().is_some_and(|s| s.shard == shard);
         let start = self.next.get();
         for k in 0..self.per_shard {
             let idx = usize::from(shard) + ((start + k) % self.per_shard) * nr;
@@ -295,17 +295,13 @@ impl NodePool {
             .borrow()
             .iter()
             .flatten()
-            .filter(|c| c.closed().is_none())
+            .filter(|c| c.is_open())
             .count()
     }
 
     /// True if at least one connection is open (the node is up for this shard).
     pub(crate) fn is_up(&self) -> bool {
-        self.slots
-            .borrow()
-            .iter()
-            .flatten()
-            .any(|c| c.closed().is_none())
+        self.slots.borrow().iter().flatten().any(|c| c.is_open())
     }
 
     /// The open connections (for control-path work on each, such as `USE`).
@@ -314,7 +310,7 @@ impl NodePool {
             .borrow()
             .iter()
             .flatten()
-            .filter(|c| c.closed().is_none())
+            .filter(|c| c.is_open())
             .cloned()
             .collect()
     }
@@ -366,7 +362,7 @@ impl NodePool {
         for i in 0..n {
             let idx = (start + i) % n;
             if let Some(conn) = &slots[idx] {
-                if conn.closed().is_none() {
+                if conn.is_open() {
                     self.next.set(idx + 1);
                     return Some(conn.clone());
                 }
@@ -431,7 +427,7 @@ impl NodePool {
 /// after `grace`, or at once if it closed meanwhile.
 async fn close_when_drained(conn: Connection, reason: &'static str, grace: Duration) {
     let deadline = std::time::Instant::now() + grace;
-    while conn.in_flight() > 0 && conn.closed().is_none() && std::time::Instant::now() < deadline {
+    while conn.in_flight() > 0 && conn.is_open() && std::time::Instant::now() < deadline {
         crate::rt::sleep(Duration::from_millis(5)).await;
     }
     conn.close(reason);

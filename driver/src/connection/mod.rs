@@ -444,6 +444,12 @@ impl Connection {
         self.shared.state.borrow().closed.clone()
     }
 
+    /// Whether the connection is open (asked on every request's pick: no copy of a reason).
+    #[inline]
+    pub fn is_open(&self) -> bool {
+        self.shared.state.borrow().closed.is_none()
+    }
+
     /// A snapshot of the counters.
     pub fn stats(&self) -> ConnectionStats {
         self.shared.state.borrow().stats

@@ -2,8 +2,6 @@
 //! before anything changes), then on every open connection; connections opened later run
 //! it in their set-up (see `connect`).
 
-use doppio_proto::response::ResultBody;
-
 use super::Session;
 use crate::connection::Connection;
 use crate::error::Error;
@@ -16,13 +14,7 @@ impl Session {
     pub async fn use_keyspace(&self, keyspace: &str) -> Result<(), Error> {
         self.run(self.place_anywhere(), true, |conn| async move {
             system::use_keyspace(&conn, keyspace).await?;
-            Ok(QueryResult {
-                node: conn.addr(),
-                body: ResultBody::Void,
-                warnings: Vec::new(),
-                tracing_id: None,
-                columns: None,
-            })
+            Ok(QueryResult::void(conn.addr()))
         })
         .await?;
         *self.inner.keyspace.borrow_mut() = Some(keyspace.to_owned());

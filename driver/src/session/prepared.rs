@@ -22,7 +22,7 @@ use doppio_proto::ProtocolVersion;
 use super::{Session, StatementOptions};
 use crate::connection::Connection;
 use crate::error::Error;
-use crate::result::{result_of, QueryResult};
+use crate::result::{result_of, QueryResult, ResultParts};
 use crate::routing::ring::ReplicaMap;
 
 /// A prepared statement: its id, metadata and pre-encoded EXECUTE. Cheap to clone.
@@ -113,17 +113,18 @@ impl Session {
                     let first = &first;
                     async move {
                         *first.borrow_mut() = Some((conn.addr(), conn.version()));
-                        self.prepare_on(&conn, cql).await.map(|p| QueryResult {
-                            node: conn.addr(),
-                            body: ResultBody::Prepared(Box::new(p)),
-                            warnings: Vec::new(),
-                            tracing_id: None,
-                            columns: None,
+                        self.prepare_on(&conn, cql).await.map(|p| {
+                            QueryResult::new(ResultParts {
+                                node: conn.addr(),
+                                body: ResultBody::Prepared(Box::new(p)),
+                                ..ResultParts::default()
+                            })
                         })
                     }
                 })
                 .await?;
             let version = first.borrow().map(|(_, v)| v).unwrap_or_default();
+            let prepared = prepared.into_parts();
             match prepared.body {
                 ResultBody::Prepared(p) => (
                     p.id,
@@ -220,7 +221,7 @@ impl Session {
                 None,
             )
             .await?;
-        match result_of(conn.addr(), frame, "PREPARE")?.body {
+        match result_of(conn.addr(), frame, "PREPARE")?.into_parts().body {
             ResultBody::Prepared(p) => Ok(*p),
             _ => Err(Error::UnexpectedResponse {
                 node: conn.addr(),

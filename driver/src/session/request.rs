@@ -39,7 +39,7 @@ enum Heal {
 }
 use crate::connection::Connection;
 use crate::error::{Error, Violation};
-use crate::result::{result_of, QueryResult};
+use crate::result::{result_of, QueryResult, ResultParts};
 use crate::routing::murmur3::Token;
 use crate::routing::partition_key::PlacedValues;
 
@@ -422,11 +422,11 @@ impl Session {
         };
         let mut result = result_of(node, frame, "EXECUTE");
         // Rows sent without metadata are read by the prepared result columns.
-        if let Ok(QueryResult {
+        if let Some(ResultParts {
             body: ResultBody::Rows(rows),
             columns,
             ..
-        }) = &mut result
+        }) = result.as_deref_mut().ok()
         {
             if rows.metadata.no_metadata {
                 *columns = Some(prepared.result_columns());
