@@ -401,10 +401,7 @@ impl BenchSession for ShardSession {
     }
 
     async fn sleep_until(&self, deadline: Instant) {
-        let now = Instant::now();
-        if deadline > now {
-            doppio::rt::sleep(deadline - now).await;
-        }
+        sleep_until(deadline).await;
     }
 
     /// This shard's per-node counters (the session's nodes of now: a node removed from the
@@ -417,19 +414,33 @@ impl BenchSession for ShardSession {
             .collect()
     }
 
-    /// Each fiber is a task of the shard's executor: its wake-ups are plain pushes on the
-    /// executor's local run queue (no atomic), instead of a `join_all` ready queue.
     async fn run_fibers<Fut: std::future::Future<Output = ()>>(&self, fibers: Vec<Fut>) {
-        let tasks: Vec<_> = fibers
-            .into_iter()
-            // SAFETY: a scoped task must be awaited or dropped before what it borrows goes
-            // away, never leaked. Every task is awaited below before this future completes;
-            // if this future is dropped first, the tasks are dropped with it (cancelled).
-            .map(|f| unsafe { doppio::rt::spawn_scoped_local(f) })
-            .collect();
-        for t in tasks {
-            t.await;
-        }
+        run_fibers_as_tasks(fibers).await;
+    }
+}
+
+/// Sleeps until `deadline` on the current thread's runtime (doppio's timer: glommio's or
+/// the io_uring runtime's).
+pub(crate) async fn sleep_until(deadline: Instant) {
+    let now = Instant::now();
+    if deadline > now {
+        doppio::rt::sleep(deadline - now).await;
+    }
+}
+
+/// Runs each fiber as a task of the current executor (glommio's or the io_uring runtime's):
+/// its wake-ups are plain pushes on the executor's local run queue (no atomic), instead of
+/// a `join_all` ready queue.
+pub(crate) async fn run_fibers_as_tasks<Fut: std::future::Future<Output = ()>>(fibers: Vec<Fut>) {
+    let tasks: Vec<_> = fibers
+        .into_iter()
+        // SAFETY: a scoped task must be awaited or dropped before what it borrows goes
+        // away, never leaked. Every task is awaited below before this future completes;
+        // if this future is dropped first, the tasks are dropped with it (cancelled).
+        .map(|f| unsafe { doppio::rt::spawn_scoped_local(f) })
+        .collect();
+    for t in tasks {
+        t.await;
     }
 }
 
