@@ -579,6 +579,9 @@ pub trait Backend: Send + Sync {
 
 /// Connects the chosen backend.
 pub fn connect(driver: Driver, options: &ConnectOptions) -> Result<Arc<dyn Backend>, BackendError> {
+    // The engine's clock calibrates once per process (up to 200 ms): here, before any phase
+    // is measured.
+    crate::engine::clock::calibrate();
     match driver {
         Driver::Doppio => Ok(Arc::new(doppio::DoppioBackend::connect(
             options,

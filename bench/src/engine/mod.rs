@@ -2,13 +2,15 @@
 //! rate on one worker (a doppio shard, or one worker of the scylla backend on its runtime)
 //! and records what happened.
 //!
-//! Children: [`collect`], the coordinator's side: workers' interval samples merged into one
-//! sample per interval; [`cycles`], the range of iteration numbers a loader draws from
-//! (`--cycles`, `--loader`); [`schedule`], the rate schedule (`-r`) and each iteration's due
-//! time; [`statements`], what each run statement did (per interval
-//! counts, per phase histograms), beside the totals; [`spill`], released samples with their
-//! histograms written to a temporary file, so that a run of any length keeps memory bounded;
-//! [`validate`], `--validate`'s comparison of returned rows with what the load wrote.
+//! Children: [`clock`], the clock of each request's end (the CPU's time-stamp counter
+//! without a rate, where it is invariant); [`collect`], the coordinator's side: workers'
+//! interval samples merged into one sample per interval; [`cycles`], the range of iteration
+//! numbers a loader draws from (`--cycles`, `--loader`); [`schedule`], the rate schedule
+//! (`-r`) and each iteration's due time; [`statements`], what each run statement did (per
+//! interval counts, per phase histograms), beside the totals; [`spill`], released samples
+//! with their histograms written to a temporary file, so that a run of any length keeps
+//! memory bounded; [`validate`], `--validate`'s comparison of returned rows with what the
+//! load wrote.
 //!
 //! A worker runs `concurrency` fibers: futures joined inside the worker's one task, not a
 //! task each. Fiber `f` of a worker with `C` fibers runs the worker's iterations `f`,
@@ -32,14 +34,16 @@
 //! Invariants:
 //! - Per request the engine allocates nothing: arguments are encoded straight into the
 //!   driver's buffer, histograms are preallocated and rotated once per sample interval.
-//! - Per request it reads the clock once without a rate (the end), twice with one (the
-//!   send after the fiber's pause, the end), records one latency histogram (two with a
+//! - Per request it reads the clock once without a rate (the end: the CPU's time-stamp
+//!   counter where it is invariant, [`clock`]), twice with one (the send after the fiber's
+//!   pause, the end: the monotonic clock), records one latency histogram (two with a
 //!   rate: latency and service time), and finds its sample interval by comparing the end
 //!   with the current interval's end (no division).
 //! - Errors are never lost: each is counted by kind, with the first message of each kind.
 //! - Every request is counted in the totals and in its statement's entry (indexed by the
 //!   statement's position in the plan), so the statements' counts add up to the totals.
 
+pub mod clock;
 pub mod collect;
 pub mod cycles;
 pub mod schedule;
@@ -624,7 +628,12 @@ pub fn interval_ending_at(end: Duration, interval: Duration) -> u64 {
 
 /// When interval `index` (of length `interval`, from `start`) ends: `None` when it is the
 /// phase's last (`last`), which takes every later answer, or past what an `Instant` holds.
-fn interval_end(start: Instant, interval: Duration, index: u64, last: Option<u64>) -> Option<Instant> {
+fn interval_end(
+    start: Instant,
+    interval: Duration,
+    index: u64,
+    last: Option<u64>,
+) -> Option<Instant> {
     if last.is_some_and(|l| index >= l) {
         return None;
     }
@@ -742,6 +751,10 @@ where
         stopped: Cell::new(false),
     };
     let fibers = spec.concurrency.max(1);
+    // Without a rate, the time-stamp counter (see `clock`); with one, the monotonic clock
+    // the due times are on.
+    let clock = clock::Clock::new(spec.rate.is_some());
+    let clock = &clock;
     let fiber = |f: usize| {
         let recorder = &recorder;
         let iterations = &iterations;
@@ -758,7 +771,7 @@ where
             let mut j = f as u64;
             // When this fiber's last request ended: a time past, for `pause_until`, and
             // without a rate the due time of its next request.
-            let mut last_done = Instant::now();
+            let mut last_done = clock.now();
             loop {
                 if outage.stopped() || crate::interrupt::interrupted() {
                     return;
@@ -810,7 +823,7 @@ where
                     if !pause_until(session, due, last_done).await {
                         return;
                     }
-                    Instant::now()
+                    clock.now()
                 } else {
                     due
                 };
@@ -822,7 +835,7 @@ where
                             repeat: g.repeat,
                         };
                         let result = session.execute_batch(batch, args).await;
-                        let done = Instant::now();
+                        let done = clock.now();
                         outage.observe(done, &result);
                         if spec.record {
                             recorder
@@ -859,7 +872,7 @@ where
                                 }
                                 None => result,
                             };
-                            let done = Instant::now();
+                            let done = clock.now();
                             outage.observe(done, &result);
                             match &result {
                                 Ok(a) => rows += a.rows,
