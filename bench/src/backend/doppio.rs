@@ -18,7 +18,7 @@ use doppio::proto::request::BatchType;
 use doppio::proto::types::ColumnType;
 use doppio::proto::values::QueryValues;
 use doppio::proto::ProtocolVersion;
-use doppio::rt::Runtime;
+use doppio::rt::{Runtime, Sleeper};
 use doppio::session::{
     DefaultRetryPolicy, NoRetry, PreparedBatchEntries, RetryPolicy, StatementOptions,
 };
@@ -345,6 +345,11 @@ struct ShardSession {
 impl BenchSession for ShardSession {
     type Prepared = DoppioPrepared;
     type Batch = DoppioBatch;
+    type Sleeper = Sleeper;
+
+    fn sleeper(&self) -> Sleeper {
+        Sleeper::new()
+    }
 
     /// The first page on the session's hot path (its default options: the run's page size),
     /// each further page asked for with the previous one's paging state once that one is
@@ -400,8 +405,10 @@ impl BenchSession for ShardSession {
         Ok(Answer { rows, not_applied })
     }
 
-    async fn sleep_until(&self, deadline: Instant) {
-        sleep_until(deadline).await;
+    /// On the fiber's kept timer: glommio allocates for every new timer, not for one
+    /// re-armed.
+    async fn sleep_until(&self, sleeper: &mut Sleeper, deadline: Instant) {
+        sleeper.sleep_until(deadline).await;
     }
 
     /// This shard's per-node counters (the session's nodes of now: a node removed from the
@@ -416,15 +423,6 @@ impl BenchSession for ShardSession {
 
     async fn run_fibers<Fut: std::future::Future<Output = ()>>(&self, fibers: Vec<Fut>) {
         run_fibers_as_tasks(fibers).await;
-    }
-}
-
-/// Sleeps until `deadline` on the current thread's runtime (doppio's timer: glommio's or
-/// the io_uring runtime's).
-pub(crate) async fn sleep_until(deadline: Instant) {
-    let now = Instant::now();
-    if deadline > now {
-        doppio::rt::sleep(deadline - now).await;
     }
 }
 

@@ -413,7 +413,9 @@ pub async fn run_and_report<S: BenchSession>(
         Phase::Load => 0,
         Phase::Run => workload.pick(i),
     };
-    session.sleep_until(wspec.start).await;
+    session
+        .sleep_until(&mut session.sleeper(), wspec.start)
+        .await;
     let sink_events = events.clone();
     let mut stalled = SinkStall::default();
     // Each sample carries the requests sent to each node since the previous one (read once

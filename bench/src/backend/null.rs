@@ -23,7 +23,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use bytes::BytesMut;
-use doppio::rt::{spawn_executor, ExecutorHandle, ExecutorSpec, Runtime};
+use doppio::rt::{spawn_executor, ExecutorHandle, ExecutorSpec, Runtime, Sleeper};
 
 use super::{
     assemble_plan, phase_statements, plan_statement, run_and_report, Backend, BackendError,
@@ -213,6 +213,11 @@ impl Future for YieldOnce {
 impl BenchSession for NullSession {
     type Prepared = ();
     type Batch = ();
+    type Sleeper = Sleeper;
+
+    fn sleeper(&self) -> Sleeper {
+        Sleeper::new()
+    }
 
     async fn execute(&self, _: &(), args: Args<'_>) -> Result<Answer, RequestError> {
         let encoded = self.encode(&args);
@@ -222,11 +227,7 @@ impl BenchSession for NullSession {
         Ok(Answer::rows(0))
     }
 
-    async fn execute_batch(
-        &self,
-        _: &(),
-        args: BatchArgs<'_, ()>,
-    ) -> Result<Answer, RequestError> {
+    async fn execute_batch(&self, _: &(), args: BatchArgs<'_, ()>) -> Result<Answer, RequestError> {
         let mut encoded = Ok(());
         for n in 0..args.len() {
             if let Some((_, element)) = args.element(n) {
@@ -242,8 +243,8 @@ impl BenchSession for NullSession {
         Ok(Answer::rows(0))
     }
 
-    async fn sleep_until(&self, deadline: Instant) {
-        super::doppio::sleep_until(deadline).await;
+    async fn sleep_until(&self, sleeper: &mut Sleeper, deadline: Instant) {
+        sleeper.sleep_until(deadline).await;
     }
 
     async fn run_fibers<Fut: Future<Output = ()>>(&self, fibers: Vec<Fut>) {
@@ -386,7 +387,10 @@ mod tests {
         };
         let b = NullBackend::connect(&options).unwrap();
         assert_eq!(b.workers(), 2);
-        assert_eq!(b.on_workers(|w| async move { w * 10 }).unwrap(), vec![0, 10]);
+        assert_eq!(
+            b.on_workers(|w| async move { w * 10 }).unwrap(),
+            vec![0, 10]
+        );
         assert!(b.execute_all(&["CREATE".into()]).is_err());
         b.shutdown();
         assert!(b.on_workers(|w| async move { w }).is_err(), "shut down");

@@ -150,8 +150,20 @@ pub trait BenchSession {
         args: BatchArgs<'_, Self::Prepared>,
     ) -> impl Future<Output = Result<Answer, RequestError>>;
 
-    /// Sleeps until `deadline` on the backend's runtime.
-    fn sleep_until(&self, deadline: Instant) -> impl Future<Output = ()>;
+    /// What a fiber keeps for its pauses (with a rate), made once per fiber by
+    /// [`BenchSession::sleeper`]: a runtime whose timers cost an allocation each keeps one
+    /// there and re-arms it, so that pacing allocates nothing per request.
+    type Sleeper;
+
+    /// A fiber's sleeper (once per fiber and phase, never per request).
+    fn sleeper(&self) -> Self::Sleeper;
+
+    /// Sleeps until `deadline` on the backend's runtime, with the fiber's sleeper.
+    fn sleep_until(
+        &self,
+        sleeper: &mut Self::Sleeper,
+        deadline: Instant,
+    ) -> impl Future<Output = ()>;
 
     /// Requests this worker's session has sent to each node (address) so far, retries
     /// included; read once per sample, never per request. Empty (the default) for a driver
@@ -660,18 +672,23 @@ pub struct WorkerEnd {
 /// Sleeps until `deadline`, in steps of at most [`PAUSE_STEP`] so that an interrupt ends a
 /// long wait (a schedule's part at rate 0, a low rate); false when interrupted. `passed` is
 /// a time known to be past (or about now), so that the usual short wait reads no clock.
-async fn pause_until<S: BenchSession>(session: &S, deadline: Instant, passed: Instant) -> bool {
+async fn pause_until<S: BenchSession>(
+    session: &S,
+    sleeper: &mut S::Sleeper,
+    deadline: Instant,
+    passed: Instant,
+) -> bool {
     if deadline <= passed + PAUSE_STEP {
-        session.sleep_until(deadline).await;
+        session.sleep_until(sleeper, deadline).await;
         return true;
     }
     loop {
         let step = Instant::now() + PAUSE_STEP;
         if deadline <= step {
-            session.sleep_until(deadline).await;
+            session.sleep_until(sleeper, deadline).await;
             return true;
         }
-        session.sleep_until(step).await;
+        session.sleep_until(sleeper, step).await;
         if crate::interrupt::interrupted() {
             return false;
         }
@@ -768,6 +785,8 @@ where
         async move {
             // Validation's expected cells, reused from request to request.
             let check = validate::RowCheck::default();
+            // The fiber's timer for its pauses, re-armed from request to request.
+            let mut sleeper = session.sleeper();
             let mut j = f as u64;
             // When this fiber's last request ended: a time past, for `pause_until`, and
             // without a rate the due time of its next request.
@@ -792,7 +811,8 @@ where
                                 // phase still lasts its time.
                                 if let Limit::Time(d) = spec.limit {
                                     if let Some(end) = spec.start.checked_add(d) {
-                                        pause_until(session, end, Instant::now()).await;
+                                        pause_until(session, &mut sleeper, end, Instant::now())
+                                            .await;
                                     }
                                 }
                                 return;
@@ -820,7 +840,7 @@ where
                     return;
                 };
                 let sent = if paced {
-                    if !pause_until(session, due, last_done).await {
+                    if !pause_until(session, &mut sleeper, due, last_done).await {
                         return;
                     }
                     clock.now()
@@ -952,6 +972,9 @@ mod tests {
     impl<D: Fn(u64) -> Duration> BenchSession for Mock<D> {
         type Prepared = ();
         type Batch = ();
+        type Sleeper = ();
+
+        fn sleeper(&self) {}
 
         async fn execute_batch(
             &self,
@@ -983,7 +1006,7 @@ mod tests {
             })
         }
 
-        async fn sleep_until(&self, deadline: Instant) {
+        async fn sleep_until(&self, _: &mut (), deadline: Instant) {
             let now = Instant::now();
             if deadline > now {
                 doppio::rt::sleep(deadline - now).await;

@@ -735,7 +735,10 @@ mod tests {
         assert_eq!(natural("set(2, text(4))"), "set<text>");
         assert_eq!(natural("map(2, j, 1.5)"), "map<bigint, double>");
         assert_eq!(natural("vector(3, 0.5)"), "vector<double, 3>");
-        assert_eq!(natural("tuple(i, 'a', blob(2))"), "tuple<bigint, text, blob>");
+        assert_eq!(
+            natural("tuple(i, 'a', blob(2))"),
+            "tuple<bigint, text, blob>"
+        );
     }
 
     #[test]
