@@ -34,9 +34,9 @@ for r in $(seq 1 "$rounds"); do
     for w in $workloads; do
         for c in $conc; do
             for b in "${bins[@]}"; do
-                json="$out/$(basename "$(dirname "$(dirname "$b")")")-$(basename "$b")-$w-c$c-r$r.json"
+                json="$out/$(printf '%s' "$b" | tr -c 'A-Za-z0-9_.-' '_')-$w-c$c-r$r.json"
                 taskset -c "$core" "$b" run --driver null -w "$w" -d "${secs}s" --warmup 1s \
-                    -p "$c" -t 1 -q "${rate[@]}" "${extra[@]}" -o "$json" >/dev/null
+                    -p "$c" -t 1 -q "${rate[@]}" "${extra[@]}" -o "$json" >/dev/null 2>&1
                 line=$(jq -r --arg b "$b" --arg w "$w" --arg c "$c" --arg r "$r" \
                     '.backends.null | [$b, $w, $c, $r, (.cpu_us_per_req * 1000 | floor),
                       (.throughput_rps | floor), (.allocations_per_req // "n/a")] | @tsv' "$json")

@@ -114,3 +114,35 @@ pub async fn timeout<T>(duration: Duration, future: impl Future<Output = T>) -> 
     })
     .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kept timer waits until each deadline (never less), again and again, after a wait
+    /// that was cancelled, and not at all for a deadline past, on both runtimes.
+    #[test]
+    fn a_sleeper_is_rearmed_from_wait_to_wait() {
+        for runtime in Runtime::ALL {
+            crate::run_on(runtime, "sleeper", || async {
+                let mut sleeper = Sleeper::new();
+                for _ in 0..20 {
+                    let deadline = Instant::now() + Duration::from_millis(2);
+                    sleeper.sleep_until(deadline).await;
+                    assert!(Instant::now() >= deadline);
+                }
+                // Cancelled while pending (the timer stays armed in glommio's map), then
+                // re-armed for a nearer deadline: that one ends the wait.
+                let far = Instant::now() + Duration::from_secs(3600);
+                let cut = timeout(Duration::from_millis(2), sleeper.sleep_until(far)).await;
+                assert_eq!(cut, Err(Elapsed));
+                let deadline = Instant::now() + Duration::from_millis(3);
+                sleeper.sleep_until(deadline).await;
+                assert!(Instant::now() >= deadline);
+                // A deadline past: no wait at all.
+                sleeper.sleep_until(Instant::now()).await;
+            })
+            .unwrap_or_else(|e| panic!("{runtime}: {e}"));
+        }
+    }
+}
