@@ -131,7 +131,10 @@ pub struct Connect {
     #[arg(short = 'P', long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
     /// Driver(s): doppio (glommio), doppio-uring (doppio's own io_uring runtime), scylla, or a
-    /// list such as doppio,doppio-uring,scylla to run them alternately (run only).
+    /// list such as doppio,doppio-uring,scylla to run them alternately (run only). `null` is
+    /// no driver: requests complete at once without I/O on doppio's io_uring runtime, so the
+    /// report's OVERHEAD is the bench engine's own cost per request (its floor; nodes are
+    /// ignored, no rows are returned; see bench/REPORT.md).
     #[arg(long, default_value = "doppio")]
     pub driver: String,
     /// Threads: doppio shards (one per core) or tokio worker threads.

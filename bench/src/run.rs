@@ -290,6 +290,13 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     let c = &a.connect;
     let workload = with_validation(workload_of(c)?, a.validate)?;
     let drivers = c.drivers().map_err(Failure::Usage)?;
+    if a.validate && drivers.contains(&Driver::Null) {
+        return Err(Failure::Usage(
+            "--validate: the null backend returns no rows to compare (it measures the \
+             bench engine alone)"
+                .into(),
+        ));
+    }
     let options = result_options(&a.connect, &a.results, &drivers)?;
     let segments = a
         .segments

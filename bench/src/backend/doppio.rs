@@ -18,7 +18,7 @@ use doppio::proto::request::BatchType;
 use doppio::proto::types::ColumnType;
 use doppio::proto::values::QueryValues;
 use doppio::proto::ProtocolVersion;
-use doppio::rt::Runtime;
+use doppio::rt::{Runtime, Sleeper};
 use doppio::session::{
     DefaultRetryPolicy, NoRetry, PreparedBatchEntries, RetryPolicy, StatementOptions,
 };
@@ -345,6 +345,11 @@ struct ShardSession {
 impl BenchSession for ShardSession {
     type Prepared = DoppioPrepared;
     type Batch = DoppioBatch;
+    type Sleeper = Sleeper;
+
+    fn sleeper(&self) -> Sleeper {
+        Sleeper::new()
+    }
 
     /// The first page on the session's hot path (its default options: the run's page size),
     /// each further page asked for with the previous one's paging state once that one is
@@ -400,11 +405,10 @@ impl BenchSession for ShardSession {
         Ok(Answer { rows, not_applied })
     }
 
-    async fn sleep_until(&self, deadline: Instant) {
-        let now = Instant::now();
-        if deadline > now {
-            doppio::rt::sleep(deadline - now).await;
-        }
+    /// On the fiber's kept timer: glommio allocates for every new timer, not for one
+    /// re-armed.
+    async fn sleep_until(&self, sleeper: &mut Sleeper, deadline: Instant) {
+        sleeper.sleep_until(deadline).await;
     }
 
     /// This shard's per-node counters (the session's nodes of now: a node removed from the
@@ -417,19 +421,24 @@ impl BenchSession for ShardSession {
             .collect()
     }
 
-    /// Each fiber is a task of the shard's executor: its wake-ups are plain pushes on the
-    /// executor's local run queue (no atomic), instead of a `join_all` ready queue.
     async fn run_fibers<Fut: std::future::Future<Output = ()>>(&self, fibers: Vec<Fut>) {
-        let tasks: Vec<_> = fibers
-            .into_iter()
-            // SAFETY: a scoped task must be awaited or dropped before what it borrows goes
-            // away, never leaked. Every task is awaited below before this future completes;
-            // if this future is dropped first, the tasks are dropped with it (cancelled).
-            .map(|f| unsafe { doppio::rt::spawn_scoped_local(f) })
-            .collect();
-        for t in tasks {
-            t.await;
-        }
+        run_fibers_as_tasks(fibers).await;
+    }
+}
+
+/// Runs each fiber as a task of the current executor (glommio's or the io_uring runtime's):
+/// its wake-ups are plain pushes on the executor's local run queue (no atomic), instead of
+/// a `join_all` ready queue.
+pub(crate) async fn run_fibers_as_tasks<Fut: std::future::Future<Output = ()>>(fibers: Vec<Fut>) {
+    let tasks: Vec<_> = fibers
+        .into_iter()
+        // SAFETY: a scoped task must be awaited or dropped before what it borrows goes
+        // away, never leaked. Every task is awaited below before this future completes;
+        // if this future is dropped first, the tasks are dropped with it (cancelled).
+        .map(|f| unsafe { doppio::rt::spawn_scoped_local(f) })
+        .collect();
+    for t in tasks {
+        t.await;
     }
 }
 

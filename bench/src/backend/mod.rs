@@ -1,11 +1,14 @@
 //! The backends behind one interface: doppio (one shard per core, on glommio or on doppio's
 //! own io_uring runtime: the same driver on two event loops) and scylla-rust-driver (a tokio
-//! runtime). The engine ([`crate::engine`]) runs the same
-//! workload on either; this module drives a phase and gathers its samples.
+//! runtime), and the null backend (no driver: the engine's own floor). The engine
+//! ([`crate::engine`]) runs the same workload on any; this module drives a phase and gathers
+//! its samples.
 //!
 //! Children: [`doppio`] (doppio on glommio or on its own io_uring runtime, one shard per
 //! core) and [`scylla`] (scylla-rust-driver on a tokio runtime); each maps the bench's
-//! neutral types (consistency, values, outcomes) to its driver's. [`settings`]: the driver
+//! neutral types (consistency, values, outcomes) to its driver's. [`null`]: requests that
+//! complete at once without I/O, on doppio's io_uring runtime (what the engine itself costs
+//! per request). [`settings`]: the driver
 //! settings both take (serial consistency, compression, retry backoff, data center and
 //! rack), and the refusal of one a backend cannot honour.
 //!
@@ -13,6 +16,7 @@
 //! cores, [`ConnectOptions::pinned_cores`] (0..threads), unless `--no-pin`.
 
 pub mod doppio;
+pub mod null;
 pub mod scylla;
 pub mod settings;
 
@@ -52,6 +56,9 @@ pub enum Driver {
     /// scylla-rust-driver on tokio.
     #[serde(rename = "scylla")]
     Scylla,
+    /// No driver: requests complete at once without I/O (the engine's own cost).
+    #[serde(rename = "null")]
+    Null,
 }
 
 impl Driver {
@@ -61,17 +68,19 @@ impl Driver {
             Driver::Doppio => "doppio",
             Driver::DoppioUring => "doppio-uring",
             Driver::Scylla => "scylla",
+            Driver::Null => "null",
         }
     }
 
-    /// Parses `doppio`, `doppio-uring` or `scylla`.
+    /// Parses `doppio`, `doppio-uring`, `scylla` or `null`.
     pub fn parse(s: &str) -> Result<Self, String> {
         match s.trim() {
             "doppio" => Ok(Driver::Doppio),
             "doppio-uring" => Ok(Driver::DoppioUring),
             "scylla" => Ok(Driver::Scylla),
+            "null" => Ok(Driver::Null),
             other => Err(format!(
-                "unknown driver `{other}` (doppio, doppio-uring or scylla)"
+                "unknown driver `{other}` (doppio, doppio-uring, scylla or null)"
             )),
         }
     }
@@ -211,14 +220,18 @@ pub fn check_settings(driver: Driver, options: &ConnectOptions) -> Result<(), Se
     match driver {
         Driver::Doppio | Driver::DoppioUring => doppio::check_settings(driver, options),
         Driver::Scylla => scylla::check_settings(options),
+        // Nothing is sent: every driver setting is moot, none is refused.
+        Driver::Null => Ok(()),
     }
 }
 
-/// The newest CQL protocol version `driver` speaks.
-pub fn newest_protocol(driver: Driver) -> u8 {
+/// The newest CQL protocol version `driver` speaks (`None`: it speaks none, the null
+/// backend).
+pub fn newest_protocol(driver: Driver) -> Option<u8> {
     match driver {
-        Driver::Doppio | Driver::DoppioUring => 5,
-        Driver::Scylla => 4,
+        Driver::Doppio | Driver::DoppioUring => Some(5),
+        Driver::Scylla => Some(4),
+        Driver::Null => None,
     }
 }
 
@@ -227,7 +240,7 @@ pub fn newest_protocol(driver: Driver) -> u8 {
 /// backend of a comparison does the same framing work; `None` (each backend negotiates the
 /// newest the node offers) when they agree.
 pub fn common_protocol(drivers: &[Driver]) -> Option<u8> {
-    let newest = drivers.iter().map(|&d| newest_protocol(d));
+    let newest = drivers.iter().filter_map(|&d| newest_protocol(d));
     let (oldest, most) = (newest.clone().min()?, newest.max()?);
     (oldest < most).then_some(oldest)
 }
@@ -400,7 +413,9 @@ pub async fn run_and_report<S: BenchSession>(
         Phase::Load => 0,
         Phase::Run => workload.pick(i),
     };
-    session.sleep_until(wspec.start).await;
+    session
+        .sleep_until(&mut session.sleeper(), wspec.start)
+        .await;
     let sink_events = events.clone();
     let mut stalled = SinkStall::default();
     // Each sample carries the requests sent to each node since the previous one (read once
@@ -566,6 +581,9 @@ pub trait Backend: Send + Sync {
 
 /// Connects the chosen backend.
 pub fn connect(driver: Driver, options: &ConnectOptions) -> Result<Arc<dyn Backend>, BackendError> {
+    // The engine's clock calibrates once per process (up to 200 ms): here, before any phase
+    // is measured.
+    crate::engine::clock::calibrate();
     match driver {
         Driver::Doppio => Ok(Arc::new(doppio::DoppioBackend::connect(
             options,
@@ -576,6 +594,7 @@ pub fn connect(driver: Driver, options: &ConnectOptions) -> Result<Arc<dyn Backe
             ::doppio::rt::Runtime::Uring,
         )?)),
         Driver::Scylla => Ok(Arc::new(scylla::ScyllaBackend::connect(options)?)),
+        Driver::Null => Ok(Arc::new(null::NullBackend::connect(options)?)),
     }
 }
 
@@ -749,7 +768,7 @@ fn run_prepared_phase(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -760,6 +779,33 @@ mod tests {
         assert_eq!(common_protocol(&[Doppio, DoppioUring]), None);
         assert_eq!(common_protocol(&[Scylla]), None);
         assert_eq!(common_protocol(&[]), None);
+        // The null backend speaks no protocol: it changes nothing.
+        assert_eq!(common_protocol(&[Null, Scylla, Doppio]), Some(4));
+        assert_eq!(common_protocol(&[Null, Doppio]), None);
+    }
+
+    /// Connection options for tests: one unpinned thread, every setting at its default.
+    pub(crate) fn options() -> ConnectOptions {
+        ConnectOptions {
+            nodes: vec![SocketAddr::from(([127, 0, 0, 1], 9042))],
+            threads: 1,
+            connections: 1,
+            consistency: Consistency::LocalOne,
+            request_timeout: Duration::from_secs(5),
+            retries: 0,
+            compression: Compression::None,
+            username: None,
+            password: None,
+            pin: false,
+            spin_before_park: None,
+            page_size: DEFAULT_PAGE_SIZE,
+            discard_results: false,
+            serial_consistency: SerialConsistency::LocalSerial,
+            locality: Locality::default(),
+            retry_backoff: None,
+            protocol: None,
+            tls: None,
+        }
     }
 
     #[test]

@@ -498,6 +498,10 @@ struct TokioSession {
 impl BenchSession for TokioSession {
     type Prepared = ScyllaPrepared;
     type Batch = ScyllaBatch;
+    /// tokio's timer entries live in the sleep future itself: nothing to keep.
+    type Sleeper = ();
+
+    fn sleeper(&self) {}
 
     /// Page after page with the paging state of the one before (the prepared statement
     /// carries the run's page size), each consumed before the next is asked for, as the
@@ -550,7 +554,7 @@ impl BenchSession for TokioSession {
         Ok(Answer { rows, not_applied })
     }
 
-    async fn sleep_until(&self, deadline: Instant) {
+    async fn sleep_until(&self, _: &mut (), deadline: Instant) {
         tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)).await;
     }
 }

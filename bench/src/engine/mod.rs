@@ -2,13 +2,15 @@
 //! rate on one worker (a doppio shard, or one worker of the scylla backend on its runtime)
 //! and records what happened.
 //!
-//! Children: [`collect`], the coordinator's side: workers' interval samples merged into one
-//! sample per interval; [`cycles`], the range of iteration numbers a loader draws from
-//! (`--cycles`, `--loader`); [`schedule`], the rate schedule (`-r`) and each iteration's due
-//! time; [`statements`], what each run statement did (per interval
-//! counts, per phase histograms), beside the totals; [`spill`], released samples with their
-//! histograms written to a temporary file, so that a run of any length keeps memory bounded;
-//! [`validate`], `--validate`'s comparison of returned rows with what the load wrote.
+//! Children: [`clock`], the clock of each request's end (the CPU's time-stamp counter
+//! without a rate, where it is invariant); [`collect`], the coordinator's side: workers'
+//! interval samples merged into one sample per interval; [`cycles`], the range of iteration
+//! numbers a loader draws from (`--cycles`, `--loader`); [`schedule`], the rate schedule
+//! (`-r`) and each iteration's due time; [`statements`], what each run statement did (per
+//! interval counts, per phase histograms), beside the totals; [`spill`], released samples
+//! with their histograms written to a temporary file, so that a run of any length keeps
+//! memory bounded; [`validate`], `--validate`'s comparison of returned rows with what the
+//! load wrote.
 //!
 //! A worker runs `concurrency` fibers: futures joined inside the worker's one task, not a
 //! task each. Fiber `f` of a worker with `C` fibers runs the worker's iterations `f`,
@@ -22,15 +24,26 @@
 //! `j * N` (`start + j * N / r` at a constant rate). A fiber sleeps until its iteration is
 //! due, and latency is measured from that due time, so a slow answer that delays the next
 //! requests shows up in their latency. The service time (from the moment the request was
-//! actually sent) is kept beside it. Without a rate, both are the same.
+//! actually sent) is kept beside it. Without a rate, both are the same, and a fiber's next
+//! request is due when its previous one ended: one clock read per request (its end is the
+//! next one's start), so a latency includes the engine's own bookkeeping between the two
+//! (tens of nanoseconds: `--driver null` measures it). The service histogram of such a run
+//! is then the latency histogram itself, copied once per sample interval rather than
+//! recorded twice per request.
 //!
 //! Invariants:
 //! - Per request the engine allocates nothing: arguments are encoded straight into the
 //!   driver's buffer, histograms are preallocated and rotated once per sample interval.
+//! - Per request it reads the clock once without a rate (the end: the CPU's time-stamp
+//!   counter where it is invariant, [`clock`]), twice with one (the send after the fiber's
+//!   pause, the end: the monotonic clock), records one latency histogram (two with a
+//!   rate: latency and service time), and finds its sample interval by comparing the end
+//!   with the current interval's end (no division).
 //! - Errors are never lost: each is counted by kind, with the first message of each kind.
 //! - Every request is counted in the totals and in its statement's entry (indexed by the
 //!   statement's position in the plan), so the statements' counts add up to the totals.
 
+pub mod clock;
 pub mod collect;
 pub mod cycles;
 pub mod schedule;
@@ -137,8 +150,20 @@ pub trait BenchSession {
         args: BatchArgs<'_, Self::Prepared>,
     ) -> impl Future<Output = Result<Answer, RequestError>>;
 
-    /// Sleeps until `deadline` on the backend's runtime.
-    fn sleep_until(&self, deadline: Instant) -> impl Future<Output = ()>;
+    /// What a fiber keeps for its pauses (with a rate), made once per fiber by
+    /// [`BenchSession::sleeper`]: a runtime whose timers cost an allocation each keeps one
+    /// there and re-arms it, so that pacing allocates nothing per request.
+    type Sleeper;
+
+    /// A fiber's sleeper (once per fiber and phase, never per request).
+    fn sleeper(&self) -> Self::Sleeper;
+
+    /// Sleeps until `deadline` on the backend's runtime, with the fiber's sleeper.
+    fn sleep_until(
+        &self,
+        sleeper: &mut Self::Sleeper,
+        deadline: Instant,
+    ) -> impl Future<Output = ()>;
 
     /// Requests this worker's session has sent to each node (address) so far, retries
     /// included; read once per sample, never per request. Empty (the default) for a driver
@@ -329,6 +354,9 @@ struct OutageWatch {
     since: Cell<Option<Instant>>,
     /// Why the worker stopped, once it has.
     verdict: RefCell<Option<String>>,
+    /// Whether it has (`verdict` is set): read by every fiber before every request, a
+    /// plain flag rather than a `RefCell` borrow.
+    stopped: Cell<bool>,
 }
 
 impl OutageWatch {
@@ -345,7 +373,8 @@ impl OutageWatch {
                     }
                 };
                 let lasted = now.saturating_duration_since(since);
-                if lasted >= limit && self.verdict.borrow().is_none() {
+                if lasted >= limit && !self.stopped.get() {
+                    self.stopped.set(true);
                     *self.verdict.borrow_mut() = Some(format!(
                         "the node went away: no request succeeded for {:.1} s and every \
                          failure was a lost connection (last: {})",
@@ -359,7 +388,7 @@ impl OutageWatch {
     }
 
     fn stopped(&self) -> bool {
-        self.verdict.borrow().is_some()
+        self.stopped.get()
     }
 }
 
@@ -401,6 +430,13 @@ struct Recorder<F: FnMut(IntervalSample)> {
     /// before it) are counted in it rather than in a sliver of an interval of their own.
     last_index: Option<u64>,
     current: u64,
+    /// When the current interval ends (`None`: never, the last one of a timed phase): a
+    /// request that ended before it belongs to it, found with one comparison.
+    current_end: Option<Instant>,
+    /// A rate-limited phase: the service time (from the send) differs from the latency
+    /// (from the due time) and is recorded on its own; otherwise they are equal, and the
+    /// service histogram is the latency histogram, copied once per interval in `flush`.
+    paced: bool,
     requests: u64,
     rows: u64,
     errors: Vec<(&'static str, u64)>,
@@ -450,9 +486,14 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
             requests: std::mem::take(&mut self.requests),
             rows: std::mem::take(&mut self.rows),
             errors: std::mem::take(&mut self.errors),
-            // One fresh histogram per interval per worker (not per request).
+            // One fresh histogram per interval per worker (not per request); without a rate
+            // the service times are the latencies (sent when due).
+            service: if self.paced {
+                std::mem::take(&mut self.service)
+            } else {
+                self.latency.clone()
+            },
             latency: std::mem::take(&mut self.latency),
-            service: std::mem::take(&mut self.service),
             lateness_ns: std::mem::take(&mut self.lateness_ns),
             // One copy per interval per worker (not per request); the counts restart at 0.
             statements: self.statements.clone(),
@@ -464,14 +505,20 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
         (self.sink)(sample);
     }
 
-    /// Moves to the interval `done` falls in.
+    /// Moves to the interval `done` falls in: nothing to do while it is before the current
+    /// interval's end (the usual case: one comparison per request).
+    #[inline]
     fn rotate_for(&mut self, done: Instant) {
+        if self.current_end.is_none_or(|end| done < end) {
+            return;
+        }
         let mut index = (done.saturating_duration_since(self.start).as_nanos()
             / self.interval.as_nanos().max(1)) as u64;
         if let Some(last) = self.last_index {
             index = index.min(last);
         }
         self.rotate_to(index);
+        self.current_end = interval_end(self.start, self.interval, self.current, self.last_index);
     }
 
     /// Records one iteration of the sequence of entry `entry`: its latency from the
@@ -520,7 +567,9 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
     ) {
         self.rotate_for(done);
         self.requests += 1;
-        self.lateness_ns += sent.saturating_duration_since(due).as_nanos() as u64;
+        if self.paced {
+            self.lateness_ns += sent.saturating_duration_since(due).as_nanos() as u64;
+        }
         // Both hold one entry per plan statement (none when not recording), and `statement`
         // indexes the plan.
         let mut own = self
@@ -535,8 +584,10 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
             Ok(Answer { rows, not_applied }) => {
                 let latency = done.saturating_duration_since(due).as_nanos() as u64;
                 self.rows += rows;
-                self.service
-                    .record(done.saturating_duration_since(sent).as_nanos() as u64);
+                if self.paced {
+                    self.service
+                        .record(done.saturating_duration_since(sent).as_nanos() as u64);
+                }
                 // Into the statement's interval histogram, which `flush` adds to the
                 // totals' (the totals' own when the statement has no entry).
                 match (own, self.statement_latency.get_mut(statement)) {
@@ -587,6 +638,21 @@ pub fn interval_ending_at(end: Duration, interval: Duration) -> u64 {
     (end.as_nanos().div_ceil(interval.as_nanos().max(1)) as u64).saturating_sub(1)
 }
 
+/// When interval `index` (of length `interval`, from `start`) ends: `None` when it is the
+/// phase's last (`last`), which takes every later answer, or past what an `Instant` holds.
+fn interval_end(
+    start: Instant,
+    interval: Duration,
+    index: u64,
+    last: Option<u64>,
+) -> Option<Instant> {
+    if last.is_some_and(|l| index >= l) {
+        return None;
+    }
+    let n = u32::try_from(index.checked_add(1)?).ok()?;
+    start.checked_add(interval.max(Duration::from_nanos(1)).checked_mul(n)?)
+}
+
 /// What a worker returns at the end of a phase.
 #[derive(Debug, Clone, Default)]
 pub struct WorkerEnd {
@@ -606,18 +672,23 @@ pub struct WorkerEnd {
 /// Sleeps until `deadline`, in steps of at most [`PAUSE_STEP`] so that an interrupt ends a
 /// long wait (a schedule's part at rate 0, a low rate); false when interrupted. `passed` is
 /// a time known to be past (or about now), so that the usual short wait reads no clock.
-async fn pause_until<S: BenchSession>(session: &S, deadline: Instant, passed: Instant) -> bool {
+async fn pause_until<S: BenchSession>(
+    session: &S,
+    sleeper: &mut S::Sleeper,
+    deadline: Instant,
+    passed: Instant,
+) -> bool {
     if deadline <= passed + PAUSE_STEP {
-        session.sleep_until(deadline).await;
+        session.sleep_until(sleeper, deadline).await;
         return true;
     }
     loop {
         let step = Instant::now() + PAUSE_STEP;
         if deadline <= step {
-            session.sleep_until(deadline).await;
+            session.sleep_until(sleeper, deadline).await;
             return true;
         }
-        session.sleep_until(step).await;
+        session.sleep_until(sleeper, step).await;
         if crate::interrupt::interrupted() {
             return false;
         }
@@ -656,6 +727,13 @@ where
         interval: spec.interval,
         last_index: last_interval(spec.limit, spec.interval),
         current: 0,
+        current_end: interval_end(
+            spec.start,
+            spec.interval,
+            0,
+            last_interval(spec.limit, spec.interval),
+        ),
+        paced: spec.rate.is_some(),
         requests: 0,
         rows: 0,
         errors: Vec::new(),
@@ -687,8 +765,13 @@ where
         limit: spec.max_outage,
         since: Cell::new(None),
         verdict: RefCell::new(None),
+        stopped: Cell::new(false),
     };
     let fibers = spec.concurrency.max(1);
+    // Without a rate, the time-stamp counter (see `clock`); with one, the monotonic clock
+    // the due times are on.
+    let clock = clock::Clock::new(spec.rate.is_some());
+    let clock = &clock;
     let fiber = |f: usize| {
         let recorder = &recorder;
         let iterations = &iterations;
@@ -702,15 +785,19 @@ where
         async move {
             // Validation's expected cells, reused from request to request.
             let check = validate::RowCheck::default();
+            // The fiber's timer for its pauses, re-armed from request to request.
+            let mut sleeper = session.sleeper();
             let mut j = f as u64;
-            // When this fiber's last request ended (a time past, for `pause_until`).
-            let mut last_done = spec.start;
+            // When this fiber's last request ended: a time past, for `pause_until`, and
+            // without a rate the due time of its next request.
+            let mut last_done = clock.now();
             loop {
                 if outage.stopped() || crate::interrupt::interrupted() {
                     return;
                 }
                 let i = j * spec.workers as u64 + spec.worker as u64;
-                // Without a rate a request is due when it is sent: one clock read for both.
+                // Without a rate a request is due when it is sent, which is when the fiber's
+                // previous one ended: no clock read of its own.
                 let due = match pacer.as_mut() {
                     Some(p) => {
                         let at = p
@@ -724,14 +811,15 @@ where
                                 // phase still lasts its time.
                                 if let Limit::Time(d) = spec.limit {
                                     if let Some(end) = spec.start.checked_add(d) {
-                                        pause_until(session, end, Instant::now()).await;
+                                        pause_until(session, &mut sleeper, end, Instant::now())
+                                            .await;
                                     }
                                 }
                                 return;
                             }
                         }
                     }
-                    None => Instant::now(),
+                    None => last_done,
                 };
                 let over = match spec.limit {
                     Limit::Count(n) => i >= n,
@@ -752,10 +840,10 @@ where
                     return;
                 };
                 let sent = if paced {
-                    if !pause_until(session, due, last_done).await {
+                    if !pause_until(session, &mut sleeper, due, last_done).await {
                         return;
                     }
-                    Instant::now()
+                    clock.now()
                 } else {
                     due
                 };
@@ -767,7 +855,7 @@ where
                             repeat: g.repeat,
                         };
                         let result = session.execute_batch(batch, args).await;
-                        let done = Instant::now();
+                        let done = clock.now();
                         outage.observe(done, &result);
                         if spec.record {
                             recorder
@@ -804,7 +892,7 @@ where
                                 }
                                 None => result,
                             };
-                            let done = Instant::now();
+                            let done = clock.now();
                             outage.observe(done, &result);
                             match &result {
                                 Ok(a) => rows += a.rows,
@@ -884,6 +972,9 @@ mod tests {
     impl<D: Fn(u64) -> Duration> BenchSession for Mock<D> {
         type Prepared = ();
         type Batch = ();
+        type Sleeper = ();
+
+        fn sleeper(&self) {}
 
         async fn execute_batch(
             &self,
@@ -915,7 +1006,7 @@ mod tests {
             })
         }
 
-        async fn sleep_until(&self, deadline: Instant) {
+        async fn sleep_until(&self, _: &mut (), deadline: Instant) {
             let now = Instant::now();
             if deadline > now {
                 doppio::rt::sleep(deadline - now).await;
@@ -1236,6 +1327,45 @@ mod tests {
         // A count that the schedule never reaches ends rather than hangs.
         let (n, _) = run("ramp:100..0/1s", Limit::Count(1000));
         assert!((50..=55).contains(&n), "{n} requests");
+    }
+
+    #[test]
+    fn without_a_rate_service_times_are_the_latencies_and_intervals_hold_what_ended_in_them() {
+        let (samples, start, interval) = on_executor(|| async {
+            let mock = Mock {
+                delay: |i| Duration::from_micros(100 + (i % 7) * 50),
+                seen: RefCell::new(Vec::new()),
+            };
+            let plan = Plan::singles(plan());
+            let mut samples = Vec::new();
+            let s = WorkerSpec {
+                interval: Duration::from_millis(20),
+                limit: Limit::Time(Duration::from_millis(110)),
+                ..spec(0, 1, 3, None, 0)
+            };
+            run_worker(&mock, &|_| 0, &plan, &s, |x| samples.push(x)).await;
+            (samples, s.start, s.interval)
+        });
+        let mut total = 0;
+        for (k, s) in samples.iter().enumerate() {
+            assert_eq!(s.index, k as u64, "one sample per interval, in order");
+            assert_eq!(s.service.count(), s.latency.count());
+            assert_eq!(s.service.percentiles(), s.latency.percentiles());
+            assert_eq!(s.lateness_ns, 0);
+            total += s.requests;
+        }
+        assert!(total > 100, "{total} requests");
+        // 110 ms of 20 ms intervals: the sixth (100 to 120 ms) is the last, and takes the
+        // answers that arrived after the end.
+        assert_eq!(samples.len(), 6);
+        assert!(samples.last().is_some_and(|s| s.last));
+        // The boundaries: interval k ends at start + (k + 1) * 20 ms; the last has none.
+        assert_eq!(
+            interval_end(start, interval, 2, Some(5)),
+            Some(start + Duration::from_millis(60))
+        );
+        assert_eq!(interval_end(start, interval, 5, Some(5)), None);
+        assert_eq!(interval_end(start, interval, u64::MAX, None), None);
     }
 
     #[test]

@@ -171,6 +171,41 @@ impl fmt::Display for CqlType {
     }
 }
 
+/// The column type a generated value is written as when no driver has described the column
+/// (the null backend, which prepares against no server): an integer as `bigint`, a float as
+/// `double`, text and strings as `text`, and so on; a composite by its generator, its
+/// elements' types from its element 0 (a tuple: each field). The same bytes a real column
+/// of that type gets, so argument generation costs what it costs against a node.
+pub fn natural_type(value: &Value<'_>) -> CqlType {
+    match value {
+        Value::Int(_) => CqlType::Scalar(CqlKind::BigInt),
+        Value::Float(_) => CqlType::Scalar(CqlKind::Double),
+        Value::Bool(_) => CqlType::Scalar(CqlKind::Boolean),
+        Value::Text { .. } | Value::Str(_) => CqlType::Scalar(CqlKind::Text),
+        Value::Blob { .. } | Value::Null => CqlType::Scalar(CqlKind::Blob),
+        Value::Uuid(_) => CqlType::Scalar(CqlKind::Uuid),
+        Value::Composite(c) => {
+            let part = |j: u32, part: usize| {
+                c.element(j, part)
+                    .map_or(CqlType::Scalar(CqlKind::Blob), |v| natural_type(&v))
+            };
+            match c.kind() {
+                CompositeKind::List => CqlType::List(Arc::new(part(0, 0))),
+                CompositeKind::Set => CqlType::Set(Arc::new(part(0, 0))),
+                CompositeKind::Map => CqlType::Map(Arc::new((part(0, 0), part(0, 1)))),
+                CompositeKind::Vector => {
+                    let dimension = c
+                        .constant_len()
+                        .and_then(|n| u32::try_from(n).ok())
+                        .unwrap_or(c.len());
+                    CqlType::Vector(Arc::new(part(0, 0)), dimension)
+                }
+                CompositeKind::Tuple => CqlType::Tuple((0..c.len()).map(|j| part(j, 0)).collect()),
+            }
+        }
+    }
+}
+
 /// The size of a vector element of type `t` when Cassandra 5 writes it without a length
 /// (its `valueLengthIfFixed`): boolean, int, float, bigint, double, timestamp, uuid, timeuuid
 /// and vectors of those. Every other element (tinyint, smallint, date, time, text, ...) is
@@ -678,6 +713,32 @@ mod tests {
         let mut out = Vec::new();
         encode(v, &k.into(), &mut out).unwrap();
         out
+    }
+
+    #[test]
+    fn a_generators_natural_type_takes_its_values() {
+        use super::super::expr::Expr;
+        let p = |name: &str| (name == "rows").then_some(super::super::expr::ParamValue::Int(10));
+        let natural = |text: &str| {
+            let e = Expr::compile(text, 1, &p).unwrap();
+            let t = natural_type(&e.eval(3).unwrap());
+            compatible(&e.eval(3).unwrap(), &t).unwrap();
+            t.to_string()
+        };
+        assert_eq!(natural("hash(i) % rows"), "bigint");
+        assert_eq!(natural("i * 0.5"), "double");
+        assert_eq!(natural("text(8)"), "text");
+        assert_eq!(natural("'x'"), "text");
+        assert_eq!(natural("blob(64)"), "blob");
+        assert_eq!(natural("uuid()"), "uuid");
+        assert_eq!(natural("list(3, i)"), "list<bigint>");
+        assert_eq!(natural("set(2, text(4))"), "set<text>");
+        assert_eq!(natural("map(2, j, 1.5)"), "map<bigint, double>");
+        assert_eq!(natural("vector(3, 0.5)"), "vector<double, 3>");
+        assert_eq!(
+            natural("tuple(i, 'a', blob(2))"),
+            "tuple<bigint, text, blob>"
+        );
     }
 
     #[test]

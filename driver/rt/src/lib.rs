@@ -10,8 +10,8 @@
 //!
 //! The driver (connections, pools, the control connection, sessions, shards) and the stub are
 //! written once against this crate's neutral face: [`spawn_local`], [`Timer`], [`sleep`],
-//! [`timeout`], [`TcpStream`], [`TcpListener`] and [`spawn_executor`]. Each call dispatches
-//! on the runtime that runs the current thread (a thread-local flag: no atomic, no
+//! [`Sleeper`], [`timeout`], [`TcpStream`], [`TcpListener`] and [`spawn_executor`]. Each call
+//! dispatches on the runtime that runs the current thread (a thread-local flag: no atomic, no
 //! allocation), and each type is an enum over the two adapters' own types (no boxing).
 //!
 //! Modules: [`glommio_rt`] (the glommio adapter), [`uring`] (the own runtime), `task`
@@ -34,7 +34,7 @@ mod time;
 pub use executor::{spawn_executor, ExecutorHandle, ExecutorSpec, StartError};
 pub use net::{TcpListener, TcpStream};
 pub use task::{spawn_local, spawn_scoped_local, ScopedTask, Task};
-pub use time::{sleep, timeout, Elapsed, Timer};
+pub use time::{sleep, timeout, Elapsed, Sleeper, Timer};
 
 /// Declares one `#[test]` per runtime for each named function `fn name(runtime: Runtime)`:
 /// `glommio::name` and `uring::name`, so that a test written once runs on both event loops
