@@ -24,7 +24,7 @@ use doppio_proto::response::{Response, ResponseFrame, ResultBody};
 use doppio_proto::rows::RowsView;
 
 use crate::error::Error;
-use recycle::{Recyclable, Recycled};
+use recycle::{Recyclable, Recycled, Spares};
 
 /// A statement's result: its [`ResultParts`] (fields read through `Deref`, such as
 /// `result.node` and `result.body`) behind one pointer.
@@ -59,11 +59,11 @@ impl Default for ResultParts {
 }
 
 thread_local! {
-    static SPARE_RESULTS: RefCell<Vec<Box<ResultParts>>> = const { RefCell::new(Vec::new()) };
+    static SPARE_RESULTS: RefCell<Spares<ResultParts>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Recyclable for ResultParts {
-    fn spares() -> &'static LocalKey<RefCell<Vec<Box<Self>>>> {
+    fn spares() -> &'static LocalKey<RefCell<Spares<Self>>> {
         &SPARE_RESULTS
     }
 

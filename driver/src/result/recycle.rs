@@ -23,10 +23,15 @@ use std::thread::LocalKey;
 /// Spare boxes kept per thread and type, at most.
 pub(crate) const MAX_SPARES: usize = 4096;
 
+/// A thread's spare boxes of one type. The boxes are the point (each is an allocation kept
+/// for reuse), hence a vector of boxes.
+#[allow(clippy::vec_box)]
+pub(crate) type Spares<T> = Vec<Box<T>>;
+
 /// A value whose boxes are recycled per thread.
 pub(crate) trait Recyclable: Sized + 'static {
     /// This thread's spare boxes of this type.
-    fn spares() -> &'static LocalKey<RefCell<Vec<Box<Self>>>>;
+    fn spares() -> &'static LocalKey<RefCell<Spares<Self>>>;
 
     /// Drops what the value holds, leaving it empty (as a spare must be).
     fn clear(&mut self);
@@ -136,11 +141,11 @@ mod tests {
     struct Held(Option<Rc<()>>);
 
     thread_local! {
-        static SPARES: RefCell<Vec<Box<Held>>> = const { RefCell::new(Vec::new()) };
+        static SPARES: RefCell<Spares<Held>> = const { RefCell::new(Vec::new()) };
     }
 
     impl Recyclable for Held {
-        fn spares() -> &'static LocalKey<RefCell<Vec<Box<Self>>>> {
+        fn spares() -> &'static LocalKey<RefCell<Spares<Self>>> {
             &SPARES
         }
 

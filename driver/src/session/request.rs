@@ -422,11 +422,11 @@ impl Session {
         };
         let mut result = result_of(node, frame, "EXECUTE");
         // Rows sent without metadata are read by the prepared result columns.
-        if let Some(ResultParts {
+        if let Ok(ResultParts {
             body: ResultBody::Rows(rows),
             columns,
             ..
-        }) = result.as_deref_mut().ok()
+        }) = result.as_deref_mut()
         {
             if rows.metadata.no_metadata {
                 *columns = Some(prepared.result_columns());
