@@ -2,7 +2,7 @@
 //! that work on a cheaper request path (issue 29) is measured against.
 //!
 //! ```sh
-//! cargo bench -p doppio --bench request_path                 # everything (~7 min)
+//! cargo bench -p doppio --bench request_path                 # everything (~8 min)
 //! cargo bench -p doppio --bench request_path -- --quick      # a quick pass (~1 min)
 //! cargo bench -p doppio --bench request_path -- e2e/uring    # a filter, as criterion takes it
 //! ```
