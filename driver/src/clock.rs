@@ -75,6 +75,12 @@ impl Ticks {
     }
 }
 
+/// CPU time the calling thread has run so far (user and system, `CLOCK_THREAD_CPUTIME_ID`),
+/// for the request-path benchmarks' client CPU per request; zero if the clock is missing.
+pub fn thread_cpu_time() -> Duration {
+    Duration::from_nanos(read(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0))
+}
+
 impl std::ops::Add<Duration> for Ticks {
     type Output = Ticks;
 
@@ -89,6 +95,24 @@ impl std::ops::Add<Duration> for Ticks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thread_cpu_time_grows_with_work_and_not_with_sleep() {
+        let start = thread_cpu_time();
+        let mut x = 0u64;
+        let spin = std::time::Instant::now();
+        while spin.elapsed() < Duration::from_millis(20) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let worked = thread_cpu_time();
+        assert!(
+            worked.saturating_sub(start) >= Duration::from_millis(10),
+            "{worked:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        let slept = thread_cpu_time().saturating_sub(worked);
+        assert!(slept < Duration::from_millis(25), "{slept:?}");
+    }
 
     #[test]
     fn the_coarse_clock_advances_and_deadlines_are_never_early() {

@@ -38,6 +38,19 @@ pub mod runtime;
 pub mod session;
 mod system;
 
+/// What the request-path benchmarks (`driver/benches/request_path.rs`) call to time one
+/// stage of `Session::execute` at a time: the in-flight table, the encoding, the placement,
+/// the decoding, the sizes of the futures. Not an API: hidden, and free to change with any
+/// commit.
+#[doc(hidden)]
+pub mod bench_internals {
+    pub use crate::clock::thread_cpu_time;
+    pub use crate::connection::{InFlightTable, TableSlot};
+    pub use crate::session::bench::{
+        decode_execute, encode_execute, future_sizes, place_execute, FutureSizes,
+    };
+}
+
 pub use cluster::{Cluster, ClusterBuilder, ClusterError};
 pub use connection::{TlsConfig, TlsConfigError, TlsFailure};
 /// The protocol layer this driver speaks, re-exported for users who need its types.

@@ -14,7 +14,8 @@
 //! dispatches on the runtime that runs the current thread (a thread-local flag: no atomic, no
 //! allocation), and each type is an enum over the two adapters' own types (no boxing).
 //!
-//! Modules: [`glommio_rt`] (the glommio adapter), [`uring`] (the own runtime), `task`
+//! Modules: [`glommio_rt`] (the glommio adapter), [`uring`] (the own runtime), [`memory`]
+//! (in-process connections with no kernel in between, for measurements and tests), `task`
 //! (spawning), `time` (timers), `net` (TCP), `source_port` (connecting from a chosen local
 //! port, for ScyllaDB's shard-aware port), `executor` (executor threads, pinning).
 //!
@@ -23,6 +24,7 @@
 //! names the io-uring crate.
 
 pub mod glommio_rt;
+pub mod memory;
 pub mod uring;
 
 mod executor;

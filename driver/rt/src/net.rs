@@ -1,5 +1,7 @@
 //! TCP on the current thread's runtime: the three operations a connection needs (receive
 //! into a buffer, send a whole buffer, shut down) and a listener for servers (the stub).
+//! A stream or listener may also be an in-memory one ([`crate::memory`]): a connect to the
+//! address of an in-memory listener bound on this thread goes there, not to the network.
 
 use std::io;
 use std::net::SocketAddr;
@@ -8,6 +10,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 
+use super::memory::{self, MemoryListener, MemoryStream};
 use super::{glommio_rt, uring, Runtime};
 
 /// A connected TCP stream. `!Send`: it belongs to the executor that opened it.
@@ -16,6 +19,7 @@ pub struct TcpStream(StreamInner);
 enum StreamInner {
     Glommio(glommio_rt::TcpStream),
     Uring(uring::TcpStream),
+    Memory(MemoryStream),
 }
 
 impl std::fmt::Debug for TcpStream {
@@ -40,13 +44,17 @@ impl TcpStream {
 
     /// As [`TcpStream::connect`], from local port `local_port` when given (bound before the
     /// connect; a port in use fails with `AddrInUse`, or `AddrNotAvailable` when the same
-    /// four-tuple is still in use).
+    /// four-tuple is still in use). An in-memory listener of this thread on `addr` takes the
+    /// connection instead of the network (the local port is then not used).
     pub async fn connect_from(
         addr: SocketAddr,
         local_port: Option<u16>,
         timeout: Duration,
         read_chunk: usize,
     ) -> io::Result<Self> {
+        if let Some(s) = memory::connect(addr) {
+            return Ok(Self(StreamInner::Memory(s)));
+        }
         Ok(Self(match Runtime::current() {
             Runtime::Glommio => StreamInner::Glommio(match local_port {
                 None => glommio_rt::TcpStream::connect(addr, timeout, read_chunk).await?,
@@ -65,19 +73,21 @@ impl TcpStream {
         }))
     }
 
-    /// The runtime the stream belongs to.
+    /// The runtime the stream belongs to (an in-memory stream: the current thread's).
     pub fn runtime(&self) -> Runtime {
         match self.0 {
             StreamInner::Glommio(_) => Runtime::Glommio,
             StreamInner::Uring(_) => Runtime::Uring,
+            StreamInner::Memory(_) => Runtime::current(),
         }
     }
 
-    /// Sets `TCP_NODELAY`.
+    /// Sets `TCP_NODELAY` (nothing to set on an in-memory stream).
     pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
         match &self.0 {
             StreamInner::Glommio(s) => s.set_nodelay(on),
             StreamInner::Uring(s) => s.set_nodelay(on),
+            StreamInner::Memory(_) => Ok(()),
         }
     }
 
@@ -89,6 +99,7 @@ impl TcpStream {
         match &self.0 {
             StreamInner::Glommio(s) => s.poll_recv(cx, buf),
             StreamInner::Uring(s) => s.poll_recv(cx, buf),
+            StreamInner::Memory(s) => s.poll_recv(cx, buf),
         }
     }
 
@@ -104,6 +115,7 @@ impl TcpStream {
                 let (result, buf) = s.send(buf).await;
                 (result.map(|()| 1), buf)
             }
+            StreamInner::Memory(s) => (s.send(&buf).map(|()| 1), buf),
         }
     }
 
@@ -119,15 +131,17 @@ impl TcpStream {
                 let (result, buf) = s.send_lazy(buf).await;
                 (result.map(|()| 1), buf)
             }
+            StreamInner::Memory(s) => (s.send(&buf).map(|()| 1), buf),
         }
     }
 
     /// More bytes wait behind this stream's [`TcpStream::send_lazy`] in flight: its
-    /// completion matters now. Does nothing when none is in flight, and on glommio.
+    /// completion matters now. Does nothing when none is in flight, on glommio and in
+    /// memory (whose sends complete at once).
     #[inline]
     pub fn hurry_send(&self) {
         match &self.0 {
-            StreamInner::Glommio(_) => {}
+            StreamInner::Glommio(_) | StreamInner::Memory(_) => {}
             StreamInner::Uring(s) => s.hurry_send(),
         }
     }
@@ -138,6 +152,7 @@ impl TcpStream {
         match &self.0 {
             StreamInner::Glommio(s) => s.shutdown(),
             StreamInner::Uring(s) => s.shutdown(),
+            StreamInner::Memory(s) => s.shutdown(),
         }
     }
 }
@@ -149,6 +164,7 @@ pub struct TcpListener(ListenerInner);
 enum ListenerInner {
     Glommio(glommio_rt::TcpListener),
     Uring(uring::TcpListener),
+    Memory(MemoryListener),
 }
 
 impl std::fmt::Debug for TcpListener {
@@ -169,11 +185,19 @@ impl TcpListener {
         }))
     }
 
+    /// An in-memory listener on `addr` ([`crate::memory`]): until it is dropped, connects
+    /// made on this thread to `addr` come here, with no socket and no kernel in between.
+    /// `AddrInUse` if this thread has one on `addr` already.
+    pub fn bind_memory(addr: SocketAddr) -> io::Result<Self> {
+        Ok(Self(ListenerInner::Memory(MemoryListener::bind(addr)?)))
+    }
+
     /// The bound address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         match &self.0 {
             ListenerInner::Glommio(l) => l.local_addr(),
             ListenerInner::Uring(l) => l.local_addr(),
+            ListenerInner::Memory(l) => Ok(l.local_addr()),
         }
     }
 
@@ -187,6 +211,10 @@ impl TcpListener {
             ListenerInner::Uring(l) => {
                 let (s, peer) = l.accept().await?;
                 (TcpStream(StreamInner::Uring(s)), peer)
+            }
+            ListenerInner::Memory(l) => {
+                let (s, peer) = l.accept().await?;
+                (TcpStream(StreamInner::Memory(s)), peer)
             }
         })
     }

@@ -27,6 +27,10 @@ use crate::clock::Ticks;
 use std::collections::VecDeque;
 use std::task::{Context, Poll, Waker};
 
+use doppio_proto::frame::Frame;
+
+use super::ConnectionError;
+
 /// The protocol's stream-id space for requests: 0..=32767.
 pub(crate) const MAX_STREAMS: usize = 32768;
 
@@ -439,6 +443,67 @@ impl<T, E: Clone> InFlight<T, E> {
         for (_, w) in self.acquire_waiters.drain(..) {
             w.wake();
         }
+    }
+}
+
+/// One connection's in-flight table on its own, for the request-path benchmarks
+/// (`driver/benches/request_path.rs`): the calls a request makes on it, one by one, with
+/// nothing around them. Not an API: reached through `doppio::bench_internals`.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct InFlightTable(InFlight<Frame, ConnectionError>);
+
+/// A stream id taken from an [`InFlightTable`], with its generation.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct TableSlot(StreamHandle);
+
+impl TableSlot {
+    /// The wire stream id.
+    pub fn stream(self) -> i16 {
+        self.0.stream
+    }
+}
+
+impl InFlightTable {
+    /// A table of `max_streams` ids, as a connection makes it.
+    pub fn new(max_streams: usize) -> Self {
+        Self(InFlight::new(max_streams))
+    }
+
+    /// Takes an id first come, first served, as a request's `Acquire` does; `ticket` is the
+    /// caller's place in the queue when none is free.
+    pub fn poll_acquire(
+        &mut self,
+        ticket: &mut Option<u64>,
+        cx: &mut Context<'_>,
+    ) -> Poll<TableSlot> {
+        self.0.poll_acquire(ticket, cx).map(TableSlot)
+    }
+
+    /// Sets the request's deadline `timeout` from now on the coarse clock, as a request
+    /// does once its frame is queued.
+    pub fn set_deadline(&mut self, slot: TableSlot, timeout: std::time::Duration) {
+        self.0.set_deadline(slot.0, Ticks::deadline(timeout));
+    }
+
+    /// Hands an answer to the caller of `stream`, as the reader does; true if delivered.
+    pub fn complete(&mut self, stream: i16, answer: Frame) -> bool {
+        self.0.complete(stream, answer) == Completion::Delivered
+    }
+
+    /// Polls for the answer of `slot`, as a request's `Answer` does; once ready the id is
+    /// free again. `Ready(None)`: the request ended without an answer.
+    pub fn poll_outcome(&mut self, slot: TableSlot, cx: &mut Context<'_>) -> Poll<Option<Frame>> {
+        self.0.poll_outcome(slot.0, cx).map(|o| match o {
+            Outcome::Answer(frame) => Some(frame),
+            Outcome::TimedOut | Outcome::Failed(_) => None,
+        })
+    }
+
+    /// Ids in use.
+    pub fn in_use(&self) -> usize {
+        self.0.in_use()
     }
 }
 

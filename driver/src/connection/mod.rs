@@ -65,6 +65,8 @@ use crate::rt::{self, TcpStream, Timer};
 
 pub use error::{ConnectionError, RequestError};
 use in_flight::{InFlight, Outcome, StreamHandle};
+#[doc(hidden)]
+pub use in_flight::{InFlightTable, TableSlot};
 use tls::TlsSession;
 pub use tls::{TlsConfig, TlsConfigError, TlsFailure};
 
@@ -178,6 +180,22 @@ struct State {
     stats: ConnectionStats,
 }
 
+impl State {
+    /// Frames were appended to the write buffer from `start` on: the first of a batch (the
+    /// buffer was empty) wakes the flusher, or, if the flusher is still sending the batch
+    /// before lazily, hurries that send (its completion matters now: this frame waits for
+    /// it); later ones ride along with it.
+    #[inline]
+    fn queued(&mut self, start: usize, socket: &TcpStream) {
+        if start == 0 {
+            match self.flusher.take() {
+                Some(w) => w.wake(),
+                None => socket.hurry_send(),
+            }
+        }
+    }
+}
+
 struct Shared {
     addr: SocketAddr,
     config: ConnectionConfig,
@@ -262,14 +280,7 @@ impl Shared {
                     w.wake();
                 }
             }
-            if start == 0 {
-                match st.flusher.take() {
-                    Some(w) => w.wake(),
-                    // The flusher is busy with the batch before: if that batch's send is in
-                    // flight lazily, its completion matters now (this frame waits for it).
-                    None => shared.socket.hurry_send(),
-                }
-            }
+            st.queued(start, &shared.socket);
             st.stats.requests += 1;
             let in_use = st.in_flight.in_use() as u64;
             if in_use > st.stats.in_flight_high_water {
@@ -490,6 +501,21 @@ impl Connection {
         F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError> + 'a,
     {
         self.shared.request(timeout, encode)
+    }
+
+    /// Queues `frames` (whole encoded frames) for the flusher as a request queues its own,
+    /// without a stream id and without waiting for an answer: the submit stage alone, for
+    /// the request-path benchmarks. Not an API (an answer to these frames would be a
+    /// protocol violation).
+    #[doc(hidden)]
+    pub fn queue_raw(&self, frames: &[u8]) {
+        let mut st = self.shared.state.borrow_mut();
+        if st.closed.is_some() {
+            return;
+        }
+        let start = st.write_buf.len();
+        st.write_buf.extend_from_slice(frames);
+        st.queued(start, &self.shared.socket);
     }
 
     /// Compresses request bodies and accepts compressed answers from now on (after STARTUP

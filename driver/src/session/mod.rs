@@ -17,6 +17,8 @@
 //! - [`paging`]: [`PageStream`], pages fetched one ahead.
 //! - [`load_balancing`] and [`retry`]: the policies (which node; whether to try again).
 //! - [`view`]: the shard's view of the cluster; [`stats`]: the session's counters.
+//! - `bench` (hidden): the request path's stages one at a time, for the request-path
+//!   benchmarks (`driver/benches/request_path.rs`).
 //!
 //! Per request: the load-balancing policy picks a node (for a prepared statement whose
 //! partition key is bound, one of its replicas: the token is computed from the values),
@@ -31,6 +33,8 @@
 //! - After a statement that changed the schema, the session waits (bounded) until every
 //!   live node reports the same schema version, so the next statement sees the change.
 
+#[doc(hidden)]
+pub mod bench;
 mod config;
 mod connect;
 mod keyspace;

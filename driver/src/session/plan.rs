@@ -40,6 +40,21 @@ pub(super) struct Placement {
     pub(super) map: Option<Rc<ReplicaMap>>,
 }
 
+impl Placement {
+    /// What the load-balancing policy is told: the token and, when the keyspace's
+    /// replication is known, its replicas in placement order.
+    pub(super) fn routing(&self) -> RoutingInfo<'_> {
+        let replicas = match (&self.map, self.token) {
+            (Some(map), Some(token)) => self.view.replicas(map, token),
+            _ => &[],
+        };
+        RoutingInfo {
+            token: self.token,
+            replicas,
+        }
+    }
+}
+
 /// The rest of a plan, built on first need.
 struct Plan {
     nodes: Vec<NodeIndex>,
@@ -77,14 +92,7 @@ impl Session {
             return e;
         }
         let view = &placement.view;
-        let replicas = match (&placement.map, placement.token) {
-            (Some(map), Some(token)) => view.replicas(map, token),
-            _ => &[],
-        };
-        let routing = RoutingInfo {
-            token: placement.token,
-            replicas,
-        };
+        let routing = placement.routing();
         let policy = &self.inner.policy;
         let mut current = policy.pick(view, &routing);
         let mut plan: Option<Plan> = None;

@@ -199,7 +199,7 @@ impl Session {
     /// The placement of a prepared statement with `values`: its replicas when the partition
     /// key is bound and the keyspace's replication is known (the values are then serialized
     /// once, here, and the frame copies them).
-    fn place_prepared(
+    pub(super) fn place_prepared(
         &self,
         prepared: &PreparedStatement,
         values: &(impl QueryValues + ?Sized),
@@ -459,6 +459,35 @@ impl Session {
                 Err(e) => Err(e),
             },
         }
+    }
+
+    /// Sizes of the futures of `execute_with`, `run`, `execute_once` and
+    /// `Connection::request` as one EXECUTE of `prepared` with `values` on `conn` builds them
+    /// (unpolled, then dropped), for the request-path benchmarks (`super::bench`).
+    pub(super) fn request_future_sizes<V: QueryValues + ?Sized>(
+        &self,
+        prepared: &PreparedStatement,
+        values: &V,
+        conn: &Connection,
+    ) -> [usize; 4] {
+        let options = &StatementOptions::DEFAULT;
+        let execute_with = std::mem::size_of_val(&self.execute_with(prepared, values, options));
+        let run = std::mem::size_of_val(&self.run(self.place_anywhere(), false, |conn| {
+            self.execute_once(conn, prepared, values, options, Heal::Once)
+        }));
+        let execute_once = std::mem::size_of_val(&self.execute_once(
+            conn.clone(),
+            prepared,
+            values,
+            options,
+            Heal::Once,
+        ));
+        let template = Rc::clone(&prepared.inner.template.borrow());
+        let columns = Some(prepared.inner.metadata.columns.as_slice());
+        let request = std::mem::size_of_val(&conn.request(None, |buf, stream| {
+            template.encode(buf, stream, values, columns)
+        }));
+        [execute_with, run, execute_once, request]
     }
 
     /// The statement prepared again on `conn` and executed once more (not healed again).

@@ -251,6 +251,15 @@ impl Responder {
         self
     }
 
+    /// Lists `keyspace` among the keyspaces (SimpleStrategy, replication factor 1) and names
+    /// the first bind marker of every prepared statement as its partition key: drivers then
+    /// route statements on the keyspace's tables by token, to their one replica.
+    pub fn with_routed_keyspace(mut self, keyspace: &str) -> Self {
+        tables::add_simple_keyspace(&mut self.tables, keyspace);
+        self.first_marker_is_key = true;
+        self
+    }
+
     /// The prepared statement with `id`.
     #[inline]
     pub fn lookup(&self, id: &[u8]) -> Option<&Rc<PreparedEntry>> {

@@ -10,6 +10,9 @@
 //! - [`server`]: [`Stub::start`] runs one pinned executor per core (glommio, or doppio's own
 //!   io_uring runtime), all accepting on
 //!   the same address; [`StubHandle`] gives the address, fire counts, and stops it.
+//!   [`Stub::serve_local`] serves one listener with tasks on the caller's own executor
+//!   instead (an in-memory listener of `doppio_rt` then puts no kernel between client and
+//!   stub).
 //! - `shard` (private): one shard's state (its responder and rule matcher) and the counters
 //!   all shards share (connection numbers, rule fire counts, the stop flag).
 //! - `conn` (private): one connection: read, answer every frame, one write per batch; fault
@@ -43,4 +46,4 @@ pub mod tls;
 pub use answer::Shape;
 pub use rules::{Reaction, Rule, Rules};
 pub use scylla::{ScyllaShards, ShardAwarePort, ShardCounts};
-pub use server::{Stub, StubConfig, StubError, StubHandle};
+pub use server::{LocalStubHandle, Stub, StubConfig, StubError, StubHandle};

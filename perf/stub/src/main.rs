@@ -157,6 +157,7 @@ fn main() -> ExitCode {
                 ShardAwarePort::Listen(SocketAddr::new(args.listen.ip(), port))
             },
         }),
+        routed_keyspace: None,
         tls,
     };
     let stub = match Stub::start(config) {

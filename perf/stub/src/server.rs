@@ -50,6 +50,10 @@ pub struct StubConfig {
     pub authenticator: Option<String>,
     /// Emulate a ScyllaDB node's shards (off by default): see [`crate::scylla`].
     pub scylla: Option<ScyllaShards>,
+    /// A keyspace to list with SimpleStrategy (replication factor 1), the first bind
+    /// marker of every prepared statement named its partition key: drivers then route by
+    /// token (off by default: only the system keyspaces, LocalStrategy, nothing routed).
+    pub routed_keyspace: Option<String>,
     /// Serve TLS with this configuration (see [`crate::tls::server_config`]); `None`:
     /// plaintext.
     pub tls: Option<Arc<rustls::ServerConfig>>,
@@ -69,6 +73,7 @@ impl Default for StubConfig {
             newest_protocol: ProtocolVersion::V5,
             authenticator: None,
             scylla: None,
+            routed_keyspace: None,
             tls: None,
         }
     }
@@ -136,14 +141,7 @@ impl Stub {
             _ => None,
         };
         let rules = Arc::new(config.rules.clone());
-        let shape = Arc::new(config.shape.clone());
-        // ScyllaDB speaks v4 only: emulating its shards caps the versions offered.
-        let newest_protocol = if config.scylla.is_some() {
-            config.newest_protocol.min(ProtocolVersion::V4)
-        } else {
-            config.newest_protocol
-        };
-        let authenticator: Option<Arc<str>> = config.authenticator.as_deref().map(Arc::from);
+        let answering = Answering::of(&config);
         let mut addr = config.listen;
         let mut threads = Vec::new();
         for (shard, core) in cores.into_iter().enumerate() {
@@ -153,8 +151,7 @@ impl Stub {
             };
             type Bound = (SocketAddr, Option<SocketAddr>);
             let (tx, rx) = std::sync::mpsc::channel::<Result<Bound, String>>();
-            let (shared2, rules, shape) = (shared.clone(), rules.clone(), shape.clone());
-            let authenticator = authenticator.clone();
+            let (shared2, rules, answering) = (shared.clone(), rules.clone(), answering.clone());
             let tls = config.tls.clone();
             let spawned = doppio_rt::spawn_executor(spec, move || async move {
                 let listener = match TcpListener::bind(addr, 64 * 1024) {
@@ -182,21 +179,12 @@ impl Stub {
                     }
                 };
                 let _ = tx.send(Ok((bound, aware_listener.as_ref().map(|(a, _)| *a))));
-                let ctx = Rc::new(ShardContext::new(
-                    {
-                        let r = Responder::new(bound, shape)
-                            .with_newest_protocol(newest_protocol)
-                            .with_authenticator(authenticator);
-                        if shared2.scylla.is_some() {
-                            r.with_first_marker_as_key()
-                        } else {
-                            r
-                        }
-                    },
+                let ctx = shard_context(
+                    answering.responder(bound, shared2.scylla.is_some()),
                     Matcher::new(rules, shard),
                     shared2.clone(),
                     tls,
-                ));
+                );
                 if let Some((_, l)) = aware_listener {
                     doppio_rt::spawn_local(accept_loop(l, true, ctx.clone(), shared2.clone()))
                         .detach();
@@ -243,6 +231,121 @@ impl Stub {
             shared,
             threads,
         })
+    }
+}
+
+/// What every shard's responder is made from, taken from a [`StubConfig`] once.
+#[derive(Clone)]
+struct Answering {
+    shape: Arc<Shape>,
+    newest_protocol: ProtocolVersion,
+    authenticator: Option<Arc<str>>,
+    routed_keyspace: Option<Arc<str>>,
+}
+
+impl Answering {
+    fn of(config: &StubConfig) -> Self {
+        Self {
+            shape: Arc::new(config.shape.clone()),
+            // ScyllaDB speaks v4 only: emulating its shards caps the versions offered.
+            newest_protocol: if config.scylla.is_some() {
+                config.newest_protocol.min(ProtocolVersion::V4)
+            } else {
+                config.newest_protocol
+            },
+            authenticator: config.authenticator.as_deref().map(Arc::from),
+            routed_keyspace: config.routed_keyspace.as_deref().map(Arc::from),
+        }
+    }
+
+    /// The responder of a shard listening on `bound` (`scylla`: emulating ScyllaDB's shards).
+    fn responder(&self, bound: SocketAddr, scylla: bool) -> Responder {
+        let r = Responder::new(bound, self.shape.clone())
+            .with_newest_protocol(self.newest_protocol)
+            .with_authenticator(self.authenticator.clone());
+        let r = if scylla {
+            r.with_first_marker_as_key()
+        } else {
+            r
+        };
+        match &self.routed_keyspace {
+            Some(ks) => r.with_routed_keyspace(ks),
+            None => r,
+        }
+    }
+}
+
+/// One shard's state: its responder and rule matcher.
+fn shard_context(
+    responder: Responder,
+    matcher: Matcher,
+    shared: Arc<Shared>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) -> Rc<ShardContext> {
+    Rc::new(ShardContext::new(responder, matcher, shared, tls))
+}
+
+/// A stub served by tasks on the caller's own executor ([`Stub::serve_local`]). Dropping it
+/// stops accepting; connections already accepted are served until their clients close them.
+pub struct LocalStubHandle {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for LocalStubHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalStubHandle")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+impl LocalStubHandle {
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.shared.next_connection.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for LocalStubHandle {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Stub {
+    /// Serves `listener` with tasks on the current thread's executor, beside the caller's
+    /// own: a stub in the client's event loop, answering as one shard of a stub of `config`
+    /// would (its `listen`, `cores`, `pin` and `runtime` are not used; the listener decides).
+    /// With an in-memory listener ([`doppio_rt::TcpListener::bind_memory`]) a client on this
+    /// thread talks to it with no kernel round trip: what the request-path benchmarks use to
+    /// tell the driver's own cost from the kernel's.
+    ///
+    /// Must be called on an executor thread (either runtime).
+    pub fn serve_local(
+        listener: TcpListener,
+        config: &StubConfig,
+    ) -> std::io::Result<LocalStubHandle> {
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared::new(
+            &config.rules,
+            config.log_rules,
+            config.record_values,
+            config.scylla,
+        ));
+        let ctx = shard_context(
+            Answering::of(config).responder(addr, shared.scylla.is_some()),
+            Matcher::new(Arc::new(config.rules.clone()), 0),
+            shared.clone(),
+            config.tls.clone(),
+        );
+        doppio_rt::spawn_local(accept_loop(listener, false, ctx, shared.clone())).detach();
+        Ok(LocalStubHandle { addr, shared })
     }
 }
 

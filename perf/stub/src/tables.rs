@@ -58,6 +58,30 @@ fn map_text_text() -> ColumnType {
     ColumnType::Map(Box::new(ColumnType::Varchar), Box::new(ColumnType::Varchar))
 }
 
+/// Lists `keyspace` in `system_schema.keyspaces` of `tables` with SimpleStrategy and a
+/// replication factor of 1 (the stub, which owns the whole ring, is its one replica).
+pub fn add_simple_keyspace(tables: &mut [Table], keyspace: &str) {
+    if let Some(t) = tables
+        .iter_mut()
+        .find(|t| t.keyspace == "system_schema" && t.name == "keyspaces")
+    {
+        t.rows.push(vec![
+            text(keyspace),
+            Some(CqlValue::Boolean(true)),
+            Some(CqlValue::Map(vec![
+                (
+                    CqlValue::Text("class".into()),
+                    CqlValue::Text("org.apache.cassandra.locator.SimpleStrategy".into()),
+                ),
+                (
+                    CqlValue::Text("replication_factor".into()),
+                    CqlValue::Text("1".into()),
+                ),
+            ])),
+        ]);
+    }
+}
+
 /// The stub's fixed identity: host id and schema version (any constant UUIDs do).
 pub const HOST_ID: [u8; 16] = *b"doppio-stub-host";
 /// The schema version every node (the only one) reports.
