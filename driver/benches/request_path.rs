@@ -247,13 +247,14 @@ impl Bench {
             .await
             .expect("the void answer");
         // What the stages are measured on is what the benches say it is.
-        let rows = internals::decode_execute(&conn, &one_row, &memory.empty).expect("one row");
+        let rows = internals::decode_execute(&memory.session, &conn, &one_row, &memory.empty)
+            .expect("one row");
         assert_eq!(
             rows.rows_count(),
             1,
             "the empty statement's answer has one row"
         );
-        let none = internals::decode_execute(&conn, &void, &insert).expect("void");
+        let none = internals::decode_execute(&memory.session, &conn, &void, &insert).expect("void");
         assert!(none.rows().is_none(), "the insert's answer is Void");
         assert_eq!(
             memory.session.replicas_of(&keyed, &(KEY,)),
@@ -748,7 +749,7 @@ fn stages(c: &mut Criterion, h: &Rc<Harness>) {
                         (&bench.one_row, &m.empty)
                     };
                     time_sync(iters, || {
-                        let r = internals::decode_execute(&conn, frame, prepared);
+                        let r = internals::decode_execute(&m.session, &conn, frame, prepared);
                         black_box(r.expect("a result"));
                     })
                 })

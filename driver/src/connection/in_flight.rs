@@ -169,6 +169,18 @@ impl<T, E: Clone> InFlight<T, E> {
         })
     }
 
+    /// Takes a free id if one can be taken at once without overtaking anybody (nobody
+    /// queued for one, and more ids free than are reserved by grants): the first come,
+    /// first served rule of [`InFlight::poll_acquire`], for a caller that does not wait.
+    #[inline]
+    pub(crate) fn try_acquire_now(&mut self) -> Option<StreamHandle> {
+        if self.acquire_waiters.is_empty() && self.free_ids() > self.granted.len() {
+            self.try_acquire()
+        } else {
+            None
+        }
+    }
+
     /// Ids that can be taken now (freed, or never used yet).
     fn free_ids(&self) -> usize {
         self.free.len() + self.max_streams.saturating_sub(self.slots.len())
@@ -188,10 +200,8 @@ impl<T, E: Clone> InFlight<T, E> {
         cx: &mut Context<'_>,
     ) -> Poll<StreamHandle> {
         let Some(t) = *ticket else {
-            if self.acquire_waiters.is_empty() && self.free_ids() > self.granted.len() {
-                if let Some(h) = self.try_acquire() {
-                    return Poll::Ready(h);
-                }
+            if let Some(h) = self.try_acquire_now() {
+                return Poll::Ready(h);
             }
             let t = self.next_ticket;
             self.next_ticket += 1;

@@ -265,38 +265,63 @@ impl Shared {
             timer: None,
         }
         .await?;
-        {
-            let mut st = shared.state.borrow_mut();
-            let start = st.write_buf.len();
-            if let Err(e) = encode(&mut st.write_buf, handle.stream) {
-                st.write_buf.truncate(start);
-                st.in_flight.cancel_unsent(handle);
-                return Err(e.into());
-            }
-            st.in_flight.set_deadline(handle, deadline);
-            if st.next_sweep.is_none_or(|next| deadline < next) {
-                st.next_sweep = Some(deadline);
-                if let Some(w) = st.sweeper.take() {
-                    w.wake();
-                }
-            }
-            st.queued(start, &shared.socket);
-            st.stats.requests += 1;
-            let in_use = st.in_flight.in_use() as u64;
-            if in_use > st.stats.in_flight_high_water {
-                st.stats.in_flight_high_water = in_use;
-            }
-        }
+        shared.queue(&mut shared.state.borrow_mut(), handle, deadline, encode)?;
         let outcome = Answer {
             shared,
             handle,
             done: false,
         }
         .await;
+        shared.answer(outcome, timeout)
+    }
+
+    /// Encodes a request on the stream id `handle` (just acquired) into the write buffer
+    /// and arms its `deadline`; if `encode` fails, whatever it wrote is removed and the id
+    /// freed.
+    #[inline]
+    fn queue<F>(
+        &self,
+        st: &mut State,
+        handle: StreamHandle,
+        deadline: Ticks,
+        encode: F,
+    ) -> Result<(), RequestError>
+    where
+        F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError>,
+    {
+        let start = st.write_buf.len();
+        if let Err(e) = encode(&mut st.write_buf, handle.stream) {
+            st.write_buf.truncate(start);
+            st.in_flight.cancel_unsent(handle);
+            return Err(e.into());
+        }
+        st.in_flight.set_deadline(handle, deadline);
+        if st.next_sweep.is_none_or(|next| deadline < next) {
+            st.next_sweep = Some(deadline);
+            if let Some(w) = st.sweeper.take() {
+                w.wake();
+            }
+        }
+        st.queued(start, &self.socket);
+        st.stats.requests += 1;
+        let in_use = st.in_flight.in_use() as u64;
+        if in_use > st.stats.in_flight_high_water {
+            st.stats.in_flight_high_water = in_use;
+        }
+        Ok(())
+    }
+
+    /// A request's outcome as its caller sees it (`timeout` names the wait that ran out).
+    #[inline]
+    fn answer(
+        &self,
+        outcome: Outcome<Frame, ConnectionError>,
+        timeout: Duration,
+    ) -> Result<Frame, RequestError> {
         match outcome {
             Outcome::Answer(frame) => Ok(frame),
             Outcome::TimedOut => Err(RequestError::Timeout {
-                addr: shared.addr,
+                addr: self.addr,
                 after: timeout,
             }),
             Outcome::Failed(e) => Err(e.into()),
@@ -516,6 +541,40 @@ impl Connection {
         let start = st.write_buf.len();
         st.write_buf.extend_from_slice(frames);
         st.queued(start, &self.shared.socket);
+    }
+
+    /// As [`Connection::request`], for a caller that does not wait for a stream id: if one
+    /// is free at once (nobody queued for one), the request is encoded into the write buffer
+    /// and its answer is awaited through the [`PendingAnswer`] returned; if none is,
+    /// `Ok(None)` and nothing is sent (the caller takes the waiting path instead).
+    ///
+    /// For callers that drive the wait from their own future rather than nesting
+    /// [`Connection::request`]'s (the session's first attempt of an EXECUTE).
+    #[inline]
+    pub fn try_request<F>(
+        &self,
+        timeout: Option<Duration>,
+        encode: F,
+    ) -> Result<Option<PendingAnswer>, RequestError>
+    where
+        F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError>,
+    {
+        let shared = &*self.shared;
+        let timeout = timeout.unwrap_or(shared.config.request_timeout);
+        let mut st = shared.state.borrow_mut();
+        if let Some(e) = &st.closed {
+            return Err(e.clone().into());
+        }
+        let Some(handle) = st.in_flight.try_acquire_now() else {
+            return Ok(None);
+        };
+        shared.queue(&mut st, handle, Ticks::deadline(timeout), encode)?;
+        Ok(Some(PendingAnswer {
+            conn: self.clone(),
+            handle,
+            timeout,
+            done: false,
+        }))
     }
 
     /// Compresses request bodies and accepts compressed answers from now on (after STARTUP
@@ -743,6 +802,66 @@ impl Drop for Answer<'_> {
     fn drop(&mut self) {
         if !self.done {
             if let Ok(mut st) = self.shared.state.try_borrow_mut() {
+                st.in_flight.abandon(self.handle);
+            }
+        }
+    }
+}
+
+/// A request queued by [`Connection::try_request`], waiting for its answer; dropped before
+/// that, it orphans the request's stream id (as a dropped [`Connection::request`] does).
+pub struct PendingAnswer {
+    conn: Connection,
+    handle: StreamHandle,
+    timeout: Duration,
+    done: bool,
+}
+
+impl PendingAnswer {
+    /// The connection the request went to.
+    #[inline]
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The answer's frame once it has come, or why it will not (timeout, connection
+    /// failure). Once it returns `Ready` the request is over; polling again is a caller bug
+    /// and stays pending.
+    #[inline]
+    pub fn poll_answer(&mut self, cx: &mut Context<'_>) -> Poll<Result<Frame, RequestError>> {
+        if self.done {
+            return Poll::Pending;
+        }
+        let shared = &*self.conn.shared;
+        let polled = shared
+            .state
+            .borrow_mut()
+            .in_flight
+            .poll_outcome(self.handle, cx);
+        match polled {
+            Poll::Ready(outcome) => {
+                self.done = true;
+                Poll::Ready(shared.answer(outcome, self.timeout))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl std::fmt::Debug for PendingAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingAnswer")
+            .field("addr", &self.conn.shared.addr)
+            .field("stream", &self.handle.stream)
+            .field("done", &self.done)
+            .finish()
+    }
+}
+
+impl Drop for PendingAnswer {
+    fn drop(&mut self) {
+        if !self.done {
+            if let Ok(mut st) = self.conn.shared.state.try_borrow_mut() {
                 st.in_flight.abandon(self.handle);
             }
         }

@@ -8,14 +8,13 @@ use std::rc::Rc;
 
 use bytes::BytesMut;
 use doppio_proto::frame::Frame;
-use doppio_proto::response::{ResponseFrame, ResultBody};
 use doppio_proto::values::QueryValues;
 use doppio_proto::ProtoError;
 
 use super::{PreparedStatement, Session};
-use crate::connection::{Connection, RequestError};
+use crate::connection::Connection;
 use crate::error::Error;
-use crate::result::{result_of, QueryResult, ResultParts};
+use crate::result::QueryResult;
 use crate::routing::partition_key::PlacedValues;
 
 /// Encodes the EXECUTE of `prepared` with `values` on `stream` into `buf`, as the hot path
@@ -52,31 +51,17 @@ pub fn place_execute<V: QueryValues + ?Sized>(
 }
 
 /// The answer `frame` to an EXECUTE of `prepared` sent to `conn`'s node, as the hot path
-/// reads it: decoded in place, made a [`QueryResult`] (or the error it carries), rows sent
-/// without metadata given the statement's result columns. (An undecodable frame is only
-/// reported here; the hot path also closes the connection.)
+/// reads it: decoded in place (an undecodable frame closes the connection), made a
+/// [`QueryResult`] (or the error it carries), rows sent without metadata given the
+/// statement's result columns.
 pub fn decode_execute(
+    session: &Session,
     conn: &Connection,
     frame: &Frame,
     prepared: &PreparedStatement,
 ) -> Result<QueryResult, Error> {
-    let node = conn.addr();
-    let decoded =
-        ResponseFrame::decode(frame, None, conn.config().max_frame_body).map_err(|error| {
-            Error::from_request(node, RequestError::BadResponse { addr: node, error })
-        })?;
-    let mut result = result_of(node, decoded, "EXECUTE");
-    if let Ok(ResultParts {
-        body: ResultBody::Rows(rows),
-        columns,
-        ..
-    }) = result.as_deref_mut()
-    {
-        if rows.metadata.no_metadata {
-            *columns = Some(prepared.result_columns());
-        }
-    }
-    result
+    let decoded = super::request::decode_answer(conn, frame)?;
+    session.execute_result(conn, prepared, decoded)
 }
 
 /// Sizes in bytes of what one EXECUTE hands up and of the futures it nests, outermost first.
@@ -88,11 +73,13 @@ pub struct FutureSizes {
     pub result: usize,
     /// The future of `Session::execute` (the same as `execute_with`'s).
     pub execute: usize,
-    /// The future of `Session::execute_with`.
+    /// The future of `Session::execute_with`: the common case's one state machine (the
+    /// general path is boxed on demand: `run` and `execute_once` below).
     pub execute_with: usize,
-    /// The future of `Session::run` (the plan, around `execute_once`).
+    /// The future of `Session::run` (the plan, around `execute_once`): the general path's
+    /// retries.
     pub run: usize,
-    /// The future of `Session::execute_once` (one attempt on one connection).
+    /// The future of `Session::execute_once` (one attempt on one connection, general path).
     pub execute_once: usize,
     /// The future of `Connection::request` (stream id, write buffer, answer).
     pub connection_request: usize,

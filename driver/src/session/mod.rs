@@ -10,6 +10,8 @@
 //! - `config`: [`SessionConfig`], [`StatementOptions`], [`SpeculativeExecution`].
 //! - `connect`: connecting, the pools' connect function, installing topology snapshots.
 //! - `request`: the request path of QUERY, EXECUTE and BATCH, and where each goes.
+//! - `execute`: the future of an EXECUTE, its common case (first node answers) as one state
+//!   machine and the rest on the general path.
 //! - `plan`: running one request along its query plan (retries, speculative execution).
 //! - `prepared`: [`PreparedStatement`], the cache, re-preparing.
 //! - `keyspace`: `use_keyspace`.
@@ -37,6 +39,7 @@
 pub mod bench;
 mod config;
 mod connect;
+mod execute;
 mod keyspace;
 pub mod load_balancing;
 pub mod paging;

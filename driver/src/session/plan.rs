@@ -24,6 +24,7 @@ use doppio_proto::response::ResultBody;
 
 use super::config::SpeculativeExecution;
 use super::load_balancing::RoutingInfo;
+use super::request::FirstAttempt;
 use super::retry::RetryDecision;
 use super::view::{ClusterView, Node};
 use super::Session;
@@ -86,15 +87,37 @@ impl Session {
         F: Fn(Connection) -> Fut,
         Fut: Future<Output = Result<QueryResult, Error>>,
     {
-        if let Some(reason) = self.inner.closed.borrow().clone() {
-            let e = Err(Error::Closed(reason));
-            self.count(&e, 0);
-            return e;
+        self.run_from(placement, idempotent, None, attempt).await
+    }
+
+    /// As [`Session::run`], after the `first` attempt when the caller already made it (on
+    /// the node its policy picked, counted as started there): its result is taken as that
+    /// attempt's, then the plan goes on as the retry policy directs.
+    pub(super) async fn run_from<F, Fut>(
+        &self,
+        placement: Placement,
+        idempotent: bool,
+        mut first: Option<FirstAttempt>,
+        attempt: F,
+    ) -> Result<QueryResult, Error>
+    where
+        F: Fn(Connection) -> Fut,
+        Fut: Future<Output = Result<QueryResult, Error>>,
+    {
+        if first.is_none() {
+            if let Some(reason) = self.inner.closed.borrow().clone() {
+                let e = Err(Error::Closed(reason));
+                self.count(&e, 0);
+                return e;
+            }
         }
         let view = &placement.view;
         let routing = placement.routing();
         let policy = &self.inner.policy;
-        let mut current = policy.pick(view, &routing);
+        let mut current = match &first {
+            Some(f) => Some(f.index),
+            None => policy.pick(view, &routing),
+        };
         let mut plan: Option<Plan> = None;
         let mut retries = 0u32;
         let mut last_error: Option<Error> = None;
@@ -116,29 +139,42 @@ impl Session {
                 current = plan.get_or_insert_with(|| plan_of(current)).next(view);
                 continue;
             };
-            // A ScyllaDB node: the connection of the shard that owns the token.
-            let Some(conn) = node.pool.pick_for(placement.token) else {
-                // Went down since the plan was made: nothing was sent; next node.
-                current = plan.get_or_insert_with(|| plan_of(current)).next(view);
-                continue;
-            };
             // The result is matched by reference and returned as it came: rebuilding it
             // (`Ok(r)` from `r`) or holding it across an await costs a copy of it per request.
             let speculative = self
                 .inner
                 .config
                 .speculative
-                .filter(|spec| idempotent && spec.max > 0);
-            let result = match speculative {
-                Some(spec) => {
-                    let plan = plan.get_or_insert_with(|| plan_of(current));
-                    // Boxed: the rare path must not grow every request's future.
-                    Box::pin(self.speculate(&placement, node.clone(), conn, plan, spec, &attempt))
-                        .await
-                }
+                .filter(|spec| idempotent && spec.max > 0)
+                .filter(|_| first.is_none());
+            let result = match first.take() {
+                Some(f) => f.result,
                 None => {
-                    node.started();
-                    attempt(conn).await
+                    // A ScyllaDB node: the connection of the shard that owns the token.
+                    let Some(conn) = node.pool.pick_for(placement.token) else {
+                        // Went down since the plan was made: nothing was sent; next node.
+                        current = plan.get_or_insert_with(|| plan_of(current)).next(view);
+                        continue;
+                    };
+                    match speculative {
+                        Some(spec) => {
+                            let plan = plan.get_or_insert_with(|| plan_of(current));
+                            // Boxed: the rare path must not grow every request's future.
+                            let speculate = self.speculate(
+                                &placement,
+                                node.clone(),
+                                conn,
+                                plan,
+                                spec,
+                                &attempt,
+                            );
+                            Box::pin(speculate).await
+                        }
+                        None => {
+                            node.started();
+                            attempt(conn).await
+                        }
+                    }
                 }
             };
             match &result {

@@ -17,7 +17,7 @@ use std::num::NonZeroU64;
 use std::rc::Rc;
 use std::time::Duration;
 
-use doppio_proto::frame::Flags;
+use doppio_proto::frame::{Flags, Frame};
 use doppio_proto::request::{
     encode_envelope, BatchElements, BatchOf, BatchStatement, BatchType, Execute, Query,
     QueryParameters, RequestBody,
@@ -42,6 +42,7 @@ use crate::error::{Error, Violation};
 use crate::result::{result_of, QueryResult, ResultParts};
 use crate::routing::murmur3::Token;
 use crate::routing::partition_key::PlacedValues;
+use crate::routing::ring::NodeIndex;
 
 /// The statements of a [`Session::batch_prepared`], handed out one at a time: a slice of
 /// [`PreparedBatchEntry`], or a caller's own type whose values are made per request.
@@ -153,6 +154,50 @@ impl<E: PreparedBatchEntries + ?Sized> BatchElements for Prepared<'_, E> {
                 columns,
             })
         })
+    }
+}
+
+/// The first attempt of a request, already made by the caller: on node `index` of the
+/// placement's view, over `conn`, with `result`.
+pub(super) struct FirstAttempt {
+    pub(super) index: NodeIndex,
+    pub(super) conn: Connection,
+    pub(super) result: Result<QueryResult, Error>,
+}
+
+/// Whether an EXECUTE of `prepared` with `options` on `conn` is written from the
+/// statement's template: default options (idempotent or not), no body compression, and a
+/// template in the connection's protocol version.
+pub(super) fn templated(
+    prepared: &PreparedStatement,
+    options: &StatementOptions<'_>,
+    conn: &Connection,
+) -> bool {
+    let defaults = *options == StatementOptions::default()
+        || *options
+            == (StatementOptions {
+                idempotent: true,
+                ..StatementOptions::default()
+            });
+    defaults
+        && conn.compression().is_none()
+        && prepared.inner.template.borrow().version() == conn.version()
+}
+
+/// The answer `frame` to a request on `conn`, decoded in place (not through
+/// `Connection::decode`'s result: one copy of the decoded frame less per request); an
+/// undecodable answer closes the connection.
+pub(super) fn decode_answer(conn: &Connection, frame: &Frame) -> Result<ResponseFrame, Error> {
+    ResponseFrame::decode(frame, None, conn.config().max_frame_body)
+        .map_err(|e| Error::from_request(conn.addr(), conn.undecodable(frame, e)))
+}
+
+/// Whether the node had forgotten the statement: UNPREPARED, or rows without metadata whose
+/// prepared result columns are stale (the table changed since).
+pub(super) fn forgotten(result: &Result<QueryResult, Error>) -> bool {
+    match result {
+        Err(e) => e.server_code() == Some(ErrorCode::Unprepared),
+        Ok(r) => r.stale_columns(),
     }
 }
 
@@ -319,19 +364,61 @@ impl Session {
     /// Executes a prepared statement with per-statement options, on one of its replicas
     /// when its partition key is bound. If the node has forgotten the statement
     /// (UNPREPARED), it is prepared there again and executed once more.
-    pub async fn execute_with(
+    ///
+    /// The common case (default options, a stream id free at once, the first node answers)
+    /// runs as one state machine ([`super::execute::Execute`]); everything else (retries,
+    /// re-preparing, speculative execution, other options, waiting for a stream id) goes
+    /// the general way, boxed.
+    pub fn execute_with<'a, V: QueryValues + ?Sized>(
+        &'a self,
+        prepared: &'a PreparedStatement,
+        values: &'a V,
+        options: &'a StatementOptions<'a>,
+    ) -> impl Future<Output = Result<QueryResult, Error>> + 'a {
+        super::execute::Execute::new(self, prepared, values, options)
+    }
+
+    /// [`Session::execute_with`] the general way: placed, then run along its plan, each
+    /// attempt an [`Session::execute_once`].
+    pub(super) async fn execute_general<V: QueryValues + ?Sized>(
         &self,
         prepared: &PreparedStatement,
-        values: &(impl QueryValues + ?Sized),
+        values: &V,
         options: &StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
         let (placement, serialized) = self.place_prepared(prepared, values);
+        self.execute_rest(prepared, values, options, placement, serialized, None)
+            .await
+    }
+
+    /// Runs an EXECUTE along the plan of `placement`, after its `first` attempt if one
+    /// already ran (healed here first when the node had forgotten the statement).
+    pub(super) async fn execute_rest<V: QueryValues + ?Sized>(
+        &self,
+        prepared: &PreparedStatement,
+        values: &V,
+        options: &StatementOptions<'_>,
+        placement: Placement,
+        serialized: Option<NonZeroU64>,
+        first: Option<FirstAttempt>,
+    ) -> Result<QueryResult, Error> {
         // The values as the frame writes them: copied from the routing scratch when the
         // placement serialized them (and nothing has overwritten them since), else
-        // serialized then. One wrapper here rather than a generation passed down every level:
-        // the request's future stays as small as without it.
+        // serialized then.
         let values = &PlacedValues::new(&self.inner.scratch, serialized, values);
-        self.run(placement, options.idempotent, |conn| {
+        let first = match first {
+            Some(FirstAttempt {
+                index,
+                conn,
+                result,
+            }) if forgotten(&result) => Some(FirstAttempt {
+                index,
+                result: self.heal(&conn, prepared, values, options).await,
+                conn,
+            }),
+            other => other,
+        };
+        self.run_from(placement, options.idempotent, first, |conn| {
             self.execute_once(conn, prepared, values, options, Heal::Once)
         })
         .await
@@ -378,16 +465,7 @@ impl Session {
         let conn = &conn;
         let node = conn.addr();
         let columns = Some(prepared.inner.metadata.columns.as_slice());
-        let defaults = *options == StatementOptions::default()
-            || *options
-                == (StatementOptions {
-                    idempotent: true,
-                    ..StatementOptions::default()
-                });
-        let fast = defaults
-            && conn.compression().is_none()
-            && prepared.inner.template.borrow().version() == conn.version();
-        let frame = if fast {
+        let frame = if templated(prepared, options, conn) {
             // The hot path: two memcpys from the template plus the values (copied too when
             // the placement serialized them already).
             let template = Rc::clone(&prepared.inner.template.borrow());
@@ -397,13 +475,7 @@ impl Session {
                 })
                 .await
                 .map_err(|e| Error::from_request(node, e))?;
-            // Decoded in place (not through `Connection::decode`'s result: one copy of the
-            // decoded frame less per request); an undecodable answer still closes the
-            // connection.
-            match ResponseFrame::decode(&frame, None, conn.config().max_frame_body) {
-                Ok(decoded) => decoded,
-                Err(e) => return Err(Error::from_request(node, conn.undecodable(&frame, e))),
-            }
+            decode_answer(conn, &frame)?
         } else {
             let id = prepared.id();
             let result_metadata_id = prepared.result_metadata_id();
@@ -420,27 +492,8 @@ impl Session {
             // Non-default options: a rarer path, boxed to keep the hot future small.
             Box::pin(self.send(conn, options.tracing, &e, options.timeout)).await?
         };
-        let mut result = result_of(node, frame, "EXECUTE");
-        // Rows sent without metadata are read by the prepared result columns.
-        if let Ok(ResultParts {
-            body: ResultBody::Rows(rows),
-            columns,
-            ..
-        }) = result.as_deref_mut()
-        {
-            if rows.metadata.no_metadata {
-                *columns = Some(prepared.result_columns());
-            } else if let Some(new_id) = &rows.metadata.new_metadata_id {
-                // v5 METADATA_CHANGED (rare: a table altered): the rows carry their new
-                // columns; the statement takes them and the new id.
-                self.metadata_changed(conn, prepared, (**new_id).clone(), &rows.metadata.columns)?;
-            }
-        }
-        let forgotten = match &result {
-            Err(e) => e.server_code() == Some(ErrorCode::Unprepared),
-            Ok(r) => r.stale_columns(),
-        };
-        if !forgotten {
+        let result = self.execute_result(conn, prepared, frame);
+        if !forgotten(&result) {
             return result;
         }
         match heal {
@@ -459,6 +512,33 @@ impl Session {
                 Err(e) => Err(e),
             },
         }
+    }
+
+    /// The result of an EXECUTE of `prepared` answered by `frame` on `conn`: the RESULT (rows
+    /// sent without metadata read by the prepared result columns; a v5 METADATA_CHANGED
+    /// taken by the statement) or the ERROR it carries.
+    pub(super) fn execute_result(
+        &self,
+        conn: &Connection,
+        prepared: &PreparedStatement,
+        frame: ResponseFrame,
+    ) -> Result<QueryResult, Error> {
+        let mut result = result_of(conn.addr(), frame, "EXECUTE");
+        if let Ok(ResultParts {
+            body: ResultBody::Rows(rows),
+            columns,
+            ..
+        }) = result.as_deref_mut()
+        {
+            if rows.metadata.no_metadata {
+                *columns = Some(prepared.result_columns());
+            } else if let Some(new_id) = &rows.metadata.new_metadata_id {
+                // v5 METADATA_CHANGED (rare: a table altered): the rows carry their new
+                // columns; the statement takes them and the new id.
+                self.metadata_changed(conn, prepared, (**new_id).clone(), &rows.metadata.columns)?;
+            }
+        }
+        result
     }
 
     /// Sizes of the futures of `execute_with`, `run`, `execute_once` and
