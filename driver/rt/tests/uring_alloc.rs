@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use doppio_alloc_count::{thread_allocations as allocs, CountingAlloc};
-use doppio_rt::uring::{run, spawn_local, stats, timeout, Config, TcpStream};
+use doppio_rt::uring::{run, spawn_local, stats, timeout, Config, SqPoll, TcpStream};
 
 mod support;
 
@@ -42,7 +42,22 @@ async fn round_trip(c: &TcpStream, out: BytesMut, inb: &mut BytesMut, i: u32) ->
 
 #[test]
 fn steady_state_ping_pong_with_timers_allocates_nothing() {
-    let (warm, measured, st) = run(Config::default(), async {
+    ping_pong_with_timers_allocates_nothing(Config::default());
+}
+
+#[test]
+fn steady_state_ping_pong_with_timers_allocates_nothing_under_sqpoll() {
+    ping_pong_with_timers_allocates_nothing(Config {
+        sqpoll: Some(SqPoll {
+            idle: Duration::from_millis(10),
+            cpu: None,
+        }),
+        ..Config::default()
+    });
+}
+
+fn ping_pong_with_timers_allocates_nothing(config: Config) {
+    let (warm, measured, st) = run(config, async {
         let (c, s) = support::pair().await;
         // The answering side: echo each request with its last byte incremented.
         let server = spawn_local(async move {
@@ -84,9 +99,13 @@ fn steady_state_ping_pong_with_timers_allocates_nothing() {
     })
     .expect("io_uring runtime");
     eprintln!(
-        "allocations: {warm} during 1000 warm-up round trips, {measured} during 10,000 \
-         measured round trips ({} turns, {} enters, {} task polls, {} timers armed)",
-        st.turns, st.enters, st.tasks_polled, st.timers_armed
+        "allocations (sqpoll {}): {warm} during 1000 warm-up round trips, {measured} during \
+         10,000 measured round trips ({} turns, {} enters, {} task polls, {} timers armed)",
+        config.sqpoll.is_some(),
+        st.turns,
+        st.enters,
+        st.tasks_polled,
+        st.timers_armed
     );
     assert!(
         st.timers_armed >= 10_000,

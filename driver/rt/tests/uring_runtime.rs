@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use doppio_rt::uring::{
-    run, setup_flags, sleep, spawn_local, stats, timeout, Config, Stats, TcpListener, TcpStream,
-    UringError,
+    run, setup_flags, sleep, spawn_local, stats, timeout, Config, SqPoll, Stats, TcpListener,
+    TcpStream, UringError,
 };
 
 mod support;
@@ -724,4 +724,150 @@ fn a_starved_stream_waits_for_buffers_without_spinning() {
     assert!(stall.turns <= 5, "the starved receive spun: {stall:?}");
     writer_a.join().expect("writer");
     writer_b.join().expect("writer");
+}
+
+/// SQPOLL with `idle` and no pinning.
+fn sqpoll(idle_ms: u64) -> Config {
+    Config {
+        sqpoll: Some(SqPoll {
+            idle: Duration::from_millis(idle_ms),
+            cpu: None,
+        }),
+        ..Config::default()
+    }
+}
+
+#[test]
+fn sqpoll_submits_without_entering_and_enters_only_to_wait_or_wake() {
+    let (busy, idle, woken, flags) = rt(sqpoll(50), async {
+        let busy = ping_pong(10_000).await;
+        sleep(Duration::from_millis(20)).await;
+        let before = stats();
+        sleep(Duration::from_millis(200)).await;
+        let idle = stats().since(&before);
+        // Past the 50 ms idle time the kernel's thread sleeps: the next submissions (the
+        // connect and accept of a new pair, then the round trips) must wake it.
+        let before = stats();
+        let _ = ping_pong(100).await;
+        let woken = stats().since(&before);
+        (busy, idle, woken, setup_flags())
+    });
+    let flags = flags.expect("flags recorded");
+    eprintln!("SQPOLL setup flags accepted: {flags}");
+    for (what, st) in [
+        ("busy (10k round trips)", &busy),
+        ("after sleeping", &woken),
+    ] {
+        eprintln!(
+            "SQPOLL {what}: {} turns, {} enters ({} waiting, {} waking the SQ thread, {} for a \
+             CQ overflow), {} SQEs handed over, {} CQEs",
+            st.turns,
+            st.enters,
+            st.enters_waiting,
+            st.enters_sq_wakeup,
+            st.enters_cq_overflow,
+            st.sqes_submitted,
+            st.cqes
+        );
+    }
+    assert!(flags.sqpoll && flags.single_issuer, "{flags}");
+    assert!(!flags.defer_taskrun && !flags.taskrun_flag && !flags.coop_taskrun);
+    for st in [&busy, &idle, &woken] {
+        assert!(st.enters <= st.turns, "{st:?}");
+        // Every enter waited, woke the thread or flushed an overflow: none only submitted.
+        assert!(
+            st.enters <= st.enters_waiting + st.enters_sq_wakeup + st.enters_cq_overflow,
+            "{st:?}"
+        );
+    }
+    // Each round trip's two sends went through the queue without a syscall of their own.
+    assert!(busy.sqes_submitted >= 20_000, "{busy:?}");
+    assert!(idle.enters <= 2, "an idle executor spun: {idle:?}");
+    assert!(
+        woken.enters_sq_wakeup >= 1,
+        "the sleeping thread was never woken: {woken:?}"
+    );
+}
+
+#[test]
+fn sqpoll_thread_is_this_process_s_and_pinned_where_asked() {
+    let config = Config {
+        sqpoll: Some(SqPoll {
+            idle: Duration::from_millis(10),
+            cpu: Some(0),
+        }),
+        ..Config::default()
+    };
+    // SAFETY: gettid(2) has no preconditions.
+    let me = unsafe { libc::gettid() };
+    let (threads, flags) = rt(config, async {
+        let _ = ping_pong(100).await;
+        (sq_threads(), setup_flags())
+    });
+    let flags = flags.expect("flags recorded");
+    assert!(flags.sqpoll && flags.sq_aff, "{flags}");
+    // The kernel names it after the thread that built the ring.
+    let ours: Vec<_> = threads
+        .iter()
+        .filter(|(_, comm)| *comm == format!("iou-sqp-{me}"))
+        .collect();
+    assert_eq!(ours.len(), 1, "one iou-sqp-{me} thread in {threads:?}");
+    let pinned = ours.iter().any(|(tid, _)| {
+        // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity writes into it.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: a live, correctly sized set; `tid` is a thread of this process (if it
+        // ended since, the call fails and we skip it).
+        let rc = unsafe {
+            libc::sched_getaffinity(*tid, std::mem::size_of::<libc::cpu_set_t>(), &mut set)
+        };
+        // SAFETY: CPU_ISSET and CPU_COUNT read the set we own.
+        rc == 0 && unsafe { libc::CPU_ISSET(0, &set) && libc::CPU_COUNT(&set) == 1 }
+    });
+    assert!(
+        pinned,
+        "the SQ thread is not pinned to CPU 0 alone: {ours:?}"
+    );
+}
+
+/// The SQ polling threads of this process: (tid, comm).
+fn sq_threads() -> Vec<(i32, String)> {
+    let mut out = Vec::new();
+    for t in std::fs::read_dir("/proc/self/task")
+        .expect("/proc")
+        .flatten()
+    {
+        let Some(tid) = t.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.starts_with("iou-sqp-") {
+            out.push((tid, comm.trim().to_owned()));
+        }
+    }
+    out
+}
+
+#[test]
+fn sqpoll_refusals_are_typed_errors() {
+    let ms = Duration::from_millis;
+    let bad = [
+        (ms(0), None),
+        (Duration::from_micros(1500), None),
+        (SqPoll::MAX_IDLE + ms(1), None),
+        (ms(10), Some(1_000_000)),
+        // A CPU number that this machine does not have online.
+        (ms(10), Some(1000)),
+    ];
+    for (idle, cpu) in bad {
+        let config = Config {
+            sqpoll: Some(SqPoll { idle, cpu }),
+            ..Config::default()
+        };
+        let ran = Cell::new(false);
+        let e: UringError = run(config, async { ran.set(true) }).expect_err("refused");
+        let text = e.to_string();
+        eprintln!("SQPOLL idle {idle:?} cpu {cpu:?}: {text}");
+        assert!(text.starts_with("io_uring is not usable here: "), "{text}");
+        assert!(!ran.get());
+    }
 }

@@ -1,8 +1,13 @@
-//! The executor's configuration: ring and provided-buffer sizes and the poll budget.
+//! The executor's configuration: ring and provided-buffer sizes, the poll budget, the opt-in
+//! SQPOLL mode and how long teardown waits for the kernel.
 //!
 //! Invariant: a `Config` is plain data; it is checked when an executor is built (by
-//! [`super::run`]), where every value the kernel or the buffer ring cannot take becomes a
-//! [`super::UringError`], never a panic.
+//! [`super::run`], through [`Config::validate`]), where every value the kernel or the buffer
+//! ring cannot take becomes a [`super::UringError`], never a panic.
+
+use std::time::Duration;
+
+use super::error::UringError;
 
 /// How an executor is built (see [`super::run`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +23,14 @@ pub struct Config {
     /// At most this many task polls per loop turn before the executor turns to I/O again
     /// (user-space preemption). Default 128.
     pub poll_budget: u32,
+    /// SQPOLL mode: a kernel thread polls the submission queue, so submitting needs no
+    /// `io_uring_enter` (see [`SqPoll`]). Opt-in: `None` (the default) submits with the
+    /// executor's own enter, once per turn at most.
+    pub sqpoll: Option<SqPoll>,
+    /// How long teardown waits for the completions of what it cancelled before it gives up
+    /// and leaks the memory the kernel may still write (see the module docs of
+    /// [`super`]): 1 ms to 60 s. Default 1 s.
+    pub teardown_wait: Duration,
 }
 
 impl Default for Config {
@@ -27,6 +40,144 @@ impl Default for Config {
             buffers: 64,
             buffer_size: 16 * 1024,
             poll_budget: 128,
+            sqpoll: None,
+            teardown_wait: Duration::from_secs(1),
         }
+    }
+}
+
+/// The SQPOLL mode (`IORING_SETUP_SQPOLL`): the kernel starts a thread (`iou-sqp-<tid>`,
+/// named after the executor's thread, a thread of this process) that takes submission-queue
+/// entries as the executor writes them.
+/// The executor then enters the kernel only to wait for completions when it has nothing to
+/// run, to wake that thread when it fell asleep with entries queued, and to flush a
+/// completion-queue overflow.
+///
+/// The thread busy-polls for `idle` after the last entry it took, then sleeps; while it
+/// polls it uses a whole CPU. Its CPU time is the process's (it counts in
+/// `getrusage(RUSAGE_SELF)`), so put it where that is accounted for: `cpu` pins it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SqPoll {
+    /// How long the thread polls an empty queue before it sleeps: whole milliseconds, from
+    /// 1 ms to [`SqPoll::MAX_IDLE`] (the kernel takes milliseconds, and reads 0 as one
+    /// second).
+    pub idle: Duration,
+    /// The CPU the thread is pinned to (`IORING_SETUP_SQ_AFF`); `None`: any online CPU (the
+    /// kernel does not inherit the executor's pinning).
+    pub cpu: Option<u32>,
+}
+
+impl SqPoll {
+    /// The longest idle time accepted: a polling thread that spins for longer after the last
+    /// submission only burns a CPU.
+    pub const MAX_IDLE: Duration = Duration::from_secs(10);
+
+    /// Checks the idle time and the CPU number (whether the CPU is online and allowed is
+    /// the kernel's to say, at setup).
+    pub fn validate(&self) -> Result<(), UringError> {
+        let ms = self.idle.as_millis();
+        if self.idle.is_zero()
+            || self.idle > Self::MAX_IDLE
+            || Duration::from_millis(ms as u64) != self.idle
+        {
+            return Err(UringError::unavailable(format!(
+                "invalid Config: the SQPOLL idle time must be whole milliseconds from 1 ms to \
+                 {} s, not {:?}",
+                Self::MAX_IDLE.as_secs(),
+                self.idle
+            )));
+        }
+        if let Some(cpu) = self.cpu {
+            if cpu as usize >= libc::CPU_SETSIZE as usize {
+                return Err(UringError::unavailable(format!(
+                    "invalid Config: SQPOLL CPU {cpu} is beyond the largest CPU number ({})",
+                    libc::CPU_SETSIZE - 1
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The idle time in the kernel's unit (milliseconds; valid after [`SqPoll::validate`]).
+    pub(crate) fn idle_ms(&self) -> u32 {
+        u32::try_from(self.idle.as_millis()).unwrap_or(u32::MAX)
+    }
+}
+
+impl Config {
+    /// The longest teardown wait accepted.
+    pub const MAX_TEARDOWN_WAIT: Duration = Duration::from_secs(60);
+
+    /// Checks what can be checked before asking the kernel: the poll budget, the SQPOLL
+    /// settings and the teardown wait (sizes are checked by the kernel and the buffer ring).
+    pub fn validate(&self) -> Result<(), UringError> {
+        if self.poll_budget == 0 {
+            return Err(UringError::unavailable(
+                "invalid Config: poll_budget must be at least 1",
+            ));
+        }
+        if let Some(sq) = &self.sqpoll {
+            sq.validate()?;
+        }
+        if self.teardown_wait < Duration::from_millis(1)
+            || self.teardown_wait > Self::MAX_TEARDOWN_WAIT
+        {
+            return Err(UringError::unavailable(format!(
+                "invalid Config: teardown_wait must be from 1 ms to {} s, not {:?}",
+                Self::MAX_TEARDOWN_WAIT.as_secs(),
+                self.teardown_wait
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sq(idle: Duration, cpu: Option<u32>) -> Config {
+        Config {
+            sqpoll: Some(SqPoll { idle, cpu }),
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn the_default_is_valid_and_has_no_sqpoll() {
+        assert_eq!(Config::default().validate(), Ok(()));
+        assert_eq!(Config::default().sqpoll, None);
+    }
+
+    #[test]
+    fn sqpoll_idle_and_cpu_and_teardown_wait_are_checked() {
+        let ms = Duration::from_millis;
+        assert_eq!(sq(ms(1), None).validate(), Ok(()));
+        assert_eq!(sq(SqPoll::MAX_IDLE, Some(0)).validate(), Ok(()));
+        for bad in [
+            sq(Duration::ZERO, None),
+            sq(Duration::from_micros(1500), None),
+            sq(SqPoll::MAX_IDLE + ms(1), None),
+            sq(ms(10), Some(libc::CPU_SETSIZE as u32)),
+            Config {
+                teardown_wait: Duration::ZERO,
+                ..Config::default()
+            },
+            Config {
+                teardown_wait: Config::MAX_TEARDOWN_WAIT + ms(1),
+                ..Config::default()
+            },
+        ] {
+            let e = bad.validate().expect_err("refused").to_string();
+            assert!(e.contains("invalid Config: "), "{e}");
+        }
+        assert_eq!(
+            SqPoll {
+                idle: ms(250),
+                cpu: None
+            }
+            .idle_ms(),
+            250
+        );
     }
 }

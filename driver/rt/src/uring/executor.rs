@@ -26,14 +26,29 @@
 //! next turns move into the SQ before their enter; while it is not empty the executor does
 //! not sleep.
 //!
+//! In SQPOLL mode ([`super::SqPoll`]) a kernel thread takes SQEs as soon as they are written
+//! (each push publishes the SQ tail), so step 5 enters only when it must
+//! ([`Executor::must_enter_while_busy`]): with tasks still ready, to wake that thread when it
+//! sleeps (`IORING_SQ_NEED_WAKEUP`) with SQEs queued, or to flush a CQ overflow; with nothing
+//! ready, to wait for a completion as above (carrying `IORING_ENTER_SQ_WAKEUP` if SQEs wait
+//! for a sleeping thread). Completions need no enter: the thread runs the kernel's task work
+//! and posts them. The tail is published (a release store) before `NEED_WAKEUP` is read
+//! after a `SeqCst` fence (`SubmissionQueue::need_wakeup`), pairing with the kernel's full
+//! barrier between setting the flag and re-reading the tail, so a thread going to sleep
+//! either sees the new entries or is seen asleep.
+//! Lazy requests work alike: the kernel's thread posts their CQEs as it submits them, and
+//! the waiting enter's `1 + Ops::lazy()` counts them whether they are posted before or
+//! during the wait (the kernel waits for the CQ tail to pass its head plus that many).
+//!
 //! Invariants:
 //! - No `RefCell` borrow is held while user code runs (a poll, a drop, a wake): futures are
 //!   taken out of their slots, CQEs are copied out of the ring before dispatch, wakers and
 //!   held resources are dropped after borrows end.
 //! - Teardown drops every task, cancels everything in flight (`ASYNC_CANCEL` with `ANY`) and
-//!   waits (at most 1 s) for every outstanding CQE before freeing anything the kernel may
-//!   reference; if the wait times out, that memory (operation slots, provided buffers, the
-//!   eventfd read buffer) is leaked instead.
+//!   waits (at most [`Config::teardown_wait`], 1 s by default) for every outstanding CQE
+//!   before freeing anything the kernel may reference; if the wait times out, that memory
+//!   (operation slots, provided buffers, the eventfd read buffer) is leaked instead, and
+//!   [`super::Stats::teardown_leaks`] counts it.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -60,8 +75,6 @@ use super::waker;
 
 /// CQEs copied out of the ring per batch.
 const CQE_BATCH: usize = 64;
-/// How long teardown waits for outstanding completions before leaking their memory.
-const TEARDOWN_WAIT: Duration = Duration::from_secs(1);
 
 /// One thread's executor.
 pub(crate) struct Executor {
@@ -96,12 +109,8 @@ pub(crate) struct Executor {
 impl Executor {
     /// Builds an executor on the current thread.
     pub(crate) fn new(config: Config) -> Result<Box<Executor>, UringError> {
-        if config.poll_budget == 0 {
-            return Err(UringError::unavailable(
-                "invalid Config: poll_budget must be at least 1",
-            ));
-        }
-        let (ring, flags) = setup::build_ring(config.ring_entries)?;
+        config.validate()?;
+        let (ring, flags) = setup::build_ring(config.ring_entries, config.sqpoll.as_ref())?;
         let remote = Arc::new(Remote::new()?);
         let bufs = BufRing::new(&ring, config.buffers, config.buffer_size)?;
         let id = remote::register(remote.clone())?;
@@ -159,6 +168,8 @@ impl Executor {
             let mut ring = self.ring.borrow_mut();
             // SAFETY: the caller keeps the entry's pointers valid until its CQE.
             if unsafe { ring.submission().push(entry) }.is_ok() {
+                // The queue's drop published the tail: under SQPOLL the kernel has it.
+                self.count_sqpoll_handed(1);
                 return;
             }
         }
@@ -172,16 +183,33 @@ impl Executor {
         self.inflight.set(self.inflight.get() - 1);
     }
 
-    fn count_enter(&self, ring: &mut IoUring, sq_before: usize, waited: bool) {
+    fn count_enter(&self, ring: &mut IoUring, sq_before: usize, waited: bool, reason: Enter) {
         let after = ring.submission().len();
         bump(&self.counters.enters, 1);
         if waited {
             bump(&self.counters.enters_waiting, 1);
         }
-        bump(
-            &self.counters.sqes_submitted,
-            sq_before.saturating_sub(after) as u64,
-        );
+        if reason.sq_wakeup {
+            bump(&self.counters.enters_sq_wakeup, 1);
+        }
+        if reason.cq_overflow && !waited {
+            bump(&self.counters.enters_cq_overflow, 1);
+        }
+        if !self.flags.sqpoll {
+            bump(
+                &self.counters.sqes_submitted,
+                sq_before.saturating_sub(after) as u64,
+            );
+        }
+    }
+
+    /// Under SQPOLL, `n` SQEs were written to the queue (its tail published): that hands them
+    /// to the kernel's thread, so they count as submitted here rather than at an enter.
+    #[inline]
+    fn count_sqpoll_handed(&self, n: u64) {
+        if self.flags.sqpoll {
+            bump(&self.counters.sqes_submitted, n);
+        }
     }
 
     fn flush_backlog(&self) {
@@ -191,13 +219,17 @@ impl Executor {
         }
         let mut ring = self.ring.borrow_mut();
         let mut sq = ring.submission();
+        let mut moved = 0;
         while let Some(e) = backlog.front() {
             // SAFETY: entries in the backlog were pushed under `push`'s contract.
             if unsafe { sq.push(e) }.is_err() {
                 break;
             }
             backlog.pop_front();
+            moved += 1;
         }
+        // The queue's drop publishes the tail.
+        self.count_sqpoll_handed(moved);
     }
 
     /// Arms the eventfd read that wakes a sleeping executor for remote wakes.
@@ -353,12 +385,7 @@ impl Executor {
         }
         let busy = self.tasks.borrow().has_ready() || !self.backlog.borrow().is_empty();
         if busy {
-            let needed = {
-                let mut ring = self.ring.borrow_mut();
-                let sq = ring.submission();
-                !sq.is_empty() || sq.taskrun() || sq.cq_overflow()
-            };
-            if needed || !self.flags.taskrun_flag {
+            if self.must_enter_while_busy() {
                 self.enter(false, 0, None)?;
             }
             return Ok(());
@@ -375,33 +402,74 @@ impl Executor {
         self.enter(true, 1 + lazy, timeout)
     }
 
-    /// One `io_uring_enter`: submit everything queued and fetch completions, waiting (if
-    /// `wait`) until `want` completions are ready or `timeout` passes.
+    /// Whether a turn that still has tasks ready must make its (non-waiting) enter.
+    ///
+    /// Without SQPOLL: when SQEs are queued, or the kernel flags pending task work or a CQ
+    /// overflow (always, if it cannot flag task work). Under SQPOLL the kernel's thread
+    /// submits and completes by itself: only when it sleeps with SQEs queued (it needs
+    /// `IORING_ENTER_SQ_WAKEUP`), or on a CQ overflow, which only an enter flushes.
+    fn must_enter_while_busy(&self) -> bool {
+        let mut ring = self.ring.borrow_mut();
+        let sq = ring.submission();
+        if self.flags.sqpoll {
+            // `need_wakeup` fences (SeqCst) after the tail that `push` published.
+            return sq.cq_overflow() || (!sq.is_empty() && sq.need_wakeup());
+        }
+        !sq.is_empty() || sq.taskrun() || sq.cq_overflow() || !self.flags.taskrun_flag
+    }
+
+    /// Why an enter is made beyond submitting and waiting: whether it must wake the SQPOLL
+    /// thread (it sleeps with SQEs queued) and whether the kernel flags a CQ overflow.
+    fn enter_reason(&self, ring: &mut IoUring) -> Enter {
+        let sq = ring.submission();
+        Enter {
+            sq_wakeup: self.flags.sqpoll && !sq.is_empty() && sq.need_wakeup(),
+            cq_overflow: sq.cq_overflow(),
+        }
+    }
+
+    /// One `io_uring_enter`: submit everything queued (under SQPOLL: wake the kernel's thread
+    /// if it sleeps with SQEs queued) and fetch completions, waiting (if `wait`) until `want`
+    /// completions are ready or `timeout` passes.
     fn enter(&self, wait: bool, want: usize, timeout: Option<Duration>) -> Result<(), UringError> {
         let mut ring = self.ring.borrow_mut();
         let before = ring.submission().len();
+        let reason = self.enter_reason(&mut ring);
+        let mut flags = EnterFlags::GETEVENTS;
+        if reason.sq_wakeup {
+            flags |= EnterFlags::SQ_WAKEUP;
+        }
         let r = {
             let sub = ring.submitter();
             match (wait, timeout) {
                 (true, Some(d)) => {
                     let ts = Timespec::from(d);
                     let args = SubmitArgs::new().timespec(&ts);
-                    sub.submit_with_args(want, &args)
+                    // SAFETY: `args` (an `io_uring_getevents_arg`, `repr(transparent)`) and
+                    // the timespec it points to outlive the call; EXT_ARG tells the kernel
+                    // that the argument is that struct.
+                    unsafe {
+                        sub.enter(
+                            before as u32,
+                            want as u32,
+                            (flags | EnterFlags::EXT_ARG).bits(),
+                            Some(&args),
+                        )
+                    }
                 }
-                (true, None) => sub.submit_and_wait(want),
+                // SAFETY: no argument pointer is passed; GETEVENTS with min_complete `want`
+                // submits and waits for that many completions.
+                (true, None) => unsafe {
+                    sub.enter::<libc::sigset_t>(before as u32, want as u32, flags.bits(), None)
+                },
                 // SAFETY: no argument pointer is passed; GETEVENTS with min_complete 0
                 // submits, runs pending task work and returns without waiting.
                 (false, _) => unsafe {
-                    sub.enter::<libc::sigset_t>(
-                        before as u32,
-                        0,
-                        EnterFlags::GETEVENTS.bits(),
-                        None,
-                    )
+                    sub.enter::<libc::sigset_t>(before as u32, 0, flags.bits(), None)
                 },
             }
         };
-        self.count_enter(&mut ring, before, wait);
+        self.count_enter(&mut ring, before, wait, reason);
         match r {
             Ok(_) => Ok(()),
             Err(e) => match e.raw_os_error() {
@@ -475,7 +543,7 @@ impl Executor {
             .user_data(ops::user_data(ops::KIND_IGNORE, 0, 0));
         // SAFETY: a cancel SQE carries no pointer.
         unsafe { self.push(&cancel, false) };
-        let deadline = Instant::now() + TEARDOWN_WAIT;
+        let deadline = Instant::now() + self.config.teardown_wait;
         loop {
             self.flush_backlog();
             self.reap();
@@ -496,6 +564,7 @@ impl Executor {
         }
         if self.inflight.get() > 0 {
             self.leaked.set(true);
+            bump(&self.counters.teardown_leaks, 1);
         } else {
             let _ = self
                 .ring
@@ -504,6 +573,15 @@ impl Executor {
                 .unregister_buf_ring(super::bufring::BGID);
         }
     }
+}
+
+/// What an enter does besides submitting and waiting (see [`Executor::enter`]).
+#[derive(Debug, Clone, Copy)]
+struct Enter {
+    /// It carries `IORING_ENTER_SQ_WAKEUP`.
+    sq_wakeup: bool,
+    /// The kernel flagged a CQ overflow (GETEVENTS flushes it).
+    cq_overflow: bool,
 }
 
 impl Drop for Executor {

@@ -28,7 +28,16 @@
 //!   is waking a waker (control plane: a lock, an eventfd write; no `membarrier`).
 //! - Memory the kernel may touch (send buffers, socket addresses, provided buffers, the
 //!   eventfd read buffer) is never freed before the CQE that releases it; at teardown it is
-//!   leaked rather than freed if the kernel does not answer within a second.
+//!   leaked rather than freed if the kernel does not answer within
+//!   [`Config::teardown_wait`] (1 s by default; [`Stats::teardown_leaks`] counts it).
+//!
+//! SQPOLL (opt-in, [`Config::sqpoll`], never the default): the kernel's submission thread
+//! (`iou-sqp-<tid>`, named after the executor's thread, a thread of this process whose
+//! CPU time `getrusage(RUSAGE_SELF)` includes) takes SQEs as the executor writes them; the executor enters only to wait when
+//! it has nothing to run, to wake that thread when it sleeps with SQEs queued, or to flush a
+//! CQ overflow ([`Stats::enters_waiting`], [`Stats::enters_sq_wakeup`],
+//! [`Stats::enters_cq_overflow`]). The kernel refuses the task-run flags beside it; the
+//! flags used are in [`SetupFlags`].
 //! - Requires Linux 6.0+ (multishot receive, provided-buffer rings); anything missing at
 //!   setup is an [`UringError`], never a panic.
 
@@ -49,13 +58,15 @@ mod stats;
 mod stream;
 mod task;
 mod tasks;
+#[cfg(test)]
+mod teardown_test;
 mod timer;
 mod timers;
 mod waker;
 
 use std::future::Future;
 
-pub use config::Config;
+pub use config::{Config, SqPoll};
 pub use error::UringError;
 pub use listener::TcpListener;
 pub use stats::{SetupFlags, Stats};

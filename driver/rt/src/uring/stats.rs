@@ -18,7 +18,14 @@ pub struct Stats {
     pub enters: u64,
     /// Of those, calls that waited for a completion (the executor had nothing to run).
     pub enters_waiting: u64,
-    /// Submission-queue entries handed to the kernel.
+    /// Of those, calls that woke the kernel's SQPOLL thread (`IORING_ENTER_SQ_WAKEUP`: it
+    /// had gone to sleep with entries queued); a waiting call may carry it too. SQPOLL only.
+    pub enters_sq_wakeup: u64,
+    /// Of those, calls that did not wait and were made because the kernel flagged a
+    /// completion-queue overflow (it then holds completions that only an enter flushes).
+    pub enters_cq_overflow: u64,
+    /// Submission-queue entries handed to the kernel: submitted by an enter, or in SQPOLL
+    /// mode written to the queue (its tail published) for the kernel's thread to take.
     pub sqes_submitted: u64,
     /// Completion-queue entries consumed.
     pub cqes: u64,
@@ -45,6 +52,9 @@ pub struct Stats {
     /// Lazy sends hurried: more bytes were queued behind them before their completion was
     /// seen, so their completion ended the wait after all.
     pub sends_hurried: u64,
+    /// Teardowns that gave up waiting for the kernel (after [`super::Config::teardown_wait`])
+    /// and leaked the memory it may still write instead of freeing it.
+    pub teardown_leaks: u64,
 }
 
 impl Stats {
@@ -54,6 +64,8 @@ impl Stats {
             turns: self.turns - earlier.turns,
             enters: self.enters - earlier.enters,
             enters_waiting: self.enters_waiting - earlier.enters_waiting,
+            enters_sq_wakeup: self.enters_sq_wakeup - earlier.enters_sq_wakeup,
+            enters_cq_overflow: self.enters_cq_overflow - earlier.enters_cq_overflow,
             sqes_submitted: self.sqes_submitted - earlier.sqes_submitted,
             cqes: self.cqes - earlier.cqes,
             tasks_polled: self.tasks_polled - earlier.tasks_polled,
@@ -66,6 +78,7 @@ impl Stats {
             lazy_sends: self.lazy_sends - earlier.lazy_sends,
             lazy_sends_retried: self.lazy_sends_retried - earlier.lazy_sends_retried,
             sends_hurried: self.sends_hurried - earlier.sends_hurried,
+            teardown_leaks: self.teardown_leaks - earlier.teardown_leaks,
         }
     }
 
@@ -74,6 +87,8 @@ impl Stats {
             turns: self.turns + o.turns,
             enters: self.enters + o.enters,
             enters_waiting: self.enters_waiting + o.enters_waiting,
+            enters_sq_wakeup: self.enters_sq_wakeup + o.enters_sq_wakeup,
+            enters_cq_overflow: self.enters_cq_overflow + o.enters_cq_overflow,
             sqes_submitted: self.sqes_submitted + o.sqes_submitted,
             cqes: self.cqes + o.cqes,
             tasks_polled: self.tasks_polled + o.tasks_polled,
@@ -86,6 +101,7 @@ impl Stats {
             lazy_sends: self.lazy_sends + o.lazy_sends,
             lazy_sends_retried: self.lazy_sends_retried + o.lazy_sends_retried,
             sends_hurried: self.sends_hurried + o.sends_hurried,
+            teardown_leaks: self.teardown_leaks + o.teardown_leaks,
         }
     }
 }
@@ -96,6 +112,8 @@ pub(crate) struct Counters {
     pub(crate) turns: Cell<u64>,
     pub(crate) enters: Cell<u64>,
     pub(crate) enters_waiting: Cell<u64>,
+    pub(crate) enters_sq_wakeup: Cell<u64>,
+    pub(crate) enters_cq_overflow: Cell<u64>,
     pub(crate) sqes_submitted: Cell<u64>,
     pub(crate) cqes: Cell<u64>,
     pub(crate) tasks_polled: Cell<u64>,
@@ -108,6 +126,7 @@ pub(crate) struct Counters {
     pub(crate) lazy_sends: Cell<u64>,
     pub(crate) lazy_sends_retried: Cell<u64>,
     pub(crate) sends_hurried: Cell<u64>,
+    pub(crate) teardown_leaks: Cell<u64>,
 }
 
 /// Adds `n` to a counter.
@@ -123,6 +142,8 @@ impl Counters {
             turns: self.turns.get(),
             enters: self.enters.get(),
             enters_waiting: self.enters_waiting.get(),
+            enters_sq_wakeup: self.enters_sq_wakeup.get(),
+            enters_cq_overflow: self.enters_cq_overflow.get(),
             sqes_submitted: self.sqes_submitted.get(),
             cqes: self.cqes.get(),
             tasks_polled: self.tasks_polled.get(),
@@ -135,6 +156,7 @@ impl Counters {
             lazy_sends: self.lazy_sends.get(),
             lazy_sends_retried: self.lazy_sends_retried.get(),
             sends_hurried: self.sends_hurried.get(),
+            teardown_leaks: self.teardown_leaks.get(),
         }
     }
 }
@@ -146,6 +168,8 @@ thread_local! {
             turns: 0,
             enters: 0,
             enters_waiting: 0,
+            enters_sq_wakeup: 0,
+            enters_cq_overflow: 0,
             sqes_submitted: 0,
             cqes: 0,
             tasks_polled: 0,
@@ -158,6 +182,7 @@ thread_local! {
             lazy_sends: 0,
             lazy_sends_retried: 0,
             sends_hurried: 0,
+            teardown_leaks: 0,
         })
     };
     /// Setup flags of the executor running here, or of the last one that ran here.
@@ -203,11 +228,18 @@ pub struct SetupFlags {
     pub submit_all: bool,
     /// `IORING_SETUP_COOP_TASKRUN`: asked for only when `DEFER_TASKRUN` is refused.
     pub coop_taskrun: bool,
+    /// `IORING_SETUP_SQPOLL`: a kernel thread takes the submissions (opt-in, see
+    /// [`super::SqPoll`]); the task-run flags are never asked for with it.
+    pub sqpoll: bool,
+    /// `IORING_SETUP_SQ_AFF`: that thread is pinned to the CPU the config names.
+    pub sq_aff: bool,
 }
 
 impl fmt::Display for SetupFlags {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names = [
+            (self.sqpoll, "SQPOLL"),
+            (self.sq_aff, "SQ_AFF"),
             (self.single_issuer, "SINGLE_ISSUER"),
             (self.defer_taskrun, "DEFER_TASKRUN"),
             (self.taskrun_flag, "TASKRUN_FLAG"),
@@ -243,6 +275,13 @@ mod tests {
             ..SetupFlags::default()
         };
         assert_eq!(f.to_string(), "SINGLE_ISSUER|DEFER_TASKRUN");
+        let sq = SetupFlags {
+            sqpoll: true,
+            sq_aff: true,
+            single_issuer: true,
+            ..SetupFlags::default()
+        };
+        assert_eq!(sq.to_string(), "SQPOLL|SQ_AFF|SINGLE_ISSUER");
         assert_eq!(SetupFlags::default().to_string(), "none");
     }
 
