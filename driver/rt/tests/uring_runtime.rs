@@ -871,3 +871,39 @@ fn sqpoll_refusals_are_typed_errors() {
         assert!(!ran.get());
     }
 }
+
+#[test]
+fn sqpoll_with_a_one_entry_ring_queues_what_does_not_fit_and_flushes_overflows() {
+    // As `a_one_entry_ring_queues_what_does_not_fit`, with the kernel's thread taking the
+    // SQ: the backlog waits for it, and the CQ (4 entries) overflows, which only an enter
+    // flushes.
+    let config = Config {
+        ring_entries: 1,
+        ..sqpoll(10)
+    };
+    let st = rt(config, async {
+        let before = stats();
+        let tasks: Vec<_> = (0..8).map(|_| spawn_local(ping_pong(300))).collect();
+        for t in tasks {
+            let st = timeout(Duration::from_secs(10), t).await.expect("progress");
+            assert!(st.cqes > 0);
+        }
+        stats().since(&before)
+    });
+    eprintln!(
+        "SQPOLL, 8 x 300 round trips through a 1-entry SQ: {} turns, {} enters ({} waiting, \
+         {} waking the SQ thread, {} for a CQ overflow), {} SQEs, {} CQEs",
+        st.turns,
+        st.enters,
+        st.enters_waiting,
+        st.enters_sq_wakeup,
+        st.enters_cq_overflow,
+        st.sqes_submitted,
+        st.cqes
+    );
+    assert!(st.enters <= st.turns, "{st:?}");
+    assert!(
+        st.enters <= st.enters_waiting + st.enters_sq_wakeup + st.enters_cq_overflow,
+        "{st:?}"
+    );
+}

@@ -407,23 +407,33 @@ impl Executor {
     /// Without SQPOLL: when SQEs are queued, or the kernel flags pending task work or a CQ
     /// overflow (always, if it cannot flag task work). Under SQPOLL the kernel's thread
     /// submits and completes by itself: only when it sleeps with SQEs queued (it needs
-    /// `IORING_ENTER_SQ_WAKEUP`), or on a CQ overflow, which only an enter flushes.
+    /// `IORING_ENTER_SQ_WAKEUP`), on a CQ overflow, which only an enter flushes, or when the
+    /// turn has nothing to run but SQEs waiting for room in a full SQ ([`Self::sq_stalled`]).
     fn must_enter_while_busy(&self) -> bool {
         let mut ring = self.ring.borrow_mut();
         let sq = ring.submission();
         if self.flags.sqpoll {
             // `need_wakeup` fences (SeqCst) after the tail that `push` published.
-            return sq.cq_overflow() || (!sq.is_empty() && sq.need_wakeup());
+            return sq.cq_overflow() || (!sq.is_empty() && sq.need_wakeup()) || self.sq_stalled();
         }
         !sq.is_empty() || sq.taskrun() || sq.cq_overflow() || !self.flags.taskrun_flag
     }
 
+    /// Under SQPOLL: no task is ready and SQEs wait in the backlog for room in the SQ (full
+    /// after this turn's flush). Rather than spin turns until the kernel's thread makes room,
+    /// the enter waits for it (`IORING_ENTER_SQ_WAIT`).
+    fn sq_stalled(&self) -> bool {
+        self.flags.sqpoll && !self.backlog.borrow().is_empty() && !self.tasks.borrow().has_ready()
+    }
+
     /// Why an enter is made beyond submitting and waiting: whether it must wake the SQPOLL
-    /// thread (it sleeps with SQEs queued) and whether the kernel flags a CQ overflow.
-    fn enter_reason(&self, ring: &mut IoUring) -> Enter {
+    /// thread (it sleeps with SQEs queued), wait for room in the SQ ([`Self::sq_stalled`]),
+    /// and whether the kernel flags a CQ overflow.
+    fn enter_reason(&self, ring: &mut IoUring, wait: bool) -> Enter {
         let sq = ring.submission();
         Enter {
             sq_wakeup: self.flags.sqpoll && !sq.is_empty() && sq.need_wakeup(),
+            sq_wait: !wait && self.sq_stalled(),
             cq_overflow: sq.cq_overflow(),
         }
     }
@@ -434,10 +444,13 @@ impl Executor {
     fn enter(&self, wait: bool, want: usize, timeout: Option<Duration>) -> Result<(), UringError> {
         let mut ring = self.ring.borrow_mut();
         let before = ring.submission().len();
-        let reason = self.enter_reason(&mut ring);
+        let reason = self.enter_reason(&mut ring, wait);
         let mut flags = EnterFlags::GETEVENTS;
         if reason.sq_wakeup {
             flags |= EnterFlags::SQ_WAKEUP;
+        }
+        if reason.sq_wait {
+            flags |= EnterFlags::SQ_WAIT;
         }
         let r = {
             let sub = ring.submitter();
@@ -463,13 +476,14 @@ impl Executor {
                     sub.enter::<libc::sigset_t>(before as u32, want as u32, flags.bits(), None)
                 },
                 // SAFETY: no argument pointer is passed; GETEVENTS with min_complete 0
-                // submits, runs pending task work and returns without waiting.
+                // submits, runs pending task work and returns without waiting (under
+                // SQPOLL with SQ_WAIT, once the SQ has room).
                 (false, _) => unsafe {
                     sub.enter::<libc::sigset_t>(before as u32, 0, flags.bits(), None)
                 },
             }
         };
-        self.count_enter(&mut ring, before, wait, reason);
+        self.count_enter(&mut ring, before, wait || reason.sq_wait, reason);
         match r {
             Ok(_) => Ok(()),
             Err(e) => match e.raw_os_error() {
@@ -580,6 +594,8 @@ impl Executor {
 struct Enter {
     /// It carries `IORING_ENTER_SQ_WAKEUP`.
     sq_wakeup: bool,
+    /// It carries `IORING_ENTER_SQ_WAIT` (SQPOLL: waits for room in a full SQ).
+    sq_wait: bool,
     /// The kernel flagged a CQ overflow (GETEVENTS flushes it).
     cq_overflow: bool,
 }

@@ -16,7 +16,9 @@ pub struct Stats {
     /// `io_uring_enter` calls made (submitting, fetching, or waiting). At most one per turn;
     /// teardown's few enters (waiting for cancelled requests) count here but are no turn.
     pub enters: u64,
-    /// Of those, calls that waited for a completion (the executor had nothing to run).
+    /// Of those, calls that waited for a completion (the executor had nothing to run), or in
+    /// SQPOLL mode for room in a full submission queue (`IORING_ENTER_SQ_WAIT`: nothing to
+    /// run, entries waiting in the executor's backlog).
     pub enters_waiting: u64,
     /// Of those, calls that woke the kernel's SQPOLL thread (`IORING_ENTER_SQ_WAKEUP`: it
     /// had gone to sleep with entries queued); a waiting call may carry it too. SQPOLL only.
