@@ -289,7 +289,8 @@ impl ClusterBuilder {
     }
 
     /// doppio's io_uring runtime only: ring entries, provided buffers (count and size, shared
-    /// by the shard's connections) and the poll budget per loop turn.
+    /// by the shard's connections), the poll budget per loop turn, the opt-in SQPOLL mode
+    /// (every shard's ring gets its own kernel submission thread) and the teardown wait.
     pub fn uring_config(mut self, config: crate::rt::uring::Config) -> Self {
         self.config.uring = config;
         self

@@ -2,7 +2,8 @@
 //! (perf/stub, started in this process: no Cassandra):
 //! requests dropped mid-flight lose and corrupt nothing; a 16 MiB result and many large
 //! pages arrive whole through a small provided-buffer ring; and on doppio's own runtime a
-//! shard makes at most one `io_uring_enter` per loop turn, busy or idle.
+//! shard makes at most one `io_uring_enter` per loop turn, busy or idle, also in SQPOLL mode,
+//! where a cluster's shards submit without entering.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -12,9 +13,9 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use doppio::proto::consistency::Consistency;
-use doppio::rt::uring::{self as uring_rt, Config};
+use doppio::rt::uring::{self as uring_rt, Config, SqPoll};
 use doppio::rt::{ExecutorSpec, Runtime};
-use doppio::{Error, Session, SessionConfig, StatementOptions};
+use doppio::{Cluster, Error, Session, SessionConfig, StatementOptions};
 use doppio_stub::Shape;
 
 mod support;
@@ -256,6 +257,72 @@ fn a_uring_shard_enters_the_kernel_at_most_once_per_turn_busy_or_idle() {
         );
         s.close("done");
     });
+}
+
+/// A cluster whose shard runs doppio's runtime in SQPOLL mode (`ClusterBuilder::uring_config`)
+/// connects and serves requests; the shard's ring has `SQPOLL` and no task-run flag, and
+/// every `io_uring_enter` it makes waits, wakes the kernel's thread or flushes an overflow:
+/// none is made only to submit.
+#[test]
+fn a_cluster_on_sqpoll_shards_serves_requests_submitting_without_entering() {
+    let stub = stub(Runtime::Uring, "", Shape::default());
+    let cluster = Cluster::builder()
+        .contact_points([stub.addr()])
+        .cores(&[0])
+        .pin(false)
+        .consistency(Consistency::One)
+        .runtime(Runtime::Uring)
+        .uring_config(Config {
+            sqpoll: Some(SqPoll {
+                idle: Duration::from_millis(20),
+                cpu: None,
+            }),
+            ..Config::default()
+        })
+        .build()
+        .unwrap();
+    let shards = cluster
+        .run_on_shards(|session| async move {
+            let s = Rc::new(session);
+            let before = uring_rt::stats();
+            let fibers: Vec<_> = (0..16)
+                .map(|_| {
+                    let s = s.clone();
+                    doppio::rt::spawn_local(async move {
+                        for _ in 0..200 {
+                            s.query("SELECT v FROM t", &()).await?;
+                        }
+                        Ok::<(), Error>(())
+                    })
+                })
+                .collect();
+            for f in fibers {
+                f.await.unwrap();
+            }
+            (uring_rt::stats().since(&before), uring_rt::setup_flags())
+        })
+        .unwrap();
+    cluster.shutdown();
+    assert_eq!(shards.len(), 1);
+    let (st, flags) = &shards[0];
+    let flags = flags.expect("a uring shard");
+    eprintln!(
+        "SQPOLL shard ({flags}), 3200 requests: {} turns, {} enters ({} waiting, {} waking the \
+         SQ thread, {} for a CQ overflow), {} SQEs",
+        st.turns,
+        st.enters,
+        st.enters_waiting,
+        st.enters_sq_wakeup,
+        st.enters_cq_overflow,
+        st.sqes_submitted
+    );
+    assert!(flags.sqpoll && !flags.defer_taskrun, "{flags}");
+    assert!(st.enters <= st.turns, "{st:?}");
+    assert!(
+        st.enters <= st.enters_waiting + st.enters_sq_wakeup + st.enters_cq_overflow,
+        "{st:?}"
+    );
+    assert!(st.sqes_submitted > 0, "{st:?}");
 }
 
 support::runtime_tests!(
