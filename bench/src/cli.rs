@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use clap::{Args as ClapArgs, Parser, Subcommand};
 
-use crate::backend::{Compression, Consistency, Driver, RetryBackoff, SerialConsistency};
+use crate::backend::{
+    Compression, Consistency, Driver, RetryBackoff, SerialConsistency, SqPollOptions,
+};
 use crate::engine::cycles::{CycleRange, LoaderSlice};
 use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
@@ -130,11 +132,13 @@ pub struct Connect {
     /// Workload parameter overrides, NAME=VALUE (repeatable).
     #[arg(short = 'P', long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
-    /// Driver(s): doppio (glommio), doppio-uring (doppio's own io_uring runtime), scylla, or a
-    /// list such as doppio,doppio-uring,scylla to run them alternately (run only). `null` is
-    /// no driver: requests complete at once without I/O on doppio's io_uring runtime, so the
-    /// report's OVERHEAD is the bench engine's own cost per request (its floor; nodes are
-    /// ignored, no rows are returned; see bench/REPORT.md).
+    /// Driver(s): doppio (glommio), doppio-uring (doppio's own io_uring runtime),
+    /// doppio-uring-sqpoll (the same in SQPOLL mode: a kernel thread per shard takes the
+    /// submissions, see --sqpoll-idle and --sqpoll-cpu), scylla, or a list such as
+    /// doppio,doppio-uring,scylla to run them alternately (run only). `null` is no driver:
+    /// requests complete at once without I/O on doppio's io_uring runtime, so the report's
+    /// OVERHEAD is the bench engine's own cost per request (its floor; nodes are ignored, no
+    /// rows are returned; see bench/REPORT.md).
     #[arg(long, default_value = "doppio")]
     pub driver: String,
     /// Threads: doppio shards (one per core) or tokio worker threads.
@@ -174,6 +178,16 @@ pub struct Connect {
     /// time for fewer io_uring_enter calls.
     #[arg(long, value_parser = parse_duration)]
     pub spin: Option<Duration>,
+    /// doppio-uring-sqpoll: how long each shard's kernel submission thread polls an empty
+    /// queue before it sleeps (whole milliseconds, 1ms to 10s; default 10ms). While it polls
+    /// it uses a whole core; its CPU time is counted in the client's and shown on its own.
+    #[arg(long, value_name = "DURATION", value_parser = parse_sqpoll_idle)]
+    pub sqpoll_idle: Option<Duration>,
+    /// doppio-uring-sqpoll: the core its kernel submission threads are pinned to, or `none`
+    /// (the kernel places them on any core). Default: the first core after the shards'
+    /// (0..threads), when the machine has one, else none. Every shard's thread goes there.
+    #[arg(long, value_name = "CORE|none", value_parser = parse_sqpoll_cpu)]
+    pub sqpoll_cpu: Option<SqPollCpu>,
     /// No progress output on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -393,7 +407,83 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     units::duration(text)
 }
 
+/// The default of `--sqpoll-idle`.
+pub const DEFAULT_SQPOLL_IDLE: Duration = Duration::from_millis(10);
+
+/// `--sqpoll-idle`: a duration the kernel takes as an SQPOLL idle time (whole milliseconds,
+/// 1 ms to 10 s).
+pub fn parse_sqpoll_idle(text: &str) -> Result<Duration, String> {
+    let idle = units::duration(text).map_err(|e| e.to_string())?;
+    doppio::rt::uring::SqPoll { idle, cpu: None }
+        .validate()
+        .map_err(|_| {
+            format!(
+                "the SQPOLL idle time must be whole milliseconds from 1ms to {}s",
+                doppio::rt::uring::SqPoll::MAX_IDLE.as_secs()
+            )
+        })?;
+    Ok(idle)
+}
+
+/// `--sqpoll-cpu`: a core, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqPollCpu {
+    /// Pinned to this core.
+    Core(u32),
+    /// Not pinned.
+    None,
+}
+
+/// Parses `--sqpoll-cpu`: a core number or `none`.
+pub fn parse_sqpoll_cpu(text: &str) -> Result<SqPollCpu, String> {
+    match text.trim() {
+        "none" => Ok(SqPollCpu::None),
+        t => t
+            .parse()
+            .map(SqPollCpu::Core)
+            .map_err(|_| format!("`{text}` is neither a core number nor `none`")),
+    }
+}
+
+/// The number of online cores (not the cores this process may run on: the kernel's
+/// submission thread is not bound by the bench's own pinning).
+pub fn online_cores() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(1)
+}
+
 impl Connect {
+    /// The SQPOLL mode `--sqpoll-idle` and `--sqpoll-cpu` ask for (defaults resolved), checked
+    /// against `drivers`: either option without `doppio-uring-sqpoll` among them, or a core
+    /// the machine does not have online, is refused before anything starts.
+    pub fn sqpoll_options(&self, drivers: &[Driver]) -> Result<SqPollOptions, String> {
+        let sqpoll = drivers.contains(&Driver::DoppioUringSqpoll);
+        if !sqpoll && (self.sqpoll_idle.is_some() || self.sqpoll_cpu.is_some()) {
+            return Err(
+                "--sqpoll-idle and --sqpoll-cpu apply to --driver doppio-uring-sqpoll only".into(),
+            );
+        }
+        let cores = online_cores();
+        let cpu = match self.sqpoll_cpu {
+            Some(SqPollCpu::Core(c)) if c as usize >= cores => {
+                return Err(format!(
+                    "--sqpoll-cpu {c}: this machine has cores 0 to {} online",
+                    cores - 1
+                ))
+            }
+            Some(SqPollCpu::Core(c)) => Some(c),
+            Some(SqPollCpu::None) => None,
+            None => u32::try_from(self.threads.max(1))
+                .ok()
+                .filter(|&c| (c as usize) < cores),
+        };
+        Ok(SqPollOptions {
+            idle: self.sqpoll_idle.unwrap_or(DEFAULT_SQPOLL_IDLE),
+            cpu,
+        })
+    }
+
     /// `--max-outage` as the engine takes it (`None` for 0: never stop).
     pub fn outage_limit(&self) -> Option<Duration> {
         (!self.max_outage.is_zero()).then_some(self.max_outage)

@@ -3,7 +3,23 @@
 //!
 //! CPU time and context switches come from `getrusage(RUSAGE_SELF)`: every thread of the
 //! process, so a backend's runtime threads are charged to it (both backends' threads live in
-//! one process; only the one being measured is busy, the other is parked). The syscall
+//! one process; only the one being measured is busy, the other is parked).
+//!
+//! # The kernel's SQPOLL threads
+//!
+//! In SQPOLL mode (`doppio-uring-sqpoll`) each ring has a kernel thread, `iou-sqp-<tid>`,
+//! that takes the submissions. It is a thread of this process (listed in `/proc/self/task`),
+//! so `getrusage(RUSAGE_SELF)` already includes its CPU time: measured on Linux 6.18, a
+//! spinning SQ thread's 0.69 s of `/proc/self/task/<tid>/stat` time appeared in the
+//! process's `getrusage` over the same 1.5 s (0.745 s, the main thread 0.02 s), and
+//! `sqpoll_threads_are_in_getrusage_and_measured_on_their_own` checks it on every run. So
+//! the client CPU is not added to; the SQ threads' share of it (utime + stime from their
+//! `stat`, in clock ticks of 10 ms, before and after the segment) is reported on its own
+//! ([`Cost::sqpoll`]). Their time in a segment is lost from that share (not from the total)
+//! if they end during it. They make no system calls (kernel threads), so the syscall counts
+//! stay those of the user threads; the operations they submit fire the io_uring tracepoints
+//! on them and are counted with the others (the counters are opened on every thread, theirs
+//! included). The syscall
 //! counters count every thread too: a parked backend's few wake-ups land on the other's
 //! figures (doppio's shards enter their io_uring 5 to 10 times over scylla's two segments in
 //! the stub test, against hundreds of thousands of requests).
@@ -58,6 +74,46 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+/// The CPU time (user + system) of each of this process's SQPOLL threads (`iou-sqp-*` in
+/// `/proc/self/task`), by thread id; empty when there is none (or /proc cannot be read).
+fn sqpoll_threads() -> Vec<(i32, Duration)> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let ticks = u64::try_from(ticks).ok().filter(|&t| t > 0).unwrap_or(100);
+    let mut out = Vec::new();
+    for t in tasks.flatten() {
+        let Some(tid) = t.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if !comm.starts_with("iou-sqp-") {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
+            continue;
+        };
+        if let Some(cpu) = stat_cpu(&stat, ticks) {
+            out.push((tid, cpu));
+        }
+    }
+    out
+}
+
+/// utime + stime of a `/proc/<pid>/task/<tid>/stat` line (fields 14 and 15, in clock ticks
+/// of `ticks` per second); the name field may hold spaces and parentheses, so fields are
+/// counted after its last `)`.
+fn stat_cpu(stat: &str, ticks: u64) -> Option<Duration> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut f = rest.split_whitespace().skip(11);
+    let utime: u64 = f.next()?.parse().ok()?;
+    let stime: u64 = f.next()?.parse().ok()?;
+    let t = utime + stime;
+    Some(Duration::from_secs(t / ticks) + Duration::from_nanos((t % ticks) * 1_000_000_000 / ticks))
+}
 
 /// Counters at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -663,6 +719,7 @@ impl SyscallCounters {
 /// Measures the cost of what happens between [`Meter::start`] and [`Meter::stop`].
 pub struct Meter {
     before: Usage,
+    sqpoll: Vec<(i32, Duration)>,
     allocations: Option<u64>,
     syscalls: Result<(SyscallCounters, Counts), String>,
 }
@@ -703,6 +760,9 @@ pub struct Cost {
     pub peak_rss_bytes: u64,
     /// Heap allocations, when the bench is built with the `alloc-count` feature.
     pub allocations: Option<u64>,
+    /// The CPU time of the process's SQPOLL threads (kernel submission threads of
+    /// `doppio-uring-sqpoll`), already part of `user` and `sys`; `None` when there was none.
+    pub sqpoll: Option<Duration>,
 }
 
 impl Meter {
@@ -713,6 +773,7 @@ impl Meter {
             Ok((c, n))
         });
         Self {
+            sqpoll: sqpoll_threads(),
             before: usage(),
             allocations: crate::alloc_count::allocations(),
             syscalls,
@@ -722,7 +783,17 @@ impl Meter {
     /// Stops and returns the cost since `start`.
     pub fn stop(self) -> Cost {
         let after = usage();
+        let sqpoll = sqpoll_threads();
         let mut cost = Cost {
+            sqpoll: (!sqpoll.is_empty() || !self.sqpoll.is_empty()).then(|| {
+                sqpoll
+                    .iter()
+                    .map(|(tid, now)| {
+                        let was = self.sqpoll.iter().find(|(t, _)| t == tid);
+                        now.saturating_sub(was.map_or(Duration::ZERO, |(_, d)| *d))
+                    })
+                    .sum()
+            }),
             user: after.user.saturating_sub(self.before.user),
             sys: after.sys.saturating_sub(self.before.sys),
             voluntary_ctx_switches: after.voluntary.saturating_sub(self.before.voluntary),
@@ -1020,6 +1091,59 @@ mod tests {
         for k in SyscallKind::ALL {
             assert_eq!(json[k.name()], k as u64, "{json}");
         }
+    }
+
+    #[test]
+    fn stat_cpu_reads_utime_and_stime_after_the_name() {
+        let line = "4242 (iou-sqp-4) x) S 1 4241 4241 0 -1 4194368 0 0 0 0 150 25 0 0 20 0 1";
+        assert_eq!(stat_cpu(line, 100), Some(Duration::from_millis(1750)));
+        assert_eq!(stat_cpu("garbage", 100), None);
+    }
+
+    #[test]
+    fn sqpoll_threads_are_in_getrusage_and_measured_on_their_own() {
+        use doppio::rt::uring::{Config, SqPoll};
+        use doppio::rt::{ExecutorSpec, Runtime};
+        // An executor in SQPOLL mode whose kernel thread polls for 2 s after the one
+        // submission the executor makes at start (its wake-up read), while the executor
+        // itself sleeps: a busy SQ thread beside an idle process.
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let spec = ExecutorSpec {
+            uring: Config {
+                sqpoll: Some(SqPoll {
+                    idle: Duration::from_secs(2),
+                    cpu: None,
+                }),
+                ..Config::default()
+            },
+            ..ExecutorSpec::new(Runtime::Uring, "sqpoll-meter")
+        };
+        let handle = doppio::rt::spawn_executor(spec, move || async move {
+            let _ = started_tx.send(());
+            while stop_rx.try_recv().is_err() {
+                doppio::rt::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .unwrap();
+        started_rx.recv().unwrap();
+        let m = Meter::start();
+        std::thread::sleep(Duration::from_millis(500));
+        let cost = m.stop();
+        let _ = stop_tx.send(());
+        handle.join().unwrap();
+        let sq = cost.sqpoll.expect("an SQ thread was there");
+        eprintln!(
+            "500 ms beside a polling SQ thread: getrusage {:?} user + {:?} sys, SQ thread {sq:?}",
+            cost.user, cost.sys
+        );
+        // It polled (clock ticks of 10 ms: a loaded machine may give it less than all).
+        assert!(sq >= Duration::from_millis(100), "{cost:?}");
+        // getrusage(RUSAGE_SELF) holds it already (one tick of slack per reading).
+        assert!(
+            cost.user + cost.sys + Duration::from_millis(20) >= sq,
+            "getrusage misses the SQ thread: {cost:?}"
+        );
     }
 
     #[test]

@@ -130,6 +130,7 @@ pub(crate) fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<Connect
         retry_backoff: c.retry_backoff,
         protocol: c.protocol.or_else(|| backend::common_protocol(drivers)),
         tls: c.tls_options(),
+        sqpoll: c.sqpoll_options(drivers).map_err(Failure::Usage)?,
     };
     for &d in drivers {
         backend::check_settings(d, &options)?;
@@ -370,6 +371,13 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             protocol: options.protocol,
             protocol_versions: BTreeMap::new(),
             tls: options.tls.as_ref().map(TlsOptions::describe),
+            sqpoll: drivers.contains(&Driver::DoppioUringSqpoll).then_some(
+                crate::report::SqPollConfig {
+                    idle_ms: options.sqpoll.idle.as_millis() as u64,
+                    cpu: options.sqpoll.cpu,
+                },
+            ),
+            uring_setup: BTreeMap::new(),
         },
         fatal_error: None,
         warnings: Vec::new(),
@@ -391,6 +399,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             flames: &mut flames,
             thread_cores: &mut report.config.thread_cores,
             protocol_versions: &mut report.config.protocol_versions,
+            uring_setup: &mut report.config.uring_setup,
         },
     );
     if let Some(prefix) = &a.flamegraph {
@@ -513,6 +522,8 @@ struct Collected<'a> {
     thread_cores: &'a mut BTreeMap<String, Vec<usize>>,
     /// The CQL protocol version each connected backend speaks.
     protocol_versions: &'a mut BTreeMap<String, u8>,
+    /// The io_uring setup flags of each backend on doppio's own runtime.
+    uring_setup: &'a mut BTreeMap<String, String>,
 }
 
 fn run_segments(
@@ -530,6 +541,7 @@ fn run_segments(
         flames,
         thread_cores,
         protocol_versions,
+        uring_setup,
     } = out;
     let mut backends: Vec<(Driver, Arc<dyn Backend>)> = Vec::new();
     for &d in drivers {
@@ -537,6 +549,9 @@ fn run_segments(
         thread_cores.insert(d.name().to_owned(), b.thread_cores());
         if let Some(v) = b.protocol_version() {
             protocol_versions.insert(d.name().to_owned(), v);
+        }
+        if let Some(f) = b.uring_setup_flags() {
+            uring_setup.insert(d.name().to_owned(), f);
         }
         backends.push((d, b));
         runs.insert(
@@ -709,6 +724,10 @@ fn run_segments(
                     c.bytes_written += after.bytes_written.saturating_sub(before.bytes_written);
                     c.bytes_read += after.bytes_read.saturating_sub(before.bytes_read);
                     c.retries += after.retries.saturating_sub(before.retries);
+                    if let (Some(b), Some(a)) = (before.uring_enters, after.uring_enters) {
+                        c.uring_enters =
+                            Some(c.uring_enters.unwrap_or_default().plus(&a.since(&b)));
+                    }
                     c.reprepares += after.reprepares.saturating_sub(before.reprepares);
                     // Per node from the samples: the counters' difference would lose a node
                     // that left during the phase (its counters leave with it).

@@ -1,7 +1,7 @@
 //! The doppio backend: one shard per thread (pinned to [`ConnectOptions::pinned_cores`], the
 //! cores every backend uses, unless `--no-pin`), each running its worker's fibers on its own
-//! session; on glommio (`doppio`) or on doppio's own io_uring runtime (`doppio-uring`), the
-//! same code either way.
+//! session; on glommio (`doppio`) or on doppio's own io_uring runtime (`doppio-uring`, and
+//! in SQPOLL mode `doppio-uring-sqpoll`), the same code either way.
 //!
 //! Children: [`rows`], a result page consumed (every row decoded, or only counted).
 
@@ -27,7 +27,7 @@ use doppio::{Cluster, Error, PreparedStatement, Session, TlsConfig};
 use super::{
     assemble_plan, phase_statements, plan_statement, run_and_report, Backend, BackendError,
     Compression, ConnectOptions, Consistency as BenchConsistency, Driver, DriverCounters, Event,
-    Phase, PhaseSpec, SerialConsistency, SettingError, TlsOptions,
+    Phase, PhaseSpec, SerialConsistency, SettingError, TlsOptions, UringEnters,
 };
 use crate::engine::validate::Shape;
 use crate::engine::{Answer, Args, BatchArgs, BenchSession, Plan, RequestError};
@@ -44,11 +44,23 @@ pub struct DoppioBackend {
     pinned: bool,
 }
 
-/// The bench's name of doppio on `runtime`.
-fn driver_of(runtime: Runtime) -> Driver {
-    match runtime {
-        Runtime::Glommio => Driver::Doppio,
-        Runtime::Uring => Driver::DoppioUring,
+/// The event loop and io_uring configuration of a doppio backend.
+fn runtime_of(driver: Driver, o: &ConnectOptions) -> (Runtime, doppio::rt::uring::Config) {
+    let config = doppio::rt::uring::Config::default();
+    match driver {
+        // Not doppio (the caller connects only doppio's drivers here).
+        Driver::Doppio | Driver::Scylla | Driver::Null => (Runtime::Glommio, config),
+        Driver::DoppioUring => (Runtime::Uring, config),
+        Driver::DoppioUringSqpoll => (
+            Runtime::Uring,
+            doppio::rt::uring::Config {
+                sqpoll: Some(doppio::rt::uring::SqPoll {
+                    idle: o.sqpoll.idle,
+                    cpu: o.sqpoll.cpu,
+                }),
+                ..config
+            },
+        ),
     }
 }
 
@@ -110,9 +122,9 @@ pub fn tls_config(t: &TlsOptions) -> Result<TlsConfig, String> {
 }
 
 impl DoppioBackend {
-    /// Starts the shards on `runtime` and connects each.
-    pub fn connect(o: &ConnectOptions, runtime: Runtime) -> Result<Self, BackendError> {
-        let driver = driver_of(runtime);
+    /// Starts the shards of `driver` (doppio on one of its runtimes) and connects each.
+    pub fn connect(o: &ConnectOptions, driver: Driver) -> Result<Self, BackendError> {
+        let (runtime, uring) = runtime_of(driver, o);
         let err = err_of(driver);
         let retry: Arc<dyn RetryPolicy> = if o.retries == 0 {
             Arc::new(NoRetry)
@@ -148,6 +160,7 @@ impl DoppioBackend {
             }))
             .shutdown_grace(Duration::from_secs(2))
             .runtime(runtime)
+            .uring_config(uring)
             .spin_before_park(o.spin_before_park);
         if let (Some(u), Some(p)) = (&o.username, &o.password) {
             b = b.credentials(u, p.expose());
@@ -621,16 +634,28 @@ impl Backend for DoppioBackend {
                     .map(|n| (n.info.addr.to_string(), n.requests_by_scylla_shard))
                     .collect();
                 let stats = session.stats();
+                let uring = doppio::rt::uring::is_running().then(|| {
+                    let u = doppio::rt::uring::stats();
+                    UringEnters {
+                        total: u.enters,
+                        waiting: u.enters_waiting,
+                        sq_wakeup: u.enters_sq_wakeup,
+                        cq_overflow: u.enters_cq_overflow,
+                    }
+                });
                 (
                     stats.connections,
                     (stats.retries, stats.reprepares),
                     nodes,
-                    shards,
+                    (shards, uring),
                 )
             })
             .ok()?;
         let mut c = DriverCounters::default();
-        for (s, (retries, reprepares), nodes, shards) in stats {
+        for (s, (retries, reprepares), nodes, (shards, uring)) in stats {
+            if let Some(u) = uring {
+                c.uring_enters = Some(c.uring_enters.unwrap_or_default().plus(&u));
+            }
             c.retries += retries;
             c.reprepares += reprepares;
             for (node, n) in nodes {
@@ -654,6 +679,21 @@ impl Backend for DoppioBackend {
             .run_on_shards(|session| async move { session.protocol_version() })
             .ok()?;
         versions.into_iter().flatten().next().map(|v| v.number())
+    }
+
+    fn uring_setup_flags(&self) -> Option<String> {
+        let flags = self
+            .cluster
+            .run_on_shards(|_| async move {
+                doppio::rt::uring::is_running()
+                    .then(doppio::rt::uring::setup_flags)
+                    .flatten()
+                    .map(|f| f.to_string())
+            })
+            .ok()?;
+        let mut flags: Vec<String> = flags.into_iter().flatten().collect();
+        flags.dedup();
+        (!flags.is_empty()).then(|| flags.join(" / "))
     }
 
     fn thread_cores(&self) -> Vec<usize> {

@@ -1,8 +1,8 @@
 //! The backends behind one interface: doppio (one shard per core, on glommio or on doppio's
-//! own io_uring runtime: the same driver on two event loops) and scylla-rust-driver (a tokio
-//! runtime), and the null backend (no driver: the engine's own floor). The engine
-//! ([`crate::engine`]) runs the same workload on any; this module drives a phase and gathers
-//! its samples.
+//! own io_uring runtime, the latter also in SQPOLL mode: the same driver on two event loops)
+//! and scylla-rust-driver (a tokio runtime), and the null backend (no driver: the engine's own
+//! floor). The engine ([`crate::engine`]) runs the same workload on any; this module drives a
+//! phase and gathers its samples.
 //!
 //! Children: [`doppio`] (doppio on glommio or on its own io_uring runtime, one shard per
 //! core) and [`scylla`] (scylla-rust-driver on a tokio runtime); each maps the bench's
@@ -53,6 +53,10 @@ pub enum Driver {
     /// doppio on its own io_uring runtime.
     #[serde(rename = "doppio-uring")]
     DoppioUring,
+    /// doppio on its own io_uring runtime in SQPOLL mode (a kernel thread per shard takes
+    /// the submissions; see [`SqPollOptions`]).
+    #[serde(rename = "doppio-uring-sqpoll")]
+    DoppioUringSqpoll,
     /// scylla-rust-driver on tokio.
     #[serde(rename = "scylla")]
     Scylla,
@@ -67,23 +71,37 @@ impl Driver {
         match self {
             Driver::Doppio => "doppio",
             Driver::DoppioUring => "doppio-uring",
+            Driver::DoppioUringSqpoll => "doppio-uring-sqpoll",
             Driver::Scylla => "scylla",
             Driver::Null => "null",
         }
     }
 
-    /// Parses `doppio`, `doppio-uring`, `scylla` or `null`.
+    /// Parses `doppio`, `doppio-uring`, `doppio-uring-sqpoll`, `scylla` or `null`.
     pub fn parse(s: &str) -> Result<Self, String> {
         match s.trim() {
             "doppio" => Ok(Driver::Doppio),
             "doppio-uring" => Ok(Driver::DoppioUring),
+            "doppio-uring-sqpoll" => Ok(Driver::DoppioUringSqpoll),
             "scylla" => Ok(Driver::Scylla),
             "null" => Ok(Driver::Null),
             other => Err(format!(
-                "unknown driver `{other}` (doppio, doppio-uring, scylla or null)"
+                "unknown driver `{other}` (doppio, doppio-uring, doppio-uring-sqpoll, scylla \
+                 or null)"
             )),
         }
     }
+}
+
+/// The SQPOLL mode of `doppio-uring-sqpoll` (`--sqpoll-idle`, `--sqpoll-cpu`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SqPollOptions {
+    /// How long each shard's kernel submission thread polls an empty queue before it
+    /// sleeps.
+    pub idle: Duration,
+    /// The core those threads are pinned to (`None`: the kernel places them on any online
+    /// core).
+    pub cpu: Option<u32>,
 }
 
 /// A consistency level, parsed once for every backend (each maps it to its driver's type).
@@ -194,6 +212,8 @@ pub struct ConnectOptions {
     pub protocol: Option<u8>,
     /// TLS to the nodes (`None`: plaintext).
     pub tls: Option<TlsOptions>,
+    /// The SQPOLL mode of `doppio-uring-sqpoll` (the other backends ignore it).
+    pub sqpoll: SqPollOptions,
 }
 
 impl ConnectOptions {
@@ -218,7 +238,9 @@ impl ConnectOptions {
 /// backend and the option.
 pub fn check_settings(driver: Driver, options: &ConnectOptions) -> Result<(), SettingError> {
     match driver {
-        Driver::Doppio | Driver::DoppioUring => doppio::check_settings(driver, options),
+        Driver::Doppio | Driver::DoppioUring | Driver::DoppioUringSqpoll => {
+            doppio::check_settings(driver, options)
+        }
         Driver::Scylla => scylla::check_settings(options),
         // Nothing is sent: every driver setting is moot, none is refused.
         Driver::Null => Ok(()),
@@ -229,7 +251,7 @@ pub fn check_settings(driver: Driver, options: &ConnectOptions) -> Result<(), Se
 /// backend).
 pub fn newest_protocol(driver: Driver) -> Option<u8> {
     match driver {
-        Driver::Doppio | Driver::DoppioUring => Some(5),
+        Driver::Doppio | Driver::DoppioUring | Driver::DoppioUringSqpoll => Some(5),
         Driver::Scylla => Some(4),
         Driver::Null => None,
     }
@@ -538,6 +560,47 @@ pub struct DriverCounters {
     /// landed on; empty for nodes without ScyllaDB shards (Cassandra).
     #[serde(default)]
     pub scylla_shards: BTreeMap<String, Vec<u64>>,
+    /// doppio on its own io_uring runtime: its shards' `io_uring_enter` calls by reason
+    /// (`None` on glommio).
+    #[serde(default)]
+    pub uring_enters: Option<UringEnters>,
+}
+
+/// `io_uring_enter` calls of doppio's own runtime (every shard), by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct UringEnters {
+    /// Every enter (at most one per loop turn).
+    pub total: u64,
+    /// Enters that waited: the shard had nothing to run (or, under SQPOLL, waited for room
+    /// in a full submission queue).
+    pub waiting: u64,
+    /// Enters that woke the SQPOLL thread (it slept with submissions queued); a waiting
+    /// enter may carry it too.
+    pub sq_wakeup: u64,
+    /// Enters that did not wait, made to flush a completion-queue overflow.
+    pub cq_overflow: u64,
+}
+
+impl UringEnters {
+    /// What was counted from `before` to `self`.
+    pub fn since(&self, before: &UringEnters) -> UringEnters {
+        UringEnters {
+            total: self.total.saturating_sub(before.total),
+            waiting: self.waiting.saturating_sub(before.waiting),
+            sq_wakeup: self.sq_wakeup.saturating_sub(before.sq_wakeup),
+            cq_overflow: self.cq_overflow.saturating_sub(before.cq_overflow),
+        }
+    }
+
+    /// Both counts added.
+    pub fn plus(&self, o: &UringEnters) -> UringEnters {
+        UringEnters {
+            total: self.total + o.total,
+            waiting: self.waiting + o.waiting,
+            sq_wakeup: self.sq_wakeup + o.sq_wakeup,
+            cq_overflow: self.cq_overflow + o.cq_overflow,
+        }
+    }
 }
 
 /// Adds `counts` to `total` element by element (growing it as needed).
@@ -575,6 +638,11 @@ pub trait Backend: Send + Sync {
     fn thread_cores(&self) -> Vec<usize>;
     /// The CQL protocol version the backend's connections speak, if known.
     fn protocol_version(&self) -> Option<u8>;
+    /// The io_uring setup flags of doppio's own runtime's rings (`SQPOLL|SINGLE_ISSUER|...`);
+    /// `None` for other event loops.
+    fn uring_setup_flags(&self) -> Option<String> {
+        None
+    }
     /// Closes connections and stops threads.
     fn shutdown(&self);
 }
@@ -585,14 +653,9 @@ pub fn connect(driver: Driver, options: &ConnectOptions) -> Result<Arc<dyn Backe
     // is measured.
     crate::engine::clock::calibrate();
     match driver {
-        Driver::Doppio => Ok(Arc::new(doppio::DoppioBackend::connect(
-            options,
-            ::doppio::rt::Runtime::Glommio,
-        )?)),
-        Driver::DoppioUring => Ok(Arc::new(doppio::DoppioBackend::connect(
-            options,
-            ::doppio::rt::Runtime::Uring,
-        )?)),
+        Driver::Doppio | Driver::DoppioUring | Driver::DoppioUringSqpoll => {
+            Ok(Arc::new(doppio::DoppioBackend::connect(options, driver)?))
+        }
         Driver::Scylla => Ok(Arc::new(scylla::ScyllaBackend::connect(options)?)),
         Driver::Null => Ok(Arc::new(null::NullBackend::connect(options)?)),
     }

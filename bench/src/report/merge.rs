@@ -563,6 +563,13 @@ fn merge_backend(
             .sum::<Option<f64>>()?;
         Some(cpu_us / total as f64)
     });
+    // Enters by reason: summed (null if a machine did not count them).
+    let uring_enters = parts
+        .iter()
+        .map(|(_, b)| b.uring_enters)
+        .try_fold(crate::backend::UringEnters::default(), |acc, e| {
+            e.map(|e| acc.plus(&e))
+        });
     let tp = estimate(&throughputs, 0.99);
     let statements = merge_statements(driver, parts, &samples, requests)?;
     Ok(BackendReport {
@@ -583,6 +590,7 @@ fn merge_backend(
         first_errors,
         elapsed_s: parts.iter().map(|(_, b)| b.elapsed_s).fold(0.0, f64::max),
         cpu_us_per_req: pooled(parts, |b| b.cpu_us_per_req),
+        sqpoll_thread_cpu_us_per_req: pooled_opt(parts, |b| b.sqpoll_thread_cpu_us_per_req),
         cpu_user_us_per_req: pooled(parts, |b| b.cpu_user_us_per_req),
         cpu_sys_us_per_req: pooled(parts, |b| b.cpu_sys_us_per_req),
         syscalls_per_req: pooled_opt(parts, |b| b.syscalls_per_req),
@@ -624,6 +632,9 @@ fn merge_backend(
             .map(|(_, b)| b.retries_per_s)
             .sum::<Option<f64>>(),
         requests_by_node,
+        uring_enters,
+        uring_enters_per_req: uring_enters
+            .map(|e| crate::report::UringEntersPerReq::of(&e, requests)),
         requests_by_scylla_shard,
         latency_ns: latency_summary(&latency, &means),
         service_time_ns: latency_summary(&service, &[]),
@@ -885,6 +896,8 @@ mod tests {
                 protocol: None,
                 protocol_versions: BTreeMap::new(),
                 tls: None,
+                sqpoll: None,
+                uring_setup: BTreeMap::new(),
             },
             fatal_error: None,
             warnings: Vec::new(),

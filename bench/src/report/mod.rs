@@ -157,6 +157,23 @@ pub struct RunConfig {
     /// `server-name=NAME`; `null`: plaintext.
     #[serde(default)]
     pub tls: Option<String>,
+    /// The SQPOLL mode of `doppio-uring-sqpoll` (`--sqpoll-idle`, `--sqpoll-cpu`); `null`
+    /// when that backend did not run.
+    #[serde(default)]
+    pub sqpoll: Option<SqPollConfig>,
+    /// The io_uring setup flags the kernel accepted for each backend on doppio's own runtime
+    /// (`SQPOLL|SQ_AFF|SINGLE_ISSUER|SUBMIT_ALL`), by driver name.
+    #[serde(default)]
+    pub uring_setup: BTreeMap<String, String>,
+}
+
+/// `config.sqpoll`: where and how the kernel's submission threads ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SqPollConfig {
+    /// How long a thread polls an empty queue before it sleeps, milliseconds.
+    pub idle_ms: u64,
+    /// The core the threads were pinned to (`null`: not pinned).
+    pub cpu: Option<u32>,
 }
 
 /// `config.compression`: a name, or the boolean of reports written before it took one.
@@ -410,8 +427,14 @@ pub struct BackendReport {
     pub first_errors: BTreeMap<String, String>,
     /// Measured time, seconds (all segments).
     pub elapsed_s: f64,
-    /// Client CPU time (user + system) per request, microseconds.
+    /// Client CPU time (user + system) per request, microseconds: every thread of the
+    /// process, the kernel's SQPOLL threads included.
     pub cpu_us_per_req: f64,
+    /// Of `cpu_us_per_req`, the part of the kernel's SQPOLL threads (`iou-sqp-*`, one per
+    /// ring of `doppio-uring-sqpoll`), microseconds per request; `null` when the process had
+    /// none during the backend's measured segments.
+    #[serde(default)]
+    pub sqpoll_thread_cpu_us_per_req: Option<f64>,
     /// User CPU per request, microseconds.
     pub cpu_user_us_per_req: f64,
     /// System CPU per request, microseconds.
@@ -475,6 +498,13 @@ pub struct BackendReport {
     /// per-node counters; `null` for scylla).
     #[serde(default)]
     pub requests_by_node: Option<BTreeMap<String, u64>>,
+    /// doppio on its own io_uring runtime: its shards' `io_uring_enter` calls over the
+    /// measured segments by reason (`null` for the other event loops).
+    #[serde(default)]
+    pub uring_enters: Option<crate::backend::UringEnters>,
+    /// The same per request.
+    #[serde(default)]
+    pub uring_enters_per_req: Option<UringEntersPerReq>,
     /// Requests sent to each ScyllaDB shard of each node over the measured segments
     /// (`"ADDR:PORT": [count of shard 0, shard 1, ...]`), from doppio's per-connection
     /// counters grouped by the shard each connection landed on; `null` for scylla and for
@@ -512,6 +542,38 @@ pub struct BackendReport {
     pub statements: Vec<StatementReport>,
 }
 
+/// [`crate::backend::UringEnters`] per request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct UringEntersPerReq {
+    /// Every enter.
+    pub total: f64,
+    /// Enters that waited.
+    pub waiting: f64,
+    /// Enters that woke the SQPOLL thread.
+    pub sq_wakeup: f64,
+    /// Enters that flushed a completion-queue overflow without waiting.
+    pub cq_overflow: f64,
+}
+
+impl UringEntersPerReq {
+    /// `e` divided by `requests` (zeros without requests).
+    pub fn of(e: &crate::backend::UringEnters, requests: u64) -> Self {
+        let per = |n: u64| {
+            if requests > 0 {
+                n as f64 / requests as f64
+            } else {
+                0.0
+            }
+        };
+        UringEntersPerReq {
+            total: per(e.total),
+            waiting: per(e.waiting),
+            sq_wakeup: per(e.sq_wakeup),
+            cq_overflow: per(e.cq_overflow),
+        }
+    }
+}
+
 /// Raw overhead counters of a backend's measured segments.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct OverheadTotals {
@@ -531,6 +593,9 @@ pub struct OverheadTotals {
     pub peak_rss: u64,
     /// Heap allocations, if counted.
     pub allocations: Option<u64>,
+    /// CPU of the kernel's SQPOLL threads (part of `user_s` + `sys_s`), seconds, if the
+    /// process had any.
+    pub sqpoll_s: Option<f64>,
 }
 
 /// Summarises a histogram; `sample_means` (one per sample) give the mean's error margin.
@@ -666,6 +731,9 @@ impl BackendRun {
         if let Some(n) = cost.allocations {
             o.allocations = Some(o.allocations.unwrap_or(0) + n);
         }
+        if let Some(d) = cost.sqpoll {
+            o.sqpoll_s = Some(o.sqpoll_s.unwrap_or(0.0) + d.as_secs_f64());
+        }
         add_count(
             &mut o.syscalls,
             &mut self.syscalls_unavailable,
@@ -780,6 +848,7 @@ impl BackendRun {
             first_errors: self.first_errors.clone(),
             elapsed_s: elapsed,
             cpu_us_per_req: per_req((o.user_s + o.sys_s) * 1e6),
+            sqpoll_thread_cpu_us_per_req: o.sqpoll_s.map(|s| per_req(s * 1e6)),
             cpu_user_us_per_req: per_req(o.user_s * 1e6),
             cpu_sys_us_per_req: per_req(o.sys_s * 1e6),
             syscalls_per_req: o.syscalls.map(|n| per_req(n as f64)),
@@ -813,6 +882,12 @@ impl BackendRun {
                 .filter(|_| elapsed > 0.0)
                 .map(|c| c.retries as f64 / elapsed),
             requests_by_node: self.counters.as_ref().map(|c| c.nodes.clone()),
+            uring_enters: self.counters.as_ref().and_then(|c| c.uring_enters),
+            uring_enters_per_req: self
+                .counters
+                .as_ref()
+                .and_then(|c| c.uring_enters)
+                .map(|e| UringEntersPerReq::of(&e, requests)),
             requests_by_scylla_shard: self
                 .counters
                 .as_ref()

@@ -268,6 +268,23 @@ fn driver_settings(out: &mut String, c: &super::RunConfig) {
             .as_deref()
             .map_or("off".to_owned(), |t| format!("on ({t})"))
     );
+    if !c.uring_setup.is_empty() {
+        let flags: Vec<String> = c
+            .uring_setup
+            .iter()
+            .map(|(driver, f)| format!("{driver} {f}"))
+            .collect();
+        wrap(out, "  io_uring      ", &flags.join("   "));
+    }
+    if let Some(sq) = &c.sqpoll {
+        let _ = writeln!(
+            out,
+            "  sqpoll        idle {} ms   SQ thread {}",
+            sq.idle_ms,
+            sq.cpu
+                .map_or("not pinned".to_owned(), |c| format!("on core {c}"))
+        );
+    }
     if c.protocol.is_some() || !c.protocol_versions.is_empty() {
         let spoken: Vec<String> = c
             .protocol_versions
@@ -727,6 +744,11 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         Metric::new("  user / sys", "us", 2, |b| {
             Value::Pair(b.cpu_user_us_per_req, b.cpu_sys_us_per_req)
         }),
+        Metric::new("  sqpoll thread CPU", "us", 2, |b| {
+            Value::or_missing(b.sqpoll_thread_cpu_us_per_req)
+        })
+        .change()
+        .shown_if(|b| b.sqpoll_thread_cpu_us_per_req.is_some()),
         Metric::new("client CPU per row", "us", 3, |b| {
             Value::or_missing(b.cpu_us_per_row)
         })
@@ -741,6 +763,22 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
             })
             .change()
             .shown_if(|b| b.syscalls_by_kind_per_req.is_some()),
+        );
+    }
+    type EnterReason = fn(&super::UringEntersPerReq) -> f64;
+    let reasons: [(&str, EnterReason); 4] = [
+        ("executor enters", |e| e.total),
+        ("  waiting", |e| e.waiting),
+        ("  waking SQ thread", |e| e.sq_wakeup),
+        ("  CQ overflow", |e| e.cq_overflow),
+    ];
+    for (label, get) in reasons {
+        overhead.push(
+            Metric::new(label, "", 3, move |b| {
+                Value::or_missing(b.uring_enters_per_req.as_ref().map(get))
+            })
+            .change()
+            .shown_if(|b| b.uring_enters_per_req.is_some()),
         );
     }
     overhead.extend([
