@@ -744,10 +744,10 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         Metric::new("  user / sys", "us", 2, |b| {
             Value::Pair(b.cpu_user_us_per_req, b.cpu_sys_us_per_req)
         }),
+        // No change column: a backend without SQ threads of its own shows another's, parked.
         Metric::new("  sqpoll thread CPU", "us", 2, |b| {
             Value::or_missing(b.sqpoll_thread_cpu_us_per_req)
         })
-        .change()
         .shown_if(|b| b.sqpoll_thread_cpu_us_per_req.is_some()),
         Metric::new("client CPU per row", "us", 3, |b| {
             Value::or_missing(b.cpu_us_per_row)
