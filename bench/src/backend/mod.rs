@@ -868,6 +868,10 @@ pub(crate) mod tests {
             retry_backoff: None,
             protocol: None,
             tls: None,
+            sqpoll: SqPollOptions {
+                idle: crate::cli::DEFAULT_SQPOLL_IDLE,
+                cpu: None,
+            },
         }
     }
 
