@@ -1128,17 +1128,18 @@ mod tests {
         .unwrap();
         started_rx.recv().unwrap();
         let m = Meter::start();
-        std::thread::sleep(Duration::from_millis(500));
+        std::thread::sleep(Duration::from_secs(1));
         let cost = m.stop();
         let _ = stop_tx.send(());
         handle.join().unwrap();
         let sq = cost.sqpoll.expect("an SQ thread was there");
         eprintln!(
-            "500 ms beside a polling SQ thread: getrusage {:?} user + {:?} sys, SQ thread {sq:?}",
+            "1 s beside a polling SQ thread: getrusage {:?} user + {:?} sys, SQ thread {sq:?}",
             cost.user, cost.sys
         );
-        // It polled (clock ticks of 10 ms: a loaded machine may give it less than all).
-        assert!(sq >= Duration::from_millis(100), "{cost:?}");
+        // It polled (clock ticks of 10 ms; a loaded machine may give it far less than the
+        // whole second, so only presence is checked).
+        assert!(sq >= Duration::from_millis(20), "{cost:?}");
         // getrusage(RUSAGE_SELF) holds it already (one tick of slack per reading).
         assert!(
             cost.user + cost.sys + Duration::from_millis(20) >= sq,

@@ -142,8 +142,14 @@ fn one_enter_per_round_trip_with_a_lazy_send(config: Config) {
     assert!(!in_force || lazy.lazy_sends == ROUNDS as u64, "{lazy:?}");
     // Counts, not times: every round trip of the ordinary send returns once with the send's
     // completion and once with the answer; the lazy one returns with the answer only (a few
-    // more for signals or a full socket are tolerated).
-    assert!(per(&plain) >= 1.9, "{plain:?}");
+    // more for signals or a full socket are tolerated). Under SQPOLL the kernel's thread may
+    // post the send's completion before the executor goes to wait, which then does not: from
+    // one to two enters per round trip (1.875 seen), so only the upper bound holds there.
+    if sqpoll {
+        assert!(per(&plain) <= 2.05, "{plain:?}");
+    } else {
+        assert!(per(&plain) >= 1.9, "{plain:?}");
+    }
     if in_force {
         assert!(per(&lazy) <= 1.05, "{lazy:?}");
     } else {
