@@ -190,6 +190,7 @@ impl ResultParts {
 
 /// The RESULT in `frame` (the answer to a `request` sent to `node`), or the ERROR it carries
 /// as an [`Error`].
+#[inline]
 pub(crate) fn result_of(
     node: SocketAddr,
     frame: ResponseFrame,

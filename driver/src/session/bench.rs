@@ -60,8 +60,7 @@ pub fn decode_execute(
     frame: &Frame,
     prepared: &PreparedStatement,
 ) -> Result<QueryResult, Error> {
-    let decoded = super::request::decode_answer(conn, frame)?;
-    session.execute_result(conn, prepared, decoded)
+    session.execute_answer(conn, prepared, frame)
 }
 
 /// Sizes in bytes of what one EXECUTE hands up and of the futures it nests, outermost first.

@@ -37,7 +37,7 @@ use doppio_proto::response::ResultBody;
 use doppio_proto::values::QueryValues;
 
 use super::plan::Placement;
-use super::request::{decode_answer, forgotten, templated, FirstAttempt};
+use super::request::{forgotten, templated, FirstAttempt};
 use super::{PreparedStatement, Session, StatementOptions};
 use crate::connection::PendingAnswer;
 use crate::error::Error;
@@ -190,10 +190,10 @@ impl<V: QueryValues + ?Sized> Future for Execute<'_, V> {
                         unreachable!("matched above");
                     };
                     let conn = pending.connection();
-                    let result = answer
-                        .map_err(|e| Error::from_request(conn.addr(), e))
-                        .and_then(|frame| decode_answer(conn, &frame))
-                        .and_then(|frame| this.session.execute_result(conn, this.prepared, frame));
+                    let result = match answer {
+                        Ok(frame) => this.session.execute_answer(conn, this.prepared, &frame),
+                        Err(e) => Err(Error::from_request(conn.addr(), e)),
+                    };
                     let plain = match &result {
                         Ok(r) => !matches!(r.body, ResultBody::SchemaChange(_)),
                         Err(_) => false,
