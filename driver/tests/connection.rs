@@ -1,14 +1,16 @@
 //! The connection layer's failure paths against small misbehaving loopback peers (silence,
-//! hang-up, garbage, a refused port): no Cassandra needed. (Against a real Cassandra:
+//! hang-up, garbage, a refused port) and the wait for a stream id against one that answers
+//! READY to everything: no Cassandra needed. (Against a real Cassandra:
 //! `cassandra_connection.rs`.)
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 use std::io::{Read, Write};
 use std::rc::Rc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use doppio::connection::{Connection, ConnectionConfig, ConnectionError, RequestError};
+use doppio::connection::{Connection, ConnectionConfig, ConnectionError, RequestError, StreamWait};
 
 mod support;
 
@@ -129,7 +131,109 @@ fn an_answer_on_a_stream_nobody_waits_on_closes_the_connection(runtime: Runtime)
     });
 }
 
+/// Answers every frame with READY on its stream, until the client goes away.
+fn ready_to_everything(mut s: std::net::TcpStream) {
+    let mut header = [0u8; 9];
+    while s.read_exact(&mut header).is_ok() {
+        let len = u32::from_be_bytes([header[5], header[6], header[7], header[8]]) as usize;
+        let mut body = vec![0u8; len];
+        if s.read_exact(&mut body).is_err() {
+            return;
+        }
+        let ready = [0x84, 0, header[2], header[3], 0x02, 0, 0, 0, 0];
+        if s.write_all(&ready).is_err() {
+            return;
+        }
+    }
+}
+
+/// One poll of `wait`, from inside a task.
+async fn poll_once(wait: &mut StreamWait) -> Poll<Result<(), RequestError>> {
+    std::future::poll_fn(|cx| Poll::Ready(wait.poll_stream(cx))).await
+}
+
+fn a_stream_wait_queues_in_order_passes_its_turn_on_and_frees_an_unused_id(runtime: Runtime) {
+    let addr = misbehaving_peer(ready_to_everything);
+    on_runtime(runtime, "connection", move || async move {
+        let config = ConnectionConfig {
+            max_streams: 1,
+            ..ConnectionConfig::default()
+        };
+        let conn = Connection::connect(addr, config).await.expect("connect");
+        // The only id, held by a request whose answer nobody has taken yet.
+        let mut first = conn
+            .try_request(None, options)
+            .unwrap()
+            .expect("an id free");
+        assert!(conn.try_request(None, options).unwrap().is_none());
+        let mut dropped = conn.wait_for_stream(None);
+        let mut second = conn.wait_for_stream(None);
+        assert!(poll_once(&mut dropped).await.is_pending());
+        assert!(poll_once(&mut second).await.is_pending());
+        // A waiter that gives up passes its turn on to the next.
+        drop(dropped);
+        std::future::poll_fn(|cx| first.poll_answer(cx))
+            .await
+            .expect("READY");
+        std::future::poll_fn(|cx| second.poll_stream(cx))
+            .await
+            .expect("the freed id, in turn");
+        assert_eq!(conn.in_flight(), 1);
+        let mut answer = second.send(options).unwrap().expect("sent on the held id");
+        std::future::poll_fn(|cx| answer.poll_answer(cx))
+            .await
+            .expect("READY");
+        assert_eq!(conn.in_flight(), 0);
+        // An id acquired and never used is freed when the wait is dropped: nothing was sent.
+        let mut unused = conn.wait_for_stream(None);
+        assert!(poll_once(&mut unused).await.is_ready());
+        assert_eq!(conn.in_flight(), 1);
+        drop(unused);
+        assert_eq!(conn.in_flight(), 0);
+        let sent = conn.stats().requests;
+        assert_eq!(sent, 2, "the dropped waits sent nothing");
+        assert!(conn.try_request(None, options).unwrap().is_some());
+    });
+}
+
+fn a_stream_wait_times_out_at_its_deadline_when_no_id_comes(runtime: Runtime) {
+    let addr = misbehaving_peer(ready_to_everything);
+    on_runtime(runtime, "connection", move || async move {
+        let config = ConnectionConfig {
+            max_streams: 1,
+            ..ConnectionConfig::default()
+        };
+        let conn = Connection::connect(addr, config).await.expect("connect");
+        let _holder = conn
+            .try_request(None, options)
+            .unwrap()
+            .expect("an id free");
+        let timeout = Duration::from_millis(200);
+        let mut wait = conn.wait_for_stream(Some(timeout));
+        let start = Instant::now();
+        let err = std::future::poll_fn(|cx| wait.poll_stream(cx))
+            .await
+            .unwrap_err();
+        let waited = start.elapsed();
+        assert!(
+            matches!(err, RequestError::Timeout { after, .. } if after == timeout),
+            "{err}"
+        );
+        assert!(waited >= timeout, "failed early, after {waited:?}");
+        // Not a timing assertion on speed: a generous bound that only a hang would break.
+        assert!(
+            waited < timeout + Duration::from_secs(5),
+            "hung for {waited:?}"
+        );
+        // A late send without an id does not overtake or send anything.
+        assert!(wait.send(options).unwrap().is_none());
+        assert_eq!(conn.stats().requests, 1);
+    });
+}
+
 support::runtime_tests!(
+    a_stream_wait_queues_in_order_passes_its_turn_on_and_frees_an_unused_id,
+    a_stream_wait_times_out_at_its_deadline_when_no_id_comes,
     silent_node_times_requests_out_at_their_deadline_and_keeps_ids_orphaned,
     hang_up_fails_every_request_in_flight_and_later_ones_at_once,
     garbage_from_the_node_is_a_protocol_error_naming_what_was_wrong,

@@ -44,7 +44,7 @@ use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
 use std::pin::{pin, Pin};
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
+use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 
 use crate::clock::Ticks;
@@ -257,10 +257,8 @@ impl Shared {
         // use, or held by orphans while the node stalls) counts against it.
         let deadline = Ticks::deadline(timeout);
         let handle = AcquireWithin {
-            acquire: Acquire {
-                shared,
-                ticket: None,
-            },
+            shared,
+            ticket: None,
             timeout,
             timer: None,
         }
@@ -577,6 +575,21 @@ impl Connection {
         }))
     }
 
+    /// The waiting path of [`Connection::try_request`]: a request that found no stream id
+    /// free at once takes its place in the queue for one (see [`StreamWait`]); `timeout`
+    /// (the configured one if `None`) bounds the wait and the answer's, from now.
+    pub fn wait_for_stream(&self, timeout: Option<Duration>) -> StreamWait {
+        let timeout = timeout.unwrap_or(self.shared.config.request_timeout);
+        StreamWait {
+            conn: self.clone(),
+            ticket: None,
+            timer: None,
+            timeout,
+            deadline: Ticks::deadline(timeout),
+            handle: None,
+        }
+    }
+
     /// Compresses request bodies and accepts compressed answers from now on (after STARTUP
     /// negotiated `compression`).
     pub fn set_compression(&self, compression: Option<Compression>) {
@@ -713,63 +726,175 @@ impl Connection {
     }
 }
 
-/// Waits for a free stream id. If dropped while queued, passes its turn on, so that a
-/// cancelled waiter never strands a freed id.
-struct Acquire<'a> {
-    shared: &'a Shared,
-    /// The place in the connection's queue of acquirers, once it waits.
-    ticket: Option<u64>,
-}
-
-impl Future for Acquire<'_> {
-    type Output = Result<StreamHandle, ConnectionError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        let mut st = this.shared.state.borrow_mut();
+/// Polls for a free stream id for a request whose wait is bounded by `timeout`: the id, or
+/// why none will come (the connection failed, or `timeout` passed first). `ticket` is the
+/// caller's place in the queue of acquirers (see [`InFlight::poll_acquire`]); `timer` is
+/// armed only when the first poll found no free id: the timer (one allocation) is paid on
+/// the backpressure path, never on the hot path where an id is free at once.
+fn poll_stream_within(
+    shared: &Shared,
+    ticket: &mut Option<u64>,
+    timer: &mut Option<Timer>,
+    timeout: Duration,
+    cx: &mut Context<'_>,
+) -> Poll<Result<StreamHandle, RequestError>> {
+    {
+        let mut st = shared.state.borrow_mut();
         if let Some(e) = &st.closed {
-            return Poll::Ready(Err(e.clone()));
+            return Poll::Ready(Err(e.clone().into()));
         }
-        st.in_flight.poll_acquire(&mut this.ticket, cx).map(Ok)
+        if let Poll::Ready(handle) = st.in_flight.poll_acquire(ticket, cx) {
+            return Poll::Ready(Ok(handle));
+        }
+    }
+    let timer = timer.get_or_insert_with(|| Timer::new(timeout));
+    match Pin::new(timer).poll(cx) {
+        Poll::Ready(_) => Poll::Ready(Err(RequestError::Timeout {
+            addr: shared.addr,
+            after: timeout,
+        })),
+        Poll::Pending => Poll::Pending,
     }
 }
 
-/// [`Acquire`] bounded by the request's timeout: a request that cannot get a stream id in
-/// time fails with `Timeout` instead of waiting for as long as the node stalls.
+/// A caller leaves the queue of acquirers (timeout, drop) if it is in it: an id granted to
+/// it goes to the next waiter rather than being lost.
+fn leave_queue(shared: &Shared, ticket: Option<u64>) {
+    if let Some(ticket) = ticket {
+        if let Ok(mut st) = shared.state.try_borrow_mut() {
+            st.in_flight.cancel_acquire(ticket);
+        }
+    }
+}
+
+/// Waits for a free stream id, bounded by the request's timeout: a request that cannot get
+/// one in time fails with `Timeout` instead of waiting for as long as the node stalls. If
+/// dropped while queued, passes its turn on, so that a cancelled waiter never strands a
+/// freed id.
 struct AcquireWithin<'a> {
-    acquire: Acquire<'a>,
+    shared: &'a Shared,
+    /// The place in the connection's queue of acquirers, once it waits.
+    ticket: Option<u64>,
     timeout: Duration,
-    /// Armed only when the first poll found no free id: the timer (one allocation) is paid
-    /// on the backpressure path, never on the hot path where an id is free at once.
     timer: Option<Timer>,
 }
 
 impl Future for AcquireWithin<'_> {
     type Output = Result<StreamHandle, RequestError>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        if let Poll::Ready(r) = Pin::new(&mut self.acquire).poll(cx) {
-            return Poll::Ready(r.map_err(RequestError::from));
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        poll_stream_within(
+            this.shared,
+            &mut this.ticket,
+            &mut this.timer,
+            this.timeout,
+            cx,
+        )
+    }
+}
+
+impl Drop for AcquireWithin<'_> {
+    fn drop(&mut self) {
+        leave_queue(self.shared, self.ticket);
+    }
+}
+
+/// A request waiting for a free stream id on its connection (every id in use, or others
+/// queued first), for a caller that drives the wait from its own future: made by
+/// [`Connection::wait_for_stream`] when [`Connection::try_request`] found no id free. It
+/// owns its place in the queue and nothing else: waiting costs no allocation but the
+/// timer's (armed when the wait begins), so 100,000 requests queued behind a full
+/// stream-id space hold only their own futures.
+///
+/// Dropped while queued it passes its turn on; dropped holding an id it did not use, it
+/// frees the id (nothing was sent).
+pub struct StreamWait {
+    conn: Connection,
+    ticket: Option<u64>,
+    timer: Option<Timer>,
+    timeout: Duration,
+    /// When the request times out: from the call, so time spent waiting for an id counts.
+    deadline: Ticks,
+    /// The id once acquired, until [`StreamWait::send`] uses it.
+    handle: Option<StreamHandle>,
+}
+
+impl StreamWait {
+    /// The connection the request waits on.
+    #[inline]
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// `Ready(Ok)` once a stream id is held for the request (then [`StreamWait::send`]),
+    /// or why none will be: the connection failed, or the request's timeout passed first.
+    pub fn poll_stream(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), RequestError>> {
+        if self.handle.is_some() {
+            return Poll::Ready(Ok(()));
         }
-        let timeout = self.timeout;
-        let timer = self.timer.get_or_insert_with(|| Timer::new(timeout));
-        match Pin::new(timer).poll(cx) {
-            Poll::Ready(_) => Poll::Ready(Err(RequestError::Timeout {
-                addr: self.acquire.shared.addr,
-                after: timeout,
-            })),
-            Poll::Pending => Poll::Pending,
+        let shared = &*self.conn.shared;
+        let handle = ready!(poll_stream_within(
+            shared,
+            &mut self.ticket,
+            &mut self.timer,
+            self.timeout,
+            cx
+        ))?;
+        self.handle = Some(handle);
+        Poll::Ready(Ok(()))
+    }
+
+    /// Encodes the request on the id held (as [`Connection::try_request`] does on one free
+    /// at once) and returns its [`PendingAnswer`]. Without an id held (`poll_stream` has
+    /// not returned `Ready(Ok)`), one is taken if it is free at once, else `Ok(None)` and
+    /// nothing is sent.
+    pub fn send<F>(mut self, encode: F) -> Result<Option<PendingAnswer>, RequestError>
+    where
+        F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError>,
+    {
+        let shared = &*self.conn.shared;
+        let mut st = shared.state.borrow_mut();
+        if let Some(e) = &st.closed {
+            return Err(e.clone().into());
+        }
+        let Some(handle) = self
+            .handle
+            .take()
+            .or_else(|| st.in_flight.try_acquire_now())
+        else {
+            return Ok(None);
+        };
+        shared.queue(&mut st, handle, self.deadline, encode)?;
+        drop(st);
+        Ok(Some(PendingAnswer {
+            conn: self.conn.clone(),
+            handle,
+            timeout: self.timeout,
+            done: false,
+        }))
+    }
+}
+
+impl Drop for StreamWait {
+    fn drop(&mut self) {
+        let shared = &*self.conn.shared;
+        leave_queue(shared, self.ticket);
+        if let Some(handle) = self.handle {
+            if let Ok(mut st) = shared.state.try_borrow_mut() {
+                st.in_flight.cancel_unsent(handle);
+            }
         }
     }
 }
 
-impl Drop for Acquire<'_> {
-    fn drop(&mut self) {
-        if let Some(ticket) = self.ticket {
-            if let Ok(mut st) = self.shared.state.try_borrow_mut() {
-                st.in_flight.cancel_acquire(ticket);
-            }
-        }
+impl std::fmt::Debug for StreamWait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamWait")
+            .field("addr", &self.conn.shared.addr)
+            .field("queued", &self.ticket.is_some())
+            .field("held", &self.handle.map(|h| h.stream))
+            .finish()
     }
 }
 

@@ -8,14 +8,21 @@
 //!
 //! ```text
 //!   Start --placed, picked, encoded into the write buffer--> Waiting --answered--> done
-//!     |                                                          |
+//!     |   \                                                    ^    |
+//!     |    +--no stream id free--> Acquiring --id, encoded-----+    |
+//!     |                               | (timed out, closed: as failed)
 //!     +--anything else--> General (boxed)        <--failed, forgotten, schema change--+
 //! ```
 //!
+//! `Acquiring` waits in the connection's queue for a stream id ([`StreamWait`]) inside this
+//! future: boxing the general path there instead cost every request queued behind a full
+//! stream-id space a heap allocation of its own (100,000 concurrent requests on one
+//! connection held ~60 MiB more; `driver/tests/cassandra_many_requests.rs` bounds it).
+//!
 //! `General` is the general path, boxed: from the start ([`Session::execute_general`]) when
 //! the common case does not apply (non-default options, speculative execution, a closed
-//! session, no node or connection, no stream id free, compression, a template of another
-//! protocol version), or after the first attempt ([`Session::execute_rest`], which heals a
+//! session, no node or connection, compression, a template of another protocol version),
+//! or after the first attempt ([`Session::execute_rest`], which heals a
 //! forgotten statement and goes on along the plan as the retry policy directs) when its
 //! answer is not a plain success. Both count and route exactly as before: the first
 //! attempt is counted as started on its node, a success is counted once by the session.
@@ -26,7 +33,12 @@
 //! - Dropping the future while it waits orphans the stream id (its late answer frees it),
 //!   as dropping a [`Connection::request`] does.
 //!
+//! - A node's attempt is counted when its frame is queued (or its wait for an id failed),
+//!   once: the general path taken from `Acquiring` (the template stopped applying while it
+//!   waited) starts from scratch with nothing counted and nothing sent.
+//!
 //! [`Connection::request`]: crate::connection::Connection::request
+//! [`StreamWait`]: crate::connection::StreamWait
 
 use std::future::Future;
 use std::num::NonZeroU64;
@@ -39,7 +51,7 @@ use doppio_proto::values::QueryValues;
 use super::plan::Placement;
 use super::request::{forgotten, templated, FirstAttempt};
 use super::{PreparedStatement, Session, StatementOptions};
-use crate::connection::PendingAnswer;
+use crate::connection::{PendingAnswer, StreamWait};
 use crate::error::Error;
 use crate::result::QueryResult;
 use crate::routing::partition_key::PlacedValues;
@@ -59,6 +71,13 @@ pub(super) struct Execute<'a, V: ?Sized> {
 enum State<'a> {
     /// Not polled yet.
     Start,
+    /// No stream id was free at once: queued for one on the picked connection.
+    Acquiring {
+        wait: StreamWait,
+        index: NodeIndex,
+        placement: Placement,
+        serialized: Option<NonZeroU64>,
+    },
     /// The first attempt is queued on a connection.
     Waiting {
         pending: PendingAnswer,
@@ -151,8 +170,13 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
                     serialized,
                 }
             }
-            // No stream id free at once: the general path waits for one (nothing was sent).
-            Ok(None) => self.general(),
+            // No stream id free at once: wait for one here (nothing was sent yet).
+            Ok(None) => State::Acquiring {
+                wait: conn.wait_for_stream(None),
+                index,
+                placement,
+                serialized,
+            },
             Err(e) => {
                 node.started();
                 let result = Err(Error::from_request(conn.addr(), e));
@@ -170,6 +194,68 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
     }
 }
 
+impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
+    /// The stream id waited for in `Acquiring` is held (or will not come: `acquired` is
+    /// the error): the frame is encoded on it and the first attempt waits for its answer,
+    /// or the attempt fails as one on the node would.
+    fn acquired(
+        &self,
+        acquired: Result<(), crate::connection::RequestError>,
+        wait: StreamWait,
+        index: NodeIndex,
+        placement: Placement,
+        serialized: Option<NonZeroU64>,
+    ) -> State<'a> {
+        let (s, prepared) = (self.session, self.prepared);
+        let conn = wait.connection().clone();
+        let node = placement.view.node(index).cloned();
+        let failed = |e| {
+            if let Some(node) = &node {
+                node.started();
+            }
+            FirstAttempt {
+                index,
+                conn: conn.clone(),
+                result: Err(Error::from_request(conn.addr(), e)),
+            }
+        };
+        if let Err(e) = acquired {
+            let first = failed(e);
+            return self.rest(placement, serialized, first);
+        }
+        // The template is checked again: the statement may have been prepared anew (in
+        // another protocol version) while the request waited.
+        if !templated(prepared, self.options, &conn) {
+            drop(wait); // frees the id: nothing was sent
+            return self.general();
+        }
+        let values = &PlacedValues::new(&s.inner.scratch, serialized, self.values);
+        let columns = Some(prepared.inner.metadata.columns.as_slice());
+        let template = prepared.inner.template.borrow();
+        let sent = wait.send(|buf, stream| template.encode(buf, stream, values, columns));
+        drop(template);
+        match sent {
+            Ok(Some(pending)) => {
+                if let Some(node) = &node {
+                    node.started();
+                }
+                State::Waiting {
+                    pending,
+                    index,
+                    placement,
+                    serialized,
+                }
+            }
+            // Unreachable (an id is held once `poll_stream` is ready); nothing was sent.
+            Ok(None) => self.general(),
+            Err(e) => {
+                let first = failed(e);
+                self.rest(placement, serialized, first)
+            }
+        }
+    }
+}
+
 impl<V: QueryValues + ?Sized> Future for Execute<'_, V> {
     type Output = Result<QueryResult, Error>;
 
@@ -178,6 +264,19 @@ impl<V: QueryValues + ?Sized> Future for Execute<'_, V> {
         loop {
             match &mut this.state {
                 State::Start => this.state = this.start(),
+                State::Acquiring { wait, .. } => {
+                    let acquired = ready!(wait.poll_stream(cx));
+                    let State::Acquiring {
+                        wait,
+                        index,
+                        placement,
+                        serialized,
+                    } = std::mem::replace(&mut this.state, State::Done)
+                    else {
+                        unreachable!("matched above");
+                    };
+                    this.state = this.acquired(acquired, wait, index, placement, serialized);
+                }
                 State::Waiting { pending, .. } => {
                     let answer = ready!(pending.poll_answer(cx));
                     let State::Waiting {
