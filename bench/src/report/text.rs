@@ -499,6 +499,18 @@ fn change_of(a: f64, b: f64) -> Option<f64> {
     (a != 0.0).then(|| (b - a) / a)
 }
 
+/// The change of `b` from `a` for a row written with `decimals`, or none when `a` is
+/// written as zero: a change from a figure the reader sees as 0.000 (an epoll-driven
+/// backend's 0.0000014 `send` per request against another's 0.134) is a meaningless
+/// "+9519063.1%".
+fn change_from_written(a: f64, b: f64, decimals: usize) -> Option<f64> {
+    let scale = 10f64.powi(i32::try_from(decimals).unwrap_or(i32::MAX));
+    if (a * scale).round() == 0.0 {
+        return None;
+    }
+    change_of(a, b)
+}
+
 fn p_value(columns: &[Column<'_>], what: Figure) -> Option<f64> {
     if columns.len() != 2 {
         return None;
@@ -881,7 +893,7 @@ fn table(out: &mut String, title: &str, metrics: &[Metric<'_>], columns: &[Colum
         let values: Vec<Value> = columns.iter().map(|(_, b)| (m.get)(b)).collect();
         let cells: Vec<String> = values.iter().map(|v| v.text(m.decimals)).collect();
         let change = match values.as_slice() {
-            [a, b] if m.change => change_of(a.compared(), b.compared()),
+            [a, b] if m.change => change_from_written(a.compared(), b.compared(), m.decimals),
             _ => None,
         };
         // No p-value beside a figure a column lacks.
@@ -1781,6 +1793,22 @@ mod tests {
         assert_eq!(out.matches("no tracefs").count(), 1, "{out}");
         assert!(!out.contains("io_uring_enter"), "{out}");
         assert!(!out.contains("io_uring submitted"), "{out}");
+    }
+
+    #[test]
+    fn no_change_is_shown_from_a_figure_written_as_zero() {
+        // 0.113 vs 0.000 syscalls written with 3 decimals: the change from 0.113 is shown,
+        // the one from 0.0000014 (written 0.000) is not.
+        assert_eq!(change_from_written(0.0000014, 0.134, 3), None);
+        assert_eq!(change_from_written(0.0, 0.134, 3), None);
+        let c = change_from_written(0.113, 0.0000014, 3).unwrap();
+        assert!((c + 1.0).abs() < 1e-4, "{c}");
+        assert!(
+            change_from_written(0.0005, 0.001, 3).is_some(),
+            "0.0005 is written 0.001"
+        );
+        assert!(change_from_written(70801.0, 62251.0, 0).is_some());
+        assert_eq!(change_from_written(0.4, 1.0, 0), None, "written as 0");
     }
 
     #[test]
