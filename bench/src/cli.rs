@@ -15,6 +15,8 @@ use crate::engine::Limit;
 use crate::secret::Secret;
 use crate::units::{self, UnitError};
 
+pub mod limits;
+
 /// A latte-class CQL benchmark with a one-flag backend swap (doppio on glommio, doppio on its
 /// own io_uring runtime, or scylla-rust-driver).
 ///
@@ -141,25 +143,25 @@ pub struct Connect {
     /// rows are returned; see bench/REPORT.md).
     #[arg(long, default_value = "doppio")]
     pub driver: String,
-    /// Threads: doppio shards (one per core) or tokio worker threads.
-    #[arg(short = 't', long, default_value_t = 1)]
+    /// Threads: doppio shards (one per core) or tokio worker threads (1 to 1024).
+    #[arg(short = 't', long, default_value_t = 1, value_parser = limits::threads())]
     pub threads: usize,
-    /// Connections per node (doppio: per shard).
-    #[arg(short = 'c', long, default_value_t = 1)]
+    /// Connections per node (doppio: per shard), 1 to 256.
+    #[arg(short = 'c', long, default_value_t = 1, value_parser = limits::connections())]
     pub connections: usize,
     /// Consistency level.
     #[arg(long, default_value = "LOCAL_ONE", value_parser = Consistency::parse)]
     pub consistency: Consistency,
-    /// Request timeout.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    /// Request timeout (1ms to 1h).
+    #[arg(long, default_value = "5s", value_parser = limits::request_timeout)]
     pub timeout: Duration,
     /// Stop (exit code 1, report still written) when for this long no request succeeded and
     /// every failure was a lost connection: the node went away. 0 never stops.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub max_outage: Duration,
-    /// Retries per request on errors that allow it (0: none); every backend makes doppio's
-    /// retry decisions.
-    #[arg(long, default_value_t = 0)]
+    /// Retries per request on errors that allow it (0: none; at most 100); every backend
+    /// makes doppio's retry decisions.
+    #[arg(long, default_value_t = 0, value_parser = limits::retries())]
     pub retries: u32,
     /// Compression of frame bodies: lz4 or none (every backend).
     #[arg(long, default_value = "none", value_name = "lz4|none", value_parser = Compression::parse)]
@@ -191,8 +193,9 @@ pub struct Connect {
     /// No progress output on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
-    /// When stderr is not a terminal: a progress line this often (of phase time).
-    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
+    /// When stderr is not a terminal: a progress line this often (of phase time; at least
+    /// 100ms).
+    #[arg(long, default_value = "10s", value_parser = limits::progress_every, value_name = "DURATION")]
     pub progress_every: Duration,
     /// Serial consistency of conditional statements, sent by every backend.
     #[arg(long, default_value = "LOCAL_SERIAL", value_name = "SERIAL|LOCAL_SERIAL",
@@ -252,11 +255,11 @@ pub struct LoadArgs {
     /// Connection and workload.
     #[command(flatten)]
     pub connect: Connect,
-    /// Concurrent requests in total.
-    #[arg(short = 'p', long, default_value_t = 256)]
+    /// Concurrent requests in total (1 to 1,000,000).
+    #[arg(short = 'p', long, default_value_t = 256, value_parser = limits::concurrency())]
     pub concurrency: usize,
     /// Rate limit, requests per second in total: a number or a schedule (as `run -r`).
-    #[arg(short = 'r', long, value_name = "RATE|SCHEDULE", value_parser = RateSchedule::parse)]
+    #[arg(short = 'r', long, value_name = "RATE|SCHEDULE", value_parser = limits::rate_limit)]
     pub rate: Option<RateSchedule>,
     /// Which iteration numbers this loader draws its keys from (several loader machines).
     #[command(flatten)]
@@ -269,14 +272,14 @@ pub struct RunArgs {
     /// Connection and workload.
     #[command(flatten)]
     pub connect: Connect,
-    /// How long to measure per driver: a time (30s, 2m) or a count of iterations (1M).
-    #[arg(short = 'd', long, default_value = "10s", value_parser = Limit::parse)]
+    /// How long to measure per driver: a time (30s, 2m) or a count of iterations (1M); not 0.
+    #[arg(short = 'd', long, default_value = "10s", value_parser = limits::run_length)]
     pub duration: Limit,
     /// Warmup before each measured segment: a time or a count.
     #[arg(long, default_value = "1s", value_parser = Limit::parse)]
     pub warmup: Limit,
-    /// Concurrent requests in total.
-    #[arg(short = 'p', long, default_value_t = 128)]
+    /// Concurrent requests in total (1 to 1,000,000).
+    #[arg(short = 'p', long, default_value_t = 128, value_parser = limits::concurrency())]
     pub concurrency: usize,
     /// Rate limit, requests per second in total (latency measured from each request's due
     /// time: no coordinated omission): a number (5000, 10k) or a schedule of parts separated
@@ -284,13 +287,13 @@ pub struct RunArgs {
     /// hold:DURATION, step:RATE[/DURATION], sine:MEAN,AMPLITUDE,PERIOD[/DURATION], and
     /// `poisson[:SEED]` for exponential gaps around the scheduled rate (seed 1 unless given).
     /// After the last part its last rate holds. Example: ramp:1k..50k/60s,hold:30s,step:60k/30s
-    #[arg(short = 'r', long, value_name = "RATE|SCHEDULE", value_parser = RateSchedule::parse)]
+    #[arg(short = 'r', long, value_name = "RATE|SCHEDULE", value_parser = limits::rate_limit)]
     pub rate: Option<RateSchedule>,
-    /// Sample interval.
-    #[arg(short = 's', long = "sampling", default_value = "1s", value_parser = parse_duration)]
+    /// Sample interval (at least 1ms).
+    #[arg(short = 's', long = "sampling", default_value = "1s", value_parser = limits::sample_interval)]
     pub interval: Duration,
-    /// Segments per driver (default: 1 for one driver, 2 for two: A B A B).
-    #[arg(long)]
+    /// Segments per driver, 1 to 1000 (default: 1 for one driver, 2 for two: A B A B).
+    #[arg(long, value_parser = limits::segments())]
     pub segments: Option<usize>,
     /// The report's file (default: doppio-WORKLOAD-DATE.json in the current folder).
     #[arg(short = 'o', long)]
@@ -336,8 +339,9 @@ pub struct FindmaxArgs {
     /// How results are fetched and consumed.
     #[command(flatten)]
     pub results: ResultArgs,
-    /// Concurrent requests in total (the maximum found is that of this concurrency).
-    #[arg(short = 'p', long, default_value_t = 128)]
+    /// Concurrent requests in total, 1 to 1,000,000 (the maximum found is that of this
+    /// concurrency).
+    #[arg(short = 'p', long, default_value_t = 128, value_parser = limits::concurrency())]
     pub concurrency: usize,
     /// The first step's rate, requests per second (1000, 10k).
     #[arg(long, default_value = "1k", value_name = "RATE", value_parser = crate::slo::parse_rate)]
@@ -348,22 +352,23 @@ pub struct FindmaxArgs {
     /// The highest rate tried (the last step, if every step before held).
     #[arg(long, default_value = "10M", value_name = "RATE", value_parser = crate::slo::parse_rate)]
     pub max_rate: f64,
-    /// How long each step is measured, per backend.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    /// How long each step is measured, per backend (at least 100ms).
+    #[arg(long, default_value = "5s", value_parser = limits::step_duration)]
     pub step_duration: Duration,
     /// Warmup at the step's rate before each measured step (not recorded).
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub warmup: Duration,
-    /// Bisection rounds after the search by factor: each runs a step halfway between a
-    /// backend's highest rate held and the lowest that did not, narrowing that bracket.
-    #[arg(long, default_value_t = 0, value_name = "ROUNDS")]
+    /// Bisection rounds (at most 30) after the search by factor: each runs a step halfway
+    /// between a backend's highest rate held and the lowest that did not, narrowing that
+    /// bracket.
+    #[arg(long, default_value_t = 0, value_name = "ROUNDS", value_parser = limits::refine())]
     pub refine: u32,
     /// A latency objective that a step must meet to hold, PERCENTILE<DURATION (latency from
     /// each request's intended start), e.g. p99<10ms; repeatable.
     #[arg(long, value_name = "pN<DURATION", value_parser = crate::slo::Slo::parse)]
     pub slo: Vec<crate::slo::Slo>,
-    /// Sample interval within a step (progress lines).
-    #[arg(short = 's', long = "sampling", default_value = "1s", value_parser = parse_duration)]
+    /// Sample interval within a step (progress lines; at least 1ms).
+    #[arg(short = 's', long = "sampling", default_value = "1s", value_parser = limits::sample_interval)]
     pub interval: Duration,
     /// The report's file (default: doppio-findmax-WORKLOAD-DATE.json in the current folder).
     #[arg(short = 'o', long)]

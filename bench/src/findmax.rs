@@ -366,6 +366,7 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     let output = a.output.clone().unwrap_or_else(|| {
         crate::run::default_report_path("doppio-findmax", &workload.name, &started_at)
     });
+    crate::run::check_writable(&output, "-o")?;
     let mut report = FindmaxReport {
         kind: KIND.to_owned(),
         tool: format!("doppio-bench {}", env!("CARGO_PKG_VERSION")),

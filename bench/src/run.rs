@@ -275,6 +275,42 @@ pub(crate) fn default_report_path(prefix: &str, workload: &str, started_at: &str
     ))
 }
 
+/// Refuses, before anything starts, a file the command could not write when it ends:
+/// `option`'s `path` in a folder that does not exist, a folder itself, or not writable
+/// (an existing file is opened for appending, which changes nothing; a new one is probed
+/// with a file made and removed at once in its folder). Without this a missing folder was
+/// found only after the whole run.
+pub(crate) fn check_writable(path: &Path, option: &str) -> Result<(), Failure> {
+    let shown = path.display();
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Err(Failure::Usage(format!(
+            "{option} {shown}: the folder {} does not exist",
+            folder.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(Failure::Usage(format!(
+            "{option} {shown}: a folder, not a file"
+        )));
+    }
+    let writable = if path.exists() {
+        std::fs::OpenOptions::new().append(true).open(path).map(drop)
+    } else {
+        let probe = folder.join(format!(".doppio-probe-{}", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe)
+            .map(drop)
+            .and_then(|()| std::fs::remove_file(&probe))
+    };
+    writable.map_err(|e| Failure::Usage(format!("{option} {shown}: cannot write there: {e}")))
+}
+
 /// Splits a phase limit across `segments`.
 fn per_segment(limit: Limit, segments: usize) -> Limit {
     let n = segments.max(1);
@@ -299,6 +335,20 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         ));
     }
     let options = result_options(&a.connect, &a.results, &drivers)?;
+    let started_at = crate::report::now_rfc3339();
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| default_report_path("doppio", &workload.name, &started_at));
+    // Every file the run will write, checked before anything connects.
+    check_writable(&output, "-o")?;
+    if let Some(log) = &a.hdr_log {
+        check_writable(log, "--hdr-log")?;
+    }
+    if let Some(prefix) = &a.flamegraph {
+        let first = PathBuf::from(format!("{}-{}.svg", prefix.display(), drivers[0].name()));
+        check_writable(&first, "--flamegraph")?;
+    }
     let segments = a
         .segments
         .unwrap_or(if drivers.len() > 1 { 2 } else { 1 })
@@ -313,11 +363,6 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             cy.check_count("--warmup", n)?;
         }
     }
-    let started_at = crate::report::now_rfc3339();
-    let output = a
-        .output
-        .clone()
-        .unwrap_or_else(|| default_report_path("doppio", &workload.name, &started_at));
     let mut report = Report {
         schema_version: SCHEMA_VERSION,
         tool: format!("doppio-bench {}", env!("CARGO_PKG_VERSION")),

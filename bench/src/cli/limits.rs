@@ -1,0 +1,198 @@
+//! The allowed range of every numeric option of `load`, `run` and `findmax`, checked by the
+//! option parser: a value out of range is refused before anything starts (exit 2, one line
+//! naming the option, the value and the range), never silently replaced. The bounds keep
+//! every option from making the bench allocate without bound:
+//!
+//! | option | allowed | why the bound |
+//! |---|---|---|
+//! | `-p/--concurrency` | 1 to 1,000,000 | a fiber of ~4 KiB each (100,000: 426 MiB) |
+//! | `-t/--threads` | 1 to 1,024 | one shard or worker thread each |
+//! | `-c/--connections` | 1 to 256 per node (per shard) | a socket and buffers each |
+//! | `--segments` | 1 to 1,000 | a connect and a warm-up each |
+//! | `--retries` | 0 to 100 | |
+//! | `--refine` | 0 to 30 | bisection rounds: 30 halve any bracket below 1 req/s |
+//! | `-s/--sampling` | at least 1ms | a sample spilled per interval (0 grew to 17.5 GB) |
+//! | `--progress-every` | at least 100ms | |
+//! | `--timeout` | 1ms to 1h | |
+//! | `--step-duration` | at least 100ms | |
+//! | `-d/--duration` | at least 1 iteration or a time above 0 | |
+//! | `-r/--rate` | not a constant 0 (a schedule may pass through 0) | a rate of 0 sends nothing |
+
+use std::time::Duration;
+
+use clap::builder::RangedU64ValueParser;
+
+use crate::engine::schedule::RateSchedule;
+use crate::engine::Limit;
+use crate::units;
+
+/// The most concurrent requests a run may ask for.
+pub const MAX_CONCURRENCY: u64 = 1_000_000;
+/// The most threads (doppio shards or tokio workers).
+pub const MAX_THREADS: u64 = 1024;
+/// The most connections per node (doppio: per shard and node).
+pub const MAX_CONNECTIONS: u64 = 256;
+/// The most segments per driver.
+pub const MAX_SEGMENTS: u64 = 1000;
+/// The most retries per request.
+pub const MAX_RETRIES: u64 = 100;
+/// The most bisection rounds of `findmax --refine`.
+pub const MAX_REFINE: u64 = 30;
+/// The shortest sample interval.
+pub const MIN_SAMPLE_INTERVAL: Duration = Duration::from_millis(1);
+/// The shortest interval between progress lines.
+pub const MIN_PROGRESS_EVERY: Duration = Duration::from_millis(100);
+/// The longest request timeout.
+pub const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(3600);
+/// The shortest findmax step.
+pub const MIN_STEP_DURATION: Duration = Duration::from_millis(100);
+
+/// `-p/--concurrency`.
+pub fn concurrency() -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::new().range(1..=MAX_CONCURRENCY)
+}
+
+/// `-t/--threads`.
+pub fn threads() -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::new().range(1..=MAX_THREADS)
+}
+
+/// `-c/--connections`.
+pub fn connections() -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::new().range(1..=MAX_CONNECTIONS)
+}
+
+/// `--segments`.
+pub fn segments() -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::new().range(1..=MAX_SEGMENTS)
+}
+
+/// `--retries`.
+pub fn retries() -> RangedU64ValueParser<u32> {
+    RangedU64ValueParser::new().range(0..=MAX_RETRIES)
+}
+
+/// `--refine`.
+pub fn refine() -> RangedU64ValueParser<u32> {
+    RangedU64ValueParser::new().range(0..=MAX_REFINE)
+}
+
+/// A duration within `min..=max` (`max` none: no upper bound).
+fn duration_within(text: &str, min: Duration, max: Option<Duration>) -> Result<Duration, String> {
+    let d = units::duration(text).map_err(|e| e.to_string())?;
+    let too_long = max.is_some_and(|max| d > max);
+    if d < min || too_long {
+        let range = match max {
+            Some(max) => format!("from {min:?} to {max:?}"),
+            None => format!("at least {min:?}"),
+        };
+        return Err(format!("`{text}` is out of range: {range}"));
+    }
+    Ok(d)
+}
+
+/// `-s/--sampling` of `run` and `findmax`.
+pub fn sample_interval(text: &str) -> Result<Duration, String> {
+    duration_within(text, MIN_SAMPLE_INTERVAL, None)
+}
+
+/// `--progress-every`.
+pub fn progress_every(text: &str) -> Result<Duration, String> {
+    duration_within(text, MIN_PROGRESS_EVERY, None)
+}
+
+/// `--timeout`.
+pub fn request_timeout(text: &str) -> Result<Duration, String> {
+    duration_within(text, Duration::from_millis(1), Some(MAX_REQUEST_TIMEOUT))
+}
+
+/// `findmax --step-duration`.
+pub fn step_duration(text: &str) -> Result<Duration, String> {
+    duration_within(text, MIN_STEP_DURATION, None)
+}
+
+/// `run -d/--duration`: some iterations or some time (the warm-up may be 0).
+pub fn run_length(text: &str) -> Result<Limit, String> {
+    match Limit::parse(text).map_err(|e| e.to_string())? {
+        Limit::Count(0) | Limit::Time(Duration::ZERO) => Err(format!(
+            "`{text}` measures nothing: give at least 1 iteration or a time above 0"
+        )),
+        limit => Ok(limit),
+    }
+}
+
+/// `-r/--rate` of `load` and `run`: a constant rate of 0 sends nothing.
+pub fn rate_limit(text: &str) -> Result<RateSchedule, String> {
+    let schedule = RateSchedule::parse(text).map_err(|e| e.to_string())?;
+    if schedule.constant() == Some(0.0) {
+        return Err(format!(
+            "`{text}` sends nothing: give a rate above 0 (leave -r out for no limit)"
+        ));
+    }
+    Ok(schedule)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::builder::TypedValueParser;
+
+    fn ranged<T>(p: &RangedU64ValueParser<T>, text: &str) -> bool
+    where
+        T: TryFrom<u64> + Clone + Send + Sync + 'static,
+        <T as TryFrom<u64>>::Error: Send + Sync + 'static + std::error::Error + ToString,
+    {
+        let cmd = clap::Command::new("t");
+        p.parse_ref(&cmd, None, std::ffi::OsStr::new(text)).is_ok()
+    }
+
+    #[test]
+    fn counts_are_refused_outside_their_range() {
+        for (parser, low, high) in [
+            (concurrency(), "1", "1000000"),
+            (threads(), "1", "1024"),
+            (connections(), "1", "256"),
+            (segments(), "1", "1000"),
+        ] {
+            assert!(ranged(&parser, low) && ranged(&parser, high));
+            for bad in ["0", "-1", "1000001", "99999999999999999999", "", "ten", "1.5"] {
+                assert!(!ranged(&parser, bad), "{bad}");
+            }
+        }
+        assert!(ranged(&retries(), "0") && ranged(&retries(), "100"));
+        assert!(!ranged(&retries(), "101") && !ranged(&retries(), "-1"));
+        assert!(ranged(&refine(), "30") && !ranged(&refine(), "31"));
+    }
+
+    #[test]
+    fn durations_are_refused_outside_their_range() {
+        assert_eq!(sample_interval("2ms"), Ok(Duration::from_millis(2)));
+        assert!(sample_interval("0").is_err());
+        assert!(sample_interval("0s").is_err());
+        assert!(sample_interval("500us").is_err());
+        assert!(sample_interval("-1s").is_err());
+        assert!(progress_every("99ms").is_err());
+        assert!(progress_every("1s").is_ok());
+        assert!(request_timeout("0s").is_err());
+        assert!(request_timeout("1h").is_ok());
+        let e = request_timeout("2h").unwrap_err();
+        assert!(e.contains("from 1ms to 3600s"), "{e}");
+        assert!(step_duration("50ms").is_err());
+        assert!(step_duration("1500ms").is_ok());
+    }
+
+    #[test]
+    fn a_run_of_nothing_and_a_rate_of_nothing_are_refused() {
+        for nothing in ["0", "0s", "0ms"] {
+            let e = run_length(nothing).unwrap_err();
+            assert!(e.contains("measures nothing"), "{e}");
+        }
+        assert_eq!(run_length("1"), Ok(Limit::Count(1)));
+        assert_eq!(run_length("2s"), Ok(Limit::Time(Duration::from_secs(2))));
+        let e = rate_limit("0").unwrap_err();
+        assert!(e.contains("sends nothing"), "{e}");
+        assert!(rate_limit("10k").is_ok());
+        // A schedule through 0 is a schedule, not nothing.
+        assert!(rate_limit("ramp:0..10k/10s").is_ok());
+    }
+}
