@@ -144,10 +144,10 @@ pub struct Connect {
     #[arg(long, default_value = "doppio")]
     pub driver: String,
     /// Threads: doppio shards (one per core) or tokio worker threads (1 to 1024).
-    #[arg(short = 't', long, default_value_t = 1, value_parser = limits::threads())]
+    #[arg(short = 't', long, default_value_t = 1, value_parser = limits::threads)]
     pub threads: usize,
     /// Connections per node (doppio: per shard), 1 to 256.
-    #[arg(short = 'c', long, default_value_t = 1, value_parser = limits::connections())]
+    #[arg(short = 'c', long, default_value_t = 1, value_parser = limits::connections)]
     pub connections: usize,
     /// Consistency level.
     #[arg(long, default_value = "LOCAL_ONE", value_parser = Consistency::parse)]
@@ -161,7 +161,7 @@ pub struct Connect {
     pub max_outage: Duration,
     /// Retries per request on errors that allow it (0: none; at most 100); every backend
     /// makes doppio's retry decisions.
-    #[arg(long, default_value_t = 0, value_parser = limits::retries())]
+    #[arg(long, default_value_t = 0, value_parser = limits::retries)]
     pub retries: u32,
     /// Compression of frame bodies: lz4 or none (every backend).
     #[arg(long, default_value = "none", value_name = "lz4|none", value_parser = Compression::parse)]
@@ -256,7 +256,7 @@ pub struct LoadArgs {
     #[command(flatten)]
     pub connect: Connect,
     /// Concurrent requests in total (1 to 1,000,000).
-    #[arg(short = 'p', long, default_value_t = 256, value_parser = limits::concurrency())]
+    #[arg(short = 'p', long, default_value_t = 256, value_parser = limits::concurrency)]
     pub concurrency: usize,
     /// Rate limit, requests per second in total: a number or a schedule (as `run -r`).
     #[arg(short = 'r', long, value_name = "RATE|SCHEDULE", value_parser = limits::rate_limit)]
@@ -279,7 +279,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "1s", value_parser = Limit::parse)]
     pub warmup: Limit,
     /// Concurrent requests in total (1 to 1,000,000).
-    #[arg(short = 'p', long, default_value_t = 128, value_parser = limits::concurrency())]
+    #[arg(short = 'p', long, default_value_t = 128, value_parser = limits::concurrency)]
     pub concurrency: usize,
     /// Rate limit, requests per second in total (latency measured from each request's due
     /// time: no coordinated omission): a number (5000, 10k) or a schedule of parts separated
@@ -293,7 +293,7 @@ pub struct RunArgs {
     #[arg(short = 's', long = "sampling", default_value = "1s", value_parser = limits::sample_interval)]
     pub interval: Duration,
     /// Segments per driver, 1 to 1000 (default: 1 for one driver, 2 for two: A B A B).
-    #[arg(long, value_parser = limits::segments())]
+    #[arg(long, value_parser = limits::segments)]
     pub segments: Option<usize>,
     /// The report's file (default: doppio-WORKLOAD-DATE.json in the current folder).
     #[arg(short = 'o', long)]
@@ -341,7 +341,7 @@ pub struct FindmaxArgs {
     pub results: ResultArgs,
     /// Concurrent requests in total, 1 to 1,000,000 (the maximum found is that of this
     /// concurrency).
-    #[arg(short = 'p', long, default_value_t = 128, value_parser = limits::concurrency())]
+    #[arg(short = 'p', long, default_value_t = 128, value_parser = limits::concurrency)]
     pub concurrency: usize,
     /// The first step's rate, requests per second (1000, 10k).
     #[arg(long, default_value = "1k", value_name = "RATE", value_parser = crate::slo::parse_rate)]
@@ -361,7 +361,7 @@ pub struct FindmaxArgs {
     /// Bisection rounds (at most 30) after the search by factor: each runs a step halfway
     /// between a backend's highest rate held and the lowest that did not, narrowing that
     /// bracket.
-    #[arg(long, default_value_t = 0, value_name = "ROUNDS", value_parser = limits::refine())]
+    #[arg(long, default_value_t = 0, value_name = "ROUNDS", value_parser = limits::refine)]
     pub refine: u32,
     /// A latency objective that a step must meet to hold, PERCENTILE<DURATION (latency from
     /// each request's intended start), e.g. p99<10ms; repeatable.

@@ -3,7 +3,8 @@
 //! reports. The `doppio` binary (src/main.rs) is its command line.
 //!
 //! Modules:
-//! - [`cli`]: the command line's options and subcommands (clap).
+//! - [`cli`]: the command line's options and subcommands (clap) (child: `limits`, the
+//!   allowed range of every count and duration option, checked as it is parsed).
 //! - [`run`]: what each subcommand does (connect, warm up, measure, write reports), and the
 //!   failures that end one with their exit codes.
 //! - [`workload`]: workload files and built-ins compiled into statements with generated

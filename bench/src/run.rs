@@ -298,7 +298,10 @@ pub(crate) fn check_writable(path: &Path, option: &str) -> Result<(), Failure> {
         )));
     }
     let writable = if path.exists() {
-        std::fs::OpenOptions::new().append(true).open(path).map(drop)
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
     } else {
         let probe = folder.join(format!(".doppio-probe-{}", std::process::id()));
         std::fs::OpenOptions::new()
@@ -308,7 +311,12 @@ pub(crate) fn check_writable(path: &Path, option: &str) -> Result<(), Failure> {
             .map(drop)
             .and_then(|()| std::fs::remove_file(&probe))
     };
-    writable.map_err(|e| Failure::Usage(format!("{option} {shown}: cannot write there: {e}")))
+    writable.map_err(|e| {
+        Failure::Usage(format!(
+            "{option} {shown}: cannot write a file in {}: {e}",
+            folder.display()
+        ))
+    })
 }
 
 /// Splits a phase limit across `segments`.

@@ -88,7 +88,11 @@ fn out_of_range_counts_and_durations_are_refused_before_anything_starts() {
             "--sampling",
             &["0", "0s", "500us", "-1s", "x"],
         ),
-        (&["run", "findmax"], "--page-size", &["0", "-1", "3000000000", "x"]),
+        (
+            &["run", "findmax"],
+            "--page-size",
+            &["0", "-1", "3000000000", "x"],
+        ),
         (&["run"], "--duration", &["0", "0s", "-1", "x"]),
         (&["run"], "--segments", &["0", "-1", "1001", "x"]),
         (&["findmax"], "--step-duration", &["0", "50ms", "x"]),
@@ -119,8 +123,14 @@ fn files_the_run_could_not_write_are_refused_before_anything_starts() {
     let unwritable = "/proc/doppio-report.json";
     for command in ["run", "findmax"] {
         refused(&[command, "-w", "empty", "-o", missing], "does not exist");
-        refused(&[command, "-w", "empty", "-o", unwritable], "cannot write");
-        refused(&[command, "-w", "empty", "-o", folder], "a folder, not a file");
+        refused(
+            &[command, "-w", "empty", "-o", unwritable],
+            "cannot write a file in /proc",
+        );
+        refused(
+            &[command, "-w", "empty", "-o", folder],
+            "a folder, not a file",
+        );
     }
     refused(&["run", "-w", "empty", "--hdr-log", missing], "--hdr-log");
     refused(

@@ -96,27 +96,46 @@ then = "drop"
     assert!(j["backends"]["doppio"]["requests"].as_u64().unwrap() > 0);
     drop(gone);
 
-    // The run completes, then its report cannot be written (its folder does not exist):
-    // the run had started, so exit code 1 (it was 2, as if it had not started).
-    let fine = stub("");
-    let out = doppio(&[
-        "run",
-        "-w",
-        "empty",
-        &fine.addr().to_string(),
-        "-d",
-        "500ms",
-        "--warmup",
-        "0s",
-        "-p",
-        "4",
-        "-q",
-        "-o",
-        dir.join("no-such-folder").join("r.json").to_str().unwrap(),
-    ]);
+    // A report folder that does not exist is refused before anything starts (exit 2; see
+    // option_ranges.rs). One that goes away while the run goes: the run completes, then its
+    // report cannot be written, and since the run had started the exit code is 1 (it was 2,
+    // as if it had not started).
+    let seen = stub(
+        r#"
+[[rule]]
+name = "seen"
+when = { opcode = "EXECUTE" }
+then = { delay = { fixed = "0ms" } }
+"#,
+    );
+    let folder = dir.join("goes-away");
+    std::fs::create_dir_all(&folder).unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_doppio"))
+        .args(["run", "-w", "empty", &seen.addr().to_string()])
+        .args(["-d", "3s", "--warmup", "0s", "-p", "4", "-q", "-o"])
+        .arg(folder.join("r.json"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Measuring has begun (the stub answers requests) before the folder is removed.
+    let waited = std::time::Instant::now();
+    while seen.fired().iter().all(|(_, n)| *n == 0) {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(60),
+            "no request came"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::fs::remove_dir_all(&folder).unwrap();
+    let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "report not written: {err}");
     assert!(err.contains("the report could not be written"), "{err}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("SUMMARY"),
+        "the text report is still printed"
+    );
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("SUMMARY"),
         "the text report is still printed"

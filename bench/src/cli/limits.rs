@@ -20,8 +20,6 @@
 
 use std::time::Duration;
 
-use clap::builder::RangedU64ValueParser;
-
 use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
 use crate::units;
@@ -47,34 +45,50 @@ pub const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(3600);
 /// The shortest findmax step.
 pub const MIN_STEP_DURATION: Duration = Duration::from_millis(100);
 
+/// A whole number within `min..=max`, or why not (naming the range).
+fn whole_within(text: &str, min: u64, max: u64) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{text}` is not a whole number from {min} to {max}"
+        )),
+    }
+}
+
+/// A whole number within `min..=max` as the option's type.
+fn whole<T: TryFrom<u64>>(text: &str, min: u64, max: u64) -> Result<T, String> {
+    let n = whole_within(text, min, max)?;
+    T::try_from(n).map_err(|_| format!("`{text}` is too large here"))
+}
+
 /// `-p/--concurrency`.
-pub fn concurrency() -> RangedU64ValueParser<usize> {
-    RangedU64ValueParser::new().range(1..=MAX_CONCURRENCY)
+pub fn concurrency(text: &str) -> Result<usize, String> {
+    whole(text, 1, MAX_CONCURRENCY)
 }
 
 /// `-t/--threads`.
-pub fn threads() -> RangedU64ValueParser<usize> {
-    RangedU64ValueParser::new().range(1..=MAX_THREADS)
+pub fn threads(text: &str) -> Result<usize, String> {
+    whole(text, 1, MAX_THREADS)
 }
 
 /// `-c/--connections`.
-pub fn connections() -> RangedU64ValueParser<usize> {
-    RangedU64ValueParser::new().range(1..=MAX_CONNECTIONS)
+pub fn connections(text: &str) -> Result<usize, String> {
+    whole(text, 1, MAX_CONNECTIONS)
 }
 
 /// `--segments`.
-pub fn segments() -> RangedU64ValueParser<usize> {
-    RangedU64ValueParser::new().range(1..=MAX_SEGMENTS)
+pub fn segments(text: &str) -> Result<usize, String> {
+    whole(text, 1, MAX_SEGMENTS)
 }
 
 /// `--retries`.
-pub fn retries() -> RangedU64ValueParser<u32> {
-    RangedU64ValueParser::new().range(0..=MAX_RETRIES)
+pub fn retries(text: &str) -> Result<u32, String> {
+    whole(text, 0, MAX_RETRIES)
 }
 
 /// `--refine`.
-pub fn refine() -> RangedU64ValueParser<u32> {
-    RangedU64ValueParser::new().range(0..=MAX_REFINE)
+pub fn refine(text: &str) -> Result<u32, String> {
+    whole(text, 0, MAX_REFINE)
 }
 
 /// A duration within `min..=max` (`max` none: no upper bound).
@@ -135,33 +149,36 @@ pub fn rate_limit(text: &str) -> Result<RateSchedule, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::builder::TypedValueParser;
-
-    fn ranged<T>(p: &RangedU64ValueParser<T>, text: &str) -> bool
-    where
-        T: TryFrom<u64> + Clone + Send + Sync + 'static,
-        <T as TryFrom<u64>>::Error: Send + Sync + 'static + std::error::Error + ToString,
-    {
-        let cmd = clap::Command::new("t");
-        p.parse_ref(&cmd, None, std::ffi::OsStr::new(text)).is_ok()
-    }
 
     #[test]
     fn counts_are_refused_outside_their_range() {
-        for (parser, low, high) in [
-            (concurrency(), "1", "1000000"),
-            (threads(), "1", "1024"),
-            (connections(), "1", "256"),
-            (segments(), "1", "1000"),
-        ] {
-            assert!(ranged(&parser, low) && ranged(&parser, high));
-            for bad in ["0", "-1", "1000001", "99999999999999999999", "", "ten", "1.5"] {
-                assert!(!ranged(&parser, bad), "{bad}");
+        type Parser = fn(&str) -> Result<usize, String>;
+        let table: [(Parser, &str, &str); 4] = [
+            (concurrency, "1", "1000000"),
+            (threads, "1", "1024"),
+            (connections, "1", "256"),
+            (segments, "1", "1000"),
+        ];
+        for (parse, low, high) in table {
+            assert!(parse(low).is_ok() && parse(high).is_ok());
+            for bad in [
+                "0",
+                "-1",
+                "1000001",
+                "99999999999999999999",
+                "",
+                "ten",
+                "1.5",
+            ] {
+                let e = parse(bad).unwrap_err();
+                assert!(e.contains(&format!("from {low} to {high}")), "{e}");
             }
         }
-        assert!(ranged(&retries(), "0") && ranged(&retries(), "100"));
-        assert!(!ranged(&retries(), "101") && !ranged(&retries(), "-1"));
-        assert!(ranged(&refine(), "30") && !ranged(&refine(), "31"));
+        assert_eq!(retries("0"), Ok(0));
+        assert_eq!(retries("100"), Ok(100));
+        assert!(retries("101").is_err() && retries("-1").is_err());
+        assert_eq!(refine("30"), Ok(30));
+        assert!(refine("31").is_err());
     }
 
     #[test]
