@@ -17,6 +17,21 @@ mod support;
 use doppio::rt::Runtime;
 use support::{misbehaving_peer, on_runtime, options};
 
+/// `err` is a timeout after `timeout`, which ran out no earlier than `timeout` after `start`
+/// (and not so much later that only a hang explains it: not a timing assertion on speed).
+fn assert_timed_out_at(err: &RequestError, start: Instant, timeout: Duration) {
+    let waited = start.elapsed();
+    assert!(
+        matches!(err, RequestError::Timeout { after, .. } if *after == timeout),
+        "{err}"
+    );
+    assert!(waited >= timeout, "failed early, after {waited:?}");
+    assert!(
+        waited < timeout + Duration::from_secs(5),
+        "hung for {waited:?}"
+    );
+}
+
 fn silent_node_times_requests_out_at_their_deadline_and_keeps_ids_orphaned(runtime: Runtime) {
     let addr = misbehaving_peer(|mut s| {
         // Read and never answer, until the client goes away.
@@ -30,17 +45,7 @@ fn silent_node_times_requests_out_at_their_deadline_and_keeps_ids_orphaned(runti
         let timeout = Duration::from_millis(200);
         let start = Instant::now();
         let err = conn.request(Some(timeout), options).await.unwrap_err();
-        let waited = start.elapsed();
-        assert!(
-            matches!(err, RequestError::Timeout { after, .. } if after == timeout),
-            "{err}"
-        );
-        assert!(waited >= timeout, "failed early, after {waited:?}");
-        // Not a timing assertion on speed: a generous bound that only a hang would break.
-        assert!(
-            waited < timeout + Duration::from_secs(5),
-            "hung for {waited:?}"
-        );
+        assert_timed_out_at(&err, start, timeout);
         assert_eq!(
             conn.orphans(),
             1,
@@ -214,17 +219,7 @@ fn a_stream_wait_times_out_at_its_deadline_when_no_id_comes(runtime: Runtime) {
         let err = std::future::poll_fn(|cx| wait.poll_stream(cx))
             .await
             .unwrap_err();
-        let waited = start.elapsed();
-        assert!(
-            matches!(err, RequestError::Timeout { after, .. } if after == timeout),
-            "{err}"
-        );
-        assert!(waited >= timeout, "failed early, after {waited:?}");
-        // Not a timing assertion on speed: a generous bound that only a hang would break.
-        assert!(
-            waited < timeout + Duration::from_secs(5),
-            "hung for {waited:?}"
-        );
+        assert_timed_out_at(&err, start, timeout);
         // A late send without an id does not overtake or send anything.
         assert!(wait.send(options).unwrap().is_none());
         assert_eq!(conn.stats().requests, 1);

@@ -68,6 +68,9 @@ pub(super) struct Execute<'a, V: ?Sized> {
     state: State<'a>,
 }
 
+/// The two waiting states keep the first attempt's target (index, placement, serialized)
+/// as fields of their own: one struct shared by both, built after the node is counted, cost
+/// 18 ns per request (`request_path` bench, `e2e/uring/memory/c256`: 251 -> 271 ns).
 enum State<'a> {
     /// Not polled yet.
     Start,
