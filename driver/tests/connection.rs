@@ -152,6 +152,15 @@ fn ready_to_everything(mut s: std::net::TcpStream) {
     }
 }
 
+/// A connection to `addr` with a single stream id.
+async fn one_stream_id(addr: std::net::SocketAddr) -> Connection {
+    let config = ConnectionConfig {
+        max_streams: 1,
+        ..ConnectionConfig::default()
+    };
+    Connection::connect(addr, config).await.expect("connect")
+}
+
 /// One poll of `wait`, from inside a task.
 async fn poll_once(wait: &mut StreamWait) -> Poll<Result<(), RequestError>> {
     std::future::poll_fn(|cx| Poll::Ready(wait.poll_stream(cx))).await
@@ -160,11 +169,7 @@ async fn poll_once(wait: &mut StreamWait) -> Poll<Result<(), RequestError>> {
 fn a_stream_wait_queues_in_order_passes_its_turn_on_and_frees_an_unused_id(runtime: Runtime) {
     let addr = misbehaving_peer(ready_to_everything);
     on_runtime(runtime, "connection", move || async move {
-        let config = ConnectionConfig {
-            max_streams: 1,
-            ..ConnectionConfig::default()
-        };
-        let conn = Connection::connect(addr, config).await.expect("connect");
+        let conn = one_stream_id(addr).await;
         // The only id, held by a request whose answer nobody has taken yet.
         let mut first = conn
             .try_request(None, options)
@@ -204,11 +209,7 @@ fn a_stream_wait_queues_in_order_passes_its_turn_on_and_frees_an_unused_id(runti
 fn a_stream_wait_times_out_at_its_deadline_when_no_id_comes(runtime: Runtime) {
     let addr = misbehaving_peer(ready_to_everything);
     on_runtime(runtime, "connection", move || async move {
-        let config = ConnectionConfig {
-            max_streams: 1,
-            ..ConnectionConfig::default()
-        };
-        let conn = Connection::connect(addr, config).await.expect("connect");
+        let conn = one_stream_id(addr).await;
         let _holder = conn
             .try_request(None, options)
             .unwrap()
