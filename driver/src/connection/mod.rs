@@ -557,16 +557,38 @@ impl Connection {
     where
         F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError>,
     {
+        let timeout = timeout.unwrap_or(self.shared.config.request_timeout);
+        self.queue_pending(None, Ticks::deadline(timeout), timeout, encode)
+    }
+
+    /// Encodes a request on `held` (an id already taken for it), or else on an id free at
+    /// once, and returns its [`PendingAnswer`]; `Ok(None)` when there is neither (nothing
+    /// sent). The one body of [`Connection::try_request`] and [`StreamWait::send`].
+    #[inline]
+    fn queue_pending<F>(
+        &self,
+        held: Option<StreamHandle>,
+        deadline: Ticks,
+        timeout: Duration,
+        encode: F,
+    ) -> Result<Option<PendingAnswer>, RequestError>
+    where
+        F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError>,
+    {
         let shared = &*self.shared;
-        let timeout = timeout.unwrap_or(shared.config.request_timeout);
         let mut st = shared.state.borrow_mut();
         if let Some(e) = &st.closed {
-            return Err(e.clone().into());
+            let e = e.clone();
+            if let Some(h) = held {
+                st.in_flight.cancel_unsent(h);
+            }
+            return Err(e.into());
         }
-        let Some(handle) = st.in_flight.try_acquire_now() else {
+        let Some(handle) = held.or_else(|| st.in_flight.try_acquire_now()) else {
             return Ok(None);
         };
-        shared.queue(&mut st, handle, Ticks::deadline(timeout), encode)?;
+        shared.queue(&mut st, handle, deadline, encode)?;
+        drop(st);
         Ok(Some(PendingAnswer {
             conn: self.clone(),
             handle,
@@ -803,9 +825,9 @@ impl Drop for AcquireWithin<'_> {
 /// A request waiting for a free stream id on its connection (every id in use, or others
 /// queued first), for a caller that drives the wait from its own future: made by
 /// [`Connection::wait_for_stream`] when [`Connection::try_request`] found no id free. It
-/// owns its place in the queue and nothing else: waiting costs no allocation but the
-/// timer's (armed when the wait begins), so 100,000 requests queued behind a full
-/// stream-id space hold only their own futures.
+/// holds its place in the queue, not a boxed future: waiting costs no allocation but the
+/// timer's (armed once it first has to wait), so 100,000 requests queued behind a full
+/// stream-id space hold little beyond their own futures.
 ///
 /// Dropped while queued it passes its turn on; dropped holding an id it did not use, it
 /// frees the id (nothing was sent).
@@ -853,26 +875,9 @@ impl StreamWait {
     where
         F: FnOnce(&mut BytesMut, i16) -> Result<(), ProtoError>,
     {
-        let shared = &*self.conn.shared;
-        let mut st = shared.state.borrow_mut();
-        if let Some(e) = &st.closed {
-            return Err(e.clone().into());
-        }
-        let Some(handle) = self
-            .handle
-            .take()
-            .or_else(|| st.in_flight.try_acquire_now())
-        else {
-            return Ok(None);
-        };
-        shared.queue(&mut st, handle, self.deadline, encode)?;
-        drop(st);
-        Ok(Some(PendingAnswer {
-            conn: self.conn.clone(),
-            handle,
-            timeout: self.timeout,
-            done: false,
-        }))
+        let held = self.handle.take();
+        self.conn
+            .queue_pending(held, self.deadline, self.timeout, encode)
     }
 }
 
