@@ -359,9 +359,6 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             a.start, a.max_rate
         )));
     }
-    if a.step_duration.is_zero() {
-        return Err(Failure::Usage("--step-duration must be above zero".into()));
-    }
     let started_at = crate::report::now_rfc3339();
     let output = a.output.clone().unwrap_or_else(|| {
         crate::run::default_report_path("doppio-findmax", &workload.name, &started_at)
@@ -377,7 +374,7 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         config: FindmaxConfig {
             nodes: options.nodes.iter().map(ToString::to_string).collect(),
             drivers: drivers.iter().map(|d| d.name().to_owned()).collect(),
-            concurrency: a.concurrency.max(1),
+            concurrency: a.concurrency,
             threads: options.threads,
             connections: options.connections,
             consistency: options.consistency.name().to_owned(),
@@ -515,7 +512,7 @@ fn run_step(
 ) -> Result<Step, Failure> {
     let spec = |limit: Duration, record: bool| PhaseSpec {
         phase: Phase::Run,
-        concurrency: a.concurrency.max(1),
+        concurrency: a.concurrency,
         rate: Some(Arc::new(RateSchedule::steady(target))),
         limit: Limit::Time(limit),
         interval: a.interval,

@@ -113,8 +113,8 @@ impl Failure {
 pub(crate) fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<ConnectOptions, Failure> {
     let options = ConnectOptions {
         nodes: c.node_addrs().map_err(Failure::Usage)?,
-        threads: c.threads.max(1),
-        connections: c.connections.max(1),
+        threads: c.threads,
+        connections: c.connections,
         consistency: c.consistency,
         request_timeout: c.timeout,
         retries: c.retries,
@@ -201,7 +201,7 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
         .map_err(Failure::Start)?;
     let spec = PhaseSpec {
         phase: Phase::Load,
-        concurrency: a.concurrency.max(1),
+        concurrency: a.concurrency,
         rate: a.rate.clone().map(Arc::new),
         limit: Limit::Count(count),
         interval: Duration::from_secs(1),
@@ -357,10 +357,8 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         let first = PathBuf::from(format!("{}-{}.svg", prefix.display(), drivers[0].name()));
         check_writable(&first, "--flamegraph")?;
     }
-    let segments = a
-        .segments
-        .unwrap_or(if drivers.len() > 1 { 2 } else { 1 })
-        .max(1);
+    // At least 1: the option's parser refuses 0 (cli::limits).
+    let segments = a.segments.unwrap_or(if drivers.len() > 1 { 2 } else { 1 });
     let cycles = cycles_of(&a.cycles, &workload)?;
     if let Some(cy) = &cycles {
         // Each phase starts at START: a counted one must fit in the range.
@@ -388,7 +386,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             drivers: drivers.iter().map(|d| d.name().to_owned()).collect(),
             duration: a.duration.to_string(),
             warmup: a.warmup.to_string(),
-            concurrency: a.concurrency.max(1),
+            concurrency: a.concurrency,
             threads: options.threads,
             connections: options.connections,
             rate: a.rate.as_ref().and_then(|r| r.constant()),
@@ -659,7 +657,7 @@ fn run_segments(
                     );
                     let spec = PhaseSpec {
                         phase: Phase::Run,
-                        concurrency: a.concurrency.max(1),
+                        concurrency: a.concurrency,
                         rate: a.rate.clone().map(Arc::new),
                         limit: a.warmup,
                         interval: a.interval,
@@ -683,7 +681,7 @@ fn run_segments(
                 }
                 let spec = PhaseSpec {
                     phase: Phase::Run,
-                    concurrency: a.concurrency.max(1),
+                    concurrency: a.concurrency,
                     rate: a.rate.clone().map(Arc::new),
                     limit: measured,
                     interval: a.interval,
