@@ -23,9 +23,7 @@ use support::{doppio, json, scratch_dir as scratch};
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    support::one_at_a_time(&SERIAL)
 }
 
 fn stub(rules: &str) -> StubHandle {

@@ -17,9 +17,7 @@ use support::{assert_input_error, doppio, json, scratch_dir as scratch};
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    support::one_at_a_time(&SERIAL)
 }
 
 #[test]

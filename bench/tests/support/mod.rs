@@ -22,6 +22,16 @@ pub(crate) fn doppio(args: &[&str]) -> Output {
     out
 }
 
+/// The turn of a test that must not run beside the others of its file (it measures CPU,
+/// latency or memory): `lock` is the file's own; a test that failed while holding it does
+/// not stop the rest.
+pub(crate) fn one_at_a_time(
+    lock: &'static std::sync::Mutex<()>,
+) -> std::sync::MutexGuard<'static, ()> {
+    lock.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A JSON report.
 pub(crate) fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
