@@ -156,7 +156,7 @@ pub struct Connect {
     #[arg(long, default_value = "5s", value_parser = limits::request_timeout)]
     pub timeout: Duration,
     /// Stop (exit code 1, report still written) when for this long no request succeeded and
-    /// every failure was a lost connection: the node went away. 0 never stops.
+    /// every failure was a lost connection: the node went away. 0s never stops.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub max_outage: Duration,
     /// Retries per request on errors that allow it (0: none; at most 100); every backend
@@ -407,7 +407,7 @@ pub struct CyclesArgs {
     pub loader: Option<LoaderSlice>,
 }
 
-/// Parses `500ms`, `5s`, `2m`, `1h`, or plain seconds (see [`crate::units::duration`]).
+/// Parses a duration with its unit: `500ms`, `5s`, `2m`, `1h` (see [`crate::units::duration`]).
 pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     units::duration(text)
 }
@@ -417,15 +417,12 @@ pub const DEFAULT_SQPOLL_IDLE: Duration = Duration::from_millis(10);
 
 /// `--sqpoll-idle`: a duration the kernel takes as an SQPOLL idle time (whole milliseconds,
 /// 1 ms to 10 s).
-pub fn parse_sqpoll_idle(text: &str) -> Result<Duration, String> {
-    let idle = units::duration(text).map_err(|e| e.to_string())?;
+pub fn parse_sqpoll_idle(text: &str) -> Result<Duration, limits::OptionError> {
+    let idle = units::duration(text)?;
     doppio::rt::uring::SqPoll { idle, cpu: None }
         .validate()
-        .map_err(|_| {
-            format!(
-                "the SQPOLL idle time must be whole milliseconds from 1ms to {}s",
-                doppio::rt::uring::SqPoll::MAX_IDLE.as_secs()
-            )
+        .map_err(|_| limits::OptionError::SqPollIdle {
+            max_secs: doppio::rt::uring::SqPoll::MAX_IDLE.as_secs(),
         })?;
     Ok(idle)
 }
@@ -440,13 +437,15 @@ pub enum SqPollCpu {
 }
 
 /// Parses `--sqpoll-cpu`: a core number or `none`.
-pub fn parse_sqpoll_cpu(text: &str) -> Result<SqPollCpu, String> {
+pub fn parse_sqpoll_cpu(text: &str) -> Result<SqPollCpu, limits::OptionError> {
     match text.trim() {
         "none" => Ok(SqPollCpu::None),
         t => t
             .parse()
             .map(SqPollCpu::Core)
-            .map_err(|_| format!("`{text}` is neither a core number nor `none`")),
+            .map_err(|_| limits::OptionError::NotACore {
+                text: text.to_owned(),
+            }),
     }
 }
 

@@ -32,7 +32,8 @@
 //! - [`slo`]: findmax's options parsed: latency objectives and rates (apart from the search,
 //!   so that the command line reads them without an import circle).
 //! - [`sweep`]: runs at several concurrencies as a markdown table and an SVG plot.
-//! - [`units`]: the one grammar for durations and counts (options, workload parameters).
+//! - [`units`]: the one grammar for durations and counts (options, workload parameters): the
+//!   crate `doppio-units`, shared with the stub's fault rules.
 //! - [`secret`]: the password, which no `Debug` or `Display` of the options prints.
 //! - [`progress`]: a phase's progress on stderr (a bar on a terminal, plain lines otherwise).
 //! - [`metrics_server`]: `--prometheus`, the run's figures at `/metrics` while it goes.

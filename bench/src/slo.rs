@@ -63,7 +63,7 @@ impl Slo {
                 text: text.to_owned(),
                 percentile: p.to_owned(),
             })?;
-        let bound = units::duration_with_unit(bound.trim()).map_err(|source| SloError::Bound {
+        let bound = units::duration(bound.trim()).map_err(|source| SloError::Bound {
             text: text.to_owned(),
             source,
         })?;

@@ -145,3 +145,50 @@ fn files_the_run_could_not_write_are_refused_before_anything_starts() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn time_options_take_a_unit_and_months_are_no_unit() {
+    // Every option that takes only a time, on every subcommand that has it. A bare number
+    // meant seconds on some of these and iterations on `-d`: it is refused with a hint.
+    let table: &[(&[&str], &str)] = &[
+        (&["load", "run", "findmax"], "--timeout"),
+        (&["load", "run", "findmax"], "--max-outage"),
+        (&["load", "run", "findmax"], "--spin"),
+        (&["load", "run", "findmax"], "--sqpoll-idle"),
+        (&["load", "run", "findmax"], "--progress-every"),
+        (&["run", "findmax"], "--sampling"),
+        (&["findmax"], "--step-duration"),
+        (&["findmax"], "--warmup"),
+    ];
+    let mut cases = 0;
+    for (commands, option) in table {
+        for command in *commands {
+            refused(
+                &[command, "-w", "empty", &format!("{option}=30")],
+                "`30` is not a duration: a number needs its unit, e.g. `30s` or `30ms`",
+            );
+            refused(
+                &[command, "-w", "empty", &format!("{option}=1M")],
+                "`M` is not a unit of time",
+            );
+            cases += 2;
+        }
+    }
+    // Where a time or a count is meant (`-d`, `--warmup` of `run`), `1M` is a count and a
+    // time needs its unit; `1 month` is neither.
+    refused(&["run", "-w", "empty", "--duration=1month"], "--duration");
+    refused(&["run", "-w", "empty", "--warmup=1month"], "--warmup");
+    refused(
+        &["run", "-w", "empty", "--retry-backoff=10,100"],
+        "a number needs its unit",
+    );
+    refused(
+        &["findmax", "-w", "empty", "--slo=p99<10"],
+        "a number needs its unit",
+    );
+    refused(
+        &["run", "-w", "empty", "--rate=ramp:1k..2k/10"],
+        "a number needs its unit",
+    );
+    eprintln!("{} refusals checked", cases + 5);
+}

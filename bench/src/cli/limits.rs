@@ -20,9 +20,9 @@
 
 use std::time::Duration;
 
-use crate::engine::schedule::RateSchedule;
+use crate::engine::schedule::{RateSchedule, ScheduleError};
 use crate::engine::Limit;
-use crate::units;
+use crate::units::{self, UnitError};
 
 /// The most concurrent requests a run may ask for.
 pub const MAX_CONCURRENCY: u64 = 1_000_000;
@@ -45,103 +45,161 @@ pub const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(3600);
 /// The shortest findmax step.
 pub const MIN_STEP_DURATION: Duration = Duration::from_millis(100);
 
-/// A whole number within `min..=max`, or why not (naming the range).
-fn whole_within(text: &str, min: u64, max: u64) -> Result<u64, String> {
+/// Why an option's value is refused (clap prints it after the option's name).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OptionError {
+    /// Not a whole number, or one outside the option's range.
+    #[error("`{text}` is not a whole number from {min} to {max}")]
+    NotWholeWithin {
+        /// The text given.
+        text: String,
+        /// The smallest allowed.
+        min: u64,
+        /// The largest allowed.
+        max: u64,
+    },
+    /// Not a duration or a count in the bench's grammar.
+    #[error(transparent)]
+    Unit(#[from] UnitError),
+    /// A duration outside the option's range.
+    #[error("`{text}` is out of range: {range}")]
+    DurationOutOfRange {
+        /// The text given.
+        text: String,
+        /// The allowed range, as a reader wants it (`from 1ms to 3600s`, `at least 1ms`).
+        range: String,
+    },
+    /// A run length of 0 iterations or no time.
+    #[error("`{text}` measures nothing: give at least 1 iteration or a time above 0")]
+    MeasuresNothing {
+        /// The text given.
+        text: String,
+    },
+    /// Not a rate or a rate schedule.
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
+    /// An SQPOLL idle time the kernel does not take.
+    #[error("the SQPOLL idle time must be whole milliseconds from 1ms to {max_secs}s")]
+    SqPollIdle {
+        /// The longest idle time, in seconds.
+        max_secs: u64,
+    },
+    /// Neither a core number nor `none`.
+    #[error("`{text}` is neither a core number nor `none`")]
+    NotACore {
+        /// The text given.
+        text: String,
+    },
+    /// A constant rate of 0.
+    #[error("`{text}` sends nothing: give a rate above 0 (leave -r out for no limit)")]
+    SendsNothing {
+        /// The text given.
+        text: String,
+    },
+}
+
+/// A whole number within `min..=max` as the option's type (every bound here fits `usize`
+/// and `u32`, so the conversion fails only for a range it was not made for).
+fn whole<T: TryFrom<u64>>(text: &str, min: u64, max: u64) -> Result<T, OptionError> {
+    let refused = || OptionError::NotWholeWithin {
+        text: text.to_owned(),
+        min,
+        max,
+    };
     match text.trim().parse::<u64>() {
-        Ok(n) if (min..=max).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "`{text}` is not a whole number from {min} to {max}"
-        )),
+        Ok(n) if (min..=max).contains(&n) => T::try_from(n).map_err(|_| refused()),
+        _ => Err(refused()),
     }
 }
 
-/// A whole number within `min..=max` as the option's type.
-fn whole<T: TryFrom<u64>>(text: &str, min: u64, max: u64) -> Result<T, String> {
-    let n = whole_within(text, min, max)?;
-    T::try_from(n).map_err(|_| format!("`{text}` is too large here"))
-}
-
 /// `-p/--concurrency`.
-pub fn concurrency(text: &str) -> Result<usize, String> {
+pub fn concurrency(text: &str) -> Result<usize, OptionError> {
     whole(text, 1, MAX_CONCURRENCY)
 }
 
 /// `-t/--threads`.
-pub fn threads(text: &str) -> Result<usize, String> {
+pub fn threads(text: &str) -> Result<usize, OptionError> {
     whole(text, 1, MAX_THREADS)
 }
 
 /// `-c/--connections`.
-pub fn connections(text: &str) -> Result<usize, String> {
+pub fn connections(text: &str) -> Result<usize, OptionError> {
     whole(text, 1, MAX_CONNECTIONS)
 }
 
 /// `--segments`.
-pub fn segments(text: &str) -> Result<usize, String> {
+pub fn segments(text: &str) -> Result<usize, OptionError> {
     whole(text, 1, MAX_SEGMENTS)
 }
 
 /// `--retries`.
-pub fn retries(text: &str) -> Result<u32, String> {
+pub fn retries(text: &str) -> Result<u32, OptionError> {
     whole(text, 0, MAX_RETRIES)
 }
 
 /// `--refine`.
-pub fn refine(text: &str) -> Result<u32, String> {
+pub fn refine(text: &str) -> Result<u32, OptionError> {
     whole(text, 0, MAX_REFINE)
 }
 
-/// A duration within `min..=max` (`max` none: no upper bound).
-fn duration_within(text: &str, min: Duration, max: Option<Duration>) -> Result<Duration, String> {
-    let d = units::duration(text).map_err(|e| e.to_string())?;
+/// A duration with its unit within `min..=max` (`max` none: no upper bound).
+fn duration_within(
+    text: &str,
+    min: Duration,
+    max: Option<Duration>,
+) -> Result<Duration, OptionError> {
+    let d = units::duration(text)?;
     let too_long = max.is_some_and(|max| d > max);
     if d < min || too_long {
         let range = match max {
             Some(max) => format!("from {min:?} to {max:?}"),
             None => format!("at least {min:?}"),
         };
-        return Err(format!("`{text}` is out of range: {range}"));
+        return Err(OptionError::DurationOutOfRange {
+            text: text.to_owned(),
+            range,
+        });
     }
     Ok(d)
 }
 
 /// `-s/--sampling` of `run` and `findmax`.
-pub fn sample_interval(text: &str) -> Result<Duration, String> {
+pub fn sample_interval(text: &str) -> Result<Duration, OptionError> {
     duration_within(text, MIN_SAMPLE_INTERVAL, None)
 }
 
 /// `--progress-every`.
-pub fn progress_every(text: &str) -> Result<Duration, String> {
+pub fn progress_every(text: &str) -> Result<Duration, OptionError> {
     duration_within(text, MIN_PROGRESS_EVERY, None)
 }
 
 /// `--timeout`.
-pub fn request_timeout(text: &str) -> Result<Duration, String> {
+pub fn request_timeout(text: &str) -> Result<Duration, OptionError> {
     duration_within(text, Duration::from_millis(1), Some(MAX_REQUEST_TIMEOUT))
 }
 
 /// `findmax --step-duration`.
-pub fn step_duration(text: &str) -> Result<Duration, String> {
+pub fn step_duration(text: &str) -> Result<Duration, OptionError> {
     duration_within(text, MIN_STEP_DURATION, None)
 }
 
 /// `run -d/--duration`: some iterations or some time (the warm-up may be 0).
-pub fn run_length(text: &str) -> Result<Limit, String> {
-    match Limit::parse(text).map_err(|e| e.to_string())? {
-        Limit::Count(0) | Limit::Time(Duration::ZERO) => Err(format!(
-            "`{text}` measures nothing: give at least 1 iteration or a time above 0"
-        )),
+pub fn run_length(text: &str) -> Result<Limit, OptionError> {
+    match Limit::parse(text)? {
+        Limit::Count(0) | Limit::Time(Duration::ZERO) => Err(OptionError::MeasuresNothing {
+            text: text.to_owned(),
+        }),
         limit => Ok(limit),
     }
 }
 
 /// `-r/--rate` of `load` and `run`: a constant rate of 0 sends nothing.
-pub fn rate_limit(text: &str) -> Result<RateSchedule, String> {
-    let schedule = RateSchedule::parse(text).map_err(|e| e.to_string())?;
+pub fn rate_limit(text: &str) -> Result<RateSchedule, OptionError> {
+    let schedule = RateSchedule::parse(text)?;
     if schedule.constant() == Some(0.0) {
-        return Err(format!(
-            "`{text}` sends nothing: give a rate above 0 (leave -r out for no limit)"
-        ));
+        return Err(OptionError::SendsNothing {
+            text: text.to_owned(),
+        });
     }
     Ok(schedule)
 }
@@ -152,7 +210,7 @@ mod tests {
 
     #[test]
     fn counts_are_refused_outside_their_range() {
-        type Parser = fn(&str) -> Result<usize, String>;
+        type Parser = fn(&str) -> Result<usize, OptionError>;
         let table: [(Parser, &str, &str); 4] = [
             (concurrency, "1", "1000000"),
             (threads, "1", "1024"),
@@ -170,7 +228,7 @@ mod tests {
                 "ten",
                 "1.5",
             ] {
-                let e = parse(bad).unwrap_err();
+                let e = parse(bad).unwrap_err().to_string();
                 assert!(e.contains(&format!("from {low} to {high}")), "{e}");
             }
         }
@@ -192,21 +250,47 @@ mod tests {
         assert!(progress_every("1s").is_ok());
         assert!(request_timeout("0s").is_err());
         assert!(request_timeout("1h").is_ok());
-        let e = request_timeout("2h").unwrap_err();
+        let e = request_timeout("2h").unwrap_err().to_string();
         assert!(e.contains("from 1ms to 3600s"), "{e}");
         assert!(step_duration("50ms").is_err());
         assert!(step_duration("1500ms").is_ok());
     }
 
     #[test]
+    fn time_only_options_refuse_a_bare_number_and_months() {
+        type Parser = fn(&str) -> Result<Duration, OptionError>;
+        let table: [(&str, Parser); 4] = [
+            ("-s", sample_interval),
+            ("--progress-every", progress_every),
+            ("--timeout", request_timeout),
+            ("--step-duration", step_duration),
+        ];
+        for (option, parse) in table {
+            // `--timeout 5000` was 83 minutes; now it says how to write what was meant.
+            let e = parse("5000").unwrap_err().to_string();
+            assert_eq!(
+                e, "`5000` is not a duration: a number needs its unit, e.g. `5000s` or `5000ms`",
+                "{option}"
+            );
+            let e = parse("1M").unwrap_err().to_string();
+            assert!(e.contains("`M` is not a unit of time"), "{option}: {e}");
+            assert_eq!(parse("2s"), Ok(Duration::from_secs(2)), "{option}");
+        }
+        // -d takes either: a number is iterations, with a time unit a time; `1M` a million.
+        assert_eq!(run_length("1M"), Ok(Limit::Count(1_000_000)));
+        assert_eq!(run_length("1m"), Ok(Limit::Time(Duration::from_secs(60))));
+        assert_eq!(run_length("5000"), Ok(Limit::Count(5000)));
+    }
+
+    #[test]
     fn a_run_of_nothing_and_a_rate_of_nothing_are_refused() {
         for nothing in ["0", "0s", "0ms"] {
-            let e = run_length(nothing).unwrap_err();
+            let e = run_length(nothing).unwrap_err().to_string();
             assert!(e.contains("measures nothing"), "{e}");
         }
         assert_eq!(run_length("1"), Ok(Limit::Count(1)));
         assert_eq!(run_length("2s"), Ok(Limit::Time(Duration::from_secs(2))));
-        let e = rate_limit("0").unwrap_err();
+        let e = rate_limit("0").unwrap_err().to_string();
         assert!(e.contains("sends nothing"), "{e}");
         assert!(rate_limit("10k").is_ok());
         // A schedule through 0 is a schedule, not nothing.

@@ -73,12 +73,12 @@ pub enum Limit {
 
 impl Limit {
     /// Parses a count (`1000`, `10k`, `1M`: see [`crate::units::count`]) or else a time
-    /// with its unit (`30s`, `500ms`, `2m`, `1h`: [`crate::units::duration_with_unit`]).
+    /// with its unit (`30s`, `500ms`, `2m`, `1h`: [`crate::units::duration`]).
     pub fn parse(text: &str) -> Result<Self, UnitError> {
         if let Ok(n) = units::count(text) {
             return Ok(Limit::Count(n));
         }
-        units::duration_with_unit(text)
+        units::duration(text)
             .map(Limit::Time)
             .map_err(|_| UnitError::Limit {
                 text: text.to_owned(),

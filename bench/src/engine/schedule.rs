@@ -611,7 +611,7 @@ fn split_length<'a>(part: &str, body: &'a str) -> Result<(&'a str, Option<f64>),
 
 /// A positive duration, seconds.
 fn parse_length(part: &str, text: &str) -> Result<f64, ScheduleError> {
-    let d = units::duration_with_unit(text).map_err(|source| ScheduleError::Duration {
+    let d = units::duration(text).map_err(|source| ScheduleError::Duration {
         part: part.to_owned(),
         source,
     })?;

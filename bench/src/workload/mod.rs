@@ -396,7 +396,7 @@ pub fn parse_param_value(text: &str) -> ParamValue {
     if let Ok(v) = t.parse::<f64>() {
         return ParamValue::Float(v);
     }
-    if let Ok(d) = units::duration_with_unit(t) {
+    if let Ok(d) = units::duration(t) {
         return ParamValue::Int((d.as_secs_f64() * 1e3).round() as i64);
     }
     ParamValue::Str(text.to_owned())

@@ -29,8 +29,9 @@
 //! `bad_body`, each a broken frame in place of the answer), `"wrong_stream"` (the answer carries a stream id
 //! the client never used).
 //!
-//! Durations (`after`, `until`, delays, `stall`) read as the bench reads its options:
-//! humantime's grammar (`500us`, `2ms`, `1.5s`, `2m`, `1h30m`); a bare number is seconds.
+//! Durations (`after`, `until`, delays, `stall`) read as the bench reads its options (the
+//! crate `doppio-units`): a number with its unit (`500us`, `2ms`, `1.5s`, `2m`, `1h30m`); a
+//! bare number is refused with a hint.
 //!
 //! Invariant: the first rule whose condition holds decides; a request matches at most one.
 
@@ -220,17 +221,10 @@ struct FileError {
     message: Option<String>,
 }
 
-/// Parses a duration as the bench does (`doppio_bench::units`): humantime's grammar
-/// (`500us`, `2ms`, `1.5s`, `2m`, `1h30m`), or a bare number of seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let parsed = match t.parse::<f64>() {
-        Ok(secs) => Duration::try_from_secs_f64(secs).map_err(|e| e.to_string()),
-        Err(_) => humantime::parse_duration(t).map_err(|e| e.to_string()),
-    };
-    parsed.map_err(|reason| {
-        format!("`{text}` is not a duration such as 500us, 5ms, 1.5s, 2m or 1h30m: {reason}")
-    })
+/// Parses a duration in the bench's grammar (the crate `doppio-units`): a number with its
+/// unit (`500us`, `2ms`, `1.5s`, `2m`, `1h30m`); a bare number is refused with a hint.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    doppio_units::duration(text).map_err(|e| e.to_string())
 }
 
 /// `SERIAL`, `LOCAL_SERIAL` (any case), or `none` for a request that carries none.
@@ -560,7 +554,7 @@ then = { malformed = "bad_version" }
             ),
             (
                 "[[rule]]\nthen = { delay = { fixed = \"3 parsecs\" } }",
-                "unknown time unit \"parsecs\"",
+                "`parsecs` is not a unit of time",
             ),
             (
                 "[[rule]]\nthen = { stall = \"1s\", malformed = \"truncated\" }",
@@ -615,14 +609,16 @@ then = { malformed = "bad_version" }
             ("1.5s", ms(1500)),
             ("2m", ms(120_000)),
             ("1h30m", ms(5_400_000)),
-            ("0.5", ms(500)),
         ] {
             assert_eq!(parse_duration(text), Ok(want), "{text}");
         }
-        for bad in ["", "-1s", "-1", "1k", "soon"] {
+        for bad in ["", "-1s", "-1", "1k", "soon", "0.5", "1M"] {
             let e = parse_duration(bad).unwrap_err();
-            assert!(e.contains("is not a duration such as"), "{e}");
+            assert!(e.contains("is not a duration"), "{e}");
         }
+        // A bare number says how to write it.
+        let e = parse_duration("2").unwrap_err();
+        assert!(e.contains("`2s` or `2ms`"), "{e}");
     }
 
     #[test]
