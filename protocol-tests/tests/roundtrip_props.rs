@@ -1003,6 +1003,7 @@ mod responses {
                 metadata: PreparedMetadata {
                     pk_indexes,
                     columns,
+                    extension_flags: 0,
                 },
                 result_metadata,
             })

@@ -29,6 +29,8 @@
 //!   (the driver routes with it; the stub checks where requests land with it).
 //! - [`sharding`]: ScyllaDB's protocol extension for shards: the `SCYLLA_*` options of
 //!   SUPPORTED, the shard that owns a token, the source ports that reach a shard.
+//! - [`scylla_extensions`]: ScyllaDB's other extensions: the LWT mark of prepared
+//!   statements, the rate-limit error's fields, tablets routing v1's payload.
 //! - [`error`]: [`ProtoError`], the one error type, with context on every variant, and
 //!   [`ValueError`], why one value could not be converted (a [`ProtoError`] carries it as
 //!   its source, with the column).
@@ -60,6 +62,7 @@ pub mod murmur3;
 pub mod request;
 pub mod response;
 pub mod rows;
+pub mod scylla_extensions;
 pub mod segment;
 pub mod serialize;
 pub mod sharding;

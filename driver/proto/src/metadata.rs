@@ -75,6 +75,10 @@ pub struct PreparedMetadata {
     pub pk_indexes: Vec<u16>,
     /// The bind markers, in order.
     pub columns: Vec<ColumnSpec>,
+    /// Flag bits of the metadata beyond the specification's (`Global_tables_spec` is implied
+    /// by the columns): a protocol extension's, such as ScyllaDB's LWT mark
+    /// ([`crate::scylla_extensions::Extensions::is_lwt`]). 0 from Cassandra.
+    pub extension_flags: i32,
 }
 
 /// Reads an `[int]` count and checks it is not negative and could fit in what is left
@@ -298,17 +302,19 @@ impl PreparedMetadata {
         Ok(Self {
             pk_indexes,
             columns,
+            extension_flags: flags & !rows_flags::GLOBAL_TABLES_SPEC,
         })
     }
 
     /// Writes the bind-marker `<metadata>`.
     pub fn encode(&self, buf: &mut impl BufMut) -> Result<()> {
         let global = common_table(&self.columns).is_some();
-        buf.put_i32(if global {
+        let spec_flags = if global {
             rows_flags::GLOBAL_TABLES_SPEC
         } else {
             0
-        });
+        };
+        buf.put_i32(spec_flags | (self.extension_flags & !rows_flags::GLOBAL_TABLES_SPEC));
         buf.put_i32(count_i32(self.columns.len(), "bind marker count")?);
         buf.put_i32(count_i32(self.pk_indexes.len(), "partition key count")?);
         for i in &self.pk_indexes {

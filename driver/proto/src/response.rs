@@ -327,6 +327,13 @@ pub enum ErrorDetail {
         /// The prepared id.
         id: Bytes,
     },
+    /// Fields after the message of a code the specification does not define, as a protocol
+    /// extension adds them (ScyllaDB's rate-limit error:
+    /// [`crate::scylla_extensions::RateLimitError`]); kept raw for whoever negotiated it.
+    Extension {
+        /// The bytes after the message.
+        fields: Bytes,
+    },
 }
 
 /// An ERROR message.
@@ -433,6 +440,9 @@ impl ErrorResponse {
             ErrorCode::Unprepared => ErrorDetail::Unprepared {
                 id: body.slice_ref(r.read_short_bytes("unprepared id")?),
             },
+            ErrorCode::Other(_) if !r.is_empty() => ErrorDetail::Extension {
+                fields: body.slice_ref(r.take(r.remaining(), "extension fields")?),
+            },
             _ => ErrorDetail::None,
         };
         Ok(Self {
@@ -447,6 +457,7 @@ impl ErrorResponse {
         wire::put_string(buf, &self.message, "error message")?;
         match &self.detail {
             ErrorDetail::None => {}
+            ErrorDetail::Extension { fields } => buf.put_slice(fields),
             ErrorDetail::Unavailable {
                 consistency,
                 required,
@@ -1184,6 +1195,7 @@ mod tests {
                 metadata: PreparedMetadata {
                     pk_indexes: vec![1, 0],
                     columns: vec![col("a", ColumnType::Int), col("b", ColumnType::Bigint)],
+                    extension_flags: 0,
                 },
                 result_metadata: RowsMetadata {
                     columns_count: 0,
@@ -1333,6 +1345,14 @@ mod tests {
             ),
             (ErrorCode::Overloaded, ErrorDetail::None),
             (ErrorCode::Other(0x7777), ErrorDetail::None),
+            // ScyllaDB's rate-limit error: a code of the node's choosing, two bytes after
+            // the message, kept raw.
+            (
+                ErrorCode::Other(0xF000),
+                ErrorDetail::Extension {
+                    fields: Bytes::from_static(&[1, 0]),
+                },
+            ),
         ];
         for (code, detail) in errors {
             let e = ErrorResponse {

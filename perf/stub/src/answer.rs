@@ -445,6 +445,7 @@ impl Responder {
                     typ: self.shape.bind_type.clone(),
                 })
                 .collect(),
+            extension_flags: 0,
         };
         let result_metadata = RowsMetadata {
             columns_count: result_columns.len(),
