@@ -34,6 +34,7 @@ fn stub(runtime: Runtime, shard_aware_port: ShardAwarePort) -> StubHandle {
             shards: NonZeroU16::new(SHARDS).unwrap(),
             ignore_msb: 12,
             shard_aware_port,
+            extensions: doppio_stub::scylla::SCYLLA_EXTENSIONS,
         }),
         ..StubConfig::default()
     })

@@ -22,15 +22,16 @@ use std::sync::atomic::Ordering;
 use std::task::{Poll, Waker};
 use std::time::Instant;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use doppio_proto::compression::Compression;
 use doppio_proto::consistency::Consistency;
 use doppio_proto::frame::{Direction, Flags, FrameDecoder, FrameHeader, FrameStatus, Opcode};
 use doppio_proto::murmur3;
 use doppio_proto::request::Request;
 use doppio_proto::response::{
-    encode_response, Envelope, ErrorCode, ErrorDetail, ErrorResponse, Response,
+    encode_response, Envelope, ErrorCode, ErrorDetail, ErrorResponse, Response, ResultBody,
 };
+use doppio_proto::scylla_extensions::{Extensions, RateLimitError};
 use doppio_proto::segment::{
     EnvelopeAssembler, SegmentCompression, SegmentDecoder, SegmentEncoder,
 };
@@ -40,6 +41,7 @@ use doppio_rt::TcpStream;
 use crate::answer::{self, Answer};
 use crate::rules::{Malformed, Probe, Reaction};
 use crate::shard::ShardContext;
+use crate::tables;
 use crate::tls::ServerTls;
 
 /// Answers waiting beyond this many bytes pause reading (a client that does not read).
@@ -75,6 +77,8 @@ struct Conn {
     unframed: Cell<usize>,
     /// The emulated ScyllaDB shard of this connection (when the emulation is on).
     scylla_shard: Option<u16>,
+    /// The ScyllaDB extensions this connection's STARTUP turned on (of those offered).
+    extensions: Cell<Extensions>,
     /// EXECUTEs with a partition key in the current read batch, and those of them whose
     /// token another shard owns (added to the shared counters once per batch).
     batch_keyed: Cell<u64>,
@@ -160,6 +164,7 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>, scylla_shard
         segments: Cell::new(None),
         unframed: Cell::new(0),
         scylla_shard,
+        extensions: Cell::new(Extensions::default()),
         batch_keyed: Cell::new(0),
         batch_wrong: Cell::new(0),
     });
@@ -595,6 +600,10 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
     // STARTUP: compression, if asked for, applies from the next frame on.
     let mut start_lz4 = false;
     if let Request::Startup(options) = &request {
+        if let Some(e) = ctx.scylla() {
+            conn.extensions
+                .set(e.config.extensions.accepted_in_startup(options));
+        }
         match options
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case("COMPRESSION"))
@@ -627,6 +636,15 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
         (&mut answer, conn.scylla_shard, ctx.scylla())
     {
         options.extend(e.supported(shard));
+    }
+    // ScyllaDB's LWT mark: a conditional statement's prepared metadata carries the bit the
+    // connection negotiated.
+    if let (Answer::Message(Response::Result(ResultBody::Prepared(p))), Some(mask)) =
+        (&mut answer, conn.extensions.get().lwt_mask)
+    {
+        if statement.as_deref().is_some_and(tables::is_conditional) {
+            p.metadata.extension_flags |= i32::from_be_bytes(mask.to_be_bytes());
+        }
     }
     let id = match &request {
         Request::Execute { id, .. } => Some(*id),
@@ -686,6 +704,26 @@ fn serial_of(request: &Request<'_>) -> Option<Consistency> {
         } => *serial_consistency,
         _ => None,
     }
+}
+
+/// ScyllaDB's answer to an operation over its partition's rate limit: the rate-limit error
+/// with its fields where the connection turned the extension on, Config_error otherwise.
+fn rate_limit_error(limit: RateLimitError, extensions: Extensions) -> Response {
+    let message = "Per-partition rate limit reached (doppio-stub)".to_owned();
+    let (code, detail) = match extensions.rate_limit_code {
+        Some(code) => (
+            ErrorCode::Other(code),
+            ErrorDetail::Extension {
+                fields: Bytes::copy_from_slice(&limit.encode()),
+            },
+        ),
+        None => (ErrorCode::ConfigError, ErrorDetail::None),
+    };
+    Response::Error(Box::new(ErrorResponse {
+        code,
+        message,
+        detail,
+    }))
 }
 
 /// The ERROR a rule asks for, with the fields its code requires.
@@ -778,6 +816,14 @@ fn react(
         Reaction::Error { code, message } => {
             let mut out = conn.out.borrow_mut();
             conn.put(&mut out, stream, &injected_error(code, &message, id));
+        }
+        Reaction::RateLimit(limit) => {
+            let mut out = conn.out.borrow_mut();
+            conn.put(
+                &mut out,
+                stream,
+                &rate_limit_error(limit, conn.extensions.get()),
+            );
         }
         Reaction::Stall(d) => {
             let until = Instant::now() + d;

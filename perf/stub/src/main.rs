@@ -156,6 +156,7 @@ fn main() -> ExitCode {
                     });
                 ShardAwarePort::Listen(SocketAddr::new(args.listen.ip(), port))
             },
+            extensions: doppio_stub::scylla::SCYLLA_EXTENSIONS,
         }),
         routed_keyspace: None,
         tls,

@@ -27,7 +27,9 @@
 //! (the connection stops answering and reading for a duration), `"drop"` (the connection is
 //! closed), `malformed` (`bad_version`, `oversized_length`, `truncated`, `corrupt_lz4`,
 //! `bad_body`, each a broken frame in place of the answer), `"wrong_stream"` (the answer carries a stream id
-//! the client never used).
+//! the client never used), `rate_limit = { op = "read" | "write", rejected_by_coordinator }`
+//! (ScyllaDB's rate-limit error on a connection that turned that extension on, Config_error
+//! on others, as ScyllaDB does).
 //!
 //! Durations (`after`, `until`, delays, `stall`) read as the bench reads its options (the
 //! crate `doppio-units`): a number with its unit (`500us`, `2ms`, `1.5s`, `2m`, `1h30m`); a
@@ -40,6 +42,7 @@ use std::time::Duration;
 use doppio_proto::consistency::Consistency;
 use doppio_proto::frame::Opcode;
 use doppio_proto::response::ErrorCode;
+use doppio_proto::scylla_extensions::{RateLimitError, RateLimitedOp};
 use serde::Deserialize;
 
 /// Why a rules file could not be used.
@@ -116,6 +119,9 @@ pub enum Reaction {
     Malformed(Malformed),
     /// Answer on a stream id the client never used.
     WrongStream,
+    /// ScyllaDB's rate-limit error (its protocol extension), when the connection turned the
+    /// extension on; Config_error otherwise, as ScyllaDB falls back.
+    RateLimit(RateLimitError),
 }
 
 /// When a rule applies.
@@ -194,7 +200,7 @@ struct FileCondition {
 #[serde(untagged)]
 enum FileReaction {
     Word(String),
-    Table(FileReactionTable),
+    Table(Box<FileReactionTable>),
 }
 
 #[derive(Debug, Deserialize)]
@@ -204,6 +210,15 @@ struct FileReactionTable {
     error: Option<FileError>,
     stall: Option<String>,
     malformed: Option<String>,
+    rate_limit: Option<FileRateLimit>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRateLimit {
+    op: String,
+    #[serde(default)]
+    rejected_by_coordinator: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -274,14 +289,29 @@ fn reaction(r: FileReaction) -> Result<Reaction, String> {
             )),
         },
         FileReaction::Table(t) => {
+            let t = *t;
             let given = [
                 t.delay.is_some(),
                 t.error.is_some(),
                 t.stall.is_some(),
                 t.malformed.is_some(),
+                t.rate_limit.is_some(),
             ];
             if given.iter().filter(|g| **g).count() != 1 {
-                return Err("`then` needs exactly one of delay, error, stall, malformed".into());
+                return Err(
+                    "`then` needs exactly one of delay, error, stall, malformed, rate_limit".into(),
+                );
+            }
+            if let Some(r) = t.rate_limit {
+                let op = match r.op.to_ascii_lowercase().as_str() {
+                    "read" => RateLimitedOp::Read,
+                    "write" => RateLimitedOp::Write,
+                    other => return Err(format!("rate_limit op `{other}` (read or write)")),
+                };
+                return Ok(Reaction::RateLimit(RateLimitError {
+                    op,
+                    rejected_by_coordinator: r.rejected_by_coordinator,
+                }));
             }
             if let Some(d) = t.delay {
                 let delay = match (d.fixed, d.uniform, d.exponential) {
@@ -619,6 +649,33 @@ then = { malformed = "bad_version" }
         // A bare number says how to write it.
         let e = parse_duration("2").unwrap_err();
         assert!(e.contains("`2s` or `2ms`"), "{e}");
+    }
+
+    #[test]
+    fn rate_limit_reactions_read_their_operation() {
+        let r = Rules::parse(
+            "[[rule]]\nthen = { rate_limit = { op = \"write\", rejected_by_coordinator = true } }\n\
+             [[rule]]\nthen = { rate_limit = { op = \"READ\" } }",
+        )
+        .unwrap();
+        assert_eq!(
+            r.rules[0].then,
+            Reaction::RateLimit(RateLimitError {
+                op: RateLimitedOp::Write,
+                rejected_by_coordinator: true
+            })
+        );
+        assert_eq!(
+            r.rules[1].then,
+            Reaction::RateLimit(RateLimitError {
+                op: RateLimitedOp::Read,
+                rejected_by_coordinator: false
+            })
+        );
+        let e = Rules::parse("[[rule]]\nthen = { rate_limit = { op = \"scan\" } }")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rate_limit op `scan` (read or write)"), "{e}");
     }
 
     #[test]

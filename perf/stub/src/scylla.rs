@@ -19,6 +19,7 @@ use std::net::SocketAddr;
 use std::num::NonZeroU16;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use doppio_proto::scylla_extensions::Extensions;
 use doppio_proto::sharding::{Sharder, ShardingInfo};
 
 /// Where the emulated node's shard-aware port is.
@@ -42,7 +43,19 @@ pub struct ScyllaShards {
     pub ignore_msb: u8,
     /// The shard-aware port.
     pub shard_aware_port: ShardAwarePort,
+    /// ScyllaDB's other extensions the node offers in SUPPORTED (a connection uses those
+    /// its client turns on in STARTUP).
+    pub extensions: Extensions,
 }
+
+/// What a ScyllaDB node offers besides its shards, with ScyllaDB's values: the LWT mark
+/// (bit 31 of the prepared metadata flags) and the rate-limit error (code 0xF000). Not
+/// tablets routing, which the stub does not emulate.
+pub const SCYLLA_EXTENSIONS: Extensions = Extensions {
+    lwt_mask: Some(0x8000_0000),
+    rate_limit_code: Some(0xF000),
+    tablets_routing_v1: false,
+};
 
 impl ScyllaShards {
     /// `shards` shards, ScyllaDB's default ignore-msb (12), a shard-aware port on any free
@@ -52,6 +65,7 @@ impl ScyllaShards {
             shards,
             ignore_msb: 12,
             shard_aware_port: ShardAwarePort::Listen(SocketAddr::new(ip, 0)),
+            extensions: SCYLLA_EXTENSIONS,
         }
     }
 
@@ -141,15 +155,18 @@ impl Emulation {
         self.open[usize::from(shard)].fetch_sub(1, Ordering::Relaxed);
     }
 
-    /// SUPPORTED's sharding options for a connection of `shard`.
+    /// SUPPORTED's ScyllaDB options for a connection of `shard`: its sharding and the other
+    /// extensions offered.
     pub(crate) fn supported(&self, shard: u16) -> Vec<(String, Vec<String>)> {
         let port = self.aware_port.load(Ordering::Relaxed) as u16;
-        ShardingInfo {
+        let mut options = ShardingInfo {
             shard,
             sharder: self.config.sharder(),
             shard_aware_port: (port != 0).then_some(port),
         }
-        .to_supported()
+        .to_supported();
+        options.extend(self.config.extensions.to_supported());
+        options
     }
 
     /// Adds one read batch's counts of a connection of `shard`.
@@ -196,6 +213,10 @@ mod tests {
             .expect("sharded");
         assert_eq!(info.shard, 2);
         assert_eq!(info.sharder, config.sharder());
+        assert_eq!(
+            Extensions::from_supported(&supported),
+            Ok(SCYLLA_EXTENSIONS)
+        );
         e.count(2, 10, 3);
         assert_eq!(e.counts().requests, vec![0, 0, 10, 0]);
         assert_eq!(e.counts().wrong_shard, 3);

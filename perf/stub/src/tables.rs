@@ -396,6 +396,31 @@ pub fn project(table: &Table, select: &Select<'_>) -> Result<Vec<usize>, String>
         .collect()
 }
 
+/// Whether `cql` is a conditional statement (a lightweight transaction): an INSERT, UPDATE
+/// or DELETE with an `IF` clause (`IF NOT EXISTS`, `IF EXISTS`, `IF col = ...`), the
+/// statements ScyllaDB marks with its LWT bit. Words are compared case-insensitively;
+/// string literals are not looked into.
+pub fn is_conditional(cql: &str) -> bool {
+    let mut words = cql
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ';')
+        .filter(|w| !w.is_empty());
+    let modifies = words.next().is_some_and(|w| {
+        ["INSERT", "UPDATE", "DELETE"]
+            .iter()
+            .any(|k| w.eq_ignore_ascii_case(k))
+    });
+    let mut in_literal = false;
+    modifies
+        && words.any(|w| {
+            // A word inside a string literal is not a keyword.
+            if w.matches('\'').count() % 2 == 1 {
+                in_literal = !in_literal;
+                return false;
+            }
+            !in_literal && w.eq_ignore_ascii_case("IF")
+        })
+}
+
 /// Counts the bind markers (`?`) of a statement, outside quoted strings and names.
 pub fn count_markers(cql: &str) -> usize {
     let mut n = 0;
@@ -415,6 +440,26 @@ pub fn count_markers(cql: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conditional_statements_are_told_apart() {
+        for lwt in [
+            "INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS",
+            "update t SET v = ? WHERE k = ? if v = ?",
+            "DELETE FROM t WHERE k = ? IF EXISTS;",
+        ] {
+            assert!(is_conditional(lwt), "{lwt}");
+        }
+        for plain in [
+            "INSERT INTO t (k, v) VALUES (?, 'what IF it rains')",
+            "SELECT k FROM t WHERE k = ?",
+            "UPDATE t SET v = ? WHERE k = ?",
+            "CREATE TABLE IF NOT EXISTS t (k int PRIMARY KEY)",
+            "",
+        ] {
+            assert!(!is_conditional(plain), "{plain}");
+        }
+    }
 
     #[test]
     fn selects_are_parsed_as_drivers_write_them() {

@@ -8,6 +8,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::num::NonZeroU16;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,7 +19,7 @@ use doppio::proto::request::{BatchStatement, BatchType};
 use doppio::proto::response::{ErrorCode, ErrorDetail};
 use doppio::session::NoRetry;
 use doppio::{Error, Session, SessionConfig, StatementOptions};
-use doppio_stub::Shape;
+use doppio_stub::{Rules, ScyllaShards, Shape, Stub, StubConfig};
 
 mod support;
 
@@ -322,6 +323,85 @@ then = { error = { code = "read_timeout" } }
     assert_eq!(fired[1], ("read timeout".into(), 1));
 }
 
+/// ScyllaDB's LWT mark and rate-limit error, as scylla-rust-driver (which turns both on)
+/// and doppio (which does not yet) see them: the extension's fields for the client that
+/// negotiated it, Config_error for the other, as ScyllaDB answers.
+fn scylla_s_lwt_mark_and_rate_limit_error_reach_the_client_that_asked(runtime: Runtime) {
+    let stub = Stub::start(StubConfig {
+        runtime,
+        rules: Rules::parse(
+            r#"
+[[rule]]
+name = "hot partition"
+when = { statement = "HOT" }
+then = { rate_limit = { op = "write", rejected_by_coordinator = true } }
+"#,
+        )
+        .unwrap(),
+        log_rules: false,
+        scylla: Some(ScyllaShards::new(
+            NonZeroU16::new(2).unwrap(),
+            [127, 0, 0, 1].into(),
+        )),
+        ..StubConfig::default()
+    })
+    .unwrap();
+    let addr = stub.addr();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let s = scylla::client::session_builder::SessionBuilder::new()
+            .known_node_addr(addr)
+            .build()
+            .await
+            .unwrap();
+        let lwt = s
+            .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS")
+            .await
+            .unwrap();
+        assert!(lwt.is_confirmed_lwt());
+        let plain = s
+            .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+            .await
+            .unwrap();
+        assert!(!plain.is_confirmed_lwt());
+        let e = s
+            .query_unpaged("UPDATE ks.t SET v = 'x' WHERE k = 'HOT'", ())
+            .await
+            .unwrap_err();
+        match &e {
+            scylla::errors::ExecutionError::LastAttemptError(
+                scylla::errors::RequestAttemptError::DbError(
+                    scylla::errors::DbError::RateLimitReached {
+                        op_type,
+                        rejected_by_coordinator,
+                    },
+                    _,
+                ),
+            ) => {
+                assert_eq!(*op_type, scylla::errors::OperationType::Write);
+                assert!(*rejected_by_coordinator);
+            }
+            other => panic!("{other:?}"),
+        }
+    });
+    on_runtime(runtime, move || async move {
+        let s = session(addr, false).await;
+        let e = s
+            .query("UPDATE ks.t SET v = 'x' WHERE k = 'HOT'", &())
+            .await
+            .unwrap_err();
+        match &e {
+            Error::Server { error, .. } => assert_eq!(error.code, ErrorCode::ConfigError),
+            other => panic!("{other}"),
+        }
+        s.close("done");
+    });
+    assert_eq!(stub.fired(), vec![("hot partition".into(), 2)]);
+}
+
 fn a_delayed_answer_holds_back_only_itself(runtime: Runtime) {
     let stub = stub(
         runtime,
@@ -393,6 +473,7 @@ support::runtime_tests!(
     doppio_connects_and_runs_every_statement_kind_with_and_without_lz4,
     scylla_rust_driver_connects_with_its_default_session_builder,
     an_error_rule_answers_that_error_with_its_fields,
+    scylla_s_lwt_mark_and_rate_limit_error_reach_the_client_that_asked,
     a_delayed_answer_holds_back_only_itself,
     a_stall_holds_the_connection_then_service_resumes,
 );
