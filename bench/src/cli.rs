@@ -402,8 +402,9 @@ pub struct CyclesArgs {
     #[arg(long, value_name = "START..END", value_parser = CycleRange::parse, conflicts_with = "loader")]
     pub cycles: Option<CycleRange>,
     /// Be loader K of N (counted from 1): draw the K-th of N equal slices of the workload's
-    /// key space (its [load] count, else its `rows` parameter).
-    #[arg(long, value_name = "K/N", value_parser = LoaderSlice::parse)]
+    /// key space (its [load] count, else its `rows` parameter). `index/N`: K from a
+    /// Kubernetes Indexed Job's JOB_COMPLETION_INDEX (from 0) plus one.
+    #[arg(long, value_name = "K/N|index/N", value_parser = LoaderSlice::parse)]
     pub loader: Option<LoaderSlice>,
 }
 

@@ -136,6 +136,75 @@ fn a_timed_run_that_exhausts_its_cycles_wraps_around_within_them() {
     );
 }
 
+/// `--loader index/N` as each pod of a Kubernetes Indexed Job runs it: the job sets
+/// `JOB_COMPLETION_INDEX` (from 0), the pods share one command line. No cluster here: the
+/// variable is set as the job would set it.
+#[test]
+fn pods_of_an_indexed_job_load_their_own_slices() {
+    let stub = recording_stub();
+    let addr = stub.addr().to_string();
+    let mut seen = 0;
+    let mut slices = Vec::new();
+    for index in ["0", "1", "2"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_doppio"))
+            .args([
+                "load", "-w", "read", "-P", "rows=300", "--loader", "index/3", "-p", "8", "-q",
+                &addr,
+            ])
+            .env("JOB_COMPLETION_INDEX", index)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "index {index}: {out:?}");
+        let k = index.parse::<u64>().unwrap() + 1;
+        assert!(stdout.contains(&format!(", loader {k}/3)")), "{stdout}");
+        let values = stub.executed_first_values();
+        let mut sent = keys(&values[seen..]);
+        seen = values.len();
+        sent.sort_unstable();
+        slices.push(sent);
+    }
+    assert_eq!(slices[0], (0..100).collect::<Vec<_>>());
+    assert_eq!(slices[1], (100..200).collect::<Vec<_>>());
+    assert_eq!(slices[2], (200..300).collect::<Vec<_>>());
+    // Outside a job: one sentence naming the variable, before connecting.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_doppio"))
+        .args([
+            "load",
+            "-w",
+            "read",
+            "--loader",
+            "index/3",
+            "-q",
+            "127.0.0.1:1",
+        ])
+        .env_remove("JOB_COMPLETION_INDEX")
+        .output()
+        .unwrap();
+    assert_input_error(&out, &["JOB_COMPLETION_INDEX", "not set"]);
+}
+
+/// The documented manifest (bench/deploy/loaders-job.yaml) agrees with itself: an Indexed
+/// Job whose pods all run at once (merge needs overlapping runs) and whose command names the
+/// same N as its completions.
+#[test]
+fn the_indexed_job_manifest_runs_n_loaders_at_once() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/loaders-job.yaml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let field = |name: &str| -> String {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .unwrap_or_else(|| panic!("{name} in the manifest"))
+            .trim()
+            .to_owned()
+    };
+    assert_eq!(field("completionMode:"), "Indexed");
+    let n = field("completions:");
+    assert_eq!(field("parallelism:"), n);
+    assert!(text.contains(&format!("--loader index/{n}")), "{text}");
+    assert!(text.contains("loader-$JOB_COMPLETION_INDEX.json"), "{text}");
+}
+
 #[test]
 fn bad_cycles_and_loaders_exit_with_2_before_connecting() {
     for (args, expect) in [

@@ -45,6 +45,15 @@ pub enum CyclesError {
         /// The text given.
         text: String,
     },
+    /// `--loader index/N` outside a Kubernetes Indexed Job (or with an unreadable index).
+    #[error(
+        "--loader index/N takes K from {JOB_INDEX_VAR} (set by a Kubernetes Indexed Job, counted \
+         from 0), which is {found}"
+    )]
+    JobIndex {
+        /// What the variable held: `not set`, or its value quoted.
+        found: String,
+    },
     /// N = 0, K = 0 or K > N.
     #[error("--loader {k}/{n}: K must be between 1 and N, and N at least 1 (loaders are counted from 1)")]
     LoaderOutOfRange {
@@ -217,6 +226,9 @@ pub struct LoaderSlice {
     pub n: u64,
 }
 
+/// The variable a Kubernetes Indexed Job sets to each pod's completion index (from 0).
+pub const JOB_INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
+
 impl LoaderSlice {
     /// Loader `k` of `n`, or why not (`n` = 0, `k` = 0 or `k` > `n`).
     pub fn new(k: u64, n: u64) -> Result<Self, CyclesError> {
@@ -226,14 +238,35 @@ impl LoaderSlice {
         Ok(Self { k, n })
     }
 
-    /// Parses `K/N` (`1/2`: the first of two loaders).
+    /// Parses `K/N` (`1/2`: the first of two loaders), or `index/N`: K is the Kubernetes
+    /// Indexed Job's completion index plus one (`JOB_COMPLETION_INDEX`, counted from 0), so
+    /// that one manifest runs N loaders (bench/MANUAL.md).
     pub fn parse(text: &str) -> Result<Self, CyclesError> {
+        Self::parse_with(text, |var| std::env::var(var).ok())
+    }
+
+    /// [`Self::parse`] with the environment given as a lookup (tests).
+    pub fn parse_with(
+        text: &str,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, CyclesError> {
         let shape = || CyclesError::LoaderShape {
             text: text.to_owned(),
         };
         let (k, n) = text.split_once('/').ok_or_else(shape)?;
-        let k = k.trim().parse().map_err(|_| shape())?;
         let n = n.trim().parse().map_err(|_| shape())?;
+        let k = if k.trim() == "index" {
+            let value = env(JOB_INDEX_VAR);
+            let index: u64 = value
+                .as_deref()
+                .and_then(|v| v.trim().parse().ok())
+                .ok_or_else(|| CyclesError::JobIndex {
+                    found: value.map_or_else(|| "not set".to_owned(), |v| format!("`{v}`")),
+                })?;
+            index.saturating_add(1)
+        } else {
+            k.trim().parse().map_err(|_| shape())?
+        };
         Self::new(k, n)
     }
 
@@ -258,6 +291,43 @@ impl std::fmt::Display for LoaderSlice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_loader_takes_its_index_from_an_indexed_job() {
+        let env = |value: Option<&'static str>| {
+            move |var: &str| {
+                assert_eq!(var, JOB_INDEX_VAR);
+                value.map(str::to_owned)
+            }
+        };
+        // Completion index 0 is loader 1; the last index is loader N.
+        assert_eq!(
+            LoaderSlice::parse_with("index/4", env(Some("0"))).unwrap(),
+            LoaderSlice::new(1, 4).unwrap()
+        );
+        assert_eq!(
+            LoaderSlice::parse_with("index/4", env(Some("3"))).unwrap(),
+            LoaderSlice::new(4, 4).unwrap()
+        );
+        // An index past N is the usual range error; none or garbage names the variable.
+        assert!(matches!(
+            LoaderSlice::parse_with("index/4", env(Some("4"))),
+            Err(CyclesError::LoaderOutOfRange { k: 5, n: 4 })
+        ));
+        let e = LoaderSlice::parse_with("index/4", env(None)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--loader index/N takes K from JOB_COMPLETION_INDEX (set by a Kubernetes Indexed \
+             Job, counted from 0), which is not set"
+        );
+        let e = LoaderSlice::parse_with("index/4", env(Some("x"))).unwrap_err();
+        assert!(e.to_string().ends_with("which is `x`"), "{e}");
+        // K/N as before, without looking at the environment.
+        assert_eq!(
+            LoaderSlice::parse_with("2/3", |_| panic!("no lookup")).unwrap(),
+            LoaderSlice::new(2, 3).unwrap()
+        );
+    }
 
     #[test]
     fn the_n_slices_cover_the_space_exactly_once_in_order() {
