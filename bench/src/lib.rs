@@ -23,6 +23,8 @@
 //!   of a measured stretch.
 //! - [`alloc_count`]: the counting global allocator of the `alloc-count` feature.
 //! - [`flame`]: `perf record` around measured segments, drawn as flamegraphs (inferno).
+//! - [`anatomy`]: the layer (codec, driver, runtime, allocator, kernel parts, bench) that owns
+//!   each sampled stack, as a table of frame patterns; CPU per request split by layer.
 //! - [`report`]: the JSON report and its text rendering (children: `text`; `merge`, the
 //!   reports of several loader machines combined).
 //! - [`plot`]: `doppio plot`: throughput and latency percentiles over time, per backend, or
@@ -45,6 +47,7 @@
 //! through [`engine::BenchSession`]); [`backend`] holds everything driver-specific.
 
 pub mod alloc_count;
+pub mod anatomy;
 pub mod backend;
 pub mod cli;
 pub mod engine;
