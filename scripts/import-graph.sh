@@ -57,7 +57,7 @@ import tomllib
 
 # Crates whose file graph is enforced by the default run (the rest: module view only, until
 # their files are untangled; add a crate here once `--files` passes on it).
-FILE_CHECKED = []
+FILE_CHECKED = ["driver/rt"]
 
 args = sys.argv[1:]
 dot = "--dot" in args
