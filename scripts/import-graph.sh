@@ -19,9 +19,10 @@
 # File view (`--files`): every file is a node, the crate root too. An arrow goes from file A
 # to file B when A names an item that lives in B: a `crate::`/`self::`/`super::` path, a path
 # through a submodule A declares (`executor::Executor` in a `mod.rs` with `mod executor;`),
-# each leaf of a `use` tree. A path is followed module by module to the file of the module
-# that holds the named item; a name that module only imports or re-exports (`use`, `pub use`,
-# private or not) is followed on to the file where the item is defined. So:
+# each leaf of a `use` tree (a leaf importing a module, `use super::ops;`, is no arrow itself:
+# each path through it, `ops::Hold`, is). A path is followed module by module to the file of
+# the module that holds the named item; a name that module only imports or re-exports (`use`,
+# `pub use`, private or not) is followed on to the file where the item is defined. So:
 # - a parent declaring `mod child;` is not an arrow; its `pub use child::X` (a re-export) is
 #   an arrow parent -> child, downwards, as is any use the parent makes of a child's items;
 # - a child naming `super::X` where the parent only re-exports X from a sibling is an arrow
@@ -381,6 +382,8 @@ def file_graph(crate):
     files = crate_files(crate)
     imports = {}  # modpath -> {name: absolute path or None (external)}
     uses = {}  # modpath -> [(line, absolute path)]
+    rests = {}  # modpath -> (code with use statements blanked, declared children)
+    # Pass 1: the use statements of every file (what each name in it stands for).
     for mp, (path, code) in files.items():
         children = set(declared_children(code))
         names, found = {}, []
@@ -402,20 +405,13 @@ def file_graph(crate):
             for k in range(m.start(), m.end()):
                 if blanked[k] != "\n":
                     blanked[k] = " "
-        rest = "".join(blanked)
-        heads = "crate|self|super" + "".join("|" + re.escape(c) for c in sorted(children))
-        for m in re.finditer(r"(?<![A-Za-z0-9_$:])((?:" + heads + r")(?:::" + IDENT + r")+)", rest):
-            segs = m.group(1).split("::")
-            if segs[0] in children and len(segs) < 2:
-                continue
-            target = absolute(mp, segs, children)
-            if target is not None:
-                found.append((rest.count("\n", 0, m.start()) + 1, target))
         imports[mp] = names
         uses[mp] = found
+        rests[mp] = ("".join(blanked), children)
 
-    def resolve(path, depth=0):
-        """The module path of the file holding the item `path` names."""
+    def resolve(path, depth=0, whole_module=False):
+        """The module path of the file holding the item `path` names (with `whole_module`:
+        the module `path` names, or None if it names an item)."""
         cur = ()
         if path[:1] == ("<main>",):
             cur, path = ("<main>",), path[1:]
@@ -427,11 +423,37 @@ def file_graph(crate):
                 continue
             target = imports.get(cur, {}).get(seg, "missing")
             if target == "missing":
-                return cur  # defined here (or a macro's, or unknown: counted here)
+                # Defined here (or a macro's, or unknown: counted here).
+                return None if whole_module else cur
             if target is None or depth > 20:
                 return None  # from another crate
-            return resolve(tuple(target) + tuple(path[i + 1:]), depth + 1)
+            return resolve(tuple(target) + tuple(path[i + 1:]), depth + 1, whole_module)
         return cur
+
+    # A use that imports a module (`use super::ops;`, `use super::ops::{self, ..}`) draws no
+    # arrow by itself: each path through it in the code (`ops::Hold`) does, to the file of the
+    # item it names (the module's file only for items defined there).
+    for mp in files:
+        aliases = {}
+        for name, target in imports[mp].items():
+            if target is not None:
+                module = resolve(tuple(target), whole_module=True)
+                if module is not None and module in files:
+                    aliases[name] = module
+        uses[mp] = [(line, t) for (line, t) in uses[mp]
+                    if not (t and resolve(tuple(t), whole_module=True) in aliases.values()
+                            and t[-1] in aliases)]
+        rest, children = rests[mp]
+        heads = ["crate", "self", "super"] + sorted(children) + sorted(aliases)
+        pattern = "|".join(re.escape(h) for h in heads)
+        for m in re.finditer(r"(?<![A-Za-z0-9_$:])((?:" + pattern + r")(?:::" + IDENT + r")+)", rest):
+            segs = m.group(1).split("::")
+            if segs[0] in aliases and segs[0] not in children:
+                target = tuple(aliases[segs[0]]) + tuple(segs[1:])
+            else:
+                target = absolute(mp, segs, children)
+            if target is not None:
+                uses[mp].append((rest.count("\n", 0, m.start()) + 1, target))
 
     edges = {}
     for mp, found in uses.items():
