@@ -8,7 +8,8 @@ use std::future::Future;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::{glommio_rt, uring, Runtime};
+use super::runtime::Runtime;
+use super::{glommio_rt, uring};
 
 /// How to start one executor thread.
 #[derive(Debug, Clone)]

@@ -11,7 +11,8 @@ use std::time::Duration;
 use bytes::BytesMut;
 
 use super::memory::{self, MemoryListener, MemoryStream};
-use super::{glommio_rt, uring, Runtime};
+use super::runtime::Runtime;
+use super::{glommio_rt, uring};
 
 /// A connected TCP stream. `!Send`: it belongs to the executor that opened it.
 pub struct TcpStream(StreamInner);

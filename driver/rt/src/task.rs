@@ -6,7 +6,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::{glommio_rt, uring, Runtime};
+use super::runtime::Runtime;
+use super::{glommio_rt, uring};
 
 /// A spawned task: awaiting it yields its output; dropping it cancels it unless it was
 /// [detached](Task::detach).

@@ -6,7 +6,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use super::{glommio_rt, uring, Runtime};
+use super::runtime::Runtime;
+use super::{glommio_rt, uring};
 
 /// A future that completes once `duration` has passed since it was made.
 pub struct Timer(TimerInner);

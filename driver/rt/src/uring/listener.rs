@@ -12,12 +12,12 @@ use std::os::fd::RawFd;
 
 use io_uring::{opcode, types};
 
-use super::context;
-use super::fd::{self, FdGuard};
-use super::op::Op;
-use super::ops::Hold;
-use super::recv::{executor_gone, StreamInner};
+use super::current_ring;
+use super::multishot_recv::{executor_gone, StreamInner};
+use super::op_future::Op;
+use super::op_table::Hold;
 use super::sockaddr::SockAddrBuf;
+use super::socket::{self, FdGuard};
 use super::stream::TcpStream;
 
 /// A listening TCP socket. It may be bound on any thread and moved (it is only an fd);
@@ -31,11 +31,11 @@ impl TcpListener {
     /// Binds `addr` with `SO_REUSEADDR` (and `SO_REUSEPORT` if `reuse_port`) and listens
     /// with a backlog of 1024. Needs no executor.
     pub fn bind(addr: SocketAddr, reuse_port: bool) -> io::Result<TcpListener> {
-        let mut guard = FdGuard(Some(fd::tcp_socket(&addr)?));
+        let mut guard = FdGuard(Some(socket::tcp_socket(&addr)?));
         let fd = guard.0.unwrap_or(-1);
-        fd::set_int_opt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+        socket::set_int_opt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
         if reuse_port {
-            fd::set_int_opt(fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1)?;
+            socket::set_int_opt(fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1)?;
         }
         let sa = SockAddrBuf::from_addr(&addr);
         // SAFETY: passes a valid address of `sa.len` bytes.
@@ -51,7 +51,7 @@ impl TcpListener {
 
     /// The address it listens on (with the port the kernel chose for port 0).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        fd::sock_name(self.fd, false)
+        socket::sock_name(self.fd, false)
     }
 
     /// Accepts a connection through the ring.
@@ -91,7 +91,8 @@ impl TcpListener {
             Hold::Addr { addr, .. } => addr.to_addr(),
             _ => Err(executor_gone()),
         };
-        let stream = context::with(|ex| TcpStream::from_accepted(StreamInner::open(ex, new_fd)));
+        let stream =
+            current_ring::with(|ring| TcpStream::from_accepted(StreamInner::open(ring, new_fd)));
         match (stream, peer) {
             (Some(s), Ok(peer)) => Ok((s, peer)),
             (Some(s), Err(e)) => {
@@ -99,7 +100,7 @@ impl TcpListener {
                 Err(e)
             }
             (None, _) => {
-                fd::close_now(new_fd);
+                socket::close_now(new_fd);
                 Err(executor_gone())
             }
         }
@@ -108,6 +109,6 @@ impl TcpListener {
 
 impl Drop for TcpListener {
     fn drop(&mut self) {
-        fd::close(self.fd);
+        socket::close(self.fd);
     }
 }

@@ -16,12 +16,26 @@
 //! [`stats`] / [`setup_flags`] report what the executor did and which ring flags the kernel
 //! accepted.
 //!
-//! Parts, one concern per file: `executor` (the turn), `setup` (ring flags), `bufring`
-//! (provided buffers), `ops`/`op` (operation slots and the one-shot request future),
-//! `tasks`/`task` (task slab, spawning, join handles), `waker` (allocation-free wakers),
-//! `remote` (cross-thread wakes), `timers`/`timer` (timer heap and futures), `recv`
-//! (multishot receive), `stream`/`listener`/`fd`/`sockaddr` (sockets), `context` (the
-//! thread's current executor), `stats`, `config`, `error`.
+//! Parts, one concern per file, in layers: a file imports only files of the layers below
+//! it, and no file imports another in a circle (`scripts/import-graph.sh --files driver/rt`
+//! checks it), as in tokio and monoio, where the I/O driver sits below the scheduler.
+//! 1. Plain parts, importing nothing of the runtime but each other: `config`, `error`,
+//!    `stats` (counters), `setup` (ring flags), `sockaddr`, `bufring` (provided buffers),
+//!    `wake_word` (the 64-bit word naming a task), `stream_state` (what a stream and its
+//!    receive slot share), and the tables: `op_table` (operation slots, `user_data`),
+//!    `task_queue` (task slab and run queue), `timer_heap`.
+//! 2. `ring`: the io_uring, its SQ backlog and the tables above, with narrow methods (push,
+//!    copy CQEs out, one enter, one method per table operation); `current_ring`: the ring
+//!    of the executor running on this thread (a thread-local pointer), how every file above
+//!    reaches it.
+//! 3. The leaves, which see the ring and never the loop: `remote_wake` (the registry of
+//!    executors and cross-thread wakes), `task_waker` (allocation-free wakers), `socket`
+//!    (socket setup calls, closing through the ring), `op_future` (the one-shot request
+//!    future), `timer_future` (`Timer`, `sleep`, `timeout`), `spawn` (spawning, join
+//!    handles), `multishot_recv` (a stream's receive and the socket's last owner),
+//!    `stream`, `listener`.
+//! 4. `executor`: the loop turn, which dispatches CQEs to the leaves that own them; this
+//!    file (`run`, `stats`) on top.
 //!
 //! Invariants:
 //! - Everything is `!Send` and used on the executor's thread; the only cross-thread entry
@@ -43,36 +57,39 @@
 
 mod bufring;
 mod config;
-mod context;
+mod current_ring;
 mod error;
 mod executor;
-mod fd;
 mod listener;
-mod op;
-mod ops;
-mod recv;
-mod remote;
+mod multishot_recv;
+mod op_future;
+mod op_table;
+mod remote_wake;
+mod ring;
 mod setup;
 pub(crate) mod sockaddr;
+mod socket;
+mod spawn;
 mod stats;
 mod stream;
-mod task;
-mod tasks;
+mod stream_state;
+mod task_queue;
+mod task_waker;
 #[cfg(test)]
 mod teardown_test;
-mod timer;
-mod timers;
-mod waker;
+mod timer_future;
+mod timer_heap;
+mod wake_word;
 
 use std::future::Future;
 
 pub use config::{Config, SqPoll};
 pub use error::UringError;
 pub use listener::TcpListener;
+pub use spawn::{spawn_local, spawn_scoped_local, ScopedTask, Task};
 pub use stats::{SetupFlags, Stats};
 pub use stream::TcpStream;
-pub use task::{spawn_local, spawn_scoped_local, ScopedTask, Task};
-pub use timer::{sleep, timeout, Elapsed, Timer};
+pub use timer_future::{sleep, timeout, Elapsed, Timer};
 
 use executor::Executor;
 
@@ -97,11 +114,11 @@ pub fn run<T>(config: Config, fut: impl Future<Output = T>) -> Result<T, UringEr
         "doppio_rt::uring::run called on a thread that already runs an io_uring executor"
     );
     let ex = Executor::new(config)?;
-    stats::record_flags(ex.flags());
+    stats::record_flags(ex.ring.flags());
     let running = Running(ex);
-    // SAFETY: the executor is boxed (it never moves) and `Running`'s drop clears the current
-    // executor before the box is freed, also when a panic unwinds through here.
-    unsafe { context::set(&running.0) };
+    // SAFETY: the executor is boxed (its ring never moves) and `Running`'s drop clears the
+    // current ring before the box is freed, also when a panic unwinds through here.
+    unsafe { current_ring::set(&running.0.ring) };
     // SAFETY: `main` is dropped at the end of this function (also when unwinding, before
     // `running`), and `fut` borrows only what outlives this call.
     let main = unsafe { spawn_scoped_local(fut) };
@@ -117,20 +134,20 @@ struct Running(Box<Executor>);
 impl Drop for Running {
     fn drop(&mut self) {
         self.0.shutdown();
-        stats::retire(&self.0.counters);
-        context::clear();
+        stats::retire(&self.0.ring.counters);
+        current_ring::clear();
     }
 }
 
 /// Whether an io_uring executor runs on this thread.
 pub fn is_running() -> bool {
-    context::current_id() != context::NO_EXECUTOR
+    current_ring::current_id() != current_ring::NO_EXECUTOR
 }
 
 /// This thread's executor counters, cumulative over every executor that ran on it (take
 /// differences with [`Stats::since`]).
 pub fn stats() -> Stats {
-    context::with(|ex| stats::thread_total(Some(&ex.counters)))
+    current_ring::with(|ring| stats::thread_total(Some(&ring.counters)))
         .unwrap_or_else(|| stats::thread_total(None))
 }
 

@@ -1,7 +1,7 @@
 //! [`TcpStream`]: a TCP connection whose data moves only through the ring.
 //!
 //! Connect is `IORING_OP_CONNECT`, receive is the stream's multishot receive
-//! ([`super::recv`]), send is `IORING_OP_SEND` (resubmitted after a partial send). Only the
+//! ([`super::multishot_recv`]), send is `IORING_OP_SEND` (resubmitted after a partial send). Only the
 //! setup-time calls (`socket`, `setsockopt`, `shutdown`, `getsockname`) are plain syscalls.
 //!
 //! Invariants:
@@ -15,21 +15,20 @@ use std::io;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::BytesMut;
 use io_uring::{opcode, types};
 
-use super::context;
-use super::fd::{self, FdGuard};
-use super::op::Op;
-use super::ops::Hold;
-use super::recv::{self, executor_gone, StreamInner};
+use super::current_ring;
+use super::multishot_recv::{self, executor_gone, StreamInner};
+use super::op_future::{self, Op};
+use super::op_table::Hold;
 use super::sockaddr::SockAddrBuf;
+use super::socket::{self, FdGuard};
 use super::stats::bump;
-use super::timer::Timer;
+use super::timer_future::Timer;
 
 /// A TCP connection on the io_uring executor of this thread (`!Send`).
 ///
@@ -37,7 +36,7 @@ use super::timer::Timer;
 /// Sends may be issued by several tasks, but each `send` writes its whole buffer with as
 /// many requests as it takes, so concurrent sends can interleave: serialise them.
 pub struct TcpStream {
-    inner: Rc<StreamInner>,
+    inner: StreamInner,
 }
 
 impl TcpStream {
@@ -49,7 +48,7 @@ impl TcpStream {
     ///
     /// If no io_uring executor runs on this thread.
     pub async fn connect(addr: SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
-        Self::connect_fd(fd::tcp_socket(&addr)?, addr, timeout).await
+        Self::connect_fd(socket::tcp_socket(&addr)?, addr, timeout).await
     }
 
     /// As [`TcpStream::connect`], with the socket `sock` made (and bound to its local port)
@@ -103,22 +102,22 @@ impl TcpStream {
             Some(r) if r < 0 => Err(io::Error::from_raw_os_error(-r)),
             Some(_) => {
                 let fd = sock.take();
-                context::with(|ex| TcpStream {
-                    inner: StreamInner::open(ex, fd),
+                current_ring::with(|ring| TcpStream {
+                    inner: StreamInner::open(ring, fd),
                 })
                 .ok_or_else(executor_gone)
             }
         }
     }
 
-    /// Wraps an accepted socket (on the executor `ex`).
-    pub(crate) fn from_accepted(inner: Rc<StreamInner>) -> TcpStream {
+    /// Wraps an accepted socket.
+    pub(crate) fn from_accepted(inner: StreamInner) -> TcpStream {
         TcpStream { inner }
     }
 
     /// Sets `TCP_NODELAY`.
     pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
-        fd::set_int_opt(
+        socket::set_int_opt(
             self.inner.fd,
             libc::IPPROTO_TCP,
             libc::TCP_NODELAY,
@@ -128,12 +127,12 @@ impl TcpStream {
 
     /// The local address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        fd::sock_name(self.inner.fd, false)
+        socket::sock_name(self.inner.fd, false)
     }
 
     /// The peer's address.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        fd::sock_name(self.inner.fd, true)
+        socket::sock_name(self.inner.fd, true)
     }
 
     /// Appends every byte received so far to `buf` and returns how many (`> 0`), returning
@@ -142,7 +141,7 @@ impl TcpStream {
     ///
     /// One reader per stream: only the last waker given here is woken.
     pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut BytesMut) -> Poll<io::Result<usize>> {
-        recv::poll_recv(&self.inner, cx, buf)
+        multishot_recv::poll_recv(&self.inner, cx, buf)
     }
 
     /// Waits for data and appends it to `buf` (see [`TcpStream::poll_recv`]).
@@ -196,8 +195,8 @@ impl TcpStream {
     /// send is in flight.
     pub fn hurry_send(&self) {
         if let Some(slot) = self.inner.lazy_send.get() {
-            if super::op::hurry(self.inner.exec, slot) {
-                context::with(|ex| bump(&ex.counters.sends_hurried, 1));
+            if op_future::hurry(self.inner.exec, slot) {
+                current_ring::with(|ring| bump(&ring.counters.sends_hurried, 1));
             }
         }
     }
@@ -220,13 +219,13 @@ impl std::fmt::Debug for TcpStream {
 
 impl Drop for TcpStream {
     fn drop(&mut self) {
-        recv::close(&self.inner);
+        multishot_recv::close(&self.inner);
     }
 }
 
 /// The future of [`TcpStream::send`] and [`TcpStream::send_lazy`].
 struct Send {
-    inner: Rc<StreamInner>,
+    inner: StreamInner,
     buf: Option<BytesMut>,
     sent: usize,
     op: Option<Op>,
@@ -272,7 +271,7 @@ impl Future for Send {
                 };
                 if was_lazy && c.res == -libc::EAGAIN {
                     // The socket was full: the rest goes as an ordinary send.
-                    context::with(|ex| bump(&ex.counters.lazy_sends_retried, 1));
+                    current_ring::with(|ring| bump(&ring.counters.lazy_sends_retried, 1));
                     this.buf = Some(buf);
                     continue;
                 }
@@ -288,8 +287,8 @@ impl Future for Send {
                     return Poll::Ready((Ok(()), buf));
                 }
                 // A lazy send taken in part found the socket full too.
-                context::with(|ex| {
-                    let c = &ex.counters;
+                current_ring::with(|ring| {
+                    let c = &ring.counters;
                     bump(
                         if was_lazy {
                             &c.lazy_sends_retried
@@ -307,7 +306,7 @@ impl Future for Send {
             if this.sent >= buf.len() {
                 return Poll::Ready((Ok(()), buf));
             }
-            if context::current_id() != this.inner.exec {
+            if current_ring::current_id() != this.inner.exec {
                 return Poll::Ready((Err(executor_gone()), buf));
             }
             let rest = &buf[this.sent..];
@@ -329,7 +328,7 @@ impl Future for Send {
                 if let Some(op) = &op {
                     this.inner.lazy_send.set(Some(op.slot()));
                     this.lazy_op = true;
-                    context::with(|ex| bump(&ex.counters.lazy_sends, 1));
+                    current_ring::with(|ring| bump(&ring.counters.lazy_sends, 1));
                 }
                 op
             } else {

@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use io_uring::{opcode, squeue, types};
 
-use super::op::Op;
-use super::ops::Hold;
+use super::op_future::Op;
+use super::op_table::Hold;
 use super::{run, sleep, spawn_local, stats, Config, SqPoll, Stats};
 
 /// Size of the read's buffer (and of the decoys allocated after teardown).

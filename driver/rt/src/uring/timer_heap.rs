@@ -38,7 +38,7 @@ struct Slot {
 
 /// Armed timers of one executor.
 #[derive(Default)]
-pub(crate) struct Timers {
+pub(crate) struct TimerHeap {
     heap: BinaryHeap<Reverse<Entry>>,
     slots: Vec<Slot>,
     free: Option<u32>,
@@ -46,7 +46,7 @@ pub(crate) struct Timers {
     armed: usize,
 }
 
-impl Timers {
+impl TimerHeap {
     /// Arms a timer for `deadline`; returns (slot, generation).
     pub(crate) fn insert(&mut self, deadline: Instant, waker: Waker) -> (u32, u32) {
         let state = State::Armed { waker: Some(waker) };
@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn fires_in_deadline_order_and_skips_removed() {
-        let mut t = Timers::default();
+        let mut t = TimerHeap::default();
         let base = Instant::now();
         let w = Waker::noop();
         let a = t.insert(base + Duration::from_millis(3), w.clone());
@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn cancelled_entries_stay_bounded() {
-        let mut t = Timers::default();
+        let mut t = TimerHeap::default();
         let far = Instant::now() + Duration::from_secs(3600);
         let w = Waker::noop();
         let keep = t.insert(far, w.clone());

@@ -15,7 +15,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use super::context;
+use super::current_ring;
 
 /// A future that completes at a deadline (`!Send`: it registers with the executor of the
 /// thread that polls it).
@@ -63,16 +63,16 @@ impl Future for Timer {
         let deadline = self.deadline;
         let fired = match self.registered {
             Some((exec, index, gen)) => {
-                context::with_id(exec, |ex| ex.poll_timer(index, gen, cx.waker()))
+                current_ring::with_id(exec, |ring| ring.poll_timer(index, gen, cx.waker()))
                     // The executor is gone: nothing will ever fire this timer.
                     .unwrap_or(true)
             }
             None => {
-                let reg = context::with(|ex| {
-                    if ex.already_past(deadline) {
+                let reg = current_ring::with(|ring| {
+                    if ring.already_past(deadline) {
                         None
                     } else {
-                        Some((ex.id(), ex.insert_timer(deadline, cx.waker())))
+                        Some((ring.id(), ring.insert_timer(deadline, cx.waker())))
                     }
                 });
                 match reg {
@@ -98,7 +98,7 @@ impl Future for Timer {
 impl Timer {
     fn deregister(&mut self) {
         if let Some((exec, index, gen)) = self.registered.take() {
-            context::with_id(exec, |ex| ex.remove_timer(index, gen));
+            current_ring::with_id(exec, |ring| ring.remove_timer(index, gen));
         }
     }
 }

@@ -18,8 +18,8 @@ use std::os::fd::RawFd;
 
 use io_uring::{opcode, types};
 
-use super::context;
-use super::ops;
+use super::current_ring;
+use super::op_table;
 use super::sockaddr::SockAddrBuf;
 
 /// A new TCP socket of `addr`'s family (blocking, close-on-exec).
@@ -74,12 +74,12 @@ pub(crate) fn sock_name(fd: RawFd, peer: bool) -> io::Result<SocketAddr> {
 
 /// Closes `fd`: through the ring of the executor on this thread, else with `close(2)`.
 pub(crate) fn close(fd: RawFd) {
-    let queued = context::with(|ex| {
+    let queued = current_ring::with(|ring| {
         let entry = opcode::Close::new(types::Fd(fd))
             .build()
-            .user_data(ops::user_data(ops::KIND_IGNORE, 0, 0));
+            .user_data(op_table::user_data(op_table::KIND_IGNORE, 0, 0));
         // SAFETY: a close SQE carries no pointer.
-        unsafe { ex.push(&entry, false) };
+        unsafe { ring.push(&entry, false) };
     });
     if queued.is_none() {
         close_now(fd);

@@ -1,8 +1,8 @@
-//! Operation slots: what the executor knows about each request it handed to the kernel.
+//! The operation table: what the ring knows about each request it handed to the kernel.
 //!
 //! A slot is found from a CQE's `user_data`, which packs a kind tag (8 bits), the slot's
 //! generation (24 bits) and its index (32 bits). Kinds: [`KIND_OP`] one-shot requests owned
-//! by an [`super::op::Op`] future, [`KIND_RECV`] a stream's multishot receive, [`KIND_WAKE`]
+//! by an [`super::op_future::Op`] future, [`KIND_RECV`] a stream's multishot receive, [`KIND_WAKE`]
 //! the executor's eventfd read, [`KIND_IGNORE`] requests whose completion carries nothing
 //! (cancels, closes).
 //!
@@ -15,11 +15,11 @@
 //!   older generation finds nothing (`get` returns `None`).
 //! - Slots and the free list live in one `Vec` whose capacity is kept: after warm-up,
 //!   starting an operation allocates nothing.
-//! - [`Ops::lazy`] counts the one-shot requests started *lazy* whose CQE has not been
+//! - [`OpTable::lazy`] counts the one-shot requests started *lazy* whose CQE has not been
 //!   dispatched yet: requests that complete while being submitted (a send with
 //!   `MSG_DONTWAIT` cannot wait in the kernel) and whose completion nobody is in a hurry
-//!   for, so that the executor's wait does not end for them (see `executor`). A lazy
-//!   request is counted from its start to its CQE, abandoned or not; [`Ops::hurry`] ends its
+//!   for, so that the executor's wait does not end for them (see `ring`). A lazy
+//!   request is counted from its start to its CQE, abandoned or not; [`OpTable::hurry`] ends its
 //!   laziness early.
 
 use std::rc::Rc;
@@ -27,8 +27,8 @@ use std::task::Waker;
 
 use bytes::BytesMut;
 
-use super::recv::StreamInner;
 use super::sockaddr::SockAddrBuf;
+use super::stream_state::StreamState;
 
 /// One-shot request owned by an `Op` future.
 pub(crate) const KIND_OP: u8 = 1;
@@ -72,7 +72,7 @@ pub(crate) enum Hold {
 pub(crate) enum State {
     /// Unused; `next` is the next free slot.
     Free { next: u32 },
-    /// In the kernel; the future waits (`lazy`: counted in [`Ops::lazy`]).
+    /// In the kernel; the future waits (`lazy`: counted in [`OpTable::lazy`]).
     Waiting {
         waker: Option<Waker>,
         hold: Hold,
@@ -83,7 +83,7 @@ pub(crate) enum State {
     /// In the kernel, but its future is gone: freed when the CQE arrives.
     Abandoned { hold: Hold, lazy: bool },
     /// A stream's multishot receive slot (armed or not), owned by the stream.
-    Stream(Rc<StreamInner>),
+    Stream(Rc<StreamState>),
 }
 
 struct Slot {
@@ -111,15 +111,15 @@ pub(crate) enum Completed {
 
 /// The slab of operation slots.
 #[derive(Default)]
-pub(crate) struct Ops {
+pub(crate) struct OpTable {
     slots: Vec<Slot>,
     free: Option<u32>,
     /// Lazy one-shot requests whose CQE has not been dispatched.
     lazy: usize,
 }
 
-impl Ops {
-    /// Takes a slot for a one-shot request holding `hold` (`lazy`: see [`Ops::lazy`]);
+impl OpTable {
+    /// Takes a slot for a one-shot request holding `hold` (`lazy`: see [`OpTable::lazy`]);
     /// returns (index, generation).
     pub(crate) fn alloc_op(&mut self, hold: Hold, lazy: bool) -> (u32, u32) {
         self.lazy += usize::from(lazy);
@@ -264,7 +264,7 @@ impl Ops {
     }
 }
 
-/// What [`Ops::abandon`] found.
+/// What [`OpTable::abandon`] found.
 pub(crate) enum Abandon {
     /// Still in the kernel: cancel it; the slot keeps what it holds until the CQE.
     InKernel,
@@ -287,7 +287,7 @@ mod tests {
 
     #[test]
     fn generations_reject_stale_completions_and_slots_are_reused() {
-        let mut ops = Ops::default();
+        let mut ops = OpTable::default();
         let (i, g) = ops.alloc_op(Hold::Nothing, false);
         assert!(matches!(ops.complete(i, g, 5), Completed::Wake(None)));
         let waker = Waker::noop();
@@ -307,7 +307,7 @@ mod tests {
 
     #[test]
     fn lazy_requests_are_counted_until_their_cqe_or_until_hurried() {
-        let mut ops = Ops::default();
+        let mut ops = OpTable::default();
         let (a, ga) = ops.alloc_op(Hold::Nothing, true);
         let (b, gb) = ops.alloc_op(Hold::Nothing, true);
         let (c, gc) = ops.alloc_op(Hold::Nothing, false);

@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 
-use super::waker::{GEN_MASK, MAX_TASKS};
+use super::wake_word::{GEN_MASK, MAX_TASKS};
 
 /// A type-erased task future.
 pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
@@ -36,14 +36,14 @@ struct Slot {
 
 /// The task slab and run queue.
 #[derive(Default)]
-pub(crate) struct Tasks {
+pub(crate) struct TaskQueue {
     slots: Vec<Slot>,
     free: Option<u32>,
     queue: VecDeque<u32>,
     live: usize,
 }
 
-impl Tasks {
+impl TaskQueue {
     /// Stores a new task and queues it; returns (index, generation).
     pub(crate) fn insert(&mut self, future: BoxFuture) -> (u32, u32) {
         let index = match self.free {
@@ -185,7 +185,7 @@ mod tests {
 
     #[test]
     fn queued_at_most_once_and_stale_generations_ignored() {
-        let mut t = Tasks::default();
+        let mut t = TaskQueue::default();
         let (i, g) = t.insert(noop());
         t.schedule(i, g);
         t.schedule(i, g);
@@ -203,7 +203,7 @@ mod tests {
 
     #[test]
     fn cancel_while_running_drops_after_the_poll() {
-        let mut t = Tasks::default();
+        let mut t = TaskQueue::default();
         let (i, g) = t.insert(noop());
         let (_, _, f) = t.next_ready().expect("ready");
         assert!(t.cancel(i, g).is_none());

@@ -20,8 +20,8 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use super::context;
-use super::tasks::BoxFuture;
+use super::current_ring;
+use super::task_queue::BoxFuture;
 
 /// What a task and its handle share.
 struct JoinCell<T> {
@@ -94,7 +94,7 @@ impl<T> Handle<T> {
         let wrapped: BoxFuture = unsafe {
             std::mem::transmute::<Pin<Box<dyn Future<Output = ()> + 'a>>, BoxFuture>(wrapped)
         };
-        let spawned = context::with(|ex| (ex.id(), ex.spawn(wrapped)));
+        let spawned = current_ring::with(|ring| (ring.id(), ring.spawn(wrapped)));
         let Some((exec, (index, gen))) = spawned else {
             panic!("doppio_rt::uring::{what} called outside an io_uring executor (call it inside doppio_rt::uring::run)");
         };
@@ -131,7 +131,8 @@ impl<T> Handle<T> {
         if self.cell.borrow().finished {
             return;
         }
-        let fut = context::with_id(self.exec, |ex| ex.cancel(self.index, self.gen)).flatten();
+        let fut =
+            current_ring::with_id(self.exec, |ring| ring.cancel(self.index, self.gen)).flatten();
         drop(fut);
     }
 }

@@ -13,8 +13,9 @@ use std::task::{Context, Poll};
 
 use io_uring::{opcode, squeue};
 
-use super::context;
-use super::ops::{self, Abandon, Completion, Hold};
+use super::current_ring;
+use super::op_table::{self, Abandon, Completion, Hold};
+use super::socket;
 
 /// A one-shot request in flight.
 pub(crate) struct Op {
@@ -40,7 +41,7 @@ impl Op {
     }
 
     /// As [`Op::start`], for a request whose completion ends no wait of the executor until
-    /// [`Op::hurry`] is called (see `ops::Ops::lazy`).
+    /// [`hurry`] is called (see `op_table::OpTable::lazy`).
     ///
     /// # Safety
     ///
@@ -56,14 +57,14 @@ impl Op {
     ///
     /// As [`Op::start_lazy`] when `lazy`, else as [`Op::start`].
     unsafe fn start_as(entry: squeue::Entry, hold: Hold, lazy: bool) -> Option<Op> {
-        context::with(|ex| {
-            let (index, gen) = ex.ops.borrow_mut().alloc_op(hold, lazy);
-            let entry = entry.user_data(ops::user_data(ops::KIND_OP, index, gen));
+        current_ring::with(|ring| {
+            let (index, gen) = ring.ops.borrow_mut().alloc_op(hold, lazy);
+            let entry = entry.user_data(op_table::user_data(op_table::KIND_OP, index, gen));
             // SAFETY: the caller guarantees the entry's pointers stay valid until the CQE;
             // the slot now owns `hold` until then (also if this Op is dropped).
-            unsafe { ex.push(&entry, true) };
+            unsafe { ring.push(&entry, true) };
             Op {
-                exec: ex.id(),
+                exec: ring.id(),
                 index,
                 gen,
                 done: false,
@@ -84,8 +85,8 @@ impl Op {
         if self.done {
             return Poll::Ready(ended());
         }
-        let r = context::with_id(self.exec, |ex| {
-            ex.ops.borrow_mut().poll(self.index, self.gen, cx.waker())
+        let r = current_ring::with_id(self.exec, |ring| {
+            ring.ops.borrow_mut().poll(self.index, self.gen, cx.waker())
         });
         match r {
             Some(None) => Poll::Pending,
@@ -113,18 +114,18 @@ impl Drop for Op {
         if self.done {
             return;
         }
-        context::with_id(self.exec, |ex| {
-            let found = ex.ops.borrow_mut().abandon(self.index, self.gen);
+        current_ring::with_id(self.exec, |ring| {
+            let found = ring.ops.borrow_mut().abandon(self.index, self.gen);
             match found {
                 Abandon::InKernel => {
-                    let target = ops::user_data(ops::KIND_OP, self.index, self.gen);
+                    let target = op_table::user_data(op_table::KIND_OP, self.index, self.gen);
                     let cancel = opcode::AsyncCancel::new(target)
                         .build()
-                        .user_data(ops::user_data(ops::KIND_IGNORE, 0, 0));
+                        .user_data(op_table::user_data(op_table::KIND_IGNORE, 0, 0));
                     // SAFETY: a cancel SQE carries no pointer.
-                    unsafe { ex.push(&cancel, false) };
+                    unsafe { ring.push(&cancel, false) };
                 }
-                Abandon::Completed(hold, res) => ex.release_hold(hold, res),
+                Abandon::Completed(hold, res) => release_hold(hold, res),
                 Abandon::Gone => {}
             }
         });
@@ -135,5 +136,15 @@ impl Drop for Op {
 /// completion ends the executor's wait again. Returns whether it was lazy and still in the
 /// kernel.
 pub(crate) fn hurry(exec: u32, (index, gen): (u32, u32)) -> bool {
-    context::with_id(exec, |ex| ex.ops.borrow_mut().hurry(index, gen)).unwrap_or(false)
+    current_ring::with_id(exec, |ring| ring.ops.borrow_mut().hurry(index, gen)).unwrap_or(false)
+}
+
+/// Drops what a finished request held whose future is gone (closing the fd an accept
+/// returned): by the executor for an orphaned completion, by [`Op`]'s drop for one nobody
+/// picked up.
+pub(crate) fn release_hold(hold: Hold, res: i32) {
+    if matches!(hold, Hold::Addr { accept: true, .. }) && res >= 0 {
+        socket::close_now(res);
+    }
+    drop(hold);
 }

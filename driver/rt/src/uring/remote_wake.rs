@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::error::UringError;
-use super::waker::MAX_EXECUTORS;
+use super::wake_word::MAX_EXECUTORS;
 
 static REGISTRY: Mutex<Vec<Option<Arc<Remote>>>> = Mutex::new(Vec::new());
 
