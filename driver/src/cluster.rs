@@ -55,7 +55,7 @@ use crate::session::{
 };
 
 /// Why a cluster could not start, or could not run work.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ClusterError {
     /// The configuration is unusable (no contact point, no core).
     #[error("invalid cluster configuration: {0}")]

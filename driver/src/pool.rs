@@ -25,7 +25,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::connection::{Connection, ConnectionError, ConnectionStats};
+use crate::connection::{ConnectFailure, Connection, ConnectionError, ConnectionStats};
 use crate::routing::murmur3::Token;
 use crate::routing::sharding::{Sharder, ShardingInfo};
 
@@ -382,7 +382,7 @@ impl NodePool {
             if std::time::Instant::now() >= deadline {
                 return Err(self.last_error().unwrap_or(ConnectionError::Connect {
                     addr: self.addr,
-                    message: format!("no connection opened within {timeout:?}"),
+                    failure: ConnectFailure::NotWithin(timeout),
                 }));
             }
             crate::rt::sleep(Duration::from_millis(2)).await;

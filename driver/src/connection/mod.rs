@@ -44,6 +44,7 @@ use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
 use std::pin::{pin, Pin};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 
@@ -63,12 +64,14 @@ use doppio_proto::ProtocolVersion;
 
 use crate::rt::{self, TcpStream, Timer};
 
-pub use error::{ConnectionError, RequestError};
+pub use error::{
+    BreakCause, ConnectFailure, ConnectionError, ProtocolFault, RequestError, TlsFailure,
+};
 use in_flight::{InFlight, Outcome, StreamHandle};
 #[doc(hidden)]
 pub use in_flight::{InFlightTable, TableSlot};
 use tls::TlsSession;
-pub use tls::{TlsConfig, TlsConfigError, TlsFailure};
+pub use tls::{TlsConfig, TlsConfigError};
 
 /// Tunables of one connection.
 #[derive(Debug, Clone)]
@@ -326,17 +329,17 @@ impl Shared {
         }
     }
 
-    fn broken(&self, message: impl Into<String>) {
+    fn broken(&self, cause: BreakCause) {
         self.close(ConnectionError::Broken {
             addr: self.addr,
-            message: message.into(),
+            cause,
         });
     }
 
-    fn protocol_violation(&self, detail: impl Into<String>) {
+    fn protocol_violation(&self, fault: ProtocolFault) {
         self.close(ConnectionError::Protocol {
             addr: self.addr,
-            detail: detail.into(),
+            fault,
         });
     }
 }
@@ -394,21 +397,27 @@ impl Connection {
         local_port: Option<u16>,
         config: ConnectionConfig,
     ) -> Result<Self, (ConnectionError, std::io::ErrorKind)> {
-        let connect_err = |message: String| ConnectionError::Connect { addr, message };
+        let connect_err = |failure| ConnectionError::Connect { addr, failure };
         let socket =
             TcpStream::connect_from(dial, local_port, config.connect_timeout, config.read_chunk)
                 .await
                 .map_err(|e| {
-                    let message = match (dial == addr, local_port) {
-                        (true, None) => e.to_string(),
-                        _ => format!("to {dial} from port {local_port:?}: {e}"),
+                    let kind = e.kind();
+                    let source = Arc::new(e);
+                    let failure = match (dial == addr, local_port) {
+                        (true, None) => ConnectFailure::Socket(source),
+                        _ => ConnectFailure::Dial {
+                            port: dial.port(),
+                            local_port,
+                            source,
+                        },
                     };
-                    (connect_err(message), e.kind())
+                    (connect_err(failure), kind)
                 })?;
-        let connect_err = |message: String| (connect_err(message), std::io::ErrorKind::Other);
-        socket
-            .set_nodelay(true)
-            .map_err(|e| connect_err(format!("cannot set TCP_NODELAY: {e}")))?;
+        socket.set_nodelay(true).map_err(|e| {
+            let failure = ConnectFailure::NoDelay(Arc::new(e));
+            (connect_err(failure), std::io::ErrorKind::Other)
+        })?;
         // Ciphertext that came with the handshake's last flight is the reader's to decrypt.
         let mut raw = BytesMut::new();
         let tls = match &config.tls {
@@ -707,7 +716,10 @@ impl Connection {
     /// [`Connection::decode`]'s result, a copy of the frame per request).
     pub fn undecodable(&self, frame: &Frame, error: ProtoError) -> RequestError {
         let shared = &*self.shared;
-        shared.protocol_violation(format!("undecodable {}: {error}", frame.header.opcode));
+        shared.protocol_violation(ProtocolFault::Undecodable {
+            opcode: frame.header.opcode,
+            error: Arc::new(error.clone()),
+        });
         RequestError::BadResponse {
             addr: shared.addr,
             error,
@@ -1039,7 +1051,7 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                 if n > 0 {
                     match tls.borrow_mut().decrypt(&mut raw, &mut buf) {
                         Ok(true) => {}
-                        Ok(false) => return shared.broken("closed by the node (TLS close_notify)"),
+                        Ok(false) => return shared.broken(BreakCause::CloseNotify),
                         Err((failure, detail)) => {
                             return shared.close(ConnectionError::Tls {
                                 addr: shared.addr,
@@ -1062,14 +1074,13 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
         first = false;
         let n = match read {
             Ok(0) if !buf.is_empty() => {
-                return shared.broken(format!(
-                    "closed by the node in the middle of a frame ({} bytes of it received)",
-                    buf.len()
-                ))
+                return shared.broken(BreakCause::ClosedMidFrame {
+                    received: buf.len(),
+                })
             }
-            Ok(0) => return shared.broken("closed by the node"),
+            Ok(0) => return shared.broken(BreakCause::ClosedByNode),
             Ok(n) => n,
-            Err(e) => return shared.broken(format!("read failed: {e}")),
+            Err(e) => return shared.broken(BreakCause::Read(Arc::new(e))),
         };
         let mut st = shared.state.borrow_mut();
         if st.closed.is_some() {
@@ -1091,7 +1102,7 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                         Ok(None) => break,
                         Err(e) => {
                             drop(st);
-                            return shared.protocol_violation(format!("bad segment: {e}"));
+                            return shared.protocol_violation(ProtocolFault::Segment(Arc::new(e)));
                         }
                     }
                 }
@@ -1104,7 +1115,7 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                 Ok(None) => break,
                 Err(e) => {
                     drop(st);
-                    return shared.protocol_violation(format!("bad frame: {e}"));
+                    return shared.protocol_violation(ProtocolFault::Frame(Arc::new(e)));
                 }
             };
             st.stats.frames_read += 1;
@@ -1113,7 +1124,8 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                 if frame.header.opcode != Opcode::Event {
                     let op = frame.header.opcode;
                     drop(st);
-                    return shared.protocol_violation(format!("{op} on server stream {stream}"));
+                    return shared
+                        .protocol_violation(ProtocolFault::ServerStream { opcode: op, stream });
                 }
                 if st.events.len() >= shared.config.max_queued_events {
                     st.events.pop_front();
@@ -1130,9 +1142,7 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                 in_flight::Completion::Late => st.stats.late_answers += 1,
                 in_flight::Completion::UnknownStream => {
                     drop(st);
-                    return shared.protocol_violation(format!(
-                        "answer on stream {stream}, which has no request waiting"
-                    ));
+                    return shared.protocol_violation(ProtocolFault::UnknownStream { stream });
                 }
             }
         }
@@ -1177,7 +1187,7 @@ async fn flush_loop(shared: Rc<Shared>) {
         if let Some(compression) = shared.segments.get() {
             framed.clear();
             if let Err(e) = SegmentEncoder::new(compression).encode(&out, &mut framed) {
-                return shared.broken(format!("cannot frame requests into segments: {e}"));
+                return shared.broken(BreakCause::Segments(Arc::new(e)));
             }
             out.clear();
             std::mem::swap(&mut out, &mut framed);
@@ -1203,9 +1213,9 @@ async fn flush_loop(shared: Rc<Shared>) {
         let writes = match result {
             Ok(writes) => writes,
             Err(e) if e.kind() == std::io::ErrorKind::WriteZero => {
-                return shared.broken("the node stopped accepting data")
+                return shared.broken(BreakCause::WriteZero)
             }
-            Err(e) => return shared.broken(format!("write failed: {e}")),
+            Err(e) => return shared.broken(BreakCause::Write(Arc::new(e))),
         };
         let mut st = shared.state.borrow_mut();
         st.stats.flushes += 1;

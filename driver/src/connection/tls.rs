@@ -4,7 +4,8 @@
 //! - [`TlsConfig`]: what a driver trusts and shows (CA file, optional client certificate and
 //!   key, optional server name), read from PEM files once and shared by every connection of
 //!   every shard (an `Arc` cloned once per connect, never per request).
-//! - [`TlsFailure`]: why a TLS connection failed, as a kind the caller can match on.
+//! - `TlsFailure::of`: the kind of a rustls error ([`TlsFailure`] itself is in `error`,
+//!   beside the connection error that carries it).
 //! - `TlsSession` (crate-private): one connection's TLS state. [`TlsSession::handshake`]
 //!   runs after TCP connect and before any CQL, bounded by the connect timeout; then the
 //!   reader hands it what arrived ([`TlsSession::decrypt`], ciphertext in, plaintext
@@ -28,7 +29,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{CertificateError, ClientConfig, ClientConnection, RootCertStore};
 
-use super::error::ConnectionError;
+use super::error::{ConnectionError, TlsFailure};
 use crate::rt::TcpStream;
 
 /// Why the TLS configuration could not be built (files, PEM contents, key mismatch).
@@ -226,52 +227,6 @@ impl TlsConfig {
             Some(name) => name.clone(),
             None => ServerName::IpAddress(addr.ip().into()),
         }
-    }
-}
-
-/// Why a TLS connection failed, as a kind to match on ([`ConnectionError::Tls`] carries the
-/// details).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TlsFailure {
-    /// The node's certificate does not chain to a trusted CA.
-    UnknownCa,
-    /// The node's certificate has expired (or is not valid yet).
-    Expired,
-    /// The node's certificate does not carry the expected name (or IP address).
-    NameMismatch,
-    /// Some other problem with the node's certificate (revoked, wrong usage, malformed).
-    BadCertificate,
-    /// The node answered with something that is not TLS (a plaintext port?).
-    NotTls,
-    /// The node speaks TLS but this connection does not (plaintext against a TLS-only port).
-    NodeRequiresTls,
-    /// The node refused the handshake with an alert (for instance a client certificate it
-    /// does not accept, or none when it requires one).
-    Refused,
-    /// The node closed the connection during the handshake.
-    Closed,
-    /// The handshake did not finish within the connect timeout.
-    TimedOut,
-    /// Any other TLS failure (after the handshake: a corrupt record).
-    Other,
-}
-
-impl std::fmt::Display for TlsFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            TlsFailure::UnknownCa => "certificate signed by an unknown CA",
-            TlsFailure::Expired => "certificate expired or not yet valid",
-            TlsFailure::NameMismatch => "certificate not valid for the expected name",
-            TlsFailure::BadCertificate => "certificate refused",
-            TlsFailure::NotTls => "the node does not speak TLS on this port",
-            TlsFailure::NodeRequiresTls => {
-                "the node speaks TLS on this port, and TLS is not configured"
-            }
-            TlsFailure::Refused => "handshake refused by the node",
-            TlsFailure::Closed => "the node closed the connection during the handshake",
-            TlsFailure::TimedOut => "handshake timed out",
-            TlsFailure::Other => "TLS error",
-        })
     }
 }
 
