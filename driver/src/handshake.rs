@@ -21,13 +21,12 @@ use doppio_proto::ProtocolVersion;
 
 use crate::auth::{AuthError, AuthenticatorFactory};
 use crate::connection::{Connection, ConnectionError, RequestError, TlsFailure};
-use crate::error::Error;
-pub use crate::error::VersionError;
+use crate::error::{Error, VersionError};
 use crate::result::{reply, unexpected};
 use crate::routing::sharding::{ShardingError, ShardingInfo};
 
 /// The CQL version doppio asks for in STARTUP.
-pub const CQL_VERSION: &str = "3.0.0";
+pub(crate) const CQL_VERSION: &str = "3.0.0";
 
 /// What the handshake needs.
 #[derive(Clone, Default)]
@@ -57,7 +56,7 @@ impl std::fmt::Debug for HandshakeConfig {
 
 /// What was agreed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Negotiated {
+pub(crate) struct Negotiated {
     /// Body compression in force.
     pub compression: Option<Compression>,
     /// The node's SUPPORTED options.
@@ -73,7 +72,7 @@ pub struct Negotiated {
 
 /// The version to speak, from the node's `PROTOCOL_VERSIONS` (e.g. `["3/v3", "4/v4",
 /// "5/v5", "6/v6-beta"]`; empty when the node does not say, as ScyllaDB: then v4).
-pub fn choose_version(
+pub(crate) fn choose_version(
     offered: &[String],
     wanted: Option<ProtocolVersion>,
 ) -> Result<ProtocolVersion, VersionError> {
@@ -97,7 +96,10 @@ pub fn choose_version(
 }
 
 /// Runs the handshake on `conn`. On success the connection is ready for queries.
-pub async fn handshake(conn: &Connection, config: &HandshakeConfig) -> Result<Negotiated, Error> {
+pub(crate) async fn handshake(
+    conn: &Connection,
+    config: &HandshakeConfig,
+) -> Result<Negotiated, Error> {
     let node = conn.addr();
     let map = |e| Error::from_request(node, e);
     let answer = conn

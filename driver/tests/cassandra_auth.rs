@@ -11,8 +11,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use doppio::auth::{AuthError, PasswordAuthenticator};
-use doppio::handshake::HandshakeConfig;
 use doppio::proto::consistency::Consistency;
+use doppio::HandshakeConfig;
 use doppio::{Cluster, ClusterError, Error, Session, SessionConfig};
 
 mod support;

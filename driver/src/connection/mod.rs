@@ -1,6 +1,6 @@
 //! One connection to one node, owned by one shard: DESIGN section 3 made concrete.
 //!
-//! Written once for both runtimes: it names no executor, only [`crate::rt`] (tasks, timers
+//! Written once for both runtimes: it names no executor, only [`doppio_rt`] (tasks, timers
 //! and the stream's three operations: receive into a buffer, send a whole buffer, shut
 //! down).
 //!
@@ -30,13 +30,18 @@
 //! connect and before any CQL (within the connect timeout); then the reader decrypts what
 //! arrived into its frame buffer and the flusher encrypts each batch before sending it.
 //!
+//! Public: [`Connection`] is the low-level single-connection API; the protocol state the
+//! handshake sets on it (version, compression, v5 framing, ScyllaDB sharding) is the
+//! crate's. Its errors ([`ConnectionError`] and its causes, [`RequestError`]) and TLS
+//! settings ([`TlsConfig`]) are re-exported here from the private `error` and `tls`.
+//!
 //! A read, a write or a protocol violation closes the connection: every request in flight
 //! fails at once with a [`ConnectionError`], later requests fail immediately, and the socket
 //! is shut down. Dropping the last [`Connection`] handle closes it too.
 
-pub mod error;
+mod error;
 mod in_flight;
-pub mod tls;
+mod tls;
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -62,7 +67,7 @@ use doppio_proto::segment::{
 use doppio_proto::ProtoError;
 use doppio_proto::ProtocolVersion;
 
-use crate::rt::{self, TcpStream, Timer};
+use doppio_rt::{self as rt, TcpStream, Timer};
 
 pub use error::{
     BreakCause, ConnectFailure, ConnectionError, ProtocolFault, RequestError, TlsFailure,
@@ -358,6 +363,14 @@ impl Drop for CloseOnDrop {
 
 /// A CQL connection on the current thread's executor (either runtime). Cheap to clone,
 /// `!Send`.
+///
+/// Public as the driver's low-level single-connection API (the integration tests drive one
+/// directly): requests as encoded frames ([`Connection::request`],
+/// [`Connection::try_request`], [`Connection::wait_for_stream`]) or request bodies
+/// ([`Connection::send`]), server events, counters. It runs no handshake: a connection
+/// speaks v4 without compression until the driver's own handshake (which a
+/// [`crate::Session`] runs on its connections) switches version, compression or v5 framing,
+/// which only it can.
 #[derive(Clone)]
 pub struct Connection {
     shared: Rc<Shared>,
@@ -537,10 +550,9 @@ impl Connection {
 
     /// Queues `frames` (whole encoded frames) for the flusher as a request queues its own,
     /// without a stream id and without waiting for an answer: the submit stage alone, for
-    /// the request-path benchmarks. Not an API (an answer to these frames would be a
-    /// protocol violation).
-    #[doc(hidden)]
-    pub fn queue_raw(&self, frames: &[u8]) {
+    /// the request-path benchmarks (`bench_internals::queue_raw`). Not an API (an answer to
+    /// these frames would be a protocol violation).
+    pub(crate) fn queue_raw(&self, frames: &[u8]) {
         let mut st = self.shared.state.borrow_mut();
         if st.closed.is_some() {
             return;
@@ -623,13 +635,13 @@ impl Connection {
 
     /// Compresses request bodies and accepts compressed answers from now on (after STARTUP
     /// negotiated `compression`).
-    pub fn set_compression(&self, compression: Option<Compression>) {
+    pub(crate) fn set_compression(&self, compression: Option<Compression>) {
         self.shared.compression.set(compression);
         self.shared.accept_compression.set(compression);
     }
 
     /// Accepts compressed answers without compressing requests yet (for STARTUP's answer).
-    pub fn accept_compression(&self, compression: Option<Compression>) {
+    pub(crate) fn accept_compression(&self, compression: Option<Compression>) {
         self.shared.accept_compression.set(compression);
     }
 
@@ -640,7 +652,7 @@ impl Connection {
     }
 
     /// Records what the node said about its ScyllaDB shards (the handshake does).
-    pub fn set_sharding(&self, sharding: Option<ShardingInfo>) {
+    pub(crate) fn set_sharding(&self, sharding: Option<ShardingInfo>) {
         self.shared.sharding.set(sharding);
     }
 
@@ -652,7 +664,7 @@ impl Connection {
     }
 
     /// Encodes requests in `version` from now on (the handshake sets it before STARTUP).
-    pub fn set_version(&self, version: ProtocolVersion) {
+    pub(crate) fn set_version(&self, version: ProtocolVersion) {
         self.shared.version.set(version);
     }
 
@@ -667,7 +679,7 @@ impl Connection {
     ///
     /// Safe to switch here: the node sends nothing unasked after that answer, so no framed
     /// byte can be in the read buffer yet.
-    pub fn start_segments(&self, compression: SegmentCompression) {
+    pub(crate) fn start_segments(&self, compression: SegmentCompression) {
         self.shared.segments.set(Some(compression));
     }
 
@@ -714,7 +726,7 @@ impl Connection {
     /// protocol) and returns the request's error. For callers that decode answers
     /// themselves (the EXECUTE fast path decodes in place rather than through
     /// [`Connection::decode`]'s result, a copy of the frame per request).
-    pub fn undecodable(&self, frame: &Frame, error: ProtoError) -> RequestError {
+    pub(crate) fn undecodable(&self, frame: &Frame, error: ProtoError) -> RequestError {
         let shared = &*self.shared;
         shared.protocol_violation(ProtocolFault::Undecodable {
             opcode: frame.header.opcode,

@@ -30,7 +30,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{CertificateError, ClientConfig, ClientConnection, RootCertStore};
 
 use super::error::{ConnectionError, TlsFailure};
-use crate::rt::TcpStream;
+use doppio_rt::TcpStream;
 
 /// Why the TLS configuration could not be built (files, PEM contents, key mismatch).
 #[derive(Debug, thiserror::Error)]
@@ -75,8 +75,8 @@ pub enum TlsConfigError {
 /// an IP subject alternative name unless a name is set).
 ///
 /// ```no_run
-/// # fn main() -> Result<(), doppio::connection::tls::TlsConfigError> {
-/// use doppio::connection::tls::TlsConfig;
+/// # fn main() -> Result<(), doppio::TlsConfigError> {
+/// use doppio::TlsConfig;
 /// let tls = TlsConfig::from_ca_file("ca.pem")?
 ///     .with_client_cert("client.pem", "client.key")?
 ///     .with_server_name("db.example.com")?;
@@ -291,7 +291,7 @@ impl TlsSession {
             scratch: vec![0; 16 * 1024].into_boxed_slice(),
         };
         let handshake = session.drive_handshake(socket, raw);
-        match crate::rt::timeout(timeout, handshake).await {
+        match doppio_rt::timeout(timeout, handshake).await {
             Ok(Ok(())) => Ok(session),
             Ok(Err((failure, detail))) => Err(fail(failure, detail)),
             Err(_) => Err(fail(
