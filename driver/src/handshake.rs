@@ -20,7 +20,7 @@ use doppio_proto::segment::SegmentCompression;
 use doppio_proto::ProtocolVersion;
 
 use crate::auth::{AuthError, AuthenticatorFactory};
-use crate::connection::{Connection, ConnectionError, RequestError, TlsFailure};
+use crate::connection::{Connection, ConnectionError, RequestError, TlsCause, TlsFailure};
 use crate::error::{Error, VersionError};
 use crate::result::{reply, unexpected};
 use crate::routing::sharding::{ShardingError, ShardingInfo};
@@ -115,10 +115,7 @@ pub(crate) async fn handshake(
                 Error::ConnectionBroken(ConnectionError::Tls {
                     addr,
                     failure: TlsFailure::NodeRequiresTls,
-                    detail: format!(
-                        "{cause} in answer to the first request, without a byte: \
-                         a TLS-only port does this to a plaintext client"
-                    ),
+                    cause: TlsCause::BrokenAtFirstRequest(cause),
                 })
             }
             e => map(e),

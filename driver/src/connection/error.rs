@@ -2,9 +2,10 @@
 //!
 //! `ConnectionError` is `Clone`: when a connection breaks, every request in flight on it gets
 //! its own copy (a cold path). Its causes stay typed and are its
-//! [`source`](std::error::Error::source): the socket's [`io::Error`] and the protocol
-//! layer's [`ProtoError`], each behind an `Arc` (neither is cheap to clone, `io::Error` not at
-//! all, and the `Arc` keeps the error as small as the request path needs). Each cause's text
+//! [`source`](std::error::Error::source): the socket's [`io::Error`], the protocol layer's
+//! [`ProtoError`] and rustls's error, each behind an `Arc` (none is cheap to clone,
+//! `io::Error` not at all, and the `Arc` keeps the error as small as the request path
+//! needs). Each cause's text
 //! is also part of its parent's message, so that `Display` alone says everything;
 //! [`crate::error::Report`] prints such a chain without repeating it.
 
@@ -48,14 +49,15 @@ pub enum ConnectionError {
     },
     /// TLS failed: the handshake (certificate refused, not TLS, timed out), a record after
     /// it, or a plaintext connection to a node that requires TLS.
-    #[error("TLS with {addr} failed: {failure} ({detail})")]
+    #[error("TLS with {addr} failed: {failure}: {cause}")]
     Tls {
         /// The node.
         addr: SocketAddr,
         /// The kind of failure.
         failure: TlsFailure,
-        /// rustls's or the socket's own words.
-        detail: String,
+        /// What happened: rustls's or the socket's error, or what the node did.
+        #[source]
+        cause: TlsCause,
     },
     /// The connection was closed on purpose (shutdown, or too many orphaned stream ids).
     #[error("connection to {addr} closed: {reason}")]
@@ -124,6 +126,41 @@ impl ConnectFailure {
             ConnectFailure::NotWithin(_) => None,
         }
     }
+}
+
+/// What a TLS failure came from (its kind is the [`TlsFailure`] beside it).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TlsCause {
+    /// rustls refused what the node sent (a certificate, an alert, a record).
+    #[error("{0}")]
+    Rustls(#[source] Arc<rustls::Error>),
+    /// Moving bytes into or out of rustls failed.
+    #[error("{0}")]
+    Io(#[source] Arc<io::Error>),
+    /// Reading the socket failed during the handshake.
+    #[error("read failed: {0}")]
+    Read(#[source] Arc<io::Error>),
+    /// Writing the socket failed during the handshake.
+    #[error("write failed: {0}")]
+    Write(#[source] Arc<io::Error>),
+    /// The node closed the connection during the handshake.
+    #[error("closed by the node")]
+    ClosedByNode,
+    /// The handshake did not finish within the connect timeout.
+    #[error("no TLS handshake within {0:?}")]
+    TimedOut(Duration),
+    /// The queued requests could not be encrypted.
+    #[error("cannot encrypt requests: {0}")]
+    Encrypt(#[source] Arc<io::Error>),
+    /// A plaintext connection's first answer opened a TLS record.
+    #[error("the node answered a plaintext request with TLS")]
+    AnsweredWithTls,
+    /// A plaintext connection broke at its first request without a byte from the node.
+    #[error(
+        "{0} in answer to the first request, without a byte: a TLS-only port does this to a \
+         plaintext client"
+    )]
+    BrokenAtFirstRequest(#[source] BreakCause),
 }
 
 /// What broke an open connection.

@@ -70,7 +70,7 @@ use doppio_proto::ProtocolVersion;
 use doppio_rt::{self as rt, TcpStream, Timer};
 
 pub use error::{
-    BreakCause, ConnectFailure, ConnectionError, ProtocolFault, RequestError, TlsFailure,
+    BreakCause, ConnectFailure, ConnectionError, ProtocolFault, RequestError, TlsCause, TlsFailure,
 };
 use in_flight::{InFlight, Outcome, StreamHandle};
 #[doc(hidden)]
@@ -1064,11 +1064,11 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                     match tls.borrow_mut().decrypt(&mut raw, &mut buf) {
                         Ok(true) => {}
                         Ok(false) => return shared.broken(BreakCause::CloseNotify),
-                        Err((failure, detail)) => {
+                        Err((failure, cause)) => {
                             return shared.close(ConnectionError::Tls {
                                 addr: shared.addr,
                                 failure,
-                                detail,
+                                cause,
                             })
                         }
                     }
@@ -1080,7 +1080,7 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
             return shared.close(ConnectionError::Tls {
                 addr: shared.addr,
                 failure: TlsFailure::NodeRequiresTls,
-                detail: "the node answered a plaintext request with TLS".into(),
+                cause: TlsCause::AnsweredWithTls,
             });
         }
         first = false;
@@ -1210,7 +1210,7 @@ async fn flush_loop(shared: Rc<Shared>) {
                 return shared.close(ConnectionError::Tls {
                     addr: shared.addr,
                     failure: TlsFailure::Other,
-                    detail: format!("cannot encrypt requests: {e}"),
+                    cause: TlsCause::Encrypt(Arc::new(e)),
                 });
             }
             out.clear();

@@ -29,7 +29,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{CertificateError, ClientConfig, ClientConnection, RootCertStore};
 
-use super::error::{ConnectionError, TlsFailure};
+use super::error::{ConnectionError, TlsCause, TlsFailure};
 use doppio_rt::TcpStream;
 
 /// Why the TLS configuration could not be built (files, PEM contents, key mismatch).
@@ -275,13 +275,13 @@ impl TlsSession {
         timeout: Duration,
         raw: &mut BytesMut,
     ) -> Result<Self, ConnectionError> {
-        let fail = |failure, detail: String| ConnectionError::Tls {
+        let fail = |failure, cause| ConnectionError::Tls {
             addr,
             failure,
-            detail,
+            cause,
         };
         let mut conn = ClientConnection::new(config.rustls.clone(), config.name_for(addr))
-            .map_err(|e| fail(TlsFailure::of(&e), e.to_string()))?;
+            .map_err(|e| fail(TlsFailure::of(&e), TlsCause::Rustls(Arc::new(e))))?;
         // The send queue is drained into our buffer at every flush: no limit to enforce
         // (the caller's own buffer is the bound), and a limit would turn a large batch into
         // a partial write.
@@ -293,11 +293,8 @@ impl TlsSession {
         let handshake = session.drive_handshake(socket, raw);
         match doppio_rt::timeout(timeout, handshake).await {
             Ok(Ok(())) => Ok(session),
-            Ok(Err((failure, detail))) => Err(fail(failure, detail)),
-            Err(_) => Err(fail(
-                TlsFailure::TimedOut,
-                format!("no TLS handshake within {timeout:?}"),
-            )),
+            Ok(Err((failure, cause))) => Err(fail(failure, cause)),
+            Err(_) => Err(fail(TlsFailure::TimedOut, TlsCause::TimedOut(timeout))),
         }
     }
 
@@ -305,49 +302,49 @@ impl TlsSession {
         &mut self,
         socket: &TcpStream,
         raw: &mut BytesMut,
-    ) -> Result<(), (TlsFailure, String)> {
+    ) -> Result<(), (TlsFailure, TlsCause)> {
         let mut out = BytesMut::with_capacity(4096);
         while self.conn.is_handshaking() {
             if self.conn.wants_write() {
                 self.write_tls(&mut out)
-                    .map_err(|e| (TlsFailure::Other, e.to_string()))?;
+                    .map_err(|e| (TlsFailure::Other, TlsCause::Io(Arc::new(e))))?;
                 let (sent, back) = socket.send(out).await;
                 out = back;
                 out.clear();
-                sent.map_err(|e| (TlsFailure::Closed, format!("write failed: {e}")))?;
+                sent.map_err(|e| (TlsFailure::Closed, TlsCause::Write(Arc::new(e))))?;
                 continue;
             }
             let n = std::future::poll_fn(|cx| socket.poll_recv(cx, raw))
                 .await
-                .map_err(|e| (TlsFailure::Closed, format!("read failed: {e}")))?;
+                .map_err(|e| (TlsFailure::Closed, TlsCause::Read(Arc::new(e))))?;
             if n == 0 {
-                return Err((TlsFailure::Closed, "closed by the node".into()));
+                return Err((TlsFailure::Closed, TlsCause::ClosedByNode));
             }
             self.absorb(raw)?;
         }
         // The client's last flight (Finished) may still be queued.
         if self.conn.wants_write() {
             self.write_tls(&mut out)
-                .map_err(|e| (TlsFailure::Other, e.to_string()))?;
+                .map_err(|e| (TlsFailure::Other, TlsCause::Io(Arc::new(e))))?;
             let (sent, _) = socket.send(out).await;
-            sent.map_err(|e| (TlsFailure::Closed, format!("write failed: {e}")))?;
+            sent.map_err(|e| (TlsFailure::Closed, TlsCause::Write(Arc::new(e))))?;
         }
         Ok(())
     }
 
     /// Feeds rustls the ciphertext of `raw` (consumed) and processes it. The rustls error's
     /// kind is returned with its text.
-    fn absorb(&mut self, raw: &mut BytesMut) -> Result<(), (TlsFailure, String)> {
+    fn absorb(&mut self, raw: &mut BytesMut) -> Result<(), (TlsFailure, TlsCause)> {
         while !raw.is_empty() {
             let mut rest: &[u8] = raw;
             let n = self
                 .conn
                 .read_tls(&mut rest)
-                .map_err(|e| (TlsFailure::Other, e.to_string()))?;
+                .map_err(|e| (TlsFailure::Other, TlsCause::Io(Arc::new(e))))?;
             raw.advance(n);
             self.conn
                 .process_new_packets()
-                .map_err(|e| (TlsFailure::of(&e), e.to_string()))?;
+                .map_err(|e| (TlsFailure::of(&e), TlsCause::Rustls(Arc::new(e))))?;
             if n == 0 {
                 break;
             }
@@ -361,7 +358,7 @@ impl TlsSession {
         &mut self,
         raw: &mut BytesMut,
         plain: &mut BytesMut,
-    ) -> Result<bool, (TlsFailure, String)> {
+    ) -> Result<bool, (TlsFailure, TlsCause)> {
         loop {
             // rustls holds a bounded amount of plaintext: take it out before feeding more.
             let mut rest: &[u8] = raw;
@@ -370,12 +367,12 @@ impl TlsSession {
             } else {
                 self.conn
                     .read_tls(&mut rest)
-                    .map_err(|e| (TlsFailure::Other, e.to_string()))?
+                    .map_err(|e| (TlsFailure::Other, TlsCause::Io(Arc::new(e))))?
             };
             raw.advance(n);
             self.conn
                 .process_new_packets()
-                .map_err(|e| (TlsFailure::of(&e), e.to_string()))?;
+                .map_err(|e| (TlsFailure::of(&e), TlsCause::Rustls(Arc::new(e))))?;
             loop {
                 match self.conn.reader().read(&mut self.scratch) {
                     Ok(0) => return Ok(false),
@@ -384,7 +381,7 @@ impl TlsSession {
                     // The node closed the TCP connection without close_notify: the reader
                     // sees the socket's end next.
                     Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
-                    Err(e) => return Err((TlsFailure::Other, e.to_string())),
+                    Err(e) => return Err((TlsFailure::Other, TlsCause::Io(Arc::new(e)))),
                 }
             }
             if raw.is_empty() {
