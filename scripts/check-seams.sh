@@ -28,7 +28,7 @@ fi
 echo "seam check passed: doppio-proto depends on no executor ($(printf '%s\n' "$tree" | sort -u | wc -l) crates: $(printf '%s\n' "$tree" | awk '{print $1}' | sort -u | tr '\n' ' '))"
 
 # 2. Only the adapters name a runtime crate (code paths, not prose in comments).
-sources=$(git ls-files --cached --others --exclude-standard -- '*.rs' | grep -v '^driver/proto/fuzz/' || true)
+sources=$(git ls-files --cached --others --exclude-standard -- '*.rs' | grep -v '^protocol-tests/fuzz/' || true)
 named() { # PATTERN ALLOWED-PREFIX
     local f
     for f in $sources; do
@@ -39,7 +39,7 @@ named() { # PATTERN ALLOWED-PREFIX
 }
 bad_glommio=$(named '(^|[^A-Za-z0-9_])(::)?glommio::|use glommio|extern crate glommio' driver/rt/src/glommio_rt.rs || true)
 bad_uring=$(named '(^|[^A-Za-z0-9_])(::)?io_uring::|use io_uring|extern crate io_uring' driver/rt/src/uring/ || true)
-bad_deps=$(git ls-files -- '*Cargo.toml' | grep -vE '^(Cargo.toml|driver/rt/Cargo.toml|driver/proto/fuzz/.*)$' |
+bad_deps=$(git ls-files -- '*Cargo.toml' | grep -vE '^(Cargo.toml|driver/rt/Cargo.toml|protocol-tests/fuzz/.*)$' |
     xargs grep -lE '^(glommio|io-uring)(\.workspace)? *=' || true)
 if [ -n "$bad_glommio$bad_uring$bad_deps" ]; then
     echo "seam check FAILED: only driver/rt names a runtime crate (glommio_rt.rs glommio, uring/ io-uring)" >&2

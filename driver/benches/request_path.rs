@@ -7,7 +7,7 @@
 //! cargo bench -p doppio --bench request_path -- e2e/uring    # a filter, as criterion takes it
 //! ```
 //!
-//! Everything runs on one client shard (a `doppio::runtime::Shards` executor pinned to core
+//! Everything runs on one client shard (a `doppio::bench_internals::Shards` executor pinned to core
 //! `REQUEST_PATH_CLIENT_CORE`, default 0), once per runtime (`REQUEST_PATH_RUNTIMES`, default
 //! `glommio,uring`); criterion's `iter_custom` sends each sample there as a job and the
 //! shard times it itself. The statement is the `empty` workload's (`SELECT key FROM
@@ -69,6 +69,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, Criterion};
 use doppio::bench_internals as internals;
+use doppio::bench_internals::{ShardOptions, Shards};
 use doppio::connection::{Connection, ConnectionConfig};
 use doppio::proto::consistency::Consistency;
 use doppio::proto::deserialize::DeserializeValue;
@@ -76,7 +77,6 @@ use doppio::proto::frame::Frame;
 use doppio::proto::value::CqlValue;
 use doppio::proto::ProtocolVersion;
 use doppio::rt::{Runtime, TcpListener, TcpStream};
-use doppio::runtime::{ShardOptions, Shards};
 use doppio::{Error, PreparedStatement, QueryResult, Session, SessionConfig, StatementOptions};
 use doppio_stub::{LocalStubHandle, Stub, StubConfig, StubHandle};
 
@@ -594,7 +594,7 @@ async fn submit(bench: Rc<Bench>, batch: usize, frames: u64, clock: Clock) -> Du
     let start = clock.now();
     for _ in 0..batches {
         for _ in 0..batch {
-            bench.sink.queue_raw(&frame);
+            doppio::bench_internals::queue_raw(&bench.sink, &frame);
         }
         let mut got = 0;
         while got < frame.len() * batch {

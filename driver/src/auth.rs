@@ -9,6 +9,8 @@
 use std::rc::Rc;
 use std::sync::Arc;
 
+use doppio_proto::response::ErrorResponse;
+
 /// Makes the authenticator of one handshake (on the shard that runs it).
 pub type AuthenticatorFactory = Arc<dyn Fn() -> Rc<dyn Authenticator> + Send + Sync>;
 
@@ -16,12 +18,61 @@ pub type AuthenticatorFactory = Arc<dyn Fn() -> Rc<dyn Authenticator> + Send + S
 pub trait Authenticator {
     /// The first token, sent in reply to AUTHENTICATE naming `server_authenticator` (the
     /// server's Java class). An error refuses the server's mechanism.
-    fn initial_response(&self, server_authenticator: &str) -> Result<Vec<u8>, String>;
+    fn initial_response(&self, server_authenticator: &str) -> Result<Vec<u8>, AuthError>;
 
     /// The reply to an AUTH_CHALLENGE; most mechanisms (PLAIN among them) never see one.
-    fn evaluate_challenge(&self, challenge: Option<&[u8]>) -> Result<Vec<u8>, String> {
+    fn evaluate_challenge(&self, challenge: Option<&[u8]>) -> Result<Vec<u8>, AuthError> {
         let _ = challenge;
-        Err("this authenticator does not expect a challenge".into())
+        Err(AuthError::UnexpectedChallenge)
+    }
+}
+
+/// Why authentication failed: what an [`Authenticator`] refuses with, and what the handshake
+/// reports (as the source of [`crate::Error::Authentication`]). No variant holds a secret.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum AuthError {
+    /// The node requires authentication but no credentials were configured.
+    #[error(
+        "the node requires authentication ({server_authenticator}) but no credentials were \
+         configured"
+    )]
+    NotConfigured {
+        /// The server authenticator's class.
+        server_authenticator: String,
+    },
+    /// The node asks for a server authenticator the password authenticator does not send
+    /// credentials to (see [`PLAIN_AUTHENTICATORS`]); none were sent.
+    #[error(
+        "the node asks for authenticator {server_authenticator}, which the password \
+         authenticator does not know (it answers {}; \
+         PasswordAuthenticator::also_for adds one): no credentials were sent",
+        PLAIN_AUTHENTICATORS.join(", ")
+    )]
+    UnknownAuthenticator {
+        /// The server authenticator's class.
+        server_authenticator: String,
+    },
+    /// The node sent a challenge to an authenticator that expects none.
+    #[error("this authenticator does not expect a challenge")]
+    UnexpectedChallenge,
+    /// The node refused the credentials (its ERROR, with every field it sent).
+    #[error("{0}")]
+    Refused(Box<ErrorResponse>),
+    /// The exchange did not end with AUTH_SUCCESS within the rounds allowed.
+    #[error("the exchange did not finish after {rounds} rounds")]
+    Unfinished {
+        /// The rounds sent.
+        rounds: usize,
+    },
+    /// A custom authenticator's own reason (see [`AuthError::other`]).
+    #[error("{0}")]
+    Other(#[source] Arc<dyn std::error::Error + Send + Sync>),
+}
+
+impl AuthError {
+    /// A custom authenticator's refusal: any error, or a message (`&str`, `String`).
+    pub fn other(reason: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        AuthError::Other(Arc::from(reason.into()))
     }
 }
 
@@ -86,16 +137,13 @@ impl std::fmt::Debug for PasswordAuthenticator {
 }
 
 impl Authenticator for PasswordAuthenticator {
-    fn initial_response(&self, server_authenticator: &str) -> Result<Vec<u8>, String> {
+    fn initial_response(&self, server_authenticator: &str) -> Result<Vec<u8>, AuthError> {
         let known = PLAIN_AUTHENTICATORS.contains(&server_authenticator)
             || self.also.iter().any(|a| a == server_authenticator);
         if !known {
-            return Err(format!(
-                "the node asks for authenticator {server_authenticator}, which the password \
-                 authenticator does not know (it answers {}; \
-                 PasswordAuthenticator::also_for adds one): no credentials were sent",
-                PLAIN_AUTHENTICATORS.join(", ")
-            ));
+            return Err(AuthError::UnknownAuthenticator {
+                server_authenticator: server_authenticator.to_owned(),
+            });
         }
         let mut token = Vec::with_capacity(2 + self.username.len() + self.password.len());
         token.push(0);
@@ -131,7 +179,17 @@ mod tests {
         let e = a
             .initial_response("com.example.KerberosAuthenticator")
             .unwrap_err();
+        assert!(
+            matches!(&e, AuthError::UnknownAuthenticator { server_authenticator }
+                if server_authenticator == "com.example.KerberosAuthenticator"),
+            "{e:?}"
+        );
+        let e = e.to_string();
         assert!(e.contains("com.example.KerberosAuthenticator"), "{e}");
+        assert!(
+            e.contains(PLAIN_AUTHENTICATORS[0]),
+            "names those it knows: {e}"
+        );
         assert!(!e.contains("s3cret"), "{e}");
         let custom = a.also_for("com.example.PlainAuthenticator");
         assert!(custom

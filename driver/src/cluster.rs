@@ -47,15 +47,15 @@ use crate::control::{ControlConfig, ControlEvent, Publisher};
 use crate::error::Error;
 use crate::pool::Backoff;
 use crate::routing::topology::TopologySnapshot;
-use crate::rt::Runtime;
-use crate::runtime::{RuntimeError, ShardOptions, Shards};
 use crate::session::{
     ControlRole, DefaultPolicyConfig, PolicyFactory, RetryPolicy, Session, SessionConfig,
     SpeculativeExecution,
 };
+use crate::shards::{RuntimeError, ShardOptions, Shards};
+use doppio_rt::Runtime;
 
 /// Why a cluster could not start, or could not run work.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ClusterError {
     /// The configuration is unusable (no contact point, no core).
     #[error("invalid cluster configuration: {0}")]
@@ -85,12 +85,8 @@ struct ClusterConfig {
     /// The default policy's settings while the default policy is in use (`None` once
     /// [`ClusterBuilder::load_balancing`] replaced it).
     default_policy: Option<DefaultPolicyConfig>,
-    cores: Vec<usize>,
-    pin: bool,
-    grace: Duration,
-    runtime: Runtime,
-    uring: crate::rt::uring::Config,
-    spin_before_park: Option<Duration>,
+    /// The shards to start: cores, pinning, runtime and its settings, shutdown grace.
+    shards: ShardOptions,
 }
 
 /// Builds a [`Cluster`]. Defaults: contact point 127.0.0.1:9042, one shard per available
@@ -109,10 +105,10 @@ impl std::fmt::Debug for ClusterBuilder {
         // The session configuration never prints credentials (only whether there are any).
         f.debug_struct("ClusterBuilder")
             .field("session", &c.session)
-            .field("cores", &c.cores)
-            .field("pin", &c.pin)
-            .field("runtime", &c.runtime)
-            .field("grace", &c.grace)
+            .field("cores", &c.shards.cores)
+            .field("pin", &c.shards.pin)
+            .field("runtime", &c.shards.runtime)
+            .field("grace", &c.shards.grace)
             .finish_non_exhaustive()
     }
 }
@@ -125,12 +121,11 @@ impl Default for ClusterBuilder {
                 session: SessionConfig::new(SocketAddr::from(([127, 0, 0, 1], 9042))),
                 contact_given: false,
                 default_policy: Some(DefaultPolicyConfig::default()),
-                cores: (0..cores).collect(),
-                pin: true,
-                grace: Duration::from_secs(5),
-                runtime: Runtime::default(),
-                uring: crate::rt::uring::Config::default(),
-                spin_before_park: None,
+                shards: ShardOptions::new(
+                    &(0..cores).collect::<Vec<_>>(),
+                    true,
+                    Duration::from_secs(5),
+                ),
             },
         }
     }
@@ -168,14 +163,14 @@ impl ClusterBuilder {
 
     /// The cores to run one shard each on.
     pub fn cores(mut self, cores: &[usize]) -> Self {
-        self.config.cores = cores.to_vec();
+        self.config.shards.cores = cores.to_vec();
         self
     }
 
     /// Pins each shard to its core (default), or leaves placement to the kernel (for tests
     /// that share a machine).
     pub fn pin(mut self, pin: bool) -> Self {
-        self.config.pin = pin;
+        self.config.shards.pin = pin;
         self
     }
 
@@ -275,7 +270,7 @@ impl ClusterBuilder {
 
     /// How long shutdown lets running work finish before dropping the sessions.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
-        self.config.grace = grace;
+        self.config.shards.grace = grace;
         self
     }
 
@@ -284,15 +279,15 @@ impl ClusterBuilder {
     /// the ring). The same driver runs on both. `build` fails with a clear error where
     /// io_uring is not usable.
     pub fn runtime(mut self, runtime: Runtime) -> Self {
-        self.config.runtime = runtime;
+        self.config.shards.runtime = runtime;
         self
     }
 
     /// doppio's io_uring runtime only: ring entries, provided buffers (count and size, shared
     /// by the shard's connections), the poll budget per loop turn, the opt-in SQPOLL mode
     /// (every shard's ring gets its own kernel submission thread) and the teardown wait.
-    pub fn uring_config(mut self, config: crate::rt::uring::Config) -> Self {
-        self.config.uring = config;
+    pub fn uring_config(mut self, config: doppio_rt::uring::Config) -> Self {
+        self.config.shards.uring = config;
         self
     }
 
@@ -300,7 +295,7 @@ impl ClusterBuilder {
     /// (off by default). Parking costs glommio several `io_uring_enter` calls; spinning saves them
     /// when answers arrive closer together than `spin`, at the price of CPU time.
     pub fn spin_before_park(mut self, spin: Option<Duration>) -> Self {
-        self.config.spin_before_park = spin;
+        self.config.shards.spin_before_park = spin;
         self
     }
 
@@ -360,16 +355,10 @@ impl ClusterBuilder {
     /// connected or one has failed (then the shards started so far are shut down).
     pub fn build(self) -> Result<Cluster, ClusterError> {
         let config = self.config;
-        if config.cores.is_empty() {
+        if config.shards.cores.is_empty() {
             return Err(ClusterError::Config("no core to run a shard on".into()));
         }
-        let options = ShardOptions {
-            runtime: config.runtime,
-            spin_before_park: config.spin_before_park,
-            uring: config.uring,
-            ..ShardOptions::new(&config.cores, config.pin, config.grace)
-        };
-        let shards = Shards::start_with(&options, |index| ShardState {
+        let shards = Shards::start_with(&config.shards, |index| ShardState {
             index,
             session: RefCell::new(None),
             latest: RefCell::new(None),
@@ -521,7 +510,7 @@ impl Cluster {
 
     /// The event loop the shards run.
     pub fn runtime(&self) -> Runtime {
-        self.config.runtime
+        self.config.shards.runtime
     }
 
     /// Runs `f(session)` on every shard at once and returns each shard's result in shard

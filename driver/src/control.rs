@@ -35,7 +35,7 @@ use crate::system::{fetch_keyspaces, fetch_topology, register};
 
 /// What the control connection tells the shards.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ControlEvent {
+pub(crate) enum ControlEvent {
     /// A new view of the cluster.
     Topology(Arc<TopologySnapshot>),
     /// The cluster reports this node up: retry its connections now.
@@ -43,7 +43,7 @@ pub enum ControlEvent {
 }
 
 /// Where control events go (the owning shard forwards them to every shard).
-pub type Publisher = Rc<dyn Fn(ControlEvent)>;
+pub(crate) type Publisher = Rc<dyn Fn(ControlEvent)>;
 
 /// Tunables of the control connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -222,7 +222,7 @@ impl Control {
                 } else {
                     let delay = self.config.backoff.delay(failed_rounds, jitter.next());
                     failed_rounds = failed_rounds.saturating_add(1);
-                    crate::rt::sleep(delay).await;
+                    doppio_rt::sleep(delay).await;
                 }
                 continue;
             };
@@ -247,7 +247,7 @@ impl Control {
             if self.stopped.get() {
                 return Ok(());
             }
-            let next = crate::rt::timeout(self.config.refresh_interval, conn.next_event()).await;
+            let next = doppio_rt::timeout(self.config.refresh_interval, conn.next_event()).await;
             let mut what = Refresh::default();
             match next {
                 // The periodic refresh.
@@ -259,7 +259,7 @@ impl Control {
                 Ok(Ok(frame)) => {
                     self.note_event(conn, &frame, &mut what);
                     // Let the rest of the burst arrive, then take all of it.
-                    crate::rt::sleep(self.config.debounce).await;
+                    doppio_rt::sleep(self.config.debounce).await;
                     while let Some(Ok(frame)) =
                         futures_lite::future::poll_once(conn.next_event()).await
                     {

@@ -7,19 +7,21 @@
 //! - [`ErrorKind`]: the one table of error kinds, by which the session counts its failures
 //!   ([`crate::session::ErrorCounts`]) and the bench reports `errors_by_kind` for both of its
 //!   backends (a server's ERROR code maps to a kind with [`ErrorKind::of_server_code`]).
-//! - [`Violation`]: how a node broke the protocol.
+//! - [`Violation`]: how a node broke the protocol; [`VersionError`]: why a handshake found no
+//!   protocol version to speak.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use doppio_proto::response::{ErrorCode, ErrorResponse};
-use doppio_proto::ProtoError;
+use doppio_proto::{ProtoError, ProtocolVersion};
 
+use crate::auth::AuthError;
 use crate::connection::{ConnectionError, RequestError};
 use crate::routing::topology::TopologyError;
 
 /// Why a driver call failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
     /// The node answered with an ERROR (unavailable, timeouts, overloaded, syntax, invalid,
     /// unauthorized, already exists, unprepared, ...): every field it sent is in `error`.
@@ -59,20 +61,22 @@ pub enum Error {
     #[error("request not sent")]
     Serialization(#[source] ProtoError),
     /// The connection handshake failed (unsupported protocol version, refused options).
-    #[error("handshake with {node} failed: {reason}")]
+    #[error("handshake with {node} failed: {error}")]
     Handshake {
         /// The node.
         node: SocketAddr,
         /// Why.
-        reason: String,
+        #[source]
+        error: VersionError,
     },
     /// The node refused the credentials, or wanted credentials that were not configured.
-    #[error("authentication with {node} failed: {reason}")]
+    #[error("authentication with {node} failed: {error}")]
     Authentication {
         /// The node.
         node: SocketAddr,
-        /// Why.
-        reason: String,
+        /// Why (the authenticator's refusal, or the node's).
+        #[source]
+        error: AuthError,
     },
     /// The session was closed (the client is shutting down, or the session failed to
     /// connect); nothing was sent.
@@ -97,7 +101,7 @@ pub enum Error {
 }
 
 /// How a node broke the protocol.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum Violation {
     /// An answer did not decode; the connection it came on was closed.
     #[error("undecodable answer; connection closed")]
@@ -123,6 +127,25 @@ pub enum Violation {
     StaleColumns {
         /// The statement.
         cql: String,
+    },
+}
+
+/// Why no protocol version could be agreed on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VersionError {
+    /// The version configured is not one the node offers.
+    #[error("protocol {wanted} was asked for, but the node offers {offered:?}")]
+    NotOffered {
+        /// The version configured.
+        wanted: ProtocolVersion,
+        /// The node's `PROTOCOL_VERSIONS`.
+        offered: Vec<String>,
+    },
+    /// The node offers neither v5 nor v4 as a final version.
+    #[error("the node speaks neither v5 nor v4 (it offers {offered:?})")]
+    NoneSpoken {
+        /// The node's `PROTOCOL_VERSIONS`.
+        offered: Vec<String>,
     },
 }
 
@@ -376,9 +399,10 @@ mod tests {
             Report(&e).to_string(),
             "127.0.0.1:9042 broke the protocol: system.local returned no rows result"
         );
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
         let broken = Error::from(ConnectionError::Broken {
             addr: node,
-            message: "reset".into(),
+            cause: crate::connection::BreakCause::Read(std::sync::Arc::new(reset)),
         });
         assert_eq!(broken.kind(), ErrorKind::ConnectionBroken);
         let bad_value = Error::Serialization(ProtoError::Value {
@@ -392,7 +416,13 @@ mod tests {
         );
         assert_eq!(
             Report(&broken).to_string(),
-            "connection to 127.0.0.1:9042 broken: reset"
+            "connection to 127.0.0.1:9042 broken: read failed: connection reset",
+            "the io error is the cause of the cause, printed once"
+        );
+        let cause = broken.source().and_then(|c| c.source());
+        assert!(
+            cause.is_some_and(|c| c.is::<std::sync::Arc<std::io::Error>>()),
+            "the socket's own error is in the chain: {cause:?}"
         );
     }
 

@@ -19,14 +19,14 @@ use doppio_proto::response::Response;
 use doppio_proto::segment::SegmentCompression;
 use doppio_proto::ProtocolVersion;
 
-use crate::auth::AuthenticatorFactory;
-use crate::connection::{Connection, ConnectionError, RequestError, TlsFailure};
-use crate::error::Error;
+use crate::auth::{AuthError, AuthenticatorFactory};
+use crate::connection::{Connection, ConnectionError, RequestError, TlsCause, TlsFailure};
+use crate::error::{Error, VersionError};
 use crate::result::{reply, unexpected};
 use crate::routing::sharding::{ShardingError, ShardingInfo};
 
 /// The CQL version doppio asks for in STARTUP.
-pub const CQL_VERSION: &str = "3.0.0";
+pub(crate) const CQL_VERSION: &str = "3.0.0";
 
 /// What the handshake needs.
 #[derive(Clone, Default)]
@@ -56,7 +56,7 @@ impl std::fmt::Debug for HandshakeConfig {
 
 /// What was agreed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Negotiated {
+pub(crate) struct Negotiated {
     /// Body compression in force.
     pub compression: Option<Compression>,
     /// The node's SUPPORTED options.
@@ -72,28 +72,34 @@ pub struct Negotiated {
 
 /// The version to speak, from the node's `PROTOCOL_VERSIONS` (e.g. `["3/v3", "4/v4",
 /// "5/v5", "6/v6-beta"]`; empty when the node does not say, as ScyllaDB: then v4).
-pub fn choose_version(
+pub(crate) fn choose_version(
     offered: &[String],
     wanted: Option<ProtocolVersion>,
-) -> Result<ProtocolVersion, String> {
+) -> Result<ProtocolVersion, VersionError> {
     let offers = |v: ProtocolVersion| {
         let exact = format!("{}/v{}", v.number(), v.number());
         offered.is_empty() && v == ProtocolVersion::V4 || offered.contains(&exact)
     };
     match wanted {
         Some(v) if offers(v) => Ok(v),
-        Some(v) => Err(format!(
-            "protocol {v} was asked for, but the node offers {offered:?}"
-        )),
+        Some(wanted) => Err(VersionError::NotOffered {
+            wanted,
+            offered: offered.to_vec(),
+        }),
         None => ProtocolVersion::ALL
             .into_iter()
             .find(|v| offers(*v))
-            .ok_or_else(|| format!("the node speaks neither v5 nor v4 (it offers {offered:?})")),
+            .ok_or_else(|| VersionError::NoneSpoken {
+                offered: offered.to_vec(),
+            }),
     }
 }
 
 /// Runs the handshake on `conn`. On success the connection is ready for queries.
-pub async fn handshake(conn: &Connection, config: &HandshakeConfig) -> Result<Negotiated, Error> {
+pub(crate) async fn handshake(
+    conn: &Connection,
+    config: &HandshakeConfig,
+) -> Result<Negotiated, Error> {
     let node = conn.addr();
     let map = |e| Error::from_request(node, e);
     let answer = conn
@@ -103,16 +109,13 @@ pub async fn handshake(conn: &Connection, config: &HandshakeConfig) -> Result<Ne
             // The connection's first request, answered by a close or a reset without a
             // single byte: what a TLS-only port does to a plaintext client (Cassandra resets
             // at once). A CQL node that refuses a client answers with an ERROR instead.
-            RequestError::Connection(ConnectionError::Broken { addr, message })
+            RequestError::Connection(ConnectionError::Broken { addr, cause })
                 if conn.config().tls.is_none() && conn.stats().bytes_read == 0 =>
             {
                 Error::ConnectionBroken(ConnectionError::Tls {
                     addr,
                     failure: TlsFailure::NodeRequiresTls,
-                    detail: format!(
-                        "{message} in answer to the first request, without a byte: \
-                         a TLS-only port does this to a plaintext client"
-                    ),
+                    cause: TlsCause::BrokenAtFirstRequest(cause),
                 })
             }
             e => map(e),
@@ -129,7 +132,7 @@ pub async fn handshake(conn: &Connection, config: &HandshakeConfig) -> Result<Ne
             .unwrap_or(&[])
     };
     let version = choose_version(values("PROTOCOL_VERSIONS"), config.protocol_version)
-        .map_err(|reason| Error::Handshake { node, reason })?;
+        .map_err(|error| Error::Handshake { node, error })?;
     let compression = (config.compression && values("COMPRESSION").iter().any(|c| c == "lz4"))
         .then_some(Compression::Lz4);
     let mut options = vec![("CQL_VERSION", CQL_VERSION)];
@@ -186,16 +189,17 @@ async fn authenticate(
     class: &str,
 ) -> Result<(), Error> {
     let node = conn.addr();
-    let auth_err = |reason: String| Error::Authentication { node, reason };
+    let auth_err = |error| Error::Authentication { node, error };
     let Some(make) = &config.authenticator else {
-        return Err(auth_err(format!(
-            "the node requires authentication ({class}) but no credentials were configured"
-        )));
+        return Err(auth_err(AuthError::NotConfigured {
+            server_authenticator: class.to_owned(),
+        }));
     };
     let auth = make();
     let mut token = auth.initial_response(class).map_err(auth_err)?;
     // A SASL exchange is a few round trips; a bound stops a node that never finishes.
-    for _ in 0..16 {
+    const ROUNDS: usize = 16;
+    for _ in 0..ROUNDS {
         let answer = conn
             .send(
                 Flags::NONE,
@@ -215,13 +219,11 @@ async fn authenticate(
             }
             // The node refused the credentials: an authentication failure, not a request
             // error.
-            Response::Error(error) => return Err(auth_err(error.to_string())),
+            Response::Error(error) => return Err(auth_err(AuthError::Refused(error))),
             other => return Err(unexpected(node, "AUTH_RESPONSE", &other)),
         }
     }
-    Err(auth_err(
-        "the exchange did not finish after 16 rounds".into(),
-    ))
+    Err(auth_err(AuthError::Unfinished { rounds: ROUNDS }))
 }
 
 #[cfg(test)]
@@ -243,14 +245,25 @@ mod tests {
         );
         // A beta v5 is not v5.
         assert_eq!(choose_version(&cassandra3, None), Ok(ProtocolVersion::V4));
-        assert!(choose_version(&cassandra3, Some(ProtocolVersion::V5))
-            .unwrap_err()
-            .contains("v5 was asked for"));
+        let refused = choose_version(&cassandra3, Some(ProtocolVersion::V5)).unwrap_err();
+        assert!(
+            matches!(&refused, VersionError::NotOffered { wanted, .. } if *wanted == ProtocolVersion::V5),
+            "{refused:?}"
+        );
+        assert!(
+            refused.to_string().contains("v5 was asked for"),
+            "{refused}"
+        );
         // A node that does not list its versions (ScyllaDB) speaks v4.
         assert_eq!(choose_version(&[], None), Ok(ProtocolVersion::V4));
         assert!(choose_version(&[], Some(ProtocolVersion::V5)).is_err());
-        assert!(choose_version(&offers(&["3/v3"]), None)
-            .unwrap_err()
-            .contains("neither"));
+        let none = choose_version(&offers(&["3/v3"]), None).unwrap_err();
+        assert_eq!(
+            none,
+            VersionError::NoneSpoken {
+                offered: offers(&["3/v3"])
+            }
+        );
+        assert!(none.to_string().contains("neither"), "{none}");
     }
 }

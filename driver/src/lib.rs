@@ -1,15 +1,20 @@
 //! `doppio`: a thread-per-core CQL v4 driver on io_uring, on either of two runtimes.
 //!
-//! It names no runtime itself: tasks, timers, sockets and executor threads come from
-//! [`rt`] (the crate `doppio-rt`: glommio, or doppio's own io_uring runtime), so the same
-//! code runs on both. Its modules (see `shared/DESIGN.md`):
-//! - [`cluster`]: a `Cluster` that starts one pinned executor per core ([`runtime`]: shards
-//!   and their control plane) and a session on each; one shard runs the [`control`]
-//!   connection and hands topology changes to all of them over the control plane.
-//! - [`connection`] and [`pool`]: per-shard connections to every node that coalesce frames
-//!   into batched writes and parse every complete frame per read, replaced in the background
-//!   with backoff when they break; [`handshake`] and [`auth`] open them. TLS (rustls,
-//!   `connection::tls`) sits between a connection's socket and its buffers when configured.
+//! It names no runtime itself: tasks, timers, sockets and executor threads come from the
+//! crate `doppio-rt` (glommio, or doppio's own io_uring runtime; re-exported as [`rt`] for
+//! users), so the same code runs on both. Its modules (see `shared/DESIGN.md`):
+//! - [`cluster`]: a `Cluster` that starts one pinned executor per core (`shards`, private:
+//!   the shards and their control plane) and a session on each; one shard runs the control
+//!   connection (`control`, private) and hands topology changes to all of them over the
+//!   control plane.
+//! - [`connection`]: one connection to one node that coalesces frames into batched writes
+//!   and parses every complete frame per read; public as the low-level single-connection API
+//!   (requests as raw frames or request bodies, no handshake, no pool). TLS (rustls, its
+//!   private `tls` submodule) sits between a connection's socket and its buffers when
+//!   configured.
+//! - `pool` (private): per-shard connections to every node, replaced in the background with
+//!   backoff when they break ([`Backoff`], [`PoolStats`]); `handshake` (private) and
+//!   [`auth`] open them ([`HandshakeConfig`]).
 //! - `system` (private): the CQL the driver runs for itself on one connection (system
 //!   tables, schema versions, REGISTER, USE), for the control connection and the session.
 //! - [`routing`]: Murmur3 tokens, the token ring, replica placement, ScyllaDB's shards and
@@ -28,20 +33,20 @@ pub mod auth;
 mod clock;
 pub mod cluster;
 pub mod connection;
-pub mod control;
+mod control;
 pub mod error;
-pub mod handshake;
-pub mod pool;
+mod handshake;
+mod pool;
 pub mod result;
 pub mod routing;
-pub mod runtime;
 pub mod session;
+mod shards;
 mod system;
 
 /// What the request-path benchmarks (`driver/benches/request_path.rs`) call to time one
 /// stage of `Session::execute` at a time: the in-flight table, the encoding, the placement,
-/// the decoding, the sizes of the futures. Not an API: hidden, and free to change with any
-/// commit.
+/// the decoding, the sizes of the futures, and the shards (one pinned executor per core)
+/// they run on. Not an API: hidden, and free to change with any commit.
 #[doc(hidden)]
 pub mod bench_internals {
     pub use crate::clock::thread_cpu_time;
@@ -49,17 +54,28 @@ pub mod bench_internals {
     pub use crate::session::bench::{
         decode_execute, encode_execute, future_sizes, place_execute, FutureSizes,
     };
+    pub use crate::shards::{ShardOptions, Shards};
+
+    /// Queues already encoded frames on `conn` as if requests had been encoded there (see
+    /// `Connection::queue_raw`): the benchmark's sink.
+    pub fn queue_raw(conn: &crate::connection::Connection, frames: &[u8]) {
+        conn.queue_raw(frames);
+    }
 }
 
 pub use cluster::{Cluster, ClusterBuilder, ClusterError};
-pub use connection::{TlsConfig, TlsConfigError, TlsFailure};
+pub use connection::{ConnectionConfig, ConnectionError, TlsConfig, TlsConfigError, TlsFailure};
+pub use control::ControlConfig;
 /// The protocol layer this driver speaks, re-exported for users who need its types.
 pub use doppio_proto as proto;
 /// The runtimes the driver runs on (glommio, or doppio's own io_uring runtime), re-exported
 /// for users who spawn tasks, sleep or run executors beside it.
 pub use doppio_rt as rt;
 pub use error::{Error, ErrorKind};
+pub use handshake::HandshakeConfig;
+pub use pool::{Backoff, PoolStats};
 pub use result::QueryResult;
 pub use session::{
     PageStream, PreparedStatement, Session, SessionConfig, SessionStats, StatementOptions,
 };
+pub use shards::RuntimeError;

@@ -25,7 +25,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::connection::{Connection, ConnectionError, ConnectionStats};
+use crate::connection::{ConnectFailure, Connection, ConnectionError, ConnectionStats};
 use crate::routing::murmur3::Token;
 use crate::routing::sharding::{Sharder, ShardingInfo};
 
@@ -185,7 +185,7 @@ impl NodePool {
             retired_by_shard: RefCell::new(Vec::new()),
         });
         for slot in 0..size.max(1) {
-            crate::rt::spawn_local(watch_slot(Rc::downgrade(&pool), slot)).detach();
+            doppio_rt::spawn_local(watch_slot(Rc::downgrade(&pool), slot)).detach();
         }
         pool
     }
@@ -263,7 +263,7 @@ impl NodePool {
             slots.resize(wanted, None);
             drop(slots);
             for slot in had..wanted {
-                crate::rt::spawn_local(watch_slot(Rc::downgrade(self), slot)).detach();
+                doppio_rt::spawn_local(watch_slot(Rc::downgrade(self), slot)).detach();
             }
         }
     }
@@ -382,10 +382,10 @@ impl NodePool {
             if std::time::Instant::now() >= deadline {
                 return Err(self.last_error().unwrap_or(ConnectionError::Connect {
                     addr: self.addr,
-                    message: format!("no connection opened within {timeout:?}"),
+                    failure: ConnectFailure::NotWithin(timeout),
                 }));
             }
-            crate::rt::sleep(Duration::from_millis(2)).await;
+            doppio_rt::sleep(Duration::from_millis(2)).await;
         }
     }
 
@@ -411,7 +411,7 @@ impl NodePool {
             if conn.in_flight() == 0 {
                 conn.close(reason);
             } else {
-                crate::rt::spawn_local(close_when_drained(conn, reason, grace)).detach();
+                doppio_rt::spawn_local(close_when_drained(conn, reason, grace)).detach();
             }
         }
     }
@@ -428,7 +428,7 @@ impl NodePool {
 async fn close_when_drained(conn: Connection, reason: &'static str, grace: Duration) {
     let deadline = std::time::Instant::now() + grace;
     while conn.in_flight() > 0 && conn.is_open() && std::time::Instant::now() < deadline {
-        crate::rt::sleep(Duration::from_millis(5)).await;
+        doppio_rt::sleep(Duration::from_millis(5)).await;
     }
     conn.close(reason);
 }
@@ -514,7 +514,7 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
 /// Sleeps for `delay`, or until the pool is kicked past `kicked_at` or closed. Returns true
 /// if it was kicked (the node was reported up: the backoff starts over).
 async fn backoff_sleep(pool: &std::rc::Weak<NodePool>, delay: Duration, kicked_at: u64) -> bool {
-    let mut timer = std::pin::pin!(crate::rt::Timer::new(delay));
+    let mut timer = std::pin::pin!(doppio_rt::Timer::new(delay));
     std::future::poll_fn(|cx| {
         let Some(p) = pool.upgrade() else {
             return std::task::Poll::Ready(false);
@@ -546,7 +546,7 @@ mod tests {
 
     use super::*;
     use crate::connection::ConnectionConfig;
-    use crate::rt::Runtime;
+    use doppio_rt::Runtime;
 
     /// TCP connections with no handshake (OPTIONS needs none).
     fn plain_connections() -> ConnectFn {
@@ -559,7 +559,7 @@ mod tests {
         runtime: Runtime,
         f: impl FnOnce() -> Fut + Send + 'static,
     ) -> T {
-        crate::rt::run_on(runtime, "pool-test", f).expect("the runtime starts")
+        doppio_rt::run_on(runtime, "pool-test", f).expect("the runtime starts")
     }
 
     fn pool_replaces_a_closed_connection_in_the_background(runtime: Runtime) {
@@ -575,7 +575,7 @@ mod tests {
                 .await
                 .expect("a connection opens");
             while pool.open_count() < 2 {
-                crate::rt::sleep(Duration::from_millis(5)).await;
+                doppio_rt::sleep(Duration::from_millis(5)).await;
             }
             let victim = pool.pick().expect("an open connection");
             victim.close("test closes it");
@@ -593,7 +593,7 @@ mod tests {
                     start.elapsed() < Duration::from_secs(10),
                     "slot not refilled: {pool:?}"
                 );
-                crate::rt::sleep(Duration::from_millis(5)).await;
+                doppio_rt::sleep(Duration::from_millis(5)).await;
             }
             let stats = pool.stats();
             assert_eq!(stats.opened, 3);
@@ -658,7 +658,7 @@ mod tests {
     ) -> (
         Rc<NodePool>,
         Connection,
-        crate::rt::Task<Result<(), crate::connection::RequestError>>,
+        doppio_rt::Task<Result<(), crate::connection::RequestError>>,
     ) {
         let pool = NodePool::start(node, 1, plain_connections(), Backoff::default());
         pool.wait_ready(Duration::from_secs(10))
@@ -666,7 +666,7 @@ mod tests {
             .expect("a connection opens");
         let conn = pool.pick().expect("an open connection");
         let asking = conn.clone();
-        let request = crate::rt::spawn_local(async move {
+        let request = doppio_rt::spawn_local(async move {
             asking
                 .request(None, |buf, stream| {
                     encode_request(buf, stream, Flags::NONE, &Options)
@@ -675,7 +675,7 @@ mod tests {
                 .map(|_| ())
         });
         while conn.in_flight() == 0 {
-            crate::rt::sleep(Duration::from_millis(1)).await;
+            doppio_rt::sleep(Duration::from_millis(1)).await;
         }
         (pool, conn, request)
     }
@@ -696,10 +696,10 @@ mod tests {
             let start = Instant::now();
             while conn.closed().is_none() {
                 assert!(start.elapsed() < Duration::from_secs(5), "never closed");
-                crate::rt::sleep(Duration::from_millis(5)).await;
+                doppio_rt::sleep(Duration::from_millis(5)).await;
             }
             // Retired: no watcher opens another connection.
-            crate::rt::sleep(Duration::from_millis(100)).await;
+            doppio_rt::sleep(Duration::from_millis(100)).await;
             assert_eq!(pool.stats().opened, 1);
             assert_eq!(pool.open_count(), 0);
         });
@@ -724,7 +724,7 @@ mod tests {
         stub.stop();
     }
 
-    crate::rt::runtime_tests!(
+    doppio_rt::runtime_tests!(
         pool_replaces_a_closed_connection_in_the_background,
         pool_to_a_dead_node_backs_off_and_reports_why,
         a_retired_pool_lets_its_requests_in_flight_finish_then_closes,

@@ -9,9 +9,9 @@
 use std::time::Duration;
 
 use doppio::auth::PasswordAuthenticator;
-use doppio::handshake::HandshakeConfig;
 use doppio::proto::consistency::Consistency;
 use doppio::rt::Runtime;
+use doppio::HandshakeConfig;
 use doppio::{Error, Session, SessionConfig};
 
 mod support;

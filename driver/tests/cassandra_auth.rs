@@ -10,9 +10,9 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use doppio::auth::PasswordAuthenticator;
-use doppio::handshake::HandshakeConfig;
+use doppio::auth::{AuthError, PasswordAuthenticator};
 use doppio::proto::consistency::Consistency;
+use doppio::HandshakeConfig;
 use doppio::{Cluster, ClusterError, Error, Session, SessionConfig};
 
 mod support;
@@ -70,8 +70,10 @@ fn a_wrong_password_fails_at_once_naming_the_node_and_the_reason(runtime: Runtim
             started.elapsed()
         );
         match &err {
-            Error::Authentication { node: n, reason } => {
+            Error::Authentication { node: n, error } => {
                 assert_eq!(*n, node);
+                assert!(matches!(error, AuthError::Refused(_)), "{error:?}");
+                let reason = error.to_string();
                 assert!(
                     reason.to_lowercase().contains("bad credentials")
                         || reason.to_lowercase().contains("incorrect"),
@@ -90,7 +92,8 @@ fn no_credentials_for_a_node_that_wants_them_is_a_clear_error(runtime: Runtime) 
     on_runtime(runtime, "auth-none", move || async move {
         let err = Session::connect(config(node, None)).await.unwrap_err();
         assert!(
-            matches!(&err, Error::Authentication { reason, .. } if reason.contains("no credentials")),
+            matches!(&err, Error::Authentication { error: error @ AuthError::NotConfigured { .. }, .. }
+                if error.to_string().contains("no credentials")),
             "{err}"
         );
     });
@@ -114,7 +117,11 @@ fn the_cluster_builder_passes_credentials_to_every_shard(runtime: Runtime) {
                 .map(|r| r.rows_count())
         })
         .unwrap();
-    assert_eq!(out, vec![Ok(1), Ok(1)]);
+    let counts: Vec<usize> = out
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|e| panic!("{}", doppio::error::Report(&e))))
+        .collect();
+    assert_eq!(counts, vec![1, 1]);
     let err = Cluster::builder()
         .runtime(runtime)
         .contact_point(node)

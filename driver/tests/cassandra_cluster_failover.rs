@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use doppio::pool::Backoff;
 use doppio::proto::consistency::Consistency;
 use doppio::session::DefaultRetryPolicy;
+use doppio::Backoff;
 use doppio::{Session, SessionConfig, StatementOptions};
 
 mod support;

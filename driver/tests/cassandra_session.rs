@@ -4,13 +4,13 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use doppio::handshake::HandshakeConfig;
 use doppio::proto::consistency::Consistency;
 use doppio::proto::request::{BatchStatement, BatchType};
 use doppio::proto::response::{ErrorCode, ErrorDetail, ResultBody, SchemaTarget};
 use doppio::proto::segment::SegmentCompression;
 use doppio::proto::value::CqlValue;
 use doppio::proto::ProtocolVersion;
+use doppio::HandshakeConfig;
 use doppio::{Error, Session, SessionConfig, StatementOptions};
 
 mod support;

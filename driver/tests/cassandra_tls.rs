@@ -121,7 +121,11 @@ fn a_cluster_of_two_shards_connects_over_tls(runtime: Runtime) {
                 .map(|r| r.rows_count())
         })
         .unwrap();
-    assert_eq!(out, vec![Ok(1), Ok(1)]);
+    let counts: Vec<usize> = out
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|e| panic!("{}", doppio::error::Report(&e))))
+        .collect();
+    assert_eq!(counts, vec![1, 1]);
 }
 
 fn a_node_certificate_of_another_ca_is_refused(runtime: Runtime) {

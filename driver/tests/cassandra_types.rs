@@ -13,12 +13,12 @@
 
 use std::net::IpAddr;
 
-use doppio::handshake::HandshakeConfig;
 use doppio::proto::consistency::Consistency;
 use doppio::proto::serialize::Bound;
 use doppio::proto::value::{
     CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp, CqlValue, CqlVarint,
 };
+use doppio::HandshakeConfig;
 use doppio::{Session, SessionConfig};
 
 mod support;

@@ -10,7 +10,9 @@ use std::rc::Rc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use doppio::connection::{Connection, ConnectionConfig, ConnectionError, RequestError, StreamWait};
+use doppio::connection::{
+    Connection, ConnectionConfig, ConnectionError, ProtocolFault, RequestError, StreamWait,
+};
 
 mod support;
 
@@ -108,9 +110,10 @@ fn garbage_from_the_node_is_a_protocol_error_naming_what_was_wrong(runtime: Runt
             .expect("connect");
         let err = conn.request(None, options).await.unwrap_err();
         match &err {
-            RequestError::Connection(ConnectionError::Protocol { detail, .. }) => {
-                assert!(detail.contains("0x83"), "{detail}")
-            }
+            RequestError::Connection(ConnectionError::Protocol {
+                fault: ProtocolFault::Frame(cause),
+                ..
+            }) => assert!(cause.to_string().contains("0x83"), "{cause}"),
             other => panic!("expected a protocol error, got {other:?}"),
         }
         println!("{err}");
@@ -130,7 +133,13 @@ fn an_answer_on_a_stream_nobody_waits_on_closes_the_connection(runtime: Runtime)
             .expect("connect");
         let err = conn.request(None, options).await.unwrap_err();
         assert!(
-            matches!(&err, RequestError::Connection(ConnectionError::Protocol { detail, .. }) if detail.contains("stream 256")),
+            matches!(
+                &err,
+                RequestError::Connection(ConnectionError::Protocol {
+                    fault: ProtocolFault::UnknownStream { stream: 256 },
+                    ..
+                })
+            ),
             "{err:?}"
         );
     });

@@ -14,12 +14,12 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use doppio::handshake::HandshakeConfig;
-use doppio::pool::Backoff;
 use doppio::proto::consistency::Consistency;
 use doppio::proto::response::ErrorCode;
 use doppio::proto::ProtocolVersion;
 use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
+use doppio::Backoff;
+use doppio::HandshakeConfig;
 use doppio::{Error, Session, SessionConfig, StatementOptions};
 use doppio_stub::Shape;
 

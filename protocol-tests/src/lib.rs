@@ -10,7 +10,7 @@
 //! Parts:
 //! - [`fixtures`]: hex fixtures and hand-built frames for the golden and split-point tests.
 //! - [`fuzz_checks`]: what each fuzz target checks, shared by the cargo-fuzz targets
-//!   (`driver/proto/fuzz`, which depend on this crate) and the corpus replay test.
+//!   (`protocol-tests/fuzz`, which depend on this crate) and the corpus replay test.
 //! - [`reencode`]: re-encodes a decoded response, to check that decoding loses nothing.
 //! - this file: [`TestConnection`], a blocking connection to the real Cassandra.
 

@@ -1,4 +1,4 @@
-//! Every input kept in the fuzz corpora (`driver/proto/fuzz/corpus/<target>/`: the hand-made
+//! Every input kept in the fuzz corpora (`protocol-tests/fuzz/corpus/<target>/`: the hand-made
 //! seeds and the coverage-minimised sets the fuzz runs grew) replayed through the same checks
 //! the fuzz targets run (`protocol_tests::fuzz_checks`), on stable, on each test run: a
 //! change to doppio-proto that panics on any of them, or breaks a re-encoding, fails here.
@@ -11,7 +11,7 @@ use protocol_tests::fuzz_checks as checks;
 
 fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../driver/proto/fuzz/corpus")
+        .join("fuzz/corpus")
         .join(target);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))

@@ -11,7 +11,6 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use doppio::pool::Backoff;
 use doppio::proto::consistency::Consistency;
 use doppio::proto::metadata::ColumnSpec;
 use doppio::proto::request::BatchType;
@@ -22,6 +21,7 @@ use doppio::rt::{Runtime, Sleeper};
 use doppio::session::{
     DefaultRetryPolicy, NoRetry, PreparedBatchEntries, RetryPolicy, StatementOptions,
 };
+use doppio::Backoff;
 use doppio::{Cluster, Error, PreparedStatement, Session, TlsConfig};
 
 use super::{

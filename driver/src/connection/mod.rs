@@ -1,6 +1,6 @@
 //! One connection to one node, owned by one shard: DESIGN section 3 made concrete.
 //!
-//! Written once for both runtimes: it names no executor, only [`crate::rt`] (tasks, timers
+//! Written once for both runtimes: it names no executor, only [`doppio_rt`] (tasks, timers
 //! and the stream's three operations: receive into a buffer, send a whole buffer, shut
 //! down).
 //!
@@ -30,13 +30,18 @@
 //! connect and before any CQL (within the connect timeout); then the reader decrypts what
 //! arrived into its frame buffer and the flusher encrypts each batch before sending it.
 //!
+//! Public: [`Connection`] is the low-level single-connection API; the protocol state the
+//! handshake sets on it (version, compression, v5 framing, ScyllaDB sharding) is the
+//! crate's. Its errors ([`ConnectionError`] and its causes, [`RequestError`]) and TLS
+//! settings ([`TlsConfig`]) are re-exported here from the private `error` and `tls`.
+//!
 //! A read, a write or a protocol violation closes the connection: every request in flight
 //! fails at once with a [`ConnectionError`], later requests fail immediately, and the socket
 //! is shut down. Dropping the last [`Connection`] handle closes it too.
 
-pub mod error;
+mod error;
 mod in_flight;
-pub mod tls;
+mod tls;
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -44,6 +49,7 @@ use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
 use std::pin::{pin, Pin};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 
@@ -61,14 +67,16 @@ use doppio_proto::segment::{
 use doppio_proto::ProtoError;
 use doppio_proto::ProtocolVersion;
 
-use crate::rt::{self, TcpStream, Timer};
+use doppio_rt::{self as rt, TcpStream, Timer};
 
-pub use error::{ConnectionError, RequestError};
+pub use error::{
+    BreakCause, ConnectFailure, ConnectionError, ProtocolFault, RequestError, TlsCause, TlsFailure,
+};
 use in_flight::{InFlight, Outcome, StreamHandle};
 #[doc(hidden)]
 pub use in_flight::{InFlightTable, TableSlot};
 use tls::TlsSession;
-pub use tls::{TlsConfig, TlsConfigError, TlsFailure};
+pub use tls::{TlsConfig, TlsConfigError};
 
 /// Tunables of one connection.
 #[derive(Debug, Clone)]
@@ -326,17 +334,17 @@ impl Shared {
         }
     }
 
-    fn broken(&self, message: impl Into<String>) {
+    fn broken(&self, cause: BreakCause) {
         self.close(ConnectionError::Broken {
             addr: self.addr,
-            message: message.into(),
+            cause,
         });
     }
 
-    fn protocol_violation(&self, detail: impl Into<String>) {
+    fn protocol_violation(&self, fault: ProtocolFault) {
         self.close(ConnectionError::Protocol {
             addr: self.addr,
-            detail: detail.into(),
+            fault,
         });
     }
 }
@@ -355,6 +363,14 @@ impl Drop for CloseOnDrop {
 
 /// A CQL connection on the current thread's executor (either runtime). Cheap to clone,
 /// `!Send`.
+///
+/// Public as the driver's low-level single-connection API (the integration tests drive one
+/// directly): requests as encoded frames ([`Connection::request`],
+/// [`Connection::try_request`], [`Connection::wait_for_stream`]) or request bodies
+/// ([`Connection::send`]), server events, counters. It runs no handshake: a connection
+/// speaks v4 without compression until the driver's own handshake (which a
+/// [`crate::Session`] runs on its connections) switches version, compression or v5 framing,
+/// which only it can.
 #[derive(Clone)]
 pub struct Connection {
     shared: Rc<Shared>,
@@ -394,21 +410,27 @@ impl Connection {
         local_port: Option<u16>,
         config: ConnectionConfig,
     ) -> Result<Self, (ConnectionError, std::io::ErrorKind)> {
-        let connect_err = |message: String| ConnectionError::Connect { addr, message };
+        let connect_err = |failure| ConnectionError::Connect { addr, failure };
         let socket =
             TcpStream::connect_from(dial, local_port, config.connect_timeout, config.read_chunk)
                 .await
                 .map_err(|e| {
-                    let message = match (dial == addr, local_port) {
-                        (true, None) => e.to_string(),
-                        _ => format!("to {dial} from port {local_port:?}: {e}"),
+                    let kind = e.kind();
+                    let source = Arc::new(e);
+                    let failure = match (dial == addr, local_port) {
+                        (true, None) => ConnectFailure::Socket(source),
+                        _ => ConnectFailure::Dial {
+                            port: dial.port(),
+                            local_port,
+                            source,
+                        },
                     };
-                    (connect_err(message), e.kind())
+                    (connect_err(failure), kind)
                 })?;
-        let connect_err = |message: String| (connect_err(message), std::io::ErrorKind::Other);
-        socket
-            .set_nodelay(true)
-            .map_err(|e| connect_err(format!("cannot set TCP_NODELAY: {e}")))?;
+        socket.set_nodelay(true).map_err(|e| {
+            let failure = ConnectFailure::NoDelay(Arc::new(e));
+            (connect_err(failure), std::io::ErrorKind::Other)
+        })?;
         // Ciphertext that came with the handshake's last flight is the reader's to decrypt.
         let mut raw = BytesMut::new();
         let tls = match &config.tls {
@@ -528,10 +550,9 @@ impl Connection {
 
     /// Queues `frames` (whole encoded frames) for the flusher as a request queues its own,
     /// without a stream id and without waiting for an answer: the submit stage alone, for
-    /// the request-path benchmarks. Not an API (an answer to these frames would be a
-    /// protocol violation).
-    #[doc(hidden)]
-    pub fn queue_raw(&self, frames: &[u8]) {
+    /// the request-path benchmarks (`bench_internals::queue_raw`). Not an API (an answer to
+    /// these frames would be a protocol violation).
+    pub(crate) fn queue_raw(&self, frames: &[u8]) {
         let mut st = self.shared.state.borrow_mut();
         if st.closed.is_some() {
             return;
@@ -614,13 +635,13 @@ impl Connection {
 
     /// Compresses request bodies and accepts compressed answers from now on (after STARTUP
     /// negotiated `compression`).
-    pub fn set_compression(&self, compression: Option<Compression>) {
+    pub(crate) fn set_compression(&self, compression: Option<Compression>) {
         self.shared.compression.set(compression);
         self.shared.accept_compression.set(compression);
     }
 
     /// Accepts compressed answers without compressing requests yet (for STARTUP's answer).
-    pub fn accept_compression(&self, compression: Option<Compression>) {
+    pub(crate) fn accept_compression(&self, compression: Option<Compression>) {
         self.shared.accept_compression.set(compression);
     }
 
@@ -631,7 +652,7 @@ impl Connection {
     }
 
     /// Records what the node said about its ScyllaDB shards (the handshake does).
-    pub fn set_sharding(&self, sharding: Option<ShardingInfo>) {
+    pub(crate) fn set_sharding(&self, sharding: Option<ShardingInfo>) {
         self.shared.sharding.set(sharding);
     }
 
@@ -643,7 +664,7 @@ impl Connection {
     }
 
     /// Encodes requests in `version` from now on (the handshake sets it before STARTUP).
-    pub fn set_version(&self, version: ProtocolVersion) {
+    pub(crate) fn set_version(&self, version: ProtocolVersion) {
         self.shared.version.set(version);
     }
 
@@ -658,7 +679,7 @@ impl Connection {
     ///
     /// Safe to switch here: the node sends nothing unasked after that answer, so no framed
     /// byte can be in the read buffer yet.
-    pub fn start_segments(&self, compression: SegmentCompression) {
+    pub(crate) fn start_segments(&self, compression: SegmentCompression) {
         self.shared.segments.set(Some(compression));
     }
 
@@ -705,9 +726,12 @@ impl Connection {
     /// protocol) and returns the request's error. For callers that decode answers
     /// themselves (the EXECUTE fast path decodes in place rather than through
     /// [`Connection::decode`]'s result, a copy of the frame per request).
-    pub fn undecodable(&self, frame: &Frame, error: ProtoError) -> RequestError {
+    pub(crate) fn undecodable(&self, frame: &Frame, error: ProtoError) -> RequestError {
         let shared = &*self.shared;
-        shared.protocol_violation(format!("undecodable {}: {error}", frame.header.opcode));
+        shared.protocol_violation(ProtocolFault::Undecodable {
+            opcode: frame.header.opcode,
+            error: Arc::new(error.clone()),
+        });
         RequestError::BadResponse {
             addr: shared.addr,
             error,
@@ -1039,12 +1063,12 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                 if n > 0 {
                     match tls.borrow_mut().decrypt(&mut raw, &mut buf) {
                         Ok(true) => {}
-                        Ok(false) => return shared.broken("closed by the node (TLS close_notify)"),
-                        Err((failure, detail)) => {
+                        Ok(false) => return shared.broken(BreakCause::CloseNotify),
+                        Err((failure, cause)) => {
                             return shared.close(ConnectionError::Tls {
                                 addr: shared.addr,
                                 failure,
-                                detail,
+                                cause,
                             })
                         }
                     }
@@ -1056,20 +1080,19 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
             return shared.close(ConnectionError::Tls {
                 addr: shared.addr,
                 failure: TlsFailure::NodeRequiresTls,
-                detail: "the node answered a plaintext request with TLS".into(),
+                cause: TlsCause::AnsweredWithTls,
             });
         }
         first = false;
         let n = match read {
             Ok(0) if !buf.is_empty() => {
-                return shared.broken(format!(
-                    "closed by the node in the middle of a frame ({} bytes of it received)",
-                    buf.len()
-                ))
+                return shared.broken(BreakCause::ClosedMidFrame {
+                    received: buf.len(),
+                })
             }
-            Ok(0) => return shared.broken("closed by the node"),
+            Ok(0) => return shared.broken(BreakCause::ClosedByNode),
             Ok(n) => n,
-            Err(e) => return shared.broken(format!("read failed: {e}")),
+            Err(e) => return shared.broken(BreakCause::Read(Arc::new(e))),
         };
         let mut st = shared.state.borrow_mut();
         if st.closed.is_some() {
@@ -1091,7 +1114,7 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                         Ok(None) => break,
                         Err(e) => {
                             drop(st);
-                            return shared.protocol_violation(format!("bad segment: {e}"));
+                            return shared.protocol_violation(ProtocolFault::Segment(Arc::new(e)));
                         }
                     }
                 }
@@ -1104,7 +1127,7 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                 Ok(None) => break,
                 Err(e) => {
                     drop(st);
-                    return shared.protocol_violation(format!("bad frame: {e}"));
+                    return shared.protocol_violation(ProtocolFault::Frame(Arc::new(e)));
                 }
             };
             st.stats.frames_read += 1;
@@ -1113,7 +1136,8 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                 if frame.header.opcode != Opcode::Event {
                     let op = frame.header.opcode;
                     drop(st);
-                    return shared.protocol_violation(format!("{op} on server stream {stream}"));
+                    return shared
+                        .protocol_violation(ProtocolFault::ServerStream { opcode: op, stream });
                 }
                 if st.events.len() >= shared.config.max_queued_events {
                     st.events.pop_front();
@@ -1130,9 +1154,7 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                 in_flight::Completion::Late => st.stats.late_answers += 1,
                 in_flight::Completion::UnknownStream => {
                     drop(st);
-                    return shared.protocol_violation(format!(
-                        "answer on stream {stream}, which has no request waiting"
-                    ));
+                    return shared.protocol_violation(ProtocolFault::UnknownStream { stream });
                 }
             }
         }
@@ -1177,7 +1199,7 @@ async fn flush_loop(shared: Rc<Shared>) {
         if let Some(compression) = shared.segments.get() {
             framed.clear();
             if let Err(e) = SegmentEncoder::new(compression).encode(&out, &mut framed) {
-                return shared.broken(format!("cannot frame requests into segments: {e}"));
+                return shared.broken(BreakCause::Segments(Arc::new(e)));
             }
             out.clear();
             std::mem::swap(&mut out, &mut framed);
@@ -1188,7 +1210,7 @@ async fn flush_loop(shared: Rc<Shared>) {
                 return shared.close(ConnectionError::Tls {
                     addr: shared.addr,
                     failure: TlsFailure::Other,
-                    detail: format!("cannot encrypt requests: {e}"),
+                    cause: TlsCause::Encrypt(Arc::new(e)),
                 });
             }
             out.clear();
@@ -1203,9 +1225,9 @@ async fn flush_loop(shared: Rc<Shared>) {
         let writes = match result {
             Ok(writes) => writes,
             Err(e) if e.kind() == std::io::ErrorKind::WriteZero => {
-                return shared.broken("the node stopped accepting data")
+                return shared.broken(BreakCause::WriteZero)
             }
-            Err(e) => return shared.broken(format!("write failed: {e}")),
+            Err(e) => return shared.broken(BreakCause::Write(Arc::new(e))),
         };
         let mut st = shared.state.borrow_mut();
         st.stats.flushes += 1;

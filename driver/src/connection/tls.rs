@@ -4,7 +4,8 @@
 //! - [`TlsConfig`]: what a driver trusts and shows (CA file, optional client certificate and
 //!   key, optional server name), read from PEM files once and shared by every connection of
 //!   every shard (an `Arc` cloned once per connect, never per request).
-//! - [`TlsFailure`]: why a TLS connection failed, as a kind the caller can match on.
+//! - `TlsFailure::of`: the kind of a rustls error ([`TlsFailure`] itself is in `error`,
+//!   beside the connection error that carries it).
 //! - `TlsSession` (crate-private): one connection's TLS state. [`TlsSession::handshake`]
 //!   runs after TCP connect and before any CQL, bounded by the connect timeout; then the
 //!   reader hands it what arrived ([`TlsSession::decrypt`], ciphertext in, plaintext
@@ -28,8 +29,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{CertificateError, ClientConfig, ClientConnection, RootCertStore};
 
-use super::error::ConnectionError;
-use crate::rt::TcpStream;
+use super::error::{ConnectionError, TlsCause, TlsFailure};
+use doppio_rt::TcpStream;
 
 /// Why the TLS configuration could not be built (files, PEM contents, key mismatch).
 #[derive(Debug, thiserror::Error)]
@@ -74,8 +75,8 @@ pub enum TlsConfigError {
 /// an IP subject alternative name unless a name is set).
 ///
 /// ```no_run
-/// # fn main() -> Result<(), doppio::connection::tls::TlsConfigError> {
-/// use doppio::connection::tls::TlsConfig;
+/// # fn main() -> Result<(), doppio::TlsConfigError> {
+/// use doppio::TlsConfig;
 /// let tls = TlsConfig::from_ca_file("ca.pem")?
 ///     .with_client_cert("client.pem", "client.key")?
 ///     .with_server_name("db.example.com")?;
@@ -229,52 +230,6 @@ impl TlsConfig {
     }
 }
 
-/// Why a TLS connection failed, as a kind to match on ([`ConnectionError::Tls`] carries the
-/// details).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TlsFailure {
-    /// The node's certificate does not chain to a trusted CA.
-    UnknownCa,
-    /// The node's certificate has expired (or is not valid yet).
-    Expired,
-    /// The node's certificate does not carry the expected name (or IP address).
-    NameMismatch,
-    /// Some other problem with the node's certificate (revoked, wrong usage, malformed).
-    BadCertificate,
-    /// The node answered with something that is not TLS (a plaintext port?).
-    NotTls,
-    /// The node speaks TLS but this connection does not (plaintext against a TLS-only port).
-    NodeRequiresTls,
-    /// The node refused the handshake with an alert (for instance a client certificate it
-    /// does not accept, or none when it requires one).
-    Refused,
-    /// The node closed the connection during the handshake.
-    Closed,
-    /// The handshake did not finish within the connect timeout.
-    TimedOut,
-    /// Any other TLS failure (after the handshake: a corrupt record).
-    Other,
-}
-
-impl std::fmt::Display for TlsFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            TlsFailure::UnknownCa => "certificate signed by an unknown CA",
-            TlsFailure::Expired => "certificate expired or not yet valid",
-            TlsFailure::NameMismatch => "certificate not valid for the expected name",
-            TlsFailure::BadCertificate => "certificate refused",
-            TlsFailure::NotTls => "the node does not speak TLS on this port",
-            TlsFailure::NodeRequiresTls => {
-                "the node speaks TLS on this port, and TLS is not configured"
-            }
-            TlsFailure::Refused => "handshake refused by the node",
-            TlsFailure::Closed => "the node closed the connection during the handshake",
-            TlsFailure::TimedOut => "handshake timed out",
-            TlsFailure::Other => "TLS error",
-        })
-    }
-}
-
 impl TlsFailure {
     /// The kind of a rustls error.
     fn of(error: &rustls::Error) -> Self {
@@ -320,13 +275,13 @@ impl TlsSession {
         timeout: Duration,
         raw: &mut BytesMut,
     ) -> Result<Self, ConnectionError> {
-        let fail = |failure, detail: String| ConnectionError::Tls {
+        let fail = |failure, cause| ConnectionError::Tls {
             addr,
             failure,
-            detail,
+            cause,
         };
         let mut conn = ClientConnection::new(config.rustls.clone(), config.name_for(addr))
-            .map_err(|e| fail(TlsFailure::of(&e), e.to_string()))?;
+            .map_err(|e| fail(TlsFailure::of(&e), TlsCause::Rustls(Arc::new(e))))?;
         // The send queue is drained into our buffer at every flush: no limit to enforce
         // (the caller's own buffer is the bound), and a limit would turn a large batch into
         // a partial write.
@@ -336,13 +291,10 @@ impl TlsSession {
             scratch: vec![0; 16 * 1024].into_boxed_slice(),
         };
         let handshake = session.drive_handshake(socket, raw);
-        match crate::rt::timeout(timeout, handshake).await {
+        match doppio_rt::timeout(timeout, handshake).await {
             Ok(Ok(())) => Ok(session),
-            Ok(Err((failure, detail))) => Err(fail(failure, detail)),
-            Err(_) => Err(fail(
-                TlsFailure::TimedOut,
-                format!("no TLS handshake within {timeout:?}"),
-            )),
+            Ok(Err((failure, cause))) => Err(fail(failure, cause)),
+            Err(_) => Err(fail(TlsFailure::TimedOut, TlsCause::TimedOut(timeout))),
         }
     }
 
@@ -350,49 +302,49 @@ impl TlsSession {
         &mut self,
         socket: &TcpStream,
         raw: &mut BytesMut,
-    ) -> Result<(), (TlsFailure, String)> {
+    ) -> Result<(), (TlsFailure, TlsCause)> {
         let mut out = BytesMut::with_capacity(4096);
         while self.conn.is_handshaking() {
             if self.conn.wants_write() {
                 self.write_tls(&mut out)
-                    .map_err(|e| (TlsFailure::Other, e.to_string()))?;
+                    .map_err(|e| (TlsFailure::Other, TlsCause::Io(Arc::new(e))))?;
                 let (sent, back) = socket.send(out).await;
                 out = back;
                 out.clear();
-                sent.map_err(|e| (TlsFailure::Closed, format!("write failed: {e}")))?;
+                sent.map_err(|e| (TlsFailure::Closed, TlsCause::Write(Arc::new(e))))?;
                 continue;
             }
             let n = std::future::poll_fn(|cx| socket.poll_recv(cx, raw))
                 .await
-                .map_err(|e| (TlsFailure::Closed, format!("read failed: {e}")))?;
+                .map_err(|e| (TlsFailure::Closed, TlsCause::Read(Arc::new(e))))?;
             if n == 0 {
-                return Err((TlsFailure::Closed, "closed by the node".into()));
+                return Err((TlsFailure::Closed, TlsCause::ClosedByNode));
             }
             self.absorb(raw)?;
         }
         // The client's last flight (Finished) may still be queued.
         if self.conn.wants_write() {
             self.write_tls(&mut out)
-                .map_err(|e| (TlsFailure::Other, e.to_string()))?;
+                .map_err(|e| (TlsFailure::Other, TlsCause::Io(Arc::new(e))))?;
             let (sent, _) = socket.send(out).await;
-            sent.map_err(|e| (TlsFailure::Closed, format!("write failed: {e}")))?;
+            sent.map_err(|e| (TlsFailure::Closed, TlsCause::Write(Arc::new(e))))?;
         }
         Ok(())
     }
 
     /// Feeds rustls the ciphertext of `raw` (consumed) and processes it. The rustls error's
     /// kind is returned with its text.
-    fn absorb(&mut self, raw: &mut BytesMut) -> Result<(), (TlsFailure, String)> {
+    fn absorb(&mut self, raw: &mut BytesMut) -> Result<(), (TlsFailure, TlsCause)> {
         while !raw.is_empty() {
             let mut rest: &[u8] = raw;
             let n = self
                 .conn
                 .read_tls(&mut rest)
-                .map_err(|e| (TlsFailure::Other, e.to_string()))?;
+                .map_err(|e| (TlsFailure::Other, TlsCause::Io(Arc::new(e))))?;
             raw.advance(n);
             self.conn
                 .process_new_packets()
-                .map_err(|e| (TlsFailure::of(&e), e.to_string()))?;
+                .map_err(|e| (TlsFailure::of(&e), TlsCause::Rustls(Arc::new(e))))?;
             if n == 0 {
                 break;
             }
@@ -406,7 +358,7 @@ impl TlsSession {
         &mut self,
         raw: &mut BytesMut,
         plain: &mut BytesMut,
-    ) -> Result<bool, (TlsFailure, String)> {
+    ) -> Result<bool, (TlsFailure, TlsCause)> {
         loop {
             // rustls holds a bounded amount of plaintext: take it out before feeding more.
             let mut rest: &[u8] = raw;
@@ -415,12 +367,12 @@ impl TlsSession {
             } else {
                 self.conn
                     .read_tls(&mut rest)
-                    .map_err(|e| (TlsFailure::Other, e.to_string()))?
+                    .map_err(|e| (TlsFailure::Other, TlsCause::Io(Arc::new(e))))?
             };
             raw.advance(n);
             self.conn
                 .process_new_packets()
-                .map_err(|e| (TlsFailure::of(&e), e.to_string()))?;
+                .map_err(|e| (TlsFailure::of(&e), TlsCause::Rustls(Arc::new(e))))?;
             loop {
                 match self.conn.reader().read(&mut self.scratch) {
                     Ok(0) => return Ok(false),
@@ -429,7 +381,7 @@ impl TlsSession {
                     // The node closed the TCP connection without close_notify: the reader
                     // sees the socket's end next.
                     Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
-                    Err(e) => return Err((TlsFailure::Other, e.to_string())),
+                    Err(e) => return Err((TlsFailure::Other, TlsCause::Io(Arc::new(e)))),
                 }
             }
             if raw.is_empty() {

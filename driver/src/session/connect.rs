@@ -225,10 +225,10 @@ impl Session {
                 return Err(Error::NoConnection(why));
             }
             // Control path (once per session): a short sleep keeps this loop simple.
-            crate::rt::sleep(Duration::from_millis(2)).await;
+            doppio_rt::sleep(Duration::from_millis(2)).await;
         }
         if let Some(control) = control {
-            crate::rt::spawn_local(control.run()).detach();
+            doppio_rt::spawn_local(control.run()).detach();
         }
         Ok(session)
     }

@@ -228,9 +228,9 @@ mod tests {
         allow_remote: bool,
         check: impl Fn(&DefaultPolicy, &ClusterView) + Clone + Send + 'static,
     ) {
-        for runtime in crate::rt::Runtime::ALL {
+        for runtime in doppio_rt::Runtime::ALL {
             let check = check.clone();
-            crate::rt::run_on(runtime, "policy-test", move || async move {
+            doppio_rt::run_on(runtime, "policy-test", move || async move {
                 let listeners: Vec<std::net::TcpListener> = (0..3)
                     .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
                     .collect();
@@ -274,7 +274,7 @@ mod tests {
                     if (0..4).filter(|&i| view.is_up(i)).count() == want {
                         break;
                     }
-                    crate::rt::sleep(Duration::from_millis(2)).await;
+                    doppio_rt::sleep(Duration::from_millis(2)).await;
                 }
                 check(&policy, &view);
                 drop(listeners);

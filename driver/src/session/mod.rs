@@ -3,7 +3,7 @@
 //! A [`Session`] belongs to one shard (`!Send`, cheap to clone). It keeps the shard's view of
 //! the cluster ([`view::ClusterView`]: every node with its connection pool and counters, the
 //! token ring and each keyspace's replicas), its prepared-statement cache and its counters.
-//! A standalone session runs its own control connection ([`crate::control`]); in a
+//! A standalone session runs its own control connection (the private `control` module); in a
 //! [`crate::Cluster`] one shard runs it for all.
 //!
 //! Its modules, one concern each:

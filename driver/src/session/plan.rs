@@ -223,7 +223,7 @@ impl Session {
                     backoff.delay(retries.saturating_sub(1), self.inner.retry_jitter.next());
                 if !delay.is_zero() {
                     // Boxed: the rare path must not grow every request's future.
-                    Box::pin(crate::rt::sleep(delay)).await;
+                    Box::pin(doppio_rt::sleep(delay)).await;
                 }
             }
         }
@@ -264,7 +264,7 @@ impl Session {
         first.started();
         let mut running: Vec<(Rc<Node>, Pin<Box<Fut>>)> = vec![(first, Box::pin(attempt(conn)))];
         let mut launched = 0usize;
-        let mut timer = Some(Box::pin(crate::rt::Timer::new(spec.delay)));
+        let mut timer = Some(Box::pin(doppio_rt::Timer::new(spec.delay)));
         let mut last_error: Option<Error> = None;
         std::future::poll_fn(|cx| {
             loop {
@@ -293,7 +293,7 @@ impl Session {
                                 launched += 1;
                                 node.started();
                                 running.push((node, Box::pin(attempt(c))));
-                                timer = Some(Box::pin(crate::rt::Timer::new(spec.delay)));
+                                timer = Some(Box::pin(doppio_rt::Timer::new(spec.delay)));
                                 continue;
                             }
                         }

@@ -55,7 +55,7 @@ impl Session {
             if Instant::now() >= deadline {
                 return Ok(false);
             }
-            crate::rt::sleep(Duration::from_millis(100)).await;
+            doppio_rt::sleep(Duration::from_millis(100)).await;
         }
     }
 

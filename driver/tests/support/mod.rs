@@ -104,9 +104,9 @@ pub(crate) async fn session_to(
     let mut c = doppio::SessionConfig::new(node);
     c.consistency = doppio::proto::consistency::Consistency::One;
     c.connection.request_timeout = timeout;
-    c.handshake = doppio::handshake::HandshakeConfig {
+    c.handshake = doppio::HandshakeConfig {
         compression,
-        ..doppio::handshake::HandshakeConfig::default()
+        ..doppio::HandshakeConfig::default()
     };
     doppio::Session::connect(c)
         .await

@@ -13,11 +13,11 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use doppio::handshake::HandshakeConfig;
 use doppio::proto::consistency::Consistency;
 use doppio::proto::request::{BatchStatement, BatchType};
 use doppio::proto::response::{ErrorCode, ErrorDetail};
 use doppio::session::NoRetry;
+use doppio::HandshakeConfig;
 use doppio::{Error, Session, SessionConfig, StatementOptions};
 use doppio_stub::{Rules, ScyllaShards, Shape, Stub, StubConfig};
 

@@ -25,7 +25,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use doppio::connection::ConnectionError;
+use doppio::connection::{BreakCause, ConnectionError};
 use doppio::proto::response::{ErrorCode, ErrorDetail, ErrorResponse};
 use doppio::session::{DefaultRetryPolicy, RetryDecision as DoppioDecision, RetryPolicy as _};
 use doppio::Error;
@@ -135,7 +135,7 @@ fn doppio_error(e: &RequestAttemptError) -> Option<Error> {
         RequestAttemptError::BrokenConnectionError(_) => {
             Some(Error::ConnectionBroken(ConnectionError::Broken {
                 addr: node,
-                message: String::new(),
+                cause: BreakCause::ClosedByNode,
             }))
         }
         RequestAttemptError::UnableToAllocStreamId => Some(Error::NoConnection(String::new())),

@@ -1,5 +1,5 @@
 //! Shards: one pinned executor per core (glommio's or doppio's own io_uring runtime, see
-//! [`crate::rt`]), each owning its state, and the control plane that hands them work.
+//! [`doppio_rt`]), each owning its state, and the control plane that hands them work.
 //!
 //! A shard is a thread running one executor pinned to its core. Its state `S` is built **on
 //! that thread** (so it may hold `Rc`, `RefCell` and sockets) and lives until shutdown. [`Shards::run_on_shards`] sends a job to every shard and collects each
@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use crate::rt::{self, ExecutorHandle, ExecutorSpec, Runtime};
+use doppio_rt::{self as rt, ExecutorHandle, ExecutorSpec, Runtime};
 
 /// A unit of work for one shard: given the shard's state, a future to run there.
 type Job<S> = Box<dyn FnOnce(Rc<S>) -> Pin<Box<dyn Future<Output = ()>>> + Send>;
