@@ -2,7 +2,8 @@
 //!
 //! It names no runtime itself: tasks, timers, sockets and executor threads come from the
 //! crate `doppio-rt` (glommio, or doppio's own io_uring runtime; re-exported as [`rt`] for
-//! users), so the same code runs on both. Its modules (see `shared/DESIGN.md`):
+//! users), so the same code runs on both. Its modules (docs/ARCHITECTURE.md places them
+//! among the other crates):
 //! - [`cluster`]: a `Cluster` that starts one pinned executor per core (`shards`, private:
 //!   the shards and their control plane) and a session on each; one shard runs the control
 //!   connection (`control`, private) and hands topology changes to all of them over the
