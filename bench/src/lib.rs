@@ -5,8 +5,10 @@
 //! Modules:
 //! - [`cli`]: the command line's options and subcommands (clap) (child: `limits`, the
 //!   allowed range of every count and duration option, checked as it is parsed).
-//! - [`run`]: what each subcommand does (connect, warm up, measure, write reports), and the
-//!   failures that end one with their exit codes.
+//! - [`command`]: what each subcommand does, one module each (`schema`, `load`, `run`,
+//!   `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`), siblings that `main`
+//!   dispatches to; below them `failure` (what ends a command, with its exit code) and
+//!   `setup` (connection options, workload, files to write), which import no command.
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
 //!   arguments (children: `expr` the generators, `encode` their CQL bytes).
 //! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
@@ -24,14 +26,10 @@
 //! - [`alloc_count`]: the counting global allocator of the `alloc-count` feature.
 //! - [`flame`]: `perf record` around measured segments, drawn as flamegraphs (inferno).
 //! - [`report`]: the JSON report and its text rendering (children: `text`; `merge`, the
-//!   reports of several loader machines combined).
-//! - [`plot`]: `doppio plot`: throughput and latency percentiles over time, per backend, or
-//!   a findmax report's curves, as SVG.
-//! - [`findmax`]: `doppio findmax`, the saturation search: a constant rate raised step by
-//!   step until it no longer holds (achieved rate, errors, `--slo` objectives), per backend.
+//!   reports of several loader machines combined; `findmax`, the report of the saturation
+//!   search, which `doppio findmax` writes and `doppio show` and `doppio plot` read).
 //! - [`slo`]: findmax's options parsed: latency objectives and rates (apart from the search,
 //!   so that the command line reads them without an import circle).
-//! - [`sweep`]: runs at several concurrencies as a markdown table and an SVG plot.
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters).
 //! - [`secret`]: the password, which no `Debug` or `Display` of the options prints.
 //! - [`progress`]: a phase's progress on stderr (a bar on a terminal, plain lines otherwise).
@@ -46,20 +44,17 @@
 pub mod alloc_count;
 pub mod backend;
 pub mod cli;
+pub mod command;
 pub mod engine;
-pub mod findmax;
 pub mod flame;
 pub mod interrupt;
 pub mod live_log;
 pub mod metrics_server;
 pub mod overhead;
-pub mod plot;
 pub mod progress;
 pub mod report;
-pub mod run;
 pub mod secret;
 pub mod slo;
 pub mod stats;
-pub mod sweep;
 pub mod units;
 pub mod workload;

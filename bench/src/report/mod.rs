@@ -2,7 +2,7 @@
 //! `bench/REPORT.md`; `schema_version` changes when a field changes meaning or goes away),
 //! and its text rendering.
 //!
-//! Children: [`text`], the text rendering (CONFIG, LOG, SUMMARY, LATENCY, OVERHEAD,
+//! Children: [`findmax`], the report of `doppio findmax` and its table; [`text`], the text rendering (CONFIG, LOG, SUMMARY, LATENCY, OVERHEAD,
 //! STATEMENTS, ERRORS, PAIRS, MACHINES, NOTES) of one report or two side by side; [`merge`], the reports of one
 //! test run made on several loader machines combined into one (`doppio merge`).
 //!
@@ -10,6 +10,7 @@
 //! fields whether or not the run hit errors; a field that could not be measured is `null`
 //! with the reason beside it, never zero.
 
+pub mod findmax;
 pub mod merge;
 pub mod text;
 

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
+use super::failure::Failure;
+use crate::report::findmax::{FindmaxReport, Step};
 use crate::report::{BackendReport, Report};
-use crate::run::Failure;
 use crate::stats::LatencyHistogram;
 
 /// One line of a panel.
@@ -131,7 +132,7 @@ pub fn plot(
 /// `doppio plot` of findmax reports: against the target rate, the achieved rate (top) and
 /// p99 (bottom) of each step, one line per backend of each report.
 pub fn plot_findmax(
-    reports: &[(String, crate::findmax::FindmaxReport)],
+    reports: &[(String, FindmaxReport)],
     output: &Path,
     title: &str,
 ) -> Result<(), String> {
@@ -149,7 +150,7 @@ pub fn plot_findmax(
                 driver.clone()
             };
             // Bisection steps come after the search: in order of target for the lines.
-            let mut steps: Vec<&crate::findmax::Step> = b.steps.iter().collect();
+            let mut steps: Vec<&Step> = b.steps.iter().collect();
             steps.sort_by(|x, y| x.target_rps.total_cmp(&y.target_rps));
             let color = achieved.len();
             achieved.push(Line {
@@ -248,9 +249,7 @@ pub fn command(
     let percentiles = parse_percentiles(percentiles).map_err(Failure::Usage)?;
     let mut findmax = Vec::new();
     for path in reports {
-        if let Some(r) =
-            crate::findmax::FindmaxReport::read_if_findmax(path).map_err(Failure::Input)?
-        {
+        if let Some(r) = FindmaxReport::read_if_findmax(path).map_err(Failure::Input)? {
             findmax.push((path.display().to_string(), r));
         }
     }
