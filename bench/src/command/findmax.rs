@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::failure::Failure;
+use super::measure::{ended, warm_then_measure, Stretch};
 use super::setup::{
     check_writable, default_report_path, result_options, with_validation, workload_of,
 };
@@ -26,7 +27,6 @@ use crate::backend::{self, Backend, Driver, Phase, PhaseSpec};
 use crate::cli::FindmaxArgs;
 use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
-use crate::progress::Progress;
 use crate::report::findmax::{FindmaxBackend, FindmaxConfig, FindmaxReport, SloCheck, Step, KIND};
 use crate::slo::Slo;
 
@@ -288,39 +288,23 @@ fn run_step(
         return Err(Failure::Interrupted);
     }
     let name = driver.name();
-    if !a.warmup.is_zero() {
-        let mut progress = Progress::new(
-            a.connect.quiet,
-            &format!("{name} {target:.0} req/s warmup"),
-            Limit::Time(a.warmup),
-            a.connect.progress_every,
-        );
-        let warm = backend::drive_phase(b, workload, spec(a.warmup, false), |s| progress.sample(s))
-            .map_err(|e| Failure::of_phase(e, *started))?;
-        *started = true;
-        progress.done();
-        if let Some(why) = warm.aborted {
-            return Err(Failure::run(format!("{name} (during a warmup): {why}")));
-        }
-    }
-    let mut progress = Progress::new(
-        a.connect.quiet,
-        &format!("{name} {target:.0} req/s"),
-        Limit::Time(a.step_duration),
-        a.connect.progress_every,
-    );
-    let outcome = backend::drive_phase(b, workload, spec(a.step_duration, true), |s| {
-        progress.sample(s)
-    })
-    .map_err(|e| Failure::of_phase(e, *started))?;
-    *started = true;
-    progress.done();
-    if crate::interrupt::interrupted() {
-        return Err(Failure::Interrupted);
-    }
-    if let Some(why) = &outcome.aborted {
-        return Err(Failure::run(format!("{name}: {why}")));
-    }
+    let stretch = Stretch {
+        backend: b,
+        workload,
+        warmup: (!a.warmup.is_zero()).then(|| spec(a.warmup, false)),
+        measured: spec(a.step_duration, true),
+        warmup_label: format!("{name} {target:.0} req/s warmup"),
+        label: format!("{name} {target:.0} req/s"),
+        warmup_name: "a warmup",
+        quiet: a.connect.quiet,
+        progress_every: a.connect.progress_every,
+        meter: false,
+        counters: false,
+    };
+    let outcome = warm_then_measure(stretch, started, &mut [])?
+        .outcome
+        .map_err(|e| Failure::of_phase(e, *started))?;
+    ended(driver, outcome.aborted.clone())?;
     Ok(judge(target, &outcome, &a.slo))
 }
 

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::failure::Failure;
+use super::measure::{ended, warm_then_measure, Flamegraph, HdrLog, Observer, Prometheus, Stretch};
 use super::setup::{
     check_writable, cycles_of, default_report_path, result_options, with_validation, workload_of,
 };
@@ -14,10 +15,7 @@ use crate::backend::{self, Backend, ConnectOptions, Driver, Phase, PhaseSpec, Tl
 use crate::cli::RunArgs;
 use crate::engine::cycles::CycleRange;
 use crate::engine::spill::SpilledSamples;
-use crate::engine::statements::merge_totals;
 use crate::engine::Limit;
-use crate::overhead::Meter;
-use crate::progress::Progress;
 use crate::report::{
     text, BackendRun, Report, RunConfig, StatementInfo, WorkloadInfo, SCHEMA_VERSION,
 };
@@ -298,13 +296,14 @@ fn run_segments(
         );
     }
     let measured = per_segment(a.duration, segments);
-    let mut live_log = match &a.hdr_log {
+    let live_log = match &a.hdr_log {
         Some(path) => Some(
             crate::live_log::LiveHdrLog::create(path, std::time::SystemTime::now())
                 .map_err(|e| Failure::Usage(format!("--hdr-log {}: {e}", path.display())))?,
         ),
         None => None,
     };
+    let mut hdr_log = HdrLog::new(live_log);
     let metrics = match a.prometheus {
         Some(addr) => {
             let names = StatementInfo::of_workload(workload)
@@ -318,6 +317,9 @@ fn run_segments(
         }
         None => None,
     };
+    let mut prometheus = metrics.as_ref().map(Prometheus);
+    let mut flamegraph = a.flamegraph.clone().map(Flamegraph::new);
+    let warmup = !matches!(a.warmup, Limit::Time(d) if d.is_zero()) && a.warmup != Limit::Count(0);
     // Whether a phase has run: until then, statements that cannot be prepared are a bad
     // workload (the run could not start), after it a failure of the run.
     let mut started = false;
@@ -328,113 +330,61 @@ fn run_segments(
                     return Err(Failure::Interrupted);
                 }
                 let run = runs.entry(*driver).or_default();
-                let quiet = a.connect.quiet;
-                // Warmup: same workload, nothing recorded.
-                if !matches!(a.warmup, Limit::Time(d) if d.is_zero()) && a.warmup != Limit::Count(0)
-                {
-                    let mut progress = Progress::new(
-                        quiet,
-                        &format!("{} warmup", driver.name()),
-                        a.warmup,
-                        a.connect.progress_every,
-                    );
-                    let spec = PhaseSpec {
-                        phase: Phase::Run,
-                        concurrency: a.concurrency,
-                        rate: a.rate.clone().map(Arc::new),
-                        limit: a.warmup,
-                        interval: a.interval,
-                        record: false,
-                        max_outage: a.connect.outage_limit(),
-                        cycles,
-                    };
-                    let warm = backend::drive_phase(b, workload, spec, |s| progress.sample(s))
-                        .map_err(|e| Failure::of_phase(e, started))?;
-                    started = true;
-                    progress.done();
-                    if crate::interrupt::interrupted() {
-                        return Err(Failure::Interrupted);
-                    }
-                    if let Some(why) = warm.aborted {
-                        return Err(Failure::run(format!(
-                            "{} (during the warmup): {why}",
-                            driver.name()
-                        )));
-                    }
-                }
-                let spec = PhaseSpec {
+                let spec = |limit: Limit, record: bool| PhaseSpec {
                     phase: Phase::Run,
                     concurrency: a.concurrency,
                     rate: a.rate.clone().map(Arc::new),
-                    limit: measured,
+                    limit,
                     interval: a.interval,
-                    record: true,
+                    record,
                     max_outage: a.connect.outage_limit(),
                     cycles,
                 };
-                let label = if segments > 1 {
-                    format!("{} {}/{}", driver.name(), segment + 1, segments)
-                } else {
-                    driver.name().to_owned()
+                let stretch = Stretch {
+                    backend: b,
+                    workload,
+                    // Warmup: same workload, nothing recorded.
+                    warmup: warmup.then(|| spec(a.warmup, false)),
+                    measured: spec(measured, true),
+                    warmup_label: format!("{} warmup", driver.name()),
+                    label: if segments > 1 {
+                        format!("{} {}/{}", driver.name(), segment + 1, segments)
+                    } else {
+                        driver.name().to_owned()
+                    },
+                    warmup_name: "the warmup",
+                    quiet: a.connect.quiet,
+                    progress_every: a.connect.progress_every,
+                    meter: true,
+                    counters: true,
                 };
-                let mut progress = Progress::new(quiet, &label, measured, a.connect.progress_every);
-                let counters_before = b.counters();
-                let recording = match &a.flamegraph {
-                    Some(prefix) => {
-                        let data = PathBuf::from(format!(
-                            "{}-{}-{segment}.perf.data",
-                            prefix.display(),
-                            driver.name()
-                        ));
-                        match crate::flame::Recording::start(&data) {
-                            Ok(r) => Some(r),
-                            Err(e) => {
-                                warnings.push(format!("no flamegraph: {e}"));
-                                None
-                            }
-                        }
-                    }
-                    None => None,
-                };
-                let meter = Meter::start();
-                // The phase's intervals count from about now (drive_phase starts its clock a
-                // few milliseconds later): the live log's interval starts are within that.
-                let phase_wall = std::time::SystemTime::now();
-                let mut log_error = None;
-                let outcome = backend::drive_phase(b, workload, spec, |s| {
-                    progress.sample(s);
-                    if let Some(m) = &metrics {
-                        m.sample(driver.name(), s);
-                    }
-                    if let (Some(log), None) = (live_log.as_mut(), &log_error) {
-                        let began = phase_wall + s.start;
-                        if let Err(e) = log.interval(driver.name(), began, s.duration, &s.latency) {
-                            log_error = Some(e);
-                        }
-                    }
-                });
-                if let Some(e) = log_error {
+                if let Some(f) = &mut flamegraph {
+                    f.segment = segment;
+                }
+                let mut observers: Vec<&mut dyn Observer> = vec![&mut hdr_log];
+                if let Some(p) = &mut prometheus {
+                    observers.push(p);
+                }
+                if let Some(f) = &mut flamegraph {
+                    observers.push(f);
+                }
+                let done = warm_then_measure(stretch, &mut started, &mut observers)?;
+                if let Some(e) = hdr_log.failed() {
                     warnings.push(format!("--hdr-log stopped: {e}"));
-                    live_log = None;
                 }
-                let cost = meter.stop();
-                if let Some(m) = &metrics {
-                    m.segment(driver.name(), &cost);
-                }
-                if let Some(r) = recording {
-                    match r.stop() {
-                        Ok(data) => flames
+                if let Some(f) = &mut flamegraph {
+                    for e in f.failures.drain(..) {
+                        warnings.push(format!("no flamegraph: {e}"));
+                    }
+                    for (d, data) in f.recorded.drain(..) {
+                        flames
                             .recorded
-                            .entry(driver.name().to_owned())
+                            .entry(d.name().to_owned())
                             .or_default()
-                            .push(data),
-                        Err(e) => warnings.push(format!("no flamegraph: {e}")),
+                            .push(data);
                     }
                 }
-                let counters_after = b.counters();
-                progress.done();
-                let outcome = outcome.map_err(|e| Failure::of_phase(e, started))?;
-                started = true;
+                let outcome = done.outcome.map_err(|e| Failure::of_phase(e, started))?;
                 for w in &outcome.failed_workers {
                     warnings.push(format!("{}: {w}", driver.name()));
                 }
@@ -449,62 +399,17 @@ fn run_segments(
                         backend::SAMPLE_BACKLOG,
                     ));
                 }
-                run.add_cost(&cost);
-                if let (Some(before), Some(after)) = (counters_before, counters_after) {
-                    let c = run.counters.get_or_insert_with(Default::default);
-                    c.requests += after.requests.saturating_sub(before.requests);
-                    c.flushes += after.flushes.saturating_sub(before.flushes);
-                    c.reads += after.reads.saturating_sub(before.reads);
-                    c.bytes_written += after.bytes_written.saturating_sub(before.bytes_written);
-                    c.bytes_read += after.bytes_read.saturating_sub(before.bytes_read);
-                    c.retries += after.retries.saturating_sub(before.retries);
-                    if let (Some(b), Some(a)) = (before.uring_enters, after.uring_enters) {
-                        c.uring_enters =
-                            Some(c.uring_enters.unwrap_or_default().plus(&a.since(&b)));
-                    }
-                    c.reprepares += after.reprepares.saturating_sub(before.reprepares);
-                    // Per node from the samples: the counters' difference would lose a node
-                    // that left during the phase (its counters leave with it).
-                    for (node, n) in &outcome.requests_by_node {
-                        *c.nodes.entry(node.clone()).or_default() += n;
-                    }
-                    for (node, counts) in &after.scylla_shards {
-                        let was = before.scylla_shards.get(node);
-                        let delta: Vec<u64> = counts
-                            .iter()
-                            .enumerate()
-                            .map(|(i, n)| {
-                                n.saturating_sub(was.and_then(|w| w.get(i)).copied().unwrap_or(0))
-                            })
-                            .collect();
-                        backend::add_counts(
-                            c.scylla_shards.entry(node.clone()).or_default(),
-                            &delta,
-                        );
-                    }
+                if let Some(cost) = &done.cost {
+                    run.add_cost(cost);
                 }
-                for (k, m) in outcome.first_errors {
-                    run.first_errors.entry(k.to_owned()).or_insert(m);
+                if let Some((before, after)) = &done.counters {
+                    run.add_counters(before, after, &outcome.requests_by_node);
                 }
-                run.elapsed_s.push(outcome.elapsed.as_secs_f64());
-                run.segment_starts_unix_s.push(
-                    outcome
-                        .started_at
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                        .map(|d| d.as_secs_f64()),
-                );
-                run.latency.merge(&outcome.latency);
-                run.service.merge(&outcome.service);
-                run.segments.push(outcome.samples);
-                merge_totals(&mut run.statements, &outcome.statements);
-                if crate::interrupt::interrupted() {
-                    // Everything measured so far is in `runs`: the report keeps it.
-                    return Err(Failure::Interrupted);
-                }
-                if let Some(why) = outcome.aborted {
-                    // Everything measured so far is in `runs`: the report keeps it.
-                    return Err(Failure::run(format!("{}: {why}", driver.name())));
-                }
+                let aborted = outcome.aborted.clone();
+                // Everything measured so far is in `runs` before the segment's end is judged:
+                // the report keeps it.
+                run.add_phase(outcome);
+                ended(*driver, aborted)?;
             }
         }
         Ok::<(), Failure>(())

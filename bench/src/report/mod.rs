@@ -19,8 +19,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::backend::{add_counts, DriverCounters, PhaseOutcome};
 use crate::engine::spill::{SpilledSamples, StoredSample};
-use crate::engine::statements::{StatementCounts, StatementTotals};
+use crate::engine::statements::{merge_totals, StatementCounts, StatementTotals};
 use crate::overhead::{ByKind, Cost, IoUringOps};
 use crate::stats::{estimate, LatencyHistogram};
 
@@ -720,6 +721,57 @@ impl BackendRun {
             })
             .collect();
         self
+    }
+    /// Adds the driver's counters over a measured segment (`after` less `before`), and the
+    /// requests each node was sent in it (from the samples: the counters' difference would
+    /// lose a node that left during the segment, as its counters leave with it).
+    pub fn add_counters(
+        &mut self,
+        before: &DriverCounters,
+        after: &DriverCounters,
+        requests_by_node: &BTreeMap<String, u64>,
+    ) {
+        let c = self.counters.get_or_insert_with(Default::default);
+        c.requests += after.requests.saturating_sub(before.requests);
+        c.flushes += after.flushes.saturating_sub(before.flushes);
+        c.reads += after.reads.saturating_sub(before.reads);
+        c.bytes_written += after.bytes_written.saturating_sub(before.bytes_written);
+        c.bytes_read += after.bytes_read.saturating_sub(before.bytes_read);
+        c.retries += after.retries.saturating_sub(before.retries);
+        if let (Some(b), Some(a)) = (before.uring_enters, after.uring_enters) {
+            c.uring_enters = Some(c.uring_enters.unwrap_or_default().plus(&a.since(&b)));
+        }
+        c.reprepares += after.reprepares.saturating_sub(before.reprepares);
+        for (node, n) in requests_by_node {
+            *c.nodes.entry(node.clone()).or_default() += n;
+        }
+        for (node, counts) in &after.scylla_shards {
+            let was = before.scylla_shards.get(node);
+            let delta: Vec<u64> = counts
+                .iter()
+                .enumerate()
+                .map(|(i, n)| n.saturating_sub(was.and_then(|w| w.get(i)).copied().unwrap_or(0)))
+                .collect();
+            add_counts(c.scylla_shards.entry(node.clone()).or_default(), &delta);
+        }
+    }
+
+    /// Adds a measured segment: its samples, latencies, statements, time and first errors.
+    pub fn add_phase(&mut self, outcome: PhaseOutcome) {
+        for (k, m) in outcome.first_errors {
+            self.first_errors.entry(k.to_owned()).or_insert(m);
+        }
+        self.elapsed_s.push(outcome.elapsed.as_secs_f64());
+        self.segment_starts_unix_s.push(
+            outcome
+                .started_at
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs_f64()),
+        );
+        self.latency.merge(&outcome.latency);
+        self.service.merge(&outcome.service);
+        self.segments.push(outcome.samples);
+        merge_totals(&mut self.statements, &outcome.statements);
     }
 
     /// Adds what a measured segment cost.
