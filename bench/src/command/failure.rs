@@ -1,8 +1,9 @@
 //! [`Failure`]: what ends a subcommand, and the exit code each failure maps to. The bottom of
 //! the command layer: every command returns it, it imports no command.
 
-use crate::backend::{BackendError, PhaseError, SettingError};
+use crate::backend::SettingError;
 use crate::engine::cycles::CyclesError;
+use crate::engine::phase::{BackendError, PhaseError};
 use crate::report::merge::MergeError;
 use crate::workload::WorkloadError;
 

@@ -23,8 +23,10 @@ use super::measure::{ended, warm_then_measure, Stretch};
 use super::setup::{
     check_writable, default_report_path, result_options, with_validation, workload_of,
 };
-use crate::backend::{self, Backend, Driver, Phase, PhaseSpec};
+use crate::backend::{self, Backend, Driver};
 use crate::cli::FindmaxArgs;
+use crate::engine::drive::PhaseOutcome;
+use crate::engine::phase::{Phase, PhaseSpec};
 use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
 use crate::report::findmax::{FindmaxBackend, FindmaxConfig, FindmaxReport, SloCheck, Step, KIND};
@@ -53,7 +55,7 @@ pub fn targets(start: f64, factor: f64, max: f64) -> Vec<f64> {
 }
 
 /// Judges a measured step against the hold rule and the objectives.
-fn judge(target: f64, outcome: &backend::PhaseOutcome, slos: &[Slo]) -> Step {
+fn judge(target: f64, outcome: &PhaseOutcome, slos: &[Slo]) -> Step {
     let secs = outcome.elapsed.as_secs_f64().max(1e-9);
     let requests = outcome.iterations;
     let achieved = requests as f64 / secs;

@@ -6,8 +6,10 @@ use std::time::{Duration, Instant};
 
 use super::failure::Failure;
 use super::setup::{connect_options, cycles_of, first_driver, workload_of};
-use crate::backend::{self, Phase, PhaseSpec};
+use crate::backend;
 use crate::cli::LoadArgs;
+use crate::engine::drive::drive_phase;
+use crate::engine::phase::{Phase, PhaseSpec};
 use crate::engine::Limit;
 use crate::progress::Progress;
 
@@ -43,7 +45,7 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
         a.connect.progress_every,
     );
     let started = Instant::now();
-    let outcome = backend::drive_phase(&b, &workload, spec, |s| progress.sample(s));
+    let outcome = drive_phase(&b, &workload, spec, |s| progress.sample(s));
     b.shutdown();
     let outcome = outcome.map_err(|e| Failure::of_phase(e, false))?;
     progress.done();

@@ -11,9 +11,10 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::failure::Failure;
-use crate::backend::{self, Backend, DriverCounters, PhaseOutcome, PhaseSpec};
-use crate::backend::{Driver, PhaseError};
+use crate::backend::{Backend, Driver, DriverCounters};
 use crate::engine::collect::Sample;
+use crate::engine::drive::{drive_phase, PhaseOutcome};
+use crate::engine::phase::{PhaseError, PhaseSpec};
 use crate::flame::{FlameError, Recording};
 use crate::live_log::LiveHdrLog;
 use crate::metrics_server::MetricsServer;
@@ -84,7 +85,7 @@ pub fn warm_then_measure(
     if let Some(spec) = s.warmup {
         let limit = spec.limit;
         let mut progress = Progress::new(s.quiet, &s.warmup_label, limit, s.progress_every);
-        let warm = backend::drive_phase(s.backend, s.workload, spec, |x| progress.sample(x))
+        let warm = drive_phase(s.backend, s.workload, spec, |x| progress.sample(x))
             .map_err(|e| Failure::of_phase(e, *started))?;
         *started = true;
         progress.done();
@@ -112,7 +113,7 @@ pub fn warm_then_measure(
     // The phase's intervals count from about now (drive_phase starts its clock a few
     // milliseconds later): the live log's interval starts are within that.
     let phase_wall = SystemTime::now();
-    let outcome = backend::drive_phase(s.backend, s.workload, s.measured, |x| {
+    let outcome = drive_phase(s.backend, s.workload, s.measured, |x| {
         progress.sample(x);
         for o in observers.iter_mut() {
             o.sample(driver, phase_wall, x);

@@ -11,9 +11,10 @@ use super::measure::{ended, warm_then_measure, Flamegraph, HdrLog, Observer, Pro
 use super::setup::{
     check_writable, cycles_of, default_report_path, result_options, with_validation, workload_of,
 };
-use crate::backend::{self, Backend, ConnectOptions, Driver, Phase, PhaseSpec, TlsOptions};
+use crate::backend::{self, Backend, ConnectOptions, Driver, TlsOptions};
 use crate::cli::RunArgs;
 use crate::engine::cycles::CycleRange;
+use crate::engine::phase::{Phase, PhaseSpec, SAMPLE_BACKLOG};
 use crate::engine::spill::SpilledSamples;
 use crate::engine::Limit;
 use crate::report::{
@@ -396,7 +397,7 @@ fn run_segments(
                         driver.name(),
                         outcome.stalled.waited.as_secs_f64() * 1e3,
                         outcome.stalled.times,
-                        backend::SAMPLE_BACKLOG,
+                        SAMPLE_BACKLOG,
                     ));
                 }
                 if let Some(cost) = &done.cost {

@@ -19,7 +19,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{add_counts, DriverCounters, PhaseOutcome};
+use crate::backend::{add_counts, DriverCounters};
+use crate::engine::drive::PhaseOutcome;
 use crate::engine::spill::{SpilledSamples, StoredSample};
 use crate::engine::statements::{merge_totals, StatementCounts, StatementTotals};
 use crate::overhead::{ByKind, Cost, IoUringOps};
