@@ -7,8 +7,10 @@
 //!   allowed range of every count and duration option, checked as it is parsed).
 //! - [`command`]: what each subcommand does, one module each (`schema`, `load`, `run`,
 //!   `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`), siblings that `main`
-//!   dispatches to; below them `failure` (what ends a command, with its exit code) and
-//!   `setup` (connection options, workload, files to write), which import no command.
+//!   dispatches to; below them `failure` (what ends a command, with its exit code, and the
+//!   commands' typed errors), `setup` (connection options, workload, files to write) and
+//!   `measure` (the warm-then-measure routine of `run` and `findmax`, with its observers),
+//!   which import no command.
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
 //!   arguments (children: `expr` the generators, `encode` their CQL bytes).
 //! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
@@ -17,15 +19,20 @@
 //!   schedule of `-r` and each iteration's due time; `statements`, what each
 //!   run statement did, per interval and per phase; `spill`, released samples written to an
 //!   unnamed temporary file so that memory stays bounded; `validate`, `--validate`'s
-//!   comparison of returned rows with what the load wrote).
-//! - [`backend`]: the drivers behind one interface (children: `doppio` on glommio or its
-//!   own io_uring runtime, `scylla` on tokio) and the driving of a phase.
+//!   comparison of returned rows with what the load wrote; `phase`, a phase as the workers
+//!   run it and what a backend gives the engine to run one; `drive`, a phase driven from
+//!   the coordinator; `plan`, a phase's plan from the workload and prepared statements).
+//! - [`backend`]: the drivers behind one interface, `Backend` (children, its adapters:
+//!   `doppio` on glommio or its own io_uring runtime, `scylla` on tokio, `null`; `settings`,
+//!   the driver settings they share).
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
 //! - [`overhead`]: CPU time, context switches, RSS, syscalls by kind and io_uring operations
 //!   of a measured stretch.
 //! - [`alloc_count`]: the counting global allocator of the `alloc-count` feature.
 //! - [`flame`]: `perf record` around measured segments, drawn as flamegraphs (inferno).
-//! - [`report`]: the JSON report and its text rendering (children: `text`; `merge`, the
+//! - [`report`]: the JSON report and its text rendering (children: `schema`, the JSON
+//!   fields; `accumulate`, a backend's segments added up into its entry; `time`, RFC 3339
+//!   times; `file`, a report read and written, with its errors; `text`; `merge`, the
 //!   reports of several loader machines combined; `findmax`, the report of the saturation
 //!   search, which `doppio findmax` writes and `doppio show` and `doppio plot` read).
 //! - [`slo`]: findmax's options parsed: latency objectives and rates (apart from the search,
@@ -39,7 +46,8 @@
 //!   a second exits at once.
 //!
 //! Seams: [`workload`] knows no driver; [`engine`] knows no driver either (backends plug in
-//! through [`engine::BenchSession`]); [`backend`] holds everything driver-specific.
+//! through [`engine::BenchSession`] and [`engine::phase::PhaseRunner`]); [`backend`] holds
+//! everything driver-specific.
 
 pub mod alloc_count;
 pub mod backend;

@@ -44,7 +44,7 @@ fn main() -> ExitCode {
             svg,
             title,
         } => sweep::sweep(reports, markdown.as_deref(), svg.as_deref(), title)
-            .map_err(Failure::Input),
+            .map_err(Failure::Sweep),
         Command::Merge { reports, output } => merge::merge(reports, output, argv),
         Command::Plot {
             reports,

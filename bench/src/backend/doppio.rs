@@ -110,14 +110,13 @@ pub fn check_settings(driver: Driver, o: &ConnectOptions) -> Result<(), SettingE
 
 /// doppio's TLS configuration from the bench's options (the scylla backend takes its rustls
 /// configuration too, so that both verify alike with the same provider).
-pub fn tls_config(t: &TlsOptions) -> Result<TlsConfig, String> {
-    let report = |e: doppio::TlsConfigError| doppio::error::Report(&e).to_string();
-    let mut tls = TlsConfig::from_ca_file(&t.ca).map_err(report)?;
+pub fn tls_config(t: &TlsOptions) -> Result<TlsConfig, doppio::TlsConfigError> {
+    let mut tls = TlsConfig::from_ca_file(&t.ca)?;
     if let Some((cert, key)) = &t.client_cert {
-        tls = tls.with_client_cert(cert, key).map_err(report)?;
+        tls = tls.with_client_cert(cert, key)?;
     }
     if let Some(name) = &t.server_name {
-        tls = tls.with_server_name(name).map_err(report)?;
+        tls = tls.with_server_name(name)?;
     }
     Ok(tls)
 }
@@ -170,7 +169,9 @@ impl DoppioBackend {
             b = b.local_datacenter(dc);
         }
         if let Some(t) = &o.tls {
-            b = b.tls(tls_config(t).map_err(|e| err(format!("--tls: {e}")))?);
+            b = b.tls(
+                tls_config(t).map_err(|e| err(format!("--tls: {}", doppio::error::Report(&e))))?,
+            );
         }
         let cluster = b
             .build()

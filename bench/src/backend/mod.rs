@@ -147,17 +147,19 @@ impl Consistency {
     }
 
     /// Parses a name in any case (`local_one`, `LOCAL_ONE`).
-    pub fn parse(name: &str) -> Result<Self, String> {
+    pub fn parse(name: &str) -> Result<Self, UnknownConsistency> {
         let wanted = name.trim().to_ascii_uppercase();
         Self::ALL
             .into_iter()
             .find(|c| c.name() == wanted)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Self::ALL.iter().map(|c| c.name()).collect();
-                format!("unknown consistency `{name}` ({})", names.join(", "))
-            })
+            .ok_or_else(|| UnknownConsistency(name.to_owned()))
     }
 }
+
+/// A consistency level's name that is none of [`Consistency::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown consistency `{0}` ({names})", names = Consistency::ALL.map(Consistency::name).join(", "))]
+pub struct UnknownConsistency(pub String);
 
 /// How to connect, shared by both backends.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -428,7 +430,7 @@ pub(crate) mod tests {
             assert_eq!(Consistency::parse(&c.name().to_ascii_lowercase()), Ok(c));
         }
         assert_eq!(Consistency::parse(" local_one "), Ok(Consistency::LocalOne));
-        let e = Consistency::parse("SOME").unwrap_err();
+        let e = Consistency::parse("SOME").unwrap_err().to_string();
         assert!(
             e.contains("unknown consistency `SOME`") && e.contains("LOCAL_QUORUM"),
             "{e}"

@@ -253,7 +253,8 @@ impl ScyllaBackend {
         if let Some(t) = &o.tls {
             // The rustls configuration doppio's backends use (ring provider, same roots and
             // client certificate): both drivers verify alike.
-            let tls = super::doppio::tls_config(t).map_err(|e| err(format!("--tls: {e}")))?;
+            let tls = super::doppio::tls_config(t)
+                .map_err(|e| err(format!("--tls: {}", doppio::error::Report(&e))))?;
             b = b.tls_context(Some(TlsContext::Rustls023(tls.rustls_config())));
         }
         let session = runtime

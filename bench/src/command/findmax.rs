@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::failure::Failure;
+use super::failure::{Failure, RunFailure};
 use super::measure::{ended, warm_then_measure, Stretch};
 use super::setup::{
     check_writable, default_report_path, result_options, with_validation, workload_of,
@@ -183,18 +183,11 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         }
     };
     print!("{}", report.render());
-    let json = serde_json::to_string_pretty(&report)
-        .map_err(|e| Failure::run(format!("the report could not be written: {e}")))?;
-    let written = std::fs::write(&output, json);
+    let written = report.write(&output);
     if let Some(e) = failure {
         return Err(e);
     }
-    written.map_err(|e| {
-        Failure::run(format!(
-            "the report could not be written to {}: {e}",
-            output.display()
-        ))
-    })?;
+    written.map_err(|e| Failure::Run(RunFailure::Report(e)))?;
     eprintln!("report written to {}", output.display());
     Ok(output)
 }

@@ -13,7 +13,7 @@ pub fn hdr(
     driver: Option<&str>,
     statement: Option<&str>,
 ) -> Result<(), Failure> {
-    let r = Report::read(report).map_err(Failure::Input)?;
+    let r = Report::read(report)?;
     let name = match driver {
         Some(d) => d.to_owned(),
         None => r.config.drivers.first().cloned().unwrap_or_default(),

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::failure::Failure;
+use super::failure::{Failure, RunFailure};
 use super::setup::{connect_options, cycles_of, first_driver, workload_of};
 use crate::backend;
 use crate::cli::LoadArgs;
@@ -71,10 +71,10 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
         return Err(Failure::Interrupted);
     }
     if let Some(why) = outcome.aborted {
-        return Err(Failure::run(why));
+        return Err(RunFailure::LoadAborted(why).into());
     }
     if errors > 0 {
-        return Err(Failure::run(format!("{errors} load requests failed")));
+        return Err(RunFailure::LoadErrors(errors).into());
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use super::failure::Failure;
+use super::failure::{Failure, RunFailure};
 use crate::backend::{Backend, Driver, DriverCounters};
 use crate::engine::collect::Sample;
 use crate::engine::drive::{drive_phase, PhaseOutcome};
@@ -93,11 +93,12 @@ pub fn warm_then_measure(
             return Err(Failure::Interrupted);
         }
         if let Some(why) = warm.aborted {
-            return Err(Failure::run(format!(
-                "{} (during {}): {why}",
-                driver.name(),
-                s.warmup_name
-            )));
+            return Err(RunFailure::WarmupAborted {
+                driver: driver.name(),
+                warmup: s.warmup_name,
+                why,
+            }
+            .into());
         }
     }
     let mut progress = Progress::new(s.quiet, &s.label, s.measured.limit, s.progress_every);
@@ -146,7 +147,11 @@ pub fn ended(driver: Driver, aborted: Option<String>) -> Result<(), Failure> {
         return Err(Failure::Interrupted);
     }
     if let Some(why) = aborted {
-        return Err(Failure::run(format!("{}: {why}", driver.name())));
+        return Err(RunFailure::Aborted {
+            driver: driver.name(),
+            why,
+        }
+        .into());
     }
     Ok(())
 }

@@ -9,11 +9,11 @@ use crate::report::Report;
 pub fn merge(reports: &[PathBuf], output: &Path, argv: Vec<String>) -> Result<(), Failure> {
     let mut inputs = Vec::with_capacity(reports.len());
     for path in reports {
-        let r = Report::read(path).map_err(Failure::Input)?;
+        let r = Report::read(path)?;
         inputs.push((path.display().to_string(), r));
     }
     let merged = crate::report::merge::merge(&inputs, argv)?;
-    merged.write(output).map_err(Failure::Input)?;
+    merged.write(output)?;
     let requests: Vec<String> = merged
         .config
         .drivers

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::failure::Failure;
+use super::failure::{Failure, RunFailure};
 use super::measure::{ended, warm_then_measure, Flamegraph, HdrLog, Observer, Prometheus, Stretch};
 use super::setup::{
     check_writable, cycles_of, default_report_path, result_options, with_validation, workload_of,
@@ -215,7 +215,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     // A report that cannot be written after the run started is a failure of the run; the
     // run's own failure, if any, is the one that counts.
     result?;
-    written.map_err(|e| Failure::run(format!("the report could not be written: {e}")))?;
+    written.map_err(|e| Failure::Run(RunFailure::Report(e)))?;
     eprintln!("report written to {}", output.display());
     Ok(output)
 }
@@ -239,10 +239,7 @@ fn validation_verdict(report: &Report) -> Result<(), Failure> {
     if failed.is_empty() {
         Ok(())
     } else {
-        Err(Failure::run(format!(
-            "validation failed: {}",
-            failed.join("; ")
-        )))
+        Err(RunFailure::Validation(failed).into())
     }
 }
 

@@ -10,7 +10,7 @@ use crate::report::{text, Report};
 /// `doppio show`: a findmax report's table, or else a run's report as
 /// [`show_run`] prints it. Findmax reports are compared by `doppio plot`, not here.
 pub fn show(report: &Path, baseline: Option<&Path>, log: bool) -> Result<(), Failure> {
-    let Some(found) = FindmaxReport::read_if_findmax(report).map_err(Failure::Input)? else {
+    let Some(found) = FindmaxReport::read_if_findmax(report)? else {
         return show_run(report, baseline, log);
     };
     if let Some(b) = baseline {
@@ -28,11 +28,11 @@ pub fn show(report: &Path, baseline: Option<&Path>, log: bool) -> Result<(), Fai
 
 /// A run's report, alone or beside `baseline`.
 fn show_run(report: &Path, baseline: Option<&Path>, log: bool) -> Result<(), Failure> {
-    let r = Report::read(report).map_err(Failure::Input)?;
+    let r = Report::read(report)?;
     match baseline {
         None => print!("{}", text::render(&r, log)),
         Some(b) => {
-            let base = Report::read(b).map_err(Failure::Input)?;
+            let base = Report::read(b)?;
             print!("{}", text::render_pair(&r, &base));
         }
     }

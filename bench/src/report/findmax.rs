@@ -8,6 +8,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::file::{read_json, write_text, ReportError};
+
 /// The value of a findmax report's `kind`.
 pub const KIND: &str = "findmax";
 
@@ -127,16 +129,23 @@ pub struct FindmaxReport {
 
 impl FindmaxReport {
     /// Reads `path` as a findmax report; `Ok(None)` when it is JSON of another kind.
-    pub fn read_if_findmax(path: &Path) -> Result<Option<Self>, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a doppio report: {e}", path.display()))?;
+    pub fn read_if_findmax(path: &Path) -> Result<Option<Self>, ReportError> {
+        let value = read_json(path)?;
         if value.get("kind").and_then(|k| k.as_str()) != Some(KIND) {
             return Ok(None);
         }
         serde_json::from_value(value)
             .map(Some)
-            .map_err(|e| format!("{}: not a findmax report: {e}", path.display()))
+            .map_err(|source| ReportError::NotFindmax {
+                path: path.to_owned(),
+                source,
+            })
+    }
+
+    /// Writes the report as pretty JSON.
+    pub fn write(&self, path: &Path) -> Result<(), ReportError> {
+        let json = serde_json::to_string_pretty(self).map_err(ReportError::Encode)?;
+        write_text(path, json)
     }
 
     /// The text table: per backend one row per step, and its maximum.

@@ -31,10 +31,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    latency_summary, margin, statement_series, BackendReport, Report, RunConfig, SampleReport,
-    SampleStatement, StatementReport,
-};
+use super::accumulate::{latency_summary, margin, statement_series};
+use super::{BackendReport, Report, RunConfig, SampleReport, SampleStatement, StatementReport};
 use crate::overhead::ByKind;
 use crate::stats::{estimate, LatencyHistogram, StatsError};
 
@@ -696,7 +694,7 @@ fn merge_statements(
             request_share: if head.kind.as_deref() == Some("sequence") {
                 0.0
             } else {
-                super::share(total, requests)
+                super::accumulate::share(total, requests)
             },
             throughput_rps: parts
                 .iter()
