@@ -34,7 +34,8 @@
 //!   fields; `accumulate`, a backend's segments added up into its entry; `time`, RFC 3339
 //!   times; `file`, a report read and written, with its errors; `text`; `merge`, the
 //!   reports of several loader machines combined; `findmax`, the report of the saturation
-//!   search, which `doppio findmax` writes and `doppio show` and `doppio plot` read).
+//!   search, which `doppio findmax` writes and `doppio show` and `doppio plot` read;
+//!   `findmax_table`, its text table).
 //! - [`slo`]: findmax's options parsed: latency objectives and rates (apart from the search,
 //!   so that the command line reads them without an import circle).
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters).

@@ -4,9 +4,11 @@
 //!
 //! Children: [`schema`], the run report's JSON fields; [`accumulate`], a backend's
 //! segments added up into its report entry; [`time`], RFC 3339 times; [`file`], a report
-//! read and written, and [`file::ReportError`]; [`findmax`], the report of `doppio findmax` and its table; [`text`], the text rendering (CONFIG, LOG, SUMMARY, LATENCY, OVERHEAD,
-//! STATEMENTS, ERRORS, PAIRS, MACHINES, NOTES) of one report or two side by side; [`merge`], the reports of one
-//! test run made on several loader machines combined into one (`doppio merge`).
+//! read and written, and [`file::ReportError`]; [`findmax`], the report of `doppio
+//! findmax`, and [`findmax_table`], its text table; [`text`], the text rendering (CONFIG,
+//! LOG, SUMMARY, LATENCY, OVERHEAD, STATEMENTS, ERRORS, PAIRS, MACHINES, NOTES) of one
+//! report or two side by side; [`merge`], the reports of one test run made on several
+//! loader machines combined into one (`doppio merge`).
 //!
 //! Invariants: a report never contains a password; every backend entry carries the same
 //! fields whether or not the run hit errors; a field that could not be measured is `null`
@@ -15,6 +17,7 @@
 pub mod accumulate;
 pub mod file;
 pub mod findmax;
+pub mod findmax_table;
 pub mod merge;
 pub mod schema;
 pub mod text;

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::merge;
 use crate::overhead::ByKind;
 
 /// The version of the JSON layout below.
@@ -38,7 +37,7 @@ pub struct Report {
     /// The reports `doppio merge` combined into this one (each machine's run), or `null`
     /// for a report of one run.
     #[serde(default)]
-    pub merged_from: Option<Vec<merge::MergedInput>>,
+    pub merged_from: Option<Vec<MergedInput>>,
 }
 
 /// The workload of a run.
@@ -521,7 +520,7 @@ pub struct BackendReport {
     /// In a merged report, each machine's own figures (its overhead is kept per machine,
     /// not averaged); `null` in a report of one run.
     #[serde(default)]
-    pub machines: Option<Vec<merge::MachineFigures>>,
+    pub machines: Option<Vec<MachineFigures>>,
     /// Each run statement's own figures, in the workload's order (the totals above are
     /// theirs added up); empty in reports written before this field existed.
     #[serde(default)]
@@ -558,6 +557,62 @@ impl UringEntersPerReq {
             cq_overflow: per(e.cq_overflow),
         }
     }
+}
+
+/// One machine's run in a merged report: its file and its own description of the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MergedInput {
+    /// The report's file, as given to `doppio merge`.
+    pub file: String,
+    /// Its `--tag`.
+    pub tag: Option<String>,
+    /// When it started.
+    pub started_at: String,
+    /// Its command line.
+    pub command: Vec<String>,
+    /// Its options (with its `cycles`).
+    pub config: RunConfig,
+    /// Its fatal error, if any.
+    pub fatal_error: Option<String>,
+    /// Its warnings.
+    pub warnings: Vec<String>,
+}
+
+/// One machine's own figures for one backend of a merged report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineFigures {
+    /// The machine's report file.
+    pub file: String,
+    /// Requests completed.
+    pub requests: u64,
+    /// Errors.
+    pub errors: u64,
+    /// Its throughput, requests per second.
+    pub throughput_rps: f64,
+    /// Its measured seconds.
+    pub elapsed_s: f64,
+    /// Client CPU per request, microseconds.
+    pub cpu_us_per_req: f64,
+    /// User CPU per request, microseconds.
+    pub cpu_user_us_per_req: f64,
+    /// System CPU per request, microseconds.
+    pub cpu_sys_us_per_req: f64,
+    /// System calls per request, or `null` when not counted.
+    pub syscalls_per_req: Option<f64>,
+    /// Why syscalls were not counted.
+    pub syscalls_unavailable: Option<String>,
+    /// io_uring operations submitted per request, or `null`.
+    pub io_uring_submitted_per_req: Option<f64>,
+    /// Context switches per request.
+    pub ctx_switches_per_req: f64,
+    /// Heap allocations per request, or `null` (no `alloc-count` build).
+    pub allocations_per_req: Option<f64>,
+    /// Peak RSS, bytes.
+    pub peak_rss_bytes: u64,
+    /// Requests per socket write (doppio), or `null`.
+    pub requests_per_flush: Option<f64>,
+    /// Requests per socket read (doppio), or `null`.
+    pub requests_per_read: Option<f64>,
 }
 
 #[cfg(test)]
