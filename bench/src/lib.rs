@@ -5,8 +5,12 @@
 //! Modules:
 //! - [`cli`]: the command line's options and subcommands (clap) (child: `limits`, the
 //!   allowed range of every count and duration option, checked as it is parsed).
-//! - [`run`]: what each subcommand does (connect, warm up, measure, write reports), and the
-//!   failures that end one with their exit codes.
+//! - [`command`]: what each subcommand does, one module each (`schema`, `load`, `run`,
+//!   `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`), siblings that `main`
+//!   dispatches to; below them `failure` (what ends a command, with its exit code, and the
+//!   commands' typed errors), `setup` (connection options, workload, files to write) and
+//!   `measure` (the warm-then-measure routine of `run` and `findmax`, with its observers),
+//!   which import no command.
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
 //!   arguments (children: `expr` the generators, `encode` their CQL bytes).
 //! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
@@ -15,27 +19,29 @@
 //!   schedule of `-r` and each iteration's due time; `statements`, what each
 //!   run statement did, per interval and per phase; `spill`, released samples written to an
 //!   unnamed temporary file so that memory stays bounded; `validate`, `--validate`'s
-//!   comparison of returned rows with what the load wrote).
-//! - [`backend`]: the drivers behind one interface (children: `doppio` on glommio or its
-//!   own io_uring runtime, `scylla` on tokio) and the driving of a phase.
+//!   comparison of returned rows with what the load wrote; `phase`, a phase as the workers
+//!   run it and what a backend gives the engine to run one; `drive`, a phase driven from
+//!   the coordinator; `plan`, a phase's plan from the workload and prepared statements).
+//! - [`backend`]: the drivers behind one interface, `Backend` (children, its adapters:
+//!   `doppio` on glommio or its own io_uring runtime, `scylla` on tokio, `null`; `settings`,
+//!   the driver settings they share).
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
 //! - [`overhead`]: CPU time, context switches, RSS, syscalls by kind and io_uring operations
 //!   of a measured stretch.
 //! - [`alloc_count`]: the counting global allocator of the `alloc-count` feature.
 //! - [`flame`]: `perf record` around measured segments, drawn as flamegraphs (inferno).
-//! - [`anatomy`]: the layer (codec, driver, runtime, allocator, kernel parts, bench) that owns
-//!   each sampled stack, as a table of frame patterns; CPU per request split by layer.
-//! - [`report`]: the JSON report and its text rendering (children: `text`; `merge`, the
-//!   reports of several loader machines combined).
-//! - [`plot`]: `doppio plot`: throughput and latency percentiles over time, per backend, or
-//!   a findmax report's curves, as SVG.
-//! - [`findmax`]: `doppio findmax`, the saturation search: a constant rate raised step by
-//!   step until it no longer holds (achieved rate, errors, `--slo` objectives), per backend.
+//! - [`report`]: the JSON report and its text rendering (children: `schema`, the JSON
+//!   fields; `accumulate`, a backend's segments added up into its entry; `time`, RFC 3339
+//!   times; `file`, a report read and written, with its errors; `text`; `merge`, the
+//!   reports of several loader machines combined; `findmax`, the report of the saturation
+//!   search, which `doppio findmax` writes and `doppio show` and `doppio plot` read;
+//!   `findmax_table`, its text table).
 //! - [`slo`]: findmax's options parsed: latency objectives and rates (apart from the search,
 //!   so that the command line reads them without an import circle).
-//! - [`sweep`]: runs at several concurrencies as a markdown table and an SVG plot.
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters): the
 //!   crate `doppio-units`, shared with the stub's fault rules.
+//! - [`anatomy`]: the layer (codec, driver, runtime, allocator, kernel parts, bench) that owns
+//!   each sampled stack, as a table of frame patterns; CPU per request split by layer.
 //! - [`secret`]: the password, which no `Debug` or `Display` of the options prints.
 //! - [`progress`]: a phase's progress on stderr (a bar on a terminal, plain lines otherwise).
 //! - [`metrics_server`]: `--prometheus`, the run's figures at `/metrics` while it goes.
@@ -44,26 +50,24 @@
 //!   a second exits at once.
 //!
 //! Seams: [`workload`] knows no driver; [`engine`] knows no driver either (backends plug in
-//! through [`engine::BenchSession`]); [`backend`] holds everything driver-specific.
+//! through [`engine::BenchSession`] and [`engine::phase::PhaseRunner`]); [`backend`] holds
+//! everything driver-specific.
 
 pub mod alloc_count;
 pub mod anatomy;
 pub mod backend;
 pub mod cli;
+pub mod command;
 pub mod engine;
-pub mod findmax;
 pub mod flame;
 pub mod interrupt;
 pub mod live_log;
 pub mod metrics_server;
 pub mod overhead;
-pub mod plot;
 pub mod progress;
 pub mod report;
-pub mod run;
 pub mod secret;
 pub mod slo;
 pub mod stats;
-pub mod sweep;
 pub mod units;
 pub mod workload;

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use doppio_bench::cli::{Cli, Command};
-use doppio_bench::run;
+use doppio_bench::command::{
+    findmax, hdr, list, load, merge, plot, run, schema, show, sweep, Failure,
+};
 
 fn main() -> ExitCode {
     // As reports keep it: never with the password.
@@ -20,36 +22,36 @@ fn main() -> ExitCode {
         }
     }
     let result = match &cli.command {
-        Command::Schema(c) => run::schema(c),
-        Command::Load(a) => run::load(a),
+        Command::Schema(c) => schema::schema(c),
+        Command::Load(a) => load::load(a),
         Command::Run(a) => run::run(a, argv.clone()).map(|_| ()),
-        Command::Findmax(a) => doppio_bench::findmax::findmax(a, argv.clone()).map(|_| ()),
+        Command::Findmax(a) => findmax::findmax(a, argv.clone()).map(|_| ()),
         Command::Show {
             report,
             baseline,
             log,
-        } => doppio_bench::findmax::show(report, baseline.as_deref(), *log),
+        } => show::show(report, baseline.as_deref(), *log),
         Command::Hdr {
             report,
             output,
             driver,
             statement,
-        } => run::hdr(report, output, driver.as_deref(), statement.as_deref()),
-        Command::List { dir } => run::list(&dir.clone().unwrap_or_else(|| PathBuf::from("."))),
+        } => hdr::hdr(report, output, driver.as_deref(), statement.as_deref()),
+        Command::List { dir } => list::list(&dir.clone().unwrap_or_else(|| PathBuf::from("."))),
         Command::Sweep {
             reports,
             markdown,
             svg,
             title,
-        } => doppio_bench::sweep::sweep(reports, markdown.as_deref(), svg.as_deref(), title)
-            .map_err(run::Failure::Input),
-        Command::Merge { reports, output } => run::merge(reports, output, argv),
+        } => sweep::sweep(reports, markdown.as_deref(), svg.as_deref(), title)
+            .map_err(Failure::Sweep),
+        Command::Merge { reports, output } => merge::merge(reports, output, argv),
         Command::Plot {
             reports,
             output,
             percentiles,
             title,
-        } => doppio_bench::plot::command(reports, output, percentiles, title.as_deref()),
+        } => plot::command(reports, output, percentiles, title.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -25,10 +25,11 @@ use doppio::Backoff;
 use doppio::{Cluster, Error, PreparedStatement, Session, TlsConfig};
 
 use super::{
-    assemble_plan, phase_statements, plan_statement, run_and_report, Backend, BackendError,
-    Compression, ConnectOptions, Consistency as BenchConsistency, Driver, DriverCounters, Event,
-    Phase, PhaseSpec, SerialConsistency, SettingError, TlsOptions, UringEnters,
+    Backend, Compression, ConnectOptions, Consistency as BenchConsistency, Driver, DriverCounters,
+    SerialConsistency, SettingError, TlsOptions, UringEnters,
 };
+use crate::engine::phase::{run_and_report, BackendError, Event, Phase, PhaseRunner, PhaseSpec};
+use crate::engine::plan::{assemble_plan, phase_statements, plan_statement};
 use crate::engine::validate::Shape;
 use crate::engine::{Answer, Args, BatchArgs, BenchSession, Plan, RequestError};
 use crate::workload::encode::{encode, CqlKind, CqlType, Encoded, UdtType};
@@ -109,14 +110,13 @@ pub fn check_settings(driver: Driver, o: &ConnectOptions) -> Result<(), SettingE
 
 /// doppio's TLS configuration from the bench's options (the scylla backend takes its rustls
 /// configuration too, so that both verify alike with the same provider).
-pub fn tls_config(t: &TlsOptions) -> Result<TlsConfig, String> {
-    let report = |e: doppio::TlsConfigError| doppio::error::Report(&e).to_string();
-    let mut tls = TlsConfig::from_ca_file(&t.ca).map_err(report)?;
+pub fn tls_config(t: &TlsOptions) -> Result<TlsConfig, doppio::TlsConfigError> {
+    let mut tls = TlsConfig::from_ca_file(&t.ca)?;
     if let Some((cert, key)) = &t.client_cert {
-        tls = tls.with_client_cert(cert, key).map_err(report)?;
+        tls = tls.with_client_cert(cert, key)?;
     }
     if let Some(name) = &t.server_name {
-        tls = tls.with_server_name(name).map_err(report)?;
+        tls = tls.with_server_name(name)?;
     }
     Ok(tls)
 }
@@ -169,7 +169,9 @@ impl DoppioBackend {
             b = b.local_datacenter(dc);
         }
         if let Some(t) = &o.tls {
-            b = b.tls(tls_config(t).map_err(|e| err(format!("--tls: {e}")))?);
+            b = b.tls(
+                tls_config(t).map_err(|e| err(format!("--tls: {}", doppio::error::Report(&e))))?,
+            );
         }
         let cluster = b
             .build()
@@ -524,39 +526,13 @@ async fn prepare_plan(
     })
 }
 
-impl Backend for DoppioBackend {
-    fn driver(&self) -> Driver {
-        self.driver
+impl PhaseRunner for DoppioBackend {
+    fn name(&self) -> &'static str {
+        self.driver().name()
     }
 
     fn workers(&self) -> usize {
         self.cluster.shards()
-    }
-
-    fn execute_all(&self, statements: &[String]) -> Result<(), BackendError> {
-        let statements: Arc<Vec<String>> = Arc::new(statements.to_vec());
-        // Schema statements run once, on shard 0.
-        let out = self
-            .cluster
-            .run_on_shards_indexed(move |shard, session| {
-                let statements = statements.clone();
-                async move {
-                    if shard != 0 {
-                        return Ok(());
-                    }
-                    for s in statements.iter() {
-                        session
-                            .query(s, &())
-                            .await
-                            .map_err(|e| format!("`{s}`: {e}"))?;
-                    }
-                    Ok::<(), String>(())
-                }
-            })
-            .map_err(|e| err_of(self.driver)(doppio::error::Report(&e).to_string()))?;
-        out.into_iter()
-            .collect::<Result<(), _>>()
-            .map_err(err_of(self.driver))
     }
 
     fn prepare(&self, workload: &Arc<Workload>, phase: Phase) -> Result<(), BackendError> {
@@ -617,6 +593,38 @@ impl Backend for DoppioBackend {
             })
             .map_err(|e| err_of(driver)(doppio::error::Report(&e).to_string()))?;
         Ok(())
+    }
+}
+
+impl Backend for DoppioBackend {
+    fn driver(&self) -> Driver {
+        self.driver
+    }
+
+    fn execute_all(&self, statements: &[String]) -> Result<(), BackendError> {
+        let statements: Arc<Vec<String>> = Arc::new(statements.to_vec());
+        // Schema statements run once, on shard 0.
+        let out = self
+            .cluster
+            .run_on_shards_indexed(move |shard, session| {
+                let statements = statements.clone();
+                async move {
+                    if shard != 0 {
+                        return Ok(());
+                    }
+                    for s in statements.iter() {
+                        session
+                            .query(s, &())
+                            .await
+                            .map_err(|e| format!("`{s}`: {e}"))?;
+                    }
+                    Ok::<(), String>(())
+                }
+            })
+            .map_err(|e| err_of(self.driver)(doppio::error::Report(&e).to_string()))?;
+        out.into_iter()
+            .collect::<Result<(), _>>()
+            .map_err(err_of(self.driver))
     }
 
     fn counters(&self) -> Option<DriverCounters> {

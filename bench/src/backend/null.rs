@@ -25,10 +25,9 @@ use std::time::Instant;
 use bytes::BytesMut;
 use doppio::rt::{spawn_executor, ExecutorHandle, ExecutorSpec, Runtime, Sleeper};
 
-use super::{
-    assemble_plan, phase_statements, plan_statement, run_and_report, Backend, BackendError,
-    ConnectOptions, Driver, DriverCounters, Event, Phase, PhaseSpec,
-};
+use super::{Backend, ConnectOptions, Driver, DriverCounters};
+use crate::engine::phase::{run_and_report, BackendError, Event, Phase, PhaseRunner, PhaseSpec};
+use crate::engine::plan::{assemble_plan, phase_statements, plan_statement};
 use crate::engine::{Answer, Args, BatchArgs, BenchSession, Plan, RequestError};
 use crate::workload::encode::{encode, natural_type, Encoded};
 use crate::workload::Workload;
@@ -252,21 +251,13 @@ impl BenchSession for NullSession {
     }
 }
 
-impl Backend for NullBackend {
-    fn driver(&self) -> Driver {
-        Driver::Null
+impl PhaseRunner for NullBackend {
+    fn name(&self) -> &'static str {
+        self.driver().name()
     }
 
     fn workers(&self) -> usize {
         self.count
-    }
-
-    fn execute_all(&self, _statements: &[String]) -> Result<(), BackendError> {
-        Err(err(
-            "the null backend executes nothing: it has no schema to create (it is for \
-             `run`, `load` and `findmax`, to measure the bench engine alone)"
-                .into(),
-        ))
     }
 
     fn prepare(&self, workload: &Arc<Workload>, phase: Phase) -> Result<(), BackendError> {
@@ -304,6 +295,20 @@ impl Backend for NullBackend {
             }
         })?;
         Ok(())
+    }
+}
+
+impl Backend for NullBackend {
+    fn driver(&self) -> Driver {
+        Driver::Null
+    }
+
+    fn execute_all(&self, _statements: &[String]) -> Result<(), BackendError> {
+        Err(err(
+            "the null backend executes nothing: it has no schema to create (it is for \
+             `run`, `load` and `findmax`, to measure the bench engine alone)"
+                .into(),
+        ))
     }
 
     fn counters(&self) -> Option<DriverCounters> {

@@ -43,11 +43,11 @@ use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::SerialConsistency;
 
 use super::{
-    assemble_plan, phase_statements, plan_statement, run_and_report, Backend, BackendError,
-    Compression as BenchCompression, ConnectOptions, Consistency as BenchConsistency, Driver,
-    DriverCounters, Event, Locality, Phase, PhaseSpec, SerialConsistency as BenchSerial,
-    SettingError,
+    Backend, Compression as BenchCompression, ConnectOptions, Consistency as BenchConsistency,
+    Driver, DriverCounters, Locality, SerialConsistency as BenchSerial, SettingError,
 };
+use crate::engine::phase::{run_and_report, BackendError, Event, Phase, PhaseRunner, PhaseSpec};
+use crate::engine::plan::{assemble_plan, phase_statements, plan_statement};
 use crate::engine::validate::Shape;
 use crate::engine::{Answer, Args, BatchArgs, BenchSession, Plan, RequestError};
 use crate::workload::encode::{encode, CqlKind, CqlType, Encoded, Sink, UdtType};
@@ -253,7 +253,8 @@ impl ScyllaBackend {
         if let Some(t) = &o.tls {
             // The rustls configuration doppio's backends use (ring provider, same roots and
             // client certificate): both drivers verify alike.
-            let tls = super::doppio::tls_config(t).map_err(|e| err(format!("--tls: {e}")))?;
+            let tls = super::doppio::tls_config(t)
+                .map_err(|e| err(format!("--tls: {}", doppio::error::Report(&e))))?;
             b = b.tls_context(Some(TlsContext::Rustls023(tls.rustls_config())));
         }
         let session = runtime
@@ -632,25 +633,13 @@ async fn prepare_plan(
     })
 }
 
-impl Backend for ScyllaBackend {
-    fn driver(&self) -> Driver {
-        Driver::Scylla
+impl PhaseRunner for ScyllaBackend {
+    fn name(&self) -> &'static str {
+        self.driver().name()
     }
 
     fn workers(&self) -> usize {
         self.threads
-    }
-
-    fn execute_all(&self, statements: &[String]) -> Result<(), BackendError> {
-        self.runtime.block_on(async {
-            for s in statements {
-                self.session
-                    .query_unpaged(s.as_str(), &[])
-                    .await
-                    .map_err(|e| err(format!("`{s}`: {e}")))?;
-            }
-            Ok(())
-        })
     }
 
     fn prepare(&self, workload: &Arc<Workload>, phase: Phase) -> Result<(), BackendError> {
@@ -727,6 +716,24 @@ impl Backend for ScyllaBackend {
                     .map_err(|_| err("a worker thread panicked"))?;
             }
             self.pins.check()
+        })
+    }
+}
+
+impl Backend for ScyllaBackend {
+    fn driver(&self) -> Driver {
+        Driver::Scylla
+    }
+
+    fn execute_all(&self, statements: &[String]) -> Result<(), BackendError> {
+        self.runtime.block_on(async {
+            for s in statements {
+                self.session
+                    .query_unpaged(s.as_str(), &[])
+                    .await
+                    .map_err(|e| err(format!("`{s}`: {e}")))?;
+            }
+            Ok(())
         })
     }
 

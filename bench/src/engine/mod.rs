@@ -5,7 +5,11 @@
 //! Children: [`clock`], the clock of each request's end (the CPU's time-stamp counter
 //! without a rate, where it is invariant); [`collect`], the coordinator's side: workers'
 //! interval samples merged into one sample per interval; [`cycles`], the range of iteration
-//! numbers a loader draws from (`--cycles`, `--loader`); [`schedule`], the rate schedule
+//! numbers a loader draws from (`--cycles`, `--loader`); [`phase`], a phase as every worker
+//! runs it (its spec, what a backend gives the engine to run it: [`phase::PhaseRunner`], the
+//! workers' messages); [`drive`], the coordinator's side of a phase (started on a backend's
+//! workers, samples merged and spilled, its outcome); [`plan`], a phase's plan from the
+//! workload and a backend's prepared statements; [`schedule`], the rate schedule
 //! (`-r`) and each iteration's due time; [`statements`], what each run statement did (per
 //! interval counts, per phase histograms), beside the totals; [`spill`], released samples
 //! with their histograms written to a temporary file, so that a run of any length keeps
@@ -46,6 +50,9 @@
 pub mod clock;
 pub mod collect;
 pub mod cycles;
+pub mod drive;
+pub mod phase;
+pub mod plan;
 pub mod schedule;
 pub mod spill;
 pub mod statements;
@@ -498,7 +505,7 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
             // One copy per interval per worker (not per request); the counts restart at 0.
             statements: self.statements.clone(),
             last,
-            // Filled by the sink, which knows the session (`backend::run_and_report`).
+            // Filled by the sink, which knows the session (`phase::run_and_report`).
             nodes: Vec::new(),
         };
         self.statements.fill(StatementCounts::default());

@@ -29,12 +29,9 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use super::{
-    latency_summary, margin, statement_series, BackendReport, Report, RunConfig, SampleReport,
-    SampleStatement, StatementReport,
-};
+use super::accumulate::{latency_summary, margin, statement_series};
+use super::schema::{MachineFigures, MergedInput};
+use super::{BackendReport, Report, RunConfig, SampleReport, SampleStatement, StatementReport};
 use crate::overhead::ByKind;
 use crate::stats::{estimate, LatencyHistogram, StatsError};
 
@@ -97,63 +94,8 @@ pub enum MergeError {
     },
 }
 
-/// One machine's run in a merged report: its file and its own description of the run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MergedInput {
-    /// The report's file, as given to `doppio merge`.
-    pub file: String,
-    /// Its `--tag`.
-    pub tag: Option<String>,
-    /// When it started.
-    pub started_at: String,
-    /// Its command line.
-    pub command: Vec<String>,
-    /// Its options (with its `cycles`).
-    pub config: RunConfig,
-    /// Its fatal error, if any.
-    pub fatal_error: Option<String>,
-    /// Its warnings.
-    pub warnings: Vec<String>,
-}
-
-/// One machine's own figures for one backend of a merged report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MachineFigures {
-    /// The machine's report file.
-    pub file: String,
-    /// Requests completed.
-    pub requests: u64,
-    /// Errors.
-    pub errors: u64,
-    /// Its throughput, requests per second.
-    pub throughput_rps: f64,
-    /// Its measured seconds.
-    pub elapsed_s: f64,
-    /// Client CPU per request, microseconds.
-    pub cpu_us_per_req: f64,
-    /// User CPU per request, microseconds.
-    pub cpu_user_us_per_req: f64,
-    /// System CPU per request, microseconds.
-    pub cpu_sys_us_per_req: f64,
-    /// System calls per request, or `null` when not counted.
-    pub syscalls_per_req: Option<f64>,
-    /// Why syscalls were not counted.
-    pub syscalls_unavailable: Option<String>,
-    /// io_uring operations submitted per request, or `null`.
-    pub io_uring_submitted_per_req: Option<f64>,
-    /// Context switches per request.
-    pub ctx_switches_per_req: f64,
-    /// Heap allocations per request, or `null` (no `alloc-count` build).
-    pub allocations_per_req: Option<f64>,
-    /// Peak RSS, bytes.
-    pub peak_rss_bytes: u64,
-    /// Requests per socket write (doppio), or `null`.
-    pub requests_per_flush: Option<f64>,
-    /// Requests per socket read (doppio), or `null`.
-    pub requests_per_read: Option<f64>,
-}
-
 impl MachineFigures {
+    /// `b`'s own figures, of the machine whose report is `file`.
     fn of(file: &str, b: &BackendReport) -> Self {
         Self {
             file: file.to_owned(),
@@ -696,7 +638,7 @@ fn merge_statements(
             request_share: if head.kind.as_deref() == Some("sequence") {
                 0.0
             } else {
-                super::share(total, requests)
+                super::accumulate::share(total, requests)
             },
             throughput_rps: parts
                 .iter()

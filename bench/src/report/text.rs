@@ -544,7 +544,7 @@ fn statement_p_value(columns: &[Column<'_>], name: &str, what: Figure) -> Option
         if r.samples.iter().any(|s| s.statements.len() <= k) {
             return None;
         }
-        let (throughputs, means) = super::statement_series(&r.samples, k);
+        let (throughputs, means) = super::accumulate::statement_series(&r.samples, k);
         Some(match what {
             Figure::Throughput => throughputs,
             Figure::MeanLatency => means,

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
+use super::failure::SweepError;
 use crate::report::{BackendReport, Report};
 
 /// One report's backends at its concurrency.
@@ -19,10 +20,13 @@ struct Point {
     backends: BTreeMap<String, BackendReport>,
 }
 
-fn load(paths: &[PathBuf]) -> Result<Vec<Point>, String> {
+fn load(paths: &[PathBuf]) -> Result<Vec<Point>, SweepError> {
     let mut points = Vec::new();
     for p in paths {
-        let r = Report::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let r = Report::read(p).map_err(|source| SweepError::Read {
+            path: p.clone(),
+            source,
+        })?;
         points.push(Point {
             concurrency: r.config.concurrency,
             backends: r.backends,
@@ -99,13 +103,14 @@ fn markdown(points: &[Point]) -> String {
 }
 
 /// Draws req/s and CPU per request against concurrency (log scale), a line per backend.
-fn plot(points: &[Point], path: &Path, title: &str) -> Result<(), String> {
-    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+fn plot(points: &[Point], path: &Path, title: &str) -> Result<(), SweepError> {
+    let err = |source: DrawingAreaErrorKind<std::io::Error>| SweepError::Draw {
+        path: path.to_owned(),
+        source,
+    };
     let root = SVGBackend::new(path, (1100, 450)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let root = root
-        .titled(title, ("sans-serif", 20))
-        .map_err(|e| err(&e))?;
+    root.fill(&WHITE).map_err(err)?;
+    let root = root.titled(title, ("sans-serif", 20)).map_err(err)?;
     let (left, right) = root.split_horizontally(550);
     let names: Vec<String> = {
         let mut n: Vec<String> = points
@@ -145,14 +150,14 @@ fn plot(points: &[Point], path: &Path, title: &str) -> Result<(), String> {
             .x_label_area_size(40)
             .y_label_area_size(70)
             .build_cartesian_2d((c_min..c_max).log_scale(), 0.0..y_max.max(1e-9))
-            .map_err(|e| err(&e))?;
+            .map_err(err)?;
         chart
             .configure_mesh()
             .x_desc("concurrency (log scale)")
             .y_desc(label)
             .x_label_formatter(&|x| format!("{x:.0}"))
             .draw()
-            .map_err(|e| err(&e))?;
+            .map_err(err)?;
         for (i, name) in names.iter().enumerate() {
             let color = colors[i % colors.len()];
             let series: Vec<(f64, f64)> = points
@@ -165,7 +170,7 @@ fn plot(points: &[Point], path: &Path, title: &str) -> Result<(), String> {
                 .collect();
             chart
                 .draw_series(LineSeries::new(series.clone(), color.stroke_width(2)))
-                .map_err(|e| err(&e))?
+                .map_err(err)?
                 .label(name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
             chart
@@ -174,16 +179,16 @@ fn plot(points: &[Point], path: &Path, title: &str) -> Result<(), String> {
                         .iter()
                         .map(|&(x, y)| Circle::new((x, y), 4, color.filled())),
                 )
-                .map_err(|e| err(&e))?;
+                .map_err(err)?;
         }
         chart
             .configure_series_labels()
             .border_style(BLACK)
             .background_style(WHITE.mix(0.8))
             .draw()
-            .map_err(|e| err(&e))?;
+            .map_err(err)?;
     }
-    root.present().map_err(|e| err(&e))?;
+    root.present().map_err(err)?;
     Ok(())
 }
 
@@ -193,15 +198,18 @@ pub fn sweep(
     markdown_out: Option<&Path>,
     svg_out: Option<&Path>,
     title: &str,
-) -> Result<(), String> {
+) -> Result<(), SweepError> {
     let points = load(reports)?;
     if points.is_empty() {
-        return Err("no report given".into());
+        return Err(SweepError::NoReport);
     }
     let table = markdown(&points);
     print!("{table}");
     if let Some(p) = markdown_out {
-        std::fs::write(p, &table).map_err(|e| format!("{}: {e}", p.display()))?;
+        std::fs::write(p, &table).map_err(|source| SweepError::Write {
+            path: p.to_owned(),
+            source,
+        })?;
     }
     if let Some(p) = svg_out {
         plot(&points, p, title)?;

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
+use super::failure::{Failure, PlotError};
+use crate::report::findmax::{FindmaxReport, Step};
 use crate::report::{BackendReport, Report};
-use crate::run::Failure;
 use crate::stats::LatencyHistogram;
 
 /// One line of a panel.
@@ -27,7 +28,7 @@ struct Line {
 }
 
 /// (time, throughput, [percentile ms...]) of each sample of `b`.
-fn series(b: &BackendReport, percentiles: &[f64]) -> Result<Vec<(f64, f64, Vec<f64>)>, String> {
+fn series(b: &BackendReport, percentiles: &[f64]) -> Result<Vec<(f64, f64, Vec<f64>)>, PlotError> {
     let mut out = Vec::with_capacity(b.samples.len());
     let (mut offset, mut base, mut segment) = (0.0, 0.0, None);
     for s in &b.samples {
@@ -49,7 +50,7 @@ fn series(b: &BackendReport, percentiles: &[f64]) -> Result<Vec<(f64, f64, Vec<f
                     Some(h) => h,
                     None => histogram.insert(
                         LatencyHistogram::from_base64(&s.histogram)
-                            .map_err(|e| format!("a sample's histogram: {e}"))?,
+                            .map_err(PlotError::Histogram)?,
                     ),
                 };
                 h.value_at_percentile(p)
@@ -62,7 +63,7 @@ fn series(b: &BackendReport, percentiles: &[f64]) -> Result<Vec<(f64, f64, Vec<f
 }
 
 /// Parses `--percentiles` ("50,99,99.9").
-pub fn parse_percentiles(text: &str) -> Result<Vec<f64>, String> {
+pub fn parse_percentiles(text: &str) -> Result<Vec<f64>, PlotError> {
     let ps: Vec<f64> = text
         .split(',')
         .map(|p| {
@@ -70,11 +71,11 @@ pub fn parse_percentiles(text: &str) -> Result<Vec<f64>, String> {
                 .parse::<f64>()
                 .ok()
                 .filter(|p| (0.0..=100.0).contains(p))
-                .ok_or_else(|| format!("--percentiles: `{p}` is not a percentile (0 to 100)"))
+                .ok_or_else(|| PlotError::Percentile(p.to_owned()))
         })
         .collect::<Result<_, _>>()?;
     if ps.is_empty() {
-        return Err("--percentiles: none given".into());
+        return Err(PlotError::NoPercentile);
     }
     Ok(ps)
 }
@@ -85,7 +86,7 @@ pub fn plot(
     percentiles: &[f64],
     output: &Path,
     title: &str,
-) -> Result<(), String> {
+) -> Result<(), PlotError> {
     let several = reports.len() > 1;
     let mut backends = 0;
     let mut throughput = Vec::new();
@@ -122,19 +123,21 @@ pub fn plot(
         }
     }
     if throughput.is_empty() {
-        return Err("the reports have no backend with samples".into());
+        return Err(PlotError::NoSamples);
     }
-    draw(&throughput, &latency, "time [s]", output, title)
-        .map_err(|e| format!("{}: {e}", output.display()))
+    draw(&throughput, &latency, "time [s]", output, title).map_err(|source| PlotError::Draw {
+        path: output.to_owned(),
+        source,
+    })
 }
 
 /// `doppio plot` of findmax reports: against the target rate, the achieved rate (top) and
 /// p99 (bottom) of each step, one line per backend of each report.
 pub fn plot_findmax(
-    reports: &[(String, crate::findmax::FindmaxReport)],
+    reports: &[(String, FindmaxReport)],
     output: &Path,
     title: &str,
-) -> Result<(), String> {
+) -> Result<(), PlotError> {
     let several = reports.len() > 1;
     let mut achieved = Vec::new();
     let mut p99 = Vec::new();
@@ -149,7 +152,7 @@ pub fn plot_findmax(
                 driver.clone()
             };
             // Bisection steps come after the search: in order of target for the lines.
-            let mut steps: Vec<&crate::findmax::Step> = b.steps.iter().collect();
+            let mut steps: Vec<&Step> = b.steps.iter().collect();
             steps.sort_by(|x, y| x.target_rps.total_cmp(&y.target_rps));
             let color = achieved.len();
             achieved.push(Line {
@@ -173,10 +176,12 @@ pub fn plot_findmax(
         }
     }
     if achieved.is_empty() {
-        return Err("the findmax reports have no backend with steps".into());
+        return Err(PlotError::NoSteps);
     }
-    draw(&achieved, &p99, "target rate [req/s]", output, title)
-        .map_err(|e| format!("{}: {e}", output.display()))
+    draw(&achieved, &p99, "target rate [req/s]", output, title).map_err(|source| PlotError::Draw {
+        path: output.to_owned(),
+        source,
+    })
 }
 
 fn draw(
@@ -185,7 +190,7 @@ fn draw(
     x_desc: &str,
     output: &Path,
     title: &str,
-) -> Result<(), Box<dyn std::error::Error>> {
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
     let root = SVGBackend::new(output, (1100, 800)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(title, ("sans-serif", 20))?;
@@ -245,12 +250,10 @@ pub fn command(
     percentiles: &str,
     title: Option<&str>,
 ) -> Result<(), Failure> {
-    let percentiles = parse_percentiles(percentiles).map_err(Failure::Usage)?;
+    let percentiles = parse_percentiles(percentiles)?;
     let mut findmax = Vec::new();
     for path in reports {
-        if let Some(r) =
-            crate::findmax::FindmaxReport::read_if_findmax(path).map_err(Failure::Input)?
-        {
+        if let Some(r) = FindmaxReport::read_if_findmax(path)? {
             findmax.push((path.display().to_string(), r));
         }
     }
@@ -261,19 +264,16 @@ pub fn command(
             ));
         }
         let title = title.unwrap_or("achieved rate and p99 against target rate");
-        plot_findmax(&findmax, output, title).map_err(Failure::Usage)?;
+        plot_findmax(&findmax, output, title)?;
         eprintln!("plot written to {}", output.display());
         return Ok(());
     }
     let mut loaded = Vec::with_capacity(reports.len());
     for path in reports {
-        loaded.push((
-            path.display().to_string(),
-            Report::read(path).map_err(Failure::Input)?,
-        ));
+        loaded.push((path.display().to_string(), Report::read(path)?));
     }
     let title = title.unwrap_or("throughput and latency over time");
-    plot(&loaded, &percentiles, output, title).map_err(Failure::Usage)?;
+    plot(&loaded, &percentiles, output, title)?;
     eprintln!("plot written to {}", output.display());
     Ok(())
 }
@@ -288,7 +288,13 @@ mod tests {
             parse_percentiles("50, 99,99.9").unwrap(),
             vec![50.0, 99.0, 99.9]
         );
-        assert!(parse_percentiles("50,101").unwrap_err().contains("`101`"));
-        assert!(parse_percentiles("p99").unwrap_err().contains("`p99`"));
+        assert!(parse_percentiles("50,101")
+            .unwrap_err()
+            .to_string()
+            .contains("`101`"));
+        assert!(parse_percentiles("p99")
+            .unwrap_err()
+            .to_string()
+            .contains("`p99`"));
     }
 }

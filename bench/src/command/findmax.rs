@@ -10,33 +10,32 @@
 //!
 //! With several backends (`--driver doppio,scylla`) every step runs each backend still
 //! searching at that target before the next step; a backend stops on its own when a step
-//! of it fails. The result is a text table on stdout and a JSON report ([`FindmaxReport`],
+//! of it fails. The result is a text table on stdout and a JSON report ([`FindmaxReport`] in
+//! the report layer,
 //! `"kind": "findmax"`, fields in bench/REPORT.md) that `doppio plot` draws as curves.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
-use crate::backend::{self, Backend, Driver, Phase, PhaseSpec};
+use super::failure::{Failure, RunFailure};
+use super::measure::{ended, warm_then_measure, Stretch};
+use super::setup::{
+    check_writable, default_report_path, result_options, with_validation, workload_of,
+};
+use crate::backend::{self, Backend, Driver};
 use crate::cli::FindmaxArgs;
+use crate::engine::drive::PhaseOutcome;
+use crate::engine::phase::{Phase, PhaseSpec};
 use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
-use crate::progress::Progress;
-use crate::run::Failure;
+use crate::report::findmax::{FindmaxBackend, FindmaxConfig, FindmaxReport, SloCheck, Step, KIND};
+use crate::slo::Slo;
 
 /// A step holds only if its achieved rate is at least this fraction of its target.
 pub const HOLD_FRACTION: f64 = 0.95;
 /// A step holds only if at most this fraction of its requests failed.
 pub const MAX_ERROR_RATIO: f64 = 0.01;
-/// The value of a findmax report's `kind`.
-pub const KIND: &str = "findmax";
-
-pub use crate::slo::{parse_factor, parse_rate, RateError, Slo, SloError};
-
 /// The targets of the search: `start`, times `factor` each step (rounded to whole requests
 /// per second), and `max` last if the series passes it.
 pub fn targets(start: f64, factor: f64, max: f64) -> Vec<f64> {
@@ -55,223 +54,8 @@ pub fn targets(start: f64, factor: f64, max: f64) -> Vec<f64> {
     out
 }
 
-/// One objective's figure in a step.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SloCheck {
-    /// The objective as given (`p99<10ms`).
-    pub objective: String,
-    /// The step's latency at its percentile, milliseconds.
-    pub value_ms: f64,
-    /// Whether it stayed below the bound.
-    pub met: bool,
-}
-
-/// One step of one backend.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Step {
-    /// The rate asked for, requests per second.
-    pub target_rps: f64,
-    /// The rate achieved over the measured stretch (requests, successful or not, over its
-    /// time).
-    pub achieved_rps: f64,
-    /// Requests measured.
-    pub requests: u64,
-    /// Requests that failed.
-    pub errors: u64,
-    /// Median latency from each request's intended start, milliseconds.
-    pub latency_p50_ms: f64,
-    /// 99th percentile, milliseconds.
-    pub latency_p99_ms: f64,
-    /// Each `--slo` objective's figure.
-    pub slo: Vec<SloCheck>,
-    /// Whether the step held (rate, errors and objectives).
-    pub held: bool,
-    /// Why it did not hold.
-    pub failed_because: Option<String>,
-    /// A bisection step of `--refine` (after the search by factor).
-    #[serde(default)]
-    pub refinement: bool,
-}
-
-/// One backend's search.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct FindmaxBackend {
-    /// The highest target that held (null: not even the first step held).
-    pub max_rate_rps: Option<f64>,
-    /// Why the search stopped: the failed step's reason, or that `--max-rate` held.
-    pub stopped_because: String,
-    /// The steps, in order.
-    pub steps: Vec<Step>,
-}
-
-/// The configuration of a search.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FindmaxConfig {
-    /// Node addresses.
-    pub nodes: Vec<String>,
-    /// Backends, in the order they ran within each step.
-    pub drivers: Vec<String>,
-    /// Concurrent requests in total.
-    pub concurrency: usize,
-    /// Threads per backend.
-    pub threads: usize,
-    /// Connections per node.
-    pub connections: usize,
-    /// Consistency level.
-    pub consistency: String,
-    /// The first step's target.
-    pub start_rps: f64,
-    /// Each step's target over the previous one's.
-    pub factor: f64,
-    /// The last target tried.
-    pub max_rate_rps: f64,
-    /// Measured time per step and backend, seconds.
-    pub step_duration_s: f64,
-    /// Warmup before each step, seconds.
-    pub warmup_s: f64,
-    /// Bisection rounds after the search by factor (`--refine`).
-    #[serde(default)]
-    pub refine: u32,
-    /// The latency objectives (`p99<10ms`).
-    pub slo: Vec<String>,
-    /// A step holds only if achieved >= hold_fraction x target.
-    pub hold_fraction: f64,
-    /// A step holds only if errors <= max_error_ratio x requests.
-    pub max_error_ratio: f64,
-    /// Rows per result page (`--page-size`); absent in reports older than the option.
-    #[serde(default)]
-    pub page_size: Option<u32>,
-    /// Result rows counted, not decoded (`--discard-results`).
-    #[serde(default)]
-    pub discard_results: bool,
-}
-
-/// A findmax report.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FindmaxReport {
-    /// Always `findmax`: tells it from a run's report.
-    pub kind: String,
-    /// The bench's name and version.
-    pub tool: String,
-    /// `--tag`.
-    pub tag: Option<String>,
-    /// When it started (RFC 3339, UTC).
-    pub started_at: String,
-    /// The command line (no password).
-    pub command: Vec<String>,
-    /// The workload's name.
-    pub workload: String,
-    /// How the search ran.
-    pub config: FindmaxConfig,
-    /// Per backend (by name).
-    pub backends: BTreeMap<String, FindmaxBackend>,
-    /// What ended the search early, if anything did.
-    pub fatal_error: Option<String>,
-}
-
-impl FindmaxReport {
-    /// Reads `path` as a findmax report; `Ok(None)` when it is JSON of another kind.
-    pub fn read_if_findmax(path: &Path) -> Result<Option<Self>, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a doppio report: {e}", path.display()))?;
-        if value.get("kind").and_then(|k| k.as_str()) != Some(KIND) {
-            return Ok(None);
-        }
-        serde_json::from_value(value)
-            .map(Some)
-            .map_err(|e| format!("{}: not a findmax report: {e}", path.display()))
-    }
-
-    /// The text table: per backend one row per step, and its maximum.
-    pub fn render(&self) -> String {
-        let c = &self.config;
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "FINDMAX  workload {}, -p {}, {:.1}s per step after {:.1}s warmup, x{} from {:.0} \
-             to {:.0} req/s",
-            self.workload,
-            c.concurrency,
-            c.step_duration_s,
-            c.warmup_s,
-            c.factor,
-            c.start_rps,
-            c.max_rate_rps
-        );
-        let _ = writeln!(
-            out,
-            "  a step holds when achieved >= {:.0} % of target, errors <= {:.0} %{}",
-            c.hold_fraction * 100.0,
-            c.max_error_ratio * 100.0,
-            if c.slo.is_empty() {
-                String::new()
-            } else {
-                format!(", {}", c.slo.join(", "))
-            }
-        );
-        if let Some(page_size) = c.page_size {
-            let _ = writeln!(
-                out,
-                "  results: pages of {page_size} rows, {}",
-                if c.discard_results {
-                    "rows counted, not decoded (--discard-results)"
-                } else {
-                    "every row decoded"
-                }
-            );
-        }
-        for name in &c.drivers {
-            let Some(b) = self.backends.get(name) else {
-                continue;
-            };
-            let _ = writeln!(out, "\n{name}");
-            let _ = writeln!(
-                out,
-                "  {:>13} {:>15} {:>9} {:>9} {:>8}  held",
-                "target[req/s]", "achieved[req/s]", "p50[ms]", "p99[ms]", "errors"
-            );
-            for s in &b.steps {
-                let _ = writeln!(
-                    out,
-                    "  {:>13} {:>15.0} {:>9.3} {:>9.3} {:>8}  {}",
-                    if s.refinement {
-                        format!("(bisect) {:.0}", s.target_rps)
-                    } else {
-                        format!("{:.0}", s.target_rps)
-                    },
-                    s.achieved_rps,
-                    s.latency_p50_ms,
-                    s.latency_p99_ms,
-                    s.errors,
-                    match &s.failed_because {
-                        None => "yes".to_owned(),
-                        Some(why) => format!("no: {why}"),
-                    }
-                );
-            }
-        }
-        let _ = writeln!(out, "\nHIGHEST RATE HELD");
-        for name in &c.drivers {
-            if let Some(b) = self.backends.get(name) {
-                let _ = writeln!(
-                    out,
-                    "  {name:<14} {}  ({})",
-                    b.max_rate_rps
-                        .map_or("none".to_owned(), |r| format!("{r:.0} req/s")),
-                    b.stopped_because
-                );
-            }
-        }
-        if let Some(e) = &self.fatal_error {
-            let _ = writeln!(out, "\nFATAL ERROR: {e}");
-        }
-        out
-    }
-}
-
 /// Judges a measured step against the hold rule and the objectives.
-fn judge(target: f64, outcome: &backend::PhaseOutcome, slos: &[Slo]) -> Step {
+fn judge(target: f64, outcome: &PhaseOutcome, slos: &[Slo]) -> Step {
     let secs = outcome.elapsed.as_secs_f64().max(1e-9);
     let requests = outcome.iterations;
     let achieved = requests as f64 / secs;
@@ -325,34 +109,15 @@ fn judge(target: f64, outcome: &backend::PhaseOutcome, slos: &[Slo]) -> Step {
     }
 }
 
-/// `doppio show`: a findmax report's table, or else a run's report as
-/// [`crate::run::show`] prints it. Findmax reports are compared by `doppio plot`, not here.
-pub fn show(report: &Path, baseline: Option<&Path>, log: bool) -> Result<(), Failure> {
-    let Some(found) = FindmaxReport::read_if_findmax(report).map_err(Failure::Input)? else {
-        return crate::run::show(report, baseline, log);
-    };
-    if let Some(b) = baseline {
-        return Err(Failure::Usage(format!(
-            "{} is a findmax report: `doppio show` prints one alone; `doppio plot {} {}` \
-             draws both",
-            report.display(),
-            report.display(),
-            b.display()
-        )));
-    }
-    print!("{}", found.render());
-    Ok(())
-}
-
 /// `doppio findmax`: the search, the table on stdout, the report on disk.
 pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     let c = &a.connect;
-    let workload = crate::run::with_validation(crate::run::workload_of(c)?, false)?;
+    let workload = with_validation(workload_of(c)?, false)?;
     let drivers = c.drivers().map_err(Failure::Usage)?;
     if drivers.is_empty() {
         return Err(Failure::Usage("no driver given".into()));
     }
-    let options = crate::run::result_options(c, &a.results, &drivers)?;
+    let options = result_options(c, &a.results, &drivers)?;
     if a.start > a.max_rate {
         return Err(Failure::Usage(format!(
             "--start {:.0} is above --max-rate {:.0}",
@@ -360,10 +125,11 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         )));
     }
     let started_at = crate::report::now_rfc3339();
-    let output = a.output.clone().unwrap_or_else(|| {
-        crate::run::default_report_path("doppio-findmax", &workload.name, &started_at)
-    });
-    crate::run::check_writable(&output, "-o")?;
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| default_report_path("doppio-findmax", &workload.name, &started_at));
+    check_writable(&output, "-o")?;
     let mut report = FindmaxReport {
         kind: KIND.to_owned(),
         tool: format!("doppio-bench {}", env!("CARGO_PKG_VERSION")),
@@ -417,18 +183,11 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         }
     };
     print!("{}", report.render());
-    let json = serde_json::to_string_pretty(&report)
-        .map_err(|e| Failure::run(format!("the report could not be written: {e}")))?;
-    let written = std::fs::write(&output, json);
+    let written = report.write(&output);
     if let Some(e) = failure {
         return Err(e);
     }
-    written.map_err(|e| {
-        Failure::run(format!(
-            "the report could not be written to {}: {e}",
-            output.display()
-        ))
-    })?;
+    written.map_err(|e| Failure::Run(RunFailure::Report(e)))?;
     eprintln!("report written to {}", output.display());
     Ok(output)
 }
@@ -524,45 +283,30 @@ fn run_step(
         return Err(Failure::Interrupted);
     }
     let name = driver.name();
-    if !a.warmup.is_zero() {
-        let mut progress = Progress::new(
-            a.connect.quiet,
-            &format!("{name} {target:.0} req/s warmup"),
-            Limit::Time(a.warmup),
-            a.connect.progress_every,
-        );
-        let warm = backend::drive_phase(b, workload, spec(a.warmup, false), |s| progress.sample(s))
-            .map_err(|e| Failure::of_phase(e, *started))?;
-        *started = true;
-        progress.done();
-        if let Some(why) = warm.aborted {
-            return Err(Failure::run(format!("{name} (during a warmup): {why}")));
-        }
-    }
-    let mut progress = Progress::new(
-        a.connect.quiet,
-        &format!("{name} {target:.0} req/s"),
-        Limit::Time(a.step_duration),
-        a.connect.progress_every,
-    );
-    let outcome = backend::drive_phase(b, workload, spec(a.step_duration, true), |s| {
-        progress.sample(s)
-    })
-    .map_err(|e| Failure::of_phase(e, *started))?;
-    *started = true;
-    progress.done();
-    if crate::interrupt::interrupted() {
-        return Err(Failure::Interrupted);
-    }
-    if let Some(why) = &outcome.aborted {
-        return Err(Failure::run(format!("{name}: {why}")));
-    }
+    let stretch = Stretch {
+        backend: b,
+        workload,
+        warmup: (!a.warmup.is_zero()).then(|| spec(a.warmup, false)),
+        measured: spec(a.step_duration, true),
+        warmup_label: format!("{name} {target:.0} req/s warmup"),
+        label: format!("{name} {target:.0} req/s"),
+        warmup_name: "a warmup",
+        quiet: a.connect.quiet,
+        progress_every: a.connect.progress_every,
+        meter: false,
+        counters: false,
+    };
+    let outcome = warm_then_measure(stretch, started, &mut [])?
+        .outcome
+        .map_err(|e| Failure::of_phase(e, *started))?;
+    ended(driver, outcome.aborted.clone())?;
     Ok(judge(target, &outcome, &a.slo))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::slo::{parse_factor, parse_rate, RateError, SloError};
 
     #[test]
     fn objectives_parse_and_bad_ones_say_what_is_wrong() {

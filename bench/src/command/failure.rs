@@ -1,0 +1,206 @@
+//! What ends a subcommand ([`Failure`], with the exit code each maps to), and the typed
+//! errors of the commands that have their own ([`RunFailure`], [`PlotError`],
+//! [`SweepError`]). The bottom of the command layer: every command returns a [`Failure`],
+//! this module imports no command.
+
+use std::path::PathBuf;
+
+use plotters::drawing::DrawingAreaErrorKind;
+
+use crate::backend::SettingError;
+use crate::engine::cycles::CyclesError;
+use crate::engine::phase::{BackendError, PhaseError};
+use crate::report::file::ReportError;
+use crate::report::merge::MergeError;
+use crate::stats::StatsError;
+use crate::workload::WorkloadError;
+
+/// A failure that ends a subcommand. [`Failure::exit_code`] maps it to the exit codes the
+/// README states: 2 when the command could not start (bad arguments or workload, a node that
+/// cannot be reached, a refused login, an unreadable input file), 1 when a started run
+/// failed (the node went away, a phase failed, the report could not be written).
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// Arguments or options that do not make sense (a bad `-P`, an unknown driver, a node
+    /// name that does not resolve).
+    #[error("{0}")]
+    Usage(String),
+    /// The workload could not be read or compiled.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// A backend could not connect, log in, or prepare the workload's statements; nothing
+    /// was measured.
+    #[error(transparent)]
+    Start(BackendError),
+    /// A statement of the schema was refused.
+    #[error(transparent)]
+    Schema(BackendError),
+    /// A report could not be read (or, by `doppio merge`, written).
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    /// `doppio plot` could not draw its reports.
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+    /// `doppio sweep` could not read its reports or write its table or plot.
+    #[error(transparent)]
+    Sweep(#[from] SweepError),
+    /// A file could not be read or written.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// A histogram in a report could not be decoded or written.
+    #[error(transparent)]
+    Histogram(#[from] StatsError),
+    /// The run (or load) started and then failed; what was measured is kept.
+    #[error(transparent)]
+    Run(#[from] RunFailure),
+    /// `--cycles` or `--loader` cannot be used as given.
+    #[error(transparent)]
+    Cycles(#[from] CyclesError),
+    /// Reports that cannot be merged.
+    #[error(transparent)]
+    Merge(#[from] MergeError),
+    /// A driver setting is malformed, or one of the chosen backends cannot honour it.
+    #[error(transparent)]
+    Setting(#[from] SettingError),
+    /// Ctrl-C or SIGTERM stopped the command; what was measured is kept.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl Failure {
+    /// Exit code of a command that could not start.
+    pub const INPUT: u8 = 2;
+    /// Exit code of a run that started and failed.
+    pub const RUN: u8 = 1;
+
+    /// The process's exit code for this failure.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Failure::Run(_) => Self::RUN,
+            Failure::Interrupted => crate::interrupt::EXIT_CODE,
+            Failure::Usage(_)
+            | Failure::Workload(_)
+            | Failure::Start(_)
+            | Failure::Schema(_)
+            | Failure::Report(_)
+            | Failure::Plot(_)
+            | Failure::Sweep(_)
+            | Failure::Io(_)
+            | Failure::Histogram(_)
+            | Failure::Cycles(_)
+            | Failure::Merge(_)
+            | Failure::Setting(_) => Self::INPUT,
+        }
+    }
+
+    /// A phase's failure: one whose statements could not be prepared before anything of
+    /// this command ran could not start; any other is a failure of the started run.
+    pub(crate) fn of_phase(e: PhaseError, started: bool) -> Self {
+        match e {
+            PhaseError::Prepare(e) if !started => Failure::Start(e),
+            PhaseError::Prepare(e) | PhaseError::Run(e) => Failure::Run(RunFailure::Phase(e)),
+        }
+    }
+}
+
+/// How a started run (or load, or search) failed; what was measured is kept.
+#[derive(Debug, thiserror::Error)]
+pub enum RunFailure {
+    /// A phase failed as a whole (its statements, its workers).
+    #[error(transparent)]
+    Phase(BackendError),
+    /// A warmup stopped before its limit (the node went away).
+    #[error("{driver} (during {warmup}): {why}")]
+    WarmupAborted {
+        /// The backend.
+        driver: &'static str,
+        /// Which warmup (`the warmup`, `a warmup`).
+        warmup: &'static str,
+        /// Why it stopped.
+        why: String,
+    },
+    /// A measured stretch stopped before its limit (the node went away).
+    #[error("{driver}: {why}")]
+    Aborted {
+        /// The backend.
+        driver: &'static str,
+        /// Why it stopped.
+        why: String,
+    },
+    /// The load stopped before its count (the node went away).
+    #[error("{0}")]
+    LoadAborted(String),
+    /// Requests of the load failed.
+    #[error("{0} load requests failed")]
+    LoadErrors(u64),
+    /// `--validate` saw values that differ or rows that are missing (one entry per backend).
+    #[error("validation failed: {}", .0.join("; "))]
+    Validation(Vec<String>),
+    /// The report of what was measured could not be written.
+    #[error("the report could not be written: {0}")]
+    Report(#[source] ReportError),
+}
+
+/// Why `doppio plot` could not draw.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// A `--percentiles` entry that is not a percentile.
+    #[error("--percentiles: `{0}` is not a percentile (0 to 100)")]
+    Percentile(String),
+    /// `--percentiles` names none.
+    #[error("--percentiles: none given")]
+    NoPercentile,
+    /// A sample's histogram could not be decoded.
+    #[error("a sample's histogram: {0}")]
+    Histogram(#[source] StatsError),
+    /// No backend of the run reports has a sample.
+    #[error("the reports have no backend with samples")]
+    NoSamples,
+    /// No backend of the findmax reports has a step.
+    #[error("the findmax reports have no backend with steps")]
+    NoSteps,
+    /// The SVG file could not be drawn or written.
+    #[error("{}: {source}", path.display())]
+    Draw {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: DrawingAreaErrorKind<std::io::Error>,
+    },
+}
+
+/// Why `doppio sweep` could not make its table or plot.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// A report could not be read.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// The report.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: ReportError,
+    },
+    /// No report was given.
+    #[error("no report given")]
+    NoReport,
+    /// The markdown table could not be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The SVG plot could not be drawn or written.
+    #[error("{}: {source}", path.display())]
+    Draw {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: DrawingAreaErrorKind<std::io::Error>,
+    },
+}

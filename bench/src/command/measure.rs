@@ -1,0 +1,258 @@
+//! The warm-then-measure routine of `run` and `findmax`: one backend's warmup (nothing
+//! recorded) and then its measured stretch, each with its progress line. What else watches
+//! the measured stretch (Prometheus, the HdrHistogram log, a flamegraph recording) attaches
+//! as an [`Observer`], called once before the stretch, once per merged sample interval and
+//! once after it: never per request, so that the request loops stay as they are. The
+//! driver's overhead ([`Meter`]) and its counters are read around the stretch when asked.
+//! Imports no command.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use super::failure::{Failure, RunFailure};
+use crate::backend::{Backend, Driver, DriverCounters};
+use crate::engine::collect::Sample;
+use crate::engine::drive::{drive_phase, PhaseOutcome};
+use crate::engine::phase::{PhaseError, PhaseSpec};
+use crate::flame::{FlameError, Recording};
+use crate::live_log::LiveHdrLog;
+use crate::metrics_server::MetricsServer;
+use crate::overhead::{Cost, Meter};
+use crate::progress::Progress;
+use crate::workload::Workload;
+
+/// What watches a measured stretch besides its progress line.
+pub trait Observer {
+    /// The stretch is about to start (after the warmup).
+    fn before(&mut self, _driver: Driver) {}
+    /// A merged sample interval of the stretch; `phase_start` is about when its intervals
+    /// count from.
+    fn sample(&mut self, _driver: Driver, _phase_start: SystemTime, _sample: &Sample) {}
+    /// The stretch ended (successfully or not); `cost` is the driver's overhead over it when
+    /// it was measured.
+    fn after(&mut self, _driver: Driver, _cost: Option<&Cost>) {}
+}
+
+/// One backend's warmup and measured stretch.
+pub struct Stretch<'a> {
+    /// The backend.
+    pub backend: &'a Arc<dyn Backend>,
+    /// The workload it runs.
+    pub workload: &'a Arc<Workload>,
+    /// The warmup's phase (`None`: no warmup).
+    pub warmup: Option<PhaseSpec>,
+    /// The measured phase.
+    pub measured: PhaseSpec,
+    /// The warmup's progress label.
+    pub warmup_label: String,
+    /// The measured stretch's progress label.
+    pub label: String,
+    /// How a failure of the warmup names it (`the warmup`, `a warmup`).
+    pub warmup_name: &'static str,
+    /// No progress on stderr (`-q`).
+    pub quiet: bool,
+    /// How often a progress line is printed when stderr is not a terminal.
+    pub progress_every: Duration,
+    /// Measure the driver's overhead over the stretch ([`Meter`]).
+    pub meter: bool,
+    /// Read the driver's counters before and after the stretch.
+    pub counters: bool,
+}
+
+/// What a measured stretch produced.
+pub struct Measured {
+    /// The phase's outcome, or why it failed.
+    pub outcome: Result<PhaseOutcome, PhaseError>,
+    /// The driver's overhead over the stretch, if asked.
+    pub cost: Option<Cost>,
+    /// The driver's counters before and after the stretch, if asked and the driver has them.
+    pub counters: Option<(DriverCounters, DriverCounters)>,
+}
+
+/// Runs `s`'s warmup, then its measured stretch with `observers`. `started` says whether a
+/// phase of this command has run (a statement that cannot be prepared before that means
+/// the command could not start); it is set once one has. A failed warmup, or one that was
+/// interrupted or aborted, is returned as the failure; the measured stretch's outcome is
+/// returned as it is, for the caller to keep what it measured before judging it
+/// ([`ended`]).
+pub fn warm_then_measure(
+    s: Stretch<'_>,
+    started: &mut bool,
+    observers: &mut [&mut dyn Observer],
+) -> Result<Measured, Failure> {
+    let driver = s.backend.driver();
+    if let Some(spec) = s.warmup {
+        let limit = spec.limit;
+        let mut progress = Progress::new(s.quiet, &s.warmup_label, limit, s.progress_every);
+        let warm = drive_phase(s.backend, s.workload, spec, |x| progress.sample(x))
+            .map_err(|e| Failure::of_phase(e, *started))?;
+        *started = true;
+        progress.done();
+        if crate::interrupt::interrupted() {
+            return Err(Failure::Interrupted);
+        }
+        if let Some(why) = warm.aborted {
+            return Err(RunFailure::WarmupAborted {
+                driver: driver.name(),
+                warmup: s.warmup_name,
+                why,
+            }
+            .into());
+        }
+    }
+    let mut progress = Progress::new(s.quiet, &s.label, s.measured.limit, s.progress_every);
+    let counters_before = if s.counters {
+        s.backend.counters()
+    } else {
+        None
+    };
+    for o in observers.iter_mut() {
+        o.before(driver);
+    }
+    let meter = s.meter.then(Meter::start);
+    // The phase's intervals count from about now (drive_phase starts its clock a few
+    // milliseconds later): the live log's interval starts are within that.
+    let phase_wall = SystemTime::now();
+    let outcome = drive_phase(s.backend, s.workload, s.measured, |x| {
+        progress.sample(x);
+        for o in observers.iter_mut() {
+            o.sample(driver, phase_wall, x);
+        }
+    });
+    let cost = meter.map(Meter::stop);
+    for o in observers.iter_mut() {
+        o.after(driver, cost.as_ref());
+    }
+    let counters_after = if s.counters {
+        s.backend.counters()
+    } else {
+        None
+    };
+    progress.done();
+    if outcome.is_ok() {
+        *started = true;
+    }
+    Ok(Measured {
+        outcome,
+        cost,
+        counters: counters_before.zip(counters_after),
+    })
+}
+
+/// How a measured stretch that ran ends the command: interrupted, or `aborted` (the node
+/// went away: [`PhaseOutcome::aborted`]), or not at all.
+pub fn ended(driver: Driver, aborted: Option<String>) -> Result<(), Failure> {
+    if crate::interrupt::interrupted() {
+        return Err(Failure::Interrupted);
+    }
+    if let Some(why) = aborted {
+        return Err(RunFailure::Aborted {
+            driver: driver.name(),
+            why,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// `--prometheus`: each sample and each stretch's overhead served at `/metrics`.
+pub struct Prometheus<'a>(pub &'a MetricsServer);
+
+impl Observer for Prometheus<'_> {
+    fn sample(&mut self, driver: Driver, _phase_start: SystemTime, sample: &Sample) {
+        self.0.sample(driver.name(), sample);
+    }
+
+    fn after(&mut self, driver: Driver, cost: Option<&Cost>) {
+        if let Some(cost) = cost {
+            self.0.segment(driver.name(), cost);
+        }
+    }
+}
+
+/// `--hdr-log`: each sample's latency histogram appended to the interval log. The first
+/// write that fails stops the log for the rest of the run ([`HdrLog::failed`]).
+pub struct HdrLog {
+    log: Option<LiveHdrLog>,
+    error: Option<std::io::Error>,
+}
+
+impl HdrLog {
+    /// The log written to `log`, if any.
+    pub fn new(log: Option<LiveHdrLog>) -> Self {
+        HdrLog { log, error: None }
+    }
+
+    /// The write that failed during the last stretch, if one did (the log is closed then).
+    pub fn failed(&mut self) -> Option<std::io::Error> {
+        self.error.take()
+    }
+}
+
+impl Observer for HdrLog {
+    fn sample(&mut self, driver: Driver, phase_start: SystemTime, s: &Sample) {
+        if let (Some(log), None) = (self.log.as_mut(), &self.error) {
+            let began = phase_start + s.start;
+            if let Err(e) = log.interval(driver.name(), began, s.duration, &s.latency) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn after(&mut self, _driver: Driver, _cost: Option<&Cost>) {
+        if self.error.is_some() {
+            self.log = None;
+        }
+    }
+}
+
+/// `--flamegraph`: `perf record` around each measured stretch, its data file named by the
+/// prefix, the driver and the stretch's number.
+pub struct Flamegraph {
+    prefix: PathBuf,
+    /// The number of the next stretch's data file.
+    pub segment: usize,
+    recording: Option<Recording>,
+    /// The data files recorded, by driver name, in order.
+    pub recorded: Vec<(Driver, PathBuf)>,
+    /// Recordings that could not start or stop.
+    pub failures: Vec<FlameError>,
+}
+
+impl Flamegraph {
+    /// Recordings named `PREFIX-<driver>-<segment>.perf.data`.
+    pub fn new(prefix: PathBuf) -> Self {
+        Flamegraph {
+            prefix,
+            segment: 0,
+            recording: None,
+            recorded: Vec::new(),
+            failures: Vec::new(),
+        }
+    }
+}
+
+impl Observer for Flamegraph {
+    fn before(&mut self, driver: Driver) {
+        let data = PathBuf::from(format!(
+            "{}-{}-{}.perf.data",
+            self.prefix.display(),
+            driver.name(),
+            self.segment
+        ));
+        match Recording::start(&data) {
+            Ok(r) => self.recording = Some(r),
+            Err(e) => self.failures.push(e),
+        }
+    }
+
+    fn after(&mut self, driver: Driver, _cost: Option<&Cost>) {
+        if let Some(r) = self.recording.take() {
+            match r.stop() {
+                Ok(data) => self.recorded.push((driver, data)),
+                Err(e) => self.failures.push(e),
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! `doppio merge`: the reports of one test run made on several loader machines combined.
+
+use std::path::{Path, PathBuf};
+
+use super::failure::Failure;
+use crate::report::Report;
+
+/// `doppio merge`: the machines' `reports` of one test run combined into `output`.
+pub fn merge(reports: &[PathBuf], output: &Path, argv: Vec<String>) -> Result<(), Failure> {
+    let mut inputs = Vec::with_capacity(reports.len());
+    for path in reports {
+        let r = Report::read(path)?;
+        inputs.push((path.display().to_string(), r));
+    }
+    let merged = crate::report::merge::merge(&inputs, argv)?;
+    merged.write(output)?;
+    let requests: Vec<String> = merged
+        .config
+        .drivers
+        .iter()
+        .filter_map(|d| {
+            merged
+                .backends
+                .get(d)
+                .map(|b| format!("{d} {} requests", b.requests))
+        })
+        .collect();
+    eprintln!(
+        "{} reports merged into {} ({})",
+        inputs.len(),
+        output.display(),
+        requests.join(", ")
+    );
+    Ok(())
+}

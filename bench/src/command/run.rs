@@ -1,0 +1,419 @@
+//! `doppio run`: per backend a warmup and measured segments (alternating between backends
+//! when there are several), the driver's overhead around each measured segment, then the text
+//! report on stdout and the JSON report on disk.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::failure::{Failure, RunFailure};
+use super::measure::{ended, warm_then_measure, Flamegraph, HdrLog, Observer, Prometheus, Stretch};
+use super::setup::{
+    check_writable, cycles_of, default_report_path, result_options, with_validation, workload_of,
+};
+use crate::backend::{self, Backend, ConnectOptions, Driver, TlsOptions};
+use crate::cli::RunArgs;
+use crate::engine::cycles::CycleRange;
+use crate::engine::phase::{Phase, PhaseSpec, SAMPLE_BACKLOG};
+use crate::engine::spill::SpilledSamples;
+use crate::engine::Limit;
+use crate::report::{
+    text, BackendRun, Report, RunConfig, StatementInfo, WorkloadInfo, SCHEMA_VERSION,
+};
+use crate::workload::Workload;
+
+/// Splits a phase limit across `segments`.
+fn per_segment(limit: Limit, segments: usize) -> Limit {
+    let n = segments.max(1);
+    match limit {
+        Limit::Time(d) => Limit::Time(d / n as u32),
+        Limit::Count(c) => Limit::Count(c.div_ceil(n as u64)),
+    }
+}
+
+/// `doppio run`: warmup and measured segments per driver (alternating when two), overhead
+/// per driver, then the text report on stdout and the JSON report on disk. Returns the
+/// report's path; a fatal error still writes the report of what was measured.
+pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
+    let c = &a.connect;
+    let workload = with_validation(workload_of(c)?, a.validate)?;
+    let drivers = c.drivers().map_err(Failure::Usage)?;
+    if a.validate && drivers.contains(&Driver::Null) {
+        return Err(Failure::Usage(
+            "--validate: the null backend returns no rows to compare (it measures the \
+             bench engine alone)"
+                .into(),
+        ));
+    }
+    let options = result_options(&a.connect, &a.results, &drivers)?;
+    let started_at = crate::report::now_rfc3339();
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| default_report_path("doppio", &workload.name, &started_at));
+    // Every file the run will write, checked before anything connects.
+    check_writable(&output, "-o")?;
+    if let Some(log) = &a.hdr_log {
+        check_writable(log, "--hdr-log")?;
+    }
+    if let Some(prefix) = &a.flamegraph {
+        let first = PathBuf::from(format!("{}-{}.svg", prefix.display(), drivers[0].name()));
+        check_writable(&first, "--flamegraph")?;
+    }
+    // At least 1: the option's parser refuses 0 (cli::limits).
+    let segments = a.segments.unwrap_or(if drivers.len() > 1 { 2 } else { 1 });
+    let cycles = cycles_of(&a.cycles, &workload)?;
+    if let Some(cy) = &cycles {
+        // Each phase starts at START: a counted one must fit in the range.
+        if let Limit::Count(n) = per_segment(a.duration, segments) {
+            cy.check_count("-d (per segment)", n)?;
+        }
+        if let Limit::Count(n) = a.warmup {
+            cy.check_count("--warmup", n)?;
+        }
+    }
+    let mut report = Report {
+        schema_version: SCHEMA_VERSION,
+        tool: format!("doppio-bench {}", env!("CARGO_PKG_VERSION")),
+        tag: a.tag.clone(),
+        started_at,
+        command: argv,
+        workload: WorkloadInfo {
+            name: workload.name.clone(),
+            description: workload.description.clone(),
+            params: workload.params.iter().cloned().collect(),
+            statements: workload.run.iter().map(|s| s.cql.clone()).collect(),
+        },
+        config: RunConfig {
+            nodes: options.nodes.iter().map(ToString::to_string).collect(),
+            drivers: drivers.iter().map(|d| d.name().to_owned()).collect(),
+            duration: a.duration.to_string(),
+            warmup: a.warmup.to_string(),
+            concurrency: a.concurrency,
+            threads: options.threads,
+            connections: options.connections,
+            rate: a.rate.as_ref().and_then(|r| r.constant()),
+            rate_schedule: a.rate.as_ref().map(|r| r.text().to_owned()),
+            sample_interval_s: a.interval.as_secs_f64(),
+            consistency: options.consistency.name().to_owned(),
+            request_timeout_s: options.request_timeout.as_secs_f64(),
+            retries: options.retries,
+            compression: options.compression.name().to_owned(),
+            segments,
+            username: options.username.clone(),
+            spin_before_park_us: options.spin_before_park.map(|d| d.as_secs_f64() * 1e6),
+            page_size: Some(a.results.page_size),
+            discard_results: a.results.discard_results,
+            validated: workload
+                .run
+                .iter()
+                .filter(|s| s.validate.is_some())
+                .map(|s| s.name.clone())
+                .collect(),
+            cycles: cycles.map(Into::into),
+            serial_consistency: Some(options.serial_consistency.name().to_owned()),
+            idempotent: workload
+                .run
+                .iter()
+                .filter(|s| s.idempotent)
+                .map(|s| s.name.clone())
+                .collect(),
+            datacenter: options.locality.datacenter.clone(),
+            rack: options.locality.rack.clone(),
+            retry_backoff: options.retry_backoff.map(|b| b.describe()),
+            thread_cores: BTreeMap::new(),
+            protocol: options.protocol,
+            protocol_versions: BTreeMap::new(),
+            tls: options.tls.as_ref().map(TlsOptions::describe),
+            sqpoll: drivers.contains(&Driver::DoppioUringSqpoll).then_some(
+                crate::report::SqPollConfig {
+                    idle_ms: options.sqpoll.idle.as_millis() as u64,
+                    cpu: options.sqpoll.cpu,
+                },
+            ),
+            uring_setup: BTreeMap::new(),
+        },
+        fatal_error: None,
+        warnings: Vec::new(),
+        backends: BTreeMap::new(),
+        merged_from: None,
+    };
+    let mut runs: BTreeMap<Driver, BackendRun> = BTreeMap::new();
+    let mut flames = crate::flame::Flames::default();
+    let result = run_segments(
+        a,
+        &workload,
+        &drivers,
+        &options,
+        segments,
+        cycles.map(|c| c.range),
+        Collected {
+            runs: &mut runs,
+            warnings: &mut report.warnings,
+            flames: &mut flames,
+            thread_cores: &mut report.config.thread_cores,
+            protocol_versions: &mut report.config.protocol_versions,
+            uring_setup: &mut report.config.uring_setup,
+        },
+    );
+    if let Some(prefix) = &a.flamegraph {
+        report.warnings.push(
+            "flamegraph run: perf record sampled the measured segments, so CPU and \
+             syscall figures include its perturbation"
+                .into(),
+        );
+        match flames.render(prefix) {
+            Ok(files) => {
+                for f in files {
+                    eprintln!("flamegraph written to {}", f.display());
+                }
+            }
+            Err(e) => report.warnings.push(format!("no flamegraph: {e}")),
+        }
+    }
+    if let Err(e) = &result {
+        report.fatal_error = Some(e.to_string());
+    }
+    for (driver, r) in &runs {
+        let entry = r.report(driver.name());
+        if let (Some(rate), true) = (entry.mean_target_rps(), entry.elapsed_s > 0.0) {
+            if entry.throughput_rps < 0.95 * rate {
+                let needed = rate * entry.latency_ns.mean / 1e9;
+                let what = match a.rate.as_ref().and_then(|r| r.constant()) {
+                    Some(_) => format!("the rate of {rate:.0} req/s"),
+                    None => format!("the schedule's mean rate of {rate:.0} req/s"),
+                };
+                report.warnings.push(format!(
+                    "{}: {what} was not reached ({:.0} req/s); at the \
+                     measured mean latency it needs a concurrency of about {:.0} (-p is {})",
+                    driver.name(),
+                    entry.throughput_rps,
+                    needed.ceil(),
+                    a.concurrency
+                ));
+            }
+        }
+        report.backends.insert(driver.name().to_owned(), entry);
+    }
+    if runs
+        .values()
+        .any(|r| r.segments.iter().all(SpilledSamples::is_empty))
+        && result.is_ok()
+    {
+        report
+            .warnings
+            .push("a backend completed no sample: the run was too short".into());
+    }
+    let result = result.and_then(|()| validation_verdict(&report));
+    if let Err(e @ Failure::Run(_)) = &result {
+        if report.fatal_error.is_none() {
+            report.fatal_error = Some(e.to_string());
+        }
+    }
+    print!("{}", text::render(&report, a.log));
+    let written = report.write(&output);
+    // A report that cannot be written after the run started is a failure of the run; the
+    // run's own failure, if any, is the one that counts.
+    result?;
+    written.map_err(|e| Failure::Run(RunFailure::Report(e)))?;
+    eprintln!("report written to {}", output.display());
+    Ok(output)
+}
+
+/// A validated run fails when any backend saw a value that differs or a row that is missing.
+fn validation_verdict(report: &Report) -> Result<(), Failure> {
+    use crate::engine::validate::{MISMATCH, MISSING};
+    if report.config.validated.is_empty() {
+        return Ok(());
+    }
+    let failed: Vec<String> = report
+        .backends
+        .iter()
+        .filter_map(|(name, b)| {
+            let count = |k: &str| b.errors_by_kind.get(k).copied().unwrap_or(0);
+            let (differ, missing) = (count(MISMATCH), count(MISSING));
+            (differ + missing > 0)
+                .then(|| format!("{name}: {differ} values differ, {missing} rows missing"))
+        })
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(RunFailure::Validation(failed).into())
+    }
+}
+
+/// What the segments of a run produce, besides its outcome.
+struct Collected<'a> {
+    runs: &'a mut BTreeMap<Driver, BackendRun>,
+    warnings: &'a mut Vec<String>,
+    flames: &'a mut crate::flame::Flames,
+    /// The cores each connected backend pinned its request threads to.
+    thread_cores: &'a mut BTreeMap<String, Vec<usize>>,
+    /// The CQL protocol version each connected backend speaks.
+    protocol_versions: &'a mut BTreeMap<String, u8>,
+    /// The io_uring setup flags of each backend on doppio's own runtime.
+    uring_setup: &'a mut BTreeMap<String, String>,
+}
+
+fn run_segments(
+    a: &RunArgs,
+    workload: &Arc<Workload>,
+    drivers: &[Driver],
+    options: &ConnectOptions,
+    segments: usize,
+    cycles: Option<CycleRange>,
+    out: Collected<'_>,
+) -> Result<(), Failure> {
+    let Collected {
+        runs,
+        warnings,
+        flames,
+        thread_cores,
+        protocol_versions,
+        uring_setup,
+    } = out;
+    let mut backends: Vec<(Driver, Arc<dyn Backend>)> = Vec::new();
+    for &d in drivers {
+        let b = backend::connect(d, options).map_err(Failure::Start)?;
+        thread_cores.insert(d.name().to_owned(), b.thread_cores());
+        if let Some(v) = b.protocol_version() {
+            protocol_versions.insert(d.name().to_owned(), v);
+        }
+        if let Some(f) = b.uring_setup_flags() {
+            uring_setup.insert(d.name().to_owned(), f);
+        }
+        backends.push((d, b));
+        runs.insert(
+            d,
+            BackendRun {
+                rows_counted: true,
+                statement_info: StatementInfo::of_workload(workload),
+                ..BackendRun::default()
+            },
+        );
+    }
+    let measured = per_segment(a.duration, segments);
+    let live_log = match &a.hdr_log {
+        Some(path) => Some(
+            crate::live_log::LiveHdrLog::create(path, std::time::SystemTime::now())
+                .map_err(|e| Failure::Usage(format!("--hdr-log {}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
+    let mut hdr_log = HdrLog::new(live_log);
+    let metrics = match a.prometheus {
+        Some(addr) => {
+            let names = StatementInfo::of_workload(workload)
+                .into_iter()
+                .map(|s| s.name)
+                .collect();
+            let m = crate::metrics_server::MetricsServer::start(addr, names)
+                .map_err(|e| Failure::Usage(format!("--prometheus {addr}: {e}")))?;
+            eprintln!("prometheus metrics on http://{}/metrics", m.addr());
+            Some(m)
+        }
+        None => None,
+    };
+    let mut prometheus = metrics.as_ref().map(Prometheus);
+    let mut flamegraph = a.flamegraph.clone().map(Flamegraph::new);
+    let warmup = !matches!(a.warmup, Limit::Time(d) if d.is_zero()) && a.warmup != Limit::Count(0);
+    // Whether a phase has run: until then, statements that cannot be prepared are a bad
+    // workload (the run could not start), after it a failure of the run.
+    let mut started = false;
+    let result = (|| {
+        for segment in 0..segments {
+            for (driver, b) in &backends {
+                if crate::interrupt::interrupted() {
+                    return Err(Failure::Interrupted);
+                }
+                let run = runs.entry(*driver).or_default();
+                let spec = |limit: Limit, record: bool| PhaseSpec {
+                    phase: Phase::Run,
+                    concurrency: a.concurrency,
+                    rate: a.rate.clone().map(Arc::new),
+                    limit,
+                    interval: a.interval,
+                    record,
+                    max_outage: a.connect.outage_limit(),
+                    cycles,
+                };
+                let stretch = Stretch {
+                    backend: b,
+                    workload,
+                    // Warmup: same workload, nothing recorded.
+                    warmup: warmup.then(|| spec(a.warmup, false)),
+                    measured: spec(measured, true),
+                    warmup_label: format!("{} warmup", driver.name()),
+                    label: if segments > 1 {
+                        format!("{} {}/{}", driver.name(), segment + 1, segments)
+                    } else {
+                        driver.name().to_owned()
+                    },
+                    warmup_name: "the warmup",
+                    quiet: a.connect.quiet,
+                    progress_every: a.connect.progress_every,
+                    meter: true,
+                    counters: true,
+                };
+                if let Some(f) = &mut flamegraph {
+                    f.segment = segment;
+                }
+                let mut observers: Vec<&mut dyn Observer> = vec![&mut hdr_log];
+                if let Some(p) = &mut prometheus {
+                    observers.push(p);
+                }
+                if let Some(f) = &mut flamegraph {
+                    observers.push(f);
+                }
+                let done = warm_then_measure(stretch, &mut started, &mut observers)?;
+                if let Some(e) = hdr_log.failed() {
+                    warnings.push(format!("--hdr-log stopped: {e}"));
+                }
+                if let Some(f) = &mut flamegraph {
+                    for e in f.failures.drain(..) {
+                        warnings.push(format!("no flamegraph: {e}"));
+                    }
+                    for (d, data) in f.recorded.drain(..) {
+                        flames
+                            .recorded
+                            .entry(d.name().to_owned())
+                            .or_default()
+                            .push(data);
+                    }
+                }
+                let outcome = done.outcome.map_err(|e| Failure::of_phase(e, started))?;
+                for w in &outcome.failed_workers {
+                    warnings.push(format!("{}: {w}", driver.name()));
+                }
+                if outcome.stalled.times > 0 {
+                    warnings.push(format!(
+                        "{}: workers waited {:.1} ms in {} sends for the coordinator to take \
+                         their samples (it fell {} samples behind); requests in flight waited \
+                         too: use a longer --sample interval",
+                        driver.name(),
+                        outcome.stalled.waited.as_secs_f64() * 1e3,
+                        outcome.stalled.times,
+                        SAMPLE_BACKLOG,
+                    ));
+                }
+                if let Some(cost) = &done.cost {
+                    run.add_cost(cost);
+                }
+                if let Some((before, after)) = &done.counters {
+                    run.add_counters(before, after, &outcome.requests_by_node);
+                }
+                let aborted = outcome.aborted.clone();
+                // Everything measured so far is in `runs` before the segment's end is judged:
+                // the report keeps it.
+                run.add_phase(outcome);
+                ended(*driver, aborted)?;
+            }
+        }
+        Ok::<(), Failure>(())
+    })();
+    for (_, b) in &backends {
+        b.shutdown();
+    }
+    result
+}

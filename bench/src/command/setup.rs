@@ -1,0 +1,160 @@
+//! What several subcommands set up the same way: the connection options and the workload of
+//! the command line, the `--cycles` range, the default report file and the check that the
+//! files a command will write can be written. Imports no command.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::failure::Failure;
+use crate::backend::{self, ConnectOptions, Driver, Locality};
+use crate::cli::{Connect, CyclesArgs, ResultArgs};
+use crate::engine::cycles::Cycles;
+use crate::workload::Workload;
+
+/// The connection options of `c`, checked against every backend of `drivers` (a setting one
+/// of them cannot honour is refused before anything connects).
+pub(crate) fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<ConnectOptions, Failure> {
+    let options = ConnectOptions {
+        nodes: c.node_addrs().map_err(Failure::Usage)?,
+        threads: c.threads,
+        connections: c.connections,
+        consistency: c.consistency,
+        request_timeout: c.timeout,
+        retries: c.retries,
+        compression: c.compression,
+        username: c.user.clone(),
+        password: c.password.clone(),
+        pin: !c.no_pin,
+        spin_before_park: c.spin,
+        page_size: backend::DEFAULT_PAGE_SIZE,
+        discard_results: false,
+        serial_consistency: c.serial_consistency,
+        locality: Locality::new(c.datacenter.clone(), c.rack.clone())?,
+        retry_backoff: c.retry_backoff,
+        protocol: c.protocol.or_else(|| backend::common_protocol(drivers)),
+        tls: c.tls_options(),
+        sqpoll: c.sqpoll_options(drivers).map_err(Failure::Usage)?,
+    };
+    for &d in drivers {
+        backend::check_settings(d, &options)?;
+    }
+    Ok(options)
+}
+
+/// [`connect_options`] with the page size and how results are consumed (`run`, `findmax`).
+pub(crate) fn result_options(
+    c: &Connect,
+    r: &ResultArgs,
+    drivers: &[Driver],
+) -> Result<ConnectOptions, Failure> {
+    let page_size = i32::try_from(r.page_size)
+        .map_err(|_| Failure::Usage(format!("--page-size {} is too large", r.page_size)))?;
+    Ok(ConnectOptions {
+        page_size,
+        discard_results: r.discard_results,
+        ..connect_options(c, drivers)?
+    })
+}
+
+pub(crate) fn workload_of(c: &Connect) -> Result<Arc<Workload>, Failure> {
+    let params = c.param_pairs().map_err(Failure::Usage)?;
+    Ok(Arc::new(Workload::resolve(&c.workload, &params)?))
+}
+
+pub(crate) fn first_driver(c: &Connect) -> Result<Driver, Failure> {
+    let drivers = c.drivers().map_err(Failure::Usage)?;
+    drivers
+        .first()
+        .copied()
+        .ok_or_else(|| Failure::Usage("no driver given".into()))
+}
+
+/// The range of `--cycles` or `--loader` for `workload`, if either is given.
+pub(crate) fn cycles_of(a: &CyclesArgs, workload: &Workload) -> Result<Option<Cycles>, Failure> {
+    Ok(Cycles::choose(
+        a.cycles,
+        a.loader,
+        workload.key_space(),
+        &workload.name,
+    )?)
+}
+
+/// A report's default file in the current folder: PREFIX-WORKLOAD-DATE.json (the
+/// workload's file stem, the start time without separators).
+pub(crate) fn default_report_path(prefix: &str, workload: &str, started_at: &str) -> PathBuf {
+    PathBuf::from(format!(
+        "{prefix}-{}-{}.json",
+        Path::new(workload)
+            .file_stem()
+            .map_or("workload".into(), |s| s.to_string_lossy().into_owned()),
+        started_at
+            .replace([':', '-'], "")
+            .replace('T', "-")
+            .trim_end_matches('Z')
+    ))
+}
+
+/// Refuses, before anything starts, a file the command could not write when it ends:
+/// `option`'s `path` in a folder that does not exist, a folder itself, or not writable
+/// (an existing file is opened for appending, which changes nothing; a new one is probed
+/// with a file made and removed at once in its folder). Without this a missing folder was
+/// found only after the whole run.
+pub(crate) fn check_writable(path: &Path, option: &str) -> Result<(), Failure> {
+    let shown = path.display();
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Err(Failure::Usage(format!(
+            "{option} {shown}: the folder {} does not exist",
+            folder.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(Failure::Usage(format!(
+            "{option} {shown}: a folder, not a file"
+        )));
+    }
+    let writable = if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+    } else {
+        let probe = folder.join(format!(".doppio-probe-{}", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe)
+            .map(drop)
+            .and_then(|()| std::fs::remove_file(&probe))
+    };
+    writable.map_err(|e| {
+        Failure::Usage(format!(
+            "{option} {shown}: cannot write a file in {}: {e}",
+            folder.display()
+        ))
+    })
+}
+
+/// The workload as `--validate` asks: with it, at least one run statement must name the row
+/// it reads (`validate`); without it, no statement is validated.
+pub(crate) fn with_validation(workload: Arc<Workload>, on: bool) -> Result<Arc<Workload>, Failure> {
+    let validated = workload.run.iter().any(|s| s.validate.is_some());
+    if on && !validated {
+        return Err(Failure::Usage(format!(
+            "--validate: no run statement of workload {} says which loaded row it reads \
+             (`validate = \"...\"`, see bench/workloads/README.md)",
+            workload.name
+        )));
+    }
+    if on || !validated {
+        return Ok(workload);
+    }
+    let mut w = Workload::clone(&workload);
+    for s in &mut w.run {
+        s.validate = None;
+    }
+    Ok(Arc::new(w))
+}

@@ -1,0 +1,621 @@
+//! [`BackendRun`]: what one backend produced over a run's measured segments, added up as
+//! each ends, and made into its report entry at the end (summaries, per-second figures,
+//! error margins).
+
+use std::collections::BTreeMap;
+
+use super::schema::*;
+use crate::backend::{add_counts, DriverCounters};
+use crate::engine::drive::PhaseOutcome;
+use crate::engine::spill::{SpilledSamples, StoredSample};
+use crate::engine::statements::{merge_totals, StatementCounts, StatementTotals};
+use crate::overhead::{ByKind, Cost, IoUringOps};
+use crate::stats::{estimate, LatencyHistogram};
+
+/// Raw overhead counters of a backend's measured segments.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct OverheadTotals {
+    /// User CPU, seconds.
+    pub user_s: f64,
+    /// System CPU, seconds.
+    pub sys_s: f64,
+    /// Syscalls, if counted.
+    pub syscalls: Option<u64>,
+    /// Syscalls by kind, if counted.
+    pub syscalls_by_kind: Option<ByKind<u64>>,
+    /// io_uring operations, if counted.
+    pub io_uring: Option<IoUringOps>,
+    /// Voluntary + involuntary context switches.
+    pub ctx_switches: u64,
+    /// Peak RSS, bytes.
+    pub peak_rss: u64,
+    /// Heap allocations, if counted.
+    pub allocations: Option<u64>,
+    /// CPU of the kernel's SQPOLL threads (part of `user_s` + `sys_s`), seconds, if the
+    /// process had any.
+    pub sqpoll_s: Option<f64>,
+}
+
+/// Summarises a histogram; `sample_means` (one per sample) give the mean's error margin.
+pub fn latency_summary(h: &LatencyHistogram, sample_means: &[f64]) -> LatencySummary {
+    let e = estimate(sample_means, 0.99);
+    let p = |q: f64| h.value_at_percentile(q);
+    LatencySummary {
+        mean: h.mean(),
+        mean_margin: if e.margin.is_finite() { e.margin } else { 0.0 },
+        min: h.min(),
+        p25: p(25.0),
+        p50: p(50.0),
+        p75: p(75.0),
+        p90: p(90.0),
+        p95: p(95.0),
+        p99: p(99.0),
+        p999: p(99.9),
+        p9999: p(99.99),
+        max: h.max(),
+    }
+}
+
+/// A segment's samples read back from their spill file. The spill is this process's own
+/// unnamed file; should reading it fail, the samples from there on are left out and the
+/// failure is said on stderr, so that the report of what was read is still written.
+fn read_back(seg: &SpilledSamples) -> Vec<StoredSample> {
+    let mut out = Vec::with_capacity(seg.len());
+    match seg.iter() {
+        Ok(samples) => {
+            for s in samples {
+                match s {
+                    Ok(s) => out.push(s),
+                    Err(e) => {
+                        eprintln!("warning: samples could not be read back: {e}");
+                        break;
+                    }
+                }
+            }
+        }
+        Err(e) => eprintln!("warning: samples could not be read back: {e}"),
+    }
+    out
+}
+
+/// Everything one backend produced over its segments, before it becomes a report entry.
+#[derive(Debug, Default)]
+pub struct BackendRun {
+    /// Samples by segment, in their spill files.
+    pub segments: Vec<SpilledSamples>,
+    /// Latency from the due time of every sample's successes, merged as segments end.
+    pub latency: LatencyHistogram,
+    /// Service time of every sample's successes.
+    pub service: LatencyHistogram,
+    /// Measured seconds per segment.
+    pub elapsed_s: Vec<f64>,
+    /// Wall-clock start of each segment, seconds since the Unix epoch.
+    pub segment_starts_unix_s: Vec<Option<f64>>,
+    /// First message per error kind.
+    pub first_errors: BTreeMap<String, String>,
+    /// Overhead totals over the measured segments.
+    pub overhead: OverheadTotals,
+    /// Why syscalls could not be counted.
+    pub syscalls_unavailable: Option<String>,
+    /// Why syscalls could not be counted by kind.
+    pub syscall_kinds_unavailable: Option<String>,
+    /// Why io_uring operations could not be counted.
+    pub io_uring_unavailable: Option<String>,
+    /// Driver counters over the measured segments (doppio).
+    pub counters: Option<crate::backend::DriverCounters>,
+    /// Whether the samples' rows were counted (else the report's row figures are `null`).
+    pub rows_counted: bool,
+    /// The workload's run statements, in order (names the entries of `statements`).
+    pub statement_info: Vec<StatementInfo>,
+    /// Per run statement (by index): its record over the measured segments.
+    pub statements: Vec<StatementTotals>,
+}
+
+/// Adds a segment's count `part` to `total`. A count missing from any segment (`why` says
+/// why) is missing from the total, with the reason in `unavailable`: a partial sum would
+/// pass for the whole.
+fn add_count<T>(
+    total: &mut Option<T>,
+    unavailable: &mut Option<String>,
+    part: Option<T>,
+    why: Option<&String>,
+    add: impl FnOnce(T, T) -> T,
+) {
+    match part {
+        Some(p) if unavailable.is_none() => {
+            *total = Some(match total.take() {
+                Some(t) => add(t, p),
+                None => p,
+            });
+        }
+        Some(_) => {}
+        None => {
+            *unavailable = Some(why.cloned().unwrap_or_else(|| "not counted".into()));
+            *total = None;
+        }
+    }
+}
+
+impl BackendRun {
+    /// The run with `segments` of in-memory samples stored as a phase stores them (tests
+    /// build runs from samples).
+    #[cfg(test)]
+    pub(crate) fn with_samples(
+        mut self,
+        segments: Vec<Vec<crate::engine::collect::Sample>>,
+    ) -> Self {
+        self.segments = segments
+            .into_iter()
+            .map(|seg| {
+                let mut spilled = SpilledSamples::new().unwrap_or_else(|e| panic!("spill: {e}"));
+                for s in seg {
+                    self.latency.merge(&s.latency);
+                    self.service.merge(&s.service);
+                    spilled.push(&s).unwrap_or_else(|e| panic!("store: {e}"));
+                }
+                spilled
+            })
+            .collect();
+        self
+    }
+    /// Adds the driver's counters over a measured segment (`after` less `before`), and the
+    /// requests each node was sent in it (from the samples: the counters' difference would
+    /// lose a node that left during the segment, as its counters leave with it).
+    pub fn add_counters(
+        &mut self,
+        before: &DriverCounters,
+        after: &DriverCounters,
+        requests_by_node: &BTreeMap<String, u64>,
+    ) {
+        let c = self.counters.get_or_insert_with(Default::default);
+        c.requests += after.requests.saturating_sub(before.requests);
+        c.flushes += after.flushes.saturating_sub(before.flushes);
+        c.reads += after.reads.saturating_sub(before.reads);
+        c.bytes_written += after.bytes_written.saturating_sub(before.bytes_written);
+        c.bytes_read += after.bytes_read.saturating_sub(before.bytes_read);
+        c.retries += after.retries.saturating_sub(before.retries);
+        if let (Some(b), Some(a)) = (before.uring_enters, after.uring_enters) {
+            c.uring_enters = Some(c.uring_enters.unwrap_or_default().plus(&a.since(&b)));
+        }
+        c.reprepares += after.reprepares.saturating_sub(before.reprepares);
+        for (node, n) in requests_by_node {
+            *c.nodes.entry(node.clone()).or_default() += n;
+        }
+        for (node, counts) in &after.scylla_shards {
+            let was = before.scylla_shards.get(node);
+            let delta: Vec<u64> = counts
+                .iter()
+                .enumerate()
+                .map(|(i, n)| n.saturating_sub(was.and_then(|w| w.get(i)).copied().unwrap_or(0)))
+                .collect();
+            add_counts(c.scylla_shards.entry(node.clone()).or_default(), &delta);
+        }
+    }
+
+    /// Adds a measured segment: its samples, latencies, statements, time and first errors.
+    pub fn add_phase(&mut self, outcome: PhaseOutcome) {
+        for (k, m) in outcome.first_errors {
+            self.first_errors.entry(k.to_owned()).or_insert(m);
+        }
+        self.elapsed_s.push(outcome.elapsed.as_secs_f64());
+        self.segment_starts_unix_s.push(
+            outcome
+                .started_at
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs_f64()),
+        );
+        self.latency.merge(&outcome.latency);
+        self.service.merge(&outcome.service);
+        self.segments.push(outcome.samples);
+        merge_totals(&mut self.statements, &outcome.statements);
+    }
+
+    /// Adds what a measured segment cost.
+    pub fn add_cost(&mut self, cost: &Cost) {
+        let o = &mut self.overhead;
+        o.user_s += cost.user.as_secs_f64();
+        o.sys_s += cost.sys.as_secs_f64();
+        o.ctx_switches += cost.voluntary_ctx_switches + cost.involuntary_ctx_switches;
+        o.peak_rss = o.peak_rss.max(cost.peak_rss_bytes);
+        if let Some(n) = cost.allocations {
+            o.allocations = Some(o.allocations.unwrap_or(0) + n);
+        }
+        if let Some(d) = cost.sqpoll {
+            o.sqpoll_s = Some(o.sqpoll_s.unwrap_or(0.0) + d.as_secs_f64());
+        }
+        add_count(
+            &mut o.syscalls,
+            &mut self.syscalls_unavailable,
+            cost.syscalls,
+            cost.syscalls_unavailable.as_ref(),
+            |a, b| a + b,
+        );
+        add_count(
+            &mut o.syscalls_by_kind,
+            &mut self.syscall_kinds_unavailable,
+            cost.syscalls_by_kind,
+            cost.syscall_kinds_unavailable.as_ref(),
+            |a, b| a.plus(&b),
+        );
+        add_count(
+            &mut o.io_uring,
+            &mut self.io_uring_unavailable,
+            cost.io_uring,
+            cost.io_uring_unavailable.as_ref(),
+            |a, b| a.plus(&b),
+        );
+    }
+
+    /// The report entry for `driver`.
+    pub fn report(&self, driver: &str) -> BackendReport {
+        let (latency, service) = (&self.latency, &self.service);
+        let mut requests = 0u64;
+        let mut rows = 0u64;
+        let mut errors_by_kind: BTreeMap<String, u64> = BTreeMap::new();
+        let mut samples = Vec::new();
+        let mut throughputs = Vec::new();
+        let mut means = Vec::new();
+        let mut service_means = Vec::new();
+        let mut lateness = (0.0, 0u64);
+        for (segment, seg) in self.segments.iter().enumerate() {
+            let mut first_duration = None;
+            for s in read_back(seg) {
+                let first = *first_duration.get_or_insert(s.duration.as_secs_f64());
+                requests += s.requests;
+                rows += s.rows;
+                for (k, n) in &s.errors {
+                    *errors_by_kind.entry(k.clone()).or_default() += n;
+                }
+                lateness.0 += s.mean_lateness_ns * s.requests as f64;
+                lateness.1 += s.requests;
+                // Partial last intervals (under half an interval) would skew the per-sample
+                // statistics; they still count in the totals.
+                let full = s.duration.as_secs_f64() > 0.0
+                    && (samples.is_empty() || s.duration.as_secs_f64() >= 0.5 * first);
+                if full {
+                    throughputs.push(s.throughput());
+                    if s.latency.count > 0 {
+                        means.push(s.latency.mean);
+                        service_means.push(s.service.mean);
+                    }
+                }
+                samples.push(SampleReport {
+                    segment,
+                    start_s: s.start.as_secs_f64(),
+                    duration_s: s.duration.as_secs_f64(),
+                    requests: s.requests,
+                    errors: s.error_count(),
+                    throughput_rps: s.throughput(),
+                    latency_mean_ns: s.latency.mean,
+                    latency_p50_ns: s.latency.p50,
+                    latency_p99_ns: s.latency.p99,
+                    histogram: s.latency.base64.clone(),
+                    start_unix_s: self
+                        .segment_starts_unix_s
+                        .get(segment)
+                        .copied()
+                        .flatten()
+                        .map(|t| t + s.start.as_secs_f64()),
+                    statements: (0..self.statement_info.len())
+                        .map(|k| {
+                            let c = s.statements.get(k).copied().unwrap_or_default();
+                            sample_statement(&c, s.duration.as_secs_f64())
+                        })
+                        .collect(),
+                    requests_by_node: s.requests_by_node.clone(),
+                    target_rps: s.target_rps,
+                });
+            }
+        }
+        let elapsed: f64 = self.elapsed_s.iter().sum();
+        let per_req = |x: f64| {
+            if requests > 0 {
+                x / requests as f64
+            } else {
+                0.0
+            }
+        };
+        let o = &self.overhead;
+        let tp = estimate(&throughputs, 0.99);
+        let errors = errors_by_kind.values().sum();
+        let statements = self.statement_reports(&samples, elapsed, requests);
+        BackendReport {
+            driver: driver.to_owned(),
+            throughput_rps: if elapsed > 0.0 {
+                requests as f64 / elapsed
+            } else {
+                0.0
+            },
+            throughput_margin_rps: if tp.margin.is_finite() {
+                tp.margin
+            } else {
+                0.0
+            },
+            requests,
+            errors,
+            errors_by_kind,
+            first_errors: self.first_errors.clone(),
+            elapsed_s: elapsed,
+            cpu_us_per_req: per_req((o.user_s + o.sys_s) * 1e6),
+            sqpoll_thread_cpu_us_per_req: o.sqpoll_s.map(|s| per_req(s * 1e6)),
+            cpu_user_us_per_req: per_req(o.user_s * 1e6),
+            cpu_sys_us_per_req: per_req(o.sys_s * 1e6),
+            syscalls_per_req: o.syscalls.map(|n| per_req(n as f64)),
+            syscalls_unavailable: self.syscalls_unavailable.clone(),
+            syscalls_by_kind: o.syscalls_by_kind,
+            syscalls_by_kind_per_req: o.syscalls_by_kind.map(|k| k.map(|n| per_req(n as f64))),
+            syscall_kinds_unavailable: self.syscall_kinds_unavailable.clone(),
+            io_uring_submitted: o.io_uring.map(|x| x.submitted),
+            io_uring_submitted_per_req: o.io_uring.map(|x| per_req(x.submitted as f64)),
+            io_uring_completed: o.io_uring.map(|x| x.completed),
+            io_uring_completed_per_req: o.io_uring.map(|x| per_req(x.completed as f64)),
+            io_uring_unavailable: self.io_uring_unavailable.clone(),
+            ctx_switches_per_req: per_req(o.ctx_switches as f64),
+            allocations_per_req: o.allocations.map(|n| per_req(n as f64)),
+            peak_rss_bytes: o.peak_rss,
+            requests_per_flush: self
+                .counters
+                .as_ref()
+                .filter(|c| c.flushes > 0)
+                .map(|c| c.requests as f64 / c.flushes as f64),
+            requests_per_read: self
+                .counters
+                .as_ref()
+                .filter(|c| c.reads > 0)
+                .map(|c| c.requests as f64 / c.reads as f64),
+            retries: self.counters.as_ref().map(|c| c.retries),
+            reprepares: self.counters.as_ref().map(|c| c.reprepares),
+            retries_per_s: self
+                .counters
+                .as_ref()
+                .filter(|_| elapsed > 0.0)
+                .map(|c| c.retries as f64 / elapsed),
+            requests_by_node: self.counters.as_ref().map(|c| c.nodes.clone()),
+            uring_enters: self.counters.as_ref().and_then(|c| c.uring_enters),
+            uring_enters_per_req: self
+                .counters
+                .as_ref()
+                .and_then(|c| c.uring_enters)
+                .map(|e| UringEntersPerReq::of(&e, requests)),
+            requests_by_scylla_shard: self
+                .counters
+                .as_ref()
+                .filter(|c| !c.scylla_shards.is_empty())
+                .map(|c| c.scylla_shards.clone()),
+            latency_ns: latency_summary(latency, &means),
+            service_time_ns: latency_summary(service, &service_means),
+            mean_send_lateness_ns: if lateness.1 > 0 {
+                lateness.0 / lateness.1 as f64
+            } else {
+                0.0
+            },
+            samples,
+            histogram: latency.to_base64(),
+            service_histogram: service.to_base64(),
+            rows: self.rows_counted.then_some(rows),
+            rows_per_s: (self.rows_counted && elapsed > 0.0).then(|| rows as f64 / elapsed),
+            cpu_us_per_row: (self.rows_counted && rows > 0)
+                .then(|| (o.user_s + o.sys_s) * 1e6 / rows as f64),
+            machines: None,
+            statements,
+        }
+    }
+
+    /// Each run statement's entry: its totals, and its margins from `samples` (the
+    /// backend's, which carry every statement's per-interval figures).
+    fn statement_reports(
+        &self,
+        samples: &[SampleReport],
+        elapsed: f64,
+        requests: u64,
+    ) -> Vec<StatementReport> {
+        let empty = StatementTotals::default();
+        self.statement_info
+            .iter()
+            .enumerate()
+            .map(|(k, info)| {
+                let t = self.statements.get(k).unwrap_or(&empty);
+                let (throughputs, means) = statement_series(samples, k);
+                let sequence = info.kind.as_deref() == Some("sequence");
+                StatementReport {
+                    name: info.name.clone(),
+                    cql: info.cql.clone(),
+                    kind: info.kind.clone(),
+                    not_applied: info.conditional.then_some(t.not_applied),
+                    weight: info.weight,
+                    weight_share: info.weight_share,
+                    requests: t.requests,
+                    // A sequence's iterations are not requests: no share of them.
+                    request_share: if sequence {
+                        0.0
+                    } else {
+                        share(t.requests, requests)
+                    },
+                    throughput_rps: per_second(t.requests, elapsed),
+                    throughput_margin_rps: margin(&throughputs),
+                    errors: t.error_count(),
+                    errors_by_kind: t
+                        .errors
+                        .iter()
+                        .map(|(k, n)| ((*k).to_owned(), *n))
+                        .collect(),
+                    rows: self.rows_counted.then_some(t.rows),
+                    latency_ns: latency_summary(&t.latency, &means),
+                    histogram: t.latency.to_base64(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// `part` over `whole` (0 when `whole` is 0).
+pub(crate) fn share(part: u64, whole: u64) -> f64 {
+    if whole > 0 {
+        part as f64 / whole as f64
+    } else {
+        0.0
+    }
+}
+
+/// `n` over `seconds` (0 when no time passed).
+pub(crate) fn per_second(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// The 99 % confidence half-width of the mean of `xs` by batch means (0 when there are too
+/// few samples to tell).
+pub(crate) fn margin(xs: &[f64]) -> f64 {
+    let e = estimate(xs, 0.99);
+    if e.margin.is_finite() {
+        e.margin
+    } else {
+        0.0
+    }
+}
+
+/// A statement's figures in an interval of `duration_s` seconds.
+fn sample_statement(c: &StatementCounts, duration_s: f64) -> SampleStatement {
+    SampleStatement {
+        requests: c.requests,
+        errors: c.errors,
+        throughput_rps: per_second(c.requests, duration_s),
+        latency_mean_ns: c.mean_latency_ns(),
+    }
+}
+
+/// Statement `k`'s per-sample throughputs and mean latencies (the latter of the samples in
+/// which it succeeded) over the full samples: a last sample under half an interval is
+/// left out, as in the totals' margins.
+pub(crate) fn statement_series(samples: &[SampleReport], k: usize) -> (Vec<f64>, Vec<f64>) {
+    let half = samples.first().map_or(0.0, |s| s.duration_s) * 0.5;
+    let mut throughputs = Vec::new();
+    let mut means = Vec::new();
+    for s in samples
+        .iter()
+        .filter(|s| s.duration_s > 0.0 && s.duration_s >= half)
+    {
+        let st = s.statements.get(k).cloned().unwrap_or_default();
+        throughputs.push(st.throughput_rps);
+        if st.requests > st.errors {
+            means.push(st.latency_mean_ns);
+        }
+    }
+    (throughputs, means)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn segments_add_up_and_a_count_missing_from_one_is_missing_with_its_reason() {
+        use crate::overhead::{ByKind, Cost, IoUringOps};
+        let counted = Cost {
+            syscalls: Some(28),
+            syscalls_by_kind: Some(ByKind::from_fn(|k| k as u64 + 1)),
+            io_uring: Some(IoUringOps {
+                submitted: 5,
+                completed: 4,
+            }),
+            ..Cost::default()
+        };
+        let mut run = BackendRun::default();
+        run.add_cost(&counted);
+        run.add_cost(&counted);
+        let r = run.report("doppio");
+        let kinds = r.syscalls_by_kind.unwrap();
+        assert_eq!(kinds.total(), 56);
+        assert_eq!(kinds.other, 14);
+        assert_eq!(
+            r.syscalls_by_kind_per_req,
+            Some(kinds.map(|_| 0.0)),
+            "no requests"
+        );
+        assert_eq!(
+            (r.io_uring_submitted, r.io_uring_completed),
+            (Some(10), Some(8))
+        );
+
+        // The second segment could not count by kind nor io_uring: the total still adds up.
+        let mut run = BackendRun::default();
+        run.add_cost(&counted);
+        run.add_cost(&Cost {
+            syscalls: Some(28),
+            syscall_kinds_unavailable: Some("filter refused".into()),
+            io_uring_unavailable: Some("no io_uring tracepoints".into()),
+            ..Cost::default()
+        });
+        run.add_cost(&counted);
+        let r = run.report("scylla");
+        assert_eq!(run.overhead.syscalls, Some(84));
+        assert_eq!(
+            (r.syscalls_by_kind, r.syscalls_by_kind_per_req),
+            (None, None)
+        );
+        assert_eq!(
+            r.syscall_kinds_unavailable.as_deref(),
+            Some("filter refused")
+        );
+        assert_eq!(
+            (r.io_uring_submitted, r.io_uring_completed_per_req),
+            (None, None)
+        );
+        assert_eq!(
+            r.io_uring_unavailable.as_deref(),
+            Some("no io_uring tracepoints")
+        );
+        assert_eq!(r.syscalls_unavailable, None);
+    }
+
+    #[test]
+    fn rows_are_reported_per_second_and_per_cpu_time_and_null_when_not_counted() {
+        use crate::engine::collect::Sample;
+        use std::time::Duration;
+        let sample = |rows| Sample {
+            index: 0,
+            start: Duration::ZERO,
+            duration: Duration::from_secs(1),
+            requests: 100,
+            rows,
+            errors: Vec::new(),
+            latency: LatencyHistogram::new(),
+            service: LatencyHistogram::new(),
+            mean_lateness_ns: 0.0,
+            target_rps: None,
+            statements: Vec::new(),
+            nodes: Vec::new(),
+        };
+        let mut run = BackendRun {
+            elapsed_s: vec![2.0],
+            rows_counted: true,
+            ..BackendRun::default()
+        }
+        .with_samples(vec![vec![sample(300), sample(500)]]);
+        run.overhead.user_s = 0.003;
+        run.overhead.sys_s = 0.001;
+        let r = run.report("doppio");
+        assert_eq!(r.rows, Some(800));
+        assert_eq!(r.rows_per_s, Some(400.0));
+        let per_row = r.cpu_us_per_row.unwrap();
+        assert!((per_row - 5.0).abs() < 1e-9, "{per_row}");
+        // No row read: no CPU per row (not a division by zero, not a zero).
+        run = BackendRun {
+            elapsed_s: vec![2.0],
+            rows_counted: true,
+            overhead: std::mem::take(&mut run.overhead),
+            ..BackendRun::default()
+        }
+        .with_samples(vec![vec![sample(0)]]);
+        let r = run.report("doppio");
+        assert_eq!((r.rows, r.cpu_us_per_row), (Some(0), None));
+        // Not counted: null, never a fake zero.
+        run.rows_counted = false;
+        let r = run.report("doppio");
+        assert_eq!((r.rows, r.rows_per_s, r.cpu_us_per_row), (None, None, None));
+        let j = serde_json::to_value(&r).unwrap();
+        assert!(j["rows"].is_null() && j["cpu_us_per_row"].is_null(), "{j}");
+    }
+}

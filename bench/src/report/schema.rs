@@ -1,0 +1,641 @@
+//! The report's JSON schema (fields documented in `bench/REPORT.md`; [`SCHEMA_VERSION`]
+//! changes when a field changes meaning or goes away): a run's [`Report`], its
+//! configuration, each backend's entry, samples and statements.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::overhead::ByKind;
+
+/// The version of the JSON layout below.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole report: one invocation of `doppio run` (one or two backends).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    /// Layout version ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// The tool and its version.
+    pub tool: String,
+    /// User's label for this run (`--tag`).
+    pub tag: Option<String>,
+    /// When the run started, UTC, RFC 3339.
+    pub started_at: String,
+    /// The command line.
+    pub command: Vec<String>,
+    /// The workload and its parameters.
+    pub workload: WorkloadInfo,
+    /// Every option in force.
+    pub config: RunConfig,
+    /// Fatal error that ended the run early, if any (the report holds what was measured).
+    pub fatal_error: Option<String>,
+    /// Warnings (rate not reached, counters unavailable, ...).
+    pub warnings: Vec<String>,
+    /// One entry per backend, keyed by driver name (`doppio`, `scylla`).
+    pub backends: BTreeMap<String, BackendReport>,
+    /// The reports `doppio merge` combined into this one (each machine's run), or `null`
+    /// for a report of one run.
+    #[serde(default)]
+    pub merged_from: Option<Vec<MergedInput>>,
+}
+
+/// The workload of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkloadInfo {
+    /// Name (built-in) or path.
+    pub name: String,
+    /// One line on what it does.
+    pub description: String,
+    /// Parameters with the values in force.
+    pub params: BTreeMap<String, String>,
+    /// The CQL of the run statements, parameters substituted (empty in reports written
+    /// before this field existed).
+    #[serde(default)]
+    pub statements: Vec<String>,
+}
+
+/// The options of a run (no credentials).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// Node addresses.
+    pub nodes: Vec<String>,
+    /// Drivers in the order run.
+    pub drivers: Vec<String>,
+    /// Duration of the measured run per backend (`30s` or `100000 iterations`).
+    pub duration: String,
+    /// Warmup before measuring, per segment.
+    pub warmup: String,
+    /// Total concurrency.
+    pub concurrency: usize,
+    /// Threads (doppio shards / tokio workers).
+    pub threads: usize,
+    /// Connections per node (doppio: per shard).
+    pub connections: usize,
+    /// Target rate, requests per second, if limited to one constant rate (`null` without
+    /// a limit, or with a schedule whose rate changes: see `rate_schedule`).
+    pub rate: Option<f64>,
+    /// `-r` as given (`10k`, `ramp:1k..50k/60s,hold:30s`, `sine:20k,10k,60s,poisson`);
+    /// `null` without a rate limit (and in reports written before schedules).
+    #[serde(default)]
+    pub rate_schedule: Option<String>,
+    /// Sample interval, seconds.
+    pub sample_interval_s: f64,
+    /// Consistency level.
+    pub consistency: String,
+    /// Request timeout, seconds.
+    pub request_timeout_s: f64,
+    /// Retries allowed per request.
+    pub retries: u32,
+    /// Compression of frame bodies: `lz4` or `none` (reports written before it took a value
+    /// hold `true` or `false`, read as `lz4` or `none`).
+    #[serde(deserialize_with = "compression_name")]
+    pub compression: String,
+    /// Segments per backend (A B A B alternation when two backends run).
+    pub segments: usize,
+    /// User name, if credentials were given (the password is never written).
+    pub username: Option<String>,
+    /// doppio shards' spin before parking, microseconds (`null`: no spin).
+    #[serde(default)]
+    pub spin_before_park_us: Option<f64>,
+    /// Rows per result page, every backend (`null` in reports written before the option).
+    #[serde(default)]
+    pub page_size: Option<u32>,
+    /// Result rows were counted but neither iterated nor decoded (`--discard-results`).
+    #[serde(default)]
+    pub discard_results: bool,
+    /// `--validate`: the run statements whose rows were compared with what the load wrote
+    /// (empty: no validation).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validated: Vec<String>,
+    /// The iteration numbers this loader drew from (`--cycles`, `--loader`); `null`: 0, 1, 2, ...
+    #[serde(default)]
+    pub cycles: Option<CyclesConfig>,
+    /// Serial consistency sent with every request (`LOCAL_SERIAL`, `SERIAL`).
+    #[serde(default)]
+    pub serial_consistency: Option<String>,
+    /// The run statements marked `idempotent = true` in the workload (their requests may be
+    /// retried after a lost answer); absent when none is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub idempotent: Vec<String>,
+    /// Local data center of the load-balancing policy (`null`: each driver's default).
+    #[serde(default)]
+    pub datacenter: Option<String>,
+    /// Preferred rack within `datacenter` (`null`: none).
+    #[serde(default)]
+    pub rack: Option<String>,
+    /// Backoff before each retry as `BASE,CAP` (`null`: retries go at once).
+    #[serde(default)]
+    pub retry_backoff: Option<String>,
+    /// The cores each backend's request threads were pinned to, by driver name (empty:
+    /// not pinned).
+    #[serde(default)]
+    pub thread_cores: BTreeMap<String, Vec<usize>>,
+    /// The CQL protocol version asked for (`--protocol`; `null`: each backend's newest the
+    /// node offers).
+    #[serde(default)]
+    pub protocol: Option<u8>,
+    /// The protocol version each backend spoke, by driver name.
+    #[serde(default)]
+    pub protocol_versions: BTreeMap<String, u8>,
+    /// TLS to the nodes (`--tls`): `ca=FILE` and, when set, `client-cert=FILE` and
+    /// `server-name=NAME`; `null`: plaintext.
+    #[serde(default)]
+    pub tls: Option<String>,
+    /// The SQPOLL mode of `doppio-uring-sqpoll` (`--sqpoll-idle`, `--sqpoll-cpu`); `null`
+    /// when that backend did not run.
+    #[serde(default)]
+    pub sqpoll: Option<SqPollConfig>,
+    /// The io_uring setup flags the kernel accepted for each backend on doppio's own runtime
+    /// (`SQPOLL|SQ_AFF|SINGLE_ISSUER|SUBMIT_ALL`), by driver name.
+    #[serde(default)]
+    pub uring_setup: BTreeMap<String, String>,
+}
+
+/// `config.sqpoll`: where and how the kernel's submission threads ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SqPollConfig {
+    /// How long a thread polls an empty queue before it sleeps, milliseconds.
+    pub idle_ms: u64,
+    /// The core the threads were pinned to (`null`: not pinned).
+    pub cpu: Option<u32>,
+}
+
+/// `config.compression`: a name, or the boolean of reports written before it took one.
+fn compression_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Name(String),
+        Flag(bool),
+    }
+    Ok(match Written::deserialize(d)? {
+        Written::Name(n) => n,
+        Written::Flag(true) => "lz4".to_owned(),
+        Written::Flag(false) => "none".to_owned(),
+    })
+}
+
+/// The range of iteration numbers of a run (`--cycles START..END` or `--loader K/N`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CyclesConfig {
+    /// The first iteration number.
+    pub start: u64,
+    /// One past the last.
+    pub end: u64,
+    /// `K/N` when `--loader` chose the range, else `null`.
+    pub loader: Option<String>,
+    /// The workload's key space the loader's slice is of, else `null`.
+    pub key_space: Option<u64>,
+}
+
+impl From<crate::engine::cycles::Cycles> for CyclesConfig {
+    fn from(c: crate::engine::cycles::Cycles) -> Self {
+        Self {
+            start: c.range.start,
+            end: c.range.end,
+            loader: c.loader.map(|l| l.to_string()),
+            key_space: c.key_space,
+        }
+    }
+}
+
+/// Percentiles of a latency distribution, nanoseconds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LatencySummary {
+    /// Mean over all successful requests.
+    pub mean: f64,
+    /// Half-width of the confidence interval of the mean (from per-sample means, corrected
+    /// for autocorrelation).
+    pub mean_margin: f64,
+    /// Minimum.
+    pub min: u64,
+    /// 25th percentile.
+    pub p25: u64,
+    /// Median.
+    pub p50: u64,
+    /// 75th percentile.
+    pub p75: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 95th percentile.
+    pub p95: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// 99.99th percentile.
+    pub p9999: u64,
+    /// Maximum.
+    pub max: u64,
+}
+
+impl BackendReport {
+    /// The samples' target rate, their mean weighted by their lengths (`None` when no
+    /// sample has one: no rate limit).
+    pub fn mean_target_rps(&self) -> Option<f64> {
+        let (mut requests, mut seconds) = (0.0, 0.0);
+        for s in &self.samples {
+            if let Some(t) = s.target_rps {
+                requests += t * s.duration_s;
+                seconds += s.duration_s;
+            }
+        }
+        (seconds > 0.0).then(|| requests / seconds)
+    }
+}
+
+/// One sample interval of a backend's run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SampleReport {
+    /// Segment (A B A B alternation) the sample belongs to.
+    pub segment: usize,
+    /// Offset of its start within the segment, seconds.
+    pub start_s: f64,
+    /// Length, seconds.
+    pub duration_s: f64,
+    /// Requests completed.
+    pub requests: u64,
+    /// Errors.
+    pub errors: u64,
+    /// Requests per second.
+    pub throughput_rps: f64,
+    /// Mean latency, ns.
+    pub latency_mean_ns: f64,
+    /// Median latency, ns.
+    pub latency_p50_ns: u64,
+    /// 99th percentile latency, ns.
+    pub latency_p99_ns: u64,
+    /// The interval's latency histogram (HdrHistogram V2, compressed, base64).
+    pub histogram: String,
+    /// Wall-clock start of the interval, seconds since the Unix epoch (what `doppio merge`
+    /// aligns machines' samples by); `null` in reports written before this field existed.
+    #[serde(default)]
+    pub start_unix_s: Option<f64>,
+    /// Per run statement, in the workload's order: its figures in this interval (empty in
+    /// reports written before this field existed).
+    #[serde(default)]
+    pub statements: Vec<SampleStatement>,
+    /// Requests the driver sent to each node (address) in this interval, retries included:
+    /// how routing followed the cluster over the run (doppio's backends; absent for
+    /// scylla-rust-driver, which does not count them, and in older reports).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub requests_by_node: BTreeMap<String, u64>,
+    /// The rate schedule's mean over the interval, all workers, requests per second:
+    /// what `throughput_rps` was asked to be (`null` without a rate limit, and in reports
+    /// written before this field existed).
+    #[serde(default)]
+    pub target_rps: Option<f64>,
+}
+
+/// One run statement's figures in one sample interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SampleStatement {
+    /// Requests completed.
+    pub requests: u64,
+    /// Errors.
+    pub errors: u64,
+    /// Requests per second.
+    pub throughput_rps: f64,
+    /// Mean latency of its successes, ns (0 without any).
+    pub latency_mean_ns: f64,
+}
+
+/// What one run statement of the workload measured over a backend's whole run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatementReport {
+    /// Its name as the workload gives it (`[[run]] name`, else `run1`, `run2`, ...; a
+    /// sequence's step: `order.insert`).
+    pub name: String,
+    /// Its CQL, parameters substituted.
+    pub cql: String,
+    /// What the entry stands for when it is not a statement's requests: `sequence` (a
+    /// sequence's iterations: `requests` counts iterations, its latency is the whole
+    /// sequence's, from the iteration's due time to its last step's end), or
+    /// `logged_batch`, `unlogged_batch`, `counter_batch` (one BATCH request per iteration).
+    /// Absent for a statement (a single one, or a step of a sequence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Conditional updates (`IF NOT EXISTS`, `IF ...`) that succeeded but were not applied
+    /// (their `[applied]` column was false; not errors). Present only for a conditional
+    /// statement (or a batch holding one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_applied: Option<u64>,
+    /// Its weight as the workload gives it.
+    pub weight: f64,
+    /// Its share of the workload's weights (0 to 1): the fraction of iterations that run it.
+    pub weight_share: f64,
+    /// Requests completed (successes and errors); the statements' requests add up to the
+    /// backend's.
+    pub requests: u64,
+    /// Its requests' share of the backend's requests (0 to 1).
+    pub request_share: f64,
+    /// Requests per second (its requests over the measured time).
+    pub throughput_rps: f64,
+    /// Confidence half-width of its throughput (per-sample, autocorrelation-corrected, as
+    /// the backend's).
+    pub throughput_margin_rps: f64,
+    /// Errors.
+    pub errors: u64,
+    /// Errors by kind.
+    pub errors_by_kind: BTreeMap<String, u64>,
+    /// Result rows of its successful requests, `null` when not counted.
+    pub rows: Option<u64>,
+    /// Latency from the due time of its successes (the mean's margin from its per-sample
+    /// means).
+    pub latency_ns: LatencySummary,
+    /// Its latency histogram (HdrHistogram V2, compressed, base64).
+    pub histogram: String,
+}
+
+/// A run statement as the report names it: from the workload, for [`BackendRun`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatementInfo {
+    /// Its name.
+    pub name: String,
+    /// Its CQL.
+    pub cql: String,
+    /// `sequence`, `*_batch`, or `None` for a statement (see [`StatementReport::kind`]).
+    pub kind: Option<String>,
+    /// A conditional statement: its not-applied answers are counted.
+    pub conditional: bool,
+    /// Its weight as the workload gives it.
+    pub weight: f64,
+    /// Its share of all the weights.
+    pub weight_share: f64,
+}
+
+impl StatementInfo {
+    /// Every entry of `workload`'s per-statement records, in order (see
+    /// [`crate::workload::Workload::entries`]): a step or a batch has its `[[run]]`
+    /// entry's weight.
+    pub fn of_workload(workload: &crate::workload::Workload) -> Vec<Self> {
+        use crate::workload::EntryKind;
+        workload
+            .entries()
+            .into_iter()
+            .map(|e| {
+                let (weight, weight_share) = workload.weight(e.group).unwrap_or((0.0, 0.0));
+                Self {
+                    name: e.name,
+                    cql: e.cql,
+                    kind: match e.kind {
+                        EntryKind::Statement => None,
+                        EntryKind::Sequence => Some("sequence".to_owned()),
+                        EntryKind::Batch(b) => Some(format!("{}_batch", b.name())),
+                    },
+                    conditional: e.conditional,
+                    weight,
+                    weight_share,
+                }
+            })
+            .collect()
+    }
+}
+
+/// What one backend measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BackendReport {
+    /// `doppio` or `scylla`.
+    pub driver: String,
+    /// Mean throughput, requests per second (requests over measured time).
+    pub throughput_rps: f64,
+    /// Confidence half-width of the throughput (per-sample, autocorrelation-corrected).
+    pub throughput_margin_rps: f64,
+    /// Requests completed (successes and errors).
+    pub requests: u64,
+    /// Errors.
+    pub errors: u64,
+    /// Errors by kind.
+    pub errors_by_kind: BTreeMap<String, u64>,
+    /// The first message of each error kind.
+    pub first_errors: BTreeMap<String, String>,
+    /// Measured time, seconds (all segments).
+    pub elapsed_s: f64,
+    /// Client CPU time (user + system) per request, microseconds: every thread of the
+    /// process, the kernel's SQPOLL threads included.
+    pub cpu_us_per_req: f64,
+    /// Of `cpu_us_per_req`, the part of the kernel's SQPOLL threads (`iou-sqp-*`, one per
+    /// ring of `doppio-uring-sqpoll`), microseconds per request; `null` when the process had
+    /// none during the backend's measured segments.
+    #[serde(default)]
+    pub sqpoll_thread_cpu_us_per_req: Option<f64>,
+    /// User CPU per request, microseconds.
+    pub cpu_user_us_per_req: f64,
+    /// System CPU per request, microseconds.
+    pub cpu_sys_us_per_req: f64,
+    /// System calls per request, `null` when they could not be counted.
+    pub syscalls_per_req: Option<f64>,
+    /// Why syscalls were not counted, when they were not.
+    pub syscalls_unavailable: Option<String>,
+    /// System calls by kind over the measured segments (they add up to the total), `null`
+    /// when they could not be counted by kind.
+    #[serde(default)]
+    pub syscalls_by_kind: Option<ByKind<u64>>,
+    /// The same per request.
+    #[serde(default)]
+    pub syscalls_by_kind_per_req: Option<ByKind<f64>>,
+    /// Why syscalls were not counted by kind, when they were not.
+    #[serde(default)]
+    pub syscall_kinds_unavailable: Option<String>,
+    /// io_uring operations submitted over the measured segments, `null` when not counted.
+    #[serde(default)]
+    pub io_uring_submitted: Option<u64>,
+    /// io_uring operations submitted per request.
+    #[serde(default)]
+    pub io_uring_submitted_per_req: Option<f64>,
+    /// io_uring completions posted over the measured segments, `null` when not counted.
+    #[serde(default)]
+    pub io_uring_completed: Option<u64>,
+    /// io_uring completions posted per request.
+    #[serde(default)]
+    pub io_uring_completed_per_req: Option<f64>,
+    /// Why io_uring operations were not counted, when they were not.
+    #[serde(default)]
+    pub io_uring_unavailable: Option<String>,
+    /// Context switches (voluntary + involuntary) per request.
+    pub ctx_switches_per_req: f64,
+    /// Heap allocations per request (the whole process), `null` unless the bench was built
+    /// with the `alloc-count` feature.
+    #[serde(default)]
+    pub allocations_per_req: Option<f64>,
+    /// Peak resident set size of the process, bytes (the process's high-water mark: with
+    /// two backends in one run, the larger of the two).
+    pub peak_rss_bytes: u64,
+    /// Requests per socket write (doppio's counters; `null` for scylla, which has none).
+    pub requests_per_flush: Option<f64>,
+    /// Requests per socket read (doppio's counters; `null` for scylla).
+    pub requests_per_read: Option<f64>,
+    /// Retries the driver's retry policy made over the measured segments (doppio's
+    /// counters; `null` for scylla, whose count needs its `metrics` feature, which would add
+    /// work to its request path).
+    #[serde(default)]
+    pub retries: Option<u64>,
+    /// `retries` per second of measured time.
+    #[serde(default)]
+    pub retries_per_s: Option<f64>,
+    /// Statements doppio prepared again over the measured segments because a node had
+    /// forgotten them (UNPREPARED, e.g. after a restart); `null` for scylla, which does not
+    /// count them.
+    #[serde(default)]
+    pub reprepares: Option<u64>,
+    /// Requests sent to each node over the measured segments, retries included (doppio's
+    /// per-node counters; `null` for scylla).
+    #[serde(default)]
+    pub requests_by_node: Option<BTreeMap<String, u64>>,
+    /// doppio on its own io_uring runtime: its shards' `io_uring_enter` calls over the
+    /// measured segments by reason (`null` for the other event loops).
+    #[serde(default)]
+    pub uring_enters: Option<crate::backend::UringEnters>,
+    /// The same per request.
+    #[serde(default)]
+    pub uring_enters_per_req: Option<UringEntersPerReq>,
+    /// Requests sent to each ScyllaDB shard of each node over the measured segments
+    /// (`"ADDR:PORT": [count of shard 0, shard 1, ...]`), from doppio's per-connection
+    /// counters grouped by the shard each connection landed on; `null` for scylla and for
+    /// nodes without ScyllaDB shards (Cassandra).
+    #[serde(default)]
+    pub requests_by_scylla_shard: Option<BTreeMap<String, Vec<u64>>>,
+    /// Latency from the due time (coordinated-omission corrected).
+    pub latency_ns: LatencySummary,
+    /// Service time from the actual send.
+    pub service_time_ns: LatencySummary,
+    /// Mean lateness of sends after their due time, ns (rate-limited runs).
+    pub mean_send_lateness_ns: f64,
+    /// Every sample.
+    pub samples: Vec<SampleReport>,
+    /// The whole run's latency histogram (HdrHistogram V2, compressed, base64).
+    pub histogram: String,
+    /// The whole run's service-time histogram.
+    pub service_histogram: String,
+    /// Result rows of the successful requests (every page), `null` when not counted.
+    #[serde(default)]
+    pub rows: Option<u64>,
+    /// Rows per measured second, `null` when rows were not counted.
+    #[serde(default)]
+    pub rows_per_s: Option<f64>,
+    /// Client CPU time per row, microseconds; `null` when no row was counted.
+    #[serde(default)]
+    pub cpu_us_per_row: Option<f64>,
+    /// In a merged report, each machine's own figures (its overhead is kept per machine,
+    /// not averaged); `null` in a report of one run.
+    #[serde(default)]
+    pub machines: Option<Vec<MachineFigures>>,
+    /// Each run statement's own figures, in the workload's order (the totals above are
+    /// theirs added up); empty in reports written before this field existed.
+    #[serde(default)]
+    pub statements: Vec<StatementReport>,
+}
+
+/// [`crate::backend::UringEnters`] per request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct UringEntersPerReq {
+    /// Every enter.
+    pub total: f64,
+    /// Enters that waited.
+    pub waiting: f64,
+    /// Enters that woke the SQPOLL thread.
+    pub sq_wakeup: f64,
+    /// Enters that flushed a completion-queue overflow without waiting.
+    pub cq_overflow: f64,
+}
+
+impl UringEntersPerReq {
+    /// `e` divided by `requests` (zeros without requests).
+    pub fn of(e: &crate::backend::UringEnters, requests: u64) -> Self {
+        let per = |n: u64| {
+            if requests > 0 {
+                n as f64 / requests as f64
+            } else {
+                0.0
+            }
+        };
+        UringEntersPerReq {
+            total: per(e.total),
+            waiting: per(e.waiting),
+            sq_wakeup: per(e.sq_wakeup),
+            cq_overflow: per(e.cq_overflow),
+        }
+    }
+}
+
+/// One machine's run in a merged report: its file and its own description of the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MergedInput {
+    /// The report's file, as given to `doppio merge`.
+    pub file: String,
+    /// Its `--tag`.
+    pub tag: Option<String>,
+    /// When it started.
+    pub started_at: String,
+    /// Its command line.
+    pub command: Vec<String>,
+    /// Its options (with its `cycles`).
+    pub config: RunConfig,
+    /// Its fatal error, if any.
+    pub fatal_error: Option<String>,
+    /// Its warnings.
+    pub warnings: Vec<String>,
+}
+
+/// One machine's own figures for one backend of a merged report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineFigures {
+    /// The machine's report file.
+    pub file: String,
+    /// Requests completed.
+    pub requests: u64,
+    /// Errors.
+    pub errors: u64,
+    /// Its throughput, requests per second.
+    pub throughput_rps: f64,
+    /// Its measured seconds.
+    pub elapsed_s: f64,
+    /// Client CPU per request, microseconds.
+    pub cpu_us_per_req: f64,
+    /// User CPU per request, microseconds.
+    pub cpu_user_us_per_req: f64,
+    /// System CPU per request, microseconds.
+    pub cpu_sys_us_per_req: f64,
+    /// System calls per request, or `null` when not counted.
+    pub syscalls_per_req: Option<f64>,
+    /// Why syscalls were not counted.
+    pub syscalls_unavailable: Option<String>,
+    /// io_uring operations submitted per request, or `null`.
+    pub io_uring_submitted_per_req: Option<f64>,
+    /// Context switches per request.
+    pub ctx_switches_per_req: f64,
+    /// Heap allocations per request, or `null` (no `alloc-count` build).
+    pub allocations_per_req: Option<f64>,
+    /// Peak RSS, bytes.
+    pub peak_rss_bytes: u64,
+    /// Requests per socket write (doppio), or `null`.
+    pub requests_per_flush: Option<f64>,
+    /// Requests per socket read (doppio), or `null`.
+    pub requests_per_read: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn config_compression_reads_names_and_the_booleans_of_older_reports() {
+        let config = |compression: &str| {
+            let text = format!(
+                r#"{{"nodes": [], "drivers": [], "duration": "1s", "warmup": "0s",
+                "concurrency": 1, "threads": 1, "connections": 1, "rate": null,
+                "sample_interval_s": 1.0, "consistency": "ONE", "request_timeout_s": 5.0,
+                "retries": 0, "compression": {compression}, "segments": 1,
+                "username": null}}"#
+            );
+            serde_json::from_str::<RunConfig>(&text).unwrap()
+        };
+        assert_eq!(config("true").compression, "lz4");
+        assert_eq!(config("false").compression, "none");
+        let new = config(r#""lz4""#);
+        assert_eq!(new.compression, "lz4");
+        // Fields older reports lack read as absent.
+        assert_eq!(new.serial_consistency, None);
+        assert!(new.thread_cores.is_empty());
+    }
+}
