@@ -1,4 +1,4 @@
-//! `doppio`: the benchmark's command line (see `doppio --help` and the README).
+//! `doppio`: the benchmark's command line (see `doppio --help` and bench/MANUAL.md).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

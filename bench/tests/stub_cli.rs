@@ -1,5 +1,5 @@
 //! The `doppio` binary on the stub server (perf/stub, started in this process): the exit
-//! codes the README states (2 when the command could not start, 1 for a failure after the
+//! codes bench/MANUAL.md states (2 when the command could not start, 1 for a failure after the
 //! run started) and the scylla backend with several worker threads. No Cassandra needed.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location

@@ -16,7 +16,7 @@ use crate::stats::StatsError;
 use crate::workload::WorkloadError;
 
 /// A failure that ends a subcommand. [`Failure::exit_code`] maps it to the exit codes the
-/// README states: 2 when the command could not start (bad arguments or workload, a node that
+/// manual (bench/MANUAL.md) states: 2 when the command could not start (bad arguments or workload, a node that
 /// cannot be reached, a refused login, an unreadable input file), 1 when a started run
 /// failed (the node went away, a phase failed, the report could not be written).
 #[derive(Debug, thiserror::Error)]
