@@ -115,10 +115,15 @@ fn bad_sqpoll_options_are_refused_before_anything_starts() {
     // Nothing listens on port 9: a run that got as far as connecting would say so instead.
     let base = ["run", "-w", "empty", "127.0.0.1:9", "-d", "1s", "-q"];
     let sq = ["--driver", "doppio-uring-sqpoll"];
-    let cases: [(&[&str], &[&str]); 7] = [
+    let cases: [(&[&str], &[&str]); 8] = [
+        (
+            &["--sqpoll-idle", "0ms"],
+            &["--sqpoll-idle", "whole milliseconds"],
+        ),
+        // A time needs its unit (one grammar for every time option).
         (
             &["--sqpoll-idle", "0"],
-            &["--sqpoll-idle", "whole milliseconds"],
+            &["--sqpoll-idle", "needs its unit"],
         ),
         (&["--sqpoll-idle=-5ms"], &["--sqpoll-idle", "-5ms"]),
         (&["--sqpoll-idle", "1500us"], &["whole milliseconds"]),

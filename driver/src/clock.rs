@@ -100,14 +100,22 @@ mod tests {
     fn thread_cpu_time_grows_with_work_and_not_with_sleep() {
         let start = thread_cpu_time();
         let mut x = 0u64;
+        // Spin until this thread's clock shows 10 ms of work: on a loaded machine that takes
+        // longer than 10 ms of wall time, so the wall clock only bounds a clock that never
+        // moves (a generous minute, never reached when it works).
         let spin = std::time::Instant::now();
-        while spin.elapsed() < Duration::from_millis(20) {
-            x = std::hint::black_box(x.wrapping_add(1));
+        let mut worked = start;
+        while worked.saturating_sub(start) < Duration::from_millis(10)
+            && spin.elapsed() < Duration::from_secs(60)
+        {
+            for _ in 0..10_000 {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+            worked = thread_cpu_time();
         }
-        let worked = thread_cpu_time();
         assert!(
             worked.saturating_sub(start) >= Duration::from_millis(10),
-            "{worked:?}"
+            "the thread's CPU clock did not advance with work: {worked:?}"
         );
         std::thread::sleep(Duration::from_millis(50));
         let slept = thread_cpu_time().saturating_sub(worked);

@@ -38,6 +38,27 @@ async fn session(addr: SocketAddr, lz4: bool) -> Session {
     Session::connect(c).await.unwrap()
 }
 
+/// Runs `f` with a scylla-rust-driver session to `addr` (its default builder) on a
+/// current-thread tokio runtime.
+fn on_scylla<F, Fut>(addr: SocketAddr, f: F)
+where
+    F: FnOnce(scylla::client::session::Session) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let s = scylla::client::session_builder::SessionBuilder::new()
+            .known_node_addr(addr)
+            .build()
+            .await
+            .unwrap();
+        f(s).await;
+    });
+}
+
 fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm(runtime: Runtime) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
         .args([
@@ -240,16 +261,7 @@ fn doppio_connects_and_runs_every_statement_kind_with_and_without_lz4(runtime: R
 fn scylla_rust_driver_connects_with_its_default_session_builder(runtime: Runtime) {
     let stub = stub(runtime, "", Shape::default());
     let addr = stub.addr();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let s = scylla::client::session_builder::SessionBuilder::new()
-            .known_node_addr(addr)
-            .build()
-            .await
-            .unwrap();
+    on_scylla(addr, |s| async move {
         let p = s
             .prepare("SELECT key FROM system.local WHERE key = 'local'")
             .await
@@ -347,16 +359,7 @@ then = { rate_limit = { op = "write", rejected_by_coordinator = true } }
     })
     .unwrap();
     let addr = stub.addr();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let s = scylla::client::session_builder::SessionBuilder::new()
-            .known_node_addr(addr)
-            .build()
-            .await
-            .unwrap();
+    on_scylla(addr, |s| async move {
         let lwt = s
             .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS")
             .await
