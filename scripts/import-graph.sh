@@ -482,17 +482,22 @@ def file_graph(crate):
     return {v[0] for v in files.values()}, edges, upward
 
 
+def print_dot(name, nodes, edges):
+    """A graph in Graphviz dot, each arrow labelled with how many paths draw it."""
+    name = name.replace("/", "_").replace("-", "_")
+    print(f"digraph {name} {{")
+    for n in sorted(nodes):
+        print(f'  "{n}";')
+    for (a, b), where in sorted(edges.items()):
+        print(f'  "{a}" -> "{b}" [label="{len(where)}"];')
+    print("}")
+
+
 def check_files(crate, enforce, quiet=False):
     nodes, edges, upward = file_graph(crate)
     found = circles(nodes, edges)
     if dot:
-        name = crate.replace("/", "_").replace("-", "_") + "_files"
-        print(f"digraph {name} {{")
-        for n in sorted(nodes):
-            print(f'  "{n}";')
-        for (a, b), where in sorted(edges.items()):
-            print(f'  "{a}" -> "{b}" [label="{len(where)}"];')
-        print("}")
+        print_dot(crate + "_files", nodes, edges)
         return True
     bad = bool(found or upward)
     if quiet:
@@ -528,13 +533,7 @@ for crate in crates:
     nodes, edges = crate_graph(crate)
     found = circles(nodes, edges)
     if dot:
-        name = crate.replace("/", "_").replace("-", "_")
-        print(f"digraph {name} {{")
-        for n in sorted(nodes):
-            print(f'  "{n}";')
-        for (a, b), where in sorted(edges.items()):
-            print(f'  "{a}" -> "{b}" [label="{len(where)}"];')
-        print("}")
+        print_dot(crate, nodes, edges)
     else:
         print(f"{crate}: {len(nodes)} modules, {len(edges)} arrows, "
               f"{'no circle' if not found else str(len(found)) + ' circle(s)'}")
