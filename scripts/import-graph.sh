@@ -61,6 +61,7 @@ import tomllib
 FILE_CHECKED = [
     "driver/proto",
     "driver/rt",
+    "driver",
     "perf/stub",
     "perf/alloc-count",
     "protocol-tests",

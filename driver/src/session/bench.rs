@@ -11,7 +11,8 @@ use doppio_proto::frame::Frame;
 use doppio_proto::values::QueryValues;
 use doppio_proto::ProtoError;
 
-use super::{PreparedStatement, Session};
+use super::handle::Session;
+use super::prepared::PreparedStatement;
 use crate::connection::Connection;
 use crate::error::Error;
 use crate::result::QueryResult;

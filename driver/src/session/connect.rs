@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 use doppio_proto::response::ErrorCode;
 
 use super::config::SessionConfig;
+use super::handle::{Inner, Session};
 use super::stats::Counters;
 use super::view::{ClusterView, Node};
-use super::{Inner, Session};
 use crate::connection::{Connection, ConnectionError, ConnectionStats};
 use crate::control::{Control, ControlEvent, Publisher};
 use crate::error::Error;

@@ -48,9 +48,11 @@ use std::task::{ready, Context, Poll};
 use doppio_proto::response::ResultBody;
 use doppio_proto::values::QueryValues;
 
+use super::attempt::{forgotten, templated, FirstAttempt};
+use super::config::StatementOptions;
+use super::handle::Session;
 use super::plan::Placement;
-use super::request::{forgotten, templated, FirstAttempt};
-use super::{PreparedStatement, Session, StatementOptions};
+use super::prepared::PreparedStatement;
 use crate::connection::{PendingAnswer, StreamWait};
 use crate::error::Error;
 use crate::result::QueryResult;

@@ -2,7 +2,7 @@
 //! before anything changes), then on every open connection; connections opened later run
 //! it in their set-up (see `connect`).
 
-use super::Session;
+use super::handle::Session;
 use crate::connection::Connection;
 use crate::error::Error;
 use crate::result::QueryResult;

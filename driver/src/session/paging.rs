@@ -18,8 +18,11 @@ use std::pin::Pin;
 use bytes::Bytes;
 use doppio_proto::values::QueryValues;
 
-use super::{PreparedStatement, QueryResult, Session, StatementOptions};
+use super::config::StatementOptions;
+use super::handle::Session;
+use super::prepared::PreparedStatement;
 use crate::error::Error;
+use crate::result::QueryResult;
 
 /// What a [`PageStream`] runs.
 #[derive(Debug, Clone, Copy)]

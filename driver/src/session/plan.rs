@@ -22,12 +22,12 @@ use std::task::Poll;
 
 use doppio_proto::response::ResultBody;
 
+use super::attempt::FirstAttempt;
 use super::config::SpeculativeExecution;
+use super::handle::Session;
 use super::load_balancing::RoutingInfo;
-use super::request::FirstAttempt;
 use super::retry::RetryDecision;
 use super::view::{ClusterView, Node};
-use super::Session;
 use crate::connection::Connection;
 use crate::error::Error;
 use crate::result::QueryResult;

@@ -1,7 +1,6 @@
-//! Prepared statements: [`PreparedStatement`] (id, bind markers, result columns and the
-//! pre-encoded EXECUTE of each), the shard's cache of them (keyed by CQL text and
-//! keyspace), and preparing again when a node has forgotten a statement or its table
-//! changed.
+//! A prepared statement: [`PreparedStatement`] (id, bind markers, result columns and the
+//! pre-encoded EXECUTE), the value the shard's cache holds and every execution reads.
+//! Preparing it, and preparing it again, is `prepare`'s.
 //!
 //! Invariant: a statement's id, result metadata id, result columns and template change
 //! together (`Session::install_prepared`), only on re-prepare or a v5 METADATA_CHANGED
@@ -9,20 +8,12 @@
 //! borrow across an await.
 
 use std::cell::RefCell;
-use std::net::SocketAddr;
 use std::rc::Rc;
 
 use bytes::Bytes;
-use doppio_proto::frame::Flags;
 use doppio_proto::metadata::{ColumnSpec, PreparedMetadata};
-use doppio_proto::request::{ExecuteTemplate, Prepare, QueryParameters};
-use doppio_proto::response::{Prepared, ResultBody};
-use doppio_proto::ProtocolVersion;
+use doppio_proto::request::ExecuteTemplate;
 
-use super::{Session, StatementOptions};
-use crate::connection::Connection;
-use crate::error::Error;
-use crate::result::{result_of, QueryResult, ResultParts};
 use crate::routing::ring::ReplicaMap;
 
 /// A prepared statement: its id, metadata and pre-encoded EXECUTE. Cheap to clone.
@@ -93,196 +84,5 @@ impl PreparedStatement {
         let m = &self.inner.metadata;
         let first = *m.pk_indexes.first()?;
         Some(&m.columns.get(usize::from(first))?.keyspace)
-    }
-}
-
-impl Session {
-    /// Prepares a statement, or returns it from this shard's cache (keyed by CQL text and
-    /// the session keyspace). It is prepared on one node, then on every other node this
-    /// shard is connected to (so that executions routed there need no re-prepare; a node
-    /// that missed it is healed on its first UNPREPARED).
-    pub async fn prepare(&self, cql: &str) -> Result<PreparedStatement, Error> {
-        let key = (cql.to_owned(), self.keyspace());
-        if let Some(p) = self.inner.prepared.borrow().get(&key) {
-            return Ok(p.clone());
-        }
-        let first: RefCell<Option<(SocketAddr, ProtocolVersion)>> = RefCell::new(None);
-        let (id, result_metadata_id, version, metadata, result_metadata) = {
-            let prepared = self
-                .run(self.place_anywhere(), true, |conn| {
-                    let first = &first;
-                    async move {
-                        *first.borrow_mut() = Some((conn.addr(), conn.version()));
-                        self.prepare_on(&conn, cql).await.map(|p| {
-                            QueryResult::new(ResultParts {
-                                node: conn.addr(),
-                                body: ResultBody::Prepared(Box::new(p)),
-                                ..ResultParts::default()
-                            })
-                        })
-                    }
-                })
-                .await?;
-            let version = first.borrow().map(|(_, v)| v).unwrap_or_default();
-            let prepared = prepared.into_parts();
-            match prepared.body {
-                ResultBody::Prepared(p) => (
-                    p.id,
-                    p.result_metadata_id,
-                    version,
-                    p.metadata,
-                    p.result_metadata,
-                ),
-                _ => {
-                    return Err(Error::UnexpectedResponse {
-                        node: prepared.node,
-                        request: "PREPARE",
-                        got: "a RESULT that is not Prepared",
-                    })
-                }
-            }
-        };
-        // The other nodes: best effort (control path, once per statement and shard).
-        let first = first.borrow().map(|(addr, _)| addr);
-        let others: Vec<Connection> = self
-            .inner
-            .nodes
-            .borrow()
-            .values()
-            .filter(|n| Some(n.addr()) != first)
-            .filter_map(|n| n.pool.pick())
-            .collect();
-        for conn in others {
-            let _ = self.prepare_on(&conn, cql).await;
-        }
-        let result_columns: Rc<[ColumnSpec]> = result_metadata.columns.into();
-        let template = self.template(
-            version,
-            &id,
-            result_metadata_id.as_deref(),
-            metadata.columns.len(),
-            !result_columns.is_empty(),
-        )?;
-        let prepared = PreparedStatement {
-            inner: Rc::new(PreparedInner {
-                cql: cql.to_owned(),
-                keyspace: key.1.clone(),
-                id: RefCell::new(id),
-                result_metadata_id: RefCell::new(result_metadata_id),
-                metadata,
-                result_columns: RefCell::new(result_columns),
-                template: RefCell::new(Rc::new(template)),
-                replicas: RefCell::new((0, None)),
-            }),
-        };
-        self.inner
-            .prepared
-            .borrow_mut()
-            .insert(key, prepared.clone());
-        Ok(prepared)
-    }
-
-    /// The EXECUTE template in the version of the connection that prepared the statement
-    /// (the version of every connection of a session whose nodes speak the same; a
-    /// connection of another version takes the general path).
-    fn template(
-        &self,
-        version: ProtocolVersion,
-        id: &[u8],
-        result_metadata_id: Option<&[u8]>,
-        markers: usize,
-        skip_metadata: bool,
-    ) -> Result<ExecuteTemplate, Error> {
-        let params = QueryParameters {
-            skip_metadata,
-            ..self.params(&StatementOptions::default())
-        };
-        ExecuteTemplate::new(
-            version,
-            id,
-            result_metadata_id,
-            markers,
-            &params,
-            Flags::NONE,
-        )
-        .map_err(Error::Serialization)
-    }
-
-    /// PREPARE on one connection.
-    async fn prepare_on(&self, conn: &Connection, cql: &str) -> Result<Prepared, Error> {
-        let frame = self
-            .send(
-                conn,
-                false,
-                &Prepare {
-                    query: cql,
-                    keyspace: None,
-                },
-                None,
-            )
-            .await?;
-        match result_of(conn.addr(), frame, "PREPARE")?.into_parts().body {
-            ResultBody::Prepared(p) => Ok(*p),
-            _ => Err(Error::UnexpectedResponse {
-                node: conn.addr(),
-                request: "PREPARE",
-                got: "a RESULT that is not Prepared",
-            }),
-        }
-    }
-
-    /// Prepares `prepared` again on `conn`'s node and takes its current id and result
-    /// columns.
-    pub(super) async fn reprepare(
-        &self,
-        conn: &Connection,
-        prepared: &PreparedStatement,
-    ) -> Result<(), Error> {
-        let p = self.prepare_on(conn, &prepared.inner.cql).await?;
-        self.install_prepared(
-            conn,
-            prepared,
-            p.id,
-            p.result_metadata_id,
-            p.result_metadata.columns.into(),
-        )
-    }
-
-    /// v5 METADATA_CHANGED: the statement's result columns changed (its table was altered);
-    /// `new_id` and `columns` (sent with the result) replace the prepared ones, so that
-    /// the next executions skip the metadata again.
-    pub(super) fn metadata_changed(
-        &self,
-        conn: &Connection,
-        prepared: &PreparedStatement,
-        new_id: Bytes,
-        columns: &[ColumnSpec],
-    ) -> Result<(), Error> {
-        let id = prepared.id();
-        self.install_prepared(conn, prepared, id, Some(new_id), columns.into())
-    }
-
-    /// Replaces the statement's id, result metadata id and result columns together, with
-    /// the template that encodes them in `conn`'s version (the invariant above).
-    fn install_prepared(
-        &self,
-        conn: &Connection,
-        prepared: &PreparedStatement,
-        id: Bytes,
-        result_metadata_id: Option<Bytes>,
-        result_columns: Rc<[ColumnSpec]>,
-    ) -> Result<(), Error> {
-        let template = self.template(
-            conn.version(),
-            &id,
-            result_metadata_id.as_deref(),
-            prepared.inner.metadata.columns.len(),
-            !result_columns.is_empty(),
-        )?;
-        *prepared.inner.id.borrow_mut() = id;
-        *prepared.inner.result_metadata_id.borrow_mut() = result_metadata_id;
-        *prepared.inner.result_columns.borrow_mut() = result_columns;
-        *prepared.inner.template.borrow_mut() = Rc::new(template);
-        Ok(())
     }
 }

@@ -25,9 +25,17 @@ use doppio_proto::request::{
 use doppio_proto::response::{ErrorCode, ErrorDetail, ResponseFrame, ResultBody};
 use doppio_proto::values::QueryValues;
 
+use super::attempt::{decode_answer, forgotten, templated, FirstAttempt};
+use super::config::StatementOptions;
+use super::handle::Session;
 use super::paging::{PageStream, Statement};
 use super::plan::Placement;
-use super::{PreparedStatement, Session, StatementOptions};
+use super::prepared::PreparedStatement;
+use crate::connection::Connection;
+use crate::error::{Error, Violation};
+use crate::result::{result_of, QueryResult, ResultParts};
+use crate::routing::murmur3::Token;
+use crate::routing::partition_key::PlacedValues;
 
 /// Whether an EXECUTE whose statement the node forgot is prepared again and retried.
 #[derive(Clone, Copy)]
@@ -37,12 +45,6 @@ enum Heal {
     /// Already healed: the error (or stale result) is final.
     Done,
 }
-use crate::connection::Connection;
-use crate::error::{Error, Violation};
-use crate::result::{result_of, QueryResult, ResultParts};
-use crate::routing::murmur3::Token;
-use crate::routing::partition_key::PlacedValues;
-use crate::routing::ring::NodeIndex;
 
 /// The statements of a [`Session::batch_prepared`], handed out one at a time: a slice of
 /// [`PreparedBatchEntry`], or a caller's own type whose values are made per request.
@@ -154,51 +156,6 @@ impl<E: PreparedBatchEntries + ?Sized> BatchElements for Prepared<'_, E> {
                 columns,
             })
         })
-    }
-}
-
-/// The first attempt of a request, already made by the caller: on node `index` of the
-/// placement's view, over `conn`, with `result`.
-pub(super) struct FirstAttempt {
-    pub(super) index: NodeIndex,
-    pub(super) conn: Connection,
-    pub(super) result: Result<QueryResult, Error>,
-}
-
-/// Whether an EXECUTE of `prepared` with `options` on `conn` is written from the
-/// statement's template: default options (idempotent or not), no body compression, and a
-/// template in the connection's protocol version.
-pub(super) fn templated(
-    prepared: &PreparedStatement,
-    options: &StatementOptions<'_>,
-    conn: &Connection,
-) -> bool {
-    let defaults = *options == StatementOptions::default()
-        || *options
-            == (StatementOptions {
-                idempotent: true,
-                ..StatementOptions::default()
-            });
-    defaults
-        && conn.compression().is_none()
-        && prepared.inner.template.borrow().version() == conn.version()
-}
-
-/// The answer `frame` to a request on `conn`, decoded in place (not through
-/// `Connection::decode`'s result: one copy of the decoded frame less per request); an
-/// undecodable answer closes the connection.
-#[inline]
-pub(super) fn decode_answer(conn: &Connection, frame: &Frame) -> Result<ResponseFrame, Error> {
-    ResponseFrame::decode(frame, None, conn.config().max_frame_body)
-        .map_err(|e| Error::from_request(conn.addr(), conn.undecodable(frame, e)))
-}
-
-/// Whether the node had forgotten the statement: UNPREPARED, or rows without metadata whose
-/// prepared result columns are stale (the table changed since).
-pub(super) fn forgotten(result: &Result<QueryResult, Error>) -> bool {
-    match result {
-        Err(e) => e.server_code() == Some(ErrorCode::Unprepared),
-        Ok(r) => r.stale_columns(),
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use doppio_proto::response::{ResultBody, SchemaTarget};
 
-use super::Session;
+use super::handle::Session;
 use crate::connection::Connection;
 use crate::error::Error;
 use crate::result::QueryResult;
