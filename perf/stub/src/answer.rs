@@ -328,14 +328,8 @@ impl Responder {
         if let Some(table) = tables::find_table(&self.tables, &select, keyspace) {
             let columns = match tables::project(table, &select) {
                 Ok(c) => c,
-                Err(name) => {
-                    return Some(Err(error(
-                        ErrorCode::Invalid,
-                        format!(
-                            "Undefined column name {name} in table {}.{}",
-                            table.keyspace, table.name
-                        ),
-                    )))
+                Err(undefined) => {
+                    return Some(Err(error(ErrorCode::Invalid, undefined.to_string())))
                 }
             };
             let ks: Arc<str> = table.keyspace.into();

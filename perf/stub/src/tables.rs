@@ -378,8 +378,21 @@ pub fn find_table<'t>(
         .find(|t| t.keyspace.eq_ignore_ascii_case(ks) && t.name.eq_ignore_ascii_case(select.table))
 }
 
-/// The columns of `table` a SELECT names, in its order: `Err(name)` for an unknown one.
-pub fn project(table: &Table, select: &Select<'_>) -> Result<Vec<usize>, String> {
+/// A SELECT names a column its table does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Undefined column name {column} in table {keyspace}.{table}")]
+pub struct UndefinedColumn {
+    /// The column the SELECT named.
+    pub column: String,
+    /// The table's keyspace.
+    pub keyspace: &'static str,
+    /// The table.
+    pub table: &'static str,
+}
+
+/// The columns of `table` a SELECT names, in its order; the first unknown one is an error
+/// (worded as Cassandra words it, which is what the stub answers with).
+pub fn project(table: &Table, select: &Select<'_>) -> Result<Vec<usize>, UndefinedColumn> {
     if select.columns.iter().any(|c| c == "*") {
         return Ok((0..table.columns.len()).collect());
     }
@@ -391,7 +404,11 @@ pub fn project(table: &Table, select: &Select<'_>) -> Result<Vec<usize>, String>
                 .columns
                 .iter()
                 .position(|tc| tc.name == c)
-                .ok_or_else(|| c.clone())
+                .ok_or_else(|| UndefinedColumn {
+                    column: c.clone(),
+                    keyspace: table.keyspace,
+                    table: table.name,
+                })
         })
         .collect()
 }
@@ -486,7 +503,15 @@ mod tests {
         assert_eq!(local.columns[p[0]].name, "tokens");
         assert_eq!(local.columns[p[1]].name, "key");
         let bad = parse_select("SELECT nope FROM system.local").unwrap();
-        assert_eq!(project(local, &bad), Err("nope".into()));
+        let e = project(local, &bad).unwrap_err();
+        assert_eq!(e.column, "nope");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "Undefined column name nope in table {}.{}",
+                local.keyspace, local.name
+            )
+        );
         let all = parse_select("SELECT * FROM system.local").unwrap();
         assert_eq!(project(local, &all).unwrap().len(), local.columns.len());
     }
