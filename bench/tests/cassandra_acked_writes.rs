@@ -111,7 +111,7 @@ fn write(runtime: Runtime, table: &str, ids: i64, idempotent: bool, restart: boo
         let mut c = SessionConfig::new(CASSANDRA_CLUSTER.addr());
         c.consistency = Consistency::Quorum;
         c.retry_policy = Arc::new(DefaultRetryPolicy { max_retries: 3 });
-        c.connect_timeout = Duration::from_secs(30);
+        c.startup_timeout = Duration::from_secs(30);
         c.connection.request_timeout = Duration::from_secs(5);
         let s = Rc::new(Session::connect(c).await.unwrap());
         let insert = Rc::new(
@@ -211,7 +211,7 @@ fn read_doppio(table: &str) -> HashSet<i64> {
     doppio::rt::run_on(Runtime::Glommio, "acked-read", move || async move {
         let mut c = SessionConfig::new(CASSANDRA_CLUSTER.addr());
         c.consistency = Consistency::All;
-        c.connect_timeout = Duration::from_secs(30);
+        c.startup_timeout = Duration::from_secs(30);
         c.connection.request_timeout = Duration::from_secs(30);
         let s = Session::connect(c).await.unwrap();
         // Right after a restart a coordinator may not yet see node 3 alive: ALL is then
@@ -316,7 +316,7 @@ fn schema(keyspace: &str, tables: &[&str]) {
     let tables: Vec<String> = tables.iter().map(|t| (*t).to_owned()).collect();
     doppio::rt::run_on(Runtime::Glommio, "acked-schema", move || async move {
         let mut c = SessionConfig::new(CASSANDRA_CLUSTER.addr());
-        c.connect_timeout = Duration::from_secs(30);
+        c.startup_timeout = Duration::from_secs(30);
         c.connection.request_timeout = Duration::from_secs(30);
         let s = Session::connect(c).await.unwrap();
         s.query(

@@ -212,10 +212,16 @@ impl ClusterBuilder {
         self
     }
 
-    /// Time allowed for TCP connect and for a session's first connection.
+    /// Time allowed to open one TCP connection (and its TLS handshake). Default 5 s.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.config.session.connection.connect_timeout = timeout;
-        self.config.session.connect_timeout = timeout;
+        self
+    }
+
+    /// How long `build` waits until the cluster has an open connection (every connect,
+    /// handshake and reconnection across the contact points, together). Default 10 s.
+    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
+        self.config.session.startup_timeout = timeout;
         self
     }
 
@@ -557,5 +563,24 @@ impl Cluster {
     /// shards whose thread ended in a panic. Idempotent; also done on drop.
     pub fn shutdown(&self) -> Vec<usize> {
         self.shards.shutdown()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each of the two timeouts is stored once, in the configuration of what it bounds.
+    #[test]
+    fn connect_and_startup_timeouts_set_one_field_each() {
+        let b = Cluster::builder()
+            .connect_timeout(Duration::from_millis(700))
+            .startup_timeout(Duration::from_secs(33));
+        let s = &b.config.session;
+        assert_eq!(s.connection.connect_timeout, Duration::from_millis(700));
+        assert_eq!(s.startup_timeout, Duration::from_secs(33));
+        let d = Cluster::builder().config.session;
+        let b = Cluster::builder().connect_timeout(Duration::from_millis(700));
+        assert_eq!(b.config.session.startup_timeout, d.startup_timeout);
     }
 }

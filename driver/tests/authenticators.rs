@@ -33,7 +33,7 @@ fn stub_asking_for(runtime: Runtime, class: &str) -> doppio_stub::StubHandle {
 fn config(node: std::net::SocketAddr) -> SessionConfig {
     let mut c = SessionConfig::new(node);
     c.consistency = Consistency::One;
-    c.connect_timeout = Duration::from_secs(10);
+    c.startup_timeout = Duration::from_secs(10);
     c.handshake = HandshakeConfig {
         authenticator: Some(PasswordAuthenticator::new("cassandra", SECRET).factory()),
         ..HandshakeConfig::default()

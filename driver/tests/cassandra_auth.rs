@@ -28,7 +28,7 @@ fn auth_node() -> SocketAddr {
 fn config(node: SocketAddr, password: Option<&str>) -> SessionConfig {
     let mut c = SessionConfig::new(node);
     c.consistency = Consistency::One;
-    c.connect_timeout = Duration::from_secs(20);
+    c.startup_timeout = Duration::from_secs(20);
     c.handshake = HandshakeConfig {
         compression: true,
         authenticator: password.map(|p| PasswordAuthenticator::new("cassandra", p).factory()),

@@ -83,12 +83,12 @@ fn a_dead_contact_point_is_skipped_for_a_live_one(runtime: Runtime) {
     assert_eq!(nodes, vec![cassandra(), cassandra()]);
 }
 
-fn an_unreachable_cluster_is_a_clear_error_within_the_connect_timeout(runtime: Runtime) {
+fn an_unreachable_cluster_is_a_clear_error_within_the_startup_timeout(runtime: Runtime) {
     let dead: SocketAddr = "127.0.0.1:1".parse().unwrap();
     let started = Instant::now();
     let err = builder(runtime)
         .contact_point(dead)
-        .connect_timeout(Duration::from_millis(500))
+        .startup_timeout(Duration::from_millis(500))
         .build()
         .unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(10), "no hang");
@@ -185,6 +185,6 @@ mod without_cassandra {
     use super::*;
     support::runtime_tests!(
         the_cluster_handle_is_send_and_sync,
-        an_unreachable_cluster_is_a_clear_error_within_the_connect_timeout,
+        an_unreachable_cluster_is_a_clear_error_within_the_startup_timeout,
     );
 }

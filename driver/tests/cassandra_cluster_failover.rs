@@ -56,7 +56,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
     on_runtime(runtime, "cluster-failover", || async {
         let mut config = SessionConfig::new(cluster());
         config.consistency = Consistency::One;
-        config.connect_timeout = Duration::from_secs(30);
+        config.startup_timeout = Duration::from_secs(30);
         config.connection.request_timeout = Duration::from_secs(12);
         config.retry_policy = Arc::new(DefaultRetryPolicy { max_retries: 5 });
         config.backoff = Backoff {
@@ -185,7 +185,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
         let other = {
             let mut c = SessionConfig::new("127.0.0.23:9042".parse().unwrap());
             c.consistency = Consistency::One;
-            c.connect_timeout = Duration::from_secs(30);
+            c.startup_timeout = Duration::from_secs(30);
             Session::connect(c).await.unwrap()
         };
         other

@@ -23,7 +23,7 @@ use support::{cluster, eventually, keyspace, on_runtime, ring_owner};
 fn config() -> SessionConfig {
     let mut c = SessionConfig::new(cluster());
     c.consistency = Consistency::One;
-    c.connect_timeout = Duration::from_secs(30);
+    c.startup_timeout = Duration::from_secs(30);
     c.connection.request_timeout = Duration::from_secs(30);
     c
 }
@@ -37,6 +37,7 @@ fn builder(runtime: Runtime) -> doppio::ClusterBuilder {
         .consistency(Consistency::One)
         .request_timeout(Duration::from_secs(30))
         .connect_timeout(Duration::from_secs(30))
+        .startup_timeout(Duration::from_secs(30))
 }
 
 /// The ring as Cassandra reports it: each node's tokens from its own system.local (the

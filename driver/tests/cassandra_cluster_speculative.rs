@@ -45,7 +45,7 @@ impl Drop for Thaw {
 fn config(speculative: Option<SpeculativeExecution>) -> SessionConfig {
     let mut c = SessionConfig::new(cluster());
     c.consistency = Consistency::One;
-    c.connect_timeout = Duration::from_secs(30);
+    c.startup_timeout = Duration::from_secs(30);
     c.connection.request_timeout = Duration::from_millis(1500);
     c.retry_policy = Arc::new(NoRetry);
     c.speculative = speculative;

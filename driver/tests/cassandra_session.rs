@@ -434,7 +434,7 @@ fn a_node_without_v4_or_v5_is_a_clear_error_naming_it(runtime: Runtime) {
             (refuses, "unsupported protocol version"),
         ] {
             let mut config = SessionConfig::new(node);
-            config.connect_timeout = std::time::Duration::from_secs(20);
+            config.startup_timeout = std::time::Duration::from_secs(20);
             let started = std::time::Instant::now();
             let err = Session::connect(config).await.unwrap_err();
             assert!(

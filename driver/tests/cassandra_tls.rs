@@ -46,7 +46,7 @@ fn node_tls() -> TlsConfig {
 fn config(node: SocketAddr, tls: Option<TlsConfig>) -> SessionConfig {
     let mut c = SessionConfig::new(node);
     c.consistency = Consistency::One;
-    c.connect_timeout = Duration::from_secs(20);
+    c.startup_timeout = Duration::from_secs(20);
     c.connection.connect_timeout = Duration::from_secs(20);
     c.connection.tls = tls;
     c

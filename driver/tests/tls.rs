@@ -29,7 +29,7 @@ const HANG: Duration = Duration::from_secs(60);
 fn session_config(node: SocketAddr, tls: TlsConfig) -> SessionConfig {
     let mut c = SessionConfig::new(node);
     c.consistency = Consistency::One;
-    c.connect_timeout = Duration::from_secs(20);
+    c.startup_timeout = Duration::from_secs(20);
     c.connection.connect_timeout = Duration::from_secs(20);
     c.connection.tls = Some(tls);
     c

@@ -144,6 +144,7 @@ impl DoppioBackend {
             .serial_consistency(Some(serial_consistency(o.serial_consistency)))
             .request_timeout(o.request_timeout)
             .connect_timeout(o.request_timeout)
+            .startup_timeout(o.request_timeout)
             .retry_policy(retry)
             .retry_backoff(o.retry_backoff.map(|b| Backoff {
                 base: b.base,

@@ -85,7 +85,9 @@ pub struct ConnectionConfig {
     pub max_streams: usize,
     /// Default time a request may wait for its answer.
     pub request_timeout: Duration,
-    /// Time allowed to open the TCP connection.
+    /// Time allowed to open one TCP connection (and, with TLS, for its handshake). The
+    /// session's wait for its first connection, retries included, is
+    /// `SessionConfig::startup_timeout`.
     pub connect_timeout: Duration,
     /// glommio: bytes read per `recv` at most (the read buffer grows past this only for
     /// larger frames). The io_uring runtime receives into its provided buffers instead.

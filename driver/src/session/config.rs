@@ -50,8 +50,11 @@ pub struct SessionConfig {
     pub serial_consistency: Option<Consistency>,
     /// Default page size.
     pub page_size: Option<i32>,
-    /// How long `connect` waits for the first connection.
-    pub connect_timeout: Duration,
+    /// How long `connect` waits until one node's pool has an open connection: every TCP
+    /// connect (each bounded by `connection.connect_timeout`), handshake and reconnection
+    /// with backoff across the contact points, together. Past it, `connect` fails with
+    /// [`Error::NoConnection`](crate::Error::NoConnection) and why each node failed.
+    pub startup_timeout: Duration,
     /// Which failed requests are sent again, and where (consulted only on failure).
     pub retry_policy: Arc<dyn RetryPolicy>,
     /// The delay before each retry (`None`, the default: at once): retry `n` (0-based)
@@ -82,7 +85,7 @@ impl SessionConfig {
             consistency: Consistency::LocalQuorum,
             serial_consistency: None,
             page_size: Some(5000),
-            connect_timeout: Duration::from_secs(10),
+            startup_timeout: Duration::from_secs(10),
             retry_policy: Arc::new(DefaultRetryPolicy::default()),
             retry_backoff: None,
             load_balancing: PolicyFactory::default(),

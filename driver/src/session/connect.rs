@@ -210,7 +210,7 @@ impl Session {
             }),
         };
         session.install(snapshot);
-        let deadline = Instant::now() + session.inner.config.connect_timeout;
+        let deadline = Instant::now() + session.inner.config.startup_timeout;
         loop {
             if session.inner.nodes.borrow().values().any(|n| n.is_up()) {
                 break;
