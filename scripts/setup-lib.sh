@@ -1,5 +1,6 @@
 # Set-up shared by scripts/test.sh and scripts/demo.sh: a Rust toolchain with rustfmt and
-# clippy, a C compiler (glommio builds its bundled liburing), and a locked-memory limit that
+# clippy, a C compiler (glommio builds its bundled liburing), a font for the plot tests
+# (fonts-dejavu-core), and a locked-memory limit that
 # io_uring can live with. Sourced, not run.
 
 # Runs a command as root (directly when already root, through sudo otherwise).
@@ -26,6 +27,11 @@ ensure_toolchain() {
     if ! command -v cc >/dev/null 2>&1; then
         as_root apt-get update -q
         DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q build-essential
+    fi
+    # The plot tests render the bench's SVG charts with a real font, as a viewer would.
+    if [ ! -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
+        as_root apt-get update -q
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q fonts-dejavu-core
     fi
     cargo --version
 }

@@ -126,7 +126,8 @@ fn each_backend_holds_up_to_littles_bound_and_not_the_step_after() {
     assert!(text.contains("(bisect) "), "{text}");
 
     // `doppio plot` draws the curves against the target rate: achieved rate and p99, one
-    // line per backend in each panel, named in the legends.
+    // line per backend in each panel, named in the legends, with the target rate (dashed,
+    // grey) above and the p99 objective below.
     let svg = dir.join("fm.svg");
     let out = doppio(&[
         "plot",
@@ -136,11 +137,13 @@ fn each_backend_holds_up_to_littles_bound_and_not_the_step_after() {
     ]);
     assert!(out.status.success());
     let (lines, texts) = svg_lines_and_texts(&std::fs::read_to_string(&svg).unwrap());
-    assert_eq!(lines, 2 + 2, "{texts:?}");
+    // Solid: each backend's achieved rate and p99; the target rate and objective dashed.
+    assert!(lines >= 2 + 2, "{lines}: {texts:?}");
     for (t, n) in [
         ("target rate [req/s]", 2),
-        ("throughput [req/s]", 1),
-        ("latency [ms]", 1),
+        ("achieved rate [req/s]", 1),
+        ("p99 latency [ms]", 1),
+        ("target rate", 1),
         ("doppio", 1),
         ("scylla", 1),
         ("doppio p99", 1),
@@ -152,6 +155,13 @@ fn each_backend_holds_up_to_littles_bound_and_not_the_step_after() {
             n,
             "{t}: {texts:?}"
         );
+    }
+    for slo in j["config"]["slo"].as_array().unwrap() {
+        let slo = slo.as_str().unwrap();
+        if slo.starts_with("p99<") {
+            let t = format!("objective {slo}");
+            assert!(texts.contains(&t), "{t}: {texts:?}");
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! The subcommands, one module each, siblings that `main` dispatches to (none imports
 //! another). Below them, what they share and import: [`failure`] (what ends a command, and
-//! its exit code) and [`setup`] (connection options, workload, `--cycles`, the files a
-//! command writes) and [`measure`] (the warm-then-measure routine of `run` and `findmax`,
+//! its exit code), [`chart`] (how the charts of `plot` and `sweep` look) and [`setup`]
+//! (connection options, workload, `--cycles`, the files a command writes) and [`measure`] (the warm-then-measure routine of `run` and `findmax`,
 //! and the observers that attach to it), which import no command.
 //!
 //! Commands: [`schema`], [`load`], [`run`], [`findmax`] (the saturation search), [`show`]
@@ -9,6 +9,7 @@
 //! [`merge`] (the reports of several loader machines combined), [`plot`] (reports as SVG),
 //! [`sweep`] (runs at several concurrencies as a table and a plot).
 
+pub mod chart;
 pub mod failure;
 pub mod findmax;
 pub mod hdr;

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
+use super::chart::{self, DrawError, Line};
 use super::failure::SweepError;
 use crate::report::{BackendReport, Report};
 
@@ -102,16 +103,19 @@ fn markdown(points: &[Point]) -> String {
     out
 }
 
-/// Draws req/s and CPU per request against concurrency (log scale), a line per backend.
+/// Draws req/s and CPU per request against concurrency (log scale), a line per backend,
+/// the legend in a column of its own.
 fn plot(points: &[Point], path: &Path, title: &str) -> Result<(), SweepError> {
-    let err = |source: DrawingAreaErrorKind<std::io::Error>| SweepError::Draw {
+    let err = |source: DrawError| SweepError::Draw {
         path: path.to_owned(),
         source,
     };
-    let root = SVGBackend::new(path, (1100, 450)).into_drawing_area();
+    let width = 1300u32;
+    let root = SVGBackend::new(path, (width, 470)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let root = root.titled(title, ("sans-serif", 20)).map_err(err)?;
-    let (left, right) = root.split_horizontally(550);
+    let (panels, legend) = root.split_horizontally(width - chart::LEGEND_WIDTH);
+    let (left, right) = panels.split_horizontally((width - chart::LEGEND_WIDTH) / 2);
     let names: Vec<String> = {
         let mut n: Vec<String> = points
             .iter()
@@ -123,11 +127,7 @@ fn plot(points: &[Point], path: &Path, title: &str) -> Result<(), SweepError> {
     };
     let c_min = points.first().map_or(1, |p| p.concurrency).max(1) as f64;
     let c_max = points.last().map_or(1, |p| p.concurrency).max(2) as f64;
-    let colors = [
-        RGBColor(200, 60, 40),
-        RGBColor(40, 90, 200),
-        RGBColor(40, 150, 60),
-    ];
+    let mut legend_lines = Vec::new();
     for (area, label, value) in [
         (
             &left,
@@ -136,18 +136,30 @@ fn plot(points: &[Point], path: &Path, title: &str) -> Result<(), SweepError> {
         ),
         (
             &right,
-            "client CPU per request [us]",
+            "client CPU per request [µs]",
             |b: &BackendReport| b.cpu_us_per_req,
         ),
     ] {
-        let y_max = points
+        let lines: Vec<Line> = names
             .iter()
-            .flat_map(|p| p.backends.values().map(value))
-            .fold(0.0f64, f64::max)
-            * 1.1;
+            .enumerate()
+            .map(|(i, name)| {
+                let series = points
+                    .iter()
+                    .filter_map(|p| {
+                        p.backends
+                            .get(name)
+                            .map(|b| (p.concurrency.max(1) as f64, value(b)))
+                    })
+                    .collect();
+                Line::of_backend(name.clone(), series, i)
+            })
+            .collect();
+        let y_max = chart::y_max(&lines) * 1.1;
         let mut chart = ChartBuilder::on(area)
             .margin(15)
-            .x_label_area_size(40)
+            .margin_right(30)
+            .x_label_area_size(45)
             .y_label_area_size(70)
             .build_cartesian_2d((c_min..c_max).log_scale(), 0.0..y_max.max(1e-9))
             .map_err(err)?;
@@ -155,39 +167,23 @@ fn plot(points: &[Point], path: &Path, title: &str) -> Result<(), SweepError> {
             .configure_mesh()
             .x_desc("concurrency (log scale)")
             .y_desc(label)
-            .x_label_formatter(&|x| format!("{x:.0}"))
+            .x_label_formatter(&|x| chart::si(*x))
+            .y_label_formatter(&|y| chart::si(*y))
             .draw()
             .map_err(err)?;
-        for (i, name) in names.iter().enumerate() {
-            let color = colors[i % colors.len()];
-            let series: Vec<(f64, f64)> = points
-                .iter()
-                .filter_map(|p| {
-                    p.backends
-                        .get(name)
-                        .map(|b| (p.concurrency.max(1) as f64, value(b)))
-                })
-                .collect();
-            chart
-                .draw_series(LineSeries::new(series.clone(), color.stroke_width(2)))
-                .map_err(err)?
-                .label(name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        for line in &lines {
+            chart::draw_line(&mut chart, line).map_err(err)?;
             chart
                 .draw_series(
-                    series
+                    line.points
                         .iter()
-                        .map(|&(x, y)| Circle::new((x, y), 4, color.filled())),
+                        .map(|&(x, y)| Circle::new((x, y), 4, line.color.filled())),
                 )
                 .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.8))
-            .draw()
-            .map_err(err)?;
+        legend_lines = lines;
     }
+    chart::draw_legend(&legend, &legend_lines).map_err(err)?;
     root.present().map_err(err)?;
     Ok(())
 }

@@ -59,15 +59,25 @@ pub(crate) fn assert_input_error(out: &Output, expect: &[&str]) {
     }
 }
 
-/// The data lines of an SVG (polylines drawn 2 px wide; the mesh and legend samples are
-/// 1 px) and its text elements' contents.
+/// The data polylines of an SVG (drawn 2 px wide through three points or more: the mesh is
+/// 1 px, a legend sample has two points; a dashed or dotted line is many short polylines,
+/// of which those that turn a corner have three) and its text elements' contents (a legend
+/// names every line, whatever its stroke).
 pub(crate) fn svg_lines_and_texts(svg: &str) -> (usize, Vec<String>) {
     let lines = svg
         .split("<polyline")
         .skip(1)
         .filter(|p| {
-            p.split_once('>')
-                .is_some_and(|(attrs, _)| attrs.contains("stroke-width=\"2\""))
+            p.split_once('>').is_some_and(|(attrs, _)| {
+                let points = attrs.split_once("points=\"").map_or(0, |(_, rest)| {
+                    rest.split('"')
+                        .next()
+                        .unwrap_or("")
+                        .split_whitespace()
+                        .count()
+                });
+                attrs.contains("stroke-width=\"2\"") && points >= 3
+            })
         })
         .count();
     let texts = svg
