@@ -105,10 +105,7 @@ fn throughput_and_percentiles_over_time_one_line_per_backend_and_percentile() {
     .success());
     let (lines, texts) = svg_lines_and_texts(&std::fs::read_to_string(&msvg).unwrap());
     // One backend: its throughput and p99 solid, its p50 dashed.
-    assert!(
-        lines >= 2,
-        "one backend, p50 and p99: {lines}: {texts:?}"
-    );
+    assert!(lines >= 2, "one backend, p50 and p99: {lines}: {texts:?}");
     for t in ["doppio", "doppio p50", "doppio p99"] {
         assert!(texts.iter().any(|x| x == t), "legend {t}: {texts:?}");
     }

@@ -13,7 +13,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use doppio_proto::response::{ErrorCode, ErrorResponse};
+use doppio_proto::response::{ErrorCode, ErrorDetail, ErrorResponse};
 use doppio_proto::{ProtoError, ProtocolVersion};
 
 use crate::auth::AuthError;
@@ -201,11 +201,16 @@ pub enum ErrorKind {
     /// TLS failures: a certificate refused, a node not speaking TLS (or requiring it), a
     /// TLS handshake that timed out.
     Tls,
+    /// Server: ScyllaDB's per-partition rate limit refused the operation
+    /// (`SCYLLA_RATE_LIMIT_ERROR`, [`ErrorDetail::RateLimit`](doppio_proto::response::ErrorDetail::RateLimit)).
+    /// Never retried by [`DefaultRetryPolicy`](crate::session::DefaultRetryPolicy): a retry
+    /// adds to the load the limit sheds.
+    RateLimited,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order (`kind as usize` indexes it).
-    pub const ALL: [ErrorKind; 23] = [
+    pub const ALL: [ErrorKind; 24] = [
         ErrorKind::Unavailable,
         ErrorKind::Overloaded,
         ErrorKind::Bootstrapping,
@@ -229,7 +234,17 @@ impl ErrorKind {
         ErrorKind::Serialization,
         ErrorKind::Handshake,
         ErrorKind::Tls,
+        ErrorKind::RateLimited,
     ];
+
+    /// The kind of a server ERROR: by its extension's fields where they were read as one
+    /// (the rate-limit error), else by its code.
+    pub fn of_server(error: &ErrorResponse) -> Self {
+        match error.detail {
+            ErrorDetail::RateLimit(_) => ErrorKind::RateLimited,
+            _ => Self::of_server_code(error.code),
+        }
+    }
 
     /// The kind of a server ERROR with `code`.
     pub fn of_server_code(code: ErrorCode) -> Self {
@@ -285,6 +300,7 @@ impl ErrorKind {
             ErrorKind::Serialization => "serialization",
             ErrorKind::Handshake => "handshake",
             ErrorKind::Tls => "tls",
+            ErrorKind::RateLimited => "rate_limited",
         }
     }
 }
@@ -307,7 +323,7 @@ impl Error {
     /// The kind of this error (see [`ErrorKind`]).
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::Server { error, .. } => ErrorKind::of_server_code(error.code),
+            Error::Server { error, .. } => ErrorKind::of_server(error),
             Error::Timeout { .. } => ErrorKind::Timeout,
             Error::ConnectionBroken(ConnectionError::Tls { .. }) => ErrorKind::Tls,
             Error::ConnectionBroken(_) => ErrorKind::ConnectionBroken,

@@ -9,6 +9,12 @@
 //! A ScyllaDB node's sharding options (`SCYLLA_*` in SUPPORTED) are read into
 //! [`ShardingInfo`] and kept on the connection; options that cannot be read leave the
 //! connection unsharded (the error is in [`Negotiated::sharding`]), never fail it.
+//!
+//! Of ScyllaDB's other extensions, the LWT mark (`SCYLLA_LWT_ADD_METADATA_MARK`) and the
+//! rate-limit error (`SCYLLA_RATE_LIMIT_ERROR`) are turned on in STARTUP when the node
+//! offers them, and kept on the connection ([`Connection::extensions`]); offers that cannot
+//! be read are left off, never fail the connection. Tablets routing is not asked for: the
+//! driver does not read tablet payloads yet, and routes tablet tables by the token ring.
 
 use std::time::Duration;
 
@@ -16,6 +22,7 @@ use doppio_proto::compression::Compression;
 use doppio_proto::frame::Flags;
 use doppio_proto::request::{AuthResponse, Options, Startup};
 use doppio_proto::response::Response;
+use doppio_proto::scylla_extensions::Extensions;
 use doppio_proto::segment::SegmentCompression;
 use doppio_proto::ProtocolVersion;
 
@@ -68,6 +75,8 @@ pub(crate) struct Negotiated {
     /// What a ScyllaDB node said about its shards: `Ok(None)` on Cassandra; an error when
     /// the options were there but unusable (the connection is then used unsharded).
     pub sharding: Result<Option<ShardingInfo>, ShardingError>,
+    /// ScyllaDB's extensions turned on in STARTUP (none on Cassandra).
+    pub extensions: Extensions,
 }
 
 /// The version to speak, from the node's `PROTOCOL_VERSIONS` (e.g. `["3/v3", "4/v4",
@@ -139,6 +148,13 @@ pub(crate) async fn handshake(
     if let Some(c) = compression {
         options.push(("COMPRESSION", c.name()));
     }
+    // What the node offers of ScyllaDB's extensions (nothing on Cassandra), less tablets.
+    let extensions = Extensions {
+        tablets_routing_v1: false,
+        ..Extensions::from_supported(&supported).unwrap_or_default()
+    };
+    let extension_options = extensions.startup_options();
+    options.extend(extension_options.iter().map(|(k, v)| (*k, v.as_str())));
     let sharding = ShardingInfo::from_supported(&supported);
     conn.set_sharding(sharding.clone().ok().flatten());
     conn.set_version(version);
@@ -167,10 +183,11 @@ pub(crate) async fn handshake(
     }
     let mut authenticated = false;
     match reply(node, answer.response)? {
-        Response::Ready => {}
+        Response::Ready => conn.set_extensions(extensions),
         Response::Authenticate(class) => {
             authenticated = true;
             authenticate(conn, config, &class).await?;
+            conn.set_extensions(extensions);
         }
         other => return Err(unexpected(node, "STARTUP", &other)),
     }
@@ -180,6 +197,7 @@ pub(crate) async fn handshake(
         authenticated,
         version,
         sharding,
+        extensions,
     })
 }
 

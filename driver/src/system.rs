@@ -34,7 +34,7 @@ pub(crate) async fn query(conn: &Connection, cql: &str) -> Result<QueryResult, E
         .send(Flags::NONE, &q, None)
         .await
         .map_err(|e| Error::from_request(conn.addr(), e))?;
-    result_of(conn.addr(), frame, "QUERY")
+    result_of(conn, frame, "QUERY")
 }
 
 /// The rows of `result`, or a protocol error naming `table` if it has none.

@@ -19,6 +19,7 @@ use crate::error::{ProtoError, Result};
 use crate::frame::{patch_length, Direction, Flags, Frame, FrameHeader, Opcode, HEADER_LEN};
 use crate::metadata::{PreparedMetadata, RowsMetadata};
 use crate::rows::Rows;
+use crate::scylla_extensions::{Extensions, RateLimitError};
 use crate::version::ProtocolVersion;
 use crate::wire::{self, Reader};
 
@@ -328,12 +329,15 @@ pub enum ErrorDetail {
         id: Bytes,
     },
     /// Fields after the message of a code the specification does not define, as a protocol
-    /// extension adds them (ScyllaDB's rate-limit error:
-    /// [`crate::scylla_extensions::RateLimitError`]); kept raw for whoever negotiated it.
+    /// extension adds them; kept raw until [`ErrorResponse::read_extension`] reads them as
+    /// the extension the connection negotiated for that code.
     Extension {
         /// The bytes after the message.
         fields: Bytes,
     },
+    /// ScyllaDB's rate-limit error (`SCYLLA_RATE_LIMIT_ERROR`, its code chosen by the node):
+    /// which operation was refused, and by whom. Never to be retried.
+    RateLimit(RateLimitError),
 }
 
 /// An ERROR message.
@@ -345,6 +349,25 @@ pub struct ErrorResponse {
     pub message: String,
     /// Code-specific fields.
     pub detail: ErrorDetail,
+}
+
+impl ErrorResponse {
+    /// Reads the raw fields of an extension's code ([`ErrorDetail::Extension`]) as the
+    /// extension that `extensions` (what the connection negotiated) gives that code: the
+    /// rate-limit error. Fields that do not read as it stay raw; other errors are untouched.
+    pub fn read_extension(&mut self, extensions: &Extensions) {
+        let ErrorCode::Other(code) = self.code else {
+            return;
+        };
+        if extensions.rate_limit_code != Some(code) {
+            return;
+        }
+        if let ErrorDetail::Extension { fields } = &self.detail {
+            if let Ok(limit) = RateLimitError::decode(fields) {
+                self.detail = ErrorDetail::RateLimit(limit);
+            }
+        }
+    }
 }
 
 impl std::fmt::Display for ErrorResponse {
@@ -458,6 +481,7 @@ impl ErrorResponse {
         match &self.detail {
             ErrorDetail::None => {}
             ErrorDetail::Extension { fields } => buf.put_slice(fields),
+            ErrorDetail::RateLimit(limit) => buf.put_slice(&limit.encode()),
             ErrorDetail::Unavailable {
                 consistency,
                 required,
@@ -1362,6 +1386,61 @@ mod tests {
             };
             assert_eq!(ErrorCode::from_code(code.code()), code);
             round_trip(&Envelope::default(), &Response::Error(Box::new(e)), None);
+        }
+    }
+
+    /// The rate-limit error's two bytes are read as such only under the code the connection
+    /// negotiated; under another code, or unreadable, they stay raw.
+    #[test]
+    fn an_extension_error_is_read_as_the_extension_negotiated_for_its_code() {
+        use crate::scylla_extensions::RateLimitedOp;
+        let raw = |code: i32, fields: &'static [u8]| ErrorResponse {
+            code: ErrorCode::Other(code),
+            message: "Per-partition rate limit reached".into(),
+            detail: ErrorDetail::Extension {
+                fields: Bytes::from_static(fields),
+            },
+        };
+        let negotiated = Extensions {
+            rate_limit_code: Some(0xF000),
+            ..Extensions::default()
+        };
+        let mut e = raw(0xF000, &[1, 1]);
+        e.read_extension(&negotiated);
+        assert_eq!(
+            e.detail,
+            ErrorDetail::RateLimit(RateLimitError {
+                op: RateLimitedOp::Write,
+                rejected_by_coordinator: true,
+            })
+        );
+        // Encoded as the same two bytes: decoded raw, then read again alike.
+        let mut buf = BytesMut::new();
+        let sent = Response::Error(Box::new(e.clone()));
+        encode_response(&mut buf, 7, &Envelope::default(), &sent, None).unwrap();
+        let frame = FrameDecoder::new(Direction::Response)
+            .decode(&mut buf)
+            .unwrap()
+            .unwrap();
+        let Response::Error(mut back) = ResponseFrame::decode(&frame, None, 1 << 20)
+            .unwrap()
+            .response
+        else {
+            panic!("not an error")
+        };
+        assert_eq!(back.detail, raw(0xF000, &[1, 1]).detail);
+        back.read_extension(&negotiated);
+        assert_eq!(*back, e);
+        for (code, fields, extensions) in [
+            (0xF001, &[1u8, 1][..], negotiated),
+            (0xF000, &[1, 1][..], Extensions::default()),
+            (0xF000, &[7, 1][..], negotiated),
+            (0xF000, &[0][..], negotiated),
+        ] {
+            let mut e = raw(code, fields);
+            let before = e.clone();
+            e.read_extension(&extensions);
+            assert_eq!(e, before, "{code:#x} {fields:?}");
         }
     }
 

@@ -55,6 +55,7 @@ use std::time::Duration;
 
 use crate::clock::Ticks;
 use crate::routing::sharding::ShardingInfo;
+use doppio_proto::scylla_extensions::Extensions;
 
 use bytes::BytesMut;
 use doppio_proto::compression::Compression;
@@ -227,6 +228,8 @@ struct Shared {
     /// The ScyllaDB shard this connection landed on, and the node's sharding, once the
     /// handshake read them (`None` on Cassandra).
     sharding: std::cell::Cell<Option<ShardingInfo>>,
+    /// ScyllaDB's extensions turned on in STARTUP (none on Cassandra).
+    extensions: std::cell::Cell<Extensions>,
     /// TLS state, shared by the reader (decrypt) and the flusher (encrypt); each borrows it
     /// only between awaits.
     tls: Option<RefCell<TlsSession>>,
@@ -473,6 +476,7 @@ impl Connection {
             version: std::cell::Cell::new(ProtocolVersion::V4),
             segments: std::cell::Cell::new(None),
             sharding: std::cell::Cell::new(None),
+            extensions: std::cell::Cell::new(Extensions::default()),
             tls,
         });
         rt::spawn_local(read_loop(shared.clone(), raw)).detach();
@@ -663,6 +667,17 @@ impl Connection {
     #[inline]
     pub fn sharding(&self) -> Option<ShardingInfo> {
         self.shared.sharding.get()
+    }
+
+    /// Records the ScyllaDB extensions STARTUP turned on (the handshake does).
+    pub(crate) fn set_extensions(&self, extensions: Extensions) {
+        self.shared.extensions.set(extensions);
+    }
+
+    /// The ScyllaDB extensions this connection turned on in STARTUP (the LWT mark, the
+    /// rate-limit error): none on Cassandra, or before the handshake.
+    pub fn extensions(&self) -> Extensions {
+        self.shared.extensions.get()
     }
 
     /// Encodes requests in `version` from now on (the handshake sets it before STARTUP).

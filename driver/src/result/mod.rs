@@ -23,6 +23,7 @@ use doppio_proto::metadata::ColumnSpec;
 use doppio_proto::response::{Response, ResponseFrame, ResultBody};
 use doppio_proto::rows::RowsView;
 
+use crate::connection::Connection;
 use crate::error::Error;
 use recycle::{Recyclable, Recycled, Spares};
 
@@ -188,14 +189,16 @@ impl ResultParts {
     }
 }
 
-/// The RESULT in `frame` (the answer to a `request` sent to `node`), or the ERROR it carries
-/// as an [`Error`].
+/// The RESULT in `frame` (the answer to a `request` sent on `conn`), or the ERROR it carries
+/// as an [`Error`], its extension fields read as the connection negotiated them (the
+/// rate-limit error: only on this cold arm).
 #[inline]
 pub(crate) fn result_of(
-    node: SocketAddr,
+    conn: &Connection,
     frame: ResponseFrame,
     request: &'static str,
 ) -> Result<QueryResult, Error> {
+    let node = conn.addr();
     // Matched here rather than through `reply`: this runs on every request, and handing
     // the `Response` through another function's result costs a copy of it (measured).
     match frame.response {
@@ -206,7 +209,10 @@ pub(crate) fn result_of(
             r.warnings = frame.warnings;
             r.tracing_id = frame.tracing_id;
         }))),
-        Response::Error(error) => Err(Error::Server { node, error }),
+        Response::Error(mut error) => {
+            error.read_extension(&conn.extensions());
+            Err(Error::Server { node, error })
+        }
         other => Err(unexpected(node, request, &other)),
     }
 }

@@ -144,7 +144,7 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
         if s.inner.closed.borrow().is_some() || (speculative && options.idempotent) {
             return self.general();
         }
-        let (placement, serialized) = s.place_prepared(prepared, self.values);
+        let (placement, serialized) = s.place_prepared(prepared, self.values, self.options);
         let routing = placement.routing();
         let Some(index) = s.inner.policy.pick(&placement.view, &routing) else {
             return self.general();

@@ -9,6 +9,8 @@
 //! [`DefaultPolicy`] is token-aware first (the statement's replicas in the local data
 //! center, rotated round-robin), then DC-aware (the other local nodes, rotated), then remote
 //! data centers only if allowed. Nodes this shard has no open connection to are skipped.
+//! A lightweight transaction's replicas are not rotated: the primary (the first in
+//! placement order) first, then the next, as ScyllaDB asks of LWT-marked statements.
 //! Statements without a routing token (unprepared, or a partition key that could not be
 //! read) go round-robin over the local nodes.
 
@@ -29,6 +31,10 @@ pub struct RoutingInfo<'a> {
     /// The token's replicas in the statement's keyspace, in placement order (empty if the
     /// token or the keyspace's replication is unknown).
     pub replicas: &'a [NodeIndex],
+    /// A lightweight transaction (ScyllaDB's LWT mark, or a SERIAL or LOCAL_SERIAL read):
+    /// [`DefaultPolicy`] tries its replicas in placement order, primary first, rather than
+    /// rotated, so that the Paxos rounds of a partition meet at one coordinator.
+    pub lwt: bool,
 }
 
 /// Chooses nodes for requests. One instance per shard; `!Send` is fine.
@@ -151,8 +157,10 @@ impl LoadBalancingPolicy for DefaultPolicy {
 
     fn pick(&self, view: &ClusterView, routing: &RoutingInfo<'_>) -> Option<NodeIndex> {
         let r = self.rotation();
+        // A lightweight transaction's replicas in placement order: the primary first.
+        let rr = if routing.lwt { 0 } else { r };
         if self.config.token_aware {
-            let local_replica = first_rotated(routing.replicas, r, |i| {
+            let local_replica = first_rotated(routing.replicas, rr, |i| {
                 view.distance(i) == Distance::Local && view.is_up(i)
             });
             if local_replica.is_some() {
@@ -164,7 +172,7 @@ impl LoadBalancingPolicy for DefaultPolicy {
         }
         if self.config.allow_remote {
             if self.config.token_aware {
-                let remote_replica = first_rotated(routing.replicas, r, |i| {
+                let remote_replica = first_rotated(routing.replicas, rr, |i| {
                     view.distance(i) == Distance::Remote && view.is_up(i)
                 });
                 if remote_replica.is_some() {
@@ -179,7 +187,8 @@ impl LoadBalancingPolicy for DefaultPolicy {
     fn plan(&self, view: &ClusterView, routing: &RoutingInfo<'_>, out: &mut Vec<NodeIndex>) {
         out.clear();
         let r = self.rotation();
-        let add = |out: &mut Vec<NodeIndex>, nodes: &[NodeIndex], want: Distance| {
+        let rr = if routing.lwt { 0 } else { r };
+        let add = |out: &mut Vec<NodeIndex>, nodes: &[NodeIndex], want: Distance, r: usize| {
             let n = nodes.len();
             for k in 0..n {
                 let i = nodes[(r + k) % n];
@@ -189,14 +198,14 @@ impl LoadBalancingPolicy for DefaultPolicy {
             }
         };
         if self.config.token_aware {
-            add(out, routing.replicas, Distance::Local);
+            add(out, routing.replicas, Distance::Local, rr);
         }
-        add(out, view.local_nodes(), Distance::Local);
+        add(out, view.local_nodes(), Distance::Local, r);
         if self.config.allow_remote {
             if self.config.token_aware {
-                add(out, routing.replicas, Distance::Remote);
+                add(out, routing.replicas, Distance::Remote, rr);
             }
-            add(out, view.remote_nodes(), Distance::Remote);
+            add(out, view.remote_nodes(), Distance::Remote, r);
         }
     }
 }
@@ -297,6 +306,7 @@ mod tests {
             let r = RoutingInfo {
                 token: Some(1),
                 replicas: &[D, C, B],
+                lwt: false,
             };
             for _ in 0..4 {
                 assert_eq!(p.pick(view, &r), Some(B), "the only live local replica");
@@ -304,6 +314,7 @@ mod tests {
             let both = RoutingInfo {
                 token: Some(1),
                 replicas: &[A, B],
+                lwt: false,
             };
             let picks: Vec<_> = (0..4).map(|_| p.pick(view, &both).unwrap()).collect();
             assert!(
@@ -321,6 +332,36 @@ mod tests {
         });
     }
 
+    /// A lightweight transaction goes to its primary replica every time (the rotation that
+    /// spreads other requests goes on around it), and its plan keeps placement order.
+    #[test]
+    fn a_lightweight_transaction_goes_to_its_primary_replica_first() {
+        with_view(false, |p, view| {
+            for replicas in [[A, B], [B, A]] {
+                let lwt = RoutingInfo {
+                    token: Some(1),
+                    replicas: &replicas,
+                    lwt: true,
+                };
+                for _ in 0..5 {
+                    assert_eq!(p.pick(view, &lwt), Some(replicas[0]));
+                    let mut plan = Vec::new();
+                    p.plan(view, &lwt, &mut plan);
+                    assert_eq!(plan, replicas, "placement order");
+                }
+            }
+            // A primary that is down: the next replica in placement order.
+            let lwt = RoutingInfo {
+                token: Some(1),
+                replicas: &[D, B, A],
+                lwt: true,
+            };
+            for _ in 0..4 {
+                assert_eq!(p.pick(view, &lwt), Some(B));
+            }
+        });
+    }
+
     #[test]
     fn remote_nodes_come_last_and_only_when_allowed() {
         with_view(true, |p, view| {
@@ -328,6 +369,7 @@ mod tests {
             let r = RoutingInfo {
                 token: Some(1),
                 replicas: &[C, B],
+                lwt: false,
             };
             assert_eq!(
                 p.pick(view, &r),

@@ -39,6 +39,8 @@ pub(super) struct Placement {
     pub(super) view: Rc<ClusterView>,
     pub(super) token: Option<Token>,
     pub(super) map: Option<Rc<ReplicaMap>>,
+    /// A lightweight transaction: its replicas are tried primary first.
+    pub(super) lwt: bool,
 }
 
 impl Placement {
@@ -52,6 +54,7 @@ impl Placement {
         RoutingInfo {
             token: self.token,
             replicas,
+            lwt: self.lwt,
         }
     }
 }

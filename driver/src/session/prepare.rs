@@ -11,6 +11,7 @@ use doppio_proto::frame::Flags;
 use doppio_proto::metadata::ColumnSpec;
 use doppio_proto::request::{ExecuteTemplate, Prepare, QueryParameters};
 use doppio_proto::response::{Prepared, ResultBody};
+use doppio_proto::scylla_extensions::Extensions;
 use doppio_proto::ProtocolVersion;
 
 use super::config::StatementOptions;
@@ -30,13 +31,14 @@ impl Session {
         if let Some(p) = self.inner.prepared.borrow().get(&key) {
             return Ok(p.clone());
         }
-        let first: RefCell<Option<(SocketAddr, ProtocolVersion)>> = RefCell::new(None);
+        let first: RefCell<Option<(SocketAddr, ProtocolVersion, Extensions)>> = RefCell::new(None);
         let (id, result_metadata_id, version, metadata, result_metadata) = {
             let prepared = self
                 .run(self.place_anywhere(), true, |conn| {
                     let first = &first;
                     async move {
-                        *first.borrow_mut() = Some((conn.addr(), conn.version()));
+                        *first.borrow_mut() =
+                            Some((conn.addr(), conn.version(), conn.extensions()));
                         self.prepare_on(&conn, cql).await.map(|p| {
                             QueryResult::new(ResultParts {
                                 node: conn.addr(),
@@ -47,7 +49,7 @@ impl Session {
                     }
                 })
                 .await?;
-            let version = first.borrow().map(|(_, v)| v).unwrap_or_default();
+            let version = first.borrow().map(|(_, v, _)| v).unwrap_or_default();
             let prepared = prepared.into_parts();
             match prepared.body {
                 ResultBody::Prepared(p) => (
@@ -66,8 +68,13 @@ impl Session {
                 }
             }
         };
+        // A lightweight transaction, as the node that prepared it marks them (ScyllaDB's LWT
+        // mark; never on Cassandra).
+        let lwt = first
+            .borrow()
+            .is_some_and(|(_, _, e)| e.is_lwt(metadata.extension_flags));
         // The other nodes: best effort (control path, once per statement and shard).
-        let first = first.borrow().map(|(addr, _)| addr);
+        let first = first.borrow().map(|(addr, _, _)| addr);
         let others: Vec<Connection> = self
             .inner
             .nodes
@@ -97,6 +104,7 @@ impl Session {
                 result_columns: RefCell::new(result_columns),
                 template: RefCell::new(Rc::new(template)),
                 replicas: RefCell::new((0, None)),
+                lwt,
             }),
         };
         self.inner
@@ -145,7 +153,7 @@ impl Session {
                 None,
             )
             .await?;
-        match result_of(conn.addr(), frame, "PREPARE")?.into_parts().body {
+        match result_of(conn, frame, "PREPARE")?.into_parts().body {
             ResultBody::Prepared(p) => Ok(*p),
             _ => Err(Error::UnexpectedResponse {
                 node: conn.addr(),

@@ -41,6 +41,9 @@ pub(super) struct PreparedInner {
     /// The replica map of the statement's keyspace, for the view version it was looked up
     /// in (one `HashMap` lookup per topology change, not per request).
     pub(super) replicas: RefCell<(u64, Option<Rc<ReplicaMap>>)>,
+    /// A lightweight transaction, by ScyllaDB's LWT mark on its metadata: its executions go
+    /// to its replicas primary first.
+    pub(super) lwt: bool,
 }
 
 impl PreparedStatement {
@@ -72,6 +75,14 @@ impl PreparedStatement {
     /// The columns an execution returns (as of the latest PREPARE).
     pub fn result_columns(&self) -> Rc<[ColumnSpec]> {
         self.inner.result_columns.borrow().clone()
+    }
+
+    /// Whether the node marked the statement as a lightweight transaction (ScyllaDB's
+    /// `SCYLLA_LWT_ADD_METADATA_MARK`; always false on Cassandra). Its executions go to its
+    /// replicas in ring order, primary first, so that the Paxos rounds of one partition
+    /// meet at one coordinator instead of contending.
+    pub fn is_lwt(&self) -> bool {
+        self.inner.lwt
     }
 
     /// Whether executions skip the result metadata (statements that return rows).

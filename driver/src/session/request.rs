@@ -17,6 +17,7 @@ use std::num::NonZeroU64;
 use std::rc::Rc;
 use std::time::Duration;
 
+use doppio_proto::consistency::Consistency;
 use doppio_proto::frame::{Flags, Frame};
 use doppio_proto::request::{
     encode_envelope, BatchElements, BatchOf, BatchStatement, BatchType, Execute, Query,
@@ -196,16 +197,19 @@ impl Session {
             view: self.view(),
             token: None,
             map: None,
+            lwt: false,
         }
     }
 
-    /// The placement of a prepared statement with `values`: its replicas when the partition
-    /// key is bound and the keyspace's replication is known (the values are then serialized
-    /// once, here, and the frame copies them).
+    /// The placement of a prepared statement with `values` and `options`: its replicas when
+    /// the partition key is bound and the keyspace's replication is known (the values are
+    /// then serialized once, here, and the frame copies them); primary first for a
+    /// lightweight transaction (ScyllaDB's LWT mark, or a SERIAL or LOCAL_SERIAL read).
     pub(super) fn place_prepared(
         &self,
         prepared: &PreparedStatement,
         values: &(impl QueryValues + ?Sized),
+        options: &StatementOptions<'_>,
     ) -> (Placement, Option<NonZeroU64>) {
         let view = self.view();
         let map = {
@@ -230,7 +234,18 @@ impl Session {
             }
             _ => (None, None),
         };
-        (Placement { view, token, map }, serialized)
+        let consistency = options.consistency.unwrap_or(self.inner.config.consistency);
+        let lwt = prepared.inner.lwt
+            || matches!(consistency, Consistency::Serial | Consistency::LocalSerial);
+        (
+            Placement {
+                view,
+                token,
+                map,
+                lwt,
+            },
+            serialized,
+        )
     }
 
     /// The token of `prepared`'s partition key bound in `values`, if it is bound.
@@ -253,7 +268,7 @@ impl Session {
         prepared: &PreparedStatement,
         values: &(impl QueryValues + ?Sized),
     ) -> Vec<SocketAddr> {
-        let (placement, _) = self.place_prepared(prepared, values);
+        let (placement, _) = self.place_prepared(prepared, values, &StatementOptions::default());
         match (&placement.map, placement.token) {
             (Some(map), Some(token)) => placement
                 .view
@@ -303,7 +318,7 @@ impl Session {
         let frame = self
             .send(&conn, options.tracing, &q, options.timeout)
             .await?;
-        result_of(conn.addr(), frame, "QUERY")
+        result_of(&conn, frame, "QUERY")
     }
 
     /// Executes a prepared statement with the session's defaults.
@@ -344,7 +359,7 @@ impl Session {
         values: &V,
         options: &StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
-        let (placement, serialized) = self.place_prepared(prepared, values);
+        let (placement, serialized) = self.place_prepared(prepared, values, options);
         self.execute_rest(prepared, values, options, placement, serialized, None)
             .await
     }
@@ -496,7 +511,7 @@ impl Session {
         prepared: &PreparedStatement,
         frame: ResponseFrame,
     ) -> Result<QueryResult, Error> {
-        let mut result = result_of(conn.addr(), frame, "EXECUTE");
+        let mut result = result_of(conn, frame, "EXECUTE");
         if let Ok(ResultParts {
             body: ResultBody::Rows(rows),
             columns,
@@ -576,7 +591,7 @@ impl Session {
             // The values serialized for the token are not reused: the batch writes every
             // statement's values itself.
             let _ = statements.with_values(0, &mut |values| {
-                placement = Some(self.place_prepared(first, values).0);
+                placement = Some(self.place_prepared(first, values, options).0);
                 Ok(())
             });
         }
@@ -661,7 +676,7 @@ impl Session {
             // The general path (tracing, compressed bodies): boxed, so that the common
             // batch's future stays as small as an EXECUTE's.
             let frame = Box::pin(self.send(&conn, options.tracing, &b, options.timeout)).await?;
-            return result_of(conn.addr(), frame, "BATCH");
+            return result_of(&conn, frame, "BATCH");
         }
         // As the EXECUTE fast path: encoded straight into the write buffer, the answer
         // decoded in place (an undecodable one still closes the connection).
@@ -674,7 +689,7 @@ impl Session {
             .await
             .map_err(|e| Error::from_request(node, e))?;
         match ResponseFrame::decode(&frame, None, conn.config().max_frame_body) {
-            Ok(decoded) => result_of(node, decoded, "BATCH"),
+            Ok(decoded) => result_of(&conn, decoded, "BATCH"),
             Err(e) => Err(Error::from_request(node, conn.undecodable(&frame, e))),
         }
     }

@@ -15,7 +15,7 @@
 //! server-side read or write timeout is retried only for idempotent statements (timeouts
 //! on the same node, whose replicas may just have been slow; lost answers on the next).
 
-use doppio_proto::response::ErrorCode;
+use doppio_proto::response::{ErrorCode, ErrorDetail};
 
 use crate::error::Error;
 
@@ -69,6 +69,11 @@ impl RetryPolicy for DefaultRetryPolicy {
             return RetryDecision::Fail;
         }
         match error {
+            // ScyllaDB's per-partition rate limit: another attempt, anywhere, only adds to
+            // the load the limit sheds (its extension says never to retry it).
+            Error::Server { error, .. } if matches!(error.detail, ErrorDetail::RateLimit(_)) => {
+                RetryDecision::Fail
+            }
             // The coordinator did not run the statement: another coordinator may.
             Error::Server { error, .. } => match error.code {
                 ErrorCode::Overloaded | ErrorCode::IsBootstrapping | ErrorCode::Unavailable => {
@@ -119,6 +124,29 @@ mod tests {
                 message: "test".into(),
                 detail: ErrorDetail::None,
             }),
+        }
+    }
+
+    /// ScyllaDB's rate-limit error, read (its detail typed), is never retried, idempotent or
+    /// not, and counts as its own kind.
+    #[test]
+    fn a_rate_limited_request_is_never_retried() {
+        use doppio_proto::scylla_extensions::{RateLimitError, RateLimitedOp};
+        let e = Error::Server {
+            node: node(),
+            error: Box::new(ErrorResponse {
+                code: ErrorCode::Other(0xF000),
+                message: "Per-partition rate limit reached".into(),
+                detail: ErrorDetail::RateLimit(RateLimitError {
+                    op: RateLimitedOp::Read,
+                    rejected_by_coordinator: false,
+                }),
+            }),
+        };
+        assert_eq!(e.kind(), crate::ErrorKind::RateLimited);
+        let p = DefaultRetryPolicy { max_retries: 5 };
+        for idempotent in [false, true] {
+            assert_eq!(p.decide(&e, idempotent, 0), RetryDecision::Fail);
         }
     }
 

@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 use std::task::{Poll, Waker};
 use std::time::Instant;
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Buf, BytesMut};
 use doppio_proto::compression::Compression;
 use doppio_proto::consistency::Consistency;
 use doppio_proto::frame::{Direction, Flags, FrameDecoder, FrameHeader, FrameStatus, Opcode};
@@ -711,12 +711,7 @@ fn serial_of(request: &Request<'_>) -> Option<Consistency> {
 fn rate_limit_error(limit: RateLimitError, extensions: Extensions) -> Response {
     let message = "Per-partition rate limit reached (doppio-stub)".to_owned();
     let (code, detail) = match extensions.rate_limit_code {
-        Some(code) => (
-            ErrorCode::Other(code),
-            ErrorDetail::Extension {
-                fields: Bytes::copy_from_slice(&limit.encode()),
-            },
-        ),
+        Some(code) => (ErrorCode::Other(code), ErrorDetail::RateLimit(limit)),
         None => (ErrorCode::ConfigError, ErrorDetail::None),
     };
     Response::Error(Box::new(ErrorResponse {

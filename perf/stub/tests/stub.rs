@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use doppio::proto::consistency::Consistency;
 use doppio::proto::request::{BatchStatement, BatchType};
 use doppio::proto::response::{ErrorCode, ErrorDetail};
+use doppio::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
 use doppio::session::NoRetry;
 use doppio::HandshakeConfig;
 use doppio::{Error, Session, SessionConfig, StatementOptions};
@@ -335,9 +336,10 @@ then = { error = { code = "read_timeout" } }
     assert_eq!(fired[1], ("read timeout".into(), 1));
 }
 
-/// ScyllaDB's LWT mark and rate-limit error, as scylla-rust-driver (which turns both on)
-/// and doppio (which does not yet) see them: the extension's fields for the client that
-/// negotiated it, Config_error for the other, as ScyllaDB answers.
+/// ScyllaDB's LWT mark and rate-limit error, as scylla-rust-driver and doppio (which both
+/// turn both on) see them: the extension's fields for the client that negotiated it (a
+/// client that did not gets Config_error, as ScyllaDB answers: driver/tests/
+/// scylla_extensions.rs).
 fn scylla_s_lwt_mark_and_rate_limit_error_reach_the_client_that_asked(runtime: Runtime) {
     let stub = Stub::start(StubConfig {
         runtime,
@@ -397,7 +399,13 @@ then = { rate_limit = { op = "write", rejected_by_coordinator = true } }
             .await
             .unwrap_err();
         match &e {
-            Error::Server { error, .. } => assert_eq!(error.code, ErrorCode::ConfigError),
+            Error::Server { error, .. } => assert_eq!(
+                error.detail,
+                ErrorDetail::RateLimit(RateLimitError {
+                    op: RateLimitedOp::Write,
+                    rejected_by_coordinator: true,
+                })
+            ),
             other => panic!("{other}"),
         }
         s.close("done");

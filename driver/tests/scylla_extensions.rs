@@ -1,0 +1,121 @@
+//! ScyllaDB's LWT mark and rate-limit error, against the stub emulating a ScyllaDB node
+//! (no ScyllaDB runs here; the stub follows ScyllaDB's protocol-extensions document): the
+//! driver turns both on in STARTUP when the node offers them, reads the mark of a prepared
+//! conditional statement (`PreparedStatement::is_lwt`), and reads the rate-limit error as a
+//! typed error of its own kind that the default retry policy never retries. Against a node
+//! that offers neither (the stub as Cassandra), nothing is turned on and nothing is marked.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use std::num::NonZeroU16;
+use std::sync::Arc;
+
+use doppio::proto::response::ErrorDetail;
+use doppio::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
+use doppio::rt::Runtime;
+use doppio::session::DefaultRetryPolicy;
+use doppio::{Error, ErrorKind, Session, SessionConfig};
+use doppio_stub::{Rules, ScyllaShards, Shape, StubConfig};
+
+mod support;
+
+use support::on_runtime;
+
+const HOT: &str = r#"
+[[rule]]
+name = "hot partition"
+when = { statement = "HOT" }
+then = { rate_limit = { op = "write", rejected_by_coordinator = true } }
+"#;
+
+fn scylla_s_extensions_are_turned_on_and_read(runtime: Runtime) {
+    let stub = doppio_stub::Stub::start(StubConfig {
+        runtime,
+        shape: Shape::default(),
+        rules: Rules::parse(HOT).unwrap(),
+        log_rules: false,
+        scylla: Some(ScyllaShards::new(
+            NonZeroU16::new(2).unwrap(),
+            [127, 0, 0, 1].into(),
+        )),
+        ..StubConfig::default()
+    })
+    .unwrap();
+    let addr = stub.addr();
+    let retries = on_runtime(runtime, "scylla-extensions", move || async move {
+        let mut config = SessionConfig::new(addr);
+        // Retries allowed: the rate-limit error must still not be retried.
+        config.retry_policy = Arc::new(DefaultRetryPolicy { max_retries: 3 });
+        let s = Session::connect(config).await.unwrap();
+        let conn = s.view().node(0).unwrap().connection().unwrap();
+        let on = conn.extensions();
+        assert!(on.lwt_mask.is_some(), "{on:?}");
+        assert!(on.rate_limit_code.is_some(), "{on:?}");
+        assert!(!on.tablets_routing_v1, "not asked for: {on:?}");
+
+        let lwt = s
+            .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS")
+            .await
+            .unwrap();
+        assert!(lwt.is_lwt());
+        let plain = s
+            .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+            .await
+            .unwrap();
+        assert!(!plain.is_lwt());
+        // Executed like any other statement (primary-first routing is the policy's: see
+        // the load-balancing unit tests).
+        s.execute(&lwt, &(vec![1u8], vec![2u8])).await.unwrap();
+
+        let e = s
+            .query("UPDATE ks.t SET v = 'x' WHERE k = 'HOT'", &())
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::RateLimited, "{e}");
+        match &e {
+            Error::Server { error, .. } => assert_eq!(
+                error.detail,
+                ErrorDetail::RateLimit(RateLimitError {
+                    op: RateLimitedOp::Write,
+                    rejected_by_coordinator: true,
+                })
+            ),
+            other => panic!("{other}"),
+        }
+        let stats = s.stats();
+        s.close("done");
+        (stats.retries, stats.errors.get(ErrorKind::RateLimited))
+    });
+    assert_eq!(retries, (0, 1), "(retries, rate-limited errors)");
+    // The node saw the refused statement once: not retried.
+    assert_eq!(stub.fired(), vec![("hot partition".into(), 1)]);
+    stub.stop();
+}
+
+fn a_node_without_the_extensions_turns_nothing_on(runtime: Runtime) {
+    let stub = support::stub(runtime, HOT, Shape::default());
+    let addr = stub.addr();
+    on_runtime(runtime, "no-extensions", move || async move {
+        let s = Session::connect(SessionConfig::new(addr)).await.unwrap();
+        let conn = s.view().node(0).unwrap().connection().unwrap();
+        assert_eq!(conn.extensions(), Default::default());
+        let lwt = s
+            .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS")
+            .await
+            .unwrap();
+        assert!(!lwt.is_lwt());
+        // As ScyllaDB answers a client that did not turn the extension on.
+        let e = s
+            .query("UPDATE ks.t SET v = 'x' WHERE k = 'HOT'", &())
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ConfigError, "{e}");
+        s.close("done");
+    });
+    stub.stop();
+}
+
+support::runtime_tests!(
+    scylla_s_extensions_are_turned_on_and_read,
+    a_node_without_the_extensions_turns_nothing_on,
+);
