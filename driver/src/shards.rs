@@ -29,10 +29,10 @@ use doppio_rt::{self as rt, ExecutorHandle, ExecutorSpec, Runtime};
 type Job<S> = Box<dyn FnOnce(Rc<S>) -> Pin<Box<dyn Future<Output = ()>>> + Send>;
 
 /// Why work could not be run on the shards.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum RuntimeError {
     /// An executor could not be started (bad core number, no io_uring, locked-memory limit).
-    #[error("cannot start shard {shard} on core {core} ({runtime} runtime): {message}")]
+    #[error("cannot start shard {shard} on core {core} ({runtime} runtime): {cause}")]
     Start {
         /// Shard index.
         shard: usize,
@@ -40,8 +40,9 @@ pub enum RuntimeError {
         core: usize,
         /// The runtime asked for.
         runtime: Runtime,
-        /// The runtime's reason.
-        message: String,
+        /// Why.
+        #[source]
+        cause: doppio_rt::StartFailure,
     },
     /// The shard stopped (shut down, or a job panicked) before finishing the job.
     #[error("shard {shard} stopped before finishing the job (shut down, or a job panicked)")]
@@ -198,7 +199,7 @@ impl<S: 'static> Shards<S> {
                         shard: index,
                         core,
                         runtime: options.runtime,
-                        message: e.message,
+                        cause: e.cause,
                     });
                 }
             }

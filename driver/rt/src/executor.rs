@@ -5,7 +5,7 @@
 //! refused by the kernel), never a thread that dies later without a word.
 
 use std::future::Future;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use super::runtime::Runtime;
@@ -40,15 +40,53 @@ impl ExecutorSpec {
 }
 
 /// Why an executor could not start.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot start a {runtime} executor{}: {message}", core.map(|c| format!(" on core {c}")).unwrap_or_default())]
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot start a {runtime} executor{}: {cause}", core.map(|c| format!(" on core {c}")).unwrap_or_default())]
 pub struct StartError {
     /// The runtime asked for.
     pub runtime: Runtime,
     /// The core asked for.
     pub core: Option<usize>,
-    /// The reason, in one sentence.
-    pub message: String,
+    /// Why.
+    #[source]
+    pub cause: StartFailure,
+}
+
+/// What stopped an executor from starting. `Clone` (the causes' `io::Error`s are shared),
+/// so that one failure can be reported by every shard that waits on it.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StartFailure {
+    /// The core is past what a CPU set can name.
+    #[error("core {core} does not exist ({cores} cores here)")]
+    NoSuchCore {
+        /// The core asked for.
+        core: usize,
+        /// The cores this machine has.
+        cores: usize,
+    },
+    /// The kernel refused to pin the thread to the core (one this machine or this
+    /// process's CPU set does not have).
+    #[error("cannot pin to core {core} ({cores} cores here): {source}")]
+    Pin {
+        /// The core asked for.
+        core: usize,
+        /// The cores this machine has.
+        cores: usize,
+        /// `sched_setaffinity`'s error.
+        source: Arc<std::io::Error>,
+    },
+    /// No thread could be started.
+    #[error("cannot start a thread: {0}")]
+    Thread(#[source] Arc<std::io::Error>),
+    /// glommio refused to start its executor.
+    #[error("{0}")]
+    Glommio(#[source] Arc<std::io::Error>),
+    /// io_uring cannot be set up as asked.
+    #[error(transparent)]
+    Uring(#[from] uring::UringError),
+    /// The thread ended before its executor reported it was running.
+    #[error("the executor thread ended before it started")]
+    EndedEarly,
 }
 
 /// A running executor thread.
@@ -83,19 +121,19 @@ where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: Future<Output = T> + 'static,
 {
-    let fail = |message: String| StartError {
+    let fail = |cause: StartFailure| StartError {
         runtime: spec.runtime,
         core: spec.core,
-        message,
+        cause,
     };
     match spec.runtime {
         Runtime::Glommio => {
             glommio_rt::spawn_executor(&spec.name, spec.core, spec.spin_before_park, f)
                 .map(|h| ExecutorHandle(HandleInner::Glommio(h)))
-                .map_err(|e| fail(e.to_string()))
+                .map_err(|e| fail(StartFailure::Glommio(Arc::new(e))))
         }
         Runtime::Uring => {
-            let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<(), String>>(1);
+            let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<(), StartFailure>>(1);
             let core = spec.core;
             let config = spec.uring;
             let thread = std::thread::Builder::new()
@@ -106,7 +144,7 @@ where
                             let _ = ready_tx.send(Err(e.clone()));
                             // The caller has the reason; end the thread without running `f`
                             // (resume_unwind: no panic message, the caller reports it).
-                            std::panic::resume_unwind(Box::new(e));
+                            std::panic::resume_unwind(Box::new(e.to_string()));
                         }
                     }
                     let tx = ready_tx.clone();
@@ -117,21 +155,22 @@ where
                     match out {
                         Ok(out) => out,
                         Err(e) => {
-                            let _ = ready_tx.send(Err(e.to_string()));
-                            std::panic::resume_unwind(Box::new(e.to_string()))
+                            let text = e.to_string();
+                            let _ = ready_tx.send(Err(StartFailure::Uring(e)));
+                            std::panic::resume_unwind(Box::new(text))
                         }
                     }
                 })
-                .map_err(|e| fail(format!("cannot start a thread: {e}")))?;
+                .map_err(|e| fail(StartFailure::Thread(Arc::new(e))))?;
             match ready_rx.recv() {
                 Ok(Ok(())) => Ok(ExecutorHandle(HandleInner::Uring(thread))),
-                Ok(Err(message)) => {
+                Ok(Err(cause)) => {
                     let _ = thread.join();
-                    Err(fail(message))
+                    Err(fail(cause))
                 }
                 Err(_) => {
                     let _ = thread.join();
-                    Err(fail("the executor thread ended before it started".into()))
+                    Err(fail(StartFailure::EndedEarly))
                 }
             }
         }
@@ -139,10 +178,10 @@ where
 }
 
 /// Pins the calling thread to `core`.
-fn pin_current_thread(core: usize) -> Result<(), String> {
+fn pin_current_thread(core: usize) -> Result<(), StartFailure> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if core >= libc::CPU_SETSIZE as usize {
-        return Err(format!("core {core} does not exist ({cores} cores here)"));
+        return Err(StartFailure::NoSuchCore { core, cores });
     }
     // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET writes inside it (core is
     // below CPU_SETSIZE, checked above).
@@ -152,10 +191,56 @@ fn pin_current_thread(core: usize) -> Result<(), String> {
     // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t of the size passed.
     let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
     if rc != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(format!(
-            "cannot pin to core {core} ({cores} cores here): {e}"
-        ));
+        return Err(StartFailure::Pin {
+            core,
+            cores,
+            source: Arc::new(std::io::Error::last_os_error()),
+        });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start_on(runtime: Runtime, core: usize) -> Result<ExecutorHandle<()>, StartError> {
+        let mut spec = ExecutorSpec::new(runtime, "start-test");
+        spec.core = Some(core);
+        spawn_executor(spec, || async {})
+    }
+
+    /// A core past what a CPU set names is refused before the kernel is asked; one inside
+    /// it that this machine lacks is refused by `sched_setaffinity` (the unsafe call, on its
+    /// failing path), with the OS error kept as the source. Neither panics nor hangs, on
+    /// either runtime, and the error names the runtime and the core.
+    #[test]
+    fn a_core_this_machine_lacks_is_a_typed_start_error_on_both_runtimes() {
+        for runtime in [Runtime::Glommio, Runtime::Uring] {
+            let e = start_on(runtime, 100_000).unwrap_err();
+            assert_eq!((e.runtime, e.core), (runtime, Some(100_000)));
+            let text = e.to_string();
+            assert!(text.contains("core 100000"), "{text}");
+            if runtime == Runtime::Uring {
+                assert!(
+                    matches!(e.cause, StartFailure::NoSuchCore { core: 100_000, .. }),
+                    "{e:?}"
+                );
+            }
+        }
+        // Inside a CPU set (1024 cores) but not on this machine.
+        let e = start_on(Runtime::Uring, 1000).unwrap_err();
+        match &e.cause {
+            StartFailure::Pin { core, source, .. } => {
+                assert_eq!(*core, 1000);
+                assert_eq!(source.raw_os_error(), Some(libc::EINVAL), "{source}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(std::error::Error::source(&e).is_some(), "the cause is kept");
+        let e = start_on(Runtime::Glommio, 1000).unwrap_err();
+        assert!(matches!(e.cause, StartFailure::Glommio(_)), "{e:?}");
+        // Pinning to a core that exists works (core 0 is always here).
+        start_on(Runtime::Uring, 0).unwrap().join().unwrap();
+    }
 }

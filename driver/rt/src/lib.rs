@@ -37,7 +37,7 @@ mod source_port;
 mod task;
 mod time;
 
-pub use executor::{spawn_executor, ExecutorHandle, ExecutorSpec, StartError};
+pub use executor::{spawn_executor, ExecutorHandle, ExecutorSpec, StartError, StartFailure};
 pub use net::{TcpListener, TcpStream};
 pub use runtime::Runtime;
 pub use task::{spawn_local, spawn_scoped_local, ScopedTask, Task};

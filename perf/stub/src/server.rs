@@ -197,7 +197,7 @@ impl Stub {
                     stop_all(&shared, threads);
                     return Err(StubError::Executor {
                         core: core.unwrap_or(0),
-                        message: e.message,
+                        message: e.cause.to_string(),
                     });
                 }
             };
