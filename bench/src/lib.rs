@@ -14,14 +14,19 @@
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
 //!   arguments (children: `expr` the generators, `encode` their CQL bytes).
 //! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
-//!   (children: `collect`, the coordinator merging workers' samples; `cycles`, the range of
-//!   iteration numbers a loader draws from, `--cycles`/`--loader`; `schedule`, the rate
-//!   schedule of `-r` and each iteration's due time; `statements`, what each
-//!   run statement did, per interval and per phase; `spill`, released samples written to an
-//!   unnamed temporary file so that memory stays bounded; `validate`, `--validate`'s
-//!   comparison of returned rows with what the load wrote; `phase`, a phase as the workers
-//!   run it and what a backend gives the engine to run one; `drive`, a phase driven from
-//!   the coordinator; `plan`, a phase's plan from the workload and prepared statements).
+//!   (children: `limit`, how long a phase lasts; `request`, one request's outcome;
+//!   `session`, what a backend offers a worker, `BenchSession`; `plan`, a phase's plan as
+//!   the workers run it; `assemble`, that plan from the workload and prepared statements;
+//!   `worker`, one worker's fibers and their request loop, with `recorder` and `outage`
+//!   beside it; `interval`, a worker's sample of one interval and the intervals'
+//!   boundaries; `clock`, the clock of each request's end; `collect`, the coordinator
+//!   merging workers' samples; `cycles`, the range of iteration numbers a loader draws from,
+//!   `--cycles`/`--loader`; `schedule`, the rate schedule of `-r` and each iteration's due
+//!   time; `statements`, what each run statement did, per interval and per phase; `spill`,
+//!   released samples written to an unnamed temporary file so that memory stays bounded;
+//!   `validate`, `--validate`'s comparison of returned rows with what the load wrote;
+//!   `phase`, a phase as the workers run it and what a backend gives the engine to run one;
+//!   `drive`, a phase driven from the coordinator).
 //! - [`backend`]: the drivers behind one interface, `Backend` (children, its adapters:
 //!   `doppio` on glommio or its own io_uring runtime, `scylla` on tokio, `null`; `settings`,
 //!   the driver settings they share).
@@ -50,7 +55,7 @@
 //!   a second exits at once.
 //!
 //! Seams: [`workload`] knows no driver; [`engine`] knows no driver either (backends plug in
-//! through [`engine::BenchSession`] and [`engine::phase::PhaseRunner`]); [`backend`] holds
+//! through [`engine::session::BenchSession`] and [`engine::phase::PhaseRunner`]); [`backend`] holds
 //! everything driver-specific.
 
 pub mod alloc_count;

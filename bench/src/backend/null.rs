@@ -27,7 +27,7 @@ use doppio::rt::{spawn_executor, ExecutorHandle, ExecutorSpec, Runtime, Sleeper}
 
 use super::{Backend, ConnectOptions, Driver, DriverCounters};
 use crate::engine::phase::{run_and_report, BackendError, Event, Phase, PhaseRunner, PhaseSpec};
-use crate::engine::plan::{assemble_plan, phase_statements, plan_statement};
+use crate::engine::assemble::{assemble_plan, phase_statements, plan_statement};
 use crate::engine::{Answer, Args, BatchArgs, BenchSession, Plan, RequestError};
 use crate::workload::encode::{encode, natural_type, Encoded};
 use crate::workload::Workload;

@@ -47,7 +47,7 @@ use super::{
     Driver, DriverCounters, Locality, SerialConsistency as BenchSerial, SettingError,
 };
 use crate::engine::phase::{run_and_report, BackendError, Event, Phase, PhaseRunner, PhaseSpec};
-use crate::engine::plan::{assemble_plan, phase_statements, plan_statement};
+use crate::engine::assemble::{assemble_plan, phase_statements, plan_statement};
 use crate::engine::validate::Shape;
 use crate::engine::{Answer, Args, BatchArgs, BenchSession, Plan, RequestError};
 use crate::workload::encode::{encode, CqlKind, CqlType, Encoded, Sink, UdtType};

@@ -33,7 +33,7 @@ use crate::workload::encode::{encode, CqlType, Encoded};
 use crate::workload::expr::Expr;
 use crate::workload::Statement;
 
-use super::RequestError;
+use super::request::RequestError;
 
 /// Error kind of a returned value that differs from what the load wrote.
 pub const MISMATCH: &str = "invalid_value";
