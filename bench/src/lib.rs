@@ -28,8 +28,12 @@
 //!   `phase`, a phase as the workers run it and what a backend gives the engine to run one;
 //!   `drive`, a phase driven from the coordinator).
 //! - [`backend`]: the drivers behind one interface, `Backend` (children, its adapters:
-//!   `doppio` on glommio or its own io_uring runtime, `scylla` on tokio, `null`; `settings`,
-//!   the driver settings they share).
+//!   `doppio` on glommio or its own io_uring runtime, `scylla` on tokio, `null`; what they
+//!   share: `interface`, the `Backend` trait; `driver`, which driver and the protocol
+//!   versions; `options`, how to connect; `settings`, the driver settings; `counters`, the
+//!   driver-side counters; `tls`, doppio's TLS configuration; `tasks`, fibers as tasks of
+//!   doppio's runtimes; and above the adapters `connect`, which checks the settings and
+//!   starts one).
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
 //! - [`overhead`]: CPU time, context switches, RSS, syscalls by kind and io_uring operations
 //!   of a measured stretch.
