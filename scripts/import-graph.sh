@@ -66,6 +66,7 @@ FILE_CHECKED = [
     "protocol-tests",
     "test-support",
     "bench/units",
+    "bench",
 ]
 
 args = sys.argv[1:]
