@@ -37,20 +37,33 @@ impl Driver {
         }
     }
 
+    /// Every driver, in the order `--driver`'s help lists them.
+    pub const ALL: [Driver; 5] = [
+        Driver::Doppio,
+        Driver::DoppioUring,
+        Driver::DoppioUringSqpoll,
+        Driver::Scylla,
+        Driver::Null,
+    ];
+
     /// Parses `doppio`, `doppio-uring`, `doppio-uring-sqpoll`, `scylla` or `null`.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "doppio" => Ok(Driver::Doppio),
-            "doppio-uring" => Ok(Driver::DoppioUring),
-            "doppio-uring-sqpoll" => Ok(Driver::DoppioUringSqpoll),
-            "scylla" => Ok(Driver::Scylla),
-            "null" => Ok(Driver::Null),
-            other => Err(format!(
-                "unknown driver `{other}` (doppio, doppio-uring, doppio-uring-sqpoll, scylla \
-                 or null)"
-            )),
-        }
+    pub fn parse(s: &str) -> Result<Self, UnknownDriver> {
+        let wanted = s.trim();
+        Self::ALL
+            .into_iter()
+            .find(|d| d.name() == wanted)
+            .ok_or_else(|| UnknownDriver {
+                name: wanted.to_owned(),
+            })
     }
+}
+
+/// A `--driver` name that is none of [`Driver::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown driver `{name}` (doppio, doppio-uring, doppio-uring-sqpoll, scylla or null)")]
+pub struct UnknownDriver {
+    /// The name given.
+    pub name: String,
 }
 
 /// The newest CQL protocol version `driver` speaks (`None`: it speaks none, the null
@@ -76,6 +89,26 @@ pub fn common_protocol(drivers: &[Driver]) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn driver_names_round_trip_and_an_unknown_one_lists_them() {
+        for d in Driver::ALL {
+            assert_eq!(Driver::parse(d.name()), Ok(d));
+            assert_eq!(Driver::parse(&format!(" {} ", d.name())), Ok(d));
+        }
+        let e = Driver::parse("scyla").unwrap_err();
+        assert_eq!(
+            e,
+            UnknownDriver {
+                name: "scyla".into()
+            }
+        );
+        let m = e.to_string();
+        assert!(
+            m.contains("unknown driver `scyla`") && m.contains("doppio-uring-sqpoll"),
+            "{m}"
+        );
+    }
 
     #[test]
     fn backends_compared_in_one_run_speak_the_newest_protocol_they_all_speak() {

@@ -37,7 +37,7 @@ pub mod tls;
 
 pub use connect::{check_settings, connect};
 pub use counters::{add_counts, DriverCounters, UringEnters};
-pub use driver::{common_protocol, newest_protocol, Driver};
+pub use driver::{common_protocol, newest_protocol, Driver, UnknownDriver};
 pub use interface::Backend;
 pub use options::{
     ConnectOptions, Consistency, SqPollOptions, UnknownConsistency, DEFAULT_PAGE_SIZE,

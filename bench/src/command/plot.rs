@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
-use super::failure::{Failure, PlotError};
+use super::failure::{Failure, PlotError, UsageError};
 use crate::report::findmax::{FindmaxReport, Step};
 use crate::report::{BackendReport, Report};
 use crate::stats::LatencyHistogram;
@@ -259,9 +259,7 @@ pub fn command(
     }
     if !findmax.is_empty() {
         if findmax.len() != reports.len() {
-            return Err(Failure::Usage(
-                "plot: findmax reports and run reports cannot be drawn together".into(),
-            ));
+            return Err(UsageError::MixedPlot.into());
         }
         let title = title.unwrap_or("achieved rate and p99 against target rate");
         plot_findmax(&findmax, output, title)?;
