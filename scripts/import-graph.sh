@@ -40,9 +40,8 @@
 #
 # Usage: scripts/import-graph.sh [--modules | --files] [--dot] [CRATE_DIR...]
 #   (no CRATE_DIR: every member of the workspace)
-#   (neither mode: the module check on every crate plus the file check on the crates in
-#    FILE_CHECKED below, the ones whose files have been untangled; the others' file-level
-#    circles are counted in one line, not enforced. This is what scripts/check-seams.sh runs.)
+#   (neither mode: the module check and the file check on every crate, enforced. This is
+#    what scripts/check-seams.sh runs.)
 #   --modules  the module view only
 #   --files    the file view only, enforced on every crate given
 #   --dot      print each crate's graph in Graphviz dot (arrows labelled with how many paths)
@@ -55,19 +54,6 @@ import os
 import re
 import sys
 import tomllib
-
-# Crates whose file graph is enforced by the default run (the rest: module view only, until
-# their files are untangled; add a crate here once `--files` passes on it).
-FILE_CHECKED = [
-    "driver/proto",
-    "driver/rt",
-    "driver",
-    "perf/stub",
-    "perf/alloc-count",
-    "protocol-tests",
-    "test-support",
-    "bench/units",
-]
 
 args = sys.argv[1:]
 dot = "--dot" in args
@@ -494,18 +480,13 @@ def print_dot(name, nodes, edges):
     print("}")
 
 
-def check_files(crate, enforce, quiet=False):
+def check_files(crate, enforce):
     nodes, edges, upward = file_graph(crate)
     found = circles(nodes, edges)
     if dot:
         print_dot(crate + "_files", nodes, edges)
         return True
     bad = bool(found or upward)
-    if quiet:
-        if bad:
-            print(f"{crate} (files, not enforced yet): {len(found)} circle(s), "
-                  f"{len(upward)} upward arrow(s); see scripts/import-graph.sh --files {crate}")
-        return True
     print(f"{crate} (files): {len(nodes)} files, {len(edges)} arrows, "
           f"{len(found)} circle(s), {len(upward)} upward arrow(s)")
     for (a, b), where in sorted(edges.items()):
@@ -547,8 +528,7 @@ for crate in crates:
                 if a in comp and b in comp:
                     print(f"    {a} -> {b}: {', '.join(where)}", file=sys.stderr)
     if mode == "default":
-        enforce = crate in FILE_CHECKED
-        files_failed |= not check_files(crate, enforce=enforce, quiet=not enforce)
+        files_failed |= not check_files(crate, enforce=True)
 if failed:
     print("import-graph check FAILED: a crate's modules import each other in a circle "
           "(a module and its submodules are one node); break it by moving the shared piece "
@@ -566,8 +546,6 @@ if not dot:
     elif mode == "modules":
         print("import-graph check passed: no circle among any crate's modules")
     else:
-        checked = [c for c in crates if c in FILE_CHECKED]
-        print("import-graph check passed: no circle among any crate's modules"
-              + ("; no circle and no upward arrow among the files of " + ", ".join(checked)
-                 if checked else ""))
+        print("import-graph check passed: no circle among any crate's modules, and no circle "
+              "and no upward arrow among any crate's files")
 PY

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args as ClapArgs, Parser, Subcommand};
 
 use crate::backend::{
-    Compression, Consistency, Driver, RetryBackoff, SerialConsistency, SqPollOptions,
+    Compression, Consistency, Driver, RetryBackoff, SerialConsistency, SqPollOptions, UnknownDriver,
 };
 use crate::engine::cycles::{CycleRange, LoaderSlice};
 use crate::engine::schedule::RateSchedule;
@@ -462,20 +462,18 @@ impl Connect {
     /// The SQPOLL mode `--sqpoll-idle` and `--sqpoll-cpu` ask for (defaults resolved), checked
     /// against `drivers`: either option without `doppio-uring-sqpoll` among them, or a core
     /// the machine does not have online, is refused before anything starts.
-    pub fn sqpoll_options(&self, drivers: &[Driver]) -> Result<SqPollOptions, String> {
+    pub fn sqpoll_options(&self, drivers: &[Driver]) -> Result<SqPollOptions, ConnectError> {
         let sqpoll = drivers.contains(&Driver::DoppioUringSqpoll);
         if !sqpoll && (self.sqpoll_idle.is_some() || self.sqpoll_cpu.is_some()) {
-            return Err(
-                "--sqpoll-idle and --sqpoll-cpu apply to --driver doppio-uring-sqpoll only".into(),
-            );
+            return Err(ConnectError::SqPollWithoutDriver);
         }
         let cores = online_cores();
         let cpu = match self.sqpoll_cpu {
             Some(SqPollCpu::Core(c)) if c as usize >= cores => {
-                return Err(format!(
-                    "--sqpoll-cpu {c}: this machine has cores 0 to {} online",
-                    cores - 1
-                ))
+                return Err(ConnectError::SqPollCpuOffline {
+                    core: c,
+                    last: cores - 1,
+                })
             }
             Some(SqPollCpu::Core(c)) => Some(c),
             Some(SqPollCpu::None) => None,
@@ -495,7 +493,7 @@ impl Connect {
     }
 
     /// The node addresses, resolved (port 9042 when none is given).
-    pub fn node_addrs(&self) -> Result<Vec<SocketAddr>, String> {
+    pub fn node_addrs(&self) -> Result<Vec<SocketAddr>, ConnectError> {
         if self.nodes.is_empty() {
             return Ok(vec![SocketAddr::from(([127, 0, 0, 1], 9042))]);
         }
@@ -508,16 +506,19 @@ impl Connect {
             };
             let addr = with_port
                 .to_socket_addrs()
-                .map_err(|e| format!("node {n}: {e}"))?
+                .map_err(|source| ConnectError::Resolve {
+                    node: n.clone(),
+                    source,
+                })?
                 .next()
-                .ok_or_else(|| format!("node {n}: no address"))?;
+                .ok_or_else(|| ConnectError::NoAddress { node: n.clone() })?;
             out.push(addr);
         }
         Ok(out)
     }
 
     /// The drivers named by `--driver`, in order, without repeats.
-    pub fn drivers(&self) -> Result<Vec<Driver>, String> {
+    pub fn drivers(&self) -> Result<Vec<Driver>, UnknownDriver> {
         let mut out = Vec::new();
         for d in self.driver.split(',') {
             let d = Driver::parse(d)?;
@@ -529,21 +530,103 @@ impl Connect {
     }
 
     /// The `-P` overrides as pairs.
-    pub fn param_pairs(&self) -> Result<Vec<(String, String)>, String> {
+    pub fn param_pairs(&self) -> Result<Vec<(String, String)>, ConnectError> {
         self.params
             .iter()
             .map(|p| {
                 p.split_once('=')
                     .map(|(k, v)| (k.trim().to_owned(), v.to_owned()))
-                    .ok_or_else(|| format!("-P {p}: expected NAME=VALUE"))
+                    .ok_or_else(|| ConnectError::Param { text: p.clone() })
             })
             .collect()
     }
 }
 
+/// Why the connection options (the `NODE`s, `-P`, `--sqpoll-idle`, `--sqpoll-cpu`) cannot
+/// be used as given: found once clap has parsed them, before anything starts.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// `--sqpoll-idle` or `--sqpoll-cpu` without `doppio-uring-sqpoll` among the drivers.
+    #[error(
+        "--sqpoll-idle and --sqpoll-cpu apply to --driver doppio-uring-sqpoll only (add it to \
+         --driver, or leave them out)"
+    )]
+    SqPollWithoutDriver,
+    /// A `--sqpoll-cpu` core that is not online.
+    #[error(
+        "--sqpoll-cpu {core}: this machine has cores 0 to {last} online (give one of them, or \
+         `none` to let the kernel place the threads)"
+    )]
+    SqPollCpuOffline {
+        /// The core given.
+        core: u32,
+        /// The machine's last online core.
+        last: usize,
+    },
+    /// A node name that does not resolve.
+    #[error("node {node}: {source}")]
+    Resolve {
+        /// The node as given.
+        node: String,
+        /// Why it does not resolve.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A node name that resolves to no address.
+    #[error("node {node}: no address")]
+    NoAddress {
+        /// The node as given.
+        node: String,
+    },
+    /// A `-P` without `=`.
+    #[error("-P {text}: expected NAME=VALUE (such as -P rows=1000)")]
+    Param {
+        /// The text given.
+        text: String,
+    },
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `run` subcommand's connection options of `args`.
+    fn connect_of(args: &[&str]) -> Connect {
+        let argv = ["doppio", "run"].iter().chain(args);
+        match Cli::try_parse_from(argv)
+            .expect("the options parse")
+            .command
+        {
+            Command::Run(run) => run.connect,
+            other => panic!("not a run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn connection_options_that_cannot_be_used_say_which_and_what_to_type() {
+        let c = connect_of(&["-P", "rows=10", "-P", "rows"]);
+        let e = c.param_pairs().unwrap_err();
+        assert!(
+            matches!(&e, ConnectError::Param { text } if text == "rows"),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string().starts_with("-P rows: expected NAME=VALUE"),
+            "{e}"
+        );
+        let c = connect_of(&["--driver", "doppio,scyla"]);
+        assert_eq!(c.drivers().unwrap_err().name, "scyla");
+        let c = connect_of(&["--driver", "doppio-uring", "--sqpoll-cpu", "0"]);
+        let e = c.sqpoll_options(&c.drivers().unwrap()).unwrap_err();
+        assert!(matches!(e, ConnectError::SqPollWithoutDriver), "{e:?}");
+        assert!(e.to_string().contains("doppio-uring-sqpoll only"), "{e}");
+        let c = connect_of(&["--driver", "doppio-uring-sqpoll", "--sqpoll-cpu", "4096"]);
+        let e = c.sqpoll_options(&c.drivers().unwrap()).unwrap_err();
+        assert!(
+            matches!(e, ConnectError::SqPollCpuOffline { core: 4096, .. }),
+            "{e:?}"
+        );
+    }
 
     #[test]
     fn a_repeated_option_takes_its_last_value_and_repeatable_ones_collect() {

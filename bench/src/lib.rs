@@ -14,17 +14,26 @@
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
 //!   arguments (children: `expr` the generators, `encode` their CQL bytes).
 //! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
-//!   (children: `collect`, the coordinator merging workers' samples; `cycles`, the range of
-//!   iteration numbers a loader draws from, `--cycles`/`--loader`; `schedule`, the rate
-//!   schedule of `-r` and each iteration's due time; `statements`, what each
-//!   run statement did, per interval and per phase; `spill`, released samples written to an
-//!   unnamed temporary file so that memory stays bounded; `validate`, `--validate`'s
-//!   comparison of returned rows with what the load wrote; `phase`, a phase as the workers
-//!   run it and what a backend gives the engine to run one; `drive`, a phase driven from
-//!   the coordinator; `plan`, a phase's plan from the workload and prepared statements).
+//!   (children: `limit`, how long a phase lasts; `request`, one request's outcome;
+//!   `session`, what a backend offers a worker, `BenchSession`; `plan`, a phase's plan as
+//!   the workers run it; `assemble`, that plan from the workload and prepared statements;
+//!   `worker`, one worker's fibers and their request loop, with `recorder` and `outage`
+//!   beside it; `interval`, a worker's sample of one interval and the intervals'
+//!   boundaries; `clock`, the clock of each request's end; `collect`, the coordinator
+//!   merging workers' samples; `cycles`, the range of iteration numbers a loader draws from,
+//!   `--cycles`/`--loader`; `schedule`, the rate schedule of `-r` and each iteration's due
+//!   time; `statements`, what each run statement did, per interval and per phase; `spill`,
+//!   released samples written to an unnamed temporary file so that memory stays bounded;
+//!   `validate`, `--validate`'s comparison of returned rows with what the load wrote;
+//!   `phase`, a phase as the workers run it and what a backend gives the engine to run one;
+//!   `drive`, a phase driven from the coordinator).
 //! - [`backend`]: the drivers behind one interface, `Backend` (children, its adapters:
-//!   `doppio` on glommio or its own io_uring runtime, `scylla` on tokio, `null`; `settings`,
-//!   the driver settings they share).
+//!   `doppio` on glommio or its own io_uring runtime, `scylla` on tokio, `null`; what they
+//!   share: `interface`, the `Backend` trait; `driver`, which driver and the protocol
+//!   versions; `options`, how to connect; `settings`, the driver settings; `counters`, the
+//!   driver-side counters; `tls`, doppio's TLS configuration; `tasks`, fibers as tasks of
+//!   doppio's runtimes; and above the adapters `connect`, which checks the settings and
+//!   starts one).
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
 //! - [`overhead`]: CPU time, context switches, RSS, syscalls by kind and io_uring operations
 //!   of a measured stretch.
@@ -50,7 +59,7 @@
 //!   a second exits at once.
 //!
 //! Seams: [`workload`] knows no driver; [`engine`] knows no driver either (backends plug in
-//! through [`engine::BenchSession`] and [`engine::phase::PhaseRunner`]); [`backend`] holds
+//! through [`engine::session::BenchSession`] and [`engine::phase::PhaseRunner`]); [`backend`] holds
 //! everything driver-specific.
 
 pub mod alloc_count;

@@ -22,14 +22,17 @@ use doppio::session::{
     DefaultRetryPolicy, NoRetry, PreparedBatchEntries, RetryPolicy, StatementOptions,
 };
 use doppio::Backoff;
-use doppio::{Cluster, Error, PreparedStatement, Session, TlsConfig};
+use doppio::{Cluster, Error, PreparedStatement, Session};
 
-use super::{
-    Backend, Compression, ConnectOptions, Consistency as BenchConsistency, Driver, DriverCounters,
-    SerialConsistency, SettingError, TlsOptions, UringEnters,
-};
+use super::counters::{add_counts, DriverCounters, UringEnters};
+use super::driver::Driver;
+use super::interface::Backend;
+use super::options::{ConnectOptions, Consistency as BenchConsistency};
+use super::settings::{Compression, SerialConsistency, SettingError};
+use super::tasks::run_fibers_as_tasks;
+use super::tls::tls_config;
+use crate::engine::assemble::{assemble_plan, phase_statements, plan_statement};
 use crate::engine::phase::{run_and_report, BackendError, Event, Phase, PhaseRunner, PhaseSpec};
-use crate::engine::plan::{assemble_plan, phase_statements, plan_statement};
 use crate::engine::validate::Shape;
 use crate::engine::{Answer, Args, BatchArgs, BenchSession, Plan, RequestError};
 use crate::workload::encode::{encode, CqlKind, CqlType, Encoded, UdtType};
@@ -106,19 +109,6 @@ pub fn check_settings(driver: Driver, o: &ConnectOptions) -> Result<(), SettingE
         });
     }
     Ok(())
-}
-
-/// doppio's TLS configuration from the bench's options (the scylla backend takes its rustls
-/// configuration too, so that both verify alike with the same provider).
-pub fn tls_config(t: &TlsOptions) -> Result<TlsConfig, doppio::TlsConfigError> {
-    let mut tls = TlsConfig::from_ca_file(&t.ca)?;
-    if let Some((cert, key)) = &t.client_cert {
-        tls = tls.with_client_cert(cert, key)?;
-    }
-    if let Some(name) = &t.server_name {
-        tls = tls.with_server_name(name)?;
-    }
-    Ok(tls)
 }
 
 impl DoppioBackend {
@@ -442,22 +432,6 @@ impl BenchSession for ShardSession {
     }
 }
 
-/// Runs each fiber as a task of the current executor (glommio's or the io_uring runtime's):
-/// its wake-ups are plain pushes on the executor's local run queue (no atomic), instead of
-/// a `join_all` ready queue.
-pub(crate) async fn run_fibers_as_tasks<Fut: std::future::Future<Output = ()>>(fibers: Vec<Fut>) {
-    let tasks: Vec<_> = fibers
-        .into_iter()
-        // SAFETY: a scoped task must be awaited or dropped before what it borrows goes
-        // away, never leaked. Every task is awaited below before this future completes;
-        // if this future is dropped first, the tasks are dropped with it (cancelled).
-        .map(|f| unsafe { doppio::rt::spawn_scoped_local(f) })
-        .collect();
-    for t in tasks {
-        t.await;
-    }
-}
-
 async fn prepare_plan(
     driver: Driver,
     session: &Session,
@@ -671,7 +645,7 @@ impl Backend for DoppioBackend {
                 *c.nodes.entry(node).or_default() += n;
             }
             for (node, counts) in shards {
-                super::add_counts(c.scylla_shards.entry(node).or_default(), &counts);
+                add_counts(c.scylla_shards.entry(node).or_default(), &counts);
             }
             c.requests += s.requests;
             c.flushes += s.flushes;

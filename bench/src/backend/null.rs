@@ -25,9 +25,13 @@ use std::time::Instant;
 use bytes::BytesMut;
 use doppio::rt::{spawn_executor, ExecutorHandle, ExecutorSpec, Runtime, Sleeper};
 
-use super::{Backend, ConnectOptions, Driver, DriverCounters};
+use super::counters::DriverCounters;
+use super::driver::Driver;
+use super::interface::Backend;
+use super::options::ConnectOptions;
+use super::tasks::run_fibers_as_tasks;
+use crate::engine::assemble::{assemble_plan, phase_statements, plan_statement};
 use crate::engine::phase::{run_and_report, BackendError, Event, Phase, PhaseRunner, PhaseSpec};
-use crate::engine::plan::{assemble_plan, phase_statements, plan_statement};
 use crate::engine::{Answer, Args, BatchArgs, BenchSession, Plan, RequestError};
 use crate::workload::encode::{encode, natural_type, Encoded};
 use crate::workload::Workload;
@@ -247,7 +251,7 @@ impl BenchSession for NullSession {
     }
 
     async fn run_fibers<Fut: Future<Output = ()>>(&self, fibers: Vec<Fut>) {
-        super::doppio::run_fibers_as_tasks(fibers).await;
+        run_fibers_as_tasks(fibers).await;
     }
 }
 
@@ -388,7 +392,7 @@ mod tests {
         let options = ConnectOptions {
             threads: 2,
             pin: false,
-            ..crate::backend::tests::options()
+            ..crate::backend::options::tests::options()
         };
         let b = NullBackend::connect(&options).unwrap();
         assert_eq!(b.workers(), 2);

@@ -42,12 +42,16 @@ use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::SerialConsistency;
 
-use super::{
-    Backend, Compression as BenchCompression, ConnectOptions, Consistency as BenchConsistency,
-    Driver, DriverCounters, Locality, SerialConsistency as BenchSerial, SettingError,
+use super::counters::DriverCounters;
+use super::driver::Driver;
+use super::interface::Backend;
+use super::options::{ConnectOptions, Consistency as BenchConsistency};
+use super::settings::{
+    Compression as BenchCompression, Locality, SerialConsistency as BenchSerial, SettingError,
 };
+use super::tls::tls_config;
+use crate::engine::assemble::{assemble_plan, phase_statements, plan_statement};
 use crate::engine::phase::{run_and_report, BackendError, Event, Phase, PhaseRunner, PhaseSpec};
-use crate::engine::plan::{assemble_plan, phase_statements, plan_statement};
 use crate::engine::validate::Shape;
 use crate::engine::{Answer, Args, BatchArgs, BenchSession, Plan, RequestError};
 use crate::workload::encode::{encode, CqlKind, CqlType, Encoded, Sink, UdtType};
@@ -253,8 +257,8 @@ impl ScyllaBackend {
         if let Some(t) = &o.tls {
             // The rustls configuration doppio's backends use (ring provider, same roots and
             // client certificate): both drivers verify alike.
-            let tls = super::doppio::tls_config(t)
-                .map_err(|e| err(format!("--tls: {}", doppio::error::Report(&e))))?;
+            let tls =
+                tls_config(t).map_err(|e| err(format!("--tls: {}", doppio::error::Report(&e))))?;
             b = b.tls_context(Some(TlsContext::Rustls023(tls.rustls_config())));
         }
         let session = runtime

@@ -1,13 +1,15 @@
 //! What ends a subcommand ([`Failure`], with the exit code each maps to), and the typed
 //! errors of the commands that have their own ([`RunFailure`], [`PlotError`],
-//! [`SweepError`]). The bottom of the command layer: every command returns a [`Failure`],
+//! [`SweepError`]) or that several share ([`UsageError`]: arguments that do not make sense). The bottom of the command layer: every command returns a [`Failure`],
 //! this module imports no command.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use plotters::drawing::DrawingAreaErrorKind;
 
-use crate::backend::SettingError;
+use crate::backend::{SettingError, UnknownDriver};
+use crate::cli::ConnectError;
 use crate::engine::cycles::CyclesError;
 use crate::engine::phase::{BackendError, PhaseError};
 use crate::report::file::ReportError;
@@ -21,10 +23,17 @@ use crate::workload::WorkloadError;
 /// failed (the node went away, a phase failed, the report could not be written).
 #[derive(Debug, thiserror::Error)]
 pub enum Failure {
-    /// Arguments or options that do not make sense (a bad `-P`, an unknown driver, a node
-    /// name that does not resolve).
-    #[error("{0}")]
-    Usage(String),
+    /// Arguments or options that do not make sense together, or files they name that cannot
+    /// be used.
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+    /// Connection options that cannot be used as given (a bad `-P`, a node name that does
+    /// not resolve, an SQPOLL option without its driver).
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    /// A `--driver` that names no driver.
+    #[error(transparent)]
+    Driver(#[from] UnknownDriver),
     /// The workload could not be read or compiled.
     #[error(transparent)]
     Workload(#[from] WorkloadError),
@@ -79,6 +88,8 @@ impl Failure {
             Failure::Run(_) => Self::RUN,
             Failure::Interrupted => crate::interrupt::EXIT_CODE,
             Failure::Usage(_)
+            | Failure::Connect(_)
+            | Failure::Driver(_)
             | Failure::Workload(_)
             | Failure::Start(_)
             | Failure::Schema(_)
@@ -101,6 +112,143 @@ impl Failure {
             PhaseError::Prepare(e) | PhaseError::Run(e) => Failure::Run(RunFailure::Phase(e)),
         }
     }
+}
+
+/// Arguments that do not make sense together, or a file they name that cannot be used:
+/// found before anything starts.
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    /// `--driver` named none.
+    #[error(
+        "no driver given (--driver doppio, doppio-uring, doppio-uring-sqpoll, scylla or null)"
+    )]
+    NoDriver,
+    /// `findmax --start` above `--max-rate`.
+    #[error(
+        "--start {start:.0} is above --max-rate {max_rate:.0} (lower --start or raise --max-rate)"
+    )]
+    StartAboveMaxRate {
+        /// `--start`.
+        start: f64,
+        /// `--max-rate`.
+        max_rate: f64,
+    },
+    /// `doppio plot` given findmax reports and run reports at once.
+    #[error("plot: findmax reports and run reports cannot be drawn together (plot each kind on its own)")]
+    MixedPlot,
+    /// `--validate` with the null backend, which returns no rows.
+    #[error(
+        "--validate: the null backend returns no rows to compare (it measures the bench \
+         engine alone)"
+    )]
+    ValidateNull,
+    /// `--validate` with a workload whose run statements read no loaded row.
+    #[error(
+        "--validate: no run statement of workload {workload} says which loaded row it reads \
+         (`validate = \"...\"`, see bench/workloads/README.md)"
+    )]
+    NothingToValidate {
+        /// The workload's name.
+        workload: String,
+    },
+    /// `doppio load` with a workload that has no `[load]` section.
+    #[error("workload {workload} has no [load] section")]
+    NoLoadSection {
+        /// The workload's name.
+        workload: String,
+    },
+    /// `--page-size` above what the protocol carries.
+    #[error("--page-size {page_size} is too large (at most {max})", max = i32::MAX)]
+    PageSizeTooLarge {
+        /// The size given.
+        page_size: u32,
+    },
+    /// `--hdr-log`'s file could not be created.
+    #[error("--hdr-log {}: {source}", path.display())]
+    HdrLog {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `--prometheus`'s address could not be listened on.
+    #[error("--prometheus {addr}: {source}")]
+    Prometheus {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `doppio show` given a findmax report and a baseline.
+    #[error(
+        "{} is a findmax report: `doppio show` prints one alone; `doppio plot {} {}` draws both",
+        report.display(),
+        report.display(),
+        baseline.display()
+    )]
+    FindmaxWithBaseline {
+        /// The findmax report.
+        report: PathBuf,
+        /// The baseline given.
+        baseline: PathBuf,
+    },
+    /// `doppio hdr` asked for a driver the report has no results for.
+    #[error("{} has no results for driver `{driver}`", report.display())]
+    NoDriverResults {
+        /// The report.
+        report: PathBuf,
+        /// The driver asked for.
+        driver: String,
+    },
+    /// `doppio hdr` asked for a statement the report has no histogram for.
+    #[error(
+        "{} has no statement `{statement}` for driver `{driver}` (it has: {})",
+        report.display(),
+        if names.is_empty() { "none: an older report".to_owned() } else { names.join(", ") }
+    )]
+    NoStatement {
+        /// The report.
+        report: PathBuf,
+        /// The statement asked for.
+        statement: String,
+        /// The driver.
+        driver: String,
+        /// The statements the report has for it.
+        names: Vec<String>,
+    },
+    /// An output file (`option`'s) in a folder that does not exist.
+    #[error("{option} {}: the folder {} does not exist", path.display(), folder.display())]
+    NoFolder {
+        /// The option naming the file.
+        option: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Its folder.
+        folder: PathBuf,
+    },
+    /// An output file (`option`'s) that is a folder.
+    #[error("{option} {}: a folder, not a file", path.display())]
+    IsFolder {
+        /// The option naming the file.
+        option: &'static str,
+        /// The path.
+        path: PathBuf,
+    },
+    /// An output file (`option`'s) that cannot be written.
+    #[error("{option} {}: cannot write a file in {}: {source}", path.display(), folder.display())]
+    NotWritable {
+        /// The option naming the file.
+        option: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Its folder.
+        folder: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// How a started run (or load, or search) failed; what was measured is kept.
@@ -203,4 +351,34 @@ pub enum SweepError {
         #[source]
         source: DrawingAreaErrorKind<std::io::Error>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_statement_names_the_ones_the_report_has() {
+        let missing = |names: &[&str]| {
+            UsageError::NoStatement {
+                report: "r.json".into(),
+                statement: "read".into(),
+                driver: "doppio".into(),
+                names: names.iter().map(|&n| n.to_owned()).collect(),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            missing(&["insert", "select"]),
+            "r.json has no statement `read` for driver `doppio` (it has: insert, select)"
+        );
+        assert_eq!(
+            missing(&[]),
+            "r.json has no statement `read` for driver `doppio` (it has: none: an older report)"
+        );
+        assert_eq!(
+            Failure::from(UsageError::NoDriver).exit_code(),
+            Failure::INPUT
+        );
+    }
 }

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::failure::{Failure, RunFailure};
+use super::failure::{Failure, RunFailure, UsageError};
 use super::measure::{ended, warm_then_measure, Stretch};
 use super::setup::{
     check_writable, default_report_path, result_options, with_validation, workload_of,
@@ -113,16 +113,17 @@ fn judge(target: f64, outcome: &PhaseOutcome, slos: &[Slo]) -> Step {
 pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     let c = &a.connect;
     let workload = with_validation(workload_of(c)?, false)?;
-    let drivers = c.drivers().map_err(Failure::Usage)?;
+    let drivers = c.drivers()?;
     if drivers.is_empty() {
-        return Err(Failure::Usage("no driver given".into()));
+        return Err(UsageError::NoDriver.into());
     }
     let options = result_options(c, &a.results, &drivers)?;
     if a.start > a.max_rate {
-        return Err(Failure::Usage(format!(
-            "--start {:.0} is above --max-rate {:.0}",
-            a.start, a.max_rate
-        )));
+        return Err(UsageError::StartAboveMaxRate {
+            start: a.start,
+            max_rate: a.max_rate,
+        }
+        .into());
     }
     let started_at = crate::report::now_rfc3339();
     let output = a

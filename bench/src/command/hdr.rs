@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::failure::Failure;
+use super::failure::{Failure, UsageError};
 use crate::report::Report;
 
 /// `doppio hdr`: the chosen backend's samples as an HdrHistogram interval log, or with
@@ -19,23 +19,21 @@ pub fn hdr(
         None => r.config.drivers.first().cloned().unwrap_or_default(),
     };
     let Some(b) = r.backends.get(&name) else {
-        return Err(Failure::Usage(format!(
-            "{} has no results for driver `{name}`",
-            report.display()
-        )));
+        return Err(UsageError::NoDriverResults {
+            report: report.to_owned(),
+            driver: name,
+        }
+        .into());
     };
     if let Some(wanted) = statement {
         let Some(st) = b.statements.iter().find(|s| s.name == wanted) else {
-            let names: Vec<&str> = b.statements.iter().map(|s| s.name.as_str()).collect();
-            return Err(Failure::Usage(format!(
-                "{} has no statement `{wanted}` for driver `{name}` (it has: {})",
-                report.display(),
-                if names.is_empty() {
-                    "none: an older report".to_owned()
-                } else {
-                    names.join(", ")
-                }
-            )));
+            return Err(UsageError::NoStatement {
+                report: report.to_owned(),
+                statement: wanted.to_owned(),
+                driver: name,
+                names: b.statements.iter().map(|s| s.name.clone()).collect(),
+            }
+            .into());
         };
         let h = crate::stats::LatencyHistogram::from_base64(&st.histogram)?;
         return write_hlog(

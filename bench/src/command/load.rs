@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::failure::{Failure, RunFailure};
+use super::failure::{Failure, RunFailure, UsageError};
 use super::setup::{connect_options, cycles_of, first_driver, workload_of};
 use crate::backend;
 use crate::cli::LoadArgs;
@@ -17,10 +17,10 @@ use crate::progress::Progress;
 pub fn load(a: &LoadArgs) -> Result<(), Failure> {
     let workload = workload_of(&a.connect)?;
     let Some(l) = &workload.load else {
-        return Err(Failure::Usage(format!(
-            "workload {} has no [load] section",
-            workload.name
-        )));
+        return Err(UsageError::NoLoadSection {
+            workload: workload.name.clone(),
+        }
+        .into());
     };
     let cycles = cycles_of(&a.cycles, &workload)?;
     // A loader's load writes its range: each of its iterations once.

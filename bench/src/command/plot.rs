@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 
 use super::chart::{self, DrawError, Line, Stroke};
-use super::failure::{Failure, PlotError};
+use super::failure::{Failure, PlotError, UsageError};
 use crate::report::findmax::{FindmaxReport, Step};
 use crate::report::{BackendReport, Report};
 use crate::slo::Slo;
@@ -304,9 +304,7 @@ pub fn command(
     }
     if !findmax.is_empty() {
         if findmax.len() != reports.len() {
-            return Err(Failure::Usage(
-                "plot: findmax reports and run reports cannot be drawn together".into(),
-            ));
+            return Err(UsageError::MixedPlot.into());
         }
         let title = title.unwrap_or("achieved rate and p99 against target rate");
         plot_findmax(&findmax, output, title)?;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::failure::{Failure, RunFailure};
+use super::failure::{Failure, RunFailure, UsageError};
 use super::measure::{ended, warm_then_measure, Flamegraph, HdrLog, Observer, Prometheus, Stretch};
 use super::setup::{
     check_writable, cycles_of, default_report_path, result_options, with_validation, workload_of,
@@ -37,13 +37,9 @@ fn per_segment(limit: Limit, segments: usize) -> Limit {
 pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     let c = &a.connect;
     let workload = with_validation(workload_of(c)?, a.validate)?;
-    let drivers = c.drivers().map_err(Failure::Usage)?;
+    let drivers = c.drivers()?;
     if a.validate && drivers.contains(&Driver::Null) {
-        return Err(Failure::Usage(
-            "--validate: the null backend returns no rows to compare (it measures the \
-             bench engine alone)"
-                .into(),
-        ));
+        return Err(UsageError::ValidateNull.into());
     }
     let options = result_options(&a.connect, &a.results, &drivers)?;
     let started_at = crate::report::now_rfc3339();
@@ -296,8 +292,12 @@ fn run_segments(
     let measured = per_segment(a.duration, segments);
     let live_log = match &a.hdr_log {
         Some(path) => Some(
-            crate::live_log::LiveHdrLog::create(path, std::time::SystemTime::now())
-                .map_err(|e| Failure::Usage(format!("--hdr-log {}: {e}", path.display())))?,
+            crate::live_log::LiveHdrLog::create(path, std::time::SystemTime::now()).map_err(
+                |source| UsageError::HdrLog {
+                    path: path.clone(),
+                    source,
+                },
+            )?,
         ),
         None => None,
     };
@@ -309,7 +309,7 @@ fn run_segments(
                 .map(|s| s.name)
                 .collect();
             let m = crate::metrics_server::MetricsServer::start(addr, names)
-                .map_err(|e| Failure::Usage(format!("--prometheus {addr}: {e}")))?;
+                .map_err(|source| UsageError::Prometheus { addr, source })?;
             eprintln!("prometheus metrics on http://{}/metrics", m.addr());
             Some(m)
         }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::failure::Failure;
+use super::failure::{Failure, UsageError};
 use crate::backend::{self, ConnectOptions, Driver, Locality};
 use crate::cli::{Connect, CyclesArgs, ResultArgs};
 use crate::engine::cycles::Cycles;
@@ -15,7 +15,7 @@ use crate::workload::Workload;
 /// of them cannot honour is refused before anything connects).
 pub(crate) fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<ConnectOptions, Failure> {
     let options = ConnectOptions {
-        nodes: c.node_addrs().map_err(Failure::Usage)?,
+        nodes: c.node_addrs()?,
         threads: c.threads,
         connections: c.connections,
         consistency: c.consistency,
@@ -33,7 +33,7 @@ pub(crate) fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<Connect
         retry_backoff: c.retry_backoff,
         protocol: c.protocol.or_else(|| backend::common_protocol(drivers)),
         tls: c.tls_options(),
-        sqpoll: c.sqpoll_options(drivers).map_err(Failure::Usage)?,
+        sqpoll: c.sqpoll_options(drivers)?,
     };
     for &d in drivers {
         backend::check_settings(d, &options)?;
@@ -47,8 +47,9 @@ pub(crate) fn result_options(
     r: &ResultArgs,
     drivers: &[Driver],
 ) -> Result<ConnectOptions, Failure> {
-    let page_size = i32::try_from(r.page_size)
-        .map_err(|_| Failure::Usage(format!("--page-size {} is too large", r.page_size)))?;
+    let page_size = i32::try_from(r.page_size).map_err(|_| UsageError::PageSizeTooLarge {
+        page_size: r.page_size,
+    })?;
     Ok(ConnectOptions {
         page_size,
         discard_results: r.discard_results,
@@ -57,16 +58,13 @@ pub(crate) fn result_options(
 }
 
 pub(crate) fn workload_of(c: &Connect) -> Result<Arc<Workload>, Failure> {
-    let params = c.param_pairs().map_err(Failure::Usage)?;
+    let params = c.param_pairs()?;
     Ok(Arc::new(Workload::resolve(&c.workload, &params)?))
 }
 
 pub(crate) fn first_driver(c: &Connect) -> Result<Driver, Failure> {
-    let drivers = c.drivers().map_err(Failure::Usage)?;
-    drivers
-        .first()
-        .copied()
-        .ok_or_else(|| Failure::Usage("no driver given".into()))
+    let drivers = c.drivers()?;
+    Ok(drivers.first().copied().ok_or(UsageError::NoDriver)?)
 }
 
 /// The range of `--cycles` or `--loader` for `workload`, if either is given.
@@ -99,22 +97,25 @@ pub(crate) fn default_report_path(prefix: &str, workload: &str, started_at: &str
 /// (an existing file is opened for appending, which changes nothing; a new one is probed
 /// with a file made and removed at once in its folder). Without this a missing folder was
 /// found only after the whole run.
-pub(crate) fn check_writable(path: &Path, option: &str) -> Result<(), Failure> {
-    let shown = path.display();
+pub(crate) fn check_writable(path: &Path, option: &'static str) -> Result<(), Failure> {
     let folder = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
     if !folder.is_dir() {
-        return Err(Failure::Usage(format!(
-            "{option} {shown}: the folder {} does not exist",
-            folder.display()
-        )));
+        return Err(UsageError::NoFolder {
+            option,
+            path: path.to_owned(),
+            folder: folder.to_owned(),
+        }
+        .into());
     }
     if path.is_dir() {
-        return Err(Failure::Usage(format!(
-            "{option} {shown}: a folder, not a file"
-        )));
+        return Err(UsageError::IsFolder {
+            option,
+            path: path.to_owned(),
+        }
+        .into());
     }
     let writable = if path.exists() {
         std::fs::OpenOptions::new()
@@ -130,12 +131,12 @@ pub(crate) fn check_writable(path: &Path, option: &str) -> Result<(), Failure> {
             .map(drop)
             .and_then(|()| std::fs::remove_file(&probe))
     };
-    writable.map_err(|e| {
-        Failure::Usage(format!(
-            "{option} {shown}: cannot write a file in {}: {e}",
-            folder.display()
-        ))
-    })
+    Ok(writable.map_err(|source| UsageError::NotWritable {
+        option,
+        path: path.to_owned(),
+        folder: folder.to_owned(),
+        source,
+    })?)
 }
 
 /// The workload as `--validate` asks: with it, at least one run statement must name the row
@@ -143,11 +144,10 @@ pub(crate) fn check_writable(path: &Path, option: &str) -> Result<(), Failure> {
 pub(crate) fn with_validation(workload: Arc<Workload>, on: bool) -> Result<Arc<Workload>, Failure> {
     let validated = workload.run.iter().any(|s| s.validate.is_some());
     if on && !validated {
-        return Err(Failure::Usage(format!(
-            "--validate: no run statement of workload {} says which loaded row it reads \
-             (`validate = \"...\"`, see bench/workloads/README.md)",
-            workload.name
-        )));
+        return Err(UsageError::NothingToValidate {
+            workload: workload.name.clone(),
+        }
+        .into());
     }
     if on || !validated {
         return Ok(workload);

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::failure::Failure;
+use super::failure::{Failure, UsageError};
 use crate::report::findmax::FindmaxReport;
 use crate::report::{text, Report};
 
@@ -14,13 +14,11 @@ pub fn show(report: &Path, baseline: Option<&Path>, log: bool) -> Result<(), Fai
         return show_run(report, baseline, log);
     };
     if let Some(b) = baseline {
-        return Err(Failure::Usage(format!(
-            "{} is a findmax report: `doppio show` prints one alone; `doppio plot {} {}` \
-             draws both",
-            report.display(),
-            report.display(),
-            b.display()
-        )));
+        return Err(UsageError::FindmaxWithBaseline {
+            report: report.to_owned(),
+            baseline: b.to_owned(),
+        }
+        .into());
     }
     print!("{}", found.render());
     Ok(())

@@ -8,8 +8,8 @@ use crate::stats::LatencyHistogram;
 
 use super::schedule::RateSchedule;
 
+use super::interval::{interval_ending_at, IntervalSample};
 use super::statements::{add_counts, StatementCounts};
-use super::IntervalSample;
 
 /// All workers' results for one sample interval.
 #[derive(Debug, Clone)]
@@ -97,7 +97,7 @@ impl std::fmt::Debug for Collector {
 
 impl Collector {
     /// A collector for `workers` workers and intervals of `interval`; `last_index` is the
-    /// timed phase's last interval ([`super::last_interval`]).
+    /// timed phase's last interval ([`super::interval::last_interval`]).
     pub fn new(workers: usize, interval: Duration, last_index: Option<u64>) -> Self {
         Self {
             interval,
@@ -230,7 +230,7 @@ impl Collector {
     /// Pads `out` with empty intervals up to the one `end` falls in (or the timed phase's
     /// last) and stretches or cuts that one to end at `end`.
     fn close(&mut self, end: Duration, out: &mut Vec<Sample>) {
-        let mut last = super::interval_ending_at(end, self.interval);
+        let mut last = interval_ending_at(end, self.interval);
         if let Some(cap) = self.last_index {
             last = last.min(cap);
         }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::collect::{Collector, Sample};
+use super::interval::last_interval;
 use super::phase::{
     BackendError, Event, PhaseError, PhaseRunner, PhaseSpec, SinkStall, SAMPLE_BACKLOG,
 };
@@ -92,7 +93,7 @@ fn run_prepared_phase<R: PhaseRunner + ?Sized + 'static>(
     let mut collector = Collector::new(
         workers,
         spec.interval,
-        crate::engine::last_interval(spec.limit, spec.interval),
+        last_interval(spec.limit, spec.interval),
     )
     .with_schedule(spec.rate.clone());
     let mut outcome = PhaseOutcome {

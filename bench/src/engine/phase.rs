@@ -8,8 +8,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cycles::CycleRange;
+use super::interval::IntervalSample;
+use super::limit::Limit;
+use super::plan::Plan;
 use super::schedule::RateSchedule;
-use super::{run_worker, BenchSession, IntervalSample, Limit, Plan, WorkerEnd, WorkerSpec};
+use super::session::BenchSession;
+use super::worker::{run_worker, WorkerEnd, WorkerSpec};
 use crate::workload::Workload;
 
 /// What a connected backend gives the engine to run a phase on its workers.

@@ -1,83 +1,69 @@
-//! A phase's plan assembled from the workload and a backend's prepared statements: which
-//! statements the phase runs, each checked against its bind markers, with its validation,
-//! and each batch entry's batch.
+//! A phase's plan as the workers run it ([`Plan`]): its prepared statements
+//! ([`PlanStatement`], each with its checked generators and validation) and the `[[run]]`
+//! entries that pick them ([`PlanGroup`]). [`super::assemble`] builds one.
 
-use super::phase::{BackendError, Phase};
-use super::{Plan, PlanGroup, PlanStatement};
-use crate::workload::encode::CqlType;
-use crate::workload::{BatchKind, BoundArgs, RunGroup, RunMode, Statement, Workload};
+use super::validate::Validation;
+use crate::workload::{BoundArgs, RunGroup, RunMode};
 
-/// The statements a phase runs: the workload's run statements, or its load statement.
-pub fn phase_statements(
-    workload: &Workload,
-    phase: Phase,
-    driver: &'static str,
-) -> Result<Vec<Statement>, BackendError> {
-    match phase {
-        Phase::Run => Ok(workload.run.clone()),
-        Phase::Load => match &workload.load {
-            Some(l) => Ok(vec![l.statement.clone()]),
-            None => Err(BackendError {
-                driver,
-                message: format!("workload {} has no [load] section", workload.name),
-            }),
-        },
-    }
+/// A phase's plan: its prepared statements, and the `[[run]]` entries that run them (the
+/// load phase: one entry of its one statement).
+#[derive(Debug)]
+pub struct Plan<P, B> {
+    /// The statements, as [`crate::workload::Workload::run`] orders them.
+    pub statements: Vec<PlanStatement<P>>,
+    /// The entries, picked by weight per iteration.
+    pub groups: Vec<PlanGroup<B>>,
 }
 
-/// A phase's plan from its prepared statements (as [`phase_statements`] lists them): the
-/// workload's `[[run]]` entries (the load phase: its one statement), each batch entry's
-/// batch made once by `make_batch` from its kind and its statements.
-pub fn assemble_plan<P, B>(
-    workload: &Workload,
-    phase: Phase,
-    statements: Vec<PlanStatement<P>>,
-    mut make_batch: impl FnMut(&RunGroup, BatchKind, &[PlanStatement<P>]) -> Result<B, BackendError>,
-) -> Result<Plan<P, B>, BackendError> {
-    let groups = match phase {
-        Phase::Run => workload.groups.clone(),
-        Phase::Load => vec![RunGroup::single("load")],
-    };
-    let mut plan = Vec::with_capacity(groups.len());
-    for group in groups {
-        let batch = match group.mode {
-            RunMode::Batch(kind) => {
-                let members = statements.get(group.statements.clone()).unwrap_or(&[]);
-                Some(make_batch(&group, kind, members)?)
+/// A `[[run]]` entry of a plan.
+#[derive(Debug)]
+pub struct PlanGroup<B> {
+    /// Which statements, how, and its per-statement record entries.
+    pub group: RunGroup,
+    /// Its batch (a batch entry only), built once per phase.
+    pub batch: Option<B>,
+}
+
+impl<P, B> Plan<P, B> {
+    /// The plan of a phase of single statements, one entry each (tests).
+    pub fn singles(statements: Vec<PlanStatement<P>>) -> Self {
+        let groups = (0..statements.len())
+            .map(|k| PlanGroup {
+                group: RunGroup {
+                    statements: k..k + 1,
+                    entry: k,
+                    ..RunGroup::single("")
+                },
+                batch: None,
+            })
+            .collect();
+        Self { statements, groups }
+    }
+
+    /// Per entry of the per-statement records: whether it is a sequence's (its
+    /// iterations, not requests).
+    pub fn sequence_entries(&self) -> Vec<bool> {
+        let mut out = Vec::new();
+        for g in &self.groups {
+            let n = g.group.entries();
+            if out.len() < g.group.entry + n {
+                out.resize(g.group.entry + n, false);
             }
-            RunMode::Single | RunMode::Sequence => None,
-        };
-        plan.push(PlanGroup { group, batch });
+            if g.group.mode == RunMode::Sequence {
+                out[g.group.entry + n - 1] = true;
+            }
+        }
+        out
     }
-    Ok(Plan {
-        statements,
-        groups: plan,
-    })
 }
 
-/// A prepared statement with its generators checked against the markers' `kinds`, and its
-/// validation compiled against `shape` (given for a statement with `validate`: see
-/// [`crate::engine::validate`]).
-pub fn plan_statement<P>(
-    workload: &Workload,
-    statement: &Statement,
-    prepared: P,
-    kinds: &[CqlType],
-    shape: Option<&crate::engine::validate::Shape>,
-    driver: &'static str,
-) -> Result<PlanStatement<P>, BackendError> {
-    let err = |message: String| BackendError { driver, message };
-    let args = BoundArgs::bind(&workload.name, statement, kinds).map_err(|e| err(e.to_string()))?;
-    let validation = match (shape, &workload.load) {
-        (Some(shape), Some(load)) => {
-            crate::engine::validate::Validation::compile(statement, &load.statement, shape)
-                .map_err(|m| err(format!("statement {}: {m}", statement.label())))?
-        }
-        _ => None,
-    };
-    Ok(PlanStatement {
-        prepared,
-        args,
-        validation,
-    })
+/// A prepared run statement: the backend's handle plus its checked generators.
+#[derive(Debug)]
+pub struct PlanStatement<P> {
+    /// The backend's prepared statement.
+    pub prepared: P,
+    /// Its arguments.
+    pub args: BoundArgs,
+    /// How its rows are validated (`--validate` and a `validate` in the workload).
+    pub validation: Option<Validation>,
 }

@@ -33,12 +33,37 @@ use crate::workload::encode::{encode, CqlType, Encoded};
 use crate::workload::expr::Expr;
 use crate::workload::Statement;
 
-use super::RequestError;
+use super::request::RequestError;
 
 /// Error kind of a returned value that differs from what the load wrote.
 pub const MISMATCH: &str = "invalid_value";
 /// Error kind of a validated read that returned no row.
 pub const MISSING: &str = "missing_row";
+
+/// Why a statement's `validate` cannot be compiled against what the backend prepared.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValidationError {
+    /// The `[load]` statement's generators do not match its bind markers, so the values it
+    /// wrote are not known.
+    #[error("the [load] statement has {markers} bind markers but {args} args")]
+    LoadArgs {
+        /// The load statement's bind markers.
+        markers: usize,
+        /// Its generators (`args`).
+        args: usize,
+    },
+    /// The read returns none of the columns the load writes: nothing to compare.
+    #[error(
+        "validate: the statement returns {returned:?}, none of the columns [load] writes \
+         ({loaded:?}); select at least one of them"
+    )]
+    NoLoadedColumn {
+        /// The read's result columns.
+        returned: Vec<String>,
+        /// The columns the load statement's bind markers write.
+        loaded: Vec<String>,
+    },
+}
 
 /// What a backend learnt from its PREPAREs that validation needs: the load statement's bind
 /// markers (column name and type) and the read's result columns (names, in order).
@@ -77,16 +102,15 @@ impl Validation {
         statement: &Statement,
         load: &Statement,
         shape: &Shape,
-    ) -> Result<Option<Self>, String> {
+    ) -> Result<Option<Self>, ValidationError> {
         let Some(source) = &statement.validate else {
             return Ok(None);
         };
         if load.args.len() != shape.load_markers.len() {
-            return Err(format!(
-                "the [load] statement has {} bind markers but {} args",
-                shape.load_markers.len(),
-                load.args.len()
-            ));
+            return Err(ValidationError::LoadArgs {
+                markers: shape.load_markers.len(),
+                args: load.args.len(),
+            });
         }
         let columns: Vec<Column> = shape
             .load_markers
@@ -107,15 +131,10 @@ impl Validation {
             })
             .collect();
         if columns.is_empty() {
-            return Err(format!(
-                "validate: the statement returns {:?}, none of the columns [load] writes ({:?})",
-                shape.result_columns,
-                shape
-                    .load_markers
-                    .iter()
-                    .map(|(n, _)| n.as_str())
-                    .collect::<Vec<_>>()
-            ));
+            return Err(ValidationError::NoLoadedColumn {
+                returned: shape.result_columns.clone(),
+                loaded: shape.load_markers.iter().map(|(n, _)| n.clone()).collect(),
+            });
         }
         Ok(Some(Self {
             source: source.clone(),
@@ -627,7 +646,11 @@ mod tests {
             },
         )
         .unwrap_err();
-        assert!(e.contains("none of the columns"), "{e}");
+        assert!(
+            matches!(&e, ValidationError::NoLoadedColumn { returned, .. } if returned == &["other"]),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("none of the columns"), "{e}");
     }
 
     fn int_cell(v: i32) -> Vec<u8> {

@@ -1,0 +1,766 @@
+//! One worker's share of a phase ([`run_worker`]): what it runs ([`WorkerSpec`]), its
+//! fibers' request loop (pacing, sequences, batches, validation), and what it returns
+//! ([`WorkerEnd`]).
+
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::clock::Clock;
+use super::cycles::CycleRange;
+use super::interval::{interval_end, last_interval, IntervalSample};
+use super::limit::Limit;
+use super::outage::OutageWatch;
+use super::plan::Plan;
+use super::recorder::Recorder;
+use super::request::{Answer, RequestError};
+use super::schedule::RateSchedule;
+use super::session::{Args, BatchArgs, BenchSession};
+use super::statements::{StatementCounts, StatementTotals};
+use super::validate::RowCheck;
+use crate::stats::LatencyHistogram;
+use crate::workload::RunMode;
+
+/// What one worker runs.
+#[derive(Debug, Clone)]
+pub struct WorkerSpec {
+    /// This worker's index.
+    pub worker: usize,
+    /// Number of workers.
+    pub workers: usize,
+    /// Fibers on this worker.
+    pub concurrency: usize,
+    /// The rate schedule of all workers together, if limited: this worker takes
+    /// `1 / workers` of it.
+    pub rate: Option<Arc<RateSchedule>>,
+    /// When the phase ends.
+    pub limit: Limit,
+    /// The phase's start, shared by all workers (sample intervals line up).
+    pub start: Instant,
+    /// Length of a sample interval.
+    pub interval: Duration,
+    /// Record results (false during warmup).
+    pub record: bool,
+    /// Stop the phase when, for this long, no request succeeded and the failures were lost
+    /// connections (the node went away); `None` never stops.
+    pub max_outage: Option<Duration>,
+    /// The iteration numbers this loader draws from (`None`: 0, 1, 2, ...).
+    pub cycles: Option<CycleRange>,
+}
+
+/// The answer of `result` when it is one (the default otherwise).
+fn result_answer(result: &Result<Answer, RequestError>) -> Answer {
+    result.as_ref().copied().unwrap_or_default()
+}
+
+/// What a worker returns at the end of a phase.
+#[derive(Debug, Clone, Default)]
+pub struct WorkerEnd {
+    /// Iterations run.
+    pub iterations: u64,
+    /// The first message of each error kind seen.
+    pub first_errors: Vec<(&'static str, String)>,
+    /// When the last request finished.
+    pub elapsed: Duration,
+    /// Why the worker stopped before its limit (the node went away), if it did.
+    pub aborted: Option<String>,
+    /// Per statement of the plan (by index): its record over the phase (empty when the
+    /// phase was not recorded).
+    pub statements: Vec<StatementTotals>,
+}
+
+/// Sleeps until `deadline`, in steps of at most [`PAUSE_STEP`] so that an interrupt ends a
+/// long wait (a schedule's part at rate 0, a low rate); false when interrupted. `passed` is
+/// a time known to be past (or about now), so that the usual short wait reads no clock.
+async fn pause_until<S: BenchSession>(
+    session: &S,
+    sleeper: &mut S::Sleeper,
+    deadline: Instant,
+    passed: Instant,
+) -> bool {
+    if deadline <= passed + PAUSE_STEP {
+        session.sleep_until(sleeper, deadline).await;
+        return true;
+    }
+    loop {
+        let step = Instant::now() + PAUSE_STEP;
+        if deadline <= step {
+            session.sleep_until(sleeper, deadline).await;
+            return true;
+        }
+        session.sleep_until(sleeper, step).await;
+        if crate::interrupt::interrupted() {
+            return false;
+        }
+    }
+}
+
+/// The longest sleep between two looks at the interrupt flag while a fiber waits.
+const PAUSE_STEP: Duration = Duration::from_millis(100);
+
+/// Runs one worker's share of a phase: its fibers run the plan's entry `pick(i)` (its
+/// statement, its sequence of steps, or its batch) for each of its iterations `i` until
+/// `spec.limit`. Each completed sample interval is handed to `sink` (on this thread) as soon
+/// as a later one starts, and the last partial one at the end.
+///
+/// A sequence's steps run one after another with the same `i`; each is a request of its own
+/// entry, its latency from the end of the step before (the first step's from the
+/// iteration's due time). The first step that fails ends the iteration: its error is
+/// counted on that step and on the sequence's entry, the later steps are not sent. The
+/// sequence's entry gets one latency per successful iteration, from its due time to the end
+/// of its last step.
+pub async fn run_worker<S, F>(
+    session: &S,
+    pick: &(dyn Fn(u64) -> usize + '_),
+    plan: &Plan<S::Prepared, S::Batch>,
+    spec: &WorkerSpec,
+    sink: F,
+) -> WorkerEnd
+where
+    S: BenchSession,
+    F: FnMut(IntervalSample),
+{
+    let entries = plan.sequence_entries();
+    let recorder = RefCell::new(Recorder {
+        spec_worker: spec.worker,
+        start: spec.start,
+        interval: spec.interval,
+        last_index: last_interval(spec.limit, spec.interval),
+        current: 0,
+        current_end: interval_end(
+            spec.start,
+            spec.interval,
+            0,
+            last_interval(spec.limit, spec.interval),
+        ),
+        paced: spec.rate.is_some(),
+        requests: 0,
+        rows: 0,
+        errors: Vec::new(),
+        latency: LatencyHistogram::new(),
+        service: LatencyHistogram::new(),
+        lateness_ns: 0,
+        // Preallocated once per phase (one histogram per statement), only when recording.
+        statements: vec![StatementCounts::default(); if spec.record { entries.len() } else { 0 }],
+        statement_totals: if spec.record {
+            (0..entries.len())
+                .map(|_| StatementTotals::default())
+                .collect()
+        } else {
+            Vec::new()
+        },
+        statement_latency: if spec.record {
+            (0..entries.len())
+                .map(|_| LatencyHistogram::new())
+                .collect()
+        } else {
+            Vec::new()
+        },
+        sequence: entries,
+        first_messages: Vec::new(),
+        sink,
+    });
+    let iterations = Cell::new(0u64);
+    let outage = OutageWatch::new(spec.max_outage);
+    let fibers = spec.concurrency.max(1);
+    // Without a rate, the time-stamp counter (see `clock`); with one, the monotonic clock
+    // the due times are on.
+    let clock = Clock::new(spec.rate.is_some());
+    let clock = &clock;
+    let fiber = |f: usize| {
+        let recorder = &recorder;
+        let iterations = &iterations;
+        let outage = &outage;
+        // This fiber's place in the schedule: a few numbers, stepped once per request.
+        let mut pacer = spec
+            .rate
+            .as_deref()
+            .map(|s| s.pacer(spec.worker, spec.workers, f, fibers));
+        let paced = pacer.is_some();
+        async move {
+            // Validation's expected cells, reused from request to request.
+            let check = RowCheck::default();
+            // The fiber's timer for its pauses, re-armed from request to request.
+            let mut sleeper = session.sleeper();
+            let mut j = f as u64;
+            // When this fiber's last request ended: a time past, for `pause_until`, and
+            // without a rate the due time of its next request.
+            let mut last_done = clock.now();
+            loop {
+                if outage.stopped() || crate::interrupt::interrupted() {
+                    return;
+                }
+                let i = j * spec.workers as u64 + spec.worker as u64;
+                // Without a rate a request is due when it is sent, which is when the fiber's
+                // previous one ended: no clock read of its own.
+                let due = match pacer.as_mut() {
+                    Some(p) => {
+                        let at = p
+                            .next_due()
+                            .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+                            .and_then(|offset| spec.start.checked_add(offset));
+                        match at {
+                            Some(at) => at,
+                            None => {
+                                // The rate stays 0 from here on: nothing more is due. A timed
+                                // phase still lasts its time.
+                                if let Limit::Time(d) = spec.limit {
+                                    if let Some(end) = spec.start.checked_add(d) {
+                                        pause_until(session, &mut sleeper, end, Instant::now())
+                                            .await;
+                                    }
+                                }
+                                return;
+                            }
+                        }
+                    }
+                    None => last_done,
+                };
+                let over = match spec.limit {
+                    Limit::Count(n) => i >= n,
+                    Limit::Time(d) => due.saturating_duration_since(spec.start) >= d,
+                };
+                if over {
+                    return;
+                }
+                let i = match spec.cycles {
+                    Some(range) => range.iteration(i),
+                    None => i,
+                };
+                let Some(group) = plan.groups.get(pick(i)) else {
+                    return;
+                };
+                let g = &group.group;
+                let Some(members) = plan.statements.get(g.statements.clone()) else {
+                    return;
+                };
+                let sent = if paced {
+                    if !pause_until(session, &mut sleeper, due, last_done).await {
+                        return;
+                    }
+                    clock.now()
+                } else {
+                    due
+                };
+                let done = match (&g.mode, &group.batch) {
+                    (RunMode::Batch(_), Some(batch)) => {
+                        let args = BatchArgs {
+                            members,
+                            iteration: i,
+                            repeat: g.repeat,
+                        };
+                        let result = session.execute_batch(batch, args).await;
+                        let done = clock.now();
+                        outage.observe(done, &result);
+                        if spec.record {
+                            recorder
+                                .borrow_mut()
+                                .record(g.entry, due, sent, done, result);
+                        }
+                        done
+                    }
+                    _ => {
+                        // One statement, or a sequence's steps one after another.
+                        let (mut step_due, mut step_sent) = (due, sent);
+                        let mut rows = 0u64;
+                        let mut failed = None;
+                        for (n, stmt) in members.iter().enumerate() {
+                            if let Some(v) = &stmt.validation {
+                                check.begin(v, i);
+                            }
+                            let result = session
+                                .execute(
+                                    &stmt.prepared,
+                                    Args {
+                                        bound: &stmt.args,
+                                        iteration: i,
+                                        check: stmt.validation.as_ref().map(|_| &check),
+                                    },
+                                )
+                                .await;
+                            let result = match &stmt.validation {
+                                Some(v) => {
+                                    let answer = result_answer(&result);
+                                    check
+                                        .finish(v, result.map(|a| a.rows))
+                                        .map(|rows| Answer { rows, ..answer })
+                                }
+                                None => result,
+                            };
+                            let done = clock.now();
+                            outage.observe(done, &result);
+                            match &result {
+                                Ok(a) => rows += a.rows,
+                                Err(e) => failed = Some(e.kind),
+                            }
+                            if spec.record {
+                                recorder.borrow_mut().record(
+                                    g.entry + n,
+                                    step_due,
+                                    step_sent,
+                                    done,
+                                    result,
+                                );
+                            }
+                            (step_due, step_sent) = (done, done);
+                            if failed.is_some() {
+                                break;
+                            }
+                        }
+                        if g.mode == RunMode::Sequence && spec.record {
+                            let outcome = match failed {
+                                Some(kind) => Err(kind),
+                                None => Ok(rows),
+                            };
+                            recorder.borrow_mut().record_sequence(
+                                g.entry + members.len(),
+                                due,
+                                step_due,
+                                outcome,
+                            );
+                        }
+                        step_due
+                    }
+                };
+                last_done = done;
+                iterations.set(iterations.get() + 1);
+                if let Limit::Time(d) = spec.limit {
+                    if done.saturating_duration_since(spec.start) >= d && !paced {
+                        return;
+                    }
+                }
+                j += fibers as u64;
+            }
+        }
+    };
+    session
+        .run_fibers((0..fibers).map(fiber).collect::<Vec<_>>())
+        .await;
+    let elapsed = spec.start.elapsed();
+    let mut rec = recorder.into_inner();
+    if spec.record {
+        rec.flush(true);
+    }
+    WorkerEnd {
+        iterations: iterations.get(),
+        first_errors: rec.first_messages,
+        elapsed,
+        aborted: outage.into_verdict(),
+        statements: rec.statement_totals,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::engine::plan::{PlanGroup, PlanStatement};
+    use crate::workload::{BoundArgs, RunGroup, Statement};
+
+    /// A backend whose requests take `delay(i)` on the executor's timer and record `i`.
+    struct Mock<D: Fn(u64) -> Duration> {
+        delay: D,
+        seen: RefCell<Vec<u64>>,
+    }
+
+    impl<D: Fn(u64) -> Duration> BenchSession for Mock<D> {
+        type Prepared = ();
+        type Batch = ();
+        type Sleeper = ();
+
+        fn sleeper(&self) {}
+
+        async fn execute_batch(
+            &self,
+            _: &(),
+            args: BatchArgs<'_, ()>,
+        ) -> Result<Answer, RequestError> {
+            for n in 0..args.len() {
+                if let Some((_, a)) = args.element(n) {
+                    self.seen.borrow_mut().push(a.iteration);
+                }
+            }
+            doppio::rt::sleep((self.delay)(args.iteration)).await;
+            Ok(Answer::default())
+        }
+
+        async fn execute(&self, _: &(), args: Args<'_>) -> Result<Answer, RequestError> {
+            self.seen.borrow_mut().push(args.iteration);
+            doppio::rt::sleep((self.delay)(args.iteration)).await;
+            if args.iteration % 50 == 49 {
+                return Err(RequestError {
+                    kind: "overloaded",
+                    message: format!("iteration {}", args.iteration),
+                });
+            }
+            // Iteration i answers i % 3 rows; iterations divisible by 7 are not applied.
+            Ok(Answer {
+                rows: args.iteration % 3,
+                not_applied: args.iteration % 7 == 0,
+            })
+        }
+
+        async fn sleep_until(&self, _: &mut (), deadline: Instant) {
+            let now = Instant::now();
+            if deadline > now {
+                doppio::rt::sleep(deadline - now).await;
+            }
+        }
+    }
+
+    fn plan() -> Vec<PlanStatement<()>> {
+        let statement = Statement {
+            name: "s".into(),
+            cql: "SELECT".into(),
+            args: Vec::new(),
+            line: 0,
+            validate: None,
+            idempotent: false,
+            conditional: false,
+        };
+        vec![PlanStatement {
+            prepared: (),
+            args: BoundArgs::bind("t", &statement, &[]).unwrap(),
+            validation: None,
+        }]
+    }
+
+    fn spec(worker: usize, workers: usize, fibers: usize, rate: Option<f64>, n: u64) -> WorkerSpec {
+        WorkerSpec {
+            worker,
+            workers,
+            concurrency: fibers,
+            rate: rate.map(|r| Arc::new(RateSchedule::steady(r))),
+            limit: Limit::Count(n),
+            start: Instant::now(),
+            interval: Duration::from_millis(100),
+            record: true,
+            max_outage: None,
+            cycles: None,
+        }
+    }
+
+    /// Runs `f` on an executor of doppio's default runtime (the engine itself knows none).
+    fn on_executor<T, F, Fut>(f: F) -> T
+    where
+        T: Send + 'static,
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = T> + 'static,
+    {
+        doppio::rt::run_on(doppio::rt::Runtime::default(), "engine-test", f).unwrap()
+    }
+
+    #[test]
+    fn every_iteration_runs_once_across_workers_and_fibers_and_errors_are_counted() {
+        let (seen, samples) = on_executor(|| async {
+            let mock = Mock {
+                delay: |_| Duration::from_micros(200),
+                seen: RefCell::new(Vec::new()),
+            };
+            let plan = Plan::singles(plan());
+            let mut samples = Vec::new();
+            for w in 0..2 {
+                let s = spec(w, 2, 3, None, 301);
+                let end = run_worker(&mock, &|_| 0, &plan, &s, |x| samples.push(x)).await;
+                // Iterations 49, 99, ... are odd: all on worker 1, which keeps the first.
+                let expected = if w == 1 {
+                    vec![("overloaded", "iteration 49".to_string())]
+                } else {
+                    vec![]
+                };
+                assert_eq!(end.first_errors, expected);
+            }
+            (mock.seen.into_inner(), samples)
+        });
+        let unique: BTreeSet<u64> = seen.iter().copied().collect();
+        assert_eq!(seen.len(), 301, "no iteration twice");
+        assert_eq!(unique, (0..301).collect(), "every iteration once");
+        let requests: u64 = samples.iter().map(|s| s.requests).sum();
+        let errors: u64 = samples
+            .iter()
+            .flat_map(|s| s.errors.iter())
+            .map(|(_, n)| n)
+            .sum();
+        assert_eq!(requests, 301);
+        assert_eq!(errors, 6, "iterations 49, 99, ..., 299 failed");
+        let rows: u64 = samples.iter().map(|s| s.rows).sum();
+        let failed_rows: u64 = (0..301).filter(|i| i % 50 == 49).map(|i| i % 3).sum();
+        let all_rows: u64 = (0..301).map(|i| i % 3).sum();
+        assert_eq!(rows, all_rows - failed_rows, "rows of successes only");
+        let latencies: u64 = samples.iter().map(|s| s.latency.count()).sum();
+        assert_eq!(latencies, 301 - 6, "latency of successes only");
+    }
+
+    #[test]
+    fn each_request_counts_in_its_statement_and_the_statements_add_up_to_the_totals() {
+        // Two statements: iterations divisible by 3 run statement 1, the others statement 0.
+        // Iterations 49, 99, ... fail: 99, 249 (divisible by 3) in statement 1.
+        let (end, samples) = on_executor(|| async {
+            let mock = Mock {
+                delay: |_| Duration::from_micros(100),
+                seen: RefCell::new(Vec::new()),
+            };
+            let mut statements = plan();
+            statements.extend(self::plan());
+            let plan = Plan::singles(statements);
+            let mut samples = Vec::new();
+            let s = spec(0, 1, 4, None, 300);
+            let pick = |i: u64| usize::from(i % 3 == 0);
+            let end = run_worker(&mock, &pick, &plan, &s, |x| samples.push(x)).await;
+            (end, samples)
+        });
+        let failed = |k: usize| {
+            (0..300u64)
+                .filter(|i| i % 50 == 49 && usize::from(i % 3 == 0) == k)
+                .count() as u64
+        };
+        assert_eq!(end.statements.len(), 2);
+        assert_eq!(end.statements[1].requests, 100);
+        assert_eq!(end.statements[0].requests, 200);
+        for (k, t) in end.statements.iter().enumerate() {
+            assert_eq!(t.error_count(), failed(k), "statement {k}");
+            assert_eq!(t.latency.count(), t.requests - failed(k));
+            let rows: u64 = (0..300u64)
+                .filter(|i| usize::from(i % 3 == 0) == k && i % 50 != 49)
+                .map(|i| i % 3)
+                .sum();
+            assert_eq!(t.rows, rows, "statement {k}");
+            let per_interval: u64 = samples.iter().map(|s| s.statements[k].requests).sum();
+            assert_eq!(per_interval, t.requests, "intervals add up, statement {k}");
+            let errors: u64 = samples.iter().map(|s| s.statements[k].errors).sum();
+            assert_eq!(errors, failed(k));
+        }
+        assert_eq!(end.statements[1].errors, vec![("overloaded", 2)]);
+        let total: u64 = samples.iter().map(|s| s.requests).sum();
+        assert_eq!(total, 300);
+    }
+
+    #[test]
+    fn a_sequence_runs_its_steps_in_order_and_stops_at_the_first_failure() {
+        // Steps 0 and 1 of one sequence (entries 0, 1; the sequence's entry 2); iterations
+        // 49 and 99 fail at step 0, so step 1 never runs for them.
+        let (end, samples, seen) = on_executor(|| async {
+            let mock = Mock {
+                delay: |_| Duration::from_micros(100),
+                seen: RefCell::new(Vec::new()),
+            };
+            let mut statements = plan();
+            statements.extend(self::plan());
+            let plan = Plan {
+                statements,
+                groups: vec![PlanGroup {
+                    group: RunGroup {
+                        name: "seq".into(),
+                        statements: 0..2,
+                        mode: RunMode::Sequence,
+                        repeat: 1,
+                        entry: 0,
+                    },
+                    batch: None,
+                }],
+            };
+            let mut samples = Vec::new();
+            let s = spec(0, 1, 3, None, 100);
+            let end = run_worker(&mock, &|_| 0, &plan, &s, |x| samples.push(x)).await;
+            (end, samples, mock.seen.into_inner())
+        });
+        assert_eq!(
+            seen.len(),
+            198,
+            "two steps each but for 2 failed iterations"
+        );
+        let st = &end.statements;
+        assert_eq!(st.len(), 3);
+        assert_eq!((st[0].requests, st[0].error_count()), (100, 2));
+        assert_eq!((st[1].requests, st[1].error_count()), (98, 0));
+        assert_eq!((st[2].requests, st[2].error_count()), (100, 2));
+        assert_eq!(st[2].errors, vec![("overloaded", 2)]);
+        assert_eq!(
+            st[2].latency.count(),
+            98,
+            "one latency per successful iteration"
+        );
+        // Not applied: iterations divisible by 7, but 49 failed.
+        assert_eq!(st[0].not_applied, 14);
+        let rows: u64 = (0..100u64).filter(|i| i % 50 != 49).map(|i| i % 3).sum();
+        assert_eq!((st[1].rows, st[2].rows), (rows, 2 * rows));
+        // The sequence is not a request: the totals are its steps'.
+        let requests: u64 = samples.iter().map(|s| s.requests).sum();
+        let latencies: u64 = samples.iter().map(|s| s.latency.count()).sum();
+        assert_eq!((requests, latencies), (198, 196));
+        // A sequence's whole latency is at least its steps' together.
+        assert!(st[2].latency.min() >= st[0].latency.min() + st[1].latency.min());
+    }
+
+    #[test]
+    fn a_batch_is_one_request_whose_copies_take_consecutive_iterations() {
+        let (end, seen) = on_executor(|| async {
+            let mock = Mock {
+                delay: |_| Duration::from_micros(100),
+                seen: RefCell::new(Vec::new()),
+            };
+            let plan = Plan {
+                statements: plan(),
+                groups: vec![PlanGroup {
+                    group: RunGroup {
+                        name: "fill".into(),
+                        statements: 0..1,
+                        mode: RunMode::Batch(crate::workload::BatchKind::Unlogged),
+                        repeat: 10,
+                        entry: 0,
+                    },
+                    batch: Some(()),
+                }],
+            };
+            let s = spec(0, 1, 2, None, 30);
+            let end = run_worker(&mock, &|_| 0, &plan, &s, |_| {}).await;
+            (end, mock.seen.into_inner())
+        });
+        assert_eq!(end.statements.len(), 1);
+        assert_eq!(end.statements[0].requests, 30, "one request per batch");
+        let mut seen = seen;
+        seen.sort_unstable();
+        assert_eq!(
+            seen,
+            (0..300).collect::<Vec<u64>>(),
+            "copy k of i: i * 10 + k"
+        );
+    }
+
+    #[test]
+    fn with_a_range_iterations_come_from_it_and_a_timed_phase_wraps_within_it() {
+        let range = CycleRange::new(100, 103).unwrap();
+        let (counted, timed) = on_executor(move || async move {
+            let plan = Plan::singles(plan());
+            let mut runs = Vec::new();
+            for limit in [Limit::Count(3), Limit::Time(Duration::from_millis(30))] {
+                let mock = Mock {
+                    delay: |_| Duration::from_micros(200),
+                    seen: RefCell::new(Vec::new()),
+                };
+                let s = WorkerSpec {
+                    limit,
+                    cycles: Some(range),
+                    ..spec(0, 1, 2, None, 0)
+                };
+                run_worker(&mock, &|_| 0, &plan, &s, |_| {}).await;
+                runs.push(mock.seen.into_inner());
+            }
+            (runs[0].clone(), runs[1].clone())
+        });
+        let mut counted = counted;
+        counted.sort_unstable();
+        assert_eq!(counted, vec![100, 101, 102], "a count: each once");
+        assert!(timed.len() > 6, "the range was exhausted: {timed:?}");
+        assert!(timed.iter().all(|i| (100..103).contains(i)), "{timed:?}");
+    }
+
+    #[test]
+    fn a_stall_shows_in_the_latency_of_the_requests_it_delayed() {
+        // 100 req/s on one fiber; iteration 10 stalls 300 ms. Iterations 11.. were due every
+        // 10 ms during the stall: their latency counts from their due time.
+        let samples = on_executor(|| async {
+            let mock = Mock {
+                delay: |i| Duration::from_millis(if i == 10 { 300 } else { 1 }),
+                seen: RefCell::new(Vec::new()),
+            };
+            let plan = Plan::singles(plan());
+            let mut samples = Vec::new();
+            let s = spec(0, 1, 1, Some(100.0), 48);
+            run_worker(&mock, &|_| 0, &plan, &s, |x| samples.push(x)).await;
+            samples
+        });
+        let mut latency = crate::stats::LatencyHistogram::new();
+        let mut service = crate::stats::LatencyHistogram::new();
+        for s in &samples {
+            latency.merge(&s.latency);
+            service.merge(&s.service);
+        }
+        assert_eq!(latency.count(), 48);
+        // Service time: one slow request in 48 (2 %).
+        assert!(
+            service.value_at_percentile(95.0) < 50_000_000,
+            "{service:?}"
+        );
+        assert!(service.max() >= 290_000_000);
+        // Latency from the due time: the stalled request and the ones due while it stalled
+        // (iterations 11 to about 27, due every 10 ms, sent when it ended, 300 ms in) are
+        // late by up to 200 ms: more than a third of all requests.
+        let p65 = latency.value_at_percentile(65.0);
+        assert!(p65 > 50_000_000, "p65 {p65}");
+        assert!(latency.max() >= 290_000_000);
+    }
+
+    #[test]
+    fn a_worker_follows_its_schedule_and_a_rate_of_zero_waits_the_phase_out() {
+        let run = |schedule: &str, limit: Limit| {
+            let schedule = Arc::new(RateSchedule::parse(schedule).unwrap());
+            on_executor(move || async move {
+                let mock = Mock {
+                    delay: |_| Duration::from_micros(100),
+                    seen: RefCell::new(Vec::new()),
+                };
+                let plan = Plan::singles(plan());
+                let s = WorkerSpec {
+                    limit,
+                    rate: Some(schedule),
+                    ..spec(0, 1, 4, None, 0)
+                };
+                let started = Instant::now();
+                let end = run_worker(&mock, &|_| 0, &plan, &s, |_| {}).await;
+                (end.iterations, started.elapsed())
+            })
+        };
+        // 0 to 2k req/s over 300 ms: 300 requests are due (and the 4 fibers' first at 0).
+        let (n, _) = run("ramp:0..2k/300ms", Limit::Time(Duration::from_millis(300)));
+        assert!((295..=305).contains(&n), "{n} requests");
+        // Rate 0 for ever: nothing is sent, and the phase still lasts its time.
+        let (n, took) = run("0", Limit::Time(Duration::from_millis(150)));
+        assert_eq!(n, 0);
+        assert!(took >= Duration::from_millis(140), "{took:?}");
+        // A count that the schedule never reaches ends rather than hangs.
+        let (n, _) = run("ramp:100..0/1s", Limit::Count(1000));
+        assert!((50..=55).contains(&n), "{n} requests");
+    }
+
+    #[test]
+    fn without_a_rate_service_times_are_the_latencies_and_intervals_hold_what_ended_in_them() {
+        let (samples, start, interval) = on_executor(|| async {
+            let mock = Mock {
+                delay: |i| Duration::from_micros(100 + (i % 7) * 50),
+                seen: RefCell::new(Vec::new()),
+            };
+            let plan = Plan::singles(plan());
+            let mut samples = Vec::new();
+            let s = WorkerSpec {
+                interval: Duration::from_millis(20),
+                limit: Limit::Time(Duration::from_millis(110)),
+                ..spec(0, 1, 3, None, 0)
+            };
+            run_worker(&mock, &|_| 0, &plan, &s, |x| samples.push(x)).await;
+            (samples, s.start, s.interval)
+        });
+        let mut total = 0;
+        for (k, s) in samples.iter().enumerate() {
+            assert_eq!(s.index, k as u64, "one sample per interval, in order");
+            assert_eq!(s.service.count(), s.latency.count());
+            assert_eq!(s.service.percentiles(), s.latency.percentiles());
+            assert_eq!(s.lateness_ns, 0);
+            total += s.requests;
+        }
+        assert!(total > 100, "{total} requests");
+        // 110 ms of 20 ms intervals: the sixth (100 to 120 ms) is the last, and takes the
+        // answers that arrived after the end.
+        assert_eq!(samples.len(), 6);
+        assert!(samples.last().is_some_and(|s| s.last));
+        // The boundaries: interval k ends at start + (k + 1) * 20 ms; the last has none.
+        assert_eq!(
+            interval_end(start, interval, 2, Some(5)),
+            Some(start + Duration::from_millis(60))
+        );
+        assert_eq!(interval_end(start, interval, 5, Some(5)), None);
+        assert_eq!(interval_end(start, interval, u64::MAX, None), None);
+    }
+}
