@@ -351,6 +351,7 @@ pub fn classify(e: &ExecutionError) -> &'static str {
                 DbError::ConfigError => ErrorKind::ConfigError,
                 DbError::AlreadyExists { .. } => ErrorKind::AlreadyExists,
                 DbError::Unprepared { .. } => ErrorKind::Unprepared,
+                DbError::RateLimitReached { .. } => ErrorKind::RateLimited,
                 _ => ErrorKind::ServerError,
             },
             RequestAttemptError::BrokenConnectionError(_) => ErrorKind::ConnectionBroken,
@@ -765,6 +766,20 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    /// ScyllaDB's rate-limit error counts as doppio's kind of the same name, so that
+    /// `errors_by_kind` compares like with like.
+    #[test]
+    fn a_rate_limited_request_is_named_as_doppio_names_it() {
+        let e = ExecutionError::LastAttemptError(RequestAttemptError::DbError(
+            DbError::RateLimitReached {
+                op_type: scylla::errors::OperationType::Read,
+                rejected_by_coordinator: false,
+            },
+            "Per-partition rate limit reached".into(),
+        ));
+        assert_eq!(classify(&e), doppio::ErrorKind::RateLimited.name());
+    }
 
     /// The cores the calling thread may run on, as the kernel lists them (`0`, `0-1`).
     fn allowed_cores() -> String {

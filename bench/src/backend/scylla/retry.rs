@@ -27,9 +27,10 @@ use std::sync::Arc;
 
 use doppio::connection::{BreakCause, ConnectionError};
 use doppio::proto::response::{ErrorCode, ErrorDetail, ErrorResponse};
+use doppio::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
 use doppio::session::{DefaultRetryPolicy, RetryDecision as DoppioDecision, RetryPolicy as _};
 use doppio::Error;
-use scylla::errors::RequestAttemptError;
+use scylla::errors::{DbError, OperationType, RequestAttemptError};
 use scylla::frame::protocol_features::ProtocolFeatures;
 use scylla::policies::retry::{RequestInfo, RetryDecision, RetryPolicy, RetrySession};
 
@@ -124,6 +125,29 @@ fn doppio_error(e: &RequestAttemptError) -> Option<Error> {
     // The node is not part of a decision; the retry policy never sees it.
     let node = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
     match e {
+        // ScyllaDB's rate-limit error is known by its fields, not by its code (the node
+        // chooses it, and `DbError::code` panics without the negotiated features): doppio's
+        // policy never retries it.
+        RequestAttemptError::DbError(
+            DbError::RateLimitReached {
+                op_type,
+                rejected_by_coordinator,
+            },
+            _,
+        ) => Some(Error::Server {
+            node,
+            error: Box::new(ErrorResponse {
+                code: ErrorCode::Other(0),
+                message: String::new(),
+                detail: ErrorDetail::RateLimit(RateLimitError {
+                    op: match op_type {
+                        OperationType::Read => RateLimitedOp::Read,
+                        _ => RateLimitedOp::Write,
+                    },
+                    rejected_by_coordinator: *rejected_by_coordinator,
+                }),
+            }),
+        }),
         RequestAttemptError::DbError(db, _) => Some(Error::Server {
             node,
             error: Box::new(ErrorResponse {
@@ -147,7 +171,7 @@ fn doppio_error(e: &RequestAttemptError) -> Option<Error> {
 mod tests {
     use std::net::IpAddr;
 
-    use scylla::errors::{BrokenConnectionErrorKind, DbError, WriteType};
+    use scylla::errors::{BrokenConnectionErrorKind, WriteType};
     use scylla::frame::types::Consistency;
 
     use super::*;
@@ -197,6 +221,13 @@ mod tests {
                 ),
             ),
             ("no stream id", RequestAttemptError::UnableToAllocStreamId),
+            (
+                "rate limited",
+                db(DbError::RateLimitReached {
+                    op_type: scylla::errors::OperationType::Write,
+                    rejected_by_coordinator: true,
+                }),
+            ),
         ]
     }
 
