@@ -119,6 +119,10 @@ pub enum Command {
         /// The merged report's file.
         #[arg(short = 'o', long)]
         output: PathBuf,
+        /// The runs were made one after the other, not at once: merge them although their
+        /// measured times do not overlap (refused otherwise: not one test run).
+        #[arg(long)]
+        sequential: bool,
     },
 }
 
@@ -459,6 +463,20 @@ pub fn online_cores() -> usize {
 }
 
 impl Connect {
+    /// Whether the threads `-t` asks for can be pinned as they will be (to cores
+    /// 0..threads, unless `--no-pin`): every one of those cores online. Refused before
+    /// anything starts; otherwise a shard's executor would fail to start on the missing core.
+    pub fn check_pinning(&self) -> Result<(), ConnectError> {
+        let cores = online_cores();
+        if !self.no_pin && self.threads > cores {
+            return Err(ConnectError::TooManyPinnedThreads {
+                threads: self.threads,
+                cores,
+            });
+        }
+        Ok(())
+    }
+
     /// The SQPOLL mode `--sqpoll-idle` and `--sqpoll-cpu` ask for (defaults resolved), checked
     /// against `drivers`: either option without `doppio-uring-sqpoll` among them, or a core
     /// the machine does not have online, is refused before anything starts.
@@ -562,6 +580,19 @@ pub enum ConnectError {
         core: u32,
         /// The machine's last online core.
         last: usize,
+    },
+    /// More pinned threads than the machine has cores online.
+    #[error(
+        "--threads {threads}: the threads are pinned to cores 0 to {}, but this machine has \
+         {cores} core(s) online; give -t {cores} or less, or --no-pin to let the kernel place \
+         them",
+        threads - 1
+    )]
+    TooManyPinnedThreads {
+        /// The threads asked for.
+        threads: usize,
+        /// The machine's cores online.
+        cores: usize,
     },
     /// A node name that does not resolve.
     #[error("node {node}: {source}")]

@@ -22,11 +22,13 @@ pub enum FlameError {
     #[error("cannot start `perf record` (is linux-perf installed?): {0}")]
     Spawn(std::io::Error),
     /// `perf` ended with an error.
-    #[error("`{command}` failed: {detail}")]
+    #[error("`{command}` failed ({status}): {}", if detail.is_empty() { "it printed nothing" } else { detail })]
     Perf {
         /// The command.
         command: String,
-        /// What it printed.
+        /// How it ended (`exit status: 255`, `signal: 9 (SIGKILL)`).
+        status: std::process::ExitStatus,
+        /// What it printed on stderr.
         detail: String,
     },
     /// Reading, folding or drawing failed.
@@ -79,6 +81,7 @@ impl Recording {
         if !self.data.exists() {
             return Err(FlameError::Perf {
                 command: "perf record".into(),
+                status: out.status,
                 detail: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
             });
         }
@@ -112,6 +115,7 @@ impl Flames {
                 if !out.status.success() {
                     return Err(FlameError::Perf {
                         command: format!("perf script -i {}", data.display()),
+                        status: out.status,
                         detail: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
                     });
                 }

@@ -45,7 +45,11 @@ fn main() -> ExitCode {
             title,
         } => sweep::sweep(reports, markdown.as_deref(), svg.as_deref(), title)
             .map_err(Failure::Sweep),
-        Command::Merge { reports, output } => merge::merge(reports, output, argv),
+        Command::Merge {
+            reports,
+            output,
+            sequential,
+        } => merge::merge(reports, output, *sequential, argv),
         Command::Plot {
             reports,
             output,

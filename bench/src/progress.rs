@@ -2,6 +2,11 @@
 //! sample's rate and p99, and the errors so far. On a terminal it is one live bar
 //! (indicatif); otherwise (CI logs, `nohup`, a pipe) a plain line every `--progress-every`
 //! (10 s by default) and one when the phase ends. `--quiet` silences both.
+//!
+//! What the lines say is true of the phase: a warm-up, whose samples keep no figures, says
+//! it is warming up instead of a rate of 0 and a p99 of 0; the end of a phase is one line
+//! (never the last line again), and a phase stopped early (Ctrl-C, a failure) says where
+//! it stopped rather than what was left.
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -36,6 +41,19 @@ pub struct Progress {
     p99_ms: f64,
     /// The last sample's target rate (rate-limited phases).
     target: Option<f64>,
+    /// A warm-up: its samples keep no figures, so none are shown.
+    warming_up: bool,
+    /// The phase time of the last plain line printed.
+    printed_at: Option<Duration>,
+}
+
+/// How a phase ended, as its last progress line says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseEnd {
+    /// It ran to its limit.
+    Completed,
+    /// It stopped before (Ctrl-C, an outage, a failure).
+    Stopped,
 }
 
 impl Progress {
@@ -76,7 +94,15 @@ impl Progress {
             rate: 0.0,
             p99_ms: 0.0,
             target: None,
+            warming_up: false,
+            printed_at: None,
         }
+    }
+
+    /// A warm-up's progress: its samples keep no figures (the lines say it warms up).
+    pub fn warming_up(mut self) -> Self {
+        self.warming_up = true;
+        self
     }
 
     /// Takes one merged sample.
@@ -108,22 +134,49 @@ impl Progress {
                         *next += *every;
                     }
                     eprintln!("{line}");
+                    self.printed_at = Some(elapsed);
                 }
             }
         }
     }
 
-    /// The phase has ended.
-    pub fn done(&mut self) {
+    /// The phase has ended as `end` says.
+    pub fn done(&mut self, end: PhaseEnd) {
         match &self.mode {
             Mode::Off => {}
             Mode::Bar(bar) => bar.finish_and_clear(),
-            Mode::Lines { .. } => eprintln!("{} done", self.line()),
+            Mode::Lines { .. } => eprintln!("{}", self.last_line(end)),
         }
         self.mode = Mode::Off;
     }
 
+    /// The line that ends the phase: how far it got and why it ended; the figures only if
+    /// no line has shown them at this point already.
+    fn last_line(&self, end: PhaseEnd) -> String {
+        let fresh = self.printed_at != Some(self.elapsed);
+        let figures = if fresh && !self.warming_up {
+            format!(": {}", self.figures())
+        } else {
+            String::new()
+        };
+        match end {
+            PhaseEnd::Completed => format!(
+                "[{}] done after {:.1}s{figures}",
+                self.label,
+                self.elapsed.as_secs_f64()
+            ),
+            PhaseEnd::Stopped => format!(
+                "[{}] stopped at {:.1}s, before its end{figures}",
+                self.label,
+                self.elapsed.as_secs_f64()
+            ),
+        }
+    }
+
     fn figures(&self) -> String {
+        if self.warming_up {
+            return "warming up (no figures kept)".to_owned();
+        }
         let target = self
             .target
             .map_or(String::new(), |t| format!(" (target {t:.0})"));
@@ -189,6 +242,8 @@ mod tests {
             rate: 0.0,
             p99_ms: 0.0,
             target: None,
+            warming_up: false,
+            printed_at: None,
         };
         p.sample(&sample(0));
         p.sample(&sample(1));
@@ -215,5 +270,44 @@ mod tests {
             "{}",
             counted.line()
         );
+    }
+
+    /// The end of a phase is one line, without the figures again when the last line had
+    /// them; a phase stopped early says so; a warm-up shows no made-up figures.
+    #[test]
+    fn the_last_line_tells_how_the_phase_ended_once() {
+        let lines = |warming_up| Progress {
+            mode: Mode::Lines {
+                every: Duration::from_secs(1),
+                next: Duration::from_secs(1),
+            },
+            label: "doppio".into(),
+            limit: Limit::Time(Duration::from_secs(10)),
+            elapsed: Duration::ZERO,
+            requests: 0,
+            errors: 0,
+            rate: 0.0,
+            p99_ms: 0.0,
+            target: None,
+            warming_up,
+            printed_at: None,
+        };
+        let mut p = lines(false);
+        p.sample(&sample(0));
+        assert_eq!(p.printed_at, Some(Duration::from_secs(1)), "a line at 1 s");
+        assert_eq!(p.last_line(PhaseEnd::Completed), "[doppio] done after 1.0s");
+        let stopped = p.last_line(PhaseEnd::Stopped);
+        assert_eq!(stopped, "[doppio] stopped at 1.0s, before its end");
+        assert!(!stopped.contains("left"), "{stopped}");
+        // Figures not shown yet at this point: the last line has them.
+        p.printed_at = None;
+        assert!(p
+            .last_line(PhaseEnd::Completed)
+            .starts_with("[doppio] done after 1.0s: 100 req/s"));
+        let mut w = lines(true);
+        w.sample(&sample(0));
+        let line = w.line();
+        assert!(line.contains("warming up (no figures kept)"), "{line}");
+        assert!(!line.contains("req/s") && !line.contains("p99"), "{line}");
     }
 }

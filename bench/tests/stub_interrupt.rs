@@ -1,5 +1,6 @@
 //! Ctrl-C during `doppio run`: the first SIGINT stops the run, keeps what was measured
-//! (text and JSON report written, `fatal_error: "interrupted"`) and exits with 130; while
+//! (text and JSON report written, its path printed, `fatal_error: "interrupted"`) and exits
+//! with 130; while
 //! the run waits for requests in flight, a second SIGINT exits at once, also with 130. Against
 //! the stub (in process), with both doppio backends.
 
@@ -78,6 +79,10 @@ fn ctrl_c_keeps_the_measurements_and_exits_130() {
     eprintln!("{stdout}{stderr}");
     assert_eq!(code, Some(130), "exit code 130 after Ctrl-C");
     assert!(stdout.contains("SUMMARY"), "the text report: {stdout}");
+    assert!(
+        stderr.contains(&format!("report written to {}", report.display())),
+        "the report's path is printed after Ctrl-C too: {stderr}"
+    );
     let j = json(&report);
     assert_eq!(j["fatal_error"], "interrupted", "{j}");
     let b = &j["backends"]["doppio"];

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use crate::engine::schedule::{RateSchedule, ScheduleError};
 use crate::engine::Limit;
-use crate::units::{self, UnitError};
+use crate::units::{self, DurationError, UnitError};
 
 /// The most concurrent requests a run may ask for.
 pub const MAX_CONCURRENCY: u64 = 1_000_000;
@@ -61,6 +61,17 @@ pub enum OptionError {
     /// Not a duration or a count in the bench's grammar.
     #[error(transparent)]
     Unit(#[from] UnitError),
+    /// A bare number that no unit would bring into the option's range (`-s 0`).
+    #[error(
+        "`{text}` is not a duration: a number needs its unit, and this option takes {range} \
+         (e.g. 1s or 500ms)"
+    )]
+    BareNumberOutOfRange {
+        /// The text given.
+        text: String,
+        /// The allowed range.
+        range: String,
+    },
     /// A duration outside the option's range.
     #[error("`{text}` is out of range: {range}")]
     DurationOutOfRange {
@@ -148,16 +159,31 @@ fn duration_within(
     min: Duration,
     max: Option<Duration>,
 ) -> Result<Duration, OptionError> {
-    let d = units::duration(text)?;
-    let too_long = max.is_some_and(|max| d > max);
-    if d < min || too_long {
-        let range = match max {
-            Some(max) => format!("from {min:?} to {max:?}"),
-            None => format!("at least {min:?}"),
-        };
+    let range = || match max {
+        Some(max) => format!("from {min:?} to {max:?}"),
+        None => format!("at least {min:?}"),
+    };
+    let within = |d: Duration| d >= min && max.is_none_or(|max| d <= max);
+    let d = match units::duration(text) {
+        Ok(d) => d,
+        // A bare number: the hint names units that give a duration this option takes
+        // (`0` on an option of at least 1ms is not helped by `0s`).
+        Err(UnitError::Duration(DurationError::BareNumber { .. }))
+            if ["s", "ms"].iter().all(|unit| {
+                units::duration(&format!("{text}{unit}")).map_or(true, |d| !within(d))
+            }) =>
+        {
+            return Err(OptionError::BareNumberOutOfRange {
+                text: text.to_owned(),
+                range: range(),
+            })
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if !within(d) {
         return Err(OptionError::DurationOutOfRange {
             text: text.to_owned(),
-            range,
+            range: range(),
         });
     }
     Ok(d)
@@ -207,6 +233,19 @@ pub fn rate_limit(text: &str) -> Result<RateSchedule, OptionError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bare number's hint names a unit only where that unit gives a value the option
+    /// takes: `-s 5` is told `5s`, `-s 0` is told the range instead of `0s`.
+    #[test]
+    fn a_bare_number_is_hinted_with_a_unit_the_option_takes() {
+        let five = sample_interval("5").unwrap_err().to_string();
+        assert!(five.contains("`5s`"), "{five}");
+        let zero = sample_interval("0").unwrap_err().to_string();
+        assert!(!zero.contains("`0s`"), "{zero}");
+        assert!(zero.contains("at least 1ms"), "{zero}");
+        let huge = request_timeout("9999999").unwrap_err().to_string();
+        assert!(huge.contains("from 1ms to 3600s"), "{huge}");
+    }
 
     #[test]
     fn counts_are_refused_outside_their_range() {

@@ -228,6 +228,12 @@ pub enum UsageError {
         /// Its folder.
         folder: PathBuf,
     },
+    /// `doppio list`'s folder is not one.
+    #[error("{}: not a folder (doppio list FOLDER lists the reports in FOLDER)", path.display())]
+    NotAFolder {
+        /// The path given.
+        path: PathBuf,
+    },
     /// An output file (`option`'s) that is a folder.
     #[error("{option} {}: a folder, not a file", path.display())]
     IsFolder {
@@ -248,6 +254,17 @@ pub enum UsageError {
         /// Why.
         #[source]
         source: std::io::Error,
+    },
+    /// Every default report name of this run is taken already.
+    #[error(
+        "{} and {tried} numbered names after it exist already: name the report with -o",
+        base.display()
+    )]
+    NoFreeReportName {
+        /// The first default name.
+        base: PathBuf,
+        /// How many names were tried.
+        tried: u32,
     },
 }
 
@@ -287,6 +304,9 @@ pub enum RunFailure {
     /// The report of what was measured could not be written.
     #[error("the report could not be written: {0}")]
     Report(#[source] ReportError),
+    /// `--flamegraph` was asked for and not made (the report is written; it says why too).
+    #[error("no flamegraph: {0}")]
+    NoFlamegraph(String),
 }
 
 /// Why `doppio plot` could not draw.

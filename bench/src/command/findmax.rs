@@ -20,9 +20,7 @@ use std::time::Duration;
 
 use super::failure::{Failure, RunFailure, UsageError};
 use super::measure::{ended, warm_then_measure, Stretch};
-use super::setup::{
-    check_writable, default_report_path, result_options, with_validation, workload_of,
-};
+use super::setup::{result_options, with_validation, workload_of, ReportPath};
 use crate::backend::{self, Backend, Driver};
 use crate::cli::FindmaxArgs;
 use crate::engine::drive::PhaseOutcome;
@@ -126,11 +124,12 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         .into());
     }
     let started_at = crate::report::now_rfc3339();
-    let output = a
-        .output
-        .clone()
-        .unwrap_or_else(|| default_report_path("doppio-findmax", &workload.name, &started_at));
-    check_writable(&output, "-o")?;
+    let output = ReportPath::choose(
+        a.output.as_deref(),
+        "doppio-findmax",
+        &workload.name,
+        &started_at,
+    )?;
     let mut report = FindmaxReport {
         kind: KIND.to_owned(),
         tool: format!("doppio-bench {}", env!("CARGO_PKG_VERSION")),
@@ -176,21 +175,28 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     }
     let failure = match result {
         Ok(()) => None,
-        // Could not start (no backend connected, statements refused): nothing to report.
-        Err(e) if !matches!(e, Failure::Run(_) | Failure::Interrupted) => return Err(e),
+        // Could not start (no backend connected, statements refused): nothing to report,
+        // and a reserved default name is given back.
+        Err(e) if !matches!(e, Failure::Run(_) | Failure::Interrupted) => {
+            output.release();
+            return Err(e);
+        }
         Err(e) => {
             report.fatal_error = Some(e.to_string());
             Some(e)
         }
     };
     print!("{}", report.render());
-    let written = report.write(&output);
+    let written = report.write(output.path());
+    if written.is_ok() {
+        // Printed on every search that wrote its report, failed or interrupted too.
+        eprintln!("report written to {}", output.path().display());
+    }
     if let Some(e) = failure {
         return Err(e);
     }
     written.map_err(|e| Failure::Run(RunFailure::Report(e)))?;
-    eprintln!("report written to {}", output.display());
-    Ok(output)
+    Ok(output.path().to_owned())
 }
 
 /// The steps: each target in turn, every backend still searching at it; then `--refine`

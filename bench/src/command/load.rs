@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::failure::{Failure, RunFailure, UsageError};
+use super::measure::phase_end;
 use super::setup::{connect_options, cycles_of, first_driver, workload_of};
 use crate::backend;
 use crate::cli::LoadArgs;
@@ -15,6 +16,10 @@ use crate::progress::Progress;
 
 /// `doppio load`: runs the workload's load statement `count` times.
 pub fn load(a: &LoadArgs) -> Result<(), Failure> {
+    // The options first, as `run` and `findmax` check them: a bad one is named whatever
+    // the workload.
+    let driver = first_driver(&a.connect)?;
+    let options = connect_options(&a.connect, &[driver])?;
     let workload = workload_of(&a.connect)?;
     let Some(l) = &workload.load else {
         return Err(UsageError::NoLoadSection {
@@ -25,9 +30,7 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
     let cycles = cycles_of(&a.cycles, &workload)?;
     // A loader's load writes its range: each of its iterations once.
     let count = cycles.map_or(l.count, |c| c.range.len());
-    let driver = first_driver(&a.connect)?;
-    let b = backend::connect(driver, &connect_options(&a.connect, &[driver])?)
-        .map_err(Failure::Start)?;
+    let b = backend::connect(driver, &options).map_err(Failure::Start)?;
     let spec = PhaseSpec {
         phase: Phase::Load,
         concurrency: a.concurrency,
@@ -47,8 +50,8 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
     let started = Instant::now();
     let outcome = drive_phase(&b, &workload, spec, |s| progress.sample(s));
     b.shutdown();
+    progress.done(phase_end(outcome.as_ref().ok()));
     let outcome = outcome.map_err(|e| Failure::of_phase(e, false))?;
-    progress.done();
     let errors = outcome.errors;
     let secs = started.elapsed().as_secs_f64();
     println!(

@@ -19,7 +19,7 @@ use crate::flame::{FlameError, Recording};
 use crate::live_log::LiveHdrLog;
 use crate::metrics_server::MetricsServer;
 use crate::overhead::{Cost, Meter};
-use crate::progress::Progress;
+use crate::progress::{PhaseEnd, Progress};
 use crate::workload::Workload;
 
 /// What watches a measured stretch besides its progress line.
@@ -70,6 +70,14 @@ pub struct Measured {
     pub counters: Option<(DriverCounters, DriverCounters)>,
 }
 
+/// How a phase with `outcome` (none: it failed) ended, for its last progress line.
+pub fn phase_end(outcome: Option<&PhaseOutcome>) -> PhaseEnd {
+    match outcome {
+        Some(o) if o.aborted.is_none() && !crate::interrupt::interrupted() => PhaseEnd::Completed,
+        _ => PhaseEnd::Stopped,
+    }
+}
+
 /// Runs `s`'s warmup, then its measured stretch with `observers`. `started` says whether a
 /// phase of this command has run (a statement that cannot be prepared before that means
 /// the command could not start); it is set once one has. A failed warmup, or one that was
@@ -84,11 +92,12 @@ pub fn warm_then_measure(
     let driver = s.backend.driver();
     if let Some(spec) = s.warmup {
         let limit = spec.limit;
-        let mut progress = Progress::new(s.quiet, &s.warmup_label, limit, s.progress_every);
-        let warm = drive_phase(s.backend, s.workload, spec, |x| progress.sample(x))
-            .map_err(|e| Failure::of_phase(e, *started))?;
+        let mut progress =
+            Progress::new(s.quiet, &s.warmup_label, limit, s.progress_every).warming_up();
+        let warm = drive_phase(s.backend, s.workload, spec, |x| progress.sample(x));
+        progress.done(phase_end(warm.as_ref().ok()));
+        let warm = warm.map_err(|e| Failure::of_phase(e, *started))?;
         *started = true;
-        progress.done();
         if crate::interrupt::interrupted() {
             return Err(Failure::Interrupted);
         }
@@ -129,7 +138,7 @@ pub fn warm_then_measure(
     } else {
         None
     };
-    progress.done();
+    progress.done(phase_end(outcome.as_ref().ok()));
     if outcome.is_ok() {
         *started = true;
     }

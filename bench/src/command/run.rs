@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::failure::{Failure, RunFailure, UsageError};
 use super::measure::{ended, warm_then_measure, Flamegraph, HdrLog, Observer, Prometheus, Stretch};
 use super::setup::{
-    check_writable, cycles_of, default_report_path, result_options, with_validation, workload_of,
+    check_writable, cycles_of, result_options, with_validation, workload_of, ReportPath,
 };
 use crate::backend::{self, Backend, ConnectOptions, Driver, TlsOptions};
 use crate::cli::RunArgs;
@@ -43,12 +43,8 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     }
     let options = result_options(&a.connect, &a.results, &drivers)?;
     let started_at = crate::report::now_rfc3339();
-    let output = a
-        .output
-        .clone()
-        .unwrap_or_else(|| default_report_path("doppio", &workload.name, &started_at));
-    // Every file the run will write, checked before anything connects.
-    check_writable(&output, "-o")?;
+    // Every file the run will write, checked before anything connects (the report's
+    // default name reserved).
     if let Some(log) = &a.hdr_log {
         check_writable(log, "--hdr-log")?;
     }
@@ -68,6 +64,9 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             cy.check_count("--warmup", n)?;
         }
     }
+    // Last of the checks: from here on the report's name is reserved (given back if the
+    // run measures nothing).
+    let output = ReportPath::choose(a.output.as_deref(), "doppio", &workload.name, &started_at)?;
     let mut report = Report {
         schema_version: SCHEMA_VERSION,
         tool: format!("doppio-bench {}", env!("CARGO_PKG_VERSION")),
@@ -167,6 +166,15 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             Err(e) => report.warnings.push(format!("no flamegraph: {e}")),
         }
     }
+    // A flamegraph asked for and not made (perf failed to record or to read back) fails
+    // the run once its report is written: its exit code says so, not only a warning.
+    let no_flamegraph = a.flamegraph.as_ref().and_then(|_| {
+        report
+            .warnings
+            .iter()
+            .find_map(|w| w.strip_prefix("no flamegraph: "))
+            .map(str::to_owned)
+    });
     if let Err(e) = &result {
         report.fatal_error = Some(e.to_string());
     }
@@ -207,13 +215,29 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         }
     }
     print!("{}", text::render(&report, a.log));
-    let written = report.write(&output);
+    // A run that failed before measuring anything (no node answered, a statement was
+    // refused) leaves no report behind, unless one was named with -o.
+    let measured = report.backends.values().any(|b| b.requests > 0);
+    if !measured && !output.keeps_unmeasured() {
+        if let Err(e) = result {
+            output.release();
+            eprintln!("no report written: the run failed before measuring anything");
+            return Err(e);
+        }
+    }
+    let written = report.write(output.path());
+    if written.is_ok() {
+        // Printed on every run that wrote its report, failed or interrupted too.
+        eprintln!("report written to {}", output.path().display());
+    }
     // A report that cannot be written after the run started is a failure of the run; the
     // run's own failure, if any, is the one that counts.
     result?;
     written.map_err(|e| Failure::Run(RunFailure::Report(e)))?;
-    eprintln!("report written to {}", output.display());
-    Ok(output)
+    if let Some(why) = no_flamegraph {
+        return Err(RunFailure::NoFlamegraph(why).into());
+    }
+    Ok(output.path().to_owned())
 }
 
 /// A validated run fails when any backend saw a value that differs or a row that is missing.

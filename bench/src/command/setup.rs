@@ -14,6 +14,7 @@ use crate::workload::Workload;
 /// The connection options of `c`, checked against every backend of `drivers` (a setting one
 /// of them cannot honour is refused before anything connects).
 pub(crate) fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<ConnectOptions, Failure> {
+    c.check_pinning()?;
     let options = ConnectOptions {
         nodes: c.node_addrs()?,
         threads: c.threads,
@@ -75,6 +76,100 @@ pub(crate) fn cycles_of(a: &CyclesArgs, workload: &Workload) -> Result<Option<Cy
         workload.key_space(),
         &workload.name,
     )?)
+}
+
+/// Where a command's report goes: the `-o` path as given (the user named it: it is written
+/// there, replacing a file of that name, even when the run fails before measuring), or a
+/// default name in the current folder, reserved at once by creating it empty, with `-2`,
+/// `-3`, ... appended when a file of that name exists: runs started in the same second,
+/// or a report kept from an earlier run, are never overwritten.
+#[derive(Debug)]
+pub(crate) struct ReportPath {
+    path: PathBuf,
+    /// A default name this command created (empty until the report is written).
+    reserved: bool,
+}
+
+impl ReportPath {
+    /// The most numbered names tried before giving up (a folder with a thousand reports of
+    /// one workload started in one second is not a case to guess about).
+    const MAX_SUFFIX: u32 = 1000;
+
+    /// `given` (checked writable), or the first free default name, reserved.
+    pub(crate) fn choose(
+        given: Option<&Path>,
+        prefix: &str,
+        workload: &str,
+        started_at: &str,
+    ) -> Result<Self, Failure> {
+        if let Some(path) = given {
+            check_writable(path, "-o")?;
+            return Ok(Self {
+                path: path.to_owned(),
+                reserved: false,
+            });
+        }
+        Self::reserve(default_report_path(prefix, workload, started_at))
+    }
+
+    /// The first free name of `base`, `base-2`, `base-3`, ... (`.json` kept last), created
+    /// empty so that no other run takes it.
+    fn reserve(base: PathBuf) -> Result<Self, Failure> {
+        check_writable(&base, "-o")?;
+        let stem = base.with_extension("");
+        for k in 1..=Self::MAX_SUFFIX {
+            let path = match k {
+                1 => base.clone(),
+                k => PathBuf::from(format!("{}-{k}.json", stem.display())),
+            };
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(_) => {
+                    return Ok(Self {
+                        path,
+                        reserved: true,
+                    })
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(source) => {
+                    return Err(UsageError::NotWritable {
+                        option: "-o",
+                        folder: path.parent().unwrap_or(Path::new(".")).to_owned(),
+                        path,
+                        source,
+                    }
+                    .into())
+                }
+            }
+        }
+        Err(UsageError::NoFreeReportName {
+            base,
+            tried: Self::MAX_SUFFIX,
+        }
+        .into())
+    }
+
+    /// The path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether a run that measured nothing writes its report here: only where the user
+    /// named the file (`-o`); a default name is given back instead.
+    pub(crate) fn keeps_unmeasured(&self) -> bool {
+        !self.reserved
+    }
+
+    /// Gives back a reserved default name the command will not write (its empty file is
+    /// removed); a named path is left as it is.
+    pub(crate) fn release(self) {
+        if self.reserved {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// A report's default file in the current folder: PREFIX-WORKLOAD-DATE.json (the
@@ -157,4 +252,46 @@ pub(crate) fn with_validation(workload: Arc<Workload>, on: bool) -> Result<Arc<W
         s.validate = None;
     }
     Ok(Arc::new(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A default name taken by another run (or an earlier report) is never reused: the next
+    /// free numbered name is reserved; a name given back is free again; a name given with
+    /// -o is used as it is, never numbered.
+    #[test]
+    fn default_report_names_never_collide_and_a_named_one_is_kept() {
+        let dir = std::env::temp_dir().join(format!("doppio-names-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let base = dir.join("doppio-empty-20261126-101010.json");
+        let first = ReportPath::reserve(base.clone()).unwrap();
+        let second = ReportPath::reserve(base.clone()).unwrap();
+        let third = ReportPath::reserve(base.clone()).unwrap();
+        assert_eq!(first.path(), base);
+        assert_eq!(
+            second.path(),
+            dir.join("doppio-empty-20261126-101010-2.json")
+        );
+        assert_eq!(
+            third.path(),
+            dir.join("doppio-empty-20261126-101010-3.json")
+        );
+        assert!(third.path().exists(), "reserved on disk");
+        assert!(!first.keeps_unmeasured());
+        second.release();
+        let again = ReportPath::reserve(base.clone()).unwrap();
+        assert_eq!(
+            again.path(),
+            dir.join("doppio-empty-20261126-101010-2.json")
+        );
+        // Named with -o: as given, kept even when nothing is measured, never removed.
+        let named = ReportPath::choose(Some(&base), "doppio", "empty", "").unwrap();
+        assert_eq!(named.path(), base);
+        assert!(named.keeps_unmeasured());
+        named.release();
+        assert!(base.exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -41,6 +41,34 @@ pub enum MergeError {
     /// Fewer than two reports.
     #[error("merge needs at least two reports (got {0})")]
     TooFew(usize),
+    /// The same report given twice (the same file, or a copy of it).
+    #[error("{file} is the same report as {first}: each machine's report is given once")]
+    SameReport {
+        /// The first input.
+        first: String,
+        /// Its repetition.
+        file: String,
+    },
+    /// Two machines' runs that did not overlap in time: not one test run.
+    #[error(
+        "{file} ran from {b_from:.0} to {b_to:.0} (Unix seconds) and {first} from {a_from:.0} \
+         to {a_to:.0}: they do not overlap, so they are not one test run on several machines \
+         (give --sequential to merge runs made one after the other)"
+    )]
+    NotConcurrent {
+        /// One input.
+        first: String,
+        /// The other.
+        file: String,
+        /// The first's measured span.
+        a_from: f64,
+        /// Its end.
+        a_to: f64,
+        /// The other's span.
+        b_from: f64,
+        /// Its end.
+        b_to: f64,
+    },
     /// An input is itself a merged report.
     #[error("{file} is itself a merged report: merge the machines' own reports")]
     AlreadyMerged {
@@ -118,14 +146,63 @@ impl MachineFigures {
     }
 }
 
+/// The wall-clock span (Unix seconds) of `r`'s measured samples, if they have one.
+fn measured_span(r: &Report) -> Option<(f64, f64)> {
+    r.backends
+        .values()
+        .flat_map(|b| b.samples.iter())
+        .filter_map(|s| s.start_unix_s.map(|t| (t, t + s.duration_s)))
+        .fold(None, |span, (from, to)| match span {
+            None => Some((from, to)),
+            Some((a, b)) => Some((f64::min(a, from), f64::max(b, to))),
+        })
+}
+
 /// Merges the reports `inputs` (file name, report) of one test run made on several
-/// machines; `command` is the merge's own command line.
-pub fn merge(inputs: &[(String, Report)], command: Vec<String>) -> Result<Report, MergeError> {
+/// machines; `command` is the merge's own command line. Runs that did not overlap in time
+/// are refused unless `sequential` says they were made one after the other on purpose.
+pub fn merge(
+    inputs: &[(String, Report)],
+    command: Vec<String>,
+    sequential: bool,
+) -> Result<Report, MergeError> {
     let Some((first_file, first)) = inputs.first() else {
         return Err(MergeError::TooFew(0));
     };
     if inputs.len() < 2 {
         return Err(MergeError::TooFew(inputs.len()));
+    }
+    // A copy is the same report to the last sample (a merge input is never edited).
+    let contents: Vec<Option<serde_json::Value>> = inputs
+        .iter()
+        .map(|(_, r)| serde_json::to_value(r).ok())
+        .collect();
+    for (k, (file, r)) in inputs.iter().enumerate() {
+        for (j, (other, o)) in inputs[..k].iter().enumerate() {
+            if contents[k].is_some() && contents[k] == contents[j] {
+                return Err(MergeError::SameReport {
+                    first: other.clone(),
+                    file: file.clone(),
+                });
+            }
+            if sequential {
+                continue;
+            }
+            if let (Some((a_from, a_to)), Some((b_from, b_to))) =
+                (measured_span(o), measured_span(r))
+            {
+                if b_from >= a_to || a_from >= b_to {
+                    return Err(MergeError::NotConcurrent {
+                        first: other.clone(),
+                        file: file.clone(),
+                        a_from,
+                        a_to,
+                        b_from,
+                        b_to,
+                    });
+                }
+            }
+        }
     }
     for (file, r) in inputs {
         if r.merged_from.is_some() {
@@ -853,7 +930,7 @@ mod tests {
         // Machine b started 1.2 s after machine a: its samples join a's second and third.
         let a = report(&[100.0, 101.0, 102.0], 10, 2.0, "read");
         let b = report(&[101.2, 102.2, 103.2], 30, 4.0, "read");
-        let m = merge(&[("a".into(), a), ("b".into(), b)], Vec::new()).unwrap();
+        let m = merge(&[("a".into(), a), ("b".into(), b)], Vec::new(), false).unwrap();
         let d = &m.backends["doppio"];
         let got: Vec<(f64, u64, f64)> = d
             .samples
@@ -908,7 +985,12 @@ mod tests {
                 s.target_rps = Some(1000.0 * (k + 1) as f64);
             }
         }
-        let m = merge(&[("a".into(), a.clone()), ("b".into(), b)], Vec::new()).unwrap();
+        let m = merge(
+            &[("a".into(), a.clone()), ("b".into(), b)],
+            Vec::new(),
+            false,
+        )
+        .unwrap();
         let targets: Vec<Option<f64>> = m.backends["doppio"]
             .samples
             .iter()
@@ -923,7 +1005,7 @@ mod tests {
         for s in &mut c.backends.get_mut("doppio").unwrap().samples {
             s.target_rps = None;
         }
-        let m = merge(&[("a".into(), a), ("c".into(), c)], Vec::new()).unwrap();
+        let m = merge(&[("a".into(), a), ("c".into(), c)], Vec::new(), false).unwrap();
         assert_eq!(m.backends["doppio"].samples[1].target_rps, Some(2000.0));
         assert_eq!(
             m.config.rate_schedule.as_deref(),
@@ -1034,6 +1116,7 @@ mod tests {
         let m = merge(
             &[("a".into(), a.clone()), ("b".into(), b.clone())],
             Vec::new(),
+            false,
         )
         .unwrap();
         let d = &m.backends["doppio"];
@@ -1067,7 +1150,7 @@ mod tests {
         if let Some(x) = old.backends.get_mut("doppio") {
             x.statements.clear();
         }
-        let m = merge(&[("a".into(), a), ("old".into(), old)], Vec::new()).unwrap();
+        let m = merge(&[("a".into(), a), ("old".into(), old)], Vec::new(), false).unwrap();
         assert!(m.backends["doppio"].statements.is_empty());
     }
 
@@ -1075,23 +1158,70 @@ mod tests {
     fn meaningless_merges_are_refused() {
         let a = report(&[100.0], 10, 1.0, "read");
         let b = report(&[100.0], 10, 1.0, "write");
-        let e = merge(&[("a".into(), a.clone()), ("b".into(), b)], Vec::new()).unwrap_err();
+        let e = merge(
+            &[("a".into(), a.clone()), ("b".into(), b)],
+            Vec::new(),
+            false,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("workloads differ"), "{e}");
         let mut c = a.clone();
         c.workload.statements = vec!["SELECT 2".into()];
-        let e = merge(&[("a".into(), a.clone()), ("c".into(), c)], Vec::new()).unwrap_err();
+        let e = merge(
+            &[("a".into(), a.clone()), ("c".into(), c)],
+            Vec::new(),
+            false,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("statements differ"), "{e}");
         let mut d = a.clone();
         d.config.drivers = vec!["scylla".into()];
-        let e = merge(&[("a".into(), a.clone()), ("d".into(), d)], Vec::new()).unwrap_err();
+        let e = merge(
+            &[("a".into(), a.clone()), ("d".into(), d)],
+            Vec::new(),
+            false,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("drivers differ"), "{e}");
-        let e = merge(&[("a".into(), a.clone())], Vec::new()).unwrap_err();
+        let e = merge(&[("a".into(), a.clone())], Vec::new(), false).unwrap_err();
         assert!(matches!(e, MergeError::TooFew(1)));
         let mut old = a.clone();
         if let Some(b) = old.backends.get_mut("doppio") {
             b.samples[0].start_unix_s = None;
         }
-        let e = merge(&[("a".into(), a), ("old".into(), old)], Vec::new()).unwrap_err();
+        let e = merge(&[("a".into(), a), ("old".into(), old)], Vec::new(), false).unwrap_err();
         assert!(matches!(e, MergeError::NoWallClock { .. }), "{e}");
+    }
+
+    /// The same report twice is refused (a copy too); so are runs that did not overlap in
+    /// time, unless they are said to be sequential.
+    #[test]
+    fn the_same_report_twice_and_runs_apart_in_time_are_refused() {
+        let a = report(&[100.0, 101.0], 10, 1.0, "read");
+        let e = merge(
+            &[("a".into(), a.clone()), ("a2".into(), a.clone())],
+            Vec::new(),
+            false,
+        )
+        .unwrap_err();
+        assert!(matches!(e, MergeError::SameReport { .. }), "{e}");
+        assert!(e.to_string().contains("a2 is the same report as a"), "{e}");
+        // Ran from 100 to 102; the other from 200 to 202.
+        let later = report(&[200.0, 201.0], 10, 1.0, "read");
+        let e = merge(
+            &[("a".into(), a.clone()), ("later".into(), later.clone())],
+            Vec::new(),
+            false,
+        )
+        .unwrap_err();
+        assert!(matches!(e, MergeError::NotConcurrent { .. }), "{e}");
+        assert!(e.to_string().contains("--sequential"), "{e}");
+        let m = merge(
+            &[("a".into(), a), ("later".into(), later)],
+            Vec::new(),
+            true,
+        )
+        .unwrap();
+        assert_eq!(m.backends["doppio"].requests, 40);
     }
 }
