@@ -416,12 +416,15 @@ impl Responder {
             Some(Err(e)) => return Err(e),
             Some(Ok((c, r))) => (c.clone(), Some((c, r))),
         };
-        let select = tables::parse_select(text);
-        let (ks, tn): (Arc<str>, Arc<str>) = match &select {
-            Some(s) => (
-                s.keyspace.or(keyspace).unwrap_or("stub").into(),
-                s.table.into(),
-            ),
+        // The bind markers' table: the one the statement names (so that a driver finds the
+        // keyspace whose replicas it routes to), else the connection's keyspace's `t`.
+        let named = tables::parse_select(text)
+            .map(|s| (s.keyspace, s.table))
+            .or_else(|| tables::modified_table(text));
+        let (ks, tn): (Arc<str>, Arc<str>) = match named {
+            Some((named_ks, table)) => {
+                (named_ks.or(keyspace).unwrap_or("stub").into(), table.into())
+            }
             None => (keyspace.unwrap_or("stub").into(), "t".into()),
         };
         let markers = tables::count_markers(text);

@@ -349,6 +349,36 @@ pub fn parse_select(cql: &str) -> Option<Select<'_>> {
     })
 }
 
+/// The table an INSERT, UPDATE or DELETE modifies, as `(keyspace if qualified, table)`
+/// (`INSERT INTO [ks.]t`, `UPDATE [ks.]t`, `DELETE ... FROM [ks.]t`); `None` for anything
+/// else.
+pub fn modified_table(cql: &str) -> Option<(Option<&str>, &str)> {
+    let trimmed = cql.trim_start();
+    let verb_end = trimmed
+        .find(|c: char| c.is_whitespace())
+        .unwrap_or(trimmed.len());
+    let verb = &trimmed[..verb_end];
+    let lower = trimmed.to_ascii_lowercase();
+    let after = if verb.eq_ignore_ascii_case("update") {
+        verb_end
+    } else if verb.eq_ignore_ascii_case("insert") {
+        find_word(&lower, "into")? + 4
+    } else if verb.eq_ignore_ascii_case("delete") {
+        find_word(&lower, "from")? + 4
+    } else {
+        return None;
+    };
+    let rest = trimmed[after..].trim_start();
+    let end = rest
+        .find(|c: char| c.is_whitespace() || c == '(' || c == ';')
+        .unwrap_or(rest.len());
+    let (keyspace, table) = match rest[..end].split_once('.') {
+        Some((k, t)) => (Some(k.trim_matches('"')), t.trim_matches('"')),
+        None => (None, rest[..end].trim_matches('"')),
+    };
+    (!table.is_empty()).then_some((keyspace, table))
+}
+
 /// The byte offset of `word` in `text` as a whole word.
 fn find_word(text: &str, word: &str) -> Option<usize> {
     let bytes = text.as_bytes();
@@ -492,6 +522,30 @@ mod tests {
         assert_eq!((s.keyspace, s.table), (None, "kv"));
         assert!(parse_select("INSERT INTO t (a) VALUES (?)").is_none());
         assert!(parse_select("SELECT fromage FROM").is_none());
+    }
+
+    #[test]
+    fn the_table_a_statement_modifies_is_found() {
+        assert_eq!(
+            modified_table("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS"),
+            Some((Some("ks"), "t"))
+        );
+        assert_eq!(
+            modified_table("insert into t(k) values (?)"),
+            Some((None, "t"))
+        );
+        assert_eq!(
+            modified_table("UPDATE \"Ks\".t SET v = ? WHERE k = ?"),
+            Some((Some("Ks"), "t"))
+        );
+        assert_eq!(
+            modified_table("DELETE v FROM ks.t WHERE k = ?;"),
+            Some((Some("ks"), "t"))
+        );
+        assert_eq!(modified_table("DELETE FROM t;"), Some((None, "t")));
+        assert_eq!(modified_table("SELECT v FROM ks.t"), None);
+        assert_eq!(modified_table("INSERT"), None);
+        assert_eq!(modified_table("UPDATE"), None);
     }
 
     #[test]
