@@ -365,7 +365,99 @@ fn the_binary_plays_a_cluster_and_prints_each_node_s_counts(runtime: Runtime) {
     );
 }
 
+/// scylla-rust-driver (its default session: token- and shard-aware) against 3 emulated
+/// ScyllaDB nodes of 4 shards, RF 2: where its plain and conditional INSERTs with random
+/// keys land. The stub runs on `runtime`; the client on tokio.
+fn where_scylla_rust_driver_sends_requests_over_the_cluster(runtime: Runtime) {
+    let stub = Stub::start(StubConfig {
+        runtime,
+        log_rules: false,
+        routed_keyspace: Some(KEYSPACE.into()),
+        scylla: Some(doppio_stub::ScyllaShards::new(
+            NonZeroU16::new(4).unwrap(),
+            [127, 0, 0, 1].into(),
+        )),
+        cluster: Some(cluster(3, 2, 8)),
+        ..StubConfig::default()
+    })
+    .unwrap();
+    const PLAIN: u64 = 2000;
+    const LWT: u64 = 500;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let s = scylla::client::session_builder::SessionBuilder::new()
+            .known_node_addr(stub.addr())
+            .build()
+            .await
+            .unwrap();
+        // Its pools open in the background: wait (bounded) until every shard of every
+        // node has a connection, as ScyllaDB would have them by then.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !stub.node_counts().iter().all(|n| {
+            n.shards
+                .as_ref()
+                .is_some_and(|c| c.connections.iter().all(|&k| k > 0))
+        }) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{:#?}",
+                stub.node_counts()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let plain = s
+            .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+            .await
+            .unwrap();
+        let cas = s
+            .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS")
+            .await
+            .unwrap();
+        assert!(cas.is_confirmed_lwt());
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut key = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_be_bytes()[..(1 + (x % 8) as usize)].to_vec()
+        };
+        for _ in 0..PLAIN {
+            s.execute_unpaged(&plain, (key(), vec![1u8])).await.unwrap();
+        }
+        for _ in 0..LWT {
+            s.execute_unpaged(&cas, (key(), vec![1u8])).await.unwrap();
+        }
+    });
+    let counts = stub.node_counts();
+    let sum = |f: fn(&doppio_stub::NodeCounts) -> u64| counts.iter().map(f).sum::<u64>();
+    println!(
+        "scylla-rust-driver over 3 nodes x 4 shards, RF 2: {} requests, {} wrong_replica, {} \
+         wrong_shard, {} not at the primary; {} LWTs, {} not at the primary",
+        sum(|n| n.requests),
+        sum(|n| n.wrong_replica),
+        sum(|n| n.shards.as_ref().map_or(0, |c| c.wrong_shard)),
+        sum(|n| n.not_primary),
+        sum(|n| n.lwt_requests),
+        sum(|n| n.lwt_not_primary),
+    );
+    assert_eq!(sum(|n| n.requests), PLAIN + LWT, "{counts:#?}");
+    assert_eq!(sum(|n| n.lwt_requests), LWT, "{counts:#?}");
+    // Token-aware, shard-aware, and LWTs to their primary replica, as doppio.
+    assert_eq!(sum(|n| n.wrong_replica), 0, "{counts:#?}");
+    assert_eq!(
+        sum(|n| n.shards.as_ref().map_or(0, |c| c.wrong_shard)),
+        0,
+        "{counts:#?}"
+    );
+    assert_eq!(sum(|n| n.lwt_not_primary), 0, "{counts:#?}");
+    assert!(counts.iter().all(|n| n.requests > 0), "{counts:#?}");
+}
+
 support::runtime_tests!(
+    where_scylla_rust_driver_sends_requests_over_the_cluster,
     every_node_describes_the_same_cluster,
     each_node_counts_requests_against_the_replicas_of_their_token,
     a_taken_node_address_is_a_typed_error,
