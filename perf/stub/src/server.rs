@@ -244,7 +244,8 @@ impl Stub {
                     });
                 }
             };
-            let first_node = SocketAddr::new(layout.ips[0], layout.port);
+            let first_ip = layout.ips.first().copied().unwrap_or(config.listen.ip());
+            let first_node = SocketAddr::new(first_ip, layout.port);
             match rx.recv() {
                 Ok(Ok(bound)) => {
                     // The first shard picks the ports; the others share them.
