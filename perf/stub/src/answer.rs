@@ -71,6 +71,8 @@ pub struct PreparedEntry {
     compressed: [Bytes; 2],
     /// A SELECT's columns and rows when it has more than one row (its EXECUTEs are paged).
     pageable: Option<RowSet>,
+    /// Whether the statement is conditional (a lightweight transaction).
+    conditional: bool,
 }
 
 impl PreparedEntry {
@@ -88,6 +90,11 @@ impl PreparedEntry {
     /// EXECUTE is decoded in full and answered by [`Responder::answer`].
     pub fn pageable(&self) -> bool {
         self.pageable.is_some()
+    }
+
+    /// Whether the statement is a lightweight transaction ([`tables::is_conditional`]).
+    pub fn conditional(&self) -> bool {
+        self.conditional
     }
 
     /// The page an EXECUTE with `params` asks for, when it is not the whole result: rows
@@ -251,11 +258,20 @@ impl Responder {
         self
     }
 
-    /// Lists `keyspace` among the keyspaces (SimpleStrategy, replication factor 1) and names
+    /// Lists `keyspace` among the keyspaces (SimpleStrategy, `replication_factor`) and names
     /// the first bind marker of every prepared statement as its partition key: drivers then
-    /// route statements on the keyspace's tables by token, to their one replica.
-    pub fn with_routed_keyspace(mut self, keyspace: &str) -> Self {
-        tables::add_simple_keyspace(&mut self.tables, keyspace);
+    /// route statements on the keyspace's tables by token, to its replicas.
+    pub fn with_routed_keyspace(mut self, keyspace: &str, replication_factor: u8) -> Self {
+        tables::add_simple_keyspace(&mut self.tables, keyspace, replication_factor);
+        self.first_marker_is_key = true;
+        self
+    }
+
+    /// Answers as node `local` of a cluster whose other nodes are `peers` (its system tables
+    /// list them), the first bind marker of every prepared statement named its partition
+    /// key. Replaces the system tables: give the routed keyspace after this.
+    pub fn with_topology(mut self, local: &tables::NodeRow, peers: &[tables::NodeRow]) -> Self {
+        self.tables = tables::node_tables(local, peers);
         self.first_marker_is_key = true;
         self
     }
@@ -416,12 +432,15 @@ impl Responder {
             Some(Err(e)) => return Err(e),
             Some(Ok((c, r))) => (c.clone(), Some((c, r))),
         };
-        let select = tables::parse_select(text);
-        let (ks, tn): (Arc<str>, Arc<str>) = match &select {
-            Some(s) => (
-                s.keyspace.or(keyspace).unwrap_or("stub").into(),
-                s.table.into(),
-            ),
+        // The bind markers' table: the one the statement names (so that a driver finds the
+        // keyspace whose replicas it routes to), else the connection's keyspace's `t`.
+        let named = tables::parse_select(text)
+            .map(|s| (s.keyspace, s.table))
+            .or_else(|| tables::modified_table(text));
+        let (ks, tn): (Arc<str>, Arc<str>) = match named {
+            Some((named_ks, table)) => {
+                (named_ks.or(keyspace).unwrap_or("stub").into(), table.into())
+            }
             None => (keyspace.unwrap_or("stub").into(), "t".into()),
         };
         let markers = tables::count_markers(text);
@@ -462,6 +481,7 @@ impl Responder {
                     body_of(&bare, Some(Compression::Lz4)),
                 ],
                 pageable: rows.filter(|(_, r)| r.len() > 1),
+                conditional: tables::is_conditional(text),
             };
             if self.prepared.len() >= MAX_PREPARED {
                 self.prepared.remove(0);

@@ -39,6 +39,7 @@ use doppio_proto::{ProtoError, ProtocolVersion};
 use doppio_rt::TcpStream;
 
 use crate::answer::{self, Answer};
+use crate::node::Tally;
 use crate::rules::{Malformed, Probe, Reaction};
 use crate::shard::ShardContext;
 use crate::tables;
@@ -83,6 +84,9 @@ struct Conn {
     /// token another shard owns (added to the shared counters once per batch).
     batch_keyed: Cell<u64>,
     batch_wrong: Cell<u64>,
+    /// EXECUTEs of the current read batch checked against their token's replicas (a
+    /// cluster node only; added to the node's counters once per batch).
+    batch_placed: Cell<Tally>,
 }
 
 impl Conn {
@@ -167,6 +171,7 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>, scylla_shard
         extensions: Cell::new(Extensions::default()),
         batch_keyed: Cell::new(0),
         batch_wrong: Cell::new(0),
+        batch_placed: Cell::new(Tally::default()),
     });
     doppio_rt::spawn_local(flush_loop(conn.clone())).detach();
     // Any version the stub speaks until a STARTUP settles it.
@@ -287,6 +292,9 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>, scylla_shard
         }
         if let (Some(shard), Some(e)) = (conn.scylla_shard, ctx.scylla()) {
             e.count(shard, conn.batch_keyed.take(), conn.batch_wrong.take());
+        }
+        if ctx.node().checks_replicas() {
+            ctx.node().add(conn.batch_placed.take());
         }
         if !conn.out.borrow().is_empty() {
             conn.wake_flusher();
@@ -515,14 +523,30 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
     // The hot path: EXECUTE of a known statement, answered from its encoded body (one that
     // may need paging is decoded in full below).
     if header.opcode == Opcode::Execute {
-        if let (Some(shard), Some(e)) = (conn.scylla_shard, ctx.scylla()) {
+        let sharded = conn.scylla_shard.zip(ctx.scylla());
+        let node = ctx.node();
+        if sharded.is_some() || node.checks_replicas() {
             // The partition key is the first bound value of every statement the stub
-            // prepares when it emulates ScyllaDB.
+            // prepares when it emulates ScyllaDB or plays a cluster.
             if let Some(key) = execute_first_value(body, version) {
-                let owner = e.config.sharder().shard_of(murmur3::token(key));
-                conn.batch_keyed.set(conn.batch_keyed.get() + 1);
-                if owner != shard {
-                    conn.batch_wrong.set(conn.batch_wrong.get() + 1);
+                let token = murmur3::token(key);
+                if let Some((shard, e)) = sharded {
+                    let owner = e.config.sharder().shard_of(token);
+                    conn.batch_keyed.set(conn.batch_keyed.get() + 1);
+                    if owner != shard {
+                        conn.batch_wrong.set(conn.batch_wrong.get() + 1);
+                    }
+                }
+                // Only EXECUTEs of a statement this node knows (an UNPREPARED one is sent
+                // again once prepared).
+                let conditional = execute_head(body, version).and_then(|(id, _)| {
+                    let responder = ctx.responder.borrow();
+                    responder.lookup(id).map(|e| e.conditional())
+                });
+                if let Some(conditional) = conditional {
+                    let mut tally = conn.batch_placed.get();
+                    node.place(&mut tally, token, conditional);
+                    conn.batch_placed.set(tally);
                 }
             }
         }

@@ -12,13 +12,21 @@
 //!   the same address; [`StubHandle`] gives the address, fire counts, and stops it.
 //!   [`Stub::serve_local`] serves one listener with tasks on the caller's own executor
 //!   instead (an in-memory listener of `doppio_rt` then puts no kernel between client and
-//!   stub).
-//! - `shard` (private): one shard's state (its responder and rule matcher) and the counters
-//!   all shards share (connection numbers, rule fire counts, the stop flag).
+//!   stub). Playing a cluster ([`StubConfig::cluster`]), every executor serves every node,
+//!   each on its own address.
+//! - `shard` (private): one shard's state for one node (its responder and rule matcher)
+//!   and the counters all shards share (connection numbers, rule fire counts, the stop
+//!   flag, the nodes).
+//! - `node` (private): one node's state all shards share: its emulated ScyllaDB shards, its
+//!   counts ([`NodeCounts`]) and, in a cluster, the check of each EXECUTE against the
+//!   replicas of its token.
+//! - [`cluster`]: several nodes played by one stub: their addresses and host ids, the token
+//!   ring and each token's replicas (SimpleStrategy).
 //! - `conn` (private): one connection: read, answer every frame, one write per batch; fault
 //!   reactions.
 //! - [`answer`]: what each request gets; prepared statements' answers encoded once.
-//! - [`tables`]: the system tables and the little CQL parsing the stub needs.
+//! - [`tables`]: the system tables (of a single node, or of one node of a cluster) and the
+//!   little CQL parsing the stub needs.
 //! - [`rules`]: fault rules as data (TOML) and their matching.
 //! - [`scylla`]: ScyllaDB's shards, emulated (`StubConfig::scylla`): shard of each
 //!   connection, SUPPORTED's `SCYLLA_*` options, counts of requests per shard and of those
@@ -26,8 +34,9 @@
 //! - [`tls`]: serving TLS (rustls, ring provider) with a given certificate and key.
 //!
 //! Imports go one way, with no circle: `server` -> `conn` -> `shard` -> `answer`, `rules`,
-//! `scylla`; `answer` -> `tables`; `conn` -> `tls` (`server` also builds the `shard` state it
-//! hands to each connection).
+//! `node`; `node` -> `scylla`, `cluster`; `cluster` -> `tables`; `answer` -> `tables`;
+//! `conn` -> `tls`, `node` (`server` also builds the `shard` and `node` state it hands to each
+//! connection, and the `cluster`'s ring).
 //!
 //! Invariants: the EXECUTE hot path allocates nothing, takes no lock and touches no atomic;
 //! per-connection memory is bounded; no input from the wire can make it panic.
@@ -35,7 +44,9 @@
 //! What one EXECUTE costs the stub is recorded with the loopback study (`perf/README.md`).
 
 pub mod answer;
+pub mod cluster;
 mod conn;
+mod node;
 pub mod rules;
 pub mod scylla;
 pub mod server;
@@ -44,6 +55,8 @@ pub mod tables;
 pub mod tls;
 
 pub use answer::Shape;
+pub use cluster::{Cluster, Ring};
+pub use node::NodeCounts;
 pub use rules::{Reaction, Rule, Rules};
 pub use scylla::{ScyllaShards, ShardAwarePort, ShardCounts};
 pub use server::{LocalStubHandle, Stub, StubConfig, StubError, StubHandle};

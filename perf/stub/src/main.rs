@@ -4,6 +4,11 @@
 //! `--scylla-shards N` emulates a ScyllaDB node of N shards (see `doppio_stub::scylla`): it
 //! also prints `shard-aware port on ADDR:PORT`, and on exit the requests each emulated shard
 //! received and how many arrived at a shard that does not own their token.
+//!
+//! `--nodes N` plays a cluster of N nodes on consecutive loopback addresses from --listen's
+//! (see `doppio_stub::cluster`): it also prints `cluster of N nodes on ADDR:PORT, ...`, and on
+//! exit each node's requests, those that reached a node that is no replica of their token,
+//! and the lightweight transactions that missed their primary replica.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -14,7 +19,8 @@ use std::sync::Arc;
 use clap::Parser;
 use doppio_proto::types::ColumnType;
 use doppio_proto::ProtocolVersion;
-use doppio_stub::{Rules, ScyllaShards, Shape, ShardAwarePort, Stub, StubConfig};
+use doppio_stub::cluster::{DEFAULT_REPLICATION_FACTOR, DEFAULT_VNODES};
+use doppio_stub::{Cluster, Rules, ScyllaShards, Shape, ShardAwarePort, Stub, StubConfig};
 
 /// A loopback CQL v4 stub server: answers at once, or as its fault rules say.
 #[derive(Debug, Parser)]
@@ -75,6 +81,40 @@ struct Args {
     /// The private key (PEM) of --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// List this keyspace with SimpleStrategy (the cluster's replication factor; 1 for one
+    /// node) and name the first bind marker of every prepared statement its partition key:
+    /// drivers then route statements on its tables by token.
+    #[arg(long, value_name = "KEYSPACE")]
+    routed_keyspace: Option<String>,
+    /// Play a cluster of this many nodes (1 to 255): node i listens on the i-th address
+    /// after --listen's (127.0.0.1, 127.0.0.2, ...), same port; each EXECUTE is checked
+    /// against the replicas of its token and counted per node.
+    #[arg(long, value_name = "N")]
+    nodes: Option<u8>,
+    /// The cluster's replication factor (SimpleStrategy; capped at --nodes).
+    #[arg(long, value_name = "RF", default_value_t = DEFAULT_REPLICATION_FACTOR, requires = "nodes")]
+    replication_factor: u8,
+    /// Tokens per node of the cluster.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_VNODES, requires = "nodes")]
+    vnodes: u16,
+}
+
+/// The cluster --nodes, --replication-factor and --vnodes ask for, or why not.
+fn cluster(args: &Args) -> Result<Option<Cluster>, String> {
+    let Some(nodes) = args.nodes else {
+        return Ok(None);
+    };
+    let nodes =
+        std::num::NonZeroU8::new(nodes).ok_or("--nodes 0: a cluster has at least one node")?;
+    let replication_factor = std::num::NonZeroU8::new(args.replication_factor)
+        .ok_or("--replication-factor 0: every token needs at least one replica")?;
+    let vnodes = std::num::NonZeroU16::new(args.vnodes)
+        .ok_or("--vnodes 0: every node owns at least one token")?;
+    Ok(Some(Cluster {
+        nodes,
+        replication_factor,
+        vnodes,
+    }))
 }
 
 fn bind_type(name: &str) -> Result<ColumnType, String> {
@@ -117,6 +157,10 @@ fn main() -> ExitCode {
         },
         _ => None,
     };
+    let cluster = match cluster(&args) {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         if let Err(e) = signal_hook::flag::register(signal, stop.clone()) {
@@ -158,8 +202,9 @@ fn main() -> ExitCode {
             },
             extensions: doppio_stub::scylla::SCYLLA_EXTENSIONS,
         }),
-        routed_keyspace: None,
+        routed_keyspace: args.routed_keyspace.clone(),
         tls,
+        cluster,
     };
     let stub = match Stub::start(config) {
         Ok(s) => s,
@@ -169,6 +214,15 @@ fn main() -> ExitCode {
     if let Some(aware) = stub.shard_aware_addr() {
         println!("shard-aware port on {aware}");
     }
+    if let Some(c) = cluster {
+        let addrs: Vec<String> = stub.node_addrs().iter().map(|a| a.to_string()).collect();
+        println!(
+            "cluster of {} nodes on {} (replication factor {})",
+            addrs.len(),
+            addrs.join(", "),
+            c.replication()
+        );
+    }
     use std::io::Write;
     let _ = std::io::stdout().flush();
     while !stop.load(Ordering::Relaxed) {
@@ -177,11 +231,34 @@ fn main() -> ExitCode {
     let fired = stub.fired();
     let connections = stub.connections();
     let shard_counts = stub.shard_counts();
+    let node_counts = stub.node_counts();
     stub.stop();
     for (name, n) in fired.iter().filter(|(_, n)| *n > 0) {
         eprintln!("doppio-stub: rule `{name}` fired {n} times");
     }
-    if let Some(c) = shard_counts {
+    if cluster.is_some() {
+        for n in &node_counts {
+            eprintln!(
+                "doppio-stub: node {}: {} requests, {} at a node not their replica, {} not at \
+                 their primary replica; {} lightweight transactions, {} of them not at their \
+                 primary replica; {} connections",
+                n.addr,
+                n.requests,
+                n.wrong_replica,
+                n.not_primary,
+                n.lwt_requests,
+                n.lwt_not_primary,
+                n.connections
+            );
+            if let Some(c) = &n.shards {
+                eprintln!(
+                    "doppio-stub: node {}: requests per emulated ScyllaDB shard {:?}, {} at a \
+                     shard not owning their token; connections per shard {:?}",
+                    n.addr, c.requests, c.wrong_shard, c.connections
+                );
+            }
+        }
+    } else if let Some(c) = shard_counts {
         eprintln!(
             "doppio-stub: requests per emulated ScyllaDB shard {:?}, {} at a shard not owning \
              their token; connections per shard {:?}",
@@ -203,5 +280,33 @@ mod tests {
         assert!(StubConfig::default().listen.ip().is_loopback());
         let args = Args::try_parse_from(["doppio-stub", "--listen", "0.0.0.0:9043"]).unwrap();
         assert!(args.listen.ip().is_unspecified());
+    }
+
+    #[test]
+    fn a_cluster_of_zero_nodes_replicas_or_tokens_is_refused_in_one_line() {
+        let parse = |extra: &[&str]| {
+            let args = Args::try_parse_from([&["doppio-stub"], extra].concat()).unwrap();
+            cluster(&args)
+        };
+        assert_eq!(parse(&[]), Ok(None));
+        let c = parse(&["--nodes", "3"]).unwrap().unwrap();
+        assert_eq!((c.nodes.get(), c.replication()), (3, 3));
+        let c = parse(&["--nodes", "2", "--replication-factor", "5"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.replication(), 2, "capped at the node count");
+        for (bad, says) in [
+            (&["--nodes", "0"][..], "--nodes 0"),
+            (
+                &["--nodes", "2", "--replication-factor", "0"],
+                "--replication-factor 0",
+            ),
+            (&["--nodes", "2", "--vnodes", "0"], "--vnodes 0"),
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.starts_with(says) && !e.contains('\n'), "{e}");
+        }
+        // A replication factor without a cluster is a mistake clap names.
+        assert!(Args::try_parse_from(["doppio-stub", "--replication-factor", "2"]).is_err());
     }
 }

@@ -4,8 +4,12 @@
 //! connections itself, with its own responder and rule state. Nothing is shared on the
 //! request path; the connection counter and the rule fire counts are the only atomics
 //! (once per connection, and once per fired rule).
+//!
+//! Playing a cluster ([`StubConfig::cluster`]), every executor also listens on every other
+//! node's address (see [`crate::cluster`]), with a responder per node that describes that
+//! node; each node keeps its own counters ([`StubHandle::node_counts`]).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -15,7 +19,9 @@ use doppio_proto::ProtocolVersion;
 use doppio_rt::{ExecutorHandle, ExecutorSpec, Runtime, TcpListener};
 
 use crate::answer::{Responder, Shape};
+use crate::cluster::{Cluster, ClusterError, Ring};
 use crate::conn;
+use crate::node::{NodeCounts, NodeShared};
 use crate::rules::{Matcher, Rules};
 use crate::scylla::{ScyllaShards, ShardAwarePort, ShardCounts};
 use crate::shard::{ShardContext, Shared};
@@ -57,6 +63,13 @@ pub struct StubConfig {
     /// Serve TLS with this configuration (see [`crate::tls::server_config`]); `None`:
     /// plaintext.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Play a cluster of several nodes (off by default: one node). Node `i` listens on the
+    /// IPv4 address `i` steps after `listen`'s, same port; each answers as the single stub
+    /// does (same shape, rules, shards, TLS) with its own system tables and counters, the
+    /// routed keyspace is listed with the cluster's replication factor, and every EXECUTE
+    /// with a bound partition key is checked against its token's replicas: see
+    /// [`crate::cluster`] and [`StubHandle::node_counts`].
+    pub cluster: Option<Cluster>,
 }
 
 impl Default for StubConfig {
@@ -75,6 +88,7 @@ impl Default for StubConfig {
             scylla: None,
             routed_keyspace: None,
             tls: None,
+            cluster: None,
         }
     }
 }
@@ -90,6 +104,20 @@ pub enum StubError {
         /// Why.
         message: String,
     },
+    /// Another node of a cluster could not listen on its address (taken by another
+    /// process, or not a local address).
+    #[error("cannot listen on {addr} for node {node} of the cluster: {message}")]
+    NodeBind {
+        /// The node.
+        node: u8,
+        /// Its address.
+        addr: SocketAddr,
+        /// Why.
+        message: String,
+    },
+    /// The cluster's nodes cannot be given addresses.
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
     /// An executor could not start.
     #[error("cannot start the shard on core {core}: {message}")]
     Executor {
@@ -102,7 +130,8 @@ pub enum StubError {
 
 /// A running stub. Dropping it stops it.
 pub struct StubHandle {
-    addr: SocketAddr,
+    /// Every node's address, node 0 first.
+    addrs: Vec<SocketAddr>,
     shared: Arc<Shared>,
     threads: Vec<ExecutorHandle<()>>,
 }
@@ -110,7 +139,7 @@ pub struct StubHandle {
 impl std::fmt::Debug for StubHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StubHandle")
-            .field("addr", &self.addr)
+            .field("addrs", &self.addrs)
             .field("shards", &self.threads.len())
             .finish()
     }
@@ -121,75 +150,89 @@ impl std::fmt::Debug for StubHandle {
 pub struct Stub;
 
 impl Stub {
-    /// Starts a stub: binds every shard's listener, then returns (it serves in the
-    /// background until [`StubHandle::stop`] or drop).
+    /// Starts a stub: binds every shard's listeners (each node's, for a cluster), then
+    /// returns (it serves in the background until [`StubHandle::stop`] or drop).
     pub fn start(config: StubConfig) -> Result<StubHandle, StubError> {
         let cores: Vec<Option<usize>> = if config.cores.is_empty() {
             vec![None]
         } else {
             config.cores.iter().map(|&c| Some(c)).collect()
         };
+        let ips = match config.cluster {
+            Some(c) => c.addresses(config.listen.ip())?,
+            None => vec![config.listen.ip()],
+        };
+        let ring = config.cluster.map(|c| Arc::new(c.ring()));
+        let nodes = (0..ips.len())
+            .map(|i| {
+                let place = ring.clone().map(|r| (r, i as u8));
+                Arc::new(NodeShared::new(config.scylla, place))
+            })
+            .collect();
         let shared = Arc::new(Shared::new(
             &config.rules,
             config.log_rules,
             config.record_values,
-            config.scylla,
+            nodes,
         ));
         // The shard-aware listener, if any: every executor listens there too.
-        let mut aware = match config.scylla.map(|s| s.shard_aware_port) {
+        let aware = match config.scylla.map(|s| s.shard_aware_port) {
             Some(ShardAwarePort::Listen(a)) => Some(a),
             _ => None,
         };
         let rules = Arc::new(config.rules.clone());
-        let answering = Answering::of(&config);
-        let mut addr = config.listen;
+        let answering = Answering::of(&config, ring);
+        let mut layout = Layout {
+            ips,
+            port: config.listen.port(),
+            aware,
+            probe: true,
+        };
+        let executors = cores.len();
+        let mut addrs = Vec::new();
         let mut threads = Vec::new();
         for (shard, core) in cores.into_iter().enumerate() {
             let spec = ExecutorSpec {
                 core: core.filter(|_| config.pin),
                 ..ExecutorSpec::new(config.runtime, &format!("doppio-stub-{shard}"))
             };
-            type Bound = (SocketAddr, Option<SocketAddr>);
-            let (tx, rx) = std::sync::mpsc::channel::<Result<Bound, String>>();
+            let (tx, rx) = std::sync::mpsc::channel::<Result<Vec<Bound>, StubError>>();
             let (shared2, rules, answering) = (shared.clone(), rules.clone(), answering.clone());
             let tls = config.tls.clone();
+            let at = layout.clone();
             let spawned = doppio_rt::spawn_executor(spec, move || async move {
-                let listener = match TcpListener::bind(addr, 64 * 1024) {
+                let listeners = match at.bind() {
                     Ok(l) => l,
                     Err(e) => {
-                        let _ = tx.send(Err(e.to_string()));
+                        let _ = tx.send(Err(e));
                         return;
                     }
                 };
-                let bound = match listener.local_addr() {
-                    Ok(a) => a,
-                    Err(e) => {
-                        let _ = tx.send(Err(e.to_string()));
-                        return;
+                let bound: Vec<Bound> = listeners.iter().map(NodeListeners::bound).collect();
+                let _ = tx.send(Ok(bound.clone()));
+                let addrs: Vec<SocketAddr> = bound.iter().map(|b| b.0).collect();
+                let mut loops = Vec::new();
+                for ((node, l), state) in listeners.into_iter().enumerate().zip(&shared2.nodes) {
+                    let ctx = shard_context(
+                        answering.responder(&addrs, node, state.scylla.is_some()),
+                        Matcher::new(rules.clone(), shard + node * executors),
+                        shared2.clone(),
+                        state.clone(),
+                        tls.clone(),
+                    );
+                    if let Some((_, aware)) = l.aware {
+                        loops.push(accept_loop(aware, true, ctx.clone(), shared2.clone()));
                     }
-                };
-                let aware_listener = match aware
-                    .map(|a| TcpListener::bind(a, 64 * 1024).and_then(|l| Ok((l.local_addr()?, l))))
-                {
-                    None => None,
-                    Some(Ok(l)) => Some(l),
-                    Some(Err(e)) => {
-                        let _ = tx.send(Err(format!("shard-aware port: {e}")));
-                        return;
-                    }
-                };
-                let _ = tx.send(Ok((bound, aware_listener.as_ref().map(|(a, _)| *a))));
-                let ctx = shard_context(
-                    answering.responder(bound, shared2.scylla.is_some()),
-                    Matcher::new(rules, shard),
-                    shared2.clone(),
-                    tls,
-                );
-                if let Some((_, l)) = aware_listener {
-                    doppio_rt::spawn_local(accept_loop(l, true, ctx.clone(), shared2.clone()))
-                        .detach();
+                    loops.push(accept_loop(l.plain, false, ctx, shared2.clone()));
                 }
-                accept_loop(listener, false, ctx, shared2).await;
+                // The executor lives as long as its last accept loop; the others run beside.
+                let last = loops.pop();
+                for l in loops {
+                    doppio_rt::spawn_local(l).detach();
+                }
+                if let Some(l) = last {
+                    l.await;
+                }
             });
             let handle = match spawned {
                 Ok(h) => h,
@@ -201,36 +244,127 @@ impl Stub {
                     });
                 }
             };
+            let first_ip = layout.ips.first().copied().unwrap_or(config.listen.ip());
+            let first_node = SocketAddr::new(first_ip, layout.port);
             match rx.recv() {
-                Ok(Ok((bound, aware_bound))) => {
+                Ok(Ok(bound)) => {
                     // The first shard picks the ports; the others share them.
-                    addr = bound;
-                    if let (Some(a), Some(e)) = (aware_bound, shared.scylla.as_ref()) {
-                        e.set_aware_port(a.port());
-                        aware = Some(a);
+                    if let Some((addr, aware_bound)) = bound.first() {
+                        layout.port = addr.port();
+                        if let (Some(a), Some(configured)) = (aware_bound, layout.aware.as_mut()) {
+                            configured.set_port(a.port());
+                            for node in &shared.nodes {
+                                if let Some(e) = &node.scylla {
+                                    e.set_aware_port(a.port());
+                                }
+                            }
+                        }
                     }
+                    layout.probe = false;
+                    addrs = bound.iter().map(|b| b.0).collect();
                     threads.push(handle);
                 }
-                Ok(Err(message)) => {
+                Ok(Err(e)) => {
                     let _ = handle.join();
                     stop_all(&shared, threads);
-                    return Err(StubError::Bind { addr, message });
+                    return Err(e);
                 }
                 Err(_) => {
                     let _ = handle.join();
                     stop_all(&shared, threads);
                     return Err(StubError::Bind {
-                        addr,
+                        addr: first_node,
                         message: "the shard ended before binding".into(),
                     });
                 }
             }
         }
         Ok(StubHandle {
-            addr,
+            addrs,
             shared,
             threads,
         })
+    }
+}
+
+/// Where one node listens on one executor: `(address, shard-aware address)`.
+type Bound = (SocketAddr, Option<SocketAddr>);
+
+/// One node's listeners on one executor.
+struct NodeListeners {
+    plain: TcpListener,
+    addr: SocketAddr,
+    aware: Option<(SocketAddr, TcpListener)>,
+}
+
+impl NodeListeners {
+    fn bound(&self) -> Bound {
+        (self.addr, self.aware.as_ref().map(|(a, _)| *a))
+    }
+}
+
+/// Where every executor binds its listeners: node `i` on `ips[i]`, all on `port` (node 0
+/// picks it when it is 0, the others then take the same), and a shard-aware port likewise.
+#[derive(Clone)]
+struct Layout {
+    ips: Vec<IpAddr>,
+    port: u16,
+    /// Node 0's shard-aware address (the other nodes' are on their own address, same port).
+    aware: Option<SocketAddr>,
+    /// Check that the other nodes' addresses are free before binding them (the first
+    /// executor: with `SO_REUSEPORT` a bind would share a port another stub holds, rather
+    /// than fail).
+    probe: bool,
+}
+
+impl Layout {
+    fn bind(&self) -> Result<Vec<NodeListeners>, StubError> {
+        let mut port = self.port;
+        let mut aware_port = self.aware.map(|a| a.port());
+        let mut out = Vec::with_capacity(self.ips.len());
+        for (node, &ip) in self.ips.iter().enumerate() {
+            let fail = |addr: SocketAddr, message: String| match u8::try_from(node) {
+                Ok(n) if n > 0 => StubError::NodeBind {
+                    node: n,
+                    addr,
+                    message,
+                },
+                _ => StubError::Bind { addr, message },
+            };
+            let listen = |addr: SocketAddr| -> Result<(SocketAddr, TcpListener), StubError> {
+                if self.probe && node > 0 {
+                    // Dropped at once: only whether the address is free matters.
+                    std::net::TcpListener::bind(addr).map_err(|e| fail(addr, e.to_string()))?;
+                }
+                let l =
+                    TcpListener::bind(addr, 64 * 1024).map_err(|e| fail(addr, e.to_string()))?;
+                let bound = l.local_addr().map_err(|e| fail(addr, e.to_string()))?;
+                Ok((bound, l))
+            };
+            let (addr, plain) = listen(SocketAddr::new(ip, port))?;
+            port = addr.port();
+            let aware = match (self.aware, aware_port) {
+                (Some(first), Some(p)) => {
+                    let at = if node == 0 {
+                        first
+                    } else {
+                        SocketAddr::new(ip, p)
+                    };
+                    let (a, l) = listen(at).map_err(|e| match e {
+                        StubError::Bind { addr, message } => StubError::Bind {
+                            addr,
+                            message: format!("shard-aware port: {message}"),
+                        },
+                        other => other,
+                    })?;
+                    aware_port = Some(a.port());
+                    Some((a, l))
+                }
+                _ => None,
+            };
+            out.push(NodeListeners { plain, addr, aware });
+        }
+        Ok(out)
     }
 }
 
@@ -241,11 +375,17 @@ struct Answering {
     newest_protocol: ProtocolVersion,
     authenticator: Option<Arc<str>>,
     routed_keyspace: Option<Arc<str>>,
+    /// The cluster's ring, when playing one.
+    ring: Option<Arc<Ring>>,
+    /// The routed keyspace's replication factor.
+    replication: u8,
 }
 
 impl Answering {
-    fn of(config: &StubConfig) -> Self {
+    fn of(config: &StubConfig, ring: Option<Arc<Ring>>) -> Self {
         Self {
+            replication: config.cluster.map_or(1, |c| c.replication()),
+            ring,
             shape: Arc::new(config.shape.clone()),
             // ScyllaDB speaks v4 only: emulating its shards caps the versions offered.
             newest_protocol: if config.scylla.is_some() {
@@ -258,31 +398,42 @@ impl Answering {
         }
     }
 
-    /// The responder of a shard listening on `bound` (`scylla`: emulating ScyllaDB's shards).
-    fn responder(&self, bound: SocketAddr, scylla: bool) -> Responder {
-        let r = Responder::new(bound, self.shape.clone())
+    /// The responder of node `node` of those listening on `addrs` (`scylla`: emulating
+    /// ScyllaDB's shards).
+    fn responder(&self, addrs: &[SocketAddr], node: usize, scylla: bool) -> Responder {
+        let bound = addrs.get(node).or(addrs.first()).copied();
+        let bound = bound.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
+        let mut r = Responder::new(bound, self.shape.clone())
             .with_newest_protocol(self.newest_protocol)
             .with_authenticator(self.authenticator.clone());
-        let r = if scylla {
-            r.with_first_marker_as_key()
-        } else {
-            r
-        };
+        if scylla {
+            r = r.with_first_marker_as_key();
+        }
+        if let Some(ring) = &self.ring {
+            let rows = ring.node_rows(addrs);
+            let (local, peers): (Vec<_>, Vec<_>) =
+                rows.into_iter().enumerate().partition(|(i, _)| *i == node);
+            let peers: Vec<_> = peers.into_iter().map(|(_, p)| p).collect();
+            if let Some((_, local)) = local.first() {
+                r = r.with_topology(local, &peers);
+            }
+        }
         match &self.routed_keyspace {
-            Some(ks) => r.with_routed_keyspace(ks),
+            Some(ks) => r.with_routed_keyspace(ks, self.replication),
             None => r,
         }
     }
 }
 
-/// One shard's state: its responder and rule matcher.
+/// One shard's state for one node: its responder and rule matcher.
 fn shard_context(
     responder: Responder,
     matcher: Matcher,
     shared: Arc<Shared>,
+    node: Arc<NodeShared>,
     tls: Option<Arc<rustls::ServerConfig>>,
 ) -> Rc<ShardContext> {
-    Rc::new(ShardContext::new(responder, matcher, shared, tls))
+    Rc::new(ShardContext::new(responder, matcher, shared, node, tls))
 }
 
 /// A stub served by tasks on the caller's own executor ([`Stub::serve_local`]). Dropping it
@@ -321,7 +472,8 @@ impl Drop for LocalStubHandle {
 impl Stub {
     /// Serves `listener` with tasks on the current thread's executor, beside the caller's
     /// own: a stub in the client's event loop, answering as one shard of a stub of `config`
-    /// would (its `listen`, `cores`, `pin` and `runtime` are not used; the listener decides).
+    /// would (its `listen`, `cores`, `pin`, `runtime` and `cluster` are not used; the
+    /// listener decides, and it plays one node).
     /// With an in-memory listener ([`doppio_rt::TcpListener::bind_memory`]) a client on this
     /// thread talks to it with no kernel round trip: what the request-path benchmarks use to
     /// tell the driver's own cost from the kernel's.
@@ -332,16 +484,18 @@ impl Stub {
         config: &StubConfig,
     ) -> std::io::Result<LocalStubHandle> {
         let addr = listener.local_addr()?;
+        let node = Arc::new(NodeShared::new(config.scylla, None));
         let shared = Arc::new(Shared::new(
             &config.rules,
             config.log_rules,
             config.record_values,
-            config.scylla,
+            vec![node.clone()],
         ));
         let ctx = shard_context(
-            Answering::of(config).responder(addr, shared.scylla.is_some()),
+            Answering::of(config, None).responder(&[addr], 0, config.scylla.is_some()),
             Matcher::new(Arc::new(config.rules.clone()), 0),
             shared.clone(),
+            node,
             config.tls.clone(),
         );
         doppio_rt::spawn_local(accept_loop(listener, false, ctx, shared.clone())).detach();
@@ -369,7 +523,9 @@ async fn accept_loop(
         let accepted = doppio_rt::timeout(Duration::from_millis(100), listener.accept()).await;
         match accepted {
             Ok(Ok((stream, peer))) => {
-                let scylla_shard = shared
+                let node = ctx.node();
+                node.accepted();
+                let scylla_shard = node
                     .scylla
                     .as_ref()
                     .map(|e| e.assign(shard_aware, peer.port()));
@@ -385,9 +541,31 @@ async fn accept_loop(
 }
 
 impl StubHandle {
-    /// The address the stub listens on (the real port when 0 was asked for).
+    /// The address the stub listens on (the real port when 0 was asked for); node 0's
+    /// when it plays a cluster.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.addrs
+            .first()
+            .copied()
+            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// Every node's address, node 0 first (one unless it plays a cluster).
+    pub fn node_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// What arrived at each node so far, node 0 first: connections, and (in a cluster)
+    /// EXECUTEs with a bound partition key, those at a node that is no replica of their
+    /// token, and lightweight transactions that missed their primary replica; each node's
+    /// requests per emulated ScyllaDB shard when [`StubConfig::scylla`].
+    pub fn node_counts(&self) -> Vec<NodeCounts> {
+        self.shared
+            .nodes
+            .iter()
+            .zip(&self.addrs)
+            .map(|(n, &a)| n.counts(a))
+            .collect()
     }
 
     /// How often each rule fired so far, by rule name, in rule order.
@@ -411,16 +589,22 @@ impl StubHandle {
     }
 
     /// Where requests landed per emulated ScyllaDB shard (`None` unless
-    /// [`StubConfig::scylla`]).
+    /// [`StubConfig::scylla`]); node 0's in a cluster (every node's: [`Self::node_counts`]).
     pub fn shard_counts(&self) -> Option<ShardCounts> {
-        self.shared.scylla.as_ref().map(|e| e.counts())
+        self.shared
+            .nodes
+            .first()?
+            .scylla
+            .as_ref()
+            .map(|e| e.counts())
     }
 
-    /// The emulated ScyllaDB node's shard-aware port, when it listens on one.
+    /// The emulated ScyllaDB node's shard-aware port, when it listens on one (node 0's in a
+    /// cluster; the other nodes' are on their own addresses, same port).
     pub fn shard_aware_addr(&self) -> Option<SocketAddr> {
-        let e = self.shared.scylla.as_ref()?;
+        let e = self.shared.nodes.first()?.scylla.as_ref()?;
         match e.config.shard_aware_port {
-            ShardAwarePort::Listen(_) => Some(SocketAddr::new(self.addr.ip(), e.aware_port())),
+            ShardAwarePort::Listen(_) => Some(SocketAddr::new(self.addr().ip(), e.aware_port())),
             _ => None,
         }
     }

@@ -3,9 +3,11 @@
 //!
 //! [`ShardContext`] holds the shard's own responder and rule matcher (`RefCell`: one thread
 //! each) and a reference to [`Shared`], the control-plane counters every shard writes:
-//! connection numbers (once per connection), rule fire counts (once per fired rule) and the
-//! stop flag. Nothing here is touched per request unless a rule fires, or unless the
-//! stub records the values of EXECUTEs (`StubConfig::record_values`, for tests).
+//! connection numbers (once per connection), rule fire counts (once per fired rule), the
+//! stop flag, and the state of every node the stub plays (`crate::node`; a shard serves
+//! each node's connections with a context of that node). Nothing here is touched per
+//! request unless a rule fires, or unless the stub records the values of EXECUTEs
+//! (`StubConfig::record_values`, for tests).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -13,8 +15,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::answer::Responder;
+use crate::node::NodeShared;
 use crate::rules::{Matcher, Rules};
-use crate::scylla::{Emulation, ScyllaShards};
+use crate::scylla::Emulation;
 
 /// What every shard shares (control plane: counters written once per connection or fired
 /// rule, never per request).
@@ -27,18 +30,19 @@ pub(crate) struct Shared {
     pub(crate) stop: AtomicBool,
     /// The first bound value of every EXECUTE, when recording (tests only).
     pub(crate) values: Option<Mutex<Vec<Vec<u8>>>>,
-    /// ScyllaDB's shards, when emulated.
-    pub(crate) scylla: Option<Emulation>,
+    /// Every node the stub plays (one unless it plays a cluster), in node order.
+    pub(crate) nodes: Vec<Arc<NodeShared>>,
 }
 
 impl Shared {
     /// Zeroed counters for `rules`, starting the stub's clock now; fired rules are logged to
-    /// stderr if `log`; EXECUTEs' first values are kept if `record_values`.
+    /// stderr if `log`; EXECUTEs' first values are kept if `record_values`; `nodes` are the
+    /// nodes played (at least one).
     pub(crate) fn new(
         rules: &Rules,
         log: bool,
         record_values: bool,
-        scylla: Option<ScyllaShards>,
+        nodes: Vec<Arc<NodeShared>>,
     ) -> Self {
         Self {
             started: Instant::now(),
@@ -48,28 +52,32 @@ impl Shared {
             log,
             stop: AtomicBool::new(false),
             values: record_values.then(|| Mutex::new(Vec::new())),
-            scylla: scylla.map(Emulation::new),
+            nodes,
         }
     }
 }
 
-/// One shard's state, on its own thread.
+/// One shard's state for one node, on its own thread.
 pub(crate) struct ShardContext {
     pub(crate) responder: RefCell<Responder>,
     pub(crate) matcher: RefCell<Matcher>,
     pub(crate) started: Instant,
     pub(crate) next_connection: Arc<AtomicU64>,
     shared: Arc<Shared>,
+    /// The node this context serves (one of `Shared::nodes`).
+    node: Arc<NodeShared>,
     /// TLS to serve, if any.
     pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl ShardContext {
-    /// A shard's state around its `responder` and `matcher`.
+    /// A shard's state around its `responder` and `matcher`, serving `node` (one of
+    /// `shared`'s).
     pub(crate) fn new(
         responder: Responder,
         matcher: Matcher,
         shared: Arc<Shared>,
+        node: Arc<NodeShared>,
         tls: Option<Arc<rustls::ServerConfig>>,
     ) -> Self {
         Self {
@@ -78,8 +86,15 @@ impl ShardContext {
             started: shared.started,
             next_connection: shared.next_connection.clone(),
             shared,
+            node,
             tls,
         }
+    }
+
+    /// The node this context serves.
+    #[inline]
+    pub(crate) fn node(&self) -> &NodeShared {
+        &self.node
     }
 
     /// Keeps an EXECUTE's first bound value, when the stub records them.
@@ -94,7 +109,7 @@ impl ShardContext {
 
     /// The emulation of ScyllaDB's shards, if on.
     pub(crate) fn scylla(&self) -> Option<&Emulation> {
-        self.shared.scylla.as_ref()
+        self.node().scylla.as_ref()
     }
 
     /// Whether the stub records EXECUTEs' values.

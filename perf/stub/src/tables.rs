@@ -2,11 +2,13 @@
 //!
 //! Drivers read `system.local`, `system.peers(_v2)` and `system_schema.*` while they connect
 //! (topology, schema version, keyspaces and their replication, tables, columns, types). The
-//! stub describes itself as the only node of a one-node cluster: one `system.local` row, no
-//! peers, and the keyspaces `system` and `system_schema` (LocalStrategy). Every table lists
-//! its columns with the types Cassandra 5.0 gives them; a SELECT gets the columns it names
-//! (or all of them for `*`), in its order, from the rows of the table (WHERE clauses are not
-//! evaluated: each table holds at most one row).
+//! single stub describes itself as the only node of a one-node cluster: one `system.local`
+//! row, no peers, and the keyspaces `system` and `system_schema` (LocalStrategy); a node of
+//! a cluster ([`node_tables`]) lists the other nodes in `system.peers` and
+//! `system.peers_v2`. Every table lists its columns with the types Cassandra 5.0 gives them;
+//! a SELECT gets the columns it names (or all of them for `*`), in its order, from the rows
+//! of the table (WHERE clauses are not evaluated: drivers read `system.local`, its one row,
+//! by key, and the peers whole).
 //!
 //! Invariant: a SELECT of a known table is answered only if every column it names exists;
 //! an unknown column is an INVALID error naming it, as Cassandra would say.
@@ -58,9 +60,9 @@ fn map_text_text() -> ColumnType {
     ColumnType::Map(Box::new(ColumnType::Varchar), Box::new(ColumnType::Varchar))
 }
 
-/// Lists `keyspace` in `system_schema.keyspaces` of `tables` with SimpleStrategy and a
-/// replication factor of 1 (the stub, which owns the whole ring, is its one replica).
-pub fn add_simple_keyspace(tables: &mut [Table], keyspace: &str) {
+/// Lists `keyspace` in `system_schema.keyspaces` of `tables` with SimpleStrategy and
+/// `replication_factor` (1 for the single stub, which owns the whole ring).
+pub fn add_simple_keyspace(tables: &mut [Table], keyspace: &str, replication_factor: u8) {
     if let Some(t) = tables
         .iter_mut()
         .find(|t| t.keyspace == "system_schema" && t.name == "keyspaces")
@@ -75,7 +77,7 @@ pub fn add_simple_keyspace(tables: &mut [Table], keyspace: &str) {
                 ),
                 (
                     CqlValue::Text("replication_factor".into()),
-                    CqlValue::Text("1".into()),
+                    CqlValue::Text(replication_factor.to_string()),
                 ),
             ])),
         ]);
@@ -84,11 +86,50 @@ pub fn add_simple_keyspace(tables: &mut [Table], keyspace: &str) {
 
 /// The stub's fixed identity: host id and schema version (any constant UUIDs do).
 pub const HOST_ID: [u8; 16] = *b"doppio-stub-host";
-/// The schema version every node (the only one) reports.
+/// The schema version every node reports.
 pub const SCHEMA_VERSION: [u8; 16] = *b"doppio-stub-schm";
+/// The Cassandra release every node says it runs.
+const RELEASE_VERSION: &str = "5.0.6";
 
-/// The system tables of a stub listening on `addr`.
+/// One node as the system tables describe it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRow {
+    /// Where clients reach it (its native-transport address and port).
+    pub addr: SocketAddr,
+    /// Its host id.
+    pub host_id: [u8; 16],
+    /// The tokens it owns.
+    pub tokens: Vec<i64>,
+}
+
+/// The data center every node of the stub is in.
+pub const DATA_CENTER: &str = "datacenter1";
+/// The rack every node of the stub is in.
+pub const RACK: &str = "rack1";
+
+fn tokens_value(tokens: &[i64]) -> Option<CqlValue> {
+    Some(CqlValue::Set(
+        tokens
+            .iter()
+            .map(|t| CqlValue::Text(t.to_string()))
+            .collect(),
+    ))
+}
+
+/// The system tables of a single stub listening on `addr`: one node owning the whole ring.
 pub fn system_tables(addr: SocketAddr) -> Vec<Table> {
+    let local = NodeRow {
+        addr,
+        host_id: HOST_ID,
+        // One node owns the whole ring.
+        tokens: vec![0],
+    };
+    node_tables(&local, &[])
+}
+
+/// The system tables of node `local` of a cluster whose other nodes are `others`.
+pub fn node_tables(local: &NodeRow, others: &[NodeRow]) -> Vec<Table> {
+    let addr = local.addr;
     let ip = addr.ip();
     let local = Table {
         keyspace: "system",
@@ -120,19 +161,18 @@ pub fn system_tables(addr: SocketAddr) -> Vec<Table> {
             Some(CqlValue::Int(7000)),
             text("doppio-stub"),
             text("3.4.7"),
-            text("datacenter1"),
-            Some(CqlValue::Uuid(HOST_ID)),
+            text(DATA_CENTER),
+            Some(CqlValue::Uuid(local.host_id)),
             Some(CqlValue::Inet(ip)),
             Some(CqlValue::Int(7000)),
             text("5"),
             text("org.apache.cassandra.dht.Murmur3Partitioner"),
-            text("rack1"),
-            text("5.0.6"),
+            text(RACK),
+            text(RELEASE_VERSION),
             Some(CqlValue::Inet(ip)),
             Some(CqlValue::Int(i32::from(addr.port()))),
             Some(CqlValue::Uuid(SCHEMA_VERSION)),
-            // One node owns the whole ring.
-            Some(CqlValue::Set(vec![CqlValue::Text("0".into())])),
+            tokens_value(&local.tokens),
         ]],
     };
     let peers = Table {
@@ -149,7 +189,22 @@ pub fn system_tables(addr: SocketAddr) -> Vec<Table> {
             col("schema_version", ColumnType::Uuid),
             col("tokens", set_of_text()),
         ],
-        rows: Vec::new(),
+        rows: others
+            .iter()
+            .map(|p| {
+                vec![
+                    Some(CqlValue::Inet(p.addr.ip())),
+                    text(DATA_CENTER),
+                    Some(CqlValue::Uuid(p.host_id)),
+                    None,
+                    text(RACK),
+                    text(RELEASE_VERSION),
+                    Some(CqlValue::Inet(p.addr.ip())),
+                    Some(CqlValue::Uuid(SCHEMA_VERSION)),
+                    tokens_value(&p.tokens),
+                ]
+            })
+            .collect(),
     };
     let peers_v2 = Table {
         keyspace: "system",
@@ -168,7 +223,25 @@ pub fn system_tables(addr: SocketAddr) -> Vec<Table> {
             col("schema_version", ColumnType::Uuid),
             col("tokens", set_of_text()),
         ],
-        rows: Vec::new(),
+        rows: others
+            .iter()
+            .map(|p| {
+                vec![
+                    Some(CqlValue::Inet(p.addr.ip())),
+                    Some(CqlValue::Int(7000)),
+                    text(DATA_CENTER),
+                    Some(CqlValue::Uuid(p.host_id)),
+                    Some(CqlValue::Inet(p.addr.ip())),
+                    Some(CqlValue::Int(i32::from(p.addr.port()))),
+                    None,
+                    None,
+                    text(RACK),
+                    text(RELEASE_VERSION),
+                    Some(CqlValue::Uuid(SCHEMA_VERSION)),
+                    tokens_value(&p.tokens),
+                ]
+            })
+            .collect(),
     };
     let local_strategy = || {
         Some(CqlValue::Map(vec![(
@@ -349,6 +422,36 @@ pub fn parse_select(cql: &str) -> Option<Select<'_>> {
     })
 }
 
+/// The table an INSERT, UPDATE or DELETE modifies, as `(keyspace if qualified, table)`
+/// (`INSERT INTO [ks.]t`, `UPDATE [ks.]t`, `DELETE ... FROM [ks.]t`); `None` for anything
+/// else.
+pub fn modified_table(cql: &str) -> Option<(Option<&str>, &str)> {
+    let trimmed = cql.trim_start();
+    let verb_end = trimmed
+        .find(|c: char| c.is_whitespace())
+        .unwrap_or(trimmed.len());
+    let verb = &trimmed[..verb_end];
+    let lower = trimmed.to_ascii_lowercase();
+    let after = if verb.eq_ignore_ascii_case("update") {
+        verb_end
+    } else if verb.eq_ignore_ascii_case("insert") {
+        find_word(&lower, "into")? + 4
+    } else if verb.eq_ignore_ascii_case("delete") {
+        find_word(&lower, "from")? + 4
+    } else {
+        return None;
+    };
+    let rest = trimmed[after..].trim_start();
+    let end = rest
+        .find(|c: char| c.is_whitespace() || c == '(' || c == ';')
+        .unwrap_or(rest.len());
+    let (keyspace, table) = match rest[..end].split_once('.') {
+        Some((k, t)) => (Some(k.trim_matches('"')), t.trim_matches('"')),
+        None => (None, rest[..end].trim_matches('"')),
+    };
+    (!table.is_empty()).then_some((keyspace, table))
+}
+
 /// The byte offset of `word` in `text` as a whole word.
 fn find_word(text: &str, word: &str) -> Option<usize> {
     let bytes = text.as_bytes();
@@ -495,6 +598,30 @@ mod tests {
     }
 
     #[test]
+    fn the_table_a_statement_modifies_is_found() {
+        assert_eq!(
+            modified_table("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS"),
+            Some((Some("ks"), "t"))
+        );
+        assert_eq!(
+            modified_table("insert into t(k) values (?)"),
+            Some((None, "t"))
+        );
+        assert_eq!(
+            modified_table("UPDATE \"Ks\".t SET v = ? WHERE k = ?"),
+            Some((Some("Ks"), "t"))
+        );
+        assert_eq!(
+            modified_table("DELETE v FROM ks.t WHERE k = ?;"),
+            Some((Some("ks"), "t"))
+        );
+        assert_eq!(modified_table("DELETE FROM t;"), Some((None, "t")));
+        assert_eq!(modified_table("SELECT v FROM ks.t"), None);
+        assert_eq!(modified_table("INSERT"), None);
+        assert_eq!(modified_table("UPDATE"), None);
+    }
+
+    #[test]
     fn projections_follow_the_select_and_name_unknown_columns() {
         let tables = system_tables("127.0.0.1:9042".parse().unwrap());
         let local = &tables[0];
@@ -514,6 +641,55 @@ mod tests {
         );
         let all = parse_select("SELECT * FROM system.local").unwrap();
         assert_eq!(project(local, &all).unwrap().len(), local.columns.len());
+    }
+
+    #[test]
+    fn a_cluster_node_lists_itself_locally_and_the_others_as_peers() {
+        let node = |i: u8, tokens: Vec<i64>| NodeRow {
+            addr: SocketAddr::from(([127, 0, 0, i], 9042)),
+            host_id: [i; 16],
+            tokens,
+        };
+        let tables = node_tables(&node(2, vec![-5, 7]), &[node(1, vec![3]), node(3, vec![9])]);
+        let cell = |t: &Table, row: usize, name: &str| {
+            let i = t.columns.iter().position(|c| c.name == name).unwrap();
+            t.rows[row][i].clone()
+        };
+        let local = &tables[0];
+        assert_eq!(
+            cell(local, 0, "rpc_address"),
+            Some(CqlValue::Inet([127, 0, 0, 2].into()))
+        );
+        assert_eq!(cell(local, 0, "host_id"), Some(CqlValue::Uuid([2; 16])));
+        assert_eq!(
+            cell(local, 0, "tokens"),
+            Some(CqlValue::Set(vec![
+                CqlValue::Text("-5".into()),
+                CqlValue::Text("7".into())
+            ]))
+        );
+        for t in &tables[1..3] {
+            assert_eq!(t.rows.len(), 2, "{}", t.name);
+            assert_eq!(
+                cell(t, 1, "peer"),
+                Some(CqlValue::Inet([127, 0, 0, 3].into()))
+            );
+            assert_eq!(cell(t, 1, "host_id"), Some(CqlValue::Uuid([3; 16])));
+            assert_eq!(
+                cell(t, 0, "tokens"),
+                Some(CqlValue::Set(vec![CqlValue::Text("3".into())]))
+            );
+            // Every row has a value (or null) for every column.
+            assert!(t.rows.iter().all(|r| r.len() == t.columns.len()));
+        }
+        assert_eq!(
+            cell(&tables[2], 0, "native_port"),
+            Some(CqlValue::Int(9042))
+        );
+        assert_eq!(
+            cell(&tables[1], 0, "rpc_address"),
+            Some(CqlValue::Inet([127, 0, 0, 1].into()))
+        );
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Helpers shared by the stub's test files: a stub with rules, and an executor of either
 //! runtime to run a client on.
 
-#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+#![allow(clippy::unwrap_used)]
+// tests: a panic is a failed test with its location
+// Each test binary compiles this module and uses only some of its helpers.
+#![allow(dead_code)]
 
 use doppio::rt::Runtime;
 use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};

@@ -1,0 +1,180 @@
+//! Token- and shard-aware routing over a cluster of emulated ScyllaDB nodes: the stub plays
+//! three nodes of four shards each (`doppio_stub::StubConfig::cluster` with
+//! `ScyllaShards`; no ScyllaDB runs here) and counts, per node, the requests that reached a
+//! node that is no replica of their token, a shard that does not own it, or (for
+//! lightweight transactions) a replica other than the primary one. The driver, given one
+//! contact point, discovers the other nodes, opens a connection to every shard of each, and
+//! sends every request with a bound partition key to one of its replicas (spread over
+//! them), on the shard that owns it; a prepared statement the node marks as a lightweight
+//! transaction goes to the primary replica.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use std::net::SocketAddr;
+use std::num::{NonZeroU16, NonZeroU8};
+use std::time::{Duration, Instant};
+
+use doppio::proto::consistency::Consistency;
+use doppio::rt::Runtime;
+use doppio::{Session, SessionConfig};
+use doppio_stub::{Cluster, NodeCounts, ScyllaShards, StubConfig, StubHandle};
+
+mod support;
+
+use support::on_runtime;
+
+const NODES: u8 = 3;
+const SHARDS: u16 = 4;
+const PLAIN: u64 = 3000;
+const LWT: u64 = 1000;
+
+fn stub(runtime: Runtime, replication_factor: u8) -> StubHandle {
+    doppio_stub::Stub::start(StubConfig {
+        runtime,
+        log_rules: false,
+        routed_keyspace: Some("ks".into()),
+        scylla: Some(ScyllaShards::new(
+            NonZeroU16::new(SHARDS).unwrap(),
+            [127, 0, 0, 1].into(),
+        )),
+        cluster: Some(Cluster {
+            nodes: NonZeroU8::new(NODES).unwrap(),
+            replication_factor: NonZeroU8::new(replication_factor).unwrap(),
+            vnodes: NonZeroU16::new(8).unwrap(),
+        }),
+        ..StubConfig::default()
+    })
+    .unwrap()
+}
+
+/// A random key of 1 to 8 bytes (xorshift).
+fn next_key(x: &mut u64) -> Vec<u8> {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    x.to_be_bytes()[..(1 + (*x % 8) as usize)].to_vec()
+}
+
+/// Connects to node 0 only, waits until the driver has a connection to every shard of
+/// every node, then runs [`PLAIN`] EXECUTEs of a prepared INSERT and (when `lwt`) [`LWT`]
+/// of a prepared INSERT ... IF NOT EXISTS, with random keys; returns the stub's counts
+/// after each phase.
+fn run(runtime: Runtime, stub: &StubHandle, lwt: bool) -> (Vec<NodeCounts>, Vec<NodeCounts>) {
+    let addr = stub.addr();
+    let expected: Vec<SocketAddr> = stub.node_addrs().to_vec();
+    // The client says when its plain phase is done, and waits for the test to read the
+    // counts before the next one.
+    let (done, wait_done) = std::sync::mpsc::channel::<()>();
+    let (go_on, wait_go_on) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        let client = scope.spawn(move || {
+            on_runtime(runtime, "stub-cluster", move || async move {
+                let mut config = SessionConfig::new(addr);
+                config.consistency = Consistency::One;
+                let s = Session::connect(config).await.unwrap();
+                let found: Vec<SocketAddr> = s.topology().nodes.iter().map(|n| n.addr).collect();
+                assert_eq!(found, expected, "every node discovered through node 0");
+                // The pools grow to one connection per shard of each node once their first
+                // connection reported the shards (a bounded wait for background connects,
+                // not a timing assertion).
+                let view = s.view();
+                let deadline = Instant::now() + Duration::from_secs(30);
+                loop {
+                    let open: Vec<usize> = (0..view.len() as u16)
+                        .map(|i| view.node(i).map_or(0, |n| n.open_connections()))
+                        .collect();
+                    if open.iter().all(|&n| n >= usize::from(SHARDS)) {
+                        break;
+                    }
+                    assert!(Instant::now() < deadline, "connections per node: {open:?}");
+                    doppio::rt::sleep(Duration::from_millis(5)).await;
+                }
+                let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+                let plain = s
+                    .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+                    .await
+                    .unwrap();
+                assert!(!plain.is_lwt());
+                for _ in 0..PLAIN {
+                    s.execute(&plain, &(next_key(&mut x), vec![1u8]))
+                        .await
+                        .unwrap();
+                }
+                done.send(()).unwrap();
+                let _ = wait_go_on.recv();
+                if lwt {
+                    let cas = s
+                        .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS")
+                        .await
+                        .unwrap();
+                    assert!(cas.is_lwt(), "the node marks it a lightweight transaction");
+                    for _ in 0..LWT {
+                        s.execute(&cas, &(next_key(&mut x), vec![1u8]))
+                            .await
+                            .unwrap();
+                    }
+                }
+                s.close("done");
+            })
+        });
+        if wait_done.recv().is_err() {
+            // The client failed before its plain phase ended: its panic is the test's.
+            std::panic::resume_unwind(client.join().unwrap_err());
+        }
+        let after_plain = stub.node_counts();
+        go_on.send(()).unwrap();
+        client.join().unwrap();
+        (after_plain, stub.node_counts())
+    })
+}
+
+fn assert_routed(counts: &[NodeCounts], requests: u64) {
+    assert_eq!(counts.len(), usize::from(NODES));
+    assert_eq!(
+        counts.iter().map(|n| n.requests).sum::<u64>(),
+        requests,
+        "{counts:#?}"
+    );
+    for n in counts {
+        assert_eq!(n.wrong_replica, 0, "{n:#?}");
+        let shards = n.shards.as_ref().unwrap();
+        assert_eq!(shards.wrong_shard, 0, "{n:#?}");
+        assert!(n.requests > 0, "every node reached: {counts:#?}");
+        assert!(
+            shards.requests.iter().all(|&r| r > 0),
+            "every shard of every node reached: {n:#?}"
+        );
+    }
+}
+
+fn requests_reach_a_replica_on_its_owning_shard_and_lwts_their_primary(runtime: Runtime) {
+    let stub = stub(runtime, 3);
+    let (plain, all) = run(runtime, &stub, true);
+    assert_routed(&plain, PLAIN);
+    // Spread over the replicas (all three nodes are replicas of every token): most plain
+    // requests reach a replica that is not the primary.
+    let not_primary: u64 = plain.iter().map(|n| n.not_primary).sum();
+    assert!(not_primary > PLAIN / 3, "{plain:#?}");
+    assert_routed(&all, PLAIN + LWT);
+    for n in &all {
+        assert_eq!(n.lwt_not_primary, 0, "{n:#?}");
+        assert!(
+            n.lwt_requests > 0,
+            "every node is some token's primary: {all:#?}"
+        );
+    }
+    assert_eq!(all.iter().map(|n| n.lwt_requests).sum::<u64>(), LWT);
+    stub.stop();
+}
+
+fn with_fewer_replicas_than_nodes_no_request_reaches_a_non_replica(runtime: Runtime) {
+    let stub = stub(runtime, 2);
+    let (plain, _) = run(runtime, &stub, false);
+    assert_routed(&plain, PLAIN);
+    stub.stop();
+}
+
+support::runtime_tests!(
+    requests_reach_a_replica_on_its_owning_shard_and_lwts_their_primary,
+    with_fewer_replicas_than_nodes_no_request_reaches_a_non_replica,
+);

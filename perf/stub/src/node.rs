@@ -1,0 +1,184 @@
+//! One node the stub plays, as all its executors share it: its emulated ScyllaDB shards (if
+//! any), its connection count and, in a cluster, the ring its requests are checked against
+//! with the counts of those that reached a node that is no replica of their token.
+//!
+//! A single stub is one node; a cluster stub ([`crate::StubConfig::cluster`]) one per
+//! cluster node. Counters are atomics written once per connection and once per read batch
+//! (each connection tallies its requests in a plain cell first, [`Tally`]), never per
+//! request; the replica check runs only in a cluster.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::cluster::Ring;
+use crate::scylla::{Emulation, ScyllaShards, ShardCounts};
+
+/// What one node's executors share.
+pub(crate) struct NodeShared {
+    /// ScyllaDB's shards of this node, when emulated.
+    pub(crate) scylla: Option<Emulation>,
+    /// The cluster's ring and this node's place in it (a cluster only).
+    placement: Option<Placement>,
+    connections: AtomicU64,
+    requests: AtomicU64,
+    wrong_replica: AtomicU64,
+    not_primary: AtomicU64,
+    lwt_requests: AtomicU64,
+    lwt_not_primary: AtomicU64,
+}
+
+/// A cluster node's place on the ring.
+struct Placement {
+    ring: Arc<Ring>,
+    node: u8,
+}
+
+/// One connection's counts of EXECUTEs since they were last added to its node's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    requests: u64,
+    wrong_replica: u64,
+    not_primary: u64,
+    lwt_requests: u64,
+    lwt_not_primary: u64,
+}
+
+/// What arrived at one node (a snapshot of its counters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeCounts {
+    /// The node's address.
+    pub addr: SocketAddr,
+    /// Connections it accepted.
+    pub connections: u64,
+    /// EXECUTEs of a prepared statement with a bound partition key (counted in a cluster
+    /// only: 0 for a single stub).
+    pub requests: u64,
+    /// Of those, the ones whose token this node is no replica of.
+    pub wrong_replica: u64,
+    /// Of `requests`, the ones whose token's primary replica (the first) is another node:
+    /// a token-aware client that spreads requests over the replicas sends some of them here.
+    pub not_primary: u64,
+    /// Of `requests`, the lightweight transactions (conditional statements).
+    pub lwt_requests: u64,
+    /// Of those, the ones that reached a replica that is not the token's primary one (or no
+    /// replica at all).
+    pub lwt_not_primary: u64,
+    /// Where requests landed per emulated ScyllaDB shard of this node (when emulated).
+    pub shards: Option<ShardCounts>,
+}
+
+impl NodeShared {
+    /// A node with its own emulated shards (`scylla`) and, in a cluster, node `node` of
+    /// `ring`.
+    pub(crate) fn new(scylla: Option<ScyllaShards>, ring: Option<(Arc<Ring>, u8)>) -> Self {
+        Self {
+            scylla: scylla.map(Emulation::new),
+            placement: ring.map(|(ring, node)| Placement { ring, node }),
+            connections: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
+            wrong_replica: AtomicU64::new(0),
+            not_primary: AtomicU64::new(0),
+            lwt_requests: AtomicU64::new(0),
+            lwt_not_primary: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether EXECUTEs are checked against a ring (a cluster node).
+    #[inline]
+    pub(crate) fn checks_replicas(&self) -> bool {
+        self.placement.is_some()
+    }
+
+    /// Adds an EXECUTE of `token` (a lightweight transaction if `conditional`) to `tally`:
+    /// where it should have gone against where it came (this node). Nothing without a ring.
+    #[inline]
+    pub(crate) fn place(&self, tally: &mut Tally, token: i64, conditional: bool) {
+        let Some(p) = &self.placement else {
+            return;
+        };
+        let replicas = p.ring.replicas(token);
+        tally.requests += 1;
+        if !replicas.contains(&p.node) {
+            tally.wrong_replica += 1;
+        }
+        let primary = replicas.first() == Some(&p.node);
+        if !primary {
+            tally.not_primary += 1;
+        }
+        if conditional {
+            tally.lwt_requests += 1;
+            if !primary {
+                tally.lwt_not_primary += 1;
+            }
+        }
+    }
+
+    /// Adds a connection's tally of one read batch.
+    pub(crate) fn add(&self, tally: Tally) {
+        for (counter, n) in [
+            (&self.requests, tally.requests),
+            (&self.wrong_replica, tally.wrong_replica),
+            (&self.not_primary, tally.not_primary),
+            (&self.lwt_requests, tally.lwt_requests),
+            (&self.lwt_not_primary, tally.lwt_not_primary),
+        ] {
+            if n > 0 {
+                counter.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// A connection was accepted.
+    pub(crate) fn accepted(&self) {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The counters now, for the node at `addr`.
+    pub(crate) fn counts(&self, addr: SocketAddr) -> NodeCounts {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        NodeCounts {
+            addr,
+            connections: load(&self.connections),
+            requests: load(&self.requests),
+            wrong_replica: load(&self.wrong_replica),
+            not_primary: load(&self.not_primary),
+            lwt_requests: load(&self.lwt_requests),
+            lwt_not_primary: load(&self.lwt_not_primary),
+            shards: self.scylla.as_ref().map(Emulation::counts),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn executes_are_counted_against_the_replicas_of_their_token() {
+        let ring = Arc::new(Ring::new(3, 4, 2));
+        let token = 0;
+        let replicas = ring.replicas(token).to_vec();
+        let other = (0..3u8).find(|n| !replicas.contains(n)).unwrap();
+        let addr = SocketAddr::from(([127, 0, 0, 1], 9042));
+        for (node, wrong, not_primary) in [(replicas[0], 0, 0), (replicas[1], 0, 1), (other, 1, 1)]
+        {
+            let shared = NodeShared::new(None, Some((ring.clone(), node)));
+            let mut tally = Tally::default();
+            shared.place(&mut tally, token, false);
+            shared.place(&mut tally, token, true);
+            shared.add(tally);
+            let c = shared.counts(addr);
+            assert_eq!((c.requests, c.lwt_requests), (2, 1), "node {node}");
+            assert_eq!(c.wrong_replica, 2 * wrong, "node {node}");
+            assert_eq!(c.not_primary, 2 * not_primary, "node {node}");
+            assert_eq!(c.lwt_not_primary, not_primary, "node {node}");
+        }
+        // A single stub counts nothing.
+        let single = NodeShared::new(None, None);
+        let mut tally = Tally::default();
+        single.place(&mut tally, token, true);
+        assert_eq!(tally, Tally::default());
+        assert!(!single.checks_replicas());
+    }
+}
