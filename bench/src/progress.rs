@@ -227,12 +227,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn plain_lines_say_elapsed_left_rate_p99_and_errors() {
-        let mut p = Progress {
+    /// Plain-line progress of a 10 s phase called `doppio`, a line every `every` seconds.
+    fn lines(every: u64, warming_up: bool) -> Progress {
+        Progress {
             mode: Mode::Lines {
-                every: Duration::from_secs(2),
-                next: Duration::from_secs(2),
+                every: Duration::from_secs(every),
+                next: Duration::from_secs(every),
             },
             label: "doppio".into(),
             limit: Limit::Time(Duration::from_secs(10)),
@@ -242,9 +242,14 @@ mod tests {
             rate: 0.0,
             p99_ms: 0.0,
             target: None,
-            warming_up: false,
+            warming_up,
             printed_at: None,
-        };
+        }
+    }
+
+    #[test]
+    fn plain_lines_say_elapsed_left_rate_p99_and_errors() {
+        let mut p = lines(2, false);
         p.sample(&sample(0));
         p.sample(&sample(1));
         let line = p.line();
@@ -276,23 +281,7 @@ mod tests {
     /// them; a phase stopped early says so; a warm-up shows no made-up figures.
     #[test]
     fn the_last_line_tells_how_the_phase_ended_once() {
-        let lines = |warming_up| Progress {
-            mode: Mode::Lines {
-                every: Duration::from_secs(1),
-                next: Duration::from_secs(1),
-            },
-            label: "doppio".into(),
-            limit: Limit::Time(Duration::from_secs(10)),
-            elapsed: Duration::ZERO,
-            requests: 0,
-            errors: 0,
-            rate: 0.0,
-            p99_ms: 0.0,
-            target: None,
-            warming_up,
-            printed_at: None,
-        };
-        let mut p = lines(false);
+        let mut p = lines(1, false);
         p.sample(&sample(0));
         assert_eq!(p.printed_at, Some(Duration::from_secs(1)), "a line at 1 s");
         assert_eq!(p.last_line(PhaseEnd::Completed), "[doppio] done after 1.0s");
@@ -304,7 +293,7 @@ mod tests {
         assert!(p
             .last_line(PhaseEnd::Completed)
             .starts_with("[doppio] done after 1.0s: 100 req/s"));
-        let mut w = lines(true);
+        let mut w = lines(1, true);
         w.sample(&sample(0));
         let line = w.line();
         assert!(line.contains("warming up (no figures kept)"), "{line}");
