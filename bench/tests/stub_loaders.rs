@@ -290,8 +290,18 @@ fn merged_reports_add_histograms_and_requests_and_show_and_hdr_read_them() {
     // Two loaders one after the other on this machine (they would run at once on two).
     short_run(&addr, "0..1G", &a);
     short_run(&addr, "1G..2G", &b);
+    // Made one after the other: merged as such (runs apart in time are refused otherwise).
+    let apart = doppio(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        all.to_str().unwrap(),
+    ]);
+    assert_input_error(&apart, &["do not overlap", "--sequential"]);
     let out = doppio(&[
         "merge",
+        "--sequential",
         a.to_str().unwrap(),
         b.to_str().unwrap(),
         "-o",

@@ -272,8 +272,10 @@ fn merge_keeps_each_statement_exactly() {
             &b,
             &[&common[..], &["--cycles", "1500..3000"]].concat(),
         );
+        // Run one after the other here (at once on two machines).
         let out = doppio(&[
             "merge",
+            "--sequential",
             a.to_str().unwrap(),
             b.to_str().unwrap(),
             "-o",

@@ -51,8 +51,8 @@ pub enum MergeError {
     },
     /// Two machines' runs that did not overlap in time: not one test run.
     #[error(
-        "{file} ran from {b_from:.0} to {b_to:.0} (Unix seconds) and {first} from {a_from:.0} \
-         to {a_to:.0}: they do not overlap, so they are not one test run on several machines \
+        "{file} ran from {b_from:.1} to {b_to:.1} (Unix seconds) and {first} from {a_from:.1} \
+         to {a_to:.1}: they do not overlap, so they are not one test run on several machines \
          (give --sequential to merge runs made one after the other)"
     )]
     NotConcurrent {
