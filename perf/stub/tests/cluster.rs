@@ -7,10 +7,10 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use std::io::{BufRead, BufReader};
+use std::io::BufRead;
 use std::net::SocketAddr;
 use std::num::{NonZeroU16, NonZeroU8};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -26,7 +26,7 @@ use doppio_stub::{Cluster, Ring, Stub, StubConfig, StubError, StubHandle};
 mod support;
 
 use doppio::rt::Runtime;
-use support::on_runtime;
+use support::{on_runtime, spawn_binary, StubProcess};
 
 const KEYSPACE: &str = "ks";
 
@@ -273,34 +273,22 @@ fn a_taken_node_address_is_a_typed_error(runtime: Runtime) {
 }
 
 fn the_binary_plays_a_cluster_and_prints_each_node_s_counts(runtime: Runtime) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--no-pin",
-            "--runtime",
-            runtime.name(),
+    let StubProcess {
+        child,
+        mut out,
+        addr,
+    } = spawn_binary(
+        runtime,
+        &[
             "--nodes",
             "3",
             "--replication-factor",
             "2",
             "--routed-keyspace",
             KEYSPACE,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+        ],
+    );
     let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    let addr: SocketAddr = line
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("first line: {line:?}"))
-        .trim()
-        .parse()
-        .unwrap();
-    line.clear();
     out.read_line(&mut line).unwrap();
     let port = addr.port();
     assert_eq!(

@@ -25,7 +25,7 @@ use doppio_stub::{Rules, ScyllaShards, Shape, Stub, StubConfig};
 mod support;
 
 use doppio::rt::Runtime;
-use support::{on_runtime, stub};
+use support::{on_runtime, spawn_binary, stub, StubProcess};
 
 async fn session(addr: SocketAddr, lz4: bool) -> Session {
     let mut c = SessionConfig::new(addr);
@@ -101,30 +101,12 @@ fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm(runtime: Ru
 }
 
 fn the_binary_emulates_scylla_shards_and_prints_where_requests_landed(runtime: Runtime) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--no-pin",
-            "--runtime",
-            runtime.name(),
-            "--scylla-shards",
-            "4",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let StubProcess {
+        child,
+        mut out,
+        addr,
+    } = spawn_binary(runtime, &["--scylla-shards", "4"]);
     let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    let addr: SocketAddr = line
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("first line: {line:?}"))
-        .trim()
-        .parse()
-        .unwrap();
-    line.clear();
     out.read_line(&mut line).unwrap();
     let aware: SocketAddr = line
         .strip_prefix("shard-aware port on ")

@@ -6,6 +6,10 @@
 // Each test binary compiles this module and uses only some of its helpers.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, ChildStdout, Command, Stdio};
+
 use doppio::rt::Runtime;
 use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};
 
@@ -33,3 +37,41 @@ where
 
 /// One `#[test]` per runtime for each named `fn name(runtime: Runtime)`.
 pub(crate) use doppio::rt::runtime_tests;
+
+/// The `doppio-stub` binary, running, and what it said first.
+pub(crate) struct StubProcess {
+    /// The process.
+    pub child: Child,
+    /// Its standard output, past the first line.
+    pub out: BufReader<ChildStdout>,
+    /// Where its first line says it listens.
+    pub addr: SocketAddr,
+}
+
+/// Starts the `doppio-stub` binary on `runtime` (on an ephemeral loopback port, unpinned)
+/// with `args` added, and reads its first line, `listening on ADDR`.
+pub(crate) fn spawn_binary(runtime: Runtime, args: &[&str]) -> StubProcess {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--no-pin",
+            "--runtime",
+            runtime.name(),
+        ])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let addr: SocketAddr = line
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("first line: {line:?}"))
+        .trim()
+        .parse()
+        .unwrap();
+    StubProcess { child, out, addr }
+}
