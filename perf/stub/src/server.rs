@@ -119,12 +119,13 @@ pub enum StubError {
     #[error(transparent)]
     Cluster(#[from] ClusterError),
     /// An executor could not start.
-    #[error("cannot start the shard on core {core}: {message}")]
+    #[error("cannot start the shard on core {core}: {cause}")]
     Executor {
         /// The core.
         core: usize,
         /// Why.
-        message: String,
+        #[source]
+        cause: doppio_rt::StartFailure,
     },
 }
 
@@ -240,7 +241,7 @@ impl Stub {
                     stop_all(&shared, threads);
                     return Err(StubError::Executor {
                         core: core.unwrap_or(0),
-                        message: e.cause.to_string(),
+                        cause: e.cause,
                     });
                 }
             };

@@ -100,6 +100,28 @@ fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm(runtime: Ru
     assert!(status.success(), "exit code 0 on SIGTERM: {status:?}");
 }
 
+/// A shard pinned to a core the machine lacks: a typed error naming the core, with the
+/// runtime's reason kept as its source, never a panic or a hang.
+fn a_core_the_machine_lacks_is_a_typed_start_error(runtime: Runtime) {
+    let Err(e) = Stub::start(StubConfig {
+        runtime,
+        cores: vec![100_000],
+        pin: true,
+        ..StubConfig::default()
+    }) else {
+        panic!("a stub started on core 100000")
+    };
+    assert!(
+        matches!(e, doppio_stub::StubError::Executor { core: 100_000, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("core 100000"), "{e}");
+    assert!(
+        std::error::Error::source(&e).is_some(),
+        "the cause is kept: {e:?}"
+    );
+}
+
 fn the_binary_emulates_scylla_shards_and_prints_where_requests_landed(runtime: Runtime) {
     let StubProcess {
         child,
@@ -467,6 +489,7 @@ support::runtime_tests!(
     scylla_rust_driver_connects_with_its_default_session_builder,
     an_error_rule_answers_that_error_with_its_fields,
     scylla_s_lwt_mark_and_rate_limit_error_reach_the_client_that_asked,
+    a_core_the_machine_lacks_is_a_typed_start_error,
     a_delayed_answer_holds_back_only_itself,
     a_stall_holds_the_connection_then_service_resumes,
 );
