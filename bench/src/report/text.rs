@@ -23,12 +23,7 @@ pub type Column<'a> = (String, &'a BackendReport);
 
 /// Renders `report` in full (every backend side by side, LOG lines included if `log`).
 pub fn render(report: &Report, log: bool) -> String {
-    let columns: Vec<Column<'_>> = report
-        .config
-        .drivers
-        .iter()
-        .filter_map(|d| report.backends.get(d).map(|b| (d.clone(), b)))
-        .collect();
+    let (columns, not_run) = measured_columns(&report.config.drivers, &report.backends);
     let mut out = String::new();
     config_section(&mut out, report);
     if log {
@@ -37,13 +32,39 @@ pub fn render(report: &Report, log: bool) -> String {
         }
     }
     // A run that failed before any backend measured anything has no figures to show.
-    if columns.iter().any(|(_, b)| b.requests > 0) {
+    if !columns.is_empty() {
         compare_sections(&mut out, &columns);
         pairs_section(&mut out, &columns);
         machines_section(&mut out, &columns);
     }
+    if !not_run.is_empty() {
+        let _ = writeln!(
+            out,
+            "NOT RUN          {} (no request measured: the run stopped before its turn, or it \
+             could not start; no figure is shown for it, rather than zeros)\n",
+            not_run.join(", ")
+        );
+    }
     notes_section(&mut out, report);
     out
+}
+
+/// The backends of `drivers` (in their order) that measured requests, as columns, and the
+/// names of those that did not (absent from `backends`, or with no request): a backend that
+/// did not run is named as such, never shown as a column of zeros and -100 %.
+fn measured_columns<'a>(
+    drivers: &[String],
+    backends: &'a std::collections::BTreeMap<String, BackendReport>,
+) -> (Vec<Column<'a>>, Vec<String>) {
+    let mut columns = Vec::new();
+    let mut not_run = Vec::new();
+    for d in drivers {
+        match backends.get(d) {
+            Some(b) if b.requests > 0 => columns.push((d.clone(), b)),
+            _ => not_run.push(d.clone()),
+        }
+    }
+    (columns, not_run)
 }
 
 /// With more than two backends (`--driver doppio,doppio-uring,scylla`), every pair as a
@@ -1372,6 +1393,22 @@ mod tests {
             assert_eq!(p_of(&out, "min"), None, "{out}");
             assert_eq!(p_of(&out, "max"), None, "{out}");
         }
+    }
+
+    #[test]
+    fn a_backend_that_measured_nothing_is_not_run_never_a_column_of_zeros() {
+        let ran = fixture("doppio", 1.0, true);
+        let mut stopped = fixture("scylla", 1.0, false);
+        stopped.requests = 0;
+        let backends = std::collections::BTreeMap::from([
+            ("doppio".to_owned(), ran),
+            ("scylla".to_owned(), stopped),
+        ]);
+        let drivers = ["doppio", "doppio-uring", "scylla"].map(String::from);
+        let (columns, not_run) = measured_columns(&drivers, &backends);
+        let names: Vec<&str> = columns.iter().map(|(d, _)| d.as_str()).collect();
+        assert_eq!(names, ["doppio"]);
+        assert_eq!(not_run, ["doppio-uring", "scylla"]);
     }
 
     #[test]
