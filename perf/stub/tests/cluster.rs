@@ -26,7 +26,7 @@ use doppio_stub::{Cluster, Ring, Stub, StubConfig, StubError, StubHandle};
 mod support;
 
 use doppio::rt::Runtime;
-use support::{on_runtime, spawn_binary, StubProcess};
+use support::{on_runtime, on_scylla, spawn_binary, StubProcess};
 
 const KEYSPACE: &str = "ks";
 
@@ -104,16 +104,7 @@ fn every_node_describes_the_same_cluster(runtime: Runtime) {
 }
 
 fn scylla_replicas_agree(contact: SocketAddr, addrs: &[SocketAddr], ring: &Ring) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let s = scylla::client::session_builder::SessionBuilder::new()
-            .known_node_addr(contact)
-            .build()
-            .await
-            .unwrap();
+    on_scylla(contact, |s| async move {
         let state = s.get_cluster_state();
         let mut found: Vec<SocketAddr> = state
             .get_nodes_info()
@@ -371,16 +362,9 @@ fn where_scylla_rust_driver_sends_requests_over_the_cluster(runtime: Runtime) {
     .unwrap();
     const PLAIN: u64 = 2000;
     const LWT: u64 = 500;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let s = scylla::client::session_builder::SessionBuilder::new()
-            .known_node_addr(stub.addr())
-            .build()
-            .await
-            .unwrap();
+    // Borrowed by the client's future below, read again after it.
+    let stub = &stub;
+    on_scylla(stub.addr(), |s| async move {
         // Its pools open in the background: wait (bounded) until every shard of every
         // node has a connection, as ScyllaDB would have them by then.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);

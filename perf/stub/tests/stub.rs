@@ -25,7 +25,7 @@ use doppio_stub::{Rules, ScyllaShards, Shape, Stub, StubConfig};
 mod support;
 
 use doppio::rt::Runtime;
-use support::{on_runtime, spawn_binary, stub, StubProcess};
+use support::{on_runtime, on_scylla, spawn_binary, stub, StubProcess};
 
 async fn session(addr: SocketAddr, lz4: bool) -> Session {
     let mut c = SessionConfig::new(addr);
@@ -37,27 +37,6 @@ async fn session(addr: SocketAddr, lz4: bool) -> Session {
         ..HandshakeConfig::default()
     };
     Session::connect(c).await.unwrap()
-}
-
-/// Runs `f` with a scylla-rust-driver session to `addr` (its default builder) on a
-/// current-thread tokio runtime.
-fn on_scylla<F, Fut>(addr: SocketAddr, f: F)
-where
-    F: FnOnce(scylla::client::session::Session) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let s = scylla::client::session_builder::SessionBuilder::new()
-            .known_node_addr(addr)
-            .build()
-            .await
-            .unwrap();
-        f(s).await;
-    });
 }
 
 fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm(runtime: Runtime) {

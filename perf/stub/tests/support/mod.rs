@@ -75,3 +75,24 @@ pub(crate) fn spawn_binary(runtime: Runtime, args: &[&str]) -> StubProcess {
         .unwrap();
     StubProcess { child, out, addr }
 }
+
+/// Runs `f` with a scylla-rust-driver session to `addr` (its default builder) on a
+/// current-thread tokio runtime.
+pub(crate) fn on_scylla<F, Fut>(addr: SocketAddr, f: F)
+where
+    F: FnOnce(scylla::client::session::Session) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let s = scylla::client::session_builder::SessionBuilder::new()
+            .known_node_addr(addr)
+            .build()
+            .await
+            .unwrap();
+        f(s).await;
+    });
+}
