@@ -6,10 +6,10 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use std::io::{BufRead, BufReader};
+use std::io::BufRead;
 use std::net::SocketAddr;
 use std::num::NonZeroU16;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -40,30 +40,13 @@ async fn session(addr: SocketAddr, lz4: bool) -> Session {
 }
 
 fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm(runtime: Runtime) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--cores",
-            "0",
-            "--no-pin",
-            "--rows",
-            "2",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr: SocketAddr = line
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("first line: {line:?}"))
-        .trim()
-        .parse()
-        .unwrap();
+    // On the runtime the test is named for (it used to start the default one on both).
+    // Its stdout stays open (`_out`) until it exits: a line printed on the way out meets a reader.
+    let StubProcess {
+        mut child,
+        addr,
+        out: _out,
+    } = spawn_binary(runtime, &["--cores", "0", "--rows", "2"]);
     assert_ne!(addr.port(), 0, "the real port is printed");
     on_runtime(runtime, move || async move {
         let s = session(addr, false).await;
