@@ -48,6 +48,16 @@ impl Stroke {
             _ => Stroke::Dotted,
         }
     }
+
+    /// The dash length and the gap between dashes, in pixels (`None`: solid). One place,
+    /// so that a line and its legend sample are stroked alike.
+    fn dashes(self) -> Option<(u32, u32)> {
+        match self {
+            Stroke::Solid => None,
+            Stroke::Dashed => Some((10, 6)),
+            Stroke::Dotted => Some((2, 5)),
+        }
+    }
 }
 
 /// One line of a panel, and its legend entry.
@@ -161,10 +171,9 @@ where
 {
     let style = line.style();
     let points = line.points.iter().copied();
-    match line.stroke {
-        Stroke::Solid => chart.draw_series(LineSeries::new(points, style))?,
-        Stroke::Dashed => chart.draw_series(DashedLineSeries::new(points, 10, 6, style))?,
-        Stroke::Dotted => chart.draw_series(DashedLineSeries::new(points, 2, 5, style))?,
+    match line.stroke.dashes() {
+        None => chart.draw_series(LineSeries::new(points, style))?,
+        Some((dash, gap)) => chart.draw_series(DashedLineSeries::new(points, dash, gap, style))?,
     };
     Ok(())
 }
@@ -186,10 +195,9 @@ pub fn draw_legend<DB: DrawingBackend>(
         let y = top + step * k as i32;
         let sample = [(10, y), (46, y)];
         let style = line.style();
-        match line.stroke {
-            Stroke::Solid => area.draw(&PathElement::new(sample, style))?,
-            Stroke::Dashed => area.draw(&DashedPathElement::new(sample, 10, 6, style))?,
-            Stroke::Dotted => area.draw(&DashedPathElement::new(sample, 2, 5, style))?,
+        match line.stroke.dashes() {
+            None => area.draw(&PathElement::new(sample, style))?,
+            Some((dash, gap)) => area.draw(&DashedPathElement::new(sample, dash, gap, style))?,
         }
         area.draw(&Text::new(
             line.label.clone(),
