@@ -10,6 +10,7 @@ use crate::backend::{
     Compression, Consistency, Driver, RetryBackoff, SerialConsistency, SqPollOptions, UnknownDriver,
 };
 use crate::engine::cycles::{CycleRange, LoaderSlice};
+use crate::engine::order::Order;
 use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
 use crate::secret::Secret;
@@ -297,8 +298,29 @@ pub struct RunArgs {
     #[arg(short = 's', long = "sampling", default_value = "1s", value_parser = limits::sample_interval)]
     pub interval: Duration,
     /// Segments per driver, 1 to 1000 (default: 1 for one driver, 2 for two: A B A B).
+    /// Segment k of every driver makes round k.
     #[arg(long, value_parser = limits::segments)]
     pub segments: Option<usize>,
+    /// The drivers' order in each round: rotate (each round starts one driver later: ABC,
+    /// BCA, CAB; a drift over the run then cancels out of the comparison) or fixed (ABC
+    /// every round).
+    #[arg(long, default_value = "rotate", value_name = "rotate|fixed", value_parser = Order::parse)]
+    pub order: Order,
+    /// Run the workload unrecorded for this long before the first round (with the first
+    /// driver), so that the node is warm (its JIT, caches, memtables) before anything is
+    /// measured; 0s: none.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+    pub server_warmup: Duration,
+    /// Equal load: before the first round each driver runs unrecorded at full speed for a
+    /// segment's length (its capacity), then every segment runs at this share of the
+    /// slowest driver's capacity (70% or 0.7), so that CPU and syscalls per request are
+    /// compared at the same work. Not with --rate.
+    #[arg(long, value_name = "SHARE", value_parser = limits::share, conflicts_with = "rate")]
+    pub equal_load: Option<f64>,
+    /// The node's process, whose CPU is measured over each segment (default: the process
+    /// listening on a node's address when the node runs on this machine).
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
     /// The report's file (default: doppio-WORKLOAD-DATE.json in the current folder).
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,

@@ -37,6 +37,9 @@
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
 //! - [`overhead`]: CPU time, context switches, RSS, syscalls by kind and io_uring operations
 //!   of a measured stretch.
+//! - [`server_cpu`]: the node's CPU over each measured segment when it runs on this machine
+//!   (the process listening on its address, or `--server-pid`), and whether it was
+//!   saturated: throughput that is the server's, not the client's.
 //! - [`alloc_count`]: the counting global allocator of the `alloc-count` feature.
 //! - [`flame`]: `perf record` around measured segments, drawn as flamegraphs (inferno).
 //! - [`report`]: the JSON report and its text rendering (children: `schema`, the JSON
@@ -76,6 +79,7 @@ pub mod overhead;
 pub mod progress;
 pub mod report;
 pub mod secret;
+pub mod server_cpu;
 pub mod slo;
 pub mod stats;
 pub mod units;

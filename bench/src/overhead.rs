@@ -81,9 +81,7 @@ fn sqpoll_threads() -> Vec<(i32, Duration)> {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return Vec::new();
     };
-    // SAFETY: sysconf has no preconditions.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    let ticks = u64::try_from(ticks).ok().filter(|&t| t > 0).unwrap_or(100);
+    let ticks = clock_ticks();
     let mut out = Vec::new();
     for t in tasks.flatten() {
         let Some(tid) = t.file_name().to_str().and_then(|s| s.parse().ok()) else {
@@ -103,10 +101,18 @@ fn sqpoll_threads() -> Vec<(i32, Duration)> {
     out
 }
 
+/// The kernel's clock ticks per second, the unit of `/proc`'s CPU times (100 when it
+/// cannot be read).
+pub(crate) fn clock_ticks() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u64::try_from(ticks).ok().filter(|&t| t > 0).unwrap_or(100)
+}
+
 /// utime + stime of a `/proc/<pid>/task/<tid>/stat` line (fields 14 and 15, in clock ticks
 /// of `ticks` per second); the name field may hold spaces and parentheses, so fields are
 /// counted after its last `)`.
-fn stat_cpu(stat: &str, ticks: u64) -> Option<Duration> {
+pub(crate) fn stat_cpu(stat: &str, ticks: u64) -> Option<Duration> {
     let (_, rest) = stat.rsplit_once(')')?;
     let mut f = rest.split_whitespace().skip(11);
     let utime: u64 = f.next()?.parse().ok()?;

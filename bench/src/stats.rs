@@ -382,6 +382,62 @@ pub fn welch_t_test_raw(a: &[f64], b: &[f64]) -> TTest {
     }
 }
 
+/// The ratio of `b` to `a` estimated from pairs `(a_i, b_i)` measured side by side (one
+/// pair per round of an interleaved run), with its interval and a paired t-test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairedRatio {
+    /// The geometric mean of the pairs' ratios `b_i / a_i`.
+    pub ratio: f64,
+    /// The interval's low end (NaN with fewer than two pairs).
+    pub low: f64,
+    /// The interval's high end (NaN with fewer than two pairs).
+    pub high: f64,
+    /// The two-sided p-value of "the ratio is 1" (1 with fewer than two pairs).
+    pub p_value: f64,
+    /// The pairs used (both figures positive and finite).
+    pub pairs: usize,
+}
+
+/// [`PairedRatio`] at `confidence` (e.g. 0.99): the paired t-test on the logarithms of the
+/// pairs' ratios, with `pairs - 1` degrees of freedom, its interval taken back to a ratio.
+/// Pairing by round removes whatever drifts from round to round (a node warming up, a
+/// neighbour's load); what drifts within a round cancels only when the order rotates. A
+/// pair with a figure that is not positive and finite is left out. Identical ratios give
+/// an interval of no width, and p = 0 (1 when they are all 1).
+pub fn paired_ratio(pairs: &[(f64, f64)], confidence: f64) -> PairedRatio {
+    let logs: Vec<f64> = pairs
+        .iter()
+        .filter(|(a, b)| a.is_finite() && b.is_finite() && *a > 0.0 && *b > 0.0)
+        .map(|(a, b)| (b / a).ln())
+        .collect();
+    let n = logs.len();
+    let m = mean(&logs);
+    if n < 2 {
+        return PairedRatio {
+            ratio: if n == 1 { m.exp() } else { f64::NAN },
+            low: f64::NAN,
+            high: f64::NAN,
+            p_value: 1.0,
+            pairs: n,
+        };
+    }
+    let se = (variance(&logs) / n as f64).sqrt();
+    let df = (n - 1) as f64;
+    let (margin, p_value) = if se > 0.0 {
+        let q = student_t_quantile(0.5 + confidence / 2.0, df);
+        (q * se, student_t_two_sided_p(m / se, df).clamp(0.0, 1.0))
+    } else {
+        (0.0, if m == 0.0 { 1.0 } else { 0.0 })
+    };
+    PairedRatio {
+        ratio: m.exp(),
+        low: (m - margin).exp(),
+        high: (m + margin).exp(),
+        p_value,
+        pairs: n,
+    }
+}
+
 /// Student's t with `df` degrees of freedom (statrs); `None` when `df` is not a positive
 /// number.
 fn students_t(df: f64) -> Option<StudentsT> {
@@ -431,6 +487,65 @@ mod tests {
             let (u1, u2) = (self.unit(), self.unit());
             (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
         }
+    }
+
+    #[test]
+    fn paired_ratio_is_the_paired_t_test_on_log_ratios() {
+        // Ratios 1 and 2: the geometric mean is sqrt(2); the logs' standard error is ln 2 / 2,
+        // so t = 1 on 1 degree of freedom (Cauchy): p = 0.5, and the 99 % quantile is
+        // 63.657.
+        let r = paired_ratio(&[(3.0, 3.0), (5.0, 10.0)], 0.99);
+        assert!((r.ratio - 2f64.sqrt()).abs() < 1e-12, "{r:?}");
+        assert!((r.p_value - 0.5).abs() < 1e-9, "{r:?}");
+        let half = 63.656_741 * std::f64::consts::LN_2 / 2.0;
+        assert!(
+            (r.low.ln() - (0.5 * std::f64::consts::LN_2 - half)).abs() < 1e-4,
+            "{r:?}"
+        );
+        assert!(
+            (r.high.ln() - (0.5 * std::f64::consts::LN_2 + half)).abs() < 1e-4,
+            "{r:?}"
+        );
+        assert_eq!(r.pairs, 2);
+        // The same ratio in every round: an interval of no width; p = 0, or 1 for a ratio
+        // of 1.
+        let same = paired_ratio(&[(1.0, 0.5), (4.0, 2.0), (9.0, 4.5)], 0.99);
+        assert_eq!(
+            (same.ratio, same.low, same.high, same.p_value),
+            (0.5, 0.5, 0.5, 0.0)
+        );
+        assert_eq!(paired_ratio(&[(1.0, 1.0), (2.0, 2.0)], 0.99).p_value, 1.0);
+        // Pairs with a figure that is not positive and finite are left out; fewer than two
+        // leave no interval and no evidence.
+        let one = paired_ratio(&[(0.0, 1.0), (2.0, f64::NAN), (2.0, 3.0)], 0.99);
+        assert_eq!((one.ratio, one.pairs, one.p_value), (1.5, 1, 1.0));
+        assert!(one.low.is_nan() && one.high.is_nan());
+        assert!(paired_ratio(&[], 0.99).ratio.is_nan());
+    }
+
+    #[test]
+    fn pairing_by_round_removes_a_drift_between_rounds() {
+        // The node's pace halves over 8 rounds; both backends run at it within a few per
+        // cent of noise. Unpaired, the drift makes each side's spread huge; paired, the
+        // ratio is found near 1 with a narrow interval, and no difference is claimed.
+        let mut rng = Rng(7);
+        let pairs: Vec<(f64, f64)> = (0..8)
+            .map(|r| {
+                let pace = 100_000.0 * (1.0 - r as f64 / 16.0);
+                (
+                    pace * (1.0 + 0.01 * rng.normal()),
+                    pace * (1.0 + 0.01 * rng.normal()),
+                )
+            })
+            .collect();
+        let r = paired_ratio(&pairs, 0.99);
+        assert!(r.low < 1.0 && 1.0 < r.high, "{r:?}");
+        assert!(r.high / r.low < 1.08, "{r:?}");
+        assert!(r.p_value > 0.01, "{r:?}");
+        // A real 10 % difference under the same drift is found.
+        let slower: Vec<(f64, f64)> = pairs.iter().map(|&(a, b)| (a, 0.9 * b)).collect();
+        let r = paired_ratio(&slower, 0.99);
+        assert!(r.high < 0.95 && r.p_value < 0.001, "{r:?}");
     }
 
     #[test]

@@ -217,9 +217,19 @@ fn every_backend_side_by_side_and_scylla_alone() {
         assert!(text.contains(pair), "no row {pair:?} in {text}");
     }
     assert!(
-        text.contains("segments 2 per driver (alternating)"),
+        text.contains("segments 2 per driver, order rotate"),
         "{text}"
     );
+    assert!(
+        text.contains("rounds        1: doppio doppio-uring scylla; 2: doppio-uring scylla doppio"),
+        "{text}"
+    );
+    // The VERDICT pairs the two rounds and says that two are too few.
+    assert!(
+        text.contains("VERDICT  (2 rounds paired, order rotated"),
+        "{text}"
+    );
+    assert!(text.contains("these rest on 2 rounds"), "{text}");
     let j = json(&report);
     for d in ["doppio", "doppio-uring", "scylla"] {
         let b = &j["backends"][d];

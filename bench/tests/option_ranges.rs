@@ -96,6 +96,24 @@ fn out_of_range_counts_and_durations_are_refused_before_anything_starts() {
         ),
         (&["run"], "--duration", &["0", "0s", "-1", "x"]),
         (&["run"], "--segments", &["0", "-1", "1001", "x"]),
+        (&["run"], "--order", &["random", "0", ""]),
+        (
+            &["run"],
+            "--equal-load",
+            &[
+                "0",
+                "0%",
+                "-1",
+                "150%",
+                "1.5",
+                "NaN",
+                "inf",
+                "x",
+                "70 percent",
+            ],
+        ),
+        (&["run"], "--server-warmup", &["-1s", "20", "1month", "x"]),
+        (&["run"], "--server-pid", &["-1", "x", "4294967296"]),
         (&["findmax"], "--step-duration", &["0", "50ms", "x"]),
         (&["findmax"], "--refine", &["-1", "31", "x"]),
         (&["findmax"], "--start", &["0", "-1", "x"]),
@@ -178,6 +196,16 @@ fn time_options_take_a_unit_and_months_are_no_unit() {
     // Where a time or a count is meant (`-d`, `--warmup` of `run`), `1M` is a count and a
     // time needs its unit; `1 month` is neither.
     refused(&["run", "-w", "empty", "--duration=1month"], "--duration");
+    // Equal load finds its own rate: a rate beside it is refused.
+    refused(
+        &["run", "-w", "empty", "--equal-load=70%", "-r", "1000"],
+        "--equal-load",
+    );
+    // A node process that does not exist is named before anything connects.
+    refused(
+        &["run", "-w", "empty", "--server-pid=4294967295"],
+        "--server-pid",
+    );
     refused(&["run", "-w", "empty", "--warmup=1month"], "--warmup");
     refused(
         &["run", "-w", "empty", "--retry-backoff=10,100"],

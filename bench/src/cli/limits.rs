@@ -101,6 +101,15 @@ pub enum OptionError {
         /// The text given.
         text: String,
     },
+    /// Not a share of the slowest backend's capacity.
+    #[error(
+        "`{text}` is not a share of the slowest backend's capacity: give a percentage above \
+         0 and at most 100 (70%) or a fraction (0.7)"
+    )]
+    NotAShare {
+        /// The text given.
+        text: String,
+    },
     /// A constant rate of 0.
     #[error("`{text}` sends nothing: give a rate above 0 (leave -r out for no limit)")]
     SendsNothing {
@@ -216,6 +225,24 @@ pub fn run_length(text: &str) -> Result<Limit, OptionError> {
             text: text.to_owned(),
         }),
         limit => Ok(limit),
+    }
+}
+
+/// `--equal-load`: a share of the slowest backend's capacity, `70%` or `0.7`, above 0 and at
+/// most 1.
+pub fn share(text: &str) -> Result<f64, OptionError> {
+    let refused = || OptionError::NotAShare {
+        text: text.to_owned(),
+    };
+    let t = text.trim();
+    let x = match t.strip_suffix('%') {
+        Some(pct) => pct.trim().parse::<f64>().map_err(|_| refused())? / 100.0,
+        None => t.parse::<f64>().map_err(|_| refused())?,
+    };
+    if x.is_finite() && x > 0.0 && x <= 1.0 {
+        Ok(x)
+    } else {
+        Err(refused())
     }
 }
 

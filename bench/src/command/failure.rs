@@ -118,6 +118,9 @@ impl Failure {
 /// found before anything starts.
 #[derive(Debug, thiserror::Error)]
 pub enum UsageError {
+    /// `--server-pid` names no process.
+    #[error(transparent)]
+    ServerPid(#[from] crate::server_cpu::ServerCpuError),
     /// `--driver` named none.
     #[error(
         "no driver given (--driver doppio, doppio-uring, doppio-uring-sqpoll, scylla or null)"
@@ -274,6 +277,14 @@ pub enum RunFailure {
     /// A phase failed as a whole (its statements, its workers).
     #[error(transparent)]
     Phase(BackendError),
+    /// `--equal-load`: a backend completed nothing at full speed, so there is no rate to
+    /// run them all at.
+    #[error(
+        "--equal-load: no capacity to share: a backend completed nothing at full speed \
+         ({})",
+        .0.iter().map(|(d, c)| format!("{d} {c:.0}/s")).collect::<Vec<_>>().join(", ")
+    )]
+    NoCapacity(std::collections::BTreeMap<String, f64>),
     /// A warmup stopped before its limit (the node went away).
     #[error("{driver} (during {warmup}): {why}")]
     WarmupAborted {

@@ -20,6 +20,7 @@ use crate::live_log::LiveHdrLog;
 use crate::metrics_server::MetricsServer;
 use crate::overhead::{Cost, Meter};
 use crate::progress::{PhaseEnd, Progress};
+use crate::server_cpu::{CpuReading, ServerLoad, ServerProcesses};
 use crate::workload::Workload;
 
 /// What watches a measured stretch besides its progress line.
@@ -163,6 +164,40 @@ pub fn ended(driver: Driver, aborted: Option<String>) -> Result<(), Failure> {
         .into());
     }
     Ok(())
+}
+
+/// The node's CPU around each measured stretch, when it runs on this machine
+/// ([`crate::server_cpu`]).
+pub struct ServerCpu {
+    processes: ServerProcesses,
+    before: Option<CpuReading>,
+    /// The last stretch's load, taken by the caller.
+    pub last: Option<ServerLoad>,
+}
+
+impl ServerCpu {
+    /// Watches `processes`.
+    pub fn new(processes: ServerProcesses) -> Self {
+        ServerCpu {
+            processes,
+            before: None,
+            last: None,
+        }
+    }
+}
+
+impl Observer for ServerCpu {
+    fn before(&mut self, _driver: Driver) {
+        self.last = None;
+        self.before = Some(self.processes.read());
+    }
+
+    fn after(&mut self, _driver: Driver, _cost: Option<&Cost>) {
+        if let Some(before) = self.before.take() {
+            let after = self.processes.read();
+            self.last = Some(ServerLoad::between(&before, &after, self.processes.cores));
+        }
+    }
 }
 
 /// `--prometheus`: each sample and each stretch's overhead served at `/metrics`.

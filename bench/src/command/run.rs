@@ -7,19 +7,24 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::failure::{Failure, RunFailure, UsageError};
-use super::measure::{ended, warm_then_measure, Flamegraph, HdrLog, Observer, Prometheus, Stretch};
+use super::measure::{
+    ended, warm_then_measure, Flamegraph, HdrLog, Observer, Prometheus, ServerCpu, Stretch,
+};
 use super::setup::{
     check_writable, cycles_of, result_options, with_validation, workload_of, ReportPath,
 };
 use crate::backend::{self, Backend, ConnectOptions, Driver, TlsOptions};
 use crate::cli::RunArgs;
 use crate::engine::cycles::CycleRange;
+use crate::engine::drive::{drive_phase, PhaseOutcome};
 use crate::engine::phase::{Phase, PhaseSpec, SAMPLE_BACKLOG};
+use crate::engine::schedule::RateSchedule;
 use crate::engine::spill::SpilledSamples;
 use crate::engine::Limit;
 use crate::report::{
-    text, BackendRun, Report, RunConfig, StatementInfo, WorkloadInfo, SCHEMA_VERSION,
+    text, BackendRun, EqualLoad, Report, RunConfig, StatementInfo, WorkloadInfo, SCHEMA_VERSION,
 };
+use crate::server_cpu::ServerProcesses;
 use crate::workload::Workload;
 
 /// Splits a phase limit across `segments`.
@@ -64,6 +69,11 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             cy.check_count("--warmup", n)?;
         }
     }
+    // The node's process, when it runs here (--server-pid checked before anything starts).
+    let server = match a.server_pid {
+        Some(pid) => Some(ServerProcesses::given(pid).map_err(UsageError::from)?),
+        None => ServerProcesses::listening_on(&options.nodes),
+    };
     // Last of the checks: from here on the report's name is reserved (given back if the
     // run measures nothing).
     let output = ReportPath::choose(a.output.as_deref(), "doppio", &workload.name, &started_at)?;
@@ -127,6 +137,20 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
                 },
             ),
             uring_setup: BTreeMap::new(),
+            order: Some(a.order.name().to_owned()),
+            rounds: (0..segments)
+                .map(|r| {
+                    a.order
+                        .round(drivers.len(), r)
+                        .map(|i| drivers[i].name().to_owned())
+                        .collect()
+                })
+                .collect(),
+            server_warmup: (!a.server_warmup.is_zero()).then(|| format!("{:?}", a.server_warmup)),
+            server_pids: server.as_ref().map_or_else(Vec::new, |s| s.pids.clone()),
+            server_cores: server.as_ref().map(|s| s.cores),
+            // Found before the first round (run_segments).
+            equal_load: None,
         },
         fatal_error: None,
         warnings: Vec::new(),
@@ -140,8 +164,11 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         &workload,
         &drivers,
         &options,
-        segments,
-        cycles.map(|c| c.range),
+        Rounds {
+            segments,
+            cycles: cycles.map(|c| c.range),
+            server,
+        },
         Collected {
             runs: &mut runs,
             warnings: &mut report.warnings,
@@ -149,8 +176,12 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             thread_cores: &mut report.config.thread_cores,
             protocol_versions: &mut report.config.protocol_versions,
             uring_setup: &mut report.config.uring_setup,
+            equal_load: &mut report.config.equal_load,
         },
     );
+    if let Some(e) = &report.config.equal_load {
+        report.config.rate = Some(e.rate);
+    }
     if let Some(prefix) = &a.flamegraph {
         report.warnings.push(
             "flamegraph run: perf record sampled the measured segments, so CPU and \
@@ -240,6 +271,38 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     Ok(output.path().to_owned())
 }
 
+/// An unrecorded phase before the first round (`what`: `server warmup`, the workload run
+/// with the first backend so that no segment meets a cold node; `capacity probe`, a
+/// backend at full speed for `--equal-load`). Its failure is the run's, as a warmup's is.
+fn unrecorded(
+    a: &RunArgs,
+    workload: &Arc<Workload>,
+    (driver, backend): &(Driver, Arc<dyn Backend>),
+    spec: PhaseSpec,
+    what: &'static str,
+) -> Result<PhaseOutcome, Failure> {
+    let limit = spec.limit;
+    let label = format!("{what} ({})", driver.name());
+    let mut progress =
+        crate::progress::Progress::new(a.connect.quiet, &label, limit, a.connect.progress_every)
+            .warming_up();
+    let warm = drive_phase(backend, workload, spec, |x| progress.sample(x));
+    progress.done(super::measure::phase_end(warm.as_ref().ok()));
+    let warm = warm.map_err(|e| Failure::of_phase(e, false))?;
+    if crate::interrupt::interrupted() {
+        return Err(Failure::Interrupted);
+    }
+    if let Some(why) = warm.aborted {
+        return Err(RunFailure::WarmupAborted {
+            driver: driver.name(),
+            warmup: what,
+            why,
+        }
+        .into());
+    }
+    Ok(warm)
+}
+
 /// A validated run fails when any backend saw a value that differs or a row that is missing.
 fn validation_verdict(report: &Report) -> Result<(), Failure> {
     use crate::engine::validate::{MISMATCH, MISSING};
@@ -274,6 +337,18 @@ struct Collected<'a> {
     protocol_versions: &'a mut BTreeMap<String, u8>,
     /// The io_uring setup flags of each backend on doppio's own runtime.
     uring_setup: &'a mut BTreeMap<String, String>,
+    /// `--equal-load`: the capacities found and the rate every segment ran at.
+    equal_load: &'a mut Option<EqualLoad>,
+}
+
+/// The rounds a run's segments make, and what each one watches besides the client.
+struct Rounds {
+    /// Segments per backend (rounds).
+    segments: usize,
+    /// The iteration numbers every phase draws from.
+    cycles: Option<CycleRange>,
+    /// The node's processes, when it runs on this machine.
+    server: Option<ServerProcesses>,
 }
 
 fn run_segments(
@@ -281,10 +356,14 @@ fn run_segments(
     workload: &Arc<Workload>,
     drivers: &[Driver],
     options: &ConnectOptions,
-    segments: usize,
-    cycles: Option<CycleRange>,
+    rounds: Rounds,
     out: Collected<'_>,
 ) -> Result<(), Failure> {
+    let Rounds {
+        segments,
+        cycles,
+        server,
+    } = rounds;
     let Collected {
         runs,
         warnings,
@@ -292,6 +371,7 @@ fn run_segments(
         thread_cores,
         protocol_versions,
         uring_setup,
+        equal_load,
     } = out;
     let mut backends: Vec<(Driver, Arc<dyn Backend>)> = Vec::new();
     for &d in drivers {
@@ -341,33 +421,78 @@ fn run_segments(
     };
     let mut prometheus = metrics.as_ref().map(Prometheus);
     let mut flamegraph = a.flamegraph.clone().map(Flamegraph::new);
+    let mut server_cpu = server.map(ServerCpu::new);
     let warmup = !matches!(a.warmup, Limit::Time(d) if d.is_zero()) && a.warmup != Limit::Count(0);
     // Whether a phase has run: until then, statements that cannot be prepared are a bad
     // workload (the run could not start), after it a failure of the run.
     let mut started = false;
+    let spec = |limit: Limit, record: bool, rate: &Option<Arc<RateSchedule>>| PhaseSpec {
+        phase: Phase::Run,
+        concurrency: a.concurrency,
+        rate: rate.clone(),
+        limit,
+        interval: a.interval,
+        record,
+        max_outage: a.connect.outage_limit(),
+        cycles,
+    };
+    let mut rate = a.rate.clone().map(Arc::new);
     let result = (|| {
-        for segment in 0..segments {
+        if !a.server_warmup.is_zero() {
+            let warm = spec(Limit::Time(a.server_warmup), false, &None);
+            unrecorded(a, workload, &backends[0], warm, "server warmup")?;
+            started = true;
+        }
+        if let Some(share) = a.equal_load {
+            let mut found = EqualLoad {
+                share,
+                capacities: BTreeMap::new(),
+                rate: f64::INFINITY,
+            };
             for (driver, b) in &backends {
+                let probe = spec(measured, false, &None);
+                let outcome =
+                    unrecorded(a, workload, &(*driver, b.clone()), probe, "capacity probe")?;
+                started = true;
+                let secs = outcome.elapsed.as_secs_f64();
+                let capacity = if secs > 0.0 {
+                    outcome.iterations as f64 / secs
+                } else {
+                    0.0
+                };
+                found.capacities.insert(driver.name().to_owned(), capacity);
+                found.rate = found.rate.min(share * capacity);
+            }
+            if !(found.rate.is_finite() && found.rate > 0.0) {
+                return Err(RunFailure::NoCapacity(found.capacities.clone()).into());
+            }
+            eprintln!(
+                "equal load: {:.0} iterations/s, {:.0} % of the slowest capacity ({})",
+                found.rate,
+                share * 100.0,
+                found
+                    .capacities
+                    .iter()
+                    .map(|(d, c)| format!("{d} {c:.0}/s"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            rate = Some(Arc::new(RateSchedule::steady(found.rate)));
+            *equal_load = Some(found);
+        }
+        for segment in 0..segments {
+            for (position, k) in a.order.round(backends.len(), segment).enumerate() {
+                let (driver, b) = &backends[k];
                 if crate::interrupt::interrupted() {
                     return Err(Failure::Interrupted);
                 }
                 let run = runs.entry(*driver).or_default();
-                let spec = |limit: Limit, record: bool| PhaseSpec {
-                    phase: Phase::Run,
-                    concurrency: a.concurrency,
-                    rate: a.rate.clone().map(Arc::new),
-                    limit,
-                    interval: a.interval,
-                    record,
-                    max_outage: a.connect.outage_limit(),
-                    cycles,
-                };
                 let stretch = Stretch {
                     backend: b,
                     workload,
                     // Warmup: same workload, nothing recorded.
-                    warmup: warmup.then(|| spec(a.warmup, false)),
-                    measured: spec(measured, true),
+                    warmup: warmup.then(|| spec(a.warmup, false, &rate)),
+                    measured: spec(measured, true, &rate),
                     warmup_label: format!("{} warmup", driver.name()),
                     label: if segments > 1 {
                         format!("{} {}/{}", driver.name(), segment + 1, segments)
@@ -389,6 +514,9 @@ fn run_segments(
                 }
                 if let Some(f) = &mut flamegraph {
                     observers.push(f);
+                }
+                if let Some(s) = &mut server_cpu {
+                    observers.push(s);
                 }
                 let done = warm_then_measure(stretch, &mut started, &mut observers)?;
                 if let Some(e) = hdr_log.failed() {
@@ -424,6 +552,12 @@ fn run_segments(
                 if let Some(cost) = &done.cost {
                     run.add_cost(cost);
                 }
+                run.mark_segment(
+                    segment,
+                    position,
+                    done.cost.as_ref(),
+                    server_cpu.as_mut().and_then(|s| s.last.take()),
+                );
                 if let Some((before, after)) = &done.counters {
                     run.add_counters(before, after, &outcome.requests_by_node);
                 }

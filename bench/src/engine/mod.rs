@@ -22,7 +22,8 @@
 //! and each iteration's due time; [`statements`], what each run statement did (per interval
 //! counts, per phase histograms), beside the totals; [`spill`], released samples with their
 //! histograms written to a temporary file, so that a run of any length keeps memory bounded;
-//! [`validate`], `--validate`'s comparison of returned rows with what the load wrote.
+//! [`validate`], `--validate`'s comparison of returned rows with what the load wrote;
+//! [`order`], the backends' order in each round of an interleaved run (`--order`).
 //!
 //! A worker runs `concurrency` fibers: futures joined inside the worker's one task, not a
 //! task each. Fiber `f` of a worker with `C` fibers runs the worker's iterations `f`,
@@ -62,6 +63,7 @@ pub mod cycles;
 pub mod drive;
 pub mod interval;
 pub mod limit;
+pub mod order;
 mod outage;
 pub mod phase;
 pub mod plan;

@@ -10,6 +10,7 @@ use crate::engine::drive::PhaseOutcome;
 use crate::engine::spill::{SpilledSamples, StoredSample};
 use crate::engine::statements::{merge_totals, StatementCounts, StatementTotals};
 use crate::overhead::{ByKind, Cost, IoUringOps};
+use crate::server_cpu::ServerLoad;
 use crate::stats::{estimate, LatencyHistogram};
 
 /// Raw overhead counters of a backend's measured segments.
@@ -109,6 +110,24 @@ pub struct BackendRun {
     pub statement_info: Vec<StatementInfo>,
     /// Per run statement (by index): its record over the measured segments.
     pub statements: Vec<StatementTotals>,
+    /// Per measured segment, in order: its round, place and cost ([`Self::mark_segment`];
+    /// the report's `segments` are these with the segment's requests and time).
+    pub marks: Vec<SegmentMark>,
+}
+
+/// Where a measured segment ran in its round and what it cost the client.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SegmentMark {
+    /// The round (the segment's number).
+    pub round: usize,
+    /// Its place in the round's order.
+    pub position: usize,
+    /// Client CPU, seconds (user and system), when measured.
+    pub cpu_s: Option<f64>,
+    /// System calls, when counted.
+    pub syscalls: Option<u64>,
+    /// The node's load, when it was measured.
+    pub server: Option<ServerLoad>,
 }
 
 /// Adds a segment's count `part` to `total`. A count missing from any segment (`why` says
@@ -210,6 +229,25 @@ impl BackendRun {
         merge_totals(&mut self.statements, &outcome.statements);
     }
 
+    /// Marks the segment [`Self::add_phase`] adds as the `position`th of `round`, with
+    /// what it cost (its own figures in the report's `segments`),
+    /// with the node's `server` load when it was measured.
+    pub fn mark_segment(
+        &mut self,
+        round: usize,
+        position: usize,
+        cost: Option<&Cost>,
+        server: Option<ServerLoad>,
+    ) {
+        self.marks.push(SegmentMark {
+            round,
+            position,
+            cpu_s: cost.map(|c| (c.user + c.sys).as_secs_f64()),
+            syscalls: cost.and_then(|c| c.syscalls),
+            server,
+        });
+    }
+
     /// Adds what a measured segment cost.
     pub fn add_cost(&mut self, cost: &Cost) {
         let o = &mut self.overhead;
@@ -257,11 +295,14 @@ impl BackendRun {
         let mut means = Vec::new();
         let mut service_means = Vec::new();
         let mut lateness = (0.0, 0u64);
+        let mut segment_requests = Vec::with_capacity(self.segments.len());
         for (segment, seg) in self.segments.iter().enumerate() {
             let mut first_duration = None;
+            segment_requests.push(0u64);
             for s in read_back(seg) {
                 let first = *first_duration.get_or_insert(s.duration.as_secs_f64());
                 requests += s.requests;
+                segment_requests[segment] += s.requests;
                 rows += s.rows;
                 for (k, n) in &s.errors {
                     *errors_by_kind.entry(k.clone()).or_default() += n;
@@ -319,6 +360,8 @@ impl BackendRun {
         let tp = estimate(&throughputs, 0.99);
         let errors = errors_by_kind.values().sum();
         let statements = self.statement_reports(&samples, elapsed, requests);
+        let segments = self.segment_figures(&segment_requests);
+        let server = self.server_totals(requests, elapsed);
         BackendReport {
             driver: driver.to_owned(),
             throughput_rps: if elapsed > 0.0 {
@@ -398,7 +441,64 @@ impl BackendRun {
                 .then(|| (o.user_s + o.sys_s) * 1e6 / rows as f64),
             machines: None,
             statements,
+            segments,
+            server_cpu_us_per_req: server.map(|s| s.0),
+            server_utilisation: server.map(|s| s.1),
+            server_saturated_segments: server.map(|s| s.2),
         }
+    }
+
+    /// The node's CPU per request, its utilisation (weighted by each segment's time) and the
+    /// segments it was saturated in, over the measured segments; `None` unless every
+    /// segment measured it.
+    fn server_totals(&self, requests: u64, elapsed: f64) -> Option<(f64, f64, usize)> {
+        if self.marks.is_empty() || requests == 0 || elapsed <= 0.0 {
+            return None;
+        }
+        let mut cpu_s = 0.0;
+        let mut busy = 0.0;
+        let mut saturated = 0;
+        for (m, seg_s) in self.marks.iter().zip(&self.elapsed_s) {
+            let l = m.server?;
+            cpu_s += l.cpu_s;
+            busy += l.utilisation * seg_s;
+            if l.saturated(m.cpu_s.unwrap_or(f64::INFINITY)) {
+                saturated += 1;
+            }
+        }
+        Some((cpu_s * 1e6 / requests as f64, busy / elapsed, saturated))
+    }
+
+    /// Each marked segment's own figures, with `requests` (per segment, in order) and its
+    /// measured time; none when the segments were not marked (findmax's steps).
+    fn segment_figures(&self, requests: &[u64]) -> Vec<SegmentFigures> {
+        self.marks
+            .iter()
+            .zip(requests)
+            .zip(&self.elapsed_s)
+            .map(|((m, &n), &elapsed_s)| {
+                let per_req = |x: f64| (n > 0).then(|| x / n as f64);
+                SegmentFigures {
+                    round: m.round,
+                    position: m.position,
+                    requests: n,
+                    elapsed_s,
+                    throughput_rps: if elapsed_s > 0.0 {
+                        n as f64 / elapsed_s
+                    } else {
+                        0.0
+                    },
+                    cpu_us_per_req: m.cpu_s.and_then(|s| per_req(s * 1e6)),
+                    syscalls_per_req: m.syscalls.and_then(|c| per_req(c as f64)),
+                    server_cpu_us_per_req: m.server.and_then(|l| per_req(l.cpu_s * 1e6)),
+                    server_utilisation: m.server.map(|l| l.utilisation),
+                    machine_idle: m.server.and_then(|l| l.machine_idle),
+                    server_saturated: m
+                        .server
+                        .map(|l| l.saturated(m.cpu_s.unwrap_or(f64::INFINITY))),
+                }
+            })
+            .collect()
     }
 
     /// Each run statement's entry: its totals, and its margins from `samples` (the

@@ -593,6 +593,13 @@ fn merge_backend(
     let statements = merge_statements(driver, parts, &samples, requests)?;
     Ok(BackendReport {
         statements,
+        // Machines' segments are each their own machine's (their CPU is not additive across
+        // rounds of different machines): a merged report keeps none, and has no VERDICT.
+        segments: Vec::new(),
+        // Each machine measured the node's CPU (if local) over its own segments: not summed.
+        server_cpu_us_per_req: None,
+        server_utilisation: None,
+        server_saturated_segments: None,
         rows,
         rows_per_s,
         cpu_us_per_row,
@@ -917,6 +924,7 @@ mod tests {
                 tls: None,
                 sqpoll: None,
                 uring_setup: BTreeMap::new(),
+                ..RunConfig::default()
             },
             fatal_error: None,
             warnings: Vec::new(),

@@ -8,7 +8,8 @@
 //! findmax`, and [`findmax_table`], its text table; [`text`], the text rendering (CONFIG,
 //! LOG, SUMMARY, LATENCY, OVERHEAD, STATEMENTS, ERRORS, PAIRS, MACHINES, NOTES) of one
 //! report or two side by side; [`merge`], the reports of one test run made on several
-//! loader machines combined into one (`doppio merge`).
+//! loader machines combined into one (`doppio merge`); [`verdict`], the VERDICT of a run of
+//! several backends (each figure's ratio paired by round, with its interval and p-value).
 //!
 //! Invariants: a report never contains a password; every backend entry carries the same
 //! fields whether or not the run hit errors; a field that could not be measured is `null`
@@ -22,10 +23,12 @@ pub mod merge;
 pub mod schema;
 pub mod text;
 pub mod time;
+pub mod verdict;
 
 pub use accumulate::{latency_summary, BackendRun, OverheadTotals};
 pub use schema::{
-    BackendReport, CyclesConfig, LatencySummary, Report, RunConfig, SampleReport, SampleStatement,
-    SqPollConfig, StatementInfo, StatementReport, UringEntersPerReq, WorkloadInfo, SCHEMA_VERSION,
+    BackendReport, CyclesConfig, EqualLoad, LatencySummary, Report, RunConfig, SampleReport,
+    SampleStatement, SegmentFigures, SqPollConfig, StatementInfo, StatementReport,
+    UringEntersPerReq, WorkloadInfo, SCHEMA_VERSION,
 };
 pub use time::{now_rfc3339, rfc3339_of_unix, rfc3339_to_unix};

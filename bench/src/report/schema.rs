@@ -12,7 +12,7 @@ use crate::overhead::ByKind;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A whole report: one invocation of `doppio run` (one or two backends).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Report {
     /// Layout version ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
@@ -41,7 +41,7 @@ pub struct Report {
 }
 
 /// The workload of a run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct WorkloadInfo {
     /// Name (built-in) or path.
     pub name: String,
@@ -56,7 +56,7 @@ pub struct WorkloadInfo {
 }
 
 /// The options of a run (no credentials).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunConfig {
     /// Node addresses.
     pub nodes: Vec<String>,
@@ -150,6 +150,41 @@ pub struct RunConfig {
     /// (`SQPOLL|SQ_AFF|SINGLE_ISSUER|SUBMIT_ALL`), by driver name.
     #[serde(default)]
     pub uring_setup: BTreeMap<String, String>,
+    /// The backends' order in each round of segments (`--order`): `rotate` (each round
+    /// starts one backend later: ABC, BCA, CAB) or `fixed` (ABC every round); `null` in
+    /// reports written before rounds were rotated (fixed).
+    #[serde(default)]
+    pub order: Option<String>,
+    /// Each round's order of backends, by driver name (`segments` rounds).
+    #[serde(default)]
+    pub rounds: Vec<Vec<String>>,
+    /// `--server-warmup`: how long the workload ran unrecorded before the first round, to
+    /// warm the node (`null`: not asked).
+    #[serde(default)]
+    pub server_warmup: Option<String>,
+    /// The node processes whose CPU was measured (`--server-pid`, or those listening on a
+    /// node's address on this machine); empty when the node is elsewhere.
+    #[serde(default)]
+    pub server_pids: Vec<u32>,
+    /// The cores they may run on (the union of their affinities).
+    #[serde(default)]
+    pub server_cores: Option<usize>,
+    /// `--equal-load`: each backend's capacity and the rate every segment ran at (`rate`
+    /// holds it too); `null` otherwise.
+    #[serde(default)]
+    pub equal_load: Option<EqualLoad>,
+}
+
+/// `config.equal_load`: the run at equal work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EqualLoad {
+    /// The share of the slowest backend's capacity (`--equal-load`).
+    pub share: f64,
+    /// Each backend's iterations per second at full speed, by driver name (an unrecorded
+    /// probe of a segment's length before the first round).
+    pub capacities: BTreeMap<String, f64>,
+    /// The rate every segment ran at, iterations per second.
+    pub rate: f64,
 }
 
 /// `config.sqpoll`: where and how the kernel's submission threads ran.
@@ -243,6 +278,40 @@ impl BackendReport {
         }
         (seconds > 0.0).then(|| requests / seconds)
     }
+}
+
+/// One measured segment of a backend: the unit the VERDICT pairs by round (each round runs
+/// every backend once, so a drift between rounds cancels out of the within-round ratios).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SegmentFigures {
+    /// The round (0-based): the segment's number, the same for every backend in a round.
+    pub round: usize,
+    /// Its place in the round's order (0: ran first).
+    pub position: usize,
+    /// Requests completed.
+    pub requests: u64,
+    /// Measured seconds.
+    pub elapsed_s: f64,
+    /// Requests per second.
+    pub throughput_rps: f64,
+    /// Client CPU per request over the segment, microseconds (`null`: not measured, or no
+    /// request).
+    pub cpu_us_per_req: Option<f64>,
+    /// System calls per request, `null` when not counted.
+    pub syscalls_per_req: Option<f64>,
+    /// The node's CPU per request over the segment, microseconds (`null`: the node was not
+    /// measured, see `config.server_pids`).
+    #[serde(default)]
+    pub server_cpu_us_per_req: Option<f64>,
+    /// The node's share of its cores over the segment (1.0: all busy).
+    #[serde(default)]
+    pub server_utilisation: Option<f64>,
+    /// The machine's idle share over the segment.
+    #[serde(default)]
+    pub machine_idle: Option<f64>,
+    /// Whether the node set the pace (see bench/REPORT.md, "server-bound").
+    #[serde(default)]
+    pub server_saturated: Option<bool>,
 }
 
 /// One sample interval of a backend's run.
@@ -525,6 +594,20 @@ pub struct BackendReport {
     /// theirs added up); empty in reports written before this field existed.
     #[serde(default)]
     pub statements: Vec<StatementReport>,
+    /// Each measured segment's own figures, in the order run (empty in merged reports and
+    /// in reports written before this field existed).
+    #[serde(default)]
+    pub segments: Vec<SegmentFigures>,
+    /// The node's CPU per request over the measured segments, microseconds (`null`: not
+    /// measured).
+    #[serde(default)]
+    pub server_cpu_us_per_req: Option<f64>,
+    /// The node's share of its cores over the measured segments.
+    #[serde(default)]
+    pub server_utilisation: Option<f64>,
+    /// How many of the measured segments the node was saturated in (`null`: not measured).
+    #[serde(default)]
+    pub server_saturated_segments: Option<usize>,
 }
 
 /// [`crate::backend::UringEnters`] per request.

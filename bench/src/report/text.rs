@@ -46,7 +46,34 @@ pub fn render(report: &Report, log: bool) -> String {
         );
     }
     notes_section(&mut out, report);
+    verdict_section(&mut out, report);
     out
+}
+
+/// VERDICT: each figure's ratio between backends, paired by round, in plain sentences, and
+/// what qualifies them; nothing for a report of one backend.
+fn verdict_section(out: &mut String, report: &Report) {
+    let Some(v) = super::verdict::verdict(report) else {
+        return;
+    };
+    wrap(
+        out,
+        "VERDICT  ",
+        &format!(
+            "({} rounds paired, order {}; each ratio is the geometric mean of the rounds' \
+             ratios, with its {:.0} % interval and the p-value of a paired t-test)",
+            v.rounds,
+            if v.rotated { "rotated" } else { "fixed" },
+            super::verdict::CONFIDENCE * 100.0
+        ),
+    );
+    for f in &v.findings {
+        wrap(out, "  ", &f.sentence());
+    }
+    for w in &v.warnings {
+        wrap(out, "  warning: ", w);
+    }
+    out.push('\n');
 }
 
 /// The backends of `drivers` (in their order) that measured requests, as columns, and the
@@ -159,12 +186,65 @@ fn config_section(out: &mut String, r: &Report) {
         "  drivers       {}   segments {} per driver{}",
         c.drivers.join(", "),
         c.segments,
-        if c.drivers.len() > 1 {
-            " (alternating)"
-        } else {
-            ""
+        match (c.drivers.len() > 1, c.order.as_deref()) {
+            (false, _) => String::new(),
+            (true, None) => " (alternating)".to_owned(),
+            (true, Some(order)) => format!(", order {order}"),
         }
     );
+    if c.drivers.len() > 1 && c.rounds.len() > 1 {
+        // One cycle of the rotation says it all.
+        let shown: Vec<String> = c
+            .rounds
+            .iter()
+            .take(c.drivers.len())
+            .enumerate()
+            .map(|(k, r)| format!("{}: {}", k + 1, r.join(" ")))
+            .collect();
+        let more = if c.rounds.len() > shown.len() {
+            "; and so on"
+        } else {
+            ""
+        };
+        wrap(
+            out,
+            "  rounds        ",
+            &format!("{}{more}", shown.join("; ")),
+        );
+    }
+    if let Some(e) = &c.equal_load {
+        let capacities: Vec<String> = e
+            .capacities
+            .iter()
+            .map(|(d, cap)| format!("{d} {cap:.0}/s"))
+            .collect();
+        wrap(
+            out,
+            "  equal load    ",
+            &format!(
+                "every segment at {:.0}/s, {:.0} % of the slowest capacity at full speed ({})",
+                e.rate,
+                e.share * 100.0,
+                capacities.join(", ")
+            ),
+        );
+    }
+    if let Some(w) = &c.server_warmup {
+        let first = c
+            .rounds
+            .first()
+            .and_then(|r| r.first())
+            .map_or("", String::as_str);
+        let _ = writeln!(
+            out,
+            "  server warmup {w} unrecorded before round 1{}",
+            if first.is_empty() {
+                String::new()
+            } else {
+                format!(", with {first}")
+            }
+        );
+    }
     let _ = writeln!(
         out,
         "  duration      {}   warmup {}   sample interval {}s",
@@ -244,6 +324,14 @@ fn config_section(out: &mut String, r: &Report) {
             }
         );
     }
+    let _ = writeln!(
+        out,
+        "  figures       m ± e: the mean and its 99 % interval (from batch means of the samples);"
+    );
+    let _ = writeln!(
+        out,
+        "                p-value: Welch's t-test on those batch means (below 0.01: a difference)"
+    );
     let _ = writeln!(
         out,
         "  started       {}{}",
@@ -739,6 +827,16 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         Metric::new("rows", "rows/s", 0, |b| Value::or_missing(b.rows_per_s))
             .change()
             .shown_if(|b| b.rows.is_some()),
+        Metric::new("server CPU", "us/req", 2, |b| {
+            Value::or_missing(b.server_cpu_us_per_req)
+        })
+        .change()
+        .shown_if(|b| b.server_cpu_us_per_req.is_some()),
+        Metric::new("server utilisation", "", 0, |b| {
+            b.server_utilisation
+                .map_or(Value::Missing, |u| Value::Percent(u * 100.0))
+        })
+        .shown_if(|b| b.server_utilisation.is_some()),
     ];
 
     let mut latency = vec![Metric::new("mean", "", 3, move |b| {
@@ -937,6 +1035,9 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
     let last = tables.len() - 1;
     for (i, (title, metrics)) in tables.iter().enumerate() {
         table(out, title, metrics, columns);
+        if i == 0 {
+            server_bound_note(out, columns);
+        }
         // The OVERHEAD table's notes follow it before the blank line.
         if i < last {
             out.push('\n');
@@ -982,6 +1083,26 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
         }
     }
     out.push('\n');
+}
+
+/// Under SUMMARY: when the node was saturated, throughput is the node's.
+fn server_bound_note(out: &mut String, columns: &[Column<'_>]) {
+    let named: Vec<(&str, &BackendReport)> =
+        columns.iter().map(|(l, b)| (l.as_str(), *b)).collect();
+    let bound = super::verdict::server_bound(&named);
+    if bound.is_empty() {
+        return;
+    }
+    wrap(
+        out,
+        "  ",
+        &format!(
+            "throughput is server-bound: the node was saturated while {} ran, so it measures \
+             the node, not the driver; compare the client-side figures (OVERHEAD: client CPU \
+             and syscalls per request)",
+            bound.join(", ")
+        ),
+    );
 }
 
 /// Whether the STATEMENTS section has anything to say: some backend ran several statements,

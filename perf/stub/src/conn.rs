@@ -586,6 +586,7 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                         );
                     }
                     Some(i) => {
+                        let elapsed = ctx.started.elapsed();
                         let reaction = matcher.rule(i).then.clone();
                         let delay_u = matcher.uniform();
                         drop(matcher);
@@ -597,6 +598,7 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                             stream,
                             reaction,
                             delay_u,
+                            elapsed,
                             Some(id),
                             move |out: &mut BytesMut, s| {
                                 answer::put_body_frame(out, version, s, &body, lz4)
@@ -699,7 +701,7 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
         None => write(&mut conn.out.borrow_mut(), stream),
         Some((i, reaction, u)) => {
             ctx.fired(i, conn.number);
-            react(conn, stream, reaction, u, id, write);
+            react(conn, stream, reaction, u, ctx.started.elapsed(), id, write);
         }
     }
     if let Request::Startup(_) = &request {
@@ -804,19 +806,20 @@ fn injected_error(code: ErrorCode, message: &str, id: Option<&[u8]>) -> Response
     }))
 }
 
-/// Carries out a rule's reaction for the request on `stream`; `write` encodes the normal
-/// answer on a given stream.
+/// Carries out a rule's reaction for the request on `stream`, `elapsed` after the stub
+/// started (a drifting delay's time); `write` encodes the normal answer on a given stream.
 fn react(
     conn: &Rc<Conn>,
     stream: i16,
     reaction: Reaction,
     u: f64,
+    elapsed: std::time::Duration,
     id: Option<&[u8]>,
     write: impl FnOnce(&mut BytesMut, i16) + 'static,
 ) {
     match reaction {
         Reaction::Delay(d) => {
-            let delay = d.sample(u);
+            let delay = d.sample(u, elapsed);
             let mut answer = BytesMut::new();
             write(&mut answer, stream);
             // A weak handle: the connection may close meanwhile.

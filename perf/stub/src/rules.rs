@@ -22,7 +22,11 @@
 //! `serial_consistency` (the level a QUERY, EXECUTE or BATCH carries, `SERIAL` or
 //! `LOCAL_SERIAL`, or `none`: what a client actually sent).
 //!
-//! Reactions: `delay` (`fixed`, `uniform = ["1ms", "5ms"]` or `exponential` mean), `error`
+//! Reactions: `delay` (`fixed`, `uniform = ["1ms", "5ms"]`, `exponential` mean, or
+//! `ramp = ["1ms", "5ms"], over = "20s"`: a drift, the delay growing steadily from the first
+//! to the second over that long since the stub started, then staying; by equal steps, or with
+//! `growth = "geometric"` by an equal factor per second, so that answers slow by the same
+//! share in every stretch of the run), `error`
 //! (any CQL error code by name or number, with its required fields filled in), `stall`
 //! (the connection stops answering and reading for a duration), `"drop"` (the connection is
 //! closed), `malformed` (`bad_version`, `oversized_length`, `truncated`, `corrupt_lz4`,
@@ -70,13 +74,44 @@ pub enum Delay {
     Uniform(Duration, Duration),
     /// Exponential with this mean.
     Exponential(Duration),
+    /// A drift: `from` when the stub starts, growing linearly to `to` at `over` after it,
+    /// then `to`.
+    Ramp {
+        /// The delay at the start.
+        from: Duration,
+        /// The delay from `over` on.
+        to: Duration,
+        /// How long the growth takes.
+        over: Duration,
+        /// By an equal factor per second (`growth = "geometric"`) rather than equal steps.
+        geometric: bool,
+    },
 }
 
 impl Delay {
-    /// A delay drawn with `u`, uniform in [0, 1).
-    pub fn sample(&self, u: f64) -> Duration {
+    /// A delay drawn with `u`, uniform in [0, 1), `elapsed` after the stub started.
+    pub fn sample(&self, u: f64, elapsed: Duration) -> Duration {
         match *self {
             Delay::Fixed(d) => d,
+            Delay::Ramp {
+                from,
+                to,
+                over,
+                geometric,
+            } => {
+                let done = if over.is_zero() {
+                    1.0
+                } else {
+                    (elapsed.as_secs_f64() / over.as_secs_f64()).min(1.0)
+                };
+                let (from_s, to_s) = (from.as_secs_f64(), to.as_secs_f64());
+                let now = if geometric {
+                    from_s * (to_s / from_s).powf(done)
+                } else {
+                    from_s + (to_s - from_s) * done
+                };
+                Duration::from_secs_f64(now.max(0.0))
+            }
             Delay::Uniform(a, b) => a + (b.saturating_sub(a)).mul_f64(u),
             Delay::Exponential(mean) => mean.mul_f64(-(1.0 - u).max(f64::MIN_POSITIVE).ln()),
         }
@@ -227,6 +262,9 @@ struct FileDelay {
     fixed: Option<String>,
     uniform: Option<[String; 2]>,
     exponential: Option<String>,
+    ramp: Option<[String; 2]>,
+    over: Option<String>,
+    growth: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -314,6 +352,36 @@ fn reaction(r: FileReaction) -> Result<Reaction, String> {
                 }));
             }
             if let Some(d) = t.delay {
+                if d.ramp.is_some() != d.over.is_some() {
+                    return Err("a ramp delay needs both ramp = [FROM, TO] and over".into());
+                }
+                if let (Some([a, b]), Some(over)) = (&d.ramp, &d.over) {
+                    if d.fixed.is_some() || d.uniform.is_some() || d.exponential.is_some() {
+                        return Err(
+                            "delay needs exactly one of fixed, uniform, exponential, ramp".into(),
+                        );
+                    }
+                    let (from, to) = (parse_duration(a)?, parse_duration(b)?);
+                    let geometric = match d.growth.as_deref() {
+                        None | Some("linear") => false,
+                        Some("geometric") if from.is_zero() || to.is_zero() => {
+                            return Err("a geometric ramp needs delays above 0 at both ends".into())
+                        }
+                        Some("geometric") => true,
+                        Some(other) => {
+                            return Err(format!("unknown growth `{other}` (linear or geometric)"))
+                        }
+                    };
+                    return Ok(Reaction::Delay(Delay::Ramp {
+                        from,
+                        to,
+                        over: parse_duration(over)?,
+                        geometric,
+                    }));
+                }
+                if d.growth.is_some() {
+                    return Err("growth belongs to a ramp delay".into());
+                }
                 let delay = match (d.fixed, d.uniform, d.exponential) {
                     (Some(f), None, None) => Delay::Fixed(parse_duration(&f)?),
                     (None, Some([a, b]), None) => {
@@ -325,7 +393,9 @@ fn reaction(r: FileReaction) -> Result<Reaction, String> {
                     }
                     (None, None, Some(m)) => Delay::Exponential(parse_duration(&m)?),
                     _ => {
-                        return Err("delay needs exactly one of fixed, uniform, exponential".into())
+                        return Err(
+                            "delay needs exactly one of fixed, uniform, exponential, ramp".into(),
+                        )
                     }
                 };
                 return Ok(Reaction::Delay(delay));
@@ -590,9 +660,93 @@ then = { malformed = "bad_version" }
                 "[[rule]]\nthen = { stall = \"1s\", malformed = \"truncated\" }",
                 "exactly one",
             ),
+            (
+                "[[rule]]\nthen = { delay = { ramp = [\"1ms\", \"5ms\"] } }",
+                "both ramp",
+            ),
+            (
+                "[[rule]]\nthen = { delay = { over = \"1s\" } }",
+                "both ramp",
+            ),
+            (
+                "[[rule]]\nthen = { delay = { fixed = \"1ms\", ramp = [\"1ms\", \"5ms\"], over = \"1s\" } }",
+                "exactly one of fixed, uniform, exponential, ramp",
+            ),
+            (
+                "[[rule]]\nthen = { delay = { ramp = [\"1ms\", \"5\"], over = \"1s\" } }",
+                "unit",
+            ),
+            (
+                "[[rule]]\nthen = { delay = { ramp = [\"0ms\", \"5ms\"], over = \"1s\", growth = \"geometric\" } }",
+                "above 0 at both ends",
+            ),
+            (
+                "[[rule]]\nthen = { delay = { ramp = [\"1ms\", \"5ms\"], over = \"1s\", growth = \"cubic\" } }",
+                "unknown growth `cubic`",
+            ),
+            (
+                "[[rule]]\nthen = { delay = { fixed = \"1ms\", growth = \"geometric\" } }",
+                "growth belongs to a ramp",
+            ),
         ] {
             let e = Rules::parse(text).unwrap_err().to_string();
             assert!(e.contains(expect), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_ramp_delay_drifts_from_its_first_to_its_second_bound_then_stays() {
+        let rules = Rules::parse(
+            "[[rule]]\nthen = { delay = { ramp = [\"1ms\", \"5ms\"], over = \"4s\" } }",
+        )
+        .unwrap();
+        let Reaction::Delay(d) = rules.rules[0].then else {
+            panic!("not a delay: {:?}", rules.rules[0].then);
+        };
+        let at = |ms: u64| d.sample(0.3, Duration::from_millis(ms));
+        assert_eq!(at(0), Duration::from_millis(1));
+        assert_eq!(at(2000), Duration::from_millis(3));
+        assert_eq!(at(4000), Duration::from_millis(5));
+        assert_eq!(at(60_000), Duration::from_millis(5));
+        // A ramp may slow down as well as speed up, and one over no time is its end at once.
+        let down = Delay::Ramp {
+            from: Duration::from_millis(4),
+            to: Duration::ZERO,
+            over: Duration::from_secs(2),
+            geometric: false,
+        };
+        assert_eq!(
+            down.sample(0.9, Duration::from_secs(1)),
+            Duration::from_millis(2)
+        );
+        let instant = Delay::Ramp {
+            from: Duration::ZERO,
+            to: Duration::from_millis(7),
+            over: Duration::ZERO,
+            geometric: false,
+        };
+        assert_eq!(
+            instant.sample(0.0, Duration::ZERO),
+            Duration::from_millis(7)
+        );
+        // Geometric: 2 ms to 32 ms over 4 s doubles every second.
+        let rules = Rules::parse(
+            "[[rule]]\nthen = { delay = { ramp = [\"2ms\", \"32ms\"], over = \"4s\", growth = \"geometric\" } }",
+        )
+        .unwrap();
+        let Reaction::Delay(g) = rules.rules[0].then else {
+            panic!("not a delay");
+        };
+        for (s, ms) in [
+            (0, 2.0),
+            (1, 4.0),
+            (2, 8.0),
+            (3, 16.0),
+            (4, 32.0),
+            (9, 32.0),
+        ] {
+            let d = g.sample(0.5, Duration::from_secs(s)).as_secs_f64() * 1e3;
+            assert!((d - ms).abs() < 1e-6, "{s} s: {d} ms");
         }
     }
 
@@ -624,8 +778,11 @@ then = { malformed = "bad_version" }
             .count();
         assert!((800..1200).contains(&delayed), "{delayed}");
         let d = Delay::Uniform(Duration::from_millis(1), Duration::from_millis(3));
-        assert_eq!(d.sample(0.5), Duration::from_millis(2));
-        assert!(Delay::Exponential(Duration::from_millis(2)).sample(0.0) == Duration::ZERO);
+        assert_eq!(d.sample(0.5, Duration::ZERO), Duration::from_millis(2));
+        assert!(
+            Delay::Exponential(Duration::from_millis(2)).sample(0.0, Duration::ZERO)
+                == Duration::ZERO
+        );
     }
 
     #[test]

@@ -1,0 +1,405 @@
+//! The VERDICT of a run of several backends: a few plain sentences, each a ratio with its
+//! 99 % interval and p-value, that a skeptic can check.
+//!
+//! The unit of comparison is the round: round `r` runs every backend's segment `r` once,
+//! side by side in time, so the ratio of two backends' figures within a round is free of
+//! what drifts from round to round. Each figure's ratio is the geometric mean of the
+//! rounds' ratios, with the paired t-test on their logarithms
+//! ([`crate::stats::paired_ratio`]). A drift within a round cancels only when the order
+//! rotates (`--order rotate`), which the verdict says when it does not.
+//!
+//! Figures: client CPU per request, syscalls per request, and throughput (not when a rate
+//! fixed it: then every backend did the same work and only its cost is compared).
+
+use super::{BackendReport, Report, SegmentFigures};
+use crate::stats::{paired_ratio, PairedRatio};
+
+/// Confidence of every interval the verdict gives.
+pub const CONFIDENCE: f64 = 0.99;
+
+/// Rounds below which a verdict's figure carries a warning: with fewer, the 99 % interval
+/// of a paired test is too wide to tell much (t on 3 degrees of freedom is 5.8).
+pub const ROUNDS_WANTED: usize = 5;
+
+/// p below which a ratio counts as a difference shown (the interval then excludes 1).
+const SIGNIFICANT: f64 = 1.0 - CONFIDENCE;
+
+/// A figure the verdict compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Figure {
+    /// Client CPU per request.
+    Cpu,
+    /// Syscalls per request.
+    Syscalls,
+    /// Requests per second.
+    Throughput,
+}
+
+impl Figure {
+    /// The figure's name in a sentence.
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Cpu => "client CPU per request",
+            Figure::Syscalls => "syscalls per request",
+            Figure::Throughput => "throughput",
+        }
+    }
+
+    /// What backend `b` did, as the sentence's verb ("used 0.49x a's").
+    fn verb(self) -> &'static str {
+        match self {
+            Figure::Cpu => "used",
+            Figure::Syscalls => "made",
+            Figure::Throughput => "ran at",
+        }
+    }
+
+    /// A segment's figure.
+    fn of(self, s: &SegmentFigures) -> Option<f64> {
+        match self {
+            Figure::Cpu => s.cpu_us_per_req,
+            Figure::Syscalls => s.syscalls_per_req,
+            Figure::Throughput => Some(s.throughput_rps),
+        }
+    }
+}
+
+/// One comparison: backend `b` against backend `a` on one figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// The figure.
+    pub figure: Figure,
+    /// The baseline's name.
+    pub a: String,
+    /// The compared backend's name.
+    pub b: String,
+    /// `b`'s figure over `a`'s, paired by round.
+    pub ratio: PairedRatio,
+}
+
+impl Finding {
+    /// Whether the interval excludes 1.
+    pub fn shown(&self) -> bool {
+        self.ratio.pairs >= 2 && self.ratio.p_value < SIGNIFICANT
+    }
+
+    /// The finding as a sentence.
+    pub fn sentence(&self) -> String {
+        let r = &self.ratio;
+        let (name, a, b) = (self.figure.name(), &self.a, &self.b);
+        if r.pairs < 2 {
+            return format!(
+                "{name}: {b} {} {:.2}x {a}'s in {} round (no interval: one round is no test)",
+                self.figure.verb(),
+                r.ratio,
+                r.pairs
+            );
+        }
+        let interval = format!(
+            "{:.0} % interval {}-{}, {}",
+            CONFIDENCE * 100.0,
+            two_figures(r.low),
+            two_figures(r.high),
+            p_text(r.p_value)
+        );
+        if self.shown() {
+            format!(
+                "{name}: {b} {} {}x {a}'s ({interval})",
+                self.figure.verb(),
+                two_figures(r.ratio)
+            )
+        } else {
+            format!(
+                "{name}: no difference shown between {b} and {a} ({}x, {interval})",
+                two_figures(r.ratio)
+            )
+        }
+    }
+}
+
+/// The verdict of a report: its findings and what qualifies them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Verdict {
+    /// The rounds paired (the fewest any comparison had).
+    pub rounds: usize,
+    /// Whether the order rotated.
+    pub rotated: bool,
+    /// Every comparison, by figure then pair.
+    pub findings: Vec<Finding>,
+    /// What the reader must know to weigh them.
+    pub warnings: Vec<String>,
+    /// The backends whose node was saturated in most of their segments (throughput is
+    /// then the node's).
+    pub server_bound: Vec<String>,
+}
+
+/// The verdict of `report`, or `None` when fewer than two backends measured per-segment
+/// figures (one backend; a merged report; a report written before segments were kept).
+pub fn verdict(report: &Report) -> Option<Verdict> {
+    let columns: Vec<(&str, &BackendReport)> = report
+        .config
+        .drivers
+        .iter()
+        .filter_map(|d| report.backends.get(d).map(|b| (d.as_str(), b)))
+        .filter(|(_, b)| b.requests > 0 && !b.segments.is_empty())
+        .collect();
+    if columns.len() < 2 {
+        return None;
+    }
+    let rotated = report.config.order.as_deref() == Some("rotate");
+    let rate_fixed = report.config.rate.is_some();
+    let mut figures = vec![Figure::Cpu, Figure::Syscalls];
+    if !rate_fixed {
+        figures.push(Figure::Throughput);
+    }
+    let mut findings = Vec::new();
+    for figure in figures {
+        for i in 0..columns.len() {
+            for j in i + 1..columns.len() {
+                let (a, b) = (columns[i], columns[j]);
+                let pairs = pair_by_round(a.1, b.1, figure);
+                if pairs.is_empty() {
+                    continue;
+                }
+                findings.push(Finding {
+                    figure,
+                    a: a.0.to_owned(),
+                    b: b.0.to_owned(),
+                    ratio: paired_ratio(&pairs, CONFIDENCE),
+                });
+            }
+        }
+    }
+    let rounds = findings.iter().map(|f| f.ratio.pairs).min().unwrap_or(0);
+    let mut warnings = Vec::new();
+    if rounds < ROUNDS_WANTED {
+        warnings.push(format!(
+            "these rest on {rounds} round{}; a paired test wants at least {ROUNDS_WANTED} \
+             (--segments {ROUNDS_WANTED} or more), or its intervals are too wide to tell much",
+            if rounds == 1 { "" } else { "s" }
+        ));
+    }
+    if !rotated {
+        warnings.push(
+            "the order was fixed: a drift within each round (a node warming up) biases every \
+             ratio against the backends that ran later (--order rotate)"
+                .to_owned(),
+        );
+    }
+    if rate_fixed {
+        warnings.push(
+            "throughput is not compared: --rate set it, so every backend did the same work"
+                .to_owned(),
+        );
+    }
+    let server_bound = server_bound(&columns);
+    if !server_bound.is_empty() && !rate_fixed {
+        warnings.push(format!(
+            "throughput is server-bound: the node was saturated while {} ran; the throughput \
+             ratio measures the node, not the drivers: the client-side figures above are the \
+             comparison",
+            server_bound.join(", ")
+        ));
+    }
+    Some(Verdict {
+        rounds,
+        rotated,
+        findings,
+        warnings,
+        server_bound,
+    })
+}
+
+/// The backends whose node was saturated in most of their segments, as `name (k of n)`.
+pub fn server_bound(columns: &[(&str, &BackendReport)]) -> Vec<String> {
+    columns
+        .iter()
+        .filter_map(|(name, b)| {
+            let k = b.server_saturated_segments?;
+            let n = b.segments.len().max(1);
+            (2 * k > n).then(|| format!("{name} ({k} of {n} segments)"))
+        })
+        .collect()
+}
+
+/// `a`'s and `b`'s `figure` in the rounds both measured it.
+fn pair_by_round(a: &BackendReport, b: &BackendReport, figure: Figure) -> Vec<(f64, f64)> {
+    a.segments
+        .iter()
+        .filter_map(|sa| {
+            let sb = b.segments.iter().find(|s| s.round == sa.round)?;
+            Some((figure.of(sa)?, figure.of(sb)?))
+        })
+        .collect()
+}
+
+/// `x` with two significant figures at least (0.49, 1.0, 12, 1234).
+fn two_figures(x: f64) -> String {
+    if !x.is_finite() {
+        return "n/a".to_owned();
+    }
+    let magnitude = x.abs().log10().floor();
+    let decimals = (1.0 - magnitude).clamp(0.0, 6.0) as usize;
+    format!("{x:.decimals$}")
+}
+
+/// A p-value as a sentence gives it.
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".to_owned()
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{BackendRun, RunConfig};
+
+    fn segments(cpu: &[f64], syscalls: &[f64], throughput: &[f64]) -> Vec<SegmentFigures> {
+        (0..cpu.len())
+            .map(|r| SegmentFigures {
+                round: r,
+                position: r % 2,
+                requests: 1000,
+                elapsed_s: 1.0,
+                throughput_rps: throughput[r],
+                cpu_us_per_req: Some(cpu[r]),
+                syscalls_per_req: Some(syscalls[r]),
+                ..SegmentFigures::default()
+            })
+            .collect()
+    }
+
+    fn report(a: Vec<SegmentFigures>, b: Vec<SegmentFigures>, order: &str) -> Report {
+        let mut r = Report {
+            config: RunConfig {
+                drivers: vec!["scylla".into(), "doppio-uring".into()],
+                order: Some(order.into()),
+                ..RunConfig::default()
+            },
+            ..Report::default()
+        };
+        for (name, segments) in [("scylla", a), ("doppio-uring", b)] {
+            let mut entry = BackendRun::default().report(name);
+            entry.requests = 1000 * segments.len() as u64;
+            entry.segments = segments;
+            r.backends.insert(name.into(), entry);
+        }
+        r
+    }
+
+    fn sentences(v: &Verdict) -> Vec<String> {
+        v.findings.iter().map(Finding::sentence).collect()
+    }
+
+    #[test]
+    fn a_clear_win_is_a_ratio_with_its_interval_and_p_value() {
+        let a = segments(
+            &[5.7, 5.9, 5.6, 5.8, 5.75, 5.65],
+            &[0.64, 0.65, 0.63, 0.64, 0.66, 0.64],
+            &[75e3, 74e3, 76e3, 75e3, 75.5e3, 74.5e3],
+        );
+        let b = segments(
+            &[2.81, 2.85, 2.78, 2.83, 2.80, 2.79],
+            &[0.19, 0.19, 0.18, 0.19, 0.20, 0.19],
+            &[77e3, 75e3, 78e3, 76e3, 74e3, 77.5e3],
+        );
+        let v = verdict(&report(a, b, "rotate")).unwrap();
+        assert_eq!(v.rounds, 6);
+        assert!(v.warnings.is_empty(), "{:?}", v.warnings);
+        let s = sentences(&v);
+        assert_eq!(
+            s[0],
+            "client CPU per request: doppio-uring used 0.49x scylla's (99 % interval 0.48-0.50, \
+             p < 0.001)"
+        );
+        assert!(
+            s[1].starts_with("syscalls per request: doppio-uring made 0.30x scylla's (99 %"),
+            "{}",
+            s[1]
+        );
+        assert!(
+            s[2].starts_with(
+                "throughput: no difference shown between doppio-uring and scylla (1.0"
+            ),
+            "{}",
+            s[2]
+        );
+        assert!(v.findings[0].shown() && v.findings[1].shown() && !v.findings[2].shown());
+    }
+
+    #[test]
+    fn a_tie_shows_no_difference() {
+        let a = segments(&[3.0, 3.1, 2.9, 3.05, 2.95], &[0.5; 5], &[1e5; 5]);
+        let b = segments(&[3.02, 3.0, 2.95, 3.1, 2.97], &[0.5; 5], &[1e5; 5]);
+        let v = verdict(&report(a, b, "rotate")).unwrap();
+        let s = sentences(&v);
+        assert!(
+            s[0].starts_with(
+                "client CPU per request: no difference shown between doppio-uring and scylla (1.0"
+            ),
+            "{}",
+            s[0]
+        );
+        assert!(
+            s[0].contains("99 % interval 0.9") && s[0].contains("p = "),
+            "{}",
+            s[0]
+        );
+        // The same figure in every round: a ratio of 1, no difference.
+        assert!(
+            s[1].starts_with("syscalls per request: no difference shown"),
+            "{}",
+            s[1]
+        );
+        assert!(v.findings.iter().all(|f| !f.shown()));
+    }
+
+    #[test]
+    fn too_few_rounds_and_a_fixed_order_are_warned_of() {
+        let a = segments(&[5.0, 5.2], &[0.6, 0.6], &[1e5, 1e5]);
+        let b = segments(&[2.5, 2.6], &[0.2, 0.2], &[1e5, 1.1e5]);
+        let v = verdict(&report(a, b, "fixed")).unwrap();
+        assert_eq!(v.rounds, 2);
+        assert_eq!(v.warnings.len(), 2, "{:?}", v.warnings);
+        assert!(v.warnings[0].contains("2 rounds") && v.warnings[0].contains("--segments 5"));
+        assert!(v.warnings[1].contains("order was fixed"));
+        // One round: the ratio, and no test.
+        let one = verdict(&report(
+            segments(&[5.0], &[0.6], &[1e5]),
+            segments(&[2.5], &[0.2], &[1e5]),
+            "rotate",
+        ))
+        .unwrap();
+        assert_eq!(
+            sentences(&one)[0],
+            "client CPU per request: doppio-uring used 0.50x scylla's in 1 round (no interval: \
+             one round is no test)"
+        );
+        assert!(one.warnings[0].contains("1 round;"), "{:?}", one.warnings);
+    }
+
+    #[test]
+    fn a_fixed_rate_leaves_throughput_out_and_one_backend_gives_no_verdict() {
+        let a = segments(&[5.0; 5], &[0.6; 5], &[1e4; 5]);
+        let b = segments(&[2.5; 5], &[0.2; 5], &[1e4; 5]);
+        let mut r = report(a, b, "rotate");
+        r.config.rate = Some(1e4);
+        let v = verdict(&r).unwrap();
+        assert!(v.findings.iter().all(|f| f.figure != Figure::Throughput));
+        assert!(v.warnings.iter().any(|w| w.contains("--rate set it")));
+        r.backends.remove("scylla");
+        assert_eq!(verdict(&r), None);
+    }
+
+    #[test]
+    fn figures_are_written_with_two_significant_digits_at_least() {
+        assert_eq!(two_figures(0.4912), "0.49");
+        assert_eq!(two_figures(1.0), "1.0");
+        assert_eq!(two_figures(12.34), "12");
+        assert_eq!(two_figures(0.0123), "0.012");
+        assert_eq!(two_figures(f64::NAN), "n/a");
+    }
+}
