@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # The main job, in one command: on a fresh machine it installs the toolchain, starts a local
 # Cassandra 5.0 if none answers on 127.0.0.1:9042 (left running afterwards: stop it with
-# scripts/cassandra.sh stop), builds the bench, creates and loads a small dataset, and runs
-# the `read` workload on all three backends (doppio on glommio, doppio on its own io_uring
-# runtime, scylla-rust-driver; alternating) for a short time, printing the side-by-side
-# report. The JSON report goes to demo-report.json.
+# scripts/cassandra.sh stop), builds the bench, creates and loads a small dataset, and compares
+# the three backends (scylla-rust-driver, doppio on glommio, doppio on its own io_uring
+# runtime) on the `read` workload in two parts of about a minute each, after warming the node
+# for 15 s:
+#   1. max throughput: 6 rounds, the order rotating every round (ABC, BCA, CAB, ...);
+#   2. equal load: every backend at 70 % of the slowest one's capacity, 6 rounds, so that
+#      CPU and syscalls per request are compared at the same work.
+# It prints each part's side-by-side report and ends with both VERDICTs: each figure's ratio
+# between backends, paired by round, with its 99 % interval and p-value (bench/MANUAL.md).
+# The JSON reports go to demo-report.json and demo-report-equal-load.json.
 #
-#   scripts/demo.sh [extra `doppio run` options, e.g. -d 30s -p 256]
+#   scripts/demo.sh [extra `doppio run` options for both parts, e.g. -p 256; -o NAME.json
+#                   names part 1's report, part 2's is NAME-equal-load.json]
 #
 # Ctrl-C (SIGINT) or SIGTERM: a `doppio` step that is running stops and keeps what it measured
 # (the run writes its report with `fatal_error: "interrupted"`); then the script says what is
@@ -23,16 +30,31 @@ step() { printf '\n==> %s\n' "$*" >&2; }
 . "$ROOT/scripts/setup-lib.sh"
 
 report=demo-report.json
-for arg in "$@"; do
-    # The last -o/--output given wins, as in `doppio run`.
-    case ${prev:-} in -o | --output) report=$arg ;; esac
-    prev=$arg
+extra=()
+while [ $# -gt 0 ]; do
+    # The last -o/--output given wins, as in `doppio run`; the others pass to both parts.
+    case $1 in
+    -o | --output)
+        report=${2:?"$1 needs a file name"}
+        shift 2
+        ;;
+    -o?* | --output=*)
+        report=${1#-o}
+        report=${report#--output=}
+        shift
+        ;;
+    *)
+        extra+=("$1")
+        shift
+        ;;
+    esac
 done
+equal_report=${report%.json}-equal-load.json
 interrupted() {
     trap - INT TERM
     printf '\n==> interrupted\n' >&2
-    if [ -s "$report" ]; then
-        echo "the report of what the run measured so far is in $report" >&2
+    if [ -s "$current" ]; then
+        echo "the report of what the run measured so far is in $current" >&2
     fi
     echo "Cassandra is left running (stop it with scripts/cassandra.sh stop)" >&2
     exit 130
@@ -41,10 +63,21 @@ interrupted() {
 # report by then. A `doppio` step that handled the signal itself exits with 130, and with
 # `set -e` bash may end the script on that status before it runs the trap: `doppio_step`
 # checks the status itself.
+current=$report
 trap interrupted INT TERM
 doppio_step() {
     local rc=0
     "$bin" "$@" || rc=$?
+    if [ "$rc" = 130 ]; then interrupted; fi
+    return "$rc"
+}
+# A part's run, its text report kept in FILE (not piped: a pipe's reader would die with the
+# Ctrl-C before the run prints what it measured) and printed.
+run_part() { # FILE doppio-run-arguments...
+    local text=$1 rc=0
+    shift
+    "$bin" run "$@" >"$text" || rc=$?
+    cat "$text"
     if [ "$rc" = 130 ]; then interrupted; fi
     return "$rc"
 }
@@ -73,7 +106,24 @@ step "schema and a small dataset (10,000 rows)"
 doppio_step schema -w read -q
 doppio_step load -w read -P rows=10000 -p 128 -q
 
-step "read workload: doppio (glommio), doppio-uring and scylla-rust-driver alternating"
-doppio_step run -w read -P rows=10000 -d 10s --warmup 1s -p 64 --driver doppio,doppio-uring,scylla \
-    -o demo-report.json "$@"
-echo "report: $report" >&2
+drivers=scylla,doppio,doppio-uring
+# 6 rounds of 2.5 s per backend, each after 0.5 s of its own warmup.
+rounds=(-d 15s --segments 6 --warmup 500ms -p 64)
+part1=$(mktemp) part2=$(mktemp)
+
+step "read workload, part 1 of 2, max throughput: $drivers, the node warmed for 15 s, 6 rounds in rotating order"
+run_part "$part1" -w read -P rows=10000 --driver "$drivers" --server-warmup 15s "${rounds[@]}" \
+    -o "$report" "${extra[@]}"
+
+step "read workload, part 2 of 2, equal load: every backend at 70 % of the slowest one's capacity, 6 rounds"
+current=$equal_report
+run_part "$part2" -w read -P rows=10000 --driver "$drivers" --equal-load 70% "${rounds[@]}" \
+    -o "$equal_report" "${extra[@]}"
+
+step "verdict"
+for part in "1: max throughput|$part1" "2: equal load|$part2"; do
+    printf '\nPart %s\n' "${part%%|*}"
+    sed -n '/^VERDICT/,/^$/p' "${part#*|}"
+done
+rm -f "$part1" "$part2"
+echo "reports: $report, $equal_report" >&2

@@ -13,6 +13,7 @@ use crate::engine::cycles::{CycleRange, LoaderSlice};
 use crate::engine::order::Order;
 use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
+use crate::overhead::Counting;
 use crate::secret::Secret;
 use crate::units::{self, UnitError};
 
@@ -317,6 +318,12 @@ pub struct RunArgs {
     /// compared at the same work. Not with --rate.
     #[arg(long, value_name = "SHARE", value_parser = limits::share, conflicts_with = "rate")]
     pub equal_load: Option<f64>,
+    /// What the syscall counters count: by-kind (the total, each kind and io_uring
+    /// operations: 9 counters per thread) or total (one counter per thread, for studies of
+    /// CPU alone: counting by kind costs about 3 % more client CPU per request at one
+    /// request in flight and 0.3 to 2 % from 64, bench/REPORT.md).
+    #[arg(long, default_value = "by-kind", value_name = "by-kind|total", value_parser = Counting::parse)]
+    pub syscalls: Counting,
     /// The node's process, whose CPU is measured over each segment (default: the process
     /// listening on a node's address when the node runs on this machine).
     #[arg(long, value_name = "PID")]

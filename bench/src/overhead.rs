@@ -485,6 +485,8 @@ const MAX_SLOTS: usize = 1 + SyscallKind::NAMED.len() + 2;
 
 /// What to count besides the total.
 struct Plan {
+    /// What to count besides the total.
+    counting: Counting,
     /// The tracepoint filter of each named kind, in `SyscallKind::NAMED` order.
     kind_filters: [String; SyscallKind::NAMED.len()],
     /// The io_uring submission tracepoint's possible names (`system/name`).
@@ -496,12 +498,53 @@ struct Plan {
 impl Plan {
     fn standard() -> Self {
         Plan {
+            counting: Counting::ByKind,
             kind_filters: SyscallKind::NAMED.map(SyscallKind::filter),
             io_uring_submit: IO_URING_SUBMIT,
             io_uring_complete: IO_URING_COMPLETE,
         }
     }
 }
+
+/// What the syscall counters count (`doppio run --syscalls`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Counting {
+    /// The total, each kind, and io_uring operations submitted and completed (the default).
+    #[default]
+    ByKind,
+    /// The total only: one counter per thread, for studies of CPU alone (each counter costs
+    /// a little on every syscall and context switch: see the module's table).
+    Total,
+}
+
+/// A `--syscalls` that is neither `by-kind` nor `total`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown syscall counting `{0}`: by-kind (the total, each kind, io_uring operations) or total"
+)]
+pub struct UnknownCounting(pub String);
+
+impl Counting {
+    /// Reads `by-kind` or `total`.
+    pub fn parse(text: &str) -> Result<Self, UnknownCounting> {
+        match text {
+            "by-kind" => Ok(Counting::ByKind),
+            "total" => Ok(Counting::Total),
+            other => Err(UnknownCounting(other.to_owned())),
+        }
+    }
+
+    /// Its name, as `--syscalls` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Counting::ByKind => "by-kind",
+            Counting::Total => "total",
+        }
+    }
+}
+
+/// Why a count `--syscalls total` turned off is missing.
+const TOTAL_ONLY: &str = "--syscalls total (only the total was counted)";
 
 /// Counts at one moment, summed over threads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -599,32 +642,42 @@ struct SyscallCounters {
 }
 
 impl SyscallCounters {
-    /// Counters on every thread of the process.
-    fn open() -> Result<Self, String> {
+    /// Counters on every thread of the process, counting what `counting` asks.
+    fn open(counting: Counting) -> Result<Self, String> {
         let tasks =
             std::fs::read_dir("/proc/self/task").map_err(|e| format!("/proc/self/task: {e}"))?;
         let tids: Vec<i32> = tasks
             .flatten()
             .filter_map(|t| t.file_name().to_str().and_then(|s| s.parse().ok()))
             .collect();
-        Self::open_with(&Plan::standard(), &tids)
+        Self::open_with(
+            &Plan {
+                counting,
+                ..Plan::standard()
+            },
+            &tids,
+        )
     }
 
     /// Counters on threads `tids`: the total, and what `plan` says where the kernel lets us.
     fn open_with(plan: &Plan, tids: &[i32]) -> Result<Self, String> {
         let sys_enter = tracepoint_id(SYS_ENTER)?;
         let mut io_uring_unavailable = None;
+        let mut kinds_unavailable = None;
+        if plan.counting == Counting::Total {
+            io_uring_unavailable = Some(TOTAL_ONLY.to_owned());
+            kinds_unavailable = Some(TOTAL_ONLY.to_owned());
+        }
         let io_uring = match (
             tracepoint_id(plan.io_uring_submit),
             tracepoint_id(plan.io_uring_complete),
         ) {
             (Ok(submit), Ok(complete)) => Some((submit, complete)),
             (Err(e), _) | (_, Err(e)) => {
-                io_uring_unavailable = Some(e);
+                io_uring_unavailable.get_or_insert(e);
                 None
             }
         };
-        let mut kinds_unavailable = None;
         let mut groups = Vec::new();
         'threads: for &tid in tids {
             let leader = match open_counter(sys_enter, tid, None) {
@@ -772,9 +825,14 @@ pub struct Cost {
 }
 
 impl Meter {
-    /// Starts measuring.
+    /// Starts measuring, syscalls by kind.
     pub fn start() -> Self {
-        let syscalls = SyscallCounters::open().and_then(|c| {
+        Self::start_counting(Counting::ByKind)
+    }
+
+    /// Starts measuring, syscalls as `counting` asks.
+    pub fn start_counting(counting: Counting) -> Self {
+        let syscalls = SyscallCounters::open(counting).and_then(|c| {
             let n = c.read()?;
             Ok((c, n))
         });
@@ -909,6 +967,31 @@ mod tests {
             (None, Some(why)) => eprintln!("syscall counting unavailable here: {why}"),
             other => panic!("inconsistent result {other:?}"),
         }
+    }
+
+    #[test]
+    fn total_only_counting_counts_the_total_and_says_why_the_rest_is_missing() {
+        let m = Meter::start_counting(Counting::Total);
+        getppids(1000);
+        let cost = m.stop();
+        match (cost.syscalls, &cost.syscalls_unavailable) {
+            (Some(n), None) => {
+                assert!(n >= 1000, "counted {n}");
+                assert_eq!(cost.syscalls_by_kind, None);
+                assert_eq!(cost.syscall_kinds_unavailable.as_deref(), Some(TOTAL_ONLY));
+                assert_eq!(cost.io_uring, None);
+                assert_eq!(cost.io_uring_unavailable.as_deref(), Some(TOTAL_ONLY));
+            }
+            (None, Some(why)) => eprintln!("syscall counting unavailable here: {why}"),
+            other => panic!("inconsistent result {other:?}"),
+        }
+        for c in [Counting::Total, Counting::ByKind] {
+            assert_eq!(Counting::parse(c.name()), Ok(c));
+        }
+        assert!(Counting::parse("none")
+            .unwrap_err()
+            .to_string()
+            .contains("`none`"));
     }
 
     #[test]

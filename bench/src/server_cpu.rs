@@ -31,7 +31,7 @@ pub const MACHINE_IDLE_LEFT: f64 = 0.05;
 
 /// The share of the machine's busy time the node and the client must account for before a
 /// full machine counts against the node.
-pub const OURS: f64 = 0.9;
+pub const OURS: f64 = 0.75;
 
 /// Why the node's CPU cannot be measured.
 #[derive(Debug, thiserror::Error)]

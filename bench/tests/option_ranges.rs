@@ -97,6 +97,7 @@ fn out_of_range_counts_and_durations_are_refused_before_anything_starts() {
         (&["run"], "--duration", &["0", "0s", "-1", "x"]),
         (&["run"], "--segments", &["0", "-1", "1001", "x"]),
         (&["run"], "--order", &["random", "0", ""]),
+        (&["run"], "--syscalls", &["none", "", "kinds"]),
         (
             &["run"],
             "--equal-load",

@@ -1,7 +1,9 @@
 //! Equal load, against the stub (in this process): `--equal-load 50%` probes each backend at
 //! full speed, then runs every segment at half the slowest one's rate. Every backend then
 //! does the same work (its throughput is the rate), the report keeps the capacities and the
-//! rate, and the VERDICT compares CPU and syscalls per request but not throughput.
+//! rate, and the VERDICT compares CPU per request but not throughput. It counts syscalls in
+//! total only (`--syscalls total`, for a study of CPU alone): the kinds and io_uring
+//! operations are `null` with the reason.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -39,6 +41,8 @@ fn equal_load_runs_every_backend_at_a_share_of_the_slowest_capacity() {
         "16",
         "--equal-load",
         "50%",
+        "--syscalls",
+        "total",
         "-o",
         report.to_str().unwrap(),
     ]);
@@ -71,6 +75,27 @@ fn equal_load_runs_every_backend_at_a_share_of_the_slowest_capacity() {
         );
     }
     assert!(text.contains("  equal load    every segment at "), "{text}");
+    assert_eq!(j["config"]["syscalls"], "total");
+    for d in ["doppio", "doppio-uring"] {
+        let b = &j["backends"][d];
+        if b["syscalls_per_req"].is_null() {
+            eprintln!("syscalls not counted here: {}", b["syscalls_unavailable"]);
+            continue;
+        }
+        assert!(
+            b["syscalls_by_kind"].is_null(),
+            "{d}: {}",
+            b["syscalls_by_kind"]
+        );
+        assert!(b["io_uring_submitted"].is_null(), "{d}");
+        for why in ["syscall_kinds_unavailable", "io_uring_unavailable"] {
+            assert!(
+                b[why].as_str().unwrap().contains("--syscalls total"),
+                "{d}: {why}: {}",
+                b[why]
+            );
+        }
+    }
     let verdict = text.split("VERDICT").nth(1).unwrap();
     assert!(verdict.contains("client CPU per request:"), "{verdict}");
     assert!(!verdict.contains("\n  throughput:"), "{verdict}");

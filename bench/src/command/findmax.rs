@@ -300,7 +300,7 @@ fn run_step(
         warmup_name: "a warmup",
         quiet: a.connect.quiet,
         progress_every: a.connect.progress_every,
-        meter: false,
+        meter: None,
         counters: false,
     };
     let outcome = warm_then_measure(stretch, started, &mut [])?

@@ -18,7 +18,7 @@ use crate::engine::phase::{PhaseError, PhaseSpec};
 use crate::flame::{FlameError, Recording};
 use crate::live_log::LiveHdrLog;
 use crate::metrics_server::MetricsServer;
-use crate::overhead::{Cost, Meter};
+use crate::overhead::{Cost, Counting, Meter};
 use crate::progress::{PhaseEnd, Progress};
 use crate::server_cpu::{CpuReading, ServerLoad, ServerProcesses};
 use crate::workload::Workload;
@@ -55,8 +55,9 @@ pub struct Stretch<'a> {
     pub quiet: bool,
     /// How often a progress line is printed when stderr is not a terminal.
     pub progress_every: Duration,
-    /// Measure the driver's overhead over the stretch ([`Meter`]).
-    pub meter: bool,
+    /// Measure the driver's overhead over the stretch ([`Meter`]), counting syscalls so
+    /// (`None`: not measured).
+    pub meter: Option<Counting>,
     /// Read the driver's counters before and after the stretch.
     pub counters: bool,
 }
@@ -120,7 +121,7 @@ pub fn warm_then_measure(
     for o in observers.iter_mut() {
         o.before(driver);
     }
-    let meter = s.meter.then(Meter::start);
+    let meter = s.meter.map(Meter::start_counting);
     // The phase's intervals count from about now (drive_phase starts its clock a few
     // milliseconds later): the live log's interval starts are within that.
     let phase_wall = SystemTime::now();

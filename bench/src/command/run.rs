@@ -151,6 +151,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             server_cores: server.as_ref().map(|s| s.cores),
             // Found before the first round (run_segments).
             equal_load: None,
+            syscalls: Some(a.syscalls.name().to_owned()),
         },
         fatal_error: None,
         warnings: Vec::new(),
@@ -502,7 +503,7 @@ fn run_segments(
                     warmup_name: "the warmup",
                     quiet: a.connect.quiet,
                     progress_every: a.connect.progress_every,
-                    meter: true,
+                    meter: Some(a.syscalls),
                     counters: true,
                 };
                 if let Some(f) = &mut flamegraph {

@@ -173,6 +173,10 @@ pub struct RunConfig {
     /// holds it too); `null` otherwise.
     #[serde(default)]
     pub equal_load: Option<EqualLoad>,
+    /// `--syscalls`: `by-kind` (the total, each kind, io_uring operations) or `total` (the
+    /// total only); null in older reports (by kind).
+    #[serde(default)]
+    pub syscalls: Option<String>,
 }
 
 /// `config.equal_load`: the run at equal work.

@@ -61,9 +61,14 @@ fn verdict_section(out: &mut String, report: &Report) {
         "VERDICT  ",
         &format!(
             "({} rounds paired, order {}; each ratio is the geometric mean of the rounds' \
-             ratios, with its {:.0} % interval and the p-value of a paired t-test)",
+             ratios{}, with its {:.0} % interval and the p-value of a paired t-test)",
             v.rounds,
             if v.rotated { "rotated" } else { "fixed" },
+            if v.adjusted {
+                ", adjusted for a drift within rounds"
+            } else {
+                ""
+            },
             super::verdict::CONFIDENCE * 100.0
         ),
     );

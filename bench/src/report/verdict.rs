@@ -5,14 +5,16 @@
 //! side by side in time, so the ratio of two backends' figures within a round is free of
 //! what drifts from round to round. Each figure's ratio is the geometric mean of the
 //! rounds' ratios, with the paired t-test on their logarithms
-//! ([`crate::stats::paired_ratio`]). A drift within a round cancels only when the order
-//! rotates (`--order rotate`), which the verdict says when it does not.
+//! ([`crate::stats::paired_ratio`]). What drifts within a round shifts each round's ratio
+//! by how far apart the two ran; when the order rotates, the places vary and that shift is
+//! fitted out ([`crate::stats::paired_ratio_adjusted`], from three rounds on). With a fixed
+//! order it cannot be, which the verdict says.
 //!
 //! Figures: client CPU per request, syscalls per request, and throughput (not when a rate
 //! fixed it: then every backend did the same work and only its cost is compared).
 
 use super::{BackendReport, Report, SegmentFigures};
-use crate::stats::{paired_ratio, PairedRatio};
+use crate::stats::{paired_ratio_adjusted, PairedRatio};
 
 /// Confidence of every interval the verdict gives.
 pub const CONFIDENCE: f64 = 0.99;
@@ -124,6 +126,8 @@ pub struct Verdict {
     pub rounds: usize,
     /// Whether the order rotated.
     pub rotated: bool,
+    /// Whether the ratios were adjusted for a drift within rounds (every comparison was).
+    pub adjusted: bool,
     /// Every comparison, by figure then pair.
     pub findings: Vec<Finding>,
     /// What the reader must know to weigh them.
@@ -165,7 +169,7 @@ pub fn verdict(report: &Report) -> Option<Verdict> {
                     figure,
                     a: a.0.to_owned(),
                     b: b.0.to_owned(),
-                    ratio: paired_ratio(&pairs, CONFIDENCE),
+                    ratio: paired_ratio_adjusted(&pairs, CONFIDENCE),
                 });
             }
         }
@@ -201,9 +205,11 @@ pub fn verdict(report: &Report) -> Option<Verdict> {
             server_bound.join(", ")
         ));
     }
+    let adjusted = !findings.is_empty() && findings.iter().all(|f| f.ratio.adjusted);
     Some(Verdict {
         rounds,
         rotated,
+        adjusted,
         findings,
         warnings,
         server_bound,
@@ -222,13 +228,15 @@ pub fn server_bound(columns: &[(&str, &BackendReport)]) -> Vec<String> {
         .collect()
 }
 
-/// `a`'s and `b`'s `figure` in the rounds both measured it.
-fn pair_by_round(a: &BackendReport, b: &BackendReport, figure: Figure) -> Vec<(f64, f64)> {
+/// `a`'s and `b`'s `figure` in the rounds both measured it, with how many places later `b`
+/// ran than `a` in each.
+fn pair_by_round(a: &BackendReport, b: &BackendReport, figure: Figure) -> Vec<(f64, f64, f64)> {
     a.segments
         .iter()
         .filter_map(|sa| {
             let sb = b.segments.iter().find(|s| s.round == sa.round)?;
-            Some((figure.of(sa)?, figure.of(sb)?))
+            let gap = sb.position as f64 - sa.position as f64;
+            Some((figure.of(sa)?, figure.of(sb)?, gap))
         })
         .collect()
 }
@@ -261,7 +269,6 @@ mod tests {
         (0..cpu.len())
             .map(|r| SegmentFigures {
                 round: r,
-                position: r % 2,
                 requests: 1000,
                 elapsed_s: 1.0,
                 throughput_rps: throughput[r],
@@ -281,7 +288,17 @@ mod tests {
             },
             ..Report::default()
         };
-        for (name, segments) in [("scylla", a), ("doppio-uring", b)] {
+        for (k, (name, mut segments)) in
+            [("scylla", a), ("doppio-uring", b)].into_iter().enumerate()
+        {
+            // Rotated: scylla first in the even rounds, second in the odd ones; fixed:
+            // scylla first in every round.
+            for s in &mut segments {
+                s.position = match order {
+                    "rotate" => (s.round + k) % 2,
+                    _ => k,
+                };
+            }
             let mut entry = BackendRun::default().report(name);
             entry.requests = 1000 * segments.len() as u64;
             entry.segments = segments;
