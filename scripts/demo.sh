@@ -53,6 +53,12 @@ equal_report=${report%.json}-equal-load.json
 interrupted() {
     trap - INT TERM
     printf '\n==> interrupted\n' >&2
+    # The run's text report, when a part was running (bash runs this trap as soon as the
+    # run returns, before run_part could print it).
+    if [ -n "$current_text" ] && [ -s "$current_text" ]; then
+        cat "$current_text"
+    fi
+    rm -f "${part1:-}" "${part2:-}"
     if [ -s "$current" ]; then
         echo "the report of what the run measured so far is in $current" >&2
     fi
@@ -64,6 +70,7 @@ interrupted() {
 # `set -e` bash may end the script on that status before it runs the trap: `doppio_step`
 # checks the status itself.
 current=$report
+current_text=
 trap interrupted INT TERM
 doppio_step() {
     local rc=0
@@ -76,9 +83,11 @@ doppio_step() {
 run_part() { # FILE doppio-run-arguments...
     local text=$1 rc=0
     shift
+    current_text=$text
     "$bin" run "$@" >"$text" || rc=$?
-    cat "$text"
     if [ "$rc" = 130 ]; then interrupted; fi
+    current_text=
+    cat "$text"
     return "$rc"
 }
 
