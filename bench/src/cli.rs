@@ -313,8 +313,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
     pub server_warmup: Duration,
     /// Equal load: before the first round each driver runs unrecorded at full speed for a
-    /// segment's length (its capacity), then every segment runs at this share of the
-    /// slowest driver's capacity (70% or 0.7), so that CPU and syscalls per request are
+    /// segment's length, twice in rotated order (its capacity: the better one), then every
+    /// segment runs at this share of the slowest driver's capacity (70% or 0.7), so that CPU and syscalls per request are
     /// compared at the same work. Not with --rate.
     #[arg(long, value_name = "SHARE", value_parser = limits::share, conflicts_with = "rate")]
     pub equal_load: Option<f64>,

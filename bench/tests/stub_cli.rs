@@ -9,12 +9,7 @@ use support::{assert_input_error, doppio, json};
 
 /// A stub server (perf/stub) in this process: these exit-code tests need no Cassandra.
 fn stub(rules: &str) -> doppio_stub::StubHandle {
-    doppio_stub::Stub::start(doppio_stub::StubConfig {
-        rules: doppio_stub::Rules::parse(rules).unwrap(),
-        log_rules: false,
-        ..doppio_stub::StubConfig::default()
-    })
-    .unwrap()
+    support::stub_with_rules(rules)
 }
 
 #[test]

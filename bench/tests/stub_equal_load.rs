@@ -1,5 +1,6 @@
 //! Equal load, against the stub (in this process): `--equal-load 50%` probes each backend at
-//! full speed, then runs every segment at half the slowest one's rate. Every backend then
+//! full speed (twice, in rotated order, keeping the better probe), then runs every segment at
+//! half the slowest one's capacity. Every backend then
 //! does the same work (its throughput is the rate), the report keeps the capacities and the
 //! rate, and the VERDICT compares CPU per request but not throughput. It counts syscalls in
 //! total only (`--syscalls total`, for a study of CPU alone): the kinds and io_uring
@@ -13,15 +14,9 @@ use support::{doppio, json, scratch_dir};
 #[test]
 fn equal_load_runs_every_backend_at_a_share_of_the_slowest_capacity() {
     // Every answer 2 ms late: at C = 16 about 8000 req/s at full speed.
-    let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
-        rules: doppio_stub::Rules::parse(
-            "[[rule]]\nwhen = { opcode = \"EXECUTE\" }\nthen = { delay = { fixed = \"2ms\" } }\n",
-        )
-        .unwrap(),
-        log_rules: false,
-        ..doppio_stub::StubConfig::default()
-    })
-    .unwrap();
+    let stub = support::stub_with_rules(
+        "[[rule]]\nwhen = { opcode = \"EXECUTE\" }\nthen = { delay = { fixed = \"2ms\" } }\n",
+    );
     let addr = stub.addr().to_string();
     let report = scratch_dir("equal-load").join("r.json");
     let out = doppio(&[
@@ -48,7 +43,19 @@ fn equal_load_runs_every_backend_at_a_share_of_the_slowest_capacity() {
     ]);
     assert!(out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("capacity probe (doppio)"), "{stderr}");
+    // Two probes per backend, in rotated order: doppio, doppio-uring, then doppio-uring,
+    // doppio.
+    let probes: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("] done after"))
+        .filter_map(|l| l.strip_prefix("[capacity probe ("))
+        .filter_map(|l| l.split(')').next())
+        .collect();
+    assert_eq!(
+        probes,
+        ["doppio", "doppio-uring", "doppio-uring", "doppio"],
+        "{stderr}"
+    );
     assert!(stderr.contains("equal load: "), "{stderr}");
     let text = String::from_utf8(out.stdout).unwrap();
     eprintln!("{text}");

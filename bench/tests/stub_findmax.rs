@@ -15,15 +15,9 @@ const P: &str = "8";
 const BOUND_RPS: f64 = 800.0;
 
 fn delaying_stub() -> doppio_stub::StubHandle {
-    doppio_stub::Stub::start(doppio_stub::StubConfig {
-        rules: doppio_stub::Rules::parse(
-            "[[rule]]\nwhen = { opcode = \"EXECUTE\" }\nthen = { delay = { fixed = \"10ms\" } }\n",
-        )
-        .unwrap(),
-        log_rules: false,
-        ..doppio_stub::StubConfig::default()
-    })
-    .unwrap()
+    support::stub_with_rules(
+        "[[rule]]\nwhen = { opcode = \"EXECUTE\" }\nthen = { delay = { fixed = \"10ms\" } }\n",
+    )
 }
 
 #[test]

@@ -13,12 +13,7 @@ mod support;
 use support::{json, scratch_dir};
 
 fn stub(rules: &str) -> doppio_stub::StubHandle {
-    doppio_stub::Stub::start(doppio_stub::StubConfig {
-        rules: doppio_stub::Rules::parse(rules).unwrap(),
-        log_rules: false,
-        ..doppio_stub::StubConfig::default()
-    })
-    .unwrap()
+    support::stub_with_rules(rules)
 }
 
 fn start_run(addr: &str, report: &std::path::Path, extra: &[&str]) -> Child {

@@ -27,12 +27,7 @@ const DRIFT: &str = "[[rule]]\nname = \"drift\"\nwhen = { opcode = \"EXECUTE\" }
 static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn stub() -> doppio_stub::StubHandle {
-    doppio_stub::Stub::start(doppio_stub::StubConfig {
-        rules: doppio_stub::Rules::parse(DRIFT).unwrap(),
-        log_rules: false,
-        ..doppio_stub::StubConfig::default()
-    })
-    .unwrap()
+    support::stub_with_rules(DRIFT)
 }
 
 /// Runs doppio and doppio-uring for 6 rounds of 0.6 s each against a drifting stub with
@@ -126,7 +121,8 @@ fn a_rotated_order_shows_no_difference_under_the_same_drift() {
             let position = s["position"].as_u64().unwrap();
             assert_eq!(position == 0, round % 2 == first_in, "{driver}: {s}");
             assert!(s["cpu_us_per_req"].as_f64().unwrap() > 0.0, "{s}");
-            assert!(s["server_cpu_us_per_req"].as_f64().unwrap() > 0.0, "{s}");
+            // Measured (in the kernel's 10 ms ticks: a light segment may read 0).
+            assert!(s["server_cpu_us_per_req"].as_f64().is_some(), "{s}");
         }
         let b = &j["backends"][driver];
         assert_eq!(

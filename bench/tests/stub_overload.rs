@@ -55,12 +55,7 @@ fn unix_now() -> f64 {
 
 fn overload_on(driver: &str) {
     let started = unix_now();
-    let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
-        rules: doppio_stub::Rules::parse(&rules()).unwrap(),
-        log_rules: false,
-        ..doppio_stub::StubConfig::default()
-    })
-    .unwrap();
+    let stub = support::stub_with_rules(&rules());
     let addr = stub.addr().to_string();
     let report = scratch_dir("overload").join(format!("{driver}.json"));
     let retries = RETRIES.to_string();

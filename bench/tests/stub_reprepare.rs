@@ -10,16 +10,10 @@ use support::{doppio, json, scratch_dir};
 
 #[test]
 fn forgotten_statements_are_prepared_again_without_errors_and_counted() {
-    let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
-        rules: doppio_stub::Rules::parse(
-            "[[rule]]\nname = \"forgets\"\nwhen = { opcode = \"EXECUTE\", every = 500 }\n\
+    let stub = support::stub_with_rules(
+        "[[rule]]\nname = \"forgets\"\nwhen = { opcode = \"EXECUTE\", every = 500 }\n\
              then = { error = { code = \"unprepared\", message = \"forgotten\" } }\n",
-        )
-        .unwrap(),
-        log_rules: false,
-        ..doppio_stub::StubConfig::default()
-    })
-    .unwrap();
+    );
     let addr = stub.addr().to_string();
     let report = scratch_dir("reprepare").join("r.json");
     let out = doppio(&[

@@ -65,12 +65,7 @@ name = "the second step fails"
 when = { opcode = "EXECUTE", statement = "SECOND" }
 then = { error = { code = "overloaded", message = "the stub refuses SECOND" } }
 "#;
-    let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
-        rules: doppio_stub::Rules::parse(rules).unwrap(),
-        log_rules: false,
-        ..doppio_stub::StubConfig::default()
-    })
-    .unwrap();
+    let stub = support::stub_with_rules(rules);
     let addr = stub.addr().to_string();
     let dir = scratch_dir("sequences");
     let workload = dir.join("sequences.toml");
@@ -188,12 +183,7 @@ then = { error = { code = "write_timeout", message = "the stub times out" } }
     std::fs::write(&workload, IDEMPOTENT).unwrap();
     for driver in ["doppio", "doppio-uring", "scylla"] {
         // A stub of its own: its "every second" counts from the backend's first request.
-        let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
-            rules: doppio_stub::Rules::parse(rules).unwrap(),
-            log_rules: false,
-            ..doppio_stub::StubConfig::default()
-        })
-        .unwrap();
+        let stub = support::stub_with_rules(rules);
         let addr = stub.addr().to_string();
         let report = dir.join(format!("{driver}.json"));
         let out = doppio(&[

@@ -48,12 +48,7 @@ name = "failing fails"
 when = { opcode = "EXECUTE", statement = "FAILING" }
 then = { error = { code = "overloaded", message = "the stub refuses FAILING" } }
 "#;
-    doppio_stub::Stub::start(doppio_stub::StubConfig {
-        rules: doppio_stub::Rules::parse(rules).unwrap(),
-        log_rules: false,
-        ..doppio_stub::StubConfig::default()
-    })
-    .unwrap()
+    support::stub_with_rules(rules)
 }
 
 /// How many of the iterations `range` run each statement (the bench's own choice).

@@ -17,6 +17,7 @@ use crate::backend::{self, Backend, ConnectOptions, Driver, TlsOptions};
 use crate::cli::RunArgs;
 use crate::engine::cycles::CycleRange;
 use crate::engine::drive::{drive_phase, PhaseOutcome};
+use crate::engine::order::Order;
 use crate::engine::phase::{Phase, PhaseSpec, SAMPLE_BACKLOG};
 use crate::engine::schedule::RateSchedule;
 use crate::engine::spill::SpilledSamples;
@@ -272,15 +273,72 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     Ok(output.path().to_owned())
 }
 
+/// Capacity probes per backend for `--equal-load` (each backend's capacity is its best).
+const PROBE_ROUNDS: usize = 2;
+
+/// `--equal-load SHARE`: each backend's capacity (the best of [`PROBE_ROUNDS`] unrecorded
+/// probes at full speed, `probe` each, in rotated order: a node's passing slowdown, a
+/// collection or a flush, only ever lowers a probe, and one probe that met it would set the
+/// rate of the whole run), and the rate every segment then runs at: `share` of the slowest.
+/// `started`: whether a phase ran before the probes.
+fn equal_load_of(
+    a: &RunArgs,
+    workload: &Arc<Workload>,
+    backends: &[(Driver, Arc<dyn Backend>)],
+    share: f64,
+    probe: impl Fn() -> PhaseSpec,
+    started: bool,
+) -> Result<EqualLoad, Failure> {
+    let mut capacities: BTreeMap<String, f64> = BTreeMap::new();
+    for round in 0..PROBE_ROUNDS {
+        for k in Order::Rotate.round(backends.len(), round) {
+            let b = &backends[k];
+            // After a first phase the run has started (a failure is the run's).
+            let started = started || !capacities.is_empty();
+            let outcome = unrecorded(a, workload, b, probe(), "capacity probe", started)?;
+            let secs = outcome.elapsed.as_secs_f64();
+            let capacity = if secs > 0.0 {
+                outcome.iterations as f64 / secs
+            } else {
+                0.0
+            };
+            let best = capacities.entry(b.0.name().to_owned()).or_insert(0.0);
+            *best = best.max(capacity);
+        }
+    }
+    let rate = capacities
+        .values()
+        .fold(f64::INFINITY, |r, c| r.min(share * c));
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(RunFailure::NoCapacity(capacities).into());
+    }
+    eprintln!(
+        "equal load: {rate:.0} iterations/s, {:.0} % of the slowest capacity ({})",
+        share * 100.0,
+        capacities
+            .iter()
+            .map(|(d, c)| format!("{d} {c:.0}/s"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(EqualLoad {
+        share,
+        capacities,
+        rate,
+    })
+}
+
 /// An unrecorded phase before the first round (`what`: `server warmup`, the workload run
 /// with the first backend so that no segment meets a cold node; `capacity probe`, a
-/// backend at full speed for `--equal-load`). Its failure is the run's, as a warmup's is.
+/// backend at full speed for `--equal-load`). Its failure is the run's, as a warmup's is;
+/// `started` says whether a phase ran before it ([`Failure::of_phase`]).
 fn unrecorded(
     a: &RunArgs,
     workload: &Arc<Workload>,
     (driver, backend): &(Driver, Arc<dyn Backend>),
     spec: PhaseSpec,
     what: &'static str,
+    started: bool,
 ) -> Result<PhaseOutcome, Failure> {
     let limit = spec.limit;
     let label = format!("{what} ({})", driver.name());
@@ -289,7 +347,7 @@ fn unrecorded(
             .warming_up();
     let warm = drive_phase(backend, workload, spec, |x| progress.sample(x));
     progress.done(super::measure::phase_end(warm.as_ref().ok()));
-    let warm = warm.map_err(|e| Failure::of_phase(e, false))?;
+    let warm = warm.map_err(|e| Failure::of_phase(e, started))?;
     if crate::interrupt::interrupted() {
         return Err(Failure::Interrupted);
     }
@@ -441,43 +499,13 @@ fn run_segments(
     let result = (|| {
         if !a.server_warmup.is_zero() {
             let warm = spec(Limit::Time(a.server_warmup), false, &None);
-            unrecorded(a, workload, &backends[0], warm, "server warmup")?;
+            unrecorded(a, workload, &backends[0], warm, "server warmup", started)?;
             started = true;
         }
         if let Some(share) = a.equal_load {
-            let mut found = EqualLoad {
-                share,
-                capacities: BTreeMap::new(),
-                rate: f64::INFINITY,
-            };
-            for (driver, b) in &backends {
-                let probe = spec(measured, false, &None);
-                let outcome =
-                    unrecorded(a, workload, &(*driver, b.clone()), probe, "capacity probe")?;
-                started = true;
-                let secs = outcome.elapsed.as_secs_f64();
-                let capacity = if secs > 0.0 {
-                    outcome.iterations as f64 / secs
-                } else {
-                    0.0
-                };
-                found.capacities.insert(driver.name().to_owned(), capacity);
-                found.rate = found.rate.min(share * capacity);
-            }
-            if !(found.rate.is_finite() && found.rate > 0.0) {
-                return Err(RunFailure::NoCapacity(found.capacities.clone()).into());
-            }
-            eprintln!(
-                "equal load: {:.0} iterations/s, {:.0} % of the slowest capacity ({})",
-                found.rate,
-                share * 100.0,
-                found
-                    .capacities
-                    .iter()
-                    .map(|(d, c)| format!("{d} {c:.0}/s"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
+            let probe = || spec(measured, false, &None);
+            let found = equal_load_of(a, workload, &backends, share, probe, started)?;
+            started = true;
             rate = Some(Arc::new(RateSchedule::steady(found.rate)));
             *equal_load = Some(found);
         }

@@ -184,8 +184,8 @@ pub struct RunConfig {
 pub struct EqualLoad {
     /// The share of the slowest backend's capacity (`--equal-load`).
     pub share: f64,
-    /// Each backend's iterations per second at full speed, by driver name (an unrecorded
-    /// probe of a segment's length before the first round).
+    /// Each backend's iterations per second at full speed, by driver name: the best of two
+    /// unrecorded probes of a segment's length, in two rotated rounds before the first.
     pub capacities: BTreeMap<String, f64>,
     /// The rate every segment ran at, iterations per second.
     pub rate: f64,

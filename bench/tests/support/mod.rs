@@ -6,6 +6,17 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The in-process stub (its default runtime, unpinned, the default tables) with fault
+/// `rules` (TOML, see perf/stub/README.md), its rule log off.
+pub(crate) fn stub_with_rules(rules: &str) -> doppio_stub::StubHandle {
+    doppio_stub::Stub::start(doppio_stub::StubConfig {
+        rules: doppio_stub::Rules::parse(rules).unwrap(),
+        log_rules: false,
+        ..doppio_stub::StubConfig::default()
+    })
+    .unwrap()
+}
+
 /// Runs the `doppio` binary with `args`, echoing the command and its output to stderr (shown
 /// when a test fails).
 pub(crate) fn doppio(args: &[&str]) -> Output {
