@@ -27,7 +27,7 @@ pub const SATURATED: f64 = 0.9;
 
 /// The machine's idle share below which a node that used more CPU than the client counts as
 /// saturated.
-pub const MACHINE_IDLE_LEFT: f64 = 0.05;
+pub const MACHINE_IDLE_LEFT: f64 = 0.1;
 
 /// The share of the machine's busy time the node and the client must account for before a
 /// full machine counts against the node.
