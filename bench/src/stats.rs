@@ -410,7 +410,7 @@ pub struct PairedRatio {
 pub fn paired_ratio(pairs: &[(f64, f64)], confidence: f64) -> PairedRatio {
     let logs: Vec<f64> = pairs
         .iter()
-        .filter(|(a, b)| a.is_finite() && b.is_finite() && *a > 0.0 && *b > 0.0)
+        .filter(|&&(a, b)| ratio_defined(a, b))
         .map(|(a, b)| (b / a).ln())
         .collect();
     let n = logs.len();
@@ -427,6 +427,11 @@ pub fn paired_ratio(pairs: &[(f64, f64)], confidence: f64) -> PairedRatio {
     }
     let se = (variance(&logs) / n as f64).sqrt();
     ratio_of_log(m, se, (n - 1) as f64, n, false, confidence)
+}
+
+/// Whether `b / a` has a logarithm: both positive and finite.
+fn ratio_defined(a: f64, b: f64) -> bool {
+    a.is_finite() && b.is_finite() && a > 0.0 && b > 0.0
 }
 
 /// A [`PairedRatio`] from the estimate `m` of a log-ratio, its standard error `se` on `df`
@@ -466,7 +471,7 @@ fn ratio_of_log(
 pub fn paired_ratio_adjusted(pairs: &[(f64, f64, f64)], confidence: f64) -> PairedRatio {
     let points: Vec<(f64, f64)> = pairs
         .iter()
-        .filter(|(a, b, g)| a.is_finite() && b.is_finite() && g.is_finite() && *a > 0.0 && *b > 0.0)
+        .filter(|&&(a, b, g)| ratio_defined(a, b) && g.is_finite())
         .map(|(a, b, g)| (*g, (b / a).ln()))
         .collect();
     let n = points.len();

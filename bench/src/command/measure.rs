@@ -93,24 +93,15 @@ pub fn warm_then_measure(
 ) -> Result<Measured, Failure> {
     let driver = s.backend.driver();
     if let Some(spec) = s.warmup {
-        let limit = spec.limit;
-        let mut progress =
-            Progress::new(s.quiet, &s.warmup_label, limit, s.progress_every).warming_up();
-        let warm = drive_phase(s.backend, s.workload, spec, |x| progress.sample(x));
-        progress.done(phase_end(warm.as_ref().ok()));
-        let warm = warm.map_err(|e| Failure::of_phase(e, *started))?;
-        *started = true;
-        if crate::interrupt::interrupted() {
-            return Err(Failure::Interrupted);
-        }
-        if let Some(why) = warm.aborted {
-            return Err(RunFailure::WarmupAborted {
-                driver: driver.name(),
-                warmup: s.warmup_name,
-                why,
-            }
-            .into());
-        }
+        let progress = Progress::new(s.quiet, &s.warmup_label, spec.limit, s.progress_every);
+        unrecorded(
+            s.backend,
+            s.workload,
+            spec,
+            progress,
+            s.warmup_name,
+            started,
+        )?;
     }
     let mut progress = Progress::new(s.quiet, &s.label, s.measured.limit, s.progress_every);
     let counters_before = if s.counters {
@@ -149,6 +140,38 @@ pub fn warm_then_measure(
         cost,
         counters: counters_before.zip(counters_after),
     })
+}
+
+/// Runs `spec` unrecorded (a warmup, the node's warm-up before the first round, an
+/// `--equal-load` capacity probe) with its `progress` line. A failure is the command's: a
+/// statement refused before any phase ran (`started`, set once this one has) is a bad
+/// workload; an interrupted phase, or one that stopped before its limit (the node went away,
+/// named as `name` says: `the warmup`), ends it.
+pub fn unrecorded(
+    backend: &Arc<dyn Backend>,
+    workload: &Arc<Workload>,
+    spec: PhaseSpec,
+    progress: Progress,
+    name: &'static str,
+    started: &mut bool,
+) -> Result<PhaseOutcome, Failure> {
+    let mut progress = progress.warming_up();
+    let warm = drive_phase(backend, workload, spec, |x| progress.sample(x));
+    progress.done(phase_end(warm.as_ref().ok()));
+    let warm = warm.map_err(|e| Failure::of_phase(e, *started))?;
+    *started = true;
+    if crate::interrupt::interrupted() {
+        return Err(Failure::Interrupted);
+    }
+    if let Some(why) = warm.aborted {
+        return Err(RunFailure::WarmupAborted {
+            driver: backend.driver().name(),
+            warmup: name,
+            why,
+        }
+        .into());
+    }
+    Ok(warm)
 }
 
 /// How a measured stretch that ran ends the command: interrupted, or `aborted` (the node

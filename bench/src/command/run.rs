@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use super::failure::{Failure, RunFailure, UsageError};
 use super::measure::{
-    ended, warm_then_measure, Flamegraph, HdrLog, Observer, Prometheus, ServerCpu, Stretch,
+    ended, unrecorded, warm_then_measure, Flamegraph, HdrLog, Observer, Prometheus, ServerCpu,
+    Stretch,
 };
 use super::setup::{
     check_writable, cycles_of, result_options, with_validation, workload_of, ReportPath,
@@ -16,12 +17,13 @@ use super::setup::{
 use crate::backend::{self, Backend, ConnectOptions, Driver, TlsOptions};
 use crate::cli::RunArgs;
 use crate::engine::cycles::CycleRange;
-use crate::engine::drive::{drive_phase, PhaseOutcome};
+use crate::engine::drive::PhaseOutcome;
 use crate::engine::order::Order;
 use crate::engine::phase::{Phase, PhaseSpec, SAMPLE_BACKLOG};
 use crate::engine::schedule::RateSchedule;
 use crate::engine::spill::SpilledSamples;
 use crate::engine::Limit;
+use crate::progress::Progress;
 use crate::report::{
     text, BackendRun, EqualLoad, Report, RunConfig, StatementInfo, WorkloadInfo, SCHEMA_VERSION,
 };
@@ -280,22 +282,20 @@ const PROBE_ROUNDS: usize = 2;
 /// probes at full speed, `probe` each, in rotated order: a node's passing slowdown, a
 /// collection or a flush, only ever lowers a probe, and one probe that met it would set the
 /// rate of the whole run), and the rate every segment then runs at: `share` of the slowest.
-/// `started`: whether a phase ran before the probes.
+/// `started`: whether a phase has run (set once a probe has).
 fn equal_load_of(
     a: &RunArgs,
     workload: &Arc<Workload>,
     backends: &[(Driver, Arc<dyn Backend>)],
     share: f64,
     probe: impl Fn() -> PhaseSpec,
-    started: bool,
+    started: &mut bool,
 ) -> Result<EqualLoad, Failure> {
     let mut capacities: BTreeMap<String, f64> = BTreeMap::new();
     for round in 0..PROBE_ROUNDS {
         for k in Order::Rotate.round(backends.len(), round) {
             let b = &backends[k];
-            // After a first phase the run has started (a failure is the run's).
-            let started = started || !capacities.is_empty();
-            let outcome = unrecorded(a, workload, b, probe(), "capacity probe", started)?;
+            let outcome = before_rounds(a, workload, b, probe(), "capacity probe", started)?;
             let secs = outcome.elapsed.as_secs_f64();
             let capacity = if secs > 0.0 {
                 outcome.iterations as f64 / secs
@@ -328,38 +328,25 @@ fn equal_load_of(
     })
 }
 
-/// An unrecorded phase before the first round (`what`: `server warmup`, the workload run
-/// with the first backend so that no segment meets a cold node; `capacity probe`, a
-/// backend at full speed for `--equal-load`). Its failure is the run's, as a warmup's is;
-/// `started` says whether a phase ran before it ([`Failure::of_phase`]).
-fn unrecorded(
+/// An unrecorded phase of `b` before the first round, `what` it is (`server warmup`, the
+/// workload run with the first backend so that no segment meets a cold node; `capacity
+/// probe`, a backend at full speed for `--equal-load`), through [`unrecorded`].
+fn before_rounds(
     a: &RunArgs,
     workload: &Arc<Workload>,
-    (driver, backend): &(Driver, Arc<dyn Backend>),
+    (driver, b): &(Driver, Arc<dyn Backend>),
     spec: PhaseSpec,
     what: &'static str,
-    started: bool,
+    started: &mut bool,
 ) -> Result<PhaseOutcome, Failure> {
-    let limit = spec.limit;
     let label = format!("{what} ({})", driver.name());
-    let mut progress =
-        crate::progress::Progress::new(a.connect.quiet, &label, limit, a.connect.progress_every)
-            .warming_up();
-    let warm = drive_phase(backend, workload, spec, |x| progress.sample(x));
-    progress.done(super::measure::phase_end(warm.as_ref().ok()));
-    let warm = warm.map_err(|e| Failure::of_phase(e, started))?;
-    if crate::interrupt::interrupted() {
-        return Err(Failure::Interrupted);
-    }
-    if let Some(why) = warm.aborted {
-        return Err(RunFailure::WarmupAborted {
-            driver: driver.name(),
-            warmup: what,
-            why,
-        }
-        .into());
-    }
-    Ok(warm)
+    let progress = Progress::new(
+        a.connect.quiet,
+        &label,
+        spec.limit,
+        a.connect.progress_every,
+    );
+    unrecorded(b, workload, spec, progress, what, started)
 }
 
 /// A validated run fails when any backend saw a value that differs or a row that is missing.
@@ -499,13 +486,18 @@ fn run_segments(
     let result = (|| {
         if !a.server_warmup.is_zero() {
             let warm = spec(Limit::Time(a.server_warmup), false, &None);
-            unrecorded(a, workload, &backends[0], warm, "server warmup", started)?;
-            started = true;
+            before_rounds(
+                a,
+                workload,
+                &backends[0],
+                warm,
+                "server warmup",
+                &mut started,
+            )?;
         }
         if let Some(share) = a.equal_load {
             let probe = || spec(measured, false, &None);
-            let found = equal_load_of(a, workload, &backends, share, probe, started)?;
-            started = true;
+            let found = equal_load_of(a, workload, &backends, share, probe, &mut started)?;
             rate = Some(Arc::new(RateSchedule::steady(found.rate)));
             *equal_load = Some(found);
         }

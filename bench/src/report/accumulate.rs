@@ -361,7 +361,7 @@ impl BackendRun {
         let errors = errors_by_kind.values().sum();
         let statements = self.statement_reports(&samples, elapsed, requests);
         let segments = self.segment_figures(&segment_requests);
-        let server = self.server_totals(requests, elapsed);
+        let server = self.server_totals(&segments, requests, elapsed);
         BackendReport {
             driver: driver.to_owned(),
             throughput_rps: if elapsed > 0.0 {
@@ -449,23 +449,28 @@ impl BackendRun {
     }
 
     /// The node's CPU per request, its utilisation (weighted by each segment's time) and the
-    /// segments it was saturated in, over the measured segments; `None` unless every
-    /// segment measured it.
-    fn server_totals(&self, requests: u64, elapsed: f64) -> Option<(f64, f64, usize)> {
+    /// `segments` it was saturated in ([`Self::segment_figures`] judged each), over the
+    /// measured segments; `None` unless every segment measured it.
+    fn server_totals(
+        &self,
+        segments: &[SegmentFigures],
+        requests: u64,
+        elapsed: f64,
+    ) -> Option<(f64, f64, usize)> {
         if self.marks.is_empty() || requests == 0 || elapsed <= 0.0 {
             return None;
         }
         let mut cpu_s = 0.0;
         let mut busy = 0.0;
-        let mut saturated = 0;
         for (m, seg_s) in self.marks.iter().zip(&self.elapsed_s) {
             let l = m.server?;
             cpu_s += l.cpu_s;
             busy += l.utilisation * seg_s;
-            if l.saturated(m.cpu_s.unwrap_or(f64::INFINITY)) {
-                saturated += 1;
-            }
         }
+        let saturated = segments
+            .iter()
+            .filter(|s| s.server_saturated == Some(true))
+            .count();
         Some((cpu_s * 1e6 / requests as f64, busy / elapsed, saturated))
     }
 

@@ -132,9 +132,6 @@ pub struct Verdict {
     pub findings: Vec<Finding>,
     /// What the reader must know to weigh them.
     pub warnings: Vec<String>,
-    /// The backends whose node was saturated in most of their segments (throughput is
-    /// then the node's).
-    pub server_bound: Vec<String>,
 }
 
 /// The verdict of `report`, or `None` when fewer than two backends measured per-segment
@@ -212,7 +209,6 @@ pub fn verdict(report: &Report) -> Option<Verdict> {
         adjusted,
         findings,
         warnings,
-        server_bound,
     })
 }
 
