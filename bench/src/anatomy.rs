@@ -1,7 +1,8 @@
 //! The anatomy of a request's CPU time: each sampled stack (folded, as `--flamegraph` writes
 //! them) is given to the layer of the software that owns it, so that the client's CPU per
 //! request splits into codec, driver, runtime, allocator, kernel (io_uring, TCP and sockets,
-//! syscall entry and exit, scheduler, the rest), bench engine and other.
+//! syscall entry and exit, scheduler, the rest), the bench's adapter of the driver, the bench
+//! engine and other.
 //!
 //! Who owns a sample: the frame nearest the leaf that names a layer. Frames that do work on
 //! behalf of their caller (`memcpy`, `core::`/`std::` internals, spin-lock releases, a
@@ -18,7 +19,9 @@
 use std::collections::BTreeMap;
 
 /// Where a sample's CPU time went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
     /// The protocol's encoding and decoding (doppio-proto, scylla-cql).
@@ -40,6 +43,9 @@ pub enum Layer {
     KernelScheduler,
     /// Everything else in the kernel (page faults, timers, interrupts).
     KernelOther,
+    /// The bench's adapter of the driver (`doppio_bench::backend`): what the bench does per
+    /// request to call that driver (binding values, spawning, reading its results).
+    Adapter,
     /// The bench engine (schedules, clocks, statistics, workloads).
     Bench,
     /// Frames no rule names (the stack's root, libc, unsymbolised addresses).
@@ -48,7 +54,7 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, in report order.
-    pub const ALL: [Layer; 11] = [
+    pub const ALL: [Layer; 12] = [
         Layer::Codec,
         Layer::Driver,
         Layer::Runtime,
@@ -58,11 +64,12 @@ impl Layer {
         Layer::KernelSyscall,
         Layer::KernelScheduler,
         Layer::KernelOther,
+        Layer::Adapter,
         Layer::Bench,
         Layer::Other,
     ];
 
-    /// Its name in reports.
+    /// Its name in reports (short: the text report's label column is narrow).
     pub fn name(self) -> &'static str {
         match self {
             Layer::Codec => "codec",
@@ -70,19 +77,22 @@ impl Layer {
             Layer::Runtime => "runtime",
             Layer::Allocator => "allocator",
             Layer::KernelIoUring => "kernel io_uring",
-            Layer::KernelNet => "kernel TCP/socket",
-            Layer::KernelSyscall => "kernel syscall entry/exit",
-            Layer::KernelScheduler => "kernel scheduler",
+            Layer::KernelNet => "kernel net",
+            Layer::KernelSyscall => "kernel syscall",
+            Layer::KernelScheduler => "kernel sched",
             Layer::KernelOther => "kernel other",
+            Layer::Adapter => "bench adapter",
             Layer::Bench => "bench engine",
             Layer::Other => "other",
         }
     }
 }
 
-/// User-space frames: a frame names the layer of the crate path that appears first in it.
-/// Allocator entry points are matched as whole leading names.
+/// User-space frames: a frame names the layer of the crate path that appears first in it
+/// (of two found at the same place, the rule listed first). Allocator entry points are
+/// matched as whole leading names.
 pub const USER_RULES: &[(Layer, &[&str])] = &[
+    (Layer::Adapter, &["doppio_bench::backend::"]),
     (Layer::Bench, &["doppio_bench::"]),
     (
         Layer::Codec,
@@ -387,8 +397,10 @@ mod tests {
             // Generic wrappers name their argument's crate.
             (&["replace<doppio::connection::in_flight::SlotState<doppio_proto::frame::Frame>>"][..], Layer::Driver),
             (&["{async_fn#0}<doppio::session::request::{impl#4}::execute_with::{async_fn#0}>"][..], Layer::Driver),
-            // The bench's adapter module named `doppio` is the bench's.
-            (&["doppio_bench::backend::doppio::DoppioBackend::execute"][..], Layer::Bench),
+            // The bench's adapter module named `doppio` is the bench's adapter.
+            (&["doppio_bench::backend::doppio::DoppioBackend::execute"][..], Layer::Adapter),
+            (&["doppio_bench::engine::worker::run", "doppio_bench::backend::scylla::bind"][..], Layer::Adapter),
+            (&["doppio_bench::backend::scylla::bind", "doppio_bench::engine::clock::Clock::now"][..], Layer::Bench),
             (&["doppio_bench::engine::clock::Clock::now", "__vdso_clock_gettime"][..], Layer::Bench),
             (&["tokio::runtime::scheduler::multi_thread::worker::run", "scylla::network::connection::Connection::send_request", "scylla_cql::frame::request::execute::Execute::serialize"][..], Layer::Codec),
             // glommio's frames (its executor and reactor) name no layer here (only doppio-rt

@@ -349,6 +349,12 @@ pub struct RunArgs {
     /// write PREFIX-<driver>.svg (and .folded) per backend. Perturbs the overhead figures.
     #[arg(long, value_name = "PREFIX")]
     pub flamegraph: Option<PathBuf>,
+    /// Sample the measured segments' stacks (perf record, 499 Hz, 8 KiB DWARF stacks; no
+    /// drawing) and split each backend's client CPU per request by layer: codec, driver,
+    /// runtime, allocator, kernel parts, bench (the ANATOMY table). `--flamegraph` does it
+    /// too. Perturbs the overhead figures less than a flamegraph, but does.
+    #[arg(long)]
+    pub anatomy: bool,
     /// How results are fetched and consumed.
     #[command(flatten)]
     pub results: ResultArgs,

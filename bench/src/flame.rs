@@ -1,19 +1,57 @@
-//! Flamegraphs of the bench itself, one per backend (`doppio run --flamegraph PREFIX`).
+//! Stacks of the bench itself, sampled around each measured segment: drawn as flamegraphs
+//! (`doppio run --flamegraph PREFIX`), and classified by layer for the report's ANATOMY
+//! table (`--anatomy`, or with `--flamegraph`; see [`crate::anatomy`]).
 //!
 //! Around each measured segment, `perf record -e cpu-clock --call-graph dwarf` samples this
 //! process (hardware counters are not needed, so it works in VMs); after the run, each
-//! backend's recordings are read back with `perf script`, folded into stacks and drawn with
-//! the `inferno` crate as `PREFIX-<driver>.svg`, with the folded stacks beside it
-//! (`PREFIX-<driver>.folded`, for diffing two runs). Warmups are not recorded.
+//! backend's recordings are read back with `perf script` and folded into stacks
+//! ([`Flames::fold`]). A flamegraph run draws them with the `inferno` crate as
+//! `PREFIX-<driver>.svg`, with the folded stacks beside it (`PREFIX-<driver>.folded`), and,
+//! with several backends, one differential flamegraph per pair of CPU per request
+//! (`PREFIX-diff-<a>-<b>.svg`). Warmups are not recorded.
 //!
-//! `perf` is a separate process: its own CPU time is not in the bench's rusage, but it takes
-//! CPU from the machine while it records, so the overhead figures of a flamegraph run are
-//! perturbed (the report says so).
+//! `perf` is a separate process: its own CPU time is not in the bench's rusage (it is
+//! measured apart, [`Stopped::recorder_cpu`]), but it takes CPU from the machine while it
+//! records, and each sample's stack copy is made in the sampled thread: the overhead figures
+//! of a sampled run are perturbed (the report says so). [`Sampling::ANATOMY`] samples half
+//! as often with half the stack of [`Sampling::FLAMEGRAPH`], to perturb less.
 
 use std::collections::BTreeMap;
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// How densely `perf record` samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sampling {
+    /// Samples per second per thread (cpu-clock).
+    pub hz: u32,
+    /// Bytes of each sample's user stack copied for DWARF unwinding.
+    pub stack_bytes: u32,
+}
+
+impl Sampling {
+    /// For flamegraphs: deep stacks, many samples.
+    pub const FLAMEGRAPH: Sampling = Sampling {
+        hz: 999,
+        stack_bytes: 16384,
+    };
+    /// For the anatomy alone: the frame that owns a sample is near the leaf, so a shorter
+    /// stack does (a frame that names no layer above the cut-off goes to `other`).
+    pub const ANATOMY: Sampling = Sampling {
+        hz: 499,
+        stack_bytes: 8192,
+    };
+
+    /// The command's options, as a report states them.
+    pub fn describe(&self) -> String {
+        format!(
+            "perf record -e cpu-clock -F {} --call-graph dwarf,{}",
+            self.hz, self.stack_bytes
+        )
+    }
+}
 
 /// Why a flamegraph could not be recorded or drawn.
 #[derive(Debug, thiserror::Error)]
@@ -47,12 +85,35 @@ pub struct Recording {
     data: PathBuf,
 }
 
+/// A recording that ended.
+pub struct Stopped {
+    /// Its data file.
+    pub data: PathBuf,
+    /// The CPU time `perf record` itself used (user and system), which the bench's own
+    /// CPU figures do not include.
+    pub recorder_cpu: Duration,
+}
+
+/// CPU time (user + system) of this process's children that have been waited for.
+fn children_cpu() -> Duration {
+    // SAFETY: getrusage writes into the zeroed struct it is given; RUSAGE_CHILDREN is valid.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut u);
+        u
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
 impl Recording {
-    /// Starts sampling this process into `data` (999 Hz, DWARF call graphs).
-    pub fn start(data: &Path) -> Result<Self, FlameError> {
+    /// Starts sampling this process into `data` as `sampling` says (DWARF call graphs).
+    pub fn start(data: &Path, sampling: Sampling) -> Result<Self, FlameError> {
         let child = Command::new("perf")
-            .args(["record", "-q", "-e", "cpu-clock", "-F", "999"])
-            .args(["--call-graph", "dwarf,16384"])
+            .args(["record", "-q", "-e", "cpu-clock", "-F"])
+            .arg(sampling.hz.to_string())
+            .arg("--call-graph")
+            .arg(format!("dwarf,{}", sampling.stack_bytes))
             .arg("-p")
             .arg(std::process::id().to_string())
             .arg("-o")
@@ -71,13 +132,17 @@ impl Recording {
     }
 
     /// Stops sampling (SIGINT, as perf expects) and waits for the data file.
-    pub fn stop(self) -> Result<PathBuf, FlameError> {
+    pub fn stop(self) -> Result<Stopped, FlameError> {
         let pid = self.child.id() as libc::pid_t;
         // SAFETY: signalling our own child process by its pid.
         unsafe {
             libc::kill(pid, libc::SIGINT);
         }
+        // The children's CPU grows by perf's once it is waited for (no other child of the
+        // bench is waited for meanwhile: perf's are the only children it starts).
+        let before = children_cpu();
         let out = self.child.wait_with_output().map_err(FlameError::Spawn)?;
+        let recorder_cpu = children_cpu().saturating_sub(before);
         if !self.data.exists() {
             return Err(FlameError::Perf {
                 command: "perf record".into(),
@@ -85,22 +150,36 @@ impl Recording {
                 detail: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
             });
         }
-        Ok(self.data)
+        Ok(Stopped {
+            data: self.data,
+            recorder_cpu,
+        })
     }
 }
 
-/// The recordings of every backend, drawn at the end of the run.
+/// The recordings of every backend, folded at the end of the run.
 #[derive(Default)]
 pub struct Flames {
     /// Recorded data files by driver name.
     pub recorded: BTreeMap<String, Vec<PathBuf>>,
+    /// `perf record`'s own CPU time by driver name.
+    pub recorder_cpu: BTreeMap<String, Duration>,
 }
 
 impl Flames {
-    /// Folds each backend's recordings and writes `PREFIX-<driver>.svg` and `.folded`.
-    /// Returns the SVG files written.
-    pub fn render(&self, prefix: &Path) -> Result<Vec<PathBuf>, FlameError> {
-        let mut written = Vec::new();
+    /// Keeps a stopped recording of `driver`.
+    pub fn add(&mut self, driver: &str, stopped: Stopped) {
+        self.recorded
+            .entry(driver.to_owned())
+            .or_default()
+            .push(stopped.data);
+        *self.recorder_cpu.entry(driver.to_owned()).or_default() += stopped.recorder_cpu;
+    }
+
+    /// Folds each backend's recordings into stacks (`comm;root;...;leaf WEIGHT` lines,
+    /// weights in nanoseconds of cpu-clock), by driver name; the data files are removed.
+    pub fn fold(&self) -> Result<BTreeMap<String, Vec<u8>>, FlameError> {
+        let mut out = BTreeMap::new();
         for (driver, files) in &self.recorded {
             let mut folded: Vec<u8> = Vec::new();
             for data in files {
@@ -112,6 +191,7 @@ impl Flames {
                     .spawn()
                     .map_err(FlameError::Spawn)?;
                 let out = script.wait_with_output().map_err(FlameError::Spawn)?;
+                let _ = std::fs::remove_file(data);
                 if !out.status.success() {
                     return Err(FlameError::Perf {
                         command: format!("perf script -i {}", data.display()),
@@ -130,27 +210,138 @@ impl Flames {
                         path: data.display().to_string(),
                         detail: e.to_string(),
                     })?;
-                let _ = std::fs::remove_file(data);
             }
-            let base = format!("{}-{driver}", prefix.display());
-            let folded_path = PathBuf::from(format!("{base}.folded"));
-            let svg_path = PathBuf::from(format!("{base}.svg"));
-            let render_err = |detail: String| FlameError::Render {
-                path: svg_path.display().to_string(),
-                detail,
-            };
-            std::fs::write(&folded_path, &folded).map_err(|e| render_err(e.to_string()))?;
-            let text = String::from_utf8_lossy(&folded);
-            let mut options = inferno::flamegraph::Options::default();
-            options.title = format!("doppio bench: {driver} (measured segments, cpu-clock)");
-            options.count_name = "samples".into();
-            let mut svg =
-                std::fs::File::create(&svg_path).map_err(|e| render_err(e.to_string()))?;
-            inferno::flamegraph::from_lines(&mut options, text.lines(), &mut svg)
-                .map_err(|e| render_err(e.to_string()))?;
-            svg.flush().map_err(|e| render_err(e.to_string()))?;
-            written.push(svg_path);
+            out.insert(driver.clone(), folded);
         }
-        Ok(written)
+        Ok(out)
+    }
+
+    /// Removes the data files of recordings that will not be folded.
+    pub fn discard(&self) {
+        for data in self.recorded.values().flatten() {
+            let _ = std::fs::remove_file(data);
+        }
+    }
+}
+
+/// Writes `PREFIX-<driver>.svg` and `.folded` for each backend's folded stacks. Returns the
+/// SVG files written.
+pub fn draw(prefix: &Path, folded: &BTreeMap<String, Vec<u8>>) -> Result<Vec<PathBuf>, FlameError> {
+    let mut written = Vec::new();
+    for (driver, folded) in folded {
+        let base = format!("{}-{driver}", prefix.display());
+        let folded_path = PathBuf::from(format!("{base}.folded"));
+        let svg_path = PathBuf::from(format!("{base}.svg"));
+        let render_err = |detail: String| FlameError::Render {
+            path: svg_path.display().to_string(),
+            detail,
+        };
+        std::fs::write(&folded_path, folded).map_err(|e| render_err(e.to_string()))?;
+        let text = String::from_utf8_lossy(folded);
+        let mut options = inferno::flamegraph::Options::default();
+        options.title = format!("doppio bench: {driver} (measured segments, cpu-clock)");
+        options.count_name = "ns".into();
+        let mut svg = std::fs::File::create(&svg_path).map_err(|e| render_err(e.to_string()))?;
+        inferno::flamegraph::from_lines(&mut options, text.lines(), &mut svg)
+            .map_err(|e| render_err(e.to_string()))?;
+        svg.flush().map_err(|e| render_err(e.to_string()))?;
+        written.push(svg_path);
+    }
+    Ok(written)
+}
+
+/// Folded stacks with each weight divided by `requests`, in picoseconds per request (so
+/// that two backends that ran different numbers of requests compare per request).
+pub fn per_request(folded: &[u8], requests: u64) -> String {
+    let mut out = String::new();
+    let requests = requests.max(1) as u128;
+    for line in String::from_utf8_lossy(folded).lines() {
+        let Some((stack, weight)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let Ok(ns) = weight.trim().parse::<u128>() else {
+            continue;
+        };
+        let ps = ns * 1000 / requests;
+        if ps > 0 {
+            out.push_str(stack);
+            out.push(' ');
+            out.push_str(&ps.to_string());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Writes `PREFIX-diff-<a>-<b>.svg`: the differential flamegraph of `b` against `a`, per
+/// request (each frame's width is `b`'s CPU per request in it; red where `b` spends more per
+/// request than `a`, blue where less). `a` and `b` are (driver, folded stacks, requests).
+pub fn draw_differential(
+    prefix: &Path,
+    a: (&str, &[u8], u64),
+    b: (&str, &[u8], u64),
+) -> Result<PathBuf, FlameError> {
+    let svg_path = PathBuf::from(format!("{}-diff-{}-{}.svg", prefix.display(), a.0, b.0));
+    let render_err = |detail: String| FlameError::Render {
+        path: svg_path.display().to_string(),
+        detail,
+    };
+    let (before, after) = (per_request(a.1, a.2), per_request(b.1, b.2));
+    let mut lines: Vec<u8> = Vec::new();
+    inferno::differential::from_readers(
+        inferno::differential::Options::default(),
+        before.as_bytes(),
+        after.as_bytes(),
+        &mut lines,
+    )
+    .map_err(|e| render_err(e.to_string()))?;
+    let text = String::from_utf8_lossy(&lines);
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = format!(
+        "doppio bench: {} against {} (CPU per request; red: {} spends more, blue: less)",
+        b.0, a.0, b.0
+    );
+    options.count_name = "ps/request".into();
+    let mut svg = std::fs::File::create(&svg_path).map_err(|e| render_err(e.to_string()))?;
+    inferno::flamegraph::from_lines(&mut options, text.lines(), &mut svg)
+        .map_err(|e| render_err(e.to_string()))?;
+    svg.flush().map_err(|e| render_err(e.to_string()))?;
+    Ok(svg_path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_divide_per_request() {
+        let folded = b"t;a;b 3000\nt;a 500\nbad line\nt;c 1\n";
+        // 3000 ns over 2 requests: 1,500,000 ps; 1 ns over 2: 500 ps.
+        assert_eq!(
+            per_request(folded, 2),
+            "t;a;b 1500000\nt;a 250000\nt;c 500\n"
+        );
+        // No request: divided by one, not by zero.
+        assert_eq!(per_request(b"t;a 7\n", 0), "t;a 7000\n");
+    }
+
+    #[test]
+    fn a_differential_flamegraph_is_drawn_per_request() {
+        let dir = std::env::temp_dir().join(format!("doppio-flame-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let prefix = dir.join("run");
+        // a: 2 requests, 4000 ns in codec; b: 4 requests, 4000 ns in codec, 4000 in driver.
+        let a = b"t;main;codec 4000\n".to_vec();
+        let b = b"t;main;codec 4000\nt;main;driver 4000\n".to_vec();
+        let svg = draw_differential(&prefix, ("a", &a, 2), ("b", &b, 4)).unwrap();
+        assert_eq!(svg, dir.join("run-diff-a-b.svg"));
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(text.contains("<svg"), "{text}");
+        // codec: 2,000,000 ps per request in a, 1,000,000 in b: a fall, drawn in blue, and
+        // the driver's frame only in b.
+        assert!(text.contains("codec"), "{text}");
+        assert!(text.contains("driver"), "{text}");
+        assert!(text.contains("-50.00%"), "{text}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

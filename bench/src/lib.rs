@@ -37,9 +37,14 @@
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
 //! - [`overhead`]: CPU time, context switches, RSS, syscalls by kind and io_uring operations
 //!   of a measured stretch.
+//! - [`hw_counters`]: instructions, cycles and cache misses of the client's threads over a
+//!   measured stretch (`perf_event_open`), or why the machine has none.
 //! - [`server_cpu`]: the node's CPU over each measured segment when it runs on this machine
 //!   (the process listening on its address, or `--server-pid`), and whether it was
 //!   saturated: throughput that is the server's, not the client's.
+//! - [`environment`]: the machine and the build of a run (kernel, CPU, mitigations,
+//!   governor, compiler, commit, driver crate versions), stored in every report and
+//!   compared by `doppio show A B`.
 //! - [`alloc_count`]: the counting global allocator of the `alloc-count` feature.
 //! - [`flame`]: `perf record` around measured segments, drawn as flamegraphs (inferno).
 //! - [`report`]: the JSON report and its text rendering (children: `schema`, the JSON
@@ -71,7 +76,9 @@ pub mod backend;
 pub mod cli;
 pub mod command;
 pub mod engine;
+pub mod environment;
 pub mod flame;
+pub mod hw_counters;
 pub mod interrupt;
 pub mod live_log;
 pub mod metrics_server;

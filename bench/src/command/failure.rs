@@ -318,6 +318,10 @@ pub enum RunFailure {
     /// `--flamegraph` was asked for and not made (the report is written; it says why too).
     #[error("no flamegraph: {0}")]
     NoFlamegraph(String),
+    /// `--anatomy` was asked for and its stacks not sampled or read back (the report is
+    /// written; it says why too).
+    #[error("no anatomy: {0}")]
+    NoAnatomy(String),
 }
 
 /// Why `doppio plot` could not draw.

@@ -15,7 +15,8 @@ use crate::backend::{Backend, Driver, DriverCounters};
 use crate::engine::collect::Sample;
 use crate::engine::drive::{drive_phase, PhaseOutcome};
 use crate::engine::phase::{PhaseError, PhaseSpec};
-use crate::flame::{FlameError, Recording};
+use crate::flame::{FlameError, Recording, Sampling, Stopped};
+use crate::hw_counters::{HwCounting, HwCounts, Unavailable};
 use crate::live_log::LiveHdrLog;
 use crate::metrics_server::MetricsServer;
 use crate::overhead::{Cost, Counting, Meter};
@@ -275,24 +276,26 @@ impl Observer for HdrLog {
     }
 }
 
-/// `--flamegraph`: `perf record` around each measured stretch, its data file named by the
-/// prefix, the driver and the stretch's number.
+/// `--flamegraph` and `--anatomy`: `perf record` around each measured stretch, its data
+/// file named by the prefix, the driver and the stretch's number.
 pub struct Flamegraph {
     prefix: PathBuf,
+    sampling: Sampling,
     /// The number of the next stretch's data file.
     pub segment: usize,
     recording: Option<Recording>,
-    /// The data files recorded, by driver name, in order.
-    pub recorded: Vec<(Driver, PathBuf)>,
+    /// The recordings stopped, by driver, in order.
+    pub recorded: Vec<(Driver, Stopped)>,
     /// Recordings that could not start or stop.
     pub failures: Vec<FlameError>,
 }
 
 impl Flamegraph {
-    /// Recordings named `PREFIX-<driver>-<segment>.perf.data`.
-    pub fn new(prefix: PathBuf) -> Self {
+    /// Recordings named `PREFIX-<driver>-<segment>.perf.data`, sampled so.
+    pub fn new(prefix: PathBuf, sampling: Sampling) -> Self {
         Flamegraph {
             prefix,
+            sampling,
             segment: 0,
             recording: None,
             recorded: Vec::new(),
@@ -309,7 +312,7 @@ impl Observer for Flamegraph {
             driver.name(),
             self.segment
         ));
-        match Recording::start(&data) {
+        match Recording::start(&data, self.sampling) {
             Ok(r) => self.recording = Some(r),
             Err(e) => self.failures.push(e),
         }
@@ -318,9 +321,32 @@ impl Observer for Flamegraph {
     fn after(&mut self, driver: Driver, _cost: Option<&Cost>) {
         if let Some(r) = self.recording.take() {
             match r.stop() {
-                Ok(data) => self.recorded.push((driver, data)),
+                Ok(stopped) => self.recorded.push((driver, stopped)),
                 Err(e) => self.failures.push(e),
             }
+        }
+    }
+}
+
+/// Hardware counters around each measured stretch, or why the machine has none.
+#[derive(Default)]
+pub struct Hardware {
+    running: Option<HwCounting>,
+    /// The last stretch's counts, or why there are none (taken by the caller).
+    pub last: Option<Result<HwCounts, Unavailable>>,
+}
+
+impl Observer for Hardware {
+    fn before(&mut self, _driver: Driver) {
+        match HwCounting::start() {
+            Ok(c) => self.running = Some(c),
+            Err(e) => self.last = Some(Err(e)),
+        }
+    }
+
+    fn after(&mut self, _driver: Driver, _cost: Option<&Cost>) {
+        if let Some(c) = self.running.take() {
+            self.last = Some(c.stop());
         }
     }
 }

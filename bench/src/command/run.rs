@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use super::failure::{Failure, RunFailure, UsageError};
 use super::measure::{
-    ended, unrecorded, warm_then_measure, Flamegraph, HdrLog, Observer, Prometheus, ServerCpu,
-    Stretch,
+    ended, unrecorded, warm_then_measure, Flamegraph, Hardware, HdrLog, Observer, Prometheus,
+    ServerCpu, Stretch,
 };
 use super::setup::{
     check_writable, cycles_of, result_options, with_validation, workload_of, ReportPath,
 };
+use crate::anatomy::Anatomy;
 use crate::backend::{self, Backend, ConnectOptions, Driver, TlsOptions};
 use crate::cli::RunArgs;
 use crate::engine::cycles::CycleRange;
@@ -23,9 +24,11 @@ use crate::engine::phase::{Phase, PhaseSpec, SAMPLE_BACKLOG};
 use crate::engine::schedule::RateSchedule;
 use crate::engine::spill::SpilledSamples;
 use crate::engine::Limit;
+use crate::flame::Sampling;
 use crate::progress::Progress;
 use crate::report::{
-    text, BackendRun, EqualLoad, Report, RunConfig, StatementInfo, WorkloadInfo, SCHEMA_VERSION,
+    text, AnatomyReport, BackendRun, EqualLoad, Report, RunConfig, StatementInfo, WorkloadInfo,
+    SCHEMA_VERSION,
 };
 use crate::server_cpu::ServerProcesses;
 use crate::workload::Workload;
@@ -160,6 +163,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         warnings: Vec::new(),
         backends: BTreeMap::new(),
         merged_from: None,
+        environment: Some(crate::environment::Environment::here()),
     };
     let mut runs: BTreeMap<Driver, BackendRun> = BTreeMap::new();
     let mut flames = crate::flame::Flames::default();
@@ -186,29 +190,35 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     if let Some(e) = &report.config.equal_load {
         report.config.rate = Some(e.rate);
     }
-    if let Some(prefix) = &a.flamegraph {
-        report.warnings.push(
-            "flamegraph run: perf record sampled the measured segments, so CPU and \
-             syscall figures include its perturbation"
-                .into(),
-        );
-        match flames.render(prefix) {
-            Ok(files) => {
-                for f in files {
-                    eprintln!("flamegraph written to {}", f.display());
-                }
-            }
-            Err(e) => report.warnings.push(format!("no flamegraph: {e}")),
+    // Sampled stacks (--flamegraph, --anatomy), folded once the backends have stopped.
+    let sampled = sampled_as(a);
+    let folded = sampled.map(|(what, sampling)| {
+        report.warnings.push(format!(
+            "sampled run ({}): CPU and syscall figures include its perturbation",
+            sampling.describe()
+        ));
+        if !a.connect.quiet {
+            eprintln!("reading back the sampled stacks (perf script): this takes a while");
         }
-    }
-    // A flamegraph asked for and not made (perf failed to record or to read back) fails
-    // the run once its report is written: its exit code says so, not only a warning.
-    let no_flamegraph = a.flamegraph.as_ref().and_then(|_| {
+        let folded = flames.fold();
+        if folded.is_err() {
+            flames.discard();
+        }
+        folded.map_err(|e| {
+            let why = format!("no {what}: {e}");
+            report.warnings.push(why.clone());
+            why
+        })
+    });
+    // Stacks asked for and not sampled or read back fail the run once its report is
+    // written: its exit code says so, not only a warning.
+    let not_sampled = sampled.and_then(|(what, _)| {
+        let prefix = format!("no {what}: ");
         report
             .warnings
             .iter()
-            .find_map(|w| w.strip_prefix("no flamegraph: "))
-            .map(str::to_owned)
+            .find_map(|w| w.strip_prefix(&prefix))
+            .map(|why| (what, why.to_owned()))
     });
     if let Err(e) = &result {
         report.fatal_error = Some(e.to_string());
@@ -233,6 +243,19 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             }
         }
         report.backends.insert(driver.name().to_owned(), entry);
+    }
+    if let (Some((_, sampling)), Some(Ok(folded))) = (sampled, &folded) {
+        anatomy_of(&mut report, folded, &sampling, &flames.recorder_cpu);
+        if let Some(prefix) = &a.flamegraph {
+            match draw_flamegraphs(prefix, folded, &report) {
+                Ok(files) => {
+                    for f in files {
+                        eprintln!("flamegraph written to {}", f.display());
+                    }
+                }
+                Err(e) => report.warnings.push(format!("no flamegraph: {e}")),
+            }
+        }
     }
     if runs
         .values()
@@ -269,10 +292,77 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     // run's own failure, if any, is the one that counts.
     result?;
     written.map_err(|e| Failure::Run(RunFailure::Report(e)))?;
-    if let Some(why) = no_flamegraph {
-        return Err(RunFailure::NoFlamegraph(why).into());
+    let not_drawn = a.flamegraph.as_ref().and_then(|_| {
+        report
+            .warnings
+            .iter()
+            .find_map(|w| w.strip_prefix("no flamegraph: "))
+    });
+    match (not_sampled, not_drawn) {
+        (Some(("anatomy", why)), _) => return Err(RunFailure::NoAnatomy(why).into()),
+        (Some((_, why)), _) => return Err(RunFailure::NoFlamegraph(why).into()),
+        (None, Some(why)) => return Err(RunFailure::NoFlamegraph(why.to_owned()).into()),
+        (None, None) => {}
     }
     Ok(output.path().to_owned())
+}
+
+/// Whether the run samples its stacks, named as its failures are (`flamegraph`,
+/// `anatomy`), and how densely.
+fn sampled_as(a: &RunArgs) -> Option<(&'static str, Sampling)> {
+    match (&a.flamegraph, a.anatomy) {
+        (Some(_), _) => Some(("flamegraph", Sampling::FLAMEGRAPH)),
+        (None, true) => Some(("anatomy", Sampling::ANATOMY)),
+        (None, false) => None,
+    }
+}
+
+/// Each backend's CPU per request split by layer, from its folded stacks.
+fn anatomy_of(
+    report: &mut Report,
+    folded: &BTreeMap<String, Vec<u8>>,
+    sampling: &Sampling,
+    recorder_cpu: &BTreeMap<String, std::time::Duration>,
+) {
+    for (driver, stacks) in folded {
+        if let Some(b) = report.backends.get_mut(driver) {
+            let anatomy = Anatomy::from_folded(&String::from_utf8_lossy(stacks));
+            b.anatomy = Some(AnatomyReport::new(
+                &anatomy,
+                sampling,
+                b.cpu_us_per_req,
+                b.requests,
+                recorder_cpu.get(driver).copied(),
+            ));
+        }
+    }
+}
+
+/// `--flamegraph`: each backend's flamegraph, and a differential one of CPU per request for
+/// each pair of backends that measured requests (the later in `--driver` against the
+/// earlier).
+fn draw_flamegraphs(
+    prefix: &std::path::Path,
+    folded: &BTreeMap<String, Vec<u8>>,
+    report: &Report,
+) -> Result<Vec<PathBuf>, crate::flame::FlameError> {
+    let mut files = crate::flame::draw(prefix, folded)?;
+    let measured: Vec<(&str, &[u8], u64)> = report
+        .config
+        .drivers
+        .iter()
+        .filter_map(|d| {
+            let requests = report.backends.get(d)?.requests;
+            let stacks = folded.get(d)?;
+            (requests > 0).then_some((d.as_str(), stacks.as_slice(), requests))
+        })
+        .collect();
+    for (i, a) in measured.iter().enumerate() {
+        for b in &measured[i + 1..] {
+            files.push(crate::flame::draw_differential(prefix, *a, *b)?);
+        }
+    }
+    Ok(files)
 }
 
 /// Capacity probes per backend for `--equal-load` (each backend's capacity is its best).
@@ -466,8 +556,15 @@ fn run_segments(
         None => None,
     };
     let mut prometheus = metrics.as_ref().map(Prometheus);
-    let mut flamegraph = a.flamegraph.clone().map(Flamegraph::new);
+    // --anatomy alone keeps its recordings in the temporary folder until they are folded.
+    let mut flamegraph = sampled_as(a).map(|(_, sampling)| {
+        let prefix = a.flamegraph.clone().unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("doppio-anatomy-{}", std::process::id()))
+        });
+        Flamegraph::new(prefix, sampling)
+    });
     let mut server_cpu = server.map(ServerCpu::new);
+    let mut hardware = Hardware::default();
     let warmup = !matches!(a.warmup, Limit::Time(d) if d.is_zero()) && a.warmup != Limit::Count(0);
     // Whether a phase has run: until then, statements that cannot be prepared are a bad
     // workload (the run could not start), after it a failure of the run.
@@ -539,20 +636,18 @@ fn run_segments(
                 if let Some(s) = &mut server_cpu {
                     observers.push(s);
                 }
+                observers.push(&mut hardware);
                 let done = warm_then_measure(stretch, &mut started, &mut observers)?;
                 if let Some(e) = hdr_log.failed() {
                     warnings.push(format!("--hdr-log stopped: {e}"));
                 }
                 if let Some(f) = &mut flamegraph {
+                    let what = sampled_as(a).map_or("flamegraph", |(what, _)| what);
                     for e in f.failures.drain(..) {
-                        warnings.push(format!("no flamegraph: {e}"));
+                        warnings.push(format!("no {what}: {e}"));
                     }
-                    for (d, data) in f.recorded.drain(..) {
-                        flames
-                            .recorded
-                            .entry(d.name().to_owned())
-                            .or_default()
-                            .push(data);
+                    for (d, stopped) in f.recorded.drain(..) {
+                        flames.add(d.name(), stopped);
                     }
                 }
                 let outcome = done.outcome.map_err(|e| Failure::of_phase(e, started))?;
@@ -572,6 +667,9 @@ fn run_segments(
                 }
                 if let Some(cost) = &done.cost {
                     run.add_cost(cost);
+                }
+                if let Some(counted) = hardware.last.take() {
+                    run.add_hardware(counted);
                 }
                 run.mark_segment(
                     segment,

@@ -9,6 +9,7 @@ use crate::backend::{add_counts, DriverCounters};
 use crate::engine::drive::PhaseOutcome;
 use crate::engine::spill::{SpilledSamples, StoredSample};
 use crate::engine::statements::{merge_totals, StatementCounts, StatementTotals};
+use crate::hw_counters::{HwCounts, Unavailable};
 use crate::overhead::{ByKind, Cost, IoUringOps};
 use crate::server_cpu::ServerLoad;
 use crate::stats::{estimate, LatencyHistogram};
@@ -35,6 +36,8 @@ pub struct OverheadTotals {
     /// CPU of the kernel's SQPOLL threads (part of `user_s` + `sys_s`), seconds, if the
     /// process had any.
     pub sqpoll_s: Option<f64>,
+    /// Hardware counts, if the machine has counters.
+    pub hardware: Option<crate::hw_counters::HwCounts>,
 }
 
 /// Summarises a histogram; `sample_means` (one per sample) give the mean's error margin.
@@ -102,6 +105,8 @@ pub struct BackendRun {
     pub syscall_kinds_unavailable: Option<String>,
     /// Why io_uring operations could not be counted.
     pub io_uring_unavailable: Option<String>,
+    /// Why hardware counters could not be read.
+    pub hardware_unavailable: Option<String>,
     /// Driver counters over the measured segments (doppio).
     pub counters: Option<crate::backend::DriverCounters>,
     /// Whether the samples' rows were counted (else the report's row figures are `null`).
@@ -284,6 +289,24 @@ impl BackendRun {
         );
     }
 
+    /// Adds a measured segment's hardware counts, or why there were none.
+    pub fn add_hardware(&mut self, counted: Result<HwCounts, Unavailable>) {
+        let (part, why) = match counted {
+            Ok(c) => (Some(c), None),
+            Err(Unavailable(why)) => (None, Some(why)),
+        };
+        add_count(
+            &mut self.overhead.hardware,
+            &mut self.hardware_unavailable,
+            part,
+            why.as_ref(),
+            |mut a, b| {
+                a.add(&b);
+                a
+            },
+        );
+    }
+
     /// The report entry for `driver`.
     pub fn report(&self, driver: &str) -> BackendReport {
         let (latency, service) = (&self.latency, &self.service);
@@ -393,6 +416,8 @@ impl BackendRun {
             io_uring_completed: o.io_uring.map(|x| x.completed),
             io_uring_completed_per_req: o.io_uring.map(|x| per_req(x.completed as f64)),
             io_uring_unavailable: self.io_uring_unavailable.clone(),
+            hardware_per_req: o.hardware.map(|h| HardwarePerReq::of(&h, requests)),
+            hardware_unavailable: self.hardware_unavailable.clone(),
             ctx_switches_per_req: per_req(o.ctx_switches as f64),
             allocations_per_req: o.allocations.map(|n| per_req(n as f64)),
             peak_rss_bytes: o.peak_rss,
@@ -445,6 +470,8 @@ impl BackendRun {
             server_cpu_us_per_req: server.map(|s| s.0),
             server_utilisation: server.map(|s| s.1),
             server_saturated_segments: server.map(|s| s.2),
+            // Filled in by the run once its stacks are folded.
+            anatomy: None,
         }
     }
 

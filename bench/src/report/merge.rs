@@ -286,6 +286,8 @@ pub fn merge(
         fatal_error: (!fatal.is_empty()).then(|| fatal.join("; ")),
         warnings,
         backends,
+        // Each machine's own is in `merged_from`.
+        environment: None,
         merged_from: Some(
             inputs
                 .iter()
@@ -297,6 +299,7 @@ pub fn merge(
                     config: r.config.clone(),
                     fatal_error: r.fatal_error.clone(),
                     warnings: r.warnings.clone(),
+                    environment: r.environment.clone(),
                 })
                 .collect(),
         ),
@@ -451,6 +454,23 @@ fn pooled(parts: &[(&str, &BackendReport)], f: impl Fn(&BackendReport) -> f64) -
 }
 
 /// [`pooled`] of a figure that may be missing: `None` when any machine lacks it.
+/// The machines' hardware counts per request pooled by their requests (the IPC of the
+/// pooled instructions and cycles); `None` when a machine had none.
+fn pooled_hardware(parts: &[(&str, &BackendReport)]) -> Option<super::HardwarePerReq> {
+    let instructions = pooled_opt(parts, |b| b.hardware_per_req.map(|h| h.instructions))?;
+    let cycles = pooled_opt(parts, |b| b.hardware_per_req.map(|h| h.cycles))?;
+    Some(super::HardwarePerReq {
+        instructions,
+        cycles,
+        ipc: if cycles > 0.0 {
+            instructions / cycles
+        } else {
+            0.0
+        },
+        cache_misses: pooled_opt(parts, |b| b.hardware_per_req.map(|h| h.cache_misses))?,
+    })
+}
+
 fn pooled_opt(
     parts: &[(&str, &BackendReport)],
     f: impl Fn(&BackendReport) -> Option<f64>,
@@ -600,6 +620,7 @@ fn merge_backend(
         server_cpu_us_per_req: None,
         server_utilisation: None,
         server_saturated_segments: None,
+        anatomy: None,
         rows,
         rows_per_s,
         cpu_us_per_row,
@@ -640,6 +661,12 @@ fn merge_backend(
             parts,
             |b| b.io_uring_submitted.is_some(),
             |b| b.io_uring_unavailable.as_ref(),
+        ),
+        hardware_per_req: pooled_hardware(parts),
+        hardware_unavailable: missing_reason(
+            parts,
+            |b| b.hardware_per_req.is_some(),
+            |b| b.hardware_unavailable.as_ref(),
         ),
         ctx_switches_per_req: pooled(parts, |b| b.ctx_switches_per_req),
         allocations_per_req: pooled_opt(parts, |b| b.allocations_per_req),
@@ -930,6 +957,7 @@ mod tests {
             warnings: Vec::new(),
             backends: BTreeMap::from([("doppio".to_owned(), b)]),
             merged_from: None,
+            environment: None,
         }
     }
 

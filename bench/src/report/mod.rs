@@ -27,8 +27,8 @@ pub mod verdict;
 
 pub use accumulate::{latency_summary, BackendRun, OverheadTotals};
 pub use schema::{
-    BackendReport, CyclesConfig, EqualLoad, LatencySummary, Report, RunConfig, SampleReport,
-    SampleStatement, SegmentFigures, SqPollConfig, StatementInfo, StatementReport,
-    UringEntersPerReq, WorkloadInfo, SCHEMA_VERSION,
+    AnatomyReport, BackendReport, CyclesConfig, EqualLoad, HardwarePerReq, LatencySummary, Report,
+    RunConfig, SampleReport, SampleStatement, SegmentFigures, SqPollConfig, StatementInfo,
+    StatementReport, UringEntersPerReq, WorkloadInfo, SCHEMA_VERSION,
 };
 pub use time::{now_rfc3339, rfc3339_of_unix, rfc3339_to_unix};

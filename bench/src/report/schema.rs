@@ -38,6 +38,10 @@ pub struct Report {
     /// for a report of one run.
     #[serde(default)]
     pub merged_from: Option<Vec<MergedInput>>,
+    /// The machine and the build the run was measured with; `null` in a merged report (each
+    /// machine's is in `merged_from`) and in reports written before this field existed.
+    #[serde(default)]
+    pub environment: Option<crate::environment::Environment>,
 }
 
 /// The workload of a run.
@@ -526,6 +530,13 @@ pub struct BackendReport {
     /// Why io_uring operations were not counted, when they were not.
     #[serde(default)]
     pub io_uring_unavailable: Option<String>,
+    /// Hardware counters per request (every thread of the client, user and kernel), `null`
+    /// where the machine has none.
+    #[serde(default)]
+    pub hardware_per_req: Option<HardwarePerReq>,
+    /// Why there are no hardware counters (`not available here: ...`).
+    #[serde(default)]
+    pub hardware_unavailable: Option<String>,
     /// Context switches (voluntary + involuntary) per request.
     pub ctx_switches_per_req: f64,
     /// Heap allocations per request (the whole process), `null` unless the bench was built
@@ -612,6 +623,93 @@ pub struct BackendReport {
     /// How many of the measured segments the node was saturated in (`null`: not measured).
     #[serde(default)]
     pub server_saturated_segments: Option<usize>,
+    /// The client's CPU per request split by layer (`--anatomy` or `--flamegraph`; `null`
+    /// otherwise).
+    #[serde(default)]
+    pub anatomy: Option<AnatomyReport>,
+}
+
+/// The client's CPU per request split by the layer that owns each sampled stack
+/// ([`crate::anatomy`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnatomyReport {
+    /// How the stacks were sampled (the `perf record` options).
+    pub sampling: String,
+    /// CPU time the samples stand for, microseconds per request (cpu-clock weight over the
+    /// backend's requests): below `cpu_us_per_req` by what the sampling missed (threads
+    /// started after it, samples lost).
+    pub sampled_cpu_us_per_req: f64,
+    /// `cpu_us_per_req` split in proportion to the samples of each layer, microseconds per
+    /// request; the layers add up to `cpu_us_per_req`. Layers without samples are absent.
+    pub us_per_req: BTreeMap<crate::anatomy::Layer, f64>,
+    /// Folded stack lines that could not be read (skipped).
+    pub skipped_lines: u64,
+    /// `perf record`'s own CPU per request, microseconds: not in the client's CPU, the
+    /// sampling's cost besides the perturbation of the sampled threads.
+    pub recorder_cpu_us_per_req: Option<f64>,
+}
+
+impl AnatomyReport {
+    /// The report of `anatomy` for a backend that used `cpu_us_per_req` over `requests`,
+    /// sampled so, with `recorder` the CPU time perf itself used.
+    pub fn new(
+        anatomy: &crate::anatomy::Anatomy,
+        sampling: &crate::flame::Sampling,
+        cpu_us_per_req: f64,
+        requests: u64,
+        recorder: Option<std::time::Duration>,
+    ) -> Self {
+        let per_req = |ns: f64| {
+            if requests > 0 {
+                ns / 1e3 / requests as f64
+            } else {
+                0.0
+            }
+        };
+        AnatomyReport {
+            sampling: sampling.describe(),
+            sampled_cpu_us_per_req: per_req(anatomy.total as f64),
+            us_per_req: anatomy.per_request(cpu_us_per_req).into_iter().collect(),
+            skipped_lines: anatomy.skipped_lines,
+            recorder_cpu_us_per_req: recorder.map(|d| per_req(d.as_nanos() as f64)),
+        }
+    }
+}
+
+/// Hardware counts per request.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HardwarePerReq {
+    /// Instructions retired per request.
+    pub instructions: f64,
+    /// CPU cycles per request.
+    pub cycles: f64,
+    /// Instructions per cycle.
+    pub ipc: f64,
+    /// Cache misses per request.
+    pub cache_misses: f64,
+}
+
+impl HardwarePerReq {
+    /// `h` over `requests` (zeros without requests).
+    pub fn of(h: &crate::hw_counters::HwCounts, requests: u64) -> Self {
+        let per = |x: f64| {
+            if requests > 0 {
+                x / requests as f64
+            } else {
+                0.0
+            }
+        };
+        HardwarePerReq {
+            instructions: per(h.instructions),
+            cycles: per(h.cycles),
+            ipc: if h.cycles > 0.0 {
+                h.instructions / h.cycles
+            } else {
+                0.0
+            },
+            cache_misses: per(h.cache_misses),
+        }
+    }
 }
 
 /// [`crate::backend::UringEnters`] per request.
@@ -663,6 +761,9 @@ pub struct MergedInput {
     pub fatal_error: Option<String>,
     /// Its warnings.
     pub warnings: Vec<String>,
+    /// Its machine and build (`null` in reports written before this field existed).
+    #[serde(default)]
+    pub environment: Option<crate::environment::Environment>,
 }
 
 /// One machine's own figures for one backend of a merged report.

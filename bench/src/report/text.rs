@@ -147,6 +147,7 @@ fn pairs_section(out: &mut String, columns: &[Column<'_>]) {
 pub fn render_pair(new: &Report, baseline: &Report) -> String {
     let mut out = String::new();
     config_section(&mut out, new);
+    environment_differences(&mut out, new, baseline);
     fn first(r: &Report) -> Option<(String, &BackendReport)> {
         r.config
             .drivers
@@ -345,6 +346,97 @@ fn config_section(out: &mut String, r: &Report) {
             .as_ref()
             .map_or(String::new(), |t| format!("   tag {t}"))
     );
+    if let Some(e) = &r.environment {
+        environment_lines(out, e);
+    }
+    out.push('\n');
+}
+
+/// The machine and the build, two lines of CONFIG.
+fn environment_lines(out: &mut String, e: &crate::environment::Environment) {
+    let unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    let cpus = match (e.cpus_allowed, e.cpus_online) {
+        (Some(a), Some(o)) => format!("{a} of {o} CPUs"),
+        _ => "CPUs unknown".into(),
+    };
+    let affected = e
+        .mitigations
+        .values()
+        .filter(|v| v.starts_with("Vulnerable"))
+        .count();
+    wrap(
+        out,
+        "  machine       ",
+        &format!(
+            "Linux {}, {} ({cpus}), governor {}, {} CPU vulnerabilities listed ({} mitigated, \
+             {affected} vulnerable)",
+            unknown(&e.kernel),
+            unknown(&e.cpu_model),
+            e.governor.as_deref().unwrap_or("not readable"),
+            e.mitigations.len(),
+            e.mitigations
+                .values()
+                .filter(|v| v.starts_with("Mitigation"))
+                .count(),
+        ),
+    );
+    let crates: Vec<String> = e.crates.iter().map(|(n, v)| format!("{n} {v}")).collect();
+    let commit = match e.git_commit.split_once(' ') {
+        Some((c, rest)) => format!("{} {rest}", &c[..c.len().min(12)]),
+        None => e.git_commit[..e.git_commit.len().min(12)].to_owned(),
+    };
+    wrap(
+        out,
+        "  build         ",
+        &format!(
+            "commit {commit}, {}{}, {}; {}",
+            e.build_profile,
+            if e.features.is_empty() {
+                String::new()
+            } else {
+                format!(" with {}", e.features.join(", "))
+            },
+            e.rustc,
+            crates.join(", ")
+        ),
+    );
+}
+
+/// Under `show NEW BASELINE`'s CONFIG: every way the two machines and builds differ,
+/// io_uring set-ups included, or that the reports do not say.
+fn environment_differences(out: &mut String, new: &Report, baseline: &Report) {
+    let (Some(a), Some(b)) = (&baseline.environment, &new.environment) else {
+        wrap(
+            out,
+            "ENVIRONMENT  ",
+            "not compared: a report written before reports recorded their machine and build",
+        );
+        out.push('\n');
+        return;
+    };
+    let mut differences = crate::environment::differences(a, b);
+    for (driver, setup) in &new.config.uring_setup {
+        if let Some(old) = baseline.config.uring_setup.get(driver) {
+            if old != setup {
+                differences.push(format!("{driver} io_uring set-up: {old} vs {setup}"));
+            }
+        }
+    }
+    if differences.is_empty() {
+        let _ = writeln!(
+            out,
+            "ENVIRONMENT  the same machine and build in both reports\n"
+        );
+        return;
+    }
+    wrap(
+        out,
+        "ENVIRONMENT  warning: ",
+        "the reports were measured on different machines or builds (baseline vs new):",
+    );
+    for d in differences {
+        wrap(out, "  ", &d);
+    }
     out.push('\n');
 }
 
@@ -928,6 +1020,26 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         })
         .change()
         .shown_if(|b| b.io_uring_submitted_per_req.is_some()),
+        Metric::new("instructions", "", 0, |b| {
+            Value::or_missing(b.hardware_per_req.map(|h| h.instructions))
+        })
+        .change()
+        .shown_if(|b| b.hardware_per_req.is_some()),
+        Metric::new("cycles", "", 0, |b| {
+            Value::or_missing(b.hardware_per_req.map(|h| h.cycles))
+        })
+        .change()
+        .shown_if(|b| b.hardware_per_req.is_some()),
+        Metric::new("  IPC", "", 2, |b| {
+            Value::or_missing(b.hardware_per_req.map(|h| h.ipc))
+        })
+        .change()
+        .shown_if(|b| b.hardware_per_req.is_some()),
+        Metric::new("cache misses", "", 2, |b| {
+            Value::or_missing(b.hardware_per_req.map(|h| h.cache_misses))
+        })
+        .change()
+        .shown_if(|b| b.hardware_per_req.is_some()),
         Metric::new("context switches", "", 3, |b| {
             Value::Num(b.ctx_switches_per_req)
         })
@@ -1003,7 +1115,47 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         ("SUMMARY", summary),
         ("LATENCY [ms]", latency),
         ("OVERHEAD (per request)", overhead),
+        (ANATOMY, anatomy_metrics()),
     ]
+}
+
+/// The title of the anatomy table.
+const ANATOMY: &str = "ANATOMY [us/req]";
+
+/// The anatomy table's rows: the client CPU it splits, every layer's part (0 where a layer
+/// had no sample), what the samples stood for, and perf's own CPU.
+fn anatomy_metrics<'a>() -> Vec<Metric<'a>> {
+    use crate::anatomy::Layer;
+    let has = |b: &BackendReport| b.anatomy.is_some();
+    let mut rows = vec![
+        Metric::new("client CPU", "", 2, |b| Value::Num(b.cpu_us_per_req))
+            .change()
+            .shown_if(has),
+    ];
+    for layer in Layer::ALL {
+        rows.push(
+            Metric::new(format!("  {}", layer.name()), "", 3, move |b| {
+                b.anatomy.as_ref().map_or(Value::Missing, |a| {
+                    Value::Num(a.us_per_req.get(&layer).copied().unwrap_or(0.0))
+                })
+            })
+            .change()
+            .shown_if(has),
+        );
+    }
+    rows.push(
+        Metric::new("sampled CPU", "", 2, |b| {
+            Value::or_missing(b.anatomy.as_ref().map(|a| a.sampled_cpu_us_per_req))
+        })
+        .shown_if(has),
+    );
+    rows.push(
+        Metric::new("perf's own CPU", "", 2, |b| {
+            Value::or_missing(b.anatomy.as_ref().and_then(|a| a.recorder_cpu_us_per_req))
+        })
+        .shown_if(has),
+    );
+    rows
 }
 
 /// Writes one table: its header, then each row shown for these columns.
@@ -1036,7 +1188,9 @@ fn table(out: &mut String, title: &str, metrics: &[Metric<'_>], columns: &[Colum
 }
 
 fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
-    let tables = tables(columns);
+    let (tables, anatomy): (Vec<_>, Vec<_>) = tables(columns)
+        .into_iter()
+        .partition(|(t, _)| *t != ANATOMY);
     let last = tables.len() - 1;
     for (i, (title, metrics)) in tables.iter().enumerate() {
         table(out, title, metrics, columns);
@@ -1049,22 +1203,44 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
         }
     }
     statements_section(out, columns);
-    // What could not be counted, and why (once per reason and column).
+    // What could not be counted, and why: once per figure and reason, naming the columns.
+    let mut notes: Vec<(&str, &str, Vec<&str>)> = Vec::new();
     for (label, b) in columns {
         let mut said: Vec<&str> = Vec::new();
-        let notes = [
+        let missing = [
             ("syscalls", &b.syscalls_unavailable),
             ("syscalls by kind", &b.syscall_kinds_unavailable),
             ("io_uring operations", &b.io_uring_unavailable),
+            ("hardware counters", &b.hardware_unavailable),
         ];
-        for (what, why) in notes {
-            if let Some(why) = why.as_deref().filter(|w| !said.contains(w)) {
-                wrap(out, "  ", &format!("{label}: {what} not counted: {why}"));
-                said.push(why);
+        for (what, why) in missing {
+            // A reason already given for this column's other figure is not repeated.
+            let Some(why) = why.as_deref().filter(|w| !said.contains(w)) else {
+                continue;
+            };
+            said.push(why);
+            match notes.iter_mut().find(|(w, r, _)| *w == what && *r == why) {
+                Some((_, _, labels)) => labels.push(label),
+                None => notes.push((what, why, vec![label])),
             }
         }
     }
+    for (what, why, labels) in notes {
+        wrap(
+            out,
+            "  ",
+            &format!("{}: {what} not counted: {why}", labels.join(", ")),
+        );
+    }
     out.push('\n');
+    // After OVERHEAD's notes, when some backend's stacks were sampled.
+    if columns.iter().any(|(_, b)| b.anatomy.is_some()) {
+        for (title, metrics) in &anatomy {
+            table(out, title, metrics, columns);
+        }
+        anatomy_notes(out, columns);
+        out.push('\n');
+    }
 
     let any_errors = columns.iter().any(|(_, b)| b.errors > 0);
     let _ = writeln!(out, "ERRORS");
@@ -1088,6 +1264,50 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
         }
     }
     out.push('\n');
+}
+
+/// Under ANATOMY: how the stacks were sampled, and a warning where the samples stood for
+/// much less CPU than was measured (threads the sampling missed, samples lost).
+fn anatomy_notes(out: &mut String, columns: &[Column<'_>]) {
+    let mut said: Vec<&str> = Vec::new();
+    for (label, b) in columns {
+        let Some(a) = &b.anatomy else { continue };
+        if !said.contains(&a.sampling.as_str()) {
+            wrap(
+                out,
+                "  ",
+                &format!(
+                    "stacks sampled by {}; each layer owns the samples whose frame nearest the \
+                     leaf names it (kernel net: TCP/IP and sockets; kernel syscall: entering \
+                     and leaving the kernel), and the client CPU is split in their proportions; \
+                     perf's own CPU is not in the client's",
+                    a.sampling
+                ),
+            );
+            said.push(&a.sampling);
+        }
+        if b.cpu_us_per_req > 0.0 && a.sampled_cpu_us_per_req < 0.8 * b.cpu_us_per_req {
+            wrap(
+                out,
+                "  warning: ",
+                &format!(
+                    "{label}: the samples stand for {:.2} us per request of the {:.2} measured: \
+                     the split is of what was sampled",
+                    a.sampled_cpu_us_per_req, b.cpu_us_per_req
+                ),
+            );
+        }
+        if a.skipped_lines > 0 {
+            wrap(
+                out,
+                "  ",
+                &format!(
+                    "{label}: {} folded stack lines unreadable, skipped",
+                    a.skipped_lines
+                ),
+            );
+        }
+    }
 }
 
 /// Under SUMMARY: when the node was saturated, throughput is the node's.
@@ -2000,5 +2220,106 @@ mod tests {
         let mut out = String::new();
         compare_sections(&mut out, &[("scylla".into(), &b)]);
         assert!(!out.contains("rows"), "{out}");
+    }
+}
+
+#[cfg(test)]
+mod environment_and_anatomy_tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::anatomy::Layer;
+    use crate::environment::Environment;
+    use crate::report::{AnatomyReport, RunConfig};
+
+    fn report(driver: &str, environment: Option<Environment>, b: BackendReport) -> Report {
+        Report {
+            config: RunConfig {
+                drivers: vec![driver.to_owned()],
+                ..RunConfig::default()
+            },
+            backends: BTreeMap::from([(driver.to_owned(), b)]),
+            environment,
+            ..Report::default()
+        }
+    }
+
+    fn backend(cpu: f64, anatomy: Option<AnatomyReport>) -> BackendReport {
+        let mut b = crate::report::BackendRun::default().report("doppio");
+        b.requests = 1000;
+        b.cpu_us_per_req = cpu;
+        b.anatomy = anatomy;
+        b
+    }
+
+    #[test]
+    fn show_names_every_difference_of_machine_and_build() {
+        let here = Environment::here();
+        let mut other = here.clone();
+        other.kernel = Some("5.15.0".into());
+        other.rustc = "rustc 1.80.0".into();
+        let a = report("doppio", Some(here.clone()), backend(1.0, None));
+        let b = report("doppio", Some(other), backend(1.0, None));
+        let out = render_pair(&b, &a);
+        assert!(out.contains("ENVIRONMENT  warning: "), "{out}");
+        let kernel = format!(
+            "kernel: {} vs 5.15.0",
+            here.kernel.clone().unwrap_or_default()
+        );
+        assert!(out.contains(&kernel), "{out}");
+        assert!(
+            out.contains(&format!("rustc: {} vs rustc 1.80.0", here.rustc)),
+            "{out}"
+        );
+        // The same machine and build: said so.
+        let same = render_pair(&a, &a);
+        assert!(
+            same.contains("ENVIRONMENT  the same machine and build in both reports"),
+            "{same}"
+        );
+        // A report from before environments were recorded: not compared, and why.
+        let old = report("doppio", None, backend(1.0, None));
+        assert!(render_pair(&a, &old).contains("ENVIRONMENT  not compared"));
+        // One report alone: its machine and build in CONFIG.
+        let alone = render(&a, false);
+        assert!(alone.contains("  machine       Linux "), "{alone}");
+        assert!(alone.contains("  build         commit "), "{alone}");
+    }
+
+    #[test]
+    fn the_anatomy_table_shows_every_layer_and_compares_two_reports() {
+        let anatomy = |codec: f64, driver: f64| AnatomyReport {
+            sampling: "perf record -e cpu-clock -F 499 --call-graph dwarf,8192".into(),
+            sampled_cpu_us_per_req: codec + driver,
+            us_per_req: BTreeMap::from([(Layer::Codec, codec), (Layer::Driver, driver)]),
+            skipped_lines: 0,
+            recorder_cpu_us_per_req: Some(0.1),
+        };
+        let a = report("doppio", None, backend(1.0, Some(anatomy(0.25, 0.75))));
+        let b = report("doppio", None, backend(2.0, Some(anatomy(0.5, 1.5))));
+        let out = render_pair(&b, &a);
+        let table = out.split("ANATOMY [us/req]").nth(1).unwrap_or_default();
+        assert!(table.contains("  codec"), "{out}");
+        // Every layer is a row, 0 where it had no sample.
+        for layer in Layer::ALL {
+            assert!(
+                table.contains(&format!("  {}", layer.name())),
+                "{}: {out}",
+                layer.name()
+            );
+        }
+        let codec = table
+            .lines()
+            .find(|l| l.starts_with("    codec"))
+            .unwrap_or_default();
+        assert!(codec.contains("+100.0%"), "{codec}");
+        // Without sampled stacks there is no table.
+        let plain = report("doppio", None, backend(1.0, None));
+        assert!(!render(&plain, false).contains("ANATOMY"));
+        // Samples that stand for much less than the measured CPU are pointed out.
+        let mut thin = anatomy(0.1, 0.1);
+        thin.sampled_cpu_us_per_req = 0.2;
+        let thin = report("doppio", None, backend(1.0, Some(thin)));
+        assert!(render(&thin, false).contains("the samples stand for 0.20 us per request"));
     }
 }
