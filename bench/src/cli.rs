@@ -33,6 +33,8 @@ pub struct Cli {
 }
 
 /// The subcommands.
+// One value per process, parsed once: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Creates the workload's schema (keyspaces, tables).
@@ -55,6 +57,11 @@ pub enum Command {
         /// Also print the per-sample LOG.
         #[arg(long)]
         log: bool,
+        /// With a baseline: also draw the differential flamegraph of CPU per request of the
+        /// two reports' first backends into this SVG (both runs made with --flamegraph; red
+        /// where the report spends more per request than the baseline).
+        #[arg(long, value_name = "SVG")]
+        flamediff: Option<PathBuf>,
     },
     /// Writes a report's latency samples as an HdrHistogram interval log.
     Hdr {
@@ -355,6 +362,12 @@ pub struct RunArgs {
     /// too. Perturbs the overhead figures less than a flamegraph, but does.
     #[arg(long)]
     pub anatomy: bool,
+    /// Time one request in N of each doppio backend stage by stage (schedule, bench, queue,
+    /// flush, wire, frame, wake, decode: the WATERFALL table, whose means add up to those
+    /// requests' mean latency), 1 to 1,000,000,000. scylla-rust-driver has no such hooks: its
+    /// column shows the end-to-end latency only.
+    #[arg(long, value_name = "N", value_parser = limits::waterfall)]
+    pub waterfall: Option<u64>,
     /// How results are fetched and consumed.
     #[command(flatten)]
     pub results: ResultArgs,

@@ -282,6 +282,16 @@ pub fn draw_differential(
     b: (&str, &[u8], u64),
 ) -> Result<PathBuf, FlameError> {
     let svg_path = PathBuf::from(format!("{}-diff-{}-{}.svg", prefix.display(), a.0, b.0));
+    draw_differential_to(&svg_path, a, b)?;
+    Ok(svg_path)
+}
+
+/// [`draw_differential`] into the file `svg_path`.
+pub fn draw_differential_to(
+    svg_path: &Path,
+    a: (&str, &[u8], u64),
+    b: (&str, &[u8], u64),
+) -> Result<(), FlameError> {
     let render_err = |detail: String| FlameError::Render {
         path: svg_path.display().to_string(),
         detail,
@@ -302,11 +312,11 @@ pub fn draw_differential(
         b.0, a.0, b.0
     );
     options.count_name = "ps/request".into();
-    let mut svg = std::fs::File::create(&svg_path).map_err(|e| render_err(e.to_string()))?;
+    let mut svg = std::fs::File::create(svg_path).map_err(|e| render_err(e.to_string()))?;
     inferno::flamegraph::from_lines(&mut options, text.lines(), &mut svg)
         .map_err(|e| render_err(e.to_string()))?;
     svg.flush().map_err(|e| render_err(e.to_string()))?;
-    Ok(svg_path)
+    Ok(())
 }
 
 #[cfg(test)]

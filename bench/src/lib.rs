@@ -26,7 +26,8 @@
 //!   released samples written to an unnamed temporary file so that memory stays bounded;
 //!   `validate`, `--validate`'s comparison of returned rows with what the load wrote;
 //!   `phase`, a phase as the workers run it and what a backend gives the engine to run one;
-//!   `drive`, a phase driven from the coordinator).
+//!   `drive`, a phase driven from the coordinator; `waterfall`, `--waterfall`'s timed
+//!   requests stage by stage).
 //! - [`backend`]: the drivers behind one interface, `Backend` (children, its adapters:
 //!   `doppio` on glommio or its own io_uring runtime, `scylla` on tokio, `null`; what they
 //!   share: `interface`, the `Backend` trait; `driver`, which driver and the protocol

@@ -30,7 +30,8 @@ fn main() -> ExitCode {
             report,
             baseline,
             log,
-        } => show::show(report, baseline.as_deref(), *log),
+            flamediff,
+        } => show::show(report, baseline.as_deref(), *log, flamediff.as_deref()),
         Command::Hdr {
             report,
             output,

@@ -96,6 +96,11 @@ fn out_of_range_counts_and_durations_are_refused_before_anything_starts() {
         ),
         (&["run"], "--duration", &["0", "0s", "-1", "x"]),
         (&["run"], "--segments", &["0", "-1", "1001", "x"]),
+        (
+            &["run"],
+            "--waterfall",
+            &["0", "-1", "1000000001", "x", "1.5"],
+        ),
         (&["run"], "--order", &["random", "0", ""]),
         (&["run"], "--syscalls", &["none", "", "kinds"]),
         (

@@ -3,7 +3,8 @@
 //! the samples stand for about what was measured, each backend's own code is found where it
 //! lives (doppio's driver and codec, scylla's), the kernel's network stack shows, and the
 //! text report has its table. A `--flamegraph` run of two backends also draws their
-//! differential flamegraph per request. `perf` with software events is installed by
+//! differential flamegraph per request, and `doppio show NEW BASE --flamediff` draws one of
+//! two reports (refused, with the reason, for reports without stacks or without a baseline). `perf` with software events is installed by
 //! `scripts/test.sh`.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
@@ -113,6 +114,17 @@ fn anatomy_splits_each_backends_cpu_by_layer() {
         .unwrap()
         .iter()
         .any(|w| w.as_str().unwrap().starts_with("sampled run (perf record")));
+    // --anatomy keeps no stacks: a differential flamegraph of it is refused, and why.
+    let r = report.to_str().unwrap();
+    let svg = dir.join("d.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_doppio"))
+        .args(["show", r, r, "--flamediff", svg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("has no flamegraph stacks to compare"), "{err}");
+    assert!(!svg.exists());
 }
 
 #[test]
@@ -146,6 +158,31 @@ fn a_flamegraph_run_of_two_backends_draws_their_difference_per_request() {
     let j = json(&report);
     let a = &j["backends"]["scylla"]["anatomy"];
     assert!(a["sampling"].as_str().unwrap().contains("-F 999"), "{a}");
+    // Two reports' differential flamegraph (here a report against itself: every frame
+    // the same per request), and the refusal without a baseline.
+    let r = report.to_str().unwrap();
+    let svg = dir.join("self.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_doppio"))
+        .args(["show", r, r, "--flamediff", svg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.contains("CPU per request"), "title");
+    assert!(j["backends"]["doppio-uring"]["anatomy"]["folded"]
+        .as_str()
+        .unwrap()
+        .ends_with("f-doppio-uring.folded"));
+    let out = Command::new(env!("CARGO_BIN_EXE_doppio"))
+        .args(["show", r, "--flamediff", svg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("against a baseline"));
     // No data file is left behind.
     let left: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()

@@ -26,6 +26,8 @@
 //!   a typed outcome.
 //! - [`error`]: the driver's error type with its causes, and the one table of error kinds.
 //! - `clock` (private): the coarse clock of request deadlines.
+//! - [`stages`]: a picked request timed stage by stage on its way through a connection
+//!   (queued, handed to the runtime, read, split off, polled), for benchmarks' waterfalls.
 //!
 //! Invariant: nothing on the request path is shared across cores; shard state is
 //! `Rc`/`RefCell`, never `Arc`/`Mutex`.
@@ -42,6 +44,7 @@ pub mod result;
 pub mod routing;
 pub mod session;
 mod shards;
+pub mod stages;
 mod system;
 
 /// What the request-path benchmarks (`driver/benches/request_path.rs`) call to time one

@@ -46,6 +46,8 @@ pub struct DoppioBackend {
     discard_results: bool,
     /// Whether the shards are pinned to their cores.
     pinned: bool,
+    /// `--waterfall N`: one request in N timed stage by stage.
+    waterfall_every: Option<u64>,
 }
 
 /// The event loop and io_uring configuration of a doppio backend.
@@ -172,6 +174,7 @@ impl DoppioBackend {
             driver,
             discard_results: o.discard_results,
             pinned: o.pin,
+            waterfall_every: o.waterfall_every,
         })
     }
 }
@@ -346,6 +349,120 @@ struct ShardSession {
     session: Session,
     /// Count result rows without decoding them.
     discard_results: bool,
+    /// `--waterfall N`: one request in N is timed stage by stage.
+    waterfall_every: Option<u64>,
+    /// Requests until the next timed one (one shard: a `Cell`, no atomic).
+    countdown: std::cell::Cell<u64>,
+}
+
+impl ShardSession {
+    /// Whether this request is the one in `--waterfall` N to time.
+    #[inline]
+    fn timed_now(&self) -> bool {
+        let Some(every) = self.waterfall_every else {
+            return false;
+        };
+        let left = self.countdown.get();
+        if left <= 1 {
+            self.countdown.set(every);
+            true
+        } else {
+            self.countdown.set(left - 1);
+            false
+        }
+    }
+
+    /// A request timed stage by stage (`--waterfall`): its first page's way through the
+    /// driver (`doppio::stages`), its rows read as [`BenchSession::execute`] reads them. The
+    /// driver's thread is armed for the first poll only: the request takes the arm when it
+    /// is queued then (the common case); one that waits for a stream id first is not timed.
+    /// A result of several pages is not timed either (its stages would not be one
+    /// request's). Boxed by its caller: one allocation per timed request.
+    async fn execute_timed(
+        &self,
+        prepared: &DoppioPrepared,
+        args: Args<'_>,
+    ) -> Result<Answer, RequestError> {
+        use doppio::stages;
+        use std::future::Future;
+        let (options, conditional) = (&prepared.options, prepared.conditional);
+        let statement = &prepared.statement;
+        let call = stages::now();
+        let token = stages::arm();
+        let mut request = std::pin::pin!(self.session.execute_with(statement, &args, options));
+        let mut first = true;
+        let page = std::future::poll_fn(|cx| {
+            let polled = request.as_mut().poll(cx);
+            if std::mem::take(&mut first) {
+                stages::disarm(token);
+            }
+            polled
+        })
+        .await;
+        let returned = stages::now();
+        let page = page.map_err(|e| request_error(&e))?;
+        let stamps = stages::take(token);
+        let not_applied = conditional && rows::not_applied(&page);
+        let mut rows =
+            rows::consume(&page, self.discard_results, args.check).map_err(|e| rows_error(&e))?;
+        if page.paging_state().is_none() {
+            return Ok(Answer {
+                rows,
+                not_applied,
+                stages: stamps.and_then(|s| driver_stages(call, &s, returned)),
+            });
+        }
+        // Further pages, untimed.
+        let mut page = page;
+        loop {
+            let Some(state) = page.paging_state().cloned() else {
+                return Ok(Answer {
+                    rows,
+                    not_applied,
+                    stages: None,
+                });
+            };
+            let options = StatementOptions {
+                paging_state: Some(&state),
+                ..*options
+            };
+            page = Box::pin(self.session.execute_with(statement, &args, &options))
+                .await
+                .map_err(|e| request_error(&e))?;
+            rows += rows::consume(&page, self.discard_results, args.check)
+                .map_err(|e| rows_error(&e))?;
+        }
+    }
+}
+
+/// A timed request's stages from the driver's stamps and the call's own times (`None` when
+/// a stamp is missing: its batch was handed over too long before its answer).
+fn driver_stages(
+    call: u64,
+    s: &doppio::stages::Stamps,
+    returned: u64,
+) -> Option<crate::engine::waterfall::DriverStages> {
+    let points = [
+        call,
+        s.queued,
+        s.flushed,
+        s.read,
+        s.completed,
+        s.polled,
+        returned,
+    ];
+    if points.contains(&0) {
+        return None;
+    }
+    let d = |k: usize| points[k + 1].saturating_sub(points[k]);
+    Some(crate::engine::waterfall::DriverStages {
+        queue: d(0),
+        flush: d(1),
+        wire: d(2),
+        frame: d(3),
+        wake: d(4),
+        decode: d(5),
+    })
 }
 
 impl BenchSession for ShardSession {
@@ -365,6 +482,9 @@ impl BenchSession for ShardSession {
         prepared: &DoppioPrepared,
         args: Args<'_>,
     ) -> Result<Answer, RequestError> {
+        if self.timed_now() {
+            return Box::pin(self.execute_timed(prepared, args)).await;
+        }
         let (options, conditional) = (&prepared.options, prepared.conditional);
         let prepared = &prepared.statement;
         let mut page = self
@@ -379,7 +499,11 @@ impl BenchSession for ShardSession {
                 .map_err(|e| rows_error(&e))?;
             // A reference-counted handle on the page's bytes: no copy.
             let Some(state) = page.paging_state().cloned() else {
-                return Ok(Answer { rows, not_applied });
+                return Ok(Answer {
+                    rows,
+                    not_applied,
+                    stages: None,
+                });
             };
             let options = StatementOptions {
                 paging_state: Some(&state),
@@ -408,7 +532,11 @@ impl BenchSession for ShardSession {
             .map_err(|e| request_error(&e))?;
         let not_applied = batch.conditional && rows::not_applied(&page);
         let rows = rows::consume(&page, self.discard_results, None).map_err(|e| rows_error(&e))?;
-        Ok(Answer { rows, not_applied })
+        Ok(Answer {
+            rows,
+            not_applied,
+            stages: None,
+        })
     }
 
     /// On the fiber's kept timer: glommio allocates for every new timer, not for one
@@ -540,6 +668,7 @@ impl PhaseRunner for DoppioBackend {
         let workload = workload.clone();
         let workers = self.cluster.shards();
         let discard_results = self.discard_results;
+        let waterfall_every = self.waterfall_every;
         self.cluster
             .run_on_shards_indexed(move |worker, session| {
                 let (stmts, workload, events) = (stmts.clone(), workload.clone(), events.clone());
@@ -562,6 +691,8 @@ impl PhaseRunner for DoppioBackend {
                     let bench = ShardSession {
                         session,
                         discard_results,
+                        waterfall_every,
+                        countdown: std::cell::Cell::new(waterfall_every.unwrap_or(0)),
                     };
                     run_and_report(&bench, &workload, &plan, &wspec, spec.phase, events).await;
                 }

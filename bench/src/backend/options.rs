@@ -118,6 +118,8 @@ pub struct ConnectOptions {
     pub page_size: i32,
     /// Neither iterate nor decode result rows: only count them (protocol-overhead studies).
     pub discard_results: bool,
+    /// `--waterfall N`: doppio times one request in N stage by stage (`None`: none).
+    pub waterfall_every: Option<u64>,
     /// Serial consistency sent with every request.
     pub serial_consistency: SerialConsistency,
     /// Local data center and preferred rack of the load-balancing policy.
@@ -174,6 +176,7 @@ pub(crate) mod tests {
             spin_before_park: None,
             page_size: DEFAULT_PAGE_SIZE,
             discard_results: false,
+            waterfall_every: None,
             serial_consistency: SerialConsistency::LocalSerial,
             locality: Locality::default(),
             retry_backoff: None,

@@ -557,7 +557,11 @@ impl BenchSession for TokioSession {
             .map_err(|e| request_error(&e))?;
         let not_applied = batch.conditional && rows::not_applied(&page);
         let rows = rows::consume(page, self.discard_results, None).map_err(|e| rows_error(&e))?;
-        Ok(Answer { rows, not_applied })
+        Ok(Answer {
+            rows,
+            not_applied,
+            stages: None,
+        })
     }
 
     async fn sleep_until(&self, _: &mut (), deadline: Instant) {

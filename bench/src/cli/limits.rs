@@ -36,6 +36,8 @@ pub const MAX_SEGMENTS: u64 = 1000;
 pub const MAX_RETRIES: u64 = 100;
 /// The most bisection rounds of `findmax --refine`.
 pub const MAX_REFINE: u64 = 30;
+/// `--waterfall N`: one request in at most a billion is timed.
+pub const MAX_WATERFALL: u64 = 1_000_000_000;
 /// The shortest sample interval.
 pub const MIN_SAMPLE_INTERVAL: Duration = Duration::from_millis(1);
 /// The shortest interval between progress lines.
@@ -160,6 +162,11 @@ pub fn retries(text: &str) -> Result<u32, OptionError> {
 /// `--refine`.
 pub fn refine(text: &str) -> Result<u32, OptionError> {
     whole(text, 0, MAX_REFINE)
+}
+
+/// `--waterfall`.
+pub fn waterfall(text: &str) -> Result<u64, OptionError> {
+    whole(text, 1, MAX_WATERFALL)
 }
 
 /// A duration with its unit within `min..=max` (`max` none: no upper bound).

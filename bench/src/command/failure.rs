@@ -197,6 +197,33 @@ pub enum UsageError {
         /// The baseline given.
         baseline: PathBuf,
     },
+    /// `doppio show --flamediff` without a baseline to compare with.
+    #[error("--flamediff draws a report against a baseline: `doppio show NEW.json BASE.json --flamediff OUT.svg`")]
+    FlamediffWithoutBaseline,
+    /// `doppio show --flamediff` on a report whose first backend has no folded stacks.
+    #[error(
+        "{}: its first backend has no flamegraph stacks to compare (run it with --flamegraph \
+         PREFIX; --anatomy alone keeps none)",
+        report.display()
+    )]
+    NoFoldedStacks {
+        /// The report.
+        report: PathBuf,
+    },
+    /// `doppio show --flamediff`: a report's folded stacks could not be read.
+    #[error("cannot read the folded stacks {} that {} names: {source}", path.display(), report.display())]
+    FoldedUnreadable {
+        /// The stacks' file.
+        path: PathBuf,
+        /// The report that names it.
+        report: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `doppio show --flamediff`: the differential flamegraph could not be drawn.
+    #[error("--flamediff: {0}")]
+    Flamediff(#[source] crate::flame::FlameError),
     /// `doppio hdr` asked for a driver the report has no results for.
     #[error("{} has no results for driver `{driver}`", report.display())]
     NoDriverResults {

@@ -52,7 +52,8 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     if a.validate && drivers.contains(&Driver::Null) {
         return Err(UsageError::ValidateNull.into());
     }
-    let options = result_options(&a.connect, &a.results, &drivers)?;
+    let mut options = result_options(&a.connect, &a.results, &drivers)?;
+    options.waterfall_every = a.waterfall;
     let started_at = crate::report::now_rfc3339();
     // Every file the run will write, checked before anything connects (the report's
     // default name reserved).
@@ -158,6 +159,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             // Found before the first round (run_segments).
             equal_load: None,
             syscalls: Some(a.syscalls.name().to_owned()),
+            waterfall_every: a.waterfall,
         },
         fatal_error: None,
         warnings: Vec::new(),
@@ -251,6 +253,17 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
                 Ok(files) => {
                     for f in files {
                         eprintln!("flamegraph written to {}", f.display());
+                    }
+                    // Where each backend's stacks are, for `show --flamediff`.
+                    for (driver, b) in report.backends.iter_mut() {
+                        if let Some(a) = b.anatomy.as_mut().filter(|_| folded.contains_key(driver))
+                        {
+                            let path =
+                                PathBuf::from(format!("{}-{driver}.folded", prefix.display()));
+                            // Absolute, so that `show` finds it from any folder.
+                            let path = std::fs::canonicalize(&path).unwrap_or(path);
+                            a.folded = Some(path.display().to_string());
+                        }
                     }
                 }
                 Err(e) => report.warnings.push(format!("no flamegraph: {e}")),

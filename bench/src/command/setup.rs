@@ -29,6 +29,7 @@ pub(crate) fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<Connect
         spin_before_park: c.spin,
         page_size: backend::DEFAULT_PAGE_SIZE,
         discard_results: false,
+        waterfall_every: None,
         serial_consistency: c.serial_consistency,
         locality: Locality::new(c.datacenter.clone(), c.rack.clone())?,
         retry_backoff: c.retry_backoff,

@@ -48,6 +48,8 @@ pub struct PhaseOutcome {
     /// Requests sent to each node over the phase (the samples' counts added up: a node that
     /// left the cluster during the phase keeps what it was sent).
     pub requests_by_node: BTreeMap<String, u64>,
+    /// `--waterfall`: the timed requests' stages, all workers merged (`None`: none timed).
+    pub waterfall: Option<super::waterfall::Waterfall>,
 }
 
 /// Runs a phase on `backend` and collects it; `on_sample` sees each merged sample as soon
@@ -152,6 +154,12 @@ fn run_prepared_phase<R: PhaseRunner + ?Sized + 'static>(
                             outcome.aborted = end.aborted;
                         }
                         merge_totals(&mut outcome.statements, &end.statements);
+                        if let Some(w) = &end.waterfall {
+                            outcome
+                                .waterfall
+                                .get_or_insert_with(Default::default)
+                                .merge(w);
+                        }
                     }
                     Err(e) => outcome.failed_workers.push(format!("worker {worker}: {e}")),
                 }

@@ -23,7 +23,9 @@
 //! counts, per phase histograms), beside the totals; [`spill`], released samples with their
 //! histograms written to a temporary file, so that a run of any length keeps memory bounded;
 //! [`validate`], `--validate`'s comparison of returned rows with what the load wrote;
-//! [`order`], the backends' order in each round of an interleaved run (`--order`).
+//! [`order`], the backends' order in each round of an interleaved run (`--order`);
+//! [`waterfall`], `--waterfall`'s timed requests split into stages whose means add up to
+//! their mean latency.
 //!
 //! A worker runs `concurrency` fibers: futures joined inside the worker's one task, not a
 //! task each. Fiber `f` of a worker with `C` fibers runs the worker's iterations `f`,
@@ -74,6 +76,7 @@ pub mod session;
 pub mod spill;
 pub mod statements;
 pub mod validate;
+pub mod waterfall;
 pub mod worker;
 
 pub use interval::{interval_ending_at, last_interval, IntervalSample};

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use super::interval::{interval_end, IntervalSample};
 use super::request::{Answer, RequestError};
 use super::statements::{StatementCounts, StatementTotals};
+use super::waterfall::Waterfall;
 use crate::stats::LatencyHistogram;
 
 /// Per-worker state shared by its fibers (a `RefCell`: fibers run on one thread, one at a
@@ -45,6 +46,8 @@ pub(super) struct Recorder<F: FnMut(IntervalSample)> {
     pub(super) sequence: Vec<bool>,
     /// The first message of each error kind.
     pub(super) first_messages: Vec<(&'static str, String)>,
+    /// `--waterfall`: the timed requests' stages over the phase (made at the first one).
+    pub(super) waterfall: Option<Waterfall>,
     pub(super) sink: F,
 }
 
@@ -170,8 +173,22 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
             totals.requests += 1;
         }
         match result {
-            Ok(Answer { rows, not_applied }) => {
+            Ok(Answer {
+                rows,
+                not_applied,
+                stages,
+            }) => {
                 let latency = done.saturating_duration_since(due).as_nanos() as u64;
+                if let Some(d) = stages {
+                    // One request in `--waterfall` N: its stages (the histograms made once).
+                    self.waterfall
+                        .get_or_insert_with(Waterfall::default)
+                        .record(
+                            sent.saturating_duration_since(due).as_nanos() as u64,
+                            done.saturating_duration_since(sent).as_nanos() as u64,
+                            &d,
+                        );
+                }
                 self.rows += rows;
                 if self.paced {
                     self.service

@@ -2,6 +2,8 @@
 //! returned ([`Answer`]) or why it failed ([`RequestError`], a short kind for counting and
 //! the driver's message), and the kinds that mean the node went away ([`NODE_GONE_KINDS`]).
 
+use super::waterfall::DriverStages;
+
 /// A failed request as the engine sees it: a short kind for counting, and the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestError {
@@ -19,6 +21,9 @@ pub struct Answer {
     /// A conditional update (lightweight transaction) that was not applied: its result's
     /// `[applied]` column is false. Read only for conditional statements.
     pub not_applied: bool,
+    /// With `--waterfall`, for a request the backend timed: its way through the driver,
+    /// stage by stage ([`super::waterfall`]); `None` otherwise.
+    pub stages: Option<DriverStages>,
 }
 
 impl Answer {
@@ -27,6 +32,7 @@ impl Answer {
         Self {
             rows,
             not_applied: false,
+            stages: None,
         }
     }
 }

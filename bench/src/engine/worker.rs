@@ -67,6 +67,9 @@ pub struct WorkerEnd {
     /// Per statement of the plan (by index): its record over the phase (empty when the
     /// phase was not recorded).
     pub statements: Vec<StatementTotals>,
+    /// `--waterfall`: the stages of the requests the backend timed (`None`: none was;
+    /// boxed: the worker's message that carries it stays small).
+    pub waterfall: Option<Box<super::waterfall::Waterfall>>,
 }
 
 /// Sleeps until `deadline`, in steps of at most [`PAUSE_STEP`] so that an interrupt ends a
@@ -158,6 +161,7 @@ where
         },
         sequence: entries,
         first_messages: Vec::new(),
+        waterfall: None,
         sink,
     });
     let iterations = Cell::new(0u64);
@@ -347,6 +351,7 @@ where
         elapsed,
         aborted: outage.into_verdict(),
         statements: rec.statement_totals,
+        waterfall: rec.waterfall.map(Box::new),
     }
 }
 
@@ -399,6 +404,7 @@ mod tests {
             Ok(Answer {
                 rows: args.iteration % 3,
                 not_applied: args.iteration % 7 == 0,
+                stages: None,
             })
         }
 

@@ -107,6 +107,8 @@ pub struct BackendRun {
     pub io_uring_unavailable: Option<String>,
     /// Why hardware counters could not be read.
     pub hardware_unavailable: Option<String>,
+    /// `--waterfall`: the timed requests' stages over the measured segments.
+    pub waterfall: Option<crate::engine::waterfall::Waterfall>,
     /// Driver counters over the measured segments (doppio).
     pub counters: Option<crate::backend::DriverCounters>,
     /// Whether the samples' rows were counted (else the report's row figures are `null`).
@@ -232,6 +234,9 @@ impl BackendRun {
         self.service.merge(&outcome.service);
         self.segments.push(outcome.samples);
         merge_totals(&mut self.statements, &outcome.statements);
+        if let Some(w) = &outcome.waterfall {
+            self.waterfall.get_or_insert_with(Default::default).merge(w);
+        }
     }
 
     /// Marks the segment [`Self::add_phase`] adds as the `position`th of `round`, with
@@ -472,6 +477,7 @@ impl BackendRun {
             server_saturated_segments: server.map(|s| s.2),
             // Filled in by the run once its stacks are folded.
             anatomy: None,
+            waterfall: self.waterfall.as_ref().map(WaterfallReport::of),
         }
     }
 

@@ -621,6 +621,8 @@ fn merge_backend(
         server_utilisation: None,
         server_saturated_segments: None,
         anatomy: None,
+        // Per machine: not merged (each report keeps its own).
+        waterfall: None,
         rows,
         rows_per_s,
         cpu_us_per_row,

@@ -28,7 +28,8 @@ pub mod verdict;
 pub use accumulate::{latency_summary, BackendRun, OverheadTotals};
 pub use schema::{
     AnatomyReport, BackendReport, CyclesConfig, EqualLoad, HardwarePerReq, LatencySummary, Report,
-    RunConfig, SampleReport, SampleStatement, SegmentFigures, SqPollConfig, StatementInfo,
-    StatementReport, UringEntersPerReq, WorkloadInfo, SCHEMA_VERSION,
+    RunConfig, SampleReport, SampleStatement, SegmentFigures, SqPollConfig, StageReport,
+    StatementInfo, StatementReport, UringEntersPerReq, WaterfallReport, WorkloadInfo,
+    SCHEMA_VERSION,
 };
 pub use time::{now_rfc3339, rfc3339_of_unix, rfc3339_to_unix};

@@ -181,6 +181,10 @@ pub struct RunConfig {
     /// total only); null in older reports (by kind).
     #[serde(default)]
     pub syscalls: Option<String>,
+    /// `--waterfall N`: one request in N of each doppio backend was timed stage by stage
+    /// (`null` without it).
+    #[serde(default)]
+    pub waterfall_every: Option<u64>,
 }
 
 /// `config.equal_load`: the run at equal work.
@@ -627,6 +631,65 @@ pub struct BackendReport {
     /// otherwise).
     #[serde(default)]
     pub anatomy: Option<AnatomyReport>,
+    /// `--waterfall N`: the latency of the requests doppio timed, stage by stage (`null`
+    /// without it, and for scylla, whose request path is not instrumented).
+    #[serde(default)]
+    pub waterfall: Option<WaterfallReport>,
+}
+
+/// The timed requests' latency split into stages ([`crate::engine::waterfall`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WaterfallReport {
+    /// Requests timed.
+    pub timed: u64,
+    /// Each stage in the order a request passes them; their means add up to
+    /// `end_to_end.mean_ns`.
+    pub stages: Vec<StageReport>,
+    /// The timed requests' latency (due time to end).
+    pub end_to_end: StageReport,
+}
+
+/// One stage's (or the whole way's) figures over the timed requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageReport {
+    /// Its name (`schedule`, `bench`, `queue`, `flush`, `wire`, `frame`, `wake`, `decode`,
+    /// or `end_to_end`).
+    pub stage: String,
+    /// Exact mean, nanoseconds.
+    pub mean_ns: f64,
+    /// Median, nanoseconds.
+    pub p50_ns: u64,
+    /// 99th percentile, nanoseconds.
+    pub p99_ns: u64,
+    /// Maximum, nanoseconds.
+    pub max_ns: u64,
+    /// Its histogram (HdrHistogram V2, compressed, base64; values of 0 recorded as 1 ns).
+    pub histogram: String,
+}
+
+impl WaterfallReport {
+    /// The report of `w`.
+    pub fn of(w: &crate::engine::waterfall::Waterfall) -> Self {
+        let stage = |name: &str, h: &crate::stats::LatencyHistogram, mean: f64| StageReport {
+            stage: name.to_owned(),
+            mean_ns: mean,
+            p50_ns: h.value_at_percentile(50.0),
+            p99_ns: h.value_at_percentile(99.0),
+            max_ns: h.max(),
+            histogram: h.to_base64(),
+        };
+        let means = w.means_ns();
+        WaterfallReport {
+            timed: w.timed,
+            stages: crate::engine::waterfall::STAGES
+                .iter()
+                .zip(&w.stages)
+                .zip(means)
+                .map(|((name, h), mean)| stage(name, h, mean))
+                .collect(),
+            end_to_end: stage("end_to_end", &w.end_to_end, w.end_to_end_mean_ns()),
+        }
+    }
 }
 
 /// The client's CPU per request split by the layer that owns each sampled stack
@@ -647,6 +710,11 @@ pub struct AnatomyReport {
     /// `perf record`'s own CPU per request, microseconds: not in the client's CPU, the
     /// sampling's cost besides the perturbation of the sampled threads.
     pub recorder_cpu_us_per_req: Option<f64>,
+    /// The folded stacks `--flamegraph` wrote for this backend (`PREFIX-<driver>.folded`,
+    /// its absolute path), which `doppio show NEW BASE --flamediff` reads; `null` with
+    /// `--anatomy` alone.
+    #[serde(default)]
+    pub folded: Option<String>,
 }
 
 impl AnatomyReport {
@@ -672,6 +740,7 @@ impl AnatomyReport {
             us_per_req: anatomy.per_request(cpu_us_per_req).into_iter().collect(),
             skipped_lines: anatomy.skipped_lines,
             recorder_cpu_us_per_req: recorder.map(|d| per_req(d.as_nanos() as f64)),
+            folded: None,
         }
     }
 }

@@ -1116,7 +1116,53 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         ("LATENCY [ms]", latency),
         ("OVERHEAD (per request)", overhead),
         (ANATOMY, anatomy_metrics()),
+        (WATERFALL, waterfall_metrics()),
     ]
+}
+
+/// The title of the waterfall table.
+const WATERFALL: &str = "WATERFALL [us, mean]";
+
+/// The waterfall table's rows: each stage's mean over the timed requests, then the timed
+/// requests' mean latency (which the stages add up to) and their count. A backend without
+/// stage hooks (scylla) shows its end-to-end mean latency only.
+fn waterfall_metrics<'a>() -> Vec<Metric<'a>> {
+    let has = |b: &BackendReport| b.waterfall.is_some();
+    let mut rows: Vec<Metric<'a>> = crate::engine::waterfall::STAGES
+        .iter()
+        .enumerate()
+        .map(|(k, name)| {
+            Metric::new(format!("  {name}"), "", 3, move |b| {
+                b.waterfall
+                    .as_ref()
+                    .and_then(|w| w.stages.get(k))
+                    .map_or(Value::Missing, |s| Value::Num(s.mean_ns / 1e3))
+            })
+            .change()
+            .shown_if(has)
+        })
+        .collect();
+    rows.push(
+        Metric::new("end to end", "", 3, |b| {
+            Value::Num(
+                b.waterfall
+                    .as_ref()
+                    .map_or(b.latency_ns.mean, |w| w.end_to_end.mean_ns)
+                    / 1e3,
+            )
+        })
+        .change()
+        .shown_if(has),
+    );
+    rows.push(
+        Metric::new("timed requests", "", 0, |b| {
+            b.waterfall
+                .as_ref()
+                .map_or(Value::Missing, |w| Value::Count(w.timed))
+        })
+        .shown_if(has),
+    );
+    rows
 }
 
 /// The title of the anatomy table.
@@ -1188,9 +1234,9 @@ fn table(out: &mut String, title: &str, metrics: &[Metric<'_>], columns: &[Colum
 }
 
 fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
-    let (tables, anatomy): (Vec<_>, Vec<_>) = tables(columns)
+    let (tables, own): (Vec<_>, Vec<_>) = tables(columns)
         .into_iter()
-        .partition(|(t, _)| *t != ANATOMY);
+        .partition(|(t, _)| *t != ANATOMY && *t != WATERFALL);
     let last = tables.len() - 1;
     for (i, (title, metrics)) in tables.iter().enumerate() {
         table(out, title, metrics, columns);
@@ -1233,13 +1279,19 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
         );
     }
     out.push('\n');
-    // After OVERHEAD's notes, when some backend's stacks were sampled.
-    if columns.iter().any(|(_, b)| b.anatomy.is_some()) {
-        for (title, metrics) in &anatomy {
+    // After OVERHEAD's notes: ANATOMY when some backend's stacks were sampled, WATERFALL
+    // when some backend timed requests stage by stage.
+    for (title, metrics) in &own {
+        if *title == ANATOMY && columns.iter().any(|(_, b)| b.anatomy.is_some()) {
             table(out, title, metrics, columns);
+            anatomy_notes(out, columns);
+            out.push('\n');
         }
-        anatomy_notes(out, columns);
-        out.push('\n');
+        if *title == WATERFALL && columns.iter().any(|(_, b)| b.waterfall.is_some()) {
+            table(out, title, metrics, columns);
+            waterfall_notes(out, columns);
+            out.push('\n');
+        }
     }
 
     let any_errors = columns.iter().any(|(_, b)| b.errors > 0);
@@ -1264,6 +1316,33 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
         }
     }
     out.push('\n');
+}
+
+/// Under WATERFALL: what the stages are, and which backends have none.
+fn waterfall_notes(out: &mut String, columns: &[Column<'_>]) {
+    wrap(
+        out,
+        "  ",
+        "stages of the timed requests (one in --waterfall N): schedule (due to send), bench \
+         (its own work in the service time), queue (driver call to the write buffer), flush \
+         (to the runtime), wire (to the read with the answer), frame (to its slot), wake (to \
+         the caller's task), decode (to the call's return); their means add up to end to end",
+    );
+    let without: Vec<&str> = columns
+        .iter()
+        .filter(|(_, b)| b.waterfall.is_none())
+        .map(|(l, _)| l.as_str())
+        .collect();
+    if !without.is_empty() {
+        wrap(
+            out,
+            "  ",
+            &format!(
+                "{}: no stage hooks in this driver: end to end (all requests' mean latency) only",
+                without.join(", ")
+            ),
+        );
+    }
 }
 
 /// Under ANATOMY: how the stacks were sampled, and a warning where the samples stood for
@@ -2294,6 +2373,7 @@ mod environment_and_anatomy_tests {
             us_per_req: BTreeMap::from([(Layer::Codec, codec), (Layer::Driver, driver)]),
             skipped_lines: 0,
             recorder_cpu_us_per_req: Some(0.1),
+            folded: None,
         };
         let a = report("doppio", None, backend(1.0, Some(anatomy(0.25, 0.75))));
         let b = report("doppio", None, backend(2.0, Some(anatomy(0.5, 1.5))));

@@ -26,6 +26,12 @@
 //! allocation once buffers have grown, no lock and no atomic (state is `Rc<RefCell<_>>`,
 //! borrowed only between awaits, never across one).
 //!
+//! A request the caller armed for timing ([`crate::stages`]) keeps its stamps in the
+//! connection's `timed` list (at most [`crate::stages::MAX_TIMED`], reserved at connect):
+//! queued, its batch handed to the runtime, its read arrived, its frame handed to its slot,
+//! its answer polled. Untimed requests pay one thread-local read when queued and an
+//! empty-list check per read, flush and answer polled.
+//!
 //! With TLS ([`ConnectionConfig::tls`]), the `tls` module's handshake runs after TCP
 //! connect and before any CQL (within the connect timeout); then the reader decrypts what
 //! arrived into its frame buffer and the flusher encrypts each batch before sending it.
@@ -55,6 +61,7 @@ use std::time::Duration;
 
 use crate::clock::Ticks;
 use crate::routing::sharding::ShardingInfo;
+use crate::stages;
 use doppio_proto::scylla_extensions::Extensions;
 
 use bytes::BytesMut;
@@ -73,7 +80,8 @@ use doppio_rt::{self as rt, TcpStream, Timer};
 pub use error::{
     BreakCause, ConnectFailure, ConnectionError, ProtocolFault, RequestError, TlsCause, TlsFailure,
 };
-use in_flight::{InFlight, Outcome, StreamHandle};
+pub(crate) use in_flight::StreamHandle;
+use in_flight::{InFlight, Outcome};
 #[doc(hidden)]
 pub use in_flight::{InFlightTable, TableSlot};
 use tls::TlsSession;
@@ -172,6 +180,19 @@ impl ConnectionStats {
     }
 }
 
+/// A request being timed on its connection ([`stages`]).
+#[derive(Debug, Clone, Copy)]
+struct Timed {
+    /// Its stream id and generation.
+    handle: StreamHandle,
+    /// Its arm's token.
+    token: u64,
+    /// The number of the batch it was queued in.
+    batch: u64,
+    /// Its stamps so far.
+    stamps: stages::Stamps,
+}
+
 struct State {
     in_flight: InFlight<Frame, ConnectionError>,
     /// Frames encoded by callers and not yet handed to the flusher.
@@ -189,9 +210,54 @@ struct State {
     /// When bytes last arrived (for keepalive).
     last_read: Ticks,
     stats: ConnectionStats,
+    /// Requests timed stage by stage ([`stages`]), at most [`stages::MAX_TIMED`] (its
+    /// capacity, reserved at connect): empty unless a caller armed one.
+    timed: Vec<Timed>,
+    /// The number of the batch the write buffer is filling (counted from 0).
+    batch: u64,
+    /// When each of the last 64 batches was handed to the runtime (by batch number modulo
+    /// 64), written only while a request is timed.
+    flushed_at: [u64; 64],
 }
 
 impl State {
+    /// A request's outcome was polled (or its caller gave up): its stamps, if it was timed,
+    /// leave the list, and go to its caller when it was answered.
+    #[inline]
+    fn timed_done(&mut self, handle: StreamHandle, answered: bool) {
+        if self.timed.is_empty() {
+            return;
+        }
+        if let Some(i) = self.timed.iter().position(|t| t.handle == handle) {
+            let t = self.timed.swap_remove(i);
+            if answered && t.stamps.completed != 0 {
+                stages::finish(
+                    t.token,
+                    stages::Stamps {
+                        polled: stages::now(),
+                        ..t.stamps
+                    },
+                );
+            }
+        }
+    }
+
+    /// The answer to `stream` was handed to its slot, from a read that arrived at `read_at`:
+    /// if the request was timed, its stamps up to now.
+    #[inline]
+    fn timed_answer(&mut self, stream: i16, read_at: u64) {
+        let batch = self.batch;
+        let flushed_at = &self.flushed_at;
+        if let Some(t) = self.timed.iter_mut().find(|t| t.handle.stream == stream) {
+            // The batch's hand-over time, unless 64 batches or more went since.
+            if batch > t.batch && batch - t.batch <= 64 {
+                t.stamps.flushed = flushed_at[(t.batch % 64) as usize];
+            }
+            t.stamps.read = read_at;
+            t.stamps.completed = stages::now();
+        }
+    }
+
     /// Frames were appended to the write buffer from `start` on: the first of a batch (the
     /// buffer was empty) wakes the flusher, or, if the flusher is still sending the batch
     /// before lazily, hurries that send (its completion matters now: this frame waits for
@@ -311,6 +377,19 @@ impl Shared {
             st.next_sweep = Some(deadline);
             if let Some(w) = st.sweeper.take() {
                 w.wake();
+            }
+        }
+        if let Some(token) = stages::take_armed() {
+            if st.timed.len() < stages::MAX_TIMED {
+                st.timed.push(Timed {
+                    handle,
+                    token,
+                    batch: st.batch,
+                    stamps: stages::Stamps {
+                        queued: stages::now(),
+                        ..stages::Stamps::default()
+                    },
+                });
             }
         }
         st.queued(start, &self.socket);
@@ -467,6 +546,9 @@ impl Connection {
                 close_waiters: Vec::new(),
                 last_read: Ticks::now(),
                 stats: ConnectionStats::default(),
+                timed: Vec::with_capacity(stages::MAX_TIMED),
+                batch: 0,
+                flushed_at: [0; 64],
             }),
             config,
             socket,
@@ -956,13 +1038,11 @@ impl Future for Answer<'_> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let handle = self.handle;
-        let polled = self
-            .shared
-            .state
-            .borrow_mut()
-            .in_flight
-            .poll_outcome(handle, cx);
-        if polled.is_ready() {
+        let mut st = self.shared.state.borrow_mut();
+        let polled = st.in_flight.poll_outcome(handle, cx);
+        if let Poll::Ready(outcome) = &polled {
+            st.timed_done(handle, matches!(outcome, Outcome::Answer(_)));
+            drop(st);
             self.done = true;
         }
         polled
@@ -974,6 +1054,7 @@ impl Drop for Answer<'_> {
         if !self.done {
             if let Ok(mut st) = self.shared.state.try_borrow_mut() {
                 st.in_flight.abandon(self.handle);
+                st.timed_done(self.handle, false);
             }
         }
     }
@@ -1004,13 +1085,11 @@ impl PendingAnswer {
             return Poll::Pending;
         }
         let shared = &*self.conn.shared;
-        let polled = shared
-            .state
-            .borrow_mut()
-            .in_flight
-            .poll_outcome(self.handle, cx);
-        match polled {
+        let mut st = shared.state.borrow_mut();
+        match st.in_flight.poll_outcome(self.handle, cx) {
             Poll::Ready(outcome) => {
+                st.timed_done(self.handle, matches!(outcome, Outcome::Answer(_)));
+                drop(st);
                 self.done = true;
                 Poll::Ready(shared.answer(outcome, self.timeout))
             }
@@ -1034,6 +1113,7 @@ impl Drop for PendingAnswer {
         if !self.done {
             if let Ok(mut st) = self.conn.shared.state.try_borrow_mut() {
                 st.in_flight.abandon(self.handle);
+                st.timed_done(self.handle, false);
             }
         }
     }
@@ -1118,6 +1198,12 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
         st.stats.reads += 1;
         st.stats.bytes_read += n as u64;
         st.last_read = Ticks::now();
+        // The read's arrival, for timed requests answered in it (no clock read otherwise).
+        let read_at = if st.timed.is_empty() {
+            0
+        } else {
+            stages::now()
+        };
         let (decoder, source) = match shared.segments.get() {
             None => (bare, &mut buf),
             Some(compression) => {
@@ -1167,6 +1253,9 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                 continue;
             }
             match st.in_flight.complete(stream, frame) {
+                in_flight::Completion::Delivered if read_at != 0 => {
+                    st.timed_answer(stream, read_at);
+                }
                 in_flight::Completion::Delivered => {}
                 in_flight::Completion::Late => st.stats.late_answers += 1,
                 in_flight::Completion::UnknownStream => {
@@ -1200,19 +1289,21 @@ async fn flush_loop(shared: Rc<Shared>) {
         let open = poll_fn(|cx| {
             let mut st = shared.state.borrow_mut();
             if st.closed.is_some() {
-                return Poll::Ready(false);
+                return Poll::Ready(None);
             }
             if st.write_buf.is_empty() {
                 st.flusher = Some(cx.waker().clone());
                 return Poll::Pending;
             }
             std::mem::swap(&mut st.write_buf, &mut out);
-            Poll::Ready(true)
+            let batch = st.batch;
+            st.batch += 1;
+            Poll::Ready(Some((batch, !st.timed.is_empty())))
         })
         .await;
-        if !open {
+        let Some((batch, timed)) = open else {
             return;
-        }
+        };
         if let Some(compression) = shared.segments.get() {
             framed.clear();
             if let Err(e) = SegmentEncoder::new(compression).encode(&out, &mut framed) {
@@ -1234,6 +1325,10 @@ async fn flush_loop(shared: Rc<Shared>) {
             std::mem::swap(&mut out, &mut cipher);
         }
         let written = out.len();
+        if timed {
+            // Handed to the runtime now, framed and encrypted (for timed requests in it).
+            shared.state.borrow_mut().flushed_at[(batch % 64) as usize] = stages::now();
+        }
         // Lazy: nothing needs `out` back until more is queued, and whoever queues it hurries
         // this send (see `Shared::request`), so on io_uring the send's completion alone does
         // not end the executor's wait: a request and its answer cost one enter.
