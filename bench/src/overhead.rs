@@ -16,7 +16,9 @@
 //! the client CPU is not added to; the SQ threads' share of it (utime + stime from their
 //! `stat`, in clock ticks of 10 ms, before and after the segment) is reported on its own
 //! ([`Cost::sqpoll`]). Their time in a segment is lost from that share (not from the total)
-//! if they end during it. They make no system calls (kernel threads), so the syscall counts
+//! if they end during it. The io-wq workers (`iou-wrk-<tid>`, the kernel's threads that run
+//! io_uring operations that cannot complete at once) are threads of the process too, measured
+//! the same way ([`Cost::io_wq`]); doppio's request path gives them no work. They make no system calls (kernel threads), so the syscall counts
 //! stay those of the user threads; the operations they submit fire the io_uring tracepoints
 //! on them and are counted with the others (the counters are opened on every thread, theirs
 //! included). The syscall
@@ -75,30 +77,53 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// The CPU time (user + system) of each of this process's SQPOLL threads (`iou-sqp-*` in
-/// `/proc/self/task`), by thread id; empty when there is none (or /proc cannot be read).
-fn sqpoll_threads() -> Vec<(i32, Duration)> {
+/// The kernel's threads of this process that work for its io_uring rings, by their names'
+/// prefix in `/proc/self/task/*/comm`: the SQPOLL threads and the io-wq workers.
+const KERNEL_THREADS: [&str; 2] = ["iou-sqp-", "iou-wrk-"];
+
+/// The CPU time (user + system) of each of this process's kernel io_uring threads, by kind
+/// ([`KERNEL_THREADS`]) and thread id; empty when there is none (or /proc cannot be read).
+fn kernel_threads() -> [Vec<(i32, Duration)>; 2] {
+    let mut out = [Vec::new(), Vec::new()];
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
+        return out;
     };
     let ticks = clock_ticks();
-    let mut out = Vec::new();
     for t in tasks.flatten() {
         let Some(tid) = t.file_name().to_str().and_then(|s| s.parse().ok()) else {
             continue;
         };
         let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        if !comm.starts_with("iou-sqp-") {
+        let Some(kind) = kernel_thread_kind(&comm) else {
             continue;
-        }
+        };
         let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
             continue;
         };
         if let Some(cpu) = stat_cpu(&stat, ticks) {
-            out.push((tid, cpu));
+            out[kind].push((tid, cpu));
         }
     }
     out
+}
+
+/// Which of [`KERNEL_THREADS`] a thread named `comm` is, if any.
+fn kernel_thread_kind(comm: &str) -> Option<usize> {
+    KERNEL_THREADS.iter().position(|p| comm.starts_with(p))
+}
+
+/// The CPU the threads of one kind used between two readings (a thread that appeared counts
+/// from zero; one that ended is lost from the share); `None` when there was none either time.
+fn threads_delta(before: &[(i32, Duration)], after: &[(i32, Duration)]) -> Option<Duration> {
+    (!after.is_empty() || !before.is_empty()).then(|| {
+        after
+            .iter()
+            .map(|(tid, now)| {
+                let was = before.iter().find(|(t, _)| t == tid);
+                now.saturating_sub(was.map_or(Duration::ZERO, |(_, d)| *d))
+            })
+            .sum()
+    })
 }
 
 /// The kernel's clock ticks per second, the unit of `/proc`'s CPU times (100 when it
@@ -778,7 +803,8 @@ impl SyscallCounters {
 /// Measures the cost of what happens between [`Meter::start`] and [`Meter::stop`].
 pub struct Meter {
     before: Usage,
-    sqpoll: Vec<(i32, Duration)>,
+    /// The kernel's io_uring threads' CPU at the start (SQPOLL threads, io-wq workers).
+    kernel_threads: [Vec<(i32, Duration)>; 2],
     allocations: Option<u64>,
     syscalls: Result<(SyscallCounters, Counts), String>,
 }
@@ -822,6 +848,10 @@ pub struct Cost {
     /// The CPU time of the process's SQPOLL threads (kernel submission threads of
     /// `doppio-uring-sqpoll`), already part of `user` and `sys`; `None` when there was none.
     pub sqpoll: Option<Duration>,
+    /// The CPU time of the process's io-wq workers (`iou-wrk-*`: the kernel's threads that
+    /// run io_uring operations which cannot complete at once), already part of `user` and
+    /// `sys`; `None` when there was none.
+    pub io_wq: Option<Duration>,
 }
 
 impl Meter {
@@ -837,7 +867,7 @@ impl Meter {
             Ok((c, n))
         });
         Self {
-            sqpoll: sqpoll_threads(),
+            kernel_threads: kernel_threads(),
             before: usage(),
             allocations: crate::alloc_count::allocations(),
             syscalls,
@@ -847,17 +877,11 @@ impl Meter {
     /// Stops and returns the cost since `start`.
     pub fn stop(self) -> Cost {
         let after = usage();
-        let sqpoll = sqpoll_threads();
+        let [sqpoll, io_wq] = kernel_threads();
+        let [sqpoll_before, io_wq_before] = &self.kernel_threads;
         let mut cost = Cost {
-            sqpoll: (!sqpoll.is_empty() || !self.sqpoll.is_empty()).then(|| {
-                sqpoll
-                    .iter()
-                    .map(|(tid, now)| {
-                        let was = self.sqpoll.iter().find(|(t, _)| t == tid);
-                        now.saturating_sub(was.map_or(Duration::ZERO, |(_, d)| *d))
-                    })
-                    .sum()
-            }),
+            sqpoll: threads_delta(sqpoll_before, &sqpoll),
+            io_wq: threads_delta(io_wq_before, &io_wq),
             user: after.user.saturating_sub(self.before.user),
             sys: after.sys.saturating_sub(self.before.sys),
             voluntary_ctx_switches: after.voluntary.saturating_sub(self.before.voluntary),
@@ -1234,6 +1258,20 @@ mod tests {
             cost.user + cost.sys + Duration::from_millis(20) >= sq,
             "getrusage misses the SQ thread: {cost:?}"
         );
+    }
+
+    #[test]
+    fn kernel_threads_are_told_apart_and_their_time_counts_from_each_reading() {
+        assert_eq!(kernel_thread_kind("iou-sqp-4242\n"), Some(0));
+        assert_eq!(kernel_thread_kind("iou-wrk-4242\n"), Some(1));
+        assert_eq!(kernel_thread_kind("doppio-shard-0\n"), None);
+        let ms = Duration::from_millis;
+        // A thread that ran on, one that appeared (counted from zero), one that ended (lost).
+        let before = [(1, ms(100)), (2, ms(50))];
+        let after = [(1, ms(130)), (3, ms(20))];
+        assert_eq!(threads_delta(&before, &after), Some(ms(50)));
+        assert_eq!(threads_delta(&[], &[]), None);
+        assert_eq!(threads_delta(&before, &[]), Some(Duration::ZERO));
     }
 
     #[test]

@@ -405,32 +405,51 @@ impl ShardSession {
         let not_applied = conditional && rows::not_applied(&page);
         let mut rows =
             rows::consume(&page, self.discard_results, args.check).map_err(|e| rows_error(&e))?;
-        if page.paging_state().is_none() {
+        let Some(state) = page.paging_state().cloned() else {
             return Ok(Answer {
                 rows,
                 not_applied,
                 stages: stamps.and_then(|s| driver_stages(call, &s, returned)),
             });
-        }
+        };
         // Further pages, untimed.
-        let mut page = page;
+        rows += Box::pin(self.further_pages(statement, &args, options, state)).await?;
+        Ok(Answer {
+            rows,
+            not_applied,
+            stages: None,
+        })
+    }
+
+    /// The rows of the pages after the first, each asked for with the previous one's paging
+    /// state (`state`, the first page's) once that one is consumed. Boxed by its callers:
+    /// further pages are the rare path, and a single-page request's future stays as small
+    /// as it was (one allocation for all the further pages).
+    async fn further_pages(
+        &self,
+        statement: &PreparedStatement,
+        args: &Args<'_>,
+        options: &StatementOptions<'_>,
+        mut state: bytes::Bytes,
+    ) -> Result<u64, RequestError> {
+        let mut rows = 0;
         loop {
-            let Some(state) = page.paging_state().cloned() else {
-                return Ok(Answer {
-                    rows,
-                    not_applied,
-                    stages: None,
-                });
-            };
             let options = StatementOptions {
                 paging_state: Some(&state),
                 ..*options
             };
-            page = Box::pin(self.session.execute_with(statement, &args, &options))
+            let page = self
+                .session
+                .execute_with(statement, args, &options)
                 .await
                 .map_err(|e| request_error(&e))?;
             rows += rows::consume(&page, self.discard_results, args.check)
                 .map_err(|e| rows_error(&e))?;
+            // A reference-counted handle on the page's bytes: no copy.
+            match page.paging_state().cloned() {
+                Some(next) => state = next,
+                None => return Ok(rows),
+            }
         }
     }
 }
@@ -487,34 +506,22 @@ impl BenchSession for ShardSession {
         }
         let (options, conditional) = (&prepared.options, prepared.conditional);
         let prepared = &prepared.statement;
-        let mut page = self
+        let page = self
             .session
             .execute_with(prepared, &args, options)
             .await
             .map_err(|e| request_error(&e))?;
         let not_applied = conditional && rows::not_applied(&page);
-        let mut rows = 0;
-        loop {
-            rows += rows::consume(&page, self.discard_results, args.check)
-                .map_err(|e| rows_error(&e))?;
-            // A reference-counted handle on the page's bytes: no copy.
-            let Some(state) = page.paging_state().cloned() else {
-                return Ok(Answer {
-                    rows,
-                    not_applied,
-                    stages: None,
-                });
-            };
-            let options = StatementOptions {
-                paging_state: Some(&state),
-                ..*options
-            };
-            // Boxed: further pages are the rare path, and the single-page request's future
-            // stays as small as it was (one allocation per further page).
-            page = Box::pin(self.session.execute_with(prepared, &args, &options))
-                .await
-                .map_err(|e| request_error(&e))?;
+        let mut rows =
+            rows::consume(&page, self.discard_results, args.check).map_err(|e| rows_error(&e))?;
+        if let Some(state) = page.paging_state().cloned() {
+            rows += Box::pin(self.further_pages(prepared, &args, options, state)).await?;
         }
+        Ok(Answer {
+            rows,
+            not_applied,
+            stages: None,
+        })
     }
 
     /// One BATCH of the elements' prepared statements and values, routed by its first

@@ -36,6 +36,9 @@ pub struct OverheadTotals {
     /// CPU of the kernel's SQPOLL threads (part of `user_s` + `sys_s`), seconds, if the
     /// process had any.
     pub sqpoll_s: Option<f64>,
+    /// CPU of the kernel's io-wq workers (part of `user_s` + `sys_s`), seconds, if the
+    /// process had any.
+    pub io_wq_s: Option<f64>,
     /// Hardware counts, if the machine has counters.
     pub hardware: Option<crate::hw_counters::HwCounts>,
 }
@@ -271,6 +274,9 @@ impl BackendRun {
         if let Some(d) = cost.sqpoll {
             o.sqpoll_s = Some(o.sqpoll_s.unwrap_or(0.0) + d.as_secs_f64());
         }
+        if let Some(d) = cost.io_wq {
+            o.io_wq_s = Some(o.io_wq_s.unwrap_or(0.0) + d.as_secs_f64());
+        }
         add_count(
             &mut o.syscalls,
             &mut self.syscalls_unavailable,
@@ -409,6 +415,7 @@ impl BackendRun {
             elapsed_s: elapsed,
             cpu_us_per_req: per_req((o.user_s + o.sys_s) * 1e6),
             sqpoll_thread_cpu_us_per_req: o.sqpoll_s.map(|s| per_req(s * 1e6)),
+            io_wq_cpu_us_per_req: o.io_wq_s.map(|s| per_req(s * 1e6)),
             cpu_user_us_per_req: per_req(o.user_s * 1e6),
             cpu_sys_us_per_req: per_req(o.sys_s * 1e6),
             syscalls_per_req: o.syscalls.map(|n| per_req(n as f64)),

@@ -640,6 +640,7 @@ fn merge_backend(
         elapsed_s: parts.iter().map(|(_, b)| b.elapsed_s).fold(0.0, f64::max),
         cpu_us_per_req: pooled(parts, |b| b.cpu_us_per_req),
         sqpoll_thread_cpu_us_per_req: pooled_opt(parts, |b| b.sqpoll_thread_cpu_us_per_req),
+        io_wq_cpu_us_per_req: pooled_opt(parts, |b| b.io_wq_cpu_us_per_req),
         cpu_user_us_per_req: pooled(parts, |b| b.cpu_user_us_per_req),
         cpu_sys_us_per_req: pooled(parts, |b| b.cpu_sys_us_per_req),
         syscalls_per_req: pooled_opt(parts, |b| b.syscalls_per_req),

@@ -501,6 +501,11 @@ pub struct BackendReport {
     /// none during the backend's measured segments.
     #[serde(default)]
     pub sqpoll_thread_cpu_us_per_req: Option<f64>,
+    /// Of `cpu_us_per_req`, the part of the kernel's io-wq workers (`iou-wrk-*`: io_uring
+    /// operations that could not complete at once), microseconds per request; `null` when
+    /// the process had none during the backend's segments.
+    #[serde(default)]
+    pub io_wq_cpu_us_per_req: Option<f64>,
     /// User CPU per request, microseconds.
     pub cpu_user_us_per_req: f64,
     /// System CPU per request, microseconds.

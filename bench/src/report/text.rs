@@ -977,6 +977,11 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
             Value::or_missing(b.sqpoll_thread_cpu_us_per_req)
         })
         .shown_if(|b| b.sqpoll_thread_cpu_us_per_req.is_some()),
+        // The same for the kernel's io-wq workers.
+        Metric::new("  io-wq workers CPU", "us", 2, |b| {
+            Value::or_missing(b.io_wq_cpu_us_per_req)
+        })
+        .shown_if(|b| b.io_wq_cpu_us_per_req.is_some()),
         Metric::new("client CPU per row", "us", 3, |b| {
             Value::or_missing(b.cpu_us_per_row)
         })
