@@ -314,6 +314,13 @@ pub fn classify(stack: &str) -> Layer {
         .unwrap_or(Layer::Other)
 }
 
+/// One line of folded stacks, `comm;frame;...;frame COUNT`, as its stack and count; `None`
+/// for a line that is not one.
+pub fn folded_line(line: &str) -> Option<(&str, u64)> {
+    let (stack, count) = line.rsplit_once(' ')?;
+    Some((stack, count.trim().parse().ok()?))
+}
+
 /// Samples by layer over a whole folded profile.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Anatomy {
@@ -330,11 +337,7 @@ impl Anatomy {
     pub fn from_folded(text: &str) -> Self {
         let mut out = Self::default();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let Some((stack, count)) = line.rsplit_once(' ') else {
-                out.skipped_lines += 1;
-                continue;
-            };
-            let Ok(count) = count.trim().parse::<u64>() else {
+            let Some((stack, count)) = folded_line(line) else {
                 out.skipped_lines += 1;
                 continue;
             };

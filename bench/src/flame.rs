@@ -94,18 +94,6 @@ pub struct Stopped {
     pub recorder_cpu: Duration,
 }
 
-/// CPU time (user + system) of this process's children that have been waited for.
-fn children_cpu() -> Duration {
-    // SAFETY: getrusage writes into the zeroed struct it is given; RUSAGE_CHILDREN is valid.
-    let usage = unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut u);
-        u
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
-
 impl Recording {
     /// Starts sampling this process into `data` as `sampling` says (DWARF call graphs).
     pub fn start(data: &Path, sampling: Sampling) -> Result<Self, FlameError> {
@@ -140,9 +128,9 @@ impl Recording {
         }
         // The children's CPU grows by perf's once it is waited for (no other child of the
         // bench is waited for meanwhile: perf's are the only children it starts).
-        let before = children_cpu();
+        let before = crate::overhead::children_cpu();
         let out = self.child.wait_with_output().map_err(FlameError::Spawn)?;
-        let recorder_cpu = children_cpu().saturating_sub(before);
+        let recorder_cpu = crate::overhead::children_cpu().saturating_sub(before);
         if !self.data.exists() {
             return Err(FlameError::Perf {
                 command: "perf record".into(),
@@ -177,8 +165,20 @@ impl Flames {
     }
 
     /// Folds each backend's recordings into stacks (`comm;root;...;leaf WEIGHT` lines,
-    /// weights in nanoseconds of cpu-clock), by driver name; the data files are removed.
+    /// weights in nanoseconds of cpu-clock), by driver name. The data files are removed,
+    /// those not read too when one fails.
     pub fn fold(&self) -> Result<BTreeMap<String, Vec<u8>>, FlameError> {
+        let folded = self.fold_all();
+        if folded.is_err() {
+            for data in self.recorded.values().flatten() {
+                let _ = std::fs::remove_file(data);
+            }
+        }
+        folded
+    }
+
+    /// [`Flames::fold`] without the cleaning up after a failure.
+    fn fold_all(&self) -> Result<BTreeMap<String, Vec<u8>>, FlameError> {
         let mut out = BTreeMap::new();
         for (driver, files) in &self.recorded {
             let mut folded: Vec<u8> = Vec::new();
@@ -215,13 +215,11 @@ impl Flames {
         }
         Ok(out)
     }
+}
 
-    /// Removes the data files of recordings that will not be folded.
-    pub fn discard(&self) {
-        for data in self.recorded.values().flatten() {
-            let _ = std::fs::remove_file(data);
-        }
-    }
+/// Where a flamegraph run writes `driver`'s folded stacks: `PREFIX-<driver>.folded`.
+pub fn folded_path(prefix: &Path, driver: &str) -> PathBuf {
+    PathBuf::from(format!("{}-{driver}.folded", prefix.display()))
 }
 
 /// Writes `PREFIX-<driver>.svg` and `.folded` for each backend's folded stacks. Returns the
@@ -229,25 +227,35 @@ impl Flames {
 pub fn draw(prefix: &Path, folded: &BTreeMap<String, Vec<u8>>) -> Result<Vec<PathBuf>, FlameError> {
     let mut written = Vec::new();
     for (driver, folded) in folded {
-        let base = format!("{}-{driver}", prefix.display());
-        let folded_path = PathBuf::from(format!("{base}.folded"));
-        let svg_path = PathBuf::from(format!("{base}.svg"));
-        let render_err = |detail: String| FlameError::Render {
+        let svg_path = PathBuf::from(format!("{}-{driver}.svg", prefix.display()));
+        std::fs::write(folded_path(prefix, driver), folded).map_err(|e| FlameError::Render {
             path: svg_path.display().to_string(),
-            detail,
-        };
-        std::fs::write(&folded_path, folded).map_err(|e| render_err(e.to_string()))?;
-        let text = String::from_utf8_lossy(folded);
+            detail: e.to_string(),
+        })?;
         let mut options = inferno::flamegraph::Options::default();
         options.title = format!("doppio bench: {driver} (measured segments, cpu-clock)");
         options.count_name = "ns".into();
-        let mut svg = std::fs::File::create(&svg_path).map_err(|e| render_err(e.to_string()))?;
-        inferno::flamegraph::from_lines(&mut options, text.lines(), &mut svg)
-            .map_err(|e| render_err(e.to_string()))?;
-        svg.flush().map_err(|e| render_err(e.to_string()))?;
+        write_svg(&svg_path, options, &String::from_utf8_lossy(folded))?;
         written.push(svg_path);
     }
     Ok(written)
+}
+
+/// Draws `lines` (folded stacks, with one count or two for a differential) into the SVG
+/// file `path`.
+fn write_svg(
+    path: &Path,
+    mut options: inferno::flamegraph::Options<'_>,
+    lines: &str,
+) -> Result<(), FlameError> {
+    let render_err = |detail: String| FlameError::Render {
+        path: path.display().to_string(),
+        detail,
+    };
+    let mut svg = std::fs::File::create(path).map_err(|e| render_err(e.to_string()))?;
+    inferno::flamegraph::from_lines(&mut options, lines.lines(), &mut svg)
+        .map_err(|e| render_err(e.to_string()))?;
+    svg.flush().map_err(|e| render_err(e.to_string()))
 }
 
 /// Folded stacks with each weight divided by `requests`, in picoseconds per request (so
@@ -256,13 +264,10 @@ pub fn per_request(folded: &[u8], requests: u64) -> String {
     let mut out = String::new();
     let requests = requests.max(1) as u128;
     for line in String::from_utf8_lossy(folded).lines() {
-        let Some((stack, weight)) = line.rsplit_once(' ') else {
+        let Some((stack, ns)) = crate::anatomy::folded_line(line) else {
             continue;
         };
-        let Ok(ns) = weight.trim().parse::<u128>() else {
-            continue;
-        };
-        let ps = ns * 1000 / requests;
+        let ps = u128::from(ns) * 1000 / requests;
         if ps > 0 {
             out.push_str(stack);
             out.push(' ');
@@ -292,10 +297,6 @@ pub fn draw_differential_to(
     a: (&str, &[u8], u64),
     b: (&str, &[u8], u64),
 ) -> Result<(), FlameError> {
-    let render_err = |detail: String| FlameError::Render {
-        path: svg_path.display().to_string(),
-        detail,
-    };
     let (before, after) = (per_request(a.1, a.2), per_request(b.1, b.2));
     let mut lines: Vec<u8> = Vec::new();
     inferno::differential::from_readers(
@@ -304,19 +305,17 @@ pub fn draw_differential_to(
         after.as_bytes(),
         &mut lines,
     )
-    .map_err(|e| render_err(e.to_string()))?;
-    let text = String::from_utf8_lossy(&lines);
+    .map_err(|e| FlameError::Render {
+        path: svg_path.display().to_string(),
+        detail: e.to_string(),
+    })?;
     let mut options = inferno::flamegraph::Options::default();
     options.title = format!(
         "doppio bench: {} against {} (CPU per request; red: {} spends more, blue: less)",
         b.0, a.0, b.0
     );
     options.count_name = "ps/request".into();
-    let mut svg = std::fs::File::create(svg_path).map_err(|e| render_err(e.to_string()))?;
-    inferno::flamegraph::from_lines(&mut options, text.lines(), &mut svg)
-        .map_err(|e| render_err(e.to_string()))?;
-    svg.flush().map_err(|e| render_err(e.to_string()))?;
-    Ok(())
+    write_svg(svg_path, options, &String::from_utf8_lossy(&lines))
 }
 
 #[cfg(test)]

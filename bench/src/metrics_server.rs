@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::engine::collect::Sample;
-use crate::overhead::Cost;
+use crate::overhead::{process_cpu, Cost};
 
 /// Quantiles of the latency summary.
 const QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
@@ -65,18 +65,6 @@ impl std::fmt::Debug for MetricsServer {
             .field("addr", &self.addr)
             .finish()
     }
-}
-
-/// User + system CPU time of this process.
-fn process_cpu() -> Duration {
-    // SAFETY: getrusage writes into the zeroed struct it is given and reads nothing else.
-    let usage = unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut u);
-        u
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 impl MetricsServer {

@@ -157,10 +157,28 @@ struct Usage {
 }
 
 fn usage() -> Usage {
-    // SAFETY: `getrusage` writes a `rusage` struct we own; RUSAGE_SELF is always valid.
+    rusage(libc::RUSAGE_SELF)
+}
+
+/// User + system CPU time of this process (every thread).
+pub(crate) fn process_cpu() -> Duration {
+    let u = usage();
+    u.user + u.sys
+}
+
+/// User + system CPU time of this process's children that have been waited for.
+pub(crate) fn children_cpu() -> Duration {
+    let u = rusage(libc::RUSAGE_CHILDREN);
+    u.user + u.sys
+}
+
+/// `getrusage(who)`, zeros if it fails.
+fn rusage(who: libc::c_int) -> Usage {
+    // SAFETY: `getrusage` writes a `rusage` struct we own; `who` is RUSAGE_SELF or
+    // RUSAGE_CHILDREN, both always valid.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: as above; the pointer is to a live, properly aligned `rusage`.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let rc = unsafe { libc::getrusage(who, &mut ru) };
     if rc != 0 {
         return Usage::default();
     }
@@ -1272,6 +1290,22 @@ mod tests {
         assert_eq!(threads_delta(&before, &after), Some(ms(50)));
         assert_eq!(threads_delta(&[], &[]), None);
         assert_eq!(threads_delta(&before, &[]), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn a_waited_childs_cpu_is_counted_apart_from_this_process() {
+        let before = children_cpu();
+        // A child that burns a little CPU, waited for.
+        let status = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert!(
+            children_cpu() > before,
+            "the child's CPU is counted once waited for"
+        );
+        assert!(process_cpu() > Duration::ZERO);
     }
 
     #[test]

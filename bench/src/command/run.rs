@@ -202,25 +202,11 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
         if !a.connect.quiet {
             eprintln!("reading back the sampled stacks (perf script): this takes a while");
         }
-        let folded = flames.fold();
-        if folded.is_err() {
-            flames.discard();
-        }
-        folded.map_err(|e| {
+        flames.fold().map_err(|e| {
             let why = format!("no {what}: {e}");
             report.warnings.push(why.clone());
             why
         })
-    });
-    // Stacks asked for and not sampled or read back fail the run once its report is
-    // written: its exit code says so, not only a warning.
-    let not_sampled = sampled.and_then(|(what, _)| {
-        let prefix = format!("no {what}: ");
-        report
-            .warnings
-            .iter()
-            .find_map(|w| w.strip_prefix(&prefix))
-            .map(|why| (what, why.to_owned()))
     });
     if let Err(e) = &result {
         report.fatal_error = Some(e.to_string());
@@ -258,8 +244,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
                     for (driver, b) in report.backends.iter_mut() {
                         if let Some(a) = b.anatomy.as_mut().filter(|_| folded.contains_key(driver))
                         {
-                            let path =
-                                PathBuf::from(format!("{}-{driver}.folded", prefix.display()));
+                            let path = crate::flame::folded_path(prefix, driver);
                             // Absolute, so that `show` finds it from any folder.
                             let path = std::fs::canonicalize(&path).unwrap_or(path);
                             a.folded = Some(path.display().to_string());
@@ -305,17 +290,18 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     // run's own failure, if any, is the one that counts.
     result?;
     written.map_err(|e| Failure::Run(RunFailure::Report(e)))?;
-    let not_drawn = a.flamegraph.as_ref().and_then(|_| {
-        report
-            .warnings
-            .iter()
-            .find_map(|w| w.strip_prefix("no flamegraph: "))
-    });
-    match (not_sampled, not_drawn) {
-        (Some(("anatomy", why)), _) => return Err(RunFailure::NoAnatomy(why).into()),
-        (Some((_, why)), _) => return Err(RunFailure::NoFlamegraph(why).into()),
-        (None, Some(why)) => return Err(RunFailure::NoFlamegraph(why.to_owned()).into()),
-        (None, None) => {}
+    // Stacks asked for and not sampled, read back or drawn fail the run once its report is
+    // written: its exit code says so, not only a warning (the first reason given).
+    if let Some((what, _)) = sampled {
+        let prefix = format!("no {what}: ");
+        if let Some(why) = report.warnings.iter().find_map(|w| w.strip_prefix(&prefix)) {
+            let why = why.to_owned();
+            return Err(match what {
+                "anatomy" => RunFailure::NoAnatomy(why),
+                _ => RunFailure::NoFlamegraph(why),
+            }
+            .into());
+        }
     }
     Ok(output.path().to_owned())
 }

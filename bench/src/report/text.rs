@@ -1025,26 +1025,24 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         })
         .change()
         .shown_if(|b| b.io_uring_submitted_per_req.is_some()),
-        Metric::new("instructions", "", 0, |b| {
-            Value::or_missing(b.hardware_per_req.map(|h| h.instructions))
-        })
-        .change()
-        .shown_if(|b| b.hardware_per_req.is_some()),
-        Metric::new("cycles", "", 0, |b| {
-            Value::or_missing(b.hardware_per_req.map(|h| h.cycles))
-        })
-        .change()
-        .shown_if(|b| b.hardware_per_req.is_some()),
-        Metric::new("  IPC", "", 2, |b| {
-            Value::or_missing(b.hardware_per_req.map(|h| h.ipc))
-        })
-        .change()
-        .shown_if(|b| b.hardware_per_req.is_some()),
-        Metric::new("cache misses", "", 2, |b| {
-            Value::or_missing(b.hardware_per_req.map(|h| h.cache_misses))
-        })
-        .change()
-        .shown_if(|b| b.hardware_per_req.is_some()),
+    ]);
+    type HardwareFigure = fn(&super::HardwarePerReq) -> f64;
+    let hardware: [(&str, usize, HardwareFigure); 4] = [
+        ("instructions", 0, |h| h.instructions),
+        ("cycles", 0, |h| h.cycles),
+        ("  IPC", 2, |h| h.ipc),
+        ("cache misses", 2, |h| h.cache_misses),
+    ];
+    for (label, decimals, get) in hardware {
+        overhead.push(
+            Metric::new(label, "", decimals, move |b| {
+                Value::or_missing(b.hardware_per_req.as_ref().map(get))
+            })
+            .change()
+            .shown_if(|b| b.hardware_per_req.is_some()),
+        );
+    }
+    overhead.extend([
         Metric::new("context switches", "", 3, |b| {
             Value::Num(b.ctx_switches_per_req)
         })
@@ -1120,8 +1118,6 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         ("SUMMARY", summary),
         ("LATENCY [ms]", latency),
         ("OVERHEAD (per request)", overhead),
-        (ANATOMY, anatomy_metrics()),
-        (WATERFALL, waterfall_metrics()),
     ]
 }
 
@@ -1132,7 +1128,6 @@ const WATERFALL: &str = "WATERFALL [us, mean]";
 /// requests' mean latency (which the stages add up to) and their count. A backend without
 /// stage hooks (scylla) shows its end-to-end mean latency only.
 fn waterfall_metrics<'a>() -> Vec<Metric<'a>> {
-    let has = |b: &BackendReport| b.waterfall.is_some();
     let mut rows: Vec<Metric<'a>> = crate::engine::waterfall::STAGES
         .iter()
         .enumerate()
@@ -1144,7 +1139,6 @@ fn waterfall_metrics<'a>() -> Vec<Metric<'a>> {
                     .map_or(Value::Missing, |s| Value::Num(s.mean_ns / 1e3))
             })
             .change()
-            .shown_if(has)
         })
         .collect();
     rows.push(
@@ -1156,17 +1150,13 @@ fn waterfall_metrics<'a>() -> Vec<Metric<'a>> {
                     / 1e3,
             )
         })
-        .change()
-        .shown_if(has),
+        .change(),
     );
-    rows.push(
-        Metric::new("timed requests", "", 0, |b| {
-            b.waterfall
-                .as_ref()
-                .map_or(Value::Missing, |w| Value::Count(w.timed))
-        })
-        .shown_if(has),
-    );
+    rows.push(Metric::new("timed requests", "", 0, |b| {
+        b.waterfall
+            .as_ref()
+            .map_or(Value::Missing, |w| Value::Count(w.timed))
+    }));
     rows
 }
 
@@ -1177,12 +1167,8 @@ const ANATOMY: &str = "ANATOMY [us/req]";
 /// had no sample), what the samples stood for, and perf's own CPU.
 fn anatomy_metrics<'a>() -> Vec<Metric<'a>> {
     use crate::anatomy::Layer;
-    let has = |b: &BackendReport| b.anatomy.is_some();
-    let mut rows = vec![
-        Metric::new("client CPU", "", 2, |b| Value::Num(b.cpu_us_per_req))
-            .change()
-            .shown_if(has),
-    ];
+    let mut rows =
+        vec![Metric::new("client CPU", "", 2, |b| Value::Num(b.cpu_us_per_req)).change()];
     for layer in Layer::ALL {
         rows.push(
             Metric::new(format!("  {}", layer.name()), "", 3, move |b| {
@@ -1190,22 +1176,15 @@ fn anatomy_metrics<'a>() -> Vec<Metric<'a>> {
                     Value::Num(a.us_per_req.get(&layer).copied().unwrap_or(0.0))
                 })
             })
-            .change()
-            .shown_if(has),
+            .change(),
         );
     }
-    rows.push(
-        Metric::new("sampled CPU", "", 2, |b| {
-            Value::or_missing(b.anatomy.as_ref().map(|a| a.sampled_cpu_us_per_req))
-        })
-        .shown_if(has),
-    );
-    rows.push(
-        Metric::new("perf's own CPU", "", 2, |b| {
-            Value::or_missing(b.anatomy.as_ref().and_then(|a| a.recorder_cpu_us_per_req))
-        })
-        .shown_if(has),
-    );
+    rows.push(Metric::new("sampled CPU", "", 2, |b| {
+        Value::or_missing(b.anatomy.as_ref().map(|a| a.sampled_cpu_us_per_req))
+    }));
+    rows.push(Metric::new("perf's own CPU", "", 2, |b| {
+        Value::or_missing(b.anatomy.as_ref().and_then(|a| a.recorder_cpu_us_per_req))
+    }));
     rows
 }
 
@@ -1239,9 +1218,7 @@ fn table(out: &mut String, title: &str, metrics: &[Metric<'_>], columns: &[Colum
 }
 
 fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
-    let (tables, own): (Vec<_>, Vec<_>) = tables(columns)
-        .into_iter()
-        .partition(|(t, _)| *t != ANATOMY && *t != WATERFALL);
+    let tables = tables(columns);
     let last = tables.len() - 1;
     for (i, (title, metrics)) in tables.iter().enumerate() {
         table(out, title, metrics, columns);
@@ -1286,17 +1263,15 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
     out.push('\n');
     // After OVERHEAD's notes: ANATOMY when some backend's stacks were sampled, WATERFALL
     // when some backend timed requests stage by stage.
-    for (title, metrics) in &own {
-        if *title == ANATOMY && columns.iter().any(|(_, b)| b.anatomy.is_some()) {
-            table(out, title, metrics, columns);
-            anatomy_notes(out, columns);
-            out.push('\n');
-        }
-        if *title == WATERFALL && columns.iter().any(|(_, b)| b.waterfall.is_some()) {
-            table(out, title, metrics, columns);
-            waterfall_notes(out, columns);
-            out.push('\n');
-        }
+    if columns.iter().any(|(_, b)| b.anatomy.is_some()) {
+        table(out, ANATOMY, &anatomy_metrics(), columns);
+        anatomy_notes(out, columns);
+        out.push('\n');
+    }
+    if columns.iter().any(|(_, b)| b.waterfall.is_some()) {
+        table(out, WATERFALL, &waterfall_metrics(), columns);
+        waterfall_notes(out, columns);
+        out.push('\n');
     }
 
     let any_errors = columns.iter().any(|(_, b)| b.errors > 0);
