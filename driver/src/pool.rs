@@ -289,6 +289,14 @@ impl NodePool {
         })
     }
 
+    /// True if this shard has evidence the node is down: no connection is open and one has
+    /// been tried and failed, or has closed. A pool still making its first attempts is not
+    /// known down (its node may well be up: the session does not wait for every pool).
+    pub(crate) fn known_down(&self) -> bool {
+        let s = self.stats.get();
+        !self.is_up() && (s.failed_attempts > 0 || s.closed > 0 || self.stopped.get())
+    }
+
     /// Open connections right now.
     pub(crate) fn open_count(&self) -> usize {
         self.slots
@@ -625,6 +633,7 @@ mod tests {
                 "{err}"
             );
             assert!(pool.pick().is_none());
+            assert!(pool.known_down(), "a refused connect is evidence");
             let attempts = pool.stats().failed_attempts;
             // Backoff, not a busy loop: at most one attempt per few ms on average, at least 2.
             assert!(
@@ -724,7 +733,38 @@ mod tests {
         stub.stop();
     }
 
+    /// A pool whose first connect has not finished is not known down (the session's schema
+    /// agreement counts its node: right after a session starts, most pools are in this
+    /// state, and a node left out of the agreement missed a fresh table); an open one is not
+    /// either; a closed one is.
+    fn a_pool_still_connecting_is_not_known_down(runtime: Runtime) {
+        let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
+            runtime,
+            ..doppio_stub::StubConfig::default()
+        })
+        .expect("the stub starts");
+        let node = stub.addr();
+        on(runtime, move || async move {
+            let never: ConnectFn = Rc::new(|_, _| Box::pin(std::future::pending()));
+            let connecting = NodePool::start(node, 1, never, Backoff::default());
+            doppio_rt::sleep(Duration::from_millis(50)).await;
+            assert!(!connecting.is_up());
+            assert!(!connecting.known_down(), "no attempt has ended yet");
+            connecting.close("test over");
+
+            let pool = NodePool::start(node, 1, plain_connections(), Backoff::default());
+            pool.wait_ready(Duration::from_secs(10))
+                .await
+                .expect("a connection opens");
+            assert!(!pool.known_down());
+            pool.close("test over");
+            assert!(pool.known_down(), "closed");
+        });
+        stub.stop();
+    }
+
     doppio_rt::runtime_tests!(
+        a_pool_still_connecting_is_not_known_down,
         pool_replaces_a_closed_connection_in_the_background,
         pool_to_a_dead_node_backs_off_and_reports_why,
         a_retired_pool_lets_its_requests_in_flight_finish_then_closes,

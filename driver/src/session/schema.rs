@@ -60,26 +60,39 @@ impl Session {
     }
 
     async fn schema_agrees(&self, conn: &Connection) -> Result<bool, Error> {
-        let (mut versions, peers) = system::schema_versions(conn).await?;
+        let (local, peers) = system::schema_versions(conn).await?;
         let view = self.view();
-        // A peer counts if this shard has a live connection to it (a down node keeps its
-        // old version until it comes back).
-        let live = |ip: std::net::IpAddr| {
+        // A peer is left out only if this shard knows it is down (a down node keeps its old
+        // version until it comes back). One whose pool is still connecting counts: right
+        // after a session starts most are, and a node left out then may not have the table
+        // the next statement uses.
+        let known_down = |ip: std::net::IpAddr| {
             (0..view.len()).any(|i| {
                 let i = i as u16;
-                view.info(i).is_some_and(|n| n.addr.ip() == ip) && view.is_up(i)
+                view.info(i).is_some_and(|n| n.addr.ip() == ip)
+                    && view.node(i).is_some_and(|n| n.known_down())
             })
         };
-        versions.extend(
-            peers
-                .into_iter()
-                .filter(|(ip, _)| live(*ip))
-                .map(|(_, v)| v),
-        );
-        versions.sort_unstable();
-        versions.dedup();
-        Ok(versions.len() <= 1)
+        Ok(versions_agree(local, peers, known_down))
     }
+}
+
+/// True if the coordinator's versions (`local`) and those of every peer not `known_down`
+/// are one and the same.
+fn versions_agree<V: Ord>(
+    mut local: Vec<V>,
+    peers: Vec<(std::net::IpAddr, V)>,
+    known_down: impl Fn(std::net::IpAddr) -> bool,
+) -> bool {
+    local.extend(
+        peers
+            .into_iter()
+            .filter(|(ip, _)| !known_down(*ip))
+            .map(|(_, v)| v),
+    );
+    local.sort_unstable();
+    local.dedup();
+    local.len() <= 1
 }
 
 /// The keyspace whose schema `result` changed, if it is a keyspace change (its
@@ -91,5 +104,29 @@ fn changed_keyspace(result: &QueryResult) -> Option<&str> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{IpAddr, Ipv4Addr};
+
+    use super::versions_agree;
+
+    fn ip(last: u8) -> IpAddr {
+        IpAddr::V4(Ipv4Addr::new(127, 0, 0, last))
+    }
+
+    /// A peer with another version holds the agreement back unless it is known down; a peer
+    /// this shard has not connected to yet is not known down (before, only peers with an
+    /// open connection counted, and a fresh session agreed without its third node).
+    #[test]
+    fn only_peers_known_down_are_left_out() {
+        let peers = || vec![(ip(2), 1), (ip(3), 2)];
+        assert!(!versions_agree(vec![1], peers(), |_| false));
+        assert!(versions_agree(vec![1], peers(), |a| a == ip(3)));
+        assert!(!versions_agree(vec![1], peers(), |a| a == ip(2)));
+        assert!(versions_agree(vec![1], vec![(ip(2), 1)], |_| false));
+        assert!(versions_agree(Vec::<u8>::new(), vec![], |_| false));
     }
 }

@@ -72,6 +72,12 @@ impl Node {
         self.pool.is_up()
     }
 
+    /// True if this shard has evidence it is down (no open connection, and one failed or
+    /// closed); false while its pool is still making its first connection.
+    pub(crate) fn known_down(&self) -> bool {
+        self.pool.known_down()
+    }
+
     /// The counters.
     pub fn counters(&self) -> NodeCounters {
         self.counters.get()
