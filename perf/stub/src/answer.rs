@@ -580,6 +580,42 @@ pub fn put_body_frame(
     out.extend_from_slice(body);
 }
 
+/// A RESULT frame of the uncompressed `body` with a custom payload of one entry (`key`,
+/// `value`) before it, compressed whole when `compressed` (ScyllaDB's tablet routing on a
+/// misrouted request: a rare path, which allocates).
+pub fn put_body_frame_with_payload(
+    out: &mut BytesMut,
+    version: ProtocolVersion,
+    stream: i16,
+    body: &[u8],
+    (key, value): (&str, &[u8]),
+    compressed: bool,
+) {
+    let mut plain = BytesMut::with_capacity(body.len() + key.len() + value.len() + 8);
+    // A key under 64 KiB and a value of a few hundred bytes: nothing can fail.
+    let _ = doppio_proto::wire::put_bytes_map(&mut plain, &[(key, Some(value))], "payload");
+    plain.extend_from_slice(body);
+    let mut flags = Flags::CUSTOM_PAYLOAD;
+    let content = if compressed {
+        flags = flags.with(Flags::COMPRESSION);
+        let mut packed = BytesMut::new();
+        let _ = Compression::Lz4.compress(&plain, &mut packed);
+        packed
+    } else {
+        plain
+    };
+    FrameHeader {
+        version,
+        direction: Direction::Response,
+        flags,
+        stream,
+        opcode: Opcode::Result,
+        length: content.len() as u32,
+    }
+    .write_to(out);
+    out.extend_from_slice(&content);
+}
+
 #[cfg(test)]
 mod tests {
     use doppio_proto::consistency::Consistency;

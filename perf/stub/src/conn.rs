@@ -31,7 +31,7 @@ use doppio_proto::request::Request;
 use doppio_proto::response::{
     encode_response, Envelope, ErrorCode, ErrorDetail, ErrorResponse, Response, ResultBody,
 };
-use doppio_proto::scylla_extensions::{Extensions, RateLimitError};
+use doppio_proto::scylla_extensions::{Extensions, RateLimitError, TABLETS_PAYLOAD_KEY};
 use doppio_proto::segment::{
     EnvelopeAssembler, SegmentCompression, SegmentDecoder, SegmentEncoder,
 };
@@ -525,16 +525,32 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
     if header.opcode == Opcode::Execute {
         let sharded = conn.scylla_shard.zip(ctx.scylla());
         let node = ctx.node();
+        // The tablet whose routing this answer carries (a request that reached a node or
+        // shard that holds no replica of its tablet, on a connection with tablets routing).
+        let mut tablet_payload = None;
         if sharded.is_some() || node.checks_replicas() {
             // The partition key is the first bound value of every statement the stub
             // prepares when it emulates ScyllaDB or plays a cluster.
             if let Some(key) = execute_first_value(body, version) {
                 let token = murmur3::token(key);
+                // With tablets, the tablet and the epoch it is placed in now.
+                let tablet = node.tablets().map(|t| {
+                    let (layout, _) = t;
+                    let at = (layout.tablet_of(token), layout.epoch(ctx.started.elapsed()));
+                    (t, at)
+                });
+                let mut misplaced = false;
                 if let Some((shard, e)) = sharded {
-                    let owner = e.config.sharder().shard_of(token);
+                    let owner = match tablet {
+                        Some(((layout, here), (k, epoch))) => layout.shard_on(k, here, epoch),
+                        None => Some(e.config.sharder().shard_of(token)),
+                    };
                     conn.batch_keyed.set(conn.batch_keyed.get() + 1);
-                    if owner != shard {
-                        conn.batch_wrong.set(conn.batch_wrong.get() + 1);
+                    if owner != Some(shard) {
+                        misplaced = true;
+                        if owner.is_some() {
+                            conn.batch_wrong.set(conn.batch_wrong.get() + 1);
+                        }
                     }
                 }
                 // Only EXECUTEs of a statement this node knows (an UNPREPARED one is sent
@@ -545,7 +561,16 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                 });
                 if let Some(conditional) = conditional {
                     let mut tally = conn.batch_placed.get();
-                    node.place(&mut tally, token, conditional);
+                    match tablet {
+                        Some((t, at)) => {
+                            let payload = misplaced && conn.extensions.get().tablets_routing_v1;
+                            if payload {
+                                tablet_payload = Some((t.0, at));
+                            }
+                            node.place_in_tablet(&mut tally, t, at, conditional, payload);
+                        }
+                        None => node.place(&mut tally, token, conditional),
+                    }
                     conn.batch_placed.set(tally);
                 }
             }
@@ -577,13 +602,24 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                 match rule {
                     None => {
                         let mut out = conn.out.borrow_mut();
-                        answer::put_body_frame(
-                            &mut out,
-                            version,
-                            stream,
-                            entry.body(skip_metadata, lz4),
-                            lz4,
-                        );
+                        match tablet_payload {
+                            None => answer::put_body_frame(
+                                &mut out,
+                                version,
+                                stream,
+                                entry.body(skip_metadata, lz4),
+                                lz4,
+                            ),
+                            // A misroute: the rare path, which encodes the payload.
+                            Some((layout, (k, epoch))) => answer::put_body_frame_with_payload(
+                                &mut out,
+                                version,
+                                stream,
+                                entry.body(skip_metadata, false),
+                                (TABLETS_PAYLOAD_KEY, &layout.payload(k, epoch)),
+                                lz4,
+                            ),
+                        }
                     }
                     Some(i) => {
                         let elapsed = ctx.started.elapsed();

@@ -31,10 +31,13 @@
 //! - [`scylla`]: ScyllaDB's shards, emulated (`StubConfig::scylla`): shard of each
 //!   connection, SUPPORTED's `SCYLLA_*` options, counts of requests per shard and of those
 //!   that arrived at a shard not owning their token.
+//! - [`tablets`]: ScyllaDB's tablets, emulated over a cluster (`StubConfig::tablets`): each
+//!   tablet's range and (node, shard) replicas, a migration at a set time, and the routing
+//!   payload a misrouted request's answer carries.
 //! - [`tls`]: serving TLS (rustls, ring provider) with a given certificate and key.
 //!
 //! Imports go one way, with no circle: `server` -> `conn` -> `shard` -> `answer`, `rules`,
-//! `node`; `node` -> `scylla`, `cluster`; `cluster` -> `tables`; `answer` -> `tables`;
+//! `node`; `node` -> `scylla`, `cluster`, `tablets`; `tablets` -> `cluster`; `cluster` -> `tables`; `answer` -> `tables`;
 //! `conn` -> `tls`, `node` (`server` also builds the `shard` and `node` state it hands to each
 //! connection, and the `cluster`'s ring).
 //!
@@ -52,6 +55,7 @@ pub mod scylla;
 pub mod server;
 mod shard;
 pub mod tables;
+pub mod tablets;
 pub mod tls;
 
 pub use answer::Shape;
@@ -60,3 +64,4 @@ pub use node::NodeCounts;
 pub use rules::{Reaction, Rule, Rules};
 pub use scylla::{ScyllaShards, ShardAwarePort, ShardCounts};
 pub use server::{LocalStubHandle, Stub, StubConfig, StubError, StubHandle};
+pub use tablets::Tablets;

@@ -20,7 +20,7 @@ use clap::Parser;
 use doppio_proto::types::ColumnType;
 use doppio_proto::ProtocolVersion;
 use doppio_stub::cluster::{DEFAULT_REPLICATION_FACTOR, DEFAULT_VNODES};
-use doppio_stub::{Cluster, Rules, ScyllaShards, Shape, ShardAwarePort, Stub, StubConfig};
+use doppio_stub::{Cluster, Rules, ScyllaShards, Shape, ShardAwarePort, Stub, StubConfig, Tablets};
 
 /// A loopback CQL v4 stub server: answers at once, or as its fault rules say.
 #[derive(Debug, Parser)]
@@ -97,6 +97,19 @@ struct Args {
     /// Tokens per node of the cluster.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_VNODES, requires = "nodes")]
     vnodes: u16,
+    /// Split the routed keyspace's tables into this many ScyllaDB tablets each, over the
+    /// cluster's nodes and emulated shards (needs --nodes and --scylla-shards): a request
+    /// that reaches a node or shard holding no replica of its tablet is counted and its
+    /// answer carries the tablet's routing (`tablets-routing-v1`).
+    #[arg(long, value_name = "N", requires_all = ["nodes", "scylla_shards"])]
+    tablets: Option<std::num::NonZeroU32>,
+    /// Move every tablet once, this long after the start (`30s`, `500ms`).
+    #[arg(long, value_name = "DURATION", requires = "tablets", value_parser = duration)]
+    migrate_tablets_after: Option<std::time::Duration>,
+}
+
+fn duration(text: &str) -> Result<std::time::Duration, String> {
+    doppio_units::duration(text).map_err(|e| e.to_string())
 }
 
 /// The cluster --nodes, --replication-factor and --vnodes ask for, or why not.
@@ -205,6 +218,10 @@ fn main() -> ExitCode {
         routed_keyspace: args.routed_keyspace.clone(),
         tls,
         cluster,
+        tablets: args.tablets.map(|count| Tablets {
+            count,
+            migrate_after: args.migrate_tablets_after,
+        }),
     };
     let stub = match Stub::start(config) {
         Ok(s) => s,
@@ -241,13 +258,14 @@ fn main() -> ExitCode {
             eprintln!(
                 "doppio-stub: node {}: {} requests, {} at a node not their replica, {} not at \
                  their primary replica; {} lightweight transactions, {} of them not at their \
-                 primary replica; {} connections",
+                 primary replica; {} answers with their tablet's routing; {} connections",
                 n.addr,
                 n.requests,
                 n.wrong_replica,
                 n.not_primary,
                 n.lwt_requests,
                 n.lwt_not_primary,
+                n.tablet_payloads,
                 n.connections
             );
             if let Some(c) = &n.shards {

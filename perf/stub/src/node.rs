@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use crate::cluster::Ring;
 use crate::scylla::{Emulation, ScyllaShards, ShardCounts};
+use crate::tablets::TabletLayout;
 
 /// What one node's executors share.
 pub(crate) struct NodeShared {
@@ -26,12 +27,16 @@ pub(crate) struct NodeShared {
     not_primary: AtomicU64,
     lwt_requests: AtomicU64,
     lwt_not_primary: AtomicU64,
+    tablet_payloads: AtomicU64,
 }
 
 /// A cluster node's place on the ring.
 struct Placement {
     ring: Arc<Ring>,
     node: u8,
+    /// The routed keyspace's tables are split into tablets (ScyllaDB's): requests are
+    /// checked against their tablet's replicas, not the ring's.
+    tablets: Option<TabletLayout>,
 }
 
 /// One connection's counts of EXECUTEs since they were last added to its node's counters.
@@ -42,6 +47,7 @@ pub(crate) struct Tally {
     not_primary: u64,
     lwt_requests: u64,
     lwt_not_primary: u64,
+    tablet_payloads: u64,
 }
 
 /// What arrived at one node (a snapshot of its counters).
@@ -64,6 +70,10 @@ pub struct NodeCounts {
     /// Of those, the ones that reached a replica that is not the token's primary one (or no
     /// replica at all).
     pub lwt_not_primary: u64,
+    /// Answers that carried their tablet's routing (`tablets-routing-v1`): requests that
+    /// reached a node or shard other than their tablet's replicas, on a connection that
+    /// turned tablets routing on (0 without tablets).
+    pub tablet_payloads: u64,
     /// Where requests landed per emulated ScyllaDB shard of this node (when emulated).
     pub shards: Option<ShardCounts>,
 }
@@ -74,14 +84,35 @@ impl NodeShared {
     pub(crate) fn new(scylla: Option<ScyllaShards>, ring: Option<(Arc<Ring>, u8)>) -> Self {
         Self {
             scylla: scylla.map(Emulation::new),
-            placement: ring.map(|(ring, node)| Placement { ring, node }),
+            placement: ring.map(|(ring, node)| Placement {
+                ring,
+                node,
+                tablets: None,
+            }),
             connections: AtomicU64::new(0),
             requests: AtomicU64::new(0),
             wrong_replica: AtomicU64::new(0),
             not_primary: AtomicU64::new(0),
             lwt_requests: AtomicU64::new(0),
             lwt_not_primary: AtomicU64::new(0),
+            tablet_payloads: AtomicU64::new(0),
         }
+    }
+
+    /// This cluster node with its keyspace's tables in `tablets` (nothing for a single
+    /// stub, which has no cluster to lay tablets over).
+    pub(crate) fn with_tablets(mut self, tablets: Option<TabletLayout>) -> Self {
+        if let Some(p) = &mut self.placement {
+            p.tablets = tablets;
+        }
+        self
+    }
+
+    /// The tablet layout and this node's index, when tablets are emulated.
+    #[inline]
+    pub(crate) fn tablets(&self) -> Option<(&TabletLayout, u8)> {
+        let p = self.placement.as_ref()?;
+        Some((p.tablets.as_ref()?, p.node))
     }
 
     /// Whether EXECUTEs are checked against a ring (a cluster node).
@@ -114,6 +145,37 @@ impl NodeShared {
         }
     }
 
+    /// Adds an EXECUTE of tablet `k` in `epoch` to `tally`: whether this node holds one of
+    /// its replicas (the shard is the caller's to check), whether it is the primary, and
+    /// whether its answer carries the tablet's routing (`payload`).
+    #[inline]
+    pub(crate) fn place_in_tablet(
+        &self,
+        tally: &mut Tally,
+        (layout, node): (&TabletLayout, u8),
+        (k, epoch): (u32, u32),
+        conditional: bool,
+        payload: bool,
+    ) {
+        tally.requests += 1;
+        if layout.shard_on(k, node, epoch).is_none() {
+            tally.wrong_replica += 1;
+        }
+        let primary = layout.is_primary(k, node, epoch);
+        if !primary {
+            tally.not_primary += 1;
+        }
+        if conditional {
+            tally.lwt_requests += 1;
+            if !primary {
+                tally.lwt_not_primary += 1;
+            }
+        }
+        if payload {
+            tally.tablet_payloads += 1;
+        }
+    }
+
     /// Adds a connection's tally of one read batch.
     pub(crate) fn add(&self, tally: Tally) {
         for (counter, n) in [
@@ -122,6 +184,7 @@ impl NodeShared {
             (&self.not_primary, tally.not_primary),
             (&self.lwt_requests, tally.lwt_requests),
             (&self.lwt_not_primary, tally.lwt_not_primary),
+            (&self.tablet_payloads, tally.tablet_payloads),
         ] {
             if n > 0 {
                 counter.fetch_add(n, Ordering::Relaxed);
@@ -145,6 +208,7 @@ impl NodeShared {
             not_primary: load(&self.not_primary),
             lwt_requests: load(&self.lwt_requests),
             lwt_not_primary: load(&self.lwt_not_primary),
+            tablet_payloads: load(&self.tablet_payloads),
             shards: self.scylla.as_ref().map(Emulation::counts),
         }
     }

@@ -49,12 +49,13 @@ pub struct ScyllaShards {
 }
 
 /// What a ScyllaDB node offers besides its shards, with ScyllaDB's values: the LWT mark
-/// (bit 31 of the prepared metadata flags) and the rate-limit error (code 0xF000). Not
-/// tablets routing, which the stub does not emulate.
+/// (bit 31 of the prepared metadata flags), the rate-limit error (code 0xF000) and tablets
+/// routing v1 (whose payloads a stub sends only when it lays out tablets,
+/// [`crate::StubConfig::tablets`]).
 pub const SCYLLA_EXTENSIONS: Extensions = Extensions {
     lwt_mask: Some(0x8000_0000),
     rate_limit_code: Some(0xF000),
-    tablets_routing_v1: false,
+    tablets_routing_v1: true,
 };
 
 impl ScyllaShards {

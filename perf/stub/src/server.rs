@@ -25,6 +25,7 @@ use crate::node::{NodeCounts, NodeShared};
 use crate::rules::{Matcher, Rules};
 use crate::scylla::{ScyllaShards, ShardAwarePort, ShardCounts};
 use crate::shard::{ShardContext, Shared};
+use crate::tablets::{TabletLayout, Tablets};
 
 /// What a stub serves and how.
 #[derive(Debug, Clone)]
@@ -70,6 +71,10 @@ pub struct StubConfig {
     /// with a bound partition key is checked against its token's replicas: see
     /// [`crate::cluster`] and [`StubHandle::node_counts`].
     pub cluster: Option<Cluster>,
+    /// Lay the routed keyspace's tables out in ScyllaDB's tablets (a cluster with emulated
+    /// ScyllaDB shards only): requests are checked against their tablet's replicas and a
+    /// misrouted one's answer carries the tablet's routing. See [`crate::tablets`].
+    pub tablets: Option<Tablets>,
 }
 
 impl Default for StubConfig {
@@ -89,6 +94,7 @@ impl Default for StubConfig {
             routed_keyspace: None,
             tls: None,
             cluster: None,
+            tablets: None,
         }
     }
 }
@@ -115,6 +121,10 @@ pub enum StubError {
         /// Why.
         message: String,
     },
+    /// Tablets were asked for without the cluster and the ScyllaDB shards they are laid
+    /// over.
+    #[error("tablets need a cluster (`cluster`) of emulated ScyllaDB nodes (`scylla`)")]
+    TabletsWithoutCluster,
     /// The cluster's nodes cannot be given addresses.
     #[error(transparent)]
     Cluster(#[from] ClusterError),
@@ -164,10 +174,20 @@ impl Stub {
             None => vec![config.listen.ip()],
         };
         let ring = config.cluster.map(|c| Arc::new(c.ring()));
+        let tablets = match (config.tablets, config.cluster, config.scylla) {
+            (None, _, _) => None,
+            (Some(tablets), Some(cluster), Some(scylla)) => Some(TabletLayout {
+                tablets,
+                nodes: cluster.nodes.get(),
+                replication: cluster.replication(),
+                shards: scylla.shards,
+            }),
+            (Some(_), _, _) => return Err(StubError::TabletsWithoutCluster),
+        };
         let nodes = (0..ips.len())
             .map(|i| {
                 let place = ring.clone().map(|r| (r, i as u8));
-                Arc::new(NodeShared::new(config.scylla, place))
+                Arc::new(NodeShared::new(config.scylla, place).with_tablets(tablets))
             })
             .collect();
         let shared = Arc::new(Shared::new(

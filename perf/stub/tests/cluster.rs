@@ -428,7 +428,86 @@ fn where_scylla_rust_driver_sends_requests_over_the_cluster(runtime: Runtime) {
     assert!(counts.iter().all(|n| n.requests > 0), "{counts:#?}");
 }
 
+/// scylla-rust-driver against the same tablets doppio's `driver/tests/stub_tablets.rs`
+/// meets (3 nodes x 4 shards, RF 3, 24 tablets): the misroutes (answers carrying their
+/// tablet's routing) of two phases of random-key INSERTs, the first warming up, recorded
+/// beside doppio's (at most one per tablet while warming up, none once warm).
+fn scylla_rust_driver_s_misroutes_on_tablets(runtime: Runtime) {
+    let stub = Stub::start(StubConfig {
+        runtime,
+        log_rules: false,
+        routed_keyspace: Some(KEYSPACE.into()),
+        scylla: Some(doppio_stub::ScyllaShards::new(
+            NonZeroU16::new(4).unwrap(),
+            [127, 0, 0, 1].into(),
+        )),
+        cluster: Some(cluster(3, 3, 8)),
+        tablets: Some(doppio_stub::Tablets {
+            count: std::num::NonZeroU32::new(24).unwrap(),
+            migrate_after: None,
+        }),
+        ..StubConfig::default()
+    })
+    .unwrap();
+    const PHASE: u64 = 1500;
+    let stub = &stub;
+    let payloads = || {
+        stub.node_counts()
+            .iter()
+            .map(|n| n.tablet_payloads)
+            .sum::<u64>()
+    };
+    let phases = std::cell::RefCell::new(Vec::new());
+    let out = &phases;
+    on_scylla(stub.addr(), |s| async move {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !stub.node_counts().iter().all(|n| {
+            n.shards
+                .as_ref()
+                .is_some_and(|c| c.connections.iter().all(|&k| k > 0))
+        }) {
+            assert!(std::time::Instant::now() < deadline);
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let plain = s
+            .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+            .await
+            .unwrap();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut key = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_be_bytes()[..(1 + (x % 8) as usize)].to_vec()
+        };
+        for _ in 0..2 {
+            let before = payloads();
+            for _ in 0..PHASE {
+                s.execute_unpaged(&plain, (key(), vec![1u8])).await.unwrap();
+            }
+            out.borrow_mut().push(payloads() - before);
+        }
+    });
+    let phases = phases.into_inner();
+    let counts = stub.node_counts();
+    println!(
+        "scylla-rust-driver on 24 tablets over 3 nodes x 4 shards, RF 3: misroutes per \
+         {PHASE} requests: warming up {}, warm {}",
+        phases[0], phases[1]
+    );
+    assert_eq!(
+        counts.iter().map(|n| n.requests).sum::<u64>(),
+        2 * PHASE,
+        "{counts:#?}"
+    );
+    // It turns tablets routing on and learns from the payloads: warm, it misroutes no more
+    // than while warming up.
+    assert!(phases[0] > 0, "the stub sent payloads: {counts:#?}");
+    assert!(phases[1] <= phases[0], "{phases:?}");
+}
+
 support::runtime_tests!(
+    scylla_rust_driver_s_misroutes_on_tablets,
     where_scylla_rust_driver_sends_requests_over_the_cluster,
     every_node_describes_the_same_cluster,
     each_node_counts_requests_against_the_replicas_of_their_token,
