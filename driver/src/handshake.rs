@@ -10,11 +10,12 @@
 //! [`ShardingInfo`] and kept on the connection; options that cannot be read leave the
 //! connection unsharded (the error is in [`Negotiated::sharding`]), never fail it.
 //!
-//! Of ScyllaDB's other extensions, the LWT mark (`SCYLLA_LWT_ADD_METADATA_MARK`) and the
-//! rate-limit error (`SCYLLA_RATE_LIMIT_ERROR`) are turned on in STARTUP when the node
-//! offers them, and kept on the connection ([`Connection::extensions`]); offers that cannot
-//! be read are left off, never fail the connection. Tablets routing is not asked for: the
-//! driver does not read tablet payloads yet, and routes tablet tables by the token ring.
+//! Of ScyllaDB's other extensions, the LWT mark (`SCYLLA_LWT_ADD_METADATA_MARK`), the
+//! rate-limit error (`SCYLLA_RATE_LIMIT_ERROR`) and tablets routing
+//! (`TABLETS_ROUTING_V1`: a misrouted request's answer says where its tablet is, see
+//! `session::tablets`) are turned on in STARTUP when the node offers them, and kept on the
+//! connection ([`Connection::extensions`]); offers that cannot be read are left off, never
+//! fail the connection.
 
 use std::time::Duration;
 
@@ -148,11 +149,8 @@ pub(crate) async fn handshake(
     if let Some(c) = compression {
         options.push(("COMPRESSION", c.name()));
     }
-    // What the node offers of ScyllaDB's extensions (nothing on Cassandra), less tablets.
-    let extensions = Extensions {
-        tablets_routing_v1: false,
-        ..Extensions::from_supported(&supported).unwrap_or_default()
-    };
+    // What the node offers of ScyllaDB's extensions (nothing on Cassandra).
+    let extensions = Extensions::from_supported(&supported).unwrap_or_default();
     let extension_options = extensions.startup_options();
     options.extend(extension_options.iter().map(|(k, v)| (*k, v.as_str())));
     let sharding = ShardingInfo::from_supported(&supported);

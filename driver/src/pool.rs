@@ -227,6 +227,20 @@ impl NodePool {
         self.pick()
     }
 
+    /// An open connection of ScyllaDB shard `shard` (a tablet's replica there) when the
+    /// node is sharded and one is open; else any open connection (as [`NodePool::pick`]).
+    #[inline]
+    pub(crate) fn pick_on_shard(&self, shard: u16) -> Option<Connection> {
+        if let Some(info) = self.sharding.get() {
+            if shard < info.sharder.nr_shards.get() {
+                if let Some(conn) = self.pick_shard(info.sharder, shard) {
+                    return Some(conn);
+                }
+            }
+        }
+        self.pick()
+    }
+
     /// An open connection that landed on ScyllaDB shard `shard`: the slots meant for it
     /// first (round-robin among them), then any other slot.
     fn pick_shard(&self, sharder: Sharder, shard: u16) -> Option<Connection> {

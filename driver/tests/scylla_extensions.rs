@@ -51,7 +51,7 @@ fn scylla_s_extensions_are_turned_on_and_read(runtime: Runtime) {
         let on = conn.extensions();
         assert!(on.lwt_mask.is_some(), "{on:?}");
         assert!(on.rate_limit_code.is_some(), "{on:?}");
-        assert!(!on.tablets_routing_v1, "not asked for: {on:?}");
+        assert!(on.tablets_routing_v1, "{on:?}");
 
         let lwt = s
             .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS")

@@ -7,6 +7,8 @@
 //!   precomputed so that routing a request is a binary search and a slice.
 //! - [`sharding`]: ScyllaDB's shards: their SUPPORTED options, the shard of a token, and the
 //!   source ports that reach a shard through the shard-aware port.
+//! - [`tablets`]: ScyllaDB's tablets of a table as a shard learned them from its answers'
+//!   routing payloads: the replicas (and their shards) of a token's tablet.
 //! - `partition_key`: the token of a prepared statement's bound values (serialized once,
 //!   into a reused scratch the request's frame then copies from).
 
@@ -14,4 +16,5 @@ pub mod murmur3;
 pub(crate) mod partition_key;
 pub mod ring;
 pub mod sharding;
+pub mod tablets;
 pub mod topology;

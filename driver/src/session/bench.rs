@@ -50,7 +50,7 @@ pub fn place_execute<V: QueryValues + ?Sized>(
     let index = session.inner.policy.pick(&placement.view, &routing)?;
     let node = placement.view.node(index)?;
     node.started();
-    node.pool.pick_for(placement.token)
+    placement.connection(index, node)
 }
 
 /// The answer `frame` to an EXECUTE of `prepared` sent to `conn`'s node, as the hot path

@@ -207,6 +207,7 @@ impl Session {
                 closed: RefCell::new(None),
                 scratch: RefCell::new(RoutingScratch::default()),
                 retry_jitter: crate::pool::Jitter::seeded(0x7265_7472_7900),
+                tablets: Default::default(),
             }),
         };
         session.install(snapshot);

@@ -152,7 +152,7 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
         let Some(node) = placement.view.node(index) else {
             return self.general();
         };
-        let Some(conn) = node.pool.pick_for(placement.token) else {
+        let Some(conn) = placement.connection(index, node) else {
             return self.general();
         };
         if !templated(prepared, options, &conn) {

@@ -21,6 +21,7 @@ use crate::error::Error;
 use crate::pool::ConnectFn;
 use crate::result::QueryResult;
 use crate::routing::partition_key::RoutingScratch;
+use crate::routing::tablets::SharedTablets;
 use crate::routing::topology::TopologySnapshot;
 
 /// A session's state, shared by its clones on the shard.
@@ -45,6 +46,9 @@ pub(super) struct Inner {
     pub(super) scratch: RefCell<RoutingScratch>,
     /// Randomness of the retry backoff's jitter.
     pub(super) retry_jitter: crate::pool::Jitter,
+    /// The tablets this shard learned, by keyspace and table (ScyllaDB): each table's
+    /// shared by the shard's statements of it.
+    pub(super) tablets: RefCell<HashMap<(String, String), SharedTablets>>,
 }
 
 /// A shard's handle to the database. `!Send`: it lives on its shard.

@@ -21,6 +21,8 @@
 //! - `request`: the request path of QUERY, EXECUTE and BATCH, and where each goes.
 //! - `keyspace`: `use_keyspace`.
 //! - `schema`: waiting for schema agreement after a schema change.
+//! - `tablets`: ScyllaDB's tablets: learned from answers' payloads per shard, looked up
+//!   for a bound partition key.
 //! - [`paging`]: [`PageStream`], pages fetched one ahead.
 //! - [`load_balancing`] and [`retry`]: the policies (which node; whether to try again).
 //! - [`view`]: the shard's view of the cluster; [`stats`]: the session's counters.
@@ -57,6 +59,7 @@ mod request;
 pub mod retry;
 mod schema;
 pub mod stats;
+mod tablets;
 pub mod view;
 
 pub use config::{SessionConfig, SpeculativeExecution, StatementOptions};

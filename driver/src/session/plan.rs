@@ -33,28 +33,44 @@ use crate::error::Error;
 use crate::result::QueryResult;
 use crate::routing::murmur3::Token;
 use crate::routing::ring::{NodeIndex, ReplicaMap};
+use crate::routing::tablets::TabletReplicas;
 
 /// Where a request may go: the view it is routed with, and its token's replicas.
 pub(super) struct Placement {
     pub(super) view: Rc<ClusterView>,
     pub(super) token: Option<Token>,
     pub(super) map: Option<Rc<ReplicaMap>>,
+    /// The replicas of the token's tablet, when this shard knows it (ScyllaDB): they take
+    /// the place of the ring's, each on its own shard.
+    pub(super) tablet: Option<Rc<TabletReplicas>>,
     /// A lightweight transaction: its replicas are tried primary first.
     pub(super) lwt: bool,
 }
 
 impl Placement {
-    /// What the load-balancing policy is told: the token and, when the keyspace's
-    /// replication is known, its replicas in placement order.
+    /// What the load-balancing policy is told: the token and its replicas in placement
+    /// order (its tablet's, or the ring's when the keyspace's replication is known).
     pub(super) fn routing(&self) -> RoutingInfo<'_> {
-        let replicas = match (&self.map, self.token) {
-            (Some(map), Some(token)) => self.view.replicas(map, token),
+        let replicas = match (&self.tablet, &self.map, self.token) {
+            (Some(tablet), _, _) => &tablet.nodes[..],
+            (None, Some(map), Some(token)) => self.view.replicas(map, token),
             _ => &[],
         };
         RoutingInfo {
             token: self.token,
             replicas,
             lwt: self.lwt,
+        }
+    }
+
+    /// The connection to send to on node `node` (index `index`): its ScyllaDB shard's,
+    /// the tablet's shard there when the tablet is known and `node` holds a replica, else
+    /// the shard that owns the token.
+    #[inline]
+    pub(super) fn connection(&self, index: NodeIndex, node: &Node) -> Option<Connection> {
+        match self.tablet.as_ref().and_then(|t| t.shard_of(index)) {
+            Some(shard) => node.pool.pick_on_shard(shard),
+            None => node.pool.pick_for(self.token),
         }
     }
 }
@@ -154,7 +170,7 @@ impl Session {
                 Some(f) => f.result,
                 None => {
                     // A ScyllaDB node: the connection of the shard that owns the token.
-                    let Some(conn) = node.pool.pick_for(placement.token) else {
+                    let Some(conn) = placement.connection(index, node) else {
                         // Went down since the plan was made: nothing was sent; next node.
                         current = plan.get_or_insert_with(|| plan_of(current)).next(view);
                         continue;
@@ -262,7 +278,7 @@ impl Session {
         F: Fn(Connection) -> Fut,
         Fut: Future<Output = Result<QueryResult, Error>>,
     {
-        let (view, token) = (&*placement.view, placement.token);
+        let view = &*placement.view;
         // The speculative path only: boxed attempts, one per node asked.
         first.started();
         let mut running: Vec<(Rc<Node>, Pin<Box<Fut>>)> = vec![(first, Box::pin(attempt(conn)))];
@@ -292,7 +308,7 @@ impl Session {
                 if fire {
                     if let Some(next) = plan.next(view) {
                         if let Some(node) = view.node(next).cloned() {
-                            if let Some(c) = node.pool.pick_for(token) {
+                            if let Some(c) = placement.connection(next, &node) {
                                 launched += 1;
                                 node.started();
                                 running.push((node, Box::pin(attempt(c))));

@@ -94,6 +94,7 @@ impl Session {
             metadata.columns.len(),
             !result_columns.is_empty(),
         )?;
+        let tablets = self.table_tablets(&metadata);
         let prepared = PreparedStatement {
             inner: Rc::new(PreparedInner {
                 cql: cql.to_owned(),
@@ -105,6 +106,7 @@ impl Session {
                 template: RefCell::new(Rc::new(template)),
                 replicas: RefCell::new((0, None)),
                 lwt,
+                tablets,
             }),
         };
         self.inner

@@ -15,6 +15,7 @@ use doppio_proto::metadata::{ColumnSpec, PreparedMetadata};
 use doppio_proto::request::ExecuteTemplate;
 
 use crate::routing::ring::ReplicaMap;
+use crate::routing::tablets::TableTablets;
 
 /// A prepared statement: its id, metadata and pre-encoded EXECUTE. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -44,6 +45,9 @@ pub(super) struct PreparedInner {
     /// A lightweight transaction, by ScyllaDB's LWT mark on its metadata: its executions go
     /// to its replicas primary first.
     pub(super) lwt: bool,
+    /// The tablets this shard knows of the partition key's table (ScyllaDB), shared by the
+    /// shard's statements of that table; `None` for a statement with no partition key.
+    pub(super) tablets: Option<Rc<RefCell<TableTablets>>>,
 }
 
 impl PreparedStatement {
@@ -92,8 +96,25 @@ impl PreparedStatement {
 
     /// The keyspace of the partition key's table (from the bind markers).
     pub(super) fn routing_keyspace(&self) -> Option<&str> {
-        let m = &self.inner.metadata;
-        let first = *m.pk_indexes.first()?;
-        Some(&m.columns.get(usize::from(first))?.keyspace)
+        self.routing_table().map(|(keyspace, _)| keyspace)
+    }
+
+    /// The keyspace and table of the partition key (from the bind markers).
+    pub(super) fn routing_table(&self) -> Option<(&str, &str)> {
+        routing_table(&self.inner.metadata)
+    }
+}
+
+/// The keyspace and table of `metadata`'s partition key, if it is bound.
+pub(super) fn routing_table(metadata: &PreparedMetadata) -> Option<(&str, &str)> {
+    let first = *metadata.pk_indexes.first()?;
+    let c = metadata.columns.get(usize::from(first))?;
+    Some((&c.keyspace, &c.table))
+}
+
+impl PreparedStatement {
+    /// How many tablets of its table this shard knows (ScyllaDB; 0 elsewhere).
+    pub fn known_tablets(&self) -> usize {
+        self.inner.tablets.as_ref().map_or(0, |t| t.borrow().len())
     }
 }

@@ -197,6 +197,7 @@ impl Session {
             view: self.view(),
             token: None,
             map: None,
+            tablet: None,
             lwt: false,
         }
     }
@@ -237,11 +238,13 @@ impl Session {
         let consistency = options.consistency.unwrap_or(self.inner.config.consistency);
         let lwt = prepared.inner.lwt
             || matches!(consistency, Consistency::Serial | Consistency::LocalSerial);
+        let tablet = self.tablet_replicas(prepared, token, &view);
         (
             Placement {
                 view,
                 token,
                 map,
+                tablet,
                 lwt,
             },
             serialized,
@@ -511,6 +514,10 @@ impl Session {
         prepared: &PreparedStatement,
         frame: ResponseFrame,
     ) -> Result<QueryResult, Error> {
+        if let Some(payload) = &frame.custom_payload {
+            // ScyllaDB: the request reached a node or shard without its tablet (rare).
+            self.learn_tablet(prepared, payload);
+        }
         let mut result = result_of(conn, frame, "EXECUTE");
         if let Ok(ResultParts {
             body: ResultBody::Rows(rows),

@@ -54,6 +54,12 @@ pub struct SessionStats {
     /// e.g. after a restart) or their result columns had changed; each is followed by one
     /// more execution, which is not counted as a retry.
     pub reprepares: u64,
+    /// Answers that carried a ScyllaDB tablet's routing (`tablets-routing-v1`): requests
+    /// that reached a node or shard holding no replica of their tablet (the node served
+    /// them). Each taught this shard the tablet.
+    pub tablet_payloads: u64,
+    /// Of those, the payloads that could not be read or used (left out).
+    pub tablet_payloads_unreadable: u64,
     /// Calls that returned an error, by kind.
     pub errors: ErrorCounts,
     /// Traffic of the session's connections, open and closed: bytes in and out, flushes,
@@ -68,6 +74,8 @@ pub(crate) struct Counters {
     requests: Cell<u64>,
     retries: Cell<u64>,
     reprepares: Cell<u64>,
+    tablet_payloads: Cell<u64>,
+    tablet_payloads_unreadable: Cell<u64>,
     errors: [Cell<u64>; ErrorKind::ALL.len()],
 }
 
@@ -81,6 +89,15 @@ impl Counters {
         if let Some(e) = error {
             let slot = &self.errors[e.kind() as usize];
             slot.set(slot.get() + 1);
+        }
+    }
+
+    /// Counts one tablet payload received (`taken`: read and used).
+    pub(crate) fn tablet_payload(&self, taken: bool) {
+        self.tablet_payloads.set(self.tablet_payloads.get() + 1);
+        if !taken {
+            let bad = &self.tablet_payloads_unreadable;
+            bad.set(bad.get() + 1);
         }
     }
 
@@ -99,6 +116,8 @@ impl Counters {
             requests: self.requests.get(),
             retries: self.retries.get(),
             reprepares: self.reprepares.get(),
+            tablet_payloads: self.tablet_payloads.get(),
+            tablet_payloads_unreadable: self.tablet_payloads_unreadable.get(),
             errors,
             connections,
         }

@@ -229,6 +229,16 @@ impl ClusterView {
         self.version
     }
 
+    /// The index of the node whose host id is `host` (a scan: for the rare path that
+    /// resolves a tablet's replicas once per view).
+    pub fn index_of_host(&self, host: &[u8; 16]) -> Option<NodeIndex> {
+        let at = self
+            .info
+            .iter()
+            .position(|n| n.host_id.as_ref() == Some(host))?;
+        NodeIndex::try_from(at).ok()
+    }
+
     /// Number of nodes.
     pub fn len(&self) -> usize {
         self.info.len()

@@ -1,0 +1,212 @@
+//! ScyllaDB's tablets (no ScyllaDB runs here: the stub emulates them from the protocol
+//! extension's description): the stub plays three nodes of four shards each, replication
+//! factor 3, its table split into [`TABLETS`] tablets spread over every node and shard, and
+//! moves every tablet once, [`MIGRATE_AFTER`] after it started. A request that reaches a
+//! node or shard holding no replica of its tablet is served, counted, and its answer
+//! carries the tablet's routing; the driver (one shard) learns it and sends that tablet's
+//! later requests to its replicas, each on its shard.
+//!
+//! What must hold: while it warms up, at most one misroute per tablet; once warm, none (and
+//! no request at a wrong node or shard); after the migration, at most one more per moved
+//! tablet, then none again; lightweight transactions at their tablet's primary replica; the
+//! session's count of payloads equal to the stub's.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use std::num::{NonZeroU16, NonZeroU32, NonZeroU8};
+use std::time::{Duration, Instant};
+
+use doppio::proto::consistency::Consistency;
+use doppio::rt::Runtime;
+use doppio::{PreparedStatement, Session, SessionConfig};
+use doppio_stub::{Cluster, NodeCounts, ScyllaShards, StubConfig, StubHandle, Tablets};
+
+mod support;
+
+use support::on_runtime;
+
+const NODES: u8 = 3;
+const SHARDS: u16 = 4;
+const TABLETS: u32 = 24;
+const MIGRATE_AFTER: Duration = Duration::from_secs(3);
+/// Requests per phase: enough that every tablet is reached (random keys, 24 tablets).
+const PHASE: u64 = 1500;
+
+fn stub(runtime: Runtime) -> StubHandle {
+    doppio_stub::Stub::start(StubConfig {
+        runtime,
+        log_rules: false,
+        routed_keyspace: Some("ks".into()),
+        scylla: Some(ScyllaShards::new(
+            NonZeroU16::new(SHARDS).unwrap(),
+            [127, 0, 0, 1].into(),
+        )),
+        cluster: Some(Cluster {
+            nodes: NonZeroU8::new(NODES).unwrap(),
+            replication_factor: NonZeroU8::new(3).unwrap(),
+            vnodes: NonZeroU16::new(8).unwrap(),
+        }),
+        tablets: Some(Tablets {
+            count: NonZeroU32::new(TABLETS).unwrap(),
+            migrate_after: Some(MIGRATE_AFTER),
+        }),
+        ..StubConfig::default()
+    })
+    .unwrap()
+}
+
+/// A random key of 1 to 8 bytes (xorshift).
+fn next_key(x: &mut u64) -> Vec<u8> {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    x.to_be_bytes()[..(1 + (*x % 8) as usize)].to_vec()
+}
+
+/// The stub's counts summed over its nodes: (requests, tablet payloads, wrong replica,
+/// wrong shard, LWT requests, LWT not at the primary).
+fn totals(counts: &[NodeCounts]) -> [u64; 6] {
+    let mut t = [0; 6];
+    for n in counts {
+        t[0] += n.requests;
+        t[1] += n.tablet_payloads;
+        t[2] += n.wrong_replica;
+        t[3] += n.shards.as_ref().map_or(0, |s| s.wrong_shard);
+        t[4] += n.lwt_requests;
+        t[5] += n.lwt_not_primary;
+    }
+    t
+}
+
+fn delta(after: [u64; 6], before: [u64; 6]) -> [u64; 6] {
+    let mut d = [0; 6];
+    for i in 0..6 {
+        d[i] = after[i] - before[i];
+    }
+    d
+}
+
+async fn phase(s: &Session, plain: &PreparedStatement, cas: &PreparedStatement, x: &mut u64) {
+    for i in 0..PHASE {
+        let st = if i % 5 == 0 { cas } else { plain };
+        s.execute(st, &(next_key(x), vec![1u8])).await.unwrap();
+    }
+}
+
+fn tablets_are_learned_from_misroutes_and_relearned_after_a_migration(runtime: Runtime) {
+    let before_start = Instant::now();
+    let stub = stub(runtime);
+    let after_start = Instant::now();
+    let addr = stub.addr();
+    // The client runs a phase, then says what it saw and waits for the test to read the
+    // stub's counts.
+    let (said, heard) = std::sync::mpsc::channel::<(u64, usize)>();
+    let (go_on, wait_go_on) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        let client = scope.spawn(move || {
+            on_runtime(runtime, "stub-tablets", move || async move {
+                let mut config = SessionConfig::new(addr);
+                config.consistency = Consistency::One;
+                let s = Session::connect(config).await.unwrap();
+                let view = s.view();
+                let deadline = Instant::now() + Duration::from_secs(30);
+                loop {
+                    let open: Vec<usize> = (0..view.len() as u16)
+                        .map(|i| view.node(i).map_or(0, |n| n.open_connections()))
+                        .collect();
+                    if open.len() == usize::from(NODES)
+                        && open.iter().all(|&n| n >= usize::from(SHARDS))
+                    {
+                        break;
+                    }
+                    assert!(Instant::now() < deadline, "connections per node: {open:?}");
+                    doppio::rt::sleep(Duration::from_millis(5)).await;
+                }
+                let plain = s
+                    .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+                    .await
+                    .unwrap();
+                let cas = s
+                    .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS")
+                    .await
+                    .unwrap();
+                assert!(cas.is_lwt());
+                let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+                // Warm-up, warm, (the test waits for the migration), relearn, warm again.
+                for _ in 0..4 {
+                    phase(&s, &plain, &cas, &mut x).await;
+                    said.send((s.stats().tablet_payloads, plain.known_tablets()))
+                        .unwrap();
+                    if wait_go_on.recv().is_err() {
+                        break;
+                    }
+                }
+                assert_eq!(
+                    cas.known_tablets(),
+                    plain.known_tablets(),
+                    "one table of tablets per table, shared by its statements"
+                );
+                assert_eq!(s.stats().tablet_payloads_unreadable, 0);
+                s.close("done");
+            })
+        });
+        let mut seen = Vec::new();
+        let mut last = [0; 6];
+        for k in 0..4 {
+            let Ok((payloads, known)) = heard.recv() else {
+                std::panic::resume_unwind(client.join().unwrap_err());
+            };
+            let now = totals(&stub.node_counts());
+            let d = delta(now, last);
+            last = now;
+            // The session counted every payload the stub sent.
+            assert_eq!(payloads, now[1], "phase {k}: {:#?}", stub.node_counts());
+            seen.push((d, known, before_start.elapsed()));
+            if k == 1 {
+                // The migration happens in the stub's clock, which started after
+                // `after_start` at the latest.
+                let wait = MIGRATE_AFTER.saturating_sub(after_start.elapsed());
+                std::thread::sleep(wait + Duration::from_millis(50));
+            }
+            let _ = go_on.send(());
+        }
+        client.join().unwrap();
+        let counts = stub.node_counts();
+        let label = format!("per phase (delta, tablets known, at): {seen:#?}\n{counts:#?}");
+        // [requests, payloads, wrong replica, wrong shard, LWTs, LWTs not at the primary]
+        for (k, (d, known, at)) in seen.iter().enumerate() {
+            eprintln!("phase {k}: {d:?}, {known} tablets known, {at:.1?} after the start");
+        }
+        for (d, known, _) in &seen {
+            assert_eq!(d[0], PHASE, "every request counted: {label}");
+            assert_eq!(d[4], PHASE / 5, "{label}");
+            assert!(*known <= TABLETS as usize, "{label}");
+        }
+        let (warming, warm, relearn, warm_again) = (seen[0], seen[1], seen[2], seen[3]);
+        // Warm-up: at most one misroute per tablet, and every tablet learned.
+        assert!(warming.0[1] > 0, "the ring misroutes some: {label}");
+        assert!(warming.0[1] <= u64::from(TABLETS), "{label}");
+        assert_eq!(warming.1, TABLETS as usize, "{label}");
+        // Warm (before the migration, unless this machine was too slow to finish the
+        // phase in time): no misroute at all, LWTs at their primary.
+        if warm.2 < MIGRATE_AFTER {
+            assert_eq!(warm.0[1..4], [0, 0, 0], "{label}");
+            assert_eq!(warm.0[5], 0, "{label}");
+        }
+        // After the migration every tablet moved: relearned at most once each.
+        assert!(relearn.0[1] > 0, "{label}");
+        assert!(
+            warm.0[1] + relearn.0[1] <= u64::from(TABLETS),
+            "at most one misroute per moved tablet: {label}"
+        );
+        // Then none again.
+        assert_eq!(warm_again.0[1..4], [0, 0, 0], "{label}");
+        assert_eq!(
+            warm_again.0[5], 0,
+            "LWTs at their tablet's primary: {label}"
+        );
+    });
+    stub.stop();
+}
+
+support::runtime_tests!(tablets_are_learned_from_misroutes_and_relearned_after_a_migration,);
