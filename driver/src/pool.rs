@@ -12,7 +12,9 @@
 //!   grows to `size` connections per ScyllaDB shard (slot `i` is for shard `i % nr_shards`),
 //!   each opened towards its shard (through the shard-aware port when the node has one, see
 //!   `session::connect`). A connection that landed elsewhere (the plain port, the
-//!   fallback) is kept and serves the shard it did land on. [`NodePool::pick_for`] sends a
+//!   fallback) is kept and serves the shard it did land on; after a fallback, new
+//!   connections go to the plain port at once for `shard_aware_retry` (60 s by default),
+//!   then try the shard-aware port again, which may be back. [`NodePool::pick_for`] sends a
 //!   token to a connection of its owning shard: a few `Cell` reads and a scan of the slots,
 //!   no allocation.
 //! - Backoff delays are random in `[0, min(cap, base * 2^attempt)]` ("full jitter"), so the
@@ -23,7 +25,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::connection::{ConnectFailure, Connection, ConnectionError, ConnectionStats};
 use crate::routing::murmur3::Token;
@@ -50,6 +52,10 @@ pub(crate) struct ShardTarget {
     /// A random value to start the source-port search from.
     pub(crate) random: u64,
 }
+
+/// How long new connections skip the shard-aware port after a fallback, unless the session
+/// says otherwise (`SessionConfig::shard_aware_retry`).
+const DEFAULT_SHARD_AWARE_RETRY: Duration = Duration::from_secs(60);
 
 /// Reconnection delays: full-jitter exponential backoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +122,9 @@ pub struct PoolStats {
     pub failed_attempts: u64,
     /// Connections that closed after opening.
     pub closed: u64,
+    /// Connections aimed at the shard-aware port that landed elsewhere (the port did not
+    /// answer: the connect fell back to the plain port).
+    pub shard_aware_fallbacks: u64,
 }
 
 /// The connections of one shard to one node.
@@ -140,9 +149,11 @@ pub(crate) struct NodePool {
     /// The node's sharding, once a connection reported it (`None`: Cassandra, or not yet).
     sharding: Cell<Option<ShardingInfo>>,
     /// Set when a connection aimed at the shard-aware port landed elsewhere (the port did
-    /// not answer and the connect fell back to the plain port): later ones go to the plain
-    /// port at once.
-    plain_only: Cell<bool>,
+    /// not answer and the connect fell back to the plain port): until then, later ones go
+    /// to the plain port at once; after it, they try the shard-aware port again.
+    plain_until: Cell<Option<Instant>>,
+    /// How long [`NodePool::plain_until`] lasts after a fallback.
+    shard_aware_retry: Cell<Duration>,
     /// Requests sent by the closed connections, per ScyllaDB shard they had landed on.
     retired_by_shard: RefCell<Vec<u64>>,
 }
@@ -181,13 +192,26 @@ impl NodePool {
             sleepers: RefCell::new(Vec::new()),
             per_shard: size.max(1),
             sharding: Cell::new(None),
-            plain_only: Cell::new(false),
+            plain_until: Cell::new(None),
+            shard_aware_retry: Cell::new(DEFAULT_SHARD_AWARE_RETRY),
             retired_by_shard: RefCell::new(Vec::new()),
         });
         for slot in 0..size.max(1) {
             doppio_rt::spawn_local(watch_slot(Rc::downgrade(&pool), slot)).detach();
         }
         pool
+    }
+
+    /// Sets how long new connections skip the shard-aware port after a fallback.
+    pub(crate) fn set_shard_aware_retry(&self, retry: Duration) {
+        self.shard_aware_retry.set(retry);
+    }
+
+    /// True while new connections go to the plain port (a fallback not long ago).
+    fn plain_for_now(&self) -> bool {
+        self.plain_until
+            .get()
+            .is_some_and(|until| Instant::now() < until)
     }
 
     /// The node's sharding, if a connection reported it.
@@ -298,7 +322,7 @@ impl NodePool {
         Some(ShardTarget {
             shard: (slot % nr) as u16,
             sharder: info.sharder,
-            shard_aware_port: info.shard_aware_port.filter(|_| !self.plain_only.get()),
+            shard_aware_port: info.shard_aware_port.filter(|_| !self.plain_for_now()),
             random: self.jitter.next(),
         })
     }
@@ -490,7 +514,9 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
                     if conn.sharding().is_some_and(|s| s.shard != t.shard) {
                         // Aimed through the shard-aware port, landed elsewhere: the connect
                         // fell back to the plain port.
-                        p.plain_only.set(true);
+                        p.plain_until
+                            .set(Some(Instant::now() + p.shard_aware_retry.get()));
+                        p.bump(|s| s.shard_aware_fallbacks += 1);
                     }
                 }
                 p.bump(|s| s.opened += 1);

@@ -135,7 +135,81 @@ fn an_unreachable_shard_aware_port_falls_back_to_the_plain_port(runtime: Runtime
     stub.stop();
 }
 
+/// The shard-aware port does not answer at first, then comes back: connections opened
+/// after `shard_aware_retry` go through it again (before, the pool gave it up for its
+/// life). Here a second stub plays the port's return: it listens on the advertised port,
+/// and every connection it accepts came through that port (the driver knows no other
+/// address of it).
+fn the_shard_aware_port_is_used_again_once_it_is_back(runtime: Runtime) {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap();
+    let node = stub(runtime, ShardAwarePort::Unreachable(dead.port()));
+    let addr = node.addr();
+    let (fallbacks_tx, fallbacks_rx) = std::sync::mpsc::channel::<u64>();
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<()>();
+    let client = std::thread::spawn(move || {
+        on_runtime(runtime, "shard-aware-back", move || async move {
+            let mut config = SessionConfig::new(addr);
+            config.shard_aware_retry = Duration::from_millis(200);
+            let s = Session::connect(config).await.unwrap();
+            let view = s.view();
+            let node = view.node(0).unwrap().clone();
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while node.open_connections() < usize::from(SHARDS) {
+                assert!(Instant::now() < deadline);
+                doppio::rt::sleep(Duration::from_millis(5)).await;
+            }
+            fallbacks_tx
+                .send(node.pool_stats().shard_aware_fallbacks)
+                .unwrap();
+            // The port is back; once the retry time has passed, connections that close are
+            // replaced through it.
+            back_rx.recv().unwrap();
+            doppio::rt::sleep(Duration::from_millis(300)).await;
+            for _ in 0..SHARDS {
+                let c = node.connection().unwrap();
+                c.close("the test closes it");
+                let deadline = Instant::now() + Duration::from_secs(20);
+                while node.open_connections() < usize::from(SHARDS) {
+                    assert!(Instant::now() < deadline);
+                    doppio::rt::sleep(Duration::from_millis(5)).await;
+                }
+            }
+            let stats = node.pool_stats();
+            s.close("done");
+            stats
+        })
+    });
+    let fallbacks = fallbacks_rx.recv().unwrap();
+    assert!(fallbacks > 0, "the dead port made the connects fall back");
+    let back = doppio_stub::Stub::start(StubConfig {
+        runtime,
+        log_rules: false,
+        scylla: Some(ScyllaShards {
+            shards: NonZeroU16::new(SHARDS).unwrap(),
+            ignore_msb: 12,
+            shard_aware_port: ShardAwarePort::Listen(dead),
+            extensions: doppio_stub::scylla::SCYLLA_EXTENSIONS,
+        }),
+        ..StubConfig::default()
+    })
+    .unwrap();
+    back_tx.send(()).unwrap();
+    let stats = client.join().unwrap();
+    let through_port = back.connections();
+    assert!(
+        through_port > 0,
+        "no connection came through the returned port: {stats:?}"
+    );
+    // Those that did landed on the shard they were aimed at: no new fallback.
+    assert_eq!(stats.shard_aware_fallbacks, fallbacks, "{stats:?}");
+    back.stop();
+    node.stop();
+}
+
 support::runtime_tests!(
     every_request_lands_on_the_shard_that_owns_its_token,
     an_unreachable_shard_aware_port_falls_back_to_the_plain_port,
+    the_shard_aware_port_is_used_again_once_it_is_back,
 );

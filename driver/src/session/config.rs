@@ -69,6 +69,10 @@ pub struct SessionConfig {
     pub schema_agreement_timeout: Duration,
     /// The control connection's tunables.
     pub control: ControlConfig,
+    /// ScyllaDB: after a connection aimed at the shard-aware port fell back to the plain
+    /// port (the port did not answer), new connections to that node go to the plain port at
+    /// once for this long, then try the shard-aware port again (it may be back).
+    pub shard_aware_retry: Duration,
 }
 
 impl SessionConfig {
@@ -92,6 +96,7 @@ impl SessionConfig {
             speculative: None,
             schema_agreement_timeout: Duration::from_secs(10),
             control: ControlConfig::default(),
+            shard_aware_retry: Duration::from_secs(60),
         }
     }
 

@@ -268,6 +268,7 @@ impl Session {
                         inner.connect.clone(),
                         inner.config.backoff,
                     );
+                    pool.set_shard_aware_retry(inner.config.shard_aware_retry);
                     Rc::new(Node::new(info.addr, pool))
                 })
                 .clone()
