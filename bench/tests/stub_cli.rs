@@ -176,11 +176,16 @@ fn scylla_with_two_worker_threads_runs_both_workers_on_the_stub() {
 
 /// A counted run of the `empty` workload on `addr` with `extra` options; its JSON report.
 fn counted_run(addr: &str, name: &str, extra: &[&str]) -> serde_json::Value {
+    counted_run_of("empty", addr, name, extra)
+}
+
+/// As [`counted_run`], of `workload`.
+fn counted_run_of(workload: &str, addr: &str, name: &str, extra: &[&str]) -> serde_json::Value {
     let report = support::scratch_dir("settings").join(format!("{name}.json"));
     let mut args = vec![
         "run",
         "-w",
-        "empty",
+        workload,
         addr,
         "-d",
         "200",
@@ -403,22 +408,31 @@ fn every_backend_pins_its_request_threads_to_the_same_cores_unless_no_pin() {
 
 #[test]
 fn doppio_waits_the_retry_backoff_before_each_retry() {
-    // Every second EXECUTE the stub sees is refused as overloaded: one request after
-    // another (-p 1), every request but the first is refused once and its retry (the same
-    // node: there is no other) succeeds. With a backoff of up to 40 ms before each retry
-    // (full jitter: 20 ms on average) the mean latency of the successes is about 20 ms,
-    // against well under 1 ms without it (0.08 ms measured here). A lower bound only: a
-    // slow machine can only make it larger.
+    // Every second EXECUTE the stub sees times out on its replicas (a read timeout): one
+    // request after another (-p 1), every request but the first fails once and its retry
+    // (the same node, as for every read timeout of an idempotent statement) succeeds. With
+    // a backoff of up to 40 ms before each retry (full jitter: 20 ms on average) the mean
+    // latency of the successes is about 20 ms, against well under 1 ms without it (0.08 ms
+    // measured here). A lower bound only: a slow machine can only make it larger. (It was
+    // an OVERLOADED answer, retried on the same node; a node that shed a request is no
+    // longer asked again when there is no other.)
     let stub = stub(
         r#"
 [[rule]]
-name = "every second overloaded"
+name = "every second read timeout"
 when = { opcode = "EXECUTE", every = 2 }
-then = { error = { code = "overloaded" } }
+then = { error = { code = "read_timeout" } }
 "#,
     );
     let addr = stub.addr().to_string();
-    let j = counted_run(
+    let workload = support::scratch_dir("settings").join("idempotent-empty.toml");
+    std::fs::write(
+        &workload,
+        "name = \"idempotent-empty\"\n[[run]]\nstatement = \"SELECT key FROM system.local WHERE key = 'local'\"\nidempotent = true\n",
+    )
+    .unwrap();
+    let j = counted_run_of(
+        workload.to_str().unwrap(),
         &addr,
         "doppio-backoff",
         &["-p", "1", "--retries", "1", "--retry-backoff", "40ms,40ms"],

@@ -1,12 +1,14 @@
-//! Overload without collapse, against the stub (in this process): a node that sheds a rising
-//! share of requests with OVERLOADED (20 %, then 50 %, 80 % and 95 %, three seconds each),
-//! under `doppio run` at C = 256 with `--retries 2`, for doppio on both runtimes and for
-//! scylla-rust-driver (which runs doppio's retry decisions: `backend/scylla/retry.rs`). Per
-//! one-second sample, matched to the share the stub applied then:
+//! Overload without collapse, against the stub (in this process) playing three nodes, each
+//! of which sheds a rising share of requests with OVERLOADED (20 %, then 50 %, 80 % and
+//! 95 %, three seconds each), under `doppio run` at C = 256 with `--retries 2`, for doppio on
+//! both runtimes and for scylla-rust-driver (which runs doppio's retry decisions:
+//! `backend/scylla/retry.rs`). A shed request goes to another node, never back to the one
+//! that shed it. Per one-second sample, matched to the share the stub applied then:
 //!
-//! - the requests that fail are the ones whose three attempts were all shed: the failed
-//!   share is the shed share cubed (within a tolerance for the sample's count), so every
-//!   request made at most `--retries` retries and none was dropped or retried without end;
+//! - the requests that fail are the ones whose three attempts (one per node) were all shed:
+//!   the failed share is the shed share cubed (within a tolerance for the sample's count),
+//!   so every request made at most `--retries` retries and none was dropped or retried
+//!   without end;
 //! - the requests that succeed go on at every share (no sample without a success);
 //! - retries in the report are at most two per request (their rate is printed; doppio
 //!   only, scylla-rust-driver counts none);
@@ -55,7 +57,15 @@ fn unix_now() -> f64 {
 
 fn overload_on(driver: &str) {
     let started = unix_now();
-    let stub = support::stub_with_rules(&rules());
+    let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
+        rules: doppio_stub::Rules::parse(&rules()).unwrap(),
+        log_rules: false,
+        cluster: Some(doppio_stub::Cluster::new(
+            std::num::NonZeroU8::new(3).unwrap(),
+        )),
+        ..doppio_stub::StubConfig::default()
+    })
+    .unwrap();
     let addr = stub.addr().to_string();
     let report = scratch_dir("overload").join(format!("{driver}.json"));
     let retries = RETRIES.to_string();

@@ -15,7 +15,11 @@ use std::num::{NonZeroU16, NonZeroU8};
 use std::time::{Duration, Instant};
 
 use doppio::proto::consistency::Consistency;
+use doppio::routing::ring::NodeIndex;
+use doppio::routing::topology::TopologySnapshot;
 use doppio::rt::Runtime;
+use doppio::session::load_balancing::{LoadBalancingPolicy, PolicyFactory, RoutingInfo};
+use doppio::session::{ClusterView, Distance};
 use doppio::{Session, SessionConfig};
 use doppio_stub::{Cluster, NodeCounts, ScyllaShards, StubConfig, StubHandle};
 
@@ -174,7 +178,113 @@ fn with_fewer_replicas_than_nodes_no_request_reaches_a_non_replica(runtime: Runt
     stub.stop();
 }
 
+/// A request a node refused (OVERLOADED: not applied) goes to another node, never to the
+/// node that refused it: node 1 of three refuses every request of one statement, and with
+/// two retries allowed every request succeeds, each retry landing elsewhere; a session that
+/// knows only node 1 (a one-node plan) returns the refusal at once rather than ask again.
+fn a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it(runtime: Runtime) {
+    let rules = doppio_stub::Rules::parse(
+        "[[rule]]\nname = \"node 1 sheds\"\nwhen = { node = 1, statement = \"'shed'\" }\n\
+         then = { error = { code = \"overloaded\", message = \"shedding\" } }\n",
+    )
+    .unwrap();
+    let stub = doppio_stub::Stub::start(StubConfig {
+        runtime,
+        log_rules: false,
+        rules,
+        cluster: Some(Cluster {
+            nodes: NonZeroU8::new(NODES).unwrap(),
+            replication_factor: NonZeroU8::new(3).unwrap(),
+            vnodes: NonZeroU16::new(8).unwrap(),
+        }),
+        ..StubConfig::default()
+    })
+    .unwrap();
+    let addr = stub.addr();
+    let node1 = stub.node_addrs()[1];
+    let (retries, refused) = on_runtime(runtime, "stub-cluster-retry", move || async move {
+        let mut config = SessionConfig::new(addr);
+        config.retry_policy =
+            std::sync::Arc::new(doppio::session::DefaultRetryPolicy { max_retries: 2 });
+        let s = Session::connect(config).await.unwrap();
+        let view = s.view();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while (0..view.len() as u16).any(|i| view.node(i).is_none_or(|n| !n.is_up())) {
+            assert!(Instant::now() < deadline);
+            doppio::rt::sleep(Duration::from_millis(5)).await;
+        }
+        for _ in 0..30 {
+            s.query("SELECT v FROM ks.t WHERE k = 'shed'", &())
+                .await
+                .unwrap();
+        }
+        let retries = s.stats().retries;
+        s.close("done");
+        // Only node 1: the refusal comes back, not retried.
+        let mut only = SessionConfig::new(node1);
+        only.retry_policy =
+            std::sync::Arc::new(doppio::session::DefaultRetryPolicy { max_retries: 2 });
+        only.load_balancing = PolicyFactory(std::sync::Arc::new(move || {
+            std::rc::Rc::new(OnlyNode(node1)) as std::rc::Rc<dyn LoadBalancingPolicy>
+        }));
+        let s = Session::connect(only).await.unwrap();
+        let e = s
+            .query("SELECT v FROM ks.t WHERE k = 'shed'", &())
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("shedding"), "{e}");
+        assert_eq!(s.stats().retries, 0, "not asked again");
+        s.close("done");
+        // The one-node session's request was refused once too.
+        (retries, 1u64)
+    });
+    let fired = stub.fired();
+    let n = fired
+        .iter()
+        .find(|(r, _)| r == "node 1 sheds")
+        .map_or(0, |x| x.1);
+    // Round-robin over three nodes: about a third reached node 1 first; each was refused
+    // there once and retried elsewhere (a retry back to node 1 would have fired again).
+    assert!(retries >= 5, "{retries} retries");
+    assert_eq!(
+        n,
+        retries + refused,
+        "each refused once, then sent elsewhere"
+    );
+    stub.stop();
+}
+
+/// Sends every request to the node at one address, and knows no other: a one-node plan.
+#[derive(Debug)]
+struct OnlyNode(SocketAddr);
+
+impl LoadBalancingPolicy for OnlyNode {
+    fn distances(&self, topology: &TopologySnapshot) -> Vec<Distance> {
+        topology
+            .nodes
+            .iter()
+            .map(|n| {
+                if n.addr == self.0 {
+                    Distance::Local
+                } else {
+                    Distance::Ignored
+                }
+            })
+            .collect()
+    }
+
+    fn pick(&self, view: &ClusterView, _: &RoutingInfo<'_>) -> Option<NodeIndex> {
+        view.local_nodes().first().copied()
+    }
+
+    fn plan(&self, view: &ClusterView, routing: &RoutingInfo<'_>, out: &mut Vec<NodeIndex>) {
+        out.clear();
+        out.extend(self.pick(view, routing));
+    }
+}
+
 support::runtime_tests!(
+    a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it,
     requests_reach_a_replica_on_its_owning_shard_and_lwts_their_primary,
     with_fewer_replicas_than_nodes_no_request_reaches_a_non_replica,
 );

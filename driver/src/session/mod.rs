@@ -71,6 +71,6 @@ pub use load_balancing::{
 pub use paging::{PageStream, Statement};
 pub use prepared::PreparedStatement;
 pub use request::{PreparedBatchEntries, PreparedBatchEntry};
-pub use retry::{DefaultRetryPolicy, NoRetry, RetryDecision, RetryPolicy};
+pub use retry::{same_node_may_serve, DefaultRetryPolicy, NoRetry, RetryDecision, RetryPolicy};
 pub use stats::{ErrorCounts, SessionStats};
 pub use view::{ClusterView, Distance, Node, NodeCounters, NodeStatus};

@@ -26,7 +26,7 @@ use super::attempt::FirstAttempt;
 use super::config::SpeculativeExecution;
 use super::handle::Session;
 use super::load_balancing::RoutingInfo;
-use super::retry::RetryDecision;
+use super::retry::{same_node_may_serve, RetryDecision};
 use super::view::{ClusterView, Node};
 use crate::connection::Connection;
 use crate::error::Error;
@@ -229,12 +229,19 @@ impl Session {
                     last_error = Some(error);
                 }
                 RetryDecision::RetryNextNode => {
+                    let next = plan.get_or_insert_with(|| plan_of(current)).next(view);
+                    // With no other node: the same node again only if its connection failed
+                    // the request (another may serve it) and it is still up; a node that
+                    // refused it is not asked again at once (see `retry`).
+                    let again = current.filter(|&i| same_node_may_serve(&error) && view.is_up(i));
+                    let Some(target) = next.or(again) else {
+                        let e = Err(error);
+                        self.count(&e, retries);
+                        return e;
+                    };
                     retries += 1;
                     last_error = Some(error);
-                    let next = plan.get_or_insert_with(|| plan_of(current)).next(view);
-                    // With no other node, the same node again (another connection may
-                    // serve it), if it is still up.
-                    current = next.or(current.filter(|&i| view.is_up(i)));
+                    current = Some(target);
                 }
             }
             if let Some(backoff) = self.inner.config.retry_backoff {

@@ -6,7 +6,13 @@
 //! never touches it.
 //!
 //! A decision says where the request goes next: the same node again, or the next node of the
-//! load-balancing plan (the same node if the plan has no other).
+//! load-balancing plan. When the plan has no other node, a "next node" request goes to the
+//! same node again only if its connection failed it (a client timeout, a broken
+//! connection: another connection may serve it, [`same_node_may_serve`]); a node that
+//! refused it (OVERLOADED, UNAVAILABLE, IS_BOOTSTRAPPING, SERVER_ERROR, UNPREPARED again)
+//! is not asked again at once, and the request fails with its answer, as the Java driver
+//! and scylla-rust-driver end a plan that has run out. Resending at once what a node shed
+//! only adds to the load it shed.
 //!
 //! Invariant of [`DefaultRetryPolicy`]: a statement that is not idempotent is sent again only
 //! when the node's answer proves it was not applied (OVERLOADED, IS_BOOTSTRAPPING,
@@ -24,10 +30,23 @@ use crate::error::Error;
 pub enum RetryDecision {
     /// Send it again to the node that failed it.
     RetrySameNode,
-    /// Send it to the next node of the plan (or the same one if there is no other).
+    /// Send it to the next node of the plan (with no other: the same one only if
+    /// [`same_node_may_serve`] the error; else the request fails with it).
     RetryNextNode,
     /// Return the error to the caller.
     Fail,
+}
+
+/// Whether a request that failed with `error`, which the policy sends to the next node, may
+/// go to the same node when the plan has no other: only when the failure was its
+/// connection's (a client timeout, a broken connection, no connection or stream id to send
+/// on), which another connection to it may not share. An answer of the node itself (it
+/// shed the request, lacks replicas, is starting) would come again.
+pub fn same_node_may_serve(error: &Error) -> bool {
+    matches!(
+        error,
+        Error::Timeout { .. } | Error::ConnectionBroken(_) | Error::NoConnection(_)
+    )
 }
 
 /// Decides whether a failed request is retried. Shared by every shard, hence `Send + Sync`;

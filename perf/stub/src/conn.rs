@@ -592,6 +592,7 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                         opcode: Opcode::Execute,
                         statement: Some(&entry.text),
                         connection: conn.number,
+                        node: node.index(),
                         elapsed: ctx.started.elapsed(),
                         // Only with rules: the hot path without them decodes no parameters.
                         serial_consistency: Request::decode(header, body)
@@ -722,6 +723,7 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                     opcode: header.opcode,
                     statement: statement.as_deref(),
                     connection: conn.number,
+                    node: ctx.node().index(),
                     elapsed: ctx.started.elapsed(),
                     serial_consistency: serial_of(&request),
                 })

@@ -115,6 +115,12 @@ impl NodeShared {
         Some((p.tablets.as_ref()?, p.node))
     }
 
+    /// This node's index in its cluster (0 for a single stub).
+    #[inline]
+    pub(crate) fn index(&self) -> u8 {
+        self.placement.as_ref().map_or(0, |p| p.node)
+    }
+
     /// Whether EXECUTEs are checked against a ring (a cluster node).
     #[inline]
     pub(crate) fn checks_replicas(&self) -> bool {

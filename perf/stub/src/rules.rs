@@ -17,7 +17,8 @@
 //! Conditions (all given ones must hold; none means every request): `opcode` (OPTIONS,
 //! STARTUP, REGISTER, QUERY, PREPARE, EXECUTE, BATCH), `statement` (a substring of the
 //! QUERY/PREPARE text, or of the prepared statement's text for EXECUTE), `connection` (the
-//! Nth connection the stub accepted, from 1), `every` (every Nth request that met the other
+//! Nth connection the stub accepted, from 1), `node` (the node of a cluster stub the request
+//! reached, from 0; a single stub is node 0), `every` (every Nth request that met the other
 //! conditions), `probability`, a time window `after`/`until` since the stub started, and
 //! `serial_consistency` (the level a QUERY, EXECUTE or BATCH carries, `SERIAL` or
 //! `LOCAL_SERIAL`, or `none`: what a client actually sent).
@@ -168,6 +169,8 @@ pub struct Condition {
     pub statement: Option<String>,
     /// The connection's number (1 = the first accepted).
     pub connection: Option<u64>,
+    /// The node of a cluster stub the request reached (0 = the first; a single stub is 0).
+    pub node: Option<u8>,
     /// Every Nth matching request.
     pub every: Option<u64>,
     /// Probability of applying to a matching request.
@@ -224,6 +227,7 @@ struct FileCondition {
     opcode: Option<String>,
     statement: Option<String>,
     connection: Option<u64>,
+    node: Option<u8>,
     every: Option<u64>,
     probability: Option<f64>,
     after: Option<String>,
@@ -463,6 +467,7 @@ impl Rules {
                     .map_err(at)?,
                 statement: w.statement,
                 connection: w.connection,
+                node: w.node,
                 every: w.every,
                 probability: w.probability,
                 after: w
@@ -512,6 +517,8 @@ pub struct Probe<'a> {
     pub statement: Option<&'a str>,
     /// Its connection's number.
     pub connection: u64,
+    /// The node it reached (0 for a single stub).
+    pub node: u8,
     /// Time since the stub started.
     pub elapsed: Duration,
     /// The serial consistency a QUERY, EXECUTE or BATCH carries.
@@ -557,6 +564,7 @@ impl Matcher {
             let c = &self.rules.rules[i].when;
             if c.opcode.is_some_and(|o| o != probe.opcode)
                 || c.connection.is_some_and(|n| n != probe.connection)
+                || c.node.is_some_and(|n| n != probe.node)
                 || c.after.is_some_and(|a| probe.elapsed < a)
                 || c.until.is_some_and(|u| probe.elapsed > u)
                 || c.serial_consistency
@@ -751,6 +759,27 @@ then = { malformed = "bad_version" }
     }
 
     #[test]
+    fn a_node_condition_selects_the_requests_that_reached_that_node() {
+        let r = Rules::parse(
+            "[[rule]]\nname = \"n1\"\nwhen = { node = 1 }\nthen = { error = { code = \"overloaded\" } }\n",
+        )
+        .unwrap();
+        assert_eq!(r.rules[0].when.node, Some(1));
+        let mut m = Matcher::new(std::sync::Arc::new(r), 0);
+        let at = |node| Probe {
+            opcode: Opcode::Query,
+            statement: Some("SELECT 1"),
+            connection: 1,
+            node,
+            elapsed: Duration::ZERO,
+            serial_consistency: None,
+        };
+        assert_eq!(m.check(&at(0)), None);
+        assert_eq!(m.check(&at(1)), Some(0));
+        assert_eq!(m.check(&at(2)), None);
+    }
+
+    #[test]
     fn conditions_select_requests_and_every_counts_matches() {
         let r = std::sync::Arc::new(Rules::parse(EXAMPLE).unwrap());
         let mut m = Matcher::new(r, 0);
@@ -758,6 +787,7 @@ then = { malformed = "bad_version" }
             opcode,
             statement,
             connection: 1,
+            node: 0,
             elapsed: Duration::from_secs(elapsed),
             serial_consistency: None,
         };

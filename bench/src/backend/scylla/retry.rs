@@ -10,9 +10,9 @@
 //! [`SameAsDoppio`] asks doppio's [`DefaultRetryPolicy`] itself (no second copy of its
 //! table): each scylla error is mapped to the doppio error it is (a server error by its wire
 //! code, a broken connection, a request never sent), and doppio's decision is mapped back.
-//! doppio sends a "next node" retry to the same node when the plan has no other; scylla
-//! would end the request instead, so once a request has moved to every other node of the
-//! cluster, a "next node" decision becomes "same node" here.
+//! Once a request has moved to every other node of the cluster, a "next node" decision
+//! becomes "same node" when doppio would send it there (its connection failed it:
+//! `doppio::session::same_node_may_serve`) and ends the request otherwise, as doppio does.
 //!
 //! Left different: doppio's request timeout is per attempt and a lost answer of an
 //! idempotent statement is retried; scylla's `request_timeout` bounds the whole request,
@@ -28,7 +28,9 @@ use std::sync::Arc;
 use doppio::connection::{BreakCause, ConnectionError};
 use doppio::proto::response::{ErrorCode, ErrorDetail, ErrorResponse};
 use doppio::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
-use doppio::session::{DefaultRetryPolicy, RetryDecision as DoppioDecision, RetryPolicy as _};
+use doppio::session::{
+    same_node_may_serve, DefaultRetryPolicy, RetryDecision as DoppioDecision, RetryPolicy as _,
+};
 use doppio::Error;
 use scylla::errors::{DbError, OperationType, RequestAttemptError};
 use scylla::frame::protocol_features::ProtocolFeatures;
@@ -98,10 +100,10 @@ impl RetrySession for Attempts {
 
 impl Attempts {
     fn decide(&mut self, error: &RequestAttemptError, idempotent: bool) -> RetryDecision {
-        let decision = match doppio_error(error) {
-            Some(error) => self.policy.decide(&error, idempotent, self.retries),
-            None => DoppioDecision::Fail,
+        let Some(error) = doppio_error(error) else {
+            return RetryDecision::DontRetry;
         };
+        let decision = self.policy.decide(&error, idempotent, self.retries);
         match decision {
             DoppioDecision::Fail => return RetryDecision::DontRetry,
             DoppioDecision::RetrySameNode => {}
@@ -110,8 +112,10 @@ impl Attempts {
                 self.retries += 1;
                 return RetryDecision::RetryNextTarget(None);
             }
-            // No other node left: the same node again, as doppio does.
-            DoppioDecision::RetryNextNode => {}
+            // No other node left: the same node again if its connection failed the
+            // request, as doppio does; else the request ends with the node's answer.
+            DoppioDecision::RetryNextNode if same_node_may_serve(&error) => {}
+            DoppioDecision::RetryNextNode => return RetryDecision::DontRetry,
         }
         self.retries += 1;
         RetryDecision::RetrySameTarget(None)
@@ -290,21 +294,33 @@ mod tests {
             RetryDecision::RetryNextTarget(None),
             RetryDecision::RetrySameTarget(None),
         );
+        let stop = RetryDecision::DontRetry;
         let policy = SameAsDoppio::new(3);
         let overloaded = db(DbError::Overloaded);
-        for (nodes, expected) in [
-            // One node (the stub): every retry goes to it again, as doppio's do.
-            (1, [same.clone(), same.clone(), same.clone()]),
-            // Two nodes: the other one, then back to the one it is on.
-            (2, [next, same.clone(), same]),
+        let broken = every_kind()
+            .into_iter()
+            .find(|(name, _)| *name == "broken")
+            .unwrap()
+            .1;
+        for (nodes, error, expected) in [
+            // One node (the stub): a node that shed the request is not asked again at once,
+            // as doppio does not.
+            (1, &overloaded, vec![stop.clone()]),
+            // Two nodes: the other one, then the request ends.
+            (2, &overloaded, vec![next.clone(), stop.clone()]),
+            // A broken connection: another connection of the same node may serve it.
+            (
+                1,
+                &broken,
+                vec![same.clone(), same.clone(), same.clone(), stop.clone()],
+            ),
+            (2, &broken, vec![next, same.clone(), same, stop]),
         ] {
             policy.nodes().store(nodes, Ordering::Relaxed);
-            let mut expected = expected.to_vec();
-            expected.push(RetryDecision::DontRetry);
             assert_eq!(
-                decisions(&policy, &overloaded, false),
+                decisions(&policy, error, true),
                 expected,
-                "{nodes} nodes"
+                "{nodes} nodes, {error}"
             );
         }
     }
@@ -313,11 +329,16 @@ mod tests {
     fn a_reset_session_starts_counting_again() {
         let policy = SameAsDoppio::new(1);
         let mut attempts = policy.attempts();
-        let error = db(DbError::Overloaded);
+        let error = db(DbError::WriteTimeout {
+            consistency: Consistency::Quorum,
+            received: 1,
+            required: 2,
+            write_type: WriteType::Simple,
+        });
         let first = RetryDecision::RetrySameTarget(None);
-        assert_eq!(attempts.decide(&error, false), first);
-        assert_eq!(attempts.decide(&error, false), RetryDecision::DontRetry);
+        assert_eq!(attempts.decide(&error, true), first);
+        assert_eq!(attempts.decide(&error, true), RetryDecision::DontRetry);
         RetrySession::reset(&mut attempts);
-        assert_eq!(attempts.decide(&error, false), first);
+        assert_eq!(attempts.decide(&error, true), first);
     }
 }
