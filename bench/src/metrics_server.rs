@@ -356,6 +356,7 @@ mod tests {
                 latency_sum_ns: 0,
             }],
             nodes: Vec::new(),
+            tablet_misroutes: None,
         };
         let server =
             MetricsServer::start("127.0.0.1:0".parse().unwrap(), vec!["read \"k\"".into()])

@@ -224,6 +224,7 @@ mod tests {
             target_rps: None,
             statements: Vec::new(),
             nodes: Vec::new(),
+            tablet_misroutes: None,
         }
     }
 

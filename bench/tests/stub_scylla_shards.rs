@@ -85,3 +85,109 @@ fn the_report_gives_requests_per_emulated_scylla_shard_and_none_lands_on_a_wrong
     assert!(counts.requests.iter().all(|&n| n > 0), "{counts:?}");
     stub.stop();
 }
+
+/// ScyllaDB tablets (the stub plays 3 nodes of 4 shards, RF 3, its table in 24 tablets):
+/// a run with no warm-up counts its misroutes while each doppio shard learns the tablets
+/// (about one per tablet per shard: a few more when requests of one tablet are in flight
+/// together), its samples show the curve falling to none, a run after a warm-up counts
+/// none, and the stub agrees with the report.
+#[test]
+fn tablet_misroutes_are_counted_while_warming_up_and_are_none_once_warm() {
+    let stub = Stub::start(StubConfig {
+        log_rules: false,
+        routed_keyspace: Some("ks".into()),
+        scylla: Some(ScyllaShards::new(
+            NonZeroU16::new(4).unwrap(),
+            [127, 0, 0, 1].into(),
+        )),
+        cluster: Some(doppio_stub::Cluster {
+            nodes: std::num::NonZeroU8::new(3).unwrap(),
+            replication_factor: std::num::NonZeroU8::new(3).unwrap(),
+            vnodes: NonZeroU16::new(8).unwrap(),
+        }),
+        tablets: Some(doppio_stub::Tablets {
+            count: std::num::NonZeroU32::new(24).unwrap(),
+            migrate_after: None,
+        }),
+        ..StubConfig::default()
+    })
+    .unwrap();
+    let dir = scratch_dir("tablets");
+    let workload = dir.join("by-key.toml");
+    std::fs::write(
+        &workload,
+        "name = \"by-key\"\n[[run]]\nstatement = \"SELECT v FROM ks.t WHERE k = ?\"\nargs = [\"hash(i)\"]\n",
+    )
+    .unwrap();
+    let node = stub.addr().to_string();
+    let payloads = || -> u64 { stub.node_counts().iter().map(|n| n.tablet_payloads).sum() };
+    for (warmup, driver) in [("0s", "doppio"), ("1s", "doppio-uring")] {
+        let report = dir.join(format!("{driver}.json"));
+        let before = payloads();
+        let out = doppio(&[
+            "run",
+            "-w",
+            workload.to_str().unwrap(),
+            "--driver",
+            driver,
+            "-t",
+            "2",
+            "-d",
+            "1s",
+            "-s",
+            "200ms",
+            "--warmup",
+            warmup,
+            "-p",
+            "8",
+            "-q",
+            "-o",
+            report.to_str().unwrap(),
+            &node,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let sent = payloads() - before;
+        let j = json(&report);
+        let b = &j["backends"][driver];
+        let misroutes = b["tablet_misroutes"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{b}"));
+        if warmup == "0s" {
+            assert!(
+                misroutes > 0,
+                "{driver}: the ring misroutes some at first: {b}"
+            );
+            // About once per tablet per doppio shard (2 x 24): with 8 requests in flight,
+            // a few more of one tablet may leave before its first answer teaches it (54
+            // measured), never a number that grows with the run.
+            assert!(
+                misroutes <= 2 * 2 * 24,
+                "{driver}: about once per tablet per shard: {b}"
+            );
+            // Measured from the first request: the stub sent exactly those.
+            assert_eq!(misroutes, sent, "{driver}");
+            // The samples give the warm-up curve: they add up to the total, the first
+            // interval has misroutes and the last none.
+            let curve: Vec<u64> = b["samples"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["tablet_misroutes"].as_u64().unwrap_or(0))
+                .collect();
+            eprintln!("{driver}: tablet misroutes per 200 ms: {curve:?}");
+            assert_eq!(curve.iter().sum::<u64>(), misroutes, "{curve:?}");
+            assert!(curve[0] > 0, "{curve:?}");
+            assert_eq!(curve.last(), Some(&0), "warm by the end: {curve:?}");
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(text.contains("tablet misroutes"), "{text}");
+        } else {
+            assert_eq!(misroutes, 0, "{driver}: none once warm: {b}");
+            assert!(sent <= 2 * 2 * 24, "{driver}: the warm-up's: {sent}");
+        }
+    }
+    stub.stop();
+}

@@ -23,6 +23,10 @@ pub struct DriverCounters {
     /// Statements prepared again on a node that had forgotten them (UNPREPARED).
     #[serde(default)]
     pub reprepares: u64,
+    /// Answers that carried a ScyllaDB tablet's routing: requests that reached a node or
+    /// shard holding no replica of their tablet (each taught that doppio shard the tablet).
+    #[serde(default)]
+    pub tablet_misroutes: u64,
     /// Requests sent to each node (address), retries and speculative ones included.
     #[serde(default)]
     pub nodes: BTreeMap<String, u64>,

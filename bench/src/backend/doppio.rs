@@ -552,6 +552,10 @@ impl BenchSession for ShardSession {
         sleeper.sleep_until(deadline).await;
     }
 
+    fn tablet_misroutes(&self) -> Option<u64> {
+        Some(self.session.stats().tablet_payloads)
+    }
+
     /// This shard's per-node counters (the session's nodes of now: a node removed from the
     /// cluster is gone from them).
     fn node_requests(&self) -> Vec<(String, u64)> {
@@ -766,19 +770,20 @@ impl Backend for DoppioBackend {
                 });
                 (
                     stats.connections,
-                    (stats.retries, stats.reprepares),
+                    (stats.retries, stats.reprepares, stats.tablet_payloads),
                     nodes,
                     (shards, uring),
                 )
             })
             .ok()?;
         let mut c = DriverCounters::default();
-        for (s, (retries, reprepares), nodes, (shards, uring)) in stats {
+        for (s, (retries, reprepares, misroutes), nodes, (shards, uring)) in stats {
             if let Some(u) = uring {
                 c.uring_enters = Some(c.uring_enters.unwrap_or_default().plus(&u));
             }
             c.retries += retries;
             c.reprepares += reprepares;
+            c.tablet_misroutes += misroutes;
             for (node, n) in nodes {
                 *c.nodes.entry(node).or_default() += n;
             }

@@ -38,6 +38,9 @@ pub struct Sample {
     /// Requests sent to each node (address), all workers, sorted by address (empty for a
     /// backend that does not count them).
     pub nodes: Vec<(String, u64)>,
+    /// Tablet misroutes, all workers (ScyllaDB; `None` for a backend that does not count
+    /// them).
+    pub tablet_misroutes: Option<u64>,
     /// The rate schedule's mean over the interval, all workers, requests per second
     /// (`None`: no rate limit).
     pub target_rps: Option<f64>,
@@ -70,6 +73,7 @@ struct Pending {
     lateness_ns: u64,
     statements: Vec<StatementCounts>,
     nodes: Vec<(String, u64)>,
+    tablet_misroutes: Option<u64>,
 }
 
 /// Merges interval samples from `workers` workers.
@@ -137,6 +141,7 @@ impl Collector {
                     lateness_ns: 0,
                     statements: Vec::new(),
                     nodes: Vec::new(),
+                    tablet_misroutes: None,
                 });
                 self.pending.len() - 1
             }
@@ -159,6 +164,9 @@ impl Collector {
                 Some((_, m)) => *m += n,
                 None => p.nodes.push((node, n)),
             }
+        }
+        if let Some(n) = s.tablet_misroutes {
+            p.tablet_misroutes = Some(p.tablet_misroutes.unwrap_or(0) + n);
         }
         self.release(None)
     }
@@ -210,6 +218,7 @@ impl Collector {
                 },
                 statements: p.statements,
                 nodes,
+                tablet_misroutes: p.tablet_misroutes,
                 target_rps: None,
             });
             self.next_release = p.index + 1;
@@ -259,6 +268,7 @@ impl Collector {
             mean_lateness_ns: 0.0,
             statements: Vec::new(),
             nodes: Vec::new(),
+            tablet_misroutes: None,
             target_rps: None,
         }
     }
@@ -284,6 +294,7 @@ mod tests {
             }],
             last,
             nodes: Vec::new(),
+            tablet_misroutes: None,
         }
     }
 
@@ -326,6 +337,21 @@ mod tests {
         assert_eq!(out.len(), 1);
         let want: Vec<(String, u64)> = vec![("a".into(), 4), ("b".into(), 2), ("c".into(), 4)];
         assert_eq!(out[0].nodes, want, "summed per node, sorted by address");
+    }
+
+    #[test]
+    fn workers_tablet_misroutes_add_up_and_stay_none_when_uncounted() {
+        let mut c = Collector::new(2, MS(100), None);
+        let with = |worker, index, misroutes| IntervalSample {
+            tablet_misroutes: misroutes,
+            ..sample(worker, index, 1, false)
+        };
+        assert!(c.add(with(0, 0, Some(3))).is_empty());
+        let out = c.add(with(1, 0, Some(4)));
+        assert_eq!(out[0].tablet_misroutes, Some(7));
+        assert!(c.add(with(0, 1, None)).is_empty());
+        let out = c.add(with(1, 1, None));
+        assert_eq!(out[0].tablet_misroutes, None, "not counted: null, not 0");
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub struct IntervalSample {
     /// Requests the worker's session sent to each node (address) since its previous sample,
     /// read when the sample is handed over (empty for a backend that does not count them).
     pub nodes: Vec<(String, u64)>,
+    /// Tablet misroutes of the worker's session since its previous sample (ScyllaDB), read
+    /// when the sample is handed over (`None` for a backend that does not count them).
+    pub tablet_misroutes: Option<u64>,
 }
 
 /// The last sample interval of a phase limited by time (the one its end falls in), into

@@ -135,10 +135,15 @@ pub async fn run_and_report<S: BenchSession>(
     // following the cluster: a node that joins, one that leaves (whose counters vanish
     // with it, after its last sample has been counted).
     let mut seen = session.node_requests();
+    // Likewise the tablet misroutes (ScyllaDB), so that the samples show the warm-up.
+    let mut misroutes = session.tablet_misroutes();
     let end = run_worker(session, &pick, plan, wspec, |mut s| {
         let now = session.node_requests();
         s.nodes = node_deltas(&seen, &now);
         seen = now;
+        let now = session.tablet_misroutes();
+        s.tablet_misroutes = now.map(|n| n.saturating_sub(misroutes.unwrap_or(0)));
+        misroutes = now;
         stalled.send(&sink_events, Event::Sample(Box::new(s)));
     })
     .await;

@@ -92,6 +92,7 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
             last,
             // Filled by the sink, which knows the session (`phase::run_and_report`).
             nodes: Vec::new(),
+            tablet_misroutes: None,
         };
         self.statements.fill(StatementCounts::default());
         (self.sink)(sample);

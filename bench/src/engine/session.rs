@@ -58,6 +58,13 @@ pub trait BenchSession {
         Vec::new()
     }
 
+    /// Requests of this worker's session so far that reached a ScyllaDB node or shard
+    /// holding no replica of their tablet (answered with its routing); read once per
+    /// sample. `None` (the default) for a driver that does not count them.
+    fn tablet_misroutes(&self) -> Option<u64> {
+        None
+    }
+
     /// Runs a worker's fibers (its fixed set of request loops) to completion. The default
     /// polls them together in one future (`join_all`, whose wake-ups go through reference
     /// counts and a ready queue shared by atomics); a backend whose runtime has cheaper local

@@ -189,6 +189,9 @@ pub struct StoredSample {
     /// Requests sent to each node (address) in the interval.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub requests_by_node: BTreeMap<String, u64>,
+    /// Tablet misroutes in the interval (`None`: not counted).
+    #[serde(default)]
+    pub tablet_misroutes: Option<u64>,
     /// The schedule's mean rate over the interval, all workers (`None`: no rate limit).
     #[serde(default)]
     pub target_rps: Option<f64>,
@@ -212,6 +215,7 @@ impl StoredSample {
             mean_lateness_ns: s.mean_lateness_ns,
             statements: s.statements.clone(),
             requests_by_node: s.nodes.iter().cloned().collect(),
+            tablet_misroutes: s.tablet_misroutes,
             target_rps: s.target_rps,
         })
     }
@@ -261,6 +265,7 @@ mod tests {
                 latency_sum_ns: 99,
             }],
             nodes: Vec::new(),
+            tablet_misroutes: None,
         }
     }
 

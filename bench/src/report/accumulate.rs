@@ -207,6 +207,9 @@ impl BackendRun {
             c.uring_enters = Some(c.uring_enters.unwrap_or_default().plus(&a.since(&b)));
         }
         c.reprepares += after.reprepares.saturating_sub(before.reprepares);
+        c.tablet_misroutes += after
+            .tablet_misroutes
+            .saturating_sub(before.tablet_misroutes);
         for (node, n) in requests_by_node {
             *c.nodes.entry(node.clone()).or_default() += n;
         }
@@ -378,6 +381,7 @@ impl BackendRun {
                         })
                         .collect(),
                     requests_by_node: s.requests_by_node.clone(),
+                    tablet_misroutes: s.tablet_misroutes,
                     target_rps: s.target_rps,
                 });
             }
@@ -445,6 +449,7 @@ impl BackendRun {
                 .map(|c| c.requests as f64 / c.reads as f64),
             retries: self.counters.as_ref().map(|c| c.retries),
             reprepares: self.counters.as_ref().map(|c| c.reprepares),
+            tablet_misroutes: self.counters.as_ref().map(|c| c.tablet_misroutes),
             retries_per_s: self
                 .counters
                 .as_ref()
@@ -732,6 +737,7 @@ mod tests {
             target_rps: None,
             statements: Vec::new(),
             nodes: Vec::new(),
+            tablet_misroutes: None,
         };
         let mut run = BackendRun {
             elapsed_s: vec![2.0],

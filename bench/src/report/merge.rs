@@ -417,6 +417,8 @@ struct Bin {
     latency: LatencyHistogram,
     statements: Vec<StatementBin>,
     requests_by_node: BTreeMap<String, u64>,
+    /// The machines' tablet misroutes summed (`None` when none counted them).
+    tablet_misroutes: Option<u64>,
     /// The machines' target rates summed (`None` when none had one).
     target_rps: Option<f64>,
 }
@@ -683,6 +685,10 @@ fn merge_backend(
         // Machines retry on their own: counts and rates add up (null when one has none).
         retries: parts.iter().map(|(_, b)| b.retries).sum::<Option<u64>>(),
         reprepares: parts.iter().map(|(_, b)| b.reprepares).sum::<Option<u64>>(),
+        tablet_misroutes: parts
+            .iter()
+            .map(|(_, b)| b.tablet_misroutes)
+            .sum::<Option<u64>>(),
         retries_per_s: parts
             .iter()
             .map(|(_, b)| b.retries_per_s)
@@ -811,6 +817,9 @@ fn align_samples(
             for (node, n) in &s.requests_by_node {
                 *bin.requests_by_node.entry(node.clone()).or_default() += n;
             }
+            if let Some(n) = s.tablet_misroutes {
+                *bin.tablet_misroutes.get_or_insert(0) += n;
+            }
             if bin.statements.len() < s.statements.len() {
                 bin.statements
                     .resize(s.statements.len(), StatementBin::default());
@@ -858,6 +867,7 @@ fn align_samples(
                     })
                     .collect(),
                 requests_by_node: bin.requests_by_node,
+                tablet_misroutes: bin.tablet_misroutes,
                 target_rps: bin.target_rps,
             }
         })
@@ -902,6 +912,7 @@ mod tests {
                     statements: Vec::new(),
                     requests_by_node: Default::default(),
                     target_rps: None,
+                    tablet_misroutes: None,
                 }
             })
             .collect();
@@ -1103,6 +1114,7 @@ mod tests {
                         },
                     ],
                     nodes: Vec::new(),
+                    tablet_misroutes: None,
                 }
             })
             .collect();

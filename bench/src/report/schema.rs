@@ -362,6 +362,11 @@ pub struct SampleReport {
     /// scylla-rust-driver, which does not count them, and in older reports).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub requests_by_node: BTreeMap<String, u64>,
+    /// Requests in this interval that reached a ScyllaDB node or shard holding no replica
+    /// of their tablet (doppio's backends: the warm-up curve of its tablet routing; absent
+    /// for scylla-rust-driver, which does not count them, and in older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tablet_misroutes: Option<u64>,
     /// The rate schedule's mean over the interval, all workers, requests per second:
     /// what `throughput_rps` was asked to be (`null` without a rate limit, and in reports
     /// written before this field existed).
@@ -572,6 +577,12 @@ pub struct BackendReport {
     /// count them.
     #[serde(default)]
     pub reprepares: Option<u64>,
+    /// Requests over the measured segments that reached a ScyllaDB node or shard holding no
+    /// replica of their tablet (the node served each and answered with the tablet's
+    /// routing, which doppio learned): 0 once every doppio shard knows the tablets it uses,
+    /// and on Cassandra; `null` for scylla, which does not count them.
+    #[serde(default)]
+    pub tablet_misroutes: Option<u64>,
     /// Requests sent to each node over the measured segments, retries included (doppio's
     /// per-node counters; `null` for scylla).
     #[serde(default)]

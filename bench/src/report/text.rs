@@ -915,6 +915,10 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
             b.reprepares.map_or(Value::Missing, Value::Count)
         })
         .shown_if(|b| b.reprepares.is_some_and(|r| r > 0)),
+        Metric::new("tablet misroutes", "", 0, |b| {
+            b.tablet_misroutes.map_or(Value::Missing, Value::Count)
+        })
+        .shown_if(|b| b.tablet_misroutes.is_some_and(|r| r > 0)),
         Metric::new("measured time", "s", 2, |b| Value::Num(b.elapsed_s)),
         Metric::new("rows", "", 0, |b| {
             b.rows.map_or(Value::Missing, Value::Count)
@@ -1730,6 +1734,7 @@ mod tests {
                 start_unix_s: None,
                 statements: Vec::new(),
                 requests_by_node: Default::default(),
+                tablet_misroutes: None,
             })
             .collect();
         b
@@ -1761,6 +1766,7 @@ mod tests {
                     start_unix_s: None,
                     statements: Vec::new(),
                     requests_by_node: Default::default(),
+                    tablet_misroutes: None,
                 }
             })
             .collect();
@@ -2142,6 +2148,7 @@ mod tests {
                         },
                     ],
                     requests_by_node: Default::default(),
+                    tablet_misroutes: None,
                 })
                 .collect();
             b
