@@ -159,7 +159,8 @@ pub struct Connect {
     /// Threads: doppio shards (one per core) or tokio worker threads (1 to 1024).
     #[arg(short = 't', long, default_value_t = 1, value_parser = limits::threads)]
     pub threads: usize,
-    /// Connections per node (doppio: per shard), 1 to 256.
+    /// Connections per node (per ScyllaDB shard on a ScyllaDB node; doppio: per doppio
+    /// shard too), 1 to 256.
     #[arg(short = 'c', long, default_value_t = 1, value_parser = limits::connections)]
     pub connections: usize,
     /// Consistency level.

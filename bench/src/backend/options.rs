@@ -94,7 +94,8 @@ pub struct ConnectOptions {
     pub nodes: Vec<SocketAddr>,
     /// Worker threads (doppio: shards, one per core; scylla: tokio worker threads).
     pub threads: usize,
-    /// Connections per node (doppio: per shard; scylla: per node, its pool size).
+    /// Connections per node, per ScyllaDB shard on a ScyllaDB node (doppio: per doppio shard
+    /// too; scylla: its pool size, `PoolSize::PerShard`).
     pub connections: usize,
     /// Consistency level.
     pub consistency: Consistency,

@@ -247,7 +247,12 @@ impl ScyllaBackend {
         let mut b = SessionBuilder::new()
             .known_nodes_addr(o.nodes.iter().copied())
             .default_execution_profile_handle(profile.into_handle())
-            .pool_size(PoolSize::PerHost(
+            // Per ScyllaDB shard, as doppio's pools (and scylla-rust-driver's default,
+            // `PerShard(1)`); a Cassandra node counts as one shard, so there it is the same
+            // as `PerHost`. `PerHost` gave a ScyllaDB node one connection in all, whose
+            // requests then crossed shards on the node (and never reached their tablet's
+            // shard: 75 % of them misrouted on the tablet stub).
+            .pool_size(PoolSize::PerShard(
                 NonZeroUsize::new(o.connections.max(1)).unwrap_or(NonZeroUsize::MIN),
             ))
             .compression((o.compression == BenchCompression::Lz4).then_some(Compression::Lz4));
