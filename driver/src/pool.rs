@@ -148,9 +148,9 @@ pub(crate) struct NodePool {
     per_shard: usize,
     /// The node's sharding, once a connection reported it (`None`: Cassandra, or not yet).
     sharding: Cell<Option<ShardingInfo>>,
-    /// Set when a connection aimed at the shard-aware port landed elsewhere (the port did
-    /// not answer and the connect fell back to the plain port): until then, later ones go
-    /// to the plain port at once; after it, they try the shard-aware port again.
+    /// Set when a connection aimed at the shard-aware port was connected to the plain port
+    /// (the port did not answer and the connect fell back): until then, later ones go to
+    /// the plain port at once; after it, they try the shard-aware port again.
     plain_until: Cell<Option<Instant>>,
     /// How long [`NodePool::plain_until`] lasts after a fallback.
     shard_aware_retry: Cell<Duration>,
@@ -510,10 +510,12 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
                     conn.close("reopened towards its ScyllaDB shard");
                     continue;
                 }
-                if let Some(t) = target.filter(|t| t.shard_aware_port.is_some()) {
-                    if conn.sharding().is_some_and(|s| s.shard != t.shard) {
-                        // Aimed through the shard-aware port, landed elsewhere: the connect
-                        // fell back to the plain port.
+                if let Some(port) = target.and_then(|t| t.shard_aware_port) {
+                    if conn.dialed_port() != port {
+                        // Aimed through the shard-aware port, connected elsewhere: the port
+                        // did not answer and the connect fell back to the plain port (by
+                        // the port, not the shard it landed on, which the node may happen
+                        // to pick right).
                         p.plain_until
                             .set(Some(Instant::now() + p.shard_aware_retry.get()));
                         p.bump(|s| s.shard_aware_fallbacks += 1);

@@ -275,6 +275,9 @@ impl State {
 
 struct Shared {
     addr: SocketAddr,
+    /// The port the socket was connected to: the node's own, or ScyllaDB's shard-aware
+    /// port.
+    dialed_port: u16,
     config: ConnectionConfig,
     socket: TcpStream,
     state: RefCell<State>,
@@ -533,6 +536,7 @@ impl Connection {
         };
         let shared = Rc::new(Shared {
             addr,
+            dialed_port: dial.port(),
             state: RefCell::new(State {
                 in_flight: InFlight::new(config.max_streams),
                 write_buf: BytesMut::with_capacity(64 * 1024),
@@ -576,6 +580,12 @@ impl Connection {
     /// The node's address.
     pub fn addr(&self) -> SocketAddr {
         self.shared.addr
+    }
+
+    /// The port the socket was connected to: the node's own, or ScyllaDB's shard-aware
+    /// port (a connection aimed there that shows the node's own port fell back).
+    pub fn dialed_port(&self) -> u16 {
+        self.shared.dialed_port
     }
 
     /// The configuration in force.
