@@ -160,7 +160,7 @@ fn a_long_run_at_c1024_keeps_memory_flat_and_returns_every_stream_id_and_descrip
             // (give it a moment).
             let mut fds_after = open_fds();
             let settle = Instant::now();
-            while fds_after != fds_before && settle.elapsed() < Duration::from_secs(5) {
+            while fds_after > fds_before && settle.elapsed() < Duration::from_secs(5) {
                 doppio::rt::sleep(Duration::from_millis(50)).await;
                 fds_after = open_fds();
             }
@@ -211,9 +211,12 @@ fn a_long_run_at_c1024_keeps_memory_flat_and_returns_every_stream_id_and_descrip
         in_flight_after, 0,
         "no stream id left in use when the load stops"
     );
-    assert_eq!(
-        fds_after, fds_before,
-        "the session's descriptors all closed"
+    // At most as many as before: a leak adds descriptors. Fewer is no leak: the previous
+    // test's executor or stub may close one of its own during this run (13 after against
+    // 14 before, seen once in a full run).
+    assert!(
+        fds_after <= fds_before,
+        "the session's descriptors all closed: {fds_after} after, {fds_before} before"
     );
     assert!(
         growth < RSS_GROWTH_LIMIT,
