@@ -50,6 +50,27 @@ pub(crate) struct Tally {
     tablet_payloads: u64,
 }
 
+impl Tally {
+    /// Counts one EXECUTE that reached a replica of its token or tablet (`replica`), its
+    /// primary one (`primary`), a lightweight transaction if `conditional`.
+    #[inline]
+    fn count(&mut self, replica: bool, primary: bool, conditional: bool) {
+        self.requests += 1;
+        if !replica {
+            self.wrong_replica += 1;
+        }
+        if !primary {
+            self.not_primary += 1;
+        }
+        if conditional {
+            self.lwt_requests += 1;
+            if !primary {
+                self.lwt_not_primary += 1;
+            }
+        }
+    }
+}
+
 /// What arrived at one node (a snapshot of its counters).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeCounts {
@@ -135,20 +156,11 @@ impl NodeShared {
             return;
         };
         let replicas = p.ring.replicas(token);
-        tally.requests += 1;
-        if !replicas.contains(&p.node) {
-            tally.wrong_replica += 1;
-        }
-        let primary = replicas.first() == Some(&p.node);
-        if !primary {
-            tally.not_primary += 1;
-        }
-        if conditional {
-            tally.lwt_requests += 1;
-            if !primary {
-                tally.lwt_not_primary += 1;
-            }
-        }
+        tally.count(
+            replicas.contains(&p.node),
+            replicas.first() == Some(&p.node),
+            conditional,
+        );
     }
 
     /// Adds an EXECUTE of tablet `k` in `epoch` to `tally`: whether this node holds one of
@@ -163,20 +175,11 @@ impl NodeShared {
         conditional: bool,
         payload: bool,
     ) {
-        tally.requests += 1;
-        if layout.shard_on(k, node, epoch).is_none() {
-            tally.wrong_replica += 1;
-        }
-        let primary = layout.is_primary(k, node, epoch);
-        if !primary {
-            tally.not_primary += 1;
-        }
-        if conditional {
-            tally.lwt_requests += 1;
-            if !primary {
-                tally.lwt_not_primary += 1;
-            }
-        }
+        tally.count(
+            layout.shard_on(k, node, epoch).is_some(),
+            layout.is_primary(k, node, epoch),
+            conditional,
+        );
         if payload {
             tally.tablet_payloads += 1;
         }
