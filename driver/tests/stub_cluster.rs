@@ -12,7 +12,6 @@
 
 use std::net::SocketAddr;
 use std::num::{NonZeroU16, NonZeroU8};
-use std::time::{Duration, Instant};
 
 use doppio::proto::consistency::Consistency;
 use doppio::routing::ring::NodeIndex;
@@ -21,11 +20,11 @@ use doppio::rt::Runtime;
 use doppio::session::load_balancing::{LoadBalancingPolicy, PolicyFactory, RoutingInfo};
 use doppio::session::{ClusterView, Distance};
 use doppio::{Session, SessionConfig};
-use doppio_stub::{Cluster, NodeCounts, ScyllaShards, StubConfig, StubHandle};
+use doppio_stub::{Cluster, NodeCounts, StubConfig, StubHandle};
 
 mod support;
 
-use support::on_runtime;
+use support::{next_key, on_runtime, scylla_cluster, wait_for_connections};
 
 const NODES: u8 = 3;
 const SHARDS: u16 = 4;
@@ -33,30 +32,7 @@ const PLAIN: u64 = 3000;
 const LWT: u64 = 1000;
 
 fn stub(runtime: Runtime, replication_factor: u8) -> StubHandle {
-    doppio_stub::Stub::start(StubConfig {
-        runtime,
-        log_rules: false,
-        routed_keyspace: Some("ks".into()),
-        scylla: Some(ScyllaShards::new(
-            NonZeroU16::new(SHARDS).unwrap(),
-            [127, 0, 0, 1].into(),
-        )),
-        cluster: Some(Cluster {
-            nodes: NonZeroU8::new(NODES).unwrap(),
-            replication_factor: NonZeroU8::new(replication_factor).unwrap(),
-            vnodes: NonZeroU16::new(8).unwrap(),
-        }),
-        ..StubConfig::default()
-    })
-    .unwrap()
-}
-
-/// A random key of 1 to 8 bytes (xorshift).
-fn next_key(x: &mut u64) -> Vec<u8> {
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    x.to_be_bytes()[..(1 + (*x % 8) as usize)].to_vec()
+    doppio_stub::Stub::start(scylla_cluster(runtime, NODES, SHARDS, replication_factor)).unwrap()
 }
 
 /// Connects to node 0 only, waits until the driver has a connection to every shard of
@@ -78,21 +54,7 @@ fn run(runtime: Runtime, stub: &StubHandle, lwt: bool) -> (Vec<NodeCounts>, Vec<
                 let s = Session::connect(config).await.unwrap();
                 let found: Vec<SocketAddr> = s.topology().nodes.iter().map(|n| n.addr).collect();
                 assert_eq!(found, expected, "every node discovered through node 0");
-                // The pools grow to one connection per shard of each node once their first
-                // connection reported the shards (a bounded wait for background connects,
-                // not a timing assertion).
-                let view = s.view();
-                let deadline = Instant::now() + Duration::from_secs(30);
-                loop {
-                    let open: Vec<usize> = (0..view.len() as u16)
-                        .map(|i| view.node(i).map_or(0, |n| n.open_connections()))
-                        .collect();
-                    if open.iter().all(|&n| n >= usize::from(SHARDS)) {
-                        break;
-                    }
-                    assert!(Instant::now() < deadline, "connections per node: {open:?}");
-                    doppio::rt::sleep(Duration::from_millis(5)).await;
-                }
+                wait_for_connections(&s, usize::from(NODES), usize::from(SHARDS)).await;
                 let mut x: u64 = 0x2545_f491_4f6c_dd1d;
                 let plain = s
                     .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
@@ -207,12 +169,7 @@ fn a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it
         config.retry_policy =
             std::sync::Arc::new(doppio::session::DefaultRetryPolicy { max_retries: 2 });
         let s = Session::connect(config).await.unwrap();
-        let view = s.view();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while (0..view.len() as u16).any(|i| view.node(i).is_none_or(|n| !n.is_up())) {
-            assert!(Instant::now() < deadline);
-            doppio::rt::sleep(Duration::from_millis(5)).await;
-        }
+        wait_for_connections(&s, usize::from(NODES), 1).await;
         for _ in 0..30 {
             s.query("SELECT v FROM ks.t WHERE k = 'shed'", &())
                 .await

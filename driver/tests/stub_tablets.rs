@@ -13,17 +13,17 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use std::num::{NonZeroU16, NonZeroU32, NonZeroU8};
+use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
 
 use doppio::proto::consistency::Consistency;
 use doppio::rt::Runtime;
 use doppio::{PreparedStatement, Session, SessionConfig};
-use doppio_stub::{Cluster, NodeCounts, ScyllaShards, StubConfig, StubHandle, Tablets};
+use doppio_stub::{NodeCounts, StubConfig, StubHandle, Tablets};
 
 mod support;
 
-use support::on_runtime;
+use support::{next_key, on_runtime, scylla_cluster, wait_for_connections};
 
 const NODES: u8 = 3;
 const SHARDS: u16 = 4;
@@ -34,33 +34,13 @@ const PHASE: u64 = 1500;
 
 fn stub(runtime: Runtime) -> StubHandle {
     doppio_stub::Stub::start(StubConfig {
-        runtime,
-        log_rules: false,
-        routed_keyspace: Some("ks".into()),
-        scylla: Some(ScyllaShards::new(
-            NonZeroU16::new(SHARDS).unwrap(),
-            [127, 0, 0, 1].into(),
-        )),
-        cluster: Some(Cluster {
-            nodes: NonZeroU8::new(NODES).unwrap(),
-            replication_factor: NonZeroU8::new(3).unwrap(),
-            vnodes: NonZeroU16::new(8).unwrap(),
-        }),
         tablets: Some(Tablets {
             count: NonZeroU32::new(TABLETS).unwrap(),
             migrate_after: Some(MIGRATE_AFTER),
         }),
-        ..StubConfig::default()
+        ..scylla_cluster(runtime, NODES, SHARDS, 3)
     })
     .unwrap()
-}
-
-/// A random key of 1 to 8 bytes (xorshift).
-fn next_key(x: &mut u64) -> Vec<u8> {
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    x.to_be_bytes()[..(1 + (*x % 8) as usize)].to_vec()
 }
 
 /// The stub's counts summed over its nodes: (requests, tablet payloads, wrong replica,
@@ -108,20 +88,7 @@ fn tablets_are_learned_from_misroutes_and_relearned_after_a_migration(runtime: R
                 let mut config = SessionConfig::new(addr);
                 config.consistency = Consistency::One;
                 let s = Session::connect(config).await.unwrap();
-                let view = s.view();
-                let deadline = Instant::now() + Duration::from_secs(30);
-                loop {
-                    let open: Vec<usize> = (0..view.len() as u16)
-                        .map(|i| view.node(i).map_or(0, |n| n.open_connections()))
-                        .collect();
-                    if open.len() == usize::from(NODES)
-                        && open.iter().all(|&n| n >= usize::from(SHARDS))
-                    {
-                        break;
-                    }
-                    assert!(Instant::now() < deadline, "connections per node: {open:?}");
-                    doppio::rt::sleep(Duration::from_millis(5)).await;
-                }
+                wait_for_connections(&s, usize::from(NODES), usize::from(SHARDS)).await;
                 let plain = s
                     .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
                     .await

@@ -195,3 +195,60 @@ pub(crate) fn misbehaving_peer(behave: fn(std::net::TcpStream)) -> SocketAddr {
     });
     addr
 }
+
+/// The stub playing `nodes` emulated ScyllaDB nodes of `shards` shards each (replication
+/// factor `rf`, 8 tokens per node) with keyspace `ks` routed, on `runtime`: the base the
+/// cluster tests add their own settings to (`..scylla_cluster(...)`).
+pub(crate) fn scylla_cluster(
+    runtime: Runtime,
+    nodes: u8,
+    shards: u16,
+    rf: u8,
+) -> doppio_stub::StubConfig {
+    let nonzero = |n: u16| std::num::NonZeroU16::new(n).expect("not zero");
+    let nonzero8 = |n: u8| std::num::NonZeroU8::new(n).expect("not zero");
+    doppio_stub::StubConfig {
+        runtime,
+        log_rules: false,
+        routed_keyspace: Some("ks".into()),
+        scylla: Some(doppio_stub::ScyllaShards::new(
+            nonzero(shards),
+            [127, 0, 0, 1].into(),
+        )),
+        cluster: Some(doppio_stub::Cluster {
+            nodes: nonzero8(nodes),
+            replication_factor: nonzero8(rf),
+            vnodes: nonzero(8),
+        }),
+        ..doppio_stub::StubConfig::default()
+    }
+}
+
+/// Waits (bounded: 30 s) until `s` has `nodes` nodes, each with at least `per_node` open
+/// connections: the pools grow to one connection per ScyllaDB shard once their first
+/// connection reported the shards, in the background (a wait, not a timing assertion).
+pub(crate) async fn wait_for_connections(s: &doppio::Session, nodes: usize, per_node: usize) {
+    let view = s.view();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let open: Vec<usize> = (0..view.len() as u16)
+            .map(|i| view.node(i).map_or(0, |n| n.open_connections()))
+            .collect();
+        if open.len() == nodes && open.iter().all(|&n| n >= per_node) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "connections per node: {open:?}"
+        );
+        doppio::rt::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
+/// The next random key of 1 to 8 bytes (xorshift of `x`).
+pub(crate) fn next_key(x: &mut u64) -> Vec<u8> {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    x.to_be_bytes()[..(1 + (*x % 8) as usize)].to_vec()
+}
