@@ -243,12 +243,10 @@ impl NodePool {
     /// [`NodePool::pick`]).
     #[inline]
     pub(crate) fn pick_for(&self, token: Option<Token>) -> Option<Connection> {
-        if let (Some(info), Some(token)) = (self.sharding.get(), token) {
-            if let Some(conn) = self.pick_shard(info.sharder, info.sharder.shard_of(token)) {
-                return Some(conn);
-            }
+        match (self.sharding.get(), token) {
+            (Some(info), Some(token)) => self.pick_on_shard(info.sharder.shard_of(token)),
+            _ => self.pick(),
         }
-        self.pick()
     }
 
     /// An open connection of ScyllaDB shard `shard` (a tablet's replica there) when the

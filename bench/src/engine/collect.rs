@@ -166,7 +166,7 @@ impl Collector {
             }
         }
         if let Some(n) = s.tablet_misroutes {
-            p.tablet_misroutes = Some(p.tablet_misroutes.unwrap_or(0) + n);
+            *p.tablet_misroutes.get_or_insert(0) += n;
         }
         self.release(None)
     }

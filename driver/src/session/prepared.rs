@@ -89,6 +89,11 @@ impl PreparedStatement {
         self.inner.lwt
     }
 
+    /// How many tablets of its table this shard knows (ScyllaDB; 0 elsewhere).
+    pub fn known_tablets(&self) -> usize {
+        self.inner.tablets.as_ref().map_or(0, |t| t.borrow().len())
+    }
+
     /// Whether executions skip the result metadata (statements that return rows).
     pub(super) fn skips_metadata(&self) -> bool {
         !self.inner.result_columns.borrow().is_empty()
@@ -110,11 +115,4 @@ pub(super) fn routing_table(metadata: &PreparedMetadata) -> Option<(&str, &str)>
     let first = *metadata.pk_indexes.first()?;
     let c = metadata.columns.get(usize::from(first))?;
     Some((&c.keyspace, &c.table))
-}
-
-impl PreparedStatement {
-    /// How many tablets of its table this shard knows (ScyllaDB; 0 elsewhere).
-    pub fn known_tablets(&self) -> usize {
-        self.inner.tablets.as_ref().map_or(0, |t| t.borrow().len())
-    }
 }

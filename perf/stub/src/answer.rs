@@ -564,20 +564,32 @@ pub fn put_body_frame(
     body: &[u8],
     compressed: bool,
 ) {
+    let flags = if compressed {
+        Flags::COMPRESSION
+    } else {
+        Flags::NONE
+    };
+    put_result_frame(out, version, stream, flags, body);
+}
+
+/// A RESULT frame: its header with `flags`, then `content` as it is.
+fn put_result_frame(
+    out: &mut BytesMut,
+    version: ProtocolVersion,
+    stream: i16,
+    flags: Flags,
+    content: &[u8],
+) {
     FrameHeader {
         version,
         direction: Direction::Response,
-        flags: if compressed {
-            Flags::COMPRESSION
-        } else {
-            Flags::NONE
-        },
+        flags,
         stream,
         opcode: Opcode::Result,
-        length: body.len() as u32,
+        length: content.len() as u32,
     }
     .write_to(out);
-    out.extend_from_slice(body);
+    out.extend_from_slice(content);
 }
 
 /// A RESULT frame of the uncompressed `body` with a custom payload of one entry (`key`,
@@ -604,16 +616,7 @@ pub fn put_body_frame_with_payload(
     } else {
         plain
     };
-    FrameHeader {
-        version,
-        direction: Direction::Response,
-        flags,
-        stream,
-        opcode: Opcode::Result,
-        length: content.len() as u32,
-    }
-    .write_to(out);
-    out.extend_from_slice(&content);
+    put_result_frame(out, version, stream, flags, &content);
 }
 
 #[cfg(test)]

@@ -104,12 +104,8 @@ struct Args {
     #[arg(long, value_name = "N", requires_all = ["nodes", "scylla_shards"])]
     tablets: Option<std::num::NonZeroU32>,
     /// Move every tablet once, this long after the start (`30s`, `500ms`).
-    #[arg(long, value_name = "DURATION", requires = "tablets", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", requires = "tablets", value_parser = doppio_units::duration)]
     migrate_tablets_after: Option<std::time::Duration>,
-}
-
-fn duration(text: &str) -> Result<std::time::Duration, String> {
-    doppio_units::duration(text).map_err(|e| e.to_string())
 }
 
 /// The cluster --nodes, --replication-factor and --vnodes ask for, or why not.
