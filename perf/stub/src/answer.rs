@@ -267,6 +267,33 @@ impl Responder {
         self
     }
 
+    /// Has ScyllaDB's `system_schema.scylla_keyspaces` (no keyspace in tablets yet). Give
+    /// it after [`Self::with_topology`], which replaces the tables.
+    pub fn with_scylla_keyspaces(mut self) -> Self {
+        tables::add_scylla_keyspaces(&mut self.tables);
+        self
+    }
+
+    /// Lists `keyspace` as ScyllaDB lists a keyspace in tablets (NetworkTopologyStrategy,
+    /// `replication_factor`, `initial_tablets` in `system_schema.scylla_keyspaces`, which
+    /// [`Self::with_scylla_keyspaces`] adds), and names the first bind marker of every
+    /// prepared statement as its partition key.
+    pub fn with_tablet_keyspace(
+        mut self,
+        keyspace: &str,
+        replication_factor: u8,
+        initial_tablets: u32,
+    ) -> Self {
+        tables::add_tablet_keyspace(
+            &mut self.tables,
+            keyspace,
+            replication_factor,
+            initial_tablets,
+        );
+        self.first_marker_is_key = true;
+        self
+    }
+
     /// Answers as node `local` of a cluster whose other nodes are `peers` (its system tables
     /// list them), the first bind marker of every prepared statement named its partition
     /// key. Replaces the system tables: give the routed keyspace after this.
@@ -856,6 +883,63 @@ mod tests {
         ) else {
             panic!("void")
         };
+    }
+
+    /// ScyllaDB's table of keyspaces in tablets: empty on an emulated ScyllaDB node, the
+    /// routed keyspace (NetworkTopologyStrategy) with its tablets when it is in tablets.
+    #[test]
+    fn scylla_keyspaces_lists_the_keyspace_in_tablets() {
+        use std::collections::BTreeMap;
+        let select = |r: &mut Responder, cql: &'static str| {
+            let mut ks = None;
+            match r.answer(
+                &Request::Query(cql, params(false)),
+                &mut ks,
+                false,
+                ProtocolVersion::V4,
+            ) {
+                Answer::Message(Response::Result(ResultBody::Rows(rows))) => rows,
+                _ => panic!("rows of {cql}"),
+            }
+        };
+        const TABLETS: &str =
+            "SELECT keyspace_name, initial_tablets FROM system_schema.scylla_keyspaces";
+        let addr = "127.0.0.1:9042".parse().unwrap();
+        let mut scylla = Responder::new(addr, Arc::default()).with_scylla_keyspaces();
+        assert_eq!(select(&mut scylla, TABLETS).rows_count, 0);
+        let mut r = Responder::new(addr, Arc::default())
+            .with_scylla_keyspaces()
+            .with_tablet_keyspace("ks", 3, 24);
+        let rows = select(&mut r, TABLETS);
+        let got: Vec<(String, Option<i32>)> = rows
+            .typed::<(String, Option<i32>)>()
+            .unwrap()
+            .map(|row| row.unwrap())
+            .collect();
+        assert_eq!(got, vec![("ks".to_owned(), Some(24))]);
+        let rows = select(
+            &mut r,
+            "SELECT keyspace_name, replication FROM system_schema.keyspaces",
+        );
+        let replication: Vec<(String, BTreeMap<String, String>)> = rows
+            .typed::<(String, BTreeMap<String, String>)>()
+            .unwrap()
+            .map(|row| row.unwrap())
+            .filter(|(k, _)| k == "ks")
+            .collect();
+        assert_eq!(
+            replication,
+            vec![(
+                "ks".to_owned(),
+                BTreeMap::from([
+                    (
+                        "class".to_owned(),
+                        "org.apache.cassandra.locator.NetworkTopologyStrategy".to_owned()
+                    ),
+                    ("datacenter1".to_owned(), "3".to_owned())
+                ])
+            )]
+        );
     }
 
     #[test]

@@ -73,7 +73,9 @@ pub struct StubConfig {
     pub cluster: Option<Cluster>,
     /// Lay the routed keyspace's tables out in ScyllaDB's tablets (a cluster with emulated
     /// ScyllaDB shards only): requests are checked against their tablet's replicas and a
-    /// misrouted one's answer carries the tablet's routing. See [`crate::tablets`].
+    /// misrouted one's answer carries the tablet's routing; the routed keyspace is listed as
+    /// a keyspace in tablets (NetworkTopologyStrategy, `system_schema.scylla_keyspaces`).
+    /// See [`crate::tablets`].
     pub tablets: Option<Tablets>,
 }
 
@@ -400,12 +402,15 @@ struct Answering {
     ring: Option<Arc<Ring>>,
     /// The routed keyspace's replication factor.
     replication: u8,
+    /// Tablets per table of the routed keyspace, when it is in tablets.
+    tablets: Option<u32>,
 }
 
 impl Answering {
     fn of(config: &StubConfig, ring: Option<Arc<Ring>>) -> Self {
         Self {
             replication: config.cluster.map_or(1, |c| c.replication()),
+            tablets: config.tablets.map(|t| t.count.get()),
             ring,
             shape: Arc::new(config.shape.clone()),
             // ScyllaDB speaks v4 only: emulating its shards caps the versions offered.
@@ -439,9 +444,13 @@ impl Answering {
                 r = r.with_topology(local, &peers);
             }
         }
-        match &self.routed_keyspace {
-            Some(ks) => r.with_routed_keyspace(ks, self.replication),
-            None => r,
+        if scylla {
+            r = r.with_scylla_keyspaces();
+        }
+        match (&self.routed_keyspace, self.tablets) {
+            (Some(ks), Some(tablets)) => r.with_tablet_keyspace(ks, self.replication, tablets),
+            (Some(ks), None) => r.with_routed_keyspace(ks, self.replication),
+            (None, _) => r,
         }
     }
 }

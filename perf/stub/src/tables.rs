@@ -5,7 +5,8 @@
 //! single stub describes itself as the only node of a one-node cluster: one `system.local`
 //! row, no peers, and the keyspaces `system` and `system_schema` (LocalStrategy); a node of
 //! a cluster ([`node_tables`]) lists the other nodes in `system.peers` and
-//! `system.peers_v2`. Every table lists its columns with the types Cassandra 5.0 gives them;
+//! `system.peers_v2`; an emulated ScyllaDB node also has `system_schema.scylla_keyspaces`
+//! (the keyspaces in tablets). Every table lists its columns with the types Cassandra 5.0 gives them;
 //! a SELECT gets the columns it names (or all of them for `*`), in its order, from the rows
 //! of the table (WHERE clauses are not evaluated: drivers read `system.local`, its one row,
 //! by key, and the peers whole).
@@ -60,26 +61,76 @@ fn map_text_text() -> ColumnType {
     ColumnType::Map(Box::new(ColumnType::Varchar), Box::new(ColumnType::Varchar))
 }
 
-/// Lists `keyspace` in `system_schema.keyspaces` of `tables` with SimpleStrategy and
-/// `replication_factor` (1 for the single stub, which owns the whole ring).
-pub fn add_simple_keyspace(tables: &mut [Table], keyspace: &str, replication_factor: u8) {
+/// Lists `keyspace` in `system_schema.keyspaces` of `tables` with `replication` (its map
+/// without the class) under strategy `class`.
+fn add_keyspace(tables: &mut [Table], keyspace: &str, class: &str, replication: &[(&str, String)]) {
     if let Some(t) = tables
         .iter_mut()
         .find(|t| t.keyspace == "system_schema" && t.name == "keyspaces")
     {
+        let class = (
+            CqlValue::Text("class".into()),
+            CqlValue::Text(format!("org.apache.cassandra.locator.{class}")),
+        );
+        let options = replication
+            .iter()
+            .map(|(k, v)| (CqlValue::Text((*k).into()), CqlValue::Text(v.clone())));
         t.rows.push(vec![
             text(keyspace),
             Some(CqlValue::Boolean(true)),
-            Some(CqlValue::Map(vec![
-                (
-                    CqlValue::Text("class".into()),
-                    CqlValue::Text("org.apache.cassandra.locator.SimpleStrategy".into()),
-                ),
-                (
-                    CqlValue::Text("replication_factor".into()),
-                    CqlValue::Text(replication_factor.to_string()),
-                ),
-            ])),
+            Some(CqlValue::Map(
+                std::iter::once(class).chain(options).collect(),
+            )),
+        ]);
+    }
+}
+
+/// Lists `keyspace` in `system_schema.keyspaces` of `tables` with SimpleStrategy and
+/// `replication_factor` (1 for the single stub, which owns the whole ring).
+pub fn add_simple_keyspace(tables: &mut [Table], keyspace: &str, replication_factor: u8) {
+    let rf = [("replication_factor", replication_factor.to_string())];
+    add_keyspace(tables, keyspace, "SimpleStrategy", &rf);
+}
+
+/// Adds ScyllaDB's `system_schema.scylla_keyspaces` to `tables`, empty: the keyspaces laid
+/// out in tablets are listed there (a node without tablets has the table with no such row).
+pub fn add_scylla_keyspaces(tables: &mut Vec<Table>) {
+    tables.push(Table {
+        keyspace: "system_schema",
+        name: "scylla_keyspaces",
+        columns: vec![
+            col("keyspace_name", ColumnType::Varchar),
+            col("initial_tablets", ColumnType::Int),
+            col("storage_options", map_text_text()),
+            col("storage_type", ColumnType::Varchar),
+        ],
+        rows: Vec::new(),
+    });
+}
+
+/// Lists `keyspace` as ScyllaDB lists a keyspace in tablets: NetworkTopologyStrategy with
+/// `replication_factor` replicas in the stub's data center, and a row of
+/// `system_schema.scylla_keyspaces` (added by [`add_scylla_keyspaces`]) whose
+/// `initial_tablets` is `initial_tablets`.
+pub fn add_tablet_keyspace(
+    tables: &mut [Table],
+    keyspace: &str,
+    replication_factor: u8,
+    initial_tablets: u32,
+) {
+    let rf = [(DATA_CENTER, replication_factor.to_string())];
+    add_keyspace(tables, keyspace, "NetworkTopologyStrategy", &rf);
+    if let Some(t) = tables
+        .iter_mut()
+        .find(|t| t.keyspace == "system_schema" && t.name == "scylla_keyspaces")
+    {
+        t.rows.push(vec![
+            text(keyspace),
+            Some(CqlValue::Int(
+                i32::try_from(initial_tablets).unwrap_or(i32::MAX),
+            )),
+            Some(CqlValue::Map(Vec::new())),
+            text("LOCAL"),
         ]);
     }
 }

@@ -14,6 +14,10 @@
 //! every tablet then moves (its replicas shift by one node and one shard), as a tablet
 //! migration does, while requests keep arriving.
 //!
+//! The routed keyspace is listed as ScyllaDB lists a keyspace in tablets
+//! (NetworkTopologyStrategy, and `initial_tablets` in `system_schema.scylla_keyspaces`:
+//! [`crate::tables::add_tablet_keyspace`]).
+//!
 //! Invariant: the layout is the same for every node and every shard of the stub (all
 //! compute it from the same numbers), so a node's payload and every other node's check of
 //! the same request agree.
