@@ -195,13 +195,16 @@ impl Control {
         let new = if what.nodes {
             fetch_topology(conn, &self.peers_v2).await?
         } else {
+            let keyspaces = fetch_keyspaces(conn).await?;
             TopologySnapshot {
-                keyspaces: fetch_keyspaces(conn).await?,
+                keyspaces: keyspaces.replication,
+                tablet_keyspaces: keyspaces.tablets,
                 ..(*old).clone()
             }
         };
         let unchanged = new.nodes == old.nodes
             && new.keyspaces == old.keyspaces
+            && new.tablet_keyspaces == old.tablet_keyspaces
             && new.contact_datacenter == old.contact_datacenter;
         if !unchanged {
             let snapshot = self.install(new);

@@ -1,5 +1,5 @@
 //! The CQL the driver runs for itself, on one connection: reading the nodes and keyspaces
-//! from the system tables, the schema versions, `REGISTER` for events and `USE`. Used by
+//! (and, from ScyllaDB, which keyspaces are in tablets) from the system tables, the schema versions, `REGISTER` for events and `USE`. Used by
 //! the control connection ([`crate::control`]) and by the session (schema agreement, keyspace
 //! switching, connection set-up); nothing here is on the request path.
 //!
@@ -7,7 +7,7 @@
 //! message is the same typed [`Error`] wherever the driver asked.
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, SocketAddr};
 
 use doppio_proto::frame::Flags;
@@ -95,23 +95,59 @@ pub(crate) async fn fetch_topology(
         version: 0,
         source: Some(node),
         nodes,
-        keyspaces,
+        keyspaces: keyspaces.replication,
+        tablet_keyspaces: keyspaces.tablets,
         contact_datacenter,
         partitioner,
     })
 }
 
-/// Reads the replication of every keyspace through `conn`.
-pub(crate) async fn fetch_keyspaces(
-    conn: &Connection,
-) -> Result<BTreeMap<String, Replication>, Error> {
+/// What the schema says of every keyspace: its replication and, on ScyllaDB, whether it is
+/// laid out in tablets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeyspaceLayout {
+    /// Replication of every keyspace.
+    pub(crate) replication: BTreeMap<String, Replication>,
+    /// The keyspaces in tablets (`None`: the node does not say).
+    pub(crate) tablets: Option<BTreeSet<String>>,
+}
+
+/// Reads the replication of every keyspace through `conn`, and which are in tablets.
+pub(crate) async fn fetch_keyspaces(conn: &Connection) -> Result<KeyspaceLayout, Error> {
     let r = query(
         conn,
         "SELECT keyspace_name, replication FROM system_schema.keyspaces",
     )
     .await?;
-    topology::keyspaces(rows_of(&r, "system_schema.keyspaces")?)
-        .map_err(|e| topology_error(conn.addr(), e))
+    let replication = topology::keyspaces(rows_of(&r, "system_schema.keyspaces")?)
+        .map_err(|e| topology_error(conn.addr(), e))?;
+    Ok(KeyspaceLayout {
+        replication,
+        tablets: fetch_tablet_keyspaces(conn).await?,
+    })
+}
+
+/// The keyspaces `conn`'s node lays out in tablets (`system_schema.scylla_keyspaces`). Asked
+/// only of a node whose connection turned tablets routing on: Cassandra has no such table
+/// (`None`), and a ScyllaDB without the extension cannot tell the driver where tablets are.
+async fn fetch_tablet_keyspaces(conn: &Connection) -> Result<Option<BTreeSet<String>>, Error> {
+    const TABLE: &str = "system_schema.scylla_keyspaces";
+    if !conn.extensions().tablets_routing_v1 {
+        return Ok(None);
+    }
+    match query(
+        conn,
+        "SELECT keyspace_name, initial_tablets FROM system_schema.scylla_keyspaces",
+    )
+    .await
+    {
+        Ok(r) => topology::tablet_keyspaces(rows_of(&r, TABLE)?)
+            .map(Some)
+            .map_err(|e| topology_error(conn.addr(), e)),
+        // A node without the table (or, before tablets, without the column) has none.
+        Err(e) if e.server_code() == Some(ErrorCode::Invalid) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The schema version `conn`'s node reports for itself and, with their addresses, for each

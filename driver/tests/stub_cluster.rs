@@ -10,6 +10,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::num::{NonZeroU16, NonZeroU8};
 
@@ -54,6 +55,10 @@ fn run(runtime: Runtime, stub: &StubHandle, lwt: bool) -> (Vec<NodeCounts>, Vec<
                 let s = Session::connect(config).await.unwrap();
                 let found: Vec<SocketAddr> = s.topology().nodes.iter().map(|n| n.addr).collect();
                 assert_eq!(found, expected, "every node discovered through node 0");
+                // ScyllaDB's table of keyspaces in tablets is read, and lists none here:
+                // the keyspace is routed by the token ring.
+                assert_eq!(s.topology().tablet_keyspaces, Some(BTreeSet::new()));
+                assert!(s.view().replica_map("ks").is_some());
                 wait_for_connections(&s, usize::from(NODES), usize::from(SHARDS)).await;
                 let mut x: u64 = 0x2545_f491_4f6c_dd1d;
                 let plain = s

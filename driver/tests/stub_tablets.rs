@@ -6,16 +6,19 @@
 //! carries the tablet's routing; the driver (one shard) learns it and sends that tablet's
 //! later requests to its replicas, each on its shard.
 //!
-//! What must hold: while it warms up, at most one misroute per tablet; once warm, none (and
+//! What must hold: the keyspace is read as one in tablets (`system_schema.scylla_keyspaces`),
+//! so it has no ring replicas; while it warms up, at most one misroute per tablet; once warm, none (and
 //! no request at a wrong node or shard); after the migration, at most one more per moved
 //! tablet, then none again; lightweight transactions at their tablet's primary replica; the
-//! session's count of payloads equal to the stub's.
+//! session's count of payloads equal to the stub's; the same on lz4 connections.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
+use std::collections::BTreeSet;
 use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
 
+use doppio::proto::compression::Compression;
 use doppio::proto::consistency::Consistency;
 use doppio::rt::Runtime;
 use doppio::{PreparedStatement, Session, SessionConfig};
@@ -74,6 +77,15 @@ async fn phase(s: &Session, plain: &PreparedStatement, cas: &PreparedStatement, 
 }
 
 fn tablets_are_learned_from_misroutes_and_relearned_after_a_migration(runtime: Runtime) {
+    learn_and_relearn(runtime, false);
+}
+
+/// The same on lz4 connections: the payload travels inside the compressed body.
+fn the_same_on_lz4_connections(runtime: Runtime) {
+    learn_and_relearn(runtime, true);
+}
+
+fn learn_and_relearn(runtime: Runtime, compression: bool) {
     let before_start = Instant::now();
     let stub = stub(runtime);
     let after_start = Instant::now();
@@ -87,8 +99,20 @@ fn tablets_are_learned_from_misroutes_and_relearned_after_a_migration(runtime: R
             on_runtime(runtime, "stub-tablets", move || async move {
                 let mut config = SessionConfig::new(addr);
                 config.consistency = Consistency::One;
+                config.handshake.compression = compression;
                 let s = Session::connect(config).await.unwrap();
                 wait_for_connections(&s, usize::from(NODES), usize::from(SHARDS)).await;
+                let conn = s.node_at(s.node()).unwrap().connection().unwrap();
+                // ScyllaDB speaks v4: lz4 compresses the whole body, payload included.
+                let lz4 = compression.then_some(Compression::Lz4);
+                assert_eq!(conn.compression(), lz4, "lz4 as asked");
+                // The keyspace is in tablets (`system_schema.scylla_keyspaces`): no ring
+                // replicas, a key of an unknown tablet goes to any node.
+                assert_eq!(
+                    s.topology().tablet_keyspaces,
+                    Some(BTreeSet::from(["ks".to_owned()]))
+                );
+                assert!(s.view().replica_map("ks").is_none());
                 let plain = s
                     .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
                     .await
@@ -99,6 +123,11 @@ fn tablets_are_learned_from_misroutes_and_relearned_after_a_migration(runtime: R
                     .unwrap();
                 assert!(cas.is_lwt());
                 let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+                let probe = (next_key(&mut 7), vec![1u8]);
+                assert!(
+                    s.replicas_of(&plain, &probe).is_empty(),
+                    "no tablet known yet, and no ring replicas in a keyspace in tablets"
+                );
                 // Warm-up, warm, (the test waits for the migration), relearn, warm again.
                 for _ in 0..4 {
                     phase(&s, &plain, &cas, &mut x).await;
@@ -114,6 +143,11 @@ fn tablets_are_learned_from_misroutes_and_relearned_after_a_migration(runtime: R
                     "one table of tablets per table, shared by its statements"
                 );
                 assert_eq!(s.stats().tablet_payloads_unreadable, 0);
+                assert_eq!(
+                    s.replicas_of(&plain, &probe).len(),
+                    3,
+                    "the replicas of the probe's tablet, once it is known"
+                );
                 s.close("done");
             })
         });
@@ -176,4 +210,7 @@ fn tablets_are_learned_from_misroutes_and_relearned_after_a_migration(runtime: R
     stub.stop();
 }
 
-support::runtime_tests!(tablets_are_learned_from_misroutes_and_relearned_after_a_migration,);
+support::runtime_tests!(
+    tablets_are_learned_from_misroutes_and_relearned_after_a_migration,
+    the_same_on_lz4_connections,
+);

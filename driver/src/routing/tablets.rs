@@ -92,6 +92,11 @@ impl TableTablets {
         self.tablets.len()
     }
 
+    /// Forgets every tablet (its keyspace is no longer in tablets).
+    pub fn clear(&mut self) {
+        self.tablets.clear();
+    }
+
     /// Takes a tablet a node sent: it replaces every known tablet whose range it overlaps.
     pub fn insert(&mut self, routing: &TabletRouting) -> Result<(), TabletError> {
         let (first, last) = (routing.first_token, routing.last_token);

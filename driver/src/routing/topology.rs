@@ -1,6 +1,7 @@
 //! What a cluster says about itself: its nodes (address, data center, rack, tokens) and each
 //! keyspace's replication, read from `system.local`, `system.peers_v2` (or `system.peers`)
-//! and `system_schema.keyspaces`.
+//! and `system_schema.keyspaces`; on ScyllaDB also which keyspaces are laid out in tablets
+//! (`system_schema.scylla_keyspaces`).
 //!
 //! A [`TopologySnapshot`] is plain `Send + Sync` data: the control connection builds one and
 //! every shard derives its own routing tables from it (nothing here is consulted on the
@@ -11,7 +12,7 @@
 //! - A row that lacks what routing needs (an address, a data center) is left out rather than
 //!   guessed; a node without parsable tokens is kept but owns no range.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, SocketAddr};
 
 use doppio_proto::deserialize::DeserializeValue;
@@ -101,6 +102,10 @@ pub struct TopologySnapshot {
     pub nodes: Vec<NodeInfo>,
     /// Replication of every keyspace.
     pub keyspaces: BTreeMap<String, Replication>,
+    /// The keyspaces ScyllaDB lays out in tablets, not on the token ring: their replicas come
+    /// from each tablet, never from `keyspaces`' replication. `None` when the cluster does not
+    /// say (Cassandra, or a node without tablets routing).
+    pub tablet_keyspaces: Option<BTreeSet<String>>,
     /// The node the snapshot was read from (the control connection's node).
     pub source: Option<SocketAddr>,
     /// The data center of the node the control connection talks to (the default local
@@ -275,6 +280,26 @@ pub fn keyspaces(rows: RowsView<'_>) -> Result<BTreeMap<String, Replication>, To
             .unwrap_or_default();
         let replication = Replication::from_map(map.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         out.insert(name, replication);
+    }
+    Ok(out)
+}
+
+/// The keyspaces laid out in tablets, from `SELECT keyspace_name, initial_tablets FROM
+/// system_schema.scylla_keyspaces`: those whose `initial_tablets` is set (ScyllaDB keeps a
+/// row for other keyspaces too, for their storage options, with it null).
+pub fn tablet_keyspaces(rows: RowsView<'_>) -> Result<BTreeSet<String>, TopologyError> {
+    let cols = Columns {
+        view: rows,
+        table: "system_schema.scylla_keyspaces",
+    };
+    let mut out = BTreeSet::new();
+    for row in cols.rows() {
+        let row = row?;
+        let name = cols.get::<String>(&row, "keyspace_name")?;
+        let initial = cols.get::<i32>(&row, "initial_tablets")?;
+        if let (Some(name), Some(_)) = (name, initial) {
+            out.insert(name);
+        }
     }
     Ok(out)
 }

@@ -294,6 +294,7 @@ impl Session {
             }
         }
         drop(nodes);
+        self.forget_tablets_outside(&snapshot);
         *inner.view.borrow_mut() = Rc::new(view);
         *inner.snapshot.borrow_mut() = snapshot;
     }

@@ -265,22 +265,20 @@ impl Session {
     }
 
     /// The replicas (addresses, in placement order) of `prepared` with `values`, as this
-    /// shard would route it.
+    /// shard would route it: its tablet's when this shard knows it (ScyllaDB), else the
+    /// token ring's; none when it is not routed by token.
     pub fn replicas_of(
         &self,
         prepared: &PreparedStatement,
         values: &(impl QueryValues + ?Sized),
     ) -> Vec<SocketAddr> {
         let (placement, _) = self.place_prepared(prepared, values, &StatementOptions::default());
-        match (&placement.map, placement.token) {
-            (Some(map), Some(token)) => placement
-                .view
-                .replicas(map, token)
-                .iter()
-                .filter_map(|&i| placement.view.info(i).map(|n| n.addr))
-                .collect(),
-            _ => Vec::new(),
-        }
+        placement
+            .routing()
+            .replicas
+            .iter()
+            .filter_map(|&i| placement.view.info(i).map(|n| n.addr))
+            .collect()
     }
 
     /// Runs an unprepared statement with the session's defaults.

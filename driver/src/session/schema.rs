@@ -30,9 +30,12 @@ impl Session {
         if changed_keyspace(result).is_some() {
             if let Ok(keyspaces) = system::fetch_keyspaces(&conn).await {
                 let current = self.topology();
-                if current.keyspaces != keyspaces {
+                if current.keyspaces != keyspaces.replication
+                    || current.tablet_keyspaces != keyspaces.tablets
+                {
                     self.install(Arc::new(TopologySnapshot {
-                        keyspaces,
+                        keyspaces: keyspaces.replication,
+                        tablet_keyspaces: keyspaces.tablets,
                         ..(*current).clone()
                     }));
                 }

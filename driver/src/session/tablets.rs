@@ -2,7 +2,9 @@
 //! the `tablets-routing-v1` payloads of its own answers (a node adds one to the RESULT of a
 //! request that reached a node or shard holding no replica of its tablet), and routes a
 //! bound partition key whose tablet it knows to that tablet's replicas, each on its shard.
-//! A token no known tablet holds goes by the token ring.
+//! A token no known tablet holds goes to any node in a keyspace the cluster lists in tablets
+//! (`system_schema.scylla_keyspaces`), by the token ring elsewhere; a keyspace that leaves
+//! that list takes its tables' learned tablets with it.
 //!
 //! Why each shard on its own: nothing is shared between shards on the request path. The
 //! price is one misroute per tablet per shard while it warms up (and after a tablet moves),
@@ -10,6 +12,7 @@
 //! the shard's statements of one table (`Rc<RefCell<_>>`: no lock, no atomic).
 
 use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
 use bytes::Bytes;
@@ -20,7 +23,8 @@ use super::handle::Session;
 use super::prepared::{routing_table, PreparedStatement};
 use super::view::ClusterView;
 use crate::routing::murmur3::Token;
-use crate::routing::tablets::{TableTablets, TabletReplicas};
+use crate::routing::tablets::{SharedTablets, TableTablets, TabletReplicas};
+use crate::routing::topology::TopologySnapshot;
 
 impl Session {
     /// The table of tablets of the table `metadata`'s partition key is in (made on first
@@ -55,6 +59,14 @@ impl Session {
         tablets.replicas(token, view.version(), |host| view.index_of_host(host))
     }
 
+    /// Forgets what this shard learned of the tables of every keyspace `snapshot` does not
+    /// list in tablets (dropped, or re-created on the ring), when the cluster says which are.
+    pub(super) fn forget_tablets_outside(&self, snapshot: &TopologySnapshot) {
+        if let Some(in_tablets) = &snapshot.tablet_keyspaces {
+            forget_outside(&self.inner.tablets.borrow(), in_tablets);
+        }
+    }
+
     /// Takes the tablet an answer to `prepared` carried in its custom payload, if any (the
     /// rare path: a misrouted request). An unreadable one is counted and left out.
     pub(super) fn learn_tablet(
@@ -76,5 +88,53 @@ impl Session {
             .map_err(|_| ())
             .and_then(|t| tablets.borrow_mut().insert(&t).map_err(|_| ()));
         self.inner.counters.tablet_payload(taken.is_ok());
+    }
+}
+
+/// Empties the tablets of every table in `tables` whose keyspace is not in `in_tablets`. The
+/// tables stay: their statements hold them, and learn again if the keyspace comes back.
+fn forget_outside(
+    tables: &HashMap<(String, String), SharedTablets>,
+    in_tablets: &BTreeSet<String>,
+) {
+    for ((keyspace, _), tablets) in tables {
+        if !in_tablets.contains(keyspace) {
+            tablets.borrow_mut().clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use doppio_proto::scylla_extensions::TabletReplica;
+
+    use super::*;
+
+    fn table_with_one_tablet() -> SharedTablets {
+        let t = SharedTablets::default();
+        let routing = TabletRouting {
+            first_token: -10,
+            last_token: 10,
+            replicas: vec![TabletReplica {
+                host_id: [1; 16],
+                shard: 0,
+            }],
+        };
+        assert!(t.borrow_mut().insert(&routing).is_ok());
+        t
+    }
+
+    /// A keyspace the cluster no longer lists in tablets loses its tables' tablets; the
+    /// others keep theirs.
+    #[test]
+    fn tablets_of_keyspaces_outside_the_list_are_forgotten() {
+        let mut tables = HashMap::new();
+        let kept = table_with_one_tablet();
+        let gone = table_with_one_tablet();
+        tables.insert(("in".to_owned(), "t".to_owned()), Rc::clone(&kept));
+        tables.insert(("out".to_owned(), "t".to_owned()), Rc::clone(&gone));
+        forget_outside(&tables, &BTreeSet::from(["in".to_owned()]));
+        assert_eq!(kept.borrow().len(), 1);
+        assert!(gone.borrow().is_empty());
     }
 }

@@ -9,7 +9,8 @@
 //! - A [`Node`] (its pool and counters) lives as long as its address is in the topology; a
 //!   new view reuses it, so connections survive topology changes.
 //! - Only nodes a policy does not ignore have a pool.
-//! - Keyspaces with the same replication share one [`ReplicaMap`].
+//! - Keyspaces with the same replication share one [`ReplicaMap`]; a keyspace ScyllaDB lays
+//!   out in tablets has none (its replicas come from its tablets, `session::tablets`).
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -205,7 +206,21 @@ impl ClusterView {
         };
         let mut by_strategy: HashMap<&Replication, Option<Rc<ReplicaMap>>> = HashMap::new();
         let mut replicas = HashMap::new();
+        let in_tablets = |ks: &str| {
+            snapshot
+                .tablet_keyspaces
+                .as_ref()
+                .is_some_and(|t| t.contains(ks))
+        };
         for (ks, r) in &snapshot.keyspaces {
+            // A keyspace in tablets has no replicas on the ring: a key whose tablet this
+            // shard does not know yet goes to any node (its answer then says where the
+            // tablet is), not to the ring's replicas, which would send every unknown tablet
+            // to the same few nodes.
+            if in_tablets(ks) {
+                replicas.insert(ks.clone(), None);
+                continue;
+            }
             let map = by_strategy
                 .entry(r)
                 .or_insert_with(|| ReplicaMap::build(&ring, &info, r).map(Rc::new))
