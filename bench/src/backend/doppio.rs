@@ -409,7 +409,9 @@ impl ShardSession {
             return Ok(Answer {
                 rows,
                 not_applied,
-                stages: stamps.and_then(|s| driver_stages(call, &s, returned)),
+                stages: stamps
+                    .and_then(|s| driver_stages(call, &s, returned))
+                    .map(Box::new),
             });
         };
         // Further pages, untimed.

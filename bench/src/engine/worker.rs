@@ -48,9 +48,24 @@ pub struct WorkerSpec {
     pub cycles: Option<CycleRange>,
 }
 
-/// The answer of `result` when it is one (the default otherwise).
-fn result_answer(result: &Result<Answer, RequestError>) -> Answer {
-    result.as_ref().copied().unwrap_or_default()
+/// `result` with its rows as `finish` judges them (a validated statement's check), the
+/// answer's other fields kept; a failure stays one, or becomes an answer of `finish`'s rows.
+fn validated(
+    result: Result<Answer, RequestError>,
+    finish: impl FnOnce(Result<u64, RequestError>) -> Result<u64, RequestError>,
+) -> Result<Answer, RequestError> {
+    match result {
+        Ok(Answer {
+            rows,
+            not_applied,
+            stages,
+        }) => finish(Ok(rows)).map(|rows| Answer {
+            rows,
+            not_applied,
+            stages,
+        }),
+        Err(e) => finish(Err(e)).map(Answer::rows),
+    }
 }
 
 /// What a worker returns at the end of a phase.
@@ -283,12 +298,7 @@ where
                                 )
                                 .await;
                             let result = match &stmt.validation {
-                                Some(v) => {
-                                    let answer = result_answer(&result);
-                                    check
-                                        .finish(v, result.map(|a| a.rows))
-                                        .map(|rows| Answer { rows, ..answer })
-                                }
+                                Some(v) => validated(result, |rows| check.finish(v, rows)),
                                 None => result,
                             };
                             let done = clock.now();
@@ -768,5 +778,31 @@ mod tests {
         );
         assert_eq!(interval_end(start, interval, 5, Some(5)), None);
         assert_eq!(interval_end(start, interval, u64::MAX, None), None);
+    }
+
+    /// A validated statement's check decides its rows and may turn an answer into a failure
+    /// or a failure into an answer; the answer's other fields go through untouched.
+    #[test]
+    fn validation_judges_the_rows_and_keeps_the_rest_of_the_answer() {
+        let timed = Answer {
+            rows: 3,
+            not_applied: true,
+            stages: Some(Box::default()),
+        };
+        let doubled = validated(Ok(timed.clone()), |r| r.map(|n| n * 2));
+        assert_eq!(
+            doubled,
+            Ok(Answer {
+                rows: 6,
+                ..timed.clone()
+            })
+        );
+        let wrong = RequestError {
+            kind: "validation",
+            message: "row 1 differs".into(),
+        };
+        let refused = validated(Ok(timed), |_| Err(wrong.clone()));
+        assert_eq!(refused, Err(wrong.clone()));
+        assert_eq!(validated(Err(wrong), |_| Ok(0)), Ok(Answer::rows(0)));
     }
 }
