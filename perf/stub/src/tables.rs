@@ -95,17 +95,25 @@ pub fn add_simple_keyspace(tables: &mut [Table], keyspace: &str, replication_fac
 /// Adds ScyllaDB's `system_schema.scylla_keyspaces` to `tables`, empty: the keyspaces laid
 /// out in tablets are listed there (a node without tablets has the table with no such row).
 pub fn add_scylla_keyspaces(tables: &mut Vec<Table>) {
-    tables.push(Table {
-        keyspace: "system_schema",
-        name: "scylla_keyspaces",
-        columns: vec![
+    tables.push(empty(
+        "scylla_keyspaces",
+        vec![
             col("keyspace_name", ColumnType::Varchar),
             col("initial_tablets", ColumnType::Int),
             col("storage_options", map_text_text()),
             col("storage_type", ColumnType::Varchar),
         ],
+    ));
+}
+
+/// A table of `system_schema` with `columns` and no row.
+fn empty(name: &'static str, columns: Vec<Column>) -> Table {
+    Table {
+        keyspace: "system_schema",
+        name,
+        columns,
         rows: Vec::new(),
-    });
+    }
 }
 
 /// Lists `keyspace` as ScyllaDB lists a keyspace in tablets: NetworkTopologyStrategy with
@@ -320,12 +328,6 @@ pub fn node_tables(local: &NodeRow, others: &[NodeRow]) -> Vec<Table> {
                 local_strategy(),
             ],
         ],
-    };
-    let empty = |name: &'static str, columns: Vec<Column>| Table {
-        keyspace: "system_schema",
-        name,
-        columns,
-        rows: Vec::new(),
     };
     vec![
         local,
