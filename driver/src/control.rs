@@ -195,12 +195,7 @@ impl Control {
         let new = if what.nodes {
             fetch_topology(conn, &self.peers_v2).await?
         } else {
-            let keyspaces = fetch_keyspaces(conn).await?;
-            TopologySnapshot {
-                keyspaces: keyspaces.replication,
-                tablet_keyspaces: keyspaces.tablets,
-                ..(*old).clone()
-            }
+            fetch_keyspaces(conn).await?.applied_to(&old)
         };
         let unchanged = new.nodes == old.nodes
             && new.keyspaces == old.keyspaces

@@ -1,7 +1,8 @@
 //! The CQL the driver runs for itself, on one connection: reading the nodes and keyspaces
-//! (and, from ScyllaDB, which keyspaces are in tablets) from the system tables, the schema versions, `REGISTER` for events and `USE`. Used by
-//! the control connection ([`crate::control`]) and by the session (schema agreement, keyspace
-//! switching, connection set-up); nothing here is on the request path.
+//! (and, from ScyllaDB, which keyspaces are in tablets) from the system tables, the schema
+//! versions, `REGISTER` for events and `USE`. Used by the control connection
+//! ([`crate::control`]) and by the session (schema agreement, keyspace switching,
+//! connection set-up); nothing here is on the request path.
 //!
 //! Invariant: every answer goes through [`crate::result`], so an ERROR or an unexpected
 //! message is the same typed [`Error`] wherever the driver asked.
@@ -110,6 +111,22 @@ pub(crate) struct KeyspaceLayout {
     pub(crate) replication: BTreeMap<String, Replication>,
     /// The keyspaces in tablets (`None`: the node does not say).
     pub(crate) tablets: Option<BTreeSet<String>>,
+}
+
+impl KeyspaceLayout {
+    /// Whether `snapshot` already says what this layout says (both fields, which move together).
+    pub(crate) fn matches(&self, snapshot: &TopologySnapshot) -> bool {
+        snapshot.keyspaces == self.replication && snapshot.tablet_keyspaces == self.tablets
+    }
+
+    /// `base` with this layout's keyspaces, its nodes and the rest as they were.
+    pub(crate) fn applied_to(self, base: &TopologySnapshot) -> TopologySnapshot {
+        TopologySnapshot {
+            keyspaces: self.replication,
+            tablet_keyspaces: self.tablets,
+            ..base.clone()
+        }
+    }
 }
 
 /// Reads the replication of every keyspace through `conn`, and which are in tablets.

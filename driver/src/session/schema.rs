@@ -13,7 +13,6 @@ use super::handle::Session;
 use crate::connection::Connection;
 use crate::error::Error;
 use crate::result::QueryResult;
-use crate::routing::topology::TopologySnapshot;
 use crate::system;
 
 impl Session {
@@ -30,14 +29,8 @@ impl Session {
         if changed_keyspace(result).is_some() {
             if let Ok(keyspaces) = system::fetch_keyspaces(&conn).await {
                 let current = self.topology();
-                if current.keyspaces != keyspaces.replication
-                    || current.tablet_keyspaces != keyspaces.tablets
-                {
-                    self.install(Arc::new(TopologySnapshot {
-                        keyspaces: keyspaces.replication,
-                        tablet_keyspaces: keyspaces.tablets,
-                        ..(*current).clone()
-                    }));
+                if !keyspaces.matches(&current) {
+                    self.install(Arc::new(keyspaces.applied_to(&current)));
                 }
             }
         }

@@ -6,10 +6,10 @@
 //! row, no peers, and the keyspaces `system` and `system_schema` (LocalStrategy); a node of
 //! a cluster ([`node_tables`]) lists the other nodes in `system.peers` and
 //! `system.peers_v2`; an emulated ScyllaDB node also has `system_schema.scylla_keyspaces`
-//! (the keyspaces in tablets). Every table lists its columns with the types Cassandra 5.0 gives them;
-//! a SELECT gets the columns it names (or all of them for `*`), in its order, from the rows
-//! of the table (WHERE clauses are not evaluated: drivers read `system.local`, its one row,
-//! by key, and the peers whole).
+//! (the keyspaces in tablets). Every table lists its columns with the types Cassandra 5.0
+//! gives them; a SELECT gets the columns it names (or all of them for `*`), in its order,
+//! from the rows of the table (WHERE clauses are not evaluated: drivers read
+//! `system.local`, its one row, by key, and the peers whole).
 //!
 //! Invariant: a SELECT of a known table is answered only if every column it names exists;
 //! an unknown column is an INVALID error naming it, as Cassandra would say.
@@ -64,10 +64,7 @@ fn map_text_text() -> ColumnType {
 /// Lists `keyspace` in `system_schema.keyspaces` of `tables` with `replication` (its map
 /// without the class) under strategy `class`.
 fn add_keyspace(tables: &mut [Table], keyspace: &str, class: &str, replication: &[(&str, String)]) {
-    if let Some(t) = tables
-        .iter_mut()
-        .find(|t| t.keyspace == "system_schema" && t.name == "keyspaces")
-    {
+    if let Some(t) = schema_table(tables, "keyspaces") {
         let class = (
             CqlValue::Text("class".into()),
             CqlValue::Text(format!("org.apache.cassandra.locator.{class}")),
@@ -106,6 +103,13 @@ pub fn add_scylla_keyspaces(tables: &mut Vec<Table>) {
     ));
 }
 
+/// Table `name` of `system_schema` among `tables`, if they have it.
+fn schema_table<'a>(tables: &'a mut [Table], name: &str) -> Option<&'a mut Table> {
+    tables
+        .iter_mut()
+        .find(|t| t.keyspace == "system_schema" && t.name == name)
+}
+
 /// A table of `system_schema` with `columns` and no row.
 fn empty(name: &'static str, columns: Vec<Column>) -> Table {
     Table {
@@ -128,10 +132,7 @@ pub fn add_tablet_keyspace(
 ) {
     let rf = [(DATA_CENTER, replication_factor.to_string())];
     add_keyspace(tables, keyspace, "NetworkTopologyStrategy", &rf);
-    if let Some(t) = tables
-        .iter_mut()
-        .find(|t| t.keyspace == "system_schema" && t.name == "scylla_keyspaces")
-    {
+    if let Some(t) = schema_table(tables, "scylla_keyspaces") {
         t.rows.push(vec![
             text(keyspace),
             Some(CqlValue::Int(
