@@ -34,7 +34,7 @@ use super::plan::Placement;
 use super::prepared::PreparedStatement;
 use crate::connection::Connection;
 use crate::error::{Error, Violation};
-use crate::result::{result_of, QueryResult, ResultParts};
+use crate::result::{result_in, result_of, QueryResult, ResultParts};
 use crate::routing::murmur3::Token;
 use crate::routing::partition_key::PlacedValues;
 
@@ -466,7 +466,13 @@ impl Session {
             // Non-default options: a rarer path, boxed to keep the hot future small.
             Box::pin(self.send(conn, options.tracing, &e, options.timeout)).await?
         };
-        let result = self.execute_result(conn, prepared, frame);
+        // The frame is read in a block of its own: borrowed, it would otherwise be kept in
+        // this future across the healing's await below (192 bytes more in every boxed
+        // general path's future).
+        let result = {
+            let mut frame = frame;
+            self.execute_result(conn, prepared, &mut frame)
+        };
         if !forgotten(&result) {
             return result;
         }
@@ -490,16 +496,20 @@ impl Session {
 
     /// The result of an EXECUTE of `prepared` whose answer `frame` came on `conn` (see
     /// [`Session::execute_result`]). The decoded frame stays a local of this one function
-    /// (decoding and `result_of` are inlined here): handed between functions it was
-    /// copied twice per request (192 bytes each, measured).
+    /// (decoding and `result_in` are inlined here) and is read where `decode` wrote it:
+    /// handed between functions, re-wrapped in another `Result` (`decode_answer`'s
+    /// `map_err`) or moved out of this one, it was copied once more each time (192 bytes).
     pub(super) fn execute_answer(
         &self,
         conn: &Connection,
         prepared: &PreparedStatement,
         frame: &Frame,
     ) -> Result<QueryResult, Error> {
-        let decoded = decode_answer(conn, frame)?;
-        self.execute_result(conn, prepared, decoded)
+        let mut decoded = ResponseFrame::decode(frame, None, conn.config().max_frame_body);
+        match decoded {
+            Ok(ref mut decoded) => self.execute_result(conn, prepared, decoded),
+            Err(e) => Err(Error::from_request(conn.addr(), conn.undecodable(frame, e))),
+        }
     }
 
     /// The result of an EXECUTE of `prepared` answered by `frame` on `conn`: the RESULT (rows
@@ -510,13 +520,13 @@ impl Session {
         &self,
         conn: &Connection,
         prepared: &PreparedStatement,
-        frame: ResponseFrame,
+        frame: &mut ResponseFrame,
     ) -> Result<QueryResult, Error> {
         if let Some(payload) = &frame.custom_payload {
             // ScyllaDB: the request reached a node or shard without its tablet (rare).
             self.learn_tablet(prepared, payload);
         }
-        let mut result = result_of(conn, frame, "EXECUTE");
+        let mut result = result_in(conn, frame, "EXECUTE");
         if let Ok(ResultParts {
             body: ResultBody::Rows(rows),
             columns,
@@ -693,8 +703,9 @@ impl Session {
             })
             .await
             .map_err(|e| Error::from_request(node, e))?;
-        match ResponseFrame::decode(&frame, None, conn.config().max_frame_body) {
-            Ok(decoded) => result_of(&conn, decoded, "BATCH"),
+        let mut decoded = ResponseFrame::decode(&frame, None, conn.config().max_frame_body);
+        match decoded {
+            Ok(ref mut decoded) => result_in(&conn, decoded, "BATCH"),
             Err(e) => Err(Error::from_request(node, conn.undecodable(&frame, e))),
         }
     }
