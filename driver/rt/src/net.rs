@@ -147,6 +147,17 @@ impl TcpStream {
         }
     }
 
+    /// The answers its owner awaits on this stream (requests sent, not yet answered) went
+    /// from `before` to `now`: a hint for the io_uring runtime's batched wait
+    /// ([`uring::answers_awaited`]); nothing on glommio and in memory. Call it when the
+    /// count changes, not per request.
+    #[inline]
+    pub fn answers_awaited(&self, before: usize, now: usize) {
+        if let StreamInner::Uring(_) = &self.0 {
+            uring::answers_awaited(before, now);
+        }
+    }
+
     /// Ends both directions: a parked receive returns, later sends fail. The descriptor is
     /// closed when the stream is dropped.
     pub fn shutdown(&self) {

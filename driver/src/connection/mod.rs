@@ -218,9 +218,28 @@ struct State {
     /// When each of the last 64 batches was handed to the runtime (by batch number modulo
     /// 64), written only while a request is timed.
     flushed_at: [u64; 64],
+    /// The answers awaited last told to the runtime ([`State::publish_awaited`]).
+    awaited_published: usize,
 }
 
 impl State {
+    /// Tells the runtime how many answers this connection awaits (its stream ids in use; none
+    /// once closed), if that changed since it was last told: the io_uring runtime's batched
+    /// wait waits for the thread's awaited answers together. Called once per batch handed to
+    /// the kernel, per read and at close, not per request.
+    #[inline]
+    fn publish_awaited(&mut self, socket: &TcpStream) {
+        let now = if self.closed.is_some() {
+            0
+        } else {
+            self.in_flight.in_use()
+        };
+        if now != self.awaited_published {
+            socket.answers_awaited(self.awaited_published, now);
+            self.awaited_published = now;
+        }
+    }
+
     /// A request's outcome was polled (or its caller gave up): its stamps, if it was timed,
     /// leave the list, and go to its caller when it was answered.
     #[inline]
@@ -314,6 +333,7 @@ impl Shared {
         }
         st.in_flight.fail_all(&err);
         st.closed = Some(err);
+        st.publish_awaited(&self.socket);
         let wakers = [
             st.flusher.take(),
             st.sweeper.take(),
@@ -553,6 +573,7 @@ impl Connection {
                 timed: Vec::with_capacity(stages::MAX_TIMED),
                 batch: 0,
                 flushed_at: [0; 64],
+                awaited_published: 0,
             }),
             config,
             socket,
@@ -1274,6 +1295,7 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                 }
             }
         }
+        st.publish_awaited(&shared.socket);
         if st.in_flight.orphans() > shared.config.max_orphans {
             let orphans = st.in_flight.orphans();
             drop(st);
@@ -1306,6 +1328,7 @@ async fn flush_loop(shared: Rc<Shared>) {
                 return Poll::Pending;
             }
             std::mem::swap(&mut st.write_buf, &mut out);
+            st.publish_awaited(&shared.socket);
             let batch = st.batch;
             st.batch += 1;
             Poll::Ready(Some((batch, !st.timed.is_empty())))

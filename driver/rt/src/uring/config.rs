@@ -1,5 +1,6 @@
 //! The executor's configuration: ring and provided-buffer sizes, the poll budget, the opt-in
-//! SQPOLL mode and how long teardown waits for the kernel.
+//! SQPOLL mode, how long teardown waits for the kernel, and how an idle executor waits (the
+//! timer slack and the batched wait, [`super::wait_plan`]).
 //!
 //! Invariant: a `Config` is plain data; it is checked when an executor is built (by
 //! [`super::run`], through [`Config::validate`]), where every value the kernel or the buffer
@@ -31,6 +32,20 @@ pub struct Config {
     /// and leaks the memory the kernel may still write (see the module docs of
     /// [`super`]): 1 ms to 60 s. Default 1 s.
     pub teardown_wait: Duration,
+    /// How late a timer may fire so that timers due close together fire in one wake-up: an
+    /// idle executor waits until the nearest deadline plus this. A timer never fires before
+    /// its deadline. 0 to [`Config::MAX_TIMER_SLACK`]; default [`Config::TIMER_SLACK`].
+    pub timer_slack: Duration,
+    /// With several answers awaited ([`super::answers_awaited`]), an idle executor waits for
+    /// all of them at most this long, then returns at the first completion: answers that
+    /// trickle in are served several per wake-up, each at most this late. 0 (off) to
+    /// [`Config::MAX_BATCH_WAIT`]; default [`Config::BATCH_WAIT`].
+    pub batch_wait: Duration,
+    /// Use the kernel's minimum wait for the batched wait where it has one
+    /// (`IORING_FEAT_MIN_TIMEOUT`, Linux 6.12); `false` uses the user-space fallback (two
+    /// waits where the kernel needs one: the first bounded by the batch wait) everywhere, as
+    /// on an older kernel. Default `true`.
+    pub kernel_min_wait: bool,
 }
 
 impl Default for Config {
@@ -42,6 +57,9 @@ impl Default for Config {
             poll_budget: 128,
             sqpoll: None,
             teardown_wait: Duration::from_secs(1),
+            timer_slack: Self::TIMER_SLACK,
+            batch_wait: Self::BATCH_WAIT,
+            kernel_min_wait: true,
         }
     }
 }
@@ -108,6 +126,19 @@ impl Config {
     /// The longest teardown wait accepted.
     pub const MAX_TEARDOWN_WAIT: Duration = Duration::from_secs(60);
 
+    /// The default timer slack: Linux's own default for a thread's timers (`prctl`'s
+    /// `PR_SET_TIMERSLACK`), 50 us.
+    pub const TIMER_SLACK: Duration = Duration::from_micros(50);
+
+    /// The longest timer slack accepted.
+    pub const MAX_TIMER_SLACK: Duration = Duration::from_millis(100);
+
+    /// The default batch wait.
+    pub const BATCH_WAIT: Duration = Duration::ZERO;
+
+    /// The longest batch wait accepted: an answer may wait this long for its company.
+    pub const MAX_BATCH_WAIT: Duration = Duration::from_millis(10);
+
     /// Checks what can be checked before asking the kernel: the poll budget, the SQPOLL
     /// settings and the teardown wait (sizes are checked by the kernel and the buffer ring).
     pub fn validate(&self) -> Result<(), UringError> {
@@ -126,6 +157,20 @@ impl Config {
                 "invalid Config: teardown_wait must be from 1 ms to {} s, not {:?}",
                 Self::MAX_TEARDOWN_WAIT.as_secs(),
                 self.teardown_wait
+            )));
+        }
+        if self.timer_slack > Self::MAX_TIMER_SLACK {
+            return Err(UringError::unavailable(format!(
+                "invalid Config: timer_slack must be at most {:?}, not {:?}",
+                Self::MAX_TIMER_SLACK,
+                self.timer_slack
+            )));
+        }
+        if self.batch_wait > Self::MAX_BATCH_WAIT {
+            return Err(UringError::unavailable(format!(
+                "invalid Config: batch_wait must be at most {:?}, not {:?}",
+                Self::MAX_BATCH_WAIT,
+                self.batch_wait
             )));
         }
         Ok(())
@@ -150,6 +195,16 @@ mod tests {
     }
 
     #[test]
+    fn the_longest_slack_and_batch_wait_are_accepted() {
+        let c = Config {
+            timer_slack: Config::MAX_TIMER_SLACK,
+            batch_wait: Config::MAX_BATCH_WAIT,
+            ..Config::default()
+        };
+        assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
     fn sqpoll_idle_and_cpu_and_teardown_wait_are_checked() {
         let ms = Duration::from_millis;
         assert_eq!(sq(ms(1), None).validate(), Ok(()));
@@ -165,6 +220,14 @@ mod tests {
             },
             Config {
                 teardown_wait: Config::MAX_TEARDOWN_WAIT + ms(1),
+                ..Config::default()
+            },
+            Config {
+                timer_slack: Config::MAX_TIMER_SLACK + ms(1),
+                ..Config::default()
+            },
+            Config {
+                batch_wait: Config::MAX_BATCH_WAIT + ms(1),
                 ..Config::default()
             },
         ] {

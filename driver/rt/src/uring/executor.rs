@@ -10,10 +10,16 @@
 //! 5. exactly one of: tasks still ready → one non-waiting `io_uring_enter` if SQEs are
 //!    queued or the kernel flags pending task work (`IORING_SQ_TASKRUN`, CQ overflow),
 //!    otherwise none; nothing ready → one `io_uring_enter` that submits everything and
-//!    waits for a completion (`1 + lazy` of them, see [`Ring`]), with the nearest timer
-//!    deadline as its `EXT_ARG` timeout. Before sleeping, when timers are armed, the clock is
-//!    read once more and due timers fire, so a deadline that passed while tasks ran does not
-//!    cost a sleep.
+//!    waits as [`plan_wait`] says: for a completion (`1 + lazy` of them, see [`Ring`]) until
+//!    the nearest timer deadline plus the timer slack, or, with a batch wait and several
+//!    answers awaited, for all of them at most the batch wait (the kernel's minimum wait, or
+//!    its user-space fallback). Before sleeping, when timers are armed, the clock is read
+//!    once more and due timers fire, so a deadline that passed while tasks ran does not cost
+//!    a sleep.
+//!
+//! The turn after a waiting enter counts why it woke ([`super::Stats::wakes_completion`] and
+//! the three others): an I/O completion that woke a task, else a wake from another thread,
+//! else a timer due, else nothing (a wait that ran out with nothing to do).
 //!
 //! So a turn makes at most one `io_uring_enter` (teardown aside). While SQEs wait in the
 //! ring's backlog (a burst larger than the SQ) the executor does not sleep. Under SQPOLL
@@ -49,6 +55,7 @@ use super::setup;
 use super::spawn::ScopedTask;
 use super::stats::bump;
 use super::task_waker::task_waker;
+use super::wait_plan::{plan_wait, WaitState};
 use super::wake_word::unpack;
 
 /// CQEs copied out of the ring per batch.
@@ -64,6 +71,20 @@ pub(crate) struct Executor {
     /// Where the eventfd read lands (a leaked `Box<u64>`, freed on drop unless leaked).
     wake_buf: *mut u64,
     leaked: Cell<bool>,
+    /// The last turn ended in a waiting enter (`Some(batch_phase)`): this turn says why it
+    /// woke, and a user-space batch's first wait that woke to nothing expires the batch.
+    after_wait: Cell<Option<bool>>,
+    /// The user-space batch's first wait ended with nothing: the next wait is a plain one.
+    batch_expired: Cell<bool>,
+}
+
+/// What a turn found after a wait: what its CQEs woke.
+#[derive(Debug, Clone, Copy, Default)]
+struct Reaped {
+    /// A completion woke a task (a receive, or a one-shot request someone waits for).
+    io: bool,
+    /// The eventfd was read (another thread woke a task here).
+    remote: bool,
 }
 
 impl Executor {
@@ -75,12 +96,14 @@ impl Executor {
         let bufs = BufRing::new(&uring, config.buffers, config.buffer_size)?;
         let id = remote_wake::register(remote.clone())?;
         let ex = Box::new(Executor {
-            ring: Ring::new(id, flags, uring, bufs),
+            ring: Ring::new(id, flags, uring, bufs, config.kernel_min_wait),
             config,
             remote,
             remote_spare: RefCell::new(Vec::new()),
             wake_buf: Box::into_raw(Box::new(0u64)),
             leaked: Cell::new(false),
+            after_wait: Cell::new(None),
+            batch_expired: Cell::new(false),
         });
         ex.arm_wake();
         Ok(ex)
@@ -100,11 +123,15 @@ impl Executor {
     pub(crate) fn run_until<T>(&self, main: &ScopedTask<'_, T>) -> Result<T, UringError> {
         loop {
             bump(&self.ring.counters.turns, 1);
-            self.reap();
-            self.take_remote();
+            let reaped = self.reap();
+            let remote = self.take_remote();
+            let mut fired = 0;
             if self.ring.has_timers() {
                 let now = self.ring.read_clock();
-                self.fire_timers(now);
+                fired = self.fire_timers(now);
+            }
+            if let Some(batch_phase) = self.after_wait.take() {
+                self.count_wake(reaped, remote || reaped.remote, fired > 0, batch_phase);
             }
             self.run_tasks();
             if let Some(v) = main.take_output() {
@@ -114,22 +141,45 @@ impl Executor {
         }
     }
 
+    /// Counts why the wait before this turn ended (see the module doc); a user-space batch's
+    /// first wait that ended with no completion expires the batch (the next wait is plain),
+    /// any completion starts a new one.
+    fn count_wake(&self, reaped: Reaped, remote: bool, timer: bool, batch_phase: bool) {
+        let c = &self.ring.counters;
+        let cause = if reaped.io {
+            &c.wakes_completion
+        } else if remote {
+            &c.wakes_remote
+        } else if timer {
+            &c.wakes_timer
+        } else {
+            &c.wakes_empty
+        };
+        bump(cause, 1);
+        if reaped.io {
+            self.batch_expired.set(false);
+        } else if batch_phase {
+            self.batch_expired.set(true);
+        }
+    }
+
     /// Step 1: copy CQEs out of the ring in batches and dispatch them.
-    fn reap(&self) {
+    fn reap(&self) -> Reaped {
+        let mut reaped = Reaped::default();
         loop {
             let mut batch = [(0u64, 0i32, 0u32); CQE_BATCH];
             let n = self.ring.copy_completions(&mut batch);
             bump(&self.ring.counters.cqes, n as u64);
             for &(ud, res, flags) in &batch[..n] {
-                self.dispatch(ud, res, flags);
+                self.dispatch(ud, res, flags, &mut reaped);
             }
             if n < CQE_BATCH {
-                return;
+                return reaped;
             }
         }
     }
 
-    fn dispatch(&self, ud: u64, res: i32, flags: u32) {
+    fn dispatch(&self, ud: u64, res: i32, flags: u32, reaped: &mut Reaped) {
         let (kind, index, gen) = op_table::split(ud);
         match kind {
             op_table::KIND_OP => {
@@ -138,6 +188,7 @@ impl Executor {
                     Completed::Wake(w) => {
                         self.ring.request_done();
                         if let Some(w) = w {
+                            reaped.io = true;
                             w.wake();
                         }
                     }
@@ -148,8 +199,12 @@ impl Executor {
                     Completed::Stale => {}
                 }
             }
-            op_table::KIND_RECV => multishot_recv::on_cqe(&self.ring, index, gen, res, flags),
+            op_table::KIND_RECV => {
+                reaped.io = true;
+                multishot_recv::on_cqe(&self.ring, index, gen, res, flags);
+            }
             op_table::KIND_WAKE => {
+                reaped.remote = true;
                 self.ring.request_done();
                 if !self.ring.is_shutting_down() {
                     self.arm_wake();
@@ -159,11 +214,11 @@ impl Executor {
         }
     }
 
-    /// Step 2: task wakes from other threads.
-    fn take_remote(&self) {
+    /// Step 2: task wakes from other threads; whether there were any.
+    fn take_remote(&self) -> bool {
         let mut spare = self.remote_spare.borrow_mut();
         if !self.remote.take(&mut spare) {
-            return;
+            return false;
         }
         bump(&self.ring.counters.remote_wakes, spare.len() as u64);
         for word in spare.drain(..) {
@@ -172,15 +227,18 @@ impl Executor {
                 self.ring.schedule(index, gen);
             }
         }
+        true
     }
 
-    /// Step 3: wake every timer due at `now`.
-    fn fire_timers(&self, now: Instant) {
+    /// Step 3: wake every timer due at `now` (never one due later); how many fired.
+    fn fire_timers(&self, now: Instant) -> u64 {
+        let mut fired = 0;
         loop {
             let due = self.ring.pop_due_timer(now);
             let Some(w) = due else {
-                return;
+                return fired;
             };
+            fired += 1;
             bump(&self.ring.counters.timers_fired, 1);
             if let Some(w) = w {
                 w.wake();
@@ -226,13 +284,22 @@ impl Executor {
             }
             return Ok(());
         }
-        let timeout = ring.until_next_deadline();
         let lazy = if ring.flags().submit_all {
             ring.lazy_requests()
         } else {
             0
         };
-        ring.enter(true, 1 + lazy, timeout)
+        let plan = plan_wait(WaitState {
+            to_deadline: ring.until_next_deadline(),
+            lazy,
+            awaited: ring.awaited(),
+            slack: self.config.timer_slack,
+            batch_wait: self.config.batch_wait,
+            kernel_min_wait: ring.kernel_min_wait(),
+            batch_expired: self.batch_expired.get(),
+        });
+        self.after_wait.set(Some(plan.batch_phase));
+        ring.enter_waiting(plan)
     }
 
     /// Tears down (see the module invariants). Runs with this executor's ring still

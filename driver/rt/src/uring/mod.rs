@@ -23,7 +23,8 @@
 //!    `stats` (counters), `setup` (ring flags), `sockaddr`, `bufring` (provided buffers),
 //!    `wake_word` (the 64-bit word naming a task), `stream_state` (what a stream and its
 //!    receive slot share), and the tables: `op_table` (operation slots, `user_data`),
-//!    `task_queue` (task slab and run queue), `timer_heap`.
+//!    `task_queue` (task slab and run queue), `timer_heap`, `wait_plan` (how an idle turn
+//!    waits: timer slack, batched wait).
 //! 2. `ring`: the io_uring, its SQ backlog and the tables above, with narrow methods (push,
 //!    copy CQEs out, one enter, one method per table operation); `current_ring`: the ring
 //!    of the executor running on this thread (a thread-local pointer), how every file above
@@ -79,6 +80,7 @@ mod task_waker;
 mod teardown_test;
 mod timer_future;
 mod timer_heap;
+mod wait_plan;
 mod wake_word;
 
 use std::future::Future;
@@ -155,6 +157,17 @@ pub fn stats() -> Stats {
 /// the last one that ran here); `None` if none has.
 pub fn setup_flags() -> Option<SetupFlags> {
     stats::last_flags()
+}
+
+/// Tells the executor running on this thread that a caller's count of answers awaited (the
+/// requests its connection sent and has no answer to yet) went from `before` to `now`: the
+/// batched wait ([`Config::batch_wait`]) waits for all of the thread's awaited answers at
+/// most that long. Nothing when no io_uring executor runs here. Call it when the count
+/// changes (a connection: after it hands a batch to the kernel, after it read answers,
+/// and with `now` 0 when it closes), not per request.
+#[inline]
+pub fn answers_awaited(before: usize, now: usize) {
+    current_ring::with(|ring| ring.answers_awaited(before, now));
 }
 
 /// Yields once: the task is queued again behind every ready task.

@@ -62,6 +62,7 @@ use super::op_table::OpTable;
 use super::stats::{bump, Counters, SetupFlags};
 use super::task_queue::{BoxFuture, TaskQueue};
 use super::timer_heap::TimerHeap;
+use super::wait_plan::WaitPlan;
 
 /// One thread's io_uring and its tables.
 pub(crate) struct Ring {
@@ -85,11 +86,24 @@ pub(crate) struct Ring {
     /// The last clock reading (only taken when timers are armed).
     now: Cell<Option<Instant>>,
     shutting_down: Cell<bool>,
+    /// Answers the thread's connections await ([`super::answers_awaited`]).
+    awaited: Cell<usize>,
+    /// Whether waits use the kernel's minimum wait (`IORING_FEAT_MIN_TIMEOUT`, and the
+    /// config allows it).
+    kernel_min_wait: bool,
 }
 
 impl Ring {
-    /// The ring of executor `id`, over `uring` (set up with `flags`) and its buffer ring.
-    pub(crate) fn new(id: u32, flags: SetupFlags, uring: IoUring, bufs: BufRing) -> Ring {
+    /// The ring of executor `id`, over `uring` (set up with `flags`) and its buffer ring;
+    /// waits use the kernel's minimum wait where `flags` says it has one and
+    /// `kernel_min_wait` allows it.
+    pub(crate) fn new(
+        id: u32,
+        flags: SetupFlags,
+        uring: IoUring,
+        bufs: BufRing,
+        kernel_min_wait: bool,
+    ) -> Ring {
         Ring {
             id,
             flags,
@@ -104,7 +118,30 @@ impl Ring {
             timers: RefCell::new(TimerHeap::default()),
             now: Cell::new(None),
             shutting_down: Cell::new(false),
+            awaited: Cell::new(0),
+            kernel_min_wait: kernel_min_wait && flags.min_timeout,
         }
+    }
+
+    /// Answers the thread's connections await.
+    pub(crate) fn awaited(&self) -> usize {
+        self.awaited.get()
+    }
+
+    /// A caller's count of awaited answers went from `before` to `now`.
+    #[inline]
+    pub(crate) fn answers_awaited(&self, before: usize, now: usize) {
+        self.awaited.set(
+            self.awaited
+                .get()
+                .saturating_sub(before)
+                .saturating_add(now),
+        );
+    }
+
+    /// Whether waits use the kernel's minimum wait.
+    pub(crate) fn kernel_min_wait(&self) -> bool {
+        self.kernel_min_wait
     }
 
     /// The id of the executor this ring belongs to (in wakers and handles).
@@ -268,6 +305,24 @@ impl Ring {
         want: usize,
         timeout: Option<Duration>,
     ) -> Result<(), UringError> {
+        self.enter_with(wait, want, timeout, None)
+    }
+
+    /// The waiting enter `plan` describes ([`super::wait_plan`]).
+    pub(crate) fn enter_waiting(&self, plan: WaitPlan) -> Result<(), UringError> {
+        self.enter_with(true, plan.want, plan.timeout, plan.min_wait_us)
+    }
+
+    /// [`Ring::enter`], with the kernel's minimum wait (`min_wait_us`, microseconds) when
+    /// given: the wait then returns at the first completion once that much has passed
+    /// (only with a timeout; only where the kernel has `IORING_FEAT_MIN_TIMEOUT`).
+    fn enter_with(
+        &self,
+        wait: bool,
+        want: usize,
+        timeout: Option<Duration>,
+        min_wait_us: Option<u32>,
+    ) -> Result<(), UringError> {
         let mut uring = self.uring.borrow_mut();
         let before = uring.submission().len();
         let reason = self.enter_reason(&mut uring, wait);
@@ -283,10 +338,14 @@ impl Ring {
             match (wait, timeout) {
                 (true, Some(d)) => {
                     let ts = Timespec::from(d);
-                    let args = SubmitArgs::new().timespec(&ts);
+                    let args = SubmitArgs::new()
+                        .min_wait_usec(min_wait_us.unwrap_or(0))
+                        .timespec(&ts);
                     // SAFETY: `args` (an `io_uring_getevents_arg`, `repr(transparent)`) and
                     // the timespec it points to outlive the call; EXT_ARG tells the kernel
-                    // that the argument is that struct.
+                    // that the argument is that struct. A minimum wait is only set where
+                    // the kernel reads that field (`kernel_min_wait`); older kernels refuse
+                    // a non-zero one with EINVAL, never misread it.
                     unsafe {
                         sub.enter(
                             before as u32,

@@ -35,6 +35,7 @@ const NONE: SetupFlags = SetupFlags {
     coop_taskrun: false,
     sqpoll: false,
     sq_aff: false,
+    min_timeout: false,
 };
 
 /// Flag sets to try in SQPOLL mode, best first (`sqpoll` and `sq_aff` are added per config).
@@ -180,6 +181,7 @@ fn try_flags(
                          receive either (kernel too old: Linux 6.0+)",
                     )));
                 }
+                flags.min_timeout = ring.params().is_feature_min_timeout();
                 return Ok((ring, flags));
             }
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => last = Some(e),

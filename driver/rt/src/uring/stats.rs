@@ -57,6 +57,18 @@ pub struct Stats {
     /// Teardowns that gave up waiting for the kernel (after [`super::Config::teardown_wait`])
     /// and leaked the memory it may still write instead of freeing it.
     pub teardown_leaks: u64,
+    /// Waits (waiting enters) that ended with an I/O completion that woke a task: an
+    /// answer's bytes, a send or connect someone waited for. With the three below, every
+    /// waiting enter's cause, judged by the turn after it.
+    pub wakes_completion: u64,
+    /// Waits that ended with no such completion but a wake from another thread.
+    pub wakes_remote: u64,
+    /// Waits that ended with none of those but a timer due.
+    pub wakes_timer: u64,
+    /// Waits that ended with nothing to do: a wait cut short (a signal), the first wait of a
+    /// user-space batch that ran out with no completion, or one that got only completions
+    /// nobody waits for (lazy sends).
+    pub wakes_empty: u64,
 }
 
 impl Stats {
@@ -81,6 +93,10 @@ impl Stats {
             lazy_sends_retried: self.lazy_sends_retried - earlier.lazy_sends_retried,
             sends_hurried: self.sends_hurried - earlier.sends_hurried,
             teardown_leaks: self.teardown_leaks - earlier.teardown_leaks,
+            wakes_completion: self.wakes_completion - earlier.wakes_completion,
+            wakes_remote: self.wakes_remote - earlier.wakes_remote,
+            wakes_timer: self.wakes_timer - earlier.wakes_timer,
+            wakes_empty: self.wakes_empty - earlier.wakes_empty,
         }
     }
 
@@ -104,6 +120,10 @@ impl Stats {
             lazy_sends_retried: self.lazy_sends_retried + o.lazy_sends_retried,
             sends_hurried: self.sends_hurried + o.sends_hurried,
             teardown_leaks: self.teardown_leaks + o.teardown_leaks,
+            wakes_completion: self.wakes_completion + o.wakes_completion,
+            wakes_remote: self.wakes_remote + o.wakes_remote,
+            wakes_timer: self.wakes_timer + o.wakes_timer,
+            wakes_empty: self.wakes_empty + o.wakes_empty,
         }
     }
 }
@@ -129,6 +149,10 @@ pub(crate) struct Counters {
     pub(crate) lazy_sends_retried: Cell<u64>,
     pub(crate) sends_hurried: Cell<u64>,
     pub(crate) teardown_leaks: Cell<u64>,
+    pub(crate) wakes_completion: Cell<u64>,
+    pub(crate) wakes_remote: Cell<u64>,
+    pub(crate) wakes_timer: Cell<u64>,
+    pub(crate) wakes_empty: Cell<u64>,
 }
 
 /// Adds `n` to a counter.
@@ -159,6 +183,10 @@ impl Counters {
             lazy_sends_retried: self.lazy_sends_retried.get(),
             sends_hurried: self.sends_hurried.get(),
             teardown_leaks: self.teardown_leaks.get(),
+            wakes_completion: self.wakes_completion.get(),
+            wakes_remote: self.wakes_remote.get(),
+            wakes_timer: self.wakes_timer.get(),
+            wakes_empty: self.wakes_empty.get(),
         }
     }
 }
@@ -185,6 +213,10 @@ thread_local! {
             lazy_sends_retried: 0,
             sends_hurried: 0,
             teardown_leaks: 0,
+            wakes_completion: 0,
+            wakes_remote: 0,
+            wakes_timer: 0,
+            wakes_empty: 0,
         })
     };
     /// Setup flags of the executor running here, or of the last one that ran here.
@@ -235,6 +267,9 @@ pub struct SetupFlags {
     pub sqpoll: bool,
     /// `IORING_SETUP_SQ_AFF`: that thread is pinned to the CPU the config names.
     pub sq_aff: bool,
+    /// `IORING_FEAT_MIN_TIMEOUT` (a feature the kernel reports, not a flag asked for): a
+    /// wait may set a minimum wait (Linux 6.12). Not in the flags' text.
+    pub min_timeout: bool,
 }
 
 impl fmt::Display for SetupFlags {
