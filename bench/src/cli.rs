@@ -10,6 +10,7 @@ use crate::backend::{
     Compression, Consistency, Driver, RetryBackoff, SerialConsistency, SqPollOptions, UnknownDriver,
 };
 use crate::engine::cycles::{CycleRange, LoaderSlice};
+use crate::engine::grid;
 use crate::engine::order::Order;
 use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
@@ -194,6 +195,19 @@ pub struct Connect {
     /// time for fewer io_uring_enter calls.
     #[arg(long, value_parser = parse_duration)]
     pub spin: Option<Duration>,
+    /// doppio-uring: how late a shard's timer may fire so that timers due close together fire
+    /// in one wake-up (never early); 0 to 100ms. Default: the runtime's (50us).
+    #[arg(long, value_name = "DURATION", value_parser = limits::timer_slack)]
+    pub timer_slack: Option<Duration>,
+    /// doppio-uring: with several answers awaited, an idle shard waits for all of them at most
+    /// this long, then wakes at the first (answers that trickle in are served several per
+    /// wake-up, each at most this late); 0 (off) to 10ms. Default: the runtime's.
+    #[arg(long, value_name = "DURATION", value_parser = limits::batch_wait)]
+    pub batch_wait: Option<Duration>,
+    /// doppio-uring: do the batched wait in user space (two waits where the kernel's minimum
+    /// wait needs one), as on a kernel before Linux 6.12, even where the kernel has it.
+    #[arg(long)]
+    pub user_batch_wait: bool,
     /// doppio-uring-sqpoll: how long each shard's kernel submission thread polls an empty
     /// queue before it sleeps (whole milliseconds, 1ms to 10s; default 10ms). While it polls
     /// it uses a whole core; its CPU time is counted in the client's and shown on its own.
@@ -275,6 +289,13 @@ pub struct LoadArgs {
     /// Rate limit, requests per second in total: a number or a schedule (as `run -r`).
     #[arg(short = 'r', long, value_name = "RATE|SCHEDULE", value_parser = limits::rate_limit)]
     pub rate: Option<RateSchedule>,
+    /// With a rate: each request is released (sent) at the first point of this grid, counted
+    /// from the phase's start, at or after its due time; the same grid for every backend, so
+    /// that all batch their sends alike whatever their runtime's timer resolution. Latency
+    /// still counts from the due time: the grid shows as lateness. 0: each request at its
+    /// own due time. 0 to 1s; the default is the finest that tokio's timer keeps (bench/MANUAL.md).
+    #[arg(long, value_name = "STEP", default_value = grid::DEFAULT_STEP_TEXT, value_parser = limits::release_grid)]
+    pub release_grid: Duration,
     /// Which iteration numbers this loader draws its keys from (several loader machines).
     #[command(flatten)]
     pub cycles: CyclesArgs,
@@ -326,6 +347,13 @@ pub struct RunArgs {
     /// compared at the same work. Not with --rate.
     #[arg(long, value_name = "SHARE", value_parser = limits::share, conflicts_with = "rate")]
     pub equal_load: Option<f64>,
+    /// With a rate (-r, --equal-load): each request is released (sent) at the first point of this grid, counted
+    /// from the phase's start, at or after its due time; the same grid for every backend, so
+    /// that all batch their sends alike whatever their runtime's timer resolution. Latency
+    /// still counts from the due time: the grid shows as lateness. 0: each request at its
+    /// own due time. 0 to 1s; the default is the finest that tokio's timer keeps (bench/MANUAL.md).
+    #[arg(long, value_name = "STEP", default_value = grid::DEFAULT_STEP_TEXT, value_parser = limits::release_grid)]
+    pub release_grid: Duration,
     /// What the syscall counters count: by-kind (the total, each kind and io_uring
     /// operations: 9 counters per thread) or total (one counter per thread, for studies of
     /// CPU alone: counting by kind costs about 3 % more client CPU per request at one
@@ -402,6 +430,13 @@ pub struct FindmaxArgs {
     /// Each step's rate is the previous one's times this (above 1).
     #[arg(long, default_value = "1.5", value_parser = crate::slo::parse_factor)]
     pub factor: f64,
+    /// Each step's requests are each is released (sent) at the first point of this grid, counted
+    /// from the phase's start, at or after its due time; the same grid for every backend, so
+    /// that all batch their sends alike whatever their runtime's timer resolution. Latency
+    /// still counts from the due time: the grid shows as lateness. 0: each request at its
+    /// own due time. 0 to 1s; the default is the finest that tokio's timer keeps (bench/MANUAL.md).
+    #[arg(long, value_name = "STEP", default_value = grid::DEFAULT_STEP_TEXT, value_parser = limits::release_grid)]
+    pub release_grid: Duration,
     /// The highest rate tried (the last step, if every step before held).
     #[arg(long, default_value = "10M", value_name = "RATE", value_parser = crate::slo::parse_rate)]
     pub max_rate: f64,
@@ -554,6 +589,27 @@ impl Connect {
         })
     }
 
+    /// How doppio's own runtime waits (`--timer-slack`, `--batch-wait`, `--user-batch-wait`),
+    /// checked against `drivers`: any of them without a doppio-uring backend among them does
+    /// nothing, and is refused before anything starts.
+    pub fn uring_wait(
+        &self,
+        drivers: &[Driver],
+    ) -> Result<crate::backend::UringWait, ConnectError> {
+        let uring = drivers
+            .iter()
+            .any(|d| matches!(d, Driver::DoppioUring | Driver::DoppioUringSqpoll));
+        let asked = self.timer_slack.is_some() || self.batch_wait.is_some() || self.user_batch_wait;
+        if asked && !uring {
+            return Err(ConnectError::UringWaitWithoutDriver);
+        }
+        Ok(crate::backend::UringWait {
+            timer_slack: self.timer_slack,
+            batch_wait: self.batch_wait,
+            user_space: self.user_batch_wait,
+        })
+    }
+
     /// `--max-outage` as the engine takes it (`None` for 0: never stop).
     pub fn outage_limit(&self) -> Option<Duration> {
         (!self.max_outage.is_zero()).then_some(self.max_outage)
@@ -619,6 +675,12 @@ pub enum ConnectError {
          --driver, or leave them out)"
     )]
     SqPollWithoutDriver,
+    /// `--timer-slack`, `--batch-wait` or `--user-batch-wait` without a doppio-uring backend.
+    #[error(
+        "--timer-slack, --batch-wait and --user-batch-wait apply to doppio's own runtime only \
+         (add doppio-uring to --driver, or leave them out)"
+    )]
+    UringWaitWithoutDriver,
     /// A `--sqpoll-cpu` core that is not online.
     #[error(
         "--sqpoll-cpu {core}: this machine has cores 0 to {last} online (give one of them, or \
@@ -700,6 +762,12 @@ mod tests {
         let e = c.sqpoll_options(&c.drivers().unwrap()).unwrap_err();
         assert!(matches!(e, ConnectError::SqPollWithoutDriver), "{e:?}");
         assert!(e.to_string().contains("doppio-uring-sqpoll only"), "{e}");
+        let c = connect_of(&["--driver", "doppio,scylla", "--batch-wait", "200us"]);
+        let e = c.uring_wait(&c.drivers().unwrap()).unwrap_err();
+        assert!(matches!(e, ConnectError::UringWaitWithoutDriver), "{e:?}");
+        let c = connect_of(&["--driver", "doppio-uring", "--timer-slack", "0"]);
+        let w = c.uring_wait(&c.drivers().unwrap()).unwrap();
+        assert_eq!(w.timer_slack, Some(Duration::ZERO));
         let c = connect_of(&["--driver", "doppio-uring-sqpoll", "--sqpoll-cpu", "4096"]);
         let e = c.sqpoll_options(&c.drivers().unwrap()).unwrap_err();
         assert!(

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use doppio::rt::{Runtime, Sleeper};
 use doppio_alloc_count::{thread_allocations, CountingAlloc};
+use doppio_bench::engine::grid::ReleaseGrid;
 use doppio_bench::engine::schedule::RateSchedule;
 use doppio_bench::engine::{
     run_worker, Answer, Args, BatchArgs, BenchSession, Limit, Plan, PlanStatement, RequestError,
@@ -119,6 +120,8 @@ fn paced_run(runtime: Runtime, requests: u64) -> (u64, u64) {
             workers: 1,
             concurrency: 4,
             rate: Some(Arc::new(RateSchedule::steady(10_000.0))),
+            // The default grid: many fibers' timers share a deadline.
+            grid: ReleaseGrid::default(),
             limit: Limit::Count(requests),
             start: Instant::now(),
             // One interval for the whole run: a sample is handed over once, at the end.

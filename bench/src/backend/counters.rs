@@ -54,6 +54,20 @@ pub struct UringEnters {
     pub sq_wakeup: u64,
     /// Enters that did not wait, made to flush a completion-queue overflow.
     pub cq_overflow: u64,
+    /// Waiting enters that ended with an I/O completion that woke a task (answers' bytes).
+    /// With the three below, every waiting enter by why it woke.
+    #[serde(default)]
+    pub woke_by_completion: u64,
+    /// Waiting enters that ended with a wake from another thread.
+    #[serde(default)]
+    pub woke_by_remote: u64,
+    /// Waiting enters that ended with a timer due (a paced request's release, a timeout).
+    #[serde(default)]
+    pub woke_by_timer: u64,
+    /// Waiting enters that ended with nothing to do (a batched wait's first half that ran
+    /// out, completions nobody waited for).
+    #[serde(default)]
+    pub woke_empty: u64,
 }
 
 impl UringEnters {
@@ -64,6 +78,12 @@ impl UringEnters {
             waiting: self.waiting.saturating_sub(before.waiting),
             sq_wakeup: self.sq_wakeup.saturating_sub(before.sq_wakeup),
             cq_overflow: self.cq_overflow.saturating_sub(before.cq_overflow),
+            woke_by_completion: self
+                .woke_by_completion
+                .saturating_sub(before.woke_by_completion),
+            woke_by_remote: self.woke_by_remote.saturating_sub(before.woke_by_remote),
+            woke_by_timer: self.woke_by_timer.saturating_sub(before.woke_by_timer),
+            woke_empty: self.woke_empty.saturating_sub(before.woke_empty),
         }
     }
 
@@ -74,6 +94,10 @@ impl UringEnters {
             waiting: self.waiting + o.waiting,
             sq_wakeup: self.sq_wakeup + o.sq_wakeup,
             cq_overflow: self.cq_overflow + o.cq_overflow,
+            woke_by_completion: self.woke_by_completion + o.woke_by_completion,
+            woke_by_remote: self.woke_by_remote + o.woke_by_remote,
+            woke_by_timer: self.woke_by_timer + o.woke_by_timer,
+            woke_empty: self.woke_empty + o.woke_empty,
         }
     }
 }

@@ -48,11 +48,15 @@ pub struct DoppioBackend {
     pinned: bool,
     /// `--waterfall N`: one request in N timed stage by stage.
     waterfall_every: Option<u64>,
+    /// The io_uring runtime's configuration (its wait settings go in the report).
+    uring: doppio::rt::uring::Config,
 }
 
 /// The event loop and io_uring configuration of a doppio backend.
 fn runtime_of(driver: Driver, o: &ConnectOptions) -> (Runtime, doppio::rt::uring::Config) {
-    let config = doppio::rt::uring::Config::default();
+    let config = o
+        .uring_wait
+        .applied_to(doppio::rt::uring::Config::default());
     match driver {
         // Not doppio (the caller connects only doppio's drivers here).
         Driver::Doppio | Driver::Scylla | Driver::Null => (Runtime::Glommio, config),
@@ -68,6 +72,23 @@ fn runtime_of(driver: Driver, o: &ConnectOptions) -> (Runtime, doppio::rt::uring
             },
         ),
     }
+}
+
+/// How an idle shard of `config` waits (on a kernel that has a minimum wait or not), as
+/// CONFIG shows it beside the ring's flags.
+fn wait_text(config: &doppio::rt::uring::Config, kernel_has_min_wait: bool) -> String {
+    let us = |d: Duration| format!("{}us", d.as_micros());
+    let batch = if config.batch_wait.is_zero() {
+        "no batched wait".to_owned()
+    } else {
+        let by = match (config.kernel_min_wait, kernel_has_min_wait) {
+            (false, _) => "in user space",
+            (true, false) => "in user space (the kernel has no minimum wait)",
+            (true, true) => "by the kernel's minimum wait",
+        };
+        format!("batched wait {} {by}", us(config.batch_wait))
+    };
+    format!("timer slack {}, {batch}", us(config.timer_slack))
 }
 
 fn err_of(driver: Driver) -> impl Fn(String) -> BackendError {
@@ -175,6 +196,7 @@ impl DoppioBackend {
             discard_results: o.discard_results,
             pinned: o.pin,
             waterfall_every: o.waterfall_every,
+            uring,
         })
     }
 }
@@ -768,6 +790,10 @@ impl Backend for DoppioBackend {
                         waiting: u.enters_waiting,
                         sq_wakeup: u.enters_sq_wakeup,
                         cq_overflow: u.enters_cq_overflow,
+                        woke_by_completion: u.wakes_completion,
+                        woke_by_remote: u.wakes_remote,
+                        woke_by_timer: u.wakes_timer,
+                        woke_empty: u.wakes_empty,
                     }
                 });
                 (
@@ -810,13 +836,14 @@ impl Backend for DoppioBackend {
     }
 
     fn uring_setup_flags(&self) -> Option<String> {
+        let uring = self.uring;
         let flags = self
             .cluster
-            .run_on_shards(|_| async move {
+            .run_on_shards(move |_| async move {
                 doppio::rt::uring::is_running()
                     .then(doppio::rt::uring::setup_flags)
                     .flatten()
-                    .map(|f| f.to_string())
+                    .map(|f| format!("{f}; {}", wait_text(&uring, f.min_timeout)))
             })
             .ok()?;
         let mut flags: Vec<String> = flags.into_iter().flatten().collect();

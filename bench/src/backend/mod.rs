@@ -40,7 +40,7 @@ pub use counters::{add_counts, DriverCounters, UringEnters};
 pub use driver::{common_protocol, newest_protocol, Driver, UnknownDriver};
 pub use interface::Backend;
 pub use options::{
-    ConnectOptions, Consistency, SqPollOptions, UnknownConsistency, DEFAULT_PAGE_SIZE,
+    ConnectOptions, Consistency, SqPollOptions, UnknownConsistency, UringWait, DEFAULT_PAGE_SIZE,
 };
 pub use settings::{
     Compression, Locality, RetryBackoff, SerialConsistency, SettingError, TlsOptions,

@@ -115,6 +115,8 @@ pub struct ConnectOptions {
     pub pin: bool,
     /// doppio: spin this long before parking an idle shard.
     pub spin_before_park: Option<Duration>,
+    /// doppio-uring: how an idle shard waits (timer slack, batched wait).
+    pub uring_wait: UringWait,
     /// Rows per result page, the same for every backend (a longer result is paged through).
     pub page_size: i32,
     /// Neither iterate nor decode result rows: only count them (protocol-overhead studies).
@@ -175,6 +177,7 @@ pub(crate) mod tests {
             password: None,
             pin: false,
             spin_before_park: None,
+            uring_wait: UringWait::default(),
             page_size: DEFAULT_PAGE_SIZE,
             discard_results: false,
             waterfall_every: None,
@@ -202,5 +205,29 @@ pub(crate) mod tests {
             e.contains("unknown consistency `SOME`") && e.contains("LOCAL_QUORUM"),
             "{e}"
         );
+    }
+}
+
+/// How an idle shard of doppio's own runtime waits (`--timer-slack`, `--batch-wait`,
+/// `--user-batch-wait`); `None`: the runtime's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct UringWait {
+    /// The timer slack.
+    pub timer_slack: Option<Duration>,
+    /// The batched wait (zero: off).
+    pub batch_wait: Option<Duration>,
+    /// The batched wait in user space even where the kernel has a minimum wait.
+    pub user_space: bool,
+}
+
+impl UringWait {
+    /// `config` with these settings.
+    pub fn applied_to(&self, config: doppio::rt::uring::Config) -> doppio::rt::uring::Config {
+        doppio::rt::uring::Config {
+            timer_slack: self.timer_slack.unwrap_or(config.timer_slack),
+            batch_wait: self.batch_wait.unwrap_or(config.batch_wait),
+            kernel_min_wait: config.kernel_min_wait && !self.user_space,
+            ..config
+        }
     }
 }

@@ -17,6 +17,9 @@
 //! | `--step-duration` | at least 100ms | |
 //! | `-d/--duration` | at least 1 iteration or a time above 0 | |
 //! | `-r/--rate` | not a constant 0 (a schedule may pass through 0) | a rate of 0 sends nothing |
+//! | `--timer-slack` | 0 to 100ms | the runtime's own bound |
+//! | `--batch-wait` | 0 to 10ms | the runtime's own bound: an answer waits this long at most |
+//! | `--release-grid` | 0 (each request at its own due time) to 1s | a coarser grid turns a rate into bursts |
 
 use std::time::Duration;
 
@@ -225,6 +228,30 @@ pub fn step_duration(text: &str) -> Result<Duration, OptionError> {
     duration_within(text, MIN_STEP_DURATION, None)
 }
 
+/// `--release-grid`: 0 (`0`, `0s`, `off`: each request released at its own due time) to
+/// [`crate::engine::grid::MAX_STEP`].
+pub fn release_grid(text: &str) -> Result<Duration, OptionError> {
+    zero_or_within(text, crate::engine::grid::MAX_STEP)
+}
+
+/// `--timer-slack`: 0 to the io_uring runtime's longest.
+pub fn timer_slack(text: &str) -> Result<Duration, OptionError> {
+    zero_or_within(text, doppio::rt::uring::Config::MAX_TIMER_SLACK)
+}
+
+/// `--batch-wait`: 0 (off) to the io_uring runtime's longest.
+pub fn batch_wait(text: &str) -> Result<Duration, OptionError> {
+    zero_or_within(text, doppio::rt::uring::Config::MAX_BATCH_WAIT)
+}
+
+/// A duration from 0 (`0` or `off` too) to `max`.
+fn zero_or_within(text: &str, max: Duration) -> Result<Duration, OptionError> {
+    if matches!(text.trim(), "0" | "off") {
+        return Ok(Duration::ZERO);
+    }
+    duration_within(text, Duration::ZERO, Some(max))
+}
+
 /// `run -d/--duration`: some iterations or some time (the warm-up may be 0).
 pub fn run_length(text: &str) -> Result<Limit, OptionError> {
     match Limit::parse(text)? {
@@ -327,6 +354,21 @@ mod tests {
         assert!(e.contains("from 1ms to 3600s"), "{e}");
         assert!(step_duration("50ms").is_err());
         assert!(step_duration("1500ms").is_ok());
+        assert_eq!(release_grid("0"), Ok(Duration::ZERO));
+        assert_eq!(release_grid("off"), Ok(Duration::ZERO));
+        assert_eq!(release_grid("0s"), Ok(Duration::ZERO));
+        assert_eq!(release_grid("250us"), Ok(Duration::from_micros(250)));
+        assert_eq!(release_grid("1s"), Ok(Duration::from_secs(1)));
+        for bad in ["2s", "-1ms", "1", "fast", ""] {
+            assert!(release_grid(bad).is_err(), "{bad}");
+        }
+        assert_eq!(timer_slack("off"), Ok(Duration::ZERO));
+        assert_eq!(timer_slack("100ms"), Ok(Duration::from_millis(100)));
+        assert!(timer_slack("101ms").is_err() && timer_slack("-1us").is_err());
+        assert_eq!(batch_wait("250us"), Ok(Duration::from_micros(250)));
+        assert!(batch_wait("11ms").is_err() && batch_wait("7").is_err());
+        let e = release_grid("5").unwrap_err().to_string();
+        assert!(e.contains("`5ms`") || e.contains("unit"), "{e}");
     }
 
     #[test]

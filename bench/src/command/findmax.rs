@@ -24,6 +24,7 @@ use super::setup::{result_options, with_validation, workload_of, ReportPath};
 use crate::backend::{self, Backend, Driver};
 use crate::cli::FindmaxArgs;
 use crate::engine::drive::PhaseOutcome;
+use crate::engine::grid::ReleaseGrid;
 use crate::engine::phase::{Phase, PhaseSpec};
 use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
@@ -280,6 +281,7 @@ fn run_step(
         phase: Phase::Run,
         concurrency: a.concurrency,
         rate: Some(Arc::new(RateSchedule::steady(target))),
+        grid: ReleaseGrid::new(a.release_grid),
         limit: Limit::Time(limit),
         interval: a.interval,
         record,

@@ -10,6 +10,7 @@ use super::setup::{connect_options, cycles_of, first_driver, workload_of};
 use crate::backend;
 use crate::cli::LoadArgs;
 use crate::engine::drive::drive_phase;
+use crate::engine::grid::ReleaseGrid;
 use crate::engine::phase::{Phase, PhaseSpec};
 use crate::engine::Limit;
 use crate::progress::Progress;
@@ -35,6 +36,7 @@ pub fn load(a: &LoadArgs) -> Result<(), Failure> {
         phase: Phase::Load,
         concurrency: a.concurrency,
         rate: a.rate.clone().map(Arc::new),
+        grid: ReleaseGrid::new(a.release_grid),
         limit: Limit::Count(count),
         interval: Duration::from_secs(1),
         record: true,

@@ -19,6 +19,7 @@ use crate::backend::{self, Backend, ConnectOptions, Driver, TlsOptions};
 use crate::cli::RunArgs;
 use crate::engine::cycles::CycleRange;
 use crate::engine::drive::PhaseOutcome;
+use crate::engine::grid::ReleaseGrid;
 use crate::engine::order::Order;
 use crate::engine::phase::{Phase, PhaseSpec, SAMPLE_BACKLOG};
 use crate::engine::schedule::RateSchedule;
@@ -106,6 +107,8 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             connections: options.connections,
             rate: a.rate.as_ref().and_then(|r| r.constant()),
             rate_schedule: a.rate.as_ref().map(|r| r.text().to_owned()),
+            release_grid_s: (a.rate.is_some() || a.equal_load.is_some())
+                .then_some(a.release_grid.as_secs_f64()),
             sample_interval_s: a.interval.as_secs_f64(),
             consistency: options.consistency.name().to_owned(),
             request_timeout_s: options.request_timeout.as_secs_f64(),
@@ -572,6 +575,7 @@ fn run_segments(
         phase: Phase::Run,
         concurrency: a.concurrency,
         rate: rate.clone(),
+        grid: ReleaseGrid::new(a.release_grid),
         limit,
         interval: a.interval,
         record,

@@ -27,6 +27,7 @@ pub(crate) fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<Connect
         password: c.password.clone(),
         pin: !c.no_pin,
         spin_before_park: c.spin,
+        uring_wait: c.uring_wait(drivers)?,
         page_size: backend::DEFAULT_PAGE_SIZE,
         discard_results: false,
         waterfall_every: None,

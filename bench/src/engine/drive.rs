@@ -50,6 +50,9 @@ pub struct PhaseOutcome {
     pub requests_by_node: BTreeMap<String, u64>,
     /// `--waterfall`: the timed requests' stages, all workers merged (`None`: none timed).
     pub waterfall: Option<super::waterfall::Waterfall>,
+    /// A recorded paced phase: how late each iteration was sent, all workers merged
+    /// (`None` without a rate).
+    pub send_lateness: Option<super::lateness::SendLateness>,
 }
 
 /// Runs a phase on `backend` and collects it; `on_sample` sees each merged sample as soon
@@ -159,6 +162,12 @@ fn run_prepared_phase<R: PhaseRunner + ?Sized + 'static>(
                                 .waterfall
                                 .get_or_insert_with(Default::default)
                                 .merge(w);
+                        }
+                        if let Some(l) = &end.lateness {
+                            outcome
+                                .send_lateness
+                                .get_or_insert_with(Default::default)
+                                .merge(l);
                         }
                     }
                     Err(e) => outcome.failed_workers.push(format!("worker {worker}: {e}")),

@@ -19,7 +19,8 @@
 //! (its spec, what a backend gives the engine to run it: [`phase::PhaseRunner`], the
 //! workers' messages); [`drive`], the coordinator's side of a phase (started on a backend's
 //! workers, samples merged and spilled, its outcome); [`schedule`], the rate schedule (`-r`)
-//! and each iteration's due time; [`statements`], what each run statement did (per interval
+//! and each iteration's due time; [`grid`], the release grid a paced request waits for
+//! (`--release-grid`); [`lateness`], how late each paced iteration was sent; [`statements`], what each run statement did (per interval
 //! counts, per phase histograms), beside the totals; [`spill`], released samples with their
 //! histograms written to a temporary file, so that a run of any length keeps memory bounded;
 //! [`validate`], `--validate`'s comparison of returned rows with what the load wrote;
@@ -37,7 +38,8 @@
 //! No coordinated omission: with a rate schedule ([`schedule`]; a constant rate `r` is the
 //! simplest), iteration `j` of a worker of `N` is due where the schedule's integral reaches
 //! `j * N` (`start + j * N / r` at a constant rate). A fiber sleeps until its iteration is
-//! due, and latency is measured from that due time, so a slow answer that delays the next
+//! released (the first point of the release grid at or after its due time, the same grid
+//! for every backend: [`grid`]), and latency is measured from the due time, so a slow answer that delays the next
 //! requests shows up in their latency. The service time (from the moment the request was
 //! actually sent) is kept beside it. Without a rate, both are the same, and a fiber's next
 //! request is due when its previous one ended: one clock read per request (its end is the
@@ -63,7 +65,9 @@ pub mod clock;
 pub mod collect;
 pub mod cycles;
 pub mod drive;
+pub mod grid;
 pub mod interval;
+pub mod lateness;
 pub mod limit;
 pub mod order;
 mod outage;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cycles::CycleRange;
+use super::grid::ReleaseGrid;
 use super::interval::IntervalSample;
 use super::limit::Limit;
 use super::plan::Plan;
@@ -75,6 +76,8 @@ pub struct PhaseSpec {
     pub concurrency: usize,
     /// The rate schedule of all workers together, if limited (each worker takes its share).
     pub rate: Option<Arc<RateSchedule>>,
+    /// With a rate: the grid its requests are released on (see [`super::grid`]).
+    pub grid: ReleaseGrid,
     /// When the phase ends.
     pub limit: Limit,
     /// Sample interval.
@@ -101,6 +104,7 @@ impl PhaseSpec {
             workers,
             concurrency: self.concurrency_of(worker, workers),
             rate: self.rate.clone(),
+            grid: self.grid,
             limit: self.limit,
             start,
             interval: self.interval,

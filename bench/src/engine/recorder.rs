@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::interval::{interval_end, IntervalSample};
+use super::lateness::SendLateness;
 use super::request::{Answer, RequestError};
 use super::statements::{StatementCounts, StatementTotals};
 use super::waterfall::Waterfall;
@@ -48,6 +49,8 @@ pub(super) struct Recorder<F: FnMut(IntervalSample)> {
     pub(super) first_messages: Vec<(&'static str, String)>,
     /// `--waterfall`: the timed requests' stages over the phase (made at the first one).
     pub(super) waterfall: Option<Waterfall>,
+    /// A paced phase being recorded: each iteration's send lateness over the whole phase.
+    pub(super) send_lateness: Option<SendLateness>,
     pub(super) sink: F,
 }
 
@@ -146,6 +149,16 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
                 counts.errors += 1;
                 totals.count_error(kind);
             }
+        }
+    }
+
+    /// Records how late an iteration due at `due` and released at `release` was sent
+    /// (`sent`): once per iteration, at its first request (a sequence's later steps are due
+    /// when the step before ends).
+    #[inline]
+    pub(super) fn record_send(&mut self, due: Instant, release: Instant, sent: Instant) {
+        if let Some(l) = &mut self.send_lateness {
+            l.record(due, release, sent);
         }
     }
 

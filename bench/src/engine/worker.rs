@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use super::clock::Clock;
 use super::cycles::CycleRange;
+use super::grid::ReleaseGrid;
 use super::interval::{interval_end, last_interval, IntervalSample};
+use super::lateness::SendLateness;
 use super::limit::Limit;
 use super::outage::OutageWatch;
 use super::plan::Plan;
@@ -33,6 +35,9 @@ pub struct WorkerSpec {
     /// The rate schedule of all workers together, if limited: this worker takes
     /// `1 / workers` of it.
     pub rate: Option<Arc<RateSchedule>>,
+    /// With a rate: where requests are released (each at the first grid point at or after
+    /// its due time; latency still counts from the due time).
+    pub grid: ReleaseGrid,
     /// When the phase ends.
     pub limit: Limit,
     /// The phase's start, shared by all workers (sample intervals line up).
@@ -85,6 +90,9 @@ pub struct WorkerEnd {
     /// `--waterfall`: the stages of the requests the backend timed (`None`: none was;
     /// boxed: the worker's message that carries it stays small).
     pub waterfall: Option<Box<super::waterfall::Waterfall>>,
+    /// With a rate, when recording: how late each iteration was sent, over the phase
+    /// (boxed: the worker's message that carries it stays small).
+    pub lateness: Option<Box<SendLateness>>,
 }
 
 /// Sleeps until `deadline`, in steps of at most [`PAUSE_STEP`] so that an interrupt ends a
@@ -177,6 +185,8 @@ where
         sequence: entries,
         first_messages: Vec::new(),
         waterfall: None,
+        // One histogram per phase (not per interval), made once, only when paced.
+        send_lateness: (spec.record && spec.rate.is_some()).then(SendLateness::default),
         sink,
     });
     let iterations = Cell::new(0u64);
@@ -254,10 +264,15 @@ where
                     return;
                 };
                 let sent = if paced {
-                    if !pause_until(session, &mut sleeper, due, last_done).await {
+                    let release = spec.grid.release(spec.start, due);
+                    if !pause_until(session, &mut sleeper, release, last_done).await {
                         return;
                     }
-                    clock.now()
+                    let sent = clock.now();
+                    if spec.record {
+                        recorder.borrow_mut().record_send(due, release, sent);
+                    }
+                    sent
                 } else {
                     due
                 };
@@ -362,6 +377,7 @@ where
         aborted: outage.into_verdict(),
         statements: rec.statement_totals,
         waterfall: rec.waterfall.map(Box::new),
+        lateness: rec.send_lateness.map(Box::new),
     }
 }
 
@@ -449,6 +465,7 @@ mod tests {
             workers,
             concurrency: fibers,
             rate: rate.map(|r| Arc::new(RateSchedule::steady(r))),
+            grid: ReleaseGrid::none(),
             limit: Limit::Count(n),
             start: Instant::now(),
             interval: Duration::from_millis(100),
@@ -707,6 +724,78 @@ mod tests {
         let p65 = latency.value_at_percentile(65.0);
         assert!(p65 > 50_000_000, "p65 {p65}");
         assert!(latency.max() >= 290_000_000);
+    }
+
+    /// On a grid of 4 ms at 2,000 req/s (8 requests per point) every request leaves at or
+    /// after the first grid point at or after its due time, never before; its lateness is
+    /// recorded from both.
+    #[test]
+    fn a_paced_request_is_released_on_the_grid_never_before_its_point() {
+        struct Stamp {
+            sent: RefCell<Vec<(u64, Instant)>>,
+        }
+        impl BenchSession for Stamp {
+            type Prepared = ();
+            type Batch = ();
+            type Sleeper = doppio::rt::Sleeper;
+            fn sleeper(&self) -> doppio::rt::Sleeper {
+                doppio::rt::Sleeper::new()
+            }
+            async fn execute_batch(
+                &self,
+                _: &(),
+                _: BatchArgs<'_, ()>,
+            ) -> Result<Answer, RequestError> {
+                Ok(Answer::default())
+            }
+            async fn execute(&self, _: &(), args: Args<'_>) -> Result<Answer, RequestError> {
+                self.sent
+                    .borrow_mut()
+                    .push((args.iteration, Instant::now()));
+                doppio::rt::sleep(Duration::from_micros(100)).await;
+                Ok(Answer::default())
+            }
+            async fn sleep_until(&self, s: &mut doppio::rt::Sleeper, deadline: Instant) {
+                s.sleep_until(deadline).await;
+            }
+        }
+        let step = Duration::from_millis(4);
+        let rate = 2000.0;
+        for runtime in doppio::rt::Runtime::ALL {
+            let (sent, start, end) = doppio::rt::run_on(runtime, "grid-test", move || async move {
+                let stamp = Stamp {
+                    sent: RefCell::new(Vec::new()),
+                };
+                let s = WorkerSpec {
+                    grid: ReleaseGrid::new(step),
+                    ..spec(0, 1, 16, Some(rate), 400)
+                };
+                let end = run_worker(&stamp, &|_| 0, &Plan::singles(plan()), &s, |_| {}).await;
+                (stamp.sent.into_inner(), s.start, end)
+            })
+            .unwrap();
+            assert_eq!(sent.len(), 400);
+            let grid = ReleaseGrid::new(step);
+            let mut points = BTreeSet::new();
+            for (i, at) in &sent {
+                let due = start + Duration::from_secs_f64(*i as f64 / rate);
+                let release = grid.release(start, due);
+                assert!(*at >= release, "iteration {i} left before its grid point");
+                assert!(release >= due);
+                points.insert(release);
+            }
+            // 400 requests 0.5 ms apart over 200 ms: 51 points of 4 ms (0 and 50 more).
+            assert_eq!(points.len(), 51);
+            let l = end
+                .lateness
+                .expect("a paced, recorded phase keeps its lateness");
+            assert_eq!(l.count(), 400);
+            // The grid's share: due times spread evenly over each step, so from the due time
+            // half wait at least a little under half a step.
+            assert!(l.from_due.value_at_percentile(50.0) >= 1_500_000);
+            let p50 = |h: &LatencyHistogram| h.value_at_percentile(50.0);
+            assert!(p50(&l.from_release) <= p50(&l.from_due));
+        }
     }
 
     #[test]

@@ -112,6 +112,8 @@ pub struct BackendRun {
     pub hardware_unavailable: Option<String>,
     /// `--waterfall`: the timed requests' stages over the measured segments.
     pub waterfall: Option<crate::engine::waterfall::Waterfall>,
+    /// With a rate: how late each iteration was sent, over the measured segments.
+    pub send_lateness: Option<crate::engine::lateness::SendLateness>,
     /// Driver counters over the measured segments (doppio).
     pub counters: Option<crate::backend::DriverCounters>,
     /// Whether the samples' rows were counted (else the report's row figures are `null`).
@@ -242,6 +244,11 @@ impl BackendRun {
         merge_totals(&mut self.statements, &outcome.statements);
         if let Some(w) = &outcome.waterfall {
             self.waterfall.get_or_insert_with(Default::default).merge(w);
+        }
+        if let Some(l) = &outcome.send_lateness {
+            self.send_lateness
+                .get_or_insert_with(Default::default)
+                .merge(l);
         }
     }
 
@@ -474,6 +481,10 @@ impl BackendRun {
             } else {
                 0.0
             },
+            send_lateness: self
+                .send_lateness
+                .as_ref()
+                .and_then(super::lateness::LatenessReport::of),
             samples,
             histogram: latency.to_base64(),
             service_histogram: service.to_base64(),

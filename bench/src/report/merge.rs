@@ -257,6 +257,12 @@ pub fn merge(
                 .collect::<Vec<_>>()
                 .join(" + ")
         });
+    // The machines' grid when they all had the same; `null` when they differ.
+    config.release_grid_s = first.config.release_grid_s.filter(|g| {
+        inputs
+            .iter()
+            .all(|(_, r)| r.config.release_grid_s == Some(*g))
+    });
     config.cycles = None;
     let tag = first
         .tag
@@ -520,11 +526,25 @@ fn merge_backend(
 ) -> Result<BackendReport, MergeError> {
     let mut latency = LatencyHistogram::new();
     let mut service = LatencyHistogram::new();
+    // Every machine's send lateness when each has one; else none (a partial merge would
+    // pass for the whole).
+    let mut lateness = Some(crate::engine::lateness::SendLateness::default());
     let mut errors_by_kind: BTreeMap<String, u64> = BTreeMap::new();
     let mut first_errors: BTreeMap<String, String> = BTreeMap::new();
     for (file, b) in parts {
         latency.merge(&decode(file, driver, &b.histogram)?);
         service.merge(&decode(file, driver, &b.service_histogram)?);
+        lateness = match (lateness, &b.send_lateness) {
+            (Some(mut l), Some(part)) => {
+                l.merge(&part.histograms().map_err(|source| MergeError::Histogram {
+                    file: (*file).to_owned(),
+                    driver: driver.to_owned(),
+                    source,
+                })?);
+                Some(l)
+            }
+            _ => None,
+        };
         for (k, n) in &b.errors_by_kind {
             *errors_by_kind.entry(k.clone()).or_default() += n;
         }
@@ -701,6 +721,9 @@ fn merge_backend(
         latency_ns: latency_summary(&latency, &means),
         service_time_ns: latency_summary(&service, &[]),
         mean_send_lateness_ns: pooled(parts, |b| b.mean_send_lateness_ns),
+        send_lateness: lateness
+            .as_ref()
+            .and_then(super::lateness::LatenessReport::of),
         samples,
         histogram: latency.to_base64(),
         service_histogram: service.to_base64(),
@@ -942,6 +965,7 @@ mod tests {
                 connections: 1,
                 rate: None,
                 rate_schedule: None,
+                release_grid_s: None,
                 sample_interval_s: 1.0,
                 consistency: "LOCAL_ONE".into(),
                 request_timeout_s: 5.0,

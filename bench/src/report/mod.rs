@@ -9,7 +9,8 @@
 //! LOG, SUMMARY, LATENCY, OVERHEAD, STATEMENTS, ERRORS, PAIRS, MACHINES, NOTES) of one
 //! report or two side by side; [`merge`], the reports of one test run made on several
 //! loader machines combined into one (`doppio merge`); [`verdict`], the VERDICT of a run of
-//! several backends (each figure's ratio paired by round, with its interval and p-value).
+//! several backends (each figure's ratio paired by round, with its interval and p-value);
+//! [`lateness`], the send lateness of a paced run, and whether a backend kept its grid.
 //!
 //! Invariants: a report never contains a password; every backend entry carries the same
 //! fields whether or not the run hit errors; a field that could not be measured is `null`
@@ -19,6 +20,7 @@ pub mod accumulate;
 pub mod file;
 pub mod findmax;
 pub mod findmax_table;
+pub mod lateness;
 pub mod merge;
 pub mod schema;
 pub mod text;

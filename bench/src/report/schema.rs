@@ -83,6 +83,11 @@ pub struct RunConfig {
     /// `null` without a rate limit (and in reports written before schedules).
     #[serde(default)]
     pub rate_schedule: Option<String>,
+    /// With a rate: the release grid's step, seconds (`--release-grid`; every request is
+    /// sent at the first grid point at or after its due time, 0: at its due time); `null`
+    /// without a rate, and in reports written before the grid.
+    #[serde(default)]
+    pub release_grid_s: Option<f64>,
     /// Sample interval, seconds.
     pub sample_interval_s: f64,
     /// Consistency level.
@@ -606,6 +611,10 @@ pub struct BackendReport {
     pub service_time_ns: LatencySummary,
     /// Mean lateness of sends after their due time, ns (rate-limited runs).
     pub mean_send_lateness_ns: f64,
+    /// How late each iteration was sent (rate-limited runs): from its due time, and from
+    /// its release on the grid (`config.release_grid_s`); `null` without a rate.
+    #[serde(default)]
+    pub send_lateness: Option<super::lateness::LatenessReport>,
     /// Every sample.
     pub samples: Vec<SampleReport>,
     /// The whole run's latency histogram (HdrHistogram V2, compressed, base64).
@@ -808,6 +817,18 @@ pub struct UringEntersPerReq {
     pub sq_wakeup: f64,
     /// Enters that flushed a completion-queue overflow without waiting.
     pub cq_overflow: f64,
+    /// Waiting enters that woke for an I/O completion.
+    #[serde(default)]
+    pub woke_by_completion: f64,
+    /// Waiting enters that woke for another thread.
+    #[serde(default)]
+    pub woke_by_remote: f64,
+    /// Waiting enters that woke for a timer.
+    #[serde(default)]
+    pub woke_by_timer: f64,
+    /// Waiting enters that woke to nothing.
+    #[serde(default)]
+    pub woke_empty: f64,
 }
 
 impl UringEntersPerReq {
@@ -825,6 +846,10 @@ impl UringEntersPerReq {
             waiting: per(e.waiting),
             sq_wakeup: per(e.sq_wakeup),
             cq_overflow: per(e.cq_overflow),
+            woke_by_completion: per(e.woke_by_completion),
+            woke_by_remote: per(e.woke_by_remote),
+            woke_by_timer: per(e.woke_by_timer),
+            woke_empty: per(e.woke_empty),
         }
     }
 }

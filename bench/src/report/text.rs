@@ -75,6 +75,9 @@ fn verdict_section(out: &mut String, report: &Report) {
     for f in &v.findings {
         wrap(out, "  ", &f.sentence());
     }
+    for r in &v.refused {
+        wrap(out, "  ", r);
+    }
     for w in &v.warnings {
         wrap(out, "  warning: ", w);
     }
@@ -540,10 +543,18 @@ fn wrap(out: &mut String, prefix: &str, text: &str) {
 /// CONFIG's rate: a constant as `N req/s`, `schedule` (shown on a line of its own), or
 /// `unlimited`.
 fn rate_text(c: &super::RunConfig) -> String {
-    match (schedule_of(c), c.rate) {
+    let rate = match (schedule_of(c), c.rate) {
         (Some(_), _) => "schedule".to_owned(),
         (None, Some(r)) => format!("{r:.0} req/s"),
-        (None, None) => "unlimited".to_owned(),
+        (None, None) => return "unlimited".to_owned(),
+    };
+    match c.release_grid_s {
+        Some(g) if g > 0.0 => format!(
+            "{rate}, released on a {} grid",
+            humantime::format_duration(std::time::Duration::from_secs_f64(g))
+        ),
+        Some(_) => format!("{rate}, each request released at its due time"),
+        None => rate,
     }
 }
 
@@ -970,6 +981,23 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         })
         .change(),
     );
+    // With a rate: how late sends left after their due time (the release grid and the
+    // backend's own lateness beyond it, already inside the latency above), and after their
+    // release alone.
+    type Pick = fn(&super::lateness::LatenessReport) -> u64;
+    let rows: [(&str, Pick); 3] = [
+        ("send lateness p50", |l| l.from_due_ns.p50),
+        ("send lateness p99", |l| l.from_due_ns.p99),
+        ("  after release p50", |l| l.from_release_ns.p50),
+    ];
+    for (label, pick) in rows {
+        latency.push(
+            Metric::new(label, "", 3, move |b| {
+                Value::or_missing(b.send_lateness.as_ref().map(|l| ms(pick(l) as f64)))
+            })
+            .shown_if(|b| b.send_lateness.is_some()),
+        );
+    }
 
     let mut overhead = vec![
         Metric::new("client CPU", "us", 2, |b| Value::Num(b.cpu_us_per_req)).change(),
@@ -1003,9 +1031,13 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         );
     }
     type EnterReason = fn(&super::UringEntersPerReq) -> f64;
-    let reasons: [(&str, EnterReason); 4] = [
+    let reasons: [(&str, EnterReason); 8] = [
         ("executor enters", |e| e.total),
         ("  waiting", |e| e.waiting),
+        ("    woke for an answer", |e| e.woke_by_completion),
+        ("    woke for a timer", |e| e.woke_by_timer),
+        ("    woke for a thread", |e| e.woke_by_remote),
+        ("    woke to nothing", |e| e.woke_empty),
         ("  waking SQ thread", |e| e.sq_wakeup),
         ("  CQ overflow", |e| e.cq_overflow),
     ];

@@ -12,6 +12,14 @@
 //!
 //! Figures: client CPU per request, syscalls per request, and throughput (not when a rate
 //! fixed it: then every backend did the same work and only its cost is compared).
+//!
+//! At a rate the work is the same only if every backend kept the release grid
+//! ([`super::lateness::LatenessReport::kept_schedule`]): one whose own send lateness is a
+//! step or more sends in coarser batches than the others, which is cheaper per request
+//! whatever the driver. Its cost figures are then not compared; the verdict says why
+//! instead ([`Verdict::refused`]).
+
+use std::time::Duration;
 
 use super::{BackendReport, Report, SegmentFigures};
 use crate::stats::{paired_ratio_adjusted, PairedRatio};
@@ -130,6 +138,9 @@ pub struct Verdict {
     pub adjusted: bool,
     /// Every comparison, by figure then pair.
     pub findings: Vec<Finding>,
+    /// The comparisons not made, each as a sentence saying why (a backend that fell behind
+    /// the release grid of a paced run).
+    pub refused: Vec<String>,
     /// What the reader must know to weigh them.
     pub warnings: Vec<String>,
 }
@@ -153,11 +164,36 @@ pub fn verdict(report: &Report) -> Option<Verdict> {
     if !rate_fixed {
         figures.push(Figure::Throughput);
     }
+    let behind = behind_schedule(report, &columns);
+    // A pair with a backend behind the grid: its cost figures are refused, once for both.
+    let late_of = |a: &str, b: &str| -> Vec<&str> {
+        behind
+            .iter()
+            .filter(|(n, _)| n == a || n == b)
+            .map(|(_, why)| why.as_str())
+            .collect()
+    };
+    let mut refused = Vec::new();
+    for i in 0..columns.len() {
+        for j in i + 1..columns.len() {
+            let (a, b) = (columns[i].0, columns[j].0);
+            let late = late_of(a, b);
+            if !late.is_empty() {
+                refused.push(format!(
+                    "client CPU and syscalls per request: not compared between {b} and {a}: {}",
+                    late.join("; ")
+                ));
+            }
+        }
+    }
     let mut findings = Vec::new();
     for figure in figures {
         for i in 0..columns.len() {
             for j in i + 1..columns.len() {
                 let (a, b) = (columns[i], columns[j]);
+                if figure != Figure::Throughput && !late_of(a.0, b.0).is_empty() {
+                    continue;
+                }
                 let pairs = pair_by_round(a.1, b.1, figure);
                 if pairs.is_empty() {
                     continue;
@@ -208,8 +244,43 @@ pub fn verdict(report: &Report) -> Option<Verdict> {
         rotated,
         adjusted,
         findings,
+        refused,
         warnings,
     })
+}
+
+/// The backends of a paced run that fell behind its release grid, each with why, as the
+/// refusal says it.
+fn behind_schedule(report: &Report, columns: &[(&str, &BackendReport)]) -> Vec<(String, String)> {
+    let step = report
+        .config
+        .release_grid_s
+        .filter(|g| g.is_finite() && *g >= 0.0)
+        .map_or(Duration::ZERO, Duration::from_secs_f64);
+    columns
+        .iter()
+        .filter_map(|(name, b)| {
+            let l = b.send_lateness.as_ref()?;
+            if l.kept_schedule(step) {
+                return None;
+            }
+            let own = l.from_release_ns.p50 as f64 / 1e6;
+            let grid = if step.is_zero() {
+                format!(
+                    "no grid, so within {} us",
+                    super::lateness::ON_TIME_WITHOUT_GRID.as_micros()
+                )
+            } else {
+                format!("a grid of {}", humantime::format_duration(step))
+            };
+            Some((
+                (*name).to_owned(),
+                format!(
+                    "{name} fell behind the release schedule (half its requests left {own:.2} ms                      or more after their release, with {grid}): it sent in coarser batches                      than asked, which costs less per request whatever the driver; a coarser                      --release-grid puts every backend on one pattern"
+                ),
+            ))
+        })
+        .collect()
 }
 
 /// The backends whose node was saturated in most of their segments, as `name (k of n)`.
@@ -405,6 +476,63 @@ mod tests {
         assert!(v.warnings.iter().any(|w| w.contains("--rate set it")));
         r.backends.remove("scylla");
         assert_eq!(verdict(&r), None);
+    }
+
+    /// A paced run whose backend sent its requests a millisecond after their release (a
+    /// timer of millisecond resolution) on a grid of 1 ms: its cost is not compared; on a
+    /// grid of 2 ms it kept the grid, and is.
+    #[test]
+    fn cost_at_a_rate_is_not_compared_with_a_backend_that_fell_behind_the_grid() {
+        use crate::engine::lateness::SendLateness;
+        use crate::report::lateness::LatenessReport;
+        use std::time::Instant;
+        let lateness = |own_us: u64| {
+            let mut l = SendLateness::default();
+            let due = Instant::now();
+            for k in 0..1000u64 {
+                let release = due + Duration::from_micros(k % 500);
+                l.record(
+                    due,
+                    release,
+                    release + Duration::from_micros(own_us + k % 7),
+                );
+            }
+            LatenessReport::of(&l)
+        };
+        let a = segments(&[5.0; 5], &[0.6; 5], &[1e4; 5]);
+        let b = segments(&[2.5; 5], &[0.2; 5], &[1e4; 5]);
+        let mut r = report(a, b, "rotate");
+        r.config.rate = Some(1e4);
+        r.config.release_grid_s = Some(0.001);
+        r.backends.get_mut("scylla").unwrap().send_lateness = lateness(1100);
+        r.backends.get_mut("doppio-uring").unwrap().send_lateness = lateness(30);
+        let v = verdict(&r).unwrap();
+        assert!(v.findings.is_empty(), "{:?}", sentences(&v));
+        assert_eq!(v.refused.len(), 1, "{:?}", v.refused);
+        let why = &v.refused[0];
+        assert!(
+            why.starts_with(
+                "client CPU and syscalls per request: not compared between doppio-uring and \
+                 scylla: scylla fell behind the release schedule (half its requests left 1.1"
+            ),
+            "{why}"
+        );
+        assert!(why.contains("a grid of 1ms"), "{why}");
+        r.config.release_grid_s = Some(0.002);
+        let v = verdict(&r).unwrap();
+        assert!(v.refused.is_empty(), "{:?}", v.refused);
+        assert_eq!(v.findings.len(), 2);
+        // Without a grid, a millisecond's lateness is behind too; 30 us is on time.
+        r.config.release_grid_s = Some(0.0);
+        let v = verdict(&r).unwrap();
+        assert_eq!(v.refused.len(), 1);
+        assert!(
+            v.refused[0].contains("no grid, so within 100 us"),
+            "{:?}",
+            v.refused
+        );
+        r.backends.get_mut("scylla").unwrap().send_lateness = lateness(20);
+        assert!(verdict(&r).unwrap().refused.is_empty());
     }
 
     #[test]
