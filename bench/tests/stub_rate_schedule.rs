@@ -46,7 +46,10 @@ fn a_ramp_schedule_sets_each_samples_target_and_the_achieved_rate_follows_it() {
     ]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("   rate schedule\n"), "CONFIG: {text}");
+    assert!(
+        text.contains("   rate schedule, released on a 2ms grid\n"),
+        "CONFIG: {text}"
+    );
     assert!(
         text.contains("\n  schedule      ramp:2k..8k/4s (req/s)\n"),
         "CONFIG: {text}"

@@ -207,6 +207,74 @@ fn the_fallback_waits_twice_where_the_kernel_waits_once() {
     }
 }
 
+/// A std peer that answers every 16 x `burst` bytes it reads with 16 x `burst` bytes in one
+/// write (a node answering a whole batch of requests at once), until the client closes.
+fn burst_answerer(burst: usize) -> (SocketAddr, JoinHandle<()>) {
+    let l = std::net::TcpListener::bind(local(0)).expect("bind");
+    let addr = l.local_addr().expect("addr");
+    let h = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().expect("accept");
+        s.set_nodelay(true).expect("nodelay");
+        let mut req = vec![0u8; 16 * burst];
+        while std::io::Read::read_exact(&mut s, &mut req).is_ok() {
+            if s.write_all(&req).is_err() {
+                return;
+            }
+        }
+    });
+    (addr, h)
+}
+
+/// A closed loop of 60 rounds of 20 requests whose answers come in one write each round,
+/// told to the runtime as a connection tells it (20 awaited after the send, 0 after the
+/// read), with a batch wait of 5 ms: the runtime learns that a completion brings 20 answers
+/// and stops waiting for more than one after a few rounds (a wait for twenty completions
+/// would run out its 5 ms on every round).
+#[test]
+fn answers_that_come_in_one_completion_are_not_waited_for_in_batches() {
+    let (peer, h) = burst_answerer(20);
+    let config = Config {
+        batch_wait: Duration::from_millis(5),
+        ..Config::default()
+    };
+    let counts = run(config, async move {
+        let s = TcpStream::connect(peer, Duration::from_secs(5))
+            .await
+            .expect("connect");
+        let before = stats();
+        let mut out = BytesMut::with_capacity(16 * 20);
+        let mut buf = BytesMut::with_capacity(4096);
+        for _ in 0..60 {
+            out.clear();
+            out.extend_from_slice(&[1u8; 16 * 20]);
+            let (r, back) = s.send(out).await;
+            r.expect("send");
+            out = back;
+            doppio_rt::uring::answers_awaited(0, 20);
+            buf.clear();
+            while buf.len() < 16 * 20 {
+                let n = timeout(Duration::from_secs(10), s.recv(&mut buf))
+                    .await
+                    .expect("answers within 10 s")
+                    .expect("recv");
+                assert!(n > 0, "the peer closed early");
+            }
+            doppio_rt::uring::answers_awaited(20, 0);
+        }
+        let counts = stats().since(&before);
+        s.shutdown();
+        counts
+    })
+    .expect("runtime");
+    h.join().expect("peer");
+    eprintln!("{counts:?}");
+    assert!(
+        counts.waits_batched <= 12,
+        "{} of 60 rounds waited for a batch: {counts:?}",
+        counts.waits_batched
+    );
+}
+
 /// The setup flags of a ring made here and now.
 fn setup_flags_now() -> doppio_rt::uring::SetupFlags {
     run(Config::default(), async { setup_flags() })

@@ -85,6 +85,8 @@ struct Reaped {
     io: bool,
     /// The eventfd was read (another thread woke a task here).
     remote: bool,
+    /// Receive completions dispatched.
+    receives: usize,
 }
 
 impl Executor {
@@ -134,6 +136,8 @@ impl Executor {
                 self.count_wake(reaped, remote || reaped.remote, fired > 0, batch_phase);
             }
             self.run_tasks();
+            // The readers ran: what they delivered over this turn's receives.
+            self.ring.learn_answers(reaped.receives);
             if let Some(v) = main.take_output() {
                 return Ok(v);
             }
@@ -201,6 +205,7 @@ impl Executor {
             }
             op_table::KIND_RECV => {
                 reaped.io = true;
+                reaped.receives += 1;
                 multishot_recv::on_cqe(&self.ring, index, gen, res, flags);
             }
             op_table::KIND_WAKE => {
@@ -293,11 +298,15 @@ impl Executor {
             to_deadline: ring.until_next_deadline(),
             lazy,
             awaited: ring.awaited(),
+            answers_per_completion: ring.answers_per_completion(),
             slack: self.config.timer_slack,
             batch_wait: self.config.batch_wait,
             kernel_min_wait: ring.kernel_min_wait(),
             batch_expired: self.batch_expired.get(),
         });
+        if plan.batched(lazy) {
+            bump(&ring.counters.waits_batched, 1);
+        }
         self.after_wait.set(Some(plan.batch_phase));
         ring.enter_waiting(plan)
     }

@@ -88,6 +88,11 @@ pub(crate) struct Ring {
     shutting_down: Cell<bool>,
     /// Answers the thread's connections await ([`super::answers_awaited`]).
     awaited: Cell<usize>,
+    /// Answers delivered (decreases of `awaited`) since the last [`Ring::learn_answers`].
+    answered: Cell<usize>,
+    /// Answers a receive completion brought lately: a moving average of each turn's answers
+    /// delivered over its receive completions.
+    answers_per_completion: Cell<f64>,
     /// Whether waits use the kernel's minimum wait (`IORING_FEAT_MIN_TIMEOUT`, and the
     /// config allows it).
     kernel_min_wait: bool,
@@ -119,6 +124,8 @@ impl Ring {
             now: Cell::new(None),
             shutting_down: Cell::new(false),
             awaited: Cell::new(0),
+            answered: Cell::new(0),
+            answers_per_completion: Cell::new(1.0),
             kernel_min_wait: kernel_min_wait && flags.min_timeout,
         }
     }
@@ -137,6 +144,26 @@ impl Ring {
                 .saturating_sub(before)
                 .saturating_add(now),
         );
+        if now < before {
+            self.answered.set(self.answered.get() + (before - now));
+        }
+    }
+
+    /// A turn dispatched `receives` receive completions: the answers delivered since the last
+    /// call, over them, move the average of answers per completion (weight 1/8).
+    pub(crate) fn learn_answers(&self, receives: usize) {
+        let answered = self.answered.replace(0);
+        if receives == 0 {
+            return;
+        }
+        let sample = (answered as f64 / receives as f64).max(1.0);
+        let avg = self.answers_per_completion.get();
+        self.answers_per_completion.set(avg + (sample - avg) / 8.0);
+    }
+
+    /// Answers a receive completion brought lately (at least 1).
+    pub(crate) fn answers_per_completion(&self) -> f64 {
+        self.answers_per_completion.get()
     }
 
     /// Whether waits use the kernel's minimum wait.

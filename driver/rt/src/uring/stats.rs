@@ -69,6 +69,9 @@ pub struct Stats {
     /// user-space batch that ran out with no completion, or one that got only completions
     /// nobody waits for (lazy sends).
     pub wakes_empty: u64,
+    /// Waits that waited for a batch of answers ([`super::Config::batch_wait`]: more than one
+    /// completion expected).
+    pub waits_batched: u64,
 }
 
 impl Stats {
@@ -97,6 +100,7 @@ impl Stats {
             wakes_remote: self.wakes_remote - earlier.wakes_remote,
             wakes_timer: self.wakes_timer - earlier.wakes_timer,
             wakes_empty: self.wakes_empty - earlier.wakes_empty,
+            waits_batched: self.waits_batched - earlier.waits_batched,
         }
     }
 
@@ -124,6 +128,7 @@ impl Stats {
             wakes_remote: self.wakes_remote + o.wakes_remote,
             wakes_timer: self.wakes_timer + o.wakes_timer,
             wakes_empty: self.wakes_empty + o.wakes_empty,
+            waits_batched: self.waits_batched + o.waits_batched,
         }
     }
 }
@@ -153,6 +158,7 @@ pub(crate) struct Counters {
     pub(crate) wakes_remote: Cell<u64>,
     pub(crate) wakes_timer: Cell<u64>,
     pub(crate) wakes_empty: Cell<u64>,
+    pub(crate) waits_batched: Cell<u64>,
 }
 
 /// Adds `n` to a counter.
@@ -187,6 +193,7 @@ impl Counters {
             wakes_remote: self.wakes_remote.get(),
             wakes_timer: self.wakes_timer.get(),
             wakes_empty: self.wakes_empty.get(),
+            waits_batched: self.waits_batched.get(),
         }
     }
 }
@@ -217,6 +224,7 @@ thread_local! {
             wakes_remote: 0,
             wakes_timer: 0,
             wakes_empty: 0,
+            waits_batched: 0,
         })
     };
     /// Setup flags of the executor running here, or of the last one that ran here.

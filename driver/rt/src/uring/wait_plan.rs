@@ -9,12 +9,16 @@
 //!   fires only timers due at the clock it reads) and, the machine willing, at most the slack
 //!   after it.
 //! - **Batched wait** ([`super::Config::batch_wait`]): when the thread's connections await
-//!   more than one answer ([`super::answers_awaited`]), the wait asks for as many
-//!   completions as there are answers awaited (plus the lazy sends, which complete during
-//!   the wait's own submission) and waits for them at most the batch wait; after that it
+//!   answers ([`super::answers_awaited`]) that should come in more than one completion, the
+//!   wait asks for that many completions (plus the lazy sends, which complete during the
+//!   wait's own submission) and waits for them at most the batch wait; after that it
 //!   returns at the first completion. Answers that trickle in are then served several per
-//!   wake-up, each at most the batch wait late, while one awaited answer (a request at a
-//!   time) is served the moment it arrives. Where the kernel has `IORING_FEAT_MIN_TIMEOUT`
+//!   wake-up, each at most the batch wait late, while answers expected in one completion (a
+//!   request at a time, or a burst that a node answers in one write) are served the moment
+//!   they arrive. How many completions: the answers awaited over the answers a receive
+//!   completion has brought lately (a moving average the executor keeps, since a completion
+//!   may carry many answers: a closed loop whose node answers a whole batch in one write
+//!   would otherwise wait out the batch wait on every turn). Where the kernel has `IORING_FEAT_MIN_TIMEOUT`
 //!   (Linux 6.12) that is one wait with `min_wait_usec`; elsewhere the same in two waits: the
 //!   first bounded by the batch wait, and, if it ended with no completion at all, a plain
 //!   one (the executor marks the batch as expired).
@@ -32,7 +36,7 @@ pub(crate) const MAX_BATCH: usize = 256;
 pub(crate) const NO_DEADLINE: Duration = Duration::from_secs(3600);
 
 /// What the executor knows when it is about to wait.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct WaitState {
     /// Time to the nearest timer's deadline (`None`: no timer armed).
     pub(crate) to_deadline: Option<Duration>,
@@ -40,6 +44,8 @@ pub(crate) struct WaitState {
     pub(crate) lazy: usize,
     /// Answers the thread's connections await.
     pub(crate) awaited: usize,
+    /// Answers a receive completion has brought lately (a moving average, at least 1).
+    pub(crate) answers_per_completion: f64,
     /// The configured timer slack.
     pub(crate) slack: Duration,
     /// The configured batch wait (zero: off).
@@ -63,6 +69,13 @@ pub(crate) struct WaitPlan {
     pub(crate) batch_phase: bool,
 }
 
+impl WaitPlan {
+    /// Whether it waits for a batch of answers (more than one completion that matters).
+    pub(crate) fn batched(&self, lazy: usize) -> bool {
+        self.want > lazy + 1
+    }
+}
+
 /// The wait for `s` (see the module doc).
 pub(crate) fn plan_wait(s: WaitState) -> WaitPlan {
     let timeout = s.to_deadline.map(|d| d.saturating_add(s.slack));
@@ -72,10 +85,11 @@ pub(crate) fn plan_wait(s: WaitState) -> WaitPlan {
         min_wait_us: None,
         batch_phase: false,
     };
-    if s.batch_wait.is_zero() || s.awaited < 2 || s.batch_expired {
+    let expected = expected_completions(s.awaited, s.answers_per_completion);
+    if s.batch_wait.is_zero() || expected < 2 || s.batch_expired {
         return plain;
     }
-    let want = s.lazy + s.awaited.min(MAX_BATCH);
+    let want = s.lazy + expected;
     // A timer due within the batch wait bounds the batch by itself.
     if timeout.is_some_and(|t| t <= s.batch_wait) {
         return WaitPlan {
@@ -105,6 +119,18 @@ pub(crate) fn plan_wait(s: WaitState) -> WaitPlan {
     }
 }
 
+/// The completions `awaited` answers should come in, at `per_completion` answers each
+/// (rounded to the nearest: an average just under the answers awaited still means one
+/// completion; at most [`MAX_BATCH`]).
+fn expected_completions(awaited: usize, per_completion: f64) -> usize {
+    let per = if per_completion.is_finite() {
+        per_completion.max(1.0)
+    } else {
+        1.0
+    };
+    ((awaited as f64 / per).round() as usize).min(MAX_BATCH)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +140,7 @@ mod tests {
             to_deadline: None,
             lazy: 0,
             awaited: 0,
+            answers_per_completion: 1.0,
             slack: Duration::ZERO,
             batch_wait: Duration::ZERO,
             kernel_min_wait: true,
@@ -222,6 +249,44 @@ mod tests {
             ..s
         });
         assert_eq!(p.want, 1 + MAX_BATCH);
+    }
+
+    /// Answers that come many to a completion are waited for in as many completions as
+    /// they should take: a burst answered in one write is not batched at all.
+    #[test]
+    fn the_completions_waited_for_are_the_answers_over_the_answers_per_completion() {
+        let s = WaitState {
+            batch_wait: US(200),
+            awaited: 64,
+            answers_per_completion: 64.0,
+            ..state()
+        };
+        assert_eq!(
+            plan_wait(s).want,
+            1,
+            "one completion expected: a plain wait"
+        );
+        assert_eq!(plan_wait(s).min_wait_us, None);
+        // An average still learning (just under the burst) rounds to one completion too.
+        let p = plan_wait(WaitState {
+            answers_per_completion: 45.0,
+            ..s
+        });
+        assert_eq!((p.want, p.min_wait_us), (1, None));
+        let p = plan_wait(WaitState {
+            answers_per_completion: 2.5,
+            ..s
+        });
+        assert_eq!((p.want, p.min_wait_us), (26, Some(200)));
+        // A nonsense average counts as one answer per completion.
+        for bad in [0.0, -3.0, f64::NAN, f64::INFINITY] {
+            let p = plan_wait(WaitState {
+                answers_per_completion: bad,
+                awaited: 10,
+                ..s
+            });
+            assert_eq!(p.want, 10, "{bad}");
+        }
     }
 
     #[test]
