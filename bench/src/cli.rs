@@ -1,4 +1,4 @@
-//! The command line: `doppio schema|load|run|findmax|show|hdr|list|sweep|merge|plot`.
+//! The command line: `doppio schema|load|run|curve|findmax|show|hdr|list|sweep|merge|plot`.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -44,6 +44,12 @@ pub enum Command {
     Load(LoadArgs),
     /// Runs the workload and writes a report.
     Run(RunArgs),
+    /// The load curve: probes each backend's capacity, then runs them all in rounds at each
+    /// of several loads (shares of the slowest one's capacity), writing one report per load
+    /// and the curve of client CPU, syscalls, waits and latency per request against load
+    /// (curve.json, curve.md, curve.svg) into a folder. `--from` draws the curve from the
+    /// reports of an earlier one.
+    Curve(CurveArgs),
     /// Finds the highest constant rate each backend holds: the rate is raised step by step
     /// until the achieved rate falls below 95 % of the target, more than 1 % of requests
     /// fail, or a latency objective (--slo) is broken. Prints a table per backend and writes
@@ -151,10 +157,10 @@ pub struct Connect {
     /// Driver(s): doppio (glommio), doppio-uring (doppio's own io_uring runtime),
     /// doppio-uring-sqpoll (the same in SQPOLL mode: a kernel thread per shard takes the
     /// submissions, see --sqpoll-idle and --sqpoll-cpu), scylla, or a list such as
-    /// doppio,doppio-uring,scylla to run them alternately (run only). `null` is no driver:
-    /// requests complete at once without I/O on doppio's io_uring runtime, so the report's
-    /// OVERHEAD is the bench engine's own cost per request (its floor; nodes are ignored, no
-    /// rows are returned; see bench/REPORT.md).
+    /// doppio,doppio-uring,scylla to run them alternately (`run`, `curve`; `findmax` searches
+    /// each). `null` is no driver: requests complete at once without I/O on doppio's io_uring
+    /// runtime, so the report's OVERHEAD is the bench engine's own cost per request (its
+    /// floor; nodes are ignored, no rows are returned; see bench/REPORT.md).
     #[arg(long, default_value = "doppio")]
     pub driver: String,
     /// Threads: doppio shards (one per core) or tokio worker threads (1 to 1024).
@@ -307,15 +313,9 @@ pub struct RunArgs {
     /// Connection and workload.
     #[command(flatten)]
     pub connect: Connect,
-    /// How long to measure per driver: a time (30s, 2m) or a count of iterations (1M); not 0.
-    #[arg(short = 'd', long, default_value = "10s", value_parser = limits::run_length)]
-    pub duration: Limit,
-    /// Warmup before each measured segment: a time or a count.
-    #[arg(long, default_value = "1s", value_parser = Limit::parse)]
-    pub warmup: Limit,
-    /// Concurrent requests in total (1 to 1,000,000).
-    #[arg(short = 'p', long, default_value_t = 128, value_parser = limits::concurrency)]
-    pub concurrency: usize,
+    /// The rounds of measured segments: their length, warmup, concurrency, order.
+    #[command(flatten)]
+    pub rounds: RoundArgs,
     /// Rate limit, requests per second in total (latency measured from each request's due
     /// time: no coordinated omission): a number (5000, 10k) or a schedule of parts separated
     /// by commas, each phase starting it anew: RATE[/DURATION], ramp:FROM..TO/DURATION,
@@ -324,46 +324,12 @@ pub struct RunArgs {
     /// After the last part its last rate holds. Example: ramp:1k..50k/60s,hold:30s,step:60k/30s
     #[arg(short = 'r', long, value_name = "RATE|SCHEDULE", value_parser = limits::rate_limit)]
     pub rate: Option<RateSchedule>,
-    /// Sample interval (at least 1ms).
-    #[arg(short = 's', long = "sampling", default_value = "1s", value_parser = limits::sample_interval)]
-    pub interval: Duration,
-    /// Segments per driver, 1 to 1000 (default: 1 for one driver, 2 for two: A B A B).
-    /// Segment k of every driver makes round k.
-    #[arg(long, value_parser = limits::segments)]
-    pub segments: Option<usize>,
-    /// The drivers' order in each round: rotate (each round starts one driver later: ABC,
-    /// BCA, CAB; a drift over the run then cancels out of the comparison) or fixed (ABC
-    /// every round).
-    #[arg(long, default_value = "rotate", value_name = "rotate|fixed", value_parser = Order::parse)]
-    pub order: Order,
-    /// Run the workload unrecorded for this long before the first round (with the first
-    /// driver), so that the node is warm (its JIT, caches, memtables) before anything is
-    /// measured; 0s: none.
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
-    pub server_warmup: Duration,
     /// Equal load: before the first round each driver runs unrecorded at full speed for a
     /// segment's length, twice in rotated order (its capacity: the better one), then every
     /// segment runs at this share of the slowest driver's capacity (70% or 0.7), so that CPU and syscalls per request are
     /// compared at the same work. Not with --rate.
     #[arg(long, value_name = "SHARE", value_parser = limits::share, conflicts_with = "rate")]
     pub equal_load: Option<f64>,
-    /// With a rate (-r, --equal-load): each request is released (sent) at the first point of this grid, counted
-    /// from the phase's start, at or after its due time; the same grid for every backend, so
-    /// that all batch their sends alike whatever their runtime's timer resolution. Latency
-    /// still counts from the due time: the grid shows as lateness. 0: each request at its
-    /// own due time. 0 to 1s; the default is the finest that tokio's timer keeps (bench/MANUAL.md).
-    #[arg(long, value_name = "STEP", default_value = grid::DEFAULT_STEP_TEXT, value_parser = limits::release_grid)]
-    pub release_grid: Duration,
-    /// What the syscall counters count: by-kind (the total, each kind and io_uring
-    /// operations: 9 counters per thread) or total (one counter per thread, for studies of
-    /// CPU alone: counting by kind costs about 3 % more client CPU per request at one
-    /// request in flight and 0.3 to 2 % from 64, bench/REPORT.md).
-    #[arg(long, default_value = "by-kind", value_name = "by-kind|total", value_parser = Counting::parse)]
-    pub syscalls: Counting,
-    /// The node's process, whose CPU is measured over each segment (default: the process
-    /// listening on a node's address when the node runs on this machine).
-    #[arg(long, value_name = "PID")]
-    pub server_pid: Option<u32>,
     /// The report's file (default: doppio-WORKLOAD-DATE.json in the current folder).
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
@@ -408,6 +374,91 @@ pub struct RunArgs {
     /// Which iteration numbers this loader draws its keys from (several loader machines).
     #[command(flatten)]
     pub cycles: CyclesArgs,
+}
+
+/// How the backends' measured segments run in rounds: what `run` and `curve` share.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct RoundArgs {
+    /// How long to measure per driver (`curve`: per driver at each load), split over its
+    /// segments: a time (30s, 2m) or a count of iterations (1M); not 0.
+    #[arg(short = 'd', long, default_value = "10s", value_parser = limits::run_length)]
+    pub duration: Limit,
+    /// Warmup before each measured segment: a time or a count.
+    #[arg(long, default_value = "1s", value_parser = Limit::parse)]
+    pub warmup: Limit,
+    /// Concurrent requests in total (1 to 1,000,000).
+    #[arg(short = 'p', long, default_value_t = 128, value_parser = limits::concurrency)]
+    pub concurrency: usize,
+    /// Sample interval (at least 1ms).
+    #[arg(short = 's', long = "sampling", default_value = "1s", value_parser = limits::sample_interval)]
+    pub interval: Duration,
+    /// Segments per driver, 1 to 1000 (default: `run` 1 for one driver, 2 for two: A B A B;
+    /// `curve` 5 at each load). Segment k of every driver makes round k.
+    #[arg(long, value_parser = limits::segments)]
+    pub segments: Option<usize>,
+    /// The drivers' order in each round: rotate (each round starts one driver later: ABC,
+    /// BCA, CAB; a drift over the run then cancels out of the comparison) or fixed (ABC
+    /// every round).
+    #[arg(long, default_value = "rotate", value_name = "rotate|fixed", value_parser = Order::parse)]
+    pub order: Order,
+    /// Run the workload unrecorded for this long before the first round (with the first
+    /// driver), so that the node is warm (its JIT, caches, memtables) before anything is
+    /// measured; 0s: none.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+    pub server_warmup: Duration,
+    /// With a rate (-r, --equal-load, every load of `curve`): each request is released (sent)
+    /// at the first point of this grid, counted from the phase's start, at or after its due
+    /// time; the same grid for every backend, so that all batch their sends alike whatever
+    /// their runtime's timer resolution. Latency still counts from the due time: the grid
+    /// shows as lateness. 0: each request at its own due time. 0 to 1s; the default is the
+    /// finest that tokio's timer keeps (bench/MANUAL.md).
+    #[arg(long, value_name = "STEP", default_value = grid::DEFAULT_STEP_TEXT, value_parser = limits::release_grid)]
+    pub release_grid: Duration,
+    /// What the syscall counters count: by-kind (the total, each kind and io_uring
+    /// operations: 9 counters per thread) or total (one counter per thread, for studies of
+    /// CPU alone: counting by kind costs about 3 % more client CPU per request at one
+    /// request in flight and 0.3 to 2 % from 64, bench/REPORT.md).
+    #[arg(long, default_value = "by-kind", value_name = "by-kind|total", value_parser = Counting::parse)]
+    pub syscalls: Counting,
+    /// The node's process, whose CPU is measured over each segment (default: the process
+    /// listening on a node's address when the node runs on this machine).
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
+}
+
+/// Options of `curve`.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct CurveArgs {
+    /// Connection and workload; `--driver a,b,c` the backends compared at every load.
+    #[command(flatten)]
+    pub connect: Connect,
+    /// The rounds at each load: their length, warmup, concurrency, order.
+    #[command(flatten)]
+    pub rounds: RoundArgs,
+    /// How results are fetched and consumed.
+    #[command(flatten)]
+    pub results: ResultArgs,
+    /// The loads, in the order run: shares of the slowest backend's capacity (70% or 0.7,
+    /// above 0 and at most 100 %), separated by commas, at most 20, none twice.
+    #[arg(long, value_name = "SHARE,...", default_value = "10%,30%,50%,70%,90%",
+          value_parser = limits::loads, conflicts_with = "from")]
+    pub loads: limits::Loads,
+    /// The folder of the results (one report per load, `load-30.json` and its text
+    /// `load-30.txt`, and the curve: `curve.json`, `curve.md`, `curve.svg`); created if
+    /// missing, refused if it holds anything (unless --force).
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Write into an --out folder that holds files already (files of the same names are
+    /// replaced, others are left as they are).
+    #[arg(long)]
+    pub force: bool,
+    /// Run nothing: draw the curve from these reports (each a point of an earlier `doppio
+    /// curve`, or a `run --equal-load`: its `config.equal_load` gives the load).
+    #[arg(long, value_name = "REPORT.json", num_args = 1..)]
+    pub from: Vec<PathBuf>,
+    /// A label stored in every report.
+    #[arg(long)]
+    pub tag: Option<String>,
 }
 
 /// Options of `findmax`.
@@ -798,9 +849,44 @@ mod tests {
         let Command::Run(run) = cli.command else {
             panic!("not a run: {cli:?}");
         };
-        assert_eq!(run.duration, Limit::parse("30s").unwrap());
-        assert_eq!(run.concurrency, 256);
+        assert_eq!(run.rounds.duration, Limit::parse("30s").unwrap());
+        assert_eq!(run.rounds.concurrency, 256);
         assert_eq!(run.connect.params, vec!["rows=1", "keyspace=k"]);
+    }
+
+    /// Every subcommand's options are well formed (no id twice among the flattened groups
+    /// `run` and `curve` share, every `conflicts_with` naming an option).
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn curve_takes_the_rounds_of_run_and_five_loads_by_default() {
+        let parse = |args: &[&str]| {
+            let argv = ["doppio", "curve"].iter().chain(args);
+            Cli::try_parse_from(argv).map(|cli| match cli.command {
+                Command::Curve(c) => c,
+                other => panic!("not a curve: {other:?}"),
+            })
+        };
+        let c = parse(&["-o", "out"]).unwrap();
+        assert_eq!(c.loads, limits::Loads(vec![0.1, 0.3, 0.5, 0.7, 0.9]));
+        assert_eq!(c.out, PathBuf::from("out"));
+        assert_eq!(c.rounds.segments, None);
+        assert!(c.from.is_empty() && !c.force);
+        let c = parse(&["-o", "o", "--loads", "90%,0.2", "-p", "16", "-d", "2s"]).unwrap();
+        assert_eq!(c.loads.0, [0.9, 0.2]);
+        assert_eq!(c.rounds.concurrency, 16);
+        assert_eq!(c.rounds.duration, Limit::Time(Duration::from_secs(2)));
+        // Where the curve goes is always given; --from takes the loads from its reports.
+        assert!(parse(&[]).is_err());
+        assert!(parse(&["-o", "o", "--from", "a.json", "--loads", "50%"]).is_err());
+        let e = parse(&["-o", "o", "--loads", "50%,150%"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`150%` is not a share"), "{e}");
     }
 
     #[test]

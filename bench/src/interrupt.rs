@@ -1,8 +1,8 @@
-//! Ctrl-C (SIGINT) and SIGTERM during `run` or `load` (other commands keep the default: a
-//! signal ends them): the first asks the run to stop (each fiber ends after the request it
-//! has in flight, which finishes or times out; the phase's samples are kept and the report
-//! is written with `fatal_error: "interrupted"`, exit code 130); a second exits at once
-//! with code 130.
+//! Ctrl-C (SIGINT) and SIGTERM during `run`, `load`, `findmax` or `curve` (other commands
+//! keep the default: a signal ends them): the first asks the run to stop (each fiber ends
+//! after the request it has in flight, which finishes or times out; the phase's samples are
+//! kept and the report is written with `fatal_error: "interrupted"`, exit code 130); a
+//! second exits at once with code 130.
 //!
 //! The flag is one process-wide atomic: the engine reads it (a relaxed load) once per
 //! iteration of each fiber, the price of stopping without waiting for the phase's end.

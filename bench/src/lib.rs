@@ -6,11 +6,13 @@
 //! - [`cli`]: the command line's options and subcommands (clap) (child: `limits`, the
 //!   allowed range of every count and duration option, checked as it is parsed).
 //! - [`command`]: what each subcommand does, one module each (`schema`, `load`, `run`,
-//!   `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`), siblings that `main`
-//!   dispatches to; below them `failure` (what ends a command, with its exit code, and the
-//!   commands' typed errors), `setup` (connection options, workload, files to write) and
-//!   `measure` (the warm-then-measure routine of `run` and `findmax`, with its observers),
-//!   which import no command.
+//!   `curve`, `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`), siblings that
+//!   `main` dispatches to; below them `failure` (what ends a command, with its exit code,
+//!   and the commands' typed errors), `setup` (connection options, workload, files to
+//!   write), `measure` (the warm-then-measure routine of `run`, `findmax` and `curve`, with
+//!   its observers), `rounds` (the rounds of segments `run` and `curve` share: backends
+//!   connected once, the node warmed, capacities probed, rounds at a rate) and
+//!   `round_report` (the run report those rounds make), which import no command.
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
 //!   arguments (children: `expr` the generators, `encode` their CQL bytes).
 //! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
@@ -53,7 +55,8 @@
 //!   times; `file`, a report read and written, with its errors; `text`; `merge`, the
 //!   reports of several loader machines combined; `findmax`, the report of the saturation
 //!   search, which `doppio findmax` writes and `doppio show` and `doppio plot` read;
-//!   `findmax_table`, its text table).
+//!   `findmax_table`, its text table; `curve`, the load curve of `doppio curve`, made from
+//!   the run reports of its loads, and `curve_table`, its markdown).
 //! - [`slo`]: findmax's options parsed: latency objectives and rates (apart from the search,
 //!   so that the command line reads them without an import circle).
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters): the

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use doppio_bench::cli::{Cli, Command};
 use doppio_bench::command::{
-    findmax, hdr, list, load, merge, plot, run, schema, show, sweep, Failure,
+    curve, findmax, hdr, list, load, merge, plot, run, schema, show, sweep, Failure,
 };
 
 fn main() -> ExitCode {
@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if matches!(
         cli.command,
-        Command::Run(_) | Command::Load(_) | Command::Findmax(_)
+        Command::Run(_) | Command::Load(_) | Command::Findmax(_) | Command::Curve(_)
     ) {
         if let Err(e) = doppio_bench::interrupt::install() {
             eprintln!("warning: Ctrl-C will not keep the measurements: {e}");
@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         Command::Schema(c) => schema::schema(c),
         Command::Load(a) => load::load(a),
         Command::Run(a) => run::run(a, argv.clone()).map(|_| ()),
+        Command::Curve(a) => curve::curve(a, argv.clone()),
         Command::Findmax(a) => findmax::findmax(a, argv.clone()).map(|_| ()),
         Command::Show {
             report,

@@ -20,6 +20,8 @@
 //! | `--timer-slack` | 0 to 100ms | the runtime's own bound |
 //! | `--batch-wait` | 0 to 10ms | the runtime's own bound: an answer waits this long at most |
 //! | `--release-grid` | 0 (each request at its own due time) to 1s | a coarser grid turns a rate into bursts |
+//! | `--equal-load`, each of `curve --loads` | above 0 and at most 100 % | a share of the slowest capacity: 0 sends nothing, above 100 % is no longer paced |
+//! | `curve --loads` | 1 to 20 loads, none twice | a point's rounds each (at 10s a point, 20 points take an hour) |
 
 use std::time::Duration;
 
@@ -49,6 +51,8 @@ pub const MIN_PROGRESS_EVERY: Duration = Duration::from_millis(100);
 pub const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(3600);
 /// The shortest findmax step.
 pub const MIN_STEP_DURATION: Duration = Duration::from_millis(100);
+/// The most loads of `curve --loads`.
+pub const MAX_LOADS: usize = 20;
 
 /// Why an option's value is refused (clap prints it after the option's name).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -120,6 +124,35 @@ pub enum OptionError {
     SendsNothing {
         /// The text given.
         text: String,
+    },
+    /// A list of loads with no load in it, or an empty entry.
+    #[error(
+        "`{text}` is not a list of loads: give shares of the slowest backend's capacity \
+         separated by commas (10%,30%,50%)"
+    )]
+    NoLoads {
+        /// The text given.
+        text: String,
+    },
+    /// A load given twice (to the hundredth of a percent, as the points' files are named).
+    #[error("`{text}`: `{again}` repeats the load {percent} % given before it")]
+    RepeatedLoad {
+        /// The whole list.
+        text: String,
+        /// The entry that repeats one.
+        again: String,
+        /// The load, in percent.
+        percent: String,
+    },
+    /// More loads than a curve takes.
+    #[error("`{text}` gives {count} loads: a curve takes at most {max}")]
+    TooManyLoads {
+        /// The whole list.
+        text: String,
+        /// How many it gives.
+        count: usize,
+        /// The most allowed.
+        max: usize,
     },
 }
 
@@ -280,6 +313,51 @@ pub fn share(text: &str) -> Result<f64, OptionError> {
     }
 }
 
+/// `curve --loads`: shares of the slowest backend's capacity, in the order they run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loads(pub Vec<f64>);
+
+impl Loads {
+    /// A load as a percentage for names and tables: to the hundredth, trailing zeros cut
+    /// (`0.3` is `30`, `0.125` is `12.5`); two loads of one label are one load.
+    pub fn percent(share: f64) -> String {
+        let text = format!("{:.2}", share * 100.0);
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    }
+}
+
+/// `curve --loads`: 1 to [`MAX_LOADS`] shares separated by commas, each as
+/// [`share`] takes it, none twice.
+pub fn loads(text: &str) -> Result<Loads, OptionError> {
+    let entries: Vec<&str> = text.split(',').map(str::trim).collect();
+    if entries.iter().any(|e| e.is_empty()) {
+        return Err(OptionError::NoLoads {
+            text: text.to_owned(),
+        });
+    }
+    if entries.len() > MAX_LOADS {
+        return Err(OptionError::TooManyLoads {
+            text: text.to_owned(),
+            count: entries.len(),
+            max: MAX_LOADS,
+        });
+    }
+    let mut shares: Vec<f64> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let x = share(entry)?;
+        let percent = Loads::percent(x);
+        if shares.iter().any(|&s| Loads::percent(s) == percent) {
+            return Err(OptionError::RepeatedLoad {
+                text: text.to_owned(),
+                again: entry.to_owned(),
+                percent,
+            });
+        }
+        shares.push(x);
+    }
+    Ok(Loads(shares))
+}
+
 /// `-r/--rate` of `load` and `run`: a constant rate of 0 sends nothing.
 pub fn rate_limit(text: &str) -> Result<RateSchedule, OptionError> {
     let schedule = RateSchedule::parse(text)?;
@@ -395,6 +473,58 @@ mod tests {
         assert_eq!(run_length("1M"), Ok(Limit::Count(1_000_000)));
         assert_eq!(run_length("1m"), Ok(Limit::Time(Duration::from_secs(60))));
         assert_eq!(run_length("5000"), Ok(Limit::Count(5000)));
+    }
+
+    #[test]
+    fn a_list_of_loads_takes_shares_each_once_and_names_the_entry_it_refuses() {
+        assert_eq!(
+            loads("10%,30%,50%,70%,90%"),
+            Ok(Loads(vec![0.1, 0.3, 0.5, 0.7, 0.9]))
+        );
+        // In the order given, fractions and percentages alike, 100 % included.
+        assert_eq!(loads(" 0.9 , 20% ,100%"), Ok(Loads(vec![0.9, 0.2, 1.0])));
+        for (bad, named) in [("10%,0%", "`0%`"), ("150%", "`150%`"), ("30%,abc", "`abc`")] {
+            let e = loads(bad).unwrap_err();
+            assert!(matches!(e, OptionError::NotAShare { .. }), "{bad}: {e:?}");
+            let e = e.to_string();
+            assert!(e.starts_with(named), "{bad}: {e}");
+            assert!(e.contains("above 0 and at most 100"), "{bad}: {e}");
+        }
+        for empty in ["", " ", "10%,,30%", "10%,"] {
+            let e = loads(empty).unwrap_err();
+            assert_eq!(
+                e,
+                OptionError::NoLoads {
+                    text: empty.to_owned()
+                }
+            );
+            assert!(e.to_string().contains("separated by commas"), "{e}");
+        }
+        // 30% and 0.3 are one load; so are two that name one file (load-30.json).
+        for (twice, again) in [
+            ("30%,50%,30%", "30%"),
+            ("30%,0.3", "0.3"),
+            ("30%,30.001%", "30.001%"),
+        ] {
+            let e = loads(twice).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("`{twice}`: `{again}` repeats the load 30 % given before it")
+            );
+        }
+        assert!(loads("30%,30.01%").is_ok());
+        let twenty: Vec<String> = (1..=20).map(|k| format!("{}%", k * 5)).collect();
+        assert_eq!(loads(&twenty.join(",")).map(|l| l.0.len()), Ok(20));
+        let many: Vec<String> = (1..=21).map(|k| format!("{}%", k * 4)).collect();
+        let e = loads(&many.join(",")).unwrap_err().to_string();
+        assert!(
+            e.contains("gives 21 loads: a curve takes at most 20"),
+            "{e}"
+        );
+        assert!(e.starts_with("`4%,8%,"), "{e}");
+        assert_eq!(Loads::percent(0.125), "12.5");
+        assert_eq!(Loads::percent(1.0), "100");
+        assert_eq!(Loads::percent(0.0001), "0.01");
     }
 
     #[test]

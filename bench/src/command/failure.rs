@@ -1,6 +1,7 @@
 //! What ends a subcommand ([`Failure`], with the exit code each maps to), and the typed
 //! errors of the commands that have their own ([`RunFailure`], [`PlotError`],
-//! [`SweepError`]) or that several share ([`UsageError`]: arguments that do not make sense). The bottom of the command layer: every command returns a [`Failure`],
+//! [`SweepError`], [`CurveError`]) or that several share ([`UsageError`]: arguments that do
+//! not make sense). The bottom of the command layer: every command returns a [`Failure`],
 //! this module imports no command.
 
 use std::net::SocketAddr;
@@ -53,6 +54,10 @@ pub enum Failure {
     /// `doppio sweep` could not read its reports or write its table or plot.
     #[error(transparent)]
     Sweep(#[from] SweepError),
+    /// `doppio curve` could not use its folder or its `--from` reports, or (with `--from`)
+    /// write its curve.
+    #[error(transparent)]
+    Curve(#[from] CurveError),
     /// A file could not be read or written.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -96,6 +101,7 @@ impl Failure {
             | Failure::Report(_)
             | Failure::Plot(_)
             | Failure::Sweep(_)
+            | Failure::Curve(_)
             | Failure::Io(_)
             | Failure::Histogram(_)
             | Failure::Cycles(_)
@@ -304,10 +310,10 @@ pub enum RunFailure {
     /// A phase failed as a whole (its statements, its workers).
     #[error(transparent)]
     Phase(BackendError),
-    /// `--equal-load`: a backend completed nothing at full speed, so there is no rate to
-    /// run them all at.
+    /// `--equal-load` or `curve`: a backend completed nothing at full speed, so there is no
+    /// rate to run them all at.
     #[error(
-        "--equal-load: no capacity to share: a backend completed nothing at full speed \
+        "no capacity to share (--equal-load, curve): a backend completed nothing at full speed \
          ({})",
         .0.iter().map(|(d, c)| format!("{d} {c:.0}/s")).collect::<Vec<_>>().join(", ")
     )]
@@ -349,6 +355,9 @@ pub enum RunFailure {
     /// written; it says why too).
     #[error("no anatomy: {0}")]
     NoAnatomy(String),
+    /// `doppio curve` measured its points but could not write their curve.
+    #[error("the curve could not be written: {0}")]
+    Curve(#[source] CurveError),
 }
 
 /// Why `doppio plot` could not draw.
@@ -396,6 +405,89 @@ pub enum SweepError {
     #[error("no report given")]
     NoReport,
     /// The markdown table could not be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The SVG plot could not be drawn or written.
+    #[error("{}: {source}", path.display())]
+    Draw {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: DrawingAreaErrorKind<std::io::Error>,
+    },
+}
+
+/// Why `doppio curve` could not use its `--out` folder or its `--from` reports, or write
+/// its curve.
+#[derive(Debug, thiserror::Error)]
+pub enum CurveError {
+    /// `--out` names something that is not a folder.
+    #[error("--out {}: not a folder (give a folder for the curve's files; it is created if missing)", path.display())]
+    OutNotFolder {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// `--out` holds files already.
+    #[error(
+        "--out {}: the folder is not empty ({count} entries, such as {first}); give a new or \
+         empty folder, or --force to write into it",
+        path.display()
+    )]
+    OutNotEmpty {
+        /// The folder.
+        path: PathBuf,
+        /// How many entries it holds.
+        count: usize,
+        /// The first of them, by name.
+        first: String,
+    },
+    /// `--out` could not be created, read or written in.
+    #[error("--out {}: {source}", path.display())]
+    Out {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A `--from` report could not be read.
+    #[error("--from {source}")]
+    Read {
+        /// Why (it names the file).
+        #[source]
+        source: ReportError,
+    },
+    /// A `--from` report that is no point of a load curve.
+    #[error(
+        "--from {}: not a point of a load curve: its config has no equal_load (`doppio curve` \
+         writes its points so, and so does `doppio run --equal-load`)",
+        path.display()
+    )]
+    NotAPoint {
+        /// The report.
+        path: PathBuf,
+    },
+    /// Two `--from` reports at the same load.
+    #[error("--from {} and {}: both at load {percent} % (give one report per load)", first.display(), second.display())]
+    SameLoad {
+        /// The first report at that load.
+        first: PathBuf,
+        /// The second.
+        second: PathBuf,
+        /// The load, in percent.
+        percent: String,
+    },
+    /// No point is left to draw: every report was left out.
+    #[error("no point to draw a curve of: {}", .0.join("; "))]
+    NoPoint(Vec<String>),
+    /// A file of the curve could not be written.
     #[error("{}: {source}", path.display())]
     Write {
         /// The file.

@@ -1,15 +1,20 @@
 //! The subcommands, one module each, siblings that `main` dispatches to (none imports
 //! another). Below them, what they share and import: [`failure`] (what ends a command, and
-//! its exit code), [`chart`] (how the charts of `plot` and `sweep` look) and [`setup`]
-//! (connection options, workload, `--cycles`, the files a command writes) and [`measure`] (the warm-then-measure routine of `run` and `findmax`,
-//! and the observers that attach to it), which import no command.
+//! its exit code), [`chart`] (how the charts of `plot`, `sweep` and `curve` look),
+//! [`setup`] (connection options, workload, `--cycles`, the files a command writes),
+//! [`measure`] (the warm-then-measure routine of `run`, `findmax` and `curve`, and the
+//! observers that attach to it), [`rounds`] (the rounds of `run` and `curve`: backends
+//! connected once, the node warmed, capacities probed, rounds of segments at a rate) and
+//! [`round_report`] (the run report those rounds make), which import no command.
 //!
-//! Commands: [`schema`], [`load`], [`run`], [`findmax`] (the saturation search), [`show`]
-//! (a report as text), [`hdr`] (a report's histograms as an HdrHistogram log), [`list`],
-//! [`merge`] (the reports of several loader machines combined), [`plot`] (reports as SVG),
-//! [`sweep`] (runs at several concurrencies as a table and a plot).
+//! Commands: [`schema`], [`load`], [`run`], [`curve`] (every backend at several equal
+//! loads: the load curve of cost per request), [`findmax`] (the saturation search),
+//! [`show`] (a report as text), [`hdr`] (a report's histograms as an HdrHistogram log),
+//! [`list`], [`merge`] (the reports of several loader machines combined), [`plot`]
+//! (reports as SVG), [`sweep`] (runs at several concurrencies as a table and a plot).
 
 pub mod chart;
+pub mod curve;
 pub mod failure;
 pub mod findmax;
 pub mod hdr;
@@ -18,6 +23,8 @@ pub mod load;
 pub mod measure;
 pub mod merge;
 pub mod plot;
+pub mod round_report;
+pub mod rounds;
 pub mod run;
 pub mod schema;
 pub mod setup;

@@ -43,26 +43,6 @@ pub struct OverheadTotals {
     pub hardware: Option<crate::hw_counters::HwCounts>,
 }
 
-/// Summarises a histogram; `sample_means` (one per sample) give the mean's error margin.
-pub fn latency_summary(h: &LatencyHistogram, sample_means: &[f64]) -> LatencySummary {
-    let e = estimate(sample_means, 0.99);
-    let p = |q: f64| h.value_at_percentile(q);
-    LatencySummary {
-        mean: h.mean(),
-        mean_margin: if e.margin.is_finite() { e.margin } else { 0.0 },
-        min: h.min(),
-        p25: p(25.0),
-        p50: p(50.0),
-        p75: p(75.0),
-        p90: p(90.0),
-        p95: p(95.0),
-        p99: p(99.0),
-        p999: p(99.9),
-        p9999: p(99.99),
-        max: h.max(),
-    }
-}
-
 /// A segment's samples read back from their spill file. The spill is this process's own
 /// unnamed file; should reading it fail, the samples from there on are left out and the
 /// failure is said on stderr, so that the report of what was read is still written.
@@ -474,8 +454,8 @@ impl BackendRun {
                 .as_ref()
                 .filter(|c| !c.scylla_shards.is_empty())
                 .map(|c| c.scylla_shards.clone()),
-            latency_ns: latency_summary(latency, &means),
-            service_time_ns: latency_summary(service, &service_means),
+            latency_ns: LatencySummary::of(latency, &means),
+            service_time_ns: LatencySummary::of(service, &service_means),
             mean_send_lateness_ns: if lateness.1 > 0 {
                 lateness.0 / lateness.1 as f64
             } else {
@@ -601,7 +581,7 @@ impl BackendRun {
                         .map(|(k, n)| ((*k).to_owned(), *n))
                         .collect(),
                     rows: self.rows_counted.then_some(t.rows),
-                    latency_ns: latency_summary(&t.latency, &means),
+                    latency_ns: LatencySummary::of(&t.latency, &means),
                     histogram: t.latency.to_base64(),
                 }
             })

@@ -28,9 +28,13 @@ pub enum ReportError {
     },
     /// The report of another command (its `kind`), where a run's was wanted.
     #[error(
-        "{}: a {kind} report, not the report of a run (`doppio show` prints it and `doppio \
-         plot` draws it)",
-        path.display()
+        "{}: a {kind} report, not the report of a run ({})",
+        path.display(),
+        match kind.as_str() {
+            super::curve::KIND => "the curve `doppio curve` draws; its loads' reports, \
+                                   load-*.json beside it, are run reports",
+            _ => "`doppio show` prints it and `doppio plot` draws it",
+        }
     )]
     OtherKind {
         /// The file.

@@ -15,8 +15,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::accumulate::latency_summary;
-use super::schema::LatencySummary;
+use super::summary::LatencySummary;
 use crate::engine::lateness::SendLateness;
 use crate::stats::{LatencyHistogram, StatsError};
 
@@ -42,8 +41,8 @@ impl LatenessReport {
     /// The figure of `l` (`None` when it holds no iteration).
     pub fn of(l: &SendLateness) -> Option<Self> {
         (l.count() > 0).then(|| Self {
-            from_due_ns: latency_summary(&l.from_due, &[]),
-            from_release_ns: latency_summary(&l.from_release, &[]),
+            from_due_ns: LatencySummary::of(&l.from_due, &[]),
+            from_release_ns: LatencySummary::of(&l.from_release, &[]),
             from_due_histogram: l.from_due.to_base64(),
             from_release_histogram: l.from_release.to_base64(),
         })

@@ -29,8 +29,8 @@
 
 use std::collections::BTreeMap;
 
-use super::accumulate::{latency_summary, margin, statement_series};
-use super::schema::{MachineFigures, MergedInput};
+use super::accumulate::{margin, statement_series};
+use super::schema::{LatencySummary, MachineFigures, MergedInput};
 use super::{BackendReport, Report, RunConfig, SampleReport, SampleStatement, StatementReport};
 use crate::overhead::ByKind;
 use crate::stats::{estimate, LatencyHistogram, StatsError};
@@ -718,8 +718,8 @@ fn merge_backend(
         uring_enters_per_req: uring_enters
             .map(|e| crate::report::UringEntersPerReq::of(&e, requests)),
         requests_by_scylla_shard,
-        latency_ns: latency_summary(&latency, &means),
-        service_time_ns: latency_summary(&service, &[]),
+        latency_ns: LatencySummary::of(&latency, &means),
+        service_time_ns: LatencySummary::of(&service, &[]),
         mean_send_lateness_ns: pooled(parts, |b| b.mean_send_lateness_ns),
         send_lateness: lateness
             .as_ref()
@@ -794,7 +794,7 @@ fn merge_statements(
                 .iter()
                 .map(|(_, b)| b.statements[k].rows)
                 .sum::<Option<u64>>(),
-            latency_ns: latency_summary(&latency, &means),
+            latency_ns: LatencySummary::of(&latency, &means),
             histogram: latency.to_base64(),
         });
     }

@@ -10,24 +10,29 @@
 //! report or two side by side; [`merge`], the reports of one test run made on several
 //! loader machines combined into one (`doppio merge`); [`verdict`], the VERDICT of a run of
 //! several backends (each figure's ratio paired by round, with its interval and p-value);
-//! [`lateness`], the send lateness of a paced run, and whether a backend kept its grid.
+//! [`lateness`], the send lateness of a paced run, and whether a backend kept its grid;
+//! [`curve`], the load curve of `doppio curve` made from the reports of its points, and
+//! [`curve_table`], its markdown.
 //!
 //! Invariants: a report never contains a password; every backend entry carries the same
 //! fields whether or not the run hit errors; a field that could not be measured is `null`
 //! with the reason beside it, never zero.
 
 pub mod accumulate;
+pub mod curve;
+pub mod curve_table;
 pub mod file;
 pub mod findmax;
 pub mod findmax_table;
 pub mod lateness;
 pub mod merge;
 pub mod schema;
+pub mod summary;
 pub mod text;
 pub mod time;
 pub mod verdict;
 
-pub use accumulate::{latency_summary, BackendRun, OverheadTotals};
+pub use accumulate::{BackendRun, OverheadTotals};
 pub use schema::{
     AnatomyReport, BackendReport, CyclesConfig, EqualLoad, HardwarePerReq, LatencySummary, Report,
     RunConfig, SampleReport, SampleStatement, SegmentFigures, SqPollConfig, StageReport,

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::overhead::ByKind;
 
+pub use super::summary::LatencySummary;
+
 /// The version of the JSON layout below.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -250,36 +252,6 @@ impl From<crate::engine::cycles::Cycles> for CyclesConfig {
             key_space: c.key_space,
         }
     }
-}
-
-/// Percentiles of a latency distribution, nanoseconds.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct LatencySummary {
-    /// Mean over all successful requests.
-    pub mean: f64,
-    /// Half-width of the confidence interval of the mean (from per-sample means, corrected
-    /// for autocorrelation).
-    pub mean_margin: f64,
-    /// Minimum.
-    pub min: u64,
-    /// 25th percentile.
-    pub p25: u64,
-    /// Median.
-    pub p50: u64,
-    /// 75th percentile.
-    pub p75: u64,
-    /// 90th percentile.
-    pub p90: u64,
-    /// 95th percentile.
-    pub p95: u64,
-    /// 99th percentile.
-    pub p99: u64,
-    /// 99.9th percentile.
-    pub p999: u64,
-    /// 99.99th percentile.
-    pub p9999: u64,
-    /// Maximum.
-    pub max: u64,
 }
 
 impl BackendReport {
