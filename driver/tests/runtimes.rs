@@ -325,6 +325,63 @@ fn a_cluster_on_sqpoll_shards_serves_requests_submitting_without_entering() {
     assert!(st.sqes_submitted > 0, "{st:?}");
 }
 
+/// The batched wait against a node that answers a batch of requests in one write (the
+/// stub): the connections tell the runtime how many answers they await, it learns that one
+/// receive brings many of them, and after a few turns it waits for one completion again. A
+/// closed loop of 32 fibers then never waits out its 5 ms batch wait; before the connection
+/// counted the answers awaited rather than its stream ids in use (an answered id stays in use
+/// until its caller takes the answer), every wait of such a loop was a batch.
+#[test]
+fn a_closed_loop_whose_answers_come_together_learns_not_to_batch_its_waits() {
+    let stub = stub(Runtime::Uring, "", Shape::default());
+    let cluster = Cluster::builder()
+        .contact_points([stub.addr()])
+        .cores(&[0])
+        .pin(false)
+        .consistency(Consistency::One)
+        .runtime(Runtime::Uring)
+        .uring_config(Config {
+            batch_wait: Duration::from_millis(5),
+            ..Config::default()
+        })
+        .build()
+        .unwrap();
+    let shards = cluster
+        .run_on_shards(|session| async move {
+            let s = Rc::new(session);
+            let before = uring_rt::stats();
+            let fibers: Vec<_> = (0..32)
+                .map(|_| {
+                    let s = s.clone();
+                    doppio::rt::spawn_local(async move {
+                        for _ in 0..100 {
+                            s.query("SELECT v FROM t", &()).await?;
+                        }
+                        Ok::<(), Error>(())
+                    })
+                })
+                .collect();
+            for f in fibers {
+                f.await.unwrap();
+            }
+            uring_rt::stats().since(&before)
+        })
+        .unwrap();
+    cluster.shutdown();
+    let st = &shards[0];
+    eprintln!("3200 requests, 32 at a time: {st:?}");
+    assert!(
+        st.enters_waiting > 50,
+        "the loop waited for its answers: {st:?}"
+    );
+    assert!(
+        st.waits_batched * 5 < st.enters_waiting,
+        "{} of {} waits were batches: {st:?}",
+        st.waits_batched,
+        st.enters_waiting
+    );
+}
+
 support::runtime_tests!(
     requests_dropped_mid_flight_lose_nothing_and_corrupt_nothing,
     a_16_mib_result_and_many_large_pages_arrive_whole_through_a_small_buffer_ring,

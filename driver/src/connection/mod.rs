@@ -218,21 +218,29 @@ struct State {
     /// When each of the last 64 batches was handed to the runtime (by batch number modulo
     /// 64), written only while a request is timed.
     flushed_at: [u64; 64],
+    /// Requests written to the write buffer since the flusher last took it.
+    unflushed: usize,
+    /// Requests handed to the kernel whose answer has not arrived (timed out ones too, until
+    /// their late answer or the connection's end).
+    awaited: usize,
     /// The answers awaited last told to the runtime ([`State::publish_awaited`]).
     awaited_published: usize,
 }
 
 impl State {
-    /// Tells the runtime how many answers this connection awaits (its stream ids in use; none
-    /// once closed), if that changed since it was last told: the io_uring runtime's batched
-    /// wait waits for the thread's awaited answers together. Called once per batch handed to
-    /// the kernel, per read and at close, not per request.
+    /// Tells the runtime how many answers this connection awaits (requests handed to the
+    /// kernel and not answered; none once closed), if that changed since it was last told:
+    /// the io_uring runtime's batched wait waits for the thread's awaited answers together,
+    /// and learns from their decrease how many answers a receive brings. Called once per
+    /// batch handed to the kernel, per read and at close, not per request. (Not the stream
+    /// ids in use: an answered id stays in use until its caller takes the answer, after the
+    /// read.)
     #[inline]
     fn publish_awaited(&mut self, socket: &TcpStream) {
         let now = if self.closed.is_some() {
             0
         } else {
-            self.in_flight.in_use()
+            self.awaited
         };
         if now != self.awaited_published {
             socket.answers_awaited(self.awaited_published, now);
@@ -416,6 +424,7 @@ impl Shared {
             }
         }
         st.queued(start, &self.socket);
+        st.unflushed += 1;
         st.stats.requests += 1;
         let in_use = st.in_flight.in_use() as u64;
         if in_use > st.stats.in_flight_high_water {
@@ -573,6 +582,8 @@ impl Connection {
                 timed: Vec::with_capacity(stages::MAX_TIMED),
                 batch: 0,
                 flushed_at: [0; 64],
+                unflushed: 0,
+                awaited: 0,
                 awaited_published: 0,
             }),
             config,
@@ -1283,7 +1294,11 @@ async fn read_loop(shared: Rc<Shared>, mut raw: BytesMut) {
                 }
                 continue;
             }
-            match st.in_flight.complete(stream, frame) {
+            let completion = st.in_flight.complete(stream, frame);
+            if !matches!(completion, in_flight::Completion::UnknownStream) {
+                st.awaited = st.awaited.saturating_sub(1);
+            }
+            match completion {
                 in_flight::Completion::Delivered if read_at != 0 => {
                     st.timed_answer(stream, read_at);
                 }
@@ -1328,6 +1343,7 @@ async fn flush_loop(shared: Rc<Shared>) {
                 return Poll::Pending;
             }
             std::mem::swap(&mut st.write_buf, &mut out);
+            st.awaited += std::mem::take(&mut st.unflushed);
             st.publish_awaited(&shared.socket);
             let batch = st.batch;
             st.batch += 1;
