@@ -47,7 +47,7 @@ fn panels_of(c: &Value) -> Vec<&'static str> {
         panels.push("syscalls per request");
     }
     panels.extend([
-        "waits (context switches) per request",
+        "wake-ups (sleeps) per request",
         "p50 latency",
         "p99 latency",
     ]);

@@ -64,11 +64,16 @@ fn every_backend_sends_on_the_benchs_release_grid() {
             "{d}"
         );
         assert!(!l["from_due_histogram"].as_str().unwrap().is_empty());
+        // Every backend's wake-ups are counted alike: between two grid points (20 requests
+        // apart) its threads have nothing to do, so each point costs a sleep at least.
+        let sleeps = j["backends"][d]["sleeps_per_req"].as_f64().unwrap();
+        assert!(sleeps >= 0.04, "{d} slept {sleeps} times a request");
     }
     for row in [
         "send lateness p50",
         "send lateness p99",
         "after release p50",
+        "sleeps (wake-ups)",
     ] {
         assert!(text.contains(row), "{row}: {text}");
     }

@@ -29,6 +29,8 @@ pub struct OverheadTotals {
     pub io_uring: Option<IoUringOps>,
     /// Voluntary + involuntary context switches.
     pub ctx_switches: u64,
+    /// Voluntary context switches: a thread went to sleep waiting and was woken.
+    pub sleeps: u64,
     /// Peak RSS, bytes.
     pub peak_rss: u64,
     /// Heap allocations, if counted.
@@ -257,6 +259,7 @@ impl BackendRun {
         o.user_s += cost.user.as_secs_f64();
         o.sys_s += cost.sys.as_secs_f64();
         o.ctx_switches += cost.voluntary_ctx_switches + cost.involuntary_ctx_switches;
+        o.sleeps += cost.voluntary_ctx_switches;
         o.peak_rss = o.peak_rss.max(cost.peak_rss_bytes);
         if let Some(n) = cost.allocations {
             o.allocations = Some(o.allocations.unwrap_or(0) + n);
@@ -422,6 +425,7 @@ impl BackendRun {
             hardware_per_req: o.hardware.map(|h| HardwarePerReq::of(&h, requests)),
             hardware_unavailable: self.hardware_unavailable.clone(),
             ctx_switches_per_req: per_req(o.ctx_switches as f64),
+            sleeps_per_req: Some(per_req(o.sleeps as f64)),
             allocations_per_req: o.allocations.map(|n| per_req(n as f64)),
             peak_rss_bytes: o.peak_rss,
             requests_per_flush: self

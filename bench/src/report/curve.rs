@@ -92,6 +92,10 @@ pub struct CurvePoint {
     pub syscalls_per_req: Option<f64>,
     /// Context switches (voluntary and involuntary).
     pub ctx_switches_per_req: f64,
+    /// Sleeps: voluntary context switches, a wake-up each, counted alike for every backend
+    /// (`null` when its report predates them).
+    #[serde(default)]
+    pub sleeps_per_req: Option<f64>,
     /// doppio's own runtime: its shards' waiting `io_uring_enter` calls, by why they woke
     /// (`null` for the other backends).
     pub waits_per_req: Option<WaitsPerReq>,
@@ -225,6 +229,7 @@ pub fn point_of(load: &LoadPoint, b: &BackendReport) -> CurvePoint {
         client_plus_server_cpu_us_per_req: b.server_cpu_us_per_req.map(|s| s + b.cpu_us_per_req),
         syscalls_per_req: b.syscalls_per_req,
         ctx_switches_per_req: b.ctx_switches_per_req,
+        sleeps_per_req: b.sleeps_per_req,
         waits_per_req: b.uring_enters_per_req.map(|e| WaitsPerReq {
             waiting: e.waiting,
             woke_by_completion: e.woke_by_completion,

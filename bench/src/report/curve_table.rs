@@ -64,10 +64,13 @@ fn points(out: &mut String, c: &Curve) {
     let _ = writeln!(
         out,
         "\n| backend | load | req/s | client CPU us/req (user / sys) | node CPU us/req | \
-         client + node us/req | syscalls/req | ctx switches/req | waits/req (completion / \
+         client + node us/req | syscalls/req | ctx switches/req | sleeps/req | waits/req (completion / \
          timer / remote / empty) | p50 ms | p99 ms | send lateness p50 ms | kept grid |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(
+        out,
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
     for (name, series) in &c.backends {
         for p in series {
             let _ = writeln!(out, "| {name} | {} |", row(p));
@@ -92,7 +95,7 @@ fn row(p: &CurvePoint) -> String {
         None => "n/a",
     };
     format!(
-        "{} | {:.0} | {:.2} ({:.2} / {:.2}) | {} | {} | {} | {:.3} | {waits} | {:.3} | {:.3} | {} | {kept}",
+        "{} | {:.0} | {:.2} ({:.2} / {:.2}) | {} | {} | {} | {:.3} | {} | {waits} | {:.3} | {:.3} | {} | {kept}",
         percent(p.share),
         p.throughput_rps,
         p.cpu_us_per_req,
@@ -102,6 +105,7 @@ fn row(p: &CurvePoint) -> String {
         opt(p.client_plus_server_cpu_us_per_req, 2),
         opt(p.syscalls_per_req, 3),
         p.ctx_switches_per_req,
+        opt(p.sleeps_per_req, 3),
         p.latency_p50_ns as f64 / 1e6,
         p.latency_p99_ns as f64 / 1e6,
         opt(p.send_lateness_p50_ns.map(|n| n as f64 / 1e6), 3),
@@ -173,6 +177,7 @@ mod tests {
             client_plus_server_cpu_us_per_req: None,
             syscalls_per_req: Some(1.5),
             ctx_switches_per_req: 0.25,
+            sleeps_per_req: Some(0.125),
             waits_per_req: None,
             latency_p50_ns: 1_500_000,
             latency_p99_ns: 12_000_000,
@@ -240,13 +245,13 @@ mod tests {
         assert!(
             md.contains(
                 "| doppio-uring | 12.5 % | 124 | 4.00 (3.00 / 1.00) | n/a | n/a | 1.500 | 0.250 \
-                 | 0.500 (0.250 / 0.125 / 0.062 / 0.062) | 1.500 | 12.000 | 1.000 | no: behind |"
+                 | 0.125 | 0.500 (0.250 / 0.125 / 0.062 / 0.062) | 1.500 | 12.000 | 1.000 | no: behind |"
             ),
             "{md}"
         );
         assert!(
             md.contains(
-                "| scylla | 50 % | 495 | 6.00 (4.50 / 1.50) | n/a | n/a | 1.500 | 0.250 | n/a |"
+                "| scylla | 50 % | 495 | 6.00 (4.50 / 1.50) | n/a | n/a | 1.500 | 0.250 | 0.125 | n/a |"
             ),
             "{md}"
         );

@@ -694,6 +694,7 @@ fn merge_backend(
             |b| b.hardware_unavailable.as_ref(),
         ),
         ctx_switches_per_req: pooled(parts, |b| b.ctx_switches_per_req),
+        sleeps_per_req: pooled_opt(parts, |b| b.sleeps_per_req),
         allocations_per_req: pooled_opt(parts, |b| b.allocations_per_req),
         peak_rss_bytes: parts
             .iter()

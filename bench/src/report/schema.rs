@@ -530,6 +530,12 @@ pub struct BackendReport {
     pub hardware_unavailable: Option<String>,
     /// Context switches (voluntary + involuntary) per request.
     pub ctx_switches_per_req: f64,
+    /// Voluntary context switches per request: how often a thread of the client went to
+    /// sleep (waiting for the network, a timer or another thread) and was woken, counted
+    /// alike for every backend whatever its runtime. `null` in reports written before it
+    /// was counted.
+    #[serde(default)]
+    pub sleeps_per_req: Option<f64>,
     /// Heap allocations per request (the whole process), `null` unless the bench was built
     /// with the `alloc-count` feature.
     #[serde(default)]

@@ -1083,6 +1083,11 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
             Value::Num(b.ctx_switches_per_req)
         })
         .change(),
+        Metric::new("  sleeps (wake-ups)", "", 3, |b| {
+            Value::or_missing(b.sleeps_per_req)
+        })
+        .change()
+        .shown_if(|b| b.sleeps_per_req.is_some()),
         Metric::new("heap allocations", "", 2, |b| {
             Value::or_missing(b.allocations_per_req)
         })
@@ -1705,6 +1710,7 @@ mod tests {
         b.cpu_user_us_per_req = 1.78 * k;
         b.cpu_sys_us_per_req = 3.77 * k;
         b.ctx_switches_per_req = 0.0123 * k;
+        b.sleeps_per_req = Some(0.0101 * k);
         b.peak_rss_bytes = (15.9 * k * (1 << 20) as f64) as u64;
         let ms = |x: f64| (x * 1e6 * k) as u64;
         b.latency_ns = LatencySummary {
@@ -1924,6 +1930,7 @@ mod tests {
         "  io_uring submitted                     0.250                     n/a          ",
         "  io_uring completed                     0.500                     n/a          ",
         "  context switches                       0.012                   0.015    +25.0%",
+        "    sleeps (wake-ups)                    0.010                   0.013    +25.0%",
         "  heap allocations                        0.48                     n/a          ",
         "  requests per write                     256.0                     n/a          ",
         "  requests per read                       12.5                     n/a          ",
@@ -1976,6 +1983,7 @@ mod tests {
         "  io_uring submitted                     0.250",
         "  io_uring completed                     0.500",
         "  context switches                       0.012",
+        "    sleeps (wake-ups)                    0.010",
         "  heap allocations                        0.48",
         "  requests per write                     256.0",
         "  requests per read                       12.5",
@@ -2026,6 +2034,7 @@ mod tests {
         "  io_uring submitted                     0.250                   0.125                     n/a",
         "  io_uring completed                     0.500                   0.250                     n/a",
         "  context switches                       0.012                   0.006                   0.025",
+        "    sleeps (wake-ups)                    0.010                   0.005                   0.020",
         "  heap allocations                        0.48                    0.24                     n/a",
         "  requests per write                     256.0                   128.0                     n/a",
         "  requests per read                       12.5                     6.2                     n/a",

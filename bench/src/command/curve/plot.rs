@@ -2,8 +2,9 @@
 //! backend's capacity) across, a line per backend in its colour (`--driver`'s order, as
 //! `doppio plot` gives them) with a dot at each load, and one legend in a column of its own.
 //! Panels: client CPU per request; client and node CPU per request (only when the node's
-//! was measured); syscalls per request (when counted); context switches per request; p50
-//! and p99 latency (logarithmic).
+//! was measured); syscalls per request (when counted); wake-ups per request (the client's
+//! sleeps: voluntary context switches, counted alike for every backend); p50 and p99
+//! latency (logarithmic).
 
 use std::path::Path;
 
@@ -58,8 +59,8 @@ const PANELS: [Panel; 6] = [
         scale: Scale::Linear,
     },
     Panel {
-        y_desc: "waits (context switches) per request",
-        value: |p| Some(p.ctx_switches_per_req),
+        y_desc: "wake-ups (sleeps) per request",
+        value: |p| p.sleeps_per_req,
         scale: Scale::Linear,
     },
     Panel {
@@ -246,6 +247,7 @@ mod tests {
             client_plus_server_cpu_us_per_req: node.map(|n| n + 10.0 - share),
             syscalls_per_req: None,
             ctx_switches_per_req: 0.5,
+            sleeps_per_req: Some(0.4),
             waits_per_req: None,
             latency_p50_ns: 200_000,
             latency_p99_ns: 900_000,
@@ -285,7 +287,7 @@ mod tests {
             labels,
             [
                 "client CPU per request [µs]",
-                "waits (context switches) per request",
+                "wake-ups (sleeps) per request",
                 "p50 latency [µs] (log scale)",
                 "p99 latency [µs] (log scale)"
             ]
