@@ -1034,10 +1034,10 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
     let reasons: [(&str, EnterReason); 8] = [
         ("executor enters", |e| e.total),
         ("  waiting", |e| e.waiting),
-        ("    woke for an answer", |e| e.woke_by_completion),
-        ("    woke for a timer", |e| e.woke_by_timer),
-        ("    woke for a thread", |e| e.woke_by_remote),
-        ("    woke to nothing", |e| e.woke_empty),
+        ("    for an answer", |e| e.woke_by_completion),
+        ("    for a timer", |e| e.woke_by_timer),
+        ("    for a thread", |e| e.woke_by_remote),
+        ("    to nothing", |e| e.woke_empty),
         ("  waking SQ thread", |e| e.sq_wakeup),
         ("  CQ overflow", |e| e.cq_overflow),
     ];

@@ -276,7 +276,10 @@ fn behind_schedule(report: &Report, columns: &[(&str, &BackendReport)]) -> Vec<(
             Some((
                 (*name).to_owned(),
                 format!(
-                    "{name} fell behind the release schedule (half its requests left {own:.2} ms                      or more after their release, with {grid}): it sent in coarser batches                      than asked, which costs less per request whatever the driver; a coarser                      --release-grid puts every backend on one pattern"
+                    "{name} fell behind the release schedule (half its requests left {own:.2} ms \
+                     or more after their release, with {grid}): it sent in coarser batches \
+                     than asked, which costs less per request whatever the driver; a coarser \
+                     --release-grid puts every backend on one pattern"
                 ),
             ))
         })
@@ -518,6 +521,12 @@ mod tests {
             "{why}"
         );
         assert!(why.contains("a grid of 1ms"), "{why}");
+        // One sentence, its words one space apart (the report wraps it to its width).
+        assert!(!why.contains("  "), "{why}");
+        assert!(
+            why.ends_with("a coarser --release-grid puts every backend on one pattern"),
+            "{why}"
+        );
         r.config.release_grid_s = Some(0.002);
         let v = verdict(&r).unwrap();
         assert!(v.refused.is_empty(), "{:?}", v.refused);
