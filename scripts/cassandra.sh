@@ -406,23 +406,40 @@ cmd_start() {
     fi
 }
 
-# Node 1 must see every other node UP through gossip before a cluster counts as started.
+# Every node must see every other node UP through gossip before a cluster counts as
+# started: node 1's view alone is not enough, since the last node to start answers CQL a
+# second or two before it has gossiped with the others, and a schema change it coordinates
+# then waits for no peer (it lists none) and reaches the others late.
 wait_for_gossip() {
-    local n=$1 timeout=$2 start=$SECONDS i missing
+    local n=$1 timeout=$2 start=$SECONDS i j missing
     while :; do
         missing=""
-        for ((i = 2; i <= n; i++)); do
-            node_left "$i" && continue
-            grep -q "/$(node_addr "$i"):7000 is now UP" "$(node_dir 1)/logs/system.log" 2>/dev/null ||
-                missing="$missing $(node_addr "$i")"
+        for ((j = 1; j <= n; j++)); do
+            node_left "$j" && continue
+            for ((i = 1; i <= n; i++)); do
+                [ "$i" = "$j" ] && continue
+                node_left "$i" && continue
+                sees_up "$j" "$(node_addr "$i")" || missing="$missing $(node_addr "$j")->$(node_addr "$i")"
+            done
         done
-        [ -z "$missing" ] && { log "node 1 sees all $n nodes up"; return 0; }
+        [ -z "$missing" ] && { log "all $n nodes see each other up"; return 0; }
         if ((SECONDS - start > timeout)); then
-            log "node 1 does not see$missing as up after ${timeout}s"
+            log "not seen as up after ${timeout}s (seer->seen):$missing"
             return 1
         fi
         sleep 1
     done
+}
+
+# Whether node $1's log, since its gossip last started, says that $2 is UP (and not DOWN
+# again since).
+sees_up() {
+    awk -v peer="/$2:7000 is now" '
+        /Starting up server gossip/ { up = 0 }
+        index($0, peer " UP") { up = 1 }
+        index($0, peer " DOWN") { up = 0 }
+        END { exit !up }
+    ' "$(node_dir "$1")/logs/system.log" 2>/dev/null
 }
 
 stop_node() {
