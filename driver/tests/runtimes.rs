@@ -259,12 +259,14 @@ fn a_uring_shard_enters_the_kernel_at_most_once_per_turn_busy_or_idle() {
     });
 }
 
-/// A cluster whose shard runs doppio's runtime in SQPOLL mode (`ClusterBuilder::uring_config`)
-/// connects and serves requests; the shard's ring has `SQPOLL` and no task-run flag, and
-/// every `io_uring_enter` it makes waits, wakes the kernel's thread or flushes an overflow:
-/// none is made only to submit.
-#[test]
-fn a_cluster_on_sqpoll_shards_serves_requests_submitting_without_entering() {
+/// One doppio-uring shard, run with `config` against a stub, serving `fibers` fibers that
+/// each send `each` queries one after the other (a closed loop): the shard's runtime counters
+/// over the loop, and its ring's set-up flags.
+fn closed_loop_on_a_uring_shard(
+    config: Config,
+    fibers: usize,
+    each: usize,
+) -> (uring_rt::Stats, Option<uring_rt::SetupFlags>) {
     let stub = stub(Runtime::Uring, "", Shape::default());
     let cluster = Cluster::builder()
         .contact_points([stub.addr()])
@@ -272,24 +274,18 @@ fn a_cluster_on_sqpoll_shards_serves_requests_submitting_without_entering() {
         .pin(false)
         .consistency(Consistency::One)
         .runtime(Runtime::Uring)
-        .uring_config(Config {
-            sqpoll: Some(SqPoll {
-                idle: Duration::from_millis(20),
-                cpu: None,
-            }),
-            ..Config::default()
-        })
+        .uring_config(config)
         .build()
         .unwrap();
-    let shards = cluster
-        .run_on_shards(|session| async move {
+    let mut shards = cluster
+        .run_on_shards(move |session| async move {
             let s = Rc::new(session);
             let before = uring_rt::stats();
-            let fibers: Vec<_> = (0..16)
+            let fibers: Vec<_> = (0..fibers)
                 .map(|_| {
                     let s = s.clone();
                     doppio::rt::spawn_local(async move {
-                        for _ in 0..200 {
+                        for _ in 0..each {
                             s.query("SELECT v FROM t", &()).await?;
                         }
                         Ok::<(), Error>(())
@@ -304,7 +300,23 @@ fn a_cluster_on_sqpoll_shards_serves_requests_submitting_without_entering() {
         .unwrap();
     cluster.shutdown();
     assert_eq!(shards.len(), 1);
-    let (st, flags) = &shards[0];
+    shards.remove(0)
+}
+
+/// A cluster whose shard runs doppio's runtime in SQPOLL mode (`ClusterBuilder::uring_config`)
+/// connects and serves requests; the shard's ring has `SQPOLL` and no task-run flag, and
+/// every `io_uring_enter` it makes waits, wakes the kernel's thread or flushes an overflow:
+/// none is made only to submit.
+#[test]
+fn a_cluster_on_sqpoll_shards_serves_requests_submitting_without_entering() {
+    let sqpoll = Config {
+        sqpoll: Some(SqPoll {
+            idle: Duration::from_millis(20),
+            cpu: None,
+        }),
+        ..Config::default()
+    };
+    let (st, flags) = closed_loop_on_a_uring_shard(sqpoll, 16, 200);
     let flags = flags.expect("a uring shard");
     eprintln!(
         "SQPOLL shard ({flags}), 3200 requests: {} turns, {} enters ({} waiting, {} waking the \
@@ -333,42 +345,11 @@ fn a_cluster_on_sqpoll_shards_serves_requests_submitting_without_entering() {
 /// until its caller takes the answer), every wait of such a loop was a batch.
 #[test]
 fn a_closed_loop_whose_answers_come_together_learns_not_to_batch_its_waits() {
-    let stub = stub(Runtime::Uring, "", Shape::default());
-    let cluster = Cluster::builder()
-        .contact_points([stub.addr()])
-        .cores(&[0])
-        .pin(false)
-        .consistency(Consistency::One)
-        .runtime(Runtime::Uring)
-        .uring_config(Config {
-            batch_wait: Duration::from_millis(5),
-            ..Config::default()
-        })
-        .build()
-        .unwrap();
-    let shards = cluster
-        .run_on_shards(|session| async move {
-            let s = Rc::new(session);
-            let before = uring_rt::stats();
-            let fibers: Vec<_> = (0..32)
-                .map(|_| {
-                    let s = s.clone();
-                    doppio::rt::spawn_local(async move {
-                        for _ in 0..100 {
-                            s.query("SELECT v FROM t", &()).await?;
-                        }
-                        Ok::<(), Error>(())
-                    })
-                })
-                .collect();
-            for f in fibers {
-                f.await.unwrap();
-            }
-            uring_rt::stats().since(&before)
-        })
-        .unwrap();
-    cluster.shutdown();
-    let st = &shards[0];
+    let batching = Config {
+        batch_wait: Duration::from_millis(5),
+        ..Config::default()
+    };
+    let (st, _) = closed_loop_on_a_uring_shard(batching, 32, 100);
     eprintln!("3200 requests, 32 at a time: {st:?}");
     assert!(
         st.enters_waiting > 50,
