@@ -411,15 +411,17 @@ cmd_start() {
 # second or two before it has gossiped with the others, and a schema change it coordinates
 # then waits for no peer (it lists none) and reaches the others late.
 wait_for_gossip() {
-    local n=$1 timeout=$2 start=$SECONDS i j missing
+    local n=$1 timeout=$2 start=$SECONDS i j view missing
     while :; do
         missing=""
         for ((j = 1; j <= n; j++)); do
             node_left "$j" && continue
+            view=$(gossip_view "$j")
             for ((i = 1; i <= n; i++)); do
                 [ "$i" = "$j" ] && continue
                 node_left "$i" && continue
-                sees_up "$j" "$(node_addr "$i")" || missing="$missing $(node_addr "$j")->$(node_addr "$i")"
+                grep -qx "$(node_addr "$i") UP" <<<"$view" ||
+                    missing="$missing $(node_addr "$j")->$(node_addr "$i")"
             done
         done
         [ -z "$missing" ] && { log "all $n nodes see each other up"; return 0; }
@@ -431,15 +433,17 @@ wait_for_gossip() {
     done
 }
 
-# Whether node $1's log, since its gossip last started, says that $2 is UP (and not DOWN
-# again since).
-sees_up() {
-    awk -v peer="/$2:7000 is now" '
-        /Starting up server gossip/ { up = 0 }
-        index($0, peer " UP") { up = 1 }
-        index($0, peer " DOWN") { up = 0 }
-        END { exit !up }
-    ' "$(node_dir "$1")/logs/system.log" 2>/dev/null
+# Node $1's view of its peers, a line `ADDRESS UP|DOWN` each: the last gossip verdict on
+# each in its log since its gossip last started (a verdict from an earlier boot is not its
+# view). Nothing when it has no log.
+gossip_view() {
+    awk '
+        /Starting up server gossip/ { split("", seen) }
+        /InetAddress \/[0-9.]+:7000 is now (UP|DOWN)/ {
+            for (f = 1; f <= NF; f++) if ($f ~ /^\/[0-9.]+:7000$/) a = substr($f, 2)
+            sub(/:7000$/, "", a); seen[a] = $NF
+        }
+        END { for (a in seen) print a, seen[a] }' "$(node_dir "$1")/logs/system.log" 2>/dev/null
 }
 
 stop_node() {
@@ -520,12 +524,7 @@ cmd_status() {
     local log1
     log1="$(node_dir 1)/logs/system.log"
     if [ "$(known_nodes | wc -l)" -gt 1 ] && pid_alive "$(node_pid 1 || true)" && [ -f "$log1" ]; then
-        printf 'gossip seen by node1: %s\n' "$(awk '
-            /InetAddress \/[0-9.]+:7000 is now (UP|DOWN)/ {
-                for (f = 1; f <= NF; f++) if ($f ~ /^\/[0-9.]+:7000$/) a = substr($f, 2)
-                sub(/:7000$/, "", a); seen[a] = $NF
-            }
-            END { for (a in seen) printf "%s %s  ", a, seen[a] }' "$log1")"
+        printf 'gossip seen by node1: %s\n' "$(gossip_view 1 | awk '{ printf "%s %s  ", $1, $2 }')"
     fi
     return $all_up
 }
