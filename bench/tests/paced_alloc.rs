@@ -164,7 +164,7 @@ fn paced_requests_allocate_nothing(runtime: Runtime) {
     // One allocation per request would make this 1; a handful in all is not per request.
     // glommio: its timer map's own leaf, now and then (see the file's documentation).
     let bound = match runtime {
-        Runtime::Uring => 0.01,
+        Runtime::Uring | Runtime::Sim => 0.01,
         Runtime::Glommio => 0.25,
     };
     assert!(

@@ -5,6 +5,9 @@
 //! flamegraphs. Deadlines do not need nanoseconds: this clock reads `CLOCK_MONOTONIC_COARSE`,
 //! which the vDSO answers from the time of the last scheduler tick without touching the TSC.
 //!
+//! On a simulation (`doppio_rt::sim`) the ticks are its virtual time, so that deadlines pass
+//! as its timers do.
+//!
 //! Invariant: a deadline made by [`Ticks::deadline`] is never earlier than the exact time
 //! plus the timeout (the clock's resolution is added), and a check against [`Ticks::now`]
 //! sees it pass at most two ticks late (a few milliseconds on any kernel).
@@ -53,9 +56,13 @@ fn resolution() -> Duration {
 }
 
 impl Ticks {
-    /// Now, on the coarse clock (the precise monotonic clock if the coarse one is missing).
+    /// Now, on the coarse clock (the precise monotonic clock if the coarse one is missing),
+    /// or on a simulation's virtual clock (`doppio_rt::sim`: one thread-local read decides).
     #[inline]
     pub(crate) fn now() -> Self {
+        if let Some(virtual_time) = doppio_rt::sim::elapsed() {
+            return Self(virtual_time.as_nanos().min(u128::from(u64::MAX)) as u64);
+        }
         Self(
             read(libc::CLOCK_MONOTONIC_COARSE)
                 .or_else(|| read(libc::CLOCK_MONOTONIC))

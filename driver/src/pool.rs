@@ -94,11 +94,13 @@ pub(crate) struct Jitter(Cell<u64>);
 
 impl Jitter {
     /// A generator seeded from the clock, mixed with `salt` (so that pools started in the
-    /// same instant differ).
+    /// same instant differ); on a simulation, from its seed (so that a run replays).
     pub(crate) fn seeded(salt: u64) -> Self {
-        let clock = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0x9e37_79b9_7f4a_7c15, |d| d.as_nanos() as u64);
+        let clock = doppio_rt::sim::random_u64().unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0x9e37_79b9_7f4a_7c15, |d| d.as_nanos() as u64)
+        });
         Self(Cell::new((clock ^ salt) | 1))
     }
 
@@ -211,7 +213,7 @@ impl NodePool {
     fn plain_for_now(&self) -> bool {
         self.plain_until
             .get()
-            .is_some_and(|until| Instant::now() < until)
+            .is_some_and(|until| doppio_rt::now() < until)
     }
 
     /// The node's sharding, if a connection reported it.
@@ -418,12 +420,12 @@ impl NodePool {
     /// Waits until at least one connection is open, or `timeout` passes; on timeout returns
     /// the last connect error.
     pub(crate) async fn wait_ready(&self, timeout: Duration) -> Result<(), ConnectionError> {
-        let deadline = std::time::Instant::now() + timeout;
+        let deadline = doppio_rt::now() + timeout;
         loop {
             if self.open_count() > 0 {
                 return Ok(());
             }
-            if std::time::Instant::now() >= deadline {
+            if doppio_rt::now() >= deadline {
                 return Err(self.last_error().unwrap_or(ConnectionError::Connect {
                     addr: self.addr,
                     failure: ConnectFailure::NotWithin(timeout),
@@ -470,8 +472,8 @@ impl NodePool {
 /// Closes `conn` once no request is in flight on it (checked every few milliseconds), or
 /// after `grace`, or at once if it closed meanwhile.
 async fn close_when_drained(conn: Connection, reason: &'static str, grace: Duration) {
-    let deadline = std::time::Instant::now() + grace;
-    while conn.in_flight() > 0 && conn.is_open() && std::time::Instant::now() < deadline {
+    let deadline = doppio_rt::now() + grace;
+    while conn.in_flight() > 0 && conn.is_open() && doppio_rt::now() < deadline {
         doppio_rt::sleep(Duration::from_millis(5)).await;
     }
     conn.close(reason);
@@ -515,7 +517,7 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
                         // the port, not the shard it landed on, which the node may happen
                         // to pick right).
                         p.plain_until
-                            .set(Some(Instant::now() + p.shard_aware_retry.get()));
+                            .set(Some(doppio_rt::now() + p.shard_aware_retry.get()));
                         p.bump(|s| s.shard_aware_fallbacks += 1);
                     }
                 }

@@ -390,15 +390,15 @@ async fn shard_main<S: 'static, I: Fn(usize) -> S>(
     }
     // Graceful stop: running jobs get `grace` to finish; then the state (and every connection
     // in it) is dropped, which fails whatever is still in flight with a clear error.
-    let deadline = std::time::Instant::now() + grace;
-    while running.get() > 0 && std::time::Instant::now() < deadline {
+    let deadline = doppio_rt::now() + grace;
+    while running.get() > 0 && doppio_rt::now() < deadline {
         rt::sleep(Duration::from_millis(5)).await;
     }
     drop(state);
     // Work still running now sees its requests fail (the state's drop closed what it owned);
     // a short bounded wait lets it return those errors before the executor drops it.
-    let unwind = std::time::Instant::now() + Duration::from_millis(100);
-    while running.get() > 0 && std::time::Instant::now() < unwind {
+    let unwind = doppio_rt::now() + Duration::from_millis(100);
+    while running.get() > 0 && doppio_rt::now() < unwind {
         rt::sleep(Duration::from_millis(1)).await;
     }
 }

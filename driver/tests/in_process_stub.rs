@@ -106,6 +106,6 @@ fn a_session_runs_against_a_stub_served_on_its_own_executor_over_tcp(runtime: Ru
 }
 
 runtime_tests!(
-    a_session_runs_against_an_in_memory_stub_on_its_own_executor,
-    a_session_runs_against_a_stub_served_on_its_own_executor_over_tcp,
+    a_session_runs_against_a_stub_served_on_its_own_executor_over_tcp;
+    and_sim: a_session_runs_against_an_in_memory_stub_on_its_own_executor,
 );

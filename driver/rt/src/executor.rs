@@ -9,7 +9,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use super::runtime::Runtime;
-use super::{glommio_rt, uring};
+use super::{glommio_rt, sim, uring};
 
 /// How to start one executor thread.
 #[derive(Debug, Clone)]
@@ -24,6 +24,9 @@ pub struct ExecutorSpec {
     pub spin_before_park: Option<Duration>,
     /// The io_uring runtime's ring and buffer sizes.
     pub uring: uring::Config,
+    /// The simulation's seed and settings (its stall wait counts from here: other threads
+    /// may wake an executor's tasks).
+    pub sim: sim::Config,
 }
 
 impl ExecutorSpec {
@@ -35,6 +38,10 @@ impl ExecutorSpec {
             core: None,
             spin_before_park: None,
             uring: uring::Config::default(),
+            sim: sim::Config {
+                stall_wait: Duration::from_secs(10),
+                ..sim::Config::default()
+            },
         }
     }
 }
@@ -84,6 +91,9 @@ pub enum StartFailure {
     /// io_uring cannot be set up as asked.
     #[error(transparent)]
     Uring(#[from] uring::UringError),
+    /// The simulation ended before its main task did (it stalled or hit its poll limit).
+    #[error(transparent)]
+    Sim(#[from] sim::SimError),
     /// The thread ended before its executor reported it was running.
     #[error("the executor thread ended before it started")]
     EndedEarly,
@@ -94,7 +104,8 @@ pub struct ExecutorHandle<T: Send + 'static>(HandleInner<T>);
 
 enum HandleInner<T: Send + 'static> {
     Glommio(glommio_rt::ExecutorJoinHandle<T>),
-    Uring(std::thread::JoinHandle<T>),
+    /// doppio's own runtime or a simulation, each on a plain thread.
+    Thread(std::thread::JoinHandle<T>),
 }
 
 impl<T: Send + 'static> std::fmt::Debug for ExecutorHandle<T> {
@@ -108,7 +119,7 @@ impl<T: Send + 'static> ExecutorHandle<T> {
     pub fn join(self) -> std::thread::Result<T> {
         match self.0 {
             HandleInner::Glommio(h) => glommio_rt::join(h),
-            HandleInner::Uring(h) => h.join(),
+            HandleInner::Thread(h) => h.join(),
         }
     }
 }
@@ -132,10 +143,10 @@ where
                 .map(|h| ExecutorHandle(HandleInner::Glommio(h)))
                 .map_err(|e| fail(StartFailure::Glommio(Arc::new(e))))
         }
-        Runtime::Uring => {
+        Runtime::Uring | Runtime::Sim => {
             let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<(), StartFailure>>(1);
-            let core = spec.core;
-            let config = spec.uring;
+            let (runtime, core) = (spec.runtime, spec.core);
+            let (uring_config, sim_config) = (spec.uring, spec.sim);
             let thread = std::thread::Builder::new()
                 .name(spec.name.clone())
                 .spawn(move || {
@@ -148,22 +159,28 @@ where
                         }
                     }
                     let tx = ready_tx.clone();
-                    let out = uring::run(config, async move {
+                    let main = async move {
                         let _ = tx.send(Ok(()));
                         f().await
-                    });
+                    };
+                    let out = match runtime {
+                        Runtime::Sim => sim::run(sim_config, main).map_err(StartFailure::Sim),
+                        _ => uring::run(uring_config, main).map_err(StartFailure::Uring),
+                    };
                     match out {
                         Ok(out) => out,
                         Err(e) => {
+                            // Before the start: the caller reports it. After (a simulation
+                            // that stalled): the join reports it, as the thread's panic.
                             let text = e.to_string();
-                            let _ = ready_tx.send(Err(StartFailure::Uring(e)));
+                            let _ = ready_tx.send(Err(e));
                             std::panic::resume_unwind(Box::new(text))
                         }
                     }
                 })
                 .map_err(|e| fail(StartFailure::Thread(Arc::new(e))))?;
             match ready_rx.recv() {
-                Ok(Ok(())) => Ok(ExecutorHandle(HandleInner::Uring(thread))),
+                Ok(Ok(())) => Ok(ExecutorHandle(HandleInner::Thread(thread))),
                 Ok(Err(cause)) => {
                     let _ = thread.join();
                     Err(fail(cause))

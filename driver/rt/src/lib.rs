@@ -10,11 +10,16 @@
 //!
 //! The driver (connections, pools, the control connection, sessions, shards) and the stub are
 //! written once against this crate's neutral face: [`spawn_local`], [`Timer`], [`sleep`],
-//! [`Sleeper`], [`timeout`], [`TcpStream`], [`TcpListener`] and [`spawn_executor`]. Each call
+//! [`Sleeper`], [`timeout`], [`now`], [`TcpStream`], [`TcpListener`] and [`spawn_executor`].
+//!
+//! A third runtime, [`Runtime::Sim`] ([`sim`]), runs the same code for tests and
+//! measurements: one thread, virtual time, in-memory connections, every choice drawn from a
+//! seed, no syscall per step. Each call
 //! dispatches on the runtime that runs the current thread (a thread-local flag: no atomic, no
 //! allocation), and each type is an enum over the two adapters' own types (no boxing).
 //!
-//! Modules: [`glommio_rt`] (the glommio adapter), [`uring`] (the own runtime), [`memory`]
+//! Modules: [`glommio_rt`] (the glommio adapter), [`uring`] (the own runtime), [`sim`] (the
+//! simulated runtime), [`memory`]
 //! (in-process connections with no kernel in between, for measurements and tests), `runtime`
 //! ([`Runtime`]: which event loop runs this thread), `task` (spawning), `time` (timers), `net`
 //! (TCP), `source_port` (connecting from a chosen local port, for ScyllaDB's shard-aware
@@ -28,6 +33,7 @@
 
 pub mod glommio_rt;
 pub mod memory;
+pub mod sim;
 pub mod uring;
 
 mod executor;
@@ -41,32 +47,55 @@ pub use executor::{spawn_executor, ExecutorHandle, ExecutorSpec, StartError, Sta
 pub use net::{TcpListener, TcpStream};
 pub use runtime::Runtime;
 pub use task::{spawn_local, spawn_scoped_local, ScopedTask, Task};
-pub use time::{sleep, timeout, Elapsed, Sleeper, Timer};
+pub use time::{now, sleep, timeout, Elapsed, Sleeper, Timer};
 
 /// Declares one `#[test]` per runtime for each named function `fn name(runtime: Runtime)`:
 /// `glommio::name` and `uring::name`, so that a test written once runs on both event loops
-/// (doppio's own tests use it for every driver and stub test).
+/// (doppio's own tests use it for every driver and stub test). The names after `and_sim:`
+/// also get `sim::name` on the simulated runtime ([`Runtime::Sim`]): for tests that need no
+/// real socket (their peers are in-memory listeners on the test's own thread).
 ///
 /// ```
 /// fn connects(runtime: doppio_rt::Runtime) {
 ///     assert!(!runtime.name().is_empty()); // a test body, run once per runtime
 /// }
-/// doppio_rt::runtime_tests!(connects); // tests glommio::connects and uring::connects
+/// fn counts(runtime: doppio_rt::Runtime) {
+///     assert!(!runtime.name().is_empty());
+/// }
+/// // glommio::connects, uring::connects, and counts on glommio, uring and sim
+/// doppio_rt::runtime_tests!(connects; and_sim: counts);
 /// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! runtime_tests {
     ($($name:ident),* $(,)?) => {
+        $crate::runtime_tests!($($name),*; and_sim:);
+    };
+    ($($name:ident),* $(,)? ; and_sim: $($sim:ident),* $(,)?) => {
         mod glommio {
             $(#[test]
             fn $name() {
                 super::$name($crate::Runtime::Glommio)
+            })*
+            $(#[test]
+            fn $sim() {
+                super::$sim($crate::Runtime::Glommio)
             })*
         }
         mod uring {
             $(#[test]
             fn $name() {
                 super::$name($crate::Runtime::Uring)
+            })*
+            $(#[test]
+            fn $sim() {
+                super::$sim($crate::Runtime::Uring)
+            })*
+        }
+        mod sim {
+            $(#[test]
+            fn $sim() {
+                super::$sim($crate::Runtime::Sim)
             })*
         }
     };

@@ -14,6 +14,10 @@
 //! runtime's provided buffers make one); a shutdown or a drop of either end is an EOF for the
 //! reader of each direction, after the bytes already queued, and later sends fail.
 //!
+//! On a simulation ([`crate::sim`]) with network delays configured, each send arrives after
+//! its own delay drawn from the seed: its bytes wait in the queue, unseen by the reader,
+//! until virtual time reaches their arrival (never before the bytes sent earlier, as on TCP).
+//!
 //! Invariant: one thread. The queues are `Rc<RefCell<_>>`, borrowed only inside one call,
 //! never across an await; no atomic, no lock, and after warm-up no allocation per send.
 //!
@@ -27,17 +31,54 @@ use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
+use std::time::Instant;
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 
 /// One direction of a connection: what was sent and not yet received.
 #[derive(Default)]
 struct Pipe {
     queued: BytesMut,
+    /// Sends still on their way (a simulation's delays only): when each arrives and how many
+    /// bytes of `queued` it ends at, in order of arrival. Bytes past the first entry's end
+    /// are not yet readable.
+    in_transit: VecDeque<(Instant, usize)>,
     /// The reader parked on an empty queue.
     reader: Option<Waker>,
     /// No more bytes will come (after those queued).
     closed: bool,
+}
+
+impl Pipe {
+    /// Bytes at the front of the queue that have arrived (all of them off a simulation),
+    /// after dropping the in-transit entries whose time has come.
+    fn arrived(&mut self) -> usize {
+        if self.in_transit.is_empty() {
+            return self.queued.len();
+        }
+        let now = crate::now();
+        let mut arrived = 0;
+        while let Some(&(at, end)) = self.in_transit.front() {
+            if at > now {
+                break;
+            }
+            arrived = end;
+            self.in_transit.pop_front();
+        }
+        if self.in_transit.is_empty() {
+            self.queued.len()
+        } else {
+            arrived
+        }
+    }
+
+    /// Takes `n` bytes from the front of the queue, shifting the in-transit ends.
+    fn consume(&mut self, n: usize) {
+        self.queued.advance(n);
+        for (_, end) in &mut self.in_transit {
+            *end -= n;
+        }
+    }
 }
 
 impl Pipe {
@@ -86,18 +127,22 @@ impl MemoryStream {
     /// once it has shut down or gone (after every byte it sent). One reader at a time.
     pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut BytesMut) -> Poll<io::Result<usize>> {
         let mut rx = self.rx.borrow_mut();
-        let n = rx.queued.len();
+        let n = rx.arrived();
         if n > 0 {
-            buf.extend_from_slice(&rx.queued);
-            rx.queued.clear();
+            buf.extend_from_slice(&rx.queued[..n]);
+            rx.consume(n);
             return Poll::Ready(Ok(n));
         }
-        if rx.closed {
+        if rx.closed && rx.queued.is_empty() {
             return Poll::Ready(Ok(0));
         }
         match &rx.reader {
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => rx.reader = Some(cx.waker().clone()),
+        }
+        if let Some(&(at, _)) = rx.in_transit.front() {
+            // Bytes on their way: woken when the first of them arrive.
+            crate::sim::wake_at(at, cx.waker().clone());
         }
         Poll::Pending
     }
@@ -112,9 +157,31 @@ impl MemoryStream {
                 "the in-memory connection is closed",
             ));
         }
+        let delay = crate::sim::net_delay();
+        if delay.is_none() && tx.in_transit.is_empty() {
+            tx.queued.extend_from_slice(buf);
+            if let Some(w) = tx.reader.take() {
+                w.wake();
+            }
+            return Ok(());
+        }
+        let now = crate::now();
+        if tx.in_transit.is_empty() && !tx.queued.is_empty() {
+            // What is queued has arrived: an entry says so, as every byte after it waits.
+            let end = tx.queued.len();
+            tx.in_transit.push_back((now, end));
+        }
         tx.queued.extend_from_slice(buf);
+        // Arrives after its delay, and not before what was sent earlier.
+        let earliest = now + delay.unwrap_or_default();
+        let at = tx
+            .in_transit
+            .back()
+            .map_or(earliest, |&(last, _)| last.max(earliest));
+        let end = tx.queued.len();
+        tx.in_transit.push_back((at, end));
         if let Some(w) = tx.reader.take() {
-            w.wake();
+            crate::sim::wake_at(at, w);
         }
         Ok(())
     }

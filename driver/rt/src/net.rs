@@ -71,6 +71,7 @@ impl TcpStream {
                     uring::TcpStream::connect_bound(sock, addr, timeout).await?
                 }
             }),
+            Runtime::Sim => return Err(no_sockets_in_a_simulation(addr)),
         }))
     }
 
@@ -194,6 +195,7 @@ impl TcpListener {
                 ListenerInner::Glommio(glommio_rt::TcpListener::bind(addr, read_chunk)?)
             }
             Runtime::Uring => ListenerInner::Uring(uring::TcpListener::bind(addr, true)?),
+            Runtime::Sim => return Err(no_sockets_in_a_simulation(addr)),
         }))
     }
 
@@ -230,4 +232,16 @@ impl TcpListener {
             }
         })
     }
+}
+
+/// The error of a socket asked for on a simulation, which has none: only its in-memory
+/// listeners take connections.
+fn no_sockets_in_a_simulation(addr: SocketAddr) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::ConnectionRefused,
+        format!(
+            "{addr}: a simulation has no sockets; only an in-memory listener \
+             (TcpListener::bind_memory) on its thread takes connections"
+        ),
+    )
 }

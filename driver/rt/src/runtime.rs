@@ -1,6 +1,6 @@
 //! [`Runtime`]: which event loop runs a shard, and which one runs the current thread.
 
-use super::uring;
+use super::{sim, uring};
 
 /// Which event loop runs a shard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -11,10 +11,14 @@ pub enum Runtime {
     /// doppio's own io_uring runtime: at most one `io_uring_enter` per turn, socket data
     /// through the ring.
     Uring,
+    /// The simulated runtime ([`crate::sim`]): one thread, virtual time, in-memory
+    /// connections, every choice drawn from a seed. For tests and measurements only.
+    Sim,
 }
 
 impl Runtime {
-    /// Both runtimes, default first.
+    /// Both real runtimes, default first (the simulated one is not among them: it serves
+    /// no real node).
     pub const ALL: [Runtime; 2] = [Runtime::Glommio, Runtime::Uring];
 
     /// Its name on command lines and in reports.
@@ -22,15 +26,18 @@ impl Runtime {
         match self {
             Runtime::Glommio => "glommio",
             Runtime::Uring => "uring",
+            Runtime::Sim => "sim",
         }
     }
 
-    /// The runtime that runs the current thread: doppio's own when its executor is running
-    /// here, glommio otherwise.
+    /// The runtime that runs the current thread: doppio's own or the simulation when its
+    /// executor is running here, glommio otherwise.
     #[inline]
     pub fn current() -> Runtime {
         if uring::is_running() {
             Runtime::Uring
+        } else if sim::is_running() {
+            Runtime::Sim
         } else {
             Runtime::Glommio
         }
@@ -50,7 +57,8 @@ impl std::str::FromStr for Runtime {
         match s.trim() {
             "glommio" => Ok(Runtime::Glommio),
             "uring" | "io_uring" | "io-uring" => Ok(Runtime::Uring),
-            other => Err(format!("unknown runtime `{other}` (glommio or uring)")),
+            "sim" => Ok(Runtime::Sim),
+            other => Err(format!("unknown runtime `{other}` (glommio, uring or sim)")),
         }
     }
 }

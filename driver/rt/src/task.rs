@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::runtime::Runtime;
-use super::{glommio_rt, uring};
+use super::{glommio_rt, sim, uring};
 
 /// A spawned task: awaiting it yields its output; dropping it cancels it unless it was
 /// [detached](Task::detach).
@@ -17,6 +17,7 @@ pub struct Task<T>(TaskInner<T>);
 enum TaskInner<T> {
     Glommio(glommio_rt::Task<T>),
     Uring(uring::Task<T>),
+    Sim(sim::Task<T>),
 }
 
 impl<T> std::fmt::Debug for Task<T> {
@@ -24,6 +25,7 @@ impl<T> std::fmt::Debug for Task<T> {
         let runtime = match self.0 {
             TaskInner::Glommio(_) => Runtime::Glommio,
             TaskInner::Uring(_) => Runtime::Uring,
+            TaskInner::Sim(_) => Runtime::Sim,
         };
         f.debug_struct("Task").field("runtime", &runtime).finish()
     }
@@ -35,6 +37,7 @@ impl<T: 'static> Task<T> {
         match self.0 {
             TaskInner::Glommio(t) => drop(t.detach()),
             TaskInner::Uring(t) => t.detach(),
+            TaskInner::Sim(t) => t.detach(),
         }
     }
 }
@@ -47,6 +50,7 @@ impl<T> Future for Task<T> {
         match &mut self.get_mut().0 {
             TaskInner::Glommio(t) => Pin::new(t).poll(cx),
             TaskInner::Uring(t) => Pin::new(t).poll(cx),
+            TaskInner::Sim(t) => Pin::new(t).poll(cx),
         }
     }
 }
@@ -56,6 +60,7 @@ pub fn spawn_local<T: 'static>(future: impl Future<Output = T> + 'static) -> Tas
     Task(match Runtime::current() {
         Runtime::Glommio => TaskInner::Glommio(glommio_rt::spawn_local(future)),
         Runtime::Uring => TaskInner::Uring(uring::spawn_local(future)),
+        Runtime::Sim => TaskInner::Sim(sim::spawn_local(future)),
     })
 }
 
@@ -66,6 +71,7 @@ pub struct ScopedTask<'a, T>(ScopedInner<'a, T>);
 enum ScopedInner<'a, T> {
     Glommio(glommio_rt::ScopedTask<'a, T>),
     Uring(uring::ScopedTask<'a, T>),
+    Sim(sim::ScopedTask<'a, T>),
 }
 
 impl<T> Future for ScopedTask<'_, T> {
@@ -75,6 +81,7 @@ impl<T> Future for ScopedTask<'_, T> {
         match &mut self.get_mut().0 {
             ScopedInner::Glommio(t) => Pin::new(t).poll(cx),
             ScopedInner::Uring(t) => Pin::new(t).poll(cx),
+            ScopedInner::Sim(t) => Pin::new(t).poll(cx),
         }
     }
 }
@@ -93,5 +100,7 @@ pub unsafe fn spawn_scoped_local<'a, T>(future: impl Future<Output = T> + 'a) ->
         Runtime::Glommio => ScopedInner::Glommio(unsafe { glommio_rt::spawn_scoped_local(future) }),
         // SAFETY: as above.
         Runtime::Uring => ScopedInner::Uring(unsafe { uring::spawn_scoped_local(future) }),
+        // SAFETY: as above.
+        Runtime::Sim => ScopedInner::Sim(unsafe { sim::spawn_scoped_local(future) }),
     })
 }

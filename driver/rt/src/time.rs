@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use super::runtime::Runtime;
-use super::{glommio_rt, uring};
+use super::{glommio_rt, sim, uring};
 
 /// A future that completes once `duration` has passed since it was made.
 pub struct Timer(TimerInner);
@@ -15,6 +15,7 @@ pub struct Timer(TimerInner);
 enum TimerInner {
     Glommio(glommio_rt::Timer),
     Uring(uring::Timer),
+    Sim(sim::Timer),
 }
 
 impl std::fmt::Debug for Timer {
@@ -29,6 +30,7 @@ impl Timer {
         Self(match Runtime::current() {
             Runtime::Glommio => TimerInner::Glommio(glommio_rt::Timer::new(duration)),
             Runtime::Uring => TimerInner::Uring(uring::Timer::new(duration)),
+            Runtime::Sim => TimerInner::Sim(sim::Timer::new(duration)),
         })
     }
 }
@@ -40,7 +42,19 @@ impl Future for Timer {
         match &mut self.get_mut().0 {
             TimerInner::Glommio(t) => Pin::new(t).poll(cx).map(|_| ()),
             TimerInner::Uring(t) => Pin::new(t).poll(cx),
+            TimerInner::Sim(t) => Pin::new(t).poll(cx),
         }
+    }
+}
+
+/// Now, on the current thread's clock: the monotonic clock, or a simulation's virtual one
+/// ([`crate::sim`]). Code that a simulation runs reads time here, never from `Instant::now()`.
+#[inline]
+pub fn now() -> Instant {
+    if crate::sim::is_running() {
+        sim::now()
+    } else {
+        Instant::now()
     }
 }
 
@@ -77,12 +91,13 @@ impl Sleeper {
 
     /// Waits until `deadline` (at once when it is past) on the current thread's runtime.
     pub async fn sleep_until(&mut self, deadline: Instant) {
-        let now = Instant::now();
+        let now = crate::now();
         if deadline <= now {
             return;
         }
         match Runtime::current() {
             Runtime::Uring => uring::Timer::at(deadline).await,
+            Runtime::Sim => sim::Timer::at(deadline).await,
             Runtime::Glommio => {
                 let after = deadline - now;
                 let timer = match &mut self.glommio {

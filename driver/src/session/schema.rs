@@ -5,7 +5,7 @@
 //! connection's event).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use doppio_proto::response::{ResultBody, SchemaTarget};
 
@@ -43,12 +43,12 @@ impl Session {
         conn: &Connection,
         timeout: Duration,
     ) -> Result<bool, Error> {
-        let deadline = Instant::now() + timeout;
+        let deadline = doppio_rt::now() + timeout;
         loop {
             if self.schema_agrees(conn).await? {
                 return Ok(true);
             }
-            if Instant::now() >= deadline {
+            if doppio_rt::now() >= deadline {
                 return Ok(false);
             }
             doppio_rt::sleep(Duration::from_millis(100)).await;

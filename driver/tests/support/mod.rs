@@ -40,7 +40,8 @@ pub(crate) fn stub(
     .unwrap_or_else(|e| panic!("start the stub: {e}"))
 }
 
-/// One `#[test]` per runtime for each named `fn name(runtime: Runtime)`.
+/// One `#[test]` per runtime for each named `fn name(runtime: Runtime)` (and one on the
+/// simulated runtime for each name after `and_sim:`).
 #[allow(unused_imports)] // a binary of Cassandra tests only may not use it
 pub(crate) use doppio::rt::runtime_tests;
 
