@@ -128,7 +128,7 @@ impl Conn {
 
     async fn sleep_while_stalled(&self) {
         while let Some(until) = self.stalled_until.get() {
-            let now = Instant::now();
+            let now = doppio_rt::now();
             if now >= until {
                 self.stalled_until.set(None);
                 break;
@@ -536,7 +536,10 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                 // With tablets, the tablet and the epoch it is placed in now.
                 let tablet = node.tablets().map(|t| {
                     let (layout, _) = t;
-                    let at = (layout.tablet_of(token), layout.epoch(ctx.started.elapsed()));
+                    let at = (
+                        layout.tablet_of(token),
+                        layout.epoch(doppio_rt::now().saturating_duration_since(ctx.started)),
+                    );
                     (t, at)
                 });
                 let mut misplaced = false;
@@ -593,7 +596,7 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                         statement: Some(&entry.text),
                         connection: conn.number,
                         node: node.index(),
-                        elapsed: ctx.started.elapsed(),
+                        elapsed: doppio_rt::now().saturating_duration_since(ctx.started),
                         // Only with rules: the hot path without them decodes no parameters.
                         serial_consistency: Request::decode(header, body)
                             .ok()
@@ -623,7 +626,7 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                         }
                     }
                     Some(i) => {
-                        let elapsed = ctx.started.elapsed();
+                        let elapsed = doppio_rt::now().saturating_duration_since(ctx.started);
                         let reaction = matcher.rule(i).then.clone();
                         let delay_u = matcher.uniform();
                         drop(matcher);
@@ -637,6 +640,7 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                             delay_u,
                             elapsed,
                             Some(id),
+                            false, // an EXECUTE's answer
                             move |out: &mut BytesMut, s| {
                                 answer::put_body_frame(out, version, s, &body, lz4)
                             },
@@ -724,7 +728,7 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                     statement: statement.as_deref(),
                     connection: conn.number,
                     node: ctx.node().index(),
-                    elapsed: ctx.started.elapsed(),
+                    elapsed: doppio_rt::now().saturating_duration_since(ctx.started),
                     serial_consistency: serial_of(&request),
                 })
                 .map(|i| (i, matcher.rule(i).then.clone(), matcher.uniform()))
@@ -739,7 +743,10 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
         None => write(&mut conn.out.borrow_mut(), stream),
         Some((i, reaction, u)) => {
             ctx.fired(i, conn.number);
-            react(conn, stream, reaction, u, ctx.started.elapsed(), id, write);
+            // A v5 STARTUP's answer goes out before framing begins, even when delayed.
+            let unframed = matches!(request, Request::Startup(_)) && version.has_segments();
+            let elapsed = doppio_rt::now().saturating_duration_since(ctx.started);
+            react(conn, stream, reaction, u, elapsed, id, unframed, write);
         }
     }
     if let Request::Startup(_) = &request {
@@ -846,6 +853,9 @@ fn injected_error(code: ErrorCode, message: &str, id: Option<&[u8]>) -> Response
 
 /// Carries out a rule's reaction for the request on `stream`, `elapsed` after the stub
 /// started (a drifting delay's time); `write` encodes the normal answer on a given stream.
+/// `unframed`: the answer is a v5 STARTUP's, which goes out before segment framing begins
+/// (a delayed one too: the client sends nothing else until it has it).
+#[allow(clippy::too_many_arguments)] // one call site; each argument is a different fact
 fn react(
     conn: &Rc<Conn>,
     stream: i16,
@@ -853,6 +863,7 @@ fn react(
     u: f64,
     elapsed: std::time::Duration,
     id: Option<&[u8]>,
+    unframed: bool,
     write: impl FnOnce(&mut BytesMut, i16) + 'static,
 ) {
     match reaction {
@@ -866,7 +877,12 @@ fn react(
                 doppio_rt::sleep(delay).await;
                 if let Some(conn) = out.upgrade() {
                     if !conn.closed.get() {
-                        conn.out.borrow_mut().extend_from_slice(&answer);
+                        let mut out = conn.out.borrow_mut();
+                        out.extend_from_slice(&answer);
+                        if unframed {
+                            conn.unframed.set(out.len());
+                        }
+                        drop(out);
                         conn.wake_flusher();
                     }
                 }
@@ -886,7 +902,7 @@ fn react(
             );
         }
         Reaction::Stall(d) => {
-            let until = Instant::now() + d;
+            let until = doppio_rt::now() + d;
             if conn.stalled_until.get().is_none_or(|t| t < until) {
                 conn.stalled_until.set(Some(until));
             }

@@ -491,6 +491,17 @@ impl LocalStubHandle {
     pub fn connections(&self) -> u64 {
         self.shared.next_connection.load(Ordering::Relaxed)
     }
+
+    /// How often each rule fired so far, by rule name, in rule order.
+    pub fn fired(&self) -> Vec<(String, u64)> {
+        self.shared.fired_counts()
+    }
+
+    /// The first bound value of every EXECUTE so far, in arrival order (empty unless
+    /// [`StubConfig::record_values`]).
+    pub fn executed_first_values(&self) -> Vec<Vec<u8>> {
+        self.shared.recorded_values()
+    }
 }
 
 impl Drop for LocalStubHandle {
@@ -600,22 +611,13 @@ impl StubHandle {
 
     /// How often each rule fired so far, by rule name, in rule order.
     pub fn fired(&self) -> Vec<(String, u64)> {
-        self.shared
-            .names
-            .iter()
-            .zip(&self.shared.fired)
-            .map(|(n, c)| (n.clone(), c.load(Ordering::Relaxed)))
-            .collect()
+        self.shared.fired_counts()
     }
 
     /// The first bound value of every EXECUTE so far, in arrival order per shard (empty
     /// unless [`StubConfig::record_values`]; an EXECUTE without values records nothing).
     pub fn executed_first_values(&self) -> Vec<Vec<u8>> {
-        self.shared
-            .values
-            .as_ref()
-            .map(|v| v.lock().unwrap_or_else(|e| e.into_inner()).clone())
-            .unwrap_or_default()
+        self.shared.recorded_values()
     }
 
     /// Where requests landed per emulated ScyllaDB shard (`None` unless

@@ -35,6 +35,23 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// How often each rule fired so far, by rule name, in rule order.
+    pub(crate) fn fired_counts(&self) -> Vec<(String, u64)> {
+        self.names
+            .iter()
+            .zip(&self.fired)
+            .map(|(n, c)| (n.clone(), c.load(Ordering::Relaxed)))
+            .collect()
+    }
+
+    /// The first bound value of every EXECUTE so far (empty unless recording).
+    pub(crate) fn recorded_values(&self) -> Vec<Vec<u8>> {
+        self.values
+            .as_ref()
+            .map(|v| v.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .unwrap_or_default()
+    }
+
     /// Zeroed counters for `rules`, starting the stub's clock now; fired rules are logged to
     /// stderr if `log`; EXECUTEs' first values are kept if `record_values`; `nodes` are the
     /// nodes played (at least one).
@@ -45,7 +62,7 @@ impl Shared {
         nodes: Vec<Arc<NodeShared>>,
     ) -> Self {
         Self {
-            started: Instant::now(),
+            started: doppio_rt::now(),
             next_connection: Arc::new(AtomicU64::new(0)),
             fired: rules.rules.iter().map(|_| AtomicU64::new(0)).collect(),
             names: rules.rules.iter().map(|r| r.name.clone()).collect(),
