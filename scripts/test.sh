@@ -19,6 +19,8 @@
 #   DOPPIO_CASSANDRA_TLS_CA   the CA file its certificate chains to (default
 #                             .cassandra-tls/tls/ca.pem, made by scripts/cassandra-tls.sh)
 #   DOPPIO_TEST_KEEP_CASSANDRA=1   leave the Cassandra clusters this script started running
+#   DOPPIO_SIM_SEEDS   seeded fault schedules on the simulated runtime (default 10000, about
+#                      a minute; driver/tests/sim_faults.rs, which runs 300 when unset)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -39,6 +41,7 @@ export DOPPIO_CASSANDRA_AUTH=${DOPPIO_CASSANDRA_AUTH:-127.0.0.11:9042}
 export DOPPIO_CLUSTER=${DOPPIO_CLUSTER:-127.0.0.21:9042}
 export DOPPIO_CASSANDRA_TLS=${DOPPIO_CASSANDRA_TLS:-127.0.0.41:9042}
 export DOPPIO_CASSANDRA_TLS_CA=${DOPPIO_CASSANDRA_TLS_CA:-$ROOT/.cassandra-tls/tls/ca.pem}
+export DOPPIO_SIM_SEEDS=${DOPPIO_SIM_SEEDS:-10000}
 # name | start command | stop command | address
 clusters=(
     "main|scripts/cassandra.sh start|scripts/cassandra.sh stop|$DOPPIO_CASSANDRA"

@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use doppio_proto::response::ErrorCode;
 
@@ -68,7 +68,8 @@ fn connect_fn(
             };
             let fail = |e: Error| ConnectionError::Closed {
                 addr,
-                reason: e.to_string(),
+                // The whole chain: "broke the protocol" alone does not say how.
+                reason: crate::error::Report(&e).to_string(),
             };
             if let Err(e) = handshake(&conn, &hs).await {
                 let refusal = match &e {
@@ -211,7 +212,7 @@ impl Session {
             }),
         };
         session.install(snapshot);
-        let deadline = Instant::now() + session.inner.config.startup_timeout;
+        let deadline = doppio_rt::now() + session.inner.config.startup_timeout;
         loop {
             if session.inner.nodes.borrow().values().any(|n| n.is_up()) {
                 break;
@@ -220,7 +221,7 @@ impl Session {
                 session.close("the node refused the handshake");
                 return Err(e);
             }
-            if Instant::now() >= deadline {
+            if doppio_rt::now() >= deadline {
                 let why = session.why_no_node();
                 session.close("connect timed out");
                 return Err(Error::NoConnection(why));
