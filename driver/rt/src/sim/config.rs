@@ -69,6 +69,8 @@ pub enum SimError {
 pub struct Stats {
     /// Task polls (the main task's included).
     pub polls: u64,
+    /// Of those, polls of the peer's tasks ([`crate::sim::as_peer`]).
+    pub peer_polls: u64,
     /// Tasks spawned.
     pub spawned: u64,
     /// Times the clock jumped forward to a timer.

@@ -68,6 +68,8 @@ struct Slot {
     waker: Option<Arc<TaskWaker>>,
     /// Cancelled while being polled: drop it when the poll returns.
     cancelled: bool,
+    /// A task of the peer (spawned inside [`as_peer`], or by such a task), not the client's.
+    peer: bool,
 }
 
 /// A running simulation (one per thread).
@@ -80,8 +82,11 @@ pub(super) struct Sim {
     live: Cell<usize>,
     ready: Arc<ReadySet>,
     polls: Cell<u64>,
+    peer_polls: Cell<u64>,
     spawned: Cell<u64>,
     time_jumps: Cell<u64>,
+    /// The task being polled is a peer's (so is anything it spawns).
+    in_peer: Cell<bool>,
 }
 
 thread_local! {
@@ -111,14 +116,17 @@ impl Sim {
             live: Cell::new(0),
             ready: Arc::new(ReadySet::default()),
             polls: Cell::new(0),
+            peer_polls: Cell::new(0),
             spawned: Cell::new(0),
             time_jumps: Cell::new(0),
+            in_peer: Cell::new(false),
         }
     }
 
     pub(super) fn stats(&self) -> Stats {
         Stats {
             polls: self.polls.get(),
+            peer_polls: self.peer_polls.get(),
             spawned: self.spawned.get(),
             time_jumps: self.time_jumps.get(),
             elapsed: self.clock.elapsed(),
@@ -144,6 +152,7 @@ impl Sim {
                 future: None,
                 waker: None,
                 cancelled: false,
+                peer: false,
             });
             (slots.len() - 1) as u32
         });
@@ -160,6 +169,7 @@ impl Sim {
         slot.future = Some(future);
         slot.waker = Some(waker.clone());
         slot.cancelled = false;
+        slot.peer = self.in_peer.get();
         drop(slots);
         self.live.set(self.live.get() + 1);
         self.spawned.set(self.spawned.get() + 1);
@@ -212,7 +222,7 @@ impl Sim {
 
     /// Polls task `id` once, if it is still alive.
     fn poll_task(&self, id: TaskId) {
-        let (mut future, waker) = {
+        let (mut future, waker, peer) = {
             let mut slots = self.slots.borrow_mut();
             let Some(slot) = slots.get_mut(id.index as usize) else {
                 return;
@@ -224,14 +234,20 @@ impl Sim {
                 return;
             };
             waker.queued.store(false, Ordering::Release);
-            (future, waker)
+            (future, waker, slot.peer)
         };
         self.polls.set(self.polls.get() + 1);
         let w = Waker::from(waker);
-        let done = future
-            .as_mut()
-            .poll(&mut Context::from_waker(&w))
-            .is_ready();
+        let mut cx = Context::from_waker(&w);
+        let done = if peer {
+            self.peer_polls.set(self.peer_polls.get() + 1);
+            self.in_peer.set(true);
+            let done = poll_peer_task(&mut future, &mut cx);
+            self.in_peer.set(false);
+            done
+        } else {
+            poll_client_task(&mut future, &mut cx)
+        };
         let mut slots = self.slots.borrow_mut();
         let slot = &mut slots[id.index as usize];
         if done || slot.cancelled {
@@ -321,6 +337,55 @@ pub(crate) fn wake_at(at: Instant, waker: std::task::Waker) {
     }
 }
 
+/// Polls a client task (anything not spawned as the peer's). Never inlined, so that a
+/// profile of a simulation (Callgrind's inclusive cost of this function) tells the client's
+/// work from the peer's and from the executor's own.
+///
+/// Each poll function ends by touching its own constant: the optimiser cannot then merge the
+/// two (identical bodies are folded into one under LTO, and a profile would name only one),
+/// and the poll is not a tail call (whose frame would be missing from a heap profile's
+/// stacks).
+#[inline(never)]
+fn poll_client_task(future: &mut BoxedTask, cx: &mut Context<'_>) -> bool {
+    let ready = future.as_mut().poll(cx).is_ready();
+    std::hint::black_box(CLIENT_SIDE);
+    ready
+}
+
+/// What the client's poll functions touch last (see [`poll_client_task`]).
+const CLIENT_SIDE: u8 = 1;
+/// What the peer's poll function touches last.
+const PEER_SIDE: u8 = 2;
+
+/// Polls the main future, the client's too; never inlined, as [`poll_client_task`].
+#[inline(never)]
+fn poll_client_main<F: Future>(main: Pin<&mut F>, cx: &mut Context<'_>) -> Poll<F::Output> {
+    let out = main.poll(cx);
+    std::hint::black_box(CLIENT_SIDE);
+    out
+}
+
+/// Polls a peer task (see [`as_peer`]); never inlined, as [`poll_client_task`].
+#[inline(never)]
+fn poll_peer_task(future: &mut BoxedTask, cx: &mut Context<'_>) -> bool {
+    let ready = future.as_mut().poll(cx).is_ready();
+    std::hint::black_box(PEER_SIDE);
+    ready
+}
+
+/// Runs `f` (on a simulation's thread) with every task it spawns marked as the peer's: a
+/// server such as the stub, whose work a measurement of the client must leave out. Tasks a
+/// peer task spawns are the peer's too. Off a simulation, just runs `f`.
+pub fn as_peer<R>(f: impl FnOnce() -> R) -> R {
+    let Some(sim) = CURRENT.with(|c| c.borrow().clone()) else {
+        return f();
+    };
+    let was = sim.in_peer.replace(true);
+    let out = f();
+    sim.in_peer.set(was);
+    out
+}
+
 /// Clears the thread's simulation when the run ends, also when a task's panic unwinds
 /// through it, after dropping the tasks left (their drops may still use the simulation).
 struct Running(Rc<Sim>);
@@ -359,7 +424,9 @@ fn run_loop<T>(config: Config, fut: impl Future<Output = T>) -> Result<T, SimErr
             if id == MAIN {
                 main_waker.queued.store(false, Ordering::Release);
                 sim.polls.set(sim.polls.get() + 1);
-                if let Poll::Ready(out) = main.as_mut().poll(&mut Context::from_waker(&waker)) {
+                if let Poll::Ready(out) =
+                    poll_client_main(main.as_mut(), &mut Context::from_waker(&waker))
+                {
                     return Ok(out);
                 }
             } else {

@@ -32,7 +32,7 @@ mod handle;
 mod timer;
 
 pub use config::{Config, SimError, Stats};
-pub use executor::{elapsed, is_running, now, random_u64, run, stats};
+pub use executor::{as_peer, elapsed, is_running, now, random_u64, run, stats};
 pub(crate) use executor::{net_delay, wake_at};
 pub use handle::{spawn_local, spawn_scoped_local, ScopedTask, Task};
 pub use timer::Timer;
@@ -203,6 +203,29 @@ mod tests {
                 "left at the end"
             ]
         );
+    }
+
+    /// Tasks spawned inside `as_peer`, and the tasks they spawn, are polled as the peer's;
+    /// the rest as the client's.
+    #[test]
+    fn a_peer_and_its_offspring_are_counted_apart() {
+        run(Config::seeded(4), async {
+            let peer = as_peer(|| {
+                spawn_local(async {
+                    yield_now().await;
+                    spawn_local(async { yield_now().await }).await;
+                })
+            });
+            let client = spawn_local(async { yield_now().await });
+            peer.await;
+            client.await;
+            let s = stats().unwrap();
+            // The peer: 3 polls of its first task (yield, await the child, the child's end)
+            // and 2 of its child; the client: 2 of its task and the main task's polls.
+            assert_eq!(s.peer_polls, 5, "{s:?}");
+            assert!(s.polls >= s.peer_polls + 3, "{s:?}");
+        })
+        .unwrap();
     }
 
     /// On a simulation with network delays, each send arrives after its own delay, in
