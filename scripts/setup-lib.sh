@@ -33,6 +33,12 @@ ensure_toolchain() {
         as_root apt-get update -q
         DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q fonts-dejavu-core
     fi
+    # `doppio cost` (and the cost gate of scripts/test.sh) counts instructions and
+    # allocations under Valgrind's Callgrind and DHAT.
+    if ! command -v valgrind >/dev/null 2>&1 || ! command -v callgrind_annotate >/dev/null 2>&1; then
+        as_root apt-get update -q
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q valgrind
+    fi
     cargo --version
 }
 

@@ -7,9 +7,11 @@
 # (scripts/cassandra-tls.sh); it stops only what it started. Meanwhile it runs rustfmt
 # check, clippy with warnings denied and the seam check (the first that fails ends the run);
 # then, with the clusters up, every test of the workspace (all of them, --no-fail-fast) and
-# one closing line with the totals. Exits non-zero if anything failed. The tests that need a
-# Cassandra (files tests/cassandra_*.rs) skip with a message when their node does not answer,
-# unless CI is set (.ci/run sets it): then they fail.
+# one closing line with the totals; last, the cost gate (the release build's instructions and
+# allocations per request under Valgrind against perf/cost/baseline.json). Exits non-zero if
+# anything failed. The tests that need a Cassandra (files tests/cassandra_*.rs) skip with a
+# message when their node does not answer, unless CI is set (.ci/run sets it): then they
+# fail.
 #
 # Environment:
 #   DOPPIO_CASSANDRA   address the tests use (default 127.0.0.1:9042)
@@ -134,5 +136,18 @@ if [ "$test_rc" != 0 ]; then
     echo "cargo test failed (exit $test_rc)" >&2
     exit "$test_rc"
 fi
+
+# doppio's instructions and allocations per request, counted by Callgrind and DHAT on the
+# release build (deterministic: the same build gives the same figures), against the
+# baseline kept in the repository: more than 2 % more instructions, or any allocation added
+# per request, fails. A deliberate change updates perf/cost/baseline.json in its commit.
+step "cost gate: doppio cost --check perf/cost/baseline.json"
+cargo build --release --locked -p doppio-bench
+if ! target/release/doppio cost --driver doppio --check perf/cost/baseline.json --out target/cost; then
+    echo "tests: $totals"
+    echo "the cost gate failed: target/cost/ holds the profiles and cost.json" >&2
+    exit 1
+fi
+
 echo "all checks passed"
 echo "tests: $totals"

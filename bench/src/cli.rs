@@ -107,6 +107,28 @@ pub enum Command {
         #[arg(long, default_value = "doppio vs scylla-rust-driver")]
         title: String,
     },
+    /// User-space instructions and heap allocations per request of doppio and
+    /// scylla-rust-driver, counted under Valgrind (Callgrind, DHAT): figures that do not move
+    /// from run to run. Six scenarios (empty, insert, select_1, select_100, select_paged,
+    /// batch_64) against the stub; doppio on its simulated runtime, scylla on a
+    /// current-thread tokio. Prints a table and writes cost.md and cost.json into --out.
+    Cost(CostArgs),
+    /// One run of a `cost` scenario, in the process Valgrind watches (used by `cost`).
+    #[command(hide = true)]
+    CostChild {
+        /// doppio or scylla.
+        #[arg(long)]
+        driver: String,
+        /// The scenario.
+        #[arg(long)]
+        scenario: String,
+        /// Requests to make.
+        #[arg(long)]
+        requests: u64,
+        /// The stub to talk to (scylla's runs).
+        #[arg(long)]
+        stub: Option<std::net::SocketAddr>,
+    },
     /// Plots throughput and latency percentiles over time (SVG): one line per backend of
     /// each report (merged reports too), two panels stacked. Findmax reports are drawn
     /// against the target rate instead: achieved rate and p99 of each step.
@@ -424,6 +446,34 @@ pub struct RoundArgs {
     /// listening on a node's address when the node runs on this machine).
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
+}
+
+/// Options of `cost`.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct CostArgs {
+    /// Requests measured per scenario (after the warm-up): the figure is the difference of
+    /// a run with them and one without, divided by them.
+    #[arg(long, default_value_t = 1000)]
+    pub requests: u64,
+    /// Requests made before the measured ones, in both runs.
+    #[arg(long, default_value_t = 100)]
+    pub warmup: u64,
+    /// Only this scenario (repeat for several; default: all).
+    #[arg(long)]
+    pub scenario: Vec<String>,
+    /// Only this driver, doppio or scylla (default: both).
+    #[arg(long)]
+    pub driver: Option<String>,
+    /// Folder for the profiles, logs, cost.md and cost.json (created if missing).
+    #[arg(long, default_value = "cost")]
+    pub out: PathBuf,
+    /// Compare doppio's figures with this baseline (an earlier cost.json, made with the
+    /// same build profile, warm-up and requests) and fail when a scenario's instructions
+    /// per request rose by more than 2 % or its allocations per request rose at all. To
+    /// accept a change deliberately, copy the new cost.json over the baseline in the same
+    /// commit.
+    #[arg(long, value_name = "COST_JSON")]
+    pub check: Option<PathBuf>,
 }
 
 /// Options of `curve`.

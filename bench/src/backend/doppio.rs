@@ -5,6 +5,7 @@
 //!
 //! Children: [`rows`], a result page consumed (every row decoded, or only counted).
 
+pub mod cost;
 pub mod rows;
 
 use std::sync::{mpsc, Arc};

@@ -24,6 +24,8 @@
 //! cores, [`ConnectOptions::pinned_cores`] (0..threads), unless `--no-pin`.
 
 pub mod connect;
+pub mod cost;
+pub mod cost_scenario;
 pub mod counters;
 pub mod doppio;
 pub mod driver;

@@ -14,6 +14,7 @@
 //! Children: [`rows`], a result page consumed (every row decoded, or only counted);
 //! [`retry`], `--retries` with doppio's retry decisions.
 
+pub mod cost;
 pub mod retry;
 pub mod rows;
 

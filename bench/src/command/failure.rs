@@ -58,6 +58,9 @@ pub enum Failure {
     /// write its curve.
     #[error(transparent)]
     Curve(#[from] CurveError),
+    /// `doppio cost` could not start its tools or one of its runs failed.
+    #[error(transparent)]
+    Cost(#[from] CostError),
     /// A file could not be read or written.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -91,6 +94,9 @@ impl Failure {
     pub fn exit_code(&self) -> u8 {
         match self {
             Failure::Run(_) => Self::RUN,
+            Failure::Cost(
+                CostError::Run { .. } | CostError::Output { .. } | CostError::Regressed { .. },
+            ) => Self::RUN,
             Failure::Interrupted => crate::interrupt::EXIT_CODE,
             Failure::Usage(_)
             | Failure::Connect(_)
@@ -102,6 +108,7 @@ impl Failure {
             | Failure::Plot(_)
             | Failure::Sweep(_)
             | Failure::Curve(_)
+            | Failure::Cost(_)
             | Failure::Io(_)
             | Failure::Histogram(_)
             | Failure::Cycles(_)
@@ -421,6 +428,55 @@ pub enum SweepError {
         /// Why.
         #[source]
         source: DrawingAreaErrorKind<std::io::Error>,
+    },
+}
+
+/// Why `doppio cost` could not measure.
+#[derive(Debug, thiserror::Error)]
+pub enum CostError {
+    /// Valgrind (or its `callgrind_annotate`) is not installed.
+    #[error(
+        "`{tool}` was not found: `doppio cost` counts instructions and allocations under \
+         Valgrind (apt-get install valgrind)"
+    )]
+    NoValgrind {
+        /// The program looked for.
+        tool: &'static str,
+    },
+    /// An option out of range.
+    #[error("{0}")]
+    Option(String),
+    /// The stub for the scylla runs could not start.
+    #[error("the stub for scylla-rust-driver's runs: {0}")]
+    Stub(String),
+    /// A run under Valgrind failed; its log is kept.
+    #[error("{what} failed ({status}); its output: {}", log.display())]
+    Run {
+        /// The run.
+        what: String,
+        /// How it ended.
+        status: String,
+        /// Its Valgrind and program output.
+        log: PathBuf,
+    },
+    /// Doppio's figures rose past the baseline's tolerance.
+    #[error(
+        "{count} of doppio's cost figures regressed against {} (the CHECK lines above)",
+        baseline.display()
+    )]
+    Regressed {
+        /// Scenarios that regressed.
+        count: usize,
+        /// The baseline.
+        baseline: PathBuf,
+    },
+    /// A profile could not be read.
+    #[error("{}: {why}", path.display())]
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        why: String,
     },
 }
 

@@ -11,9 +11,12 @@
 //! loads: the load curve of cost per request), [`findmax`] (the saturation search),
 //! [`show`] (a report as text), [`hdr`] (a report's histograms as an HdrHistogram log),
 //! [`list`], [`merge`] (the reports of several loader machines combined), [`plot`]
-//! (reports as SVG), [`sweep`] (runs at several concurrencies as a table and a plot).
+//! (reports as SVG), [`sweep`] (runs at several concurrencies as a table and a plot),
+//! [`cost`] (instructions and allocations per request under Valgrind, doppio beside
+//! scylla-rust-driver).
 
 pub mod chart;
+pub mod cost;
 pub mod curve;
 pub mod failure;
 pub mod findmax;
