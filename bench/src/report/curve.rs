@@ -6,7 +6,9 @@
 //! A point's figures are its report's own (`bench/REPORT.md`); the CPU ratio of a doppio
 //! backend over scylla-rust-driver at a load is that report's VERDICT finding (paired by
 //! round, with its interval) where the VERDICT compared them, else the plain ratio of the
-//! two means, marked so.
+//! two means, marked so. Its p-value is the VERDICT's Holm-adjusted one: each load's
+//! VERDICT is one family of comparisons, its p-values adjusted for their number at that
+//! load (not over the loads of the curve).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -140,7 +142,9 @@ pub struct CpuRatio {
     pub low: Option<f64>,
     /// The 99 % interval's high end.
     pub high: Option<f64>,
-    /// The paired t-test's p-value (`null`: not paired).
+    /// The paired t-test's p-value, Holm-adjusted over the comparisons of this load's
+    /// VERDICT (one family per load), as the VERDICT gives it (`null`: not paired, or one
+    /// round).
     pub p_value: Option<f64>,
     /// Rounds paired (0: not paired).
     pub rounds: usize,
@@ -302,7 +306,7 @@ fn paired(findings: &[Finding], name: &str, share: f64) -> Option<CpuRatio> {
         low: finite(low),
         high: finite(high),
         // With one round there is no test (its p-value is 1 by convention).
-        p_value: (r.pairs >= 2).then_some(r.p_value),
+        p_value: (r.pairs >= 2).then_some(f.p_adjusted),
         rounds: r.pairs,
         paired: true,
         ..unpaired(name, share)
@@ -489,6 +493,29 @@ mod tests {
         assert!(!m.paired && m.rounds == 0 && m.p_value.is_none(), "{m:?}");
         assert!(close(m.ratio, 1.5), "{m:?}");
         assert_eq!(c.cpu_ratios.len(), 3);
+    }
+
+    /// The curve's p-value is its load's VERDICT's, Holm-adjusted over that VERDICT's
+    /// comparisons (CPU and syscalls here), not the raw one.
+    #[test]
+    fn a_paired_ratio_has_the_verdicts_adjusted_p_value() {
+        let mut r = report(0.5, &[("scylla", 8.0), ("doppio-uring", 4.0)]);
+        if let Some(b) = r.backends.get_mut("doppio-uring") {
+            for (s, (cpu, syscalls)) in
+                b.segments
+                    .iter_mut()
+                    .zip([(4.0, 0.4), (4.4, 0.38), (3.9, 0.43), (4.3, 0.41)])
+            {
+                s.cpu_us_per_req = Some(cpu);
+                s.syscalls_per_req = Some(syscalls);
+            }
+        }
+        let v = verdict(&r).unwrap();
+        assert_eq!(v.comparisons, 2);
+        let cpu = v.findings.iter().find(|f| f.figure == Figure::Cpu).unwrap();
+        assert!(cpu.p_adjusted > cpu.ratio.p_value, "{cpu:?}");
+        let c = Curve::of(&[("load-50.json".into(), r)], String::new());
+        assert_eq!(c.cpu_ratios[0].p_value, Some(cpu.p_adjusted));
     }
 
     #[test]

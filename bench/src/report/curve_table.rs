@@ -123,8 +123,8 @@ fn ratios(out: &mut String, c: &Curve) {
     let _ = writeln!(
         out,
         "\nClient CPU per request over {BASELINE}'s (paired by round, 99 % interval and \
-         p-value, as the VERDICT gives it; `means`: the ratio of the means, not compared by \
-         the VERDICT):\n"
+         p-value Holm-adjusted over the load's comparisons, as the VERDICT gives it; `means`: \
+         the ratio of the means, not compared by the VERDICT):\n"
     );
     let header: Vec<String> = names.iter().map(|n| format!("{n}/{BASELINE}")).collect();
     let _ = writeln!(out, "| load | {} |", header.join(" | "));
@@ -143,7 +143,8 @@ fn ratios(out: &mut String, c: &Curve) {
     }
 }
 
-/// A ratio with what backs it: `0.41x (0.35-0.48, p < 0.001)`, `1.6x (means)`.
+/// A ratio with what backs it: `0.41x (0.35-0.48, p < 0.001)`, `1.6x (means)`; the p-value
+/// is the VERDICT's, Holm-adjusted over the comparisons at its load.
 fn ratio_cell(r: &CpuRatio) -> String {
     if !r.paired {
         return format!("{:.2}x (means)", r.ratio);

@@ -50,8 +50,9 @@ pub fn render(report: &Report, log: bool) -> String {
     out
 }
 
-/// VERDICT: each figure's ratio between backends, paired by round, in plain sentences, and
-/// what qualifies them; nothing for a report of one backend.
+/// VERDICT: each figure's ratio between backends, paired by round, in plain sentences, the
+/// number of comparisons their p-values are Holm-adjusted for, and what qualifies them;
+/// nothing for a report of one backend.
 fn verdict_section(out: &mut String, report: &Report) {
     let Some(v) = super::verdict::verdict(report) else {
         return;
@@ -74,6 +75,17 @@ fn verdict_section(out: &mut String, report: &Report) {
     );
     for f in &v.findings {
         wrap(out, "  ", &f.sentence());
+    }
+    if v.comparisons >= 2 {
+        wrap(
+            out,
+            "  ",
+            &format!(
+                "p-values adjusted (Holm) for the {} comparisons above (the intervals are not: \
+                 each is its comparison's own)",
+                v.comparisons
+            ),
+        );
     }
     for r in &v.refused {
         wrap(out, "  ", r);
@@ -1886,6 +1898,59 @@ mod tests {
             ],
         );
         assert_golden(&three, GOLDEN_THREE);
+    }
+
+    /// A VERDICT of three comparisons (client CPU, syscalls and throughput, the last two
+    /// ties): the CPU ratio's raw p of 0.0065 is 0.019 once adjusted, no difference shown,
+    /// and a line says for how many comparisons the p-values are adjusted.
+    #[test]
+    fn the_verdict_gives_holm_adjusted_p_values_and_says_so() {
+        use crate::report::{RunConfig, SegmentFigures};
+        let mut r = Report {
+            config: RunConfig {
+                drivers: vec!["scylla".into(), "doppio-uring".into()],
+                order: Some("rotate".into()),
+                ..RunConfig::default()
+            },
+            ..Report::default()
+        };
+        let cpu = [[3.0; 6], [3.3, 3.1, 3.25, 3.25, 3.1, 3.3]];
+        for (k, name) in ["scylla", "doppio-uring"].into_iter().enumerate() {
+            let mut b = BackendRun::default().report(name);
+            b.requests = 6000;
+            b.segments = (0..6)
+                .map(|round| SegmentFigures {
+                    round,
+                    position: (round + k) % 2,
+                    requests: 1000,
+                    elapsed_s: 1.0,
+                    throughput_rps: 1e5,
+                    cpu_us_per_req: Some(cpu[k][round]),
+                    syscalls_per_req: Some(0.5),
+                    ..SegmentFigures::default()
+                })
+                .collect();
+            r.backends.insert(name.into(), b);
+        }
+        let mut out = String::new();
+        verdict_section(&mut out, &r);
+        assert_golden(
+            &out,
+            &[
+                "VERDICT  (6 rounds paired, order rotated; each ratio is the geometric mean of the rounds' ratios,",
+                "         adjusted for a drift within rounds, with its 99 % interval and the p-value of a paired",
+                "         t-test)",
+                "  client CPU per request: no difference shown between doppio-uring and scylla (1.1x, 99 % interval",
+                "  1.0-1.1, p = 0.019)",
+                "  syscalls per request: no difference shown between doppio-uring and scylla (1.0x, 99 % interval",
+                "  1.0-1.0, p = 1.000)",
+                "  throughput: no difference shown between doppio-uring and scylla (1.0x, 99 % interval 1.0-1.0, p =",
+                "  1.000)",
+                "  p-values adjusted (Holm) for the 3 comparisons above (the intervals are not: each is its",
+                "  comparison's own)",
+                "",
+            ],
+        );
     }
 
     /// Compares rendered text with golden lines (every line, its trailing spaces included,

@@ -13,6 +13,15 @@
 //! Figures: client CPU per request, syscalls per request, and throughput (not when a rate
 //! fixed it: then every backend did the same work and only its cost is compared).
 //!
+//! A verdict makes several comparisons at once (every figure for every pair of backends),
+//! and the more it makes, the likelier one of them looks like a difference by chance. Its
+//! p-values are therefore Holm-adjusted over its findings, those with an interval (two
+//! rounds or more) making up the family ([`crate::stats::holm_adjusted`]): a finding is a
+//! difference shown when its adjusted p-value is below 1 - [`CONFIDENCE`], which bounds the
+//! chance of any false difference in the verdict by that much. The sentences give the
+//! adjusted p-value; the raw one stays in the finding's ratio. The intervals are each
+//! comparison's own, not adjusted.
+//!
 //! At a rate the work is the same only if every backend kept the release grid
 //! ([`super::lateness::LatenessReport::kept_schedule`]): one whose own send lateness is a
 //! step or more sends in coarser batches than the others, which is cheaper per request
@@ -22,7 +31,7 @@
 use std::time::Duration;
 
 use super::{BackendReport, Report, SegmentFigures};
-use crate::stats::{paired_ratio_adjusted, PairedRatio};
+use crate::stats::{holm_adjusted, paired_ratio_adjusted, PairedRatio};
 
 /// Confidence of every interval the verdict gives.
 pub const CONFIDENCE: f64 = 0.99;
@@ -31,7 +40,8 @@ pub const CONFIDENCE: f64 = 0.99;
 /// of a paired test is too wide to tell much (t on 3 degrees of freedom is 5.8).
 pub const ROUNDS_WANTED: usize = 5;
 
-/// p below which a ratio counts as a difference shown (the interval then excludes 1).
+/// Holm-adjusted p below which a ratio counts as a difference shown (its own interval then
+/// excludes 1 too: the adjusted p is never below the raw one).
 const SIGNIFICANT: f64 = 1.0 - CONFIDENCE;
 
 /// A figure the verdict compares.
@@ -83,14 +93,20 @@ pub struct Finding {
     pub a: String,
     /// The compared backend's name.
     pub b: String,
-    /// `b`'s figure over `a`'s, paired by round.
+    /// `b`'s figure over `a`'s, paired by round; its `p_value` is the raw one, of this
+    /// comparison alone.
     pub ratio: PairedRatio,
+    /// The p-value Holm-adjusted over the verdict's findings with an interval (the
+    /// verdict's `comparisons`); the raw one when there is no interval (fewer than two
+    /// rounds).
+    pub p_adjusted: f64,
 }
 
 impl Finding {
-    /// Whether the interval excludes 1.
+    /// Whether the difference is shown: two rounds or more and an adjusted p-value below
+    /// 1 - [`CONFIDENCE`].
     pub fn shown(&self) -> bool {
-        self.ratio.pairs >= 2 && self.ratio.p_value < SIGNIFICANT
+        self.ratio.pairs >= 2 && self.p_adjusted < SIGNIFICANT
     }
 
     /// The finding as a sentence.
@@ -110,7 +126,7 @@ impl Finding {
             CONFIDENCE * 100.0,
             two_figures(r.low),
             two_figures(r.high),
-            p_text(r.p_value)
+            p_text(self.p_adjusted)
         );
         if self.shown() {
             format!(
@@ -138,6 +154,9 @@ pub struct Verdict {
     pub adjusted: bool,
     /// Every comparison, by figure then pair.
     pub findings: Vec<Finding>,
+    /// The findings tested (those with two rounds or more): the number of comparisons their
+    /// p-values are Holm-adjusted for.
+    pub comparisons: usize,
     /// The comparisons not made, each as a sentence saying why (a backend that fell behind
     /// the release grid of a paced run).
     pub refused: Vec<String>,
@@ -198,15 +217,18 @@ pub fn verdict(report: &Report) -> Option<Verdict> {
                 if pairs.is_empty() {
                     continue;
                 }
+                let ratio = paired_ratio_adjusted(&pairs, CONFIDENCE);
                 findings.push(Finding {
                     figure,
                     a: a.0.to_owned(),
                     b: b.0.to_owned(),
-                    ratio: paired_ratio_adjusted(&pairs, CONFIDENCE),
+                    ratio,
+                    p_adjusted: ratio.p_value,
                 });
             }
         }
     }
+    let comparisons = adjust_for_comparisons(&mut findings);
     let rounds = findings.iter().map(|f| f.ratio.pairs).min().unwrap_or(0);
     let mut warnings = Vec::new();
     if rounds < ROUNDS_WANTED {
@@ -244,9 +266,22 @@ pub fn verdict(report: &Report) -> Option<Verdict> {
         rotated,
         adjusted,
         findings,
+        comparisons,
         refused,
         warnings,
     })
+}
+
+/// Sets each tested finding's (two rounds or more) `p_adjusted`, Holm-adjusted over all of
+/// them, and returns how many they are.
+fn adjust_for_comparisons(findings: &mut [Finding]) -> usize {
+    let tested: Vec<&mut Finding> = findings.iter_mut().filter(|f| f.ratio.pairs >= 2).collect();
+    let raw: Vec<f64> = tested.iter().map(|f| f.ratio.p_value).collect();
+    let adjusted = holm_adjusted(&raw);
+    for (f, p) in tested.into_iter().zip(adjusted) {
+        f.p_adjusted = p;
+    }
+    raw.len()
 }
 
 /// The backends of a paced run that fell behind its release grid, each with why, as the
@@ -542,6 +577,121 @@ mod tests {
         );
         r.backends.get_mut("scylla").unwrap().send_lateness = lateness(20);
         assert!(verdict(&r).unwrap().refused.is_empty());
+    }
+
+    /// A finding of `p` on `pairs` rounds, before the correction.
+    fn finding(p: f64, pairs: usize) -> Finding {
+        let ratio = PairedRatio {
+            ratio: 1.1,
+            low: 1.02,
+            high: 1.2,
+            p_value: p,
+            pairs,
+            adjusted: true,
+        };
+        Finding {
+            figure: Figure::Cpu,
+            a: "scylla".into(),
+            b: "doppio-uring".into(),
+            ratio,
+            p_adjusted: p,
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
+    }
+
+    /// Raw p = 0.006 among three comparisons is 0.018 once adjusted: no difference shown,
+    /// though it would be alone. A finding of one round is not one of the comparisons.
+    #[test]
+    fn a_raw_p_below_the_threshold_is_not_shown_once_adjusted_for_the_comparisons() {
+        let mut findings = vec![
+            finding(0.006, 6),
+            finding(0.2, 6),
+            finding(0.5, 6),
+            finding(1.0, 1),
+        ];
+        assert!(findings[0].shown(), "alone, 0.006 is a difference shown");
+        assert_eq!(adjust_for_comparisons(&mut findings), 3);
+        let adjusted: Vec<f64> = findings.iter().map(|f| f.p_adjusted).collect();
+        assert!(
+            close(adjusted[0], 0.018) && close(adjusted[1], 0.4),
+            "{adjusted:?}"
+        );
+        assert!(
+            close(adjusted[2], 0.5) && adjusted[3] == 1.0,
+            "{adjusted:?}"
+        );
+        // The raw p-value stays in the ratio.
+        assert_eq!(findings[0].ratio.p_value, 0.006);
+        assert!(findings.iter().all(|f| !f.shown()));
+        assert_eq!(
+            findings[0].sentence(),
+            "client CPU per request: no difference shown between doppio-uring and scylla (1.1x, \
+             99 % interval 1.0-1.2, p = 0.018)"
+        );
+    }
+
+    /// Raw p = 0.002 and 0.004 among three comparisons are 0.006 and 0.008 once adjusted:
+    /// still differences shown, the sentence giving the adjusted p-value.
+    #[test]
+    fn a_raw_p_small_enough_is_still_shown_after_the_correction() {
+        let mut findings = vec![finding(0.004, 6), finding(0.002, 6), finding(0.5, 6)];
+        assert_eq!(adjust_for_comparisons(&mut findings), 3);
+        assert!(close(findings[0].p_adjusted, 0.008), "{findings:?}");
+        assert!(close(findings[1].p_adjusted, 0.006), "{findings:?}");
+        assert!(findings[0].shown() && findings[1].shown() && !findings[2].shown());
+        assert_eq!(
+            findings[0].sentence(),
+            "client CPU per request: doppio-uring used 1.1x scylla's (99 % interval 1.0-1.2, \
+             p = 0.008)"
+        );
+        // One comparison alone: nothing to adjust.
+        let mut one = vec![finding(0.006, 6)];
+        assert_eq!(adjust_for_comparisons(&mut one), 1);
+        assert!(one[0].shown() && one[0].p_adjusted == 0.006);
+    }
+
+    /// A whole verdict of three comparisons (CPU, syscalls and throughput; the last two
+    /// ties): a CPU ratio of 1.07 at raw p = 0.0065 is not shown, one at raw p = 0.0009
+    /// is.
+    #[test]
+    fn the_verdict_adjusts_its_p_values_for_its_comparisons() {
+        let tie = |cpu: &[f64]| segments(cpu, &[0.5; 6], &[1e5; 6]);
+        let a = tie(&[3.0; 6]);
+        let v = verdict(&report(
+            a.clone(),
+            tie(&[3.3, 3.1, 3.25, 3.25, 3.1, 3.3]),
+            "rotate",
+        ))
+        .unwrap();
+        assert_eq!(v.comparisons, 3);
+        let cpu = &v.findings[0];
+        assert!(
+            cpu.ratio.p_value > 0.005 && cpu.ratio.p_value < 0.008,
+            "{cpu:?}"
+        );
+        assert!(
+            (cpu.p_adjusted - 3.0 * cpu.ratio.p_value).abs() < 1e-12,
+            "{cpu:?}"
+        );
+        assert!(!cpu.shown(), "{cpu:?}");
+        assert!(
+            cpu.sentence().starts_with(
+                "client CPU per request: no difference shown between doppio-uring and scylla \
+                 (1.1x, 99 % interval"
+            ) && cpu.sentence().ends_with("p = 0.019)"),
+            "{}",
+            cpu.sentence()
+        );
+        let v = verdict(&report(a, tie(&[3.3, 3.2, 3.25, 3.2, 3.15, 3.3]), "rotate")).unwrap();
+        let cpu = &v.findings[0];
+        assert!(
+            cpu.ratio.p_value < 0.001 && cpu.p_adjusted < 0.003,
+            "{cpu:?}"
+        );
+        assert!(cpu.shown(), "{cpu:?}");
     }
 
     #[test]
