@@ -121,11 +121,13 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
         }
         let before = fast.node_at(node2).unwrap().counters().requests;
         // Reads rotate over the three replicas: about a third start on node 2.
-        // Reads answered later than 1 s, or not at all. One is tolerated: on a loaded 2-core
-        // machine the other replicas' JVMs stall now and then too (seen twice in a CI run:
-        // the first read after the freeze, speculatively sent to node 3, unanswered there for
-        // 1.5 s), while the control run below shows what the frozen node costs without
-        // speculative execution (13 to 17 of 30 reads time out).
+        // Reads answered later than 1 s, or not at all. Two are tolerated: on a loaded 2-core
+        // machine the other replicas' JVMs stall now and then too (seen in CI runs: the
+        // first read after the freeze, speculatively sent to node 3, unanswered there for
+        // 1.5 s; and, in a full local run on 2026-11-28, reads 0 and 4 of the 30, both sent
+        // on to node 3 and unanswered there), while the control run below shows what the
+        // frozen node costs without speculative execution (13 to 17 of 30 reads time out),
+        // and the late reads must stay a small part of that.
         let mut late = Vec::new();
         let mut slowest = Duration::ZERO;
         for k in 0..30i32 {
@@ -166,8 +168,8 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
         );
         assert!(tried_node2 > 0, "some reads started on the frozen node");
         assert!(
-            late.len() <= 1,
-            "every read but one at most answered well before the 1.5 s timeout: {late:?}"
+            late.len() <= 2,
+            "every read but two at most answered well before the 1.5 s timeout: {late:?}"
         );
         if !late.is_empty() {
             println!("tolerated: {late:?}");
@@ -175,6 +177,12 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
         assert!(
             timeouts >= 5,
             "the control run shows the frozen node's cost: {timeouts} of 30 timed out"
+        );
+        assert!(
+            late.len() * 3 <= timeouts,
+            "speculative execution saves most of what the frozen node costs: {} late against \
+             {timeouts} timeouts without it",
+            late.len()
         );
         fast.query(&format!("DROP KEYSPACE {ks}"), &())
             .await
