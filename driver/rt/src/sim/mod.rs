@@ -10,6 +10,10 @@
 //! - **No kernel.** Connections are the in-memory ones of [`crate::memory`] (a server such as
 //!   the stub serves on the same thread through [`crate::TcpListener::bind_memory`]); a
 //!   connect to any other address is refused, and nothing here makes a syscall per step.
+//! - **A peer apart.** Tasks spawned inside [`as_peer`] (a server such as the stub, and what
+//!   it spawns) are polled through their own never-inlined function, the client's through
+//!   another: a profile (Callgrind, DHAT) tells the driver's cost from the server's and from
+//!   the executor's own (`doppio cost` reads them so).
 //! - **Deadlock is an answer.** When no task is ready and no timer is pending, the run ends
 //!   with [`SimError::Stalled`] instead of hanging (after [`Config::stall_wait`] of real time
 //!   for a wake-up from another thread, zero by default).
