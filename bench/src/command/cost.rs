@@ -339,9 +339,14 @@ pub fn check(table: &CostTable, baseline: &CostTable, requests: u64) -> Check {
             f.client.allocations,
             b.client.allocations
         );
-        if change > INSTRUCTIONS_TOLERANCE
-            || f.client.allocations > b.client.allocations + ALLOCATIONS_TOLERANCE
-        {
+        // `empty` is a whole process, not a request: its allocations (start-up, connection,
+        // preparation) get the instructions' relative tolerance, not the per-request one.
+        let allocation_bound = if f.requests == 0 {
+            b.client.allocations * (1.0 + INSTRUCTIONS_TOLERANCE)
+        } else {
+            b.client.allocations + ALLOCATIONS_TOLERANCE
+        };
+        if change > INSTRUCTIONS_TOLERANCE || f.client.allocations > allocation_bound {
             c.regressions.push(line.clone());
             c.lines.push(format!("REGRESSED {line}"));
         } else {
@@ -754,6 +759,26 @@ Ir          file:function
         assert!(debug.incomparable.is_some() && !debug.regressions.is_empty());
         let fewer = check(&table(true, 3584.0, 0.0), &base, 500);
         assert!(fewer.incomparable.is_some(), "{fewer:?}");
+        // `empty` is a whole run: one more allocation of 1322 is within its tolerance.
+        let empty = |allocations| {
+            let mut t = table(true, 3584.0, 0.0);
+            t.figures.push(Figure {
+                scenario: "empty".into(),
+                driver: "doppio".into(),
+                requests: 0,
+                client: PerRequest {
+                    instructions: 1.4e6,
+                    allocations,
+                    bytes: 0.0,
+                },
+                runtime: PerRequest::default(),
+            });
+            t
+        };
+        let one_more = check(&empty(1323.0), &empty(1322.0), 1000);
+        assert!(one_more.regressions.is_empty(), "{one_more:?}");
+        let many_more = check(&empty(1400.0), &empty(1322.0), 1000);
+        assert_eq!(many_more.regressions.len(), 1, "{many_more:?}");
     }
 
     #[test]
