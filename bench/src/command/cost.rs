@@ -177,25 +177,10 @@ pub fn cost(args: &CostArgs) -> Result<(), Failure> {
                     requests,
                     stub,
                 };
-                let instructions = child.callgrind()?;
-                let heap = child.dhat()?;
-                Ok(Split {
-                    client: Counts {
-                        instructions: instructions.client,
-                        allocations: heap.client.0,
-                        bytes: heap.client.1,
-                    },
-                    peer: Counts {
-                        instructions: instructions.peer,
-                        allocations: heap.peer.0,
-                        bytes: heap.peer.1,
-                    },
-                    rest: Counts {
-                        instructions: instructions.rest,
-                        allocations: heap.rest.0,
-                        bytes: heap.rest.1,
-                    },
-                })
+                let mut split = Split::default();
+                child.callgrind(&mut split)?;
+                child.dhat(&mut split)?;
+                Ok(split)
             };
             eprintln!("{} on {} ...", scenario.name(), driver.name());
             let figure = if scenario.has_requests() {
@@ -395,20 +380,6 @@ fn start_stub(rows: usize) -> Result<doppio_stub::StubHandle, CostError> {
     .map_err(|e| CostError::Stub(e.to_string()))
 }
 
-/// Instructions of one Callgrind run, split.
-struct Instructions {
-    client: u64,
-    peer: u64,
-    rest: u64,
-}
-
-/// Allocations and bytes of one DHAT run, split.
-struct Heap {
-    client: (u64, u64),
-    peer: (u64, u64),
-    rest: (u64, u64),
-}
-
 /// The function through which the simulated runtime polls the client's tasks.
 const CLIENT_POLL: &str = "doppio_rt::sim::executor::poll_client_task";
 /// The function through which it polls the main future (the client's).
@@ -475,7 +446,8 @@ impl Child<'_> {
         Ok(())
     }
 
-    fn callgrind(&self) -> Result<Instructions, CostError> {
+    /// Fills `split`'s instructions from a Callgrind run.
+    fn callgrind(&self, split: &mut Split) -> Result<(), CostError> {
         let file = self.out.join(format!("{}.callgrind", self.stem()));
         self.valgrind(
             "callgrind",
@@ -500,23 +472,20 @@ impl Child<'_> {
         };
         let total = annotated_cost(&text, "PROGRAM TOTALS").ok_or_else(|| bad("no total"))?;
         if self.driver == Driver::Scylla {
-            return Ok(Instructions {
-                client: total,
-                peer: 0,
-                rest: 0,
-            });
+            split.client.instructions = total;
+            return Ok(());
         }
         let client = annotated_cost(&text, CLIENT_POLL).unwrap_or(0)
             + annotated_cost(&text, CLIENT_MAIN).unwrap_or(0);
         let peer = annotated_cost(&text, PEER_POLL).unwrap_or(0);
-        Ok(Instructions {
-            client,
-            peer,
-            rest: total.saturating_sub(client + peer),
-        })
+        split.client.instructions = client;
+        split.peer.instructions = peer;
+        split.rest.instructions = total.saturating_sub(client + peer);
+        Ok(())
     }
 
-    fn dhat(&self) -> Result<Heap, CostError> {
+    /// Fills `split`'s allocations and bytes from a DHAT run.
+    fn dhat(&self, split: &mut Split) -> Result<(), CostError> {
         let file = self.out.join(format!("{}.dhat.json", self.stem()));
         self.valgrind(
             "dhat",
@@ -534,7 +503,8 @@ impl Child<'_> {
             path: file.clone(),
             why: format!("not DHAT's JSON: {e}"),
         })?;
-        Ok(split_heap(&dhat, self.driver == Driver::Scylla))
+        split_heap(&dhat, self.driver == Driver::Scylla, split);
+        Ok(())
     }
 }
 
@@ -585,38 +555,33 @@ struct DhatPoint {
     fs: Vec<usize>,
 }
 
-/// Allocations and bytes by who made them: under the client's poll, the peer's, or
-/// elsewhere (all `client` for a process that is all driver).
-fn split_heap(dhat: &DhatFile, all_client: bool) -> Heap {
-    let side = |name: &str| -> Vec<bool> { dhat.ftbl.iter().map(|f| f.contains(name)).collect() };
-    let client_frames: Vec<bool> = side(CLIENT_POLL)
-        .into_iter()
-        .zip(side(CLIENT_MAIN))
-        .map(|(a, b)| a || b)
-        .collect();
-    let peer_frames = side(PEER_POLL);
-    let mut heap = Heap {
-        client: (0, 0),
-        peer: (0, 0),
-        rest: (0, 0),
+/// Adds allocations and bytes to `split` by who made them: under the client's polls, the
+/// peer's, or elsewhere (all `client` for a process that is all driver).
+fn split_heap(dhat: &DhatFile, all_client: bool, split: &mut Split) {
+    let frames = |names: &[&str]| -> Vec<bool> {
+        dhat.ftbl
+            .iter()
+            .map(|f| names.iter().any(|n| f.contains(n)))
+            .collect()
     };
+    let client_frames = frames(&[CLIENT_POLL, CLIENT_MAIN]);
+    let peer_frames = frames(&[PEER_POLL]);
     for pp in &dhat.pps {
         let has = |frames: &[bool]| {
             pp.fs
                 .iter()
                 .any(|&f| frames.get(f).copied().unwrap_or(false))
         };
-        let slot = if all_client || has(&client_frames) {
-            &mut heap.client
+        let counts = if all_client || has(&client_frames) {
+            &mut split.client
         } else if has(&peer_frames) {
-            &mut heap.peer
+            &mut split.peer
         } else {
-            &mut heap.rest
+            &mut split.rest
         };
-        slot.0 += pp.tbk;
-        slot.1 += pp.tb;
+        counts.allocations += pp.tbk;
+        counts.bytes += pp.tb;
     }
-    heap
 }
 
 /// The table as markdown: one row per scenario, doppio and scylla-rust-driver side by side.
@@ -808,9 +773,15 @@ Ir          file:function
                 },
             ],
         };
-        let h = split_heap(&dhat, false);
-        assert_eq!((h.client, h.peer, h.rest), ((2, 100), (1, 40), (1, 7)));
-        let all = split_heap(&dhat, true);
-        assert_eq!(all.client, (4, 147));
+        let heap = |counts: Counts| (counts.allocations, counts.bytes);
+        let mut h = Split::default();
+        split_heap(&dhat, false, &mut h);
+        assert_eq!(
+            (heap(h.client), heap(h.peer), heap(h.rest)),
+            ((2, 100), (1, 40), (1, 7))
+        );
+        let mut all = Split::default();
+        split_heap(&dhat, true, &mut all);
+        assert_eq!(heap(all.client), (4, 147));
     }
 }

@@ -44,23 +44,11 @@ pub use timer::Timer;
 #[cfg(test)]
 mod tests {
     use super::*;
+    // Runtime-agnostic (a wake of its own waker, then Pending): it yields on a simulation too.
+    use crate::uring::yield_now;
     use std::cell::RefCell;
     use std::rc::Rc;
     use std::time::{Duration, Instant};
-
-    /// Yields once, so that other ready tasks may run.
-    async fn yield_now() {
-        let mut yielded = false;
-        std::future::poll_fn(|cx| {
-            if yielded {
-                return std::task::Poll::Ready(());
-            }
-            yielded = true;
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        })
-        .await
-    }
 
     /// The order in which four tasks of three steps each run, on `seed`.
     fn interleaving(seed: u64) -> Vec<u8> {
