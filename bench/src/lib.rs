@@ -39,7 +39,9 @@
 //!   starts one).
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
 //! - [`overhead`]: CPU time, context switches, RSS, syscalls by kind and io_uring operations
-//!   of a measured stretch.
+//!   of a measured stretch, with the threads of a parked backend counted apart.
+//! - [`thread_usage`]: one thread's CPU time and context switches from `/proc`, and which
+//!   threads a backend started.
 //! - [`hw_counters`]: instructions, cycles and cache misses of the client's threads over a
 //!   measured stretch (`perf_event_open`), or why the machine has none.
 //! - [`server_cpu`]: the node's CPU over each measured segment when it runs on this machine
@@ -93,5 +95,6 @@ pub mod secret;
 pub mod server_cpu;
 pub mod slo;
 pub mod stats;
+pub mod thread_usage;
 pub mod units;
 pub mod workload;

@@ -21,10 +21,22 @@
 //! the same way ([`Cost::io_wq`]); doppio's request path gives them no work. They make no system calls (kernel threads), so the syscall counts
 //! stay those of the user threads; the operations they submit fire the io_uring tracepoints
 //! on them and are counted with the others (the counters are opened on every thread, theirs
-//! included). The syscall
-//! counters count every thread too: a parked backend's few wake-ups land on the other's
-//! figures (doppio's shards enter their io_uring 5 to 10 times over scylla's two segments in
-//! the stub test, against hundreds of thousands of requests).
+//! included).
+//!
+//! # Parked backends
+//!
+//! Backends measured in turn live in one process, and a parked one still wakes now and then:
+//! a doppio connection's request sweeper fires once at the deadline of the last request it
+//! saw in flight (up to the request timeout after the load stopped), a keepalive probes an
+//! idle node, glommio issues a `membarrier`. Counted with everything else, those wake-ups
+//! landed on the measured backend's figures (traced on Linux 6.18: one idle doppio-uring
+//! shard entered its ring about 1.9 s and 0.95 s after its segments ended, inside scylla's;
+//! 8 `io_uring_enter` over scylla's three segments). [`Meter::start_apart`] takes the
+//! threads of each parked backend (those that appeared while it connected) and counts them
+//! on their own: their syscalls from their own counter groups, their CPU time and context
+//! switches from `/proc/self/task/<tid>/` ([`crate::thread_usage`]). The measured cost
+//! leaves them out ([`Cost::apart`] holds them), and the report gives each backend what it
+//! did while parked.
 //!
 //! System calls are counted by the kernel with `perf_event_open(2)` on the tracepoint
 //! `raw_syscalls:sys_enter`: one counter per thread that exists when measuring starts (from
@@ -76,6 +88,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use crate::thread_usage::{threads_usage, used_since, ThreadUsage};
 
 /// The kernel's threads of this process that work for its io_uring rings, by their names'
 /// prefix in `/proc/self/task/*/comm`: the SQPOLL threads and the io-wq workers.
@@ -628,6 +642,9 @@ impl Counts {
 
 /// One thread's counters: a group led by the total, read in one `read`.
 struct ThreadGroup {
+    /// Whose thread: 0 the measured one's (every thread not set apart), `k + 1` the `k`th
+    /// set of threads set apart ([`Meter::start_apart`]).
+    owner: usize,
     /// The leader (the total) first, then the others in the order opened: the order in
     /// which the kernel returns their counts.
     fds: Vec<OwnedFd>,
@@ -678,6 +695,8 @@ fn open_member(
 /// Open syscall and io_uring counters, one group per thread present at the start.
 struct SyscallCounters {
     groups: Vec<ThreadGroup>,
+    /// How many owners the groups are summed into (1 + the sets set apart).
+    owners: usize,
     /// Why syscalls are not counted by kind, if they are not.
     kinds_unavailable: Option<String>,
     /// Why io_uring operations are not counted, if they are not.
@@ -685,13 +704,13 @@ struct SyscallCounters {
 }
 
 impl SyscallCounters {
-    /// Counters on every thread of the process, counting what `counting` asks.
-    fn open(counting: Counting) -> Result<Self, String> {
-        let tasks =
-            std::fs::read_dir("/proc/self/task").map_err(|e| format!("/proc/self/task: {e}"))?;
-        let tids: Vec<i32> = tasks
-            .flatten()
-            .filter_map(|t| t.file_name().to_str().and_then(|s| s.parse().ok()))
+    /// Counters on every thread of the process, counting what `counting` asks; the
+    /// threads of each set in `apart` summed on their own.
+    fn open(counting: Counting, apart: Vec<&[i32]>) -> Result<Self, String> {
+        std::fs::read_dir("/proc/self/task").map_err(|e| format!("/proc/self/task: {e}"))?;
+        let tids: Vec<(i32, usize)> = crate::thread_usage::thread_ids()
+            .into_iter()
+            .map(|t| (t, owner_of(t, &apart)))
             .collect();
         Self::open_with(
             &Plan {
@@ -699,11 +718,13 @@ impl SyscallCounters {
                 ..Plan::standard()
             },
             &tids,
+            1 + apart.len(),
         )
     }
 
-    /// Counters on threads `tids`: the total, and what `plan` says where the kernel lets us.
-    fn open_with(plan: &Plan, tids: &[i32]) -> Result<Self, String> {
+    /// Counters on threads `tids` (each with its owner, below `owners`): the total, and
+    /// what `plan` says where the kernel lets us.
+    fn open_with(plan: &Plan, tids: &[(i32, usize)], owners: usize) -> Result<Self, String> {
         let sys_enter = tracepoint_id(SYS_ENTER)?;
         let mut io_uring_unavailable = None;
         let mut kinds_unavailable = None;
@@ -722,7 +743,7 @@ impl SyscallCounters {
             }
         };
         let mut groups = Vec::new();
-        'threads: for &tid in tids {
+        'threads: for &(tid, owner) in tids {
             let leader = match open_counter(sys_enter, tid, None) {
                 Ok(fd) => fd,
                 // A thread that ended since we listed it is not an error.
@@ -730,6 +751,7 @@ impl SyscallCounters {
                 Err(e) => return Err(format!("perf_event_open(raw_syscalls:sys_enter): {e}")),
             };
             let mut group = ThreadGroup {
+                owner,
                 fds: vec![leader],
                 slots: vec![Slot::Total],
             };
@@ -770,15 +792,19 @@ impl SyscallCounters {
         }
         Ok(Self {
             groups,
+            owners,
             kinds_unavailable,
             io_uring_unavailable,
         })
     }
 
-    /// The counts now, summed over threads.
-    fn read(&self) -> Result<Counts, String> {
-        let mut counts = Counts::default();
+    /// The counts now, summed over each owner's threads (index 0: the measured threads).
+    fn read(&self) -> Result<Vec<Counts>, String> {
+        let mut all = vec![Counts::default(); self.owners];
         for group in &self.groups {
+            let Some(counts) = all.get_mut(group.owner) else {
+                continue;
+            };
             let Some(leader) = group.fds.first() else {
                 continue;
             };
@@ -814,7 +840,7 @@ impl SyscallCounters {
                 }
             }
         }
-        Ok(counts)
+        Ok(all)
     }
 }
 
@@ -824,7 +850,10 @@ pub struct Meter {
     /// The kernel's io_uring threads' CPU at the start (SQPOLL threads, io-wq workers).
     kernel_threads: [Vec<(i32, Duration)>; 2],
     allocations: Option<u64>,
-    syscalls: Result<(SyscallCounters, Counts), String>,
+    /// The counters and their first reading, by owner.
+    syscalls: Result<(SyscallCounters, Vec<Counts>), String>,
+    /// Each set of threads set apart, with their usage at the start.
+    apart: Vec<ApartThreads>,
 }
 
 impl std::fmt::Debug for Meter {
@@ -870,6 +899,61 @@ pub struct Cost {
     /// run io_uring operations which cannot complete at once), already part of `user` and
     /// `sys`; `None` when there was none.
     pub io_wq: Option<Duration>,
+    /// What each set of threads set apart did ([`Meter::start_apart`]), in the order given:
+    /// none of it is in the figures above.
+    pub apart: Vec<ApartCost>,
+}
+
+/// What a set of threads set apart from a measurement did over it (a parked backend's
+/// threads while another backend's segment ran).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ApartCost {
+    /// Their CPU time, user and system (`/proc/self/task/<tid>/schedstat`).
+    pub cpu: Duration,
+    /// Their voluntary context switches.
+    pub voluntary_ctx_switches: u64,
+    /// Their involuntary context switches.
+    pub involuntary_ctx_switches: u64,
+    /// Their system calls, when the measured ones were counted.
+    pub syscalls: Option<u64>,
+    /// Their system calls by kind, when the measured ones were counted so.
+    pub syscalls_by_kind: Option<ByKind<u64>>,
+    /// Their io_uring operations, when the measured ones were counted.
+    pub io_uring: Option<IoUringOps>,
+}
+
+impl ApartCost {
+    /// Both added (a count missing from either is missing).
+    pub fn plus(&self, other: &ApartCost) -> ApartCost {
+        ApartCost {
+            cpu: self.cpu + other.cpu,
+            voluntary_ctx_switches: self.voluntary_ctx_switches + other.voluntary_ctx_switches,
+            involuntary_ctx_switches: self.involuntary_ctx_switches
+                + other.involuntary_ctx_switches,
+            syscalls: self.syscalls.zip(other.syscalls).map(|(a, b)| a + b),
+            syscalls_by_kind: self
+                .syscalls_by_kind
+                .zip(other.syscalls_by_kind)
+                .map(|(a, b)| a.plus(&b)),
+            io_uring: self.io_uring.zip(other.io_uring).map(|(a, b)| a.plus(&b)),
+        }
+    }
+}
+
+/// A set of threads set apart, with each one's usage when measuring started.
+type ApartThreads = (Vec<i32>, Vec<(i32, ThreadUsage)>);
+
+/// The sets of threads of a meter's `apart` list.
+fn apart_sets(apart: &[ApartThreads]) -> Vec<&[i32]> {
+    apart.iter().map(|(set, _)| set.as_slice()).collect()
+}
+
+/// Which owner thread `tid` has: `k + 1` if it is in the `k`th set of `apart`, else 0.
+fn owner_of(tid: i32, apart: &[&[i32]]) -> usize {
+    apart
+        .iter()
+        .position(|set| set.contains(&tid))
+        .map_or(0, |k| k + 1)
 }
 
 impl Meter {
@@ -880,11 +964,28 @@ impl Meter {
 
     /// Starts measuring, syscalls as `counting` asks.
     pub fn start_counting(counting: Counting) -> Self {
-        let syscalls = SyscallCounters::open(counting).and_then(|c| {
+        Self::start_apart(counting, &[])
+    }
+
+    /// Starts measuring, syscalls as `counting` asks, with each set of threads in `apart`
+    /// set apart: their CPU time, context switches and syscalls are left out of the
+    /// [`Cost`] and given in [`Cost::apart`] instead. For a backend that sits parked while
+    /// another is measured: its executors still wake now and then (a connection's request
+    /// sweeper at the deadline of a request answered long ago, a keepalive, a futex), and
+    /// those wake-ups are its own, not the measured backend's.
+    pub fn start_apart(counting: Counting, apart: &[Vec<i32>]) -> Self {
+        // The threads' usage is read from /proc before the counters start, and after they
+        // stop (in `stop`): those reads are not counted as the measured stretch's syscalls.
+        let apart: Vec<_> = apart
+            .iter()
+            .map(|set| (set.clone(), threads_usage(set)))
+            .collect();
+        let syscalls = SyscallCounters::open(counting, apart_sets(&apart)).and_then(|c| {
             let n = c.read()?;
             Ok((c, n))
         });
         Self {
+            apart,
             kernel_threads: kernel_threads(),
             before: usage(),
             allocations: crate::alloc_count::allocations(),
@@ -894,8 +995,19 @@ impl Meter {
 
     /// Stops and returns the cost since `start`.
     pub fn stop(self) -> Cost {
+        let counted = match &self.syscalls {
+            Ok((c, start)) => c.read().map(|now| {
+                let d: Vec<Counts> = now.iter().zip(start).map(|(n, s)| n.since(s)).collect();
+                (c, d)
+            }),
+            Err(e) => Err(e.clone()),
+        };
         let after = usage();
-        let [sqpoll, io_wq] = kernel_threads();
+        // A parked backend's SQ threads and io-wq workers are its own too.
+        let [sqpoll, io_wq] = kernel_threads().map(|mut threads| {
+            threads.retain(|(tid, _)| self.apart.iter().all(|(set, _)| !set.contains(tid)));
+            threads
+        });
         let [sqpoll_before, io_wq_before] = &self.kernel_threads;
         let mut cost = Cost {
             sqpoll: threads_delta(sqpoll_before, &sqpoll),
@@ -911,12 +1023,30 @@ impl Meter {
             },
             ..Cost::default()
         };
-        let counted = match &self.syscalls {
-            Ok((c, start)) => c.read().map(|now| (c, now.since(start))),
-            Err(e) => Err(e.clone()),
-        };
+        let mut apart: Vec<ApartCost> = self
+            .apart
+            .iter()
+            .map(|(set, before)| {
+                let used = used_since(before, &threads_usage(set));
+                ApartCost {
+                    cpu: used.cpu,
+                    voluntary_ctx_switches: used.voluntary,
+                    involuntary_ctx_switches: used.involuntary,
+                    ..ApartCost::default()
+                }
+            })
+            .collect();
+        for a in &apart {
+            cost.set_apart(a);
+        }
         match counted {
-            Ok((c, d)) => {
+            Ok((c, by_owner)) => {
+                let d = by_owner.first().copied().unwrap_or_default();
+                for (a, d) in apart.iter_mut().zip(by_owner.iter().skip(1)) {
+                    a.syscalls = Some(d.total);
+                    a.syscalls_by_kind = c.kinds_unavailable.is_none().then(|| d.by_kind());
+                    a.io_uring = c.io_uring_unavailable.is_none().then_some(d.io_uring);
+                }
                 cost.syscalls = Some(d.total);
                 match &c.kinds_unavailable {
                     None => cost.syscalls_by_kind = Some(d.by_kind()),
@@ -934,7 +1064,27 @@ impl Meter {
                 cost.io_uring_unavailable = Some(why);
             }
         }
+        cost.apart = apart;
         cost
+    }
+}
+
+impl Cost {
+    /// Leaves out of this cost what threads set apart used (`a`): their context switches,
+    /// and their CPU time from the system share first, then the user share. A parked
+    /// executor runs only to wait again (its wake-up returns from a waiting syscall, it
+    /// finds nothing due and enters the next wait), so its time is kernel time in practice;
+    /// the total, which the comparisons use, is exact either way.
+    fn set_apart(&mut self, a: &ApartCost) {
+        let from_sys = a.cpu.min(self.sys);
+        self.sys -= from_sys;
+        self.user = self.user.saturating_sub(a.cpu - from_sys);
+        self.voluntary_ctx_switches = self
+            .voluntary_ctx_switches
+            .saturating_sub(a.voluntary_ctx_switches);
+        self.involuntary_ctx_switches = self
+            .involuntary_ctx_switches
+            .saturating_sub(a.involuntary_ctx_switches);
     }
 }
 
@@ -1007,6 +1157,65 @@ mod tests {
         match (cost.syscalls, &cost.syscalls_unavailable) {
             (Some(n), None) => assert!(n >= 1000, "counted {n}"),
             (None, Some(why)) => eprintln!("syscall counting unavailable here: {why}"),
+            other => panic!("inconsistent result {other:?}"),
+        }
+    }
+
+    /// A parked backend's thread set apart: what it does while another is measured is
+    /// counted to it (`Cost::apart`), and none of it is in the measured figures. Checked
+    /// against a plain meter over the same stretch (tests run in parallel in this process,
+    /// so the measured figures hold other tests' work too: only relations are exact).
+    #[test]
+    fn a_thread_set_apart_is_counted_apart_and_left_out_of_the_cost() {
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let parked = std::thread::spawn(move || {
+            tid_tx.send(gettid()).unwrap();
+            go_rx.recv().unwrap();
+            getppids(500);
+            crate::thread_usage::tests::spin_cpu(Duration::from_millis(40));
+            done_tx.send(()).unwrap();
+            go_rx.recv().unwrap();
+        });
+        let tid = tid_rx.recv().unwrap();
+        let plain = Meter::start();
+        let m = Meter::start_apart(Counting::ByKind, &[vec![tid]]);
+        go_tx.send(()).unwrap();
+        done_rx.recv().unwrap();
+        let cost = m.stop();
+        let all = plain.stop();
+        go_tx.send(()).unwrap();
+        parked.join().unwrap();
+
+        assert_eq!(cost.apart.len(), 1);
+        let apart = cost.apart[0];
+        assert!(apart.cpu >= Duration::from_millis(30), "{apart:?}");
+        // getrusage's figures are rounded to microseconds, per thread: a little slack.
+        assert!(
+            cost.user + cost.sys + apart.cpu <= all.user + all.sys + Duration::from_millis(2),
+            "the parked thread's time is left out: {cost:?} beside {all:?}"
+        );
+        assert!(
+            cost.voluntary_ctx_switches + apart.voluntary_ctx_switches
+                <= all.voluntary_ctx_switches
+        );
+        match (cost.syscalls, apart.syscalls, all.syscalls) {
+            (Some(measured), Some(theirs), Some(all)) => {
+                assert!(theirs >= 500, "the parked thread's calls: {theirs}");
+                assert!(
+                    measured + theirs <= all,
+                    "the parked thread's calls are left out: {measured} + {theirs} > {all}"
+                );
+                let kinds = apart
+                    .syscalls_by_kind
+                    .expect("counted by kind with the total");
+                assert_eq!(kinds.total(), theirs);
+            }
+            (None, None, None) => eprintln!(
+                "syscall counting unavailable here: {:?}",
+                cost.syscalls_unavailable
+            ),
             other => panic!("inconsistent result {other:?}"),
         }
     }
@@ -1095,7 +1304,7 @@ mod tests {
         let tid = gettid();
         let dev_null = File::options().write(true).open("/dev/null").unwrap();
         let word = AtomicU32::new(0);
-        let counters = match SyscallCounters::open_with(&Plan::standard(), &[tid]) {
+        let counters = match SyscallCounters::open_with(&Plan::standard(), &[(tid, 0)], 1) {
             Ok(c) => c,
             Err(why) => {
                 eprintln!("syscall counting unavailable here: {why}");
@@ -1111,7 +1320,7 @@ mod tests {
         membarriers(500);
         futex_wakes(&word, 300);
         getppids(200);
-        let d = counters.read().unwrap().since(&start);
+        let d = counters.read().unwrap()[0].since(&start[0]);
         // Each `read` of the counters is counted before it reads them: the first counted
         // itself, the second is the one `recv`.
         let expected = ByKind {
@@ -1135,7 +1344,7 @@ mod tests {
     fn a_refused_filter_leaves_the_total_and_says_why() {
         let mut plan = Plan::standard();
         plan.kind_filters[2] = "no_such_field == 1".into();
-        let counters = match SyscallCounters::open_with(&plan, &[gettid()]) {
+        let counters = match SyscallCounters::open_with(&plan, &[(gettid(), 0)], 1) {
             Ok(c) => c,
             Err(why) => {
                 eprintln!("syscall counting unavailable here: {why}");
@@ -1149,7 +1358,7 @@ mod tests {
         );
         let start = counters.read().unwrap();
         getppids(10);
-        let d = counters.read().unwrap().since(&start);
+        let d = counters.read().unwrap()[0].since(&start[0]);
         assert_eq!(d.total, 11);
     }
 
@@ -1159,7 +1368,7 @@ mod tests {
             io_uring_submit: &["io_uring/no_such_tracepoint"],
             ..Plan::standard()
         };
-        let counters = match SyscallCounters::open_with(&plan, &[gettid()]) {
+        let counters = match SyscallCounters::open_with(&plan, &[(gettid(), 0)], 1) {
             Ok(c) => c,
             Err(why) => {
                 eprintln!("syscall counting unavailable here: {why}");
@@ -1170,7 +1379,7 @@ mod tests {
         assert!(why.contains("io_uring:no_such_tracepoint"), "{why}");
         let start = counters.read().unwrap();
         membarriers(10);
-        let d = counters.read().unwrap().since(&start);
+        let d = counters.read().unwrap()[0].since(&start[0]);
         assert_eq!(d.total, 11);
         if counters.kinds_unavailable.is_none() {
             assert_eq!(d.by_kind().membarrier, 10);

@@ -304,6 +304,7 @@ fn run_step(
         progress_every: a.connect.progress_every,
         meter: None,
         counters: false,
+        parked: &[],
     };
     let outcome = warm_then_measure(stretch, started, &mut [])?
         .outcome

@@ -61,6 +61,10 @@ pub struct Stretch<'a> {
     pub meter: Option<Counting>,
     /// Read the driver's counters before and after the stretch.
     pub counters: bool,
+    /// The threads of each other backend, parked while this one runs: what they do over
+    /// the measured stretch is left out of its cost and given in [`Cost::apart`], in this
+    /// order (`Meter::start_apart`).
+    pub parked: &'a [Vec<i32>],
 }
 
 /// What a measured stretch produced.
@@ -113,7 +117,9 @@ pub fn warm_then_measure(
     for o in observers.iter_mut() {
         o.before(driver);
     }
-    let meter = s.meter.map(Meter::start_counting);
+    let meter = s
+        .meter
+        .map(|counting| Meter::start_apart(counting, s.parked));
     // The phase's intervals count from about now (drive_phase starts its clock a few
     // milliseconds later): the live log's interval starts are within that.
     let phase_wall = SystemTime::now();

@@ -27,6 +27,7 @@ use crate::engine::Limit;
 use crate::flame::Flames;
 use crate::progress::Progress;
 use crate::report::{BackendRun, RunConfig, StatementInfo};
+use crate::thread_usage::{started_between, thread_ids};
 use crate::workload::Workload;
 
 /// Capacity probes per backend (each backend's capacity is its best).
@@ -174,6 +175,9 @@ struct Place {
 pub(crate) struct Rounds<'a> {
     plan: Plan<'a>,
     backends: Vec<(Driver, Arc<dyn Backend>)>,
+    /// The threads each backend started as it connected (its executors, runtime workers),
+    /// by the index of `backends`: set apart from the others' segments, while it is parked.
+    threads: Vec<Vec<i32>>,
     /// Whether a phase has run: until then, statements that cannot be prepared are a bad
     /// workload (the command could not start), after it a failure of the run.
     started: bool,
@@ -201,10 +205,13 @@ impl<'a> Rounds<'a> {
         let mut rounds = Rounds {
             plan,
             backends: Vec::new(),
+            threads: Vec::new(),
             started: false,
         };
         for &d in drivers {
+            let before = thread_ids();
             let b = backend::connect(d, options).map_err(Failure::Start)?;
+            rounds.threads.push(started_between(&before, &thread_ids()));
             let name = d.name().to_owned();
             config.thread_cores.insert(name.clone(), b.thread_cores());
             if let Some(v) = b.protocol_version() {
@@ -310,33 +317,39 @@ impl<'a> Rounds<'a> {
                 if crate::interrupt::interrupted() {
                     return Err(Failure::Interrupted);
                 }
-                let run = runs.entry(self.backends[backend].0).or_default();
                 let place = Place {
                     round,
                     position,
                     backend,
                 };
-                self.segment(place, rate.as_ref(), watch, run, warnings)?;
+                self.segment(place, rate.as_ref(), watch, runs, warnings)?;
             }
         }
         Ok(())
     }
 
-    /// One backend's warmup and measured segment at `place`, added to `run`.
+    /// One backend's warmup and measured segment at `place`, added to its entry in `runs`;
+    /// what the other backends' threads did meanwhile is added to theirs, as done while
+    /// parked.
     fn segment(
         &mut self,
         place: Place,
         rate: Option<&Arc<RateSchedule>>,
         watch: &mut Watchers<'_>,
-        run: &mut BackendRun,
+        runs: &mut BTreeMap<Driver, BackendRun>,
         warnings: &mut Vec<String>,
     ) -> Result<(), Failure> {
         let Rounds {
             plan,
             backends,
+            threads,
             started,
         } = self;
         let (driver, b) = &backends[place.backend];
+        let others: Vec<usize> = (0..backends.len())
+            .filter(|&k| k != place.backend)
+            .collect();
+        let parked: Vec<Vec<i32>> = others.iter().map(|&k| threads[k].clone()).collect();
         let name = driver.name();
         let stretch = Stretch {
             backend: b,
@@ -355,9 +368,16 @@ impl<'a> Rounds<'a> {
             progress_every: plan.connect.progress_every,
             meter: Some(plan.args.syscalls),
             counters: true,
+            parked: &parked,
         };
         let done = warm_then_measure(stretch, started, &mut watch.observers(place.round))?;
         watch.after_segment(warnings);
+        if let Some(cost) = &done.cost {
+            for (&k, apart) in others.iter().zip(&cost.apart) {
+                runs.entry(backends[k].0).or_default().add_parked(apart);
+            }
+        }
+        let run = runs.entry(*driver).or_default();
         let outcome = done.outcome.map_err(|e| Failure::of_phase(e, *started))?;
         warn_of_outcome(*driver, &outcome, warnings);
         if let Some(cost) = &done.cost {

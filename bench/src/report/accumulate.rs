@@ -10,7 +10,7 @@ use crate::engine::drive::PhaseOutcome;
 use crate::engine::spill::{SpilledSamples, StoredSample};
 use crate::engine::statements::{merge_totals, StatementCounts, StatementTotals};
 use crate::hw_counters::{HwCounts, Unavailable};
-use crate::overhead::{ByKind, Cost, IoUringOps};
+use crate::overhead::{ApartCost, ByKind, Cost, IoUringOps};
 use crate::server_cpu::ServerLoad;
 use crate::stats::{estimate, LatencyHistogram};
 
@@ -107,6 +107,9 @@ pub struct BackendRun {
     /// Per measured segment, in order: its round, place and cost ([`Self::mark_segment`];
     /// the report's `segments` are these with the segment's requests and time).
     pub marks: Vec<SegmentMark>,
+    /// What its threads did while other backends' segments were measured: the other
+    /// segments it sat parked through, and their sum.
+    pub parked: Option<(u64, ApartCost)>,
 }
 
 /// Where a measured segment ran in its round and what it cost the client.
@@ -250,6 +253,14 @@ impl BackendRun {
             cpu_s: cost.map(|c| (c.user + c.sys).as_secs_f64()),
             syscalls: cost.and_then(|c| c.syscalls),
             server,
+        });
+    }
+
+    /// Adds what this backend's threads did, parked, over another backend's segment.
+    pub fn add_parked(&mut self, apart: &ApartCost) {
+        self.parked = Some(match self.parked {
+            Some((n, sum)) => (n + 1, sum.plus(apart)),
+            None => (1, *apart),
         });
     }
 
@@ -448,6 +459,9 @@ impl BackendRun {
                 .map(|c| c.retries as f64 / elapsed),
             requests_by_node: self.counters.as_ref().map(|c| c.nodes.clone()),
             uring_enters: self.counters.as_ref().and_then(|c| c.uring_enters),
+            while_parked: self
+                .parked
+                .map(|(segments, a)| WhileParked::of(segments, &a)),
             uring_enters_per_req: self
                 .counters
                 .as_ref()

@@ -716,6 +716,12 @@ fn merge_backend(
             .sum::<Option<f64>>(),
         requests_by_node,
         uring_enters,
+        // Each machine's parked threads over its own other segments: summed (null when no
+        // machine ran another backend).
+        while_parked: parts
+            .iter()
+            .filter_map(|(_, b)| b.while_parked)
+            .reduce(|a, b| a.plus(&b)),
         uring_enters_per_req: uring_enters
             .map(|e| crate::report::UringEntersPerReq::of(&e, requests)),
         requests_by_scylla_shard,

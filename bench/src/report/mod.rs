@@ -36,7 +36,7 @@ pub use accumulate::{BackendRun, OverheadTotals};
 pub use schema::{
     AnatomyReport, BackendReport, CyclesConfig, EqualLoad, HardwarePerReq, LatencySummary, Report,
     RunConfig, SampleReport, SampleStatement, SegmentFigures, SqPollConfig, StageReport,
-    StatementInfo, StatementReport, UringEntersPerReq, WaterfallReport, WorkloadInfo,
+    StatementInfo, StatementReport, UringEntersPerReq, WaterfallReport, WhileParked, WorkloadInfo,
     SCHEMA_VERSION,
 };
 pub use time::{now_rfc3339, rfc3339_of_unix, rfc3339_to_unix};

@@ -1016,7 +1016,8 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         Metric::new("  user / sys", "us", 2, |b| {
             Value::Pair(b.cpu_user_us_per_req, b.cpu_sys_us_per_req)
         }),
-        // No change column: a backend without SQ threads of its own shows another's, parked.
+        // No change column: SQ threads that started after the backends connected are in
+        // every backend's segments (those the backends started then are their own).
         Metric::new("  sqpoll thread CPU", "us", 2, |b| {
             Value::or_missing(b.sqpoll_thread_cpu_us_per_req)
         })
@@ -1114,6 +1115,30 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
             Value::Num(b.peak_rss_bytes as f64 / (1 << 20) as f64)
         }),
     ]);
+    // What each backend's threads did, in all, while the others' segments were measured
+    // (left out of those): totals, not per request.
+    type Parked = fn(&super::WhileParked) -> Value;
+    let parked: [(&str, usize, Parked); 5] = [
+        ("while parked: segments", 0, |p| Value::Count(p.segments)),
+        ("  syscalls, in all", 0, |p| {
+            p.syscalls.map_or(Value::Missing, Value::Count)
+        }),
+        ("    io_uring_enter", 0, |p| {
+            p.syscalls_by_kind.map_or(Value::Missing, |k| {
+                Value::Count(k.get(SyscallKind::IoUringEnter))
+            })
+        }),
+        ("  context switches", 0, |p| Value::Count(p.ctx_switches)),
+        ("  CPU, in all (ms)", 3, |p| Value::Num(p.cpu_s * 1e3)),
+    ];
+    for (label, decimals, get) in parked {
+        overhead.push(
+            Metric::new(label, "", decimals, move |b| {
+                b.while_parked.as_ref().map_or(Value::Missing, get)
+            })
+            .shown_if(|b| b.while_parked.is_some()),
+        );
+    }
     // Where the requests went (doppio's per-node counters), when there is more than one node.
     let mut nodes: Vec<String> = columns
         .iter()
