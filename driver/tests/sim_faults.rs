@@ -1,8 +1,10 @@
 //! Seeded fault schedules: a session against the stub on the simulated runtime
 //! (`doppio::rt::sim`: virtual time, in-memory connections, one seed for every choice), under a
 //! mix of faults drawn from that seed: delayed answers, connections dropped mid-load,
-//! stalls, OVERLOADED answers, truncated frames, answers on a stream id never used, and
-//! network delays on every send. Each schedule checks what the real-time fault tests check:
+//! stalls, OVERLOADED answers, truncated frames, answers on a stream id never used, network
+//! delays on every send, and a stream-id space of 1 to 8 ids per connection under more
+//! fibers than that (requests queue for an id, and ids stay taken by orphans whose answers
+//! may still come). Each schedule checks what the real-time fault tests check:
 //! - every request ends (a request that never ends stalls the simulation, which says so),
 //!   within a bound of virtual time after its last attempt's deadline;
 //! - a read gets its own answer or a typed error, never another request's answer;
@@ -10,7 +12,8 @@
 //!   answer (no re-send after an unknown outcome);
 //! - once the load ends every stream id comes back (none leaked, none reused while its
 //!   answer could still come: a reused id would hand a late answer to the wrong request,
-//!   which the read check catches), and the session serves again.
+//!   which the read check catches), and the session serves again, ids passed from one
+//!   request to the next when three times as many requests as ids come at once.
 //!
 //! `DOPPIO_SIM_SEEDS` sets how many schedules run (default 300; `scripts/test.sh` runs
 //! 10,000); `DOPPIO_SIM_SEED` replays one. A failing schedule prints its seed and the faults
@@ -50,6 +53,8 @@ struct Schedule {
     net_delay: (Duration, Duration),
     fibers: u32,
     per_fiber: u32,
+    /// Stream ids per connection, when the schedule narrows them (else the protocol's).
+    max_streams: Option<usize>,
 }
 
 impl Schedule {
@@ -147,12 +152,20 @@ impl Schedule {
             );
         }
         let max_delay = Duration::from_micros(rng.u64(0..500));
+        let mut fibers = rng.u32(1..9);
+        let per_fiber = rng.u32(5..30);
+        // Drawn last, so that the draws above are those of the schedules before it.
+        let max_streams = (rng.u8(..4) == 0).then(|| rng.usize(1..=8));
+        if let Some(ids) = max_streams {
+            fibers += ids as u32 + rng.u32(1..8);
+        }
         Self {
             seed,
             rules,
             net_delay: (Duration::ZERO, max_delay),
-            fibers: rng.u32(1..9),
-            per_fiber: rng.u32(5..30),
+            fibers,
+            per_fiber,
+            max_streams,
         }
     }
 }
@@ -167,8 +180,11 @@ struct Outcome {
     sim: sim::Stats,
 }
 
-fn session_config(addr: SocketAddr) -> SessionConfig {
+fn session_config(addr: SocketAddr, max_streams: Option<usize>) -> SessionConfig {
     let mut c = SessionConfig::new(addr);
+    if let Some(ids) = max_streams {
+        c.connection.max_streams = ids;
+    }
     c.consistency = Consistency::One;
     c.connection.request_timeout = TIMEOUT;
     c.retry_policy = Arc::new(DefaultRetryPolicy::default());
@@ -187,7 +203,8 @@ fn run(schedule: &Schedule) -> Outcome {
         ..sim::Config::seeded(schedule.seed)
     };
     let rules = Rules::parse(&schedule.rules).unwrap();
-    let (fibers, per_fiber) = (schedule.fibers, schedule.per_fiber);
+    let (fibers, per_fiber, max_streams) =
+        (schedule.fibers, schedule.per_fiber, schedule.max_streams);
     let outcome = sim::run(config, async move {
         let addr: SocketAddr = "10.0.0.1:9042".parse().unwrap();
         let stub = Stub::serve_local(
@@ -205,7 +222,11 @@ fn run(schedule: &Schedule) -> Outcome {
             },
         )
         .unwrap();
-        let s = Rc::new(Session::connect(session_config(addr)).await.unwrap());
+        let s = Rc::new(
+            Session::connect(session_config(addr, max_streams))
+                .await
+                .unwrap(),
+        );
         let insert = s
             .prepare("INSERT INTO w (k, v) VALUES (?, ?)")
             .await
@@ -256,11 +277,22 @@ fn run(schedule: &Schedule) -> Outcome {
             doppio::rt::sleep(Duration::from_millis(5)).await;
         }
         assert_eq!(node.in_flight(), 0, "stream ids still taken after the load");
-        // The session serves again.
+        // The session serves again, three times as many requests at once as a connection
+        // has ids (the narrowed space, or 4): the ones that wait get ids as answers free
+        // them.
         node.wait_connected(Duration::from_secs(5)).await.unwrap();
-        s.query("SELECT key FROM system.local WHERE key = 'local'", &())
-            .await
-            .unwrap();
+        let burst: Vec<_> = (0..3 * max_streams.unwrap_or(4))
+            .map(|_| {
+                let s = s.clone();
+                doppio::rt::spawn_local(async move {
+                    s.query("SELECT key FROM system.local WHERE key = 'local'", &())
+                        .await
+                })
+            })
+            .collect();
+        for b in burst {
+            b.await.unwrap();
+        }
         // A write that is not idempotent reached the node at most once.
         let mut seen = std::collections::HashMap::new();
         for key in stub.executed_first_values() {
@@ -313,12 +345,13 @@ fn run_reporting(schedule: &Schedule) -> Outcome {
         Err(panic) => {
             eprintln!(
                 "schedule of seed {} failed; replay it with DOPPIO_SIM_SEED={} \
-                 (net delay {:?}, {} fibers x {} requests), rules:\n{}",
+                 (net delay {:?}, {} fibers x {} requests, stream ids {:?}), rules:\n{}",
                 schedule.seed,
                 schedule.seed,
                 schedule.net_delay,
                 schedule.fibers,
                 schedule.per_fiber,
+                schedule.max_streams,
                 schedule.rules
             );
             std::panic::resume_unwind(panic)
@@ -376,6 +409,7 @@ fn a_late_answer_to_a_v5_startup_is_not_framed() {
         net_delay: (Duration::ZERO, Duration::from_micros(300)),
         fibers: 2,
         per_fiber: 4,
+        max_streams: None,
     };
     let o = run_reporting(&schedule);
     assert_eq!(o.ok, 8, "{o:?}");
