@@ -669,6 +669,43 @@ pub(crate) fn statement_series(samples: &[SampleReport], k: usize) -> (Vec<f64>,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_backend_did_parked_adds_up_over_the_others_segments() {
+        let parked = ApartCost {
+            cpu: std::time::Duration::from_micros(30),
+            voluntary_ctx_switches: 2,
+            involuntary_ctx_switches: 1,
+            syscalls: Some(3),
+            syscalls_by_kind: Some(ByKind::from_fn(|k| {
+                u64::from(k == crate::overhead::SyscallKind::IoUringEnter)
+            })),
+            io_uring: Some(IoUringOps {
+                submitted: 1,
+                completed: 2,
+            }),
+        };
+        let mut run = BackendRun::default();
+        assert_eq!(run.report("doppio").while_parked, None, "ran alone");
+        run.add_parked(&parked);
+        run.add_parked(&ApartCost {
+            syscalls: None,
+            ..parked
+        });
+        let w = run.report("doppio").while_parked.unwrap();
+        assert_eq!(w.segments, 2);
+        assert!((w.cpu_s - 60e-6).abs() < 1e-12);
+        assert_eq!(w.ctx_switches, 6);
+        assert_eq!(w.syscalls, None, "missing from one segment: missing");
+        assert_eq!(w.syscalls_by_kind.map(|k| k.io_uring_enter), Some(2));
+        assert_eq!(
+            (w.io_uring_submitted, w.io_uring_completed),
+            (Some(2), Some(4))
+        );
+        let merged = w.plus(&w);
+        assert_eq!((merged.segments, merged.ctx_switches), (4, 12));
+    }
+
     #[test]
     fn segments_add_up_and_a_count_missing_from_one_is_missing_with_its_reason() {
         use crate::overhead::{ByKind, Cost, IoUringOps};
