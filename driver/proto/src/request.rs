@@ -516,6 +516,21 @@ pub struct ExecuteTemplate {
     prefix: Vec<u8>,
     suffix: Vec<u8>,
     markers: usize,
+    /// The query flags at the end of `prefix`.
+    flags: u32,
+    /// Bytes of `suffix` that are the template's own page size (0 or 4): a page of its
+    /// own ([`ExecuteTemplate::encode_page`]) writes its size and state there instead.
+    page_size_len: usize,
+}
+
+/// A request's own page: its size and where it starts, in place of the template's page
+/// size ([`ExecuteTemplate::encode_page`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PageRequest<'a> {
+    /// Rows per page (`None`: unpaged).
+    pub page_size: Option<i32>,
+    /// The paging state of the page before (`None`: the first page).
+    pub paging_state: Option<&'a [u8]>,
 }
 
 impl ExecuteTemplate {
@@ -563,6 +578,8 @@ impl ExecuteTemplate {
             prefix: prefix.to_vec(),
             suffix: suffix.to_vec(),
             markers,
+            flags: f,
+            page_size_len: if params.page_size.is_some() { 4 } else { 0 },
         })
     }
 
@@ -585,6 +602,31 @@ impl ExecuteTemplate {
         values: &(impl QueryValues + ?Sized),
         columns: Option<&[ColumnSpec]>,
     ) -> Result<()> {
+        self.encode_with(buf, stream, values, columns, None)
+    }
+
+    /// [`ExecuteTemplate::encode`] of one page: `page`'s size and paging state in place of
+    /// the template's page size, the rest as templated (a page of a paged read goes out as
+    /// fast as any request, with no frame built field by field).
+    pub fn encode_page(
+        &self,
+        buf: &mut BytesMut,
+        stream: i16,
+        values: &(impl QueryValues + ?Sized),
+        columns: Option<&[ColumnSpec]>,
+        page: PageRequest<'_>,
+    ) -> Result<()> {
+        self.encode_with(buf, stream, values, columns, Some(page))
+    }
+
+    fn encode_with(
+        &self,
+        buf: &mut BytesMut,
+        stream: i16,
+        values: &(impl QueryValues + ?Sized),
+        columns: Option<&[ColumnSpec]>,
+        page: Option<PageRequest<'_>>,
+    ) -> Result<()> {
         let start = buf.len();
         let result = (|| {
             if values.count() != self.markers || values.has_names() {
@@ -604,8 +646,34 @@ impl ExecuteTemplate {
             }
             buf.extend_from_slice(&self.prefix);
             patch_stream(&mut buf[start..], stream)?;
+            let Some(page) = page else {
+                write_values(values, columns, buf)?;
+                buf.extend_from_slice(&self.suffix);
+                return finish_frame(buf, start);
+            };
+            let mut flags = self.flags & !(query_flags::PAGE_SIZE | query_flags::PAGING_STATE);
+            if page.page_size.is_some() {
+                flags |= query_flags::PAGE_SIZE;
+            }
+            if page.paging_state.is_some() {
+                flags |= query_flags::PAGING_STATE;
+            }
+            // The flags end the prefix: one byte in v4, an int in v5.
+            let end = buf.len();
+            if self.version.has_int_flags() {
+                buf[end - 4..end].copy_from_slice(&flags.to_be_bytes());
+            } else {
+                // The page bits are in the low byte: the template's byte stays a byte.
+                buf[end - 1] = flags as u8;
+            }
             write_values(values, columns, buf)?;
-            buf.extend_from_slice(&self.suffix);
+            if let Some(size) = page.page_size {
+                buf.put_i32(size);
+            }
+            if let Some(state) = page.paging_state {
+                wire::put_bytes(buf, Some(state), "paging state")?;
+            }
+            buf.extend_from_slice(&self.suffix[self.page_size_len..]);
             finish_frame(buf, start)
         })();
         if result.is_err() {
@@ -1507,6 +1575,61 @@ mod tests {
                     keyspace
                 }
             );
+        }
+    }
+
+    /// A page encoded from the template (its own size and paging state in place of the
+    /// template's page size) is byte for byte the EXECUTE built field by field, in v4 and
+    /// v5, whatever the template had as page size and whatever follows the paging state.
+    #[test]
+    fn a_templated_page_is_the_execute_built_field_by_field() {
+        let values = [RawValue::Bytes(b"k")];
+        for version in [ProtocolVersion::V4, ProtocolVersion::V5] {
+            for template_page in [None, Some(5000)] {
+                for (page_size, paging_state) in [
+                    (None, None),
+                    (Some(10), None),
+                    (Some(10), Some(&b"\x01\x02\x03"[..])),
+                    (None, Some(&b""[..])),
+                ] {
+                    let defaults = QueryParameters {
+                        consistency: Consistency::LocalQuorum,
+                        skip_metadata: true,
+                        page_size: template_page,
+                        serial_consistency: Some(Consistency::LocalSerial),
+                        timestamp: Some(1_700_000_000_000_000),
+                        ..Default::default()
+                    };
+                    let metadata_id = (version == ProtocolVersion::V5).then_some(&b"\x0c"[..]);
+                    let e = Execute {
+                        id: b"\x0a\x0b",
+                        result_metadata_id: metadata_id,
+                        params: QueryParameters {
+                            page_size,
+                            paging_state,
+                            ..defaults
+                        },
+                        values: &values[..],
+                        columns: None,
+                    };
+                    let plain = v(version, &e);
+                    let t =
+                        ExecuteTemplate::new(version, e.id, metadata_id, 1, &defaults, Flags::NONE)
+                            .unwrap();
+                    let mut templated = BytesMut::from(&b"before"[..]);
+                    let page = PageRequest {
+                        page_size,
+                        paging_state,
+                    };
+                    t.encode_page(&mut templated, 3, &values[..], None, page)
+                        .unwrap();
+                    assert_eq!(
+                        &templated[6..],
+                        &plain[..],
+                        "{version:?}, template page {template_page:?}, {page:?}"
+                    );
+                }
+            }
         }
     }
 

@@ -3,8 +3,13 @@
 //! ([`FirstAttempt`]), whether an EXECUTE is written from its template, decoding an
 //! answer in place, and whether the node had forgotten the statement.
 
+use bytes::BytesMut;
 use doppio_proto::frame::Frame;
+use doppio_proto::metadata::ColumnSpec;
+use doppio_proto::request::{ExecuteTemplate, PageRequest};
 use doppio_proto::response::{ErrorCode, ResponseFrame};
+use doppio_proto::values::QueryValues;
+use doppio_proto::ProtoError;
 
 use super::config::StatementOptions;
 use super::prepared::PreparedStatement;
@@ -22,22 +27,58 @@ pub(super) struct FirstAttempt {
 }
 
 /// Whether an EXECUTE of `prepared` with `options` on `conn` is written from the
-/// statement's template: default options (idempotent or not), no body compression, and a
-/// template in the connection's protocol version.
+/// statement's template: default options but for idempotence and the page (its size and
+/// paging state: a page of a paged read, [`own_page`]), no body compression, and a template
+/// in the connection's protocol version.
 pub(super) fn templated(
     prepared: &PreparedStatement,
     options: &StatementOptions<'_>,
     conn: &Connection,
 ) -> bool {
-    let defaults = *options == StatementOptions::default()
-        || *options
-            == (StatementOptions {
-                idempotent: true,
-                ..StatementOptions::default()
-            });
+    let defaults = StatementOptions {
+        idempotent: false,
+        page_size: None,
+        paging_state: None,
+        ..*options
+    } == StatementOptions::DEFAULT;
     defaults
         && conn.compression().is_none()
         && prepared.inner.template.borrow().version() == conn.version()
+}
+
+/// The page an EXECUTE with `options` asks for when it is not the template's own (a page
+/// size of its own, or a paging state), with the session's `default_page_size` where
+/// `options` has none; `None`: the template's.
+#[inline]
+pub(super) fn own_page<'a>(
+    options: &StatementOptions<'a>,
+    default_page_size: Option<i32>,
+) -> Option<PageRequest<'a>> {
+    if options.page_size.is_none() && options.paging_state.is_none() {
+        return None;
+    }
+    Some(PageRequest {
+        // As `Session::params`: 0 or less is unpaged.
+        page_size: options.page_size.or(default_page_size).filter(|p| *p > 0),
+        paging_state: options.paging_state,
+    })
+}
+
+/// Writes an EXECUTE from `template` on `stream`, with `page` in place of the template's
+/// when given ([`own_page`]).
+#[inline]
+pub(super) fn encode_templated(
+    template: &ExecuteTemplate,
+    page: Option<PageRequest<'_>>,
+    buf: &mut BytesMut,
+    stream: i16,
+    values: &(impl QueryValues + ?Sized),
+    columns: Option<&[ColumnSpec]>,
+) -> Result<(), ProtoError> {
+    match page {
+        None => template.encode(buf, stream, values, columns),
+        Some(page) => template.encode_page(buf, stream, values, columns, page),
+    }
 }
 
 /// The answer `frame` to a request on `conn`, decoded in place (not through
@@ -55,5 +96,54 @@ pub(super) fn forgotten(result: &Result<QueryResult, Error>) -> bool {
     match result {
         Err(e) => e.server_code() == Some(ErrorCode::Unprepared),
         Ok(r) => r.stale_columns(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A page of a paged read keeps the template; its size is its own or the session's,
+    /// 0 or less means unpaged, and without a size or a state it is the template's page.
+    #[test]
+    fn a_page_of_its_own_is_the_options_size_or_the_sessions_with_its_state() {
+        let state = [1u8, 2, 3];
+        let own = |page_size, paging_state, default| {
+            own_page(
+                &StatementOptions {
+                    page_size,
+                    paging_state,
+                    idempotent: true,
+                    ..StatementOptions::DEFAULT
+                },
+                default,
+            )
+        };
+        assert_eq!(own(None, None, Some(5000)), None, "the template's own page");
+        assert_eq!(
+            own(Some(10), None, Some(5000)),
+            Some(PageRequest {
+                page_size: Some(10),
+                paging_state: None
+            })
+        );
+        assert_eq!(
+            own(None, Some(&state[..]), Some(5000)),
+            Some(PageRequest {
+                page_size: Some(5000),
+                paging_state: Some(&state[..])
+            }),
+            "the session's size with a state"
+        );
+        for unpaged in [Some(0), Some(-1)] {
+            assert_eq!(
+                own(unpaged, Some(&state[..]), Some(5000)).map(|p| p.page_size),
+                Some(None)
+            );
+        }
+        assert_eq!(
+            own(None, Some(&state[..]), None).map(|p| p.page_size),
+            Some(None)
+        );
     }
 }

@@ -48,7 +48,7 @@ use std::task::{ready, Context, Poll};
 use doppio_proto::response::ResultBody;
 use doppio_proto::values::QueryValues;
 
-use super::attempt::{forgotten, templated, FirstAttempt};
+use super::attempt::{encode_templated, forgotten, own_page, templated, FirstAttempt};
 use super::config::StatementOptions;
 use super::handle::Session;
 use super::plan::Placement;
@@ -161,8 +161,9 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
         let values = &PlacedValues::new(&s.inner.scratch, serialized, self.values);
         let columns = Some(prepared.inner.metadata.columns.as_slice());
         let template = prepared.inner.template.borrow();
+        let page = own_page(options, s.inner.config.page_size);
         let queued = conn.try_request(None, |buf, stream| {
-            template.encode(buf, stream, values, columns)
+            encode_templated(&template, page, buf, stream, values, columns)
         });
         drop(template);
         match queued {
@@ -237,7 +238,9 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
         let values = &PlacedValues::new(&s.inner.scratch, serialized, self.values);
         let columns = Some(prepared.inner.metadata.columns.as_slice());
         let template = prepared.inner.template.borrow();
-        let sent = wait.send(|buf, stream| template.encode(buf, stream, values, columns));
+        let page = own_page(self.options, s.inner.config.page_size);
+        let sent = wait
+            .send(|buf, stream| encode_templated(&template, page, buf, stream, values, columns));
         drop(template);
         match sent {
             Ok(Some(pending)) => {

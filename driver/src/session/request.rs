@@ -26,7 +26,9 @@ use doppio_proto::request::{
 use doppio_proto::response::{ErrorCode, ErrorDetail, ResponseFrame, ResultBody};
 use doppio_proto::values::QueryValues;
 
-use super::attempt::{decode_answer, forgotten, templated, FirstAttempt};
+use super::attempt::{
+    decode_answer, encode_templated, forgotten, own_page, templated, FirstAttempt,
+};
 use super::config::StatementOptions;
 use super::handle::Session;
 use super::paging::{PageStream, Statement};
@@ -443,9 +445,10 @@ impl Session {
             // The hot path: two memcpys from the template plus the values (copied too when
             // the placement serialized them already).
             let template = Rc::clone(&prepared.inner.template.borrow());
+            let page = own_page(options, self.inner.config.page_size);
             let frame = conn
-                .request(None, |buf, stream| {
-                    template.encode(buf, stream, values, columns)
+                .request(options.timeout, |buf, stream| {
+                    encode_templated(&template, page, buf, stream, values, columns)
                 })
                 .await
                 .map_err(|e| Error::from_request(node, e))?;
