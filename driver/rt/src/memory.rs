@@ -278,12 +278,17 @@ impl Drop for MemoryListener {
 }
 
 /// Connects to the in-memory listener of this thread on `addr`, if there is one (else
-/// `None`: the caller goes to the network).
-pub(crate) fn connect(addr: SocketAddr) -> Option<MemoryStream> {
+/// `None`: the caller goes to the network). The listener sees the client's address on
+/// `local_port` when one is given (a connect from a chosen source port, as ScyllaDB's
+/// shard-aware port reads it), else on a made-up port of its own.
+pub(crate) fn connect(addr: SocketAddr, local_port: Option<u16>) -> Option<MemoryStream> {
     let backlog = LISTENERS.with(|l| l.borrow().iter().find(|b| b.addr == addr).cloned())?;
     let (client, server) = MemoryStream::pair();
-    let port = backlog.next_port.get();
-    backlog.next_port.set(port.wrapping_add(1).max(1024));
+    let port = local_port.unwrap_or_else(|| {
+        let port = backlog.next_port.get();
+        backlog.next_port.set(port.wrapping_add(1).max(1024));
+        port
+    });
     let peer = SocketAddr::new(addr.ip(), port);
     backlog.pending.borrow_mut().push_back((server, peer));
     if let Some(w) = backlog.acceptor.borrow_mut().take() {
@@ -364,8 +369,8 @@ mod tests {
             MemoryListener::bind(addr).unwrap_err().kind(),
             io::ErrorKind::AddrInUse
         );
-        assert!(connect(other).is_none());
-        let client = connect(addr).unwrap();
+        assert!(connect(other, None).is_none());
+        let client = connect(addr, None).unwrap();
         let (server, peer) = {
             let mut accept = std::pin::pin!(listener.accept());
             let Poll::Ready(Ok(accepted)) = accept.as_mut().poll(&mut noop()) else {
@@ -381,11 +386,37 @@ mod tests {
             Poll::Ready(Ok(4))
         ));
         drop(listener);
-        assert!(connect(addr).is_none(), "no listener, no in-memory connect");
+        assert!(
+            connect(addr, None).is_none(),
+            "no listener, no in-memory connect"
+        );
         assert!(
             MemoryListener::bind(addr).is_ok(),
             "the address is free again"
         );
+    }
+
+    /// A connect from a chosen source port reaches the listener with that port as its
+    /// client's (ScyllaDB's shard-aware port assigns the shard from it); without one, each
+    /// client gets a port of its own. (Before, the chosen port was dropped: a stub emulating
+    /// ScyllaDB's shards in memory put shard-aware connections on arbitrary shards.)
+    #[test]
+    fn a_connect_from_a_chosen_port_is_accepted_from_that_port() {
+        let addr: SocketAddr = "10.0.0.1:19042".parse().unwrap();
+        let listener = MemoryListener::bind(addr).unwrap();
+        let _chosen = connect(addr, Some(50_003)).unwrap();
+        let _any = connect(addr, None).unwrap();
+        let _other = connect(addr, None).unwrap();
+        let mut peers = Vec::new();
+        for _ in 0..3 {
+            let mut accept = std::pin::pin!(listener.accept());
+            let Poll::Ready(Ok((_, peer))) = accept.as_mut().poll(&mut noop()) else {
+                panic!("the connection waits in the backlog");
+            };
+            peers.push(peer.port());
+        }
+        assert_eq!(peers[0], 50_003);
+        assert_ne!(peers[1], peers[2]);
     }
 
     use std::future::Future;

@@ -46,14 +46,14 @@ impl TcpStream {
     /// As [`TcpStream::connect`], from local port `local_port` when given (bound before the
     /// connect; a port in use fails with `AddrInUse`, or `AddrNotAvailable` when the same
     /// four-tuple is still in use). An in-memory listener of this thread on `addr` takes the
-    /// connection instead of the network (the local port is then not used).
+    /// connection instead of the network (it sees the client on `local_port`, if given).
     pub async fn connect_from(
         addr: SocketAddr,
         local_port: Option<u16>,
         timeout: Duration,
         read_chunk: usize,
     ) -> io::Result<Self> {
-        if let Some(s) = memory::connect(addr) {
+        if let Some(s) = memory::connect(addr, local_port) {
             return Ok(Self(StreamInner::Memory(s)));
         }
         Ok(Self(match Runtime::current() {
