@@ -12,7 +12,10 @@
 //!   the same address; [`StubHandle`] gives the address, fire counts, and stops it.
 //!   [`Stub::serve_local`] serves one listener with tasks on the caller's own executor
 //!   instead (an in-memory listener of `doppio_rt` then puts no kernel between client and
-//!   stub). Playing a cluster ([`StubConfig::cluster`]), every executor serves every node,
+//!   stub). [`Stub::in_memory`] makes a stub on any thread to serve later, on an executor's
+//!   own thread, over in-memory listeners ([`MemoryStub::serve`]: a stub for a test on the
+//!   simulated runtime, a cluster too, with its counters readable from the test's thread).
+//!   Playing a cluster ([`StubConfig::cluster`]), every executor serves every node,
 //!   each on its own address.
 //! - `shard` (private): one shard's state for one node (its responder and rule matcher)
 //!   and the counters all shards share (connection numbers, rule fire counts, the stop
@@ -63,5 +66,5 @@ pub use cluster::{Cluster, Ring};
 pub use node::NodeCounts;
 pub use rules::{Reaction, Rule, Rules};
 pub use scylla::{ScyllaShards, ShardAwarePort, ShardCounts};
-pub use server::{LocalStubHandle, Stub, StubConfig, StubError, StubHandle};
+pub use server::{LocalStubHandle, MemoryStub, Stub, StubConfig, StubError, StubHandle};
 pub use tablets::Tablets;

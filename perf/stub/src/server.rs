@@ -8,12 +8,17 @@
 //! Playing a cluster ([`StubConfig::cluster`]), every executor also listens on every other
 //! node's address (see [`crate::cluster`]), with a responder per node that describes that
 //! node; each node keeps its own counters ([`StubHandle::node_counts`]).
+//!
+//! A stub can also be served by tasks on the caller's executor: [`Stub::serve_local`] (one
+//! node on a given listener) and [`Stub::in_memory`] (any configuration, a cluster too, on
+//! in-memory listeners: what a test on the simulated runtime, which has no sockets and no
+//! other threads, serves beside its client).
 
 use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use doppio_proto::ProtocolVersion;
 use doppio_rt::{ExecutorHandle, ExecutorSpec, Runtime, TcpListener};
@@ -141,7 +146,8 @@ pub enum StubError {
     },
 }
 
-/// A running stub. Dropping it stops it.
+/// A running stub. Dropping it stops it. (A stub served in memory, [`Stub::in_memory`],
+/// has no threads of its own: its handle stops its accepting.)
 pub struct StubHandle {
     /// Every node's address, node 0 first.
     addrs: Vec<SocketAddr>,
@@ -171,40 +177,12 @@ impl Stub {
         } else {
             config.cores.iter().map(|&c| Some(c)).collect()
         };
-        let ips = match config.cluster {
-            Some(c) => c.addresses(config.listen.ip())?,
-            None => vec![config.listen.ip()],
-        };
-        let ring = config.cluster.map(|c| Arc::new(c.ring()));
-        let tablets = match (config.tablets, config.cluster, config.scylla) {
-            (None, _, _) => None,
-            (Some(tablets), Some(cluster), Some(scylla)) => Some(TabletLayout {
-                tablets,
-                nodes: cluster.nodes.get(),
-                replication: cluster.replication(),
-                shards: scylla.shards,
-            }),
-            (Some(_), _, _) => return Err(StubError::TabletsWithoutCluster),
-        };
-        let nodes = (0..ips.len())
-            .map(|i| {
-                let place = ring.clone().map(|r| (r, i as u8));
-                Arc::new(NodeShared::new(config.scylla, place).with_tablets(tablets))
-            })
-            .collect();
-        let shared = Arc::new(Shared::new(
-            &config.rules,
-            config.log_rules,
-            config.record_values,
-            nodes,
-        ));
-        // The shard-aware listener, if any: every executor listens there too.
-        let aware = match config.scylla.map(|s| s.shard_aware_port) {
-            Some(ShardAwarePort::Listen(a)) => Some(a),
-            _ => None,
-        };
-        let rules = Arc::new(config.rules.clone());
-        let answering = Answering::of(&config, ring);
+        let Plan {
+            ips,
+            aware,
+            serving,
+        } = Plan::of(&config)?;
+        let shared = serving.shared.clone();
         let mut layout = Layout {
             ips,
             port: config.listen.port(),
@@ -220,8 +198,7 @@ impl Stub {
                 ..ExecutorSpec::new(config.runtime, &format!("doppio-stub-{shard}"))
             };
             let (tx, rx) = std::sync::mpsc::channel::<Result<Vec<Bound>, StubError>>();
-            let (shared2, rules, answering) = (shared.clone(), rules.clone(), answering.clone());
-            let tls = config.tls.clone();
+            let serving = serving.clone();
             let at = layout.clone();
             let spawned = doppio_rt::spawn_executor(spec, move || async move {
                 let listeners = match at.bind() {
@@ -234,20 +211,8 @@ impl Stub {
                 let bound: Vec<Bound> = listeners.iter().map(NodeListeners::bound).collect();
                 let _ = tx.send(Ok(bound.clone()));
                 let addrs: Vec<SocketAddr> = bound.iter().map(|b| b.0).collect();
-                let mut loops = Vec::new();
-                for ((node, l), state) in listeners.into_iter().enumerate().zip(&shared2.nodes) {
-                    let ctx = shard_context(
-                        answering.responder(&addrs, node, state.scylla.is_some()),
-                        Matcher::new(rules.clone(), shard + node * executors),
-                        shared2.clone(),
-                        state.clone(),
-                        tls.clone(),
-                    );
-                    if let Some((_, aware)) = l.aware {
-                        loops.push(accept_loop(aware, true, ctx.clone(), shared2.clone()));
-                    }
-                    loops.push(accept_loop(l.plain, false, ctx, shared2.clone()));
-                }
+                let started = serving.shared.started;
+                let mut loops = serving.accept_loops(listeners, &addrs, shard, executors, started);
                 // The executor lives as long as its last accept loop; the others run beside.
                 let last = loops.pop();
                 for l in loops {
@@ -455,15 +420,113 @@ impl Answering {
     }
 }
 
-/// One shard's state for one node: its responder and rule matcher.
+/// One shard's state for one node: its responder and rule matcher; `started`: when the
+/// stub started, on this executor's clock (rules' time windows count from it).
 fn shard_context(
     responder: Responder,
     matcher: Matcher,
     shared: Arc<Shared>,
     node: Arc<NodeShared>,
     tls: Option<Arc<rustls::ServerConfig>>,
+    started: Instant,
 ) -> Rc<ShardContext> {
-    Rc::new(ShardContext::new(responder, matcher, shared, node, tls))
+    Rc::new(ShardContext::new(responder, matcher, shared, node, tls).started_at(started))
+}
+
+/// What a [`StubConfig`] makes before any executor runs: every node's IP, node 0's
+/// shard-aware address (if any), and what each executor serves with.
+struct Plan {
+    ips: Vec<IpAddr>,
+    aware: Option<SocketAddr>,
+    serving: Serving,
+}
+
+impl Plan {
+    fn of(config: &StubConfig) -> Result<Self, StubError> {
+        let ips = match config.cluster {
+            Some(c) => c.addresses(config.listen.ip())?,
+            None => vec![config.listen.ip()],
+        };
+        let ring = config.cluster.map(|c| Arc::new(c.ring()));
+        let tablets = match (config.tablets, config.cluster, config.scylla) {
+            (None, _, _) => None,
+            (Some(tablets), Some(cluster), Some(scylla)) => Some(TabletLayout {
+                tablets,
+                nodes: cluster.nodes.get(),
+                replication: cluster.replication(),
+                shards: scylla.shards,
+            }),
+            (Some(_), _, _) => return Err(StubError::TabletsWithoutCluster),
+        };
+        let nodes = (0..ips.len())
+            .map(|i| {
+                let place = ring.clone().map(|r| (r, i as u8));
+                Arc::new(NodeShared::new(config.scylla, place).with_tablets(tablets))
+            })
+            .collect();
+        let shared = Arc::new(Shared::new(
+            &config.rules,
+            config.log_rules,
+            config.record_values,
+            nodes,
+        ));
+        // The shard-aware listener, if any: every executor listens there too.
+        let aware = match config.scylla.map(|s| s.shard_aware_port) {
+            Some(ShardAwarePort::Listen(a)) => Some(a),
+            _ => None,
+        };
+        Ok(Self {
+            ips,
+            aware,
+            serving: Serving {
+                shared,
+                rules: Arc::new(config.rules.clone()),
+                answering: Answering::of(config, ring),
+                tls: config.tls.clone(),
+            },
+        })
+    }
+}
+
+/// What every executor of a stub serves with (`Send`: handed to each executor's thread).
+#[derive(Clone)]
+struct Serving {
+    shared: Arc<Shared>,
+    rules: Arc<Rules>,
+    answering: Answering,
+    tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+impl Serving {
+    /// The accept loops of shard `shard` of `executors` over `listeners` (one per node, in
+    /// node order, the nodes at `addrs`): one per listener, each node with its own
+    /// responder and rule matcher.
+    fn accept_loops(
+        &self,
+        listeners: Vec<NodeListeners>,
+        addrs: &[SocketAddr],
+        shard: usize,
+        executors: usize,
+        started: Instant,
+    ) -> Vec<impl std::future::Future<Output = ()>> {
+        let mut loops = Vec::new();
+        for ((node, l), state) in listeners.into_iter().enumerate().zip(&self.shared.nodes) {
+            let ctx = shard_context(
+                self.answering
+                    .responder(addrs, node, state.scylla.is_some()),
+                Matcher::new(self.rules.clone(), shard + node * executors),
+                self.shared.clone(),
+                state.clone(),
+                self.tls.clone(),
+                started,
+            );
+            if let Some((_, aware)) = l.aware {
+                loops.push(accept_loop(aware, true, ctx.clone(), self.shared.clone()));
+            }
+            loops.push(accept_loop(l.plain, false, ctx, self.shared.clone()));
+        }
+        loops
+    }
 }
 
 /// A stub served by tasks on the caller's own executor ([`Stub::serve_local`]). Dropping it
@@ -538,9 +601,130 @@ impl Stub {
             shared.clone(),
             node,
             config.tls.clone(),
+            shared.started,
         );
         doppio_rt::spawn_local(accept_loop(listener, false, ctx, shared.clone())).detach();
         Ok(LocalStubHandle { addr, shared })
+    }
+}
+
+/// The port a stub in memory listens on when `listen` asks for any (0): Cassandra's.
+const MEMORY_PORT: u16 = 9042;
+/// The shard-aware port a stub in memory listens on when its [`ScyllaShards`] asks for any
+/// (0): ScyllaDB's.
+const MEMORY_SHARD_AWARE_PORT: u16 = 19042;
+
+/// A stub to serve on an executor's own thread over in-memory listeners
+/// ([`doppio_rt::TcpListener::bind_memory`]), made by [`Stub::in_memory`] on any thread
+/// (`Send`): on a simulation ([`doppio_rt::Runtime::Sim`]) a stub cannot run on threads of
+/// its own, so the test's executor serves it beside the client, with no socket.
+#[derive(Clone)]
+pub struct MemoryStub {
+    /// Every node's addresses, node 0 first.
+    bound: Vec<Bound>,
+    serving: Serving,
+}
+
+impl std::fmt::Debug for MemoryStub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStub")
+            .field("nodes", &self.bound)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Stub {
+    /// A stub of `config` (one node, or a cluster) to be served in memory on an executor's
+    /// thread by [`MemoryStub::serve`], as one shard of [`Stub::start`]'s would serve it
+    /// (`cores`, `pin` and `runtime` are not used). Returns at once, on any thread: the
+    /// handle (every node's address, the counters, readable from any thread; dropping or
+    /// stopping it stops accepting, and connections already accepted are served until their
+    /// clients close them or their executor ends) and the stub to serve.
+    ///
+    /// Node 0 is at `listen` (port 0: 9042, Cassandra's), node `i` of a cluster `i`
+    /// addresses after it on the same port, as [`Stub::start`] places them; an emulated
+    /// ScyllaDB node's shard-aware port is on each node's own address (port 0: 19042,
+    /// ScyllaDB's).
+    pub fn in_memory(config: StubConfig) -> Result<(StubHandle, MemoryStub), StubError> {
+        let port = match config.listen.port() {
+            0 => MEMORY_PORT,
+            p => p,
+        };
+        let Plan {
+            ips,
+            aware,
+            serving,
+        } = Plan::of(&config)?;
+        let aware_port = aware.map(|a| match a.port() {
+            0 if port == MEMORY_SHARD_AWARE_PORT => MEMORY_SHARD_AWARE_PORT + 1,
+            0 => MEMORY_SHARD_AWARE_PORT,
+            p => p,
+        });
+        if let Some(p) = aware_port {
+            for node in &serving.shared.nodes {
+                if let Some(e) = &node.scylla {
+                    e.set_aware_port(p);
+                }
+            }
+        }
+        let bound: Vec<Bound> = ips
+            .iter()
+            .map(|&ip| {
+                (
+                    SocketAddr::new(ip, port),
+                    aware_port.map(|p| SocketAddr::new(ip, p)),
+                )
+            })
+            .collect();
+        let handle = StubHandle {
+            addrs: bound.iter().map(|b| b.0).collect(),
+            shared: serving.shared.clone(),
+            threads: Vec::new(),
+        };
+        Ok((handle, MemoryStub { bound, serving }))
+    }
+}
+
+impl MemoryStub {
+    /// Binds every node's in-memory listeners on the current thread and serves them with
+    /// tasks on its executor, beside the caller's own, until the [`StubHandle`] is dropped
+    /// or stopped, or the executor ends. Rules' time windows count from now, on this
+    /// executor's clock. Several executors may serve it in turn (or at once, each on its
+    /// own thread): the counters add up.
+    ///
+    /// Must be called on an executor thread (any runtime); fails if a node's address has an
+    /// in-memory listener on this thread already.
+    pub fn serve(&self) -> Result<(), StubError> {
+        let mut listeners = Vec::with_capacity(self.bound.len());
+        for (node, &(addr, aware)) in self.bound.iter().enumerate() {
+            let bind = |addr: SocketAddr| {
+                TcpListener::bind_memory(addr).map_err(|e| match u8::try_from(node) {
+                    Ok(n) if n > 0 => StubError::NodeBind {
+                        node: n,
+                        addr,
+                        message: e.to_string(),
+                    },
+                    _ => StubError::Bind {
+                        addr,
+                        message: e.to_string(),
+                    },
+                })
+            };
+            let plain = bind(addr)?;
+            let aware = match aware {
+                Some(a) => Some((a, bind(a)?)),
+                None => None,
+            };
+            listeners.push(NodeListeners { plain, addr, aware });
+        }
+        let addrs: Vec<SocketAddr> = self.bound.iter().map(|b| b.0).collect();
+        let loops = self
+            .serving
+            .accept_loops(listeners, &addrs, 0, 1, doppio_rt::now());
+        for l in loops {
+            doppio_rt::spawn_local(l).detach();
+        }
+        Ok(())
     }
 }
 

@@ -108,6 +108,14 @@ impl ShardContext {
         }
     }
 
+    /// The same context with the stub's start at `started` (rules' time windows count from
+    /// it): the executor's own clock when the stub's counters were made on another thread
+    /// (a stub served in memory on a simulation, whose clock is virtual).
+    pub(crate) fn started_at(mut self, started: Instant) -> Self {
+        self.started = started;
+        self
+    }
+
     /// The node this context serves.
     #[inline]
     pub(crate) fn node(&self) -> &NodeShared {
