@@ -589,8 +589,6 @@ async fn backoff_sleep(pool: &std::rc::Weak<NodePool>, delay: Duration, kicked_a
 
 #[cfg(test)]
 mod tests {
-    use std::time::Instant;
-
     use doppio_proto::frame::Flags;
     use doppio_proto::request::{encode_request, Options};
 
@@ -612,14 +610,67 @@ mod tests {
         doppio_rt::run_on(runtime, "pool-test", f).expect("the runtime starts")
     }
 
+    /// A stub node for a test on any runtime: on its own threads over loopback TCP, or on
+    /// the simulated runtime (no sockets, virtual time) in memory, served by the test's own
+    /// executor ([`StubNode::on`]).
+    struct StubNode {
+        handle: doppio_stub::StubHandle,
+        memory: Option<doppio_stub::MemoryStub>,
+        runtime: Runtime,
+    }
+
+    impl StubNode {
+        fn start(runtime: Runtime, config: doppio_stub::StubConfig) -> Self {
+            let config = doppio_stub::StubConfig { runtime, ..config };
+            let (handle, memory) = if runtime == Runtime::Sim {
+                let config = doppio_stub::StubConfig {
+                    listen: SocketAddr::from(([10, 0, 0, 1], 9042)),
+                    ..config
+                };
+                let (handle, memory) =
+                    doppio_stub::Stub::in_memory(config).expect("the stub is made");
+                (handle, Some(memory))
+            } else {
+                (
+                    doppio_stub::Stub::start(config).expect("the stub starts"),
+                    None,
+                )
+            };
+            Self {
+                handle,
+                memory,
+                runtime,
+            }
+        }
+
+        fn addr(&self) -> SocketAddr {
+            self.handle.addr()
+        }
+
+        /// Runs `f` on a fresh executor of the test's runtime, the stub served on it first
+        /// on the simulated runtime.
+        fn on<T: Send + 'static, Fut: Future<Output = T> + 'static>(
+            &self,
+            f: impl FnOnce() -> Fut + Send + 'static,
+        ) -> T {
+            let memory = self.memory.clone();
+            on(self.runtime, move || {
+                if let Some(stub) = memory {
+                    doppio_rt::sim::as_peer(|| stub.serve()).expect("the stub serves");
+                }
+                f()
+            })
+        }
+
+        fn stop(self) {
+            self.handle.stop();
+        }
+    }
+
     fn pool_replaces_a_closed_connection_in_the_background(runtime: Runtime) {
-        let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
-            runtime,
-            ..doppio_stub::StubConfig::default()
-        })
-        .expect("the stub starts");
+        let stub = StubNode::start(runtime, doppio_stub::StubConfig::default());
         let node = stub.addr();
-        on(runtime, move || async move {
+        stub.on(move || async move {
             let pool = NodePool::start(node, 2, plain_connections(), Backoff::default());
             pool.wait_ready(Duration::from_secs(10))
                 .await
@@ -637,10 +688,10 @@ mod tests {
             })
             .await
             .expect("answered");
-            let start = Instant::now();
+            let start = doppio_rt::now();
             while pool.open_count() < 2 {
                 assert!(
-                    start.elapsed() < Duration::from_secs(10),
+                    (doppio_rt::now() - start) < Duration::from_secs(10),
                     "slot not refilled: {pool:?}"
                 );
                 doppio_rt::sleep(Duration::from_millis(5)).await;
@@ -687,19 +738,20 @@ mod tests {
     }
 
     /// A stub that answers OPTIONS after `delay`.
-    fn slow_options_stub(runtime: Runtime, delay: &str) -> doppio_stub::StubHandle {
+    fn slow_options_stub(runtime: Runtime, delay: &str) -> StubNode {
         let rules = doppio_stub::Rules::parse(&format!(
             "[[rule]]\nname = \"slow\"\nwhen = {{ opcode = \"OPTIONS\" }}\n\
              then = {{ delay = {{ fixed = \"{delay}\" }} }}\n"
         ))
         .expect("the rules parse");
-        doppio_stub::Stub::start(doppio_stub::StubConfig {
+        StubNode::start(
             runtime,
-            rules,
-            log_rules: false,
-            ..doppio_stub::StubConfig::default()
-        })
-        .expect("the stub starts")
+            doppio_stub::StubConfig {
+                rules,
+                log_rules: false,
+                ..doppio_stub::StubConfig::default()
+            },
+        )
     }
 
     /// A pool of one connection to `node` with one OPTIONS in flight: the pool, its
@@ -734,7 +786,7 @@ mod tests {
     fn a_retired_pool_lets_its_requests_in_flight_finish_then_closes(runtime: Runtime) {
         let stub = slow_options_stub(runtime, "300ms");
         let node = stub.addr();
-        on(runtime, move || async move {
+        stub.on(move || async move {
             let (pool, conn, request) = pool_with_a_request_in_flight(node).await;
             pool.retire("the node left", Duration::from_secs(10));
             assert!(pool.pick().is_none(), "no new request picks it");
@@ -744,9 +796,12 @@ mod tests {
                 "open while its request is in flight"
             );
             request.await.expect("answered, not cut off");
-            let start = Instant::now();
+            let start = doppio_rt::now();
             while conn.closed().is_none() {
-                assert!(start.elapsed() < Duration::from_secs(5), "never closed");
+                assert!(
+                    (doppio_rt::now() - start) < Duration::from_secs(5),
+                    "never closed"
+                );
                 doppio_rt::sleep(Duration::from_millis(5)).await;
             }
             // Retired: no watcher opens another connection.
@@ -760,14 +815,14 @@ mod tests {
     fn a_retired_pool_closes_after_its_grace_even_if_requests_remain(runtime: Runtime) {
         let stub = slow_options_stub(runtime, "5s");
         let node = stub.addr();
-        on(runtime, move || async move {
+        stub.on(move || async move {
             let (pool, conn, request) = pool_with_a_request_in_flight(node).await;
-            let start = Instant::now();
+            let start = doppio_rt::now();
             pool.retire("the node left", Duration::from_millis(100));
             let err = request.await.expect_err("cut off after the grace");
             assert!(err.to_string().contains("the node left"), "{err}");
             assert!(
-                start.elapsed() < Duration::from_secs(4),
+                (doppio_rt::now() - start) < Duration::from_secs(4),
                 "not the 5 s answer"
             );
             assert!(conn.closed().is_some());
@@ -780,13 +835,9 @@ mod tests {
     /// state, and a node left out of the agreement missed a fresh table); an open one is not
     /// either; a closed one is.
     fn a_pool_still_connecting_is_not_known_down(runtime: Runtime) {
-        let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
-            runtime,
-            ..doppio_stub::StubConfig::default()
-        })
-        .expect("the stub starts");
+        let stub = StubNode::start(runtime, doppio_stub::StubConfig::default());
         let node = stub.addr();
-        on(runtime, move || async move {
+        stub.on(move || async move {
             let never: ConnectFn = Rc::new(|_, _| Box::pin(std::future::pending()));
             let connecting = NodePool::start(node, 1, never, Backoff::default());
             doppio_rt::sleep(Duration::from_millis(50)).await;
@@ -805,7 +856,8 @@ mod tests {
         stub.stop();
     }
 
-    doppio_rt::runtime_tests!(
+    doppio_rt::runtime_tests!(;
+        and_sim:
         a_pool_still_connecting_is_not_known_down,
         pool_replaces_a_closed_connection_in_the_background,
         pool_to_a_dead_node_backs_off_and_reports_why,

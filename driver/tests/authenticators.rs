@@ -2,7 +2,8 @@
 //! authentication (`StubConfig::authenticator`, which names the class in AUTHENTICATE and
 //! accepts any credentials). A known SASL PLAIN authenticator gets the credentials and the
 //! session works; an unknown one gets none, and the connection fails with an
-//! `Authentication` error naming the class and never the password. Both runtimes.
+//! `Authentication` error naming the class and never the password. Every runtime (on the
+//! simulated one the stub is served in memory on the test's executor).
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -16,18 +17,19 @@ use doppio::{Error, Session, SessionConfig};
 
 mod support;
 
-use support::on_runtime;
+use support::StubNode;
 
 const SECRET: &str = "never-printed-7f3a";
 
-fn stub_asking_for(runtime: Runtime, class: &str) -> doppio_stub::StubHandle {
-    doppio_stub::Stub::start(doppio_stub::StubConfig {
+fn stub_asking_for(runtime: Runtime, class: &str) -> StubNode {
+    StubNode::start(
         runtime,
-        log_rules: false,
-        authenticator: Some(class.to_owned()),
-        ..doppio_stub::StubConfig::default()
-    })
-    .unwrap()
+        doppio_stub::StubConfig {
+            log_rules: false,
+            authenticator: Some(class.to_owned()),
+            ..doppio_stub::StubConfig::default()
+        },
+    )
 }
 
 fn config(node: std::net::SocketAddr) -> SessionConfig {
@@ -44,7 +46,7 @@ fn config(node: std::net::SocketAddr) -> SessionConfig {
 fn a_known_plain_authenticator_gets_the_credentials(runtime: Runtime) {
     let stub = stub_asking_for(runtime, "org.apache.cassandra.auth.PasswordAuthenticator");
     let addr = stub.addr();
-    on_runtime(runtime, "auth-known", move || async move {
+    stub.run("auth-known", move || async move {
         let session = Session::connect(config(addr)).await.unwrap();
         session.query("SELECT v FROM t", &()).await.unwrap();
         session.close("done");
@@ -54,7 +56,7 @@ fn a_known_plain_authenticator_gets_the_credentials(runtime: Runtime) {
 fn an_unknown_authenticator_gets_no_password_and_an_error_naming_it(runtime: Runtime) {
     let stub = stub_asking_for(runtime, "com.example.KerberosAuthenticator");
     let addr = stub.addr();
-    let text = on_runtime(runtime, "auth-unknown", move || async move {
+    let text = stub.run("auth-unknown", move || async move {
         let err = Session::connect(config(addr)).await.unwrap_err();
         let text = doppio::error::Report(&err).to_string();
         assert!(
@@ -80,7 +82,8 @@ fn an_unknown_authenticator_gets_no_password_and_an_error_naming_it(runtime: Run
     );
 }
 
-support::runtime_tests!(
+support::runtime_tests!(;
+    and_sim:
     a_known_plain_authenticator_gets_the_credentials,
     an_unknown_authenticator_gets_no_password_and_an_error_naming_it,
 );

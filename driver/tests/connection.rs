@@ -1,11 +1,12 @@
-//! The connection layer's failure paths against small misbehaving loopback peers (silence,
-//! hang-up, garbage, a refused port) and the wait for a stream id against one that answers
-//! READY to everything: no Cassandra needed. (Against a real Cassandra:
-//! `cassandra_connection.rs`.)
+//! The connection layer's failure paths against small misbehaving peers (silence, hang-up,
+//! garbage, an answer on a stream nobody waits on) and the wait for a stream id against one
+//! that answers READY to everything: no Cassandra needed. Each peer plays a script
+//! (`support::ScriptedPeer`): on a loopback socket of its own thread on glommio and
+//! io_uring, in memory on the test's executor on the simulated runtime. (Against a real
+//! Cassandra: `cassandra_connection.rs`.)
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use std::io::{Read, Write};
 use std::rc::Rc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -17,12 +18,13 @@ use doppio::connection::{
 mod support;
 
 use doppio::rt::Runtime;
-use support::{misbehaving_peer, on_runtime, options};
+use support::{options, PeerStep, ScriptedPeer};
 
 /// `err` is a timeout after `timeout`, which ran out no earlier than `timeout` after `start`
-/// (and not so much later that only a hang explains it: not a timing assertion on speed).
+/// (and not so much later that only a hang explains it: not a timing assertion on speed),
+/// on the executor's clock.
 fn assert_timed_out_at(err: &RequestError, start: Instant, timeout: Duration) {
-    let waited = start.elapsed();
+    let waited = doppio::rt::now() - start;
     assert!(
         matches!(err, RequestError::Timeout { after, .. } if *after == timeout),
         "{err}"
@@ -35,17 +37,15 @@ fn assert_timed_out_at(err: &RequestError, start: Instant, timeout: Duration) {
 }
 
 fn silent_node_times_requests_out_at_their_deadline_and_keeps_ids_orphaned(runtime: Runtime) {
-    let addr = misbehaving_peer(|mut s| {
-        // Read and never answer, until the client goes away.
-        let mut sink = [0u8; 1024];
-        while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
-    });
-    on_runtime(runtime, "connection", move || async move {
+    // Read and never answer, until the client goes away.
+    let peer = ScriptedPeer::start(runtime, &[PeerStep::Drain]);
+    let addr = peer.addr();
+    peer.run("connection", move || async move {
         let conn = Connection::connect(addr, ConnectionConfig::default())
             .await
             .expect("connect");
         let timeout = Duration::from_millis(200);
-        let start = Instant::now();
+        let start = doppio::rt::now();
         let err = conn.request(Some(timeout), options).await.unwrap_err();
         assert_timed_out_at(&err, start, timeout);
         assert_eq!(
@@ -62,13 +62,16 @@ fn silent_node_times_requests_out_at_their_deadline_and_keeps_ids_orphaned(runti
 }
 
 fn hang_up_fails_every_request_in_flight_and_later_ones_at_once(runtime: Runtime) {
-    let addr = misbehaving_peer(|mut s| {
-        // Take the first bytes, then hang up without answering.
-        let mut first = [0u8; 9];
-        let _ = s.read_exact(&mut first);
-        std::thread::sleep(Duration::from_millis(100));
-    });
-    on_runtime(runtime, "connection", move || async move {
+    // Take the first bytes, then hang up without answering.
+    let peer = ScriptedPeer::start(
+        runtime,
+        &[
+            PeerStep::Read(9),
+            PeerStep::Sleep(Duration::from_millis(100)),
+        ],
+    );
+    let addr = peer.addr();
+    peer.run("connection", move || async move {
         let conn = Rc::new(
             Connection::connect(addr, ConnectionConfig::default())
                 .await
@@ -97,14 +100,17 @@ fn hang_up_fails_every_request_in_flight_and_later_ones_at_once(runtime: Runtime
 }
 
 fn garbage_from_the_node_is_a_protocol_error_naming_what_was_wrong(runtime: Runtime) {
-    let addr = misbehaving_peer(|mut s| {
-        let mut first = [0u8; 9];
-        let _ = s.read_exact(&mut first);
-        // A v3 response header: not the version this connection speaks.
-        let _ = s.write_all(&[0x83, 0, 0, 0, 0x06, 0, 0, 0, 0]);
-        std::thread::sleep(Duration::from_millis(500));
-    });
-    on_runtime(runtime, "connection", move || async move {
+    let peer = ScriptedPeer::start(
+        runtime,
+        &[
+            PeerStep::Read(9),
+            // A v3 response header: not the version this connection speaks.
+            PeerStep::Write(&[0x83, 0, 0, 0, 0x06, 0, 0, 0, 0]),
+            PeerStep::Sleep(Duration::from_millis(500)),
+        ],
+    );
+    let addr = peer.addr();
+    peer.run("connection", move || async move {
         let conn = Connection::connect(addr, ConnectionConfig::default())
             .await
             .expect("connect");
@@ -121,13 +127,16 @@ fn garbage_from_the_node_is_a_protocol_error_naming_what_was_wrong(runtime: Runt
 }
 
 fn an_answer_on_a_stream_nobody_waits_on_closes_the_connection(runtime: Runtime) {
-    let addr = misbehaving_peer(|mut s| {
-        let mut first = [0u8; 9];
-        let _ = s.read_exact(&mut first);
-        let _ = s.write_all(&[0x84, 0, 0x01, 0x00, 0x02, 0, 0, 0, 0]); // READY on stream 256
-        std::thread::sleep(Duration::from_millis(500));
-    });
-    on_runtime(runtime, "connection", move || async move {
+    let peer = ScriptedPeer::start(
+        runtime,
+        &[
+            PeerStep::Read(9),
+            PeerStep::Write(&[0x84, 0, 0x01, 0x00, 0x02, 0, 0, 0, 0]), // READY on stream 256
+            PeerStep::Sleep(Duration::from_millis(500)),
+        ],
+    );
+    let addr = peer.addr();
+    peer.run("connection", move || async move {
         let conn = Connection::connect(addr, ConnectionConfig::default())
             .await
             .expect("connect");
@@ -145,22 +154,6 @@ fn an_answer_on_a_stream_nobody_waits_on_closes_the_connection(runtime: Runtime)
     });
 }
 
-/// Answers every frame with READY on its stream, until the client goes away.
-fn ready_to_everything(mut s: std::net::TcpStream) {
-    let mut header = [0u8; 9];
-    while s.read_exact(&mut header).is_ok() {
-        let len = u32::from_be_bytes([header[5], header[6], header[7], header[8]]) as usize;
-        let mut body = vec![0u8; len];
-        if s.read_exact(&mut body).is_err() {
-            return;
-        }
-        let ready = [0x84, 0, header[2], header[3], 0x02, 0, 0, 0, 0];
-        if s.write_all(&ready).is_err() {
-            return;
-        }
-    }
-}
-
 /// A connection to `addr` with a single stream id.
 async fn one_stream_id(addr: std::net::SocketAddr) -> Connection {
     let config = ConnectionConfig {
@@ -176,8 +169,9 @@ async fn poll_once(wait: &mut StreamWait) -> Poll<Result<(), RequestError>> {
 }
 
 fn a_stream_wait_queues_in_order_passes_its_turn_on_and_frees_an_unused_id(runtime: Runtime) {
-    let addr = misbehaving_peer(ready_to_everything);
-    on_runtime(runtime, "connection", move || async move {
+    let peer = ScriptedPeer::start(runtime, &[PeerStep::ReadyToEverything]);
+    let addr = peer.addr();
+    peer.run("connection", move || async move {
         let conn = one_stream_id(addr).await;
         // The only id, held by a request whose answer nobody has taken yet.
         let mut first = conn
@@ -216,8 +210,9 @@ fn a_stream_wait_queues_in_order_passes_its_turn_on_and_frees_an_unused_id(runti
 }
 
 fn a_stream_wait_times_out_at_its_deadline_when_no_id_comes(runtime: Runtime) {
-    let addr = misbehaving_peer(ready_to_everything);
-    on_runtime(runtime, "connection", move || async move {
+    let peer = ScriptedPeer::start(runtime, &[PeerStep::ReadyToEverything]);
+    let addr = peer.addr();
+    peer.run("connection", move || async move {
         let conn = one_stream_id(addr).await;
         let _holder = conn
             .try_request(None, options)
@@ -225,7 +220,7 @@ fn a_stream_wait_times_out_at_its_deadline_when_no_id_comes(runtime: Runtime) {
             .expect("an id free");
         let timeout = Duration::from_millis(200);
         let mut wait = conn.wait_for_stream(Some(timeout));
-        let start = Instant::now();
+        let start = doppio::rt::now();
         let err = std::future::poll_fn(|cx| wait.poll_stream(cx))
             .await
             .unwrap_err();
@@ -236,7 +231,8 @@ fn a_stream_wait_times_out_at_its_deadline_when_no_id_comes(runtime: Runtime) {
     });
 }
 
-support::runtime_tests!(
+support::runtime_tests!(;
+    and_sim:
     a_stream_wait_queues_in_order_passes_its_turn_on_and_frees_an_unused_id,
     a_stream_wait_times_out_at_its_deadline_when_no_id_comes,
     silent_node_times_requests_out_at_their_deadline_and_keeps_ids_orphaned,

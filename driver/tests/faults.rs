@@ -1,7 +1,8 @@
-//! doppio under the stub's faults (perf/stub, started in this process: no Cassandra), with
-//! the guarantees of the reliability issue checked request by request: a dropped connection
-//! fails its request and the pool reconnects; a 2-second stall (timeouts at the deadline, stream ids bounded, no
-//! hang, service back after it), connections dropped under load (every request answered
+//! doppio under the stub's faults (perf/stub, in this process: no Cassandra; on the
+//! simulated runtime served in memory on the test's executor, in virtual time), with the
+//! guarantees of the reliability issue checked request by request: a dropped connection
+//! fails its request and the pool reconnects; a 2-second stall (timeouts at the deadline,
+//! stream ids bounded, no hang, service back after it), connections dropped under load (every request answered
 //! once, by its own answer, or failed with `ConnectionBroken`; reconnection with backoff),
 //! broken frames (a protocol error naming the fault while other connections carry on), and
 //! OVERLOADED / UNAVAILABLE / READ_TIMEOUT answers handled as the retry policy documents.
@@ -12,7 +13,7 @@ use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use doppio::proto::consistency::Consistency;
 use doppio::proto::response::ErrorCode;
@@ -26,7 +27,7 @@ use doppio_stub::Shape;
 mod support;
 
 use doppio::rt::Runtime;
-use support::{on_runtime, stub};
+use support::stub;
 
 fn config(addr: SocketAddr, retry: Arc<dyn RetryPolicy>) -> SessionConfig {
     let mut c = SessionConfig::new(addr);
@@ -58,7 +59,7 @@ then = "drop"
         Shape::default(),
     );
     let addr = stub.addr();
-    on_runtime(runtime, "faults", move || async move {
+    stub.run("faults", move || async move {
         let s = Session::connect(config(addr, Arc::new(NoRetry)))
             .await
             .unwrap();
@@ -101,7 +102,7 @@ then = { stall = "2s" }
         Shape::default(),
     );
     let addr = stub.addr();
-    on_runtime(runtime, "faults", move || async move {
+    stub.run("faults", move || async move {
         let mut c = config(addr, Arc::new(NoRetry));
         c.connection.max_streams = STREAMS;
         // Tolerate the stall (a connection is otherwise given up when its orphans pile up).
@@ -109,7 +110,9 @@ then = { stall = "2s" }
         c.connection.request_timeout = TIMEOUT;
         c.connection.keepalive = None;
         let s = Rc::new(Session::connect(c).await.unwrap());
-        let t0 = Instant::now();
+        // Time since the test's start, on the executor's clock (virtual on a simulation).
+        let t0 = doppio::rt::now();
+        let since_start = move || doppio::rt::now() - t0;
         // (start, elapsed, outcome) of every request.
         let log: Rc<RefCell<Vec<Outcome>>> = Rc::default();
         let staller = {
@@ -123,7 +126,7 @@ then = { stall = "2s" }
                 s.query_with("SELECT v FROM t WHERE STALL", &(), &opts)
                     .await
                     .unwrap();
-                t0.elapsed()
+                since_start()
             })
         };
         let fibers: Vec<_> = (0..FIBERS)
@@ -131,10 +134,10 @@ then = { stall = "2s" }
                 let s = s.clone();
                 let log = log.clone();
                 doppio::rt::spawn_local(async move {
-                    while t0.elapsed() < RUN {
-                        let start = t0.elapsed();
+                    while since_start() < RUN {
+                        let start = since_start();
                         let r = s.query("SELECT v FROM t", &()).await.map(|_| ());
-                        log.borrow_mut().push((start, t0.elapsed() - start, r));
+                        log.borrow_mut().push((start, since_start() - start, r));
                     }
                 })
             })
@@ -143,7 +146,7 @@ then = { stall = "2s" }
             f.await;
         }
         let stall_answered = staller.await;
-        let finished = t0.elapsed();
+        let finished = since_start();
         let stats = s.stats();
         s.close("done");
         let log = log.borrow();
@@ -222,7 +225,7 @@ then = "drop"
         },
     );
     let addr = stub.addr();
-    let drops = on_runtime(runtime, "faults", move || async move {
+    let drops = stub.run("faults", move || async move {
         let s = Rc::new(
             Session::connect(config(addr, Arc::new(NoRetry)))
                 .await
@@ -348,7 +351,7 @@ then = { malformed = "truncated" }
         Shape::default(),
     );
     let addr = stub.addr();
-    on_runtime(runtime, "faults", move || async move {
+    stub.run("faults", move || async move {
         // A bystander session (its own connection) runs requests all along.
         let bystander = Rc::new(
             Session::connect(config(addr, Arc::new(NoRetry)))
@@ -452,7 +455,7 @@ fn overloaded_unavailable_and_read_timeouts_are_retried_exactly_as_the_policy_do
     }
     let stub = stub(runtime, &rules, Shape::default());
     let addr = stub.addr();
-    let results = on_runtime(runtime, "faults", move || async move {
+    let results = stub.run("faults", move || async move {
         let retrying = Session::connect(config(
             addr,
             Arc::new(DefaultRetryPolicy { max_retries: 1 }),
@@ -534,7 +537,7 @@ then = { malformed = "bad_body" }
         Shape::default(),
     );
     let addr = stub.addr();
-    on_runtime(runtime, "faults", move || async move {
+    stub.run("faults", move || async move {
         let s = Session::connect(config(addr, Arc::new(NoRetry)))
             .await
             .unwrap();
@@ -584,7 +587,7 @@ then = { error = { code = "unprepared", message = "forgotten" } }
         Shape::default(),
     );
     let addr = stub.addr();
-    on_runtime(runtime, "faults", move || async move {
+    stub.run("faults", move || async move {
         let s = Session::connect(config(addr, Arc::new(NoRetry)))
             .await
             .unwrap();
@@ -618,7 +621,8 @@ then = { error = { code = "unprepared", message = "forgotten" } }
     );
 }
 
-support::runtime_tests!(
+support::runtime_tests!(;
+    and_sim:
     an_unprepared_answer_is_healed_once_by_preparing_again,
     an_undecodable_answer_on_the_execute_fast_path_closes_its_connection,
     a_dropped_connection_fails_its_requests_and_the_driver_reconnects,

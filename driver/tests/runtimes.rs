@@ -1,7 +1,8 @@
 //! What the io_uring runtime issue asks of the driver on each runtime, against the stub
-//! (perf/stub, started in this process: no Cassandra):
-//! requests dropped mid-flight lose and corrupt nothing; a 16 MiB result and many large
-//! pages arrive whole through a small provided-buffer ring; and on doppio's own runtime a
+//! (perf/stub, in this process: no Cassandra; on the simulated runtime served in memory on
+//! the test's executor): requests dropped mid-flight lose and corrupt nothing; a 16 MiB
+//! result and many large pages arrive whole through a small provided-buffer ring (on
+//! every runtime; the ring only on doppio's own); and on doppio's own runtime a
 //! shard makes at most one `io_uring_enter` per loop turn, busy or idle, also in SQPOLL mode,
 //! where a cluster's shards submit without entering.
 
@@ -20,7 +21,7 @@ use doppio_stub::Shape;
 
 mod support;
 
-use support::stub;
+use support::{stub, StubNode};
 
 fn config(addr: SocketAddr) -> SessionConfig {
     let mut c = SessionConfig::new(addr);
@@ -30,9 +31,15 @@ fn config(addr: SocketAddr) -> SessionConfig {
 }
 
 /// Runs `f` on an executor of `runtime` whose io_uring runtime (if it is that one) has a
-/// provided-buffer ring of `buffers` buffers of `buffer_size` bytes.
-fn on_runtime_with_buffers<F, Fut>(runtime: Runtime, buffers: u16, buffer_size: u32, f: F)
-where
+/// provided-buffer ring of `buffers` buffers of `buffer_size` bytes, with `stub` served
+/// beside it on the simulated runtime.
+fn on_runtime_with_buffers<F, Fut>(
+    runtime: Runtime,
+    stub: &StubNode,
+    buffers: u16,
+    buffer_size: u32,
+    f: F,
+) where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + 'static,
 {
@@ -42,8 +49,9 @@ where
             buffer_size,
             ..Config::default()
         },
-        ..ExecutorSpec::new(runtime, &format!("runtimes-test-{runtime}"))
+        ..support::executor_spec(runtime, &format!("runtimes-test-{runtime}"))
     };
+    let f = stub.beside(f);
     let handle = doppio::rt::spawn_executor(spec, f).unwrap();
     if let Err(panic) = handle.join() {
         std::panic::resume_unwind(panic);
@@ -78,7 +86,7 @@ then = { delay = { uniform = ["1ms", "4ms"] } }
         },
     );
     let addr = stub.addr();
-    on_runtime_with_buffers(runtime, 64, 16 * 1024, move || async move {
+    on_runtime_with_buffers(runtime, &stub, 64, 16 * 1024, move || async move {
         let s = Rc::new(Session::connect(config(addr)).await.unwrap());
         let (dropped, answered) = (Rc::new(Cell::new(0u32)), Rc::new(Cell::new(0u32)));
         let fibers: Vec<_> = (0..32u32)
@@ -156,7 +164,7 @@ fn a_16_mib_result_and_many_large_pages_arrive_whole_through_a_small_buffer_ring
         },
     );
     let addr = stub.addr();
-    on_runtime_with_buffers(runtime, 4, 4096, move || async move {
+    on_runtime_with_buffers(runtime, &stub, 4, 4096, move || async move {
         let before = uring_rt::stats();
         let s = Rc::new(Session::connect(config(addr)).await.unwrap());
         let check = |r: &doppio::QueryResult, rows: usize| {
@@ -214,7 +222,7 @@ fn a_16_mib_result_and_many_large_pages_arrive_whole_through_a_small_buffer_ring
 fn a_uring_shard_enters_the_kernel_at_most_once_per_turn_busy_or_idle() {
     let stub = stub(Runtime::Uring, "", Shape::default());
     let addr = stub.addr();
-    on_runtime_with_buffers(Runtime::Uring, 64, 16 * 1024, move || async move {
+    on_runtime_with_buffers(Runtime::Uring, &stub, 64, 16 * 1024, move || async move {
         let s = Rc::new(Session::connect(config(addr)).await.unwrap());
         let before = uring_rt::stats();
         let fibers: Vec<_> = (0..64)
@@ -363,7 +371,8 @@ fn a_closed_loop_whose_answers_come_together_learns_not_to_batch_its_waits() {
     );
 }
 
-support::runtime_tests!(
+support::runtime_tests!(;
+    and_sim:
     requests_dropped_mid_flight_lose_nothing_and_corrupt_nothing,
     a_16_mib_result_and_many_large_pages_arrive_whole_through_a_small_buffer_ring,
 );

@@ -19,7 +19,7 @@ use doppio_stub::{Rules, ScyllaShards, Shape, StubConfig};
 
 mod support;
 
-use support::on_runtime;
+use support::StubNode;
 
 const HOT: &str = r#"
 [[rule]]
@@ -29,20 +29,21 @@ then = { rate_limit = { op = "write", rejected_by_coordinator = true } }
 "#;
 
 fn scylla_s_extensions_are_turned_on_and_read(runtime: Runtime) {
-    let stub = doppio_stub::Stub::start(StubConfig {
+    let stub = StubNode::start(
         runtime,
-        shape: Shape::default(),
-        rules: Rules::parse(HOT).unwrap(),
-        log_rules: false,
-        scylla: Some(ScyllaShards::new(
-            NonZeroU16::new(2).unwrap(),
-            [127, 0, 0, 1].into(),
-        )),
-        ..StubConfig::default()
-    })
-    .unwrap();
+        StubConfig {
+            shape: Shape::default(),
+            rules: Rules::parse(HOT).unwrap(),
+            log_rules: false,
+            scylla: Some(ScyllaShards::new(
+                NonZeroU16::new(2).unwrap(),
+                [127, 0, 0, 1].into(),
+            )),
+            ..StubConfig::default()
+        },
+    );
     let addr = stub.addr();
-    let retries = on_runtime(runtime, "scylla-extensions", move || async move {
+    let retries = stub.run("scylla-extensions", move || async move {
         let mut config = SessionConfig::new(addr);
         // Retries allowed: the rate-limit error must still not be retried.
         config.retry_policy = Arc::new(DefaultRetryPolicy { max_retries: 3 });
@@ -95,7 +96,7 @@ fn scylla_s_extensions_are_turned_on_and_read(runtime: Runtime) {
 fn a_node_without_the_extensions_turns_nothing_on(runtime: Runtime) {
     let stub = support::stub(runtime, HOT, Shape::default());
     let addr = stub.addr();
-    on_runtime(runtime, "no-extensions", move || async move {
+    stub.run("no-extensions", move || async move {
         let s = Session::connect(SessionConfig::new(addr)).await.unwrap();
         let conn = s.view().node(0).unwrap().connection().unwrap();
         assert_eq!(conn.extensions(), Default::default());
@@ -115,7 +116,8 @@ fn a_node_without_the_extensions_turns_nothing_on(runtime: Runtime) {
     stub.stop();
 }
 
-support::runtime_tests!(
+support::runtime_tests!(;
+    and_sim:
     scylla_s_extensions_are_turned_on_and_read,
     a_node_without_the_extensions_turns_nothing_on,
 );

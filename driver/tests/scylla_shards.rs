@@ -11,44 +11,43 @@
 
 use std::net::SocketAddr;
 use std::num::NonZeroU16;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use doppio::proto::consistency::Consistency;
 use doppio::rt::Runtime;
 use doppio::{Session, SessionConfig};
-use doppio_stub::{ScyllaShards, Shape, ShardAwarePort, StubConfig, StubHandle};
+use doppio_stub::{MemoryStub, ScyllaShards, Shape, ShardAwarePort, StubConfig};
 
 mod support;
 
-use support::on_runtime;
+use support::{on_runtime, StubNode};
 
 const SHARDS: u16 = 4;
 const REQUESTS: u64 = 2000;
 
-fn stub(runtime: Runtime, shard_aware_port: ShardAwarePort) -> StubHandle {
-    doppio_stub::Stub::start(StubConfig {
+fn stub(runtime: Runtime, shard_aware_port: ShardAwarePort) -> StubNode {
+    StubNode::start(
         runtime,
-        shape: Shape::default(),
-        log_rules: false,
-        scylla: Some(ScyllaShards {
-            shards: NonZeroU16::new(SHARDS).unwrap(),
-            ignore_msb: 12,
-            shard_aware_port,
-            extensions: doppio_stub::scylla::SCYLLA_EXTENSIONS,
-        }),
-        ..StubConfig::default()
-    })
-    .unwrap()
+        StubConfig {
+            shape: Shape::default(),
+            log_rules: false,
+            scylla: Some(ScyllaShards {
+                shards: NonZeroU16::new(SHARDS).unwrap(),
+                ignore_msb: 12,
+                shard_aware_port,
+                extensions: doppio_stub::scylla::SCYLLA_EXTENSIONS,
+            }),
+            ..StubConfig::default()
+        },
+    )
 }
 
 /// Connects to `addr`, waits for a connection to each of the node's shards, runs
 /// [`REQUESTS`] EXECUTEs with random blob keys, and returns what the driver says of the
 /// node: its sharding and the requests per shard.
-fn run_random_keys(
-    runtime: Runtime,
-    addr: SocketAddr,
-) -> (doppio::routing::sharding::ShardingInfo, Vec<u64>) {
-    on_runtime(runtime, "scylla-shards", move || async move {
+fn run_random_keys(stub: &StubNode) -> (doppio::routing::sharding::ShardingInfo, Vec<u64>) {
+    let addr = stub.addr();
+    stub.run("scylla-shards", move || async move {
         let mut config = SessionConfig::new(addr);
         config.consistency = Consistency::One;
         let s = Session::connect(config).await.unwrap();
@@ -56,10 +55,10 @@ fn run_random_keys(
         let node = view.node(0).unwrap().clone();
         // The pool grows to one connection per shard once the first one reported them
         // (a bounded wait for the background connects, not a timing assertion).
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = doppio::rt::now() + Duration::from_secs(20);
         while node.open_connections() < usize::from(SHARDS) {
             assert!(
-                Instant::now() < deadline,
+                doppio::rt::now() < deadline,
                 "connections: {}",
                 node.open_connections()
             );
@@ -94,7 +93,7 @@ fn every_request_lands_on_the_shard_that_owns_its_token(runtime: Runtime) {
         ShardAwarePort::Listen("127.0.0.1:0".parse().unwrap()),
     );
     let aware = stub.shard_aware_addr().expect("a shard-aware port");
-    let (info, by_shard) = run_random_keys(runtime, stub.addr());
+    let (info, by_shard) = run_random_keys(&stub);
     assert_eq!(info.sharder.nr_shards.get(), SHARDS);
     assert_eq!(info.sharder.ignore_msb, 12);
     assert_eq!(info.shard_aware_port, Some(aware.port()));
@@ -124,7 +123,7 @@ fn an_unreachable_shard_aware_port_falls_back_to_the_plain_port(runtime: Runtime
         .port();
     let stub = stub(runtime, ShardAwarePort::Unreachable(dead));
     assert!(stub.shard_aware_addr().is_none());
-    let (info, _) = run_random_keys(runtime, stub.addr());
+    let (info, _) = run_random_keys(&stub);
     assert_eq!(info.shard_aware_port, Some(dead));
     let counts = stub.shard_counts().unwrap();
     assert_eq!(counts.requests.iter().sum::<u64>(), REQUESTS, "{counts:?}");
@@ -139,7 +138,8 @@ fn an_unreachable_shard_aware_port_falls_back_to_the_plain_port(runtime: Runtime
 /// after `shard_aware_retry` go through it again (before, the pool gave it up for its
 /// life). Here a second stub plays the port's return: it listens on the advertised port,
 /// and every connection it accepts came through that port (the driver knows no other
-/// address of it).
+/// address of it). On the simulated runtime the second stub is served in memory by the
+/// client's executor when the test says the port is back.
 fn the_shard_aware_port_is_used_again_once_it_is_back(runtime: Runtime) {
     let dead = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -147,55 +147,65 @@ fn the_shard_aware_port_is_used_again_once_it_is_back(runtime: Runtime) {
     let node = stub(runtime, ShardAwarePort::Unreachable(dead.port()));
     let addr = node.addr();
     let (fallbacks_tx, fallbacks_rx) = std::sync::mpsc::channel::<u64>();
-    let (back_tx, back_rx) = std::sync::mpsc::channel::<()>();
-    let client = std::thread::spawn(move || {
-        on_runtime(runtime, "shard-aware-back", move || async move {
-            let mut config = SessionConfig::new(addr);
-            config.shard_aware_retry = Duration::from_millis(200);
-            let s = Session::connect(config).await.unwrap();
-            let view = s.view();
-            let node = view.node(0).unwrap().clone();
-            let deadline = Instant::now() + Duration::from_secs(20);
+    // The port is back: with, on the simulated runtime, the stub to serve on it.
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<Option<MemoryStub>>();
+    let body = node.beside(move || async move {
+        let mut config = SessionConfig::new(addr);
+        config.shard_aware_retry = Duration::from_millis(200);
+        let s = Session::connect(config).await.unwrap();
+        let view = s.view();
+        let node = view.node(0).unwrap().clone();
+        let deadline = doppio::rt::now() + Duration::from_secs(20);
+        while node.open_connections() < usize::from(SHARDS) {
+            assert!(doppio::rt::now() < deadline);
+            doppio::rt::sleep(Duration::from_millis(5)).await;
+        }
+        fallbacks_tx
+            .send(node.pool_stats().shard_aware_fallbacks)
+            .unwrap();
+        // The port is back; once the retry time has passed, connections that close are
+        // replaced through it.
+        if let Some(back) = back_rx.recv().unwrap() {
+            doppio::rt::sim::as_peer(|| back.serve()).unwrap();
+        }
+        doppio::rt::sleep(Duration::from_millis(300)).await;
+        for _ in 0..SHARDS {
+            let c = node.connection().unwrap();
+            c.close("the test closes it");
+            let deadline = doppio::rt::now() + Duration::from_secs(20);
             while node.open_connections() < usize::from(SHARDS) {
-                assert!(Instant::now() < deadline);
+                assert!(doppio::rt::now() < deadline);
                 doppio::rt::sleep(Duration::from_millis(5)).await;
             }
-            fallbacks_tx
-                .send(node.pool_stats().shard_aware_fallbacks)
-                .unwrap();
-            // The port is back; once the retry time has passed, connections that close are
-            // replaced through it.
-            back_rx.recv().unwrap();
-            doppio::rt::sleep(Duration::from_millis(300)).await;
-            for _ in 0..SHARDS {
-                let c = node.connection().unwrap();
-                c.close("the test closes it");
-                let deadline = Instant::now() + Duration::from_secs(20);
-                while node.open_connections() < usize::from(SHARDS) {
-                    assert!(Instant::now() < deadline);
-                    doppio::rt::sleep(Duration::from_millis(5)).await;
-                }
-            }
-            let stats = node.pool_stats();
-            s.close("done");
-            stats
-        })
+        }
+        let stats = node.pool_stats();
+        s.close("done");
+        stats
     });
+    let client = std::thread::spawn(move || on_runtime(runtime, "shard-aware-back", body));
     let fallbacks = fallbacks_rx.recv().unwrap();
     assert!(fallbacks > 0, "the dead port made the connects fall back");
-    let back = doppio_stub::Stub::start(StubConfig {
+    let back = StubNode::start(
         runtime,
-        log_rules: false,
-        scylla: Some(ScyllaShards {
-            shards: NonZeroU16::new(SHARDS).unwrap(),
-            ignore_msb: 12,
-            shard_aware_port: ShardAwarePort::Listen(dead),
-            extensions: doppio_stub::scylla::SCYLLA_EXTENSIONS,
-        }),
-        ..StubConfig::default()
-    })
-    .unwrap();
-    back_tx.send(()).unwrap();
+        StubConfig {
+            // In memory, its shard-aware listener is on its own address: the node's, on
+            // another plain port than the node's. (On loopback TCP, any free port.)
+            listen: if runtime == Runtime::Sim {
+                SocketAddr::new(addr.ip(), addr.port() + 1)
+            } else {
+                StubConfig::default().listen
+            },
+            log_rules: false,
+            scylla: Some(ScyllaShards {
+                shards: NonZeroU16::new(SHARDS).unwrap(),
+                ignore_msb: 12,
+                shard_aware_port: ShardAwarePort::Listen(dead),
+                extensions: doppio_stub::scylla::SCYLLA_EXTENSIONS,
+            }),
+            ..StubConfig::default()
+        },
+    );
+    back_tx.send(back.memory()).unwrap();
     let stats = client.join().unwrap();
     let through_port = back.connections();
     assert!(
@@ -208,7 +218,8 @@ fn the_shard_aware_port_is_used_again_once_it_is_back(runtime: Runtime) {
     node.stop();
 }
 
-support::runtime_tests!(
+support::runtime_tests!(;
+    and_sim:
     every_request_lands_on_the_shard_that_owns_its_token,
     an_unreachable_shard_aware_port_falls_back_to_the_plain_port,
     the_shard_aware_port_is_used_again_once_it_is_back,

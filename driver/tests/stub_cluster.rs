@@ -21,73 +21,75 @@ use doppio::rt::Runtime;
 use doppio::session::load_balancing::{LoadBalancingPolicy, PolicyFactory, RoutingInfo};
 use doppio::session::{ClusterView, Distance};
 use doppio::{Session, SessionConfig};
-use doppio_stub::{Cluster, NodeCounts, StubConfig, StubHandle};
+use doppio_stub::{Cluster, NodeCounts, StubConfig};
 
 mod support;
 
-use support::{next_key, on_runtime, scylla_cluster, wait_for_connections};
+use support::{next_key, on_runtime, scylla_cluster, wait_for_connections, StubNode};
 
 const NODES: u8 = 3;
 const SHARDS: u16 = 4;
 const PLAIN: u64 = 3000;
 const LWT: u64 = 1000;
 
-fn stub(runtime: Runtime, replication_factor: u8) -> StubHandle {
-    doppio_stub::Stub::start(scylla_cluster(runtime, NODES, SHARDS, replication_factor)).unwrap()
+fn stub(runtime: Runtime, replication_factor: u8) -> StubNode {
+    StubNode::start(
+        runtime,
+        scylla_cluster(runtime, NODES, SHARDS, replication_factor),
+    )
 }
 
 /// Connects to node 0 only, waits until the driver has a connection to every shard of
 /// every node, then runs [`PLAIN`] EXECUTEs of a prepared INSERT and (when `lwt`) [`LWT`]
 /// of a prepared INSERT ... IF NOT EXISTS, with random keys; returns the stub's counts
 /// after each phase.
-fn run(runtime: Runtime, stub: &StubHandle, lwt: bool) -> (Vec<NodeCounts>, Vec<NodeCounts>) {
+fn run(runtime: Runtime, stub: &StubNode, lwt: bool) -> (Vec<NodeCounts>, Vec<NodeCounts>) {
     let addr = stub.addr();
     let expected: Vec<SocketAddr> = stub.node_addrs().to_vec();
     // The client says when its plain phase is done, and waits for the test to read the
     // counts before the next one.
     let (done, wait_done) = std::sync::mpsc::channel::<()>();
     let (go_on, wait_go_on) = std::sync::mpsc::channel::<()>();
-    std::thread::scope(|scope| {
-        let client = scope.spawn(move || {
-            on_runtime(runtime, "stub-cluster", move || async move {
-                let mut config = SessionConfig::new(addr);
-                config.consistency = Consistency::One;
-                let s = Session::connect(config).await.unwrap();
-                let found: Vec<SocketAddr> = s.topology().nodes.iter().map(|n| n.addr).collect();
-                assert_eq!(found, expected, "every node discovered through node 0");
-                // ScyllaDB's table of keyspaces in tablets is read, and lists none here:
-                // the keyspace is routed by the token ring.
-                assert_eq!(s.topology().tablet_keyspaces, Some(BTreeSet::new()));
-                assert!(s.view().replica_map("ks").is_some());
-                wait_for_connections(&s, usize::from(NODES), usize::from(SHARDS)).await;
-                let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-                let plain = s
-                    .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+    let client = stub.beside(move || async move {
+        let mut config = SessionConfig::new(addr);
+        config.consistency = Consistency::One;
+        let s = Session::connect(config).await.unwrap();
+        let found: Vec<SocketAddr> = s.topology().nodes.iter().map(|n| n.addr).collect();
+        assert_eq!(found, expected, "every node discovered through node 0");
+        // ScyllaDB's table of keyspaces in tablets is read, and lists none here:
+        // the keyspace is routed by the token ring.
+        assert_eq!(s.topology().tablet_keyspaces, Some(BTreeSet::new()));
+        assert!(s.view().replica_map("ks").is_some());
+        wait_for_connections(&s, usize::from(NODES), usize::from(SHARDS)).await;
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let plain = s
+            .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+            .await
+            .unwrap();
+        assert!(!plain.is_lwt());
+        for _ in 0..PLAIN {
+            s.execute(&plain, &(next_key(&mut x), vec![1u8]))
+                .await
+                .unwrap();
+        }
+        done.send(()).unwrap();
+        let _ = wait_go_on.recv();
+        if lwt {
+            let cas = s
+                .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS")
+                .await
+                .unwrap();
+            assert!(cas.is_lwt(), "the node marks it a lightweight transaction");
+            for _ in 0..LWT {
+                s.execute(&cas, &(next_key(&mut x), vec![1u8]))
                     .await
                     .unwrap();
-                assert!(!plain.is_lwt());
-                for _ in 0..PLAIN {
-                    s.execute(&plain, &(next_key(&mut x), vec![1u8]))
-                        .await
-                        .unwrap();
-                }
-                done.send(()).unwrap();
-                let _ = wait_go_on.recv();
-                if lwt {
-                    let cas = s
-                        .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS")
-                        .await
-                        .unwrap();
-                    assert!(cas.is_lwt(), "the node marks it a lightweight transaction");
-                    for _ in 0..LWT {
-                        s.execute(&cas, &(next_key(&mut x), vec![1u8]))
-                            .await
-                            .unwrap();
-                    }
-                }
-                s.close("done");
-            })
-        });
+            }
+        }
+        s.close("done");
+    });
+    std::thread::scope(|scope| {
+        let client = scope.spawn(move || on_runtime(runtime, "stub-cluster", client));
         if wait_done.recv().is_err() {
             // The client failed before its plain phase ended: its panic is the test's.
             std::panic::resume_unwind(client.join().unwrap_err());
@@ -155,21 +157,22 @@ fn a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it
          then = { error = { code = \"overloaded\", message = \"shedding\" } }\n",
     )
     .unwrap();
-    let stub = doppio_stub::Stub::start(StubConfig {
+    let stub = StubNode::start(
         runtime,
-        log_rules: false,
-        rules,
-        cluster: Some(Cluster {
-            nodes: NonZeroU8::new(NODES).unwrap(),
-            replication_factor: NonZeroU8::new(3).unwrap(),
-            vnodes: NonZeroU16::new(8).unwrap(),
-        }),
-        ..StubConfig::default()
-    })
-    .unwrap();
+        StubConfig {
+            log_rules: false,
+            rules,
+            cluster: Some(Cluster {
+                nodes: NonZeroU8::new(NODES).unwrap(),
+                replication_factor: NonZeroU8::new(3).unwrap(),
+                vnodes: NonZeroU16::new(8).unwrap(),
+            }),
+            ..StubConfig::default()
+        },
+    );
     let addr = stub.addr();
     let node1 = stub.node_addrs()[1];
-    let (retries, refused) = on_runtime(runtime, "stub-cluster-retry", move || async move {
+    let (retries, refused) = stub.run("stub-cluster-retry", move || async move {
         let mut config = SessionConfig::new(addr);
         config.retry_policy =
             std::sync::Arc::new(doppio::session::DefaultRetryPolicy { max_retries: 2 });
@@ -245,7 +248,8 @@ impl LoadBalancingPolicy for OnlyNode {
     }
 }
 
-support::runtime_tests!(
+support::runtime_tests!(;
+    and_sim:
     a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it,
     requests_reach_a_replica_on_its_owning_shard_and_lwts_their_primary,
     with_fewer_replicas_than_nodes_no_request_reaches_a_non_replica,

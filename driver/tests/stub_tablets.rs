@@ -16,17 +16,17 @@
 
 use std::collections::BTreeSet;
 use std::num::NonZeroU32;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use doppio::proto::compression::Compression;
 use doppio::proto::consistency::Consistency;
 use doppio::rt::Runtime;
 use doppio::{PreparedStatement, Session, SessionConfig};
-use doppio_stub::{NodeCounts, StubConfig, StubHandle, Tablets};
+use doppio_stub::{NodeCounts, StubConfig, Tablets};
 
 mod support;
 
-use support::{next_key, on_runtime, scylla_cluster, wait_for_connections};
+use support::{next_key, on_runtime, scylla_cluster, wait_for_connections, StubNode};
 
 const NODES: u8 = 3;
 const SHARDS: u16 = 4;
@@ -35,15 +35,17 @@ const MIGRATE_AFTER: Duration = Duration::from_secs(3);
 /// Requests per phase: enough that every tablet is reached (random keys, 24 tablets).
 const PHASE: u64 = 1500;
 
-fn stub(runtime: Runtime) -> StubHandle {
-    doppio_stub::Stub::start(StubConfig {
-        tablets: Some(Tablets {
-            count: NonZeroU32::new(TABLETS).unwrap(),
-            migrate_after: Some(MIGRATE_AFTER),
-        }),
-        ..scylla_cluster(runtime, NODES, SHARDS, 3)
-    })
-    .unwrap()
+fn stub(runtime: Runtime) -> StubNode {
+    StubNode::start(
+        runtime,
+        StubConfig {
+            tablets: Some(Tablets {
+                count: NonZeroU32::new(TABLETS).unwrap(),
+                migrate_after: Some(MIGRATE_AFTER),
+            }),
+            ..scylla_cluster(runtime, NODES, SHARDS, 3)
+        },
+    )
 }
 
 /// The stub's counts summed over its nodes: (requests, tablet payloads, wrong replica,
@@ -86,75 +88,85 @@ fn the_same_on_lz4_connections(runtime: Runtime) {
 }
 
 fn learn_and_relearn(runtime: Runtime, compression: bool) {
-    let before_start = Instant::now();
+    // Before the stub's clock started (on the simulated runtime, whose virtual clock starts
+    // from the real one when the client's executor starts, before the stub's too).
+    let before_start = std::time::Instant::now();
     let stub = stub(runtime);
-    let after_start = Instant::now();
     let addr = stub.addr();
-    // The client runs a phase, then says what it saw and waits for the test to read the
-    // stub's counts.
-    let (said, heard) = std::sync::mpsc::channel::<(u64, usize)>();
+    // The client runs a phase, then says what it saw and when (since `before_start`, on
+    // its executor's clock), and waits for the test to read the stub's counts.
+    let (said, heard) = std::sync::mpsc::channel::<(u64, usize, Duration)>();
     let (go_on, wait_go_on) = std::sync::mpsc::channel::<()>();
+    let body = stub.beside(move || async move {
+        // No earlier than the stub's clock started (on its own threads before this
+        // executor, or served on this one just before).
+        let started = doppio::rt::now();
+        let mut config = SessionConfig::new(addr);
+        config.consistency = Consistency::One;
+        config.handshake.compression = compression;
+        let s = Session::connect(config).await.unwrap();
+        wait_for_connections(&s, usize::from(NODES), usize::from(SHARDS)).await;
+        let conn = s.node_at(s.node()).unwrap().connection().unwrap();
+        // ScyllaDB speaks v4: lz4 compresses the whole body, payload included.
+        let lz4 = compression.then_some(Compression::Lz4);
+        assert_eq!(conn.compression(), lz4, "lz4 as asked");
+        // The keyspace is in tablets (`system_schema.scylla_keyspaces`): no ring
+        // replicas, a key of an unknown tablet goes to any node.
+        assert_eq!(
+            s.topology().tablet_keyspaces,
+            Some(BTreeSet::from(["ks".to_owned()]))
+        );
+        assert!(s.view().replica_map("ks").is_none());
+        let plain = s
+            .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+            .await
+            .unwrap();
+        let cas = s
+            .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS")
+            .await
+            .unwrap();
+        assert!(cas.is_lwt());
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let probe = (next_key(&mut 7), vec![1u8]);
+        assert!(
+            s.replicas_of(&plain, &probe).is_empty(),
+            "no tablet known yet, and no ring replicas in a keyspace in tablets"
+        );
+        // Warm-up, warm, (the test waits for the migration), relearn, warm again.
+        for k in 0..4 {
+            phase(&s, &plain, &cas, &mut x).await;
+            let at = doppio::rt::now().saturating_duration_since(before_start);
+            said.send((s.stats().tablet_payloads, plain.known_tablets(), at))
+                .unwrap();
+            if wait_go_on.recv().is_err() {
+                break;
+            }
+            if k == 1 {
+                // Until the migration, in the stub's clock (which started before
+                // `started`).
+                let wait = MIGRATE_AFTER.saturating_sub(doppio::rt::now() - started);
+                doppio::rt::sleep(wait + Duration::from_millis(50)).await;
+            }
+        }
+        assert_eq!(
+            cas.known_tablets(),
+            plain.known_tablets(),
+            "one table of tablets per table, shared by its statements"
+        );
+        assert_eq!(s.stats().tablet_payloads_unreadable, 0);
+        assert_eq!(
+            s.replicas_of(&plain, &probe).len(),
+            3,
+            "the replicas of the probe's tablet, once it is known"
+        );
+        s.close("done");
+    });
     std::thread::scope(|scope| {
-        let client = scope.spawn(move || {
-            on_runtime(runtime, "stub-tablets", move || async move {
-                let mut config = SessionConfig::new(addr);
-                config.consistency = Consistency::One;
-                config.handshake.compression = compression;
-                let s = Session::connect(config).await.unwrap();
-                wait_for_connections(&s, usize::from(NODES), usize::from(SHARDS)).await;
-                let conn = s.node_at(s.node()).unwrap().connection().unwrap();
-                // ScyllaDB speaks v4: lz4 compresses the whole body, payload included.
-                let lz4 = compression.then_some(Compression::Lz4);
-                assert_eq!(conn.compression(), lz4, "lz4 as asked");
-                // The keyspace is in tablets (`system_schema.scylla_keyspaces`): no ring
-                // replicas, a key of an unknown tablet goes to any node.
-                assert_eq!(
-                    s.topology().tablet_keyspaces,
-                    Some(BTreeSet::from(["ks".to_owned()]))
-                );
-                assert!(s.view().replica_map("ks").is_none());
-                let plain = s
-                    .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
-                    .await
-                    .unwrap();
-                let cas = s
-                    .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS")
-                    .await
-                    .unwrap();
-                assert!(cas.is_lwt());
-                let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-                let probe = (next_key(&mut 7), vec![1u8]);
-                assert!(
-                    s.replicas_of(&plain, &probe).is_empty(),
-                    "no tablet known yet, and no ring replicas in a keyspace in tablets"
-                );
-                // Warm-up, warm, (the test waits for the migration), relearn, warm again.
-                for _ in 0..4 {
-                    phase(&s, &plain, &cas, &mut x).await;
-                    said.send((s.stats().tablet_payloads, plain.known_tablets()))
-                        .unwrap();
-                    if wait_go_on.recv().is_err() {
-                        break;
-                    }
-                }
-                assert_eq!(
-                    cas.known_tablets(),
-                    plain.known_tablets(),
-                    "one table of tablets per table, shared by its statements"
-                );
-                assert_eq!(s.stats().tablet_payloads_unreadable, 0);
-                assert_eq!(
-                    s.replicas_of(&plain, &probe).len(),
-                    3,
-                    "the replicas of the probe's tablet, once it is known"
-                );
-                s.close("done");
-            })
-        });
+        let client = scope.spawn(move || on_runtime(runtime, "stub-tablets", body));
         let mut seen = Vec::new();
         let mut last = [0; 6];
         for k in 0..4 {
-            let Ok((payloads, known)) = heard.recv() else {
+            let Ok((payloads, known, at)) = heard.recv() else {
                 std::panic::resume_unwind(client.join().unwrap_err());
             };
             let now = totals(&stub.node_counts());
@@ -162,13 +174,7 @@ fn learn_and_relearn(runtime: Runtime, compression: bool) {
             last = now;
             // The session counted every payload the stub sent.
             assert_eq!(payloads, now[1], "phase {k}: {:#?}", stub.node_counts());
-            seen.push((d, known, before_start.elapsed()));
-            if k == 1 {
-                // The migration happens in the stub's clock, which started after
-                // `after_start` at the latest.
-                let wait = MIGRATE_AFTER.saturating_sub(after_start.elapsed());
-                std::thread::sleep(wait + Duration::from_millis(50));
-            }
+            seen.push((d, known, at));
             let _ = go_on.send(());
         }
         client.join().unwrap();
@@ -210,7 +216,8 @@ fn learn_and_relearn(runtime: Runtime, compression: bool) {
     stub.stop();
 }
 
-support::runtime_tests!(
+support::runtime_tests!(;
+    and_sim:
     tablets_are_learned_from_misroutes_and_relearned_after_a_migration,
     the_same_on_lz4_connections,
 );

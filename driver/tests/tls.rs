@@ -1,10 +1,11 @@
-//! TLS failures that need no Cassandra, on both runtimes: a small rustls server on a thread
+//! TLS failures that need no Cassandra, on both real runtimes: a small rustls server on a thread
 //! serves certificates this test makes (rcgen), so that the node's certificate can be
 //! expired, carry the wrong name, chain to an unknown CA, or the server can require a client
 //! certificate; a listener that never answers stands for a node that never completes the
 //! handshake. Each failure must be a typed `Tls` error naming its kind, returned promptly:
 //! every connect runs under a generous timeout that fails the test on a hang (no timing is
-//! asserted).
+//! asserted). A session against the stub serving TLS, and the typed errors of bad files,
+//! also run on the simulated runtime (the stub in memory on the test's executor).
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -21,7 +22,7 @@ mod pki;
 mod support;
 
 use pki::{tls_server, Pki, Validity};
-use support::on_runtime;
+use support::{on_runtime, StubNode};
 
 /// Far longer than any of these connects takes; reaching it means a hang.
 const HANG: Duration = Duration::from_secs(60);
@@ -178,18 +179,25 @@ fn a_plaintext_session_meeting_a_tls_alert_is_a_clear_error(runtime: Runtime) {
 }
 
 fn a_session_queries_the_stub_serving_tls(runtime: Runtime) {
-    on_runtime(runtime, "tls-stub", move || async move {
-        let pki = Pki::new("stub");
-        let leaf = pki.leaf("stub", &["127.0.0.1"], Validity::Current);
-        let tls = doppio_stub::tls::server_config(&leaf.cert_file, &leaf.key_file).unwrap();
-        let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
-            runtime,
+    let pki = Pki::new("stub");
+    // The stub's address: loopback TCP, or in memory on the simulated runtime.
+    let ip = match runtime {
+        Runtime::Sim => support::SIM_NODE.ip().to_string(),
+        _ => "127.0.0.1".to_owned(),
+    };
+    let leaf = pki.leaf("stub", &[&ip], Validity::Current);
+    let tls = doppio_stub::tls::server_config(&leaf.cert_file, &leaf.key_file).unwrap();
+    let stub = StubNode::start(
+        runtime,
+        doppio_stub::StubConfig {
             log_rules: false,
             tls: Some(tls),
             ..doppio_stub::StubConfig::default()
-        })
-        .unwrap();
-        let config = session_config(stub.addr(), TlsConfig::from_ca_file(pki.ca_file()).unwrap());
+        },
+    );
+    let (addr, ca_file) = (stub.addr(), pki.ca_file());
+    stub.run("tls-stub", move || async move {
+        let config = session_config(addr, TlsConfig::from_ca_file(&ca_file).unwrap());
         let s = doppio::rt::timeout(HANG, Session::connect(config))
             .await
             .expect("no hang")
@@ -202,13 +210,12 @@ fn a_session_queries_the_stub_serving_tls(runtime: Runtime) {
         }
         assert!(s.stats().connections.bytes_read > 0);
         // A plaintext session against it: the stub's rustls answers with an alert.
-        let mut plain =
-            session_config(stub.addr(), TlsConfig::from_ca_file(pki.ca_file()).unwrap());
+        let mut plain = session_config(addr, TlsConfig::from_ca_file(&ca_file).unwrap());
         plain.connection.tls = None;
         let err = failed_connect(plain).await;
-        assert_tls(&err, stub.addr(), TlsFailure::NodeRequiresTls);
-        stub.stop();
+        assert_tls(&err, addr, TlsFailure::NodeRequiresTls);
     });
+    stub.stop();
 }
 
 fn bad_tls_files_are_typed_errors(runtime: Runtime) {
@@ -232,13 +239,17 @@ fn bad_tls_files_are_typed_errors(runtime: Runtime) {
     });
 }
 
+// The rustls servers of `pki::tls_server` and `pki::silent_server` are plain threads on
+// loopback sockets: those tests stay on the two real runtimes. The stub serves TLS in memory
+// on the simulated one; the file errors need no peer.
 doppio::rt::runtime_tests!(
     an_expired_node_certificate_is_refused,
     a_node_certificate_for_another_name_is_refused_unless_that_name_is_set,
     a_node_certificate_of_an_unknown_ca_is_refused,
     a_node_that_never_answers_the_handshake_times_out,
     a_client_certificate_is_shown_and_its_absence_refused,
-    a_plaintext_session_meeting_a_tls_alert_is_a_clear_error,
+    a_plaintext_session_meeting_a_tls_alert_is_a_clear_error;
+    and_sim:
     a_session_queries_the_stub_serving_tls,
     bad_tls_files_are_typed_errors,
 );

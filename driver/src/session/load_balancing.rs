@@ -232,18 +232,29 @@ mod tests {
         }
     }
 
-    /// Nodes A and B (dc1, listening), C (dc2, listening), D (dc1, nothing listening: down).
+    /// Nodes A and B (dc1, listening), C (dc2, listening), D (dc1, nothing listening: down),
+    /// on each runtime: on the simulated one, which has no sockets, A, B and C listen in
+    /// memory at the same addresses.
     fn with_view(
         allow_remote: bool,
         check: impl Fn(&DefaultPolicy, &ClusterView) + Clone + Send + 'static,
     ) {
-        for runtime in doppio_rt::Runtime::ALL {
+        use doppio_rt::Runtime;
+        for runtime in [Runtime::Glommio, Runtime::Uring, Runtime::Sim] {
             let check = check.clone();
             doppio_rt::run_on(runtime, "policy-test", move || async move {
                 let listeners: Vec<std::net::TcpListener> = (0..3)
                     .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
                     .collect();
                 let addr = |l: &std::net::TcpListener| l.local_addr().unwrap();
+                let in_memory: Vec<doppio_rt::TcpListener> = if runtime == Runtime::Sim {
+                    listeners
+                        .iter()
+                        .map(|l| doppio_rt::TcpListener::bind_memory(addr(l)).unwrap())
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 let down = {
                     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
                     l.local_addr().unwrap()
@@ -286,7 +297,7 @@ mod tests {
                     doppio_rt::sleep(Duration::from_millis(2)).await;
                 }
                 check(&policy, &view);
-                drop(listeners);
+                drop((listeners, in_memory));
             })
             .unwrap();
         }
