@@ -578,9 +578,16 @@ fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, raw: &[u8])
                 }
             }
         }
+        // Recorded when the statement is one this node knows: the EXECUTE reached a node
+        // that could run it, whatever its answer (dropped, stalled, an error). One answered
+        // UNPREPARED ran nowhere, and its client rightly sends it again once prepared.
         if ctx.records_values() {
-            if let Some(v) = execute_first_value(body, version) {
-                ctx.record_value(v);
+            let known = execute_head(body, version)
+                .is_some_and(|(id, _)| ctx.responder.borrow().lookup(id).is_some());
+            if known {
+                if let Some(v) = execute_first_value(body, version) {
+                    ctx.record_value(v);
+                }
             }
         }
         if let Some((id, skip_metadata)) = execute_head(body, version) {
