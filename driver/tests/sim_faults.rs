@@ -2,9 +2,11 @@
 //! (`doppio::rt::sim`: virtual time, in-memory connections, one seed for every choice), under a
 //! mix of faults drawn from that seed: delayed answers, connections dropped mid-load,
 //! stalls, OVERLOADED answers, truncated frames, answers on a stream id never used, network
-//! delays on every send, and a stream-id space of 1 to 8 ids per connection under more
+//! delays on every send, a stream-id space of 1 to 8 ids per connection under more
 //! fibers than that (requests queue for an id, and ids stay taken by orphans whose answers
-//! may still come). Each schedule checks what the real-time fault tests check:
+//! may still come), and, one schedule in four, a cluster of three nodes where one node dies
+//! for a while (every connection to it dropped, handshakes and the control connection's
+//! queries included, so the pool cannot reconnect until it comes back) or stops answering. Each schedule checks what the real-time fault tests check:
 //! - every request ends (a request that never ends stalls the simulation, which says so),
 //!   within a bound of virtual time after its last attempt's deadline;
 //! - a read gets its own answer or a typed error, never another request's answer;
@@ -23,6 +25,7 @@
 
 use std::cell::RefCell;
 use std::net::SocketAddr;
+use std::num::NonZeroU8;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +35,7 @@ use doppio::rt::sim;
 use doppio::rt::TcpListener;
 use doppio::session::DefaultRetryPolicy;
 use doppio::{Backoff, Error, Session, SessionConfig, StatementOptions};
-use doppio_stub::{Rules, Shape, Stub, StubConfig};
+use doppio_stub::{Cluster, Rules, Shape, Stub, StubConfig};
 
 /// Rows of the stub's table: a read asks for one row at its own index.
 const ROWS: usize = 1000;
@@ -55,7 +58,15 @@ struct Schedule {
     per_fiber: u32,
     /// Stream ids per connection, when the schedule narrows them (else the protocol's).
     max_streams: Option<usize>,
+    /// Nodes of the stub: 1, or a cluster of [`CLUSTER`].
+    nodes: u8,
+    /// When the last node fault's window closes (since the stub started): the checks after
+    /// the load wait for it (a node that is still down cannot serve again).
+    faults_end: Duration,
 }
+
+/// Nodes of a cluster schedule.
+const CLUSTER: u8 = 3;
 
 impl Schedule {
     fn draw(seed: u64) -> Self {
@@ -159,6 +170,27 @@ impl Schedule {
         if let Some(ids) = max_streams {
             fibers += ids as u32 + rng.u32(1..8);
         }
+        let nodes = if rng.u8(..4) == 0 { CLUSTER } else { 1 };
+        let mut faults_end = Duration::ZERO;
+        if nodes > 1 {
+            // One node dies for a while (the rule goes first: it decides for every request
+            // that reaches that node in its window, handshakes included), or stalls.
+            let node = rng.u8(..CLUSTER);
+            let after = rng.u64(0..100);
+            let until = after + rng.u64(5..150);
+            faults_end = Duration::from_millis(until);
+            let (name, then) = if rng.u8(..3) == 0 {
+                ("node stalls", "{ stall = \"30ms\" }")
+            } else {
+                ("node down", "\"drop\"")
+            };
+            let rule = format!(
+                "[[rule]]\nname = \"{name}\"\nwhen = {{ node = {node}, after = \"{after}ms\", \
+                 until = \"{until}ms\" }}\nthen = {then}\n"
+            );
+            let first = rules.find("[[rule]]").unwrap_or(rules.len());
+            rules.insert_str(first, &rule);
+        }
         Self {
             seed,
             rules,
@@ -166,6 +198,8 @@ impl Schedule {
             fibers,
             per_fiber,
             max_streams,
+            nodes,
+            faults_end,
         }
     }
 }
@@ -203,34 +237,84 @@ fn run(schedule: &Schedule) -> Outcome {
         ..sim::Config::seeded(schedule.seed)
     };
     let rules = Rules::parse(&schedule.rules).unwrap();
-    let (fibers, per_fiber, max_streams) =
-        (schedule.fibers, schedule.per_fiber, schedule.max_streams);
+    let (fibers, per_fiber, max_streams, nodes, faults_end) = (
+        schedule.fibers,
+        schedule.per_fiber,
+        schedule.max_streams,
+        schedule.nodes,
+        schedule.faults_end,
+    );
     let outcome = sim::run(config, async move {
         let addr: SocketAddr = "10.0.0.1:9042".parse().unwrap();
-        let stub = Stub::serve_local(
-            TcpListener::bind_memory(addr).unwrap(),
-            &StubConfig {
-                rules,
-                log_rules: false,
-                record_values: true,
-                shape: Shape {
-                    rows: ROWS,
-                    row_bytes: 8,
-                    ..Shape::default()
-                },
-                ..StubConfig::default()
+        let started = doppio::rt::now();
+        let config = StubConfig {
+            rules,
+            log_rules: false,
+            record_values: true,
+            shape: Shape {
+                rows: ROWS,
+                row_bytes: 8,
+                ..Shape::default()
             },
-        )
-        .unwrap();
-        let s = Rc::new(
-            Session::connect(session_config(addr, max_streams))
-                .await
-                .unwrap(),
-        );
-        let insert = s
-            .prepare("INSERT INTO w (k, v) VALUES (?, ?)")
-            .await
+            ..StubConfig::default()
+        };
+        let stub = if nodes == 1 {
+            Node::One(Stub::serve_local(TcpListener::bind_memory(addr).unwrap(), &config).unwrap())
+        } else {
+            let (handle, memory) = Stub::in_memory(StubConfig {
+                listen: addr,
+                cluster: Some(Cluster::new(NonZeroU8::new(nodes).unwrap())),
+                ..config
+            })
             .unwrap();
+            memory.serve().unwrap();
+            Node::Cluster(handle)
+        };
+        // A contact point that is down or stalled when the session starts fails the connect,
+        // a typed error (closed at the first request, diagnosed as a node that requires TLS;
+        // stalled, a timeout): connected again until it comes back.
+        let mut tries = 0;
+        let s = loop {
+            match Session::connect(session_config(addr, max_streams)).await {
+                Ok(s) => break Rc::new(s),
+                Err(e) if nodes > 1 && tries < 100 => {
+                    tries += 1;
+                    assert!(
+                        matches!(
+                            e,
+                            Error::ConnectionBroken(_)
+                                | Error::NoConnection(_)
+                                | Error::Timeout { .. }
+                        ),
+                        "connect failed with {e:?}"
+                    );
+                    doppio::rt::sleep(Duration::from_millis(5)).await;
+                }
+                Err(e) => panic!("connect failed: {e:?}"),
+            }
+        };
+        // A node that dies while the statement is prepared may fail the PREPARE (a typed
+        // error, when no other node is up yet to retry on): prepared again until it holds.
+        let mut tries = 0;
+        let insert = loop {
+            match s.prepare("INSERT INTO w (k, v) VALUES (?, ?)").await {
+                Ok(p) => break p,
+                Err(e) if nodes > 1 && tries < 100 => {
+                    tries += 1;
+                    assert!(
+                        matches!(
+                            e,
+                            Error::ConnectionBroken(_)
+                                | Error::NoConnection(_)
+                                | Error::Timeout { .. }
+                        ),
+                        "PREPARE failed with {e:?}"
+                    );
+                    doppio::rt::sleep(Duration::from_millis(2)).await;
+                }
+                Err(e) => panic!("PREPARE failed: {e:?}"),
+            }
+        };
         let trace = Rc::new(RefCell::new(Vec::new()));
         let tasks: Vec<_> = (0..fibers)
             .map(|f| {
@@ -268,25 +352,45 @@ fn run(schedule: &Schedule) -> Outcome {
             t.await;
         }
         // Every stream id comes back: late answers arrive, stalls end, broken connections
-        // are gone (their ids with them).
-        let node = s.node_at(addr).unwrap();
-        for _ in 0..200 {
-            if node.in_flight() == 0 {
-                break;
-            }
-            doppio::rt::sleep(Duration::from_millis(5)).await;
+        // are gone (their ids with them); a node that died is back once its window closed.
+        let quiet = started + faults_end;
+        let now = doppio::rt::now();
+        if now < quiet {
+            doppio::rt::sleep(quiet - now).await;
         }
-        assert_eq!(node.in_flight(), 0, "stream ids still taken after the load");
+        for &addr in &stub.addrs() {
+            let node = s.node_at(addr).unwrap();
+            for _ in 0..200 {
+                if node.in_flight() == 0 {
+                    break;
+                }
+                doppio::rt::sleep(Duration::from_millis(5)).await;
+            }
+            assert_eq!(
+                node.in_flight(),
+                0,
+                "stream ids still taken on {addr} after the load"
+            );
+            node.wait_connected(Duration::from_secs(5)).await.unwrap();
+        }
         // The session serves again, three times as many requests at once as a connection
         // has ids (the narrowed space, or 4): the ones that wait get ids as answers free
-        // them.
-        node.wait_connected(Duration::from_secs(5)).await.unwrap();
+        // them. Idempotent reads, as an application marks them: a connection the node closed
+        // as its window ended may not be known closed yet, and a read sent on it is retried.
         let burst: Vec<_> = (0..3 * max_streams.unwrap_or(4))
             .map(|_| {
                 let s = s.clone();
                 doppio::rt::spawn_local(async move {
-                    s.query("SELECT key FROM system.local WHERE key = 'local'", &())
-                        .await
+                    let opts = StatementOptions {
+                        idempotent: true,
+                        ..StatementOptions::default()
+                    };
+                    s.query_with(
+                        "SELECT key FROM system.local WHERE key = 'local'",
+                        &(),
+                        &opts,
+                    )
+                    .await
                 })
             })
             .collect();
@@ -320,6 +424,28 @@ fn run(schedule: &Schedule) -> Outcome {
     }
 }
 
+/// The stub of a schedule: one node served on this thread, or a cluster.
+enum Node {
+    One(doppio_stub::LocalStubHandle),
+    Cluster(doppio_stub::StubHandle),
+}
+
+impl Node {
+    fn addrs(&self) -> Vec<SocketAddr> {
+        match self {
+            Node::One(s) => vec![s.addr()],
+            Node::Cluster(s) => s.node_addrs().to_vec(),
+        }
+    }
+
+    fn executed_first_values(&self) -> Vec<Vec<u8>> {
+        match self {
+            Node::One(s) => s.executed_first_values(),
+            Node::Cluster(s) => s.executed_first_values(),
+        }
+    }
+}
+
 /// A read of one row at index `i`: its own answer (the paging state says which) or an error.
 async fn read(s: &Session, i: u32) -> Result<(), Error> {
     let state = i.to_be_bytes();
@@ -345,13 +471,15 @@ fn run_reporting(schedule: &Schedule) -> Outcome {
         Err(panic) => {
             eprintln!(
                 "schedule of seed {} failed; replay it with DOPPIO_SIM_SEED={} \
-                 (net delay {:?}, {} fibers x {} requests, stream ids {:?}), rules:\n{}",
+                 (net delay {:?}, {} fibers x {} requests, stream ids {:?}, {} nodes), \
+                 rules:\n{}",
                 schedule.seed,
                 schedule.seed,
                 schedule.net_delay,
                 schedule.fibers,
                 schedule.per_fiber,
                 schedule.max_streams,
+                schedule.nodes,
                 schedule.rules
             );
             std::panic::resume_unwind(panic)
@@ -410,6 +538,8 @@ fn a_late_answer_to_a_v5_startup_is_not_framed() {
         fibers: 2,
         per_fiber: 4,
         max_streams: None,
+        nodes: 1,
+        faults_end: Duration::ZERO,
     };
     let o = run_reporting(&schedule);
     assert_eq!(o.ok, 8, "{o:?}");
