@@ -42,6 +42,35 @@ ensure_toolchain() {
     cargo --version
 }
 
+# The workspace's MSRV (`rust-version` in Cargo.toml) as a toolchain name: "1.85" is 1.85.0
+# (rustup's "1.85" would be the newest 1.85.x).
+msrv() {
+    local v
+    v=$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' "${ROOT:-.}/Cargo.toml" | head -n 1)
+    case $v in *.*.*) echo "$v" ;; *) echo "$v.0" ;; esac
+}
+
+# The MSRV toolchain (minimal profile: rustc, cargo, std; about 500 MB, 11 s to install here)
+# for scripts/check-packages.sh. Only through rustup: with Debian's cargo there is none, and
+# that script then builds the packages with the default toolchain and says so.
+ensure_msrv_toolchain() {
+    local version
+    version=$(msrv)
+    command -v rustup >/dev/null 2>&1 || {
+        echo "no rustup: the MSRV ($version) toolchain cannot be installed; its check is skipped"
+        return 0
+    }
+    if ! rustup run "$version" rustc --version >/dev/null 2>&1; then
+        # A machine that cannot download it still runs every other check: the packages are
+        # then checked with the default toolchain, and scripts/check-packages.sh says so.
+        rustup toolchain install "$version" --profile minimal --no-self-update || {
+            echo "the MSRV ($version) toolchain could not be installed; its check is skipped"
+            return 0
+        }
+    fi
+    rustup run "$version" rustc --version
+}
+
 # io_uring rings and glommio's registered buffers count against RLIMIT_MEMLOCK; the default
 # (8 MiB here) is too small for several executors. Raise it for this shell and its children.
 raise_memlock() {

@@ -5,10 +5,12 @@
 # 127.0.0.11:9042 (scripts/cassandra-auth.sh), a three-node cluster on 127.0.0.21-23
 # (scripts/cassandra-cluster.sh) and one whose native port speaks TLS only on 127.0.0.41:9042
 # (scripts/cassandra-tls.sh); it stops only what it started. Meanwhile it runs rustfmt
-# check, clippy with warnings denied and the seam check (the first that fails ends the run);
-# then, with the clusters up, every test of the workspace (all of them, --no-fail-fast) and
-# one closing line with the totals; last, the cost gate (the release build's instructions and
-# allocations per request under Valgrind against perf/cost/baseline.json). Exits non-zero if
+# check, clippy with warnings denied, the seam check, and the published crates' packages
+# checked at the MSRV and documented with warnings denied (scripts/check-packages.sh; the
+# first that fails ends the run); then, with the clusters up, every test of the workspace
+# (all of them, doctests included, --no-fail-fast) and one closing line with the totals;
+# last, the cost gate (the release build's instructions and allocations per request under
+# Valgrind against perf/cost/baseline.json). Exits non-zero if
 # anything failed. The tests that need a Cassandra (files tests/cassandra_*.rs) skip with a
 # message when their node does not answer, unless CI is set (.ci/run sets it): then they
 # fail.
@@ -33,6 +35,7 @@ step() { printf '\n==> %s\n' "$*"; }
 . "$ROOT/scripts/setup-lib.sh"
 step "toolchain"
 ensure_toolchain
+ensure_msrv_toolchain
 step "locked-memory limit for io_uring"
 raise_memlock
 ensure_tracefs
@@ -104,6 +107,11 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "seam check: doppio-proto stays sans-IO"
 scripts/check-seams.sh
+
+# The published crates as a registry gets them: packaged, checked at the MSRV and documented
+# with warnings denied (every public item documented, no broken intra-doc link).
+step "packages of doppio-proto, doppio-rt, doppio: checked at the MSRV, docs (warnings denied)"
+scripts/check-packages.sh
 
 step "waiting for the Cassandra clusters"
 for i in "${!start_pids[@]}"; do

@@ -202,7 +202,7 @@ pub enum ErrorKind {
     /// TLS handshake that timed out.
     Tls,
     /// Server: ScyllaDB's per-partition rate limit refused the operation
-    /// (`SCYLLA_RATE_LIMIT_ERROR`, [`ErrorDetail::RateLimit`](doppio_proto::response::ErrorDetail::RateLimit)).
+    /// (`SCYLLA_RATE_LIMIT_ERROR`, [`ErrorDetail::RateLimit`]).
     /// Never retried by [`DefaultRetryPolicy`](crate::session::DefaultRetryPolicy): a retry
     /// adds to the load the limit sheds.
     RateLimited,

@@ -1,4 +1,33 @@
-//! `doppio`: a thread-per-core CQL v4 driver on io_uring, on either of two runtimes.
+//! `doppio`: a thread-per-core CQL driver for Apache Cassandra and ScyllaDB on io_uring, on
+//! either of two runtimes.
+//!
+//! It speaks the native protocol v4 and v5 (the newest both sides speak unless pinned), with
+//! lz4, TLS (rustls) and authentication; routes by token and data center, to ScyllaDB's
+//! shards and tablets; retries, speculates and pages. Linux only (io_uring).
+//!
+//! One session on one node, on an executor thread of a runtime of your choice (a
+//! [`Cluster`] starts one pinned executor and session per core instead: [`cluster`]):
+//!
+//! ```no_run
+//! use doppio::rt::{run_on, Runtime};
+//! use doppio::{Session, SessionConfig};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let node = "127.0.0.1:9042".parse()?;
+//! let version = run_on(Runtime::Uring, "example", move || async move {
+//!     let session = Session::connect(SessionConfig::new(node)).await?;
+//!     session
+//!         .query("SELECT release_version FROM system.local", &())
+//!         .await?
+//!         .typed_rows::<(String,)>()
+//! })??; // the executor did not start; the driver's error
+//! println!("{version:?}");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Cargo features: none of its own (doppio-proto's default `uuid` is on: `uuid::Uuid`
+//! values bind and read as `uuid` and `timeuuid`).
 //!
 //! It names no runtime itself: tasks, timers, sockets and executor threads come from the
 //! crate `doppio-rt` (glommio, or doppio's own io_uring runtime; re-exported as [`rt`] for
@@ -66,6 +95,11 @@ pub mod bench_internals {
         conn.queue_raw(frames);
     }
 }
+
+// The crate README's example compiles as a doctest (it is what crates.io shows).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
 
 pub use cluster::{Cluster, ClusterBuilder, ClusterError};
 pub use connection::{ConnectionConfig, ConnectionError, TlsConfig, TlsConfigError, TlsFailure};

@@ -44,6 +44,31 @@
 //! - On an encoding error the buffer may hold a partial message; callers truncate it back to
 //!   where the message started.
 //! - No `unsafe` outside tests (forbidden below).
+//!
+//! A STARTUP request, written as a client writes it and read back as a server reads it:
+//!
+//! ```
+//! use bytes::BytesMut;
+//! use doppio_proto::frame::{Direction, Flags, FrameDecoder};
+//! use doppio_proto::request::{encode_envelope, Request, Startup};
+//! use doppio_proto::ProtocolVersion;
+//!
+//! let mut buf = BytesMut::new();
+//! let startup = Startup { options: &[("CQL_VERSION", "3.0.0")] };
+//! encode_envelope(&mut buf, ProtocolVersion::V5, 0, Flags::NONE, &startup)?;
+//!
+//! let decoder = FrameDecoder::new(Direction::Request).with_any_version();
+//! let frame = decoder.decode(&mut buf)?.expect("one whole frame");
+//! assert_eq!(frame.header.version, ProtocolVersion::V5);
+//! let decoded = Request::decode(&frame.header, &frame.body)?;
+//! assert_eq!(decoded.request, Request::Startup(vec![("CQL_VERSION", "3.0.0")]));
+//! # Ok::<(), doppio_proto::ProtoError>(())
+//! ```
+//!
+//! Cargo features:
+//! - `uuid` (on by default): [`uuid::Uuid`](https://docs.rs/uuid) as a Rust type of `uuid`
+//!   and `timeuuid` values, both ways. Without it they map to [`value::CqlUuid`], which is
+//!   always there.
 
 #![cfg_attr(not(test), forbid(unsafe_code))]
 // Errors are built lazily (`ok_or_else`) even where clippy finds them cheap: an error built

@@ -30,6 +30,9 @@
 //! Seam (checked by `scripts/check-seams.sh`): in the whole workspace only
 //! `driver/rt/src/glommio_rt.rs` names the glommio crate and only `driver/rt/src/uring/`
 //! names the io-uring crate.
+//!
+//! Linux only (io_uring). Cargo features: none (both runtimes and the simulation are always
+//! built).
 
 pub mod glommio_rt;
 pub mod memory;

@@ -38,7 +38,7 @@
 //!
 //! Invariants:
 //! - A request routed with a view keeps that view (an `Rc`) until it is answered.
-//! - A closed session fails every request with [`Error::Closed`] and its reason.
+//! - A closed session fails every request with [`Error::Closed`](crate::Error::Closed) and its reason.
 //! - After a statement that changed the schema, the session waits (bounded) until every
 //!   live node reports the same schema version, so the next statement sees the change.
 

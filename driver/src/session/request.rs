@@ -342,7 +342,7 @@ impl Session {
     /// (UNPREPARED), it is prepared there again and executed once more.
     ///
     /// The common case (default options, a stream id free at once, the first node answers)
-    /// runs as one state machine ([`super::execute::Execute`]); everything else (retries,
+    /// runs as one state machine (`session::execute::Execute`); everything else (retries,
     /// re-preparing, speculative execution, other options, waiting for a stream id) goes
     /// the general way, boxed.
     pub fn execute_with<'a, V: QueryValues + ?Sized>(
