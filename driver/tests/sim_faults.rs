@@ -272,49 +272,19 @@ fn run(schedule: &Schedule) -> Outcome {
         };
         // A contact point that is down or stalled when the session starts fails the connect,
         // a typed error (closed at the first request, diagnosed as a node that requires TLS;
-        // stalled, a timeout): connected again until it comes back.
-        let mut tries = 0;
-        let s = loop {
-            match Session::connect(session_config(addr, max_streams)).await {
-                Ok(s) => break Rc::new(s),
-                Err(e) if nodes > 1 && tries < 100 => {
-                    tries += 1;
-                    assert!(
-                        matches!(
-                            e,
-                            Error::ConnectionBroken(_)
-                                | Error::NoConnection(_)
-                                | Error::Timeout { .. }
-                        ),
-                        "connect failed with {e:?}"
-                    );
-                    doppio::rt::sleep(Duration::from_millis(5)).await;
-                }
-                Err(e) => panic!("connect failed: {e:?}"),
-            }
-        };
-        // A node that dies while the statement is prepared may fail the PREPARE (a typed
-        // error, when no other node is up yet to retry on): prepared again until it holds.
-        let mut tries = 0;
-        let insert = loop {
-            match s.prepare("INSERT INTO w (k, v) VALUES (?, ?)").await {
-                Ok(p) => break p,
-                Err(e) if nodes > 1 && tries < 100 => {
-                    tries += 1;
-                    assert!(
-                        matches!(
-                            e,
-                            Error::ConnectionBroken(_)
-                                | Error::NoConnection(_)
-                                | Error::Timeout { .. }
-                        ),
-                        "PREPARE failed with {e:?}"
-                    );
-                    doppio::rt::sleep(Duration::from_millis(2)).await;
-                }
-                Err(e) => panic!("PREPARE failed: {e:?}"),
-            }
-        };
+        // stalled, a timeout); a node that dies while the statement is prepared may fail the
+        // PREPARE when no other node is up yet to retry on: both tried again until they hold.
+        let retried = nodes > 1;
+        let s = Rc::new(
+            until_up(retried, "connect", || {
+                Session::connect(session_config(addr, max_streams))
+            })
+            .await,
+        );
+        let insert = until_up(retried, "PREPARE", || {
+            s.prepare("INSERT INTO w (k, v) VALUES (?, ?)")
+        })
+        .await;
         let trace = Rc::new(RefCell::new(Vec::new()));
         let tasks: Vec<_> = (0..fibers)
             .map(|f| {
@@ -421,6 +391,33 @@ fn run(schedule: &Schedule) -> Outcome {
             o
         }
         Err(e) => panic!("{e}"),
+    }
+}
+
+/// `attempt` until it succeeds (at most 100 tries, 2 ms of virtual time apart) when
+/// `retried`, each failure a typed error of a node that is down or stalled; once otherwise.
+async fn until_up<T, F: std::future::Future<Output = Result<T, Error>>>(
+    retried: bool,
+    what: &str,
+    mut attempt: impl FnMut() -> F,
+) -> T {
+    let mut tries = 0;
+    loop {
+        match attempt().await {
+            Ok(t) => return t,
+            Err(e) if retried && tries < 100 => {
+                tries += 1;
+                assert!(
+                    matches!(
+                        e,
+                        Error::ConnectionBroken(_) | Error::NoConnection(_) | Error::Timeout { .. }
+                    ),
+                    "{what} failed with {e:?}"
+                );
+                doppio::rt::sleep(Duration::from_millis(2)).await;
+            }
+            Err(e) => panic!("{what} failed: {e:?}"),
+        }
     }
 }
 
