@@ -707,8 +707,8 @@ impl SyscallCounters {
     /// Counters on every thread of the process, counting what `counting` asks; the
     /// threads of each set in `apart` summed on their own.
     fn open(counting: Counting, apart: Vec<&[i32]>) -> Result<Self, String> {
-        std::fs::read_dir("/proc/self/task").map_err(|e| format!("/proc/self/task: {e}"))?;
         let tids: Vec<(i32, usize)> = crate::thread_usage::thread_ids()
+            .map_err(|e| format!("/proc/self/task: {e}"))?
             .into_iter()
             .map(|t| (t, owner_of(t, &apart)))
             .collect();
@@ -908,12 +908,9 @@ pub struct Cost {
 /// threads while another backend's segment ran).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ApartCost {
-    /// Their CPU time, user and system (`/proc/self/task/<tid>/schedstat`).
-    pub cpu: Duration,
-    /// Their voluntary context switches.
-    pub voluntary_ctx_switches: u64,
-    /// Their involuntary context switches.
-    pub involuntary_ctx_switches: u64,
+    /// Their CPU time (user and system, `/proc/self/task/<tid>/schedstat`) and context
+    /// switches.
+    pub usage: ThreadUsage,
     /// Their system calls, when the measured ones were counted.
     pub syscalls: Option<u64>,
     /// Their system calls by kind, when the measured ones were counted so.
@@ -926,10 +923,7 @@ impl ApartCost {
     /// Both added (a count missing from either is missing).
     pub fn plus(&self, other: &ApartCost) -> ApartCost {
         ApartCost {
-            cpu: self.cpu + other.cpu,
-            voluntary_ctx_switches: self.voluntary_ctx_switches + other.voluntary_ctx_switches,
-            involuntary_ctx_switches: self.involuntary_ctx_switches
-                + other.involuntary_ctx_switches,
+            usage: self.usage.plus(&other.usage),
             syscalls: self.syscalls.zip(other.syscalls).map(|(a, b)| a + b),
             syscalls_by_kind: self
                 .syscalls_by_kind
@@ -1026,14 +1020,9 @@ impl Meter {
         let mut apart: Vec<ApartCost> = self
             .apart
             .iter()
-            .map(|(set, before)| {
-                let used = used_since(before, &threads_usage(set));
-                ApartCost {
-                    cpu: used.cpu,
-                    voluntary_ctx_switches: used.voluntary,
-                    involuntary_ctx_switches: used.involuntary,
-                    ..ApartCost::default()
-                }
+            .map(|(set, before)| ApartCost {
+                usage: used_since(before, &threads_usage(set)),
+                ..ApartCost::default()
             })
             .collect();
         for a in &apart {
@@ -1076,15 +1065,12 @@ impl Cost {
     /// finds nothing due and enters the next wait), so its time is kernel time in practice;
     /// the total, which the comparisons use, is exact either way.
     fn set_apart(&mut self, a: &ApartCost) {
-        let from_sys = a.cpu.min(self.sys);
+        let u = &a.usage;
+        let from_sys = u.cpu.min(self.sys);
         self.sys -= from_sys;
-        self.user = self.user.saturating_sub(a.cpu - from_sys);
-        self.voluntary_ctx_switches = self
-            .voluntary_ctx_switches
-            .saturating_sub(a.voluntary_ctx_switches);
-        self.involuntary_ctx_switches = self
-            .involuntary_ctx_switches
-            .saturating_sub(a.involuntary_ctx_switches);
+        self.user = self.user.saturating_sub(u.cpu - from_sys);
+        self.voluntary_ctx_switches = self.voluntary_ctx_switches.saturating_sub(u.voluntary);
+        self.involuntary_ctx_switches = self.involuntary_ctx_switches.saturating_sub(u.involuntary);
     }
 }
 
@@ -1190,16 +1176,13 @@ mod tests {
 
         assert_eq!(cost.apart.len(), 1);
         let apart = cost.apart[0];
-        assert!(apart.cpu >= Duration::from_millis(30), "{apart:?}");
+        assert!(apart.usage.cpu >= Duration::from_millis(30), "{apart:?}");
         // getrusage's figures are rounded to microseconds, per thread: a little slack.
         assert!(
-            cost.user + cost.sys + apart.cpu <= all.user + all.sys + Duration::from_millis(2),
+            cost.user + cost.sys + apart.usage.cpu <= all.user + all.sys + Duration::from_millis(2),
             "the parked thread's time is left out: {cost:?} beside {all:?}"
         );
-        assert!(
-            cost.voluntary_ctx_switches + apart.voluntary_ctx_switches
-                <= all.voluntary_ctx_switches
-        );
+        assert!(cost.voluntary_ctx_switches + apart.usage.voluntary <= all.voluntary_ctx_switches);
         match (cost.syscalls, apart.syscalls, all.syscalls) {
             (Some(measured), Some(theirs), Some(all)) => {
                 assert!(theirs >= 500, "the parked thread's calls: {theirs}");

@@ -6,17 +6,14 @@
 
 use std::time::Duration;
 
-/// The ids of this process's threads now (empty if `/proc/self/task` cannot be read).
-pub fn thread_ids() -> Vec<i32> {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
-    };
-    let mut tids: Vec<i32> = tasks
+/// The ids of this process's threads now, sorted.
+pub fn thread_ids() -> std::io::Result<Vec<i32>> {
+    let mut tids: Vec<i32> = std::fs::read_dir("/proc/self/task")?
         .flatten()
         .filter_map(|t| t.file_name().to_str().and_then(|s| s.parse().ok()))
         .collect();
     tids.sort_unstable();
-    tids
+    Ok(tids)
 }
 
 /// The threads in `after` that are not in `before` (both sorted, as [`thread_ids`] gives).
@@ -157,7 +154,7 @@ pub(crate) mod tests {
     #[test]
     fn a_threads_usage_grows_with_its_work_and_its_waits() {
         let me = gettid();
-        assert!(thread_ids().contains(&me));
+        assert!(thread_ids().unwrap().contains(&me));
         let before = threads_usage(&[me]);
         spin_cpu(Duration::from_millis(30));
         for _ in 0..3 {
@@ -170,7 +167,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_thread_started_in_between_is_found_and_one_gone_is_left_out() {
-        let before = thread_ids();
+        let before = thread_ids().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
         let t = std::thread::spawn(move || {
@@ -178,7 +175,7 @@ pub(crate) mod tests {
             stop_rx.recv().ok();
         });
         let tid = rx.recv().unwrap();
-        let started = started_between(&before, &thread_ids());
+        let started = started_between(&before, &thread_ids().unwrap());
         assert!(started.contains(&tid), "{started:?} lacks {tid}");
         assert!(!started.contains(&gettid()));
         let while_running = threads_usage(&[tid]);

@@ -673,9 +673,11 @@ mod tests {
     #[test]
     fn what_a_backend_did_parked_adds_up_over_the_others_segments() {
         let parked = ApartCost {
-            cpu: std::time::Duration::from_micros(30),
-            voluntary_ctx_switches: 2,
-            involuntary_ctx_switches: 1,
+            usage: crate::thread_usage::ThreadUsage {
+                cpu: std::time::Duration::from_micros(30),
+                voluntary: 2,
+                involuntary: 1,
+            },
             syscalls: Some(3),
             syscalls_by_kind: Some(ByKind::from_fn(|k| {
                 u64::from(k == crate::overhead::SyscallKind::IoUringEnter)

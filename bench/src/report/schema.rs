@@ -947,8 +947,8 @@ impl WhileParked {
     pub fn of(segments: u64, a: &crate::overhead::ApartCost) -> Self {
         WhileParked {
             segments,
-            cpu_s: a.cpu.as_secs_f64(),
-            ctx_switches: a.voluntary_ctx_switches + a.involuntary_ctx_switches,
+            cpu_s: a.usage.cpu.as_secs_f64(),
+            ctx_switches: a.usage.voluntary + a.usage.involuntary,
             syscalls: a.syscalls,
             syscalls_by_kind: a.syscalls_by_kind,
             io_uring_submitted: a.io_uring.map(|o| o.submitted),
