@@ -58,10 +58,19 @@ pub(super) fn own_page<'a>(
         return None;
     }
     Some(PageRequest {
-        // As `Session::params`: 0 or less is unpaged.
-        page_size: options.page_size.or(default_page_size).filter(|p| *p > 0),
+        page_size: page_size(options, default_page_size),
         paging_state: options.paging_state,
     })
+}
+
+/// The page size a request with `options` asks for: its own, else the session's
+/// `default_page_size`; 0 or less is unpaged (`None`).
+#[inline]
+pub(super) fn page_size(
+    options: &StatementOptions<'_>,
+    default_page_size: Option<i32>,
+) -> Option<i32> {
+    options.page_size.or(default_page_size).filter(|p| *p > 0)
 }
 
 /// Writes an EXECUTE from `template` on `stream`, with `page` in place of the template's

@@ -27,7 +27,7 @@ use doppio_proto::response::{ErrorCode, ErrorDetail, ResponseFrame, ResultBody};
 use doppio_proto::values::QueryValues;
 
 use super::attempt::{
-    decode_answer, encode_templated, forgotten, own_page, templated, FirstAttempt,
+    decode_answer, encode_templated, forgotten, own_page, page_size, templated, FirstAttempt,
 };
 use super::config::StatementOptions;
 use super::handle::Session;
@@ -168,10 +168,7 @@ impl Session {
         QueryParameters {
             consistency: o.consistency.unwrap_or(c.consistency),
             skip_metadata: false,
-            page_size: match o.page_size.or(c.page_size) {
-                Some(p) if p > 0 => Some(p),
-                _ => None,
-            },
+            page_size: page_size(o, c.page_size),
             paging_state: o.paging_state,
             serial_consistency: o.serial_consistency.or(c.serial_consistency),
             timestamp: o.timestamp,
