@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use doppio::proto::consistency::Consistency;
 use doppio::rt::Runtime;
 use doppio::session::DefaultRetryPolicy;
-use doppio::{Error, Session, SessionConfig, StatementOptions};
+use doppio::{Error, Session, SessionConfig, Statement};
 use doppio_test_support::CASSANDRA_CLUSTER;
 
 const ROWS: i64 = 50_000;
@@ -114,11 +114,10 @@ fn write(runtime: Runtime, table: &str, ids: i64, idempotent: bool, restart: boo
         c.startup_timeout = Duration::from_secs(30);
         c.connection.request_timeout = Duration::from_secs(5);
         let s = Rc::new(Session::connect(c).await.unwrap());
-        let insert = Rc::new(
-            s.prepare(&format!("INSERT INTO {table} (id, v) VALUES (?, ?)"))
-                .await
-                .unwrap(),
-        );
+        // Idempotent or not, as the statement says.
+        let insert = Statement::new(format!("INSERT INTO {table} (id, v) VALUES (?, ?)"))
+            .with_config(|c| c.idempotent = idempotent);
+        let insert = Rc::new(s.prepare(insert).await.unwrap());
         let fates = Rc::new(RefCell::new(vec![Fate::Pending; ids as usize]));
         let next = Rc::new(Cell::new(0i64));
         let acked = Rc::new(Cell::new(0i64));
@@ -153,11 +152,7 @@ fn write(runtime: Runtime, table: &str, ids: i64, idempotent: bool, restart: boo
                             }
                         }
                         next.set(id + 1);
-                        let opts = StatementOptions {
-                            idempotent,
-                            ..StatementOptions::default()
-                        };
-                        let r = s.execute_with(&insert, &(id, id * 7), &opts).await;
+                        let r = s.execute_unpaged(&insert, &(id, id * 7)).await;
                         let fate = fate_of(&r);
                         fates.borrow_mut()[id as usize] = fate;
                         if fate == Fate::Acknowledged {
@@ -218,14 +213,8 @@ fn read_doppio(table: &str) -> HashSet<i64> {
         // UNAVAILABLE for a moment.
         for attempt in 0.. {
             let cql = format!("SELECT id FROM {table}");
-            let mut pages = s.query_pages(
-                &cql,
-                &(),
-                StatementOptions {
-                    page_size: Some(5000),
-                    ..StatementOptions::default()
-                },
-            );
+            let by_5000 = Statement::new(cql).with_config(|c| c.page_size = Some(5000));
+            let mut pages = s.query_iter(by_5000, &());
             let mut ids = HashSet::new();
             let outcome: Result<(), Error> = async {
                 while let Some(page) = pages.next_page().await? {
@@ -319,7 +308,7 @@ fn schema(keyspace: &str, tables: &[&str]) {
         c.startup_timeout = Duration::from_secs(30);
         c.connection.request_timeout = Duration::from_secs(30);
         let s = Session::connect(c).await.unwrap();
-        s.query(
+        s.query_unpaged(
             &format!(
                 "CREATE KEYSPACE {keyspace} WITH replication = \
                  {{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}}"
@@ -329,7 +318,7 @@ fn schema(keyspace: &str, tables: &[&str]) {
         .await
         .unwrap();
         for t in &tables {
-            s.query(
+            s.query_unpaged(
                 &format!("CREATE TABLE {keyspace}.{t} (id bigint PRIMARY KEY, v bigint)"),
                 &(),
             )

@@ -77,7 +77,7 @@ use doppio::proto::frame::Frame;
 use doppio::proto::value::CqlValue;
 use doppio::proto::ProtocolVersion;
 use doppio::rt::{Runtime, TcpListener, TcpStream};
-use doppio::{Error, PreparedStatement, QueryResult, Session, SessionConfig, StatementOptions};
+use doppio::{Error, PagingState, PreparedStatement, QueryResult, Session, SessionConfig};
 use doppio_stub::{LocalStubHandle, Stub, StubConfig, StubHandle};
 
 /// The `empty` workload's statement (bench/workloads/empty.toml).
@@ -161,7 +161,7 @@ enum PeerKind {
 /// How an end-to-end bench calls the driver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Call {
-    /// `session.execute(&prepared, &())`.
+    /// `session.execute_unpaged(&prepared, &())`.
     Execute,
     /// As the bench's doppio backend: one more async level, every cell read.
     BenchShaped,
@@ -413,11 +413,10 @@ fn consume(page: &QueryResult) -> u64 {
 }
 
 /// One request as the bench's doppio backend makes it: its own async level around
-/// `execute_with`, the page consumed.
+/// `execute_single_page` (the first page), the page consumed.
 async fn bench_shaped(session: &Session, prepared: &PreparedStatement) -> Result<u64, Error> {
-    let page = session
-        .execute_with(prepared, &(), &StatementOptions::DEFAULT)
-        .await?;
+    let start = PagingState::start();
+    let page = session.execute_single_page(prepared, &(), &start).await?;
     Ok(consume(&page))
 }
 
@@ -441,7 +440,7 @@ async fn e2e(
                     left.set(left.get() - 1);
                     match call {
                         Call::Execute => {
-                            let r = peer.session.execute(&peer.empty, &()).await;
+                            let r = peer.session.execute_unpaged(&peer.empty, &()).await;
                             black_box(&r.expect("an answer"));
                         }
                         Call::BenchShaped => {
@@ -628,7 +627,7 @@ fn print_sizes(h: &Harness) {
     });
     println!(
         "sizes (bytes): QueryResult {}, Result<QueryResult, Error> {}; futures: \
-         Session::execute {}, Session::execute_with {}, Session::run {}, \
+         Session::execute_unpaged {}, Session::execute_with {}, Session::run {}, \
          Session::execute_once {}, Connection::request {}",
         s.query_result,
         s.result,

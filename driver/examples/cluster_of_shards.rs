@@ -67,14 +67,14 @@ pub(crate) fn run(
         .run_on_shards_indexed(|shard, session| async move {
             if shard == 0 {
                 session
-                    .query(
+                    .query_unpaged(
                         "CREATE KEYSPACE IF NOT EXISTS doppio_examples WITH replication = \
                          {'class': 'SimpleStrategy', 'replication_factor': 1}",
                         &(),
                     )
                     .await?;
                 session
-                    .query(
+                    .query_unpaged(
                         "CREATE TABLE IF NOT EXISTS doppio_examples.by_shard \
                          (k int PRIMARY KEY, shard int)",
                         &(),
@@ -93,7 +93,9 @@ pub(crate) fn run(
             .await?;
         let shard = shard as i32;
         for i in 0..WRITES_PER_SHARD {
-            session.execute(&insert, &(i * 64 + shard, shard)).await?;
+            session
+                .execute_unpaged(&insert, &(i * 64 + shard, shard))
+                .await?;
         }
         Ok::<_, Error>(session.stats())
     })?;

@@ -35,11 +35,11 @@ pub(crate) fn run(
     let out = run_on(runtime, "example", move || async move {
         let session = Session::connect(SessionConfig::new(node)).await?;
         let version: Vec<(String,)> = session
-            .query("SELECT release_version FROM system.local", &())
+            .query_unpaged("SELECT release_version FROM system.local", &())
             .await?
             .typed_rows()?;
         session
-            .query(
+            .query_unpaged(
                 "CREATE KEYSPACE IF NOT EXISTS doppio_examples WITH replication = \
                  {'class': 'SimpleStrategy', 'replication_factor': 1}",
                 &(),
@@ -47,17 +47,17 @@ pub(crate) fn run(
             .await?;
         session.use_keyspace("doppio_examples").await?;
         session
-            .query(
+            .query_unpaged(
                 "CREATE TABLE IF NOT EXISTS kv (k int PRIMARY KEY, v text)",
                 &(),
             )
             .await?;
         // Unprepared statements take bound values too, serialized from their Rust types.
         session
-            .query("INSERT INTO kv (k, v) VALUES (?, ?)", &(1i32, "one"))
+            .query_unpaged("INSERT INTO kv (k, v) VALUES (?, ?)", &(1i32, "one"))
             .await?;
         let rows: Vec<Row> = session
-            .query("SELECT k, v FROM kv WHERE k = ?", &(1i32,))
+            .query_unpaged("SELECT k, v FROM kv WHERE k = ?", &(1i32,))
             .await?
             .typed_rows()?;
         let version = version.into_iter().next().map(|(v,)| v).unwrap_or_default();

@@ -1,18 +1,21 @@
 //! Prepared statements and paging: write 1,000 rows with a prepared INSERT, read them back
-//! page by page, and change a statement's options (consistency, page size) per request.
+//! as a stream of rows across pages, and give statements settings of their own
+//! (consistency, page size, timeout).
 //!
 //! ```sh
 //! cargo run -p doppio --example prepared_and_paging -- [NODE] [glommio|uring]
 //! ```
 //! A prepared statement is parsed once by the node; its EXECUTEs are encoded from a template,
-//! and one whose partition key is bound goes to a replica of that key. `query_pages` is a
-//! stream that asks for page N+1 while the caller reads page N.
+//! and one whose partition key is bound goes to a replica of that key. Each call's name says
+//! what it returns: `execute_unpaged` the whole result, `execute_single_page` one page and
+//! where the next starts, `execute_iter` every page, asking for page N+1 while the caller
+//! reads page N.
 
 use std::net::SocketAddr;
 
 use doppio::proto::consistency::Consistency;
 use doppio::rt::{run_on, Runtime};
-use doppio::{Session, SessionConfig, StatementOptions};
+use doppio::{Session, SessionConfig, Statement};
 
 /// Rows written to the one partition.
 pub(crate) const ROWS: i32 = 1000;
@@ -53,14 +56,14 @@ pub(crate) fn run(
     let read = run_on(runtime, "example", move || async move {
         let session = Session::connect(SessionConfig::new(node)).await?;
         session
-            .query(
+            .query_unpaged(
                 "CREATE KEYSPACE IF NOT EXISTS doppio_examples WITH replication = \
                  {'class': 'SimpleStrategy', 'replication_factor': 1}",
                 &(),
             )
             .await?;
         session
-            .query(
+            .query_unpaged(
                 "CREATE TABLE IF NOT EXISTS doppio_examples.series \
                  (sensor int, at int, reading double, PRIMARY KEY (sensor, at))",
                 &(),
@@ -73,38 +76,34 @@ pub(crate) fn run(
         for at in 0..ROWS {
             // The values' types are checked against the prepared columns before sending.
             session
-                .execute(&insert, &(7i32, at, f64::from(at) * 0.5))
+                .execute_unpaged(&insert, &(7i32, at, f64::from(at) * 0.5))
                 .await?;
         }
 
-        // Every row of the partition, 100 per page.
-        let options = StatementOptions {
-            page_size: Some(100),
-            consistency: Some(Consistency::One),
-            ..StatementOptions::DEFAULT
-        };
-        let select = session
-            .prepare("SELECT at, reading FROM doppio_examples.series WHERE sensor = ?")
-            .await?;
-        let mut stream = session.execute_pages(&select, &(7i32,), options);
+        // Every row of the partition, 100 per page, at consistency ONE: the statement
+        // carries its settings to every execution.
+        let select =
+            Statement::new("SELECT at, reading FROM doppio_examples.series WHERE sensor = ?")
+                .with_config(|c| {
+                    c.page_size = Some(100);
+                    c.consistency = Some(Consistency::One);
+                });
+        let select = session.prepare(select).await?;
+        let mut stream = session.execute_iter(&select, &(7i32,)).rows::<(i32, f64)>();
         let (mut rows, mut sum) = (0usize, 0f64);
-        while let Some(page) = stream.next_page().await? {
-            for (_at, reading) in page.typed_rows::<(i32, f64)>()? {
-                rows += 1;
-                sum += reading;
-            }
+        while let Some(row) = stream.next_row().await {
+            let (_at, reading) = row?;
+            rows += 1;
+            sum += reading;
         }
 
-        // One row, with a per-request timeout.
+        // One row, with a timeout of its own.
         let one_row = session
             .prepare("SELECT reading FROM doppio_examples.series WHERE sensor = ? AND at = ?")
-            .await?;
-        let with_timeout = StatementOptions {
-            timeout: Some(std::time::Duration::from_secs(2)),
-            ..StatementOptions::DEFAULT
-        };
+            .await?
+            .with_config(|c| c.timeout = Some(std::time::Duration::from_secs(2)));
         let one: Vec<(f64,)> = session
-            .execute_with(&one_row, &(7i32, 10i32), &with_timeout)
+            .execute_unpaged(&one_row, &(7i32, 10i32))
             .await?
             .typed_rows()?;
         Ok::<_, doppio::Error>(ReadBack {

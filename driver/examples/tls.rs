@@ -47,7 +47,7 @@ pub(crate) fn run(
         .build()?;
     let answers = cluster.run_on_shards(|session| async move {
         let rows: Vec<(String,)> = session
-            .query("SELECT release_version FROM system.local", &())
+            .query_unpaged("SELECT release_version FROM system.local", &())
             .await?
             .typed_rows()?;
         Ok::<_, Error>(rows.into_iter().next().map(|(v,)| v).unwrap_or_default())

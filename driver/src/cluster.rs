@@ -12,7 +12,7 @@
 //!     .expect("connect");
 //! let counts = cluster
 //!     .run_on_shards(|session| async move {
-//!         let r = session.query("SELECT * FROM system.local", &()).await?;
+//!         let r = session.query_unpaged("SELECT * FROM system.local", &()).await?;
 //!         Ok::<_, doppio::Error>(r.rows_count())
 //!     })
 //!     .expect("shards ran");

@@ -128,6 +128,11 @@ pub enum Violation {
         /// The statement.
         cql: String,
     },
+    /// An unpaged request (`*_unpaged`) was answered with one page and a paging state: the
+    /// rows after it were not sent. The result is refused rather than handed back as if it
+    /// were whole; page through it with `*_single_page` or `*_iter` instead.
+    #[error("an unpaged request was answered with one page of its result (more rows follow)")]
+    PagedAnswer,
 }
 
 /// Why no protocol version could be agreed on.

@@ -17,7 +17,7 @@
 //! let version = run_on(Runtime::Uring, "example", move || async move {
 //!     let session = Session::connect(SessionConfig::new(node)).await?;
 //!     session
-//!         .query("SELECT release_version FROM system.local", &())
+//!         .query_unpaged("SELECT release_version FROM system.local", &())
 //!         .await?
 //!         .typed_rows::<(String,)>()
 //! })??; // the executor did not start; the driver's error
@@ -114,6 +114,7 @@ pub use handshake::HandshakeConfig;
 pub use pool::{Backoff, PoolStats};
 pub use result::QueryResult;
 pub use session::{
-    PageStream, PreparedStatement, Session, SessionConfig, SessionStats, StatementOptions,
+    Batch, BatchType, Page, PageStream, PagingState, PreparedStatement, RowStream, Session,
+    SessionConfig, SessionStats, Statement, StatementConfig,
 };
 pub use shards::RuntimeError;

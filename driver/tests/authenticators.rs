@@ -48,7 +48,7 @@ fn a_known_plain_authenticator_gets_the_credentials(runtime: Runtime) {
     let addr = stub.addr();
     stub.run("auth-known", move || async move {
         let session = Session::connect(config(addr)).await.unwrap();
-        session.query("SELECT v FROM t", &()).await.unwrap();
+        session.query_unpaged("SELECT v FROM t", &()).await.unwrap();
         session.close("done");
     });
 }

@@ -45,7 +45,7 @@ fn the_right_password_opens_a_working_session(runtime: Runtime) {
             .await
             .unwrap();
         let r = s
-            .query(
+            .query_unpaged(
                 "SELECT role, is_superuser FROM system_auth.roles WHERE role = 'cassandra'",
                 &(),
             )
@@ -112,7 +112,7 @@ fn the_cluster_builder_passes_credentials_to_every_shard(runtime: Runtime) {
         .unwrap();
     let out = cluster
         .run_on_shards(|s| async move {
-            s.query("SELECT key FROM system.local", &())
+            s.query_unpaged("SELECT key FROM system.local", &())
                 .await
                 .map(|r| r.rows_count())
         })

@@ -41,7 +41,7 @@ fn every_shard_has_its_own_connected_session(runtime: Runtime) {
     let out = cluster
         .run_on_shards(|session| async move {
             let r = session
-                .query("SELECT release_version FROM system.local", &())
+                .query_unpaged("SELECT release_version FROM system.local", &())
                 .await?;
             let version: Vec<(String,)> = r.typed_rows()?;
             let thread = std::thread::current().name().unwrap_or_default().to_owned();
@@ -146,7 +146,10 @@ fn shutdown_gives_running_work_its_grace_then_fails_it_clearly(runtime: Runtime)
                 // Work that never ends by itself: requests until one fails.
                 let mut done = 0u64;
                 loop {
-                    match session.query("SELECT key FROM system.local", &()).await {
+                    match session
+                        .query_unpaged("SELECT key FROM system.local", &())
+                        .await
+                    {
                         Ok(_) => done += 1,
                         Err(e) => return (done, e),
                     }

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use doppio::proto::consistency::Consistency;
 use doppio::session::DefaultRetryPolicy;
 use doppio::Backoff;
-use doppio::{Session, SessionConfig, StatementOptions};
+use doppio::{Session, SessionConfig};
 
 mod support;
 
@@ -68,7 +68,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
             .await
             .unwrap();
         let ks = keyspace("failover");
-        s.query(
+        s.query_unpaged(
             &format!(
                 "CREATE KEYSPACE {ks} WITH replication = \
                  {{'class': 'SimpleStrategy', 'replication_factor': 3}}"
@@ -77,7 +77,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
         )
         .await
         .unwrap();
-        s.query(
+        s.query_unpaged(
             &format!("CREATE TABLE {ks}.kv (k int PRIMARY KEY, v int)"),
             &(),
         )
@@ -99,10 +99,9 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
         let stop = Rc::new(Cell::new(false));
         let failures: Rc<RefCell<Vec<String>>> = Rc::default();
         let next_key = Rc::new(Cell::new(0i32));
-        let idempotent = StatementOptions {
-            idempotent: true,
-            ..StatementOptions::default()
-        };
+        // Idempotent writes and reads: the statements carry it.
+        let insert = insert.with_config(|c| c.idempotent = true);
+        let select = select.with_config(|c| c.idempotent = true);
         let mut workers = Vec::new();
         // A modest load (at most about 800 requests a second): enough to have requests in
         // flight on the node when it stops, without starving the restarting node of CPU on
@@ -121,9 +120,9 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
                     doppio::rt::sleep(Duration::from_millis(20)).await;
                     let k = next_key.get();
                     next_key.set(k + 1);
-                    let write = s.execute_with(&insert, &(k, k), &idempotent).await;
+                    let write = s.execute_unpaged(&insert, &(k, k)).await;
                     let read = match write {
-                        Ok(_) => s.execute_with(&select, &(k,), &idempotent).await,
+                        Ok(_) => s.execute_unpaged(&select, &(k,)).await,
                         Err(e) => Err(e),
                     };
                     let mut p = phases.borrow_mut();
@@ -189,7 +188,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
             Session::connect(c).await.unwrap()
         };
         other
-            .query(
+            .query_unpaged(
                 &format!(
                     "CREATE KEYSPACE {ks2} WITH replication = \
                      {{'class': 'SimpleStrategy', 'replication_factor': 1}}"
@@ -245,8 +244,12 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
             after_node2 > 0,
             "node 2 takes traffic again after its restart"
         );
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
-        s.query(&format!("DROP KEYSPACE {ks2}"), &()).await.unwrap();
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
+            .await
+            .unwrap();
+        s.query_unpaged(&format!("DROP KEYSPACE {ks2}"), &())
+            .await
+            .unwrap();
         s.close("done");
     });
 }

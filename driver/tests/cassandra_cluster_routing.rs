@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use doppio::proto::consistency::Consistency;
 use doppio::proto::value::CqlValue;
-use doppio::{Cluster, Session, SessionConfig, StatementOptions};
+use doppio::session::{Batch, BatchType};
+use doppio::{Cluster, Session, SessionConfig, Statement};
 
 mod support;
 
@@ -47,7 +48,7 @@ async fn cassandra_ring(s: &Session) -> Vec<(i64, SocketAddr)> {
     let mut by_node: HashMap<SocketAddr, Vec<String>> = HashMap::new();
     for _ in 0..30 {
         let local = s
-            .query("SELECT rpc_address, tokens FROM system.local", &())
+            .query_unpaged("SELECT rpc_address, tokens FROM system.local", &())
             .await
             .unwrap();
         let rows: Vec<(IpAddr, Vec<String>)> = local.typed_rows().unwrap();
@@ -120,22 +121,13 @@ fn every_request_lands_on_its_owner(c: &Cluster, ks: &str, keys: i32, batched: b
                 for &k in &mine {
                     let values = (k, format!("value {k}"));
                     if batched {
-                        let entry = [doppio::session::PreparedBatchEntry {
-                            statement: &insert,
-                            values: &values,
-                        }];
-                        s.batch_prepared(
-                            doppio::proto::request::BatchType::Unlogged,
-                            &entry,
-                            &StatementOptions::DEFAULT,
-                        )
-                        .await
-                        .unwrap();
+                        let batch = Batch::new(BatchType::Unlogged).with_prepared(&insert);
+                        s.batch(&batch, &(&values,)).await.unwrap();
                     } else {
-                        s.execute(&insert, &values).await.unwrap();
+                        s.execute_unpaged(&insert, &values).await.unwrap();
                     }
                     let rows: Vec<(String,)> = s
-                        .execute(&select, &(k,))
+                        .execute_unpaged(&select, &(k,))
                         .await
                         .unwrap()
                         .typed_rows()
@@ -163,7 +155,7 @@ fn every_request_lands_on_its_owner(c: &Cluster, ks: &str, keys: i32, batched: b
                 let ring = cassandra_ring(&s).await;
                 let mut owner_of = HashMap::new();
                 let scan = format!("SELECT k, token(k) FROM {ks}.kv");
-                let mut pages = s.query_pages(&scan, &(), StatementOptions::default());
+                let mut pages = s.query_iter(&scan, &());
                 while let Some(page) = pages.next_page().await.unwrap() {
                     let rows: Vec<(i32, i64)> = page.typed_rows().unwrap();
                     for (k, t) in rows {
@@ -209,7 +201,7 @@ fn rf_1_requests_land_on_their_owners(runtime: Runtime, name: &str, batched: boo
         let ks = create.clone();
         async move {
             if shard == 0 {
-                s.query(
+                s.query_unpaged(
                     &format!(
                         "CREATE KEYSPACE {ks} WITH replication = \
                          {{'class': 'SimpleStrategy', 'replication_factor': 1}}"
@@ -218,7 +210,7 @@ fn rf_1_requests_land_on_their_owners(runtime: Runtime, name: &str, batched: boo
                 )
                 .await
                 .unwrap();
-                s.query(
+                s.query_unpaged(
                     &format!("CREATE TABLE {ks}.kv (k int PRIMARY KEY, v text)"),
                     &(),
                 )
@@ -260,7 +252,7 @@ fn a_keyspace_created_and_altered_while_the_driver_runs_is_routed_by_its_replica
         move || async move {
             let other = Session::connect(config()).await.unwrap();
             other
-                .query(
+                .query_unpaged(
                     &format!(
                         "CREATE KEYSPACE {ks} WITH replication = \
                          {{'class': 'SimpleStrategy', 'replication_factor': 1}}"
@@ -270,7 +262,7 @@ fn a_keyspace_created_and_altered_while_the_driver_runs_is_routed_by_its_replica
                 .await
                 .unwrap();
             other
-                .query(
+                .query_unpaged(
                     &format!("CREATE TABLE {ks}.kv (k int PRIMARY KEY, v text)"),
                     &(),
                 )
@@ -299,7 +291,7 @@ fn a_keyspace_created_and_altered_while_the_driver_runs_is_routed_by_its_replica
         move || async move {
             let other = Session::connect(config()).await.unwrap();
             other
-                .query(
+                .query_unpaged(
                     &format!(
                         "ALTER KEYSPACE {ks} WITH replication = \
                          {{'class': 'SimpleStrategy', 'replication_factor': 2}}"
@@ -335,20 +327,19 @@ fn a_keyspace_created_and_altered_while_the_driver_runs_is_routed_by_its_replica
 /// logged a trace event. Trace rows are written in the background; this waits for the
 /// session to be complete and its events to stop growing.
 async fn traced_nodes(s: &Session, tracing_id: [u8; 16]) -> (IpAddr, BTreeSet<IpAddr>) {
-    let all = StatementOptions {
-        consistency: Some(Consistency::All),
-        ..StatementOptions::default()
-    };
+    let all =
+        |cql: &str| Statement::new(cql).with_config(|c| c.consistency = Some(Consistency::All));
     let id = CqlValue::Uuid(tracing_id);
     let mut last = (None, BTreeSet::new());
     let mut stable = 0;
     for _ in 0..100 {
         doppio::rt::sleep(Duration::from_millis(100)).await;
         let session = s
-            .query_with(
-                "SELECT coordinator, duration FROM system_traces.sessions WHERE session_id = ?",
+            .query_unpaged(
+                all(
+                    "SELECT coordinator, duration FROM system_traces.sessions WHERE session_id = ?",
+                ),
                 &(id.clone(),),
-                &all,
             )
             .await
             .unwrap();
@@ -357,10 +348,9 @@ async fn traced_nodes(s: &Session, tracing_id: [u8; 16]) -> (IpAddr, BTreeSet<Ip
             continue;
         };
         let events = s
-            .query_with(
-                "SELECT source FROM system_traces.events WHERE session_id = ?",
+            .query_unpaged(
+                all("SELECT source FROM system_traces.events WHERE session_id = ?"),
                 &(id.clone(),),
-                &all,
             )
             .await
             .unwrap();
@@ -396,13 +386,13 @@ fn the_replicas_the_driver_computes_are_the_nodes_cassandra_contacts(runtime: Ru
             ),
             (&nts, "'class': 'NetworkTopologyStrategy', 'datacenter1': 2"),
         ] {
-            s.query(
+            s.query_unpaged(
                 &format!("CREATE KEYSPACE {ks} WITH replication = {{{replication}}}"),
                 &(),
             )
             .await
             .unwrap();
-            s.query(
+            s.query_unpaged(
                 &format!("CREATE TABLE {ks}.kv (k int PRIMARY KEY, v int)"),
                 &(),
             )
@@ -420,7 +410,7 @@ fn the_replicas_the_driver_computes_are_the_nodes_cassandra_contacts(runtime: Ru
                 .await
                 .unwrap();
             for k in 0..8i32 {
-                s.execute(&insert, &(k, k)).await.unwrap();
+                s.execute_unpaged(&insert, &(k, k)).await.unwrap();
                 let replicas: BTreeSet<IpAddr> = s
                     .replicas_of(&select, &(k,))
                     .iter()
@@ -431,12 +421,11 @@ fn the_replicas_the_driver_computes_are_the_nodes_cassandra_contacts(runtime: Ru
                     // Two racks, two replicas: one per rack, so rack2's only node always.
                     assert!(replicas.contains(&rack2), "{ks} key {k}: {replicas:?}");
                 }
-                let traced = StatementOptions {
-                    consistency: Some(Consistency::All),
-                    tracing: true,
-                    ..StatementOptions::default()
-                };
-                let r = s.execute_with(&select, &(k,), &traced).await.unwrap();
+                let traced = select.with_config(|c| {
+                    c.consistency = Some(Consistency::All);
+                    c.tracing = true;
+                });
+                let r = s.execute_unpaged(&traced, &(k,)).await.unwrap();
                 assert!(replicas.contains(&r.node.ip()), "sent to a replica");
                 let (coordinator, nodes) = traced_nodes(&s, r.tracing_id.unwrap()).await;
                 assert_eq!(coordinator, r.node.ip());
@@ -445,7 +434,9 @@ fn the_replicas_the_driver_computes_are_the_nodes_cassandra_contacts(runtime: Ru
                     "{ks} key {k}: Cassandra contacted {nodes:?}"
                 );
             }
-            s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+            s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
+                .await
+                .unwrap();
         }
         s.close("done");
     });

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use doppio::proto::consistency::Consistency;
 use doppio::session::{NoRetry, SpeculativeExecution};
-use doppio::{Error, Session, SessionConfig, StatementOptions};
+use doppio::{Error, Session, SessionConfig, Statement};
 
 mod support;
 
@@ -69,7 +69,7 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
                 .unwrap();
         }
         let ks = keyspace("speculative");
-        fast.query(
+        fast.query_unpaged(
             &format!(
                 "CREATE KEYSPACE {ks} WITH replication = \
                  {{'class': 'SimpleStrategy', 'replication_factor': 3}}"
@@ -85,7 +85,7 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
         // 1.5 s once on a loaded CI machine. A fixed 50 ms bounds that server-side wait, and
         // the driver's speculative execution is still what bypasses the frozen node (the
         // control run below, sent to node 2 itself, still times out).
-        fast.query(
+        fast.query_unpaged(
             &format!(
                 "CREATE TABLE {ks}.kv (k int PRIMARY KEY, v int) WITH speculative_retry = '50ms'"
             ),
@@ -99,15 +99,13 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
             .await
             .unwrap();
         for k in 0..30i32 {
-            fast.execute(&insert, &(k, k)).await.unwrap();
+            fast.execute_unpaged(&insert, &(k, k)).await.unwrap();
         }
-        let read_fast = fast.prepare(&cql).await.unwrap();
-        let read_plain = plain.prepare(&cql).await.unwrap();
+        // Idempotent reads: the statements carry it.
+        let idempotent = Statement::new(&cql).with_config(|c| c.idempotent = true);
+        let read_fast = fast.prepare(&idempotent).await.unwrap();
+        let read_plain = plain.prepare(&idempotent).await.unwrap();
         let node2: SocketAddr = "127.0.0.22:9042".parse().unwrap();
-        let idempotent = StatementOptions {
-            idempotent: true,
-            ..StatementOptions::default()
-        };
 
         signal_node(2, "STOP");
         let thaw = Thaw;
@@ -117,7 +115,7 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
         // run saw the first two reads after the freeze late so, on two coordinators). A few
         // reads, whatever their outcome, let the other coordinators see it first.
         for k in 0..3i32 {
-            let _ = fast.execute_with(&read_fast, &(k,), &idempotent).await;
+            let _ = fast.execute_unpaged(&read_fast, &(k,)).await;
         }
         let before = fast.node_at(node2).unwrap().counters().requests;
         // Reads rotate over the three replicas: about a third start on node 2.
@@ -132,7 +130,7 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
         let mut slowest = Duration::ZERO;
         for k in 0..30i32 {
             let started = Instant::now();
-            let r = fast.execute_with(&read_fast, &(k,), &idempotent).await;
+            let r = fast.execute_unpaged(&read_fast, &(k,)).await;
             let took = started.elapsed();
             match r {
                 Ok(r) => {
@@ -154,7 +152,7 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
         // The same reads without speculative execution: those that start on node 2 time out.
         let mut timeouts = 0;
         for k in 0..30i32 {
-            match plain.execute_with(&read_plain, &(k,), &idempotent).await {
+            match plain.execute_unpaged(&read_plain, &(k,)).await {
                 Ok(_) => {}
                 Err(Error::Timeout { node, .. }) if node == node2 => timeouts += 1,
                 Err(e) => panic!("unexpected error: {e}"),
@@ -184,7 +182,7 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
              {timeouts} timeouts without it",
             late.len()
         );
-        fast.query(&format!("DROP KEYSPACE {ks}"), &())
+        fast.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
             .await
             .unwrap();
         fast.close("done");

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use doppio::proto::value::CqlValue;
-use doppio::{Error, Session, StatementOptions};
+use doppio::{Error, Session, Statement};
 
 mod support;
 
@@ -84,14 +84,11 @@ fn a_node_that_stops_answering_times_out_at_the_deadline_and_the_connection_reco
         let deadline = Duration::from_millis(800);
         let s = session_to(addr, false, Duration::from_secs(10)).await;
         let select = s.prepare("SELECT key FROM system.local").await.unwrap();
-        s.execute(&select, &()).await.unwrap();
+        s.execute_unpaged(&select, &()).await.unwrap();
         frozen.store(true, Ordering::Relaxed);
-        let options = StatementOptions {
-            timeout: Some(deadline),
-            ..StatementOptions::default()
-        };
+        let select = select.with_config(|c| c.timeout = Some(deadline));
         let started = Instant::now();
-        let err = s.execute_with(&select, &(), &options).await.unwrap_err();
+        let err = s.execute_unpaged(&select, &()).await.unwrap_err();
         let elapsed = started.elapsed();
         println!("timed out after {elapsed:?} (deadline {deadline:?}): {err}");
         assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
@@ -108,7 +105,7 @@ fn a_node_that_stops_answering_times_out_at_the_deadline_and_the_connection_reco
         );
         frozen.store(false, Ordering::Relaxed);
         // The same connection serves again; the late answer is discarded, its id released.
-        let r = s.execute(&select, &()).await.unwrap();
+        let r = s.execute_unpaged(&select, &()).await.unwrap();
         assert_eq!(r.rows_count(), 1);
         let wait = Instant::now();
         while conn.orphans() > 0 && wait.elapsed() < Duration::from_secs(5) {
@@ -129,10 +126,13 @@ fn lz4_on_and_off_give_the_same_rows(runtime: Runtime) {
     on_runtime(runtime, "load-lz4", || async {
         let ks = keyspace("lz4");
         let plain = session_to(cassandra(), false, Duration::from_secs(30)).await;
-        plain.query(&create_keyspace_cql(&ks), &()).await.unwrap();
+        plain
+            .query_unpaged(&create_keyspace_cql(&ks), &())
+            .await
+            .unwrap();
         plain.use_keyspace(&ks).await.unwrap();
         plain
-            .query(
+            .query_unpaged(
                 "CREATE TABLE t (p int, c int, v text, b blob, PRIMARY KEY (p, c))",
                 &(),
             )
@@ -146,7 +146,7 @@ fn lz4_on_and_off_give_the_same_rows(runtime: Runtime) {
             let text = format!("row {i} ").repeat(20); // compressible
             let blob: Vec<u8> = (0..64).map(|k| (i as u8).wrapping_mul(k)).collect();
             plain
-                .execute(&insert, &(i % 7, i, text, blob))
+                .execute_unpaged(&insert, &(i % 7, i, text, blob))
                 .await
                 .unwrap();
         }
@@ -154,14 +154,9 @@ fn lz4_on_and_off_give_the_same_rows(runtime: Runtime) {
         lz4.use_keyspace(&ks).await.unwrap();
         let read_all = |s: Session| async move {
             let mut out = Vec::new();
-            let mut pages = s.query_pages(
-                "SELECT p, c, v, b FROM t",
-                &(),
-                StatementOptions {
-                    page_size: Some(128),
-                    ..StatementOptions::default()
-                },
-            );
+            let read =
+                Statement::new("SELECT p, c, v, b FROM t").with_config(|c| c.page_size = Some(128));
+            let mut pages = s.query_iter(read, &());
             while let Some(page) = pages.next_page().await.unwrap() {
                 for row in page.rows().unwrap().iter() {
                     let row = row.unwrap();
@@ -170,14 +165,7 @@ fn lz4_on_and_off_give_the_same_rows(runtime: Runtime) {
             }
             // One unpaged read too: a large body, compressed as a whole.
             let whole = s
-                .query_with(
-                    "SELECT p, c, v, b FROM t",
-                    &(),
-                    &StatementOptions {
-                        page_size: Some(0),
-                        ..StatementOptions::default()
-                    },
-                )
+                .query_unpaged("SELECT p, c, v, b FROM t", &())
                 .await
                 .unwrap();
             (out, whole.rows_count(), s.stats().connections.bytes_read)
@@ -198,7 +186,7 @@ fn lz4_on_and_off_give_the_same_rows(runtime: Runtime) {
             "lz4 was really on: {b_bytes} vs {a_bytes}"
         );
         plain
-            .query(&format!("DROP KEYSPACE {ks}"), &())
+            .query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
             .await
             .unwrap();
     });

@@ -20,9 +20,11 @@ use support::{cassandra, create_keyspace_cql, keyspace, on_runtime, session_to};
 static ALLOCATOR: CountingAlloc = CountingAlloc::with_process_bytes();
 
 async fn table_of_100(s: &Session, ks: &str) {
-    s.query(&create_keyspace_cql(ks), &()).await.unwrap();
+    s.query_unpaged(&create_keyspace_cql(ks), &())
+        .await
+        .unwrap();
     s.use_keyspace(ks).await.unwrap();
-    s.query("CREATE TABLE t (k int PRIMARY KEY, v text)", &())
+    s.query_unpaged("CREATE TABLE t (k int PRIMARY KEY, v text)", &())
         .await
         .unwrap();
     let insert = s
@@ -30,7 +32,7 @@ async fn table_of_100(s: &Session, ks: &str) {
         .await
         .unwrap();
     for k in 0..100i32 {
-        s.execute(&insert, &(k, format!("value {k}")))
+        s.execute_unpaged(&insert, &(k, format!("value {k}")))
             .await
             .unwrap();
     }
@@ -63,7 +65,7 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound(runtime
                 let (s, select) = (s.clone(), select.clone());
                 doppio::rt::spawn_local(async move {
                     let k = (i % 100) as i32;
-                    let r = s.execute(&select, &(k,)).await?;
+                    let r = s.execute_unpaged(&select, &(k,)).await?;
                     let rows: Vec<(String,)> = r.typed_rows()?;
                     Ok::<_, Error>(rows.first().map(|r| r.0.clone()) == Some(format!("value {k}")))
                 })
@@ -111,7 +113,9 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound(runtime
             doppio::connection::ConnectionConfig::default().max_streams as u64
         );
         assert!(conn.closed().is_none(), "the connection survived");
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
+            .await
+            .unwrap();
     });
 }
 

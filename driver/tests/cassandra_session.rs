@@ -5,13 +5,13 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 use doppio::proto::consistency::Consistency;
-use doppio::proto::request::{BatchStatement, BatchType};
 use doppio::proto::response::{ErrorCode, ErrorDetail, ResultBody, SchemaTarget};
 use doppio::proto::segment::SegmentCompression;
 use doppio::proto::value::CqlValue;
 use doppio::proto::ProtocolVersion;
+use doppio::session::{Batch, BatchType};
 use doppio::HandshakeConfig;
-use doppio::{Error, Session, SessionConfig, StatementOptions};
+use doppio::{Error, PagingState, Session, SessionConfig, Statement};
 
 mod support;
 
@@ -47,7 +47,7 @@ async fn session_in(compression: bool, version: Option<ProtocolVersion>) -> Sess
 
 async fn create_keyspace(s: &Session, ks: &str) {
     let r = s
-        .query(&create_keyspace_cql(ks), &())
+        .query_unpaged(&create_keyspace_cql(ks), &())
         .await
         .expect("create keyspace");
     assert!(matches!(
@@ -64,7 +64,7 @@ fn round_trip_rows(runtime: Runtime, compression: bool, test: &'static str) {
         let ks = keyspace(test);
         create_keyspace(&s, &ks).await;
         s.use_keyspace(&ks).await.expect("use keyspace");
-        s.query(
+        s.query_unpaged(
             "CREATE TABLE kv (k int PRIMARY KEY, v text, n bigint, tags list<text>)",
             &(),
         )
@@ -77,7 +77,7 @@ fn round_trip_rows(runtime: Runtime, compression: bool, test: &'static str) {
         assert_eq!(insert.metadata().pk_indexes, vec![0]);
         for k in 0..50i32 {
             let tags = vec![format!("t{k}")];
-            s.execute(
+            s.execute_unpaged(
                 &insert,
                 &(k, format!("value {k}"), i64::from(k) * 1000, tags),
             )
@@ -95,7 +95,7 @@ fn round_trip_rows(runtime: Runtime, compression: bool, test: &'static str) {
             .prepare("SELECT k, v, n, tags FROM kv WHERE k = ?")
             .await
             .unwrap();
-        let r = s.execute(&select, &(7i32,)).await.expect("select");
+        let r = s.execute_unpaged(&select, &(7i32,)).await.expect("select");
         let rows: Vec<(i32, String, i64, Vec<String>)> = r.typed_rows().expect("typed rows");
         assert_eq!(
             rows,
@@ -104,7 +104,7 @@ fn round_trip_rows(runtime: Runtime, compression: bool, test: &'static str) {
 
         // Unprepared, with values, and dynamic values.
         let r = s
-            .query("SELECT v FROM kv WHERE k = ?", &(3i32,))
+            .query_unpaged("SELECT v FROM kv WHERE k = ?", &(3i32,))
             .await
             .unwrap();
         let row = r.rows().unwrap().iter().next().unwrap().unwrap();
@@ -115,19 +115,15 @@ fn round_trip_rows(runtime: Runtime, compression: bool, test: &'static str) {
 
         // Paging: 50 rows in pages of 20.
         let mut seen = 0;
-        let mut state: Option<bytes::Bytes> = None;
+        let mut state = PagingState::start();
         let mut pages = 0;
+        let by_20 = Statement::new("SELECT k FROM kv").with_config(|c| c.page_size = Some(20));
         loop {
-            let opts = StatementOptions {
-                page_size: Some(20),
-                paging_state: state.as_deref(),
-                ..Default::default()
-            };
-            let r = s.query_with("SELECT k FROM kv", &(), &opts).await.unwrap();
+            let r = s.query_single_page(&by_20, &(), &state).await.unwrap();
             seen += r.rows_count();
             pages += 1;
-            match r.paging_state() {
-                Some(p) => state = Some(p.clone()),
+            match r.next() {
+                Some(next) => state = next,
                 None => break,
             }
         }
@@ -144,7 +140,9 @@ fn round_trip_rows(runtime: Runtime, compression: bool, test: &'static str) {
             );
             assert_eq!(conn.compression(), None);
         }
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
+            .await
+            .unwrap();
     });
 }
 
@@ -161,9 +159,12 @@ fn server_errors_arrive_typed_with_their_fields(runtime: Runtime) {
         let s = session(false).await;
         let ks = keyspace("errors");
         create_keyspace(&s, &ks).await;
-        let err = s.query("SELEKT 1", &()).await.unwrap_err();
+        let err = s.query_unpaged("SELEKT 1", &()).await.unwrap_err();
         assert_eq!(err.server_code(), Some(ErrorCode::SyntaxError), "{err}");
-        let err = s.query(&create_keyspace_cql(&ks), &()).await.unwrap_err();
+        let err = s
+            .query_unpaged(&create_keyspace_cql(&ks), &())
+            .await
+            .unwrap_err();
         match &err {
             Error::Server { error, .. } => assert_eq!(
                 error.detail,
@@ -175,27 +176,32 @@ fn server_errors_arrive_typed_with_their_fields(runtime: Runtime) {
             other => panic!("{other}"),
         }
         let err = s
-            .query("SELECT * FROM no_such_ks.t", &())
+            .query_unpaged("SELECT * FROM no_such_ks.t", &())
             .await
             .unwrap_err();
         assert_eq!(err.server_code(), Some(ErrorCode::Invalid), "{err}");
         // A value of the wrong type is refused before anything is sent, naming the column.
         s.use_keyspace(&ks).await.unwrap();
-        s.query("CREATE TABLE t (k int PRIMARY KEY, v int)", &())
+        s.query_unpaged("CREATE TABLE t (k int PRIMARY KEY, v int)", &())
             .await
             .unwrap();
         let p = s
             .prepare("INSERT INTO t (k, v) VALUES (?, ?)")
             .await
             .unwrap();
-        let err = s.execute(&p, &(1i32, "not an int")).await.unwrap_err();
+        let err = s
+            .execute_unpaged(&p, &(1i32, "not an int"))
+            .await
+            .unwrap_err();
         assert!(matches!(err, Error::Serialization(_)), "{err}");
         let msg = doppio::error::Report(&err).to_string();
         assert!(
             msg.contains("column 1") && msg.contains('v') && msg.contains("int"),
             "{msg}"
         );
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
+            .await
+            .unwrap();
     });
 }
 
@@ -205,7 +211,7 @@ fn batches_lwt_and_re_prepare(runtime: Runtime) {
         let ks = keyspace("batch");
         create_keyspace(&s, &ks).await;
         s.use_keyspace(&ks).await.unwrap();
-        s.query("CREATE TABLE t (k int PRIMARY KEY, v int)", &())
+        s.query_unpaged("CREATE TABLE t (k int PRIMARY KEY, v int)", &())
             .await
             .unwrap();
         let p = s
@@ -215,47 +221,45 @@ fn batches_lwt_and_re_prepare(runtime: Runtime) {
         let a = (1i32, 10i32);
         let b = (2i32, 20i32);
         let c = (3i32, 30i32);
-        let stmts = [
-            BatchStatement::Prepared {
-                id: &p.id(),
-                values: &a,
-                columns: Some(&p.metadata().columns),
-            },
-            BatchStatement::Prepared {
-                id: &p.id(),
-                values: &b,
-                columns: Some(&p.metadata().columns),
-            },
-            BatchStatement::Query {
-                query: "INSERT INTO t (k, v) VALUES (?, ?)",
-                values: &c,
-            },
-        ];
-        s.batch(BatchType::Logged, &stmts, &StatementOptions::default())
-            .await
-            .unwrap();
-        let r = s.query("SELECT k, v FROM t", &()).await.unwrap();
+        // Prepared and unprepared statements in one batch, a set of values each.
+        let batch = Batch::new(BatchType::Logged)
+            .with_prepared(&p)
+            .with_prepared(&p)
+            .with_query("INSERT INTO t (k, v) VALUES (?, ?)");
+        let err = s.batch(&batch, &(a, b)).await.unwrap_err();
+        assert!(
+            matches!(err, Error::Serialization(_)),
+            "two sets of values for three statements: {err:?}"
+        );
+        s.batch(&batch, &(a, b, c)).await.unwrap();
+        let r = s.query_unpaged("SELECT k, v FROM t", &()).await.unwrap();
         let mut rows: Vec<(i32, i32)> = r.typed_rows().unwrap();
         rows.sort();
         assert_eq!(rows, vec![(1, 10), (2, 20), (3, 30)]);
 
         // LWT: the first insert applies, the second does not.
         let lwt = "INSERT INTO t (k, v) VALUES (9, 90) IF NOT EXISTS";
-        assert_eq!(s.query(lwt, &()).await.unwrap().applied(), Some(true));
-        assert_eq!(s.query(lwt, &()).await.unwrap().applied(), Some(false));
+        assert_eq!(
+            s.query_unpaged(lwt, &()).await.unwrap().applied(),
+            Some(true)
+        );
+        assert_eq!(
+            s.query_unpaged(lwt, &()).await.unwrap().applied(),
+            Some(false)
+        );
 
         // Drop and recreate the table: the node forgets the prepared id; execute re-prepares.
         let sel = s.prepare("SELECT v FROM t WHERE k = ?").await.unwrap();
         let old_id = sel.id();
-        s.query("DROP TABLE t", &()).await.unwrap();
-        s.query("CREATE TABLE t (k int PRIMARY KEY, v int)", &())
+        s.query_unpaged("DROP TABLE t", &()).await.unwrap();
+        s.query_unpaged("CREATE TABLE t (k int PRIMARY KEY, v int)", &())
             .await
             .unwrap();
-        s.query("INSERT INTO t (k, v) VALUES (5, 50)", &())
+        s.query_unpaged("INSERT INTO t (k, v) VALUES (5, 50)", &())
             .await
             .unwrap();
         let r = s
-            .execute(&sel, &(5i32,))
+            .execute_unpaged(&sel, &(5i32,))
             .await
             .expect("re-prepared transparently");
         assert_eq!(r.typed_rows::<(i32,)>().unwrap(), vec![(50,)]);
@@ -264,31 +268,28 @@ fn batches_lwt_and_re_prepare(runtime: Runtime) {
         let _ = old_id;
 
         // Tracing: the result carries the session id.
-        let opts = StatementOptions {
-            tracing: true,
-            ..Default::default()
-        };
-        let r = s
-            .query_with("SELECT v FROM t WHERE k = 5", &(), &opts)
+        let traced =
+            Statement::new("SELECT v FROM t WHERE k = 5").with_config(|c| c.tracing = true);
+        let r = s.query_unpaged(traced, &()).await.unwrap();
+        assert!(r.tracing_id.is_some());
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
             .await
             .unwrap();
-        assert!(r.tracing_id.is_some());
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
     });
 }
 
-/// `Session::batch_prepared`: a batch of prepared statements applied whole, routed by its
+/// `Session::batch` of prepared statements: applied whole, routed by its
 /// first statement (a replica of its key), healed when the node forgot a statement (the
 /// table dropped and created again), and an LWT batch's `[applied]`.
 fn prepared_batches_route_heal_and_apply(runtime: Runtime) {
     on_runtime(runtime, || async {
-        use doppio::session::PreparedBatchEntry;
+        use doppio::proto::values::QueryValues;
         let s = session(false).await;
         let ks = keyspace("pbatch");
         create_keyspace(&s, &ks).await;
         s.use_keyspace(&ks).await.unwrap();
         let create = "CREATE TABLE t (p int, c int, v int, PRIMARY KEY (p, c))";
-        s.query(create, &()).await.unwrap();
+        s.query_unpaged(create, &()).await.unwrap();
         let insert = s
             .prepare("INSERT INTO t (p, c, v) VALUES (?, ?, ?)")
             .await
@@ -303,30 +304,29 @@ fn prepared_batches_route_heal_and_apply(runtime: Runtime) {
             vec![cassandra()]
         );
         let rows: Vec<(i32, i32, i32)> = (0..20).map(|c| (7, c, c * 10)).collect();
-        let mut entries: Vec<PreparedBatchEntry<'_>> = rows
-            .iter()
-            .map(|r| PreparedBatchEntry {
-                statement: &insert,
-                values: r,
-            })
-            .collect();
         let bump = (999i32, 7i32, 3i32);
-        entries.push(PreparedBatchEntry {
-            statement: &update,
-            values: &bump,
-        });
+        // Each statement's values, of two types: as `&dyn QueryValues`.
+        let values: Vec<&dyn QueryValues> = rows
+            .iter()
+            .map(|r| r as &dyn QueryValues)
+            .chain([&bump as &dyn QueryValues])
+            .collect();
+        // The first `n` statements: `n - 1` inserts, and the update when `n` is 21.
+        let batch_of = |kind, n: usize| {
+            let mut batch = Batch::new(kind);
+            for k in 0..n {
+                batch.append_prepared(if k < rows.len() { &insert } else { &update });
+            }
+            batch
+        };
         // Two batches, of 5 and of 21 statements.
-        for n in [5, entries.len()] {
-            s.batch_prepared(
-                BatchType::Unlogged,
-                &entries[..n],
-                &StatementOptions::DEFAULT,
-            )
-            .await
-            .unwrap();
+        for n in [5, values.len()] {
+            s.batch(&batch_of(BatchType::Unlogged, n), &values[..n])
+                .await
+                .unwrap();
         }
         let r = s
-            .query("SELECT c, v FROM t WHERE p = 7", &())
+            .query_unpaged("SELECT c, v FROM t WHERE p = 7", &())
             .await
             .unwrap();
         let got: Vec<(i32, i32)> = r.typed_rows().unwrap();
@@ -337,16 +337,19 @@ fn prepared_batches_route_heal_and_apply(runtime: Runtime) {
 
         // The node forgets both statements with their table: the batch is healed.
         let before = s.stats().reprepares;
-        s.query("DROP TABLE t", &()).await.unwrap();
-        s.query(create, &()).await.unwrap();
-        s.batch_prepared(BatchType::Logged, &entries[..3], &StatementOptions::DEFAULT)
+        s.query_unpaged("DROP TABLE t", &()).await.unwrap();
+        s.query_unpaged(create, &()).await.unwrap();
+        s.batch(&batch_of(BatchType::Logged, 3), &values[..3])
             .await
             .expect("healed: re-prepared and sent again");
         assert!(
             s.stats().reprepares > before,
             "a statement was prepared again"
         );
-        let r = s.query("SELECT c FROM t WHERE p = 7", &()).await.unwrap();
+        let r = s
+            .query_unpaged("SELECT c FROM t WHERE p = 7", &())
+            .await
+            .unwrap();
         assert_eq!(r.typed_rows::<(i32,)>().unwrap(), vec![(0,), (1,), (2,)]);
 
         // A conditional batch: applied once, then not.
@@ -354,22 +357,15 @@ fn prepared_batches_route_heal_and_apply(runtime: Runtime) {
             .prepare("INSERT INTO t (p, c, v) VALUES (?, ?, ?) IF NOT EXISTS")
             .await
             .unwrap();
-        let values = (8i32, 1i32, 1i32);
-        let entry = [PreparedBatchEntry {
-            statement: &lwt,
-            values: &values,
-        }];
-        let first = s
-            .batch_prepared(BatchType::Logged, &entry, &StatementOptions::DEFAULT)
-            .await
-            .unwrap();
+        let conditional = Batch::new(BatchType::Logged).with_prepared(&lwt);
+        let values = ((8i32, 1i32, 1i32),);
+        let first = s.batch(&conditional, &values).await.unwrap();
         assert_eq!(first.applied(), Some(true));
-        let again = s
-            .batch_prepared(BatchType::Logged, &entry, &StatementOptions::DEFAULT)
+        let again = s.batch(&conditional, &values).await.unwrap();
+        assert_eq!(again.applied(), Some(false));
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
             .await
             .unwrap();
-        assert_eq!(again.applied(), Some(false));
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
     });
 }
 
@@ -469,26 +465,28 @@ fn prepared_rows_follow_the_table(runtime: Runtime, version: Option<ProtocolVers
         let ks = keyspace("altered");
         create_keyspace(&s, &ks).await;
         s.use_keyspace(&ks).await.unwrap();
-        s.query("CREATE TABLE t (k int PRIMARY KEY, a text)", &())
+        s.query_unpaged("CREATE TABLE t (k int PRIMARY KEY, a text)", &())
             .await
             .unwrap();
-        s.query("INSERT INTO t (k, a) VALUES (1, 'x')", &())
+        s.query_unpaged("INSERT INTO t (k, a) VALUES (1, 'x')", &())
             .await
             .unwrap();
         let select = s.prepare("SELECT * FROM t WHERE k = ?").await.unwrap();
         let first_id = select.result_metadata_id();
         assert_eq!(first_id.is_some(), spoken == ProtocolVersion::V5);
-        let r = s.execute(&select, &(1i32,)).await.unwrap();
+        let r = s.execute_unpaged(&select, &(1i32,)).await.unwrap();
         let row = r.rows().unwrap().iter().next().unwrap().unwrap();
         assert_eq!(row.to_values().unwrap().len(), 2);
         // Rows of a prepared SELECT come without metadata (skip_metadata) and are read by
         // the prepared result columns.
         assert!(matches!(&r.body, ResultBody::Rows(rows) if rows.metadata.no_metadata));
-        s.query("ALTER TABLE t ADD b int", &()).await.unwrap();
-        s.query("UPDATE t SET b = 7 WHERE k = 1", &())
+        s.query_unpaged("ALTER TABLE t ADD b int", &())
             .await
             .unwrap();
-        let r = s.execute(&select, &(1i32,)).await.unwrap();
+        s.query_unpaged("UPDATE t SET b = 7 WHERE k = 1", &())
+            .await
+            .unwrap();
+        let r = s.execute_unpaged(&select, &(1i32,)).await.unwrap();
         let rows: Vec<(i32, String, Option<i32>)> = r.typed_rows().unwrap();
         assert_eq!(rows, vec![(1, "x".to_string(), Some(7))]);
         assert_eq!(
@@ -503,24 +501,28 @@ fn prepared_rows_follow_the_table(runtime: Runtime, version: Option<ProtocolVers
                 "and the new metadata id"
             );
             // Quiet again: rows without metadata, read by the new columns.
-            let r = s.execute(&select, &(1i32,)).await.unwrap();
+            let r = s.execute_unpaged(&select, &(1i32,)).await.unwrap();
             assert!(matches!(&r.body, ResultBody::Rows(rows) if rows.metadata.no_metadata));
             let rows: Vec<(i32, String, Option<i32>)> = r.typed_rows().unwrap();
             assert_eq!(rows, vec![(1, "x".to_string(), Some(7))]);
         }
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
+            .await
+            .unwrap();
     });
 }
 
 fn a_closed_session_fails_requests_with_the_reason(runtime: Runtime) {
     on_runtime(runtime, || async {
         let s = session(false).await;
-        s.query("SELECT key FROM system.local", &()).await.unwrap();
+        s.query_unpaged("SELECT key FROM system.local", &())
+            .await
+            .unwrap();
         s.close("closed by the test");
         // Before the fix this was `NoConnection("... has no open connection")`, which hid
         // why (it raced a cluster shutdown in CI).
         let err = s
-            .query("SELECT key FROM system.local", &())
+            .query_unpaged("SELECT key FROM system.local", &())
             .await
             .unwrap_err();
         assert!(

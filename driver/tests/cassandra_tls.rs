@@ -78,7 +78,7 @@ fn a_session_connects_and_queries_over_tls(runtime: Runtime) {
             c.handshake.compression = compression;
             let s = connect(c.clone()).await.unwrap();
             let r = s
-                .query("SELECT release_version FROM system.local", &())
+                .query_unpaged("SELECT release_version FROM system.local", &())
                 .await
                 .unwrap();
             let rows: Vec<(String,)> = r.typed_rows().unwrap();
@@ -92,7 +92,7 @@ fn a_session_connects_and_queries_over_tls(runtime: Runtime) {
                 .unwrap();
             let mut pending = Vec::new();
             for _ in 0..200 {
-                pending.push(s.execute(&p, &("local",)));
+                pending.push(s.execute_unpaged(&p, &("local",)));
             }
             for f in pending {
                 assert_eq!(f.await.unwrap().rows_count(), 1);
@@ -116,7 +116,7 @@ fn a_cluster_of_two_shards_connects_over_tls(runtime: Runtime) {
         .unwrap();
     let out = cluster
         .run_on_shards(|s| async move {
-            s.query("SELECT key FROM system.local", &())
+            s.query_unpaged("SELECT key FROM system.local", &())
                 .await
                 .map(|r| r.rows_count())
         })

@@ -131,20 +131,24 @@ fn driver_tokens_equal_cassandra_tokens_for_ten_thousand_keys(runtime: Runtime) 
         config.consistency = Consistency::One;
         let s = Session::connect(config).await.unwrap();
         let ks = keyspace("tokens");
-        s.query(&create_keyspace_cql(&ks), &()).await.unwrap();
+        s.query_unpaged(&create_keyspace_cql(&ks), &())
+            .await
+            .unwrap();
         s.use_keyspace(&ks).await.unwrap();
         let mut checked = 0u64;
         for (n, table) in tables().iter().enumerate() {
             checked += check_table(&s, n, table).await;
         }
         assert_eq!(checked, 5 * KEYS);
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
+            .await
+            .unwrap();
     });
 }
 
 async fn check_table(s: &Session, n: usize, table: &Table) -> u64 {
     let name = format!("t{n}");
-    s.query(&format!("CREATE TABLE {name} {}", table.create), &())
+    s.query_unpaged(&format!("CREATE TABLE {name} {}", table.create), &())
         .await
         .unwrap();
     let insert = s
@@ -176,12 +180,12 @@ async fn check_table(s: &Session, n: usize, table: &Table) -> u64 {
             .collect();
         // The token the driver routes this INSERT by.
         let token = s.token_of(&insert, &values).expect("the key is bound");
-        s.execute(&insert, &values).await.unwrap();
+        s.execute_unpaged(&insert, &values).await.unwrap();
         driver_tokens.insert(format!("{key:?}"), token);
     }
     // Cassandra's tokens of every key written, read back in pages.
     let scan = format!("SELECT {key}, token({key}) FROM {name}", key = table.key);
-    let mut pages = s.query_pages(&scan, &(), Default::default());
+    let mut pages = s.query_iter(&scan, &());
     let mut seen = 0u64;
     while let Some(page) = pages.next_page().await.unwrap() {
         let rows = page.rows().unwrap();

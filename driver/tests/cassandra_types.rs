@@ -220,18 +220,20 @@ fn every_type(runtime: Runtime, compression: bool, test: &'static str) {
     on_runtime(runtime, "types", move || async move {
         let s = session(compression).await;
         let ks = keyspace(test);
-        s.query(&create_keyspace_cql(&ks), &()).await.unwrap();
-        s.use_keyspace(&ks).await.unwrap();
-        s.query("CREATE TYPE point (x int, y int, label text)", &())
+        s.query_unpaged(&create_keyspace_cql(&ks), &())
             .await
             .unwrap();
-        s.query(
+        s.use_keyspace(&ks).await.unwrap();
+        s.query_unpaged("CREATE TYPE point (x int, y int, label text)", &())
+            .await
+            .unwrap();
+        s.query_unpaged(
             "CREATE TYPE shape (name text, corner frozen<point>, corners list<frozen<point>>)",
             &(),
         )
         .await
         .unwrap();
-        s.query(TABLE, &()).await.unwrap();
+        s.query_unpaged(TABLE, &()).await.unwrap();
         let markers = vec!["?"; 30].join(", ");
         let insert_cql = format!("INSERT INTO t (k, {COLUMNS}) VALUES ({markers})");
         let select_cql = format!("SELECT {COLUMNS} FROM t WHERE k = ?");
@@ -243,11 +245,11 @@ fn every_type(runtime: Runtime, compression: bool, test: &'static str) {
                 let mut values = vec![Some(CqlValue::Int(k))];
                 values.extend(written.iter().cloned());
                 let got = if prepared {
-                    s.execute(&insert, &Bound(values)).await.unwrap();
-                    s.execute(&select, &(k,)).await.unwrap()
+                    s.execute_unpaged(&insert, &Bound(values)).await.unwrap();
+                    s.execute_unpaged(&select, &(k,)).await.unwrap()
                 } else {
-                    s.query(&insert_cql, &Bound(values)).await.unwrap();
-                    s.query(&select_cql, &(k,)).await.unwrap()
+                    s.query_unpaged(&insert_cql, &Bound(values)).await.unwrap();
+                    s.query_unpaged(&select_cql, &(k,)).await.unwrap()
                 };
                 let rows = got.rows().unwrap();
                 let row = rows.iter().next().unwrap().unwrap().to_values().unwrap();
@@ -259,7 +261,7 @@ fn every_type(runtime: Runtime, compression: bool, test: &'static str) {
         }
         // Typed rows of the extremes.
         let typed: Vec<(i64, f64, String, Vec<u8>)> = s
-            .query("SELECT big, dou, te, bl FROM t WHERE k = 3", &())
+            .query_unpaged("SELECT big, dou, te, bl FROM t WHERE k = 3", &())
             .await
             .unwrap()
             .typed_rows()
@@ -268,7 +270,9 @@ fn every_type(runtime: Runtime, compression: bool, test: &'static str) {
         assert_eq!(typed[0].0, i64::MIN);
         assert!(typed[0].1.is_nan());
         assert_eq!((typed[0].2.as_str(), typed[0].3.len()), ("", 0));
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
+            .await
+            .unwrap();
     });
 }
 
@@ -284,9 +288,11 @@ fn counters_and_a_udt_that_grew_a_field(runtime: Runtime) {
     on_runtime(runtime, "types-extra", || async {
         let s = session(false).await;
         let ks = keyspace("types_extra");
-        s.query(&create_keyspace_cql(&ks), &()).await.unwrap();
+        s.query_unpaged(&create_keyspace_cql(&ks), &())
+            .await
+            .unwrap();
         s.use_keyspace(&ks).await.unwrap();
-        s.query("CREATE TABLE c (k int PRIMARY KEY, n counter)", &())
+        s.query_unpaged("CREATE TABLE c (k int PRIMARY KEY, n counter)", &())
             .await
             .unwrap();
         let bump = s
@@ -294,12 +300,12 @@ fn counters_and_a_udt_that_grew_a_field(runtime: Runtime) {
             .await
             .unwrap();
         for delta in [i64::MAX, 1, -2] {
-            s.execute(&bump, &(delta, 1i32)).await.unwrap();
+            s.execute_unpaged(&bump, &(delta, 1i32)).await.unwrap();
         }
-        s.query("UPDATE c SET n = n + ? WHERE k = 2", &(-5i64,))
+        s.query_unpaged("UPDATE c SET n = n + ? WHERE k = 2", &(-5i64,))
             .await
             .unwrap();
-        let r = s.query("SELECT k, n FROM c", &()).await.unwrap();
+        let r = s.query_unpaged("SELECT k, n FROM c", &()).await.unwrap();
         let mut counters: Vec<(i32, i64)> = r.typed_rows().unwrap();
         counters.sort();
         // i64::MAX + 1 - 2 wraps as the server's long arithmetic does.
@@ -308,18 +314,25 @@ fn counters_and_a_udt_that_grew_a_field(runtime: Runtime) {
             vec![(1, i64::MAX.wrapping_add(1).wrapping_sub(2)), (2, -5)]
         );
 
-        s.query("CREATE TYPE v1 (a int)", &()).await.unwrap();
-        s.query("CREATE TABLE u (k int PRIMARY KEY, v frozen<v1>)", &())
+        s.query_unpaged("CREATE TYPE v1 (a int)", &())
             .await
             .unwrap();
-        s.query(
+        s.query_unpaged("CREATE TABLE u (k int PRIMARY KEY, v frozen<v1>)", &())
+            .await
+            .unwrap();
+        s.query_unpaged(
             "INSERT INTO u (k, v) VALUES (1, ?)",
             &Bound(vec![udt(&[("a", Some(CqlValue::Int(5)))])]),
         )
         .await
         .unwrap();
-        s.query("ALTER TYPE v1 ADD b text", &()).await.unwrap();
-        let r = s.query("SELECT v FROM u WHERE k = 1", &()).await.unwrap();
+        s.query_unpaged("ALTER TYPE v1 ADD b text", &())
+            .await
+            .unwrap();
+        let r = s
+            .query_unpaged("SELECT v FROM u WHERE k = 1", &())
+            .await
+            .unwrap();
         let row = r
             .rows()
             .unwrap()
@@ -334,7 +347,9 @@ fn counters_and_a_udt_that_grew_a_field(runtime: Runtime) {
             vec![Some(udt(&[("a", Some(CqlValue::Int(5))), ("b", None)]))],
             "the old value reads back with the new field null"
         );
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
+            .await
+            .unwrap();
     });
 }
 

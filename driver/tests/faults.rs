@@ -21,7 +21,7 @@ use doppio::proto::ProtocolVersion;
 use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
 use doppio::Backoff;
 use doppio::HandshakeConfig;
-use doppio::{Error, Session, SessionConfig, StatementOptions};
+use doppio::{Error, PagingState, Session, SessionConfig, Statement};
 use doppio_stub::Shape;
 
 mod support;
@@ -64,7 +64,7 @@ then = "drop"
             .await
             .unwrap();
         let e = s
-            .query("SELECT v FROM t WHERE DROPME", &())
+            .query_unpaged("SELECT v FROM t WHERE DROPME", &())
             .await
             .unwrap_err();
         assert!(matches!(e, Error::ConnectionBroken(_)), "{e}");
@@ -72,7 +72,7 @@ then = "drop"
         let mut ok = false;
         for _ in 0..100 {
             doppio::rt::sleep(Duration::from_millis(20)).await;
-            if s.query("SELECT v FROM t", &()).await.is_ok() {
+            if s.query_unpaged("SELECT v FROM t", &()).await.is_ok() {
                 ok = true;
                 break;
             }
@@ -119,13 +119,9 @@ then = { stall = "2s" }
             let s = s.clone();
             doppio::rt::spawn_local(async move {
                 doppio::rt::sleep(STALL_AT).await;
-                let opts = StatementOptions {
-                    timeout: Some(Duration::from_secs(10)),
-                    ..StatementOptions::default()
-                };
-                s.query_with("SELECT v FROM t WHERE STALL", &(), &opts)
-                    .await
-                    .unwrap();
+                let stall = Statement::new("SELECT v FROM t WHERE STALL")
+                    .with_config(|c| c.timeout = Some(Duration::from_secs(10)));
+                s.query_unpaged(stall, &()).await.unwrap();
                 since_start()
             })
         };
@@ -136,7 +132,7 @@ then = { stall = "2s" }
                 doppio::rt::spawn_local(async move {
                     while since_start() < RUN {
                         let start = since_start();
-                        let r = s.query("SELECT v FROM t", &()).await.map(|_| ());
+                        let r = s.query_unpaged("SELECT v FROM t", &()).await.map(|_| ());
                         log.borrow_mut().push((start, since_start() - start, r));
                     }
                 })
@@ -248,13 +244,10 @@ then = "drop"
                         // Each request asks for one row at its own index: the answer's paging
                         // state (the next index) says whose answer it is.
                         let i = (f * PER_FIBER + k) % (ROWS as u32 - 1);
-                        let state = i.to_be_bytes();
-                        let opts = StatementOptions {
-                            page_size: Some(1),
-                            paging_state: Some(&state),
-                            ..StatementOptions::default()
-                        };
-                        let r = s.query_with("SELECT v FROM t", &(), &opts).await;
+                        let state = PagingState::from_bytes(i.to_be_bytes().to_vec());
+                        let read = Statement::new("SELECT v FROM t")
+                            .with_config(|c| c.page_size = Some(1));
+                        let r = s.query_single_page(read, &(), &state).await;
                         let pause = matches!(r, Err(Error::NoConnection(_)));
                         {
                             let mut t = tally.borrow_mut();
@@ -306,7 +299,7 @@ then = "drop"
             .wait_connected(Duration::from_secs(5))
             .await
             .unwrap();
-        s.query("SELECT v FROM t", &()).await.unwrap();
+        s.query_unpaged("SELECT v FROM t", &()).await.unwrap();
         // Counted now, not at the end of the load: when the last drop came just before it,
         // its reconnection happened since (seen once on a loaded machine: 4 opened, 4 drops).
         let opened = s.node_at(addr).unwrap().pool_stats().opened;
@@ -364,7 +357,7 @@ then = { malformed = "truncated" }
             doppio::rt::spawn_local(async move {
                 let (mut ok, mut failed) = (0u64, 0u64);
                 while !stop.get() {
-                    match b.query("SELECT v FROM t", &()).await {
+                    match b.query_unpaged("SELECT v FROM t", &()).await {
                         Ok(_) => ok += 1,
                         Err(_) => failed += 1,
                     }
@@ -401,7 +394,7 @@ then = { malformed = "truncated" }
             };
             let victim = Session::connect(c).await.unwrap();
             let e = victim
-                .query(&format!("SELECT v FROM t WHERE {statement}"), &())
+                .query_unpaged(&format!("SELECT v FROM t WHERE {statement}"), &())
                 .await
                 .unwrap_err();
             let text = doppio::error::Report(&e).to_string();
@@ -418,7 +411,7 @@ then = { malformed = "truncated" }
             // The victim's pool replaces its connection; the session serves again.
             let mut healed = false;
             for _ in 0..100 {
-                if victim.query("SELECT v FROM t", &()).await.is_ok() {
+                if victim.query_unpaged("SELECT v FROM t", &()).await.is_ok() {
                     healed = true;
                     break;
                 }
@@ -473,14 +466,11 @@ fn overloaded_unavailable_and_read_timeouts_are_retried_exactly_as_the_policy_do
                 ("IDEM", &retrying, true),
             ] {
                 let before = s.stats();
-                let opts = StatementOptions {
-                    idempotent,
-                    ..StatementOptions::default()
-                };
                 let mut errors = 0u64;
                 for _ in 0..20 {
                     let cql = format!("SELECT v FROM t WHERE k = '{name}_{variant} '");
-                    if let Err(e) = s.query_with(&cql, &(), &opts).await {
+                    let read = Statement::new(cql).with_config(|c| c.idempotent = idempotent);
+                    if let Err(e) = s.query_unpaged(read, &()).await {
                         assert!(matches!(e, Error::Server { .. }), "{name} {variant}: {e}");
                         assert!(e.to_string().contains(name), "{e}");
                         errors += 1;
@@ -544,7 +534,7 @@ then = { malformed = "bad_body" }
         let p = s.prepare("SELECT v FROM t WHERE BADBODY").await.unwrap();
         let node = s.node_at(addr).unwrap();
         let conn = node.connection().expect("an open connection");
-        let e = s.execute(&p, &()).await.unwrap_err();
+        let e = s.execute_unpaged(&p, &()).await.unwrap_err();
         assert!(
             matches!(
                 &e,
@@ -595,13 +585,13 @@ then = { error = { code = "unprepared", message = "forgotten" } }
         // EXECUTE 1 is answered; every later call's first EXECUTE is forgotten, healed by a
         // PREPARE and answered on its second EXECUTE.
         for i in 0..10 {
-            let r = s.execute(&p, &()).await;
+            let r = s.execute_unpaged(&p, &()).await;
             assert!(r.is_ok(), "call {i}: {:?}", r.err());
         }
         assert_eq!(s.stats().reprepares, 9, "each healing counted");
         assert_eq!(s.stats().retries, 0, "a healing is not a retry");
         let q = s.prepare("SELECT v FROM t WHERE ALWAYS").await.unwrap();
-        let e = s.execute(&q, &()).await.unwrap_err();
+        let e = s.execute_unpaged(&q, &()).await.unwrap_err();
         assert_eq!(e.server_code(), Some(ErrorCode::Unprepared), "{e}");
         assert_eq!(s.stats().reprepares, 10);
         s.close("done");

@@ -47,7 +47,7 @@ async fn many_requests(session: &Session) {
             let (s, p, answered) = (session.clone(), prepared.clone(), answered.clone());
             doppio::rt::spawn_local(async move {
                 for _ in 0..50 {
-                    let r = s.execute(&p, &()).await.unwrap();
+                    let r = s.execute_unpaged(&p, &()).await.unwrap();
                     let rows: Vec<(String,)> = r.typed_rows().unwrap();
                     assert_eq!(rows, vec![("local".to_owned(),)]);
                     answered.set(answered.get() + 1);
@@ -85,7 +85,7 @@ fn a_session_runs_against_an_in_memory_stub_on_its_own_executor(runtime: Runtime
             let key: &[u8] = b"k1";
             assert!(session.token_of(&keyed, &(key,)).is_some());
             assert_eq!(session.replicas_of(&keyed, &(key,)), vec![addr]);
-            let r = session.execute(&keyed, &(key,)).await.unwrap();
+            let r = session.execute_unpaged(&keyed, &(key,)).await.unwrap();
             assert_eq!(r.rows_count(), 1);
             session.close("done");
         }

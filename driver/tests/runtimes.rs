@@ -16,7 +16,7 @@ use std::time::Duration;
 use doppio::proto::consistency::Consistency;
 use doppio::rt::uring::{self as uring_rt, Config, SqPoll};
 use doppio::rt::{ExecutorSpec, Runtime};
-use doppio::{Cluster, Error, Session, SessionConfig, StatementOptions};
+use doppio::{Cluster, Error, PagingState, Session, SessionConfig, Statement};
 use doppio_stub::Shape;
 
 mod support;
@@ -95,13 +95,10 @@ then = { delay = { uniform = ["1ms", "4ms"] } }
                 doppio::rt::spawn_local(async move {
                     for k in 0..200u32 {
                         let i = (f * 200 + k) % (ROWS as u32 - 1);
-                        let state = (i).to_be_bytes();
-                        let opts = StatementOptions {
-                            page_size: Some(1),
-                            paging_state: Some(&state),
-                            ..StatementOptions::default()
-                        };
-                        let request = s.query_with("SELECT v FROM t", &(), &opts);
+                        let state = PagingState::from_bytes(i.to_be_bytes().to_vec());
+                        let read = Statement::new("SELECT v FROM t")
+                            .with_config(|c| c.page_size = Some(1));
+                        let request = s.query_single_page(read, &(), &state);
                         if k % 2 == 0 {
                             // Dropped mid-flight: 0.5-1 ms is shorter than most answers.
                             let limit = Duration::from_micros(500 + u64::from(k % 5) * 100);
@@ -142,7 +139,7 @@ then = { delay = { uniform = ["1ms", "4ms"] } }
         }
         assert_eq!(conn.in_flight(), 0, "every abandoned id came back");
         assert!(conn.stats().late_answers > 0, "late answers were absorbed");
-        let r = s.query("SELECT v FROM t", &()).await.unwrap();
+        let r = s.query_unpaged("SELECT v FROM t", &()).await.unwrap();
         assert!(r.rows_count() > 0);
         s.close("done");
     });
@@ -178,23 +175,21 @@ fn a_16_mib_result_and_many_large_pages_arrive_whole_through_a_small_buffer_ring
                 );
             }
         };
-        let whole = StatementOptions {
-            page_size: Some(ROWS as i32),
-            ..StatementOptions::default()
-        };
-        let r = s.query_with("SELECT v FROM t", &(), &whole).await.unwrap();
+        let whole =
+            Statement::new("SELECT v FROM t").with_config(|c| c.page_size = Some(ROWS as i32));
+        let r = s
+            .query_single_page(whole, &(), &PagingState::start())
+            .await
+            .unwrap();
         check(&r, ROWS);
         let pages: Vec<_> = (0..32u32)
             .map(|p| {
                 let s = s.clone();
                 doppio::rt::spawn_local(async move {
-                    let state = (p * 16).to_be_bytes();
-                    let opts = StatementOptions {
-                        page_size: Some(128),
-                        paging_state: Some(&state),
-                        ..StatementOptions::default()
-                    };
-                    s.query_with("SELECT v FROM t", &(), &opts).await
+                    let state = PagingState::from_bytes((p * 16).to_be_bytes().to_vec());
+                    let read =
+                        Statement::new("SELECT v FROM t").with_config(|c| c.page_size = Some(128));
+                    s.query_single_page(read, &(), &state).await
                 })
             })
             .collect();
@@ -230,7 +225,7 @@ fn a_uring_shard_enters_the_kernel_at_most_once_per_turn_busy_or_idle() {
                 let s = s.clone();
                 doppio::rt::spawn_local(async move {
                     for _ in 0..300 {
-                        s.query("SELECT v FROM t", &()).await?;
+                        s.query_unpaged("SELECT v FROM t", &()).await?;
                     }
                     Ok::<(), Error>(())
                 })
@@ -294,7 +289,7 @@ fn closed_loop_on_a_uring_shard(
                     let s = s.clone();
                     doppio::rt::spawn_local(async move {
                         for _ in 0..each {
-                            s.query("SELECT v FROM t", &()).await?;
+                            s.query_unpaged("SELECT v FROM t", &()).await?;
                         }
                         Ok::<(), Error>(())
                     })

@@ -66,10 +66,12 @@ fn scylla_s_extensions_are_turned_on_and_read(runtime: Runtime) {
         assert!(!plain.is_lwt());
         // Executed like any other statement (primary-first routing is the policy's: see
         // the load-balancing unit tests).
-        s.execute(&lwt, &(vec![1u8], vec![2u8])).await.unwrap();
+        s.execute_unpaged(&lwt, &(vec![1u8], vec![2u8]))
+            .await
+            .unwrap();
 
         let e = s
-            .query("UPDATE ks.t SET v = 'x' WHERE k = 'HOT'", &())
+            .query_unpaged("UPDATE ks.t SET v = 'x' WHERE k = 'HOT'", &())
             .await
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::RateLimited, "{e}");
@@ -107,7 +109,7 @@ fn a_node_without_the_extensions_turns_nothing_on(runtime: Runtime) {
         assert!(!lwt.is_lwt());
         // As ScyllaDB answers a client that did not turn the extension on.
         let e = s
-            .query("UPDATE ks.t SET v = 'x' WHERE k = 'HOT'", &())
+            .query_unpaged("UPDATE ks.t SET v = 'x' WHERE k = 'HOT'", &())
             .await
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::ConfigError, "{e}");

@@ -76,7 +76,7 @@ fn run_random_keys(stub: &StubNode) -> (doppio::routing::sharding::ShardingInfo,
             x ^= x >> 7;
             x ^= x << 17;
             let key = x.to_be_bytes()[..(1 + (x % 8) as usize)].to_vec();
-            s.execute(&p, &(key, vec![1u8])).await.unwrap();
+            s.execute_unpaged(&p, &(key, vec![1u8])).await.unwrap();
         }
         let info = node
             .scylla_sharding()

@@ -51,11 +51,11 @@ fn allocations_per_request(runtime: Runtime, addr: SocketAddr, sharded: bool) ->
             .map(|k| (k.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_be_bytes().to_vec(),))
             .collect();
         for k in &keys {
-            s.execute(&p, k).await.unwrap();
+            s.execute_unpaged(&p, k).await.unwrap();
         }
         let before = thread_allocations();
         for k in &keys {
-            s.execute(&p, k).await.unwrap();
+            s.execute_unpaged(&p, k).await.unwrap();
         }
         let n = thread_allocations() - before;
         s.close("done");

@@ -34,7 +34,7 @@ use doppio::proto::consistency::Consistency;
 use doppio::rt::sim;
 use doppio::rt::TcpListener;
 use doppio::session::DefaultRetryPolicy;
-use doppio::{Backoff, Error, Session, SessionConfig, StatementOptions};
+use doppio::{Backoff, Error, PagingState, Session, SessionConfig, Statement};
 use doppio_stub::{Cluster, Rules, Shape, Stub, StubConfig};
 
 /// Rows of the stub's table: a read asks for one row at its own index.
@@ -298,7 +298,9 @@ fn run(schedule: &Schedule) -> Outcome {
                         } else {
                             let key = id.to_be_bytes();
                             let value: &[u8] = b"v";
-                            s.execute(&insert, &(&key[..], value)).await.map(|_| ())
+                            s.execute_unpaged(&insert, &(&key[..], value))
+                                .await
+                                .map(|_| ())
                         };
                         let took = doppio::rt::now() - start;
                         assert!(
@@ -351,16 +353,9 @@ fn run(schedule: &Schedule) -> Outcome {
             .map(|_| {
                 let s = s.clone();
                 doppio::rt::spawn_local(async move {
-                    let opts = StatementOptions {
-                        idempotent: true,
-                        ..StatementOptions::default()
-                    };
-                    s.query_with(
-                        "SELECT key FROM system.local WHERE key = 'local'",
-                        &(),
-                        &opts,
-                    )
-                    .await
+                    let read = Statement::new("SELECT key FROM system.local WHERE key = 'local'")
+                        .with_config(|c| c.idempotent = true);
+                    s.query_unpaged(read, &()).await
                 })
             })
             .collect();
@@ -445,14 +440,12 @@ impl Node {
 
 /// A read of one row at index `i`: its own answer (the paging state says which) or an error.
 async fn read(s: &Session, i: u32) -> Result<(), Error> {
-    let state = i.to_be_bytes();
-    let opts = StatementOptions {
-        page_size: Some(1),
-        paging_state: Some(&state),
-        idempotent: true,
-        ..StatementOptions::default()
-    };
-    let r = s.query_with("SELECT v FROM t", &(), &opts).await?;
+    let state = PagingState::from_bytes(i.to_be_bytes().to_vec());
+    let read = Statement::new("SELECT v FROM t").with_config(|c| {
+        c.page_size = Some(1);
+        c.idempotent = true;
+    });
+    let r = s.query_single_page(read, &(), &state).await?;
     assert_eq!(
         r.paging_state().map(|b| b.to_vec()),
         Some((i + 1).to_be_bytes().to_vec()),

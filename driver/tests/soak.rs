@@ -134,7 +134,7 @@ fn a_long_run_at_c1024_keeps_memory_flat_and_returns_every_stream_id_and_descrip
                     let failures = failures.clone();
                     doppio::rt::spawn_local(async move {
                         while Instant::now() < end {
-                            let r = s.query("SELECT v FROM t", &()).await;
+                            let r = s.query_unpaged("SELECT v FROM t", &()).await;
                             if r.is_err() {
                                 failures.set(failures.get() + 1);
                             }

@@ -68,7 +68,7 @@ fn run(runtime: Runtime, stub: &StubNode, lwt: bool) -> (Vec<NodeCounts>, Vec<No
             .unwrap();
         assert!(!plain.is_lwt());
         for _ in 0..PLAIN {
-            s.execute(&plain, &(next_key(&mut x), vec![1u8]))
+            s.execute_unpaged(&plain, &(next_key(&mut x), vec![1u8]))
                 .await
                 .unwrap();
         }
@@ -81,7 +81,7 @@ fn run(runtime: Runtime, stub: &StubNode, lwt: bool) -> (Vec<NodeCounts>, Vec<No
                 .unwrap();
             assert!(cas.is_lwt(), "the node marks it a lightweight transaction");
             for _ in 0..LWT {
-                s.execute(&cas, &(next_key(&mut x), vec![1u8]))
+                s.execute_unpaged(&cas, &(next_key(&mut x), vec![1u8]))
                     .await
                     .unwrap();
             }
@@ -179,7 +179,7 @@ fn a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it
         let s = Session::connect(config).await.unwrap();
         wait_for_connections(&s, usize::from(NODES), 1).await;
         for _ in 0..30 {
-            s.query("SELECT v FROM ks.t WHERE k = 'shed'", &())
+            s.query_unpaged("SELECT v FROM ks.t WHERE k = 'shed'", &())
                 .await
                 .unwrap();
         }
@@ -194,7 +194,7 @@ fn a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it
         }));
         let s = Session::connect(only).await.unwrap();
         let e = s
-            .query("SELECT v FROM ks.t WHERE k = 'shed'", &())
+            .query_unpaged("SELECT v FROM ks.t WHERE k = 'shed'", &())
             .await
             .unwrap_err();
         assert!(e.to_string().contains("shedding"), "{e}");

@@ -74,7 +74,9 @@ fn delta(after: [u64; 6], before: [u64; 6]) -> [u64; 6] {
 async fn phase(s: &Session, plain: &PreparedStatement, cas: &PreparedStatement, x: &mut u64) {
     for i in 0..PHASE {
         let st = if i % 5 == 0 { cas } else { plain };
-        s.execute(st, &(next_key(x), vec![1u8])).await.unwrap();
+        s.execute_unpaged(st, &(next_key(x), vec![1u8]))
+            .await
+            .unwrap();
     }
 }
 

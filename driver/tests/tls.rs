@@ -204,7 +204,7 @@ fn a_session_queries_the_stub_serving_tls(runtime: Runtime) {
             .unwrap();
         let p = s.prepare("SELECT v FROM ks.t WHERE k = ?").await.unwrap();
         let keys: Vec<(Vec<u8>,)> = (0..100u8).map(|i| (vec![i],)).collect();
-        let pending: Vec<_> = keys.iter().map(|k| s.execute(&p, k)).collect();
+        let pending: Vec<_> = keys.iter().map(|k| s.execute_unpaged(&p, k)).collect();
         for f in pending {
             assert_eq!(f.await.unwrap().rows_count(), 1);
         }

@@ -19,9 +19,7 @@ use doppio::proto::types::ColumnType;
 use doppio::proto::values::QueryValues;
 use doppio::proto::ProtocolVersion;
 use doppio::rt::{Runtime, Sleeper};
-use doppio::session::{
-    DefaultRetryPolicy, NoRetry, PreparedBatchEntries, RetryPolicy, StatementOptions,
-};
+use doppio::session::{Batch, BatchValues, DefaultRetryPolicy, NoRetry, PagingState, RetryPolicy};
 use doppio::Backoff;
 use doppio::{Cluster, Error, PreparedStatement, Session};
 
@@ -306,30 +304,24 @@ fn rows_error(e: &rows::RowsError) -> RequestError {
     }
 }
 
-/// A prepared statement with how it is sent: idempotent or not, and whether its answers'
-/// `[applied]` is read.
+/// A prepared statement with how it is sent: idempotent or not (its settings say), and
+/// whether its answers' `[applied]` is read.
 pub struct DoppioPrepared {
-    statement: PreparedStatement,
     /// The session's defaults, `idempotent` as the workload says.
-    options: StatementOptions<'static>,
+    statement: PreparedStatement,
     /// A conditional update.
     conditional: bool,
 }
 
-/// A batch entry of a plan: its kind and options (its statements and values come per
-/// iteration, in [`BatchArgs`]).
-pub struct DoppioBatch {
-    kind: BatchType,
-    options: StatementOptions<'static>,
-    conditional: bool,
-}
+/// Where every request's first page starts.
+static FIRST_PAGE: PagingState = PagingState::start();
 
-/// The options of a statement marked `idempotent` or not (the session's defaults otherwise).
-fn options_of(idempotent: bool) -> StatementOptions<'static> {
-    StatementOptions {
-        idempotent,
-        ..StatementOptions::DEFAULT
-    }
+/// A batch of a plan: doppio's `Batch` of its statements (`repeat` copies of them, in the
+/// order of [`BatchArgs::element`]) with its settings; the values come per iteration, in
+/// [`BatchArgs`].
+pub struct DoppioBatch {
+    batch: Batch,
+    conditional: bool,
 }
 
 /// doppio's batch type for the bench's.
@@ -341,16 +333,13 @@ fn batch_type(kind: BatchKind) -> BatchType {
     }
 }
 
-/// A batch's elements as doppio takes them: statement `k` and its values, made on demand.
+/// A batch's values as doppio takes them: element `k`'s, made on demand (nothing is
+/// collected per request).
 struct Elements<'a>(BatchArgs<'a, DoppioPrepared>);
 
-impl PreparedBatchEntries for Elements<'_> {
+impl BatchValues for Elements<'_> {
     fn len(&self) -> usize {
         self.0.len()
-    }
-
-    fn statement(&self, k: usize) -> Option<&PreparedStatement> {
-        self.0.element(k).map(|(s, _)| &s.prepared.statement)
     }
 
     fn with_values(
@@ -408,11 +397,14 @@ impl ShardSession {
     ) -> Result<Answer, RequestError> {
         use doppio::stages;
         use std::future::Future;
-        let (options, conditional) = (&prepared.options, prepared.conditional);
+        let conditional = prepared.conditional;
         let statement = &prepared.statement;
         let call = stages::now();
         let token = stages::arm();
-        let mut request = std::pin::pin!(self.session.execute_with(statement, &args, options));
+        let mut request =
+            std::pin::pin!(self
+                .session
+                .execute_single_page(statement, &args, &FIRST_PAGE));
         let mut first = true;
         let page = std::future::poll_fn(|cx| {
             let polled = request.as_mut().poll(cx);
@@ -428,7 +420,7 @@ impl ShardSession {
         let not_applied = conditional && rows::not_applied(&page);
         let mut rows =
             rows::consume(&page, self.discard_results, args.check).map_err(|e| rows_error(&e))?;
-        let Some(state) = page.paging_state().cloned() else {
+        let Some(state) = page.next() else {
             return Ok(Answer {
                 rows,
                 not_applied,
@@ -438,7 +430,7 @@ impl ShardSession {
             });
         };
         // Further pages, untimed.
-        rows += Box::pin(self.further_pages(statement, &args, options, state)).await?;
+        rows += Box::pin(self.further_pages(statement, &args, state)).await?;
         Ok(Answer {
             rows,
             not_applied,
@@ -454,24 +446,19 @@ impl ShardSession {
         &self,
         statement: &PreparedStatement,
         args: &Args<'_>,
-        options: &StatementOptions<'_>,
-        mut state: bytes::Bytes,
+        mut state: PagingState,
     ) -> Result<u64, RequestError> {
         let mut rows = 0;
         loop {
-            let options = StatementOptions {
-                paging_state: Some(&state),
-                ..*options
-            };
             let page = self
                 .session
-                .execute_with(statement, args, &options)
+                .execute_single_page(statement, args, &state)
                 .await
                 .map_err(|e| request_error(&e))?;
             rows += rows::consume(&page, self.discard_results, args.check)
                 .map_err(|e| rows_error(&e))?;
             // A reference-counted handle on the page's bytes: no copy.
-            match page.paging_state().cloned() {
+            match page.next() {
                 Some(next) => state = next,
                 None => return Ok(rows),
             }
@@ -518,9 +505,9 @@ impl BenchSession for ShardSession {
         Sleeper::new()
     }
 
-    /// The first page on the session's hot path (its default options: the run's page size),
-    /// each further page asked for with the previous one's paging state once that one is
-    /// consumed: page after page, as the scylla backend does.
+    /// The first page on the session's hot path (the statement's settings: the run's page
+    /// size), each further page asked for with the previous one's paging state once that
+    /// one is consumed: page after page, as the scylla backend does.
     async fn execute(
         &self,
         prepared: &DoppioPrepared,
@@ -529,18 +516,18 @@ impl BenchSession for ShardSession {
         if self.timed_now() {
             return Box::pin(self.execute_timed(prepared, args)).await;
         }
-        let (options, conditional) = (&prepared.options, prepared.conditional);
+        let conditional = prepared.conditional;
         let prepared = &prepared.statement;
         let page = self
             .session
-            .execute_with(prepared, &args, options)
+            .execute_single_page(prepared, &args, &FIRST_PAGE)
             .await
             .map_err(|e| request_error(&e))?;
         let not_applied = conditional && rows::not_applied(&page);
         let mut rows =
             rows::consume(&page, self.discard_results, args.check).map_err(|e| rows_error(&e))?;
-        if let Some(state) = page.paging_state().cloned() {
-            rows += Box::pin(self.further_pages(prepared, &args, options, state)).await?;
+        if let Some(state) = page.next() {
+            rows += Box::pin(self.further_pages(prepared, &args, state)).await?;
         }
         Ok(Answer {
             rows,
@@ -559,7 +546,7 @@ impl BenchSession for ShardSession {
     ) -> Result<Answer, RequestError> {
         let page = self
             .session
-            .batch_prepared(batch.kind, &Elements(args), &batch.options)
+            .batch(&batch.batch, &Elements(args))
             .await
             .map_err(|e| request_error(&e))?;
         let not_applied = batch.conditional && rows::not_applied(&page);
@@ -640,8 +627,7 @@ async fn prepare_plan(
             _ => None,
         };
         let prepared = DoppioPrepared {
-            statement: prepared,
-            options: options_of(s.idempotent),
+            statement: prepared.with_config(|c| c.idempotent = s.idempotent),
             conditional: s.conditional,
         };
         plan.push(plan_statement(
@@ -657,9 +643,14 @@ async fn prepare_plan(
         let of_group = &stmts[group.statements.clone()];
         // Idempotent when every statement of it is.
         let idempotent = !of_group.is_empty() && of_group.iter().all(|s| s.idempotent);
+        let mut batch = Batch::new(batch_type(kind)).with_config(|c| c.idempotent = idempotent);
+        for _ in 0..group.repeat {
+            for m in members {
+                batch.append_prepared(&m.prepared.statement);
+            }
+        }
         Ok(DoppioBatch {
-            kind: batch_type(kind),
-            options: options_of(idempotent),
+            batch,
             conditional: members.iter().any(|m| m.prepared.conditional),
         })
     })
@@ -756,7 +747,7 @@ impl Backend for DoppioBackend {
                     }
                     for s in statements.iter() {
                         session
-                            .query(s, &())
+                            .query_unpaged(s, &())
                             .await
                             .map_err(|e| format!("`{s}`: {e}"))?;
                     }

@@ -47,18 +47,19 @@ pub(super) fn templated(
 }
 
 /// The page an EXECUTE with `options` asks for when it is not the template's own (a page
-/// size of its own, or a paging state), with the session's `default_page_size` where
-/// `options` has none; `None`: the template's.
+/// size other than the session's `default_page_size`, which the template was written with,
+/// or a paging state); `None`: the template's.
 #[inline]
 pub(super) fn own_page<'a>(
     options: &StatementOptions<'a>,
     default_page_size: Option<i32>,
 ) -> Option<PageRequest<'a>> {
-    if options.page_size.is_none() && options.paging_state.is_none() {
+    let size = page_size(options, default_page_size);
+    if options.paging_state.is_none() && size == default_page_size.filter(|p| *p > 0) {
         return None;
     }
     Some(PageRequest {
-        page_size: page_size(options, default_page_size),
+        page_size: size,
         paging_state: options.paging_state,
     })
 }
@@ -99,6 +100,19 @@ pub(super) fn decode_answer(conn: &Connection, frame: &Frame) -> Result<Response
         .map_err(|e| Error::from_request(conn.addr(), conn.undecodable(frame, e)))
 }
 
+/// `result` as the answer of an unpaged request: refused if the node sent only a page of it
+/// (a paging state), so that no call hands back part of a result as the whole.
+#[inline]
+pub(super) fn whole(result: Result<QueryResult, Error>) -> Result<QueryResult, Error> {
+    match result {
+        Ok(r) if r.paging_state().is_some() => Err(Error::Protocol {
+            node: r.node,
+            violation: Box::new(crate::error::Violation::PagedAnswer),
+        }),
+        other => other,
+    }
+}
+
 /// Whether the node had forgotten the statement: UNPREPARED, or rows without metadata whose
 /// prepared result columns are stale (the table changed since).
 pub(super) fn forgotten(result: &Result<QueryResult, Error>) -> bool {
@@ -112,8 +126,43 @@ pub(super) fn forgotten(result: &Result<QueryResult, Error>) -> bool {
 mod tests {
     use super::*;
 
+    fn rows(paging_state: Option<&'static [u8]>) -> Result<QueryResult, Error> {
+        use doppio_proto::metadata::RowsMetadata;
+        use doppio_proto::response::ResultBody;
+        use doppio_proto::rows::Rows;
+        Ok(QueryResult::new(crate::result::ResultParts {
+            node: "127.0.0.1:9042".parse().expect("an address"),
+            body: ResultBody::Rows(Rows {
+                metadata: RowsMetadata {
+                    paging_state: paging_state.map(bytes::Bytes::from_static),
+                    ..RowsMetadata::default()
+                },
+                rows_count: 0,
+                content: bytes::Bytes::new(),
+            }),
+            ..crate::result::ResultParts::default()
+        }))
+    }
+
+    /// An unpaged request's answer is refused when it says more rows follow; a whole
+    /// result and an error pass as they are.
+    #[test]
+    fn an_unpaged_answer_with_a_paging_state_is_refused() {
+        let err = whole(rows(Some(b"more"))).expect_err("a page is not the whole result");
+        assert!(
+            matches!(&err, Error::Protocol { violation, .. }
+                if matches!(**violation, crate::error::Violation::PagedAnswer)),
+            "{err:?}"
+        );
+        assert!(whole(rows(None)).is_ok());
+        assert!(matches!(
+            whole(Err(Error::Closed("x".into()))),
+            Err(Error::Closed(_))
+        ));
+    }
+
     /// A page of a paged read keeps the template; its size is its own or the session's,
-    /// 0 or less means unpaged, and without a size or a state it is the template's page.
+    /// 0 or less means unpaged, and the session's size without a state is the template's page.
     #[test]
     fn a_page_of_its_own_is_the_options_size_or_the_sessions_with_its_state() {
         let state = [1u8, 2, 3];
@@ -153,6 +202,19 @@ mod tests {
         assert_eq!(
             own(None, Some(&state[..]), None).map(|p| p.page_size),
             Some(None)
+        );
+        // The template's size asked for by name is the template's page; an unpaged request
+        // on a session whose default is unpaged too.
+        assert_eq!(own(Some(5000), None, Some(5000)), None);
+        assert_eq!(own(Some(0), None, None), None);
+        assert_eq!(own(Some(0), None, Some(0)), None);
+        assert_eq!(
+            own(Some(0), None, Some(5000)),
+            Some(PageRequest {
+                page_size: None,
+                paging_state: None
+            }),
+            "unpaged on a paged session"
         );
     }
 }

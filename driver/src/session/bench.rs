@@ -1,4 +1,4 @@
-//! The stages of one `Session::execute`, callable one at a time, for the request-path
+//! The stages of one `Session::execute_unpaged`, callable one at a time, for the request-path
 //! benchmarks (`driver/benches/request_path.rs`): each function runs the code the hot path
 //! runs for its stage, calling the same functions in the same order. Not an API: reached
 //! through `doppio::bench_internals`, hidden from the docs, and free to change with any
@@ -73,7 +73,7 @@ pub struct FutureSizes {
     pub query_result: usize,
     /// `Result<QueryResult, Error>`: what every level returns.
     pub result: usize,
-    /// The future of `Session::execute` (the same as `execute_with`'s).
+    /// The future of `Session::execute_unpaged` (`execute_with`'s, its answer checked).
     pub execute: usize,
     /// The future of `Session::execute_with`: the common case's one state machine (the
     /// general path is boxed on demand: `run` and `execute_once` below).
@@ -87,7 +87,7 @@ pub struct FutureSizes {
     pub connection_request: usize,
 }
 
-/// The sizes of the futures one `execute(prepared, values)` builds, measured on unpolled
+/// The sizes of the futures one `execute_unpaged(prepared, values)` builds, measured on unpolled
 /// futures of the very functions the hot path calls, with `values`' type.
 pub fn future_sizes<V: QueryValues + ?Sized>(
     session: &Session,
@@ -95,7 +95,7 @@ pub fn future_sizes<V: QueryValues + ?Sized>(
     values: &V,
     conn: &Connection,
 ) -> FutureSizes {
-    let execute = std::mem::size_of_val(&session.execute(prepared, values));
+    let execute = std::mem::size_of_val(&session.execute_unpaged(prepared, values));
     let inner = session.request_future_sizes(prepared, values, conn);
     FutureSizes {
         query_result: std::mem::size_of::<QueryResult>(),

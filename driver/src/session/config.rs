@@ -1,6 +1,6 @@
 //! What a session is configured with ([`SessionConfig`]: contact points, connections,
-//! defaults of every statement, policies) and what one statement may override
-//! ([`StatementOptions`]).
+//! defaults of every statement, policies) and what one request runs with
+//! (`StatementOptions`, resolved from its statement's settings and the call's page).
 //!
 //! A `SessionConfig` is `Send + Sync`: a [`crate::Cluster`] holds one and each shard opens
 //! its session from it (policies and authenticators are made per shard from factories).
@@ -112,32 +112,40 @@ impl SessionConfig {
     }
 }
 
-/// Options of one statement; `None` fields take the session's defaults.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StatementOptions<'a> {
+/// The options one request runs with: its statement's settings ([`StatementConfig`], its
+/// profile's where the statement has none) and the call's page; `None` fields take the
+/// session's defaults.
+///
+/// [`StatementConfig`]: super::StatementConfig
+#[derive(Clone, Copy, Default)]
+pub(crate) struct StatementOptions<'a> {
     /// Consistency.
-    pub consistency: Option<Consistency>,
+    pub(crate) consistency: Option<Consistency>,
     /// Serial consistency.
-    pub serial_consistency: Option<Consistency>,
+    pub(crate) serial_consistency: Option<Consistency>,
     /// Default timestamp, microseconds since the epoch.
-    pub timestamp: Option<i64>,
+    pub(crate) timestamp: Option<i64>,
     /// Page size (`Some(0)`: no paging).
-    pub page_size: Option<i32>,
+    pub(crate) page_size: Option<i32>,
     /// Continue from this paging state.
-    pub paging_state: Option<&'a [u8]>,
+    pub(crate) paging_state: Option<&'a [u8]>,
     /// Ask the node to trace the request (the result carries the tracing id).
-    pub tracing: bool,
+    pub(crate) tracing: bool,
     /// Whether the statement may be applied twice safely (for retry policies and
     /// speculative execution).
-    pub idempotent: bool,
+    pub(crate) idempotent: bool,
     /// Request timeout.
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
+    /// The retry policy of the statement's profile.
+    pub(crate) retry_policy: Option<&'a dyn RetryPolicy>,
+    /// The speculative execution of the statement's profile.
+    pub(crate) speculative: Option<SpeculativeExecution>,
 }
 
 impl StatementOptions<'static> {
     /// Every field `None` or `false`: the session's defaults (the same as `default()`, as a
     /// constant that outlives any request).
-    pub const DEFAULT: StatementOptions<'static> = StatementOptions {
+    pub(crate) const DEFAULT: StatementOptions<'static> = StatementOptions {
         consistency: None,
         serial_consistency: None,
         timestamp: None,
@@ -146,7 +154,47 @@ impl StatementOptions<'static> {
         tracing: false,
         idempotent: false,
         timeout: None,
+        retry_policy: None,
+        speculative: None,
     };
+}
+
+/// Equal when every setting is, the retry policies being the same object.
+impl PartialEq for StatementOptions<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        let same_policy = match (self.retry_policy, other.retry_policy) {
+            (None, None) => true,
+            (Some(a), Some(b)) => std::ptr::addr_eq(a, b),
+            _ => false,
+        };
+        same_policy
+            && self.consistency == other.consistency
+            && self.serial_consistency == other.serial_consistency
+            && self.timestamp == other.timestamp
+            && self.page_size == other.page_size
+            && self.paging_state == other.paging_state
+            && self.tracing == other.tracing
+            && self.idempotent == other.idempotent
+            && self.timeout == other.timeout
+            && self.speculative == other.speculative
+    }
+}
+
+impl std::fmt::Debug for StatementOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatementOptions")
+            .field("consistency", &self.consistency)
+            .field("serial_consistency", &self.serial_consistency)
+            .field("timestamp", &self.timestamp)
+            .field("page_size", &self.page_size)
+            .field("paging_state", &self.paging_state)
+            .field("tracing", &self.tracing)
+            .field("idempotent", &self.idempotent)
+            .field("timeout", &self.timeout)
+            .field("retry_policy", &self.retry_policy)
+            .field("speculative", &self.speculative)
+            .finish()
+    }
 }
 
 #[cfg(test)]

@@ -59,14 +59,44 @@ use crate::result::QueryResult;
 use crate::routing::partition_key::PlacedValues;
 use crate::routing::ring::NodeIndex;
 
+/// A request's future whose answer is checked or shaped on the way out (the unpaged
+/// check, a page): one branch, not a level of async nesting (each hands its result up
+/// with a move).
+pub(super) struct Answered<F, M> {
+    future: F,
+    map: M,
+}
+
+impl<F, M> Answered<F, M> {
+    pub(super) fn new(future: F, map: M) -> Self {
+        Self { future, map }
+    }
+}
+
+impl<T, F, M> Future for Answered<F, M>
+where
+    F: Future<Output = Result<QueryResult, Error>> + Unpin,
+    M: Fn(Result<QueryResult, Error>) -> Result<T, Error> + Unpin,
+{
+    type Output = Result<T, Error>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let answer = ready!(Pin::new(&mut this.future).poll(cx));
+        Poll::Ready((this.map)(answer))
+    }
+}
+
 type BoxedResult<'a> = Pin<Box<dyn Future<Output = Result<QueryResult, Error>> + 'a>>;
 
 /// The future of [`Session::execute_with`] (see the module doc).
-pub(super) struct Execute<'a, V: ?Sized> {
+pub(crate) struct Execute<'a, V: ?Sized> {
     session: &'a Session,
     prepared: &'a PreparedStatement,
     values: &'a V,
-    options: &'a StatementOptions<'a>,
+    /// The statement's settings and the call's page, resolved when the call was made.
+    options: StatementOptions<'a>,
     state: State<'a>,
 }
 
@@ -101,7 +131,7 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
         session: &'a Session,
         prepared: &'a PreparedStatement,
         values: &'a V,
-        options: &'a StatementOptions<'a>,
+        options: StatementOptions<'a>,
     ) -> Self {
         Execute {
             session,
@@ -139,12 +169,15 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
     /// Places the request, picks its node and connection and queues it there, or hands it
     /// to the general path.
     fn start(&self) -> State<'a> {
-        let (s, prepared, options) = (self.session, self.prepared, self.options);
-        let speculative = s.inner.config.speculative.is_some_and(|spec| spec.max > 0);
+        let (s, prepared, options) = (self.session, self.prepared, &self.options);
+        let speculative = options
+            .speculative
+            .or(s.inner.config.speculative)
+            .is_some_and(|spec| spec.max > 0);
         if s.inner.closed.borrow().is_some() || (speculative && options.idempotent) {
             return self.general();
         }
-        let (placement, serialized) = s.place_prepared(prepared, self.values, self.options);
+        let (placement, serialized) = s.place_prepared(prepared, self.values, options);
         let routing = placement.routing();
         let Some(index) = s.inner.policy.pick(&placement.view, &routing) else {
             return self.general();
@@ -231,14 +264,14 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
         }
         // The template is checked again: the statement may have been prepared anew (in
         // another protocol version) while the request waited.
-        if !templated(prepared, self.options, &conn) {
+        if !templated(prepared, &self.options, &conn) {
             drop(wait); // frees the id: nothing was sent
             return self.general();
         }
         let values = &PlacedValues::new(&s.inner.scratch, serialized, self.values);
         let columns = Some(prepared.inner.metadata.columns.as_slice());
         let template = prepared.inner.template.borrow();
-        let page = own_page(self.options, s.inner.config.page_size);
+        let page = own_page(&self.options, s.inner.config.page_size);
         let sent = wait
             .send(|buf, stream| encode_templated(&template, page, buf, stream, values, columns));
         drop(template);

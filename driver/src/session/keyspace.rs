@@ -12,10 +12,14 @@ impl Session {
     /// Sets the session keyspace on every open connection of every node, and on
     /// connections opened later.
     pub async fn use_keyspace(&self, keyspace: &str) -> Result<(), Error> {
-        self.run(self.place_anywhere(), true, |conn| async move {
-            system::use_keyspace(&conn, keyspace).await?;
-            Ok(QueryResult::void(conn.addr()))
-        })
+        self.run(
+            self.place_anywhere(),
+            self.own_attempts(true),
+            |conn| async move {
+                system::use_keyspace(&conn, keyspace).await?;
+                Ok(QueryResult::void(conn.addr()))
+            },
+        )
         .await?;
         *self.inner.keyspace.borrow_mut() = Some(keyspace.to_owned());
         // Every open connection (control path, not per request).

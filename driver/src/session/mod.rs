@@ -7,8 +7,15 @@
 //! [`crate::Cluster`] one shard runs it for all.
 //!
 //! Its modules, one concern each, from the bottom up (no file imports one above it):
-//! - `config`: [`SessionConfig`], [`StatementOptions`], [`SpeculativeExecution`].
+//! - `config`: [`SessionConfig`], [`SpeculativeExecution`], and `StatementOptions`: what
+//!   one request runs with.
+//! - `statement`: what a statement carries ([`StatementConfig`], [`Statement`]) and what
+//!   a page of its result is ([`Page`], [`PagingState`]).
+//! - `profile`: [`ExecutionProfile`], settings shared by statements (a retry policy and
+//!   speculative execution among them).
 //! - `prepared`: [`PreparedStatement`], the value the cache holds and executions read.
+//! - `batch`: [`Batch`], prepared and unprepared statements run as one BATCH, and
+//!   [`BatchValues`], each statement's values per run.
 //! - `handle`: [`Session`] itself and the state its clones share; the other files add
 //!   their methods to it.
 //! - `attempt`: what one attempt needs on every path (the caller's first attempt,
@@ -23,7 +30,7 @@
 //! - `schema`: waiting for schema agreement after a schema change.
 //! - `tablets`: ScyllaDB's tablets: learned from answers' payloads per shard, looked up
 //!   for a bound partition key.
-//! - [`paging`]: [`PageStream`], pages fetched one ahead.
+//! - [`paging`]: [`PageStream`] and [`RowStream`], pages fetched one ahead.
 //! - [`load_balancing`] and [`retry`]: the policies (which node; whether to try again).
 //! - [`view`]: the shard's view of the cluster; [`stats`]: the session's counters.
 //! - `bench` (hidden): the request path's stages one at a time, for the request-path
@@ -43,6 +50,7 @@
 //!   live node reports the same schema version, so the next statement sees the change.
 
 mod attempt;
+mod batch;
 #[doc(hidden)]
 pub mod bench;
 mod config;
@@ -55,22 +63,27 @@ pub mod paging;
 mod plan;
 mod prepare;
 mod prepared;
+mod profile;
 mod request;
 pub mod retry;
 mod schema;
+mod statement;
 pub mod stats;
 mod tablets;
 pub mod view;
 
-pub use config::{SessionConfig, SpeculativeExecution, StatementOptions};
+pub use batch::{Batch, BatchValues};
+pub use config::{SessionConfig, SpeculativeExecution};
 pub(crate) use connect::ControlRole;
+pub use doppio_proto::request::BatchType;
 pub use handle::Session;
 pub use load_balancing::{
     DefaultPolicy, DefaultPolicyConfig, LoadBalancingPolicy, PolicyFactory, RoutingInfo,
 };
-pub use paging::{PageStream, Statement};
+pub use paging::{PageStream, RowStream};
 pub use prepared::PreparedStatement;
-pub use request::{PreparedBatchEntries, PreparedBatchEntry};
+pub use profile::{ExecutionProfile, ExecutionProfileBuilder};
 pub use retry::{same_node_may_serve, DefaultRetryPolicy, NoRetry, RetryDecision, RetryPolicy};
+pub use statement::{Page, PagingState, Statement, StatementConfig};
 pub use stats::{ErrorCounts, SessionStats};
 pub use view::{ClusterView, Distance, Node, NodeCounters, NodeStatus};

@@ -24,9 +24,10 @@ use doppio_proto::response::ResultBody;
 
 use super::attempt::FirstAttempt;
 use super::config::SpeculativeExecution;
+use super::config::StatementOptions;
 use super::handle::Session;
 use super::load_balancing::RoutingInfo;
-use super::retry::{same_node_may_serve, RetryDecision};
+use super::retry::{same_node_may_serve, RetryDecision, RetryPolicy};
 use super::view::{ClusterView, Node};
 use crate::connection::Connection;
 use crate::error::Error;
@@ -94,19 +95,49 @@ impl Plan {
     }
 }
 
+/// How a request goes along its plan: whether it may be applied twice, which retry policy
+/// decides after a failure, and its speculative execution (its statement's or profile's,
+/// else the session's).
+#[derive(Clone, Copy)]
+pub(super) struct Attempts<'a> {
+    pub(super) idempotent: bool,
+    pub(super) retry: &'a dyn RetryPolicy,
+    pub(super) speculative: Option<SpeculativeExecution>,
+}
+
 impl Session {
+    /// How a request with `options` goes along its plan.
+    pub(super) fn attempts<'a>(&'a self, options: &StatementOptions<'a>) -> Attempts<'a> {
+        let config = &self.inner.config;
+        Attempts {
+            idempotent: options.idempotent,
+            retry: options.retry_policy.unwrap_or(&*config.retry_policy),
+            speculative: options.speculative.or(config.speculative),
+        }
+    }
+
+    /// How the driver's own requests go along their plan: the session's policies.
+    pub(super) fn own_attempts(&self, idempotent: bool) -> Attempts<'_> {
+        let config = &self.inner.config;
+        Attempts {
+            idempotent,
+            retry: &*config.retry_policy,
+            speculative: config.speculative,
+        }
+    }
+
     /// Runs `attempt` on the nodes of `placement`'s plan as the retry policy directs.
     pub(super) async fn run<F, Fut>(
         &self,
         placement: Placement,
-        idempotent: bool,
+        attempts: Attempts<'_>,
         attempt: F,
     ) -> Result<QueryResult, Error>
     where
         F: Fn(Connection) -> Fut,
         Fut: Future<Output = Result<QueryResult, Error>>,
     {
-        self.run_from(placement, idempotent, None, attempt).await
+        self.run_from(placement, attempts, None, attempt).await
     }
 
     /// As [`Session::run`], after the `first` attempt when the caller already made it (on
@@ -115,7 +146,7 @@ impl Session {
     pub(super) async fn run_from<F, Fut>(
         &self,
         placement: Placement,
-        idempotent: bool,
+        attempts: Attempts<'_>,
         mut first: Option<FirstAttempt>,
         attempt: F,
     ) -> Result<QueryResult, Error>
@@ -160,11 +191,9 @@ impl Session {
             };
             // The result is matched by reference and returned as it came: rebuilding it
             // (`Ok(r)` from `r`) or holding it across an await costs a copy of it per request.
-            let speculative = self
-                .inner
-                .config
+            let speculative = attempts
                 .speculative
-                .filter(|spec| idempotent && spec.max > 0)
+                .filter(|spec| attempts.idempotent && spec.max > 0)
                 .filter(|_| first.is_none());
             let result = match first.take() {
                 Some(f) => f.result,
@@ -213,11 +242,7 @@ impl Session {
                 Ok(r) => return Ok(r),
                 Err(e) => e,
             };
-            let decision = self
-                .inner
-                .config
-                .retry_policy
-                .decide(&error, idempotent, retries);
+            let decision = attempts.retry.decide(&error, attempts.idempotent, retries);
             match decision {
                 RetryDecision::Fail => {
                     let e = Err(error);

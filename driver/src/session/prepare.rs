@@ -17,6 +17,7 @@ use doppio_proto::ProtocolVersion;
 use super::config::StatementOptions;
 use super::handle::Session;
 use super::prepared::{PreparedInner, PreparedStatement};
+use super::statement::{Statement, StatementConfig};
 use crate::connection::Connection;
 use crate::error::Error;
 use crate::result::{result_of, QueryResult, ResultParts};
@@ -26,7 +27,21 @@ impl Session {
     /// the session keyspace). It is prepared on one node, then on every other node this
     /// shard is connected to (so that executions routed there need no re-prepare; a node
     /// that missed it is healed on its first UNPREPARED).
-    pub async fn prepare(&self, cql: &str) -> Result<PreparedStatement, Error> {
+    ///
+    /// The prepared statement carries `statement`'s settings (a `&str` has the session's
+    /// defaults); the cache keeps none of them, so each caller gets its own.
+    pub async fn prepare(
+        &self,
+        statement: impl Into<Statement>,
+    ) -> Result<PreparedStatement, Error> {
+        let statement = statement.into();
+        let mut prepared = self.prepare_cql(statement.cql()).await?;
+        prepared.config = statement.config().clone();
+        Ok(prepared)
+    }
+
+    /// [`Session::prepare`] of `cql` with the session's defaults.
+    async fn prepare_cql(&self, cql: &str) -> Result<PreparedStatement, Error> {
         let key = (cql.to_owned(), self.keyspace());
         if let Some(p) = self.inner.prepared.borrow().get(&key) {
             return Ok(p.clone());
@@ -34,7 +49,7 @@ impl Session {
         let first: RefCell<Option<(SocketAddr, ProtocolVersion, Extensions)>> = RefCell::new(None);
         let (id, result_metadata_id, version, metadata, result_metadata) = {
             let prepared = self
-                .run(self.place_anywhere(), true, |conn| {
+                .run(self.place_anywhere(), self.own_attempts(true), |conn| {
                     let first = &first;
                     async move {
                         *first.borrow_mut() =
@@ -108,6 +123,7 @@ impl Session {
                 lwt,
                 tablets,
             }),
+            config: StatementConfig::default(),
         };
         self.inner
             .prepared

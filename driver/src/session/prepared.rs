@@ -14,13 +14,16 @@ use bytes::Bytes;
 use doppio_proto::metadata::{ColumnSpec, PreparedMetadata};
 use doppio_proto::request::ExecuteTemplate;
 
+use super::statement::StatementConfig;
 use crate::routing::ring::ReplicaMap;
 use crate::routing::tablets::TableTablets;
 
-/// A prepared statement: its id, metadata and pre-encoded EXECUTE. Cheap to clone.
+/// A prepared statement: its id, metadata and pre-encoded EXECUTE, shared by its clones,
+/// and its settings ([`StatementConfig`]), each clone's own. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct PreparedStatement {
     pub(super) inner: Rc<PreparedInner>,
+    pub(super) config: StatementConfig,
 }
 
 #[derive(Debug)]
@@ -51,6 +54,23 @@ pub(super) struct PreparedInner {
 }
 
 impl PreparedStatement {
+    /// Its settings (this clone's).
+    pub fn config(&self) -> &StatementConfig {
+        &self.config
+    }
+
+    /// Its settings, to change (this clone's: other clones keep theirs).
+    pub fn config_mut(&mut self) -> &mut StatementConfig {
+        &mut self.config
+    }
+
+    /// A clone with its settings changed by `f`.
+    pub fn with_config(&self, f: impl FnOnce(&mut StatementConfig)) -> Self {
+        let mut statement = self.clone();
+        f(&mut statement.config);
+        statement
+    }
+
     /// The CQL text.
     pub fn cql(&self) -> &str {
         &self.inner.cql

@@ -20,20 +20,23 @@ use std::time::Duration;
 use doppio_proto::consistency::Consistency;
 use doppio_proto::frame::{Flags, Frame};
 use doppio_proto::request::{
-    encode_envelope, BatchElements, BatchOf, BatchStatement, BatchType, Execute, Query,
-    QueryParameters, RequestBody,
+    encode_envelope, BatchElements, BatchOf, BatchType, Execute, Query, QueryParameters,
+    RequestBody,
 };
 use doppio_proto::response::{ErrorCode, ErrorDetail, ResponseFrame, ResultBody};
 use doppio_proto::values::QueryValues;
 
 use super::attempt::{
-    decode_answer, encode_templated, forgotten, own_page, page_size, templated, FirstAttempt,
+    decode_answer, encode_templated, forgotten, own_page, page_size, templated, whole, FirstAttempt,
 };
+use super::batch::{check_count, Batch, BatchValues, Bound as BoundBatch};
 use super::config::StatementOptions;
+use super::execute::Answered;
 use super::handle::Session;
-use super::paging::{PageStream, Statement};
+use super::paging::PageStream;
 use super::plan::Placement;
 use super::prepared::PreparedStatement;
+use super::statement::{Page, Paging, PagingState, Statement};
 use crate::connection::Connection;
 use crate::error::{Error, Violation};
 use crate::result::{result_in, result_of, QueryResult, ResultParts};
@@ -47,119 +50,6 @@ enum Heal {
     Once,
     /// Already healed: the error (or stale result) is final.
     Done,
-}
-
-/// The statements of a [`Session::batch_prepared`], handed out one at a time: a slice of
-/// [`PreparedBatchEntry`], or a caller's own type whose values are made per request.
-pub trait PreparedBatchEntries {
-    /// How many statements.
-    fn len(&self) -> usize;
-
-    /// Whether there are none.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Statement `k` (`None` past the last).
-    fn statement(&self, k: usize) -> Option<&PreparedStatement>;
-
-    /// Calls `f` with statement `k`'s values.
-    fn with_values(
-        &self,
-        k: usize,
-        f: &mut dyn FnMut(&dyn QueryValues) -> doppio_proto::error::Result<()>,
-    ) -> doppio_proto::error::Result<()>;
-}
-
-/// One statement of a [`Session::batch_prepared`]: a prepared statement and its values.
-#[derive(Clone, Copy)]
-pub struct PreparedBatchEntry<'a> {
-    /// The statement.
-    pub statement: &'a PreparedStatement,
-    /// Its values.
-    pub values: &'a dyn QueryValues,
-}
-
-impl std::fmt::Debug for PreparedBatchEntry<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PreparedBatchEntry")
-            .field("statement", &self.statement.cql())
-            .field("values", &self.values.count())
-            .finish()
-    }
-}
-
-impl PreparedBatchEntries for [PreparedBatchEntry<'_>] {
-    fn len(&self) -> usize {
-        <[PreparedBatchEntry<'_>]>::len(self)
-    }
-
-    fn statement(&self, k: usize) -> Option<&PreparedStatement> {
-        self.get(k).map(|e| e.statement)
-    }
-
-    fn with_values(
-        &self,
-        k: usize,
-        f: &mut dyn FnMut(&dyn QueryValues) -> doppio_proto::error::Result<()>,
-    ) -> doppio_proto::error::Result<()> {
-        match self.get(k) {
-            Some(e) => f(e.values),
-            None => Err(missing_statement(k)),
-        }
-    }
-}
-
-impl<const N: usize> PreparedBatchEntries for [PreparedBatchEntry<'_>; N] {
-    fn len(&self) -> usize {
-        N
-    }
-
-    fn statement(&self, k: usize) -> Option<&PreparedStatement> {
-        self.as_slice().statement(k)
-    }
-
-    fn with_values(
-        &self,
-        k: usize,
-        f: &mut dyn FnMut(&dyn QueryValues) -> doppio_proto::error::Result<()>,
-    ) -> doppio_proto::error::Result<()> {
-        self.as_slice().with_values(k, f)
-    }
-}
-
-fn missing_statement(k: usize) -> doppio_proto::ProtoError {
-    doppio_proto::ProtoError::InvalidValue {
-        what: "batch statement",
-        detail: format!("no statement {k}"),
-    }
-}
-
-/// [`PreparedBatchEntries`] as the encoder takes them: each statement's id borrowed while it
-/// is written (the encoding does not wait, so a re-prepare cannot change it meanwhile).
-struct Prepared<'e, E: ?Sized>(&'e E);
-
-impl<E: PreparedBatchEntries + ?Sized> BatchElements for Prepared<'_, E> {
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn with_element(
-        &self,
-        k: usize,
-        f: &mut dyn FnMut(&BatchStatement<'_>) -> doppio_proto::error::Result<()>,
-    ) -> doppio_proto::error::Result<()> {
-        let statement = self.0.statement(k).ok_or_else(|| missing_statement(k))?;
-        let id = statement.inner.id.borrow();
-        let columns = Some(statement.inner.metadata.columns.as_slice());
-        self.0.with_values(k, &mut |values| {
-            f(&BatchStatement::Prepared {
-                id: &id,
-                values,
-                columns,
-            })
-        })
-    }
 }
 
 impl Session {
@@ -280,24 +170,54 @@ impl Session {
             .collect()
     }
 
-    /// Runs an unprepared statement with the session's defaults.
-    pub async fn query(
+    /// Runs an unprepared statement and returns its whole result: no page size is sent, so
+    /// the node answers with every row at once. A node that answers with one page anyway
+    /// (a paging state) fails the call ([`Violation::PagedAnswer`]) rather than handing
+    /// part of the result back as all of it. For results too big for one answer, use
+    /// [`Session::query_iter`] or [`Session::query_single_page`].
+    pub async fn query_unpaged(
         &self,
-        cql: &str,
+        statement: impl Into<Statement>,
         values: &(impl QueryValues + ?Sized),
     ) -> Result<QueryResult, Error> {
-        self.query_with(cql, values, &StatementOptions::default())
-            .await
+        let statement = statement.into();
+        let options = statement.config().options(Paging::Unpaged);
+        whole(self.query_with(statement.cql(), values, &options).await)
     }
 
-    /// Runs an unprepared statement with per-statement options.
-    pub async fn query_with(
+    /// One page of an unprepared statement's result, from `from` ([`PagingState::start`]
+    /// for the first), of the statement's page size (or the session's); the page says
+    /// where the next one starts ([`Page::next`]).
+    pub async fn query_single_page(
+        &self,
+        statement: impl Into<Statement>,
+        values: &(impl QueryValues + ?Sized),
+        from: &PagingState,
+    ) -> Result<Page, Error> {
+        let statement = statement.into();
+        let options = statement.config().options(Paging::Page(from));
+        let result = self.query_with(statement.cql(), values, &options).await?;
+        Ok(Page::new(result))
+    }
+
+    /// Every page of an unprepared statement's result, each asked for while the caller
+    /// reads the one before ([`PageStream`]; [`PageStream::rows`] for its rows).
+    pub fn query_iter<'a, V: QueryValues + ?Sized>(
+        &self,
+        statement: impl Into<Statement>,
+        values: &'a V,
+    ) -> PageStream<'a, V> {
+        PageStream::query(self.clone(), statement.into(), values, PagingState::start())
+    }
+
+    /// Runs an unprepared statement with `options` (the paging as they say).
+    pub(super) async fn query_with(
         &self,
         cql: &str,
         values: &(impl QueryValues + ?Sized),
         options: &StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
-        self.run(self.place_anywhere(), options.idempotent, |conn| {
+        self.run(self.place_anywhere(), self.attempts(options), |conn| {
             self.query_once(conn, cql, values, options)
         })
         .await
@@ -321,33 +241,61 @@ impl Session {
         result_of(&conn, frame, "QUERY")
     }
 
-    /// Executes a prepared statement with the session's defaults.
-    ///
-    /// The future is [`Session::execute_with`]'s own, not one wrapped around it: every
-    /// level of async nesting on the request path costs a move of the result as it is
-    /// handed up.
-    pub fn execute<'a>(
-        &'a self,
-        prepared: &'a PreparedStatement,
-        values: &'a (impl QueryValues + ?Sized),
-    ) -> impl Future<Output = Result<QueryResult, Error>> + 'a {
-        self.execute_with(prepared, values, &StatementOptions::DEFAULT)
-    }
-
-    /// Executes a prepared statement with per-statement options, on one of its replicas
-    /// when its partition key is bound. If the node has forgotten the statement
+    /// Executes a prepared statement with its settings and returns its whole result (no
+    /// page size is sent), on one of its replicas when its partition key is bound. A node
+    /// that answers with one page anyway fails the call ([`Violation::PagedAnswer`]);
+    /// for results too big for one answer, use [`Session::execute_iter`] or
+    /// [`Session::execute_single_page`]. If the node has forgotten the statement
     /// (UNPREPARED), it is prepared there again and executed once more.
     ///
-    /// The common case (default options, a stream id free at once, the first node answers)
-    /// runs as one state machine (`session::execute::Execute`); everything else (retries,
-    /// re-preparing, speculative execution, other options, waiting for a stream id) goes
-    /// the general way, boxed.
-    pub fn execute_with<'a, V: QueryValues + ?Sized>(
+    /// The common case (a stream id free at once, the first node answers) runs as one
+    /// state machine (`session::execute::Execute`); everything else (retries, re-preparing,
+    /// speculative execution, settings of its own, waiting for a stream id) goes the
+    /// general way, boxed.
+    pub fn execute_unpaged<'a, V: QueryValues + ?Sized>(
         &'a self,
         prepared: &'a PreparedStatement,
         values: &'a V,
-        options: &'a StatementOptions<'a>,
     ) -> impl Future<Output = Result<QueryResult, Error>> + 'a {
+        let options = prepared.config.options(Paging::Unpaged);
+        Answered::new(self.execute_with(prepared, values, options), whole)
+    }
+
+    /// One page of a prepared statement's result, from `from` ([`PagingState::start`] for
+    /// the first), of the statement's page size (or the session's), routed and healed as
+    /// [`Session::execute_unpaged`]; the page says where the next one starts
+    /// ([`Page::next`]).
+    pub fn execute_single_page<'a, V: QueryValues + ?Sized>(
+        &'a self,
+        prepared: &'a PreparedStatement,
+        values: &'a V,
+        from: &'a PagingState,
+    ) -> impl Future<Output = Result<Page, Error>> + 'a {
+        let options = prepared.config.options(Paging::Page(from));
+        Answered::new(
+            self.execute_with(prepared, values, options),
+            |r: Result<QueryResult, Error>| r.map(Page::new),
+        )
+    }
+
+    /// Every page of a prepared statement's result, each asked for while the caller reads
+    /// the one before ([`PageStream`]; [`PageStream::rows`] for its rows).
+    pub fn execute_iter<'a, V: QueryValues + ?Sized>(
+        &self,
+        prepared: &'a PreparedStatement,
+        values: &'a V,
+    ) -> PageStream<'a, V> {
+        PageStream::prepared(self.clone(), prepared, values, PagingState::start())
+    }
+
+    /// Executes a prepared statement with `options`: the future of every EXECUTE
+    /// (`session::execute::Execute`).
+    pub(super) fn execute_with<'a, V: QueryValues + ?Sized>(
+        &'a self,
+        prepared: &'a PreparedStatement,
+        values: &'a V,
+        options: StatementOptions<'a>,
+    ) -> super::execute::Execute<'a, V> {
         super::execute::Execute::new(self, prepared, values, options)
     }
 
@@ -357,9 +305,9 @@ impl Session {
         &self,
         prepared: &PreparedStatement,
         values: &V,
-        options: &StatementOptions<'_>,
+        options: StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
-        let (placement, serialized) = self.place_prepared(prepared, values, options);
+        let (placement, serialized) = self.place_prepared(prepared, values, &options);
         self.execute_rest(prepared, values, options, placement, serialized, None)
             .await
     }
@@ -370,11 +318,12 @@ impl Session {
         &self,
         prepared: &PreparedStatement,
         values: &V,
-        options: &StatementOptions<'_>,
+        options: StatementOptions<'_>,
         placement: Placement,
         serialized: Option<NonZeroU64>,
         first: Option<FirstAttempt>,
     ) -> Result<QueryResult, Error> {
+        let options = &options;
         // The values as the frame writes them: copied from the routing scratch when the
         // placement serialized them (and nothing has overwritten them since), else
         // serialized then.
@@ -391,33 +340,10 @@ impl Session {
             }),
             other => other,
         };
-        self.run_from(placement, options.idempotent, first, |conn| {
+        self.run_from(placement, self.attempts(options), first, |conn| {
             self.execute_once(conn, prepared, values, options, Heal::Once)
         })
         .await
-    }
-
-    /// The pages of an unprepared statement's result, each fetched while the caller reads
-    /// the one before (see [`PageStream`]). The page size is the statement's
-    /// or the session's; `options.paging_state` resumes an earlier stream.
-    pub fn query_pages<'a, V: QueryValues + ?Sized>(
-        &self,
-        cql: &'a str,
-        values: &'a V,
-        options: StatementOptions<'a>,
-    ) -> PageStream<'a, V> {
-        PageStream::new(self.clone(), Statement::Query(cql), values, options)
-    }
-
-    /// The pages of a prepared statement's result, each fetched while the caller reads the
-    /// one before (see [`PageStream`]).
-    pub fn execute_pages<'a, V: QueryValues + ?Sized>(
-        &self,
-        prepared: &'a PreparedStatement,
-        values: &'a V,
-        options: StatementOptions<'a>,
-    ) -> PageStream<'a, V> {
-        PageStream::new(self.clone(), Statement::Prepared(prepared), values, options)
     }
 
     /// One EXECUTE on `conn`. With `Heal::Once` it is healed once if the node has forgotten
@@ -554,10 +480,12 @@ impl Session {
         conn: &Connection,
     ) -> [usize; 4] {
         let options = &StatementOptions::DEFAULT;
-        let execute_with = std::mem::size_of_val(&self.execute_with(prepared, values, options));
-        let run = std::mem::size_of_val(&self.run(self.place_anywhere(), false, |conn| {
-            self.execute_once(conn, prepared, values, options, Heal::Once)
-        }));
+        let execute_with = std::mem::size_of_val(&self.execute_with(prepared, values, *options));
+        let run = std::mem::size_of_val(&self.run(
+            self.place_anywhere(),
+            self.own_attempts(false),
+            |conn| self.execute_once(conn, prepared, values, options, Heal::Once),
+        ));
         let execute_once = std::mem::size_of_val(&self.execute_once(
             conn.clone(),
             prepared,
@@ -587,55 +515,57 @@ impl Session {
             .await
     }
 
-    /// Runs a BATCH of prepared statements, routed as [`Session::execute_with`] routes its
-    /// first statement (to a replica of its partition key when that is bound; scylla-rust-
-    /// driver routes a batch the same way). If the node has forgotten one of the statements
-    /// (UNPREPARED names it), that one is prepared there again and the batch sent once more.
+    /// Runs `batch` with `values` (one set per statement: [`BatchValues`]) and its settings,
+    /// routed as [`Session::execute_unpaged`] routes its first statement when that one is
+    /// prepared (to a replica of its partition key when that is bound; scylla-rust-driver
+    /// routes a batch the same way), else to any node. If the node has forgotten one of its
+    /// prepared statements (UNPREPARED names it), that one is prepared there again and the
+    /// batch sent once more. A count of values that is not the batch's is refused before
+    /// anything is sent ([`Error::Serialization`]).
     ///
-    /// `statements` is a slice of [`PreparedBatchEntry`], or anything that hands out its
-    /// statements and values one at a time ([`PreparedBatchEntries`]): they are written
-    /// straight into the frame, nothing is collected or allocated for them.
-    pub async fn batch_prepared<E: PreparedBatchEntries + ?Sized>(
+    /// The statements and their values are written straight into the frame, one at a time:
+    /// nothing is collected or allocated for them.
+    pub async fn batch(
         &self,
-        kind: BatchType,
-        statements: &E,
-        options: &StatementOptions<'_>,
+        batch: &Batch,
+        values: &(impl BatchValues + ?Sized),
     ) -> Result<QueryResult, Error> {
+        check_count(batch, values).map_err(Error::Serialization)?;
+        let options = batch.config().options(Paging::Unpaged);
         let mut placement = None;
-        if let Some(first) = statements.statement(0) {
+        if let Some(first) = batch.prepared(0) {
             // The values serialized for the token are not reused: the batch writes every
             // statement's values itself.
-            let _ = statements.with_values(0, &mut |values| {
-                placement = Some(self.place_prepared(first, values, options).0);
+            let _ = values.with_values(0, &mut |values| {
+                placement = Some(self.place_prepared(first, values, &options).0);
                 Ok(())
             });
         }
         let placement = placement.unwrap_or_else(|| self.place_anywhere());
-        self.run(placement, options.idempotent, |conn| {
-            self.batch_prepared_once(conn, kind, statements, options, Heal::Once)
+        self.run(placement, self.attempts(&options), |conn| {
+            self.batch_healed(conn, batch, values, &options, Heal::Once)
         })
         .await
     }
 
-    /// One BATCH of prepared statements on `conn`, healed once (`Heal::Once`) if the node
-    /// answers UNPREPARED for one of them.
-    async fn batch_prepared_once<E: PreparedBatchEntries + ?Sized>(
+    /// One BATCH on `conn`, healed once (`Heal::Once`) if the node answers UNPREPARED for one
+    /// of its prepared statements.
+    async fn batch_healed<V: BatchValues + ?Sized>(
         &self,
         conn: Connection,
-        kind: BatchType,
-        statements: &E,
+        batch: &Batch,
+        values: &V,
         options: &StatementOptions<'_>,
         heal: Heal,
     ) -> Result<QueryResult, Error> {
+        let bound = BoundBatch { batch, values };
         let result = self
-            .batch_once(conn.clone(), kind, &Prepared(statements), options)
+            .batch_once(conn.clone(), batch.kind(), &bound, options)
             .await;
         let forgotten = match &result {
             Err(Error::Server { error, .. }) if error.code == ErrorCode::Unprepared => {
                 match &error.detail {
-                    ErrorDetail::Unprepared { id } => (0..statements.len())
-                        .filter_map(|k| statements.statement(k))
-                        .find(|s| s.inner.id.borrow().as_ref() == id.as_ref()),
+                    ErrorDetail::Unprepared { id } => batch.prepared_with_id(id),
                     _ => None,
                 }
             }
@@ -650,22 +580,8 @@ impl Session {
         Box::pin(async {
             self.reprepare(&conn, statement).await?;
             self.inner.counters.reprepared();
-            self.batch_prepared_once(conn.clone(), kind, statements, options, Heal::Done)
+            self.batch_healed(conn.clone(), batch, values, options, Heal::Done)
                 .await
-        })
-        .await
-    }
-
-    /// Runs a BATCH of prepared and unprepared statements, on any node (no routing, no
-    /// healing: [`Session::batch_prepared`] has both).
-    pub async fn batch(
-        &self,
-        kind: BatchType,
-        statements: &[BatchStatement<'_>],
-        options: &StatementOptions<'_>,
-    ) -> Result<QueryResult, Error> {
-        self.run(self.place_anywhere(), options.idempotent, |conn| {
-            self.batch_once(conn, kind, &statements, options)
         })
         .await
     }

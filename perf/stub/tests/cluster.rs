@@ -189,16 +189,20 @@ fn each_node_counts_requests_against_the_replicas_of_their_token(runtime: Runtim
                 .await
                 .unwrap();
             for key in &keys {
-                s.execute(&plain, &(key.clone(), vec![1u8])).await.unwrap();
-                s.execute(&lwt, &(key.clone(), vec![1u8])).await.unwrap();
+                s.execute_unpaged(&plain, &(key.clone(), vec![1u8]))
+                    .await
+                    .unwrap();
+                s.execute_unpaged(&lwt, &(key.clone(), vec![1u8]))
+                    .await
+                    .unwrap();
             }
             // Not counted: no bound key, or a statement outside any EXECUTE.
             let local = s
                 .prepare("SELECT key FROM system.local WHERE key = 'local'")
                 .await
                 .unwrap();
-            s.execute(&local, &()).await.unwrap();
-            s.query("INSERT INTO ks.t (k, v) VALUES (0x01, 0x01)", &())
+            s.execute_unpaged(&local, &()).await.unwrap();
+            s.query_unpaged("INSERT INTO ks.t (k, v) VALUES (0x01, 0x01)", &())
                 .await
                 .unwrap();
             s.close("done");
@@ -310,7 +314,7 @@ fn the_binary_plays_a_cluster_and_prints_each_node_s_counts(runtime: Runtime) {
             .await
             .unwrap();
         for k in 0..100u64 {
-            s.execute(&p, &(k.to_be_bytes().to_vec(), vec![0u8]))
+            s.execute_unpaged(&p, &(k.to_be_bytes().to_vec(), vec![0u8]))
                 .await
                 .unwrap();
         }

@@ -14,12 +14,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use doppio::proto::consistency::Consistency;
-use doppio::proto::request::{BatchStatement, BatchType};
 use doppio::proto::response::{ErrorCode, ErrorDetail};
 use doppio::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
-use doppio::session::NoRetry;
+use doppio::session::{Batch, BatchType, NoRetry};
 use doppio::HandshakeConfig;
-use doppio::{Error, Session, SessionConfig, StatementOptions};
+use doppio::{Error, Session, SessionConfig};
 use doppio_stub::{Rules, ScyllaShards, Shape, Stub, StubConfig};
 
 mod support;
@@ -50,7 +49,7 @@ fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm(runtime: Ru
     assert_ne!(addr.port(), 0, "the real port is printed");
     on_runtime(runtime, move || async move {
         let s = session(addr, false).await;
-        let r = s.query("SELECT v FROM ks.t", &()).await.unwrap();
+        let r = s.query_unpaged("SELECT v FROM ks.t", &()).await.unwrap();
         assert_eq!(r.rows_count(), 2);
         s.close("done");
     });
@@ -104,7 +103,7 @@ fn the_binary_emulates_scylla_shards_and_prints_where_requests_landed(runtime: R
         let p = s.prepare("SELECT v FROM ks.t WHERE k = ?").await.unwrap();
         for k in 0..200u64 {
             let key = k.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_be_bytes().to_vec();
-            s.execute(&p, &(key,)).await.unwrap();
+            s.execute_unpaged(&p, &(key,)).await.unwrap();
         }
         let sharding = s.view().node(0).and_then(|n| n.scylla_sharding());
         s.close("done");
@@ -184,14 +183,14 @@ fn doppio_connects_and_runs_every_statement_kind_with_and_without_lz4(runtime: R
             let s = session(addr, lz4).await;
             assert_eq!(s.nodes().len(), 1, "the stub is a one-node cluster");
             s.use_keyspace("ks").await.unwrap();
-            let r = s.query("SELECT v FROM t", &()).await.unwrap();
+            let r = s.query_unpaged("SELECT v FROM t", &()).await.unwrap();
             let rows: Vec<(Vec<u8>,)> = r.typed_rows().unwrap();
             assert_eq!(rows.len(), 3);
             assert!(rows.iter().all(|r| r.0.len() == 100));
             let p = s.prepare("SELECT v FROM t WHERE k = ?").await.unwrap();
             assert_eq!(p.metadata().columns.len(), 1);
             for _ in 0..100 {
-                let r = s.execute(&p, &(vec![1u8, 2],)).await.unwrap();
+                let r = s.execute_unpaged(&p, &(vec![1u8, 2],)).await.unwrap();
                 assert_eq!(r.rows_count(), 3);
                 let rows: Vec<(Vec<u8>,)> = r.typed_rows().unwrap();
                 assert_eq!(rows[0].0.len(), 100);
@@ -200,23 +199,20 @@ fn doppio_connects_and_runs_every_statement_kind_with_and_without_lz4(runtime: R
                 .prepare("INSERT INTO t (k, v) VALUES (?, ?)")
                 .await
                 .unwrap();
-            let r = s.execute(&insert, &(vec![1u8], vec![2u8])).await.unwrap();
-            assert_eq!(r.rows_count(), 0);
-            let values: (Vec<u8>, Vec<u8>) = (vec![1], vec![2]);
-            let batch = [BatchStatement::Prepared {
-                id: &insert.id(),
-                values: &values,
-                columns: None,
-            }];
-            s.batch(BatchType::Logged, &batch, &StatementOptions::default())
+            let r = s
+                .execute_unpaged(&insert, &(vec![1u8], vec![2u8]))
                 .await
                 .unwrap();
+            assert_eq!(r.rows_count(), 0);
+            let values: (Vec<u8>, Vec<u8>) = (vec![1], vec![2]);
+            let batch = Batch::new(BatchType::Logged).with_prepared(&insert);
+            s.batch(&batch, &(values,)).await.unwrap();
             // The empty workload's statement: a one-row read of system.local.
             let empty = s
                 .prepare("SELECT key FROM system.local WHERE key = 'local'")
                 .await
                 .unwrap();
-            let r = s.execute(&empty, &()).await.unwrap();
+            let r = s.execute_unpaged(&empty, &()).await.unwrap();
             let rows: Vec<(String,)> = r.typed_rows().unwrap();
             assert_eq!(rows, vec![("local".to_owned(),)]);
             s.close("done");
@@ -268,7 +264,7 @@ then = { error = { code = "read_timeout" } }
     on_runtime(runtime, move || async move {
         let s = session(addr, false).await;
         let e = s
-            .query("SELECT v FROM t WHERE OVERLOAD", &())
+            .query_unpaged("SELECT v FROM t WHERE OVERLOAD", &())
             .await
             .unwrap_err();
         match &e {
@@ -282,7 +278,7 @@ then = { error = { code = "read_timeout" } }
             .prepare("SELECT v FROM t WHERE SLOWREAD = ?")
             .await
             .unwrap();
-        let e = s.execute(&p, &(vec![0u8],)).await.unwrap_err();
+        let e = s.execute_unpaged(&p, &(vec![0u8],)).await.unwrap_err();
         match &e {
             Error::Server { error, .. } => {
                 assert_eq!(error.code, ErrorCode::ReadTimeout);
@@ -294,7 +290,7 @@ then = { error = { code = "read_timeout" } }
             other => panic!("{other}"),
         }
         // Other statements are untouched.
-        s.query("SELECT v FROM t", &()).await.unwrap();
+        s.query_unpaged("SELECT v FROM t", &()).await.unwrap();
         s.close("done");
     });
     let fired = stub.fired();
@@ -361,7 +357,7 @@ then = { rate_limit = { op = "write", rejected_by_coordinator = true } }
     on_runtime(runtime, move || async move {
         let s = session(addr, false).await;
         let e = s
-            .query("UPDATE ks.t SET v = 'x' WHERE k = 'HOT'", &())
+            .query_unpaged("UPDATE ks.t SET v = 'x' WHERE k = 'HOT'", &())
             .await
             .unwrap_err();
         match &e {
@@ -396,14 +392,16 @@ then = { delay = { fixed = "300ms" } }
         let slow = {
             let s = s.clone();
             doppio::rt::spawn_local(async move {
-                s.query("SELECT v FROM t WHERE DELAYME", &()).await.unwrap();
+                s.query_unpaged("SELECT v FROM t WHERE DELAYME", &())
+                    .await
+                    .unwrap();
                 started.elapsed()
             })
         };
         // Sent after the delayed one, on the same connection: answered at once.
         doppio::rt::sleep(Duration::from_millis(20)).await;
         let t = Instant::now();
-        s.query("SELECT v FROM t", &()).await.unwrap();
+        s.query_unpaged("SELECT v FROM t", &()).await.unwrap();
         let fast = t.elapsed();
         let slow = slow.await;
         assert!(slow >= Duration::from_millis(300), "{slow:?}");
@@ -426,14 +424,16 @@ then = { stall = "500ms" }
     on_runtime(runtime, move || async move {
         let s = session(addr, false).await;
         let t = Instant::now();
-        s.query("SELECT v FROM t WHERE STALL", &()).await.unwrap();
+        s.query_unpaged("SELECT v FROM t WHERE STALL", &())
+            .await
+            .unwrap();
         assert!(
             t.elapsed() >= Duration::from_millis(500),
             "{:?}",
             t.elapsed()
         );
         let t = Instant::now();
-        s.query("SELECT v FROM t", &()).await.unwrap();
+        s.query_unpaged("SELECT v FROM t", &()).await.unwrap();
         assert!(
             t.elapsed() < Duration::from_millis(300),
             "{:?}",

@@ -7,12 +7,10 @@
 use std::net::SocketAddr;
 
 use doppio::proto::consistency::Consistency;
-use doppio::proto::request::BatchType;
-use doppio::proto::values::QueryValues;
 use doppio::proto::ProtocolVersion;
 use doppio::rt::{sim, TcpListener};
-use doppio::session::PreparedBatchEntry;
-use doppio::{Session, SessionConfig, StatementOptions};
+use doppio::session::{Batch, BatchType};
+use doppio::{Session, SessionConfig};
 use doppio_stub::{Shape, Stub, StubConfig};
 
 use super::rows::consume;
@@ -52,6 +50,11 @@ async fn requests_of(session: &Session, scenario: Scenario, requests: u64) -> Re
     let fail = |e: doppio::Error| e.to_string();
     let insert = session.prepare(INSERT).await.map_err(fail)?;
     let select = session.prepare(SELECT).await.map_err(fail)?;
+    let paged = select.with_config(|c| c.page_size = Some(PAGE_SIZE));
+    let mut batch = Batch::new(BatchType::Unlogged);
+    for _ in 0..BATCH_SIZE {
+        batch.append_prepared(&insert);
+    }
     let value = [7u8; ROW_BYTES];
     let mut rows = 0;
     for i in 0..requests {
@@ -60,35 +63,28 @@ async fn requests_of(session: &Session, scenario: Scenario, requests: u64) -> Re
         match scenario {
             Scenario::Empty => {}
             Scenario::Insert => {
-                session.execute(&insert, &values).await.map_err(fail)?;
+                session
+                    .execute_unpaged(&insert, &values)
+                    .await
+                    .map_err(fail)?;
             }
             Scenario::Select1 | Scenario::Select100 => {
-                let page = session.execute(&select, &(&key[..],)).await.map_err(fail)?;
+                let page = session
+                    .execute_unpaged(&select, &(&key[..],))
+                    .await
+                    .map_err(fail)?;
                 rows += consume(&page, false, None).map_err(|e| e.to_string())?;
             }
             Scenario::Paged => {
-                let options = StatementOptions {
-                    page_size: Some(PAGE_SIZE),
-                    ..StatementOptions::DEFAULT
-                };
                 let key = (&key[..],);
-                let mut pages = session.execute_pages(&select, &key, options);
+                let mut pages = session.execute_iter(&paged, &key);
                 while let Some(page) = pages.next_page().await.map_err(fail)? {
                     rows += consume(&page, false, None).map_err(|e| e.to_string())?;
                 }
             }
             Scenario::Batch64 => {
-                let entry = PreparedBatchEntry {
-                    statement: &insert,
-                    values: &values as &dyn QueryValues,
-                };
-                let entries = [entry; BATCH_SIZE];
                 session
-                    .batch_prepared(
-                        BatchType::Unlogged,
-                        &entries[..],
-                        &StatementOptions::DEFAULT,
-                    )
+                    .batch(&batch, &[values; BATCH_SIZE])
                     .await
                     .map_err(fail)?;
             }
