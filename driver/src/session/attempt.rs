@@ -35,12 +35,27 @@ pub(super) fn templated(
     options: &StatementOptions<'_>,
     conn: &Connection,
 ) -> bool {
-    let defaults = StatementOptions {
-        idempotent: false,
-        page_size: None,
-        paging_state: None,
-        ..*options
-    } == StatementOptions::DEFAULT;
+    // Every field named, so that a new one must be placed here: the settings the template
+    // was not written with send the request the general way.
+    let StatementOptions {
+        consistency,
+        serial_consistency,
+        timestamp,
+        page_size: _,
+        paging_state: _,
+        tracing,
+        idempotent: _,
+        timeout,
+        retry_policy,
+        speculative,
+    } = *options;
+    let defaults = consistency.is_none()
+        && serial_consistency.is_none()
+        && timestamp.is_none()
+        && !tracing
+        && timeout.is_none()
+        && retry_policy.is_none()
+        && speculative.is_none();
     defaults
         && conn.compression().is_none()
         && prepared.inner.template.borrow().version() == conn.version()

@@ -53,6 +53,7 @@ use super::config::StatementOptions;
 use super::handle::Session;
 use super::plan::Placement;
 use super::prepared::PreparedStatement;
+use super::statement::Paging;
 use crate::connection::{PendingAnswer, StreamWait};
 use crate::error::Error;
 use crate::result::QueryResult;
@@ -95,8 +96,10 @@ pub(crate) struct Execute<'a, V: ?Sized> {
     session: &'a Session,
     prepared: &'a PreparedStatement,
     values: &'a V,
-    /// The statement's settings and the call's page, resolved when the call was made.
-    options: StatementOptions<'a>,
+    /// The call's page; with the statement's settings, the request's options
+    /// ([`Execute::options`]: resolved where they are read, so that the future stays small
+    /// and is moved cheaply).
+    paging: Paging<'a>,
     state: State<'a>,
 }
 
@@ -131,20 +134,26 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
         session: &'a Session,
         prepared: &'a PreparedStatement,
         values: &'a V,
-        options: StatementOptions<'a>,
+        paging: Paging<'a>,
     ) -> Self {
         Execute {
             session,
             prepared,
             values,
-            options,
+            paging,
             state: State::Start,
         }
     }
 
+    /// The request's options: the statement's settings with the call's page.
+    #[inline]
+    fn options(&self) -> StatementOptions<'a> {
+        self.prepared.config.options(self.paging)
+    }
+
     /// The general path from scratch (nothing was sent).
     fn general(&self) -> State<'a> {
-        let (s, p, v, o) = (self.session, self.prepared, self.values, self.options);
+        let (s, p, v, o) = (self.session, self.prepared, self.values, self.options());
         State::General(Box::pin(s.execute_general(p, v, o)))
     }
 
@@ -155,7 +164,7 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
         serialized: Option<NonZeroU64>,
         first: FirstAttempt,
     ) -> State<'a> {
-        let (s, p, v, o) = (self.session, self.prepared, self.values, self.options);
+        let (s, p, v, o) = (self.session, self.prepared, self.values, self.options());
         State::General(Box::pin(s.execute_rest(
             p,
             v,
@@ -169,7 +178,7 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
     /// Places the request, picks its node and connection and queues it there, or hands it
     /// to the general path.
     fn start(&self) -> State<'a> {
-        let (s, prepared, options) = (self.session, self.prepared, &self.options);
+        let (s, prepared, options) = (self.session, self.prepared, &self.options());
         let speculative = options
             .speculative
             .or(s.inner.config.speculative)
@@ -264,14 +273,15 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
         }
         // The template is checked again: the statement may have been prepared anew (in
         // another protocol version) while the request waited.
-        if !templated(prepared, &self.options, &conn) {
+        let options = &self.options();
+        if !templated(prepared, options, &conn) {
             drop(wait); // frees the id: nothing was sent
             return self.general();
         }
         let values = &PlacedValues::new(&s.inner.scratch, serialized, self.values);
         let columns = Some(prepared.inner.metadata.columns.as_slice());
         let template = prepared.inner.template.borrow();
-        let page = own_page(&self.options, s.inner.config.page_size);
+        let page = own_page(options, s.inner.config.page_size);
         let sent = wait
             .send(|buf, stream| encode_templated(&template, page, buf, stream, values, columns));
         drop(template);

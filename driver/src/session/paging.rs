@@ -158,10 +158,7 @@ impl<'a, V: QueryValues + ?Sized> PageStream<'a, V> {
                     let options = statement.config().options(Paging::Page(&from));
                     session.query_with(statement.cql(), values, &options).await
                 }
-                Source::Prepared(p) => {
-                    let options = p.config.options(Paging::Page(&from));
-                    session.execute_with(p, values, options).await
-                }
+                Source::Prepared(p) => session.execute_with(p, values, Paging::Page(&from)).await,
             }
         })
     }

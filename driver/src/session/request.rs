@@ -257,8 +257,7 @@ impl Session {
         prepared: &'a PreparedStatement,
         values: &'a V,
     ) -> impl Future<Output = Result<QueryResult, Error>> + 'a {
-        let options = prepared.config.options(Paging::Unpaged);
-        Answered::new(self.execute_with(prepared, values, options), whole)
+        Answered::new(self.execute_with(prepared, values, Paging::Unpaged), whole)
     }
 
     /// One page of a prepared statement's result, from `from` ([`PagingState::start`] for
@@ -271,9 +270,8 @@ impl Session {
         values: &'a V,
         from: &'a PagingState,
     ) -> impl Future<Output = Result<Page, Error>> + 'a {
-        let options = prepared.config.options(Paging::Page(from));
         Answered::new(
-            self.execute_with(prepared, values, options),
+            self.execute_with(prepared, values, Paging::Page(from)),
             |r: Result<QueryResult, Error>| r.map(Page::new),
         )
     }
@@ -288,15 +286,15 @@ impl Session {
         PageStream::prepared(self.clone(), prepared, values, PagingState::start())
     }
 
-    /// Executes a prepared statement with `options`: the future of every EXECUTE
-    /// (`session::execute::Execute`).
+    /// Executes a prepared statement with its settings, paged as `paging` says: the future
+    /// of every EXECUTE (`session::execute::Execute`).
     pub(super) fn execute_with<'a, V: QueryValues + ?Sized>(
         &'a self,
         prepared: &'a PreparedStatement,
         values: &'a V,
-        options: StatementOptions<'a>,
+        paging: Paging<'a>,
     ) -> super::execute::Execute<'a, V> {
-        super::execute::Execute::new(self, prepared, values, options)
+        super::execute::Execute::new(self, prepared, values, paging)
     }
 
     /// [`Session::execute_with`] the general way: placed, then run along its plan, each
@@ -480,7 +478,8 @@ impl Session {
         conn: &Connection,
     ) -> [usize; 4] {
         let options = &StatementOptions::DEFAULT;
-        let execute_with = std::mem::size_of_val(&self.execute_with(prepared, values, *options));
+        let execute_with =
+            std::mem::size_of_val(&self.execute_with(prepared, values, Paging::Unpaged));
         let run = std::mem::size_of_val(&self.run(
             self.place_anywhere(),
             self.own_attempts(false),
