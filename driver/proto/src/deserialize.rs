@@ -282,7 +282,55 @@ impl<'a, K: DeserializeValue<'a> + Ord, V: DeserializeValue<'a>> DeserializeValu
     }
 }
 
-/// A Rust type a whole row can be read into.
+/// Where each field of a row type is read from among a result's columns, found once per
+/// result by [`FromRow::layout`] and handed to every [`FromRow::from_row_with`].
+///
+/// In order (field `i` is column `i`, the tuples' layout and that of a struct whose fields
+/// come in the columns' order) it holds nothing; otherwise one column index per field.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowLayout {
+    /// `None`: in order. Boxed once per result, never per row.
+    columns: Option<Box<[usize]>>,
+}
+
+impl RowLayout {
+    /// Field `i` is column `i`.
+    pub const fn in_order() -> Self {
+        Self { columns: None }
+    }
+
+    /// Field `i` is column `columns[i]` (in order, when that is what they say).
+    pub fn from_columns(columns: Vec<usize>) -> Self {
+        if columns.iter().enumerate().all(|(i, &c)| i == c) {
+            return Self::in_order();
+        }
+        Self {
+            columns: Some(columns.into_boxed_slice()),
+        }
+    }
+
+    /// True if field `i` is column `i`.
+    pub fn is_in_order(&self) -> bool {
+        self.columns.is_none()
+    }
+
+    /// The column of field `field` (`usize::MAX`, which no row has, for a field the layout
+    /// does not know).
+    #[inline]
+    pub fn column(&self, field: usize) -> usize {
+        match &self.columns {
+            None => field,
+            Some(c) => c.get(field).copied().unwrap_or(usize::MAX),
+        }
+    }
+}
+
+/// A Rust type a whole row can be read into: tuples (by position) and structs that derive
+/// it (`doppio-macros`: by name or by position).
+///
+/// The row reader ([`crate::rows::RowsView::typed`]) calls [`FromRow::layout`] once per
+/// result and [`FromRow::from_row_with`] per row; the other two methods are the same without
+/// the layout (a type whose fields are read in column order needs only those two).
 pub trait FromRow<'a>: Sized {
     /// Checks the result's columns once: count and each type.
     fn type_check(columns: &[ColumnSpec]) -> Result<(), (usize, ValueError)>;
@@ -292,6 +340,24 @@ pub trait FromRow<'a>: Sized {
         columns: &[ColumnSpec],
         values: &[Option<&'a [u8]>],
     ) -> Result<Self, (usize, ValueError)>;
+
+    /// Checks the result's columns once, as [`FromRow::type_check`], and says where each
+    /// field is read from, so that rows are read by index (a row type read by column name
+    /// searches the names here, not per row). By default: `type_check`, in order.
+    fn layout(columns: &[ColumnSpec]) -> Result<RowLayout, (usize, ValueError)> {
+        Self::type_check(columns).map(|()| RowLayout::in_order())
+    }
+
+    /// Reads one row with the `layout` that [`FromRow::layout`] gave for these `columns`.
+    /// By default: [`FromRow::from_row`].
+    fn from_row_with(
+        layout: &RowLayout,
+        columns: &[ColumnSpec],
+        values: &[Option<&'a [u8]>],
+    ) -> Result<Self, (usize, ValueError)> {
+        let _ = layout;
+        Self::from_row(columns, values)
+    }
 }
 
 macro_rules! tuples {

@@ -379,6 +379,19 @@ pub enum ValueError {
     /// A named value whose name no bind marker of the statement has.
     #[error("the statement has no bind marker of that name")]
     NoBindMarker,
+    /// A row type read by column name has a field for a column the result does not have.
+    #[error("no column `{name}` in the result, which the row type reads")]
+    MissingColumn {
+        /// The column's name.
+        name: Box<str>,
+    },
+    /// A column (of a result, or a bind marker) that no field of the row type matches by
+    /// name.
+    #[error("the row type has no field for this column")]
+    NoFieldForColumn,
+    /// A UDT field given as unset (only null is allowed).
+    #[error("a UDT field cannot be unset")]
+    UnsetUdtField,
     /// A failure a [`crate::serialize::SerializeValue`] or
     /// [`crate::deserialize::DeserializeValue`] implementation outside this crate reports
     /// in its own words.

@@ -23,6 +23,8 @@
 //!   ([`serialize::SerializeRow`]) bind as [`values::QueryValues`].
 //! - [`deserialize`]: CQL values into Rust types, type-checked once per result.
 //! - [`rows`]: the lazy row reader over a RESULT Rows body.
+//! - `derive_support` (hidden): what the code derived by `doppio-macros` (`FromRow`,
+//!   `SerializeRow`, and UDTs as `DeserializeValue` and `SerializeValue`) calls.
 //! - `tuple_arity`: the one list of tuple arities (1 to 16) that rows serialize and
 //!   deserialize for.
 //! - [`murmur3`]: the token of a partition key, exactly as Cassandra's `Murmur3Partitioner`
@@ -79,6 +81,8 @@
 
 pub mod compression;
 pub mod consistency;
+#[doc(hidden)]
+pub mod derive_support;
 pub mod deserialize;
 pub mod error;
 pub mod frame;

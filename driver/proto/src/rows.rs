@@ -2,12 +2,14 @@
 //!
 //! [`Rows::iter`] walks each row once to find its bounds (every cell length checked against
 //! the bytes left) and yields [`Row`]s that borrow the body; [`Rows::typed`] checks the
-//! column types against a tuple type once per result, then reads rows into it with the cells
-//! on the stack. Nothing is allocated per row unless the caller asks for owned values.
+//! column types against a row type (a tuple, or a struct deriving `FromRow`) once per
+//! result, then reads rows into it with the cells on the stack (up to 16 columns; wider rows
+//! in one buffer reused for every row). Nothing is allocated per row unless the caller asks
+//! for owned values.
 
 use bytes::Bytes;
 
-use crate::deserialize::{DeserializeValue, FromRow};
+use crate::deserialize::{DeserializeValue, FromRow, RowLayout};
 use crate::error::{ProtoError, Result, ValueError};
 use crate::metadata::{ColumnSpec, RowsMetadata};
 use crate::value::CqlValue;
@@ -26,12 +28,18 @@ pub struct Rows {
     pub content: Bytes,
 }
 
-/// The most columns [`Rows::typed`] reads into a tuple (the largest [`FromRow`] arity).
-const MAX_TYPED_COLUMNS: usize = 16;
+/// The most columns [`TypedRows`] reads with the cells on the stack (the largest tuple
+/// arity); a wider row type reads them into a buffer allocated once per result.
+const STACK_COLUMNS: usize = 16;
 
 fn column_error(columns: &[ColumnSpec], index: usize, reason: ValueError) -> ProtoError {
+    let column = match &reason {
+        // A column the row type wants and the result lacks has no index: name it alone.
+        ValueError::MissingColumn { name } => format!("`{name}`"),
+        _ => crate::serialize::column_label(index, Some(columns)),
+    };
     ProtoError::Value {
-        column: crate::serialize::column_label(index, Some(columns)),
+        column,
         reason: Box::new(reason),
     }
 }
@@ -158,15 +166,11 @@ impl<'a> RowsView<'a> {
                 },
             });
         }
-        if columns.len() > MAX_TYPED_COLUMNS {
-            return Err(ProtoError::InvalidValue {
-                what: "rows",
-                detail: format!("{} columns; typed rows read at most 16", columns.len()),
-            });
-        }
-        T::type_check(columns).map_err(|(i, reason)| column_error(columns, i, reason))?;
+        let layout = T::layout(columns).map_err(|(i, reason)| column_error(columns, i, reason))?;
         Ok(TypedRows {
             rows: self.iter(),
+            layout,
+            wide: Vec::new(),
             _t: std::marker::PhantomData,
         })
     }
@@ -314,6 +318,11 @@ impl<'a> Row<'a> {
 #[derive(Debug, Clone)]
 pub struct TypedRows<'a, T> {
     rows: RowIter<'a>,
+    /// Where `T` reads each field, found once by [`FromRow::layout`].
+    layout: RowLayout,
+    /// The cells of a row wider than [`STACK_COLUMNS`]: reserved at the first row, then
+    /// cleared and refilled for each (no allocation per row).
+    wide: Vec<Option<&'a [u8]>>,
     _t: std::marker::PhantomData<fn() -> T>,
 }
 
@@ -325,16 +334,19 @@ impl<'a, T: FromRow<'a>> Iterator for TypedRows<'a, T> {
             Ok(row) => row,
             Err(e) => return Some(Err(e)),
         };
-        // Cells on the stack: typed reading allocates nothing per row.
-        let mut cells: [Option<&'a [u8]>; MAX_TYPED_COLUMNS] = [None; MAX_TYPED_COLUMNS];
-        let n = row.columns_count.min(MAX_TYPED_COLUMNS);
-        for (slot, cell) in cells.iter_mut().zip(row.cells()) {
-            *slot = cell;
-        }
-        Some(
-            T::from_row(row.columns, &cells[..n])
-                .map_err(|(i, reason)| column_error(row.columns, i, reason)),
-        )
+        let read = if row.columns_count <= STACK_COLUMNS {
+            // Cells on the stack: typed reading allocates nothing per row.
+            let mut cells: [Option<&'a [u8]>; STACK_COLUMNS] = [None; STACK_COLUMNS];
+            for (slot, cell) in cells.iter_mut().zip(row.cells()) {
+                *slot = cell;
+            }
+            T::from_row_with(&self.layout, row.columns, &cells[..row.columns_count])
+        } else {
+            self.wide.clear();
+            self.wide.extend(row.cells());
+            T::from_row_with(&self.layout, row.columns, &self.wide)
+        };
+        Some(read.map_err(|(i, reason)| column_error(row.columns, i, reason)))
     }
 }
 

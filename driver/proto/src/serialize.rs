@@ -475,7 +475,7 @@ fn bind_error(index: usize, columns: Option<&[ColumnSpec]>, reason: ValueError) 
 }
 
 /// Fails unless `count` values were given for the known bind markers.
-fn check_count(count: usize, columns: Option<&[ColumnSpec]>) -> Result<()> {
+pub(crate) fn check_count(count: usize, columns: Option<&[ColumnSpec]>) -> Result<()> {
     match columns {
         Some(c) if c.len() != count => Err(ProtoError::InvalidValue {
             what: "bound values",
