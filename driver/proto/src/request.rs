@@ -417,6 +417,30 @@ impl QueryParameters<'_> {
     }
 }
 
+/// The error of positional values whose count is not the bind markers': the values' own when
+/// they say more (a struct bound by name names the marker it has no field for), else the
+/// counts. Cold: the values are written to find out, then cut off.
+#[cold]
+fn count_error(
+    values: &(impl QueryValues + ?Sized),
+    columns: Option<&[ColumnSpec]>,
+    markers: usize,
+    buf: &mut BytesMut,
+) -> ProtoError {
+    if columns.is_some() {
+        let mark = buf.len();
+        let own = values.write_values(columns, buf).err();
+        buf.truncate(mark);
+        if let Some(e) = own {
+            return e;
+        }
+    }
+    ProtoError::InvalidValue {
+        what: "bound values",
+        detail: format!("{} values for {markers} bind markers", values.count()),
+    }
+}
+
 /// Writes `<n><value_1>...<value_n>` if there are values; checks the count against the bind
 /// markers when they are known.
 fn write_values(
@@ -427,10 +451,7 @@ fn write_values(
     let n = values.count();
     if let Some(cols) = columns {
         if n != cols.len() && !values.has_names() {
-            return Err(ProtoError::InvalidValue {
-                what: "bound values",
-                detail: format!("{n} values for {} bind markers", cols.len()),
-            });
+            return Err(count_error(values, columns, cols.len(), buf));
         }
     }
     if n > 0 {
@@ -629,18 +650,17 @@ impl ExecuteTemplate {
     ) -> Result<()> {
         let start = buf.len();
         let result = (|| {
-            if values.count() != self.markers || values.has_names() {
+            if values.count() != self.markers && !values.has_names() {
+                return Err(count_error(values, columns, self.markers, buf));
+            }
+            if values.has_names() {
                 return Err(ProtoError::InvalidValue {
                     what: "bound values",
                     detail: format!(
-                        "{} values for {} bind markers{}",
+                        "{} values for {} bind markers (names are not allowed in EXECUTE \
+                         templates)",
                         values.count(),
                         self.markers,
-                        if values.has_names() {
-                            " (names are not allowed in EXECUTE templates)"
-                        } else {
-                            ""
-                        }
                     ),
                 });
             }
@@ -1263,6 +1283,61 @@ mod tests {
                     values: vec![(None, values[0]), (None, values[1])],
                 }
             }
+        );
+    }
+
+    /// Values that name the marker they lack (as a struct bound by name does) give that
+    /// error rather than the counts, on both encoders; others give the counts.
+    #[test]
+    fn a_count_mismatch_lets_the_values_name_the_column() {
+        struct NamesTheGap;
+        impl QueryValues for NamesTheGap {
+            fn count(&self) -> usize {
+                1
+            }
+            fn write_values(
+                &self,
+                columns: Option<&[ColumnSpec]>,
+                buf: &mut BytesMut,
+            ) -> Result<()> {
+                buf.put_i32(-1);
+                match columns {
+                    Some(c) if c.len() != 1 => Err(ProtoError::Value {
+                        column: "1 `b`".into(),
+                        reason: Box::new(crate::ValueError::NoFieldForColumn),
+                    }),
+                    _ => Ok(()),
+                }
+            }
+        }
+        let int = |n: &str| ColumnSpec::new("ks", "t", n, crate::types::ColumnType::Int);
+        let cols = [int("a"), int("b")];
+        let params = QueryParameters::default();
+        let t = ExecuteTemplate::new(ProtocolVersion::V4, b"id", None, 2, &params, Flags::NONE)
+            .unwrap();
+        let mut buf = BytesMut::new();
+        let err = t
+            .encode(&mut buf, 1, &NamesTheGap, Some(&cols))
+            .unwrap_err();
+        assert!(
+            matches!(err, ProtoError::Value { ref column, .. } if column == "1 `b`"),
+            "{err}"
+        );
+        assert!(buf.is_empty(), "nothing left behind");
+        let e = Execute {
+            id: b"id",
+            result_metadata_id: None,
+            params,
+            values: &NamesTheGap,
+            columns: Some(&cols),
+        };
+        let err = encode_request(&mut buf, 1, Flags::NONE, &e).unwrap_err();
+        assert!(matches!(err, ProtoError::Value { .. }), "{err}");
+        let values = [RawValue::Null];
+        let err = t.encode(&mut buf, 1, &values[..], Some(&cols)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid bound values: 1 values for 2 bind markers"
         );
     }
 
