@@ -26,8 +26,15 @@
 //! # }
 //! ```
 //!
-//! Cargo features: none of its own (doppio-proto's default `uuid` is on: `uuid::Uuid`
-//! values bind and read as `uuid` and `timeuuid`).
+//! Cargo features:
+//! - `derive` (on by default): the derives of `doppio-macros`, re-exported here:
+//!   [`FromRow`] (a struct from each row, by column name or position), [`SerializeRow`] (a
+//!   struct as bound values, by bind-marker name; also a `QueryValues`), and
+//!   [`DeserializeValue`] and [`SerializeValue`] (a struct as a user-defined type's value).
+//!   docs/DRIVER.md says what they check at compile time and at run time.
+//!
+//! doppio-proto's default `uuid` is on: `uuid::Uuid` values bind and read as `uuid` and
+//! `timeuuid`.
 //!
 //! It names no runtime itself: tasks, timers, sockets and executor threads come from the
 //! crate `doppio-rt` (glommio, or doppio's own io_uring runtime; re-exported as [`rt`] for
@@ -104,6 +111,10 @@ struct ReadmeDoctest;
 pub use cluster::{Cluster, ClusterBuilder, ClusterError};
 pub use connection::{ConnectionConfig, ConnectionError, TlsConfig, TlsConfigError, TlsFailure};
 pub use control::ControlConfig;
+/// The derives (feature `derive`, on by default): rows into structs, structs as bound values,
+/// structs as user-defined types both ways. The generated code names `::doppio::proto`.
+#[cfg(feature = "derive")]
+pub use doppio_macros::{DeserializeValue, FromRow, SerializeRow, SerializeValue};
 /// The protocol layer this driver speaks, re-exported for users who need its types.
 pub use doppio_proto as proto;
 /// The runtimes the driver runs on (glommio, or doppio's own io_uring runtime), re-exported
