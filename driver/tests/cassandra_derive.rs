@@ -254,10 +254,11 @@ fn every_type_by_name(runtime: Runtime) {
             s.execute(&insert, &row).await.unwrap();
             let got = s.execute(&select, &(row.k,)).await.unwrap();
             let read: Vec<Every<'_>> = got.typed_rows().unwrap();
-            assert_eq!(read, [row.clone()], "prepared, by name");
-            // The borrowed fields point into the result.
+            assert_eq!(read, std::slice::from_ref(&row), "prepared, by name");
+            // The borrowed fields point into the result's frame, not into copies.
             if let Some(text) = read[0].text {
-                assert_eq!(text, "héllo wörld ☕ 字");
+                let frame = got.rows().unwrap().rows().content.as_ptr_range();
+                assert!(frame.contains(&text.as_ptr()));
             }
             // Unprepared, the SELECT the same (the columns come with the result).
             let got = s
