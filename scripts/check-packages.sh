@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The published crates (doppio-proto, doppio-rt, doppio) as a registry would get them, checked
-# at the MSRV: the one cheap step that catches a broken package (scripts/test.sh runs it).
+# The published crates (doppio-proto, doppio-macros, doppio-rt, doppio) as a registry would get
+# them, checked at the MSRV: the one cheap step that catches a broken package (scripts/test.sh
+# runs it).
 #
-# 1. `cargo package --no-verify` for the three: a manifest error, a path dependency without a
+# 1. `cargo package --no-verify` for the four: a manifest error, a path dependency without a
 #    version, a readme that is not there fail here (about 2 s).
-# 2. The three .crate files unpacked side by side into a scratch workspace (each names the
+# 2. The four .crate files unpacked side by side into a scratch workspace (each names the
 #    others by version, patched to the unpacked copies) and their libraries checked (`cargo
 #    check`; doppio-proto also without its default feature) with the MSRV toolchain
 #    when scripts/setup-lib.sh's ensure_msrv_toolchain installed it, the default toolchain
@@ -28,7 +29,7 @@ cd "$ROOT"
 # shellcheck source=scripts/setup-lib.sh
 . "$ROOT/scripts/setup-lib.sh"
 
-crates=(doppio-proto doppio-rt doppio)
+crates=(doppio-proto doppio-macros doppio-rt doppio)
 version=$(sed -n '/^\[workspace.package\]/,/^\[/ s/^version = "\(.*\)"$/\1/p' Cargo.toml)
 out=$ROOT/target/package-check
 ws=$out/ws

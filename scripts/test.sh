@@ -110,7 +110,7 @@ scripts/check-seams.sh
 
 # The published crates as a registry gets them: packaged, checked at the MSRV and documented
 # with warnings denied (every public item documented, no broken intra-doc link).
-step "packages of doppio-proto, doppio-rt, doppio: checked at the MSRV, docs (warnings denied)"
+step "packages of doppio-proto, doppio-macros, doppio-rt, doppio: checked at the MSRV, docs (warnings denied)"
 scripts/check-packages.sh
 
 step "waiting for the Cassandra clusters"
