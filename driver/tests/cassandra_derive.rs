@@ -204,18 +204,20 @@ async fn session() -> Session {
 
 async fn setup(s: &Session, test: &str) -> String {
     let ks = keyspace(test);
-    s.query(&create_keyspace_cql(&ks), &()).await.unwrap();
-    s.use_keyspace(&ks).await.unwrap();
-    s.query("CREATE TYPE point (x int, y int, label text)", &())
+    s.query_unpaged(&create_keyspace_cql(&ks), &())
         .await
         .unwrap();
-    s.query(
+    s.use_keyspace(&ks).await.unwrap();
+    s.query_unpaged("CREATE TYPE point (x int, y int, label text)", &())
+        .await
+        .unwrap();
+    s.query_unpaged(
         "CREATE TYPE shape (name text, corner frozen<point>, corners list<frozen<point>>)",
         &(),
     )
     .await
     .unwrap();
-    s.query(TABLE, &()).await.unwrap();
+    s.query_unpaged(TABLE, &()).await.unwrap();
     ks
 }
 
@@ -251,8 +253,8 @@ fn every_type_by_name(runtime: Runtime) {
             .await
             .unwrap();
         for row in [typical(1), nulls(2)] {
-            s.execute(&insert, &row).await.unwrap();
-            let got = s.execute(&select, &(row.k,)).await.unwrap();
+            s.execute_unpaged(&insert, &row).await.unwrap();
+            let got = s.execute_unpaged(&select, &(row.k,)).await.unwrap();
             let read: Vec<Every<'_>> = got.typed_rows().unwrap();
             assert_eq!(read, std::slice::from_ref(&row), "prepared, by name");
             // The borrowed fields point into the result's frame, not into copies.
@@ -262,13 +264,15 @@ fn every_type_by_name(runtime: Runtime) {
             }
             // Unprepared, the SELECT the same (the columns come with the result).
             let got = s
-                .query(&format!("SELECT * FROM t WHERE k = {}", row.k), &())
+                .query_unpaged(&format!("SELECT * FROM t WHERE k = {}", row.k), &())
                 .await
                 .unwrap();
             let read: Vec<Every<'_>> = got.typed_rows().unwrap();
             assert_eq!(read, [row], "SELECT *, by name");
         }
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
+            .await
+            .unwrap();
     });
 }
 
@@ -286,9 +290,9 @@ fn by_position_through_unprepared_statements(runtime: Runtime) {
         // Prepared: field `i` binds marker `i` (the UDT fields still go by name).
         let insert = "INSERT INTO t (k, big, te, ud, pts) VALUES (?, ?, ?, ?, ?)";
         let prepared = s.prepare(insert).await.unwrap();
-        s.execute(&prepared, &row).await.unwrap();
+        s.execute_unpaged(&prepared, &row).await.unwrap();
         let got = s
-            .query("SELECT k, big, te, ud, pts FROM t WHERE k = 7", &())
+            .query_unpaged("SELECT k, big, te, ud, pts FROM t WHERE k = 7", &())
             .await
             .unwrap();
         let read: Vec<Positional<'_>> = got.typed_rows().unwrap();
@@ -303,15 +307,15 @@ fn by_position_through_unprepared_statements(runtime: Runtime) {
             at: None,
             many: None,
         };
-        s.query(insert, &scalars).await.unwrap();
+        s.query_unpaged(insert, &scalars).await.unwrap();
         let got = s
-            .query("SELECT k, big, te, ud, pts FROM t WHERE k = 8", &())
+            .query_unpaged("SELECT k, big, te, ud, pts FROM t WHERE k = 8", &())
             .await
             .unwrap();
         assert_eq!(got.typed_rows::<Positional<'_>>().unwrap(), [scalars]);
         // Positional reads check the count.
         let got = s
-            .query("SELECT k, big FROM t WHERE k = 8", &())
+            .query_unpaged("SELECT k, big FROM t WHERE k = 8", &())
             .await
             .unwrap();
         let err = got.typed_rows::<Positional<'_>>().unwrap_err();
@@ -319,7 +323,9 @@ fn by_position_through_unprepared_statements(runtime: Runtime) {
             value_error(&err).1,
             &ValueError::ColumnCount { columns: 2, row: 5 }
         );
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
+            .await
+            .unwrap();
     });
 }
 
@@ -365,11 +371,14 @@ fn run_time_errors_are_typed(runtime: Runtime) {
     on_runtime(runtime, "derive-errors", || async {
         let s = session().await;
         let ks = setup(&s, "derive_errors").await;
-        s.query("INSERT INTO t (k, big) VALUES (1, 5)", &())
+        s.query_unpaged("INSERT INTO t (k, big) VALUES (1, 5)", &())
             .await
             .unwrap();
         // Reading: a column of another type, a column the result lacks, a null.
-        let got = s.query("SELECT big FROM t WHERE k = 1", &()).await.unwrap();
+        let got = s
+            .query_unpaged("SELECT big FROM t WHERE k = 1", &())
+            .await
+            .unwrap();
         let err = got.typed_rows::<WrongType>().unwrap_err();
         assert!(matches!(
             value_error(&err),
@@ -386,7 +395,7 @@ fn run_time_errors_are_typed(runtime: Runtime) {
             )
         );
         let got = s
-            .query("SELECT k, ud FROM t WHERE k = 1", &())
+            .query_unpaged("SELECT k, ud FROM t WHERE k = 1", &())
             .await
             .unwrap();
         let err = got.typed_rows::<WithNotAPoint>().unwrap_err();
@@ -402,14 +411,17 @@ fn run_time_errors_are_typed(runtime: Runtime) {
             .prepare("INSERT INTO t (k, big) VALUES (?, ?)")
             .await
             .unwrap();
-        let err = s.execute(&insert, &TooFew { k: 1 }).await.unwrap_err();
+        let err = s
+            .execute_unpaged(&insert, &TooFew { k: 1 })
+            .await
+            .unwrap_err();
         assert_eq!(
             value_error(&err),
             ("1 `big`", &ValueError::NoFieldForColumn)
         );
         let only_k = s.prepare("INSERT INTO t (k) VALUES (?)").await.unwrap();
         let err = s
-            .execute(
+            .execute_unpaged(
                 &only_k,
                 &Mistyped {
                     k: 1,
@@ -420,7 +432,7 @@ fn run_time_errors_are_typed(runtime: Runtime) {
             .unwrap_err();
         assert_eq!(value_error(&err), ("`big`", &ValueError::NoBindMarker));
         let err = s
-            .execute(
+            .execute_unpaged(
                 &insert,
                 &Mistyped {
                     k: 1,
@@ -438,7 +450,7 @@ fn run_time_errors_are_typed(runtime: Runtime) {
             .await
             .unwrap();
         let err = s
-            .execute(
+            .execute_unpaged(
                 &with_ud,
                 &WithNotAPoint {
                     k: 2,
@@ -460,7 +472,9 @@ fn run_time_errors_are_typed(runtime: Runtime) {
                 }
             )
         );
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
+            .await
+            .unwrap();
     });
 }
 
@@ -492,20 +506,26 @@ fn grown_udts_and_counters(runtime: Runtime) {
     on_runtime(runtime, "derive-grown", || async {
         let s = session().await;
         let ks = keyspace("derive_grown");
-        s.query(&create_keyspace_cql(&ks), &()).await.unwrap();
+        s.query_unpaged(&create_keyspace_cql(&ks), &())
+            .await
+            .unwrap();
         s.use_keyspace(&ks).await.unwrap();
-        s.query("CREATE TYPE v1 (a int)", &()).await.unwrap();
-        s.query("CREATE TABLE u (k int PRIMARY KEY, v frozen<v1>)", &())
+        s.query_unpaged("CREATE TYPE v1 (a int)", &())
+            .await
+            .unwrap();
+        s.query_unpaged("CREATE TABLE u (k int PRIMARY KEY, v frozen<v1>)", &())
             .await
             .unwrap();
         let old = URow {
             k: 1,
             v: Some(V1 { a: Some(5) }),
         };
-        s.query("INSERT INTO u (k, v) VALUES (?, ?)", &old)
+        s.query_unpaged("INSERT INTO u (k, v) VALUES (?, ?)", &old)
             .await
             .unwrap();
-        s.query("ALTER TYPE v1 ADD b text", &()).await.unwrap();
+        s.query_unpaged("ALTER TYPE v1 ADD b text", &())
+            .await
+            .unwrap();
         // The struct that predates `b` reads the value written before, and one written now.
         let insert = s
             .prepare("INSERT INTO u (k, v) VALUES (?, ?)")
@@ -515,11 +535,11 @@ fn grown_udts_and_counters(runtime: Runtime) {
             k: 2,
             v: Some(V1 { a: Some(6) }),
         };
-        s.execute(&insert, &new).await.unwrap();
-        s.query("INSERT INTO u (k, v) VALUES (3, {a: 7, b: 'seven'})", &())
+        s.execute_unpaged(&insert, &new).await.unwrap();
+        s.query_unpaged("INSERT INTO u (k, v) VALUES (3, {a: 7, b: 'seven'})", &())
             .await
             .unwrap();
-        let got = s.query("SELECT k, v FROM u", &()).await.unwrap();
+        let got = s.query_unpaged("SELECT k, v FROM u", &()).await.unwrap();
         let mut rows: Vec<URow> = got.typed_rows().unwrap();
         rows.sort_by_key(|r| r.k);
         let seven = URow {
@@ -528,7 +548,10 @@ fn grown_udts_and_counters(runtime: Runtime) {
         };
         assert_eq!(rows, [old, new, seven]);
         // What the struct wrote for the grown type: `b` left out, so null.
-        let got = s.query("SELECT v FROM u WHERE k = 2", &()).await.unwrap();
+        let got = s
+            .query_unpaged("SELECT v FROM u WHERE k = 2", &())
+            .await
+            .unwrap();
         let row = got
             .rows()
             .unwrap()
@@ -546,7 +569,7 @@ fn grown_udts_and_counters(runtime: Runtime) {
             ]))]
         );
         // Counters, bound and read by name.
-        s.query("CREATE TABLE c (k int PRIMARY KEY, n counter)", &())
+        s.query_unpaged("CREATE TABLE c (k int PRIMARY KEY, n counter)", &())
             .await
             .unwrap();
         let bump = s
@@ -554,9 +577,9 @@ fn grown_udts_and_counters(runtime: Runtime) {
             .await
             .unwrap();
         for n in [i64::MAX, 1, -2] {
-            s.execute(&bump, &Bump { n, k: 1 }).await.unwrap();
+            s.execute_unpaged(&bump, &Bump { n, k: 1 }).await.unwrap();
         }
-        let got = s.query("SELECT k, n FROM c", &()).await.unwrap();
+        let got = s.query_unpaged("SELECT k, n FROM c", &()).await.unwrap();
         assert_eq!(
             got.typed_rows::<Count>().unwrap(),
             [Count {
@@ -564,7 +587,9 @@ fn grown_udts_and_counters(runtime: Runtime) {
                 n: i64::MAX.wrapping_add(1).wrapping_sub(2)
             }]
         );
-        s.query(&format!("DROP KEYSPACE {ks}"), &()).await.unwrap();
+        s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
+            .await
+            .unwrap();
     });
 }
 

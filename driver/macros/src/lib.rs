@@ -4,7 +4,7 @@
 //! - [`FromRow`]: a struct from a row, by column name (or `#[doppio(by_position)]`).
 //! - [`SerializeRow`]: a struct as a statement's bound values, by bind-marker name when the
 //!   markers are known (or `#[doppio(by_position)]`); also a `QueryValues`, so it binds
-//!   directly: `session.execute(&prepared, &row)`.
+//!   directly: `session.execute_unpaged(&prepared, &row)`.
 //! - [`DeserializeValue`] and [`SerializeValue`]: a struct as a user-defined type's value,
 //!   its fields matched by name, both ways.
 //!

@@ -1,5 +1,5 @@
 //! `#[derive(SerializeRow)]`: a struct as the bound values of a statement, and so also a
-//! `QueryValues` (`session.execute(&prepared, &row)`; the impl lives in the user's crate,
+//! `QueryValues` (`session.execute_unpaged(&prepared, &row)`; the impl lives in the user's crate,
 //! which owns the struct, so coherence allows it).
 //!
 //! By name (the default), when the bind markers are known (a prepared statement): each
