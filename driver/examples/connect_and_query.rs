@@ -1,4 +1,5 @@
-//! One session to one node: create a table, write a row, read it back.
+//! One session to one node: create a table, write a row from a struct, read it back into
+//! one.
 //!
 //! ```sh
 //! cargo run -p doppio --example connect_and_query -- [NODE] [glommio|uring]
@@ -10,7 +11,7 @@
 use std::net::SocketAddr;
 
 use doppio::rt::{run_on, Runtime};
-use doppio::{Session, SessionConfig};
+use doppio::{FromRow, SerializeRow, Session, SessionConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -18,14 +19,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runtime: Runtime = args.next().as_deref().unwrap_or("glommio").parse()?;
     let (version, rows) = run(node, runtime)?;
     println!("{node} runs Cassandra {version} ({runtime} runtime)");
-    for (k, v) in rows {
+    for Row { k, v } in rows {
         println!("k = {k}, v = {v}");
     }
     Ok(())
 }
 
-/// A row of the example's table: its key and its text.
-pub(crate) type Row = (i32, String);
+/// A row of the example's table: read by column name, bound by bind-marker name.
+#[derive(Debug, Clone, PartialEq, FromRow, SerializeRow)]
+pub(crate) struct Row {
+    /// The key.
+    pub(crate) k: i32,
+    /// Its text.
+    pub(crate) v: String,
+}
 
 /// The node's release version and the rows read back.
 pub(crate) fn run(
@@ -52,10 +59,17 @@ pub(crate) fn run(
                 &(),
             )
             .await?;
-        // Unprepared statements take bound values too, serialized from their Rust types.
-        session
-            .query_unpaged("INSERT INTO kv (k, v) VALUES (?, ?)", &(1i32, "one"))
+        // A struct binds to a prepared statement's markers by name, each value checked
+        // against its column's type before anything is sent.
+        let insert = session
+            .prepare("INSERT INTO kv (k, v) VALUES (?, ?)")
             .await?;
+        let row = Row {
+            k: 1,
+            v: "one".to_owned(),
+        };
+        session.execute_unpaged(&insert, &row).await?;
+        // Rows read into structs by column name; unprepared statements take values too.
         let rows: Vec<Row> = session
             .query_unpaged("SELECT k, v FROM kv WHERE k = ?", &(1i32,))
             .await?

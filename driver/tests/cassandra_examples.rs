@@ -31,7 +31,13 @@ mod tls;
 fn connect_and_query_reads_back_its_row(runtime: Runtime) {
     let (version, rows) = connect_and_query::run(cassandra(), runtime).unwrap();
     assert!(version.starts_with("5."), "{version}");
-    assert_eq!(rows, vec![(1, "one".to_owned())]);
+    assert_eq!(
+        rows,
+        vec![connect_and_query::Row {
+            k: 1,
+            v: "one".to_owned()
+        }]
+    );
 }
 
 fn prepared_and_paging_reads_every_row_in_pages(runtime: Runtime) {
