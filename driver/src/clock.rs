@@ -8,6 +8,9 @@
 //! On a simulation (`doppio_rt::sim`) the ticks are its virtual time, so that deadlines pass
 //! as its timers do.
 //!
+//! Latency is measured on the precise clock instead ([`Ticks::precise`]), and only when a
+//! session records it: a tick is longer than most requests take.
+//!
 //! Invariant: a deadline made by [`Ticks::deadline`] is never earlier than the exact time
 //! plus the timeout (the clock's resolution is added), and a check against [`Ticks::now`]
 //! sees it pass at most two ticks late (a few milliseconds on any kernel).
@@ -68,6 +71,25 @@ impl Ticks {
                 .or_else(|| read(libc::CLOCK_MONOTONIC))
                 .unwrap_or(0),
         )
+    }
+
+    /// Now on the precise monotonic clock (`CLOCK_MONOTONIC`), or on a simulation's virtual
+    /// clock: for measuring a request's latency, which the coarse clock cannot (its
+    /// resolution is one scheduler tick, 4 ms on this project's machines, and a request over
+    /// loopback takes tens of microseconds). Only read when latency is recorded
+    /// (`session::latency`).
+    #[inline]
+    pub(crate) fn precise() -> Self {
+        if let Some(virtual_time) = doppio_rt::sim::elapsed() {
+            return Self(virtual_time.as_nanos().min(u128::from(u64::MAX)) as u64);
+        }
+        Self(read(libc::CLOCK_MONOTONIC).unwrap_or(0))
+    }
+
+    /// Nanoseconds from `earlier` to `self`, zero if `earlier` is later.
+    #[inline]
+    pub(crate) fn nanos_since(self, earlier: Ticks) -> u64 {
+        self.0.saturating_sub(earlier.0)
     }
 
     /// A deadline `timeout` from now, never earlier than the exact one.

@@ -48,8 +48,8 @@ use crate::error::Error;
 use crate::pool::Backoff;
 use crate::routing::topology::TopologySnapshot;
 use crate::session::{
-    ControlRole, DefaultPolicyConfig, PolicyFactory, RetryPolicy, Session, SessionConfig,
-    SpeculativeExecution,
+    ControlRole, DefaultPolicyConfig, Latency, LatencyConfig, PolicyFactory, RetryPolicy, Session,
+    SessionConfig, SpeculativeExecution,
 };
 use crate::shards::{RuntimeError, ShardOptions, Shards};
 use doppio_rt::Runtime;
@@ -345,6 +345,13 @@ impl ClusterBuilder {
         self
     }
 
+    /// Whether each shard records its requests' latencies, and the histogram's bounds
+    /// ([`SessionConfig::latency`]; read them with [`Cluster::latency`]).
+    pub fn latency(mut self, latency: Option<LatencyConfig>) -> Self {
+        self.config.session.latency = latency;
+        self
+    }
+
     /// How long a schema change waits for the live nodes to agree (zero: no wait).
     pub fn schema_agreement_timeout(mut self, timeout: Duration) -> Self {
         self.config.session.schema_agreement_timeout = timeout;
@@ -556,6 +563,21 @@ impl Cluster {
             out.push(r.ok_or(ClusterError::Runtime(RuntimeError::ShardStopped { shard }))?);
         }
         Ok(out)
+    }
+
+    /// The request latencies of every shard merged into one histogram (each shard's is
+    /// [`Session::latency`]), gathered as [`Cluster::run_on_shards`] runs work (and blocking
+    /// the same way); `None` if the sessions record none ([`SessionConfig::latency`]).
+    pub fn latency(&self) -> Result<Option<Latency>, ClusterError> {
+        let shards = self.run_on_shards(|session| async move { session.latency() })?;
+        let mut merged: Option<Latency> = None;
+        for shard in shards.into_iter().flatten() {
+            match &mut merged {
+                Some(m) => m.merge(&shard),
+                None => merged = Some(shard),
+            }
+        }
+        Ok(merged)
     }
 
     /// Stops the shards gracefully: no new work, running work gets the grace period, then

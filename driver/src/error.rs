@@ -98,6 +98,24 @@ pub enum Error {
     /// A result could not be read into the requested type (the error names the column).
     #[error("cannot read the result")]
     Deserialization(#[source] ProtoError),
+    /// The trace of a traced request could not be read whole
+    /// ([`Session::fetch_trace`](crate::Session::fetch_trace)): after the bounded wait,
+    /// `system_traces.sessions` still had no row of that id (`found: false`: a wrong id, a
+    /// trace expired, or one not written yet), or only an unfinished one (`found: true`: its
+    /// `duration` still unset).
+    #[error(
+        "the trace {} is {} after {reads} reads",
+        hyphenated(id),
+        if *found { "unfinished" } else { "not found" }
+    )]
+    TraceUnavailable {
+        /// The tracing id asked for (`QueryResult::tracing_id`).
+        id: [u8; 16],
+        /// Whether a session row was there (unfinished) at all.
+        found: bool,
+        /// How many times `system_traces.sessions` was read.
+        reads: u32,
+    },
 }
 
 /// How a node broke the protocol.
@@ -211,11 +229,14 @@ pub enum ErrorKind {
     /// Never retried by [`DefaultRetryPolicy`](crate::session::DefaultRetryPolicy): a retry
     /// adds to the load the limit sheds.
     RateLimited,
+    /// A trace asked for was not in `system_traces`, or never finished, within the wait
+    /// ([`Error::TraceUnavailable`]).
+    TraceUnavailable,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order (`kind as usize` indexes it).
-    pub const ALL: [ErrorKind; 24] = [
+    pub const ALL: [ErrorKind; 25] = [
         ErrorKind::Unavailable,
         ErrorKind::Overloaded,
         ErrorKind::Bootstrapping,
@@ -240,6 +261,7 @@ impl ErrorKind {
         ErrorKind::Handshake,
         ErrorKind::Tls,
         ErrorKind::RateLimited,
+        ErrorKind::TraceUnavailable,
     ];
 
     /// The kind of a server ERROR: by its extension's fields where they were read as one
@@ -306,6 +328,7 @@ impl ErrorKind {
             ErrorKind::Handshake => "handshake",
             ErrorKind::Tls => "tls",
             ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::TraceUnavailable => "trace_unavailable",
         }
     }
 }
@@ -337,6 +360,7 @@ impl Error {
             Error::Protocol { .. } | Error::UnexpectedResponse { .. } => ErrorKind::Protocol,
             Error::Serialization(_) | Error::Deserialization(_) => ErrorKind::Serialization,
             Error::Handshake { .. } | Error::Authentication { .. } => ErrorKind::Handshake,
+            Error::TraceUnavailable { .. } => ErrorKind::TraceUnavailable,
         }
     }
 
@@ -356,6 +380,19 @@ impl Error {
             },
         }
     }
+}
+
+/// A UUID in its usual text form (`8-4-4-4-12` lowercase hex digits), for messages.
+fn hyphenated(id: &[u8; 16]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(36);
+    for (i, b) in id.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            s.push('-');
+        }
+        let _ = write!(s, "{b:02x}"); // writing to a String cannot fail
+    }
+    s
 }
 
 /// Prints an error with every cause in its chain: `outer: cause: root cause`. A cause whose
@@ -393,6 +430,21 @@ mod tests {
     use std::error::Error as _;
 
     use super::*;
+
+    #[test]
+    fn a_trace_id_prints_as_a_hyphenated_uuid() {
+        let id: [u8; 16] = std::array::from_fn(|i| i as u8 * 17);
+        let e = Error::TraceUnavailable {
+            id,
+            found: true,
+            reads: 3,
+        };
+        assert_eq!(
+            e.to_string(),
+            "the trace 00112233-4455-6677-8899-aabbccddeeff is unfinished after 3 reads"
+        );
+        assert_eq!(e.kind(), ErrorKind::TraceUnavailable);
+    }
 
     #[test]
     fn every_kind_is_listed_once_in_declaration_order_with_a_distinct_name() {

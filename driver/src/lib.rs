@@ -32,6 +32,11 @@
 //!   struct as bound values, by bind-marker name; also a `QueryValues`), and
 //!   [`DeserializeValue`] and [`SerializeValue`] (a struct as a user-defined type's value).
 //!   docs/DRIVER.md says what they check at compile time and at run time.
+//! - `tracing` (off by default): `tracing` events (target `doppio`) at the session's cold
+//!   points: connecting, preparing and re-preparing, retry decisions, connections opened,
+//!   closed and failed with their reconnection backoff, topology changes, schema agreement.
+//!   Without it no `tracing` code is compiled in; with it the request path's common case
+//!   still emits nothing.
 //!
 //! doppio-proto's default `uuid` is on: `uuid::Uuid` values bind and read as `uuid` and
 //! `timeuuid`.
@@ -57,11 +62,15 @@
 //! - [`routing`]: Murmur3 tokens, the token ring, replica placement, ScyllaDB's shards and
 //!   the token of bound values (pure).
 //! - [`session`]: the `Session` API that user code runs on each shard, with token-aware
-//!   load balancing, retries and speculative execution.
+//!   load balancing, retries and speculative execution; its per-shard counters and latency
+//!   histogram, and traced requests' traces read back from `system_traces`.
 //! - [`result`]: what a node answered ([`QueryResult`]) and the one place an answer becomes
 //!   a typed outcome.
 //! - [`error`]: the driver's error type with its causes, and the one table of error kinds.
-//! - `clock` (private): the coarse clock of request deadlines.
+//! - `clock` (private): the coarse clock of request deadlines, and the precise one of
+//!   request latencies.
+//! - `telemetry` (private): the `tracing` events of the session's cold points (feature
+//!   `tracing`; nothing without it).
 //! - [`stages`]: a picked request timed stage by stage on its way through a connection
 //!   (queued, handed to the runtime, read, split off, polled), for benchmarks' waterfalls.
 //!
@@ -82,6 +91,7 @@ pub mod session;
 mod shards;
 pub mod stages;
 mod system;
+mod telemetry;
 
 /// What the request-path benchmarks (`driver/benches/request_path.rs`) call to time one
 /// stage of `Session::execute` at a time: the in-flight table, the encoding, the placement,
@@ -125,7 +135,7 @@ pub use handshake::HandshakeConfig;
 pub use pool::{Backoff, PoolStats};
 pub use result::QueryResult;
 pub use session::{
-    Batch, BatchType, Page, PageStream, PagingState, PreparedStatement, RowStream, Session,
-    SessionConfig, SessionStats, Statement, StatementConfig,
+    Batch, BatchType, Latency, LatencyConfig, Page, PageStream, PagingState, PreparedStatement,
+    RowStream, Session, SessionConfig, SessionStats, Statement, StatementConfig,
 };
 pub use shards::RuntimeError;

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use crate::connection::{ConnectFailure, Connection, ConnectionError, ConnectionStats};
 use crate::routing::murmur3::Token;
 use crate::routing::sharding::{Sharder, ShardingInfo};
+use crate::telemetry::event;
 
 /// Opens one ready connection (TCP connect plus CQL handshake) to a node, aimed at a
 /// ScyllaDB shard when a target is given.
@@ -522,6 +523,7 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
                     }
                 }
                 p.bump(|s| s.opened += 1);
+                event!(debug, node = %p.addr, slot, "connection opened");
                 *p.last_error.borrow_mut() = None;
                 if let Some(slot) = p.slots.borrow_mut().get_mut(slot) {
                     *slot = Some(conn.clone());
@@ -530,6 +532,7 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
                 let _why = conn.wait_closed().await;
                 let Some(p) = pool.upgrade() else { return };
                 p.bump(|s| s.closed += 1);
+                event!(info, node = %p.addr, slot, reason = %crate::error::Report(&_why), "connection closed");
                 let mut retired = p.retired.get();
                 retired.add(&conn.stats());
                 p.retired.set(retired);
@@ -548,8 +551,17 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
             }
             Err(e) => {
                 p.bump(|s| s.failed_attempts += 1);
-                *p.last_error.borrow_mut() = Some(e);
                 let delay = p.backoff.delay(attempt, p.jitter.next());
+                event!(
+                    warn,
+                    node = %p.addr,
+                    slot,
+                    attempt,
+                    retry_in = ?delay,
+                    error = %crate::error::Report(&e),
+                    "connect failed; reconnecting after a backoff"
+                );
+                *p.last_error.borrow_mut() = Some(e);
                 attempt = attempt.saturating_add(1);
                 let kicked_at = p.kick.get();
                 drop(p);

@@ -22,6 +22,7 @@ use doppio_proto::response::ErrorCode;
 
 use super::config::SessionConfig;
 use super::handle::{Inner, Session};
+use super::latency::LatencyRecorder;
 use super::stats::Counters;
 use super::view::{ClusterView, Node};
 use crate::connection::{Connection, ConnectionError, ConnectionStats};
@@ -33,6 +34,7 @@ use crate::routing::partition_key::RoutingScratch;
 use crate::routing::sharding::SOURCE_PORTS;
 use crate::routing::topology::TopologySnapshot;
 use crate::system;
+use crate::telemetry::event;
 
 /// The connect function of a session's pools: TCP, handshake, then `USE` of the session
 /// keyspace. A handshake the node refuses (credentials, protocol version) is also kept in
@@ -152,7 +154,20 @@ impl Session {
                 }
             })
         };
-        let session = Self::connect_as(config, ControlRole::Run(publish)).await?;
+        event!(info, node = %config.node, "session connecting");
+        let session = match Self::connect_as(config, ControlRole::Run(publish)).await {
+            Ok(s) => s,
+            Err(e) => {
+                event!(warn, error = %crate::error::Report(&e), "session connect failed");
+                return Err(e);
+            }
+        };
+        event!(
+            info,
+            node = %session.node(),
+            nodes = session.view().len(),
+            "session connected"
+        );
         *me.borrow_mut() = Rc::downgrade(&session.inner);
         Ok(session)
     }
@@ -191,6 +206,7 @@ impl Session {
         };
         let contact = snapshot.source.unwrap_or(config.node);
         let policy = config.load_balancing.make();
+        let latency = LatencyRecorder::new(config.latency);
         let session = Self {
             inner: Rc::new(Inner {
                 config,
@@ -204,6 +220,7 @@ impl Session {
                 keyspace,
                 prepared: RefCell::new(HashMap::new()),
                 counters: Counters::default(),
+                latency,
                 retired: Cell::new(ConnectionStats::default()),
                 closed: RefCell::new(None),
                 scratch: RefCell::new(RoutingScratch::default()),
@@ -247,6 +264,7 @@ impl Session {
                 }
             }
             ControlEvent::NodeUp(addr) => {
+                event!(info, node = %addr, "node reported up: reconnecting at once");
                 if let Some(node) = self.inner.nodes.borrow().get(addr) {
                     node.pool.reconnect_now();
                 }
@@ -282,6 +300,13 @@ impl Session {
             .filter(|a| !kept.contains(a))
             .copied()
             .collect();
+        event!(
+            info,
+            version = snapshot.version,
+            nodes = view.len(),
+            gone = ?gone,
+            "topology installed"
+        );
         for addr in gone {
             if let Some(node) = nodes.remove(&addr) {
                 let mut retired = inner.retired.get();

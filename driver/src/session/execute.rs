@@ -51,6 +51,7 @@ use doppio_proto::values::QueryValues;
 use super::attempt::{encode_templated, forgotten, own_page, templated, FirstAttempt};
 use super::config::StatementOptions;
 use super::handle::Session;
+use super::latency::Started;
 use super::plan::Placement;
 use super::prepared::PreparedStatement;
 use super::statement::Paging;
@@ -101,6 +102,8 @@ pub(crate) struct Execute<'a, V: ?Sized> {
     /// and is moved cheaply).
     paging: Paging<'a>,
     state: State<'a>,
+    /// When it was first polled (for the session's latency histogram).
+    started: Started,
 }
 
 /// The two waiting states keep the first attempt's target (index, placement, serialized)
@@ -142,6 +145,7 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
             values,
             paging,
             state: State::Start,
+            started: Started::NOT_YET,
         }
     }
 
@@ -314,7 +318,10 @@ impl<V: QueryValues + ?Sized> Future for Execute<'_, V> {
         let this = self.get_mut();
         loop {
             match &mut this.state {
-                State::Start => this.state = this.start(),
+                State::Start => {
+                    this.started = this.session.latency_start();
+                    this.state = this.start();
+                }
                 State::Acquiring { wait, .. } => {
                     let acquired = ready!(wait.poll_stream(cx));
                     let State::Acquiring {
@@ -350,6 +357,7 @@ impl<V: QueryValues + ?Sized> Future for Execute<'_, V> {
                     };
                     if plain && !forgotten(&result) {
                         this.session.count(&result, 0);
+                        this.session.latency_end(this.started);
                         return Poll::Ready(result);
                     }
                     let first = FirstAttempt {
@@ -362,6 +370,7 @@ impl<V: QueryValues + ?Sized> Future for Execute<'_, V> {
                 State::General(general) => {
                     let result = ready!(general.as_mut().poll(cx));
                     this.state = State::Done;
+                    this.session.latency_end(this.started);
                     return Poll::Ready(result);
                 }
                 State::Done => panic!("Session::execute_with polled after completion"),

@@ -11,6 +11,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use super::config::SessionConfig;
+use super::latency::{Latency, LatencyRecorder, Started};
 use super::load_balancing::LoadBalancingPolicy;
 use super::prepared::PreparedStatement;
 use super::stats::{Counters, SessionStats};
@@ -40,6 +41,8 @@ pub(super) struct Inner {
     pub(super) keyspace: Rc<RefCell<Option<String>>>,
     pub(super) prepared: RefCell<HashMap<(String, Option<String>), PreparedStatement>>,
     pub(super) counters: Counters,
+    /// The shard's histogram of request latencies, if the configuration asks for one.
+    pub(super) latency: LatencyRecorder,
     /// Traffic of the pools of nodes that left the topology.
     pub(super) retired: Cell<ConnectionStats>,
     pub(super) closed: RefCell<Option<String>>,
@@ -135,6 +138,26 @@ impl Session {
             traffic.add(&node.pool.connection_stats());
         }
         self.inner.counters.snapshot(traffic)
+    }
+
+    /// The latencies of this session's requests so far (`None` if its configuration records
+    /// none: [`SessionConfig::latency`]): a copy of the shard's histogram. Each request is
+    /// one value, from the first poll of its future to its result, retries and failures
+    /// included; each page of a paged read is one request.
+    pub fn latency(&self) -> Option<Latency> {
+        self.inner.latency.snapshot()
+    }
+
+    /// A request starts (see [`Session::latency`]): the clock, read if latency is recorded.
+    #[inline]
+    pub(super) fn latency_start(&self) -> Started {
+        self.inner.latency.start()
+    }
+
+    /// The request started at `started` ended: its latency recorded, if it is.
+    #[inline]
+    pub(super) fn latency_end(&self, started: Started) {
+        self.inner.latency.record(started);
     }
 
     /// Counts one request that ended with `result` after `retried` retries.

@@ -7,6 +7,8 @@
 //! [`crate::Cluster`] one shard runs it for all.
 //!
 //! Its modules, one concern each, from the bottom up (no file imports one above it):
+//! - `latency`: the shard's histogram of request latencies, recorded per request
+//!   ([`Latency`], [`LatencyConfig`]).
 //! - `config`: [`SessionConfig`], [`SpeculativeExecution`], and `StatementOptions`: what
 //!   one request runs with.
 //! - `statement`: what a statement carries ([`StatementConfig`], [`Statement`]) and what
@@ -31,8 +33,11 @@
 //! - `tablets`: ScyllaDB's tablets: learned from answers' payloads per shard, looked up
 //!   for a bound partition key.
 //! - [`paging`]: [`PageStream`] and [`RowStream`], pages fetched one ahead.
+//! - `trace`: reading a traced request's trace back from `system_traces`
+//!   ([`Session::fetch_trace`], [`Trace`]), waiting (bounded) for the node to finish it.
 //! - [`load_balancing`] and [`retry`]: the policies (which node; whether to try again).
-//! - [`view`]: the shard's view of the cluster; [`stats`]: the session's counters.
+//! - [`view`]: the shard's view of the cluster; [`stats`]: the session's counters;
+//!   `latency`: the shard's histogram of request latencies ([`Latency`]).
 //! - `bench` (hidden): the request path's stages one at a time, for the request-path
 //!   benchmarks (`driver/benches/request_path.rs`).
 //!
@@ -58,6 +63,7 @@ mod connect;
 mod execute;
 mod handle;
 mod keyspace;
+mod latency;
 pub mod load_balancing;
 pub mod paging;
 mod plan;
@@ -70,6 +76,7 @@ mod schema;
 mod statement;
 pub mod stats;
 mod tablets;
+pub(crate) mod trace;
 pub mod view;
 
 pub use batch::{Batch, BatchValues};
@@ -77,6 +84,7 @@ pub use config::{SessionConfig, SpeculativeExecution};
 pub(crate) use connect::ControlRole;
 pub use doppio_proto::request::BatchType;
 pub use handle::Session;
+pub use latency::{Latency, LatencyConfig};
 pub use load_balancing::{
     DefaultPolicy, DefaultPolicyConfig, LoadBalancingPolicy, PolicyFactory, RoutingInfo,
 };
@@ -86,4 +94,5 @@ pub use profile::{ExecutionProfile, ExecutionProfileBuilder};
 pub use retry::{same_node_may_serve, DefaultRetryPolicy, NoRetry, RetryDecision, RetryPolicy};
 pub use statement::{Page, PagingState, Statement, StatementConfig};
 pub use stats::{ErrorCounts, SessionStats};
+pub use trace::{Trace, TraceEvent, TraceWait};
 pub use view::{ClusterView, Distance, Node, NodeCounters, NodeStatus};

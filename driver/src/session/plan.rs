@@ -35,6 +35,7 @@ use crate::result::QueryResult;
 use crate::routing::murmur3::Token;
 use crate::routing::ring::{NodeIndex, ReplicaMap};
 use crate::routing::tablets::TabletReplicas;
+use crate::telemetry::event;
 
 /// Where a request may go: the view it is routed with, and its token's replicas.
 pub(super) struct Placement {
@@ -126,7 +127,8 @@ impl Session {
         }
     }
 
-    /// Runs `attempt` on the nodes of `placement`'s plan as the retry policy directs.
+    /// Runs `attempt` on the nodes of `placement`'s plan as the retry policy directs, its
+    /// latency recorded (QUERY and BATCH; an EXECUTE's future records its own).
     pub(super) async fn run<F, Fut>(
         &self,
         placement: Placement,
@@ -137,7 +139,10 @@ impl Session {
         F: Fn(Connection) -> Fut,
         Fut: Future<Output = Result<QueryResult, Error>>,
     {
-        self.run_from(placement, attempts, None, attempt).await
+        let started = self.latency_start();
+        let result = self.run_from(placement, attempts, None, attempt).await;
+        self.latency_end(started);
+        result
     }
 
     /// As [`Session::run`], after the `first` attempt when the caller already made it (on
@@ -243,6 +248,15 @@ impl Session {
                 Err(e) => e,
             };
             let decision = attempts.retry.decide(&error, attempts.idempotent, retries);
+            event!(
+                debug,
+                node = %node.addr(),
+                error = %crate::error::Report(&error),
+                kind = error.kind().name(),
+                ?decision,
+                retries,
+                "request failed; the retry policy decided"
+            );
             match decision {
                 RetryDecision::Fail => {
                     let e = Err(error);

@@ -21,6 +21,7 @@ use super::statement::{Statement, StatementConfig};
 use crate::connection::Connection;
 use crate::error::Error;
 use crate::result::{result_of, QueryResult, ResultParts};
+use crate::telemetry::event;
 
 impl Session {
     /// Prepares a statement, or returns it from this shard's cache (keyed by CQL text and
@@ -98,8 +99,18 @@ impl Session {
             .filter(|n| Some(n.addr()) != first)
             .filter_map(|n| n.pool.pick())
             .collect();
+        event!(
+            debug,
+            node = ?first,
+            others = others.len(),
+            cql,
+            lwt,
+            "prepared; preparing on the other nodes"
+        );
         for conn in others {
-            let _ = self.prepare_on(&conn, cql).await;
+            if let Err(_e) = self.prepare_on(&conn, cql).await {
+                event!(info, node = %conn.addr(), error = %crate::error::Report(&_e), cql, "preparing on another node failed (healed on its first UNPREPARED)");
+            }
         }
         let result_columns: Rc<[ColumnSpec]> = result_metadata.columns.into();
         let template = self.template(
@@ -188,6 +199,7 @@ impl Session {
         conn: &Connection,
         prepared: &PreparedStatement,
     ) -> Result<(), Error> {
+        event!(info, node = %conn.addr(), cql = %prepared.inner.cql, "re-preparing");
         let p = self.prepare_on(conn, &prepared.inner.cql).await?;
         self.install_prepared(
             conn,

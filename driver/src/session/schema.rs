@@ -14,6 +14,7 @@ use crate::connection::Connection;
 use crate::error::Error;
 use crate::result::QueryResult;
 use crate::system;
+use crate::telemetry::event;
 
 impl Session {
     /// After a schema change answered by `result.node`: wait until the live nodes agree on
@@ -46,9 +47,11 @@ impl Session {
         let deadline = doppio_rt::now() + timeout;
         loop {
             if self.schema_agrees(conn).await? {
+                event!(debug, node = %conn.addr(), "schema agreement reached");
                 return Ok(true);
             }
             if doppio_rt::now() >= deadline {
+                event!(warn, node = %conn.addr(), ?timeout, "no schema agreement within the timeout");
                 return Ok(false);
             }
             doppio_rt::sleep(Duration::from_millis(100)).await;
