@@ -1,7 +1,7 @@
 //! Retry policies: whether a failed request is sent again.
 //!
 //! A policy sees the error, whether the statement was marked idempotent
-//! ([`StatementOptions::idempotent`](super::StatementOptions)), and how many retries were
+//! ([`StatementConfig::idempotent`](super::StatementConfig::idempotent)), and how many retries were
 //! made already. The session consults it only on the error path; a request that succeeds
 //! never touches it.
 //!
