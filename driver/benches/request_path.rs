@@ -263,14 +263,12 @@ impl Bench {
         );
         assert!(memory.session.token_of(&memory.empty, &()).is_none());
         let sink_listener = TcpListener::bind_memory(MEMORY_SINK).expect("sink listener");
-        let sink = Connection::connect(
-            MEMORY_SINK,
-            ConnectionConfig {
-                // Nothing ever answers the sink: no probe may close it mid-run.
-                keepalive: None,
-                ..ConnectionConfig::default()
-            },
-        )
+        let sink = Connection::connect(MEMORY_SINK, {
+            let mut cfg = ConnectionConfig::default();
+            // Nothing ever answers the sink: no probe may close it mid-run.
+            cfg.keepalive = None;
+            cfg
+        })
         .await
         .expect("connect the sink");
         let (sink_end, _) = sink_listener.accept().await.expect("accept the sink");

@@ -56,6 +56,7 @@ use doppio_rt::Runtime;
 
 /// Why a cluster could not start, or could not run work.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum ClusterError {
     /// The configuration is unusable (no contact point, no core).
     #[error("invalid cluster configuration: {0}")]

@@ -47,6 +47,7 @@ pub(crate) type Publisher = Rc<dyn Fn(ControlEvent)>;
 
 /// Tunables of the control connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ControlConfig {
     /// Re-read everything this often even without events.
     pub refresh_interval: Duration,

@@ -22,6 +22,7 @@ use crate::routing::topology::TopologyError;
 
 /// Why a driver call failed.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The node answered with an ERROR (unavailable, timeouts, overloaded, syntax, invalid,
     /// unauthorized, already exists, unprepared, ...): every field it sent is in `error`.
@@ -120,6 +121,7 @@ pub enum Error {
 
 /// How a node broke the protocol.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum Violation {
     /// An answer did not decode; the connection it came on was closed.
     #[error("undecodable answer; connection closed")]
@@ -155,6 +157,7 @@ pub enum Violation {
 
 /// Why no protocol version could be agreed on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VersionError {
     /// The version configured is not one the node offers.
     #[error("protocol {wanted} was asked for, but the node offers {offered:?}")]
@@ -175,6 +178,7 @@ pub enum VersionError {
 /// The kind of a failure: the one classification used for counting errors, by the
 /// session and by the bench (for either of its backends). Names are stable (`name`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// Server: UNAVAILABLE (not enough live replicas).
     Unavailable,

@@ -38,6 +38,7 @@ pub(crate) const CQL_VERSION: &str = "3.0.0";
 
 /// What the handshake needs.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct HandshakeConfig {
     /// Ask for lz4 when the node supports it.
     pub compression: bool,

@@ -60,6 +60,7 @@ const DEFAULT_SHARD_AWARE_RETRY: Duration = Duration::from_secs(60);
 
 /// Reconnection delays: full-jitter exponential backoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Backoff {
     /// The first delay's upper bound.
     pub base: Duration,
@@ -77,6 +78,11 @@ impl Default for Backoff {
 }
 
 impl Backoff {
+    /// Delays of full jitter up to `min(cap, base * 2^attempt)`.
+    pub const fn new(base: Duration, cap: Duration) -> Self {
+        Self { base, cap }
+    }
+
     /// The delay before reconnect attempt `attempt` (0-based), given a random `u64`.
     pub fn delay(&self, attempt: u32, random: u64) -> Duration {
         let ceiling = self
@@ -118,6 +124,7 @@ impl Jitter {
 
 /// Counters of one pool.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PoolStats {
     /// Connections opened (first ones and replacements).
     pub opened: u64,

@@ -30,6 +30,7 @@ type Job<S> = Box<dyn FnOnce(Rc<S>) -> Pin<Box<dyn Future<Output = ()>>> + Send>
 
 /// Why work could not be run on the shards.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum RuntimeError {
     /// An executor could not be started (bad core number, no io_uring, locked-memory limit).
     #[error("cannot start shard {shard} on core {core} ({runtime} runtime): {cause}")]

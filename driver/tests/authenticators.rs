@@ -36,9 +36,10 @@ fn config(node: std::net::SocketAddr) -> SessionConfig {
     let mut c = SessionConfig::new(node);
     c.consistency = Consistency::One;
     c.startup_timeout = Duration::from_secs(10);
-    c.handshake = HandshakeConfig {
-        authenticator: Some(PasswordAuthenticator::new("cassandra", SECRET).factory()),
-        ..HandshakeConfig::default()
+    c.handshake = {
+        let mut cfg = HandshakeConfig::default();
+        cfg.authenticator = Some(PasswordAuthenticator::new("cassandra", SECRET).factory());
+        cfg
     };
     c
 }

@@ -29,12 +29,10 @@ fn config(node: SocketAddr, password: Option<&str>) -> SessionConfig {
     let mut c = SessionConfig::new(node);
     c.consistency = Consistency::One;
     c.startup_timeout = Duration::from_secs(20);
-    c.handshake = HandshakeConfig {
-        compression: true,
-        authenticator: password.map(|p| PasswordAuthenticator::new("cassandra", p).factory()),
-        timeout: None,
-        protocol_version: None,
-    };
+    c.handshake = HandshakeConfig::default();
+    c.handshake.compression = true;
+    c.handshake.authenticator =
+        password.map(|p| PasswordAuthenticator::new("cassandra", p).factory());
     c
 }
 

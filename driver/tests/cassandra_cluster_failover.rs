@@ -59,10 +59,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
         config.startup_timeout = Duration::from_secs(30);
         config.connection.request_timeout = Duration::from_secs(12);
         config.retry_policy = Arc::new(DefaultRetryPolicy { max_retries: 5 });
-        config.backoff = Backoff {
-            base: Duration::from_millis(100),
-            cap: Duration::from_secs(1),
-        };
+        config.backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(1));
         let s = Session::connect(config).await.unwrap();
         eventually(Duration::from_secs(10), || s.nodes().iter().all(|n| n.up))
             .await

@@ -57,10 +57,7 @@ fn config(speculative: Option<SpeculativeExecution>) -> SessionConfig {
 fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
     let _turn = support::cluster_turn();
     on_runtime(runtime, "cluster-speculative", || async {
-        let spec = SpeculativeExecution {
-            delay: Duration::from_millis(100),
-            max: 1,
-        };
+        let spec = SpeculativeExecution::new(Duration::from_millis(100), 1);
         let fast = Session::connect(config(Some(spec))).await.unwrap();
         let plain = Session::connect(config(None)).await.unwrap();
         for s in [&fast, &plain] {

@@ -59,9 +59,10 @@ fn pipelined_options_are_coalesced_and_each_gets_its_own_answer(runtime: Runtime
 
 fn stream_ids_are_bounded_and_callers_wait_for_them(runtime: Runtime) {
     on_runtime(runtime, "connection", || async {
-        let config = ConnectionConfig {
-            max_streams: 4,
-            ..ConnectionConfig::default()
+        let config = {
+            let mut cfg = ConnectionConfig::default();
+            cfg.max_streams = 4;
+            cfg
         };
         let conn = Rc::new(
             Connection::connect(cassandra(), config)
@@ -95,9 +96,10 @@ fn stream_ids_are_bounded_and_callers_wait_for_them(runtime: Runtime) {
 
 fn an_encoding_error_sends_nothing_and_frees_the_id(runtime: Runtime) {
     on_runtime(runtime, "connection", || async {
-        let config = ConnectionConfig {
-            max_streams: 1,
-            ..ConnectionConfig::default()
+        let config = {
+            let mut cfg = ConnectionConfig::default();
+            cfg.max_streams = 1;
+            cfg
         };
         let conn = Connection::connect(cassandra(), config)
             .await
@@ -123,9 +125,10 @@ fn keepalive_probes_an_idle_node_and_closes_a_silent_one(runtime: Runtime) {
         while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
     });
     on_runtime(runtime, "connection", move || async move {
-        let config = ConnectionConfig {
-            keepalive: Some(Duration::from_millis(100)),
-            ..ConnectionConfig::default()
+        let config = {
+            let mut cfg = ConnectionConfig::default();
+            cfg.keepalive = Some(Duration::from_millis(100));
+            cfg
         };
         // A live node answers the probes and the connection stays open.
         let live = Connection::connect(cassandra(), config.clone())

@@ -35,10 +35,11 @@ async fn session_in(compression: bool, version: Option<ProtocolVersion>) -> Sess
     let mut config = SessionConfig::new(cassandra());
     config.consistency = Consistency::One;
     config.connections = 2;
-    config.handshake = HandshakeConfig {
-        compression,
-        protocol_version: version,
-        ..HandshakeConfig::default()
+    config.handshake = {
+        let mut cfg = HandshakeConfig::default();
+        cfg.compression = compression;
+        cfg.protocol_version = version;
+        cfg
     };
     Session::connect(config)
         .await

@@ -39,9 +39,10 @@ const TABLE: &str = "CREATE TABLE t (k int PRIMARY KEY, asci ascii, big bigint, 
 async fn session(compression: bool) -> Session {
     let mut c = SessionConfig::new(cassandra());
     c.consistency = Consistency::One;
-    c.handshake = HandshakeConfig {
-        compression,
-        ..HandshakeConfig::default()
+    c.handshake = {
+        let mut cfg = HandshakeConfig::default();
+        cfg.compression = compression;
+        cfg
     };
     Session::connect(c).await.unwrap()
 }

@@ -156,9 +156,10 @@ fn an_answer_on_a_stream_nobody_waits_on_closes_the_connection(runtime: Runtime)
 
 /// A connection to `addr` with a single stream id.
 async fn one_stream_id(addr: std::net::SocketAddr) -> Connection {
-    let config = ConnectionConfig {
-        max_streams: 1,
-        ..ConnectionConfig::default()
+    let config = {
+        let mut cfg = ConnectionConfig::default();
+        cfg.max_streams = 1;
+        cfg
     };
     Connection::connect(addr, config).await.expect("connect")
 }

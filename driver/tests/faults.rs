@@ -34,10 +34,7 @@ fn config(addr: SocketAddr, retry: Arc<dyn RetryPolicy>) -> SessionConfig {
     c.consistency = Consistency::One;
     c.retry_policy = retry;
     c.connection.request_timeout = Duration::from_secs(5);
-    c.backoff = Backoff {
-        base: Duration::from_millis(20),
-        cap: Duration::from_millis(200),
-    };
+    c.backoff = Backoff::new(Duration::from_millis(20), Duration::from_millis(200));
     c
 }
 
@@ -387,10 +384,11 @@ then = { malformed = "truncated" }
             .chain(v5_cases.iter().map(|c| (ProtocolVersion::V5, *c)));
         for (version, (statement, lz4, expect)) in all {
             let mut c = config(addr, Arc::new(NoRetry));
-            c.handshake = HandshakeConfig {
-                compression: lz4,
-                protocol_version: Some(version),
-                ..HandshakeConfig::default()
+            c.handshake = {
+                let mut cfg = HandshakeConfig::default();
+                cfg.compression = lz4;
+                cfg.protocol_version = Some(version);
+                cfg
             };
             let victim = Session::connect(c).await.unwrap();
             let e = victim

@@ -222,10 +222,7 @@ fn session_config(addr: SocketAddr, max_streams: Option<usize>) -> SessionConfig
     c.consistency = Consistency::One;
     c.connection.request_timeout = TIMEOUT;
     c.retry_policy = Arc::new(DefaultRetryPolicy::default());
-    c.backoff = Backoff {
-        base: Duration::from_millis(1),
-        cap: Duration::from_millis(20),
-    };
+    c.backoff = Backoff::new(Duration::from_millis(1), Duration::from_millis(20));
     c
 }
 

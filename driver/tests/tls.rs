@@ -85,9 +85,10 @@ fn a_node_certificate_for_another_name_is_refused_unless_that_name_is_set(runtim
         assert!(!seen.recv().unwrap().handshake_done);
         // The same certificate passes when the name it carries is the one expected.
         let named = tls.with_server_name("db.example.invalid").unwrap();
-        let config = ConnectionConfig {
-            tls: Some(named),
-            ..ConnectionConfig::default()
+        let config = {
+            let mut cfg = ConnectionConfig::default();
+            cfg.tls = Some(named);
+            cfg
         };
         let conn = doppio::rt::timeout(HANG, Connection::connect(node, config))
             .await
@@ -115,10 +116,11 @@ fn a_node_that_never_answers_the_handshake_times_out(runtime: Runtime) {
         let pki = Pki::new("silent");
         let node = pki::silent_server();
         let tls = TlsConfig::from_ca_file(pki.ca_file()).unwrap();
-        let config = ConnectionConfig {
-            tls: Some(tls),
-            connect_timeout: Duration::from_millis(500),
-            ..ConnectionConfig::default()
+        let config = {
+            let mut cfg = ConnectionConfig::default();
+            cfg.tls = Some(tls);
+            cfg.connect_timeout = Duration::from_millis(500);
+            cfg
         };
         let err = doppio::rt::timeout(HANG, Connection::connect(node, config))
             .await
@@ -141,9 +143,10 @@ fn a_client_certificate_is_shown_and_its_absence_refused(runtime: Runtime) {
             .with_client_cert(&client.cert_file, &client.key_file)
             .unwrap();
         assert!(with_cert.has_client_cert());
-        let config = ConnectionConfig {
-            tls: Some(with_cert),
-            ..ConnectionConfig::default()
+        let config = {
+            let mut cfg = ConnectionConfig::default();
+            cfg.tls = Some(with_cert);
+            cfg
         };
         let conn = doppio::rt::timeout(HANG, Connection::connect(node, config))
             .await

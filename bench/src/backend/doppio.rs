@@ -158,10 +158,7 @@ impl DoppioBackend {
             .connect_timeout(o.request_timeout)
             .startup_timeout(o.request_timeout)
             .retry_policy(retry)
-            .retry_backoff(o.retry_backoff.map(|b| Backoff {
-                base: b.base,
-                cap: b.cap,
-            }))
+            .retry_backoff(o.retry_backoff.map(|b| Backoff::new(b.base, b.cap)))
             // Every backend asks for pages of this size and pages through to the end.
             .page_size(Some(o.page_size))
             .protocol_version(o.protocol.map(|v| {

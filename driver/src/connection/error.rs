@@ -19,6 +19,7 @@ use doppio_proto::ProtoError;
 
 /// Why a connection cannot carry requests.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConnectionError {
     /// The TCP connection could not be opened.
     #[error("cannot connect to {addr}: {failure}")]
@@ -92,6 +93,7 @@ impl ConnectionError {
 
 /// Why a TCP connection could not be opened.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConnectFailure {
     /// Connecting the socket to the node failed (refused, unreachable, timed out).
     #[error("{0}")]
@@ -130,6 +132,7 @@ impl ConnectFailure {
 
 /// What a TLS failure came from (its kind is the [`TlsFailure`] beside it).
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum TlsCause {
     /// rustls refused what the node sent (a certificate, an alert, a record).
     #[error("{0}")]
@@ -165,6 +168,7 @@ pub enum TlsCause {
 
 /// What broke an open connection.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum BreakCause {
     /// Reading the socket failed.
     #[error("read failed: {0}")]
@@ -194,6 +198,7 @@ pub enum BreakCause {
 
 /// How a node broke the protocol on a connection.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProtocolFault {
     /// A v5 segment did not decode (a bad CRC, a length past the limit, corrupt lz4).
     #[error("bad segment: {0}")]
@@ -229,6 +234,7 @@ pub enum ProtocolFault {
 /// Why a TLS connection failed, as a kind to match on ([`ConnectionError::Tls`] carries the
 /// details).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TlsFailure {
     /// The node's certificate does not chain to a trusted CA.
     UnknownCa,
@@ -274,6 +280,7 @@ impl std::fmt::Display for TlsFailure {
 
 /// Why one request got no answer.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum RequestError {
     /// No answer within the request timeout; the stream id stays reserved until the late
     /// answer arrives.

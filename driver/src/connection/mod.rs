@@ -89,6 +89,7 @@ pub use tls::{TlsConfig, TlsConfigError};
 
 /// Tunables of one connection.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ConnectionConfig {
     /// Concurrent requests (stream ids) allowed; at most 32768.
     pub max_streams: usize,
@@ -134,6 +135,7 @@ impl Default for ConnectionConfig {
 
 /// Counters of one connection, for tests, the bench and overhead studies.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ConnectionStats {
     /// Requests queued for sending.
     pub requests: u64,

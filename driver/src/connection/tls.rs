@@ -34,6 +34,7 @@ use doppio_rt::TcpStream;
 
 /// Why the TLS configuration could not be built (files, PEM contents, key mismatch).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TlsConfigError {
     /// A PEM file could not be read or parsed.
     #[error("cannot read {what} from {path}")]

@@ -23,6 +23,7 @@ use crate::pool::Backoff;
 /// to the next node of its plan (up to `max` extra nodes, `delay` apart); the first answer
 /// wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SpeculativeExecution {
     /// How long to wait for an answer before asking the next node.
     pub delay: Duration,
@@ -30,8 +31,16 @@ pub struct SpeculativeExecution {
     pub max: usize,
 }
 
+impl SpeculativeExecution {
+    /// Up to `max` extra nodes, each asked after `delay` without an answer.
+    pub const fn new(delay: Duration, max: usize) -> Self {
+        Self { delay, max }
+    }
+}
+
 /// How a session connects and what its statements default to.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SessionConfig {
     /// The contact point: the first node asked for the cluster's topology.
     pub node: SocketAddr,

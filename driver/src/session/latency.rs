@@ -32,6 +32,7 @@ use crate::clock::Ticks;
 ///
 /// [`SessionConfig::latency`]: super::SessionConfig::latency
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LatencyConfig {
     /// The largest latency told apart; a longer request is counted as this long. At least
     /// 2 ns.

@@ -45,6 +45,7 @@ impl ErrorCounts {
 
 /// A session's counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SessionStats {
     /// Calls of query, execute and batch (each counted once, however many retries).
     pub requests: u64,

@@ -230,9 +230,10 @@ pub(crate) async fn session_to(
     let mut c = doppio::SessionConfig::new(node);
     c.consistency = doppio::proto::consistency::Consistency::One;
     c.connection.request_timeout = timeout;
-    c.handshake = doppio::HandshakeConfig {
-        compression,
-        ..doppio::HandshakeConfig::default()
+    c.handshake = {
+        let mut cfg = doppio::HandshakeConfig::default();
+        cfg.compression = compression;
+        cfg
     };
     doppio::Session::connect(c)
         .await

@@ -31,9 +31,10 @@ async fn session(addr: SocketAddr, lz4: bool) -> Session {
     c.consistency = Consistency::One;
     c.retry_policy = Arc::new(NoRetry);
     c.connection.request_timeout = Duration::from_secs(5);
-    c.handshake = HandshakeConfig {
-        compression: lz4,
-        ..HandshakeConfig::default()
+    c.handshake = {
+        let mut cfg = HandshakeConfig::default();
+        cfg.compression = lz4;
+        cfg
     };
     Session::connect(c).await.unwrap()
 }
