@@ -137,13 +137,7 @@ impl ResultParts {
     /// The rows, if the result has any, with the column specs to read them by (the node's,
     /// or for prepared statements the prepared result columns).
     pub fn rows(&self) -> Option<RowsView<'_>> {
-        match &self.body {
-            ResultBody::Rows(r) => Some(match &self.columns {
-                Some(columns) if r.metadata.no_metadata => r.view_with(columns),
-                _ => r.view(),
-            }),
-            _ => None,
-        }
+        rows_in(&self.body, self.columns.as_deref())
     }
 
     /// Number of rows in this page (0 for results without rows).
@@ -172,21 +166,47 @@ impl ResultParts {
 
     /// The rows read as `T` (a tuple), column types checked once.
     pub fn typed_rows<'a, T: FromRow<'a>>(&'a self) -> Result<Vec<T>, Error> {
-        let Some(rows) = self.rows() else {
-            return Ok(Vec::new());
-        };
-        rows.typed::<T>()
-            .map_err(Error::Deserialization)?
-            .collect::<Result<Vec<T>, _>>()
-            .map_err(Error::Deserialization)
+        typed_rows_in(self.rows())
     }
 
     /// For a conditional statement (LWT): whether it was applied (the `[applied]` column).
     pub fn applied(&self) -> Option<bool> {
-        let rows = self.rows()?;
-        let index = rows.columns().iter().position(|c| c.name == "[applied]")?;
-        rows.iter().next()?.ok()?.get::<bool>(index).ok()
+        applied_in(self.rows()?)
     }
+}
+
+/// The rows of `body`, read by `columns` when the node sent them without metadata (a
+/// prepared statement's result columns), else by the body's own.
+pub(crate) fn rows_in<'a>(
+    body: &'a ResultBody,
+    columns: Option<&'a [ColumnSpec]>,
+) -> Option<RowsView<'a>> {
+    match body {
+        ResultBody::Rows(r) => Some(match columns {
+            Some(columns) if r.metadata.no_metadata => r.view_with(columns),
+            _ => r.view(),
+        }),
+        _ => None,
+    }
+}
+
+/// `rows` read as `T` (a tuple), column types checked once; none without rows.
+pub(crate) fn typed_rows_in<'a, T: FromRow<'a>>(
+    rows: Option<RowsView<'a>>,
+) -> Result<Vec<T>, Error> {
+    let Some(rows) = rows else {
+        return Ok(Vec::new());
+    };
+    rows.typed::<T>()
+        .map_err(Error::Deserialization)?
+        .collect::<Result<Vec<T>, _>>()
+        .map_err(Error::Deserialization)
+}
+
+/// The `[applied]` column of a conditional statement's first row.
+pub(crate) fn applied_in(rows: RowsView<'_>) -> Option<bool> {
+    let index = rows.columns().iter().position(|c| c.name == "[applied]")?;
+    rows.iter().next()?.ok()?.get::<bool>(index).ok()
 }
 
 /// The RESULT in `frame` (the answer to a `request` sent on `conn`), or the ERROR it carries
