@@ -34,7 +34,7 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use doppio_proto::consistency::Consistency;
@@ -453,7 +453,11 @@ impl ClusterBuilder {
                 return fail(&shards, shard, error);
             }
         }
-        Ok(Cluster { shards, config })
+        Ok(Cluster {
+            shards,
+            config,
+            closers: Mutex::new(Vec::new()),
+        })
     }
 }
 
@@ -495,6 +499,16 @@ impl Drop for ShardState {
 pub struct Cluster {
     shards: Shards<ShardState>,
     config: Arc<ClusterConfig>,
+    /// What to close before the shards stop (the doors into them, `crate::door`), while it
+    /// lives. Control plane only.
+    closers: Mutex<Vec<Weak<dyn CloseOnShutdown>>>,
+}
+
+/// Something that leads work into the shards and must be closed before they stop (a door,
+/// whose drainers end only when it closes).
+pub(crate) trait CloseOnShutdown: Send + Sync {
+    /// Refuses new work and lets what is queued fail; idempotent.
+    fn close(&self);
 }
 
 impl std::fmt::Debug for Cluster {
@@ -585,7 +599,52 @@ impl Cluster {
     /// every session's connections close and the executor threads are joined. Returns the
     /// shards whose thread ended in a panic. Idempotent; also done on drop.
     pub fn shutdown(&self) -> Vec<usize> {
+        self.close_doors();
         self.shards.shutdown()
+    }
+
+    /// Registers `door`, closed by [`Cluster::shutdown`] (and on drop) before the shards
+    /// stop, if it still lives then.
+    pub(crate) fn on_shutdown(&self, door: Weak<dyn CloseOnShutdown>) {
+        let mut closers = self.closers.lock().unwrap_or_else(|p| p.into_inner());
+        // Forget the doors already gone (nothing else would).
+        closers.retain(|c| c.strong_count() > 0);
+        closers.push(door);
+    }
+
+    fn close_doors(&self) {
+        let closers = std::mem::take(&mut *self.closers.lock().unwrap_or_else(|p| p.into_inner()));
+        for door in closers.iter().filter_map(Weak::upgrade) {
+            door.close();
+        }
+    }
+
+    /// Posts `f(shard index, session)` to every shard with a session, without waiting: its
+    /// future runs there as a job (shutdown gives it the grace period). `f` is dropped once
+    /// every shard has called it or dropped its job unrun (a shard that stopped).
+    pub(crate) fn post_to_sessions<F, Fut>(&self, f: F)
+    where
+        F: Fn(usize, Session) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        self.shards.poster().post_all(move |state: Rc<ShardState>| {
+            let session = state.session.borrow().clone();
+            // Called here, not in the future: the future does not keep `f` alive.
+            let work = session.map(|s| f(state.index, s));
+            async move {
+                if let Some(work) = work {
+                    work.await;
+                }
+            }
+        });
+    }
+}
+
+impl Drop for Cluster {
+    /// Closes the doors into the shards first (their drainers end), then the shards stop
+    /// as [`Cluster::shutdown`] stops them.
+    fn drop(&mut self) {
+        self.close_doors();
     }
 }
 

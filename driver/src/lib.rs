@@ -49,6 +49,9 @@
 //!   the shards and their control plane) and a session on each; one shard runs the control
 //!   connection (`control`, private) and hands topology changes to all of them over the
 //!   control plane.
+//! - [`door`]: the door for tokio (and other) applications: a `Send + Sync` [`SendSession`]
+//!   whose requests cross to a shard's session through a bounded lock-free lane and whose
+//!   answers come back through a one-shot channel.
 //! - [`connection`]: one connection to one node that coalesces frames into batched writes
 //!   and parses every complete frame per read; public as the low-level single-connection API
 //!   (requests as raw frames or request bodies, no handshake, no pool). TLS (rustls, its
@@ -82,6 +85,7 @@ mod clock;
 pub mod cluster;
 pub mod connection;
 mod control;
+pub mod door;
 pub mod error;
 mod handshake;
 mod pool;
@@ -125,6 +129,7 @@ pub use control::ControlConfig;
 /// structs as user-defined types both ways. The generated code names `::doppio::proto`.
 #[cfg(feature = "derive")]
 pub use doppio_macros::{DeserializeValue, FromRow, SerializeRow, SerializeValue};
+pub use door::{DoorConfig, DoorError, OwnedPage, OwnedResult, SendPrepared, SendSession};
 /// The protocol layer this driver speaks, re-exported for users who need its types.
 pub use doppio_proto as proto;
 /// The runtimes the driver runs on (glommio, or doppio's own io_uring runtime), re-exported
