@@ -71,7 +71,13 @@ struct Entry {
     statement: PreparedStatement,
     /// The statement's result columns as last seen (`Rc`) and their `Send` copy (`Arc`),
     /// made again only when a re-prepare changes them.
-    columns: Option<(Rc<[ColumnSpec]>, Arc<[ColumnSpec]>)>,
+    columns: Option<SharedColumns>,
+}
+
+/// Result columns as a shard's statement holds them (`Rc`) and their `Send` copy (`Arc`).
+struct SharedColumns {
+    seen: Rc<[ColumnSpec]>,
+    shared: Arc<[ColumnSpec]>,
 }
 
 /// A shard's side of one door: its session and its prepared statements.
@@ -137,10 +143,13 @@ impl ShardSide {
                 return Arc::from(&rc[..]);
             };
             match &entry.columns {
-                Some((seen, shared)) if Rc::ptr_eq(seen, rc) => shared.clone(),
+                Some(c) if Rc::ptr_eq(&c.seen, rc) => c.shared.clone(),
                 _ => {
                     let shared: Arc<[ColumnSpec]> = Arc::from(&rc[..]);
-                    entry.columns = Some((rc.clone(), shared.clone()));
+                    entry.columns = Some(SharedColumns {
+                        seen: rc.clone(),
+                        shared: shared.clone(),
+                    });
                     shared
                 }
             }
