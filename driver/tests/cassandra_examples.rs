@@ -28,6 +28,10 @@ mod cluster_of_shards;
 #[path = "../examples/tls.rs"]
 mod tls;
 
+#[allow(dead_code)]
+#[path = "../examples/from_tokio.rs"]
+mod from_tokio;
+
 fn connect_and_query_reads_back_its_row(runtime: Runtime) {
     let (version, rows) = connect_and_query::run(cassandra(), runtime).unwrap();
     assert!(version.starts_with("5."), "{version}");
@@ -72,7 +76,14 @@ fn tls_connects_with_the_nodes_ca(runtime: Runtime) {
     assert!(version.starts_with("5."), "{version}");
 }
 
+fn from_tokio_reads_back_what_its_tasks_wrote(runtime: Runtime) {
+    let rows = from_tokio::run(cassandra(), runtime).unwrap();
+    assert_eq!(rows.len(), 100);
+    assert_eq!(rows[7], (7, "v7".to_owned()));
+}
+
 cassandra_runtime_tests!(CASSANDRA;
+    from_tokio_reads_back_what_its_tasks_wrote,
     connect_and_query_reads_back_its_row,
     prepared_and_paging_reads_every_row_in_pages,
     cluster_of_shards_writes_from_every_shard,
