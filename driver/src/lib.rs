@@ -125,11 +125,11 @@ struct ReadmeDoctest;
 pub use cluster::{Cluster, ClusterBuilder, ClusterError};
 pub use connection::{ConnectionConfig, ConnectionError, TlsConfig, TlsConfigError, TlsFailure};
 pub use control::ControlConfig;
+pub use door::{DoorConfig, DoorError, OwnedPage, OwnedResult, SendPrepared, SendSession};
 /// The derives (feature `derive`, on by default): rows into structs, structs as bound values,
 /// structs as user-defined types both ways. The generated code names `::doppio::proto`.
 #[cfg(feature = "derive")]
 pub use doppio_macros::{DeserializeValue, FromRow, SerializeRow, SerializeValue};
-pub use door::{DoorConfig, DoorError, OwnedPage, OwnedResult, SendPrepared, SendSession};
 /// The protocol layer this driver speaks, re-exported for users who need its types.
 pub use doppio_proto as proto;
 /// The runtimes the driver runs on (glommio, or doppio's own io_uring runtime), re-exported
