@@ -34,7 +34,7 @@
 //!   number of callers.
 //! - **Prepared statements.** A [`SendPrepared`] is the CQL text with its settings and a
 //!   process-unique id; [`SendSession::prepare`] prepares it on every shard, and each
-//!   shard keeps its own [`PreparedStatement`] under that id (prepared again on a shard
+//!   shard keeps its own [`PreparedStatement`](crate::PreparedStatement) under that id (prepared again on a shard
 //!   that lost it), swept when the last `SendPrepared` clone is gone.
 //! - **Owned values, owned answers.** Values are moved in (`QueryValues + Send + 'static`:
 //!   tuples of owned values, `Vec<CqlValue>`, ...); answers come back as [`OwnedResult`]
