@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The published crates (doppio-proto, doppio-macros, doppio-rt, doppio) as a registry would get
+# The published crates (doppio-proto, doppio-macros, doppio-rt, doppio-driver) as a registry would get
 # them, checked at the MSRV: the one cheap step that catches a broken package (scripts/test.sh
 # runs it).
 #
-# 1. `cargo package --no-verify` for the four: a manifest error, a path dependency without a
-#    version, a readme that is not there fail here (about 2 s).
+# 1. `cargo publish --dry-run --no-verify` for the four, in their publishing order (it packages
+#    them as `cargo package` does, then stops before the upload): a manifest error, a path
+#    dependency without a version, a readme or licence file that is not there fail here
+#    (about 2 s).
 # 2. The four .crate files unpacked side by side into a scratch workspace (each names the
 #    others by version, patched to the unpacked copies) and their libraries checked (`cargo
 #    check`; doppio-proto also without its default feature) with the MSRV toolchain
@@ -29,14 +31,14 @@ cd "$ROOT"
 # shellcheck source=scripts/setup-lib.sh
 . "$ROOT/scripts/setup-lib.sh"
 
-crates=(doppio-proto doppio-macros doppio-rt doppio)
+crates=(doppio-proto doppio-macros doppio-rt doppio-driver)
 version=$(sed -n '/^\[workspace.package\]/,/^\[/ s/^version = "\(.*\)"$/\1/p' Cargo.toml)
 out=$ROOT/target/package-check
 ws=$out/ws
 
 # A package holds the files of its folder that git does not ignore; --allow-dirty lets a work
 # tree with uncommitted edits through (CI's clone has none).
-cargo package --locked --no-verify --allow-dirty "${crates[@]/#/-p}"
+cargo publish --dry-run --locked --no-verify --allow-dirty "${crates[@]/#/-p}"
 
 rm -rf "$ws"
 mkdir -p "$ws"

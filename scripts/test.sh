@@ -147,8 +147,8 @@ fi
 
 # The driver's optional feature `tracing` compiles code the workspace's test run leaves out:
 # its own test binary, with the feature on (one binary: the other tests do not change).
-step "cargo test -p doppio --features tracing --test tracing_events"
-cargo test -p doppio --locked --features tracing --test tracing_events
+step "cargo test -p doppio-driver --features tracing --test tracing_events"
+cargo test -p doppio-driver --locked --features tracing --test tracing_events
 
 # doppio's instructions and allocations per request, counted by Callgrind and DHAT on the
 # release build (deterministic: the same build gives the same figures), against the

@@ -13,7 +13,7 @@
 //!
 //! The rules are data ([`USER_RULES`], [`KERNEL_RULES`]): a frame names a layer when it
 //! contains one of its patterns (user frames: the crate path that appears first in the frame
-//! wins, so `doppio_bench::backend::doppio::X` is the bench's and `replace<doppio::...>` the
+//! wins, so `doppio_bench::backend::doppio::X` is the bench's and `replace<doppio_driver::...>` the
 //! driver's) or starts with one (kernel functions). Tested on synthetic folded stacks below.
 
 use std::collections::BTreeMap;
@@ -104,7 +104,7 @@ pub const USER_RULES: &[(Layer, &[&str])] = &[
     ),
     (
         Layer::Driver,
-        &["doppio::", "scylla::", "rustls::", "ring::"],
+        &["doppio_driver::", "scylla::", "rustls::", "ring::"],
     ),
     (
         Layer::Allocator,
@@ -393,13 +393,13 @@ mod tests {
     fn user_frames_go_to_the_crate_that_appears_first() {
         for (frames, want) in [
             (
-                &["doppio_rt::uring::executor::Executor::run_tasks", "doppio::session::request::<impl doppio::session::Session>::execute_once::{{closure}}"][..],
+                &["doppio_rt::uring::executor::Executor::run_tasks", "doppio_driver::session::request::<impl doppio_driver::session::Session>::execute_once::{{closure}}"][..],
                 Layer::Driver,
             ),
-            (&["doppio::result::result_of", "doppio_proto::frame::FrameDecoder::decode"][..], Layer::Codec),
+            (&["doppio_driver::result::result_of", "doppio_proto::frame::FrameDecoder::decode"][..], Layer::Codec),
             // Generic wrappers name their argument's crate.
-            (&["replace<doppio::connection::in_flight::SlotState<doppio_proto::frame::Frame>>"][..], Layer::Driver),
-            (&["{async_fn#0}<doppio::session::request::{impl#4}::execute_with::{async_fn#0}>"][..], Layer::Driver),
+            (&["replace<doppio_driver::connection::in_flight::SlotState<doppio_proto::frame::Frame>>"][..], Layer::Driver),
+            (&["{async_fn#0}<doppio_driver::session::request::{impl#4}::execute_with::{async_fn#0}>"][..], Layer::Driver),
             // The bench's adapter module named `doppio` is the bench's adapter.
             (&["doppio_bench::backend::doppio::DoppioBackend::execute"][..], Layer::Adapter),
             (&["doppio_bench::engine::worker::run", "doppio_bench::backend::scylla::bind"][..], Layer::Adapter),
@@ -437,11 +437,11 @@ mod tests {
         assert_eq!(classify(&counted), Layer::Allocator);
         // `free` is the allocator, `freelist_pop` is not.
         assert_eq!(
-            classify(&stack(&["doppio::pool::x", "freelist_pop"])),
+            classify(&stack(&["doppio_driver::pool::x", "freelist_pop"])),
             Layer::Driver
         );
         assert_eq!(
-            classify(&stack(&["doppio::pool::x", "free"])),
+            classify(&stack(&["doppio_driver::pool::x", "free"])),
             Layer::Allocator
         );
         // Nothing names a layer: other.
@@ -514,7 +514,7 @@ mod tests {
         // An interrupt on a user stack: the kernel's, whatever ran above it.
         assert_eq!(
             classify(&stack(&[
-                "doppio::x",
+                "doppio_driver::x",
                 "asm_sysvec_apic_timer_interrupt",
                 "hrtimer_interrupt"
             ])),
@@ -522,7 +522,7 @@ mod tests {
         );
         assert_eq!(
             classify(&stack(&[
-                "doppio::x",
+                "doppio_driver::x",
                 "asm_common_interrupt",
                 "net_rx_action",
                 "process_backlog"
@@ -548,10 +548,10 @@ mod tests {
     fn a_profile_adds_up_and_splits_the_cpu_per_request() {
         let folded = format!(
             "{} 600\n{} 300\n{} 100\nnot a line\n\n",
-            stack(&["doppio::session::Session::execute"]),
+            stack(&["doppio_driver::session::Session::execute"]),
             stack(&["doppio_proto::frame::FrameDecoder::decode"]),
             stack(&[
-                "doppio::x",
+                "doppio_driver::x",
                 "entry_SYSCALL_64",
                 "do_syscall_64",
                 "io_submit_sqes"

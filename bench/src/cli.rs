@@ -609,10 +609,10 @@ pub const DEFAULT_SQPOLL_IDLE: Duration = Duration::from_millis(10);
 /// 1 ms to 10 s).
 pub fn parse_sqpoll_idle(text: &str) -> Result<Duration, limits::OptionError> {
     let idle = units::duration(text)?;
-    doppio::rt::uring::SqPoll { idle, cpu: None }
+    doppio_driver::rt::uring::SqPoll { idle, cpu: None }
         .validate()
         .map_err(|_| limits::OptionError::SqPollIdle {
-            max_secs: doppio::rt::uring::SqPoll::MAX_IDLE.as_secs(),
+            max_secs: doppio_driver::rt::uring::SqPoll::MAX_IDLE.as_secs(),
         })?;
     Ok(idle)
 }

@@ -1374,11 +1374,15 @@ mod tests {
         let m = Meter::start();
         // A glommio executor (an io_uring per thread, and a timeout operation per sleep)
         // started during the measurement.
-        doppio::rt::run_on(doppio::rt::Runtime::Glommio, "io-uring-ops", || async {
-            for _ in 0..10 {
-                doppio::rt::sleep(Duration::from_millis(1)).await;
-            }
-        })
+        doppio_driver::rt::run_on(
+            doppio_driver::rt::Runtime::Glommio,
+            "io-uring-ops",
+            || async {
+                for _ in 0..10 {
+                    doppio_driver::rt::sleep(Duration::from_millis(1)).await;
+                }
+            },
+        )
         .unwrap();
         let cost = m.stop();
         let (Some(ops), Some(kinds)) = (cost.io_uring, cost.syscalls_by_kind) else {
@@ -1425,8 +1429,8 @@ mod tests {
 
     #[test]
     fn sqpoll_threads_are_in_getrusage_and_measured_on_their_own() {
-        use doppio::rt::uring::{Config, SqPoll};
-        use doppio::rt::{ExecutorSpec, Runtime};
+        use doppio_driver::rt::uring::{Config, SqPoll};
+        use doppio_driver::rt::{ExecutorSpec, Runtime};
         // An executor in SQPOLL mode whose kernel thread polls for 2 s after the one
         // submission the executor makes at start (its wake-up read), while the executor
         // itself sleeps: a busy SQ thread beside an idle process.
@@ -1442,10 +1446,10 @@ mod tests {
             },
             ..ExecutorSpec::new(Runtime::Uring, "sqpoll-meter")
         };
-        let handle = doppio::rt::spawn_executor(spec, move || async move {
+        let handle = doppio_driver::rt::spawn_executor(spec, move || async move {
             let _ = started_tx.send(());
             while stop_rx.try_recv().is_err() {
-                doppio::rt::sleep(Duration::from_millis(10)).await;
+                doppio_driver::rt::sleep(Duration::from_millis(10)).await;
             }
         })
         .unwrap();
@@ -1507,7 +1511,7 @@ mod tests {
         // Spin until this thread has 20 ms of CPU by its own clock (on a loaded machine that
         // takes longer than 20 ms of wall time); the meter, which counts the whole process,
         // must then show at least as much. The minute only bounds a clock that never moves.
-        let own = doppio::bench_internals::thread_cpu_time;
+        let own = doppio_driver::bench_internals::thread_cpu_time;
         let (begin, t) = (own(), std::time::Instant::now());
         while own().saturating_sub(begin) < Duration::from_millis(20)
             && t.elapsed() < Duration::from_secs(60)

@@ -28,10 +28,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use doppio::proto::consistency::Consistency;
-use doppio::rt::Runtime;
-use doppio::session::DefaultRetryPolicy;
-use doppio::{Error, Session, SessionConfig, Statement};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::Runtime;
+use doppio_driver::session::DefaultRetryPolicy;
+use doppio_driver::{Error, Session, SessionConfig, Statement};
 use doppio_test_support::CASSANDRA_CLUSTER;
 
 const ROWS: i64 = 50_000;
@@ -84,13 +84,13 @@ enum Fate {
     Unknown,
 }
 
-fn fate_of(r: &Result<doppio::QueryResult, Error>) -> Fate {
+fn fate_of(r: &Result<doppio_driver::QueryResult, Error>) -> Fate {
     match r {
         Ok(_) => Fate::Acknowledged,
         Err(Error::Timeout { .. } | Error::ConnectionBroken(_)) => Fate::Unknown,
         // WRITE_TIMEOUT: the coordinator did not hear from enough replicas in time; the
         // write may be on some of them.
-        Err(e) if e.kind() == doppio::error::ErrorKind::WriteTimeout => Fate::Unknown,
+        Err(e) if e.kind() == doppio_driver::error::ErrorKind::WriteTimeout => Fate::Unknown,
         Err(_) => Fate::Failed,
     }
 }
@@ -107,7 +107,7 @@ struct Tally {
 /// fifth until it is back.
 fn write(runtime: Runtime, table: &str, ids: i64, idempotent: bool, restart: bool) -> Tally {
     let table = table.to_owned();
-    doppio::rt::run_on(runtime, &format!("acked-{runtime}"), move || async move {
+    doppio_driver::rt::run_on(runtime, &format!("acked-{runtime}"), move || async move {
         let mut c = SessionConfig::new(CASSANDRA_CLUSTER.addr());
         c.consistency = Consistency::Quorum;
         c.retry_policy = Arc::new(DefaultRetryPolicy { max_retries: 3 });
@@ -134,7 +134,7 @@ fn write(runtime: Runtime, table: &str, ids: i64, idempotent: bool, restart: boo
                     acked.clone(),
                 );
                 let (killed, restarted) = (killed.clone(), restarted.clone());
-                doppio::rt::spawn_local(async move {
+                doppio_driver::rt::spawn_local(async move {
                     loop {
                         let id = next.get();
                         if id >= ids {
@@ -147,7 +147,7 @@ fn write(runtime: Runtime, table: &str, ids: i64, idempotent: bool, restart: boo
                                 .as_ref()
                                 .is_some_and(|f| f.load(Ordering::SeqCst));
                             if !back {
-                                doppio::rt::sleep(Duration::from_millis(50)).await;
+                                doppio_driver::rt::sleep(Duration::from_millis(50)).await;
                                 continue;
                             }
                         }
@@ -184,7 +184,7 @@ fn write(runtime: Runtime, table: &str, ids: i64, idempotent: bool, restart: boo
             let deadline = Instant::now() + Duration::from_secs(300);
             while !flag.load(Ordering::SeqCst) {
                 assert!(Instant::now() < deadline, "the cluster script did not end");
-                doppio::rt::sleep(Duration::from_millis(100)).await;
+                doppio_driver::rt::sleep(Duration::from_millis(100)).await;
             }
         }
         let stats = s.stats();
@@ -203,7 +203,7 @@ fn write(runtime: Runtime, table: &str, ids: i64, idempotent: bool, restart: boo
 /// Every id in `table`, read at ALL by doppio (paged).
 fn read_doppio(table: &str) -> HashSet<i64> {
     let table = table.to_owned();
-    doppio::rt::run_on(Runtime::Glommio, "acked-read", move || async move {
+    doppio_driver::rt::run_on(Runtime::Glommio, "acked-read", move || async move {
         let mut c = SessionConfig::new(CASSANDRA_CLUSTER.addr());
         c.consistency = Consistency::All;
         c.startup_timeout = Duration::from_secs(30);
@@ -232,7 +232,7 @@ fn read_doppio(table: &str) -> HashSet<i64> {
                 }
                 Err(e) if attempt < 30 => {
                     eprintln!("read at ALL, attempt {attempt}: {e}; again in 2 s");
-                    doppio::rt::sleep(Duration::from_secs(2)).await;
+                    doppio_driver::rt::sleep(Duration::from_secs(2)).await;
                 }
                 Err(e) => panic!("read at ALL: {e}"),
             }
@@ -303,7 +303,7 @@ fn count(fates: &[Fate], fate: Fate) -> usize {
 fn schema(keyspace: &str, tables: &[&str]) {
     let keyspace = keyspace.to_owned();
     let tables: Vec<String> = tables.iter().map(|t| (*t).to_owned()).collect();
-    doppio::rt::run_on(Runtime::Glommio, "acked-schema", move || async move {
+    doppio_driver::rt::run_on(Runtime::Glommio, "acked-schema", move || async move {
         let mut c = SessionConfig::new(CASSANDRA_CLUSTER.addr());
         c.startup_timeout = Duration::from_secs(30);
         c.connection.request_timeout = Duration::from_secs(30);

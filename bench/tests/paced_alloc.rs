@@ -28,7 +28,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use doppio::rt::{Runtime, Sleeper};
 use doppio_alloc_count::{thread_allocations, CountingAlloc};
 use doppio_bench::engine::grid::ReleaseGrid;
 use doppio_bench::engine::schedule::RateSchedule;
@@ -38,6 +37,7 @@ use doppio_bench::engine::{
 };
 use doppio_bench::workload::expr::Expr;
 use doppio_bench::workload::{BoundArgs, Statement};
+use doppio_driver::rt::{Runtime, Sleeper};
 
 #[global_allocator]
 static GLOBAL: CountingAlloc = CountingAlloc::new();
@@ -113,7 +113,7 @@ fn plan() -> Plan<(), ()> {
 /// every request waits for its due time): (inside the worker future's polls, on the whole
 /// worker thread).
 fn paced_run(runtime: Runtime, requests: u64) -> (u64, u64) {
-    doppio::rt::run_on(runtime, "paced-alloc", move || async move {
+    doppio_driver::rt::run_on(runtime, "paced-alloc", move || async move {
         let plan = plan();
         let spec = WorkerSpec {
             worker: 0,
@@ -179,4 +179,4 @@ fn paced_requests_allocate_nothing(runtime: Runtime) {
     }
 }
 
-doppio::rt::runtime_tests!(paced_requests_allocate_nothing);
+doppio_driver::rt::runtime_tests!(paced_requests_allocate_nothing);

@@ -483,7 +483,7 @@ fn every_backend_reports_the_protocol_it_spoke_and_v5_is_refused_by_a_v4_node() 
     // Asking doppio for v5 from a node that does not offer it fails at connect, naming both.
     let v4_only = doppio_stub::Stub::start(doppio_stub::StubConfig {
         log_rules: false,
-        newest_protocol: doppio::proto::ProtocolVersion::V4,
+        newest_protocol: doppio_driver::proto::ProtocolVersion::V4,
         ..doppio_stub::StubConfig::default()
     })
     .unwrap();

@@ -2,12 +2,12 @@
 //! that work on a cheaper request path (issue 29) is measured against.
 //!
 //! ```sh
-//! cargo bench -p doppio --bench request_path                 # everything (~8 min)
-//! cargo bench -p doppio --bench request_path -- --quick      # a quick pass (~1 min)
-//! cargo bench -p doppio --bench request_path -- e2e/uring    # a filter, as criterion takes it
+//! cargo bench -p doppio-driver --bench request_path                 # everything (~8 min)
+//! cargo bench -p doppio-driver --bench request_path -- --quick      # a quick pass (~1 min)
+//! cargo bench -p doppio-driver --bench request_path -- e2e/uring    # a filter, as criterion takes it
 //! ```
 //!
-//! Everything runs on one client shard (a `doppio::bench_internals::Shards` executor pinned to core
+//! Everything runs on one client shard (a `doppio_driver::bench_internals::Shards` executor pinned to core
 //! `REQUEST_PATH_CLIENT_CORE`, default 0), once per runtime (`REQUEST_PATH_RUNTIMES`, default
 //! `glommio,uring`); criterion's `iter_custom` sends each sample there as a job and the
 //! shard times it itself. The statement is the `empty` workload's (`SELECT key FROM
@@ -37,7 +37,7 @@
 //! - `memory_bench_call`: `memory` as the bench's doppio backend calls it: through one more
 //!   async function that reads every cell of the page.
 //!
-//! Stages (each calls the driver's own code through `doppio::bench_internals`; the `stage/*`
+//! Stages (each calls the driver's own code through `doppio_driver::bench_internals`; the `stage/*`
 //! ones do not involve the executor and run once, on the first runtime's shard):
 //! - `stage/encode/*`: the EXECUTE from its template into the write buffer.
 //! - `stage/placement/*`: token (when the partition key is bound), replicas, the policy's
@@ -68,16 +68,16 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, Criterion};
-use doppio::bench_internals as internals;
-use doppio::bench_internals::{ShardOptions, Shards};
-use doppio::connection::{Connection, ConnectionConfig};
-use doppio::proto::consistency::Consistency;
-use doppio::proto::deserialize::DeserializeValue;
-use doppio::proto::frame::Frame;
-use doppio::proto::value::CqlValue;
-use doppio::proto::ProtocolVersion;
-use doppio::rt::{Runtime, TcpListener, TcpStream};
-use doppio::{Error, PagingState, PreparedStatement, QueryResult, Session, SessionConfig};
+use doppio_driver::bench_internals as internals;
+use doppio_driver::bench_internals::{ShardOptions, Shards};
+use doppio_driver::connection::{Connection, ConnectionConfig};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::deserialize::DeserializeValue;
+use doppio_driver::proto::frame::Frame;
+use doppio_driver::proto::value::CqlValue;
+use doppio_driver::proto::ProtocolVersion;
+use doppio_driver::rt::{Runtime, TcpListener, TcpStream};
+use doppio_driver::{Error, PagingState, PreparedStatement, QueryResult, Session, SessionConfig};
 use doppio_stub::{LocalStubHandle, Stub, StubConfig, StubHandle};
 
 /// The `empty` workload's statement (bench/workloads/empty.toml).
@@ -432,7 +432,7 @@ async fn e2e(
     let fibers: Vec<_> = (0..(c as u64).min(requests))
         .map(|_| {
             let (bench, left) = (bench.clone(), left.clone());
-            doppio::rt::spawn_local(async move {
+            doppio_driver::rt::spawn_local(async move {
                 let peer = bench.peer(kind);
                 while left.get() > 0 {
                     left.set(left.get() - 1);
@@ -464,7 +464,7 @@ async fn connection_requests(bench: Rc<Bench>, c: usize, requests: u64, clock: C
     let fibers: Vec<_> = (0..(c as u64).min(requests))
         .map(|_| {
             let (bench, left, conn) = (bench.clone(), left.clone(), conn.clone());
-            doppio::rt::spawn_local(async move {
+            doppio_driver::rt::spawn_local(async move {
                 let m = &bench.memory;
                 while left.get() > 0 {
                     left.set(left.get() - 1);
@@ -497,7 +497,7 @@ async fn stub_alone(bench: Rc<Bench>, c: usize, requests: u64, clock: Clock) -> 
         internals::encode_execute(&m.session, &m.empty, &(), &mut frames, stream as i16)
             .expect("encode");
     }
-    let answer_len = bench.one_row.header.length as usize + doppio::proto::frame::HEADER_LEN;
+    let answer_len = bench.one_row.header.length as usize + doppio_driver::proto::frame::HEADER_LEN;
     let rounds = requests.div_ceil(c as u64).max(1);
     let mut inbox = BytesMut::with_capacity(answer_len * c * 2);
     let start = clock.now();
@@ -536,7 +536,7 @@ async fn wake_round_trips(round_trips: u64, clock: Clock) -> Duration {
     });
     let other = {
         let st = st.clone();
-        doppio::rt::spawn_local(async move {
+        doppio_driver::rt::spawn_local(async move {
             loop {
                 poll_fn(|cx| {
                     if st.theirs.get() || st.done.get() {
@@ -591,7 +591,7 @@ async fn submit(bench: Rc<Bench>, batch: usize, frames: u64, clock: Clock) -> Du
     let start = clock.now();
     for _ in 0..batches {
         for _ in 0..batch {
-            doppio::bench_internals::queue_raw(&bench.sink, &frame);
+            doppio_driver::bench_internals::queue_raw(&bench.sink, &frame);
         }
         let mut got = 0;
         while got < frame.len() * batch {

@@ -9,9 +9,9 @@
 //!   runtime.
 //!
 //! ```sh
-//! cargo bench -p doppio --bench tokio_door
+//! cargo bench -p doppio-driver --bench tokio_door
 //! DOOR_BENCH_REQUESTS=100000 DOOR_BENCH_ROUNDS=5 DOOR_BENCH_CONCURRENCY=1,64 \
-//!   DOOR_BENCH_RUNTIME=uring cargo bench -p doppio --bench tokio_door
+//!   DOOR_BENCH_RUNTIME=uring cargo bench -p doppio-driver --bench tokio_door
 //! ```
 //!
 //! Setting: one doppio shard and a tokio runtime of one worker thread (the client), the
@@ -35,10 +35,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use doppio::proto::consistency::Consistency;
-use doppio::proto::ProtocolVersion;
-use doppio::rt::Runtime;
-use doppio::{Cluster, SendSession};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::ProtocolVersion;
+use doppio_driver::rt::Runtime;
+use doppio_driver::{Cluster, SendSession};
 
 const CQL: &str = "SELECT key FROM system.local WHERE key = 'local'";
 
@@ -100,7 +100,7 @@ struct Clients {
     tokio: tokio::runtime::Runtime,
     cluster: Cluster,
     door: SendSession,
-    door_prepared: doppio::SendPrepared,
+    door_prepared: doppio_driver::SendPrepared,
     scylla: Arc<scylla::client::session::Session>,
     scylla_prepared: scylla::statement::prepared::PreparedStatement,
 }
@@ -179,7 +179,7 @@ impl Clients {
                             .map(|_| {
                                 let (session, statement, left) =
                                     (session.clone(), statement.clone(), left.clone());
-                                doppio::rt::spawn_local(async move {
+                                doppio_driver::rt::spawn_local(async move {
                                     while left.get() > 0 {
                                         left.set(left.get() - 1);
                                         let r =

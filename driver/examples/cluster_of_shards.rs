@@ -2,7 +2,7 @@
 //! routing tables and statement cache, and user code running on every shard.
 //!
 //! ```sh
-//! cargo run -p doppio --example cluster_of_shards -- [NODE] [glommio|uring]
+//! cargo run -p doppio-driver --example cluster_of_shards -- [NODE] [glommio|uring]
 //! ```
 //! The closure given to `run_on_shards` runs once on each shard with that shard's `Session`
 //! (`!Send`: it never leaves its core); what each returns comes back in shard order. Nothing
@@ -11,8 +11,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use doppio::rt::Runtime;
-use doppio::{Cluster, Error, SessionStats};
+use doppio_driver::rt::Runtime;
+use doppio_driver::{Cluster, Error, SessionStats};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

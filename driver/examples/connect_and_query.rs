@@ -2,7 +2,7 @@
 //! one.
 //!
 //! ```sh
-//! cargo run -p doppio --example connect_and_query -- [NODE] [glommio|uring]
+//! cargo run -p doppio-driver --example connect_and_query -- [NODE] [glommio|uring]
 //! ```
 //! NODE defaults to 127.0.0.1:9042 (`scripts/cassandra.sh start`), the runtime to glommio.
 //! A `Session` alone runs on any glommio or doppio-rt executor; `run_on` starts one on a new
@@ -10,8 +10,8 @@
 
 use std::net::SocketAddr;
 
-use doppio::rt::{run_on, Runtime};
-use doppio::{FromRow, SerializeRow, Session, SessionConfig};
+use doppio_driver::rt::{run_on, Runtime};
+use doppio_driver::{FromRow, SerializeRow, Session, SessionConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -75,7 +75,7 @@ pub(crate) fn run(
             .await?
             .typed_rows()?;
         let version = version.into_iter().next().map(|(v,)| v).unwrap_or_default();
-        Ok::<_, doppio::Error>((version, rows))
+        Ok::<_, doppio_driver::Error>((version, rows))
     })??; // the outer `?`: the executor could not start; the inner one: the driver's error
     Ok(out)
 }

@@ -2,7 +2,7 @@
 //! whose requests tokio tasks await while the sessions stay on their shards.
 //!
 //! ```sh
-//! cargo run -p doppio --example from_tokio -- [NODE] [glommio|uring]
+//! cargo run -p doppio-driver --example from_tokio -- [NODE] [glommio|uring]
 //! ```
 //! The cluster is built (and shut down) outside the tokio runtime: both block their caller.
 //! Each request crosses to a shard and its answer back; values go in owned, results come
@@ -10,9 +10,9 @@
 
 use std::net::SocketAddr;
 
-use doppio::proto::consistency::Consistency;
-use doppio::rt::Runtime;
-use doppio::{Cluster, SendSession};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::Runtime;
+use doppio_driver::{Cluster, SendSession};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

@@ -3,7 +3,7 @@
 //! (consistency, page size, timeout).
 //!
 //! ```sh
-//! cargo run -p doppio --example prepared_and_paging -- [NODE] [glommio|uring]
+//! cargo run -p doppio-driver --example prepared_and_paging -- [NODE] [glommio|uring]
 //! ```
 //! A prepared statement is parsed once by the node; its EXECUTEs are encoded from a template,
 //! and one whose partition key is bound goes to a replica of that key. Each call's name says
@@ -13,9 +13,9 @@
 
 use std::net::SocketAddr;
 
-use doppio::proto::consistency::Consistency;
-use doppio::rt::{run_on, Runtime};
-use doppio::{Session, SessionConfig, Statement};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::{run_on, Runtime};
+use doppio_driver::{Session, SessionConfig, Statement};
 
 /// Rows written to the one partition.
 pub(crate) const ROWS: i32 = 1000;
@@ -106,7 +106,7 @@ pub(crate) fn run(
             .execute_unpaged(&one_row, &(7i32, 10i32))
             .await?
             .typed_rows()?;
-        Ok::<_, doppio::Error>(ReadBack {
+        Ok::<_, doppio_driver::Error>(ReadBack {
             pages: stream.pages(),
             rows,
             sum,

@@ -2,7 +2,7 @@
 //!
 //! ```sh
 //! scripts/cassandra-tls.sh start    # a node whose native port speaks TLS only, on 127.0.0.41
-//! cargo run -p doppio --example tls -- 127.0.0.41:9042 .cassandra-tls/tls/ca.pem [glommio|uring]
+//! cargo run -p doppio-driver --example tls -- 127.0.0.41:9042 .cassandra-tls/tls/ca.pem [glommio|uring]
 //! ```
 //! The node's certificate must chain to a CA of the file and carry the node's IP address
 //! (unless a server name is given with `with_server_name`); a client certificate is optional
@@ -12,8 +12,8 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
-use doppio::rt::Runtime;
-use doppio::{Cluster, Error, TlsConfig};
+use doppio_driver::rt::Runtime;
+use doppio_driver::{Cluster, Error, TlsConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

@@ -3,7 +3,7 @@
 //! each, and runs user code on every shard.
 //!
 //! ```no_run
-//! use doppio::Cluster;
+//! use doppio_driver::Cluster;
 //!
 //! let cluster = Cluster::builder()
 //!     .contact_point("127.0.0.1:9042".parse().unwrap())
@@ -13,7 +13,7 @@
 //! let counts = cluster
 //!     .run_on_shards(|session| async move {
 //!         let r = session.query_unpaged("SELECT * FROM system.local", &()).await?;
-//!         Ok::<_, doppio::Error>(r.rows_count())
+//!         Ok::<_, doppio_driver::Error>(r.rows_count())
 //!     })
 //!     .expect("shards ran");
 //! println!("{counts:?}");

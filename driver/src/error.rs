@@ -404,7 +404,7 @@ fn hyphenated(id: &[u8; 16]) -> String {
 /// their value error and also return it as their source).
 ///
 /// ```
-/// use doppio::error::{Error, Report};
+/// use doppio_driver::error::{Error, Report};
 /// let e = Error::Closed("shutting down".into());
 /// assert_eq!(Report(&e).to_string(), "the session is closed: shutting down");
 /// ```

@@ -9,8 +9,8 @@
 //! [`Cluster`] starts one pinned executor and session per core instead: [`cluster`]):
 //!
 //! ```no_run
-//! use doppio::rt::{run_on, Runtime};
-//! use doppio::{Session, SessionConfig};
+//! use doppio_driver::rt::{run_on, Runtime};
+//! use doppio_driver::{Session, SessionConfig};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let node = "127.0.0.1:9042".parse()?;
@@ -127,7 +127,7 @@ pub use connection::{ConnectionConfig, ConnectionError, TlsConfig, TlsConfigErro
 pub use control::ControlConfig;
 pub use door::{DoorConfig, DoorError, OwnedPage, OwnedResult, SendPrepared, SendSession};
 /// The derives (feature `derive`, on by default): rows into structs, structs as bound values,
-/// structs as user-defined types both ways. The generated code names `::doppio::proto`.
+/// structs as user-defined types both ways. The generated code names `::doppio_driver::proto`.
 #[cfg(feature = "derive")]
 pub use doppio_macros::{DeserializeValue, FromRow, SerializeRow, SerializeValue};
 /// The protocol layer this driver speaks, re-exported for users who need its types.

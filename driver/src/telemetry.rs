@@ -1,5 +1,5 @@
 //! The driver's `tracing` events (cargo feature `tracing`, off by default): one macro,
-//! [`event!`], that becomes a `tracing` event of target `doppio` with the feature, and
+//! [`event!`], that becomes a `tracing` event of target `doppio_driver` with the feature, and
 //! nothing at all without it (its arguments are not even evaluated).
 //!
 //! Events mark the session's cold points only: connecting, preparing and re-preparing, retry
@@ -11,12 +11,12 @@
 //! Invariant: without the feature this module expands to nothing; no `tracing` code, atomic
 //! or dependency is compiled in.
 
-/// A `tracing` event of target `doppio` at `$level` (`trace`, `debug`, `info`, `warn`,
+/// A `tracing` event of target `doppio_driver` at `$level` (`trace`, `debug`, `info`, `warn`,
 /// `error`), with `tracing`'s field syntax; nothing without the feature.
 #[cfg(feature = "tracing")]
 macro_rules! event {
     ($level:ident, $($arg:tt)+) => {
-        ::tracing::$level!(target: "doppio", $($arg)+)
+        ::tracing::$level!(target: "doppio_driver", $($arg)+)
     };
 }
 

@@ -9,11 +9,11 @@
 
 use std::time::Duration;
 
-use doppio::auth::PasswordAuthenticator;
-use doppio::proto::consistency::Consistency;
-use doppio::rt::Runtime;
-use doppio::HandshakeConfig;
-use doppio::{Error, Session, SessionConfig};
+use doppio_driver::auth::PasswordAuthenticator;
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::Runtime;
+use doppio_driver::HandshakeConfig;
+use doppio_driver::{Error, Session, SessionConfig};
 
 mod support;
 
@@ -59,7 +59,7 @@ fn an_unknown_authenticator_gets_no_password_and_an_error_naming_it(runtime: Run
     let addr = stub.addr();
     let text = stub.run("auth-unknown", move || async move {
         let err = Session::connect(config(addr)).await.unwrap_err();
-        let text = doppio::error::Report(&err).to_string();
+        let text = doppio_driver::error::Report(&err).to_string();
         assert!(
             matches!(err, Error::Authentication { .. }),
             "an authentication error: {text}"

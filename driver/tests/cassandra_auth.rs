@@ -10,14 +10,14 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use doppio::auth::{AuthError, PasswordAuthenticator};
-use doppio::proto::consistency::Consistency;
-use doppio::HandshakeConfig;
-use doppio::{Cluster, ClusterError, Error, Session, SessionConfig};
+use doppio_driver::auth::{AuthError, PasswordAuthenticator};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::HandshakeConfig;
+use doppio_driver::{Cluster, ClusterError, Error, Session, SessionConfig};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::on_runtime;
 
 /// The node with authentication (every test here is gated on it answering).
@@ -117,7 +117,7 @@ fn the_cluster_builder_passes_credentials_to_every_shard(runtime: Runtime) {
         .unwrap();
     let counts: Vec<usize> = out
         .into_iter()
-        .map(|r| r.unwrap_or_else(|e| panic!("{}", doppio::error::Report(&e))))
+        .map(|r| r.unwrap_or_else(|e| panic!("{}", doppio_driver::error::Report(&e))))
         .collect();
     assert_eq!(counts, vec![1, 1]);
     let err = Cluster::builder()

@@ -8,15 +8,15 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use doppio::proto::consistency::Consistency;
-use doppio::{Cluster, ClusterError, Error};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::{Cluster, ClusterError, Error};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::cassandra;
 
-fn builder(runtime: Runtime) -> doppio::ClusterBuilder {
+fn builder(runtime: Runtime) -> doppio_driver::ClusterBuilder {
     Cluster::builder()
         .runtime(runtime)
         .cores(&[0, 1])
@@ -109,9 +109,9 @@ fn an_unusable_io_uring_is_one_clear_error_naming_the_glommio_fallback() {
     let started = Instant::now();
     let err = builder(Runtime::Uring)
         .contact_point(cassandra())
-        .uring_config(doppio::rt::uring::Config {
+        .uring_config(doppio_driver::rt::uring::Config {
             buffers: 3,
-            ..doppio::rt::uring::Config::default()
+            ..doppio_driver::rt::uring::Config::default()
         })
         .build()
         .unwrap_err();

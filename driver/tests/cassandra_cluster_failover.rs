@@ -15,14 +15,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use doppio::proto::consistency::Consistency;
-use doppio::session::DefaultRetryPolicy;
-use doppio::Backoff;
-use doppio::{Session, SessionConfig};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::session::DefaultRetryPolicy;
+use doppio_driver::Backoff;
+use doppio_driver::{Session, SessionConfig};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{cluster, cluster_script, eventually, keyspace, on_runtime};
 
 /// Requests and errors seen in one phase of the test.
@@ -112,9 +112,9 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
                 failures.clone(),
                 next_key.clone(),
             );
-            workers.push(doppio::rt::spawn_local(async move {
+            workers.push(doppio_driver::rt::spawn_local(async move {
                 while !stop.get() {
-                    doppio::rt::sleep(Duration::from_millis(20)).await;
+                    doppio_driver::rt::sleep(Duration::from_millis(20)).await;
                     let k = next_key.get();
                     next_key.set(k + 1);
                     let write = s.execute_unpaged(&insert, &(k, k)).await;
@@ -136,7 +136,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
                 }
             }));
         }
-        doppio::rt::sleep(Duration::from_secs(3)).await;
+        doppio_driver::rt::sleep(Duration::from_secs(3)).await;
         assert!(node2_requests() > 0, "node 2 serves before it stops");
 
         // Stop node 2 (SIGTERM; Cassandra drains and closes its client connections).
@@ -149,7 +149,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
         until(&stopping, Duration::from_secs(60)).await;
         phase.set(1);
         let during_start = node2_requests();
-        doppio::rt::sleep(Duration::from_secs(3)).await;
+        doppio_driver::rt::sleep(Duration::from_secs(3)).await;
         let during_node2 = node2_requests() - during_start;
 
         // Start it again.
@@ -163,7 +163,7 @@ fn a_node_stopped_mid_load_loses_no_retryable_request_and_comes_back(runtime: Ru
         .expect("node 2 is marked up after its restart");
         phase.set(2);
         let after_start = node2_requests();
-        doppio::rt::sleep(Duration::from_secs(3)).await;
+        doppio_driver::rt::sleep(Duration::from_secs(3)).await;
         let after_node2 = node2_requests() - after_start;
 
         // The control connection's node is killed (SIGKILL: no goodbye): the control

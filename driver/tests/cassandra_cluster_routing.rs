@@ -11,14 +11,14 @@ use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use doppio::proto::consistency::Consistency;
-use doppio::proto::value::CqlValue;
-use doppio::session::{Batch, BatchType};
-use doppio::{Cluster, Session, SessionConfig, Statement};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::value::CqlValue;
+use doppio_driver::session::{Batch, BatchType};
+use doppio_driver::{Cluster, Session, SessionConfig, Statement};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{cluster, eventually, keyspace, on_runtime, ring_owner};
 
 fn config() -> SessionConfig {
@@ -29,7 +29,7 @@ fn config() -> SessionConfig {
     c
 }
 
-fn builder(runtime: Runtime) -> doppio::ClusterBuilder {
+fn builder(runtime: Runtime) -> doppio_driver::ClusterBuilder {
     Cluster::builder()
         .runtime(runtime)
         .contact_point(cluster())
@@ -333,7 +333,7 @@ async fn traced_nodes(s: &Session, tracing_id: [u8; 16]) -> (IpAddr, BTreeSet<Ip
     let mut last = (None, BTreeSet::new());
     let mut stable = 0;
     for _ in 0..100 {
-        doppio::rt::sleep(Duration::from_millis(100)).await;
+        doppio_driver::rt::sleep(Duration::from_millis(100)).await;
         let session = s
             .query_unpaged(
                 all(

@@ -10,13 +10,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use doppio::proto::consistency::Consistency;
-use doppio::session::{NoRetry, SpeculativeExecution};
-use doppio::{Error, Session, SessionConfig, Statement};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::session::{NoRetry, SpeculativeExecution};
+use doppio_driver::{Error, Session, SessionConfig, Statement};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{cluster, eventually, keyspace, on_runtime};
 
 /// Sends `signal` to node `n` of the test cluster (its pid file is in .cassandra-cluster).

@@ -11,13 +11,13 @@ use std::io::Read;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use doppio::connection::{Connection, ConnectionConfig, ConnectionError, RequestError};
+use doppio_driver::connection::{Connection, ConnectionConfig, ConnectionError, RequestError};
 use doppio_proto::frame::Opcode;
 use doppio_proto::wire::Reader;
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{cassandra, misbehaving_peer, on_runtime, options};
 
 fn pipelined_options_are_coalesced_and_each_gets_its_own_answer(runtime: Runtime) {
@@ -30,7 +30,7 @@ fn pipelined_options_are_coalesced_and_each_gets_its_own_answer(runtime: Runtime
         let tasks: Vec<_> = (0..N)
             .map(|_| {
                 let conn = conn.clone();
-                doppio::rt::spawn_local(async move { conn.request(None, options).await })
+                doppio_driver::rt::spawn_local(async move { conn.request(None, options).await })
             })
             .collect();
         for t in tasks {
@@ -74,7 +74,7 @@ fn stream_ids_are_bounded_and_callers_wait_for_them(runtime: Runtime) {
             .map(|_| {
                 let conn = conn.clone();
                 let peak = peak.clone();
-                doppio::rt::spawn_local(async move {
+                doppio_driver::rt::spawn_local(async move {
                     let fut = conn.request(None, options);
                     peak.set(peak.get().max(conn.in_flight()));
                     fut.await
@@ -134,7 +134,7 @@ fn keepalive_probes_an_idle_node_and_closes_a_silent_one(runtime: Runtime) {
         let live = Connection::connect(cassandra(), config.clone())
             .await
             .expect("connect");
-        doppio::rt::sleep(Duration::from_millis(450)).await;
+        doppio_driver::rt::sleep(Duration::from_millis(450)).await;
         assert!(live.stats().keepalives >= 2, "{:?}", live.stats());
         assert!(live.closed().is_none(), "{:?}", live.closed());
         // A silent node is given up on after one unanswered probe.

@@ -11,13 +11,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
-use doppio::proto::consistency::Consistency;
-use doppio::proto::value::{
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::value::{
     CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp, CqlUuid, CqlValue, CqlVarint,
 };
-use doppio::proto::{ProtoError, ValueError};
-use doppio::rt::Runtime;
-use doppio::{
+use doppio_driver::proto::{ProtoError, ValueError};
+use doppio_driver::rt::Runtime;
+use doppio_driver::{
     DeserializeValue, Error, FromRow, SerializeRow, SerializeValue, Session, SessionConfig,
 };
 

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use doppio_test_support::{cassandra_tls_ca, CASSANDRA_TLS};
 
 mod support;

@@ -10,12 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use doppio::proto::value::CqlValue;
-use doppio::{Error, Session, Statement};
+use doppio_driver::proto::value::CqlValue;
+use doppio_driver::{Error, Session, Statement};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace, on_runtime, session_to};
 
 /// A TCP proxy to `target` that can be frozen: while frozen it stops passing the server's
@@ -109,7 +109,7 @@ fn a_node_that_stops_answering_times_out_at_the_deadline_and_the_connection_reco
         assert_eq!(r.rows_count(), 1);
         let wait = Instant::now();
         while conn.orphans() > 0 && wait.elapsed() < Duration::from_secs(5) {
-            doppio::rt::sleep(Duration::from_millis(10)).await;
+            doppio_driver::rt::sleep(Duration::from_millis(10)).await;
         }
         assert_eq!(conn.orphans(), 0, "the late answer released its stream id");
         assert!(conn.stats().late_answers >= 1);

@@ -7,12 +7,12 @@
 
 use std::time::{Duration, Instant};
 
-use doppio::{Error, Session};
 use doppio_alloc_count::{live_bytes, peak_bytes, reset_peak, CountingAlloc};
+use doppio_driver::{Error, Session};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace, on_runtime, session_to};
 
 /// Counts live heap bytes and their peak, process-wide.
@@ -63,7 +63,7 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound(runtime
         let handles: Vec<_> = (0..N)
             .map(|i| {
                 let (s, select) = (s.clone(), select.clone());
-                doppio::rt::spawn_local(async move {
+                doppio_driver::rt::spawn_local(async move {
                     let k = (i % 100) as i32;
                     let r = s.execute_unpaged(&select, &(k,)).await?;
                     let rows: Vec<(String,)> = r.typed_rows()?;
@@ -110,7 +110,7 @@ fn a_hundred_thousand_concurrent_requests_complete_within_a_memory_bound(runtime
         // Backpressure: never more in flight than the stream-id space, which was full.
         assert_eq!(
             stats.in_flight_high_water,
-            doppio::connection::ConnectionConfig::default().max_streams as u64
+            doppio_driver::connection::ConnectionConfig::default().max_streams as u64
         );
         assert!(conn.closed().is_none(), "the connection survived");
         s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())

@@ -6,10 +6,10 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use doppio::proto::consistency::Consistency;
-use doppio::rt::Runtime;
-use doppio::session::{Trace, TraceWait};
-use doppio::{Cluster, Error, ErrorKind, LatencyConfig, Session, SessionConfig, Statement};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::Runtime;
+use doppio_driver::session::{Trace, TraceWait};
+use doppio_driver::{Cluster, Error, ErrorKind, LatencyConfig, Session, SessionConfig, Statement};
 
 mod support;
 

@@ -15,12 +15,12 @@ use std::collections::HashSet;
 
 use futures_lite::StreamExt;
 
-use doppio::proto::consistency::Consistency;
-use doppio::{PagingState, Session, SessionConfig, Statement};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::{PagingState, Session, SessionConfig, Statement};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace, on_runtime};
 
 const ROWS: i32 = 10_000;
@@ -62,7 +62,10 @@ async fn filled_table(ks: &str) -> Session {
 
 /// Awaits every future (they run concurrently on the current executor).
 async fn join_all<F: std::future::Future<Output = ()> + 'static>(futures: Vec<F>) {
-    let handles: Vec<_> = futures.into_iter().map(doppio::rt::spawn_local).collect();
+    let handles: Vec<_> = futures
+        .into_iter()
+        .map(doppio_driver::rt::spawn_local)
+        .collect();
     for h in handles {
         h.await;
     }
@@ -198,7 +201,7 @@ fn every_call_returns_what_its_name_says_for_0_1_one_page_and_many(runtime: Runt
             let want: Vec<i32> = (0..n).collect();
             let values = (n,);
             let context = |how: &str| format!("{how}, {n} rows");
-            let ids = |page: &doppio::QueryResult| -> Vec<i32> {
+            let ids = |page: &doppio_driver::QueryResult| -> Vec<i32> {
                 page.typed_rows::<(i32,)>()
                     .unwrap()
                     .into_iter()
@@ -291,7 +294,10 @@ fn every_call_returns_what_its_name_says_for_0_1_one_page_and_many(runtime: Runt
         // Rows that do not read as the type asked for end the row stream with the error.
         let mut wrong = s.query_iter(cql, &(SIZES[3],)).rows::<(String,)>();
         let err = wrong.next_row().await.unwrap().unwrap_err();
-        assert!(matches!(err, doppio::Error::Deserialization(_)), "{err:?}");
+        assert!(
+            matches!(err, doppio_driver::Error::Deserialization(_)),
+            "{err:?}"
+        );
         assert!(wrong.next_row().await.is_none(), "an error ends the stream");
         s.query_unpaged(&format!("DROP KEYSPACE {ks}"), &())
             .await

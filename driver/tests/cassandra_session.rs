@@ -4,18 +4,18 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use doppio::proto::consistency::Consistency;
-use doppio::proto::response::{ErrorCode, ErrorDetail, ResultBody, SchemaTarget};
-use doppio::proto::segment::SegmentCompression;
-use doppio::proto::value::CqlValue;
-use doppio::proto::ProtocolVersion;
-use doppio::session::{Batch, BatchType};
-use doppio::HandshakeConfig;
-use doppio::{Error, PagingState, Session, SessionConfig, Statement};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::response::{ErrorCode, ErrorDetail, ResultBody, SchemaTarget};
+use doppio_driver::proto::segment::SegmentCompression;
+use doppio_driver::proto::value::CqlValue;
+use doppio_driver::proto::ProtocolVersion;
+use doppio_driver::session::{Batch, BatchType};
+use doppio_driver::HandshakeConfig;
+use doppio_driver::{Error, PagingState, Session, SessionConfig, Statement};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace};
 
 fn on_runtime<F, Fut>(runtime: Runtime, f: F)
@@ -195,7 +195,7 @@ fn server_errors_arrive_typed_with_their_fields(runtime: Runtime) {
             .await
             .unwrap_err();
         assert!(matches!(err, Error::Serialization(_)), "{err}");
-        let msg = doppio::error::Report(&err).to_string();
+        let msg = doppio_driver::error::Report(&err).to_string();
         assert!(
             msg.contains("column 1") && msg.contains('v') && msg.contains("int"),
             "{msg}"
@@ -284,7 +284,7 @@ fn batches_lwt_and_re_prepare(runtime: Runtime) {
 /// table dropped and created again), and an LWT batch's `[applied]`.
 fn prepared_batches_route_heal_and_apply(runtime: Runtime) {
     on_runtime(runtime, || async {
-        use doppio::proto::values::QueryValues;
+        use doppio_driver::proto::values::QueryValues;
         let s = session(false).await;
         let ks = keyspace("pbatch");
         create_keyspace(&s, &ks).await;
@@ -373,7 +373,7 @@ fn prepared_batches_route_heal_and_apply(runtime: Runtime) {
 /// A fake node on loopback that answers each request with `answer(opcode)` (the stream id
 /// echoed), enough for a handshake: it reads 9-byte headers and bodies and writes frames.
 fn fake_node(
-    answer: impl Fn(u8) -> doppio::proto::response::Response + Send + 'static,
+    answer: impl Fn(u8) -> doppio_driver::proto::response::Response + Send + 'static,
 ) -> std::net::SocketAddr {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -393,10 +393,10 @@ fn fake_node(
                     break;
                 }
                 let mut out = bytes::BytesMut::new();
-                doppio::proto::response::encode_response(
+                doppio_driver::proto::response::encode_response(
                     &mut out,
                     stream,
-                    &doppio::proto::response::Envelope::default(),
+                    &doppio_driver::proto::response::Envelope::default(),
                     &answer(header[4]),
                     None,
                 )
@@ -411,7 +411,7 @@ fn fake_node(
 }
 
 fn a_node_without_v4_or_v5_is_a_clear_error_naming_it(runtime: Runtime) {
-    use doppio::proto::response::{ErrorResponse, Response};
+    use doppio_driver::proto::response::{ErrorResponse, Response};
     // A node that offers only v3 and a beta v5 (which is not v5).
     let only_v3 = fake_node(|_| {
         Response::Supported(vec![(
@@ -530,7 +530,12 @@ fn a_closed_session_fails_requests_with_the_reason(runtime: Runtime) {
             matches!(&err, Error::Closed(r) if r == "closed by the test"),
             "{err}"
         );
-        assert_eq!(s.stats().errors.get(doppio::error::ErrorKind::Closed), 1);
+        assert_eq!(
+            s.stats()
+                .errors
+                .get(doppio_driver::error::ErrorKind::Closed),
+            1
+        );
     });
 }
 

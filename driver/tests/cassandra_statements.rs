@@ -10,14 +10,14 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use doppio::proto::consistency::Consistency;
-use doppio::proto::response::ErrorCode;
-use doppio::session::{ExecutionProfile, RetryDecision, RetryPolicy};
-use doppio::{Batch, BatchType, Error, PagingState, Session, SessionConfig, Statement};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::response::ErrorCode;
+use doppio_driver::session::{ExecutionProfile, RetryDecision, RetryPolicy};
+use doppio_driver::{Batch, BatchType, Error, PagingState, Session, SessionConfig, Statement};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace, on_runtime};
 
 /// Counts the failures it is asked about and never retries.

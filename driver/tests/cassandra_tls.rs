@@ -14,10 +14,10 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use doppio::connection::ConnectionError;
-use doppio::proto::consistency::Consistency;
-use doppio::rt::Runtime;
-use doppio::{Cluster, Error, ErrorKind, Session, SessionConfig, TlsConfig, TlsFailure};
+use doppio_driver::connection::ConnectionError;
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::Runtime;
+use doppio_driver::{Cluster, Error, ErrorKind, Session, SessionConfig, TlsConfig, TlsFailure};
 use doppio_test_support::{cassandra_tls_ca, CASSANDRA, CASSANDRA_TLS};
 
 #[path = "support/pki.rs"]
@@ -37,7 +37,7 @@ fn node_tls() -> TlsConfig {
     TlsConfig::from_ca_file(cassandra_tls_ca()).unwrap_or_else(|e| {
         panic!(
             "{}: {} (made by scripts/cassandra-tls.sh start)",
-            doppio::error::Report(&e),
+            doppio_driver::error::Report(&e),
             cassandra_tls_ca().display()
         )
     })
@@ -53,7 +53,7 @@ fn config(node: SocketAddr, tls: Option<TlsConfig>) -> SessionConfig {
 }
 
 async fn connect(config: SessionConfig) -> Result<Session, Error> {
-    doppio::rt::timeout(HANG, Session::connect(config))
+    doppio_driver::rt::timeout(HANG, Session::connect(config))
         .await
         .unwrap_or_else(|_| panic!("connect hung for {HANG:?}"))
 }
@@ -123,7 +123,7 @@ fn a_cluster_of_two_shards_connects_over_tls(runtime: Runtime) {
         .unwrap();
     let counts: Vec<usize> = out
         .into_iter()
-        .map(|r| r.unwrap_or_else(|e| panic!("{}", doppio::error::Report(&e))))
+        .map(|r| r.unwrap_or_else(|e| panic!("{}", doppio_driver::error::Report(&e))))
         .collect();
     assert_eq!(counts, vec![1, 1]);
 }

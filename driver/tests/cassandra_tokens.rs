@@ -5,13 +5,13 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-use doppio::proto::consistency::Consistency;
-use doppio::proto::value::CqlValue;
-use doppio::{Session, SessionConfig};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::value::CqlValue;
+use doppio_driver::{Session, SessionConfig};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace, on_runtime};
 
 /// Keys per table; five tables make 10,000.

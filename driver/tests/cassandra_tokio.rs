@@ -9,9 +9,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use doppio::proto::consistency::Consistency;
-use doppio::rt::Runtime;
-use doppio::{Cluster, DoorConfig, DoorError, Error, PagingState, SendSession, Statement};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::Runtime;
+use doppio_driver::{Cluster, DoorConfig, DoorError, Error, PagingState, SendSession, Statement};
 
 mod support;
 
@@ -227,7 +227,7 @@ fn the_cluster_shuts_down_under_queued_requests(runtime: Runtime) {
                 let door = door.clone();
                 tokio::spawn(async move {
                     door.run(|_session| async {
-                        doppio::rt::sleep(Duration::from_millis(300)).await;
+                        doppio_driver::rt::sleep(Duration::from_millis(300)).await;
                         "slept"
                     })
                     .await
@@ -332,7 +332,7 @@ fn a_batch_runs_through_the_door_on_a_shards_session(runtime: Runtime) {
             let insert = session
                 .prepare(format!("INSERT INTO {ks2}.t (p, c, v) VALUES (?, ?, ?)"))
                 .await?;
-            let mut batch = doppio::Batch::new(doppio::BatchType::Unlogged);
+            let mut batch = doppio_driver::Batch::new(doppio_driver::BatchType::Unlogged);
             batch.append_prepared(&insert);
             batch.append_prepared(&insert);
             session

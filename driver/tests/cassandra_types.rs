@@ -13,17 +13,17 @@
 
 use std::net::IpAddr;
 
-use doppio::proto::consistency::Consistency;
-use doppio::proto::serialize::Bound;
-use doppio::proto::value::{
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::serialize::Bound;
+use doppio_driver::proto::value::{
     CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp, CqlValue, CqlVarint,
 };
-use doppio::HandshakeConfig;
-use doppio::{Session, SessionConfig};
+use doppio_driver::HandshakeConfig;
+use doppio_driver::{Session, SessionConfig};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace, on_runtime};
 
 const COLUMNS: &str = "asci, big, bl, bo, dat, dec, dou, dur, flo, ine, i, sm, te, ti, ts, tu, \

@@ -11,20 +11,20 @@ use std::rc::Rc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use doppio::connection::{
+use doppio_driver::connection::{
     Connection, ConnectionConfig, ConnectionError, ProtocolFault, RequestError, StreamWait,
 };
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{options, PeerStep, ScriptedPeer};
 
 /// `err` is a timeout after `timeout`, which ran out no earlier than `timeout` after `start`
 /// (and not so much later that only a hang explains it: not a timing assertion on speed),
 /// on the executor's clock.
 fn assert_timed_out_at(err: &RequestError, start: Instant, timeout: Duration) {
-    let waited = doppio::rt::now() - start;
+    let waited = doppio_driver::rt::now() - start;
     assert!(
         matches!(err, RequestError::Timeout { after, .. } if *after == timeout),
         "{err}"
@@ -45,7 +45,7 @@ fn silent_node_times_requests_out_at_their_deadline_and_keeps_ids_orphaned(runti
             .await
             .expect("connect");
         let timeout = Duration::from_millis(200);
-        let start = doppio::rt::now();
+        let start = doppio_driver::rt::now();
         let err = conn.request(Some(timeout), options).await.unwrap_err();
         assert_timed_out_at(&err, start, timeout);
         assert_eq!(
@@ -80,7 +80,7 @@ fn hang_up_fails_every_request_in_flight_and_later_ones_at_once(runtime: Runtime
         let tasks: Vec<_> = (0..50)
             .map(|_| {
                 let conn = conn.clone();
-                doppio::rt::spawn_local(async move { conn.request(None, options).await })
+                doppio_driver::rt::spawn_local(async move { conn.request(None, options).await })
             })
             .collect();
         for t in tasks {
@@ -221,7 +221,7 @@ fn a_stream_wait_times_out_at_its_deadline_when_no_id_comes(runtime: Runtime) {
             .expect("an id free");
         let timeout = Duration::from_millis(200);
         let mut wait = conn.wait_for_stream(Some(timeout));
-        let start = doppio::rt::now();
+        let start = doppio_driver::rt::now();
         let err = std::future::poll_fn(|cx| wait.poll_stream(cx))
             .await
             .unwrap_err();

@@ -15,18 +15,18 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use doppio::proto::consistency::Consistency;
-use doppio::proto::response::ErrorCode;
-use doppio::proto::ProtocolVersion;
-use doppio::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
-use doppio::Backoff;
-use doppio::HandshakeConfig;
-use doppio::{Error, PagingState, Session, SessionConfig, Statement};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::response::ErrorCode;
+use doppio_driver::proto::ProtocolVersion;
+use doppio_driver::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
+use doppio_driver::Backoff;
+use doppio_driver::HandshakeConfig;
+use doppio_driver::{Error, PagingState, Session, SessionConfig, Statement};
 use doppio_stub::Shape;
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::stub;
 
 fn config(addr: SocketAddr, retry: Arc<dyn RetryPolicy>) -> SessionConfig {
@@ -68,7 +68,7 @@ then = "drop"
         // The pool reconnects in the background.
         let mut ok = false;
         for _ in 0..100 {
-            doppio::rt::sleep(Duration::from_millis(20)).await;
+            doppio_driver::rt::sleep(Duration::from_millis(20)).await;
             if s.query_unpaged("SELECT v FROM t", &()).await.is_ok() {
                 ok = true;
                 break;
@@ -108,14 +108,14 @@ then = { stall = "2s" }
         c.connection.keepalive = None;
         let s = Rc::new(Session::connect(c).await.unwrap());
         // Time since the test's start, on the executor's clock (virtual on a simulation).
-        let t0 = doppio::rt::now();
-        let since_start = move || doppio::rt::now() - t0;
+        let t0 = doppio_driver::rt::now();
+        let since_start = move || doppio_driver::rt::now() - t0;
         // (start, elapsed, outcome) of every request.
         let log: Rc<RefCell<Vec<Outcome>>> = Rc::default();
         let staller = {
             let s = s.clone();
-            doppio::rt::spawn_local(async move {
-                doppio::rt::sleep(STALL_AT).await;
+            doppio_driver::rt::spawn_local(async move {
+                doppio_driver::rt::sleep(STALL_AT).await;
                 let stall = Statement::new("SELECT v FROM t WHERE STALL")
                     .with_config(|c| c.timeout = Some(Duration::from_secs(10)));
                 s.query_unpaged(stall, &()).await.unwrap();
@@ -126,7 +126,7 @@ then = { stall = "2s" }
             .map(|_| {
                 let s = s.clone();
                 let log = log.clone();
-                doppio::rt::spawn_local(async move {
+                doppio_driver::rt::spawn_local(async move {
                     while since_start() < RUN {
                         let start = since_start();
                         let r = s.query_unpaged("SELECT v FROM t", &()).await.map(|_| ());
@@ -236,7 +236,7 @@ then = "drop"
             .map(|f| {
                 let s = s.clone();
                 let tally = tally.clone();
-                doppio::rt::spawn_local(async move {
+                doppio_driver::rt::spawn_local(async move {
                     for k in 0..PER_FIBER {
                         // Each request asks for one row at its own index: the answer's paging
                         // state (the next index) says whose answer it is.
@@ -268,7 +268,7 @@ then = "drop"
                         }
                         if pause {
                             // Let the pool reconnect rather than spin on it.
-                            doppio::rt::sleep(Duration::from_millis(2)).await;
+                            doppio_driver::rt::sleep(Duration::from_millis(2)).await;
                         }
                     }
                 })
@@ -351,7 +351,7 @@ then = { malformed = "truncated" }
         let stop = Rc::new(std::cell::Cell::new(false));
         let load = {
             let (b, stop) = (bystander.clone(), stop.clone());
-            doppio::rt::spawn_local(async move {
+            doppio_driver::rt::spawn_local(async move {
                 let (mut ok, mut failed) = (0u64, 0u64);
                 while !stop.get() {
                     match b.query_unpaged("SELECT v FROM t", &()).await {
@@ -395,7 +395,7 @@ then = { malformed = "truncated" }
                 .query_unpaged(&format!("SELECT v FROM t WHERE {statement}"), &())
                 .await
                 .unwrap_err();
-            let text = doppio::error::Report(&e).to_string();
+            let text = doppio_driver::error::Report(&e).to_string();
             eprintln!("{version} {statement}: {text}");
             assert!(
                 matches!(e, Error::Protocol { .. } | Error::ConnectionBroken(_)),
@@ -413,7 +413,7 @@ then = { malformed = "truncated" }
                     healed = true;
                     break;
                 }
-                doppio::rt::sleep(Duration::from_millis(20)).await;
+                doppio_driver::rt::sleep(Duration::from_millis(20)).await;
             }
             assert!(healed, "{statement}: the session did not recover");
             victim.close("done");
@@ -537,10 +537,10 @@ then = { malformed = "bad_body" }
             matches!(
                 &e,
                 Error::Protocol { violation, .. }
-                    if matches!(**violation, doppio::error::Violation::Decode(_))
+                    if matches!(**violation, doppio_driver::error::Violation::Decode(_))
             ),
             "{}",
-            doppio::error::Report(&e)
+            doppio_driver::error::Report(&e)
         );
         assert!(
             conn.closed().is_some(),

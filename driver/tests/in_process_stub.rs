@@ -10,10 +10,10 @@ use std::cell::Cell;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
-use doppio::proto::consistency::Consistency;
-use doppio::proto::ProtocolVersion;
-use doppio::rt::{Runtime, TcpListener};
-use doppio::{Session, SessionConfig};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::ProtocolVersion;
+use doppio_driver::rt::{Runtime, TcpListener};
+use doppio_driver::{Session, SessionConfig};
 use doppio_stub::{Stub, StubConfig};
 
 mod support;
@@ -45,7 +45,7 @@ async fn many_requests(session: &Session) {
     let fibers: Vec<_> = (0..64)
         .map(|_| {
             let (s, p, answered) = (session.clone(), prepared.clone(), answered.clone());
-            doppio::rt::spawn_local(async move {
+            doppio_driver::rt::spawn_local(async move {
                 for _ in 0..50 {
                     let r = s.execute_unpaged(&p, &()).await.unwrap();
                     let rows: Vec<(String,)> = r.typed_rows().unwrap();
@@ -71,10 +71,10 @@ fn a_session_runs_against_an_in_memory_stub_on_its_own_executor(runtime: Runtime
             let session = Session::connect(session_config(addr, version))
                 .await
                 .unwrap();
-            let before = doppio::rt::uring::stats();
+            let before = doppio_driver::rt::uring::stats();
             many_requests(&session).await;
             if runtime == Runtime::Uring {
-                let d = doppio::rt::uring::stats().since(&before);
+                let d = doppio_driver::rt::uring::stats().since(&before);
                 assert_eq!(d.sqes_submitted, 0, "nothing went through the ring: {d:?}");
             }
             // The routed keyspace: a bound key is routed by token to the stub, its replica.

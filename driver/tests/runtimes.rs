@@ -13,10 +13,10 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::Duration;
 
-use doppio::proto::consistency::Consistency;
-use doppio::rt::uring::{self as uring_rt, Config, SqPoll};
-use doppio::rt::{ExecutorSpec, Runtime};
-use doppio::{Cluster, Error, PagingState, Session, SessionConfig, Statement};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::uring::{self as uring_rt, Config, SqPoll};
+use doppio_driver::rt::{ExecutorSpec, Runtime};
+use doppio_driver::{Cluster, Error, PagingState, Session, SessionConfig, Statement};
 use doppio_stub::Shape;
 
 mod support;
@@ -52,14 +52,14 @@ fn on_runtime_with_buffers<F, Fut>(
         ..support::executor_spec(runtime, &format!("runtimes-test-{runtime}"))
     };
     let f = stub.beside(f);
-    let handle = doppio::rt::spawn_executor(spec, f).unwrap();
+    let handle = doppio_driver::rt::spawn_executor(spec, f).unwrap();
     if let Err(panic) = handle.join() {
         std::panic::resume_unwind(panic);
     }
 }
 
 /// The row index a one-row page answered, from its paging state (the next index).
-fn answered_index(r: &doppio::QueryResult) -> Option<u32> {
+fn answered_index(r: &doppio_driver::QueryResult) -> Option<u32> {
     let next = r.paging_state()?;
     Some(u32::from_be_bytes(next[..].try_into().ok()?) - 1)
 }
@@ -92,7 +92,7 @@ then = { delay = { uniform = ["1ms", "4ms"] } }
         let fibers: Vec<_> = (0..32u32)
             .map(|f| {
                 let (s, dropped, answered) = (s.clone(), dropped.clone(), answered.clone());
-                doppio::rt::spawn_local(async move {
+                doppio_driver::rt::spawn_local(async move {
                     for k in 0..200u32 {
                         let i = (f * 200 + k) % (ROWS as u32 - 1);
                         let state = PagingState::from_bytes(i.to_be_bytes().to_vec());
@@ -102,7 +102,7 @@ then = { delay = { uniform = ["1ms", "4ms"] } }
                         if k % 2 == 0 {
                             // Dropped mid-flight: 0.5-1 ms is shorter than most answers.
                             let limit = Duration::from_micros(500 + u64::from(k % 5) * 100);
-                            match doppio::rt::timeout(limit, request).await {
+                            match doppio_driver::rt::timeout(limit, request).await {
                                 Err(_) => dropped.set(dropped.get() + 1),
                                 Ok(r) => {
                                     assert_eq!(answered_index(&r.unwrap()), Some(i));
@@ -135,7 +135,7 @@ then = { delay = { uniform = ["1ms", "4ms"] } }
             if conn.in_flight() == 0 {
                 break;
             }
-            doppio::rt::sleep(Duration::from_millis(5)).await;
+            doppio_driver::rt::sleep(Duration::from_millis(5)).await;
         }
         assert_eq!(conn.in_flight(), 0, "every abandoned id came back");
         assert!(conn.stats().late_answers > 0, "late answers were absorbed");
@@ -164,7 +164,7 @@ fn a_16_mib_result_and_many_large_pages_arrive_whole_through_a_small_buffer_ring
     on_runtime_with_buffers(runtime, &stub, 4, 4096, move || async move {
         let before = uring_rt::stats();
         let s = Rc::new(Session::connect(config(addr)).await.unwrap());
-        let check = |r: &doppio::QueryResult, rows: usize| {
+        let check = |r: &doppio_driver::QueryResult, rows: usize| {
             assert_eq!(r.rows_count(), rows);
             let typed: Vec<(Vec<u8>,)> = r.typed_rows().unwrap();
             for (n, (v,)) in typed.iter().enumerate() {
@@ -185,7 +185,7 @@ fn a_16_mib_result_and_many_large_pages_arrive_whole_through_a_small_buffer_ring
         let pages: Vec<_> = (0..32u32)
             .map(|p| {
                 let s = s.clone();
-                doppio::rt::spawn_local(async move {
+                doppio_driver::rt::spawn_local(async move {
                     let state = PagingState::from_bytes((p * 16).to_be_bytes().to_vec());
                     let read =
                         Statement::new("SELECT v FROM t").with_config(|c| c.page_size = Some(128));
@@ -223,7 +223,7 @@ fn a_uring_shard_enters_the_kernel_at_most_once_per_turn_busy_or_idle() {
         let fibers: Vec<_> = (0..64)
             .map(|_| {
                 let s = s.clone();
-                doppio::rt::spawn_local(async move {
+                doppio_driver::rt::spawn_local(async move {
                     for _ in 0..300 {
                         s.query_unpaged("SELECT v FROM t", &()).await?;
                     }
@@ -247,7 +247,7 @@ fn a_uring_shard_enters_the_kernel_at_most_once_per_turn_busy_or_idle() {
         assert!(busy.turns > 0);
         assert!(busy.enters <= busy.turns, "busy: {busy:?}");
         let before = uring_rt::stats();
-        doppio::rt::sleep(Duration::from_millis(300)).await;
+        doppio_driver::rt::sleep(Duration::from_millis(300)).await;
         let idle = uring_rt::stats().since(&before);
         eprintln!(
             "idle 300 ms: {} turns, {} io_uring_enter",
@@ -287,7 +287,7 @@ fn closed_loop_on_a_uring_shard(
             let fibers: Vec<_> = (0..fibers)
                 .map(|_| {
                     let s = s.clone();
-                    doppio::rt::spawn_local(async move {
+                    doppio_driver::rt::spawn_local(async move {
                         for _ in 0..each {
                             s.query_unpaged("SELECT v FROM t", &()).await?;
                         }

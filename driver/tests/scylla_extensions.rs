@@ -10,11 +10,11 @@
 use std::num::NonZeroU16;
 use std::sync::Arc;
 
-use doppio::proto::response::ErrorDetail;
-use doppio::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
-use doppio::rt::Runtime;
-use doppio::session::DefaultRetryPolicy;
-use doppio::{Error, ErrorKind, Session, SessionConfig};
+use doppio_driver::proto::response::ErrorDetail;
+use doppio_driver::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
+use doppio_driver::rt::Runtime;
+use doppio_driver::session::DefaultRetryPolicy;
+use doppio_driver::{Error, ErrorKind, Session, SessionConfig};
 use doppio_stub::{Rules, ScyllaShards, Shape, StubConfig};
 
 mod support;

@@ -13,9 +13,9 @@ use std::net::SocketAddr;
 use std::num::NonZeroU16;
 use std::time::Duration;
 
-use doppio::proto::consistency::Consistency;
-use doppio::rt::Runtime;
-use doppio::{Session, SessionConfig};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::Runtime;
+use doppio_driver::{Session, SessionConfig};
 use doppio_stub::{MemoryStub, ScyllaShards, Shape, ShardAwarePort, StubConfig};
 
 mod support;
@@ -45,7 +45,7 @@ fn stub(runtime: Runtime, shard_aware_port: ShardAwarePort) -> StubNode {
 /// Connects to `addr`, waits for a connection to each of the node's shards, runs
 /// [`REQUESTS`] EXECUTEs with random blob keys, and returns what the driver says of the
 /// node: its sharding and the requests per shard.
-fn run_random_keys(stub: &StubNode) -> (doppio::routing::sharding::ShardingInfo, Vec<u64>) {
+fn run_random_keys(stub: &StubNode) -> (doppio_driver::routing::sharding::ShardingInfo, Vec<u64>) {
     let addr = stub.addr();
     stub.run("scylla-shards", move || async move {
         let mut config = SessionConfig::new(addr);
@@ -55,14 +55,14 @@ fn run_random_keys(stub: &StubNode) -> (doppio::routing::sharding::ShardingInfo,
         let node = view.node(0).unwrap().clone();
         // The pool grows to one connection per shard once the first one reported them
         // (a bounded wait for the background connects, not a timing assertion).
-        let deadline = doppio::rt::now() + Duration::from_secs(20);
+        let deadline = doppio_driver::rt::now() + Duration::from_secs(20);
         while node.open_connections() < usize::from(SHARDS) {
             assert!(
-                doppio::rt::now() < deadline,
+                doppio_driver::rt::now() < deadline,
                 "connections: {}",
                 node.open_connections()
             );
-            doppio::rt::sleep(Duration::from_millis(5)).await;
+            doppio_driver::rt::sleep(Duration::from_millis(5)).await;
         }
         // Connections through the shard-aware port name the node, as its errors do.
         assert_eq!(node.connection().unwrap().addr(), addr);
@@ -155,10 +155,10 @@ fn the_shard_aware_port_is_used_again_once_it_is_back(runtime: Runtime) {
         let s = Session::connect(config).await.unwrap();
         let view = s.view();
         let node = view.node(0).unwrap().clone();
-        let deadline = doppio::rt::now() + Duration::from_secs(20);
+        let deadline = doppio_driver::rt::now() + Duration::from_secs(20);
         while node.open_connections() < usize::from(SHARDS) {
-            assert!(doppio::rt::now() < deadline);
-            doppio::rt::sleep(Duration::from_millis(5)).await;
+            assert!(doppio_driver::rt::now() < deadline);
+            doppio_driver::rt::sleep(Duration::from_millis(5)).await;
         }
         fallbacks_tx
             .send(node.pool_stats().shard_aware_fallbacks)
@@ -166,16 +166,16 @@ fn the_shard_aware_port_is_used_again_once_it_is_back(runtime: Runtime) {
         // The port is back; once the retry time has passed, connections that close are
         // replaced through it.
         if let Some(back) = back_rx.recv().unwrap() {
-            doppio::rt::sim::as_peer(|| back.serve()).unwrap();
+            doppio_driver::rt::sim::as_peer(|| back.serve()).unwrap();
         }
-        doppio::rt::sleep(Duration::from_millis(300)).await;
+        doppio_driver::rt::sleep(Duration::from_millis(300)).await;
         for _ in 0..SHARDS {
             let c = node.connection().unwrap();
             c.close("the test closes it");
-            let deadline = doppio::rt::now() + Duration::from_secs(20);
+            let deadline = doppio_driver::rt::now() + Duration::from_secs(20);
             while node.open_connections() < usize::from(SHARDS) {
-                assert!(doppio::rt::now() < deadline);
-                doppio::rt::sleep(Duration::from_millis(5)).await;
+                assert!(doppio_driver::rt::now() < deadline);
+                doppio_driver::rt::sleep(Duration::from_millis(5)).await;
             }
         }
         let stats = node.pool_stats();

@@ -16,10 +16,10 @@ use std::net::SocketAddr;
 use std::num::NonZeroU16;
 use std::time::{Duration, Instant};
 
-use doppio::proto::consistency::Consistency;
-use doppio::rt::Runtime;
-use doppio::{Session, SessionConfig};
 use doppio_alloc_count::{thread_allocations, CountingAlloc};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::Runtime;
+use doppio_driver::{Session, SessionConfig};
 use doppio_stub::{ScyllaShards, StubConfig};
 
 mod support;
@@ -44,7 +44,7 @@ fn allocations_per_request(runtime: Runtime, addr: SocketAddr, sharded: bool) ->
         let deadline = Instant::now() + Duration::from_secs(20);
         while node.open_connections() < connections {
             assert!(Instant::now() < deadline, "{}", node.open_connections());
-            doppio::rt::sleep(Duration::from_millis(5)).await;
+            doppio_driver::rt::sleep(Duration::from_millis(5)).await;
         }
         let p = s.prepare("SELECT v FROM ks.t WHERE k = ?").await.unwrap();
         let keys: Vec<(Vec<u8>,)> = (0..REQUESTS as u64)

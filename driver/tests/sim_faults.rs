@@ -1,5 +1,5 @@
 //! Seeded fault schedules: a session against the stub on the simulated runtime
-//! (`doppio::rt::sim`: virtual time, in-memory connections, one seed for every choice), under a
+//! (`doppio_driver::rt::sim`: virtual time, in-memory connections, one seed for every choice), under a
 //! mix of faults drawn from that seed: delayed answers, connections dropped mid-load,
 //! stalls, OVERLOADED answers, truncated frames, answers on a stream id never used, network
 //! delays on every send, a stream-id space of 1 to 8 ids per connection under more
@@ -30,11 +30,11 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use doppio::proto::consistency::Consistency;
-use doppio::rt::sim;
-use doppio::rt::TcpListener;
-use doppio::session::DefaultRetryPolicy;
-use doppio::{Backoff, Error, PagingState, Session, SessionConfig, Statement};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::sim;
+use doppio_driver::rt::TcpListener;
+use doppio_driver::session::DefaultRetryPolicy;
+use doppio_driver::{Backoff, Error, PagingState, Session, SessionConfig, Statement};
 use doppio_stub::{Cluster, Rules, Shape, Stub, StubConfig};
 
 /// Rows of the stub's table: a read asks for one row at its own index.
@@ -243,7 +243,7 @@ fn run(schedule: &Schedule) -> Outcome {
     );
     let outcome = sim::run(config, async move {
         let addr: SocketAddr = "10.0.0.1:9042".parse().unwrap();
-        let started = doppio::rt::now();
+        let started = doppio_driver::rt::now();
         let config = StubConfig {
             rules,
             log_rules: false,
@@ -286,10 +286,10 @@ fn run(schedule: &Schedule) -> Outcome {
         let tasks: Vec<_> = (0..fibers)
             .map(|f| {
                 let (s, insert, trace) = (s.clone(), insert.clone(), trace.clone());
-                doppio::rt::spawn_local(async move {
+                doppio_driver::rt::spawn_local(async move {
                     for k in 0..per_fiber {
                         let id = f * per_fiber + k;
-                        let start = doppio::rt::now();
+                        let start = doppio_driver::rt::now();
                         let ended = if k % 2 == 0 {
                             read(&s, id % (ROWS as u32 - 1)).await
                         } else {
@@ -299,7 +299,7 @@ fn run(schedule: &Schedule) -> Outcome {
                                 .await
                                 .map(|_| ())
                         };
-                        let took = doppio::rt::now() - start;
+                        let took = doppio_driver::rt::now() - start;
                         assert!(
                             took <= TIMEOUT * ATTEMPTS + END_BOUND,
                             "request {id} ended {took:?} after it began ({ended:?})"
@@ -311,7 +311,7 @@ fn run(schedule: &Schedule) -> Outcome {
                         trace.borrow_mut().push((took, how));
                         if matches!(ended, Err(Error::NoConnection(_))) {
                             // Let the pool reconnect rather than spin on it.
-                            doppio::rt::sleep(Duration::from_millis(2)).await;
+                            doppio_driver::rt::sleep(Duration::from_millis(2)).await;
                         }
                     }
                 })
@@ -323,9 +323,9 @@ fn run(schedule: &Schedule) -> Outcome {
         // Every stream id comes back: late answers arrive, stalls end, broken connections
         // are gone (their ids with them); a node that died is back once its window closed.
         let quiet = started + faults_end;
-        let now = doppio::rt::now();
+        let now = doppio_driver::rt::now();
         if now < quiet {
-            doppio::rt::sleep(quiet - now).await;
+            doppio_driver::rt::sleep(quiet - now).await;
         }
         for &addr in &stub.addrs() {
             let node = s.node_at(addr).unwrap();
@@ -333,7 +333,7 @@ fn run(schedule: &Schedule) -> Outcome {
                 if node.in_flight() == 0 {
                     break;
                 }
-                doppio::rt::sleep(Duration::from_millis(5)).await;
+                doppio_driver::rt::sleep(Duration::from_millis(5)).await;
             }
             assert_eq!(
                 node.in_flight(),
@@ -349,7 +349,7 @@ fn run(schedule: &Schedule) -> Outcome {
         let burst: Vec<_> = (0..3 * max_streams.unwrap_or(4))
             .map(|_| {
                 let s = s.clone();
-                doppio::rt::spawn_local(async move {
+                doppio_driver::rt::spawn_local(async move {
                     let read = Statement::new("SELECT key FROM system.local WHERE key = 'local'")
                         .with_config(|c| c.idempotent = true);
                     s.query_unpaged(read, &()).await
@@ -406,7 +406,7 @@ async fn until_up<T, F: std::future::Future<Output = Result<T, Error>>>(
                     ),
                     "{what} failed with {e:?}"
                 );
-                doppio::rt::sleep(Duration::from_millis(2)).await;
+                doppio_driver::rt::sleep(Duration::from_millis(2)).await;
             }
             Err(e) => panic!("{what} failed: {e:?}"),
         }

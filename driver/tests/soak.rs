@@ -23,9 +23,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use doppio::proto::consistency::Consistency;
-use doppio::rt::Runtime;
-use doppio::{Session, SessionConfig};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::Runtime;
+use doppio_driver::{Session, SessionConfig};
 use doppio_stub::Shape;
 
 mod support;
@@ -132,7 +132,7 @@ fn a_long_run_at_c1024_keeps_memory_flat_and_returns_every_stream_id_and_descrip
                     let s = s.clone();
                     let completions = completions.clone();
                     let failures = failures.clone();
-                    doppio::rt::spawn_local(async move {
+                    doppio_driver::rt::spawn_local(async move {
                         while Instant::now() < end {
                             let r = s.query_unpaged("SELECT v FROM t", &()).await;
                             if r.is_err() {
@@ -155,13 +155,13 @@ fn a_long_run_at_c1024_keeps_memory_flat_and_returns_every_stream_id_and_descrip
             // does not drop the tasks still alive when its executor returns, so a socket
             // whose task had not yet seen the close would stay open for good (measured:
             // two sockets left without this pause; doppio's own runtime closes them).
-            doppio::rt::sleep(Duration::from_millis(200)).await;
+            doppio_driver::rt::sleep(Duration::from_millis(200)).await;
             // The stub's side of each connection closes when it reads the end of the stream
             // (give it a moment).
             let mut fds_after = open_fds();
             let settle = Instant::now();
             while fds_after > fds_before && settle.elapsed() < Duration::from_secs(5) {
-                doppio::rt::sleep(Duration::from_millis(50)).await;
+                doppio_driver::rt::sleep(Duration::from_millis(50)).await;
                 fds_after = open_fds();
             }
             let per_second: Vec<u64> = completions.iter().map(Cell::get).collect();

@@ -14,13 +14,13 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::num::{NonZeroU16, NonZeroU8};
 
-use doppio::proto::consistency::Consistency;
-use doppio::routing::ring::NodeIndex;
-use doppio::routing::topology::TopologySnapshot;
-use doppio::rt::Runtime;
-use doppio::session::load_balancing::{LoadBalancingPolicy, PolicyFactory, RoutingInfo};
-use doppio::session::{ClusterView, Distance};
-use doppio::{Session, SessionConfig};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::routing::ring::NodeIndex;
+use doppio_driver::routing::topology::TopologySnapshot;
+use doppio_driver::rt::Runtime;
+use doppio_driver::session::load_balancing::{LoadBalancingPolicy, PolicyFactory, RoutingInfo};
+use doppio_driver::session::{ClusterView, Distance};
+use doppio_driver::{Session, SessionConfig};
 use doppio_stub::{Cluster, NodeCounts, StubConfig};
 
 mod support;
@@ -175,7 +175,7 @@ fn a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it
     let (retries, refused) = stub.run("stub-cluster-retry", move || async move {
         let mut config = SessionConfig::new(addr);
         config.retry_policy =
-            std::sync::Arc::new(doppio::session::DefaultRetryPolicy { max_retries: 2 });
+            std::sync::Arc::new(doppio_driver::session::DefaultRetryPolicy { max_retries: 2 });
         let s = Session::connect(config).await.unwrap();
         wait_for_connections(&s, usize::from(NODES), 1).await;
         for _ in 0..30 {
@@ -188,7 +188,7 @@ fn a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it
         // Only node 1: the refusal comes back, not retried.
         let mut only = SessionConfig::new(node1);
         only.retry_policy =
-            std::sync::Arc::new(doppio::session::DefaultRetryPolicy { max_retries: 2 });
+            std::sync::Arc::new(doppio_driver::session::DefaultRetryPolicy { max_retries: 2 });
         only.load_balancing = PolicyFactory(std::sync::Arc::new(move || {
             std::rc::Rc::new(OnlyNode(node1)) as std::rc::Rc<dyn LoadBalancingPolicy>
         }));

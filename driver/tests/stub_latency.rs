@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-use doppio::proto::consistency::Consistency;
-use doppio::rt::Runtime;
-use doppio::{Batch, BatchType, LatencyConfig, PagingState, Session, SessionConfig};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::Runtime;
+use doppio_driver::{Batch, BatchType, LatencyConfig, PagingState, Session, SessionConfig};
 use doppio_stub::Shape;
 
 mod support;

@@ -18,10 +18,10 @@ use std::collections::BTreeSet;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use doppio::proto::compression::Compression;
-use doppio::proto::consistency::Consistency;
-use doppio::rt::Runtime;
-use doppio::{PreparedStatement, Session, SessionConfig};
+use doppio_driver::proto::compression::Compression;
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::Runtime;
+use doppio_driver::{PreparedStatement, Session, SessionConfig};
 use doppio_stub::{NodeCounts, StubConfig, Tablets};
 
 mod support;
@@ -102,7 +102,7 @@ fn learn_and_relearn(runtime: Runtime, compression: bool) {
     let body = stub.beside(move || async move {
         // No earlier than the stub's clock started (on its own threads before this
         // executor, or served on this one just before).
-        let started = doppio::rt::now();
+        let started = doppio_driver::rt::now();
         let mut config = SessionConfig::new(addr);
         config.consistency = Consistency::One;
         config.handshake.compression = compression;
@@ -137,7 +137,7 @@ fn learn_and_relearn(runtime: Runtime, compression: bool) {
         // Warm-up, warm, (the test waits for the migration), relearn, warm again.
         for k in 0..4 {
             phase(&s, &plain, &cas, &mut x).await;
-            let at = doppio::rt::now().saturating_duration_since(before_start);
+            let at = doppio_driver::rt::now().saturating_duration_since(before_start);
             said.send((s.stats().tablet_payloads, plain.known_tablets(), at))
                 .unwrap();
             if wait_go_on.recv().is_err() {
@@ -146,8 +146,8 @@ fn learn_and_relearn(runtime: Runtime, compression: bool) {
             if k == 1 {
                 // Until the migration, in the stub's clock (which started before
                 // `started`).
-                let wait = MIGRATE_AFTER.saturating_sub(doppio::rt::now() - started);
-                doppio::rt::sleep(wait + Duration::from_millis(50)).await;
+                let wait = MIGRATE_AFTER.saturating_sub(doppio_driver::rt::now() - started);
+                doppio_driver::rt::sleep(wait + Duration::from_millis(50)).await;
             }
         }
         assert_eq!(

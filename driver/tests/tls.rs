@@ -12,10 +12,10 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use doppio::connection::{Connection, ConnectionConfig, ConnectionError};
-use doppio::proto::consistency::Consistency;
-use doppio::rt::Runtime;
-use doppio::{Error, ErrorKind, Session, SessionConfig, TlsConfig, TlsFailure};
+use doppio_driver::connection::{Connection, ConnectionConfig, ConnectionError};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::Runtime;
+use doppio_driver::{Error, ErrorKind, Session, SessionConfig, TlsConfig, TlsFailure};
 
 #[path = "support/pki.rs"]
 mod pki;
@@ -38,7 +38,7 @@ fn session_config(node: SocketAddr, tls: TlsConfig) -> SessionConfig {
 
 /// Connects a session that must fail, and returns its error (a hang fails the test).
 async fn failed_connect(config: SessionConfig) -> Error {
-    match doppio::rt::timeout(HANG, Session::connect(config)).await {
+    match doppio_driver::rt::timeout(HANG, Session::connect(config)).await {
         Ok(Ok(_)) => panic!("the session connected"),
         Ok(Err(e)) => e,
         Err(_) => panic!("connect hung for {HANG:?}"),
@@ -90,7 +90,7 @@ fn a_node_certificate_for_another_name_is_refused_unless_that_name_is_set(runtim
             cfg.tls = Some(named);
             cfg
         };
-        let conn = doppio::rt::timeout(HANG, Connection::connect(node, config))
+        let conn = doppio_driver::rt::timeout(HANG, Connection::connect(node, config))
             .await
             .expect("no hang")
             .unwrap();
@@ -122,7 +122,7 @@ fn a_node_that_never_answers_the_handshake_times_out(runtime: Runtime) {
             cfg.connect_timeout = Duration::from_millis(500);
             cfg
         };
-        let err = doppio::rt::timeout(HANG, Connection::connect(node, config))
+        let err = doppio_driver::rt::timeout(HANG, Connection::connect(node, config))
             .await
             .expect("no hang")
             .unwrap_err();
@@ -148,7 +148,7 @@ fn a_client_certificate_is_shown_and_its_absence_refused(runtime: Runtime) {
             cfg.tls = Some(with_cert);
             cfg
         };
-        let conn = doppio::rt::timeout(HANG, Connection::connect(node, config))
+        let conn = doppio_driver::rt::timeout(HANG, Connection::connect(node, config))
             .await
             .expect("no hang")
             .unwrap();
@@ -201,7 +201,7 @@ fn a_session_queries_the_stub_serving_tls(runtime: Runtime) {
     let (addr, ca_file) = (stub.addr(), pki.ca_file());
     stub.run("tls-stub", move || async move {
         let config = session_config(addr, TlsConfig::from_ca_file(&ca_file).unwrap());
-        let s = doppio::rt::timeout(HANG, Session::connect(config))
+        let s = doppio_driver::rt::timeout(HANG, Session::connect(config))
             .await
             .expect("no hang")
             .unwrap();
@@ -231,10 +231,13 @@ fn bad_tls_files_are_typed_errors(runtime: Runtime) {
             .clone()
             .with_client_cert(&leaf.cert_file, &leaf.cert_file)
             .unwrap_err();
-        assert!(matches!(err, doppio::TlsConfigError::Pem { .. }), "{err}");
+        assert!(
+            matches!(err, doppio_driver::TlsConfigError::Pem { .. }),
+            "{err}"
+        );
         let err = tls.with_server_name("not a name!").unwrap_err();
         assert!(
-            matches!(err, doppio::TlsConfigError::ServerName { .. }),
+            matches!(err, doppio_driver::TlsConfigError::ServerName { .. }),
             "{err}"
         );
         let err = TlsConfig::from_ca_file(pki.dir().join("missing.pem")).unwrap_err();
@@ -245,7 +248,7 @@ fn bad_tls_files_are_typed_errors(runtime: Runtime) {
 // The rustls servers of `pki::tls_server` and `pki::silent_server` are plain threads on
 // loopback sockets: those tests stay on the two real runtimes. The stub serves TLS in memory
 // on the simulated one; the file errors need no peer.
-doppio::rt::runtime_tests!(
+doppio_driver::rt::runtime_tests!(
     an_expired_node_certificate_is_refused,
     a_node_certificate_for_another_name_is_refused_unless_that_name_is_set,
     a_node_certificate_of_an_unknown_ca_is_refused,

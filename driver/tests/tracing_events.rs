@@ -2,16 +2,16 @@
 //! (connecting, the topology, connections opened, preparing, a retry decision, a connection
 //! closed), all of target `doppio`, and a request on the common path emits none. Against
 //! the stub, on every runtime. Built only with the feature:
-//! `cargo test -p doppio --features tracing --test tracing_events`.
+//! `cargo test -p doppio-driver --features tracing --test tracing_events`.
 
 #![cfg(feature = "tracing")]
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 use std::sync::{Arc, Mutex};
 
-use doppio::proto::consistency::Consistency;
-use doppio::rt::Runtime;
-use doppio::{Session, SessionConfig};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::rt::Runtime;
+use doppio_driver::{Session, SessionConfig};
 use doppio_stub::Shape;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -57,7 +57,7 @@ impl Subscriber for Collect {
 impl Collect {
     fn messages(&self) -> Vec<String> {
         let all = self.0.lock().unwrap();
-        assert!(all.iter().all(|(t, _)| t == "doppio"), "{all:?}");
+        assert!(all.iter().all(|(t, _)| t == "doppio_driver"), "{all:?}");
         all.iter().map(|(_, m)| m.clone()).collect()
     }
 }

@@ -12,16 +12,18 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use doppio::proto::consistency::Consistency;
-use doppio::proto::metadata::ColumnSpec;
-use doppio::proto::request::BatchType;
-use doppio::proto::types::ColumnType;
-use doppio::proto::values::QueryValues;
-use doppio::proto::ProtocolVersion;
-use doppio::rt::{Runtime, Sleeper};
-use doppio::session::{Batch, BatchValues, DefaultRetryPolicy, NoRetry, PagingState, RetryPolicy};
-use doppio::Backoff;
-use doppio::{Cluster, Error, PreparedStatement, Session};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::metadata::ColumnSpec;
+use doppio_driver::proto::request::BatchType;
+use doppio_driver::proto::types::ColumnType;
+use doppio_driver::proto::values::QueryValues;
+use doppio_driver::proto::ProtocolVersion;
+use doppio_driver::rt::{Runtime, Sleeper};
+use doppio_driver::session::{
+    Batch, BatchValues, DefaultRetryPolicy, NoRetry, PagingState, RetryPolicy,
+};
+use doppio_driver::Backoff;
+use doppio_driver::{Cluster, Error, PreparedStatement, Session};
 
 use super::counters::{add_counts, DriverCounters, UringEnters};
 use super::driver::Driver;
@@ -48,22 +50,22 @@ pub struct DoppioBackend {
     /// `--waterfall N`: one request in N timed stage by stage.
     waterfall_every: Option<u64>,
     /// The io_uring runtime's configuration (its wait settings go in the report).
-    uring: doppio::rt::uring::Config,
+    uring: doppio_driver::rt::uring::Config,
 }
 
 /// The event loop and io_uring configuration of a doppio backend.
-fn runtime_of(driver: Driver, o: &ConnectOptions) -> (Runtime, doppio::rt::uring::Config) {
+fn runtime_of(driver: Driver, o: &ConnectOptions) -> (Runtime, doppio_driver::rt::uring::Config) {
     let config = o
         .uring_wait
-        .applied_to(doppio::rt::uring::Config::default());
+        .applied_to(doppio_driver::rt::uring::Config::default());
     match driver {
         // Not doppio (the caller connects only doppio's drivers here).
         Driver::Doppio | Driver::Scylla | Driver::Null => (Runtime::Glommio, config),
         Driver::DoppioUring => (Runtime::Uring, config),
         Driver::DoppioUringSqpoll => (
             Runtime::Uring,
-            doppio::rt::uring::Config {
-                sqpoll: Some(doppio::rt::uring::SqPoll {
+            doppio_driver::rt::uring::Config {
+                sqpoll: Some(doppio_driver::rt::uring::SqPoll {
                     idle: o.sqpoll.idle,
                     cpu: o.sqpoll.cpu,
                 }),
@@ -75,7 +77,7 @@ fn runtime_of(driver: Driver, o: &ConnectOptions) -> (Runtime, doppio::rt::uring
 
 /// How an idle shard of `config` waits (on a kernel that has a minimum wait or not), as
 /// CONFIG shows it beside the ring's flags.
-fn wait_text(config: &doppio::rt::uring::Config, kernel_has_min_wait: bool) -> String {
+fn wait_text(config: &doppio_driver::rt::uring::Config, kernel_has_min_wait: bool) -> String {
     let us = |d: Duration| format!("{}us", d.as_micros());
     let batch = if config.batch_wait.is_zero() {
         "no batched wait".to_owned()
@@ -180,12 +182,13 @@ impl DoppioBackend {
         }
         if let Some(t) = &o.tls {
             b = b.tls(
-                tls_config(t).map_err(|e| err(format!("--tls: {}", doppio::error::Report(&e))))?,
+                tls_config(t)
+                    .map_err(|e| err(format!("--tls: {}", doppio_driver::error::Report(&e))))?,
             );
         }
         let cluster = b
             .build()
-            .map_err(|e| err(doppio::error::Report(&e).to_string()))?;
+            .map_err(|e| err(doppio_driver::error::Report(&e).to_string()))?;
         Ok(Self {
             cluster,
             driver,
@@ -243,7 +246,7 @@ fn scalar_kind_of(t: &ColumnType) -> CqlKind {
 }
 
 /// The bench's kind of a doppio error: the driver's own classification
-/// ([`doppio::ErrorKind`]), the one the session counts by.
+/// ([`doppio_driver::ErrorKind`]), the one the session counts by.
 pub fn classify(e: &Error) -> &'static str {
     e.kind().name()
 }
@@ -259,7 +262,7 @@ impl QueryValues for Args<'_> {
         &self,
         _columns: Option<&[ColumnSpec]>,
         buf: &mut BytesMut,
-    ) -> doppio::proto::error::Result<()> {
+    ) -> doppio_driver::proto::error::Result<()> {
         for (k, (expr, kind)) in self.bound.args.iter().enumerate() {
             let at = buf.len();
             buf.extend_from_slice(&[0; 4]);
@@ -280,24 +283,24 @@ impl QueryValues for Args<'_> {
     }
 }
 
-fn value_error(k: usize, reason: &str) -> doppio::proto::ProtoError {
-    doppio::proto::ProtoError::Value {
+fn value_error(k: usize, reason: &str) -> doppio_driver::proto::ProtoError {
+    doppio_driver::proto::ProtoError::Value {
         column: format!("argument {}", k + 1),
-        reason: Box::new(doppio::proto::ValueError::Custom(reason.to_owned())),
+        reason: Box::new(doppio_driver::proto::ValueError::Custom(reason.to_owned())),
     }
 }
 
 fn request_error(e: &Error) -> RequestError {
     RequestError {
         kind: classify(e),
-        message: doppio::error::Report(e).to_string(),
+        message: doppio_driver::error::Report(e).to_string(),
     }
 }
 
 fn rows_error(e: &rows::RowsError) -> RequestError {
     RequestError {
-        kind: doppio::ErrorKind::Serialization.name(),
-        message: doppio::error::Report(e).to_string(),
+        kind: doppio_driver::ErrorKind::Serialization.name(),
+        message: doppio_driver::error::Report(e).to_string(),
     }
 }
 
@@ -342,11 +345,11 @@ impl BatchValues for Elements<'_> {
     fn with_values(
         &self,
         k: usize,
-        f: &mut dyn FnMut(&dyn QueryValues) -> doppio::proto::error::Result<()>,
-    ) -> doppio::proto::error::Result<()> {
+        f: &mut dyn FnMut(&dyn QueryValues) -> doppio_driver::proto::error::Result<()>,
+    ) -> doppio_driver::proto::error::Result<()> {
         match self.0.element(k) {
             Some((_, args)) => f(&args),
-            None => Err(doppio::proto::ProtoError::InvalidValue {
+            None => Err(doppio_driver::proto::ProtoError::InvalidValue {
                 what: "batch statement",
                 detail: format!("no element {k} of {}", self.0.len()),
             }),
@@ -382,7 +385,7 @@ impl ShardSession {
     }
 
     /// A request timed stage by stage (`--waterfall`): its first page's way through the
-    /// driver (`doppio::stages`), its rows read as [`BenchSession::execute`] reads them. The
+    /// driver (`doppio_driver::stages`), its rows read as [`BenchSession::execute`] reads them. The
     /// driver's thread is armed for the first poll only: the request takes the arm when it
     /// is queued then (the common case); one that waits for a stream id first is not timed.
     /// A result of several pages is not timed either (its stages would not be one
@@ -392,7 +395,7 @@ impl ShardSession {
         prepared: &DoppioPrepared,
         args: Args<'_>,
     ) -> Result<Answer, RequestError> {
-        use doppio::stages;
+        use doppio_driver::stages;
         use std::future::Future;
         let conditional = prepared.conditional;
         let statement = &prepared.statement;
@@ -467,7 +470,7 @@ impl ShardSession {
 /// a stamp is missing: its batch was handed over too long before its answer).
 fn driver_stages(
     call: u64,
-    s: &doppio::stages::Stamps,
+    s: &doppio_driver::stages::Stamps,
     returned: u64,
 ) -> Option<crate::engine::waterfall::DriverStages> {
     let points = [
@@ -676,7 +679,7 @@ impl PhaseRunner for DoppioBackend {
                         .map(|_| ())
                 }
             })
-            .map_err(|e| err_of(driver)(doppio::error::Report(&e).to_string()))?;
+            .map_err(|e| err_of(driver)(doppio_driver::error::Report(&e).to_string()))?;
         out.into_iter().collect()
     }
 
@@ -721,7 +724,7 @@ impl PhaseRunner for DoppioBackend {
                     run_and_report(&bench, &workload, &plan, &wspec, spec.phase, events).await;
                 }
             })
-            .map_err(|e| err_of(driver)(doppio::error::Report(&e).to_string()))?;
+            .map_err(|e| err_of(driver)(doppio_driver::error::Report(&e).to_string()))?;
         Ok(())
     }
 }
@@ -751,7 +754,7 @@ impl Backend for DoppioBackend {
                     Ok::<(), String>(())
                 }
             })
-            .map_err(|e| err_of(self.driver)(doppio::error::Report(&e).to_string()))?;
+            .map_err(|e| err_of(self.driver)(doppio_driver::error::Report(&e).to_string()))?;
         out.into_iter()
             .collect::<Result<(), _>>()
             .map_err(err_of(self.driver))
@@ -772,8 +775,8 @@ impl Backend for DoppioBackend {
                     .map(|n| (n.info.addr.to_string(), n.requests_by_scylla_shard))
                     .collect();
                 let stats = session.stats();
-                let uring = doppio::rt::uring::is_running().then(|| {
-                    let u = doppio::rt::uring::stats();
+                let uring = doppio_driver::rt::uring::is_running().then(|| {
+                    let u = doppio_driver::rt::uring::stats();
                     UringEnters {
                         total: u.enters,
                         waiting: u.enters_waiting,
@@ -829,8 +832,8 @@ impl Backend for DoppioBackend {
         let flags = self
             .cluster
             .run_on_shards(move |_| async move {
-                doppio::rt::uring::is_running()
-                    .then(doppio::rt::uring::setup_flags)
+                doppio_driver::rt::uring::is_running()
+                    .then(doppio_driver::rt::uring::setup_flags)
                     .flatten()
                     .map(|f| format!("{f}; {}", wait_text(&uring, f.min_timeout)))
             })

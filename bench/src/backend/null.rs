@@ -23,7 +23,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use bytes::BytesMut;
-use doppio::rt::{spawn_executor, ExecutorHandle, ExecutorSpec, Runtime, Sleeper};
+use doppio_driver::rt::{spawn_executor, ExecutorHandle, ExecutorSpec, Runtime, Sleeper};
 
 use super::counters::DriverCounters;
 use super::driver::Driver;

@@ -222,8 +222,11 @@ pub struct UringWait {
 
 impl UringWait {
     /// `config` with these settings.
-    pub fn applied_to(&self, config: doppio::rt::uring::Config) -> doppio::rt::uring::Config {
-        doppio::rt::uring::Config {
+    pub fn applied_to(
+        &self,
+        config: doppio_driver::rt::uring::Config,
+    ) -> doppio_driver::rt::uring::Config {
+        doppio_driver::rt::uring::Config {
             timer_slack: self.timer_slack.unwrap_or(config.timer_slack),
             batch_wait: self.batch_wait.unwrap_or(config.batch_wait),
             kernel_min_wait: config.kernel_min_wait && !self.user_space,

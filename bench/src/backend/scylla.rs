@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
-use doppio::ErrorKind;
+use doppio_driver::ErrorKind;
 use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::{Session, TlsContext};
 use scylla::client::session_builder::SessionBuilder;
@@ -263,8 +263,8 @@ impl ScyllaBackend {
         if let Some(t) = &o.tls {
             // The rustls configuration doppio's backends use (ring provider, same roots and
             // client certificate): both drivers verify alike.
-            let tls =
-                tls_config(t).map_err(|e| err(format!("--tls: {}", doppio::error::Report(&e))))?;
+            let tls = tls_config(t)
+                .map_err(|e| err(format!("--tls: {}", doppio_driver::error::Report(&e))))?;
             b = b.tls_context(Some(TlsContext::Rustls023(tls.rustls_config())));
         }
         let session = runtime
@@ -423,7 +423,7 @@ fn request_error(e: &ExecutionError) -> RequestError {
 fn rows_error(e: &rows::RowsError) -> RequestError {
     RequestError {
         kind: ErrorKind::Serialization.name(),
-        message: doppio::error::Report(e).to_string(),
+        message: doppio_driver::error::Report(e).to_string(),
     }
 }
 
@@ -788,7 +788,7 @@ mod tests {
             },
             "Per-partition rate limit reached".into(),
         ));
-        assert_eq!(classify(&e), doppio::ErrorKind::RateLimited.name());
+        assert_eq!(classify(&e), doppio_driver::ErrorKind::RateLimited.name());
     }
 
     /// The cores the calling thread may run on, as the kernel lists them (`0`, `0-1`).

@@ -10,7 +10,7 @@ pub(crate) async fn run_fibers_as_tasks<Fut: std::future::Future<Output = ()>>(f
         // SAFETY: a scoped task must be awaited or dropped before what it borrows goes
         // away, never leaked. Every task is awaited below before this future completes;
         // if this future is dropped first, the tasks are dropped with it (cancelled).
-        .map(|f| unsafe { doppio::rt::spawn_scoped_local(f) })
+        .map(|f| unsafe { doppio_driver::rt::spawn_scoped_local(f) })
         .collect();
     for t in tasks {
         t.await;

@@ -269,12 +269,12 @@ pub fn release_grid(text: &str) -> Result<Duration, OptionError> {
 
 /// `--timer-slack`: 0 to the io_uring runtime's longest.
 pub fn timer_slack(text: &str) -> Result<Duration, OptionError> {
-    zero_or_within(text, doppio::rt::uring::Config::MAX_TIMER_SLACK)
+    zero_or_within(text, doppio_driver::rt::uring::Config::MAX_TIMER_SLACK)
 }
 
 /// `--batch-wait`: 0 (off) to the io_uring runtime's longest.
 pub fn batch_wait(text: &str) -> Result<Duration, OptionError> {
-    zero_or_within(text, doppio::rt::uring::Config::MAX_BATCH_WAIT)
+    zero_or_within(text, doppio_driver::rt::uring::Config::MAX_BATCH_WAIT)
 }
 
 /// A duration from 0 (`0` or `off` too) to `max`.

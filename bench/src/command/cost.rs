@@ -368,7 +368,7 @@ fn start_stub(rows: usize) -> Result<doppio_stub::StubHandle, CostError> {
             .map_err(|e| CostError::Stub(format!("{e}")))?,
         cores: vec![0],
         pin: false,
-        runtime: doppio::rt::Runtime::Uring,
+        runtime: doppio_driver::rt::Runtime::Uring,
         log_rules: false,
         shape: doppio_stub::Shape {
             rows,

@@ -1,7 +1,7 @@
 //! `--waterfall N`: one request in N of a doppio backend timed stage by stage, each stage a
 //! histogram, so that the stages' means add up to the timed requests' mean latency.
 //!
-//! The stages, in order (the driver's from `doppio::stages`, the rest the engine's):
+//! The stages, in order (the driver's from `doppio_driver::stages`, the rest the engine's):
 //! - `schedule`: from the request's due time to the engine's send (0 without a rate);
 //! - `bench`: the bench's own work inside the service time (binding values before the
 //!   driver's call, reading the result after it: service time minus the driver's part);
@@ -23,7 +23,7 @@
 use crate::stats::LatencyHistogram;
 
 /// A timed request's way through its driver, nanoseconds per stage (the backend's part of
-/// the waterfall; `doppio::stages` measured it).
+/// the waterfall; `doppio_driver::stages` measured it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DriverStages {
     /// The driver's call until the request was encoded into its connection's buffer.

@@ -413,13 +413,13 @@ mod tests {
                     self.seen.borrow_mut().push(a.iteration);
                 }
             }
-            doppio::rt::sleep((self.delay)(args.iteration)).await;
+            doppio_driver::rt::sleep((self.delay)(args.iteration)).await;
             Ok(Answer::default())
         }
 
         async fn execute(&self, _: &(), args: Args<'_>) -> Result<Answer, RequestError> {
             self.seen.borrow_mut().push(args.iteration);
-            doppio::rt::sleep((self.delay)(args.iteration)).await;
+            doppio_driver::rt::sleep((self.delay)(args.iteration)).await;
             if args.iteration % 50 == 49 {
                 return Err(RequestError {
                     kind: "overloaded",
@@ -437,7 +437,7 @@ mod tests {
         async fn sleep_until(&self, _: &mut (), deadline: Instant) {
             let now = Instant::now();
             if deadline > now {
-                doppio::rt::sleep(deadline - now).await;
+                doppio_driver::rt::sleep(deadline - now).await;
             }
         }
     }
@@ -482,7 +482,7 @@ mod tests {
         F: FnOnce() -> Fut + Send + 'static,
         Fut: std::future::Future<Output = T> + 'static,
     {
-        doppio::rt::run_on(doppio::rt::Runtime::default(), "engine-test", f).unwrap()
+        doppio_driver::rt::run_on(doppio_driver::rt::Runtime::default(), "engine-test", f).unwrap()
     }
 
     #[test]
@@ -737,9 +737,9 @@ mod tests {
         impl BenchSession for Stamp {
             type Prepared = ();
             type Batch = ();
-            type Sleeper = doppio::rt::Sleeper;
-            fn sleeper(&self) -> doppio::rt::Sleeper {
-                doppio::rt::Sleeper::new()
+            type Sleeper = doppio_driver::rt::Sleeper;
+            fn sleeper(&self) -> doppio_driver::rt::Sleeper {
+                doppio_driver::rt::Sleeper::new()
             }
             async fn execute_batch(
                 &self,
@@ -752,28 +752,29 @@ mod tests {
                 self.sent
                     .borrow_mut()
                     .push((args.iteration, Instant::now()));
-                doppio::rt::sleep(Duration::from_micros(100)).await;
+                doppio_driver::rt::sleep(Duration::from_micros(100)).await;
                 Ok(Answer::default())
             }
-            async fn sleep_until(&self, s: &mut doppio::rt::Sleeper, deadline: Instant) {
+            async fn sleep_until(&self, s: &mut doppio_driver::rt::Sleeper, deadline: Instant) {
                 s.sleep_until(deadline).await;
             }
         }
         let step = Duration::from_millis(4);
         let rate = 2000.0;
-        for runtime in doppio::rt::Runtime::ALL {
-            let (sent, start, end) = doppio::rt::run_on(runtime, "grid-test", move || async move {
-                let stamp = Stamp {
-                    sent: RefCell::new(Vec::new()),
-                };
-                let s = WorkerSpec {
-                    grid: ReleaseGrid::new(step),
-                    ..spec(0, 1, 16, Some(rate), 400)
-                };
-                let end = run_worker(&stamp, &|_| 0, &Plan::singles(plan()), &s, |_| {}).await;
-                (stamp.sent.into_inner(), s.start, end)
-            })
-            .unwrap();
+        for runtime in doppio_driver::rt::Runtime::ALL {
+            let (sent, start, end) =
+                doppio_driver::rt::run_on(runtime, "grid-test", move || async move {
+                    let stamp = Stamp {
+                        sent: RefCell::new(Vec::new()),
+                    };
+                    let s = WorkerSpec {
+                        grid: ReleaseGrid::new(step),
+                        ..spec(0, 1, 16, Some(rate), 400)
+                    };
+                    let end = run_worker(&stamp, &|_| 0, &Plan::singles(plan()), &s, |_| {}).await;
+                    (stamp.sent.into_inner(), s.start, end)
+                })
+                .unwrap();
             assert_eq!(sent.len(), 400);
             let grid = ReleaseGrid::new(step);
             let mut points = BTreeSet::new();

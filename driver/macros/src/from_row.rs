@@ -149,6 +149,6 @@ mod tests {
             extra.contains(":: doppio_proto :: derive_support"),
             "{extra}"
         );
-        assert!(!extra.contains("doppio :: proto"), "{extra}");
+        assert!(!extra.contains("doppio_driver :: proto"), "{extra}");
     }
 }

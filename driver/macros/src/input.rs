@@ -2,7 +2,7 @@
 //! attributes, checked here once for every derive (so each error is reported at its span,
 //! at compile time).
 //!
-//! Struct attributes: `crate = path` (where the protocol crate is: `::doppio::proto` by
+//! Struct attributes: `crate = path` (where the protocol crate is: `::doppio_driver::proto` by
 //! default, `::doppio_proto` for users of that crate alone), `by_position` (rows: fields are
 //! the columns in order, names unused), `allow_extra_columns` (rows read by name: columns no
 //! field reads are skipped rather than refused). Field attribute: `rename = "name"` (the
@@ -193,7 +193,7 @@ impl Input {
                 name,
             });
         }
-        let krate = krate.unwrap_or_else(|| syn::parse_quote!(::doppio::proto));
+        let krate = krate.unwrap_or_else(|| syn::parse_quote!(::doppio_driver::proto));
         errors.finish(Input {
             ident: input.ident.clone(),
             generics: input.generics.clone(),
@@ -251,7 +251,7 @@ mod tests {
         let krate = parse("struct S { a: i32 }").unwrap().krate;
         assert_eq!(
             quote::quote!(#krate).to_string(),
-            quote::quote!(::doppio::proto).to_string()
+            quote::quote!(::doppio_driver::proto).to_string()
         );
         let input = parse("#[doppio(by_position)] struct S<T> { a: T }").unwrap();
         assert!(input.by_position && input.has_type_params());

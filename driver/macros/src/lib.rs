@@ -9,7 +9,7 @@
 //!   its fields matched by name, both ways.
 //!
 //! Attributes (`#[doppio(...)]`), shared by the four: on the struct, `crate = path` (the
-//! protocol crate's path in the generated code: `::doppio::proto` by default, write
+//! protocol crate's path in the generated code: `::doppio_driver::proto` by default, write
 //! `crate = ::doppio_proto` with doppio-proto alone), `by_position`, `allow_extra_columns`
 //! (rows by name: columns no field reads are skipped); on a field, `rename = "name"`.
 //!
@@ -66,7 +66,7 @@ fn derive(input: TokenStream, name: &str, expand: Expand) -> TokenStream {
         .into()
 }
 
-/// Implements `FromRow` (`doppio::proto::deserialize::FromRow`): the struct read from each
+/// Implements `FromRow` (`doppio_driver::proto::deserialize::FromRow`): the struct read from each
 /// row of a result (`QueryResult::typed_rows`, `Rows::typed`).
 ///
 /// By name (the default): each field reads the column of its name (or its `rename`); where
@@ -81,8 +81,8 @@ pub fn derive_from_row(input: TokenStream) -> TokenStream {
     derive(input, "FromRow", from_row::expand)
 }
 
-/// Implements `SerializeRow` and `QueryValues` (`doppio::proto::serialize::SerializeRow`,
-/// `doppio::proto::values::QueryValues`): the struct as a statement's bound values.
+/// Implements `SerializeRow` and `QueryValues` (`doppio_driver::proto::serialize::SerializeRow`,
+/// `doppio_driver::proto::values::QueryValues`): the struct as a statement's bound values.
 ///
 /// By name (the default) when the bind markers are known (a prepared statement): each
 /// marker takes the field of its name, checked against the marker's type. Without them (an
@@ -95,7 +95,7 @@ pub fn derive_serialize_row(input: TokenStream) -> TokenStream {
     derive(input, "SerializeRow", serialize_row::expand)
 }
 
-/// Implements `DeserializeValue` (`doppio::proto::deserialize::DeserializeValue`): the
+/// Implements `DeserializeValue` (`doppio_driver::proto::deserialize::DeserializeValue`): the
 /// struct read from a user-defined type's value, fields by name.
 ///
 /// Each field of the struct must be a field of the UDT (`ValueError::NoSuchField`); UDT
@@ -106,7 +106,7 @@ pub fn derive_deserialize_value(input: TokenStream) -> TokenStream {
     derive(input, "DeserializeValue", deserialize_value::expand)
 }
 
-/// Implements `SerializeValue` (`doppio::proto::serialize::SerializeValue`): the struct as
+/// Implements `SerializeValue` (`doppio_driver::proto::serialize::SerializeValue`): the struct as
 /// a user-defined type's value, fields by name.
 ///
 /// Each field of the struct must be a field of the UDT (`ValueError::NoSuchField`); UDT

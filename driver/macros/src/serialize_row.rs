@@ -124,7 +124,9 @@ mod tests {
             by_position.contains("check_bind_count (1usize , columns)"),
             "{by_position}"
         );
-        assert!(by_position.contains("T : :: doppio :: proto :: serialize :: SerializeValue"));
+        assert!(
+            by_position.contains("T : :: doppio_driver :: proto :: serialize :: SerializeValue")
+        );
         assert!(!by_position.contains("field_index"), "{by_position}");
     }
 }

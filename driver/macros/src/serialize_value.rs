@@ -93,7 +93,7 @@ mod tests {
         );
         assert!(out.contains("String :: from (\"P\")"), "{out}");
         assert!(
-            out.contains("T : :: doppio :: proto :: serialize :: SerializeValue"),
+            out.contains("T : :: doppio_driver :: proto :: serialize :: SerializeValue"),
             "{out}"
         );
     }

@@ -76,12 +76,12 @@ pub enum TlsConfigError {
 /// an IP subject alternative name unless a name is set).
 ///
 /// ```no_run
-/// # fn main() -> Result<(), doppio::TlsConfigError> {
-/// use doppio::TlsConfig;
+/// # fn main() -> Result<(), doppio_driver::TlsConfigError> {
+/// use doppio_driver::TlsConfig;
 /// let tls = TlsConfig::from_ca_file("ca.pem")?
 ///     .with_client_cert("client.pem", "client.key")?
 ///     .with_server_name("db.example.com")?;
-/// let cluster = doppio::ClusterBuilder::default().tls(tls);
+/// let cluster = doppio_driver::ClusterBuilder::default().tls(tls);
 /// # let _ = cluster;
 /// # Ok(())
 /// # }

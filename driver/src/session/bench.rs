@@ -1,7 +1,7 @@
 //! The stages of one `Session::execute_unpaged`, callable one at a time, for the request-path
 //! benchmarks (`driver/benches/request_path.rs`): each function runs the code the hot path
 //! runs for its stage, calling the same functions in the same order. Not an API: reached
-//! through `doppio::bench_internals`, hidden from the docs, and free to change with any
+//! through `doppio_driver::bench_internals`, hidden from the docs, and free to change with any
 //! commit.
 
 use std::rc::Rc;

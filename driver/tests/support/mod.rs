@@ -15,7 +15,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 
 use doppio_test_support::{CASSANDRA, CASSANDRA_CLUSTER};
 
@@ -59,8 +59,8 @@ pub(crate) const SIM_NET_DELAY: (Duration, Duration) =
 /// The executor a test of `runtime` runs on: unpinned (tests share the cores); on the
 /// simulated runtime, seed 0 (a run replays exactly) and the network delay
 /// [`SIM_NET_DELAY`].
-pub(crate) fn executor_spec(runtime: Runtime, name: &str) -> doppio::rt::ExecutorSpec {
-    let mut spec = doppio::rt::ExecutorSpec::new(runtime, name);
+pub(crate) fn executor_spec(runtime: Runtime, name: &str) -> doppio_driver::rt::ExecutorSpec {
+    let mut spec = doppio_driver::rt::ExecutorSpec::new(runtime, name);
     spec.sim.net_delay = SIM_NET_DELAY;
     spec
 }
@@ -118,7 +118,7 @@ impl StubNode {
     }
 
     /// `f` as the main task of an executor of the test's making: on the simulated runtime
-    /// it first serves the stub on that executor (as the peer: `doppio::rt::sim::as_peer`),
+    /// it first serves the stub on that executor (as the peer: `doppio_driver::rt::sim::as_peer`),
     /// elsewhere it is `f`.
     pub(crate) fn beside<T, F, Fut>(
         &self,
@@ -132,7 +132,7 @@ impl StubNode {
         let memory = self.memory.clone();
         move || {
             if let Some(stub) = memory {
-                doppio::rt::sim::as_peer(|| stub.serve())
+                doppio_driver::rt::sim::as_peer(|| stub.serve())
                     .unwrap_or_else(|e| panic!("serve the stub in memory: {e}"));
             }
             Box::pin(f())
@@ -163,7 +163,7 @@ impl std::ops::Deref for StubNode {
 /// One `#[test]` per runtime for each named `fn name(runtime: Runtime)` (and one on the
 /// simulated runtime for each name after `and_sim:`).
 #[allow(unused_imports)] // a binary of Cassandra tests only may not use it
-pub(crate) use doppio::rt::runtime_tests;
+pub(crate) use doppio_driver::rt::runtime_tests;
 
 /// [`runtime_tests!`] for tests that need the Cassandra `node` (the name of a
 /// `doppio_test_support::Node`: `CASSANDRA`, `CASSANDRA_AUTH`, `CASSANDRA_CLUSTER`): one `#[test]`
@@ -180,7 +180,7 @@ macro_rules! cassandra_runtime_tests {
             $(#[test]
             fn $name() {
                 if doppio_test_support::$node.answering().is_some() {
-                    super::$name(doppio::rt::Runtime::$runtime)
+                    super::$name(doppio_driver::rt::Runtime::$runtime)
                 }
             })*
         }
@@ -198,7 +198,7 @@ where
     Fut: std::future::Future<Output = T> + 'static,
 {
     let handle =
-        doppio::rt::spawn_executor(executor_spec(runtime, &format!("{name}-{runtime}")), f)
+        doppio_driver::rt::spawn_executor(executor_spec(runtime, &format!("{name}-{runtime}")), f)
             .unwrap_or_else(|e| panic!("[{name}] {e}"));
     match handle.join() {
         Ok(out) => out,
@@ -226,16 +226,16 @@ pub(crate) async fn session_to(
     node: SocketAddr,
     compression: bool,
     timeout: std::time::Duration,
-) -> doppio::Session {
-    let mut c = doppio::SessionConfig::new(node);
-    c.consistency = doppio::proto::consistency::Consistency::One;
+) -> doppio_driver::Session {
+    let mut c = doppio_driver::SessionConfig::new(node);
+    c.consistency = doppio_driver::proto::consistency::Consistency::One;
     c.connection.request_timeout = timeout;
     c.handshake = {
-        let mut cfg = doppio::HandshakeConfig::default();
+        let mut cfg = doppio_driver::HandshakeConfig::default();
         cfg.compression = compression;
         cfg
     };
-    doppio::Session::connect(c)
+    doppio_driver::Session::connect(c)
         .await
         .expect("connect to Cassandra")
 }
@@ -291,12 +291,12 @@ pub(crate) async fn eventually(
     timeout: std::time::Duration,
     mut check: impl FnMut() -> bool,
 ) -> Option<std::time::Duration> {
-    let start = doppio::rt::now();
-    while doppio::rt::now() - start < timeout {
+    let start = doppio_driver::rt::now();
+    while doppio_driver::rt::now() - start < timeout {
         if check() {
-            return Some(doppio::rt::now() - start);
+            return Some(doppio_driver::rt::now() - start);
         }
-        doppio::rt::sleep(std::time::Duration::from_millis(50)).await;
+        doppio_driver::rt::sleep(std::time::Duration::from_millis(50)).await;
     }
     None
 }
@@ -306,9 +306,9 @@ pub(crate) async fn eventually(
 pub(crate) fn options(
     buf: &mut bytes::BytesMut,
     stream: i16,
-) -> Result<(), doppio::proto::ProtoError> {
-    use doppio::proto::frame::Flags;
-    use doppio::proto::request::{encode_request, Options};
+) -> Result<(), doppio_driver::proto::ProtoError> {
+    use doppio_driver::proto::frame::Flags;
+    use doppio_driver::proto::request::{encode_request, Options};
     encode_request(buf, stream, Flags::NONE, &Options)
 }
 
@@ -393,10 +393,10 @@ impl ScriptedPeer {
         let (sim, addr, script) = (self.runtime == Runtime::Sim, self.addr, self.script.clone());
         on_runtime(self.runtime, name, move || {
             if sim {
-                let listener =
-                    doppio::rt::TcpListener::bind_memory(addr).expect("an in-memory listener");
-                doppio::rt::sim::as_peer(|| {
-                    doppio::rt::spawn_local(async move {
+                let listener = doppio_driver::rt::TcpListener::bind_memory(addr)
+                    .expect("an in-memory listener");
+                doppio_driver::rt::sim::as_peer(|| {
+                    doppio_driver::rt::spawn_local(async move {
                         if let Ok((stream, _)) = listener.accept().await {
                             play(stream, &script).await;
                         }
@@ -446,10 +446,10 @@ fn play_blocking(mut s: std::net::TcpStream, script: &[PeerStep]) {
 
 /// Plays `script` on a stream of the current executor (the simulated runtime's in-memory
 /// one), as [`play_blocking`] does on a socket.
-async fn play(s: doppio::rt::TcpStream, script: &[PeerStep]) {
+async fn play(s: doppio_driver::rt::TcpStream, script: &[PeerStep]) {
     let mut buf = bytes::BytesMut::new();
     // Until `buf` holds `n` bytes; false if the client went away first.
-    async fn fill(s: &doppio::rt::TcpStream, buf: &mut bytes::BytesMut, n: usize) -> bool {
+    async fn fill(s: &doppio_driver::rt::TcpStream, buf: &mut bytes::BytesMut, n: usize) -> bool {
         while buf.len() < n {
             match std::future::poll_fn(|cx| s.poll_recv(cx, buf)).await {
                 Ok(0) | Err(_) => return false,
@@ -473,7 +473,7 @@ async fn play(s: doppio::rt::TcpStream, script: &[PeerStep]) {
             PeerStep::Write(bytes) => {
                 let _ = s.send(bytes::BytesMut::from(bytes)).await;
             }
-            PeerStep::Sleep(d) => doppio::rt::sleep(d).await,
+            PeerStep::Sleep(d) => doppio_driver::rt::sleep(d).await,
             PeerStep::ReadyToEverything => loop {
                 if !fill(&s, &mut buf, 9).await {
                     return;
@@ -524,9 +524,13 @@ pub(crate) fn scylla_cluster(
 /// Waits (bounded: 30 s) until `s` has `nodes` nodes, each with at least `per_node` open
 /// connections: the pools grow to one connection per ScyllaDB shard once their first
 /// connection reported the shards, in the background (a wait, not a timing assertion).
-pub(crate) async fn wait_for_connections(s: &doppio::Session, nodes: usize, per_node: usize) {
+pub(crate) async fn wait_for_connections(
+    s: &doppio_driver::Session,
+    nodes: usize,
+    per_node: usize,
+) {
     let view = s.view();
-    let deadline = doppio::rt::now() + std::time::Duration::from_secs(30);
+    let deadline = doppio_driver::rt::now() + std::time::Duration::from_secs(30);
     loop {
         let open: Vec<usize> = (0..view.len() as u16)
             .map(|i| view.node(i).map_or(0, |n| n.open_connections()))
@@ -535,10 +539,10 @@ pub(crate) async fn wait_for_connections(s: &doppio::Session, nodes: usize, per_
             return;
         }
         assert!(
-            doppio::rt::now() < deadline,
+            doppio_driver::rt::now() < deadline,
             "connections per node: {open:?}"
         );
-        doppio::rt::sleep(std::time::Duration::from_millis(5)).await;
+        doppio_driver::rt::sleep(std::time::Duration::from_millis(5)).await;
     }
 }
 

@@ -14,18 +14,18 @@ use std::process::Command;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use doppio::proto::consistency::Consistency;
-use doppio::proto::murmur3;
-use doppio::routing::ring::NodeIndex;
-use doppio::routing::topology::{NodeInfo, Replication, TopologySnapshot};
-use doppio::session::load_balancing::{LoadBalancingPolicy, PolicyFactory, RoutingInfo};
-use doppio::session::{ClusterView, Distance};
-use doppio::{Session, SessionConfig};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::murmur3;
+use doppio_driver::routing::ring::NodeIndex;
+use doppio_driver::routing::topology::{NodeInfo, Replication, TopologySnapshot};
+use doppio_driver::session::load_balancing::{LoadBalancingPolicy, PolicyFactory, RoutingInfo};
+use doppio_driver::session::{ClusterView, Distance};
+use doppio_driver::{Session, SessionConfig};
 use doppio_stub::{Cluster, Ring, Stub, StubConfig, StubError, StubHandle};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{on_runtime, on_scylla, spawn_binary, StubProcess};
 
 const KEYSPACE: &str = "ks";
@@ -307,7 +307,7 @@ fn the_binary_plays_a_cluster_and_prints_each_node_s_counts(runtime: Runtime) {
                 std::time::Instant::now() < deadline,
                 "connections to every node"
             );
-            doppio::rt::sleep(std::time::Duration::from_millis(5)).await;
+            doppio_driver::rt::sleep(std::time::Duration::from_millis(5)).await;
         }
         let p = s
             .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")

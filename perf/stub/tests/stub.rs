@@ -13,17 +13,17 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use doppio::proto::consistency::Consistency;
-use doppio::proto::response::{ErrorCode, ErrorDetail};
-use doppio::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
-use doppio::session::{Batch, BatchType, NoRetry};
-use doppio::HandshakeConfig;
-use doppio::{Error, Session, SessionConfig};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::response::{ErrorCode, ErrorDetail};
+use doppio_driver::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
+use doppio_driver::session::{Batch, BatchType, NoRetry};
+use doppio_driver::HandshakeConfig;
+use doppio_driver::{Error, Session, SessionConfig};
 use doppio_stub::{Rules, ScyllaShards, Shape, Stub, StubConfig};
 
 mod support;
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use support::{on_runtime, on_scylla, spawn_binary, stub, StubProcess};
 
 async fn session(addr: SocketAddr, lz4: bool) -> Session {
@@ -392,7 +392,7 @@ then = { delay = { fixed = "300ms" } }
         let started = Instant::now();
         let slow = {
             let s = s.clone();
-            doppio::rt::spawn_local(async move {
+            doppio_driver::rt::spawn_local(async move {
                 s.query_unpaged("SELECT v FROM t WHERE DELAYME", &())
                     .await
                     .unwrap();
@@ -400,7 +400,7 @@ then = { delay = { fixed = "300ms" } }
             })
         };
         // Sent after the delayed one, on the same connection: answered at once.
-        doppio::rt::sleep(Duration::from_millis(20)).await;
+        doppio_driver::rt::sleep(Duration::from_millis(20)).await;
         let t = Instant::now();
         s.query_unpaged("SELECT v FROM t", &()).await.unwrap();
         let fast = t.elapsed();

@@ -1,4 +1,4 @@
-//! `doppio cost`'s runs of doppio: a session on the simulated runtime (`doppio::rt::sim`)
+//! `doppio cost`'s runs of doppio: a session on the simulated runtime (`doppio_driver::rt::sim`)
 //! against the stub served in memory on the same thread as the simulation's peer, so that a
 //! profile tells the driver's instructions and allocations (polls of the client's tasks)
 //! from the stub's (polls of the peer's) and from the simulated executor's own. No socket,
@@ -6,11 +6,11 @@
 
 use std::net::SocketAddr;
 
-use doppio::proto::consistency::Consistency;
-use doppio::proto::ProtocolVersion;
-use doppio::rt::{sim, TcpListener};
-use doppio::session::{Batch, BatchType};
-use doppio::{Session, SessionConfig};
+use doppio_driver::proto::consistency::Consistency;
+use doppio_driver::proto::ProtocolVersion;
+use doppio_driver::rt::{sim, TcpListener};
+use doppio_driver::session::{Batch, BatchType};
+use doppio_driver::{Session, SessionConfig};
 use doppio_stub::{Shape, Stub, StubConfig};
 
 use super::rows::consume;
@@ -47,7 +47,7 @@ pub fn run(scenario: Scenario, requests: u64) -> Result<u64, String> {
 }
 
 async fn requests_of(session: &Session, scenario: Scenario, requests: u64) -> Result<u64, String> {
-    let fail = |e: doppio::Error| e.to_string();
+    let fail = |e: doppio_driver::Error| e.to_string();
     let insert = session.prepare(INSERT).await.map_err(fail)?;
     let select = session.prepare(SELECT).await.map_err(fail)?;
     let paged = select.with_config(|c| c.page_size = Some(PAGE_SIZE));

@@ -8,9 +8,9 @@
 
 use std::hint::black_box;
 
-use doppio::proto::deserialize::DeserializeValue;
-use doppio::proto::value::CqlValue;
-use doppio::QueryResult;
+use doppio_driver::proto::deserialize::DeserializeValue;
+use doppio_driver::proto::value::CqlValue;
+use doppio_driver::QueryResult;
 
 use crate::engine::validate::RowCheck;
 
@@ -19,7 +19,7 @@ use crate::engine::validate::RowCheck;
 pub enum RowsError {
     /// The rows content is malformed (a row or cell runs past the page).
     #[error("rows of the result: {0}")]
-    Rows(#[source] doppio::proto::ProtoError),
+    Rows(#[source] doppio_driver::proto::ProtoError),
     /// A value does not decode as its column's type.
     #[error("column {column} of the result: {source}")]
     Value {
@@ -27,7 +27,7 @@ pub enum RowsError {
         column: String,
         /// Why.
         #[source]
-        source: doppio::proto::ValueError,
+        source: doppio_driver::proto::ValueError,
     },
 }
 

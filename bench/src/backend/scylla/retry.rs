@@ -12,7 +12,7 @@
 //! code, a broken connection, a request never sent), and doppio's decision is mapped back.
 //! Once a request has moved to every other node of the cluster, a "next node" decision
 //! becomes "same node" when doppio would send it there (its connection failed it:
-//! `doppio::session::same_node_may_serve`) and ends the request otherwise, as doppio does.
+//! `doppio_driver::session::same_node_may_serve`) and ends the request otherwise, as doppio does.
 //!
 //! Left different: doppio's request timeout is per attempt and a lost answer of an
 //! idempotent statement is retried; scylla's `request_timeout` bounds the whole request,
@@ -25,13 +25,13 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use doppio::connection::{BreakCause, ConnectionError};
-use doppio::proto::response::{ErrorCode, ErrorDetail, ErrorResponse};
-use doppio::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
-use doppio::session::{
+use doppio_driver::connection::{BreakCause, ConnectionError};
+use doppio_driver::proto::response::{ErrorCode, ErrorDetail, ErrorResponse};
+use doppio_driver::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
+use doppio_driver::session::{
     same_node_may_serve, DefaultRetryPolicy, RetryDecision as DoppioDecision, RetryPolicy as _,
 };
-use doppio::Error;
+use doppio_driver::Error;
 use scylla::errors::{DbError, OperationType, RequestAttemptError};
 use scylla::frame::protocol_features::ProtocolFeatures;
 use scylla::policies::retry::{RequestInfo, RetryDecision, RetryPolicy, RetrySession};

@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, ChildStdout, Command, Stdio};
 
-use doppio::rt::Runtime;
+use doppio_driver::rt::Runtime;
 use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};
 
 /// A stub on `runtime`, on an ephemeral port with these TOML `rules` and result `shape`,
@@ -32,11 +32,11 @@ where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + 'static,
 {
-    doppio::rt::run_on(runtime, &format!("stub-test-{runtime}"), f).unwrap()
+    doppio_driver::rt::run_on(runtime, &format!("stub-test-{runtime}"), f).unwrap()
 }
 
 /// One `#[test]` per runtime for each named `fn name(runtime: Runtime)`.
-pub(crate) use doppio::rt::runtime_tests;
+pub(crate) use doppio_driver::rt::runtime_tests;
 
 /// The `doppio-stub` binary, running, and what it said first.
 pub(crate) struct StubProcess {
