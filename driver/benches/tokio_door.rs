@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::proto::ProtocolVersion;
 use doppio_driver::rt::Runtime;
+use doppio_driver::SessionConfig;
 use doppio_driver::{Cluster, SendSession};
 
 const CQL: &str = "SELECT key FROM system.local WHERE key = 'local'";
@@ -100,7 +101,7 @@ struct Clients {
     tokio: tokio::runtime::Runtime,
     cluster: Cluster,
     door: SendSession,
-    door_prepared: doppio_driver::SendPrepared,
+    door_prepared: doppio_driver::door::SendPrepared,
     scylla: Arc<scylla::client::session::Session>,
     scylla_prepared: scylla::statement::prepared::PreparedStatement,
 }
@@ -114,12 +115,14 @@ impl Clients {
             .build()
             .unwrap();
         let cluster = Cluster::builder()
+            .session_config(
+                SessionConfig::new(stub)
+                    .with_protocol_version(Some(ProtocolVersion::V4))
+                    .with_consistency(Consistency::One),
+            )
             .runtime(runtime)
-            .contact_point(stub)
             .cores(&[0])
             .pin(false)
-            .protocol_version(Some(ProtocolVersion::V4))
-            .consistency(Consistency::One)
             .build()
             .unwrap();
         let door = SendSession::new(&cluster);

@@ -12,7 +12,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use doppio_driver::rt::Runtime;
-use doppio_driver::{Cluster, Error, SessionStats};
+use doppio_driver::session::SessionStats;
+use doppio_driver::SessionConfig;
+use doppio_driver::{Cluster, Error};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -53,13 +55,10 @@ pub(crate) fn run(
     cores: &[usize],
 ) -> Result<Vec<ShardReport>, Box<dyn std::error::Error>> {
     let cluster = Cluster::builder()
-        .contact_point(node)
+        .session_config(SessionConfig::new(node).with_connections(1).with_compression(true).with_request_timeout(Duration::from_secs(5)))
         .runtime(runtime)
         .cores(cores) // one shard per core
-        .pin(false) // pinning is the default; off here so the example shares the machine kindly
-        .connections_per_shard(1)
-        .compression(true) // lz4 when the node offers it
-        .request_timeout(Duration::from_secs(5))
+        .pin(false) // pinning is the default; off here so the example shares the machine kindly // lz4 when the node offers it
         .build()?;
 
     // The schema once, from one shard.

@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::rt::Runtime;
+use doppio_driver::SessionConfig;
 use doppio_driver::{Cluster, SendSession};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -30,11 +31,10 @@ fn main() -> Result<(), BoxError> {
 pub(crate) fn run(node: SocketAddr, runtime: Runtime) -> Result<Vec<(i32, String)>, BoxError> {
     // Blocks until every shard is connected: before the tokio runtime starts.
     let cluster = Cluster::builder()
-        .contact_point(node)
+        .session_config(SessionConfig::new(node).with_consistency(Consistency::One))
         .runtime(runtime)
         .cores(&[0, 1])
         .pin(false)
-        .consistency(Consistency::One)
         .build()?;
     let door = SendSession::new(&cluster);
     let rows = tokio::runtime::Runtime::new()?.block_on(async {

@@ -12,8 +12,10 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
+use doppio_driver::config::TlsConfig;
 use doppio_driver::rt::Runtime;
-use doppio_driver::{Cluster, Error, TlsConfig};
+use doppio_driver::SessionConfig;
+use doppio_driver::{Cluster, Error};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -39,11 +41,10 @@ pub(crate) fn run(
 ) -> Result<String, Box<dyn std::error::Error>> {
     let tls = TlsConfig::from_ca_file(ca)?;
     let cluster = Cluster::builder()
-        .contact_point(node)
+        .session_config(SessionConfig::new(node).with_tls(tls))
         .runtime(runtime)
         .cores(&[0])
         .pin(false)
-        .tls(tls)
         .build()?;
     let answers = cluster.run_on_shards(|session| async move {
         let rows: Vec<(String,)> = session

@@ -104,6 +104,7 @@ impl Ticks {
     }
 }
 
+#[cfg(feature = "unstable-internals")]
 /// CPU time the calling thread has run so far (user and system, `CLOCK_THREAD_CPUTIME_ID`),
 /// for the request-path benchmarks' client CPU per request; zero if the clock is missing.
 pub fn thread_cpu_time() -> Duration {

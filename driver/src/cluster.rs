@@ -3,10 +3,12 @@
 //! each, and runs user code on every shard.
 //!
 //! ```no_run
-//! use doppio_driver::Cluster;
+//! use doppio_driver::{Cluster, Consistency, SessionConfig};
 //!
+//! let session = SessionConfig::new("127.0.0.1:9042".parse().unwrap())
+//!     .with_consistency(Consistency::One);
 //! let cluster = Cluster::builder()
-//!     .contact_point("127.0.0.1:9042".parse().unwrap())
+//!     .session_config(session)
 //!     .cores(&[0, 1])
 //!     .build()
 //!     .expect("connect");
@@ -37,21 +39,13 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use doppio_proto::consistency::Consistency;
-use doppio_proto::ProtocolVersion;
-
-pub use crate::auth::AuthenticatorFactory;
-use crate::auth::PasswordAuthenticator;
-use crate::connection::{ConnectionConfig, TlsConfig};
-use crate::control::{ControlConfig, ControlEvent, Publisher};
+use crate::control::{ControlEvent, Publisher};
 use crate::error::Error;
-use crate::pool::Backoff;
 use crate::routing::topology::TopologySnapshot;
-use crate::session::{
-    ControlRole, DefaultPolicyConfig, Latency, LatencyConfig, PolicyFactory, RetryPolicy, Session,
-    SessionConfig, SpeculativeExecution,
-};
-use crate::shards::{RuntimeError, ShardOptions, Shards};
+use crate::session::{ControlRole, Latency, Session, SessionConfig};
+/// Why the shards could not start or stopped (a cause of [`ClusterError::Runtime`]).
+pub use crate::shards::RuntimeError;
+use crate::shards::{ShardOptions, Shards};
 use doppio_rt::Runtime;
 
 /// Why a cluster could not start, or could not run work.
@@ -81,20 +75,17 @@ pub enum ClusterError {
 #[derive(Clone)]
 struct ClusterConfig {
     session: SessionConfig,
-    /// Whether a contact point was given (else the session's default, 127.0.0.1:9042).
-    contact_given: bool,
-    /// The default policy's settings while the default policy is in use (`None` once
-    /// [`ClusterBuilder::load_balancing`] replaced it).
-    default_policy: Option<DefaultPolicyConfig>,
     /// The shards to start: cores, pinning, runtime and its settings, shutdown grace.
     shards: ShardOptions,
 }
 
-/// Builds a [`Cluster`]. Defaults: contact point 127.0.0.1:9042, one shard per available
-/// core (pinned), and every shard's session as [`SessionConfig::new`] makes it (one
-/// connection per node per shard, lz4 off, no credentials, LOCAL_QUORUM, pages of 5000
-/// rows, request timeout 12 s, connect timeout 10 s, the default retry and load-balancing
-/// policies), 5 s of shutdown grace.
+/// Builds a [`Cluster`]: the [`SessionConfig`] every shard connects with (the one place for
+/// contact points, connections, credentials, TLS, defaults and policies:
+/// [`ClusterBuilder::session_config`]) and what only a cluster has (cores, pinning, runtime,
+/// shutdown grace). Defaults: `SessionConfig::new(127.0.0.1:9042)` (one connection per node
+/// per shard, lz4 off, no credentials, LOCAL_QUORUM, pages of 5000 rows, request timeout
+/// 12 s, connect timeout 5 s, the default retry and load-balancing policies), one shard per
+/// available core (pinned), 5 s of shutdown grace.
 #[derive(Clone)]
 pub struct ClusterBuilder {
     config: ClusterConfig,
@@ -120,8 +111,6 @@ impl Default for ClusterBuilder {
         Self {
             config: ClusterConfig {
                 session: SessionConfig::new(SocketAddr::from(([127, 0, 0, 1], 9042))),
-                contact_given: false,
-                default_policy: Some(DefaultPolicyConfig::default()),
                 shards: ShardOptions::new(
                     &(0..cores).collect::<Vec<_>>(),
                     true,
@@ -133,33 +122,12 @@ impl Default for ClusterBuilder {
 }
 
 impl ClusterBuilder {
-    /// Every shard's session configuration at once (contact points, connections, timeouts,
-    /// defaults, policies), replacing what earlier calls set. Its load-balancing policy is
-    /// kept as given: later `local_datacenter`, `allow_remote_datacenters` and `token_aware`
-    /// calls do not apply (as after [`ClusterBuilder::load_balancing`]).
+    /// Every shard's session configuration (contact points, connections, timeouts,
+    /// credentials, TLS, defaults, policies): see [`SessionConfig`] and its `with_*`
+    /// setters.
     pub fn session_config(mut self, session: SessionConfig) -> Self {
         self.config.session = session;
-        self.config.contact_given = true;
-        self.config.default_policy = None;
         self
-    }
-
-    /// Adds a contact point: the first that answers is asked for the cluster's topology,
-    /// and every node it lists is connected to (as the load-balancing policy allows).
-    pub fn contact_point(mut self, addr: SocketAddr) -> Self {
-        let s = &mut self.config.session;
-        if self.config.contact_given {
-            s.contact_points.push(addr);
-        } else {
-            s.node = addr;
-            self.config.contact_given = true;
-        }
-        self
-    }
-
-    /// Adds several contact points.
-    pub fn contact_points(self, addrs: impl IntoIterator<Item = SocketAddr>) -> Self {
-        addrs.into_iter().fold(self, Self::contact_point)
     }
 
     /// The cores to run one shard each on.
@@ -172,106 +140,6 @@ impl ClusterBuilder {
     /// that share a machine).
     pub fn pin(mut self, pin: bool) -> Self {
         self.config.shards.pin = pin;
-        self
-    }
-
-    /// Connections per node per shard.
-    pub fn connections_per_shard(mut self, n: usize) -> Self {
-        self.config.session.connections = n.max(1);
-        self
-    }
-
-    /// Asks for lz4 body compression when the node supports it.
-    pub fn compression(mut self, on: bool) -> Self {
-        self.config.session.handshake.compression = on;
-        self
-    }
-
-    /// The protocol version: `None` (the default) negotiates, v5 when the nodes offer it
-    /// and v4 otherwise; a version a node does not offer fails its handshake.
-    pub fn protocol_version(mut self, version: Option<ProtocolVersion>) -> Self {
-        self.config.session.handshake.protocol_version = version;
-        self
-    }
-
-    /// User name and password (SASL PLAIN, for `PasswordAuthenticator`).
-    pub fn credentials(mut self, username: &str, password: &str) -> Self {
-        self.config.session.handshake.authenticator =
-            Some(PasswordAuthenticator::new(username, password).factory());
-        self
-    }
-
-    /// A custom authenticator, made once per handshake on the shard that runs it.
-    pub fn authenticator(mut self, factory: AuthenticatorFactory) -> Self {
-        self.config.session.handshake.authenticator = Some(factory);
-        self
-    }
-
-    /// TLS on every connection (control and pools): see [`TlsConfig`]. Default: plaintext.
-    pub fn tls(mut self, tls: TlsConfig) -> Self {
-        self.config.session.connection.tls = Some(tls);
-        self
-    }
-
-    /// Time allowed to open one TCP connection (and its TLS handshake). Default 5 s.
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.config.session.connection.connect_timeout = timeout;
-        self
-    }
-
-    /// How long `build` waits until the cluster has an open connection (every connect,
-    /// handshake and reconnection across the contact points, together). Default 10 s.
-    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
-        self.config.session.startup_timeout = timeout;
-        self
-    }
-
-    /// Default time a request waits for its answer.
-    pub fn request_timeout(mut self, timeout: Duration) -> Self {
-        self.config.session.connection.request_timeout = timeout;
-        self
-    }
-
-    /// All connection tunables at once (stream ids, buffers, keepalive, timeouts).
-    pub fn connection_config(mut self, config: ConnectionConfig) -> Self {
-        self.config.session.connection = config;
-        self
-    }
-
-    /// Default consistency.
-    pub fn consistency(mut self, c: Consistency) -> Self {
-        self.config.session.consistency = c;
-        self
-    }
-
-    /// Default serial consistency for conditional statements.
-    pub fn serial_consistency(mut self, c: Option<Consistency>) -> Self {
-        self.config.session.serial_consistency = c;
-        self
-    }
-
-    /// Default page size (`None`: unpaged).
-    pub fn page_size(mut self, rows: Option<i32>) -> Self {
-        self.config.session.page_size = rows;
-        self
-    }
-
-    /// Reconnection backoff.
-    pub fn backoff(mut self, backoff: Backoff) -> Self {
-        self.config.session.backoff = backoff;
-        self
-    }
-
-    /// The retry policy.
-    pub fn retry_policy(mut self, policy: Arc<dyn RetryPolicy>) -> Self {
-        self.config.session.retry_policy = policy;
-        self
-    }
-
-    /// The delay before each retry (`None`, the default: at once): full-jitter exponential
-    /// backoff, as the pools reconnect.
-    pub fn retry_backoff(mut self, backoff: Option<Backoff>) -> Self {
-        self.config.session.retry_backoff = backoff;
         self
     }
 
@@ -303,65 +171,6 @@ impl ClusterBuilder {
     /// when answers arrive closer together than `spin`, at the price of CPU time.
     pub fn spin_before_park(mut self, spin: Option<Duration>) -> Self {
         self.config.shards.spin_before_park = spin;
-        self
-    }
-
-    /// Changes the default load-balancing policy's settings (ignored once
-    /// [`ClusterBuilder::load_balancing`] replaced the policy).
-    fn default_policy(mut self, change: impl FnOnce(&mut DefaultPolicyConfig)) -> Self {
-        if let Some(policy) = &mut self.config.default_policy {
-            change(policy);
-            self.config.session.load_balancing = PolicyFactory::default_policy(policy.clone());
-        }
-        self
-    }
-
-    /// The local data center (default: the contact point's). Requests go to its nodes.
-    pub fn local_datacenter(self, dc: &str) -> Self {
-        self.default_policy(|p| p.local_datacenter = Some(dc.to_owned()))
-    }
-
-    /// Lets requests go to other data centers when no local node can take them (off by
-    /// default); connections are then opened to remote nodes too.
-    pub fn allow_remote_datacenters(self, allow: bool) -> Self {
-        self.default_policy(|p| p.allow_remote = allow)
-    }
-
-    /// Token-aware routing (on by default): prepared statements whose partition key is
-    /// bound go to one of its replicas.
-    pub fn token_aware(self, on: bool) -> Self {
-        self.default_policy(|p| p.token_aware = on)
-    }
-
-    /// Replaces the default load-balancing policy (one is made per shard).
-    pub fn load_balancing(mut self, factory: PolicyFactory) -> Self {
-        self.config.session.load_balancing = factory;
-        self.config.default_policy = None;
-        self
-    }
-
-    /// Speculative execution of idempotent statements (off by default).
-    pub fn speculative_execution(mut self, spec: Option<SpeculativeExecution>) -> Self {
-        self.config.session.speculative = spec;
-        self
-    }
-
-    /// Whether each shard records its requests' latencies, and the histogram's bounds
-    /// ([`SessionConfig::latency`]; read them with [`Cluster::latency`]).
-    pub fn latency(mut self, latency: Option<LatencyConfig>) -> Self {
-        self.config.session.latency = latency;
-        self
-    }
-
-    /// How long a schema change waits for the live nodes to agree (zero: no wait).
-    pub fn schema_agreement_timeout(mut self, timeout: Duration) -> Self {
-        self.config.session.schema_agreement_timeout = timeout;
-        self
-    }
-
-    /// The control connection's refresh interval, event debounce and failover backoff.
-    pub fn control(mut self, control: ControlConfig) -> Self {
-        self.config.session.control = control;
         self
     }
 
@@ -645,24 +454,5 @@ impl Drop for Cluster {
     /// as [`Cluster::shutdown`] stops them.
     fn drop(&mut self) {
         self.close_doors();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Each of the two timeouts is stored once, in the configuration of what it bounds.
-    #[test]
-    fn connect_and_startup_timeouts_set_one_field_each() {
-        let b = Cluster::builder()
-            .connect_timeout(Duration::from_millis(700))
-            .startup_timeout(Duration::from_secs(33));
-        let s = &b.config.session;
-        assert_eq!(s.connection.connect_timeout, Duration::from_millis(700));
-        assert_eq!(s.startup_timeout, Duration::from_secs(33));
-        let d = Cluster::builder().config.session;
-        let b = Cluster::builder().connect_timeout(Duration::from_millis(700));
-        assert_eq!(b.config.session.startup_timeout, d.startup_timeout);
     }
 }

@@ -17,7 +17,12 @@ use doppio_proto::response::{ErrorCode, ErrorDetail, ErrorResponse};
 use doppio_proto::{ProtoError, ProtocolVersion};
 
 use crate::auth::AuthError;
-use crate::connection::{ConnectionError, RequestError};
+/// The errors of one connection (a cause of [`Error::ConnectionBroken`] and of failed
+/// connects) and of a TLS setting, defined beside the connection.
+pub use crate::connection::{
+    BreakCause, ConnectFailure, ConnectionError, ProtocolFault, RequestError, TlsCause,
+    TlsConfigError, TlsFailure,
+};
 use crate::routing::topology::TopologyError;
 
 /// Why a driver call failed.

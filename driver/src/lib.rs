@@ -32,7 +32,7 @@
 //!   struct as bound values, by bind-marker name; also a `QueryValues`), and
 //!   [`DeserializeValue`] and [`SerializeValue`] (a struct as a user-defined type's value).
 //!   docs/DRIVER.md says what they check at compile time and at run time.
-//! - `tracing` (off by default): `tracing` events (target `doppio`) at the session's cold
+//! - `tracing` (off by default): `tracing` events (target `doppio_driver`) at the session's cold
 //!   points: connecting, preparing and re-preparing, retry decisions, connections opened,
 //!   closed and failed with their reconnection backoff, topology changes, schema agreement.
 //!   Without it no `tracing` code is compiled in; with it the request path's common case
@@ -41,6 +41,19 @@
 //! doppio-proto's default `uuid` is on: `uuid::Uuid` values bind and read as `uuid` and
 //! `timeuuid`.
 //!
+//! - `unstable-internals` (off by default): the low-level single-connection API
+//!   (`connection`), a picked request's stage stamps (`stages`) and what the request-path
+//!   benchmarks time one stage at a time (`bench_internals`), for the bench and the
+//!   driver's own tests. No stability promise: any release may change them.
+//!
+//! The face: the root holds the names most programs need ([`Session`], [`SessionConfig`],
+//! [`Cluster`], [`ClusterBuilder`], [`Statement`], [`StatementConfig`],
+//! [`PreparedStatement`], [`Batch`], [`ExecutionProfile`], [`Consistency`], [`QueryResult`],
+//! [`Page`], [`PagingState`], [`SendSession`], [`Error`], [`ErrorKind`]) and the derives;
+//! everything else lives in a named module: every setting in [`config`], every error in
+//! [`error`] but the cluster's and the door's (in their modules), counters and
+//! histograms, paging streams, policies and traces in [`session`].
+//!
 //! It names no runtime itself: tasks, timers, sockets and executor threads come from the
 //! crate `doppio-rt` (glommio, or doppio's own io_uring runtime; re-exported as [`rt`] for
 //! users), so the same code runs on both. Its modules (docs/ARCHITECTURE.md places them
@@ -48,18 +61,19 @@
 //! - [`cluster`]: a `Cluster` that starts one pinned executor per core (`shards`, private:
 //!   the shards and their control plane) and a session on each; one shard runs the control
 //!   connection (`control`, private) and hands topology changes to all of them over the
-//!   control plane.
+//!   control plane. Its errors: [`cluster::ClusterError`], [`cluster::RuntimeError`].
 //! - [`door`]: the door for tokio (and other) applications: a `Send + Sync` [`SendSession`]
 //!   whose requests cross to a shard's session through a bounded lock-free lane and whose
 //!   answers come back through a one-shot channel.
-//! - [`connection`]: one connection to one node that coalesces frames into batched writes
-//!   and parses every complete frame per read; public as the low-level single-connection API
+//! - [`config`]: every setting, gathered from the modules that use them.
+//! - `connection` (public with `unstable-internals`): one connection to one node that
+//!   coalesces frames into batched writes and parses every complete frame per read
 //!   (requests as raw frames or request bodies, no handshake, no pool). TLS (rustls, its
 //!   private `tls` submodule) sits between a connection's socket and its buffers when
 //!   configured.
 //! - `pool` (private): per-shard connections to every node, replaced in the background with
-//!   backoff when they break ([`Backoff`], [`PoolStats`]); `handshake` (private) and
-//!   [`auth`] open them ([`HandshakeConfig`]).
+//!   backoff when they break ([`config::Backoff`], [`session::PoolStats`]); `handshake`
+//!   (private) and [`auth`] open them ([`config::HandshakeConfig`]).
 //! - `system` (private): the CQL the driver runs for itself on one connection (system
 //!   tables, schema versions, REGISTER, USE), for the control connection and the session.
 //! - [`routing`]: Murmur3 tokens, the token ring, replica placement, ScyllaDB's shards and
@@ -69,13 +83,15 @@
 //!   histogram, and traced requests' traces read back from `system_traces`.
 //! - [`result`]: what a node answered ([`QueryResult`]) and the one place an answer becomes
 //!   a typed outcome.
-//! - [`error`]: the driver's error type with its causes, and the one table of error kinds.
+//! - [`error`]: the driver's error type with its causes (a connection's, a TLS setting's),
+//!   and the one table of error kinds.
 //! - `clock` (private): the coarse clock of request deadlines, and the precise one of
 //!   request latencies.
 //! - `telemetry` (private): the `tracing` events of the session's cold points (feature
 //!   `tracing`; nothing without it).
-//! - [`stages`]: a picked request timed stage by stage on its way through a connection
-//!   (queued, handed to the runtime, read, split off, polled), for benchmarks' waterfalls.
+//! - `stages` (public with `unstable-internals`): a picked request timed stage by stage on
+//!   its way through a connection (queued, handed to the runtime, read, split off, polled),
+//!   for benchmarks' waterfalls.
 //!
 //! Invariant: nothing on the request path is shared across cores; shard state is
 //! `Rc`/`RefCell`, never `Arc`/`Mutex`.
@@ -83,7 +99,14 @@
 pub mod auth;
 mod clock;
 pub mod cluster;
+// The low-level single-connection API (`Connection`, its in-flight table): public with the
+// feature `unstable-internals` only. Without it the module's `pub` items are reachable from
+// nowhere outside the crate, which is the point: allowed here rather than marked one by one.
+#[cfg(feature = "unstable-internals")]
 pub mod connection;
+#[cfg(not(feature = "unstable-internals"))]
+#[allow(unreachable_pub)]
+mod connection;
 mod control;
 pub mod door;
 pub mod error;
@@ -92,16 +115,44 @@ mod pool;
 pub mod result;
 pub mod routing;
 pub mod session;
+// Its `pub` items are reachable through `bench_internals` only (feature `unstable-internals`).
+#[cfg_attr(not(feature = "unstable-internals"), allow(unreachable_pub))]
 mod shards;
+// Timestamps of a picked request's stages, for the bench's waterfalls: with the feature
+// `unstable-internals` only (the request path stamps nothing unless a request was picked).
+#[cfg(feature = "unstable-internals")]
 pub mod stages;
+#[cfg(not(feature = "unstable-internals"))]
+#[allow(unreachable_pub)]
+mod stages;
 mod system;
 mod telemetry;
 
-/// What the request-path benchmarks (`driver/benches/request_path.rs`) call to time one
-/// stage of `Session::execute` at a time: the in-flight table, the encoding, the placement,
-/// the decoding, the sizes of the futures, and the shards (one pinned executor per core)
-/// they run on. Not an API: hidden, and free to change with any commit.
-#[doc(hidden)]
+/// Every setting of the driver in one place, beside [`SessionConfig`] (at the root): a
+/// session's connections, handshake, TLS, control connection, reconnection backoff,
+/// load-balancing, speculative execution and latency recording; statements' settings and
+/// execution profiles; the door's. A [`Cluster`] takes a [`SessionConfig`] for its shards
+/// ([`ClusterBuilder::session_config`]) and adds only what a cluster has (cores, runtime,
+/// shutdown grace).
+pub mod config {
+    pub use crate::connection::{ConnectionConfig, TlsConfig};
+    pub use crate::control::ControlConfig;
+    pub use crate::door::DoorConfig;
+    pub use crate::handshake::HandshakeConfig;
+    pub use crate::pool::Backoff;
+    pub use crate::session::load_balancing::{DefaultPolicyConfig, PolicyFactory};
+    pub use crate::session::{
+        ExecutionProfile, ExecutionProfileBuilder, LatencyConfig, SessionConfig,
+        SpeculativeExecution, StatementConfig,
+    };
+}
+
+/// What the request-path benchmarks (`driver/benches/request_path.rs`) and the bench call to
+/// time one stage of a request at a time: the in-flight table, the encoding, the placement,
+/// the decoding, the sizes of the futures, the shards (one pinned executor per core) they run
+/// on, and the thread CPU clock. Feature `unstable-internals` only: not an API, free to
+/// change with any release.
+#[cfg(feature = "unstable-internals")]
 pub mod bench_internals {
     pub use crate::clock::thread_cpu_time;
     pub use crate::connection::{InFlightTable, TableSlot};
@@ -122,25 +173,22 @@ pub mod bench_internals {
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;
 
-pub use cluster::{Cluster, ClusterBuilder, ClusterError};
-pub use connection::{ConnectionConfig, ConnectionError, TlsConfig, TlsConfigError, TlsFailure};
-pub use control::ControlConfig;
-pub use door::{DoorConfig, DoorError, OwnedPage, OwnedResult, SendPrepared, SendSession};
+pub use cluster::{Cluster, ClusterBuilder};
+pub use door::SendSession;
 /// The derives (feature `derive`, on by default): rows into structs, structs as bound values,
 /// structs as user-defined types both ways. The generated code names `::doppio_driver::proto`.
 #[cfg(feature = "derive")]
 pub use doppio_macros::{DeserializeValue, FromRow, SerializeRow, SerializeValue};
 /// The protocol layer this driver speaks, re-exported for users who need its types.
 pub use doppio_proto as proto;
+/// A request's consistency level (the protocol layer's type).
+pub use doppio_proto::consistency::Consistency;
 /// The runtimes the driver runs on (glommio, or doppio's own io_uring runtime), re-exported
 /// for users who spawn tasks, sleep or run executors beside it.
 pub use doppio_rt as rt;
 pub use error::{Error, ErrorKind};
-pub use handshake::HandshakeConfig;
-pub use pool::{Backoff, PoolStats};
 pub use result::QueryResult;
 pub use session::{
-    Batch, BatchType, Latency, LatencyConfig, Page, PageStream, PagingState, PreparedStatement,
-    RowStream, Session, SessionConfig, SessionStats, Statement, StatementConfig,
+    Batch, ExecutionProfile, Page, PagingState, PreparedStatement, Session, SessionConfig,
+    Statement, StatementConfig,
 };
-pub use shards::RuntimeError;

@@ -146,6 +146,7 @@ impl<S> std::fmt::Debug for Shards<S> {
 }
 
 impl<S: 'static> Shards<S> {
+    #[cfg(feature = "unstable-internals")]
     /// Starts one glommio executor per entry of `cores`, pinned to that core (or unpinned when
     /// `pin` is false, for tests sharing a machine), and builds each shard's state there with
     /// `init(shard_index)`. `grace` bounds how long shutdown waits for running jobs.
@@ -213,6 +214,7 @@ impl<S: 'static> Shards<S> {
         self.shards.len()
     }
 
+    #[cfg(feature = "unstable-internals")]
     /// True if there are no shards.
     pub fn is_empty(&self) -> bool {
         self.shards.is_empty()

@@ -41,6 +41,7 @@ pub struct Stamps {
     pub polled: u64,
 }
 
+#[cfg(feature = "unstable-internals")]
 /// Which armed request stamps belong to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Token(u64);
@@ -71,6 +72,7 @@ pub fn now() -> u64 {
         .saturating_add(ts.tv_nsec as u64)
 }
 
+#[cfg(feature = "unstable-internals")]
 /// Arms this thread: the next request queued on it is timed, under the token returned.
 pub fn arm() -> Token {
     let token = LAST.with(|l| {
@@ -82,6 +84,7 @@ pub fn arm() -> Token {
     Token(token)
 }
 
+#[cfg(feature = "unstable-internals")]
 /// Disarms this thread; whether a request took `token`'s arm since [`arm`].
 pub fn disarm(token: Token) -> bool {
     ARMED.with(|a| {
@@ -93,6 +96,7 @@ pub fn disarm(token: Token) -> bool {
     })
 }
 
+#[cfg(feature = "unstable-internals")]
 /// The stamps of `token`'s request once its answer was polled (taken: a second call finds
 /// nothing), or `None` (not timed, or not answered yet).
 pub fn take(token: Token) -> Option<Stamps> {

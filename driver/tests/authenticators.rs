@@ -10,9 +10,9 @@
 use std::time::Duration;
 
 use doppio_driver::auth::PasswordAuthenticator;
+use doppio_driver::config::HandshakeConfig;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::rt::Runtime;
-use doppio_driver::HandshakeConfig;
 use doppio_driver::{Error, Session, SessionConfig};
 
 mod support;

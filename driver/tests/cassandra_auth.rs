@@ -11,9 +11,10 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use doppio_driver::auth::{AuthError, PasswordAuthenticator};
+use doppio_driver::cluster::ClusterError;
+use doppio_driver::config::HandshakeConfig;
 use doppio_driver::proto::consistency::Consistency;
-use doppio_driver::HandshakeConfig;
-use doppio_driver::{Cluster, ClusterError, Error, Session, SessionConfig};
+use doppio_driver::{Cluster, Error, Session, SessionConfig};
 
 mod support;
 
@@ -100,12 +101,14 @@ fn no_credentials_for_a_node_that_wants_them_is_a_clear_error(runtime: Runtime) 
 fn the_cluster_builder_passes_credentials_to_every_shard(runtime: Runtime) {
     let node = auth_node();
     let cluster = Cluster::builder()
+        .session_config(
+            SessionConfig::new(node)
+                .with_credentials("cassandra", "cassandra")
+                .with_consistency(Consistency::One),
+        )
         .runtime(runtime)
-        .contact_point(node)
         .cores(&[0, 1])
         .pin(false)
-        .credentials("cassandra", "cassandra")
-        .consistency(Consistency::One)
         .build()
         .unwrap();
     let out = cluster
@@ -121,11 +124,10 @@ fn the_cluster_builder_passes_credentials_to_every_shard(runtime: Runtime) {
         .collect();
     assert_eq!(counts, vec![1, 1]);
     let err = Cluster::builder()
+        .session_config(SessionConfig::new(node).with_credentials("cassandra", "wrong"))
         .runtime(runtime)
-        .contact_point(node)
         .cores(&[0])
         .pin(false)
-        .credentials("cassandra", "wrong")
         .build()
         .unwrap_err();
     assert!(

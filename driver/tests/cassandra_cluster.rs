@@ -8,8 +8,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use doppio_driver::cluster::ClusterError;
 use doppio_driver::proto::consistency::Consistency;
-use doppio_driver::{Cluster, ClusterError, Error};
+use doppio_driver::SessionConfig;
+use doppio_driver::{Cluster, Error};
 
 mod support;
 
@@ -21,7 +23,6 @@ fn builder(runtime: Runtime) -> doppio_driver::ClusterBuilder {
         .runtime(runtime)
         .cores(&[0, 1])
         .pin(false) // tests share the machine's cores
-        .consistency(Consistency::One)
 }
 
 fn the_cluster_handle_is_send_and_sync(_runtime: Runtime) {
@@ -32,9 +33,12 @@ fn the_cluster_handle_is_send_and_sync(_runtime: Runtime) {
 
 fn every_shard_has_its_own_connected_session(runtime: Runtime) {
     let cluster = builder(runtime)
-        .contact_point(cassandra())
-        .connections_per_shard(2)
-        .compression(true)
+        .session_config(
+            SessionConfig::new(cassandra())
+                .with_connections(2)
+                .with_compression(true)
+                .with_consistency(Consistency::One),
+        )
         .build()
         .unwrap();
     assert_eq!(cluster.shards(), 2);
@@ -73,8 +77,12 @@ fn a_dead_contact_point_is_skipped_for_a_live_one(runtime: Runtime) {
     // Port 1 on loopback: connection refused at once.
     let dead: SocketAddr = "127.0.0.1:1".parse().unwrap();
     let cluster = builder(runtime)
-        .contact_points([dead, cassandra()])
-        .connect_timeout(Duration::from_secs(2))
+        .session_config(
+            SessionConfig::new(dead)
+                .with_contact_points([cassandra()])
+                .with_connect_timeout(Duration::from_secs(2))
+                .with_consistency(Consistency::One),
+        )
         .build()
         .unwrap();
     let nodes = cluster
@@ -87,8 +95,11 @@ fn an_unreachable_cluster_is_a_clear_error_within_the_startup_timeout(runtime: R
     let dead: SocketAddr = "127.0.0.1:1".parse().unwrap();
     let started = Instant::now();
     let err = builder(runtime)
-        .contact_point(dead)
-        .startup_timeout(Duration::from_millis(500))
+        .session_config(
+            SessionConfig::new(dead)
+                .with_startup_timeout(Duration::from_millis(500))
+                .with_consistency(Consistency::One),
+        )
         .build()
         .unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(10), "no hang");
@@ -108,7 +119,7 @@ fn an_unreachable_cluster_is_a_clear_error_within_the_startup_timeout(runtime: R
 fn an_unusable_io_uring_is_one_clear_error_naming_the_glommio_fallback() {
     let started = Instant::now();
     let err = builder(Runtime::Uring)
-        .contact_point(cassandra())
+        .session_config(SessionConfig::new(cassandra()).with_consistency(Consistency::One))
         .uring_config(doppio_driver::rt::uring::Config {
             buffers: 3,
             ..doppio_driver::rt::uring::Config::default()
@@ -133,8 +144,8 @@ fn an_unusable_io_uring_is_one_clear_error_naming_the_glommio_fallback() {
 fn shutdown_gives_running_work_its_grace_then_fails_it_clearly(runtime: Runtime) {
     let cluster = Arc::new(
         builder(runtime)
+            .session_config(SessionConfig::new(cassandra()).with_consistency(Consistency::One))
             .cores(&[0])
-            .contact_point(cassandra())
             .shutdown_grace(Duration::from_millis(300))
             .build()
             .unwrap(),

@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use doppio_driver::config::Backoff;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::session::DefaultRetryPolicy;
-use doppio_driver::Backoff;
 use doppio_driver::{Session, SessionConfig};
 
 mod support;

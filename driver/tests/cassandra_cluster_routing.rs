@@ -31,14 +31,16 @@ fn config() -> SessionConfig {
 
 fn builder(runtime: Runtime) -> doppio_driver::ClusterBuilder {
     Cluster::builder()
+        .session_config(
+            SessionConfig::new(cluster())
+                .with_consistency(Consistency::One)
+                .with_request_timeout(Duration::from_secs(30))
+                .with_connect_timeout(Duration::from_secs(30))
+                .with_startup_timeout(Duration::from_secs(30)),
+        )
         .runtime(runtime)
-        .contact_point(cluster())
         .cores(&[0, 1])
         .pin(false)
-        .consistency(Consistency::One)
-        .request_timeout(Duration::from_secs(30))
-        .connect_timeout(Duration::from_secs(30))
-        .startup_timeout(Duration::from_secs(30))
 }
 
 /// The ring as Cassandra reports it: each node's tokens from its own system.local (the

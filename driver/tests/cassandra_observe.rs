@@ -6,10 +6,11 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
+use doppio_driver::config::LatencyConfig;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::rt::Runtime;
 use doppio_driver::session::{Trace, TraceWait};
-use doppio_driver::{Cluster, Error, ErrorKind, LatencyConfig, Session, SessionConfig, Statement};
+use doppio_driver::{Cluster, Error, ErrorKind, Session, SessionConfig, Statement};
 
 mod support;
 
@@ -151,12 +152,10 @@ fn a_made_up_trace_id_is_not_found_after_a_bounded_wait(runtime: Runtime) {
 
 fn a_cluster_merges_every_shards_latency(runtime: Runtime) {
     let cluster = Cluster::builder()
+        .session_config(SessionConfig::new(cassandra()).with_consistency(Consistency::One).with_latency(Some(LatencyConfig::default())))
         .runtime(runtime)
-        .contact_point(cassandra())
         .cores(&[0, 1])
         .pin(false) // tests share the machine's cores
-        .consistency(Consistency::One)
-        .latency(Some(LatencyConfig::default()))
         .build()
         .unwrap();
     let per_shard = cluster
@@ -179,12 +178,14 @@ fn a_cluster_merges_every_shards_latency(runtime: Runtime) {
     cluster.shutdown();
     // Without a histogram the cluster has none to merge.
     let off = Cluster::builder()
+        .session_config(
+            SessionConfig::new(cassandra())
+                .with_consistency(Consistency::One)
+                .with_latency(None),
+        )
         .runtime(runtime)
-        .contact_point(cassandra())
         .cores(&[0])
         .pin(false)
-        .consistency(Consistency::One)
-        .latency(None)
         .build()
         .unwrap();
     assert!(off.latency().unwrap().is_none());

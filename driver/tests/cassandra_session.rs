@@ -4,13 +4,13 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
+use doppio_driver::config::HandshakeConfig;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::proto::response::{ErrorCode, ErrorDetail, ResultBody, SchemaTarget};
 use doppio_driver::proto::segment::SegmentCompression;
 use doppio_driver::proto::value::CqlValue;
 use doppio_driver::proto::ProtocolVersion;
 use doppio_driver::session::{Batch, BatchType};
-use doppio_driver::HandshakeConfig;
 use doppio_driver::{Error, PagingState, Session, SessionConfig, Statement};
 
 mod support;

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::proto::response::ErrorCode;
+use doppio_driver::session::BatchType;
 use doppio_driver::session::{ExecutionProfile, RetryDecision, RetryPolicy};
-use doppio_driver::{Batch, BatchType, Error, PagingState, Session, SessionConfig, Statement};
+use doppio_driver::{Batch, Error, PagingState, Session, SessionConfig, Statement};
 
 mod support;
 

@@ -14,10 +14,12 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use doppio_driver::config::TlsConfig;
 use doppio_driver::connection::ConnectionError;
+use doppio_driver::error::TlsFailure;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::rt::Runtime;
-use doppio_driver::{Cluster, Error, ErrorKind, Session, SessionConfig, TlsConfig, TlsFailure};
+use doppio_driver::{Cluster, Error, ErrorKind, Session, SessionConfig};
 use doppio_test_support::{cassandra_tls_ca, CASSANDRA, CASSANDRA_TLS};
 
 #[path = "support/pki.rs"]
@@ -106,12 +108,14 @@ fn a_session_connects_and_queries_over_tls(runtime: Runtime) {
 fn a_cluster_of_two_shards_connects_over_tls(runtime: Runtime) {
     let node = tls_node();
     let cluster = Cluster::builder()
+        .session_config(
+            SessionConfig::new(node)
+                .with_tls(node_tls())
+                .with_consistency(Consistency::One),
+        )
         .runtime(runtime)
-        .contact_point(node)
         .cores(&[0, 1])
         .pin(false)
-        .tls(node_tls())
-        .consistency(Consistency::One)
         .build()
         .unwrap();
     let out = cluster

@@ -9,9 +9,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use doppio_driver::config::DoorConfig;
+use doppio_driver::door::DoorError;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::rt::Runtime;
-use doppio_driver::{Cluster, DoorConfig, DoorError, Error, PagingState, SendSession, Statement};
+use doppio_driver::SessionConfig;
+use doppio_driver::{Cluster, Error, PagingState, SendSession, Statement};
 
 mod support;
 
@@ -19,11 +22,10 @@ use support::{cassandra, create_keyspace_cql, keyspace};
 
 fn cluster(runtime: Runtime) -> Cluster {
     Cluster::builder()
+        .session_config(SessionConfig::new(cassandra()).with_consistency(Consistency::One))
         .runtime(runtime)
-        .contact_point(cassandra())
         .cores(&[0, 1])
         .pin(false) // tests share the machine's cores
-        .consistency(Consistency::One)
         .shutdown_grace(Duration::from_secs(10))
         .build()
         .unwrap()
@@ -332,7 +334,7 @@ fn a_batch_runs_through_the_door_on_a_shards_session(runtime: Runtime) {
             let insert = session
                 .prepare(format!("INSERT INTO {ks2}.t (p, c, v) VALUES (?, ?, ?)"))
                 .await?;
-            let mut batch = doppio_driver::Batch::new(doppio_driver::BatchType::Unlogged);
+            let mut batch = doppio_driver::Batch::new(doppio_driver::session::BatchType::Unlogged);
             batch.append_prepared(&insert);
             batch.append_prepared(&insert);
             session

@@ -13,12 +13,12 @@
 
 use std::net::IpAddr;
 
+use doppio_driver::config::HandshakeConfig;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::proto::serialize::Bound;
 use doppio_driver::proto::value::{
     CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp, CqlValue, CqlVarint,
 };
-use doppio_driver::HandshakeConfig;
 use doppio_driver::{Session, SessionConfig};
 
 mod support;

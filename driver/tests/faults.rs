@@ -15,12 +15,12 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use doppio_driver::config::Backoff;
+use doppio_driver::config::HandshakeConfig;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::proto::response::ErrorCode;
 use doppio_driver::proto::ProtocolVersion;
 use doppio_driver::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
-use doppio_driver::Backoff;
-use doppio_driver::HandshakeConfig;
 use doppio_driver::{Error, PagingState, Session, SessionConfig, Statement};
 use doppio_stub::Shape;
 

@@ -272,10 +272,9 @@ fn closed_loop_on_a_uring_shard(
 ) -> (uring_rt::Stats, Option<uring_rt::SetupFlags>) {
     let stub = stub(Runtime::Uring, "", Shape::default());
     let cluster = Cluster::builder()
-        .contact_points([stub.addr()])
+        .session_config(SessionConfig::new(stub.addr()).with_consistency(Consistency::One))
         .cores(&[0])
         .pin(false)
-        .consistency(Consistency::One)
         .runtime(Runtime::Uring)
         .uring_config(config)
         .build()

@@ -30,11 +30,12 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use doppio_driver::config::Backoff;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::rt::sim;
 use doppio_driver::rt::TcpListener;
 use doppio_driver::session::DefaultRetryPolicy;
-use doppio_driver::{Backoff, Error, PagingState, Session, SessionConfig, Statement};
+use doppio_driver::{Error, PagingState, Session, SessionConfig, Statement};
 use doppio_stub::{Cluster, Rules, Shape, Stub, StubConfig};
 
 /// Rows of the stub's table: a read asks for one row at its own index.

@@ -7,9 +7,11 @@
 
 use std::time::Duration;
 
+use doppio_driver::config::LatencyConfig;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::rt::Runtime;
-use doppio_driver::{Batch, BatchType, LatencyConfig, PagingState, Session, SessionConfig};
+use doppio_driver::session::BatchType;
+use doppio_driver::{Batch, PagingState, Session, SessionConfig};
 use doppio_stub::Shape;
 
 mod support;

@@ -12,10 +12,12 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use doppio_driver::config::TlsConfig;
 use doppio_driver::connection::{Connection, ConnectionConfig, ConnectionError};
+use doppio_driver::error::TlsFailure;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::rt::Runtime;
-use doppio_driver::{Error, ErrorKind, Session, SessionConfig, TlsConfig, TlsFailure};
+use doppio_driver::{Error, ErrorKind, Session, SessionConfig};
 
 #[path = "support/pki.rs"]
 mod pki;
@@ -232,12 +234,12 @@ fn bad_tls_files_are_typed_errors(runtime: Runtime) {
             .with_client_cert(&leaf.cert_file, &leaf.cert_file)
             .unwrap_err();
         assert!(
-            matches!(err, doppio_driver::TlsConfigError::Pem { .. }),
+            matches!(err, doppio_driver::error::TlsConfigError::Pem { .. }),
             "{err}"
         );
         let err = tls.with_server_name("not a name!").unwrap_err();
         assert!(
-            matches!(err, doppio_driver::TlsConfigError::ServerName { .. }),
+            matches!(err, doppio_driver::error::TlsConfigError::ServerName { .. }),
             "{err}"
         );
         let err = TlsConfig::from_ca_file(pki.dir().join("missing.pem")).unwrap_err();

@@ -12,6 +12,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
+use doppio_driver::config::Backoff;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::proto::metadata::ColumnSpec;
 use doppio_driver::proto::request::BatchType;
@@ -22,8 +23,7 @@ use doppio_driver::rt::{Runtime, Sleeper};
 use doppio_driver::session::{
     Batch, BatchValues, DefaultRetryPolicy, NoRetry, PagingState, RetryPolicy,
 };
-use doppio_driver::Backoff;
-use doppio_driver::{Cluster, Error, PreparedStatement, Session};
+use doppio_driver::{Cluster, Error, PreparedStatement, Session, SessionConfig};
 
 use super::counters::{add_counts, DriverCounters, UringEnters};
 use super::driver::Driver;
@@ -148,44 +148,50 @@ impl DoppioBackend {
             })
         };
         let cores = o.worker_cores();
-        let mut b = Cluster::builder()
-            .contact_points(o.nodes.iter().copied())
-            .cores(&cores)
-            .pin(o.pin)
-            .connections_per_shard(o.connections.max(1))
-            .compression(o.compression == Compression::Lz4)
-            .consistency(consistency(o.consistency))
-            .serial_consistency(Some(serial_consistency(o.serial_consistency)))
-            .request_timeout(o.request_timeout)
-            .connect_timeout(o.request_timeout)
-            .startup_timeout(o.request_timeout)
-            .retry_policy(retry)
-            .retry_backoff(o.retry_backoff.map(|b| Backoff::new(b.base, b.cap)))
+        let mut nodes = o.nodes.iter().copied();
+        let first = nodes
+            .next()
+            .ok_or_else(|| err("no node to connect to".to_owned()))?;
+        let mut s = SessionConfig::new(first)
+            .with_contact_points(nodes)
+            .with_connections(o.connections.max(1))
+            .with_compression(o.compression == Compression::Lz4)
+            .with_consistency(consistency(o.consistency))
+            .with_serial_consistency(Some(serial_consistency(o.serial_consistency)))
+            .with_request_timeout(o.request_timeout)
+            .with_connect_timeout(o.request_timeout)
+            .with_startup_timeout(o.request_timeout)
+            .with_retry_policy(retry)
+            .with_retry_backoff(o.retry_backoff.map(|b| Backoff::new(b.base, b.cap)))
             // Every backend asks for pages of this size and pages through to the end.
-            .page_size(Some(o.page_size))
-            .protocol_version(o.protocol.map(|v| {
+            .with_page_size(Some(o.page_size))
+            .with_protocol_version(o.protocol.map(|v| {
                 if v == 5 {
                     ProtocolVersion::V5
                 } else {
                     ProtocolVersion::V4
                 }
-            }))
-            .shutdown_grace(Duration::from_secs(2))
-            .runtime(runtime)
-            .uring_config(uring)
-            .spin_before_park(o.spin_before_park);
+            }));
         if let (Some(u), Some(p)) = (&o.username, &o.password) {
-            b = b.credentials(u, p.expose());
+            s = s.with_credentials(u, p.expose());
         }
         if let Some(dc) = &o.locality.datacenter {
-            b = b.local_datacenter(dc);
+            s = s.with_local_datacenter(dc);
         }
         if let Some(t) = &o.tls {
-            b = b.tls(
+            s = s.with_tls(
                 tls_config(t)
                     .map_err(|e| err(format!("--tls: {}", doppio_driver::error::Report(&e))))?,
             );
         }
+        let b = Cluster::builder()
+            .session_config(s)
+            .cores(&cores)
+            .pin(o.pin)
+            .shutdown_grace(Duration::from_secs(2))
+            .runtime(runtime)
+            .uring_config(uring)
+            .spin_before_park(o.spin_before_park);
         let cluster = b
             .build()
             .map_err(|e| err(doppio_driver::error::Report(&e).to_string()))?;

@@ -2,13 +2,13 @@
 //! doppio backend uses and whose rustls configuration the scylla backend takes too, so
 //! that both verify alike with the same provider.
 
-use doppio_driver::TlsConfig;
+use doppio_driver::config::TlsConfig;
 
 use super::settings::TlsOptions;
 
 /// doppio's TLS configuration from the bench's options (the scylla backend takes its rustls
 /// configuration too, so that both verify alike with the same provider).
-pub fn tls_config(t: &TlsOptions) -> Result<TlsConfig, doppio_driver::TlsConfigError> {
+pub fn tls_config(t: &TlsOptions) -> Result<TlsConfig, doppio_driver::error::TlsConfigError> {
     let mut tls = TlsConfig::from_ca_file(&t.ca)?;
     if let Some((cert, key)) = &t.client_cert {
         tls = tls.with_client_cert(cert, key)?;

@@ -27,8 +27,10 @@ use crate::clock::Ticks;
 use std::collections::VecDeque;
 use std::task::{Context, Poll, Waker};
 
+#[cfg(feature = "unstable-internals")]
 use doppio_proto::frame::Frame;
 
+#[cfg(feature = "unstable-internals")]
 use super::ConnectionError;
 
 /// The protocol's stream-id space for requests: 0..=32767.
@@ -456,6 +458,7 @@ impl<T, E: Clone> InFlight<T, E> {
     }
 }
 
+#[cfg(feature = "unstable-internals")]
 /// One connection's in-flight table on its own, for the request-path benchmarks
 /// (`driver/benches/request_path.rs`): the calls a request makes on it, one by one, with
 /// nothing around them. Not an API: reached through `doppio_driver::bench_internals`.
@@ -463,11 +466,13 @@ impl<T, E: Clone> InFlight<T, E> {
 #[derive(Debug)]
 pub struct InFlightTable(InFlight<Frame, ConnectionError>);
 
+#[cfg(feature = "unstable-internals")]
 /// A stream id taken from an [`InFlightTable`], with its generation.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct TableSlot(StreamHandle);
 
+#[cfg(feature = "unstable-internals")]
 impl TableSlot {
     /// The wire stream id.
     pub fn stream(self) -> i16 {
@@ -475,6 +480,7 @@ impl TableSlot {
     }
 }
 
+#[cfg(feature = "unstable-internals")]
 impl InFlightTable {
     /// A table of `max_streams` ids, as a connection makes it.
     pub fn new(max_streams: usize) -> Self {

@@ -82,7 +82,7 @@ pub use error::{
 };
 pub(crate) use in_flight::StreamHandle;
 use in_flight::{InFlight, Outcome};
-#[doc(hidden)]
+#[cfg(feature = "unstable-internals")]
 pub use in_flight::{InFlightTable, TableSlot};
 use tls::TlsSession;
 pub use tls::{TlsConfig, TlsConfigError};
@@ -680,6 +680,7 @@ impl Connection {
         self.shared.request(timeout, encode)
     }
 
+    #[cfg(feature = "unstable-internals")]
     /// Queues `frames` (whole encoded frames) for the flusher as a request queues its own,
     /// without a stream id and without waiting for an answer: the submit stage alone, for
     /// the request-path benchmarks (`bench_internals::queue_raw`). Not an API (an answer to

@@ -76,13 +76,14 @@ pub enum TlsConfigError {
 /// an IP subject alternative name unless a name is set).
 ///
 /// ```no_run
-/// # fn main() -> Result<(), doppio_driver::TlsConfigError> {
-/// use doppio_driver::TlsConfig;
+/// # fn main() -> Result<(), doppio_driver::error::TlsConfigError> {
+/// use doppio_driver::config::TlsConfig;
 /// let tls = TlsConfig::from_ca_file("ca.pem")?
 ///     .with_client_cert("client.pem", "client.key")?
 ///     .with_server_name("db.example.com")?;
-/// let cluster = doppio_driver::ClusterBuilder::default().tls(tls);
-/// # let _ = cluster;
+/// let node = "10.0.0.1:9142".parse().expect("an address");
+/// let session = doppio_driver::SessionConfig::new(node).with_tls(tls);
+/// # let _ = session;
 /// # Ok(())
 /// # }
 /// ```

@@ -42,7 +42,7 @@
 //! - **Errors.** [`DoorError::Request`] carries the driver's [`Error`] from the shard;
 //!   [`DoorError::ShardGone`] says the shard could not take or answer the request (the
 //!   cluster shut down, the shard's thread stopped). No call hangs on a shard that is gone.
-//! - **Anything else** (a batch, `use_keyspace`, a [`RowStream`](crate::RowStream)):
+//! - **Anything else** (a batch, `use_keyspace`, a [`RowStream`](crate::session::RowStream)):
 //!   [`SendSession::run`] runs a closure on one shard's session and brings its `Send`
 //!   output back.
 //!

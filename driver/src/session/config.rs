@@ -10,11 +10,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use doppio_proto::consistency::Consistency;
+use doppio_proto::ProtocolVersion;
 
 use super::latency::LatencyConfig;
-use super::load_balancing::PolicyFactory;
+use super::load_balancing::{DefaultPolicyConfig, PolicyFactory};
 use super::retry::{DefaultRetryPolicy, RetryPolicy};
-use crate::connection::ConnectionConfig;
+use crate::auth::{AuthenticatorFactory, PasswordAuthenticator};
+use crate::connection::{ConnectionConfig, TlsConfig};
 use crate::control::ControlConfig;
 use crate::handshake::HandshakeConfig;
 use crate::pool::Backoff;
@@ -89,6 +91,9 @@ pub struct SessionConfig {
     /// precise clock and one histogram update per request (no allocation, no lock, no
     /// atomic), about 205 instructions on `doppio cost`'s `insert` (+5.7 %).
     pub latency: Option<LatencyConfig>,
+    /// The default policy's settings, as the `with_*datacenter*`/`with_token_aware` setters
+    /// last left them (each remakes `load_balancing` from them).
+    default_policy: DefaultPolicyConfig,
 }
 
 impl SessionConfig {
@@ -116,7 +121,178 @@ impl SessionConfig {
             // Off: recording costs ~205 instructions per request (`doppio cost`: +5.7 % on
             // `insert`), past the cost gate's 2 %.
             latency: None,
+            default_policy: DefaultPolicyConfig::default(),
         }
+    }
+
+    /// Adds a contact point after `node` and the ones added before: tried in order when
+    /// the earlier ones do not answer.
+    pub fn with_contact_point(mut self, addr: SocketAddr) -> Self {
+        self.contact_points.push(addr);
+        self
+    }
+
+    /// Adds several contact points.
+    pub fn with_contact_points(self, addrs: impl IntoIterator<Item = SocketAddr>) -> Self {
+        addrs.into_iter().fold(self, Self::with_contact_point)
+    }
+
+    /// Connections to each node (per shard; at least one).
+    pub fn with_connections(mut self, n: usize) -> Self {
+        self.connections = n.max(1);
+        self
+    }
+
+    /// Asks for lz4 body compression when the node supports it.
+    pub fn with_compression(mut self, on: bool) -> Self {
+        self.handshake.compression = on;
+        self
+    }
+
+    /// The protocol version: `None` (the default) negotiates, v5 when the node offers it
+    /// and v4 otherwise; a version a node does not offer fails its handshake.
+    pub fn with_protocol_version(mut self, version: Option<ProtocolVersion>) -> Self {
+        self.handshake.protocol_version = version;
+        self
+    }
+
+    /// User name and password (SASL PLAIN, for `PasswordAuthenticator`).
+    pub fn with_credentials(mut self, username: &str, password: &str) -> Self {
+        self.handshake.authenticator =
+            Some(PasswordAuthenticator::new(username, password).factory());
+        self
+    }
+
+    /// A custom authenticator, made once per handshake on the shard that runs it.
+    pub fn with_authenticator(mut self, factory: AuthenticatorFactory) -> Self {
+        self.handshake.authenticator = Some(factory);
+        self
+    }
+
+    /// TLS on every connection (control and pools): see [`TlsConfig`]. Default: plaintext.
+    pub fn with_tls(mut self, tls: TlsConfig) -> Self {
+        self.connection.tls = Some(tls);
+        self
+    }
+
+    /// Time allowed to open one TCP connection (and its TLS handshake). Default 5 s.
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connection.connect_timeout = timeout;
+        self
+    }
+
+    /// How long connecting waits until a node's pool has an open connection
+    /// ([`SessionConfig::startup_timeout`]). Default 10 s.
+    pub fn with_startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = timeout;
+        self
+    }
+
+    /// Default time a request waits for its answer. Default 12 s.
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
+        self.connection.request_timeout = timeout;
+        self
+    }
+
+    /// All connection tunables at once (stream ids, buffers, keepalive, timeouts, TLS).
+    pub fn with_connection_config(mut self, config: ConnectionConfig) -> Self {
+        self.connection = config;
+        self
+    }
+
+    /// Default consistency.
+    pub fn with_consistency(mut self, c: Consistency) -> Self {
+        self.consistency = c;
+        self
+    }
+
+    /// Default serial consistency for conditional statements.
+    pub fn with_serial_consistency(mut self, c: Option<Consistency>) -> Self {
+        self.serial_consistency = c;
+        self
+    }
+
+    /// Default page size (`None`: unpaged).
+    pub fn with_page_size(mut self, rows: Option<i32>) -> Self {
+        self.page_size = rows;
+        self
+    }
+
+    /// Reconnection backoff of the node pools.
+    pub fn with_backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// The retry policy.
+    pub fn with_retry_policy(mut self, policy: Arc<dyn RetryPolicy>) -> Self {
+        self.retry_policy = policy;
+        self
+    }
+
+    /// The delay before each retry (`None`, the default: at once): full-jitter exponential
+    /// backoff, as the pools reconnect.
+    pub fn with_retry_backoff(mut self, backoff: Option<Backoff>) -> Self {
+        self.retry_backoff = backoff;
+        self
+    }
+
+    /// Remakes `load_balancing` as the default policy with its settings changed by `change`.
+    fn with_default_policy(mut self, change: impl FnOnce(&mut DefaultPolicyConfig)) -> Self {
+        change(&mut self.default_policy);
+        self.load_balancing = PolicyFactory::default_policy(self.default_policy.clone());
+        self
+    }
+
+    /// The local data center (default: the contact point's): requests go to its nodes.
+    /// Sets the default load-balancing policy (replacing one set before).
+    pub fn with_local_datacenter(self, dc: &str) -> Self {
+        self.with_default_policy(|p| p.local_datacenter = Some(dc.to_owned()))
+    }
+
+    /// Lets requests go to other data centers when no local node can take them (off by
+    /// default); connections are then opened to remote nodes too. Sets the default
+    /// load-balancing policy (replacing one set before).
+    pub fn with_allow_remote_datacenters(self, allow: bool) -> Self {
+        self.with_default_policy(|p| p.allow_remote = allow)
+    }
+
+    /// Token-aware routing (on by default): prepared statements whose partition key is
+    /// bound go to one of its replicas. Sets the default load-balancing policy (replacing
+    /// one set before).
+    pub fn with_token_aware(self, on: bool) -> Self {
+        self.with_default_policy(|p| p.token_aware = on)
+    }
+
+    /// Replaces the load-balancing policy (one is made per shard).
+    pub fn with_load_balancing(mut self, factory: PolicyFactory) -> Self {
+        self.load_balancing = factory;
+        self
+    }
+
+    /// Speculative execution of idempotent statements (off by default).
+    pub fn with_speculative_execution(mut self, spec: Option<SpeculativeExecution>) -> Self {
+        self.speculative = spec;
+        self
+    }
+
+    /// Whether requests' latencies are recorded, and the histogram's bounds
+    /// ([`SessionConfig::latency`]).
+    pub fn with_latency(mut self, latency: Option<LatencyConfig>) -> Self {
+        self.latency = latency;
+        self
+    }
+
+    /// How long a schema change waits for the live nodes to agree (zero: no wait).
+    pub fn with_schema_agreement_timeout(mut self, timeout: Duration) -> Self {
+        self.schema_agreement_timeout = timeout;
+        self
+    }
+
+    /// The control connection's refresh interval, event debounce and failover backoff.
+    pub fn with_control(mut self, control: ControlConfig) -> Self {
+        self.control = control;
+        self
     }
 
     /// The contact points in order: `node` first, then the others (each once).
@@ -161,6 +337,7 @@ pub(crate) struct StatementOptions<'a> {
     pub(crate) speculative: Option<SpeculativeExecution>,
 }
 
+#[cfg(feature = "unstable-internals")]
 impl StatementOptions<'static> {
     /// Every field `None` or `false`: the session's defaults (the same as `default()`, as a
     /// constant that outlives any request).
@@ -220,6 +397,42 @@ impl std::fmt::Debug for StatementOptions<'_> {
 mod tests {
     use super::*;
 
+    /// Each of the two timeouts is stored once, in the configuration of what it bounds.
+    #[test]
+    fn connect_and_startup_timeouts_set_one_field_each() {
+        let node = SocketAddr::from(([127, 0, 0, 1], 9042));
+        let d = SessionConfig::new(node);
+        let s = SessionConfig::new(node)
+            .with_connect_timeout(Duration::from_millis(700))
+            .with_startup_timeout(Duration::from_secs(33));
+        assert_eq!(s.connection.connect_timeout, Duration::from_millis(700));
+        assert_eq!(s.startup_timeout, Duration::from_secs(33));
+        let c = SessionConfig::new(node).with_connect_timeout(Duration::from_millis(700));
+        assert_eq!(c.startup_timeout, d.startup_timeout);
+    }
+
+    /// The data-center setters keep each other's settings; a policy set afterwards wins.
+    #[test]
+    fn the_default_policy_setters_accumulate() {
+        let node = SocketAddr::from(([127, 0, 0, 1], 9042));
+        let s = SessionConfig::new(node)
+            .with_local_datacenter("dc2")
+            .with_allow_remote_datacenters(true)
+            .with_token_aware(false);
+        assert_eq!(
+            s.default_policy,
+            DefaultPolicyConfig {
+                local_datacenter: Some("dc2".into()),
+                allow_remote: true,
+                token_aware: false,
+            }
+        );
+        let mine = PolicyFactory::default();
+        let s = s.with_load_balancing(mine.clone());
+        assert!(Arc::ptr_eq(&s.load_balancing.0, &mine.0));
+    }
+
+    #[cfg(feature = "unstable-internals")]
     #[test]
     fn the_default_options_constant_is_the_derived_default() {
         assert_eq!(StatementOptions::DEFAULT, StatementOptions::default());

@@ -101,7 +101,7 @@ impl Session {
             .get(&self.inner.contact)
             .into_iter()
             .chain(nodes.values())
-            .find_map(|n| n.connection())
+            .find_map(|n| n.pool.pick())
             .map(|c| c.version())
     }
 

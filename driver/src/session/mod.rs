@@ -57,7 +57,8 @@
 mod attempt;
 mod batch;
 #[doc(hidden)]
-pub mod bench;
+#[cfg(feature = "unstable-internals")]
+pub(crate) mod bench;
 mod config;
 mod connect;
 mod execute;
@@ -79,6 +80,8 @@ mod tablets;
 pub(crate) mod trace;
 pub mod view;
 
+pub use crate::connection::ConnectionStats;
+pub use crate::pool::PoolStats;
 pub use batch::{Batch, BatchValues};
 pub use config::{SessionConfig, SpeculativeExecution};
 pub(crate) use connect::ControlRole;

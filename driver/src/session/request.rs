@@ -468,6 +468,7 @@ impl Session {
         result
     }
 
+    #[cfg(feature = "unstable-internals")]
     /// Sizes of the futures of `execute_with`, `run`, `execute_once` and
     /// `Connection::request` as one EXECUTE of `prepared` with `values` on `conn` builds them
     /// (unpolled, then dropped), for the request-path benchmarks (`super::bench`).

@@ -18,7 +18,9 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::connection::{Connection, ConnectionError};
+#[cfg(feature = "unstable-internals")]
+use crate::connection::Connection;
+use crate::connection::ConnectionError;
 use crate::pool::{NodePool, PoolStats};
 use crate::routing::murmur3::Token;
 use crate::routing::ring::{NodeIndex, ReplicaMap, TokenRing};
@@ -90,7 +92,9 @@ impl Node {
     }
 
     /// One of this shard's open connections to it, round-robin (for control-path work
-    /// and tests; requests pick theirs the same way).
+    /// and tests; requests pick theirs the same way). Feature `unstable-internals`: the
+    /// connection is the low-level API.
+    #[cfg(feature = "unstable-internals")]
     pub fn connection(&self) -> Option<Connection> {
         self.pool.pick()
     }
@@ -246,7 +250,7 @@ impl ClusterView {
 
     /// The index of the node whose host id is `host` (a scan: for the rare path that
     /// resolves a tablet's replicas once per view).
-    pub fn index_of_host(&self, host: &[u8; 16]) -> Option<NodeIndex> {
+    pub(crate) fn index_of_host(&self, host: &[u8; 16]) -> Option<NodeIndex> {
         let at = self
             .info
             .iter()

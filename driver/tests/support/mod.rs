@@ -231,7 +231,7 @@ pub(crate) async fn session_to(
     c.consistency = doppio_driver::proto::consistency::Consistency::One;
     c.connection.request_timeout = timeout;
     c.handshake = {
-        let mut cfg = doppio_driver::HandshakeConfig::default();
+        let mut cfg = doppio_driver::config::HandshakeConfig::default();
         cfg.compression = compression;
         cfg
     };

@@ -13,11 +13,11 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use doppio_driver::config::HandshakeConfig;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::proto::response::{ErrorCode, ErrorDetail};
 use doppio_driver::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
 use doppio_driver::session::{Batch, BatchType, NoRetry};
-use doppio_driver::HandshakeConfig;
 use doppio_driver::{Error, Session, SessionConfig};
 use doppio_stub::{Rules, ScyllaShards, Shape, Stub, StubConfig};
 
