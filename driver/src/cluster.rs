@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use crate::control::{ControlEvent, Publisher};
-use crate::error::Error;
+use crate::error::{ConnectError, Error};
 use crate::routing::topology::TopologySnapshot;
 use crate::session::{ControlRole, Latency, Session, SessionConfig};
 /// Why the shards could not start or stopped (a cause of [`ClusterError::Runtime`]).
@@ -58,14 +58,15 @@ pub enum ClusterError {
     /// An executor could not start, or a shard stopped.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
-    /// A shard could not connect to any contact point; the error of the last one tried.
+    /// A shard could not connect: refused for good, no node reachable, or the cluster's
+    /// metadata unreadable.
     #[error("shard {shard} could not connect")]
     Connect {
         /// Shard index.
         shard: usize,
         /// Why.
         #[source]
-        error: Error,
+        error: ConnectError,
     },
 }
 
@@ -189,7 +190,10 @@ impl ClusterBuilder {
         let config = Arc::new(config);
         let fail = |shards: &Shards<ShardState>, shard, error| {
             shards.shutdown();
-            Err(ClusterError::Connect { shard, error })
+            Err(ClusterError::Connect {
+                shard,
+                error: ConnectError::from_connect(error),
+            })
         };
         // Shard 0 runs the control connection: it reads the topology first, then hands
         // every change to all shards (itself included) over the control plane.

@@ -1,12 +1,18 @@
-//! The driver's one error type: every way a request can fail, with the context needed to act.
+//! The driver's errors: every way a request can fail, with the context needed to act, and
+//! the one family of its own, connecting.
 //!
-//! - [`Error`]: what a call returns. Each variant says what failed at the driver's level and
+//! - [`Error`]: what a request returns (prepare, execute, query, page, batch). Each variant says what failed at the driver's level and
 //!   keeps its cause as the error's [`source`](std::error::Error::source) (a connection
 //!   error, a protocol decoding error, a malformed system table), not as a string; print the
 //!   whole chain with [`Report`].
 //! - [`ErrorKind`]: the one table of error kinds, by which the session counts its failures
 //!   ([`crate::session::ErrorCounts`]) and the bench reports `errors_by_kind` for both of its
 //!   backends (a server's ERROR code maps to a kind with [`ErrorKind::of_server_code`]).
+//! - [`ConnectError`]: what `Session::connect` returns (and a cluster's shard's connect
+//!   inside [`crate::cluster::ClusterError`]): refused for good, unreachable (retrying may
+//!   help), or the cluster's metadata unreadable; each with the [`Error`] that ended it.
+//! - The causes: a connection's ([`ConnectionError`] and its parts), a TLS setting's
+//!   ([`TlsConfigError`]).
 //! - [`Violation`]: how a node broke the protocol; [`VersionError`]: why a handshake found no
 //!   protocol version to speak.
 
@@ -24,6 +30,68 @@ pub use crate::connection::{
     TlsConfigError, TlsFailure,
 };
 use crate::routing::topology::TopologyError;
+
+/// Why a session, or a cluster's shard, could not connect: the one error family whose
+/// split tells the caller what to do next (retrying with the same settings may help after
+/// [`ConnectError::Unreachable`], never after [`ConnectError::Refused`]). Each carries the
+/// [`Error`] that ended the connect; a `ConnectError` becomes that error with `?`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// A node refused the connection for good: credentials refused or missing, no protocol
+    /// version in common, a TLS handshake that failed (certificate expired, of another
+    /// name or an unknown CA; a node that requires TLS, or speaks none). The same settings
+    /// fail the same way: fix the configuration.
+    #[error(transparent)]
+    Refused(Error),
+    /// No contact point could be connected within the startup timeout (each one's reason,
+    /// in order: refused, timed out, reset). The cluster may be down or unreachable;
+    /// retrying later may succeed.
+    #[error(transparent)]
+    Unreachable(Error),
+    /// A node was connected but the cluster's metadata (its topology or schema, read from
+    /// the system tables) could not be read.
+    #[error("the cluster's metadata could not be read")]
+    Metadata(#[source] Error),
+}
+
+impl ConnectError {
+    /// Sorts a failed connect's error into its family member.
+    pub(crate) fn from_connect(error: Error) -> Self {
+        match &error {
+            Error::Handshake { .. } | Error::Authentication { .. } => Self::Refused(error),
+            Error::ConnectionBroken(c) if c.tls_failure().is_some() => Self::Refused(error),
+            Error::NoConnection(_) | Error::ConnectionBroken(_) | Error::Timeout { .. } => {
+                Self::Unreachable(error)
+            }
+            _ => Self::Metadata(error),
+        }
+    }
+
+    /// The error that ended the connect.
+    pub fn cause(&self) -> &Error {
+        match self {
+            Self::Refused(e) | Self::Unreachable(e) | Self::Metadata(e) => e,
+        }
+    }
+
+    /// The kind of that error ([`Error::kind`]).
+    pub fn kind(&self) -> ErrorKind {
+        self.cause().kind()
+    }
+}
+
+impl From<ConnectError> for Error {
+    /// The error that ended the connect, for code that handles every failure as an
+    /// [`Error`] (`?`).
+    fn from(e: ConnectError) -> Self {
+        match e {
+            ConnectError::Refused(e) | ConnectError::Unreachable(e) | ConnectError::Metadata(e) => {
+                e
+            }
+        }
+    }
+}
 
 /// Why a driver call failed.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -439,6 +507,54 @@ mod tests {
     use std::error::Error as _;
 
     use super::*;
+
+    /// A failed connect lands in the family member that says whether retrying can help,
+    /// and `?` gives back the very error that ended it.
+    #[test]
+    fn a_failed_connect_is_sorted_by_what_retrying_would_do() {
+        let node: SocketAddr = "127.0.0.1:9042".parse().expect("an address");
+        let auth = Error::Authentication {
+            node,
+            error: AuthError::NotConfigured {
+                server_authenticator: "PasswordAuthenticator".into(),
+            },
+        };
+        let tls = Error::ConnectionBroken(ConnectionError::Tls {
+            addr: node,
+            failure: TlsFailure::UnknownCa,
+            cause: TlsCause::Read(std::sync::Arc::new(std::io::Error::other("reset"))),
+        });
+        let down = Error::NoConnection("127.0.0.1:9042: connection refused".into());
+        let timeout = Error::Timeout {
+            node,
+            after: Duration::from_secs(1),
+        };
+        let metadata = Error::Deserialization(ProtoError::UnsupportedVersion(3));
+        assert!(matches!(
+            ConnectError::from_connect(auth.clone()),
+            ConnectError::Refused(_)
+        ));
+        assert!(matches!(
+            ConnectError::from_connect(tls),
+            ConnectError::Refused(_)
+        ));
+        assert!(matches!(
+            ConnectError::from_connect(down),
+            ConnectError::Unreachable(_)
+        ));
+        assert!(matches!(
+            ConnectError::from_connect(timeout),
+            ConnectError::Unreachable(_)
+        ));
+        assert!(matches!(
+            ConnectError::from_connect(metadata),
+            ConnectError::Metadata(_)
+        ));
+        let refused = ConnectError::from_connect(auth);
+        assert_eq!(refused.kind(), ErrorKind::Handshake);
+        assert_eq!(refused.to_string(), refused.cause().to_string());
+        assert!(matches!(Error::from(refused), Error::Authentication { .. }));
+    }
 
     #[test]
     fn a_trace_id_prints_as_a_hyphenated_uuid() {

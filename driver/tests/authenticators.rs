@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use doppio_driver::auth::PasswordAuthenticator;
 use doppio_driver::config::HandshakeConfig;
+use doppio_driver::error::ConnectError;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::rt::Runtime;
 use doppio_driver::{Error, Session, SessionConfig};
@@ -61,7 +62,7 @@ fn an_unknown_authenticator_gets_no_password_and_an_error_naming_it(runtime: Run
         let err = Session::connect(config(addr)).await.unwrap_err();
         let text = doppio_driver::error::Report(&err).to_string();
         assert!(
-            matches!(err, Error::Authentication { .. }),
+            matches!(err, ConnectError::Refused(Error::Authentication { .. })),
             "an authentication error: {text}"
         );
         (text, format!("{err:?}"))

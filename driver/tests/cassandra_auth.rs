@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use doppio_driver::auth::{AuthError, PasswordAuthenticator};
 use doppio_driver::cluster::ClusterError;
 use doppio_driver::config::HandshakeConfig;
+use doppio_driver::error::ConnectError;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::{Cluster, Error, Session, SessionConfig};
 
@@ -69,7 +70,7 @@ fn a_wrong_password_fails_at_once_naming_the_node_and_the_reason(runtime: Runtim
             started.elapsed()
         );
         match &err {
-            Error::Authentication { node: n, error } => {
+            ConnectError::Refused(Error::Authentication { node: n, error }) => {
                 assert_eq!(*n, node);
                 assert!(matches!(error, AuthError::Refused(_)), "{error:?}");
                 let reason = error.to_string();
@@ -91,7 +92,7 @@ fn no_credentials_for_a_node_that_wants_them_is_a_clear_error(runtime: Runtime) 
     on_runtime(runtime, "auth-none", move || async move {
         let err = Session::connect(config(node, None)).await.unwrap_err();
         assert!(
-            matches!(&err, Error::Authentication { error: error @ AuthError::NotConfigured { .. }, .. }
+            matches!(&err, ConnectError::Refused(Error::Authentication { error: error @ AuthError::NotConfigured { .. }, .. })
                 if error.to_string().contains("no credentials")),
             "{err}"
         );
@@ -134,7 +135,7 @@ fn the_cluster_builder_passes_credentials_to_every_shard(runtime: Runtime) {
         matches!(
             &err,
             ClusterError::Connect {
-                error: Error::Authentication { .. },
+                error: ConnectError::Refused(Error::Authentication { .. }),
                 ..
             }
         ),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use doppio_driver::cluster::ClusterError;
+use doppio_driver::error::ConnectError;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::SessionConfig;
 use doppio_driver::{Cluster, Error};
@@ -105,7 +106,10 @@ fn an_unreachable_cluster_is_a_clear_error_within_the_startup_timeout(runtime: R
     assert!(started.elapsed() < Duration::from_secs(10), "no hang");
     match &err {
         ClusterError::Connect { error, .. } => {
-            assert!(matches!(error, Error::NoConnection(_)), "{error}");
+            assert!(
+                matches!(error, ConnectError::Unreachable(Error::NoConnection(_))),
+                "{error}"
+            );
             assert!(error.to_string().contains("127.0.0.1:1"), "{error}");
         }
         other => panic!("expected a connect error, got {other}"),

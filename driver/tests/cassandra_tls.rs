@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use doppio_driver::config::TlsConfig;
 use doppio_driver::connection::ConnectionError;
+use doppio_driver::error::ConnectError;
 use doppio_driver::error::TlsFailure;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::rt::Runtime;
@@ -54,10 +55,18 @@ fn config(node: SocketAddr, tls: Option<TlsConfig>) -> SessionConfig {
     c
 }
 
+/// Connects; a failure is returned as the error that ended the connect (TLS failures are
+/// `ConnectError::Refused`: checked here).
 async fn connect(config: SessionConfig) -> Result<Session, Error> {
     doppio_driver::rt::timeout(HANG, Session::connect(config))
         .await
         .unwrap_or_else(|_| panic!("connect hung for {HANG:?}"))
+        .map_err(|e| {
+            if e.cause().kind() == doppio_driver::ErrorKind::Tls {
+                assert!(matches!(e, ConnectError::Refused(_)), "{e:?}");
+            }
+            e.into()
+        })
 }
 
 fn assert_tls(err: &Error, node: SocketAddr, want: TlsFailure) {

@@ -274,8 +274,10 @@ fn run(schedule: &Schedule) -> Outcome {
         // PREPARE when no other node is up yet to retry on: both tried again until they hold.
         let retried = nodes > 1;
         let s = Rc::new(
-            until_up(retried, "connect", || {
+            until_up(retried, "connect", || async {
                 Session::connect(session_config(addr, max_streams))
+                    .await
+                    .map_err(doppio_driver::Error::from)
             })
             .await,
         );

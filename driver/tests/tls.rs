@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use doppio_driver::config::TlsConfig;
 use doppio_driver::connection::{Connection, ConnectionConfig, ConnectionError};
+use doppio_driver::error::ConnectError;
 use doppio_driver::error::TlsFailure;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::rt::Runtime;
@@ -42,7 +43,11 @@ fn session_config(node: SocketAddr, tls: TlsConfig) -> SessionConfig {
 async fn failed_connect(config: SessionConfig) -> Error {
     match doppio_driver::rt::timeout(HANG, Session::connect(config)).await {
         Ok(Ok(_)) => panic!("the session connected"),
-        Ok(Err(e)) => e,
+        Ok(Err(e)) => {
+            // A TLS failure is the node refusing these settings for good.
+            assert!(matches!(e, ConnectError::Refused(_)), "{e:?}");
+            e.into()
+        }
         Err(_) => panic!("connect hung for {HANG:?}"),
     }
 }

@@ -65,7 +65,8 @@ pub struct SessionConfig {
     /// How long `connect` waits until one node's pool has an open connection: every TCP
     /// connect (each bounded by `connection.connect_timeout`), handshake and reconnection
     /// with backoff across the contact points, together. Past it, `connect` fails with
-    /// [`Error::NoConnection`](crate::Error::NoConnection) and why each node failed.
+    /// [`ConnectError::Unreachable`](crate::error::ConnectError::Unreachable) and why each
+    /// node failed.
     pub startup_timeout: Duration,
     /// Which failed requests are sent again, and where (consulted only on failure).
     pub retry_policy: Arc<dyn RetryPolicy>,

@@ -27,7 +27,7 @@ use super::stats::Counters;
 use super::view::{ClusterView, Node};
 use crate::connection::{Connection, ConnectionError, ConnectionStats};
 use crate::control::{Control, ControlEvent, Publisher};
-use crate::error::Error;
+use crate::error::{ConnectError, Error};
 use crate::handshake::handshake;
 use crate::pool::{ConnectFn, NodePool, ShardTarget};
 use crate::routing::partition_key::RoutingScratch;
@@ -144,7 +144,8 @@ impl Session {
     /// Connects a standalone session: a control connection to the first contact point that
     /// answers reads the cluster's topology, then connections open to every node the
     /// load-balancing policy does not ignore. Returns once one of them is ready.
-    pub async fn connect(config: SessionConfig) -> Result<Self, Error> {
+    /// Fails with a [`ConnectError`]: refused for good, unreachable, or metadata unreadable.
+    pub async fn connect(config: SessionConfig) -> Result<Self, ConnectError> {
         let me: Rc<RefCell<Weak<Inner>>> = Rc::new(RefCell::new(Weak::new()));
         let publish: Publisher = {
             let me = me.clone();
@@ -159,7 +160,7 @@ impl Session {
             Ok(s) => s,
             Err(e) => {
                 event!(warn, error = %crate::error::Report(&e), "session connect failed");
-                return Err(e);
+                return Err(ConnectError::from_connect(e));
             }
         };
         event!(
