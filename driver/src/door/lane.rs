@@ -42,11 +42,15 @@ pub(super) struct Lane<T> {
     closed: AtomicBool,
 }
 
+/// The most items a lane holds, whatever its configuration asks: a lane's slots are
+/// allocated up front, and a capacity near `usize::MAX` would abort the process.
+pub(super) const MAX_CAPACITY: usize = 1 << 20;
+
 impl<T> Lane<T> {
-    /// A lane of `capacity` items (at least one).
+    /// A lane of `capacity` items (at least one, at most [`MAX_CAPACITY`]).
     pub(super) fn new(capacity: usize) -> Self {
         Self {
-            queue: ArrayQueue::new(capacity.max(1)),
+            queue: ArrayQueue::new(capacity.clamp(1, MAX_CAPACITY)),
             drainer: AtomicWaker::new(),
             room: SegQueue::new(),
             closed: AtomicBool::new(false),
@@ -180,6 +184,17 @@ mod tests {
     fn counting() -> (Arc<Count>, Waker) {
         let count = Arc::new(Count::default());
         (count.clone(), Waker::from(count))
+    }
+
+    /// A capacity a user may type, 0 or huge, makes a usable lane, never a panic or an
+    /// abort (`usize::MAX` overflowed the queue's allocation before the bound).
+    #[test]
+    fn any_capacity_makes_a_bounded_usable_lane() {
+        for (asked, holds) in [(0, 1), (1, 1), (usize::MAX, MAX_CAPACITY)] {
+            let lane = Lane::new(asked);
+            assert_eq!(lane.queue.capacity(), holds, "asked {asked}");
+            assert!(lane.try_push(7u8).is_ok());
+        }
     }
 
     #[test]

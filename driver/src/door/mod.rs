@@ -101,8 +101,8 @@ pub enum DoorError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DoorConfig {
-    /// Requests that wait in a shard's lane (at least 1; default 1024). Past that, callers
-    /// wait for room.
+    /// Requests that wait in a shard's lane (at least 1, at most 1,048,576: the lane's
+    /// slots are allocated up front; default 1024). Past that, callers wait for room.
     pub queue_capacity: usize,
     /// Requests a shard runs at once for this door (at least 1; default 1024). Past that,
     /// requests wait in the lane.
