@@ -16,6 +16,14 @@
 //! bound is a float), `normal(mean, stdev)`, `zipf(n, s)` (integers in `[1, n]`, exact
 //! rejection-inversion sampling), `uuid([x])`, `text(len[, x])`, `blob(len[, x])`,
 //! `int(x)`, `float(x)`. Without `x`, the random ones draw from the iteration.
+//! `dist('SPEC'[, x])` samples a cassandra-stress distribution ([`super::dist`]: `SPEC` a
+//! constant string such as `'GAUSSIAN(1..100,3)'`); with `x` it is a function of `SPEC` and
+//! `x` alone, the same at every call site (so that a query binds the value an insert wrote),
+//! and `SEQ` gives its `x`-th value. `text(len, x, seed)`, `blob(len, x, seed)` and
+//! `uuid(x, seed)` are, likewise, the same at every call site for the same arguments.
+//!
+//! Named sub-expressions (a workload's `[vars]`, [`Expr::compile_with`]) are written once and
+//! inlined where they are named, call sites and all: every use of one has the same value.
 //!
 //! Composite values: `list(n, e)`, `set(n, e)`, `vector(n, e)` (`n` elements, each the value
 //! of `e`), `map(n, k, v)` (`n` entries), `tuple(a, b, ...)` (also spelt `udt(...)`: binds to
@@ -28,6 +36,8 @@
 //! iteration ([`Composite`]): elements are evaluated when they are encoded, never stored.
 
 use std::fmt;
+
+use super::dist::Distribution;
 
 /// Why an expression could not be compiled.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -221,6 +231,7 @@ enum Func {
     Map,
     Vector,
     Tuple,
+    Dist,
 }
 
 /// Zipf sampler constants, computed once at compile time.
@@ -252,6 +263,8 @@ enum Node {
         args: Vec<Node>,
         site: u64,
         zipf: Option<ZipfConsts>,
+        /// `dist`'s distribution, parsed once.
+        dist: Option<Box<Distribution>>,
     },
 }
 
@@ -289,12 +302,25 @@ impl Expr {
         site_seed: u64,
         param: &dyn Fn(&str) -> Option<ParamValue>,
     ) -> Result<Self, ExprError> {
+        Self::compile_with(text, site_seed, param, &|_| None)
+    }
+
+    /// [`Expr::compile`], with named sub-expressions: a name that `vars` knows is replaced by
+    /// its compiled tree (before parameters are looked up), so every use of it has the same
+    /// value for the same iteration.
+    pub fn compile_with(
+        text: &str,
+        site_seed: u64,
+        param: &dyn Fn(&str) -> Option<ParamValue>,
+        vars: &dyn Fn(&str) -> Option<Expr>,
+    ) -> Result<Self, ExprError> {
         let mut p = Parser {
             src: text,
             pos: 0,
             sites: site_seed.wrapping_mul(0x1000_0000_01b3),
             elements: 0,
             param,
+            vars,
         };
         let root = p.expr()?;
         p.skip_ws();
@@ -344,6 +370,7 @@ fn eval(node: &Node, env: Env) -> Result<Value<'_>, EvalError> {
             args,
             site,
             zipf,
+            dist,
         } => {
             let kind = match func {
                 Func::List => CompositeKind::List,
@@ -351,7 +378,7 @@ fn eval(node: &Node, env: Env) -> Result<Value<'_>, EvalError> {
                 Func::Map => CompositeKind::Map,
                 Func::Vector => CompositeKind::Vector,
                 Func::Tuple => CompositeKind::Tuple,
-                _ => return call(*func, args, *site, zipf.as_ref(), env),
+                _ => return call(*func, args, *site, (zipf.as_ref(), dist.as_deref()), env),
             };
             let len = if kind == CompositeKind::Tuple {
                 args.len() as u64
@@ -429,7 +456,7 @@ fn call(
     func: Func,
     args: &[Node],
     site: u64,
-    zipf: Option<&ZipfConsts>,
+    (zipf, dist): (Option<&ZipfConsts>, Option<&Distribution>),
     env: Env,
 ) -> Result<Value<'static>, EvalError> {
     // Random draws come from the scope's key: the iteration at the top level, the iteration
@@ -439,6 +466,13 @@ fn call(
         match args.get(k) {
             Some(a) => eval(a, env),
             None => Err(EvalError("missing argument")),
+        }
+    };
+    // An explicit seed argument `k` stands for the call site: the same everywhere.
+    let seeded = |site: u64, k: usize| -> Result<u64, EvalError> {
+        match args.get(k) {
+            Some(a) => Ok(mix(as_i64(eval(a, env)?)? as u64 ^ 0x5eed_0000)),
+            None => Ok(site),
         }
     };
     let source = |k: usize| -> Result<u64, EvalError> {
@@ -498,6 +532,7 @@ fn call(
         }
         Func::Uuid => {
             let x = source(0)?;
+            let site = seeded(site, 1)?;
             let hi = draw(site, x, 3);
             let lo = draw(site, x, 4);
             // Version 4 and the RFC 4122 variant, as random UUIDs carry.
@@ -509,12 +544,25 @@ fn call(
         Func::Text | Func::Blob => {
             let len = as_i64(arg(0)?)?;
             let len = u32::try_from(len).map_err(|_| EvalError("length out of range"))?;
-            let seed = draw(site, source(1)?, 5);
+            let seed = draw(seeded(site, 2)?, source(1)?, 5);
             if func == Func::Text {
                 Value::Text { seed, len }
             } else {
                 Value::Blob { seed, len }
             }
+        }
+        Func::Dist => {
+            let Some(d) = dist else {
+                return Err(EvalError("distribution missing"));
+            };
+            let v = match args.get(1) {
+                Some(x) => {
+                    let x = as_i64(eval(x, env)?)? as u64;
+                    d.sample(x, x)
+                }
+                None => d.sample(env.i, mix(i ^ site)),
+            };
+            Value::Int(v)
         }
         Func::Int => Value::Int(as_i64(arg(0)?)?),
         Func::Float => match as_f64(arg(0)?) {
@@ -600,9 +648,15 @@ struct Parser<'p> {
     /// How many collection element expressions enclose the parse position (`j` needs one).
     elements: usize,
     param: &'p dyn Fn(&str) -> Option<ParamValue>,
+    /// Named sub-expressions, inlined where named.
+    vars: &'p dyn Fn(&str) -> Option<Expr>,
 }
 
 impl Parser<'_> {
+    fn var(&self, name: &str) -> Option<Expr> {
+        (self.vars)(name)
+    }
+
     fn error(&self, message: impl Into<String>) -> ExprError {
         ExprError {
             source_text: self.src.to_owned(),
@@ -732,6 +786,9 @@ impl Parser<'_> {
                 "false" => Ok(Node::Bool(false)),
                 "null" => Ok(Node::Null),
                 _ => match (self.param)(name) {
+                    _ if self.var(name).is_some() => {
+                        Ok(self.var(name).map_or(Node::Null, |e| e.root))
+                    }
                     Some(ParamValue::Int(v)) => Ok(Node::Int(v)),
                     Some(ParamValue::Float(v)) => Ok(Node::Float(v)),
                     Some(ParamValue::Str(s)) => Ok(Node::Str(s)),
@@ -769,9 +826,10 @@ impl Parser<'_> {
             "uniform" => (Func::Uniform, 2, 2),
             "normal" => (Func::Normal, 2, 2),
             "zipf" => (Func::Zipf, 2, 2),
-            "uuid" => (Func::Uuid, 0, 1),
-            "text" => (Func::Text, 1, 2),
-            "blob" => (Func::Blob, 1, 2),
+            "uuid" => (Func::Uuid, 0, 2),
+            "text" => (Func::Text, 1, 3),
+            "blob" => (Func::Blob, 1, 3),
+            "dist" => (Func::Dist, 1, 2),
             "int" => (Func::Int, 1, 1),
             "float" => (Func::Float, 1, 1),
             "list" => (Func::List, 2, 2),
@@ -817,12 +875,28 @@ impl Parser<'_> {
         } else {
             None
         };
+        let dist = if func == Func::Dist {
+            let Node::Str(spec) = &args[0] else {
+                self.pos = at;
+                return Err(self.error("dist's distribution must be a constant string"));
+            };
+            match Distribution::parse(spec) {
+                Ok(d) => Some(Box::new(d)),
+                Err(e) => {
+                    self.pos = at;
+                    return Err(self.error(e.to_string()));
+                }
+            }
+        } else {
+            None
+        };
         self.sites = mix(self.sites.wrapping_add(1));
         Ok(Node::Call {
             func,
             args,
             site: self.sites,
             zipf,
+            dist,
         })
     }
 }
@@ -943,6 +1017,71 @@ mod tests {
                 "P({k}) = {got}, expected {expected}"
             );
         }
+    }
+
+    #[test]
+    fn dist_samples_a_cassandra_stress_distribution() {
+        let p = |_: &str| None;
+        // Without a source: random per iteration and call site, within the bounds.
+        let e = compile("dist('uniform(1..10)') - dist('uniform(1..10)')");
+        assert!((0..100).any(|i| e.eval(i).unwrap() != Value::Int(0)));
+        let e = compile("dist('GAUSSIAN(1..100,3)')");
+        for i in 0..1000 {
+            let Value::Int(v) = e.eval(i).unwrap() else {
+                panic!()
+            };
+            assert!((1..=100).contains(&v));
+        }
+        // SEQ without a source counts with the iteration.
+        let e = compile("dist('seq(1..3)')");
+        let v: Vec<Value<'_>> = (0..4).map(|i| e.eval(i).unwrap()).collect();
+        assert_eq!(
+            v,
+            [Value::Int(1), Value::Int(2), Value::Int(3), Value::Int(1)]
+        );
+        // With a source: the same value at every call site, in every expression.
+        let a = Expr::compile("dist('exp(1..1k)', i * 7)", 1, &p).unwrap();
+        let b = Expr::compile("dist('exp(1..1k)', i * 7) + 0", 99, &p).unwrap();
+        assert!((0..100).all(|i| a.eval(i).unwrap() == b.eval(i).unwrap()));
+        // The spec may be a string parameter.
+        let e = Expr::compile("dist(pop, i)", 0, &|n| {
+            (n == "pop").then(|| ParamValue::Str("FIXED(7)".into()))
+        })
+        .unwrap();
+        assert_eq!(e.eval(3).unwrap(), Value::Int(7));
+        for bad in ["dist(i)", "dist('zipf(1..3)')", "dist('uniform(3..1)', i)"] {
+            assert!(Expr::compile(bad, 0, &p).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_explicit_seed_makes_text_blob_and_uuid_the_same_everywhere() {
+        let p = |_: &str| None;
+        for text in ["text(8, i, 3)", "blob(8, i, 3)", "uuid(i, 3)"] {
+            let a = Expr::compile(text, 1, &p).unwrap();
+            let b = Expr::compile(text, 2, &p).unwrap();
+            assert_eq!(a.eval(5).unwrap(), b.eval(5).unwrap(), "{text}");
+            assert_ne!(a.eval(5).unwrap(), a.eval(6).unwrap(), "{text}");
+        }
+        let a = Expr::compile("text(8, i, 3)", 1, &p).unwrap();
+        let b = Expr::compile("text(8, i, 4)", 1, &p).unwrap();
+        assert_ne!(a.eval(5).unwrap(), b.eval(5).unwrap());
+        // Without a seed, the call site still tells two places apart (as before).
+        let a = Expr::compile("text(8, i)", 1, &p).unwrap();
+        let b = Expr::compile("text(8, i)", 2, &p).unwrap();
+        assert_ne!(a.eval(5).unwrap(), b.eval(5).unwrap());
+    }
+
+    #[test]
+    fn vars_are_inlined_with_their_call_sites() {
+        let p = |_: &str| None;
+        let r = Expr::compile("uniform(0, 1000000)", 5, &p).unwrap();
+        let vars = |n: &str| (n == "r").then(|| r.clone());
+        let e = Expr::compile_with("r - r", 0, &p, &vars).unwrap();
+        assert!((0..100).all(|i| e.eval(i).unwrap() == Value::Int(0)));
+        let e = Expr::compile_with("r", 7, &p, &vars).unwrap();
+        assert!((0..100).all(|i| e.eval(i).unwrap() == r.eval(i).unwrap()));
+        assert!(Expr::compile_with("q", 0, &p, &vars).is_err());
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! statements whose arguments are generator expressions ([`expr`]).
 //!
 //! Children: [`expr`], the generator expressions (parsed once, evaluated per iteration
-//! without allocation); [`encode`], their values as the CQL bytes of a column type.
+//! without allocation); [`encode`], their values as the CQL bytes of a column type;
+//! [`dist`], cassandra-stress's distributions (`UNIFORM(1..10)`, `~EXP(1..1k)`, ...), read and
+//! sampled as pure functions, which expressions call as `dist('SPEC', x)`.
 //!
 //! Invariants:
 //! - Everything per iteration is a pure function of the iteration number: which statement
@@ -13,6 +15,7 @@
 //! - Parameters are checked when compiling: an unknown `-P` name or a `${name}` with no
 //!   value is an error, never an empty string in a statement.
 
+pub mod dist;
 pub mod encode;
 pub mod expr;
 
@@ -78,6 +81,79 @@ pub enum WorkloadError {
     },
 }
 
+/// Compiles a workload's `[vars]`, each with the ones it names (in any order); a name that is
+/// also a parameter, or vars that name each other in a circle, are errors.
+fn compile_vars(
+    name: &str,
+    text: &str,
+    specs: &BTreeMap<String, toml::Spanned<String>>,
+    params: &BTreeMap<String, ParamValue>,
+) -> Result<BTreeMap<String, Expr>, WorkloadError> {
+    let lookup = |n: &str| params.get(n).cloned();
+    let mut done: BTreeMap<String, Expr> = BTreeMap::new();
+    for (k, v) in specs {
+        if params.contains_key(k) || matches!(k.as_str(), "i" | "j" | "true" | "false" | "null") {
+            return Err(WorkloadError::Format {
+                name: name.to_owned(),
+                message: format!(
+                    "[vars] `{k}` (line {}) is already a parameter or a reserved name",
+                    line_of(text, v.span().start)
+                ),
+            });
+        }
+    }
+    // Each pass compiles the vars whose named vars are all compiled.
+    while done.len() < specs.len() {
+        let before = done.len();
+        let mut last = None;
+        for (k, (n, v)) in specs.iter().enumerate() {
+            if done.contains_key(n) {
+                continue;
+            }
+            let pending = |x: &str| specs.contains_key(x) && !done.contains_key(x);
+            let var = |x: &str| done.get(x).cloned();
+            let site = mix(0x7a25_0000 ^ k as u64);
+            match Expr::compile_with(v.get_ref(), site, &lookup, &var) {
+                Ok(e) => {
+                    done.insert(n.clone(), e);
+                }
+                Err(error) => {
+                    let waits = specs
+                        .keys()
+                        .any(|x| pending(x) && x != n && mentions(v.get_ref(), x));
+                    if !waits || mentions(v.get_ref(), n) {
+                        return Err(WorkloadError::Expr {
+                            name: name.to_owned(),
+                            line: line_of(text, v.span().start),
+                            statement: format!("[vars] {n}"),
+                            error,
+                        });
+                    }
+                    last = Some((n.clone(), line_of(text, v.span().start)));
+                }
+            }
+        }
+        if done.len() == before {
+            let (n, line) = last.unwrap_or_default();
+            return Err(WorkloadError::Format {
+                name: name.to_owned(),
+                message: format!("[vars] `{n}` (line {line}) names itself through other vars"),
+            });
+        }
+    }
+    Ok(done)
+}
+
+/// Whether `expr` names the identifier `ident` (a whole word).
+fn mentions(expr: &str, ident: &str) -> bool {
+    expr.match_indices(ident).any(|(at, _)| {
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let before = expr[..at].chars().next_back().is_some_and(word);
+        let after = expr[at + ident.len()..].chars().next().is_some_and(word);
+        !before && !after
+    })
+}
+
 /// The 1-based line of byte `offset` in `text`.
 fn line_of(text: &str, offset: usize) -> usize {
     text.as_bytes()
@@ -108,6 +184,9 @@ struct FileSpec {
     description: Option<String>,
     #[serde(default)]
     params: BTreeMap<String, toml::Value>,
+    /// Named sub-expressions, usable in every argument (inlined where named).
+    #[serde(default)]
+    vars: BTreeMap<String, toml::Spanned<String>>,
     schema: Option<SchemaSpec>,
     load: Option<StatementSpec>,
     #[serde(default)]
@@ -466,6 +545,8 @@ impl Workload {
             params.insert(k.clone(), parse_param_value(v));
         }
         let lookup = |n: &str| params.get(n).cloned();
+        let vars = compile_vars(&name, text, &spec.vars, &params)?;
+        let var = |n: &str| vars.get(n).cloned();
         let subst = |cql: &str| -> Result<String, WorkloadError> {
             substitute(cql, &params).map_err(|param| WorkloadError::Param {
                 name: name.clone(),
@@ -482,25 +563,27 @@ impl Workload {
             let mut compiled = Vec::with_capacity(args.len());
             for (k, a) in args.iter().enumerate() {
                 let site = mix(seed ^ (k as u64).wrapping_mul(0x9e37));
-                compiled.push(Expr::compile(a.get_ref(), site, &lookup).map_err(|error| {
-                    WorkloadError::Expr {
-                        name: name.clone(),
-                        line: line_of(text, a.span().start),
-                        statement: stmt_name.clone(),
-                        error,
-                    }
-                })?);
-            }
-            let validate = match validate {
-                Some(v) => Some(
-                    Expr::compile(v.get_ref(), mix(seed ^ 0x7a11), &lookup).map_err(|error| {
+                compiled.push(
+                    Expr::compile_with(a.get_ref(), site, &lookup, &var).map_err(|error| {
                         WorkloadError::Expr {
                             name: name.clone(),
-                            line: line_of(text, v.span().start),
+                            line: line_of(text, a.span().start),
                             statement: stmt_name.clone(),
                             error,
                         }
                     })?,
+                );
+            }
+            let validate = match validate {
+                Some(v) => Some(
+                    Expr::compile_with(v.get_ref(), mix(seed ^ 0x7a11), &lookup, &var).map_err(
+                        |error| WorkloadError::Expr {
+                            name: name.clone(),
+                            line: line_of(text, v.span().start),
+                            statement: stmt_name.clone(),
+                            error,
+                        },
+                    )?,
                 ),
                 None => None,
             };
@@ -1009,6 +1092,44 @@ mod tests {
             read.schema[0]
         );
         assert!(read.schema[1].starts_with("CREATE TABLE IF NOT EXISTS doppio_bench.kv"));
+    }
+
+    #[test]
+    fn vars_name_shared_sub_expressions() {
+        let text = r#"
+            [params]
+            rows = 100
+            [vars]
+            b = "a * 2"
+            a = "hash(i) % rows"
+            r = "uniform(0, 1000000)"
+            [[run]]
+            statement = "SELECT * FROM t WHERE a = ? AND b = ? AND c = ?"
+            args = ["a", "b", "r - r"]
+        "#;
+        let w = Workload::from_toml("t", text, &[]).unwrap();
+        let args = &w.run[0].args;
+        for i in 0..100 {
+            let (expr::Value::Int(a), expr::Value::Int(b)) =
+                (args[0].eval(i).unwrap(), args[1].eval(i).unwrap())
+            else {
+                panic!()
+            };
+            assert!((0..100).contains(&a) && b == 2 * a);
+            assert_eq!(args[2].eval(i).unwrap(), expr::Value::Int(0));
+        }
+        let circle = "[vars]\na = \"b\"\nb = \"a + 1\"\n[[run]]\nstatement = \"x\"\n";
+        let e = Workload::from_toml("t", circle, &[]).unwrap_err();
+        assert!(e.to_string().contains("names itself"), "{e}");
+        let clash = "[params]\nrows = 1\n[vars]\nrows = \"2\"\n[[run]]\nstatement = \"x\"\n";
+        let e = Workload::from_toml("t", clash, &[]).unwrap_err();
+        assert!(e.to_string().contains("already a parameter"), "{e}");
+        let bad = "[vars]\na = \"nope + 1\"\n[[run]]\nstatement = \"x\"\n";
+        let e = Workload::from_toml("t", bad, &[]).unwrap_err();
+        assert!(
+            e.to_string().contains("line 2") && e.to_string().contains("nope"),
+            "{e}"
+        );
     }
 
     #[test]
