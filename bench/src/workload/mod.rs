@@ -6,7 +6,9 @@
 //! Children: [`expr`], the generator expressions (parsed once, evaluated per iteration
 //! without allocation); [`encode`], their values as the CQL bytes of a column type;
 //! [`dist`], cassandra-stress's distributions (`UNIFORM(1..10)`, `~EXP(1..1k)`, ...), read and
-//! sampled as pure functions, which expressions call as `dist('SPEC', x)`.
+//! sampled as pure functions, which expressions call as `dist('SPEC', x)`; [`profile`],
+//! cassandra-stress user profiles read and converted into a workload's TOML
+//! ([`Workload::from_profile`] compiles one in memory).
 //!
 //! Invariants:
 //! - Everything per iteration is a pure function of the iteration number: which statement
@@ -18,6 +20,7 @@
 pub mod dist;
 pub mod encode;
 pub mod expr;
+pub mod profile;
 
 use std::collections::BTreeMap;
 
@@ -69,6 +72,9 @@ pub enum WorkloadError {
         /// The error, with its position.
         error: ExprError,
     },
+    /// A cassandra-stress profile could not be read or converted.
+    #[error(transparent)]
+    Profile(#[from] profile::ProfileError),
     /// Arguments do not fit the statement's bind markers.
     #[error("workload {name}, statement {statement}: {message}")]
     Bind {
@@ -503,6 +509,14 @@ impl Workload {
             source,
         })?;
         Self::from_toml(name_or_path, &text, overrides)
+    }
+
+    /// A cassandra-stress user profile (YAML) at `path`, converted to TOML in memory
+    /// ([`profile::to_toml`]) and compiled with `overrides`.
+    pub fn from_profile(path: &str, overrides: &[(String, String)]) -> Result<Self, WorkloadError> {
+        let p = profile::Profile::read(path)?;
+        let (toml, _) = profile::to_toml(&p)?;
+        Self::from_toml(path, &toml, overrides)
     }
 
     /// Compiles a workload from TOML text; `origin` names it in errors.
