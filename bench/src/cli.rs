@@ -107,6 +107,11 @@ pub enum Command {
         #[arg(long, default_value = "doppio vs scylla-rust-driver")]
         title: String,
     },
+    /// cassandra-stress user profiles (YAML): `doppio profile convert p.yaml > p.toml` writes
+    /// the doppio workload a profile runs as (bench/PROFILES.md); `schema`, `run`, `curve`
+    /// and `findmax` also take `--profile p.yaml` in place of `-w`.
+    #[command(subcommand)]
+    Profile(ProfileCommand),
     /// User-space instructions and heap allocations per request of doppio and
     /// scylla-rust-driver, counted under Valgrind (Callgrind, DHAT): figures that do not move
     /// from run to run. Six scenarios (empty, insert, select_1, select_100, select_paged,
@@ -164,6 +169,17 @@ pub enum Command {
     },
 }
 
+/// What `doppio profile` does.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ProfileCommand {
+    /// Prints the doppio TOML workload a cassandra-stress user profile converts to (what
+    /// could not be carried over is listed on stderr and in the TOML's comments).
+    Convert {
+        /// The profile (YAML).
+        profile: String,
+    },
+}
+
 /// Where and how to connect, and which workload.
 #[derive(Debug, Clone, ClapArgs)]
 pub struct Connect {
@@ -173,6 +189,11 @@ pub struct Connect {
     /// Workload: a built-in (read, write, mixed, empty, timeseries, widerow) or a TOML file.
     #[arg(short = 'w', long, default_value = "read")]
     pub workload: String,
+    /// A cassandra-stress user profile (YAML) to run instead of `-w`, converted in memory as
+    /// `doppio profile convert` prints it; its parameters (`population`, `ops_NAME`) take
+    /// `-P` (bench/PROFILES.md).
+    #[arg(long, value_name = "PROFILE.yaml", conflicts_with = "workload")]
+    pub profile: Option<String>,
     /// Workload parameter overrides, NAME=VALUE (repeatable).
     #[arg(short = 'P', long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,

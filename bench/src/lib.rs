@@ -6,7 +6,7 @@
 //! - [`cli`]: the command line's options and subcommands (clap) (child: `limits`, the
 //!   allowed range of every count and duration option, checked as it is parsed).
 //! - [`command`]: what each subcommand does, one module each (`schema`, `load`, `run`,
-//!   `curve`, `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`), siblings that
+//!   `curve`, `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`, `profile`), siblings that
 //!   `main` dispatches to; below them `failure` (what ends a command, with its exit code,
 //!   and the commands' typed errors), `setup` (connection options, workload, files to
 //!   write), `measure` (the warm-then-measure routine of `run`, `findmax` and `curve`, with
@@ -14,7 +14,9 @@
 //!   connected once, the node warmed, capacities probed, rounds at a rate) and
 //!   `round_report` (the run report those rounds make), which import no command.
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
-//!   arguments (children: `expr` the generators, `encode` their CQL bytes).
+//!   arguments (children: `expr` the generators, `encode` their CQL bytes, `dist`
+//!   cassandra-stress's distributions, `profile` cassandra-stress user profiles read and
+//!   converted into a workload).
 //! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
 //!   (children: `limit`, how long a phase lasts; `request`, one request's outcome;
 //!   `session`, what a backend offers a worker, `BenchSession`; `plan`, a phase's plan as

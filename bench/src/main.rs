@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use doppio_bench::cli::{Cli, Command};
 use doppio_bench::command::{
-    cost, curve, findmax, hdr, list, load, merge, plot, run, schema, show, sweep, Failure,
+    cost, curve, findmax, hdr, list, load, merge, plot, profile, run, schema, show, sweep, Failure,
 };
 
 fn main() -> ExitCode {
@@ -58,6 +58,7 @@ fn main() -> ExitCode {
             percentiles,
             title,
         } => plot::command(reports, output, percentiles, title.as_deref()),
+        Command::Profile(p) => profile::profile(p),
         Command::Cost(a) => cost::cost(a),
         Command::CostChild {
             driver,

@@ -13,7 +13,8 @@
 //! [`list`], [`merge`] (the reports of several loader machines combined), [`plot`]
 //! (reports as SVG), [`sweep`] (runs at several concurrencies as a table and a plot),
 //! [`cost`] (instructions and allocations per request under Valgrind, doppio beside
-//! scylla-rust-driver).
+//! scylla-rust-driver), [`profile`] (a cassandra-stress user profile printed as the TOML
+//! workload it runs as).
 
 pub mod chart;
 pub mod cost;
@@ -26,6 +27,7 @@ pub mod load;
 pub mod measure;
 pub mod merge;
 pub mod plot;
+pub mod profile;
 pub mod round_report;
 pub mod rounds;
 pub mod run;

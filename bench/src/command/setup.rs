@@ -62,7 +62,10 @@ pub(crate) fn result_options(
 
 pub(crate) fn workload_of(c: &Connect) -> Result<Arc<Workload>, Failure> {
     let params = c.param_pairs()?;
-    Ok(Arc::new(Workload::resolve(&c.workload, &params)?))
+    Ok(Arc::new(match &c.profile {
+        Some(profile) => Workload::from_profile(profile, &params)?,
+        None => Workload::resolve(&c.workload, &params)?,
+    }))
 }
 
 pub(crate) fn first_driver(c: &Connect) -> Result<Driver, Failure> {

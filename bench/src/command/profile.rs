@@ -1,0 +1,22 @@
+//! `doppio profile convert`: a cassandra-stress user profile printed as the doppio TOML
+//! workload it runs as, what could not be carried over listed on stderr.
+
+use super::failure::Failure;
+use crate::cli::ProfileCommand;
+use crate::workload::profile::{to_toml, Profile};
+use crate::workload::WorkloadError;
+
+/// Runs `doppio profile ...`.
+pub fn profile(command: &ProfileCommand) -> Result<(), Failure> {
+    match command {
+        ProfileCommand::Convert { profile } => {
+            let p = Profile::read(profile).map_err(WorkloadError::from)?;
+            let (toml, notes) = to_toml(&p).map_err(WorkloadError::from)?;
+            for n in &notes {
+                eprintln!("note: {n}");
+            }
+            print!("{toml}");
+            Ok(())
+        }
+    }
+}
