@@ -608,7 +608,32 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
     for e in &profile.extra_definitions {
         schema.push(qualify(e, ks));
     }
+    let vars = used_vars(vars, &runs);
     Ok((write(profile, &schema, &vars, &runs, &notes), notes))
+}
+
+/// The vars some argument names, directly or through another var (declared before their
+/// users, so one pass from the end finds them all): a query that binds no clustering column
+/// needs no row.
+fn used_vars(vars: Vec<(String, String)>, runs: &[Run]) -> Vec<(String, String)> {
+    let names = |text: &str, name: &str| {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| w == name)
+    };
+    let mut keep = vec![false; vars.len()];
+    for k in (0..vars.len()).rev() {
+        let name = &vars[k].0;
+        keep[k] = runs.iter().flat_map(|r| &r.args).any(|a| names(a, name))
+            || vars
+                .iter()
+                .zip(&keep)
+                .skip(k + 1)
+                .any(|((_, e), &kept)| kept && names(e, name));
+    }
+    vars.into_iter()
+        .zip(keep)
+        .filter_map(|(v, kept)| kept.then_some(v))
+        .collect()
 }
 
 /// A column's name as CQL needs it: quoted unless lower-case letters, digits and `_`.
