@@ -38,7 +38,22 @@ ws=$out/ws
 
 # A package holds the files of its folder that git does not ignore; --allow-dirty lets a work
 # tree with uncommitted edits through (CI's clone has none).
+# The folder starts empty, so no .crate of an earlier run can stand in for one this run failed
+# to write. `cargo publish --dry-run` leaves its archives in target/package/tmp-crate/ (cargo
+# 1.9x); `cargo package` writes them to target/package/: either is taken.
+rm -rf target/package
 cargo publish --dry-run --locked --no-verify --allow-dirty "${crates[@]/#/-p}"
+crate_file() {
+    local name=$1-$version.crate dir
+    for dir in target/package/tmp-crate target/package; do
+        if [ -f "$dir/$name" ]; then
+            echo "$dir/$name"
+            return
+        fi
+    done
+    echo "cargo publish --dry-run wrote no $name under target/package/" >&2
+    return 1
+}
 
 rm -rf "$ws"
 mkdir -p "$ws"
@@ -46,7 +61,8 @@ members=()
 for crate in "${crates[@]}"; do
     # --touch: the files' time is now, never older than a previous check's fingerprints
     # (with the archive's times, an edited file could pass as checked already).
-    tar --touch -xzf "target/package/$crate-$version.crate" -C "$ws"
+    file=$(crate_file "$crate")
+    tar --touch -xzf "$file" -C "$ws"
     members+=("\"$crate-$version\"")
 done
 {
