@@ -39,7 +39,8 @@ use crate::routing::topology::TopologyError;
 #[non_exhaustive]
 pub enum ConnectError {
     /// A node refused the connection for good: credentials refused or missing, no protocol
-    /// version in common, a TLS handshake that failed (certificate expired, of another
+    /// version in common (offered, or answered with a protocol error to the version asked
+    /// for), a TLS handshake that failed (certificate expired, of another
     /// name or an unknown CA; a node that requires TLS, or speaks none). The same settings
     /// fail the same way: fix the configuration.
     #[error(transparent)]
@@ -51,7 +52,7 @@ pub enum ConnectError {
     Unreachable(Error),
     /// A node was connected but the cluster's metadata (its topology or schema, read from
     /// the system tables) could not be read.
-    #[error("the cluster's metadata could not be read")]
+    #[error("the cluster's metadata could not be read: {0}")]
     Metadata(#[source] Error),
 }
 
@@ -60,6 +61,11 @@ impl ConnectError {
     pub(crate) fn from_connect(error: Error) -> Self {
         match &error {
             Error::Handshake { .. } | Error::Authentication { .. } => Self::Refused(error),
+            // A node that answers the version asked for with a protocol error does not speak
+            // it (Cassandra: "Invalid or unsupported protocol version"): the same again.
+            Error::Server { error: e, .. } if e.code == ErrorCode::ProtocolError => {
+                Self::Refused(error)
+            }
             Error::ConnectionBroken(c) if c.tls_failure().is_some() => Self::Refused(error),
             Error::NoConnection(_) | Error::ConnectionBroken(_) | Error::Timeout { .. } => {
                 Self::Unreachable(error)
@@ -530,6 +536,18 @@ mod tests {
             after: Duration::from_secs(1),
         };
         let metadata = Error::Deserialization(ProtoError::UnsupportedVersion(3));
+        let no_v4 = Error::Server {
+            node,
+            error: Box::new(ErrorResponse {
+                code: ErrorCode::ProtocolError,
+                message: "Invalid or unsupported protocol version (4)".into(),
+                detail: ErrorDetail::None,
+            }),
+        };
+        assert!(matches!(
+            ConnectError::from_connect(no_v4),
+            ConnectError::Refused(_)
+        ));
         assert!(matches!(
             ConnectError::from_connect(auth.clone()),
             ConnectError::Refused(_)
@@ -546,10 +564,18 @@ mod tests {
             ConnectError::from_connect(timeout),
             ConnectError::Unreachable(_)
         ));
-        assert!(matches!(
-            ConnectError::from_connect(metadata),
-            ConnectError::Metadata(_)
-        ));
+        let unread = ConnectError::from_connect(metadata);
+        assert!(matches!(unread, ConnectError::Metadata(_)));
+        // Its text says what went wrong, not only that something did; a report of it says
+        // it once.
+        let text = unread.to_string();
+        assert!(text.ends_with(&unread.cause().to_string()), "{text}");
+        let report = Report(&unread).to_string();
+        assert_eq!(
+            report.matches("cannot read the result").count(),
+            1,
+            "{report}"
+        );
         let refused = ConnectError::from_connect(auth);
         assert_eq!(refused.kind(), ErrorKind::Handshake);
         assert_eq!(refused.to_string(), refused.cause().to_string());
