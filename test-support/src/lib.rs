@@ -1,8 +1,8 @@
 //! `doppio-test-support`: what the workspace's tests share (a dev-dependency only).
 //!
-//! One concern today: **tests that need a real Cassandra**. Their files are named
-//! `cassandra_*.rs` (in `driver/tests`, `bench/tests` and `protocol-tests/tests`), and each
-//! such test first asks [`Node::answering`] for its node:
+//! Two concerns. First, **tests that need a real Cassandra**. Their files are named
+//! `cassandra_*.rs` (in `driver/tests`, `bench/tests/it` and `protocol-tests/tests/it`), and
+//! each such test first asks [`Node::answering`] for its node:
 //! - the node answers: the test runs;
 //! - it does not, outside CI: the test returns at once (counted as passed by libtest) after
 //!   printing one `skipped:` line that names the node, the variable that sets its address
@@ -14,12 +14,18 @@
 //! [`CASSANDRA_CLUSTER`], [`CASSANDRA_TLS`]. Whether a node answers is asked once per test binary (a TCP
 //! connect with a short timeout) and remembered, so that a test that stops a node of the
 //! cluster does not make the tests after it skip.
+//!
+//! Second, **test binaries that hold many files' tests** (a crate's `tests/it/`):
+//! [`file_turn`] runs one file's tests at a time, as when each file was its own binary.
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Mutex;
 use std::time::Duration;
+
+mod turn;
+pub use turn::{file_turn, FileTurn};
 
 /// A Cassandra node (or cluster, by its first node) that some tests need.
 #[derive(Debug, Clone, Copy)]
