@@ -15,7 +15,7 @@
 //! counts retries only for what the node said it did not apply (or what was never sent).
 //!
 //! The cluster is left whole however the test ends (the guard restarts node 3 and waits
-//! until it answers): the test binaries after this one use it.
+//! until it answers): the tests after this one use it.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -332,6 +332,7 @@ fn schema(keyspace: &str, tables: &[&str]) {
 
 #[test]
 fn acknowledged_writes_survive_a_node_killed_and_restarted_mid_load() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     if CASSANDRA_CLUSTER.answering().is_none() {
         return;
     }

@@ -17,7 +17,7 @@
 
 use doppio_bench::workload::Workload;
 
-mod support;
+use crate::support;
 use support::{doppio, drop_keyspace, json, scratch_dir};
 
 const NODE: &str = "127.0.0.1:9042";
@@ -141,6 +141,7 @@ fn clean_statements<'j>(
 
 #[test]
 fn timeseries_range_reads_return_a_window_of_clustering_rows_on_every_backend() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     if doppio_test_support::CASSANDRA.answering().is_none() {
         return;
     }
@@ -172,6 +173,7 @@ fn timeseries_range_reads_return_a_window_of_clustering_rows_on_every_backend() 
 
 #[test]
 fn widerow_pages_whole_partitions_and_validates_single_rows_on_every_backend() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     if doppio_test_support::CASSANDRA.answering().is_none() {
         return;
     }

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-mod support;
+use crate::support;
 use doppio_test_support::{cassandra_tls_ca, CASSANDRA, CASSANDRA_AUTH, CASSANDRA_TLS};
 use support::{assert_input_error, doppio, json};
 
@@ -43,6 +43,7 @@ fn drop_keyspace(ks: &str) {
 
 #[test]
 fn schema_load_run_show_hdr_and_list_with_doppio() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     if CASSANDRA.answering().is_none() {
         return; // skipped (outside CI) with a message
     }
@@ -163,6 +164,7 @@ fn schema_load_run_show_hdr_and_list_with_doppio() {
 
 #[test]
 fn every_backend_side_by_side_and_scylla_alone() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     if CASSANDRA.answering().is_none() {
         return; // skipped (outside CI) with a message
     }
@@ -277,6 +279,7 @@ fn every_backend_side_by_side_and_scylla_alone() {
 
 #[test]
 fn a_workload_file_with_parameters_and_a_rate() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     if CASSANDRA.answering().is_none() {
         return; // skipped (outside CI) with a message
     }
@@ -360,6 +363,7 @@ args = ["uniform(0, keys)"]
 
 #[test]
 fn an_unreachable_node_fails_clearly_and_still_writes_a_report() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (dir, _) = scratch("dead");
     let report = dir.join("dead.json");
     let out = doppio(&[
@@ -394,6 +398,7 @@ fn an_unreachable_node_fails_clearly_and_still_writes_a_report() {
 
 #[test]
 fn bad_input_is_one_sentence_and_exit_code_2() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     if CASSANDRA.answering().is_none() || CASSANDRA_AUTH.answering().is_none() {
         return; // skipped (outside CI) with a message
     }
@@ -485,6 +490,7 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
 
 #[test]
 fn doppio_alone_speaks_v5_with_cassandra_and_v4_beside_scylla_or_when_asked() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     if CASSANDRA.answering().is_none() {
         return; // skipped (outside CI) with a message
     }
@@ -549,6 +555,7 @@ fn doppio_alone_speaks_v5_with_cassandra_and_v4_beside_scylla_or_when_asked() {
 
 #[test]
 fn every_backend_speaks_tls_to_the_tls_node_and_a_plaintext_run_fails_clearly() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     if CASSANDRA_TLS.answering().is_none() {
         return; // skipped (outside CI) with a message
     }

@@ -22,7 +22,7 @@ use std::path::Path;
 
 use doppio_bench::workload::expr::{Expr, Value};
 
-mod support;
+use crate::support;
 use support::{apply_cql, doppio, drop_keyspace, json, scratch_dir};
 
 const NODE: &str = "127.0.0.1:9042";
@@ -169,6 +169,7 @@ fn reads_of(keys: &[u64]) -> u64 {
 
 #[test]
 fn collections_tuples_user_types_and_vectors_round_trip_and_validate_on_every_backend() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // A machine where the shared node does not answer runs no Cassandra tests: skipped
     // there (outside CI) with a message.
     if doppio_test_support::CASSANDRA.answering().is_none() {

@@ -14,11 +14,12 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-mod support;
+use crate::support;
 use support::{json, scratch_dir};
 
 #[test]
 fn ctrl_c_during_the_demo_keeps_the_report_and_leaves_cassandra_running() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let node = doppio_test_support::CASSANDRA;
     let Some(addr) = node.answering() else {
         return;

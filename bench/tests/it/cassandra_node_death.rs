@@ -11,7 +11,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod support;
+use crate::support;
 use support::{cassandra_script, doppio, json, scratch_dir};
 
 const NODE: &str = "127.0.0.31:9042";
@@ -43,6 +43,7 @@ impl Drop for StopOnDrop {
 
 #[test]
 fn a_node_killed_mid_run_stops_the_bench_with_exit_1_and_a_report_and_a_rerun_works() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // The victim is this test's own node, but a machine where the shared node does not
     // answer runs no Cassandra tests: skipped there (outside CI) with a message.
     if doppio_test_support::CASSANDRA.answering().is_none() {

@@ -18,7 +18,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use support::{cassandra_script, doppio, json, scratch_dir};
 
 const NODE: &str = "127.0.0.32:9042";
@@ -51,6 +51,7 @@ impl Drop for StopOnDrop {
 
 #[test]
 fn a_rate_limited_node_serves_its_rate_to_doppio_on_both_runtimes_without_a_retry_storm() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // A machine where the shared node does not answer runs no Cassandra tests: skipped
     // there (outside CI) with a message.
     if doppio_test_support::CASSANDRA.answering().is_none() {

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use doppio_test_support::CASSANDRA;
 use support::{doppio, drop_keyspace, json};
 
@@ -23,6 +23,7 @@ fn ok(args: &[&str]) -> String {
 
 #[test]
 fn both_backends_read_back_every_row_written_across_several_pages() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     if CASSANDRA.answering().is_none() {
         return; // skipped (outside CI) with a message
     }

@@ -8,7 +8,7 @@
 
 use std::process::Command;
 
-mod support;
+use crate::support;
 use doppio_test_support::CASSANDRA_AUTH;
 use support::{doppio, scratch_dir};
 
@@ -27,6 +27,7 @@ fn shown(out: &std::process::Output, report: Option<&std::path::Path>) -> String
 
 #[test]
 fn the_password_appears_in_no_report_output_or_help() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     if CASSANDRA_AUTH.answering().is_none() {
         return; // skipped (outside CI) with a message
     }

@@ -13,7 +13,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use serde_json::Value;
 use support::{doppio, drop_keyspace, json, scratch_dir};
 
@@ -192,6 +192,7 @@ fn entry<'a>(b: &'a Value, name: &str) -> &'a Value {
 
 #[test]
 fn sequences_batches_and_lwt_count_exactly_on_every_backend() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // A machine where the shared node does not answer runs no Cassandra tests: skipped
     // there (outside CI) with a message.
     if doppio_test_support::CASSANDRA.answering().is_none() {

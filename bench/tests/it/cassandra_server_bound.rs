@@ -8,11 +8,12 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use support::{doppio, json, scratch_dir};
 
 #[test]
 fn a_saturated_local_node_makes_throughput_server_bound() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let node = doppio_test_support::CASSANDRA;
     let Some(addr) = node.answering() else {
         return;

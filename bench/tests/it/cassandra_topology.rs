@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-mod support;
+use crate::support;
 use support::{cassandra_script, doppio, json, repo_root, scratch_dir};
 
 const SEED: &str = "127.0.0.51:9042";
@@ -113,6 +113,7 @@ impl Seen {
 
 #[test]
 fn routing_follows_a_node_joining_and_one_leaving_mid_run_with_no_request_lost() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // A machine where the shared node does not answer runs no Cassandra tests: skipped
     // there (outside CI) with a message.
     if doppio_test_support::CASSANDRA.answering().is_none() {

@@ -15,7 +15,7 @@
 
 use doppio_bench::workload::expr::{Expr, Value};
 
-mod support;
+use crate::support;
 use support::{apply_cql, doppio, drop_keyspace, json, scratch_dir};
 
 const NODE: &str = "127.0.0.1:9042";
@@ -76,6 +76,7 @@ fn reads_of(key: u64) -> u64 {
 
 #[test]
 fn validation_finds_exactly_the_rows_an_independent_writer_changed_on_every_backend() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // A machine where the shared node does not answer runs no Cassandra tests: skipped
     // there (outside CI) with a message.
     if doppio_test_support::CASSANDRA.answering().is_none() {

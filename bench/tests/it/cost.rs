@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::Output;
 
-mod support;
+use crate::support;
 use support::{assert_input_error, doppio, scratch_dir};
 
 /// `doppio cost ARGS --out DIR/OUT`.
@@ -21,6 +21,7 @@ fn cost_in(dir: &Path, out: &str, args: &[&str]) -> Output {
 
 #[test]
 fn bad_options_are_refused_before_anything_runs() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let dir = scratch_dir("cost-options");
     for (args, names) in [
         (&["--requests", "0"][..], "--requests"),
@@ -57,6 +58,7 @@ fn insert_figure(out: &Path) -> serde_json::Value {
 
 #[test]
 fn doppio_figures_repeat_to_the_instruction_and_an_insert_allocates_nothing() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let dir = scratch_dir("cost-run");
     let args = [
         "--driver",

@@ -10,7 +10,7 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
 
-mod support;
+use crate::support;
 use support::{assert_input_error, scratch_dir};
 
 /// `doppio ARGS NODE` run in `dir` (where a default report would land).
@@ -50,6 +50,7 @@ fn refused(args: &[&str], names: &str) {
 
 #[test]
 fn out_of_range_counts_and_durations_are_refused_before_anything_starts() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // (subcommands, option, values refused)
     let table: &[(&[&str], &str, &[&str])] = &[
         (
@@ -141,6 +142,7 @@ fn out_of_range_counts_and_durations_are_refused_before_anything_starts() {
 
 #[test]
 fn files_the_run_could_not_write_are_refused_before_anything_starts() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let dir = scratch_dir("ranges-files");
     let folder = dir.to_str().unwrap();
     let missing = "/nonexistent-doppio-folder/r.json";
@@ -173,6 +175,7 @@ fn files_the_run_could_not_write_are_refused_before_anything_starts() {
 
 #[test]
 fn time_options_take_a_unit_and_months_are_no_unit() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // Every option that takes only a time, on every subcommand that has it. A bare number
     // meant seconds on some of these and iterations on `-d`: it is refused with a hint.
     let table: &[(&[&str], &str)] = &[

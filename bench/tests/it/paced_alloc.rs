@@ -18,7 +18,9 @@
 //!   sources: `perf/results/2026-11-25-bench-floor/`), so on glommio that figure is printed,
 //!   not asserted.
 //!
-//! Alone in its test binary (it installs the counting allocator); counts, never timings.
+//! Counted on the worker's thread alone, so the tests of other files running beside it in
+//! the same binary (whose `main.rs` installs the counting allocator) do not disturb it;
+//! counts, never timings.
 #![cfg(not(feature = "alloc-count"))]
 
 use std::cell::Cell;
@@ -28,7 +30,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use doppio_alloc_count::{thread_allocations, CountingAlloc};
+use doppio_alloc_count::thread_allocations;
 use doppio_bench::engine::grid::ReleaseGrid;
 use doppio_bench::engine::schedule::RateSchedule;
 use doppio_bench::engine::{
@@ -38,9 +40,6 @@ use doppio_bench::engine::{
 use doppio_bench::workload::expr::Expr;
 use doppio_bench::workload::{BoundArgs, Statement};
 use doppio_driver::rt::{Runtime, Sleeper};
-
-#[global_allocator]
-static GLOBAL: CountingAlloc = CountingAlloc::new();
 
 /// Requests that complete at once (after yielding to the executor once), with the pacer's
 /// sleeps on the fiber's kept timer, as doppio's backends sleep.
@@ -150,6 +149,7 @@ fn paced_run(runtime: Runtime, requests: u64) -> (u64, u64) {
 }
 
 fn paced_requests_allocate_nothing(runtime: Runtime) {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (n, more) = (2_000u64, 6_000u64);
     let (polls_a, thread_a) = paced_run(runtime, n);
     let (polls_b, thread_b) = paced_run(runtime, more);

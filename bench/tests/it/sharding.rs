@@ -25,6 +25,7 @@ impl Random {
 
 #[test]
 fn shard_of_agrees_with_scylla_rust_driver_on_a_million_random_tokens() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let configs: [(u16, u8); 6] = [(1, 12), (4, 12), (7, 12), (12, 0), (64, 12), (255, 20)];
     let sharders: Vec<(Sharder, scylla::routing::Sharder)> = configs
         .iter()
@@ -75,6 +76,7 @@ fn shard_of_agrees_with_scylla_rust_driver_on_a_million_random_tokens() {
 
 #[test]
 fn source_port_shards_agree_with_scylla_rust_driver() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     for n in [1u16, 3, 4, 7, 64] {
         let nr = NonZeroU16::new(n).unwrap();
         let ours = Sharder {

@@ -11,7 +11,7 @@
 
 use std::process::Command;
 
-mod support;
+use crate::support;
 use support::{json, scratch_dir};
 
 const LAYERS: [&str; 12] = [
@@ -31,6 +31,7 @@ const LAYERS: [&str; 12] = [
 
 #[test]
 fn anatomy_splits_each_backends_cpu_by_layer() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
     let dir = scratch_dir("anatomy");
     let report = dir.join("r.json");
@@ -129,6 +130,7 @@ fn anatomy_splits_each_backends_cpu_by_layer() {
 
 #[test]
 fn a_flamegraph_run_of_two_backends_draws_their_difference_per_request() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
     let dir = scratch_dir("flame-diff");
     let report = dir.join("r.json");

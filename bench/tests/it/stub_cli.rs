@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use support::{assert_input_error, doppio, json};
 
 /// A stub server (perf/stub) in this process: these exit-code tests need no Cassandra.
@@ -14,6 +14,7 @@ fn stub(rules: &str) -> doppio_stub::StubHandle {
 
 #[test]
 fn usage_errors_exit_with_2_before_any_connection() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // Rejected by the option parser: a count where a duration belongs.
     let out = doppio(&["run", "-w", "empty", "--timeout", "1k", "127.0.0.1:1"]);
     assert_eq!(
@@ -52,6 +53,7 @@ fn usage_errors_exit_with_2_before_any_connection() {
 
 #[test]
 fn failures_after_the_run_started_exit_with_1_on_the_stub() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let dir = support::scratch_dir("exit-1");
     // The node goes away: every EXECUTE after 1 s loses its connection; the run stops after
     // --max-outage and the report keeps what was measured.
@@ -139,6 +141,7 @@ then = { delay = { fixed = "0ms" } }
 
 #[test]
 fn scylla_with_two_worker_threads_runs_both_workers_on_the_stub() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // With -t 2 each worker's request loops run on a thread of their own (the worker future
     // is !Send): both run, every iteration once (a counted run ends at its count).
     let fine = stub("");
@@ -214,6 +217,7 @@ fn counted_run_of(workload: &str, addr: &str, name: &str, extra: &[&str]) -> ser
 
 #[test]
 fn the_serial_consistency_is_sent_on_the_wire_by_every_backend() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // The stub fails every EXECUTE that carries SERIAL: a run that sends LOCAL_SERIAL (the
     // default) sees no error, one that sends SERIAL sees only errors.
     let stub = stub(
@@ -248,6 +252,7 @@ then = { error = { code = "invalid", message = "SERIAL seen by the stub" } }
 
 #[test]
 fn driver_settings_reach_the_json_config_and_the_text_report() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = stub("");
     let addr = stub.addr().to_string();
     // The stub's node is in datacenter1, rack rack1.
@@ -315,6 +320,7 @@ fn driver_settings_reach_the_json_config_and_the_text_report() {
 
 #[test]
 fn settings_a_backend_cannot_honour_are_refused_with_exit_code_2() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // Nothing listens on port 1: each is refused before any connection.
     for (args, expect) in [
         (
@@ -376,6 +382,7 @@ fn settings_a_backend_cannot_honour_are_refused_with_exit_code_2() {
 
 #[test]
 fn every_backend_pins_its_request_threads_to_the_same_cores_unless_no_pin() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = stub("");
     let addr = stub.addr().to_string();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -408,6 +415,7 @@ fn every_backend_pins_its_request_threads_to_the_same_cores_unless_no_pin() {
 
 #[test]
 fn doppio_waits_the_retry_backoff_before_each_retry() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // Every second EXECUTE the stub sees times out on its replicas (a read timeout): one
     // request after another (-p 1), every request but the first fails once and its retry
     // (the same node, as for every read timeout of an idempotent statement) succeeds. With
@@ -447,6 +455,7 @@ then = { error = { code = "read_timeout" } }
 
 #[test]
 fn every_backend_reports_the_protocol_it_spoke_and_v5_is_refused_by_a_v4_node() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = stub("");
     let addr = stub.addr().to_string();
     // The stub offers v4 and v5. Compared with scylla-rust-driver (v4 only), every backend

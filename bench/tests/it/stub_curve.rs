@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-mod support;
+use crate::support;
 use support::{assert_input_error, doppio, json, scratch_dir, svg_lines_and_texts};
 
 /// The tests that measure rates run one at a time: beside each other on two cores, none
@@ -122,6 +122,7 @@ fn check_svg(path: &Path, backends: &[&str], panels: &[&str]) {
 
 #[test]
 fn every_backend_runs_at_each_load_and_the_curve_is_drawn_and_redrawn_from_its_reports() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let _turn = support::one_at_a_time(&MEASURING);
     let stub = support::stub_with_rules("");
     let addr = stub.addr().to_string();
@@ -284,6 +285,7 @@ fn every_backend_runs_at_each_load_and_the_curve_is_drawn_and_redrawn_from_its_r
 
 #[test]
 fn bad_loads_and_a_used_folder_are_refused_before_anything_connects() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // Nothing listens here: a command that got as far as connecting would say so.
     let addr = "127.0.0.1:1";
     let dir = scratch_dir("curve-refused");
@@ -354,6 +356,7 @@ fn bad_loads_and_a_used_folder_are_refused_before_anything_connects() {
 
 #[test]
 fn doppio_uring_against_scylla_has_a_cpu_ratio_at_each_load() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let _turn = support::one_at_a_time(&MEASURING);
     let stub = support::stub_with_rules("");
     let addr = stub.addr().to_string();
@@ -417,6 +420,7 @@ fn doppio_uring_against_scylla_has_a_cpu_ratio_at_each_load() {
 
 #[test]
 fn ctrl_c_keeps_the_loads_that_finished_and_draws_their_curve() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let _turn = support::one_at_a_time(&MEASURING);
     let stub = support::stub_with_rules("");
     let addr = stub.addr().to_string();

@@ -8,11 +8,12 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use support::{doppio, json, scratch_dir};
 
 #[test]
 fn equal_load_runs_every_backend_at_a_share_of_the_slowest_capacity() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // Every answer 2 ms late: at C = 16 about 8000 req/s at full speed.
     let stub = support::stub_with_rules(
         "[[rule]]\nwhen = { opcode = \"EXECUTE\" }\nthen = { delay = { fixed = \"2ms\" } }\n",

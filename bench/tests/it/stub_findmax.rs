@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use support::{assert_input_error, doppio, json, scratch_dir, svg_lines_and_texts};
 
 /// Concurrency and delay of the tests: at most `P / DELAY` = 800 req/s.
@@ -22,6 +22,7 @@ fn delaying_stub() -> doppio_stub::StubHandle {
 
 #[test]
 fn each_backend_holds_up_to_littles_bound_and_not_the_step_after() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = delaying_stub();
     let addr = stub.addr().to_string();
     let dir = scratch_dir("findmax");
@@ -161,6 +162,7 @@ fn each_backend_holds_up_to_littles_bound_and_not_the_step_after() {
 
 #[test]
 fn a_broken_objective_stops_at_the_first_step_with_no_maximum() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = delaying_stub();
     let addr = stub.addr().to_string();
     let report = scratch_dir("findmax-slo").join("fm.json");
@@ -226,6 +228,7 @@ fn a_broken_objective_stops_at_the_first_step_with_no_maximum() {
 
 #[test]
 fn bad_objectives_and_factors_are_usage_errors() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     for (slo, says) in [
         ("p99=10ms", "is not a latency objective such as p99<10ms"),
         ("q99<10ms", "`q99` is not a percentile"),

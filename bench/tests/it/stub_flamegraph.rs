@@ -9,7 +9,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
-mod support;
+use crate::support;
 use support::{json, scratch_dir};
 
 /// A `perf` that exits with 3 at once, first on the PATH it returns.
@@ -28,6 +28,7 @@ fn failing_perf(dir: &std::path::Path) -> String {
 
 #[test]
 fn a_flamegraph_perf_could_not_record_fails_the_run_and_says_why() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
     let dir = scratch_dir("flame-fails");
     let path = failing_perf(&dir);
@@ -69,6 +70,7 @@ fn a_flamegraph_perf_could_not_record_fails_the_run_and_says_why() {
 
 #[test]
 fn an_anatomy_perf_could_not_record_fails_the_run_and_says_why() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
     let dir = scratch_dir("anatomy-fails");
     let path = failing_perf(&dir);

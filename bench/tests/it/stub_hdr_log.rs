@@ -12,7 +12,7 @@ use std::time::Duration;
 use doppio_bench::stats::LatencyHistogram;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
-mod support;
+use crate::support;
 use support::{json, scratch_dir};
 
 /// (tag, start offset s, histogram count) of every interval in `text`.
@@ -33,6 +33,7 @@ fn intervals(text: &str) -> Vec<(String, f64, u64)> {
 
 #[test]
 fn the_interval_log_is_written_while_the_run_goes_one_interval_per_sample() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
     let addr = stub.addr().to_string();
     let dir = scratch_dir("hdr-log");

@@ -9,7 +9,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod support;
+use crate::support;
 use support::{json, scratch_dir};
 
 fn stub(rules: &str) -> doppio_stub::StubHandle {
@@ -60,6 +60,7 @@ fn exit_within(child: &mut Child, within: Duration) -> Option<i32> {
 
 #[test]
 fn ctrl_c_keeps_the_measurements_and_exits_130() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = stub("");
     let addr = stub.addr().to_string();
     let report = scratch_dir("interrupt").join("r.json");
@@ -90,6 +91,7 @@ fn ctrl_c_keeps_the_measurements_and_exits_130() {
 
 #[test]
 fn a_second_ctrl_c_exits_at_once_while_the_first_waits_for_requests_in_flight() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // After a second every answer stalls: requests in flight wait for their 30 s timeout.
     let stub = stub("[[rule]]\nwhen = { after = \"1s\" }\nthen = { stall = \"120s\" }\n");
     let addr = stub.addr().to_string();

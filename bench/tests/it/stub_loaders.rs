@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-mod support;
+use crate::support;
 use doppio_bench::stats::LatencyHistogram;
 use support::{assert_input_error, doppio, json, scratch_dir};
 
@@ -40,6 +40,7 @@ fn counts(keys: &[u64]) -> BTreeMap<u64, u32> {
 
 #[test]
 fn two_half_loads_send_disjoint_keys_that_together_are_the_whole_load() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = recording_stub();
     let addr = stub.addr().to_string();
     let rows = 1001u64;
@@ -89,6 +90,7 @@ fn two_half_loads_send_disjoint_keys_that_together_are_the_whole_load() {
 
 #[test]
 fn a_timed_run_that_exhausts_its_cycles_wraps_around_within_them() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = recording_stub();
     let dir = scratch_dir("cycles-wrap");
     let workload = dir.join("by-i.toml");
@@ -141,6 +143,7 @@ fn a_timed_run_that_exhausts_its_cycles_wraps_around_within_them() {
 /// variable is set as the job would set it.
 #[test]
 fn pods_of_an_indexed_job_load_their_own_slices() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = recording_stub();
     let addr = stub.addr().to_string();
     let mut seen = 0;
@@ -189,6 +192,7 @@ fn pods_of_an_indexed_job_load_their_own_slices() {
 /// same N as its completions.
 #[test]
 fn the_indexed_job_manifest_runs_n_loaders_at_once() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/loaders-job.yaml");
     let text = std::fs::read_to_string(path).unwrap();
     let field = |name: &str| -> String {
@@ -207,6 +211,7 @@ fn the_indexed_job_manifest_runs_n_loaders_at_once() {
 
 #[test]
 fn bad_cycles_and_loaders_exit_with_2_before_connecting() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     for (args, expect) in [
         (&["--cycles", "10..5"][..], "is empty"),
         (&["--cycles", "10..10"][..], "is empty"),
@@ -279,6 +284,7 @@ fn histogram_count(text: &serde_json::Value) -> u64 {
 
 #[test]
 fn merged_reports_add_histograms_and_requests_and_show_and_hdr_read_them() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig {
         log_rules: false,
         ..doppio_stub::StubConfig::default()

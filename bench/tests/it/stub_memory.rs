@@ -21,7 +21,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod support;
+use crate::support;
 use support::{json, scratch_dir};
 
 const MIB: f64 = (1 << 20) as f64;
@@ -44,6 +44,7 @@ fn median(xs: &mut [f64]) -> f64 {
 
 #[test]
 fn ten_thousand_samples_keep_memory_flat_after_the_first_hundred() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
     let addr = stub.addr().to_string();
     let report = scratch_dir("memory").join("r.json");

@@ -16,7 +16,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use support::{doppio, json, scratch_dir};
 
 /// Every EXECUTE answered after a delay growing from 2 ms to 32 ms over 10 s, 32 % a second:
@@ -92,6 +92,7 @@ fn verdict_line<'a>(text: &'a str, figure: &str) -> &'a str {
 
 #[test]
 fn a_fixed_order_turns_a_drift_into_a_false_difference() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (text, j, _) = drifting_run("fixed", &["--order", "fixed", "-q"]);
     assert_eq!(j["config"]["order"], "fixed");
     let rounds = j["config"]["rounds"].as_array().unwrap();
@@ -112,6 +113,7 @@ fn a_fixed_order_turns_a_drift_into_a_false_difference() {
 
 #[test]
 fn a_rotated_order_shows_no_difference_under_the_same_drift() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (text, j, _) = drifting_run("rotated", &["-q"]);
     assert_eq!(j["config"]["order"], "rotate", "rotation is the default");
     let rounds = j["config"]["rounds"].as_array().unwrap();
@@ -153,6 +155,7 @@ fn a_rotated_order_shows_no_difference_under_the_same_drift() {
 
 #[test]
 fn a_server_warmup_runs_unrecorded_before_the_first_round() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (text, j, answered) = drifting_run("server-warmup", &["--server-warmup", "1s"]);
     assert_eq!(j["config"]["server_warmup"], "1s");
     let measured: u64 = ["doppio", "doppio-uring"]

@@ -19,7 +19,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-mod support;
+use crate::support;
 use support::{doppio, json, scratch_dir};
 
 /// The shed share in each window since the stub started: (from, until, share), seconds.
@@ -159,15 +159,18 @@ fn overload_on(driver: &str) {
 
 #[test]
 fn doppio_sheds_a_rising_share_of_overloaded_answers_without_a_retry_storm() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     overload_on("doppio");
 }
 
 #[test]
 fn doppio_uring_sheds_a_rising_share_of_overloaded_answers_without_a_retry_storm() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     overload_on("doppio-uring");
 }
 
 #[test]
 fn scylla_sheds_a_rising_share_of_overloaded_answers_without_a_retry_storm() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     overload_on("scylla");
 }

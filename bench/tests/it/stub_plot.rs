@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use support::{doppio, scratch_dir, svg_lines_and_texts};
 
 fn run(addr: &str, out: &std::path::Path, extra: &[&str]) {
@@ -32,6 +32,7 @@ fn run(addr: &str, out: &std::path::Path, extra: &[&str]) {
 
 #[test]
 fn throughput_and_percentiles_over_time_one_line_per_backend_and_percentile() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
     let addr = stub.addr().to_string();
     let dir = scratch_dir("plot");

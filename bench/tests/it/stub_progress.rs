@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use support::{doppio, scratch_dir};
 
 fn run(addr: &str, extra: &[&str]) -> String {
@@ -34,6 +34,7 @@ fn run(addr: &str, extra: &[&str]) -> String {
 
 #[test]
 fn plain_progress_lines_when_stderr_is_not_a_terminal_and_none_when_quiet() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
     let addr = stub.addr().to_string();
     let err = run(&addr, &["--progress-every", "1s"]);

@@ -11,7 +11,7 @@ use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod support;
+use crate::support;
 use support::scratch_dir;
 
 /// Status code and body of `GET path`.
@@ -46,6 +46,7 @@ fn samples(body: &str) -> BTreeMap<String, f64> {
 
 #[test]
 fn metrics_are_served_during_the_run_and_counters_grow() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
     let addr = stub.addr().to_string();
     let report = scratch_dir("prometheus").join("r.json");

@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use support::{assert_input_error, doppio, json, scratch_dir};
 
 /// The ramp's mean rate from `a` to `b` seconds: 2k to 8k req/s over 4 s, 8k after.
@@ -20,6 +20,7 @@ fn ramp_mean(a: f64, b: f64) -> f64 {
 
 #[test]
 fn a_ramp_schedule_sets_each_samples_target_and_the_achieved_rate_follows_it() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
     let addr = stub.addr().to_string();
     let dir = scratch_dir("rate-schedule");
@@ -121,6 +122,7 @@ fn a_ramp_schedule_sets_each_samples_target_and_the_achieved_rate_follows_it() {
 
 #[test]
 fn a_bad_schedule_is_a_usage_error_naming_its_bad_part() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let out = doppio(&["run", "-r", "ramp:1k..5k/10s,hold:5x", "-d", "1s"]);
     assert_input_error(&out, &["`hold:5x`", "not a duration"]);
     let out = doppio(&["run", "-r", "sine:10k,20k,60s"]);

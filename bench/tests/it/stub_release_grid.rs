@@ -7,11 +7,12 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use support::{doppio, json, scratch_dir};
 
 #[test]
 fn every_backend_sends_on_the_benchs_release_grid() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = support::stub_with_rules("");
     let addr = stub.addr().to_string();
     let report = scratch_dir("release-grid").join("r.json");

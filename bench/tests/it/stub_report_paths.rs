@@ -2,14 +2,14 @@
 //! behind in its folder (unless its report was named with -o); runs started at the same
 //! moment in one folder keep a report each, under names that never collide; a report file
 //! that cannot be written is refused before anything starts. (Ctrl-C printing the report's
-//! path: tests/stub_interrupt.rs.)
+//! path: stub_interrupt.rs.)
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-mod support;
+use crate::support;
 use support::{assert_input_error, json, scratch_dir};
 
 /// `doppio ARGS` run in `folder`, echoed to stderr.
@@ -41,6 +41,7 @@ fn files(folder: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn a_run_that_cannot_connect_leaves_no_report_behind() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let dir = scratch_dir("paths-dead");
     for command in ["run", "findmax"] {
         let out = doppio_in(
@@ -86,6 +87,7 @@ fn a_run_that_cannot_connect_leaves_no_report_behind() {
 
 #[test]
 fn runs_started_together_in_one_folder_keep_a_report_each() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
     let addr = stub.addr().to_string();
     let dir = scratch_dir("paths-together");
@@ -132,6 +134,7 @@ fn runs_started_together_in_one_folder_keep_a_report_each() {
 
 #[test]
 fn a_report_that_cannot_be_written_is_refused_before_the_run() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let dir = scratch_dir("paths-unwritable");
     // A folder that takes no new file, from root either.
     let out = doppio_in(
@@ -165,6 +168,7 @@ fn a_report_that_cannot_be_written_is_refused_before_the_run() {
 
 #[test]
 fn list_shows_run_and_findmax_reports_and_says_what_it_skipped() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = doppio_stub::Stub::start(doppio_stub::StubConfig::default()).unwrap();
     let addr = stub.addr().to_string();
     let dir = scratch_dir("paths-list");

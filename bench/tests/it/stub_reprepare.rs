@@ -5,11 +5,12 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use support::{doppio, json, scratch_dir};
 
 #[test]
 fn forgotten_statements_are_prepared_again_without_errors_and_counted() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = support::stub_with_rules(
         "[[rule]]\nname = \"forgets\"\nwhen = { opcode = \"EXECUTE\", every = 500 }\n\
              then = { error = { code = \"unprepared\", message = \"forgotten\" } }\n",

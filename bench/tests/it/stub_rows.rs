@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod support;
+use crate::support;
 use support::{doppio, json};
 
 /// Rows of every SELECT the stub answers.
@@ -100,6 +100,7 @@ fn run(stub: &doppio_stub::StubHandle, test: &str, extra: &[&str]) -> (serde_jso
 
 #[test]
 fn both_backends_page_through_every_row_with_the_page_size_asked_for() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = stub();
     // 10 rows in pages of 3: 4 EXECUTEs per request, on both backends.
     let (j, text) = run(&stub, "rows-paged", &["--page-size", "3"]);
@@ -138,6 +139,7 @@ fn both_backends_page_through_every_row_with_the_page_size_asked_for() {
 
 #[test]
 fn the_default_page_holds_the_whole_result_and_discarded_results_are_still_counted() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = stub();
     let (j, text) = run(&stub, "rows-discard", &["--discard-results"]);
     assert_eq!(j["config"]["page_size"].as_u64(), Some(5000));
@@ -164,6 +166,7 @@ fn the_default_page_holds_the_whole_result_and_discarded_results_are_still_count
 
 #[test]
 fn a_page_size_of_zero_is_a_usage_error() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let out = doppio(&[
         "run",
         "-w",

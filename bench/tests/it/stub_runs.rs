@@ -14,7 +14,7 @@ use std::sync::{Mutex, MutexGuard};
 use doppio_bench::stats::welch_t_test_raw;
 use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};
 
-mod support;
+use crate::support;
 use support::{doppio, json, scratch_dir as scratch};
 
 /// These tests measure (latency, p-values, CPU and syscall counts, RSS): they run one at a
@@ -38,6 +38,7 @@ fn stub(rules: &str) -> StubHandle {
 
 #[test]
 fn overloaded_answers_are_counted_by_kind_and_the_run_goes_on_with_every_backend() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let _serial = serial();
     let stub = stub(
         r#"
@@ -209,6 +210,7 @@ fn shows_the_stall(summary: &serde_json::Value) -> bool {
 
 #[test]
 fn a_stall_at_a_fixed_rate_shows_in_latency_from_the_due_time_but_not_in_service_time() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let _serial = serial();
     // 5,000 req/s for 3 s: the 8,000th EXECUTE (1.6 s in) stalls its connection for 1 s.
     let stub = stub(
@@ -307,6 +309,7 @@ fn show_p_values(a: &Path, b: &Path) -> (f64, f64) {
 
 #[test]
 fn a_20_percent_slower_server_is_found_with_p_below_0_001_on_throughput() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let _serial = serial();
     // Delays uniform in 20-60 ms and in 24-72 ms: means 40 and 48 ms. The difference must
     // stand above the machine's timer and scheduling noise, which is absolute, not
@@ -368,6 +371,7 @@ fn a_20_percent_slower_server_is_found_with_p_below_0_001_on_throughput() {
 /// the two runs alone can tell that from a real difference (hence a second set, below).
 #[test]
 fn a_a_comparisons_are_significant_at_p_below_0_01_about_1_percent_of_the_time() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let _serial = serial();
     let base = delay_stub("{ exponential = \"1ms\" }");
     let addr = base.addr().to_string();
@@ -443,6 +447,7 @@ fn full_samples(report: &Path, figure: &str) -> Vec<f64> {
 
 #[test]
 fn the_bench_counts_agree_with_perf_stat_and_usr_bin_time() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let _serial = serial();
     let stub = delay_stub("{ exponential = \"20us\" }");
     let addr = stub.addr().to_string();
@@ -533,6 +538,7 @@ fn counts_agree_with_perf_stat_and_usr_bin_time(addr: &str, driver: &str) {
 
 #[test]
 fn a_hundred_thousand_concurrent_requests_on_a_slow_stub_stay_under_512_mib() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let _serial = serial();
     // Every answer 50 ms late: 100,000 fibers, at most 32,768 requests in flight on the one
     // connection, the rest waiting for a stream id. Measured: 307 MiB peak RSS (release and

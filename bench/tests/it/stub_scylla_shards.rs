@@ -12,11 +12,12 @@ use std::num::NonZeroU16;
 
 use doppio_stub::{ScyllaShards, Stub, StubConfig};
 
-mod support;
+use crate::support;
 use support::{doppio, json, scratch_dir};
 
 #[test]
 fn the_report_gives_requests_per_emulated_scylla_shard_and_none_lands_on_a_wrong_shard() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = Stub::start(StubConfig {
         log_rules: false,
         scylla: Some(ScyllaShards::new(
@@ -93,6 +94,7 @@ fn the_report_gives_requests_per_emulated_scylla_shard_and_none_lands_on_a_wrong
 /// none, and the stub agrees with the report.
 #[test]
 fn tablet_misroutes_are_counted_while_warming_up_and_are_none_once_warm() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = Stub::start(StubConfig {
         log_rules: false,
         routed_keyspace: Some("ks".into()),

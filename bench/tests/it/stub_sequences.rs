@@ -15,7 +15,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use doppio_bench::workload::Workload;
 use serde_json::Value;
 use support::{doppio, json, scratch_dir};
@@ -59,6 +59,7 @@ fn count(v: &Value) -> u64 {
 
 #[test]
 fn sequence_steps_and_batches_are_counted_exactly_on_every_backend() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let rules = r#"
 [[rule]]
 name = "the second step fails"
@@ -157,6 +158,7 @@ then = { error = { code = "overloaded", message = "the stub refuses SECOND" } }
 /// own default policy it would not have retried the write timeout (batch-log writes only).
 #[test]
 fn idempotent_statements_are_retried_after_a_write_timeout_and_others_are_not() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     const IDEMPOTENT: &str = r#"
 [[run]]
 name = "safe"

@@ -10,7 +10,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use doppio_stub::{Rules, Shape, Stub, StubConfig};
 
-mod support;
+use crate::support;
 use support::{assert_input_error, doppio, json, scratch_dir as scratch};
 
 /// The run measures CPU: not beside the other test of this file.
@@ -22,6 +22,7 @@ fn serial() -> MutexGuard<'static, ()> {
 
 #[test]
 fn a_busy_sqpoll_thread_s_cpu_time_is_in_the_report_on_its_own_and_in_the_client_cpu() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let _serial = serial();
     let stub = Stub::start(StubConfig {
         shape: Shape::default(),
@@ -111,6 +112,7 @@ fn a_busy_sqpoll_thread_s_cpu_time_is_in_the_report_on_its_own_and_in_the_client
 
 #[test]
 fn bad_sqpoll_options_are_refused_before_anything_starts() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let _serial = serial();
     // Nothing listens on port 9: a run that got as far as connecting would say so instead.
     let base = ["run", "-w", "empty", "127.0.0.1:9", "-d", "1s", "-q"];

@@ -10,7 +10,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use doppio_bench::stats::LatencyHistogram;
 use doppio_bench::workload::Workload;
 use serde_json::Value;
@@ -159,6 +159,7 @@ fn check_statements(driver: &str, b: &Value, want: [u64; 3]) {
 
 #[test]
 fn every_backend_reports_each_statement_and_a_fault_of_one_shows_on_it_only() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let dir = scratch_dir("statements");
     let workload = dir.join("three.toml");
     std::fs::write(&workload, WORKLOAD).unwrap();
@@ -242,6 +243,7 @@ fn every_backend_reports_each_statement_and_a_fault_of_one_shows_on_it_only() {
 
 #[test]
 fn merge_keeps_each_statement_exactly() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let dir = scratch_dir("statements-merge");
     let workload = dir.join("three.toml");
     std::fs::write(&workload, WORKLOAD).unwrap();

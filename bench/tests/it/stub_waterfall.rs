@@ -9,7 +9,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
-mod support;
+use crate::support;
 use support::{doppio, json, scratch_dir};
 
 /// Every EXECUTE answered 5 ms late.
@@ -61,6 +61,7 @@ fn stages_add_up(driver: &str, w: &serde_json::Value) -> f64 {
 
 #[test]
 fn the_wire_stage_absorbs_the_nodes_delay_and_the_stages_add_up() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (text, j) = run(
         "waterfall",
         &[
@@ -127,6 +128,7 @@ fn the_wire_stage_absorbs_the_nodes_delay_and_the_stages_add_up() {
 
 #[test]
 fn a_rate_fills_the_schedule_stage_and_every_request_can_be_timed() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // 4 requests at a time can carry 800 req/s at 5 ms each: asked for 1,000 req/s, they
     // fall behind and wait for their turn.
     let (_, j) = run(

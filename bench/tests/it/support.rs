@@ -1,7 +1,7 @@
 //! Helpers shared by the bench's test files: running the `doppio` binary and reading its
 //! JSON reports.
 
-#![allow(clippy::unwrap_used, dead_code)] // tests; not every file uses every helper
+#![allow(clippy::unwrap_used, dead_code)] // tests; not every helper is used by the tests built
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -48,9 +48,16 @@ pub(crate) fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// A fresh scratch folder for one test, unique to this process.
+/// A fresh scratch folder for one test, unique to this process and to the calling file (the
+/// files of this one test binary may use the same `test` name).
+#[track_caller]
 pub(crate) fn scratch_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("doppio-bench-{test}-{}", std::process::id()));
+    let file = Path::new(std::panic::Location::caller().file())
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("test");
+    let dir =
+        std::env::temp_dir().join(format!("doppio-bench-{file}-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
