@@ -1,7 +1,5 @@
 //! Helpers shared by the io_uring runtime's test files.
 
-#![allow(dead_code)] // each test binary uses some of them
-
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::Duration;

@@ -6,15 +6,13 @@
 use std::time::Duration;
 
 use bytes::BytesMut;
-use doppio_alloc_count::{thread_allocations as allocs, CountingAlloc};
+use doppio_alloc_count::thread_allocations as allocs;
 use doppio_rt::uring::{run, spawn_local, stats, timeout, Config, SqPoll, TcpStream};
 
-mod support;
+use crate::support;
 
-// Per-thread counts: the executor runs on this test's thread.
-#[global_allocator]
-static GLOBAL: CountingAlloc = CountingAlloc::new();
-
+// Per-thread counts (the counting allocator is installed by `main.rs`): the executor runs on
+// this test's thread, so tests running beside it do not count.
 const MSG: usize = 100;
 
 /// Receives exactly `MSG` bytes into `buf` (cleared first); false at end of stream.
@@ -42,11 +40,13 @@ async fn round_trip(c: &TcpStream, out: BytesMut, inb: &mut BytesMut, i: u32) ->
 
 #[test]
 fn steady_state_ping_pong_with_timers_allocates_nothing() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     ping_pong_with_timers_allocates_nothing(Config::default());
 }
 
 #[test]
 fn steady_state_ping_pong_with_timers_allocates_nothing_under_sqpoll() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     ping_pong_with_timers_allocates_nothing(Config {
         sqpoll: Some(SqPoll {
             idle: Duration::from_millis(10),

@@ -16,7 +16,7 @@ use doppio_rt::uring::{
     run, setup_flags, spawn_local, stats, timeout, Config, Stats, TcpStream, Timer,
 };
 
-mod support;
+use crate::support;
 
 use support::local;
 
@@ -42,6 +42,7 @@ async fn fire_spread_timers(n: u64) -> Vec<(Instant, Instant)> {
 
 #[test]
 fn a_timer_never_fires_before_its_deadline_with_or_without_slack() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     for slack in [
         Duration::ZERO,
         Duration::from_micros(50),
@@ -69,6 +70,7 @@ fn a_timer_never_fires_before_its_deadline_with_or_without_slack() {
 /// only the slack's side is asserted).
 #[test]
 fn timers_due_within_the_slack_fire_in_one_wake_up() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let config = Config {
         timer_slack: Duration::from_millis(5),
         ..Config::default()
@@ -151,6 +153,7 @@ fn read_trickle(config: Config, peer: SocketAddr, awaited: usize, expect: usize)
 /// serves it.
 #[test]
 fn trickling_answers_are_served_several_per_wake_up_with_a_batch_wait() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let kernel = setup_flags_now().min_timeout;
     eprintln!("the kernel has IORING_FEAT_MIN_TIMEOUT: {kernel}");
     for kernel_min_wait in [true, false] {
@@ -177,6 +180,7 @@ fn trickling_answers_are_served_several_per_wake_up_with_a_batch_wait() {
 /// a kernel without the feature gets.
 #[test]
 fn the_fallback_waits_twice_where_the_kernel_waits_once() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let run_one = |kernel_min_wait: bool| {
         let (peer, h) = trickler(Duration::from_millis(30), 1, Duration::ZERO);
         let config = Config {
@@ -232,6 +236,7 @@ fn burst_answerer(burst: usize) -> (SocketAddr, JoinHandle<()>) {
 /// would run out its 5 ms on every round).
 #[test]
 fn answers_that_come_in_one_completion_are_not_waited_for_in_batches() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (peer, h) = burst_answerer(20);
     let config = Config {
         batch_wait: Duration::from_millis(5),

@@ -17,7 +17,7 @@ use doppio_rt::uring::{
     TcpStream,
 };
 
-mod support;
+use crate::support;
 
 use support::local;
 
@@ -90,11 +90,13 @@ async fn round_trips(s: &TcpStream, rounds: usize, lazy: bool) -> Stats {
 
 #[test]
 fn a_request_and_its_answer_cost_one_enter_with_a_lazy_send_and_two_without() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     one_enter_per_round_trip_with_a_lazy_send(Config::default());
 }
 
 #[test]
 fn under_sqpoll_too_a_request_and_its_answer_cost_one_enter_with_a_lazy_send() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // The kernel's thread posts the lazy completions, before or during the wait: the wait
     // for `1 + lazy` completions still returns with the answer only.
     one_enter_per_round_trip_with_a_lazy_send(Config {
@@ -159,6 +161,7 @@ fn one_enter_per_round_trip_with_a_lazy_send(config: Config) {
 
 #[test]
 fn a_lazy_send_into_a_full_socket_goes_on_as_an_ordinary_send() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     const LEN: usize = 16 << 20;
     let l = std::net::TcpListener::bind(local(0)).expect("bind");
     let addr = l.local_addr().expect("addr");
@@ -243,6 +246,7 @@ const BOTH: usize = b"first batch".len() + b"second batch".len();
 
 #[test]
 fn bytes_queued_behind_a_lazy_send_go_out_at_once_when_it_is_hurried() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (addr, peer) = std_answer_after(BOTH);
     let hurried = rt(async move {
         let s = Rc::new(
@@ -275,6 +279,7 @@ fn bytes_queued_behind_a_lazy_send_go_out_at_once_when_it_is_hurried() {
 
 #[test]
 fn without_hurry_a_lazy_completion_alone_does_not_wake_the_executor() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (addr, peer) = std_answer_after(BOTH);
     let (early, in_force) = rt(async move {
         let s = Rc::new(

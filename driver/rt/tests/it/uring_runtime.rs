@@ -15,7 +15,7 @@ use doppio_rt::uring::{
     TcpStream, UringError,
 };
 
-mod support;
+use crate::support;
 
 use support::{local, pair};
 
@@ -95,6 +95,7 @@ async fn recv_pattern_to_eof(s: &TcpStream) -> usize {
 
 #[test]
 fn echo_16_mib_in_order_through_a_tiny_buffer_ring() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (addr, server) = std_echo_server();
     let config = Config {
         buffers: 4,
@@ -152,6 +153,7 @@ fn echo_16_mib_in_order_through_a_tiny_buffer_ring() {
 
 #[test]
 fn peer_close_mid_stream_gives_the_data_then_eof() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (addr, peer) = std_writer(300_000);
     rt(Config::default(), async move {
         let s = TcpStream::connect(addr, Duration::from_secs(1))
@@ -167,6 +169,7 @@ fn peer_close_mid_stream_gives_the_data_then_eof() {
 
 #[test]
 fn connect_to_a_closed_port_is_refused() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (l, addr) = std_listener();
     drop(l);
     rt(Config::default(), async move {
@@ -179,6 +182,7 @@ fn connect_to_a_closed_port_is_refused() {
 
 #[test]
 fn connect_times_out_against_a_full_backlog() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     use std::os::fd::AsRawFd;
     let (l, addr) = std_listener();
     // SAFETY: listen(2) on a socket we own, to shrink its backlog to 0 (one queued
@@ -207,6 +211,7 @@ fn connect_times_out_against_a_full_backlog() {
 
 #[test]
 fn listener_accepts_and_shutdown_wakes_a_parked_reader() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     rt(Config::default(), async {
         let l = TcpListener::bind(local(0), true).expect("bind");
         let addr = l.local_addr().expect("addr");
@@ -250,6 +255,7 @@ fn listener_accepts_and_shutdown_wakes_a_parked_reader() {
 
 #[test]
 fn dropping_a_send_mid_way_keeps_the_buffer_until_the_kernel_is_done() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (l, addr) = std_listener();
     let (go, wait) = mpsc::channel::<()>();
     let peer = std::thread::spawn(move || {
@@ -298,6 +304,7 @@ fn dropping_a_send_mid_way_keeps_the_buffer_until_the_kernel_is_done() {
 
 #[test]
 fn dropping_a_stream_with_data_arriving_returns_its_buffers() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // A peer that writes until the connection breaks.
     let (l, addr) = std_listener();
     let flood = std::thread::spawn(move || {
@@ -387,6 +394,7 @@ async fn ping_pong(rounds: u32) -> Stats {
 
 #[test]
 fn one_enter_per_turn_busy_and_idle() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (busy, idle, flags) = rt(Config::default(), async {
         let busy = ping_pong(10_000).await;
         // Let the closes of the pair settle, then measure one idle sleep.
@@ -463,6 +471,7 @@ impl PerfEnters {
 
 #[test]
 fn kernel_tracepoint_agrees_when_perf_is_available() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     rt(Config::default(), async {
         // SAFETY: gettid(2) has no preconditions.
         let tid = unsafe { libc::gettid() };
@@ -497,6 +506,7 @@ fn kernel_tracepoint_agrees_when_perf_is_available() {
 
 #[test]
 fn setup_failures_are_typed_errors() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let bad = [
         Config {
             ring_entries: 0,
@@ -539,6 +549,7 @@ fn setup_failures_are_typed_errors() {
 
 #[test]
 fn is_running_tells_inside_from_outside() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     assert!(!doppio_rt::uring::is_running());
     rt(Config::default(), async {
         assert!(doppio_rt::uring::is_running());
@@ -548,6 +559,7 @@ fn is_running_tells_inside_from_outside() {
 
 #[test]
 fn a_task_that_stays_ready_does_not_starve_io() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (st, spins) = rt(Config::default(), async {
         let stop = Rc::new(Cell::new(false));
         let spins = Rc::new(Cell::new(0u64));
@@ -577,6 +589,7 @@ fn a_task_that_stays_ready_does_not_starve_io() {
 
 #[test]
 fn the_poll_budget_bounds_polls_per_turn() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let config = Config {
         poll_budget: 10,
         ..Config::default()
@@ -598,6 +611,7 @@ fn the_poll_budget_bounds_polls_per_turn() {
 
 #[test]
 fn a_one_entry_ring_queues_what_does_not_fit() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // SQ of 1 entry, CQ of 4: most pushes find the SQ full (the backlog carries them to
     // later turns) and completions overflow the CQ (the kernel keeps them; the executor
     // flushes them).
@@ -623,6 +637,7 @@ fn a_one_entry_ring_queues_what_does_not_fit() {
 
 #[test]
 fn teardown_cancels_what_is_in_flight_and_returns_promptly() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // A peer that neither reads nor writes until we are gone.
     let (l, addr) = std_listener();
     let peer = std::thread::spawn(move || {
@@ -662,6 +677,7 @@ fn teardown_cancels_what_is_in_flight_and_returns_promptly() {
 
 #[test]
 fn a_stream_that_outlives_its_executor_reports_errors() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     use std::future::Future;
     use std::task::{Context, Poll, Waker};
     let (addr, peer) = std_writer(10);
@@ -687,6 +703,7 @@ fn a_stream_that_outlives_its_executor_reports_errors() {
 
 #[test]
 fn a_starved_stream_waits_for_buffers_without_spinning() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (addr_a, writer_a) = std_writer(256 * 1024);
     let (addr_b, writer_b) = std_writer(256 * 1024);
     // Two buffers for two streams: while A's reader stalls, A holds both and B's receive
@@ -739,6 +756,7 @@ fn sqpoll(idle_ms: u64) -> Config {
 
 #[test]
 fn sqpoll_submits_without_entering_and_enters_only_to_wait_or_wake() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let (busy, idle, woken, flags) = rt(sqpoll(50), async {
         let busy = ping_pong(10_000).await;
         sleep(Duration::from_millis(20)).await;
@@ -791,6 +809,7 @@ fn sqpoll_submits_without_entering_and_enters_only_to_wait_or_wake() {
 
 #[test]
 fn sqpoll_thread_is_this_process_s_and_pinned_where_asked() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let config = Config {
         sqpoll: Some(SqPoll {
             idle: Duration::from_millis(10),
@@ -849,6 +868,7 @@ fn sq_threads() -> Vec<(i32, String)> {
 
 #[test]
 fn sqpoll_refusals_are_typed_errors() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let ms = Duration::from_millis;
     let bad = [
         (ms(0), None),
@@ -874,6 +894,7 @@ fn sqpoll_refusals_are_typed_errors() {
 
 #[test]
 fn sqpoll_with_a_one_entry_ring_queues_what_does_not_fit_and_flushes_overflows() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     // As `a_one_entry_ring_queues_what_does_not_fit`, with the kernel's thread taking the
     // SQ: the backlog waits for it, and the CQ (4 entries) overflows, which only an enter
     // flushes.
