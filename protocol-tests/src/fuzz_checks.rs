@@ -1,6 +1,6 @@
 //! What each fuzz target checks, one function a target, over any bytes; shared by the
 //! cargo-fuzz targets (`protocol-tests/fuzz/fuzz_targets/`, nightly, which depend on this
-//! crate) and by the corpus replay (`tests/fuzz_corpus.rs`, stable, in CI), so that every
+//! crate) and by the corpus replay (`tests/it/fuzz_corpus.rs`, stable, in CI), so that every
 //! input kept in `protocol-tests/fuzz/corpus/` is checked on each test run. A panic (an
 //! assertion here or in doppio-proto) is a finding.
 

@@ -2,7 +2,7 @@
 //!
 //! Some tests under `tests/` talk to a real Apache Cassandra started by
 //! `scripts/cassandra.sh` (`scripts/test.sh` starts one). Its address comes from
-//! `DOPPIO_CASSANDRA` (default `127.0.0.1:9042`). Those tests are in `tests/cassandra_*.rs`,
+//! `DOPPIO_CASSANDRA` (default `127.0.0.1:9042`). Those tests are in `tests/it/cassandra_*.rs`,
 //! and each first asks `doppio_test_support::CASSANDRA.answering()`: when no node answers
 //! it is skipped with a message that says how to start one, or fails in CI (`CI` set).
 //! The other tests need no server.

@@ -1,11 +1,11 @@
 //! Hostile input: random bytes and mutated valid frames fed to every decoder never panic,
 //! and never allocate more than a bound tied to the input size.
 //!
-//! This binary installs a counting global allocator; every decode runs inside
+//! The test binary installs a counting global allocator (`main.rs`); every decode runs inside
 //! [`measure`], and the largest single allocation and the peak of bytes in use are checked.
 
 use bytes::{Bytes, BytesMut};
-use doppio_alloc_count::{measure, AllocStats, CountingAlloc};
+use doppio_alloc_count::{measure, AllocStats};
 use doppio_proto::compression::Compression;
 use doppio_proto::frame::{Direction, Flags, Frame, FrameDecoder, FrameHeader, Opcode, HEADER_LEN};
 use doppio_proto::request::Request;
@@ -18,9 +18,6 @@ use doppio_proto::ProtocolVersion;
 use proptest::prelude::*;
 use protocol_tests::fixtures::{frame, parse_hex};
 use protocol_tests::reencode::{reencode_request, reencode_response};
-
-#[global_allocator]
-static ALLOC: CountingAlloc = CountingAlloc::new();
 
 /// The body limit the decoders under test are configured with.
 const LIMIT: usize = 64 * 1024;

@@ -35,7 +35,7 @@ fn ident() -> impl Strategy<Value = String> {
 }
 
 /// Any column type, nested up to a few levels.
-pub fn column_type() -> impl Strategy<Value = ColumnType> {
+fn column_type() -> impl Strategy<Value = ColumnType> {
     let leaf = prop_oneof![
         8 => native_type(),
         1 => "[A-Z][a-z]{1,8}".prop_map(|n| ColumnType::Custom(format!("com.example.{n}Type"))),

@@ -23,7 +23,7 @@ use doppio_driver::session::{ClusterView, Distance};
 use doppio_driver::{Session, SessionConfig};
 use doppio_stub::{Cluster, Ring, Stub, StubConfig, StubError, StubHandle};
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::{on_runtime, on_scylla, spawn_binary, StubProcess};

@@ -21,7 +21,7 @@ use doppio_driver::session::{Batch, BatchType, NoRetry};
 use doppio_driver::{Error, Session, SessionConfig};
 use doppio_stub::{Rules, ScyllaShards, Shape, Stub, StubConfig};
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::{on_runtime, on_scylla, spawn_binary, stub, StubProcess};

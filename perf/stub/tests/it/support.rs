@@ -3,8 +3,6 @@
 
 #![allow(clippy::unwrap_used)]
 // tests: a panic is a failed test with its location
-// Each test binary compiles this module and uses only some of its helpers.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
