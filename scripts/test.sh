@@ -11,7 +11,7 @@
 # (all of them, doctests included, --no-fail-fast) and one closing line with the totals;
 # last, the cost gate (the release build's instructions and allocations per request under
 # Valgrind against perf/cost/baseline.json). Exits non-zero if
-# anything failed. The tests that need a Cassandra (files tests/cassandra_*.rs) skip with a
+# anything failed. The tests that need a Cassandra (files tests/**/cassandra_*.rs) skip with a
 # message when their node does not answer, unless CI is set (.ci/run sets it): then they
 # fail.
 #

@@ -10,7 +10,7 @@
 //! Invariants: parsing never panics (a bad value is a [`ShardingError`] naming the option,
 //! and the driver then treats the node as unsharded); [`Sharder::shard_of`] is a few integer
 //! operations, allocation-free, and agrees with ScyllaDB's `dht::sharder` (checked against
-//! scylla-rust-driver's on a million random tokens in `bench/tests/sharding.rs`).
+//! scylla-rust-driver's on a million random tokens in `bench/tests/it/sharding.rs`).
 
 use std::num::NonZeroU16;
 
