@@ -58,6 +58,11 @@ pub use time::{now, sleep, timeout, Elapsed, Sleeper, Timer};
 /// also get `sim::name` on the simulated runtime ([`Runtime::Sim`]): for tests that need no
 /// real socket (their peers are in-memory listeners on the test's own thread).
 ///
+/// A leading `guard: path;` makes each generated test first call `path(module_path!())` and
+/// hold what it returns until the test ends (doppio's driver tests take their file's turn in
+/// a test binary that holds many files this way). The path is resolved inside the generated
+/// modules: a crate's path, or `super::name` for a function beside the invocation.
+///
 /// ```
 /// fn connects(runtime: doppio_rt::Runtime) {
 ///     assert!(!runtime.name().is_empty()); // a test body, run once per runtime
@@ -67,42 +72,74 @@ pub use time::{now, sleep, timeout, Elapsed, Sleeper, Timer};
 /// }
 /// // glommio::connects, uring::connects, and counts on glommio, uring and sim
 /// doppio_rt::runtime_tests!(connects; and_sim: counts);
+///
+/// mod guarded {
+///     fn hold(module: &'static str) -> &'static str {
+///         module // a lock guard, a turn, a scratch folder: dropped when the test ends
+///     }
+///     fn reads(runtime: doppio_rt::Runtime) {
+///         assert!(!runtime.name().is_empty());
+///     }
+///     doppio_rt::runtime_tests!(guard: super::hold; reads);
+/// }
 /// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! runtime_tests {
-    ($($name:ident),* $(,)?) => {
-        $crate::runtime_tests!($($name),*; and_sim:);
+    (guard: $guard:path; $($name:ident),* $(,)?) => {
+        $crate::runtime_tests!(guard: $guard; $($name),*; and_sim:);
     };
-    ($($name:ident),* $(,)? ; and_sim: $($sim:ident),* $(,)?) => {
+    (guard: $guard:path; $($name:ident),* $(,)? ; and_sim: $($sim:ident),* $(,)?) => {
         mod glommio {
             $(#[test]
             fn $name() {
+                let _guard = $guard(module_path!());
                 super::$name($crate::Runtime::Glommio)
             })*
             $(#[test]
             fn $sim() {
+                let _guard = $guard(module_path!());
                 super::$sim($crate::Runtime::Glommio)
             })*
         }
         mod uring {
             $(#[test]
             fn $name() {
+                let _guard = $guard(module_path!());
                 super::$name($crate::Runtime::Uring)
             })*
             $(#[test]
             fn $sim() {
+                let _guard = $guard(module_path!());
                 super::$sim($crate::Runtime::Uring)
             })*
         }
         mod sim {
             $(#[test]
             fn $sim() {
+                let _guard = $guard(module_path!());
                 super::$sim($crate::Runtime::Sim)
             })*
         }
     };
+    ($($name:ident),* $(,)?) => {
+        $crate::runtime_tests!(guard: $crate::no_guard; $($name),*; and_sim:);
+    };
+    ($($name:ident),* $(,)? ; and_sim: $($sim:ident),* $(,)?) => {
+        $crate::runtime_tests!(guard: $crate::no_guard; $($name),*; and_sim: $($sim),*);
+    };
 }
+
+/// The guard of [`runtime_tests!`] when none is named: holds nothing.
+#[doc(hidden)]
+pub fn no_guard(_module: &'static str) -> NoGuard {
+    NoGuard
+}
+
+/// What [`no_guard`] returns.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct NoGuard;
 
 /// Runs `f` to completion on a fresh, unpinned executor of `runtime` on a new thread and
 /// returns its output (for tests and tools; a panic inside is resumed on the caller).
