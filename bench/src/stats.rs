@@ -19,7 +19,7 @@
 //! and mean latency compared: 80 comparisons), "significant" at p < 0.01: 3 of 80 with
 //! batch means and 11 of 80 with the naive test on a quiet machine; 1, 6 and 13 of 80 with
 //! batch means, the earlier AR(1) effective-sample-size correction and the naive test
-//! beside a fuzzer on the other core. `bench/tests/stub_runs.rs` keeps the calibration as a
+//! beside a fuzzer on the other core. `bench/tests/it/stub_runs.rs` keeps the calibration as a
 //! test.
 
 use std::io::Write;

@@ -18,7 +18,7 @@
 use doppio_bench::workload::Workload;
 
 use crate::support;
-use support::{doppio, drop_keyspace, json, scratch_dir};
+use support::{doppio, drop_keyspace, json, scratch_dir, CountedRun, ALL_DRIVERS};
 
 const NODE: &str = "127.0.0.1:9042";
 const DRIVERS: [&str; 3] = ["doppio", "doppio-uring", "scylla"];
@@ -52,26 +52,10 @@ fn run_built_in(
     assert!(phase(&["schema", NODE]).status.success(), "schema");
     assert!(phase(&["load", NODE, "-q"]).status.success(), "load");
     let report = dir.join("run.json");
-    let iterations = ITERATIONS.to_string();
-    let mut run = vec![
-        "run",
-        NODE,
-        "--driver",
-        "doppio,doppio-uring,scylla",
-        "-d",
-        &iterations,
-        "--segments",
-        "1",
-        "--warmup",
-        "0",
-        "-p",
-        "8",
-        "-q",
-        "-o",
-        report.to_str().unwrap(),
-    ];
-    run.extend(run_options);
-    let out = phase(&run);
+    let out = CountedRun::new(NODE, ALL_DRIVERS, ITERATIONS, 8, &report)
+        .args(&wl)
+        .args(run_options)
+        .run();
     assert!(out.status.success(), "run");
 
     let overrides: Vec<(String, String)> = params

@@ -23,7 +23,7 @@ use std::path::Path;
 use doppio_bench::workload::expr::{Expr, Value};
 
 use crate::support;
-use support::{apply_cql, doppio, drop_keyspace, json, scratch_dir};
+use support::{apply_cql, doppio, drop_keyspace, json, scratch_dir, CountedRun, ALL_DRIVERS};
 
 const NODE: &str = "127.0.0.1:9042";
 const ROWS: u64 = 100;
@@ -118,27 +118,9 @@ fn schema(workload: &str, driver: &str) {
 
 /// `run --validate` of `workload` on every backend; the exit code and the JSON report.
 fn validate(workload: &str, iterations: u64, report: &Path) -> (Option<i32>, serde_json::Value) {
-    let n = iterations.to_string();
-    let out = doppio(&[
-        "run",
-        NODE,
-        "-w",
-        workload,
-        "--driver",
-        "doppio,doppio-uring,scylla",
-        "--validate",
-        "-d",
-        &n,
-        "--segments",
-        "1",
-        "--warmup",
-        "0",
-        "-p",
-        "8",
-        "-q",
-        "-o",
-        report.to_str().unwrap(),
-    ]);
+    let out = CountedRun::new(NODE, ALL_DRIVERS, iterations, 8, report)
+        .args(&["-w", workload, "--validate"])
+        .run();
     (out.status.code(), json(report))
 }
 

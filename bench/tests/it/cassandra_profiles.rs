@@ -9,8 +9,8 @@
 
 use doppio_bench::workload::Workload;
 
-mod support;
-use support::{doppio, drop_keyspace, json, scratch_dir};
+use crate::support;
+use support::{doppio, drop_keyspace, json, scratch_dir, CountedRun, ALL_DRIVERS};
 
 const NODE: &str = "127.0.0.1:9042";
 const DRIVERS: [&str; 3] = ["doppio", "doppio-uring", "scylla"];
@@ -31,27 +31,10 @@ fn run_profile(file: &str, keyspace: &str, ops: &[(&str, &str)], reads: &[&str])
     let out = doppio(&[&["schema", NODE, "--profile", &path][..], &p].concat());
     assert!(out.status.success(), "schema");
     let report = dir.join("run.json");
-    let iterations = ITERATIONS.to_string();
-    let run = [
-        "run",
-        NODE,
-        "--profile",
-        &path,
-        "--driver",
-        "doppio,doppio-uring,scylla",
-        "-d",
-        &iterations,
-        "--segments",
-        "1",
-        "--warmup",
-        "0",
-        "-p",
-        "8",
-        "-q",
-        "-o",
-        report.to_str().unwrap(),
-    ];
-    let out = doppio(&[&run[..], &p].concat());
+    let out = CountedRun::new(NODE, ALL_DRIVERS, ITERATIONS, 8, &report)
+        .args(&["--profile", &path])
+        .args(&p)
+        .run();
     assert!(out.status.success(), "run");
     let j = json(&report);
 
@@ -88,6 +71,7 @@ fn run_profile(file: &str, keyspace: &str, ops: &[(&str, &str)], reads: &[&str])
 
 #[test]
 fn the_classic_profile_runs_on_every_backend() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     if doppio_test_support::CASSANDRA.answering().is_none() {
         return;
     }
@@ -106,6 +90,7 @@ fn the_classic_profile_runs_on_every_backend() {
 
 #[test]
 fn the_timeseries_profile_runs_on_every_backend() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     if doppio_test_support::CASSANDRA.answering().is_none() {
         return;
     }

@@ -15,7 +15,7 @@
 
 use crate::support;
 use serde_json::Value;
-use support::{doppio, drop_keyspace, json, scratch_dir};
+use support::{doppio, drop_keyspace, json, scratch_dir, CountedRun};
 
 const NODE: &str = "127.0.0.1:9042";
 const KS: &str = "doppio_seq";
@@ -145,31 +145,11 @@ fn run(
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, workload).unwrap();
     let report = dir.join(format!("{name}-{tag}.json"));
-    let iterations = iterations.to_string();
     let tag = format!("tag={tag}");
-    let mut args = vec![
-        "run",
-        NODE,
-        "-w",
-        path.to_str().unwrap(),
-        "-P",
-        &tag,
-        "--driver",
-        driver,
-        "-d",
-        &iterations,
-        "--segments",
-        "1",
-        "--warmup",
-        "0",
-        "-p",
-        "4",
-        "-q",
-        "-o",
-        report.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let out = doppio(&args);
+    let out = CountedRun::new(NODE, driver, iterations, 4, &report)
+        .args(&["-w", path.to_str().unwrap(), "-P", &tag])
+        .args(extra)
+        .run();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),

@@ -16,7 +16,7 @@
 use doppio_bench::workload::expr::{Expr, Value};
 
 use crate::support;
-use support::{apply_cql, doppio, drop_keyspace, json, scratch_dir};
+use support::{apply_cql, doppio, drop_keyspace, json, scratch_dir, CountedRun, ALL_DRIVERS};
 
 const NODE: &str = "127.0.0.1:9042";
 const ROWS: u64 = 200;
@@ -40,30 +40,10 @@ fn workload_args() -> Vec<String> {
 }
 
 fn run(report: &std::path::Path) -> std::process::Output {
-    let mut args: Vec<String> = [
-        "run",
-        NODE,
-        "--driver",
-        "doppio,doppio-uring,scylla",
-        "--validate",
-        "-d",
-        "2000",
-        "--segments",
-        "1",
-        "--warmup",
-        "0",
-        "-p",
-        "16",
-        "-q",
-        "-o",
-        report.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
-    args.extend(workload_args());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    doppio(&refs)
+    CountedRun::new(NODE, ALL_DRIVERS, ITERATIONS, 16, report)
+        .args(&["--validate"])
+        .args(&workload_args())
+        .run()
 }
 
 /// How many of iterations 0..ITERATIONS read `key` (the read's argument, `hash(i) % rows`).

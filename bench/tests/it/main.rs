@@ -1,7 +1,7 @@
 //! The bench's integration tests, one test binary (`cargo test -p doppio-bench --test it`):
 //! a module per file, named for what it tests (`cassandra_*` against a real Cassandra, `stub_*`
 //! against the stub in this process), and `support`, the helpers they share. One binary
-//! links once, where one per file linked the bench, the driver and scylla-rust-driver 43
+//! links once, where one per file linked the bench, the driver and scylla-rust-driver 44
 //! times (docs/TESTING.md has the figures).
 //!
 //! What separate binaries kept apart stays apart:
@@ -29,6 +29,7 @@ mod cassandra_collections;
 mod cassandra_demo;
 mod cassandra_node_death;
 mod cassandra_overload;
+mod cassandra_profiles;
 mod cassandra_rows;
 mod cassandra_secrets;
 mod cassandra_sequences;

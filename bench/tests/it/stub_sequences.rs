@@ -18,7 +18,7 @@
 use crate::support;
 use doppio_bench::workload::Workload;
 use serde_json::Value;
-use support::{doppio, json, scratch_dir};
+use support::{doppio, json, scratch_dir, CountedRun, ALL_DRIVERS};
 
 const WORKLOAD: &str = r#"
 name = "sequences"
@@ -72,25 +72,9 @@ then = { error = { code = "overloaded", message = "the stub refuses SECOND" } }
     let workload = dir.join("sequences.toml");
     std::fs::write(&workload, WORKLOAD).unwrap();
     let report = dir.join("report.json");
-    let out = doppio(&[
-        "run",
-        "-w",
-        workload.to_str().unwrap(),
-        &addr,
-        "--driver",
-        "doppio,doppio-uring,scylla",
-        "-d",
-        &ITERATIONS.to_string(),
-        "--segments",
-        "1",
-        "--warmup",
-        "0",
-        "-p",
-        "8",
-        "-q",
-        "-o",
-        report.to_str().unwrap(),
-    ]);
+    let out = CountedRun::new(&addr, ALL_DRIVERS, ITERATIONS, 8, &report)
+        .args(&["-w", workload.to_str().unwrap()])
+        .run();
     let text = String::from_utf8_lossy(&out.stdout);
     // Request errors are measured, not fatal: the run goes on and exits 0.
     assert!(

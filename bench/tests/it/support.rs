@@ -33,6 +33,64 @@ pub(crate) fn doppio(args: &[&str]) -> Output {
     out
 }
 
+/// Every backend, as `--driver` names them.
+pub(crate) const ALL_DRIVERS: &str = "doppio,doppio-uring,scylla";
+
+/// A counted `doppio run` against `node`: `drivers` (comma-separated) each run `iterations`
+/// requests in one segment with no warm-up, from `concurrency` fibers, quietly, the JSON report
+/// written to `report`; a test adds its own options (workload, parameters, validation) with
+/// [`CountedRun::args`] before [`CountedRun::run`].
+pub(crate) struct CountedRun {
+    args: Vec<String>,
+}
+
+impl CountedRun {
+    pub(crate) fn new(
+        node: &str,
+        drivers: &str,
+        iterations: u64,
+        concurrency: u32,
+        report: &Path,
+    ) -> Self {
+        let iterations = iterations.to_string();
+        let concurrency = concurrency.to_string();
+        let report = report.to_str().unwrap();
+        let args = [
+            "run",
+            node,
+            "--driver",
+            drivers,
+            "-d",
+            &iterations,
+            "--segments",
+            "1",
+            "--warmup",
+            "0",
+            "-p",
+            &concurrency,
+            "-q",
+            "-o",
+            report,
+        ];
+        CountedRun {
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+        }
+    }
+
+    /// Adds options to the command line.
+    pub(crate) fn args<S: AsRef<str>>(mut self, args: &[S]) -> Self {
+        self.args
+            .extend(args.iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    /// Runs it ([`doppio`]).
+    pub(crate) fn run(&self) -> Output {
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        doppio(&args)
+    }
+}
+
 /// The turn of a test that must not run beside the others of its file (it measures CPU,
 /// latency or memory): `lock` is the file's own; a test that failed while holding it does
 /// not stop the rest.
