@@ -24,7 +24,7 @@
 #                             .cassandra-tls/tls/ca.pem, made by scripts/cassandra-tls.sh)
 #   DOPPIO_TEST_KEEP_CASSANDRA=1   leave the Cassandra clusters this script started running
 #   DOPPIO_SIM_SEEDS   seeded fault schedules on the simulated runtime (default 10000, about
-#                      a minute; driver/tests/sim_faults.rs, which runs 300 when unset)
+#                      a minute; driver/tests/it/sim_faults.rs, which runs 300 when unset)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"

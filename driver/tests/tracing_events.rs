@@ -1,6 +1,6 @@
 //! The feature `tracing`: the driver's events at its cold points reach a subscriber
 //! (connecting, the topology, connections opened, preparing, a retry decision, a connection
-//! closed), all of target `doppio`, and a request on the common path emits none. Against
+//! closed), all of target `doppio_driver`, and a request on the common path emits none. Against
 //! the stub, on every runtime. Built only with the feature:
 //! `cargo test -p doppio-driver --features tracing --test tracing_events`.
 
@@ -17,6 +17,7 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
+#[path = "it/support/mod.rs"]
 mod support;
 
 use support::stub;

@@ -1,7 +1,7 @@
 //! The derives on doppio-proto's own types, without a server: rows built as a RESULT holds
 //! them, values bound as EXECUTE writes them, UDT values both ways; the typed errors of what
 //! does not fit; and the allocations of reading and binding (none per row or per bind for
-//! scalars and borrowed strings). Against Cassandra: driver/tests/cassandra_derive.rs.
+//! scalars and borrowed strings). Against Cassandra: driver/tests/it/cassandra_derive.rs.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 

@@ -17,7 +17,7 @@
 //! `Acquiring` waits in the connection's queue for a stream id ([`StreamWait`]) inside this
 //! future: boxing the general path there instead cost every request queued behind a full
 //! stream-id space a heap allocation of its own (100,000 concurrent requests on one
-//! connection held ~60 MiB more; `driver/tests/cassandra_many_requests.rs` bounds it).
+//! connection held ~60 MiB more; `driver/tests/it/cassandra_many_requests.rs` bounds it).
 //!
 //! `General` is the general path, boxed: from the start ([`Session::execute_general`]) when
 //! the common case does not apply (non-default options, speculative execution, a closed

@@ -16,7 +16,7 @@ use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::rt::Runtime;
 use doppio_driver::{Error, Session, SessionConfig};
 
-mod support;
+use crate::support;
 
 use support::StubNode;
 

@@ -17,7 +17,7 @@ use doppio_driver::error::ConnectError;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::{Cluster, Error, Session, SessionConfig};
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::on_runtime;

@@ -14,7 +14,7 @@ use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::SessionConfig;
 use doppio_driver::{Cluster, Error};
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::cassandra;
@@ -121,6 +121,7 @@ fn an_unreachable_cluster_is_a_clear_error_within_the_startup_timeout(runtime: R
 /// take: a ring size must be a power of two), never a panic or a hang.
 #[test]
 fn an_unusable_io_uring_is_one_clear_error_naming_the_glommio_fallback() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let started = Instant::now();
     let err = builder(Runtime::Uring)
         .session_config(SessionConfig::new(cassandra()).with_consistency(Consistency::One))

@@ -3,8 +3,8 @@
 //! ones the stopped node dropped to another node), the node is marked down within a bound,
 //! receives nothing while down, and after its restart is marked up and takes its share again.
 //! Then the control connection's node is killed: the control connection moves to another
-//! node and still hears schema events. Its own binary: it stops nodes, which would disturb
-//! tests running beside it.
+//! node and still hears schema events. It stops nodes, which would disturb tests running
+//! beside it: its tests hold their file's turn, so no other file's test runs meanwhile.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -20,7 +20,7 @@ use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::session::DefaultRetryPolicy;
 use doppio_driver::{Session, SessionConfig};
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::{cluster, cluster_script, eventually, keyspace, on_runtime};

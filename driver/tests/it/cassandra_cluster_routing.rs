@@ -16,7 +16,7 @@ use doppio_driver::proto::value::CqlValue;
 use doppio_driver::session::{Batch, BatchType};
 use doppio_driver::{Cluster, Session, SessionConfig, Statement};
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::{cluster, eventually, keyspace, on_runtime, ring_owner};

@@ -1,8 +1,9 @@
 //! Speculative execution on the real three-node cluster: node 2 is frozen (SIGSTOP) for a
 //! few seconds; idempotent reads (RF 3, consistency ONE) whose first node is node 2 are also
 //! sent to the next replica after the speculative delay and answered from there, while the
-//! same reads without speculative execution wait out their timeout. Its own binary: it
-//! freezes a node, which would disturb tests running beside it.
+//! same reads without speculative execution wait out their timeout. It freezes a node, which
+//! would disturb tests running beside it: its tests hold their file's turn, so no other
+//! file's test runs meanwhile.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -14,7 +15,7 @@ use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::session::{NoRetry, SpeculativeExecution};
 use doppio_driver::{Error, Session, SessionConfig, Statement};
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::{cluster, eventually, keyspace, on_runtime};

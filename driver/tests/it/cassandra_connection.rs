@@ -15,7 +15,7 @@ use doppio_driver::connection::{Connection, ConnectionConfig, ConnectionError, R
 use doppio_proto::frame::Opcode;
 use doppio_proto::wire::Reader;
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::{cassandra, misbehaving_peer, on_runtime, options};

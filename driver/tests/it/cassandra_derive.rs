@@ -21,7 +21,7 @@ use doppio_driver::{
     DeserializeValue, Error, FromRow, SerializeRow, SerializeValue, Session, SessionConfig,
 };
 
-mod support;
+use crate::support;
 
 use support::{cassandra, create_keyspace_cql, keyspace, on_runtime};
 

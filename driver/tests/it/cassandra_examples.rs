@@ -8,28 +8,28 @@
 use doppio_driver::rt::Runtime;
 use doppio_test_support::{cassandra_tls_ca, CASSANDRA_TLS};
 
-mod support;
+use crate::support;
 
-use support::{cassandra, cassandra_runtime_tests};
+use support::cassandra;
 
 #[allow(dead_code)] // its `main` is the example's, not called here
-#[path = "../examples/connect_and_query.rs"]
+#[path = "../../examples/connect_and_query.rs"]
 mod connect_and_query;
 
 #[allow(dead_code)]
-#[path = "../examples/prepared_and_paging.rs"]
+#[path = "../../examples/prepared_and_paging.rs"]
 mod prepared_and_paging;
 
 #[allow(dead_code)]
-#[path = "../examples/cluster_of_shards.rs"]
+#[path = "../../examples/cluster_of_shards.rs"]
 mod cluster_of_shards;
 
 #[allow(dead_code)]
-#[path = "../examples/tls.rs"]
+#[path = "../../examples/tls.rs"]
 mod tls;
 
 #[allow(dead_code)]
-#[path = "../examples/from_tokio.rs"]
+#[path = "../../examples/from_tokio.rs"]
 mod from_tokio;
 
 fn connect_and_query_reads_back_its_row(runtime: Runtime) {
@@ -82,7 +82,7 @@ fn from_tokio_reads_back_what_its_tasks_wrote(runtime: Runtime) {
     assert_eq!(rows[7], (7, "v7".to_owned()));
 }
 
-cassandra_runtime_tests!(CASSANDRA;
+support::cassandra_runtime_tests!(CASSANDRA;
     from_tokio_reads_back_what_its_tasks_wrote,
     connect_and_query_reads_back_its_row,
     prepared_and_paging_reads_every_row_in_pages,

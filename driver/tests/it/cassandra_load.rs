@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use doppio_driver::proto::value::CqlValue;
 use doppio_driver::{Error, Session, Statement};
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace, on_runtime, session_to};

@@ -1,23 +1,20 @@
 //! 100,000 concurrent requests from one shard against a real Cassandra complete through
 //! stream-id backpressure, each with its own answer, within a stated memory bound, on each
-//! runtime. Alone in its test binary: the heap is measured process-wide, so no other test
-//! may share it, and the two runtimes' variants take turns.
+//! runtime. The heap is measured process-wide (the counting allocator of `main.rs`): its tests
+//! hold their file's turn, so no other file's test runs meanwhile, and the two runtimes'
+//! variants take turns.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 use std::time::{Duration, Instant};
 
-use doppio_alloc_count::{live_bytes, peak_bytes, reset_peak, CountingAlloc};
+use doppio_alloc_count::{live_bytes, peak_bytes, reset_peak};
 use doppio_driver::{Error, Session};
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace, on_runtime, session_to};
-
-/// Counts live heap bytes and their peak, process-wide.
-#[global_allocator]
-static ALLOCATOR: CountingAlloc = CountingAlloc::with_process_bytes();
 
 async fn table_of_100(s: &Session, ks: &str) {
     s.query_unpaged(&create_keyspace_cql(ks), &())

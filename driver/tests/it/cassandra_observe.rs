@@ -12,7 +12,7 @@ use doppio_driver::rt::Runtime;
 use doppio_driver::session::{Trace, TraceWait};
 use doppio_driver::{Cluster, Error, ErrorKind, Session, SessionConfig, Statement};
 
-mod support;
+use crate::support;
 
 use support::{cassandra, create_keyspace_cql, keyspace};
 

@@ -18,7 +18,7 @@ use futures_lite::StreamExt;
 use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::{PagingState, Session, SessionConfig, Statement};
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace, on_runtime};

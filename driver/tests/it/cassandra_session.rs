@@ -13,7 +13,7 @@ use doppio_driver::proto::ProtocolVersion;
 use doppio_driver::session::{Batch, BatchType};
 use doppio_driver::{Error, PagingState, Session, SessionConfig, Statement};
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace};

@@ -16,7 +16,7 @@ use doppio_driver::session::BatchType;
 use doppio_driver::session::{ExecutionProfile, RetryDecision, RetryPolicy};
 use doppio_driver::{Batch, Error, PagingState, Session, SessionConfig, Statement};
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace, on_runtime};

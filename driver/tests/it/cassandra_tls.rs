@@ -23,9 +23,8 @@ use doppio_driver::rt::Runtime;
 use doppio_driver::{Cluster, Error, ErrorKind, Session, SessionConfig};
 use doppio_test_support::{cassandra_tls_ca, CASSANDRA, CASSANDRA_TLS};
 
-#[path = "support/pki.rs"]
-mod pki;
-mod support;
+use crate::support;
+use support::pki;
 
 use support::on_runtime;
 

@@ -16,7 +16,7 @@ use doppio_driver::rt::Runtime;
 use doppio_driver::SessionConfig;
 use doppio_driver::{Cluster, Error, PagingState, SendSession, Statement};
 
-mod support;
+use crate::support;
 
 use support::{cassandra, create_keyspace_cql, keyspace};
 

@@ -21,7 +21,7 @@ use doppio_driver::proto::value::{
 };
 use doppio_driver::{Session, SessionConfig};
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::{cassandra, create_keyspace_cql, keyspace, on_runtime};

@@ -15,7 +15,7 @@ use doppio_driver::connection::{
     Connection, ConnectionConfig, ConnectionError, ProtocolFault, RequestError, StreamWait,
 };
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::{options, PeerStep, ScriptedPeer};

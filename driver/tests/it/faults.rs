@@ -24,7 +24,7 @@ use doppio_driver::session::{DefaultRetryPolicy, NoRetry, RetryPolicy};
 use doppio_driver::{Error, PagingState, Session, SessionConfig, Statement};
 use doppio_stub::Shape;
 
-mod support;
+use crate::support;
 
 use doppio_driver::rt::Runtime;
 use support::stub;

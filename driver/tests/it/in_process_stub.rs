@@ -16,9 +16,9 @@ use doppio_driver::rt::{Runtime, TcpListener};
 use doppio_driver::{Session, SessionConfig};
 use doppio_stub::{Stub, StubConfig};
 
-mod support;
+use crate::support;
 
-use support::{on_runtime, runtime_tests};
+use support::on_runtime;
 
 fn stub_config() -> StubConfig {
     StubConfig {
@@ -105,7 +105,7 @@ fn a_session_runs_against_a_stub_served_on_its_own_executor_over_tcp(runtime: Ru
     });
 }
 
-runtime_tests!(
+support::runtime_tests!(
     a_session_runs_against_a_stub_served_on_its_own_executor_over_tcp;
     and_sim: a_session_runs_against_an_in_memory_stub_on_its_own_executor,
 );

@@ -30,6 +30,7 @@ fn contains_lines(text: &str, block: &[&str]) -> bool {
 
 #[test]
 fn every_rust_snippet_of_the_readme_is_part_of_an_example() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let examples: Vec<(String, String)> = std::fs::read_dir(root.join("driver/examples"))
@@ -66,6 +67,7 @@ fn every_rust_snippet_of_the_readme_is_part_of_an_example() {
 
 #[test]
 fn the_snippet_check_finds_blocks_and_tells_a_changed_line() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let md = "text\n```rust\nlet a = 1;\n    let b = 2;\n```\n```sh\nls\n```\n";
     let blocks = rust_blocks(md);
     assert_eq!(blocks, vec![vec!["let a = 1;", "    let b = 2;"]]);

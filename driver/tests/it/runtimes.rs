@@ -19,7 +19,7 @@ use doppio_driver::rt::{ExecutorSpec, Runtime};
 use doppio_driver::{Cluster, Error, PagingState, Session, SessionConfig, Statement};
 use doppio_stub::Shape;
 
-mod support;
+use crate::support;
 
 use support::{stub, StubNode};
 
@@ -215,6 +215,7 @@ fn a_16_mib_result_and_many_large_pages_arrive_whole_through_a_small_buffer_ring
 /// (64 fibers of requests against the stub) and idle (a connected session, nothing to do).
 #[test]
 fn a_uring_shard_enters_the_kernel_at_most_once_per_turn_busy_or_idle() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let stub = stub(Runtime::Uring, "", Shape::default());
     let addr = stub.addr();
     on_runtime_with_buffers(Runtime::Uring, &stub, 64, 16 * 1024, move || async move {
@@ -311,6 +312,7 @@ fn closed_loop_on_a_uring_shard(
 /// none is made only to submit.
 #[test]
 fn a_cluster_on_sqpoll_shards_serves_requests_submitting_without_entering() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let sqpoll = Config {
         sqpoll: Some(SqPoll {
             idle: Duration::from_millis(20),
@@ -347,6 +349,7 @@ fn a_cluster_on_sqpoll_shards_serves_requests_submitting_without_entering() {
 /// until its caller takes the answer), every wait of such a loop was a batch.
 #[test]
 fn a_closed_loop_whose_answers_come_together_learns_not_to_batch_its_waits() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let batching = Config {
         batch_wait: Duration::from_millis(5),
         ..Config::default()

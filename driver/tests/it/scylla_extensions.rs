@@ -17,7 +17,7 @@ use doppio_driver::session::DefaultRetryPolicy;
 use doppio_driver::{Error, ErrorKind, Session, SessionConfig};
 use doppio_stub::{Rules, ScyllaShards, Shape, StubConfig};
 
-mod support;
+use crate::support;
 
 use support::StubNode;
 

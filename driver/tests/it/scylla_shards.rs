@@ -18,7 +18,7 @@ use doppio_driver::rt::Runtime;
 use doppio_driver::{Session, SessionConfig};
 use doppio_stub::{MemoryStub, ScyllaShards, Shape, ShardAwarePort, StubConfig};
 
-mod support;
+use crate::support;
 
 use support::{on_runtime, StubNode};
 

@@ -488,6 +488,7 @@ fn env_u64(name: &str) -> Option<u64> {
 
 #[test]
 fn seeded_fault_schedules_keep_every_invariant() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let seeds: Vec<u64> = match env_u64("DOPPIO_SIM_SEED") {
         Some(seed) => vec![seed],
         None => (0..env_u64("DOPPIO_SIM_SEEDS").unwrap_or(300)).collect(),
@@ -519,6 +520,7 @@ fn seeded_fault_schedules_keep_every_invariant() {
 /// "unsupported protocol version byte 0x09").
 #[test]
 fn a_late_answer_to_a_v5_startup_is_not_framed() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     let schedule = Schedule {
         seed: 5,
         rules: "[[rule]]\nname = \"slow handshake\"\nwhen = { opcode = \"STARTUP\" }\n\
@@ -539,6 +541,7 @@ fn a_late_answer_to_a_v5_startup_is_not_framed() {
 /// same way, with the same number of polls.
 #[test]
 fn a_seed_replays_exactly() {
+    let _turn = doppio_test_support::file_turn(module_path!());
     for seed in [11, 12, 13] {
         let schedule = Schedule::draw(seed);
         let first = run_reporting(&schedule);

@@ -28,9 +28,9 @@ use doppio_driver::rt::Runtime;
 use doppio_driver::{Session, SessionConfig};
 use doppio_stub::Shape;
 
-mod support;
+use crate::support;
 
-use support::{on_runtime, runtime_tests, stub};
+use support::{on_runtime, stub};
 
 /// Requests in flight.
 const CONCURRENCY: usize = 1024;
@@ -226,4 +226,4 @@ fn a_long_run_at_c1024_keeps_memory_flat_and_returns_every_stream_id_and_descrip
     drop(stub);
 }
 
-runtime_tests!(a_long_run_at_c1024_keeps_memory_flat_and_returns_every_stream_id_and_descriptor);
+support::runtime_tests!(a_long_run_at_c1024_keeps_memory_flat_and_returns_every_stream_id_and_descriptor);

@@ -23,7 +23,7 @@ use doppio_driver::session::{ClusterView, Distance};
 use doppio_driver::{Session, SessionConfig};
 use doppio_stub::{Cluster, NodeCounts, StubConfig};
 
-mod support;
+use crate::support;
 
 use support::{next_key, on_runtime, scylla_cluster, wait_for_connections, StubNode};
 

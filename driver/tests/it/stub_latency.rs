@@ -14,7 +14,7 @@ use doppio_driver::session::BatchType;
 use doppio_driver::{Batch, PagingState, Session, SessionConfig};
 use doppio_stub::Shape;
 
-mod support;
+use crate::support;
 
 use support::stub;
 

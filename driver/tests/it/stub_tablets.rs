@@ -24,7 +24,7 @@ use doppio_driver::rt::Runtime;
 use doppio_driver::{PreparedStatement, Session, SessionConfig};
 use doppio_stub::{NodeCounts, StubConfig, Tablets};
 
-mod support;
+use crate::support;
 
 use support::{next_key, on_runtime, scylla_cluster, wait_for_connections, StubNode};
 

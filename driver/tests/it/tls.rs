@@ -20,9 +20,8 @@ use doppio_driver::proto::consistency::Consistency;
 use doppio_driver::rt::Runtime;
 use doppio_driver::{Error, ErrorKind, Session, SessionConfig};
 
-#[path = "support/pki.rs"]
-mod pki;
-mod support;
+use crate::support;
+use support::pki;
 
 use pki::{tls_server, Pki, Validity};
 use support::{on_runtime, StubNode};
@@ -255,7 +254,7 @@ fn bad_tls_files_are_typed_errors(runtime: Runtime) {
 // The rustls servers of `pki::tls_server` and `pki::silent_server` are plain threads on
 // loopback sockets: those tests stay on the two real runtimes. The stub serves TLS in memory
 // on the simulated one; the file errors need no peer.
-doppio_driver::rt::runtime_tests!(
+support::runtime_tests!(
     an_expired_node_certificate_is_refused,
     a_node_certificate_for_another_name_is_refused_unless_that_name_is_set,
     a_node_certificate_of_an_unknown_ca_is_refused,

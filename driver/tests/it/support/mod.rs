@@ -9,8 +9,10 @@
 //! peers work on every runtime: over loopback TCP on glommio and io_uring, in memory on the
 //! test's own executor on the simulated one (which has no sockets, and virtual time).
 
-// Each test binary compiles this module and uses only some of its helpers.
+// The tracing test binary compiles this module too and uses only some of its helpers.
 #![allow(dead_code)]
+
+pub(crate) mod pki;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -161,14 +163,22 @@ impl std::ops::Deref for StubNode {
 }
 
 /// One `#[test]` per runtime for each named `fn name(runtime: Runtime)` (and one on the
-/// simulated runtime for each name after `and_sim:`).
+/// simulated runtime for each name after `and_sim:`), each first taking its file's turn
+/// (`doppio_test_support::file_turn`): `doppio_rt::runtime_tests!` with that guard.
+#[allow(unused_macros)] // a binary of Cassandra tests only may not use it
+macro_rules! runtime_tests {
+    ($($tests:tt)*) => {
+        doppio_driver::rt::runtime_tests!(guard: doppio_test_support::file_turn; $($tests)*);
+    };
+}
 #[allow(unused_imports)] // a binary of Cassandra tests only may not use it
-pub(crate) use doppio_driver::rt::runtime_tests;
+pub(crate) use runtime_tests;
 
 /// [`runtime_tests!`] for tests that need the Cassandra `node` (the name of a
 /// `doppio_test_support::Node`: `CASSANDRA`, `CASSANDRA_AUTH`, `CASSANDRA_CLUSTER`): one `#[test]`
 /// per runtime for each named `fn name(runtime: Runtime)`, which runs it if the node
-/// answers, and otherwise skips (outside CI, with a message) or fails (in CI).
+/// answers, and otherwise skips (outside CI, with a message) or fails (in CI); each first
+/// takes its file's turn (`doppio_test_support::file_turn`).
 #[allow(unused_macros)] // binaries without Cassandra tests
 macro_rules! cassandra_runtime_tests {
     ($node:ident; $($name:ident),* $(,)?) => {
@@ -179,6 +189,7 @@ macro_rules! cassandra_runtime_tests {
         mod $module {
             $(#[test]
             fn $name() {
+                let _turn = doppio_test_support::file_turn(module_path!());
                 if doppio_test_support::$node.answering().is_some() {
                     super::$name(doppio_driver::rt::Runtime::$runtime)
                 }

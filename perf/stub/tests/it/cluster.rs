@@ -3,7 +3,7 @@
 //! doppio reads, and in `system.peers`, which scylla-rust-driver reads) whichever node a
 //! driver asks, and each node counts the EXECUTEs that reached it against the replicas of
 //! their token, exactly. The driver routing requests by those replicas is tested with the
-//! driver, in `driver/tests/stub_cluster.rs`.
+//! driver, in `driver/tests/it/stub_cluster.rs`.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -432,7 +432,7 @@ fn where_scylla_rust_driver_sends_requests_over_the_cluster(runtime: Runtime) {
     assert!(counts.iter().all(|n| n.requests > 0), "{counts:#?}");
 }
 
-/// scylla-rust-driver against the same tablets doppio's `driver/tests/stub_tablets.rs`
+/// scylla-rust-driver against the same tablets doppio's `driver/tests/it/stub_tablets.rs`
 /// meets (3 nodes x 4 shards, RF 3, 24 tablets): the misroutes (answers carrying their
 /// tablet's routing) of two phases of random-key INSERTs, the first warming up, recorded
 /// beside doppio's (at most one per tablet while warming up, none once warm).

@@ -2,7 +2,7 @@
 //! without lz4) and scylla-rust-driver connecting unmodified, the configured result shape,
 //! and the reactions a client sees directly (errors, delays, stalls). How the driver copes
 //! with the stub's faults (dropped connections, broken frames, stalls under load, retried
-//! errors) is tested with the driver, in `driver/tests/faults.rs`.
+//! errors) is tested with the driver, in `driver/tests/it/faults.rs`.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
