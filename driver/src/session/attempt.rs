@@ -56,9 +56,14 @@ pub(super) fn templated(
         && timeout.is_none()
         && retry_policy.is_none()
         && speculative.is_none();
-    defaults
-        && conn.compression().is_none()
-        && prepared.inner.template.borrow().version() == conn.version()
+    defaults && template_fits(prepared, conn)
+}
+
+/// Whether `prepared`'s template can be sent on `conn`: no body compression, and a template
+/// in the connection's protocol version (the settings are [`templated`]'s other half).
+#[inline]
+pub(super) fn template_fits(prepared: &PreparedStatement, conn: &Connection) -> bool {
+    conn.compression().is_none() && prepared.inner.template.borrow().version() == conn.version()
 }
 
 /// The page an EXECUTE with `options` asks for when it is not the template's own (a page
@@ -69,13 +74,23 @@ pub(super) fn own_page<'a>(
     options: &StatementOptions<'a>,
     default_page_size: Option<i32>,
 ) -> Option<PageRequest<'a>> {
-    let size = page_size(options, default_page_size);
-    if options.paging_state.is_none() && size == default_page_size.filter(|p| *p > 0) {
+    own_page_of(options.page_size, options.paging_state, default_page_size)
+}
+
+/// [`own_page`] of a request asking for `page_size` from `paging_state`.
+#[inline]
+pub(super) fn own_page_of(
+    page_size: Option<i32>,
+    paging_state: Option<&[u8]>,
+    default_page_size: Option<i32>,
+) -> Option<PageRequest<'_>> {
+    let size = page_size.or(default_page_size).filter(|p| *p > 0);
+    if paging_state.is_none() && size == default_page_size.filter(|p| *p > 0) {
         return None;
     }
     Some(PageRequest {
         page_size: size,
-        paging_state: options.paging_state,
+        paging_state,
     })
 }
 
@@ -119,8 +134,25 @@ pub(super) fn decode_answer(conn: &Connection, frame: &Frame) -> Result<Response
 /// (a paging state), so that no call hands back part of a result as the whole.
 #[inline]
 pub(super) fn whole(result: Result<QueryResult, Error>) -> Result<QueryResult, Error> {
+    if partial(&result) {
+        return paged_answer(result);
+    }
+    result
+}
+
+/// Whether `result` is one page of a result (the node sent a paging state): the test of
+/// [`whole`], by reference, so that the common answer is not moved to be looked at.
+#[inline]
+pub(super) fn partial(result: &Result<QueryResult, Error>) -> bool {
+    matches!(result, Ok(r) if r.paging_state().is_some())
+}
+
+/// The error of an unpaged request answered with one page only (`result`, [`partial`]).
+#[cold]
+#[inline(never)]
+pub(super) fn paged_answer(result: Result<QueryResult, Error>) -> Result<QueryResult, Error> {
     match result {
-        Ok(r) if r.paging_state().is_some() => Err(Error::Protocol {
+        Ok(r) => Err(Error::Protocol {
             node: r.node,
             violation: Box::new(crate::error::Violation::PagedAnswer),
         }),

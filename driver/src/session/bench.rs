@@ -11,7 +11,6 @@ use doppio_proto::frame::Frame;
 use doppio_proto::values::QueryValues;
 use doppio_proto::ProtoError;
 
-use super::config::StatementOptions;
 use super::handle::Session;
 use super::prepared::PreparedStatement;
 use crate::connection::Connection;
@@ -45,7 +44,7 @@ pub fn place_execute<V: QueryValues + ?Sized>(
     values: &V,
 ) -> Option<Connection> {
     let (placement, _serialized) =
-        session.place_prepared(prepared, values, &StatementOptions::default());
+        session.place_prepared(prepared, values, None);
     let routing = placement.routing();
     let index = session.inner.policy.pick(&placement.view, &routing)?;
     let node = placement.view.node(index)?;

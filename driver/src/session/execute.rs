@@ -45,10 +45,13 @@ use std::num::NonZeroU64;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
+use doppio_proto::request::PageRequest;
 use doppio_proto::response::ResultBody;
 use doppio_proto::values::QueryValues;
 
-use super::attempt::{encode_templated, forgotten, own_page, templated, FirstAttempt};
+use super::attempt::{
+    encode_templated, forgotten, own_page_of, paged_answer, partial, template_fits, FirstAttempt,
+};
 use super::config::StatementOptions;
 use super::handle::Session;
 use super::latency::Started;
@@ -149,10 +152,30 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
         }
     }
 
-    /// The request's options: the statement's settings with the call's page.
+    /// Whether `result` is refused as the answer of this call: an unpaged call answered with
+    /// only a page ([`super::attempt::whole`]). Checked here, by reference, rather than by a
+    /// wrapping future or a function that takes the result and gives it back: each moved
+    /// every result once more on its way out.
+    #[inline]
+    fn partial(&self, result: &Result<QueryResult, Error>) -> bool {
+        matches!(self.paging, Paging::Unpaged) && partial(result)
+    }
+
+    /// The request's options: the statement's settings with the call's page (the general
+    /// path's; the common case reads the few it needs where it needs them).
     #[inline]
     fn options(&self) -> StatementOptions<'a> {
         self.prepared.config.options(self.paging)
+    }
+
+    /// The page the request asks for when it is not the template's
+    /// ([`super::attempt::own_page`]), its statement's settings being plain
+    /// ([`StatementConfig::is_plain`](super::StatementConfig::is_plain)): no profile to
+    /// take a page size from.
+    #[inline]
+    fn own_page(&self) -> Option<PageRequest<'a>> {
+        let (size, state) = self.paging.page(self.prepared.config.page_size);
+        own_page_of(size, state, self.session.inner.config.page_size)
     }
 
     /// The general path from scratch (nothing was sent).
@@ -182,15 +205,17 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
     /// Places the request, picks its node and connection and queues it there, or hands it
     /// to the general path.
     fn start(&self) -> State<'a> {
-        let (s, prepared, options) = (self.session, self.prepared, &self.options());
-        let speculative = options
-            .speculative
-            .or(s.inner.config.speculative)
-            .is_some_and(|spec| spec.max > 0);
-        if s.inner.closed.borrow().is_some() || (speculative && options.idempotent) {
+        let (s, prepared) = (self.session, self.prepared);
+        let config = &prepared.config;
+        // Settings of the statement's own (its profile's too) and speculative execution (the
+        // session's, for an idempotent statement) go the general way; a plain statement's
+        // settings are read here without resolving its options.
+        let speculative =
+            config.idempotent && s.inner.config.speculative.is_some_and(|spec| spec.max > 0);
+        if !config.is_plain() || speculative || s.inner.closed.borrow().is_some() {
             return self.general();
         }
-        let (placement, serialized) = s.place_prepared(prepared, self.values, options);
+        let (placement, serialized) = s.place_prepared(prepared, self.values, None);
         let routing = placement.routing();
         let Some(index) = s.inner.policy.pick(&placement.view, &routing) else {
             return self.general();
@@ -201,13 +226,13 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
         let Some(conn) = placement.connection(index, node) else {
             return self.general();
         };
-        if !templated(prepared, options, &conn) {
+        if !template_fits(prepared, &conn) {
             return self.general();
         }
         let values = &PlacedValues::new(&s.inner.scratch, serialized, self.values);
         let columns = Some(prepared.inner.metadata.columns.as_slice());
         let template = prepared.inner.template.borrow();
-        let page = own_page(options, s.inner.config.page_size);
+        let page = self.own_page();
         let queued = conn.try_request(None, |buf, stream| {
             encode_templated(&template, page, buf, stream, values, columns)
         });
@@ -276,16 +301,16 @@ impl<'a, V: QueryValues + ?Sized> Execute<'a, V> {
             return self.rest(placement, serialized, first);
         }
         // The template is checked again: the statement may have been prepared anew (in
-        // another protocol version) while the request waited.
-        let options = &self.options();
-        if !templated(prepared, options, &conn) {
+        // another protocol version) while the request waited. (Its settings cannot have
+        // changed: the statement is borrowed.)
+        if !template_fits(prepared, &conn) {
             drop(wait); // frees the id: nothing was sent
             return self.general();
         }
         let values = &PlacedValues::new(&s.inner.scratch, serialized, self.values);
         let columns = Some(prepared.inner.metadata.columns.as_slice());
         let template = prepared.inner.template.borrow();
-        let page = own_page(options, s.inner.config.page_size);
+        let page = self.own_page();
         let sent = wait
             .send(|buf, stream| encode_templated(&template, page, buf, stream, values, columns));
         drop(template);
@@ -358,6 +383,9 @@ impl<V: QueryValues + ?Sized> Future for Execute<'_, V> {
                     if plain && !forgotten(&result) {
                         this.session.count(&result, 0);
                         this.session.latency_end(this.started);
+                        if this.partial(&result) {
+                            return Poll::Ready(paged_answer(result));
+                        }
                         return Poll::Ready(result);
                     }
                     let first = FirstAttempt {
@@ -371,6 +399,9 @@ impl<V: QueryValues + ?Sized> Future for Execute<'_, V> {
                     let result = ready!(general.as_mut().poll(cx));
                     this.state = State::Done;
                     this.session.latency_end(this.started);
+                    if this.partial(&result) {
+                        return Poll::Ready(paged_answer(result));
+                    }
                     return Poll::Ready(result);
                 }
                 State::Done => panic!("Session::execute_with polled after completion"),

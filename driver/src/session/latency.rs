@@ -161,10 +161,19 @@ impl LatencyRecorder {
     }
 
     /// The request that started at `started` ended: its latency recorded (no allocation:
-    /// the histogram is sized; a value beyond it counts as its highest).
-    #[inline]
+    /// the histogram is sized; a value beyond it counts as its highest). With latency off
+    /// `started` holds no time ([`LatencyRecorder::start`]): one test, inlined.
+    #[inline(always)]
     pub(crate) fn record(&self, started: Started) {
-        if let (Some(h), Some(start)) = (&self.histogram, started.0) {
+        if let Some(start) = started.0 {
+            self.record_since(start);
+        }
+    }
+
+    /// [`LatencyRecorder::record`] of a request that started at `start`.
+    #[inline(never)]
+    fn record_since(&self, start: Ticks) {
+        if let Some(h) = &self.histogram {
             let nanos = Ticks::precise().nanos_since(start);
             // Not borrowed anywhere across an await or a call out: never contended.
             if let Ok(mut h) = h.try_borrow_mut() {

@@ -91,15 +91,16 @@ impl Session {
         }
     }
 
-    /// The placement of a prepared statement with `values` and `options`: its replicas when
-    /// the partition key is bound and the keyspace's replication is known (the values are
-    /// then serialized once, here, and the frame copies them); primary first for a
-    /// lightweight transaction (ScyllaDB's LWT mark, or a SERIAL or LOCAL_SERIAL read).
+    /// The placement of a prepared statement with `values` at `consistency` (`None`: the
+    /// session's): its replicas when the partition key is bound and the keyspace's
+    /// replication is known (the values are then serialized once, here, and the frame
+    /// copies them); primary first for a lightweight transaction (ScyllaDB's LWT mark, or a
+    /// SERIAL or LOCAL_SERIAL read).
     pub(super) fn place_prepared(
         &self,
         prepared: &PreparedStatement,
         values: &(impl QueryValues + ?Sized),
-        options: &StatementOptions<'_>,
+        consistency: Option<Consistency>,
     ) -> (Placement, Option<NonZeroU64>) {
         let view = self.view();
         let map = {
@@ -124,7 +125,7 @@ impl Session {
             }
             _ => (None, None),
         };
-        let consistency = options.consistency.unwrap_or(self.inner.config.consistency);
+        let consistency = consistency.unwrap_or(self.inner.config.consistency);
         let lwt = prepared.inner.lwt
             || matches!(consistency, Consistency::Serial | Consistency::LocalSerial);
         let tablet = self.tablet_replicas(prepared, token, &view);
@@ -161,7 +162,7 @@ impl Session {
         prepared: &PreparedStatement,
         values: &(impl QueryValues + ?Sized),
     ) -> Vec<SocketAddr> {
-        let (placement, _) = self.place_prepared(prepared, values, &StatementOptions::default());
+        let (placement, _) = self.place_prepared(prepared, values, None);
         placement
             .routing()
             .replicas
@@ -257,7 +258,8 @@ impl Session {
         prepared: &'a PreparedStatement,
         values: &'a V,
     ) -> impl Future<Output = Result<QueryResult, Error>> + 'a {
-        Answered::new(self.execute_with(prepared, values, Paging::Unpaged), whole)
+        // The future checks an unpaged answer itself (`Execute::partial`).
+        self.execute_with(prepared, values, Paging::Unpaged)
     }
 
     /// One page of a prepared statement's result, from `from` ([`PagingState::start`] for
@@ -305,7 +307,7 @@ impl Session {
         values: &V,
         options: StatementOptions<'_>,
     ) -> Result<QueryResult, Error> {
-        let (placement, serialized) = self.place_prepared(prepared, values, &options);
+        let (placement, serialized) = self.place_prepared(prepared, values, options.consistency);
         self.execute_rest(prepared, values, options, placement, serialized, None)
             .await
     }
@@ -537,7 +539,7 @@ impl Session {
             // The values serialized for the token are not reused: the batch writes every
             // statement's values itself.
             let _ = values.with_values(0, &mut |values| {
-                placement = Some(self.place_prepared(first, values, &options).0);
+                placement = Some(self.place_prepared(first, values, options.consistency).0);
                 Ok(())
             });
         }

@@ -62,18 +62,52 @@ pub(super) enum Paging<'a> {
     Page(&'a PagingState),
 }
 
+impl<'a> Paging<'a> {
+    /// The page size and paging state a request paged so sends, where the statement's page
+    /// size (its own, else its profile's) is `statement_page_size`.
+    #[inline]
+    pub(super) fn page(self, statement_page_size: Option<i32>) -> (Option<i32>, Option<&'a [u8]>) {
+        match self {
+            // Some(0): no page size on the wire, whatever the session's default.
+            Paging::Unpaged => (Some(0), None),
+            Paging::Page(state) => (statement_page_size, state.as_bytes()),
+        }
+    }
+}
+
 impl StatementConfig {
+    /// Whether a request of this statement runs with the session's settings but for its
+    /// idempotence and page size: no profile, nothing else set. Such a request is written
+    /// from the statement's template (the settings half of `attempt::templated`, read
+    /// here without resolving the options first).
+    #[inline]
+    pub(super) fn is_plain(&self) -> bool {
+        // Every field named, so that a new one must be placed here.
+        let StatementConfig {
+            consistency,
+            serial_consistency,
+            timestamp,
+            page_size: _,
+            tracing,
+            idempotent: _,
+            timeout,
+            profile,
+        } = self;
+        consistency.is_none()
+            && serial_consistency.is_none()
+            && timestamp.is_none()
+            && !tracing
+            && timeout.is_none()
+            && profile.is_none()
+    }
+
     /// The options one request with this configuration runs with, paged as `paging` says.
     #[inline]
     pub(super) fn options<'a>(&'a self, paging: Paging<'a>) -> StatementOptions<'a> {
         let profile = self.profile.as_ref();
         let (page_size, paging_state) = match paging {
-            // Some(0): no page size on the wire, whatever the session's default.
-            Paging::Unpaged => (Some(0), None),
-            Paging::Page(state) => (
-                self.page_size.or(profile.and_then(|p| p.page_size())),
-                state.as_bytes(),
-            ),
+            Paging::Unpaged => paging.page(None),
+            Paging::Page(_) => paging.page(self.page_size.or(profile.and_then(|p| p.page_size()))),
         };
         let Some(profile) = profile else {
             // The common case: no profile, nothing to look up.
@@ -292,6 +326,61 @@ mod tests {
         assert!(o.retry_policy.is_some(), "the profile's");
         assert_eq!(o.serial_consistency, None, "the session's");
         assert_eq!(config.options(Paging::Unpaged).page_size, Some(0));
+    }
+
+    /// A plain statement is one whose resolved options the template path accepts: the two
+    /// answers agree for every setting, so the EXECUTE future may read `is_plain` instead of
+    /// resolving the options.
+    #[test]
+    fn a_plain_statement_is_one_whose_options_are_the_templates() {
+        let start = PagingState::start();
+        let plain = |c: &StatementConfig| {
+            let o = c.options(Paging::Page(&start));
+            o.consistency.is_none()
+                && o.serial_consistency.is_none()
+                && o.timestamp.is_none()
+                && !o.tracing
+                && o.timeout.is_none()
+                && o.retry_policy.is_none()
+                && o.speculative.is_none()
+        };
+        let mut configs = vec![StatementConfig::default()];
+        let set: [fn(&mut StatementConfig); 9] = [
+            |c| c.consistency = Some(Consistency::Quorum),
+            |c| c.serial_consistency = Some(Consistency::Serial),
+            |c| c.timestamp = Some(1),
+            |c| c.tracing = true,
+            |c| c.timeout = Some(Duration::from_millis(5)),
+            |c| c.profile = Some(ExecutionProfile::builder().build()),
+            |c| c.profile = Some(ExecutionProfile::builder().page_size(7).build()),
+            // Idempotence and the page size keep a statement plain.
+            |c| c.idempotent = true,
+            |c| c.page_size = Some(3),
+        ];
+        for f in set {
+            let mut c = StatementConfig::default();
+            f(&mut c);
+            configs.push(c);
+        }
+        for c in &configs {
+            // An empty profile resolves to the session's settings, yet is not plain: the
+            // profile is looked into on the general path only.
+            let empty_profile = c.profile.is_some() && plain(c);
+            assert_eq!(c.is_plain(), plain(c) && !empty_profile, "{c:?}");
+        }
+        assert!(!configs[6].is_plain() && !configs[7].is_plain());
+        assert!(configs[8].is_plain() && configs[9].is_plain());
+    }
+
+    #[test]
+    fn a_call_pages_as_it_says_whatever_the_statement_sets() {
+        let state = PagingState::from_bytes(&b"abc"[..]);
+        assert_eq!(Paging::Unpaged.page(Some(10)), (Some(0), None));
+        assert_eq!(
+            Paging::Page(&state).page(Some(10)),
+            (Some(10), Some(&b"abc"[..]))
+        );
+        assert_eq!(Paging::Page(&PagingState::start()).page(None), (None, None));
     }
 
     #[test]
