@@ -79,8 +79,7 @@ impl CountedRun {
 
     /// Adds options to the command line.
     pub(crate) fn args<S: AsRef<str>>(mut self, args: &[S]) -> Self {
-        self.args
-            .extend(args.iter().map(|a| a.as_ref().to_owned()));
+        self.args.extend(args.iter().map(|a| a.as_ref().to_owned()));
         self
     }
 

@@ -43,8 +43,7 @@ pub fn place_execute<V: QueryValues + ?Sized>(
     prepared: &PreparedStatement,
     values: &V,
 ) -> Option<Connection> {
-    let (placement, _serialized) =
-        session.place_prepared(prepared, values, None);
+    let (placement, _serialized) = session.place_prepared(prepared, values, None);
     let routing = placement.routing();
     let index = session.inner.policy.pick(&placement.view, &routing)?;
     let node = placement.view.node(index)?;

@@ -226,4 +226,6 @@ fn a_long_run_at_c1024_keeps_memory_flat_and_returns_every_stream_id_and_descrip
     drop(stub);
 }
 
-support::runtime_tests!(a_long_run_at_c1024_keeps_memory_flat_and_returns_every_stream_id_and_descriptor);
+support::runtime_tests!(
+    a_long_run_at_c1024_keeps_memory_flat_and_returns_every_stream_id_and_descriptor
+);
