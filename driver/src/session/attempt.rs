@@ -84,7 +84,7 @@ pub(super) fn own_page_of(
     paging_state: Option<&[u8]>,
     default_page_size: Option<i32>,
 ) -> Option<PageRequest<'_>> {
-    let size = page_size.or(default_page_size).filter(|p| *p > 0);
+    let size = page_size_of(page_size, default_page_size);
     if paging_state.is_none() && size == default_page_size.filter(|p| *p > 0) {
         return None;
     }
@@ -101,7 +101,13 @@ pub(super) fn page_size(
     options: &StatementOptions<'_>,
     default_page_size: Option<i32>,
 ) -> Option<i32> {
-    options.page_size.or(default_page_size).filter(|p| *p > 0)
+    page_size_of(options.page_size, default_page_size)
+}
+
+/// [`page_size`] of a request that asks for `page_size`.
+#[inline]
+fn page_size_of(page_size: Option<i32>, default_page_size: Option<i32>) -> Option<i32> {
+    page_size.or(default_page_size).filter(|p| *p > 0)
 }
 
 /// Writes an EXECUTE from `template` on `stream`, with `page` in place of the template's
