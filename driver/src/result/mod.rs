@@ -146,6 +146,7 @@ impl ResultParts {
     }
 
     /// Where the next page starts, if there is one.
+    #[inline]
     pub fn paging_state(&self) -> Option<&Bytes> {
         match &self.body {
             ResultBody::Rows(r) => r.metadata.paging_state.as_ref(),

@@ -161,6 +161,7 @@ impl Session {
     }
 
     /// Counts one request that ended with `result` after `retried` retries.
+    #[inline]
     pub(super) fn count(&self, result: &Result<QueryResult, Error>, retried: u32) {
         self.inner.counters.record(result.as_ref().err(), retried);
     }
