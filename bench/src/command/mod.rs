@@ -14,7 +14,8 @@
 //! (reports as SVG), [`sweep`] (runs at several concurrencies as a table and a plot),
 //! [`cost`] (instructions and allocations per request under Valgrind, doppio beside
 //! scylla-rust-driver), [`profile`] (a cassandra-stress user profile printed as the TOML
-//! workload it runs as).
+//! workload it runs as), [`stress`] (a cassandra-stress command line run: schema, then
+//! `run`).
 
 pub mod chart;
 pub mod cost;
@@ -34,6 +35,7 @@ pub mod run;
 pub mod schema;
 pub mod setup;
 pub mod show;
+pub mod stress;
 pub mod sweep;
 
 pub use failure::Failure;
