@@ -185,6 +185,9 @@ pub struct StressArgs {
     /// `-rate threads=` is the operations in flight, `run -p`).
     #[arg(short = 't', long, default_value_t = 1, value_parser = limits::threads)]
     pub threads: usize,
+    /// Do not pin the threads that do request work to cores (as `run --no-pin`).
+    #[arg(long)]
+    pub no_pin: bool,
     /// The report's file (default: doppio-stress-COMMAND-DATE.json in the current folder).
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,

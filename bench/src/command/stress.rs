@@ -26,6 +26,9 @@ pub fn run_args(a: &StressArgs) -> Result<(RunArgs, stress_cli::Plan), StressErr
     if a.quiet {
         argv.push("-q".to_owned());
     }
+    if a.no_pin {
+        argv.push("--no-pin".to_owned());
+    }
     argv.extend(plan.run_args.iter().cloned());
     // The mapping gives only values its parser checked: a refusal here is a range of
     // `doppio run` the line's own checks do not know of; it names the option as mapped.
