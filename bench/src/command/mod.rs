@@ -1,9 +1,9 @@
-//! The subcommands, one module each, siblings that `main` dispatches to (none imports
-//! another). Below them, what they share and import: [`failure`] (what ends a command, and
-//! its exit code), [`chart`] (how the charts of `plot`, `sweep` and `curve` look),
-//! [`setup`] (connection options, workload, `--cycles`, the files a command writes),
-//! [`measure`] (the warm-then-measure routine of `run`, `findmax` and `curve`, and the
-//! observers that attach to it), [`rounds`] (the rounds of `run` and `curve`: backends
+//! The subcommands, one module each, siblings that `main` dispatches to (none imports another, but
+//! `stress`, which runs `schema` and then `run`). Below them, what they share and import:
+//! [`failure`] (what ends a command, and its exit code), [`chart`] (how the charts of `plot`,
+//! `sweep` and `curve` look), [`setup`] (connection options, workload, `--cycles`, the files a
+//! command writes), [`measure`] (the warm-then-measure routine of `run`, `findmax` and `curve`, and
+//! the observers that attach to it), [`rounds`] (the rounds of `run` and `curve`: backends
 //! connected once, the node warmed, capacities probed, rounds of segments at a rate) and
 //! [`round_report`] (the run report those rounds make), which import no command.
 //!

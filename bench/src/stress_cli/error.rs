@@ -11,7 +11,10 @@ pub enum StressError {
     )]
     NoCommand,
     /// A command cassandra-stress does not have.
-    #[error("unknown cassandra-stress command `{command}` (doppio stress runs write, read, mixed and user)")]
+    #[error(
+        "unknown cassandra-stress command `{command}` (doppio stress runs write, read, mixed \
+         and user)"
+    )]
     UnknownCommand {
         /// The command as given.
         command: String,

@@ -102,7 +102,8 @@ pub fn toml(line: &StressLine, population: &str) -> String {
             .collect();
         let _ = writeln!(
             t,
-            "[[run]]\nname = \"write\"\nweight = {}\nstatement = {}\nidempotent = true\nargs = [{}]\n",
+            "[[run]]\nname = \"write\"\nweight = {}\nstatement = {}\nidempotent = true\n\
+             args = [{}]\n",
             quoted(&write.to_string()),
             quoted(&insert),
             args.join(", ")

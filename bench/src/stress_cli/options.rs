@@ -8,8 +8,7 @@ use std::time::Duration;
 use super::error::StressError;
 use super::lex::{Group, Word};
 use super::model::{ColumnSpec, Kind, LogSpec, ModeSpec, Pace, Population, RateSpec, SchemaSpec};
-use super::parse::once;
-use super::values;
+use super::values::{self, once};
 use crate::backend::Compression;
 use crate::workload::dist::Shape;
 

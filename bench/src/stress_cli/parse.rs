@@ -9,7 +9,7 @@ use super::error::StressError;
 use super::lex::{Group, Line, Word};
 use super::model::{CommandSpec, Kind, Length, StressLine};
 use super::options;
-use super::values;
+use super::values::{self, once};
 use crate::backend::Consistency;
 
 /// cassandra-stress commands doppio stress does not run yet.
@@ -37,16 +37,6 @@ pub fn line(l: &Line) -> Result<StressLine, StressError> {
         mode: opts.mode,
         log: opts.log,
     })
-}
-
-/// Refuses a second value of `option`.
-pub(crate) fn once<T>(slot: &Option<T>, option: &str) -> Result<(), StressError> {
-    if slot.is_some() {
-        return Err(StressError::Repeated {
-            option: option.to_owned(),
-        });
-    }
-    Ok(())
 }
 
 /// The command and its options.

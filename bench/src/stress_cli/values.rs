@@ -14,6 +14,16 @@ pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 /// The highest rate `throttle=` and `fixed=` take (10^9 per second).
 pub const MAX_RATE: f64 = 1e9;
 
+/// Refuses a second value of `option` (`slot` holds the first, if any).
+pub(crate) fn once<T>(slot: &Option<T>, option: &str) -> Result<(), StressError> {
+    if slot.is_some() {
+        return Err(StressError::Repeated {
+            option: option.to_owned(),
+        });
+    }
+    Ok(())
+}
+
 /// A whole number in `min..=max`, with cassandra-stress's `k`, `m`, `b` (any case).
 pub fn count(option: &str, value: &str, min: u64, max: u64) -> Result<u64, StressError> {
     let n = parse_count(value).ok_or_else(|| {
