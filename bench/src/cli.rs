@@ -188,7 +188,8 @@ pub struct StressArgs {
     /// Do not pin the threads that do request work to cores (as `run --no-pin`).
     #[arg(long)]
     pub no_pin: bool,
-    /// The report's file (default: doppio-stress-COMMAND-DATE.json in the current folder).
+    /// The report's file (default in the current folder: doppio-stress-write-DATE.json and
+    /// the like; for `user`, named for the profile).
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
     /// No progress output on stderr.

@@ -75,7 +75,13 @@ pub fn plan(line: &StressLine) -> Plan {
         a.push(v);
     };
     match line.command.length {
-        Length::Count(n) => push(&mut a, "-d", n.to_string()),
+        Length::Count(n) => {
+            push(&mut a, "-d", n.to_string());
+            // One segment per backend: each runs the command once, iterations 0..n, so that
+            // `write n=N` over SEQ(1..N) writes every key (two segments of n/2 would each
+            // start again at 0 and write the first half twice).
+            push(&mut a, "--segments", "1".to_owned());
+        }
         Length::Time(d) => push(&mut a, "-d", format!("{}s", d.as_secs())),
     }
     // Every operation counted from the first: no unrecorded warm-up (`no-warmup`'s run).

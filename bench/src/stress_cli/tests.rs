@@ -37,6 +37,7 @@ fn write_n_maps_to_a_counted_run_of_the_standard1_upsert() {
     assert_eq!(arg(&p.run_args, "-d").as_deref(), Some("1000000"));
     assert_eq!(arg(&p.run_args, "-p").as_deref(), Some("64"));
     assert_eq!(arg(&p.run_args, "--warmup").as_deref(), Some("0"));
+    assert_eq!(arg(&p.run_args, "--segments").as_deref(), Some("1"));
     assert_eq!(arg(&p.run_args, "-r"), None);
     let w = p.workload.unwrap();
     assert_eq!(w.name, "stress-write");
@@ -57,6 +58,8 @@ fn write_n_maps_to_a_counted_run_of_the_standard1_upsert() {
 fn read_and_mixed_draw_a_gaussian_population_and_weigh_by_ratio() {
     let p = plan(&words("read duration=5m")).unwrap();
     assert_eq!(arg(&p.run_args, "-d").as_deref(), Some("300s"));
+    // A time: the segments of `doppio run` (several when backends are compared in rounds).
+    assert_eq!(arg(&p.run_args, "--segments"), None);
     assert_eq!(arg(&p.run_args, "-p"), Some(DEFAULT_THREADS.to_string()));
     let w = p.workload.unwrap();
     assert!(w.toml.contains("GAUSSIAN(1..1000000)"), "{}", w.toml);

@@ -88,7 +88,9 @@ fn dry_run_prints_the_run_and_the_workload() {
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.starts_with("# doppio run --driver scylla -t 1 -d 10000 --warmup 0 -p 16 -r 5000"),
+        text.starts_with(
+            "# doppio run --driver scylla -t 1 -d 10000 --segments 1 --warmup 0 -p 16 -r 5000"
+        ),
         "{text}"
     );
     assert!(
