@@ -112,6 +112,11 @@ pub enum Command {
     /// and `findmax` also take `--profile p.yaml` in place of `-w`.
     #[command(subcommand)]
     Profile(ProfileCommand),
+    /// Runs a cassandra-stress command line (after `--`) as cassandra-stress would, on the
+    /// backend(s) of --driver: `doppio stress -- write n=1M -rate threads=64 -node 10.0.0.1`.
+    /// Creates the schema, then runs as `doppio run` and writes its report
+    /// (bench/STRESS.md: what is supported, and what each option becomes).
+    Stress(StressArgs),
     /// User-space instructions and heap allocations per request of doppio and
     /// scylla-rust-driver, counted under Valgrind (Callgrind, DHAT): figures that do not move
     /// from run to run. Six scenarios (empty, insert, select_1, select_100, select_paged,
@@ -167,6 +172,36 @@ pub enum Command {
         #[arg(long)]
         sequential: bool,
     },
+}
+
+/// Options of `stress`: doppio's own, then the cassandra-stress command line after `--`.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct StressArgs {
+    /// Driver(s), as `run --driver`: doppio, doppio-uring, doppio-uring-sqpoll, scylla, or
+    /// a list such as doppio,scylla to compare them.
+    #[arg(long, default_value = "doppio")]
+    pub driver: String,
+    /// doppio's threads (shards) or tokio worker threads, 1 to 1024 (cassandra-stress's
+    /// `-rate threads=` is the operations in flight, `run -p`).
+    #[arg(short = 't', long, default_value_t = 1, value_parser = limits::threads)]
+    pub threads: usize,
+    /// Do not pin the threads that do request work to cores (as `run --no-pin`).
+    #[arg(long)]
+    pub no_pin: bool,
+    /// The report's file (default in the current folder: doppio-stress-write-DATE.json and
+    /// the like; for `user`, named for the profile).
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+    /// No progress output on stderr.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// Print what would run (the `doppio run` options and the workload) and exit; nothing
+    /// connects.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The cassandra-stress command line: COMMAND [OPTIONS] [-GROUP OPTIONS]...
+    #[arg(last = true, value_name = "CASSANDRA-STRESS ARGS")]
+    pub words: Vec<String>,
 }
 
 /// What `doppio profile` does.
@@ -295,6 +330,10 @@ pub struct Connect {
     /// v5 with Cassandra 4.0+ and the stub).
     #[arg(long, value_name = "4|5", value_parser = clap::value_parser!(u8).range(4..=5))]
     pub protocol: Option<u8>,
+    /// A workload given as TOML text rather than by name (`doppio stress` writes the one
+    /// of cassandra-stress's legacy commands); not an option of the command line.
+    #[arg(skip)]
+    pub inline_workload: Option<InlineWorkload>,
     /// Speak TLS to the nodes (every backend; rustls with the ring provider). Needs --ca.
     #[arg(long, requires = "ca")]
     pub tls: bool,
@@ -312,6 +351,15 @@ pub struct Connect {
     /// address). doppio only: scylla-rust-driver always checks the IP address and refuses it.
     #[arg(long, value_name = "NAME", requires = "tls")]
     pub tls_server_name: Option<String>,
+}
+
+/// A workload as TOML text, with the name errors give it (`doppio stress`'s legacy commands).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlineWorkload {
+    /// Its origin in errors, e.g. `stress-write`.
+    pub name: String,
+    /// The TOML.
+    pub toml: String,
 }
 
 impl Connect {

@@ -6,13 +6,14 @@
 //! - [`cli`]: the command line's options and subcommands (clap) (child: `limits`, the
 //!   allowed range of every count and duration option, checked as it is parsed).
 //! - [`command`]: what each subcommand does, one module each (`schema`, `load`, `run`,
-//!   `curve`, `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`, `profile`), siblings that
-//!   `main` dispatches to; below them `failure` (what ends a command, with its exit code,
-//!   and the commands' typed errors), `setup` (connection options, workload, files to
-//!   write), `measure` (the warm-then-measure routine of `run`, `findmax` and `curve`, with
-//!   its observers), `rounds` (the rounds of segments `run` and `curve` share: backends
-//!   connected once, the node warmed, capacities probed, rounds at a rate) and
-//!   `round_report` (the run report those rounds make), which import no command.
+//!   `curve`, `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`, `profile`,
+//!   `stress`), siblings that `main` dispatches to; below them `failure` (what ends a
+//!   command, with its exit code, and the commands' typed errors), `setup` (connection
+//!   options, workload, files to write), `measure` (the warm-then-measure routine of
+//!   `run`, `findmax` and `curve`, with its observers), `rounds` (the rounds of segments
+//!   `run` and `curve` share: backends connected once, the node warmed, capacities probed,
+//!   rounds at a rate) and `round_report` (the run report those rounds make), which
+//!   import no command.
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
 //!   arguments (children: `expr` the generators, `encode` their CQL bytes, `dist`
 //!   cassandra-stress's distributions, `profile` cassandra-stress user profiles read and
@@ -39,6 +40,10 @@
 //!   driver-side counters; `tls`, doppio's TLS configuration; `tasks`, fibers as tasks of
 //!   doppio's runtimes; and above the adapters `connect`, which checks the settings and
 //!   starts one).
+//! - [`stress_cli`]: cassandra-stress command lines (`write n=1M -rate threads=64 ...`)
+//!   read into a typed model and mapped onto `doppio run` (children: `lex`, `parse`,
+//!   `options`, `values`, `model`, `error`, `map`, and `legacy`, the workload of `write`,
+//!   `read` and `mixed`); `command::stress` runs them.
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
 //! - [`overhead`]: CPU time, context switches, RSS, syscalls by kind and io_uring operations
 //!   of a measured stretch, with the threads of a parked backend counted apart.
@@ -97,6 +102,7 @@ pub mod secret;
 pub mod server_cpu;
 pub mod slo;
 pub mod stats;
+pub mod stress_cli;
 pub mod thread_usage;
 pub mod units;
 pub mod workload;

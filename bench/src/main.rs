@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use doppio_bench::cli::{Cli, Command};
 use doppio_bench::command::{
-    cost, curve, findmax, hdr, list, load, merge, plot, profile, run, schema, show, sweep, Failure,
+    cost, curve, findmax, hdr, list, load, merge, plot, profile, run, schema, show, stress, sweep,
+    Failure,
 };
 
 fn main() -> ExitCode {
@@ -15,7 +16,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if matches!(
         cli.command,
-        Command::Run(_) | Command::Load(_) | Command::Findmax(_) | Command::Curve(_)
+        Command::Run(_)
+            | Command::Load(_)
+            | Command::Findmax(_)
+            | Command::Curve(_)
+            | Command::Stress(_)
     ) {
         if let Err(e) = doppio_bench::interrupt::install() {
             eprintln!("warning: Ctrl-C will not keep the measurements: {e}");
@@ -59,6 +64,7 @@ fn main() -> ExitCode {
             title,
         } => plot::command(reports, output, percentiles, title.as_deref()),
         Command::Profile(p) => profile::profile(p),
+        Command::Stress(a) => stress::stress(a, argv.clone()),
         Command::Cost(a) => cost::cost(a),
         Command::CostChild {
             driver,

@@ -33,7 +33,8 @@ impl std::fmt::Display for Secret {
 }
 
 /// The command line as reports keep it: the value of `--password` (given as the next
-/// argument or after `=`) replaced by `<redacted>`.
+/// argument or after `=`), and of cassandra-stress's `password=` (`doppio stress`),
+/// replaced by `<redacted>`.
 pub fn redact_argv(argv: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut out = Vec::new();
     let mut hide_next = false;
@@ -45,6 +46,9 @@ pub fn redact_argv(argv: impl IntoIterator<Item = String>) -> Vec<String> {
             out.push(arg);
         } else if arg.starts_with("--password=") {
             out.push("--password=<redacted>".to_owned());
+        } else if arg.to_ascii_lowercase().starts_with("password=") {
+            // `doppio stress -- ... -mode user=U password=P`.
+            out.push("password=<redacted>".to_owned());
         } else {
             out.push(arg);
         }
@@ -100,5 +104,11 @@ mod tests {
         let shown = format!("{cli:?} {cli:#?}");
         assert!(!shown.contains("hunter2-xyz"), "{shown}");
         assert!(shown.contains("<redacted>"), "{shown}");
+        // cassandra-stress's `-mode user=U password=P` after `doppio stress --`.
+        let argv = ["doppio", "stress", "--", "-mode", "user=u", "PASSWORD=p"];
+        assert_eq!(
+            redact_argv(argv.map(String::from))[3..],
+            ["-mode", "user=u", "password=<redacted>"]
+        );
     }
 }

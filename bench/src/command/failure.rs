@@ -79,6 +79,9 @@ pub enum Failure {
     /// A driver setting is malformed, or one of the chosen backends cannot honour it.
     #[error(transparent)]
     Setting(#[from] SettingError),
+    /// A cassandra-stress command line `doppio stress` cannot run as given.
+    #[error(transparent)]
+    Stress(#[from] crate::stress_cli::StressError),
     /// Ctrl-C or SIGTERM stopped the command; what was measured is kept.
     #[error("interrupted")]
     Interrupted,
@@ -113,7 +116,8 @@ impl Failure {
             | Failure::Histogram(_)
             | Failure::Cycles(_)
             | Failure::Merge(_)
-            | Failure::Setting(_) => Self::INPUT,
+            | Failure::Setting(_)
+            | Failure::Stress(_) => Self::INPUT,
         }
     }
 

@@ -1,9 +1,9 @@
-//! The subcommands, one module each, siblings that `main` dispatches to (none imports
-//! another). Below them, what they share and import: [`failure`] (what ends a command, and
-//! its exit code), [`chart`] (how the charts of `plot`, `sweep` and `curve` look),
-//! [`setup`] (connection options, workload, `--cycles`, the files a command writes),
-//! [`measure`] (the warm-then-measure routine of `run`, `findmax` and `curve`, and the
-//! observers that attach to it), [`rounds`] (the rounds of `run` and `curve`: backends
+//! The subcommands, one module each, siblings that `main` dispatches to (none imports another, but
+//! `stress`, which runs `schema` and then `run`). Below them, what they share and import:
+//! [`failure`] (what ends a command, and its exit code), [`chart`] (how the charts of `plot`,
+//! `sweep` and `curve` look), [`setup`] (connection options, workload, `--cycles`, the files a
+//! command writes), [`measure`] (the warm-then-measure routine of `run`, `findmax` and `curve`, and
+//! the observers that attach to it), [`rounds`] (the rounds of `run` and `curve`: backends
 //! connected once, the node warmed, capacities probed, rounds of segments at a rate) and
 //! [`round_report`] (the run report those rounds make), which import no command.
 //!
@@ -14,7 +14,8 @@
 //! (reports as SVG), [`sweep`] (runs at several concurrencies as a table and a plot),
 //! [`cost`] (instructions and allocations per request under Valgrind, doppio beside
 //! scylla-rust-driver), [`profile`] (a cassandra-stress user profile printed as the TOML
-//! workload it runs as).
+//! workload it runs as), [`stress`] (a cassandra-stress command line run: schema, then
+//! `run`).
 
 pub mod chart;
 pub mod cost;
@@ -34,6 +35,7 @@ pub mod run;
 pub mod schema;
 pub mod setup;
 pub mod show;
+pub mod stress;
 pub mod sweep;
 
 pub use failure::Failure;

@@ -62,9 +62,10 @@ pub(crate) fn result_options(
 
 pub(crate) fn workload_of(c: &Connect) -> Result<Arc<Workload>, Failure> {
     let params = c.param_pairs()?;
-    Ok(Arc::new(match &c.profile {
-        Some(profile) => Workload::from_profile(profile, &params)?,
-        None => Workload::resolve(&c.workload, &params)?,
+    Ok(Arc::new(match (&c.inline_workload, &c.profile) {
+        (Some(w), _) => Workload::from_toml(&w.name, &w.toml, &params)?,
+        (None, Some(profile)) => Workload::from_profile(profile, &params)?,
+        (None, None) => Workload::resolve(&c.workload, &params)?,
     }))
 }
 

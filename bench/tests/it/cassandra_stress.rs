@@ -1,0 +1,197 @@
+//! `doppio stress`: cassandra-stress command lines run end to end against Cassandra by every
+//! backend (doppio on both runtimes and scylla-rust-driver): `write n=...` creates the
+//! legacy table and writes every key of its population, `read n=...` reads them back (every
+//! read finds its row), `mixed ratio(write=1,read=3)` mixes them, each counting exactly `n`
+//! operations with no error, and `-log hdrfile=` writes the HDR log; `user profile=
+//! ops(...)` runs the classic profile with those op ratios.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
+
+use crate::support;
+use support::{doppio, drop_keyspace, json, scratch_dir};
+
+const DRIVERS: [&str; 3] = ["doppio", "doppio-uring", "scylla"];
+const KEYSPACE: &str = "doppio_stress_it";
+const KEYS: u64 = 1000;
+const OPS: u64 = 2000;
+
+/// `doppio stress` on `driver`, quiet and unpinned, its report to `report`, up to `--`.
+fn stress(driver: &str, report: &std::path::Path) -> Vec<String> {
+    [
+        "stress",
+        "--driver",
+        driver,
+        "-q",
+        // Correctness, not speed: unpinned, so that the test does not depend on the cores
+        // this process may use.
+        "--no-pin",
+        "-o",
+        &report.display().to_string(),
+        "--",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}
+
+/// The statement `name` of `driver`'s entry in the report at `path`: (requests, rows).
+fn statement(path: &std::path::Path, driver: &str, name: &str) -> (u64, u64) {
+    let j = json(path);
+    let b = &j["backends"][driver];
+    assert_eq!(b["errors"], 0, "{driver} {name}: {}", b["errors_by_kind"]);
+    let s = b["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("{driver}: no statement {name}"));
+    (
+        s["requests"].as_u64().unwrap(),
+        s["rows"].as_u64().unwrap_or(0),
+    )
+}
+
+#[test]
+fn write_then_read_runs_on_every_backend() {
+    let _turn = doppio_test_support::file_turn(module_path!());
+    let Some(node) = doppio_test_support::CASSANDRA.answering() else {
+        return;
+    };
+    let dir = scratch_dir("write_then_read");
+    drop_keyspace(&node.to_string(), &dir, KEYSPACE);
+    let (host, port) = (node.ip().to_string(), node.port().to_string());
+    let common = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
+        v.extend(
+            [
+                "-rate",
+                "threads=8",
+                "-schema",
+                &format!("keyspace={KEYSPACE}"),
+                "-node",
+                &host,
+                "-port",
+                &format!("native={port}"),
+            ]
+            .iter()
+            .map(|s| (*s).to_owned()),
+        );
+        v
+    };
+    for driver in DRIVERS {
+        let report = dir.join(format!("{driver}-write.json"));
+        let hlog = dir.join(format!("{driver}-write.hlog"));
+        let mut args = stress(driver, &report);
+        args.extend(common(&[
+            "write",
+            &format!("n={OPS}"),
+            "cl=ONE",
+            "-pop",
+            &format!("seq=1..{KEYS}"),
+            "-col",
+            "size=FIXED(16)",
+            "n=FIXED(3)",
+            "-log",
+            &format!("hdrfile={}", hlog.display()),
+            "interval=100ms",
+        ]));
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = doppio(&a);
+        assert!(out.status.success(), "{driver}: stress write");
+        assert_eq!(statement(&report, driver, "write").0, OPS, "{driver}");
+        let log = std::fs::read_to_string(&hlog).unwrap();
+        assert!(
+            log.lines().any(|l| l.starts_with("Tag=")),
+            "{driver}: {log}"
+        );
+
+        let report = dir.join(format!("{driver}-read.json"));
+        let mut args = stress(driver, &report);
+        args.extend(common(&[
+            "read",
+            &format!("n={OPS}"),
+            "-pop",
+            &format!("dist=UNIFORM(1..{KEYS})"),
+            "-col",
+            "n=FIXED(3)",
+        ]));
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = doppio(&a);
+        assert!(out.status.success(), "{driver}: stress read");
+        // Every key of the population was written: every read finds its one row.
+        assert_eq!(statement(&report, driver, "read"), (OPS, OPS), "{driver}");
+
+        let report = dir.join(format!("{driver}-mixed.json"));
+        let mut args = stress(driver, &report);
+        args.extend(common(&[
+            "mixed",
+            "ratio(write=1,read=3)",
+            "n=1000",
+            "-pop",
+            &format!("dist=UNIFORM(1..{KEYS})"),
+            "-col",
+            "size=FIXED(16)",
+            "n=FIXED(3)",
+        ]));
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert!(doppio(&a).status.success(), "{driver}: stress mixed");
+        let (writes, _) = statement(&report, driver, "write");
+        let (reads, rows) = statement(&report, driver, "read");
+        assert_eq!(writes + reads, 1000, "{driver}");
+        assert!(
+            (600..900).contains(&reads),
+            "{driver}: {reads} reads of 1000"
+        );
+        assert_eq!(rows, reads, "{driver}: every read finds its row");
+    }
+    drop_keyspace(&node.to_string(), &dir, KEYSPACE);
+}
+
+#[test]
+fn a_user_profile_runs_with_its_op_ratios_on_every_backend() {
+    let _turn = doppio_test_support::file_turn(module_path!());
+    let Some(node) = doppio_test_support::CASSANDRA.answering() else {
+        return;
+    };
+    let dir = scratch_dir("user_profile");
+    drop_keyspace(&node.to_string(), &dir, "doppio_profile_classic");
+    let profile = format!(
+        "profile={}/profiles/classic.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let port = format!("native={}", node.port());
+    let host = node.ip().to_string();
+    for driver in DRIVERS {
+        let report = dir.join(format!("{driver}-user.json"));
+        let mut args = stress(driver, &report);
+        args.extend(
+            [
+                "user",
+                &profile,
+                "ops(insert=2,by_owner=1)",
+                "n=600",
+                "cl=ONE",
+                "-pop",
+                "dist=UNIFORM(1..20)",
+                "-rate",
+                "threads=4",
+                "-node",
+                &host,
+                "-port",
+                &port,
+            ]
+            .iter()
+            .map(|s| (*s).to_owned()),
+        );
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert!(doppio(&a).status.success(), "{driver}: stress user");
+        let (inserts, _) = statement(&report, driver, "insert");
+        let (queries, rows) = statement(&report, driver, "by_owner");
+        assert_eq!(inserts + queries, 600, "{driver}");
+        assert!(
+            (300..500).contains(&inserts),
+            "{driver}: {inserts} inserts of 600"
+        );
+        assert!(rows > 0, "{driver}: by_owner read no row");
+    }
+}
