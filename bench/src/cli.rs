@@ -199,8 +199,13 @@ pub struct StressArgs {
     /// connects.
     #[arg(long)]
     pub dry_run: bool,
-    /// The cassandra-stress command line: COMMAND [OPTIONS] [-GROUP OPTIONS]...
-    #[arg(last = true, value_name = "CASSANDRA-STRESS ARGS")]
+    /// The cassandra-stress command line: COMMAND [OPTIONS] [-GROUP OPTIONS]..., after `--`
+    /// or as it is (everything from the command on is cassandra-stress's, `-rate` and all).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CASSANDRA-STRESS ARGS"
+    )]
     pub words: Vec<String>,
 }
 

@@ -103,3 +103,23 @@ fn dry_run_prints_the_run_and_the_workload() {
     );
     assert!(text.contains("dist('GAUSSIAN(1..10000)', i)"), "{text}");
 }
+
+#[test]
+fn a_line_without_the_separator_runs_as_with_it() {
+    let _turn = doppio_test_support::file_turn(module_path!());
+    let line = ["write", "n=1k", "-rate", "threads=8", "-node", "127.0.0.1"];
+    let with: Vec<&str> = ["stress", "--dry-run", "--"]
+        .into_iter()
+        .chain(line)
+        .collect();
+    let without: Vec<&str> = ["stress", "--dry-run"].into_iter().chain(line).collect();
+    let (with, without) = (doppio(&with), doppio(&without));
+    assert!(with.status.success(), "{with:?}");
+    assert!(without.status.success(), "{without:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&with.stdout),
+        String::from_utf8_lossy(&without.stdout)
+    );
+    assert!(String::from_utf8_lossy(&without.stdout)
+        .starts_with("# doppio run --driver doppio -t 1 127.0.0.1 -d 1000 -"));
+}
