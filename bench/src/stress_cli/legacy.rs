@@ -40,10 +40,15 @@ fn value_arg(size: &str, c: u32) -> String {
 /// The workload's TOML for `line` (a legacy command; `population` its key distribution,
 /// defaults resolved by the caller).
 pub fn toml(line: &StressLine, population: &str) -> String {
-    let ks = line.schema.keyspace.as_deref().unwrap_or(DEFAULT_KEYSPACE);
-    let factor = line.schema.factor.unwrap_or(1);
-    let n = line.columns.count.unwrap_or(DEFAULT_COLUMNS);
-    let size = line.columns.size.as_deref().unwrap_or(DEFAULT_SIZE);
+    let ks = line
+        .groups
+        .schema
+        .keyspace
+        .as_deref()
+        .unwrap_or(DEFAULT_KEYSPACE);
+    let factor = line.groups.schema.factor.unwrap_or(1);
+    let n = line.groups.columns.count.unwrap_or(DEFAULT_COLUMNS);
+    let size = line.groups.columns.size.as_deref().unwrap_or(DEFAULT_SIZE);
     let cols: Vec<String> = (0..n).map(|c| format!("\"C{c}\"")).collect();
     let kind = &line.command.kind;
     let mut t = String::new();

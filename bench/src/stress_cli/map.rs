@@ -27,7 +27,7 @@ pub struct Plan {
 /// The population's distribution: `-pop`, else cassandra-stress's default, `SEQ(1..N)`
 /// for `write` and `GAUSSIAN(1..N)` otherwise (N the `n=`, else 1M).
 pub fn population(line: &StressLine) -> String {
-    if let Some(p) = &line.population {
+    if let Some(p) = &line.groups.population {
         return p.spec();
     }
     let n = match line.command.length {
@@ -42,15 +42,15 @@ pub fn population(line: &StressLine) -> String {
 
 /// The nodes with `-port native=` applied (`host:port`; an IPv6 address in brackets).
 fn nodes(line: &StressLine) -> Vec<String> {
-    let hosts: Vec<String> = if line.nodes.is_empty() {
-        if line.port.is_none() {
+    let hosts: Vec<String> = if line.groups.nodes.is_empty() {
+        if line.groups.port.is_none() {
             return Vec::new();
         }
         vec!["127.0.0.1".to_owned()]
     } else {
-        line.nodes.clone()
+        line.groups.nodes.clone()
     };
-    match line.port {
+    match line.groups.port {
         None => hosts,
         Some(port) => hosts
             .into_iter()
@@ -91,9 +91,9 @@ pub fn plan(line: &StressLine) -> Plan {
             "no warm-up is run (as with no-warmup): every operation of n= is measured".to_owned(),
         );
     }
-    let threads = line.rate.threads.unwrap_or(DEFAULT_THREADS);
+    let threads = line.groups.rate.threads.unwrap_or(DEFAULT_THREADS);
     push(&mut a, "-p", threads.to_string());
-    match line.rate.pace {
+    match line.groups.rate.pace {
         Some(Pace::Fixed(r)) => push(&mut a, "-r", r.to_string()),
         Some(Pace::Throttle(r)) => {
             push(&mut a, "-r", r.to_string());
@@ -108,7 +108,7 @@ pub fn plan(line: &StressLine) -> Plan {
     if let Some(cl) = line.command.consistency {
         push(&mut a, "--consistency", cl.name().to_owned());
     }
-    let m = &line.mode;
+    let m = &line.groups.mode;
     if let Some(u) = &m.user {
         push(&mut a, "--user", u.clone());
     }
@@ -128,10 +128,10 @@ pub fn plan(line: &StressLine) -> Plan {
     if let Some(c) = m.connections {
         push(&mut a, "-c", c.to_string());
     }
-    if let Some(h) = &line.log.hdrfile {
+    if let Some(h) = &line.groups.log.hdrfile {
         push(&mut a, "--hdr-log", h.display().to_string());
     }
-    if let Some(i) = line.log.interval {
+    if let Some(i) = line.groups.log.interval {
         push(&mut a, "-s", format!("{}ms", i.as_millis()));
     }
     let workload = match &line.command.kind {
@@ -140,7 +140,7 @@ pub fn plan(line: &StressLine) -> Plan {
             for (name, w) in ops {
                 push(&mut a, "-P", format!("ops_{name}={w}"));
             }
-            if let Some(p) = &line.population {
+            if let Some(p) = &line.groups.population {
                 push(&mut a, "-P", format!("population={}", p.spec()));
             }
             None

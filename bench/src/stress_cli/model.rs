@@ -13,6 +13,13 @@ use crate::secret::Secret;
 pub struct StressLine {
     /// The command and its own options.
     pub command: CommandSpec,
+    /// The option groups (`-rate`, `-pop`, ...).
+    pub groups: Groups,
+}
+
+/// What the option groups say.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Groups {
     /// `-rate`.
     pub rate: RateSpec,
     /// `-pop`.

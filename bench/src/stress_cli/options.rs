@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use super::error::StressError;
 use super::lex::{Group, Word};
-use super::model::{ColumnSpec, Kind, LogSpec, ModeSpec, Pace, Population, RateSpec, SchemaSpec};
+use super::model::{
+    ColumnSpec, Groups, Kind, LogSpec, ModeSpec, Pace, Population, RateSpec, SchemaSpec,
+};
 use super::values::{self, once};
 use crate::backend::Compression;
 use crate::workload::dist::Shape;
@@ -31,30 +33,9 @@ pub const MAX_VALUE_SIZE: i64 = 1 << 20;
 /// The most columns `-col n=` gives a row.
 pub const MAX_COLUMNS: u32 = 1000;
 
-/// What the groups say.
-#[derive(Debug, Default)]
-pub struct Options {
-    /// `-rate`.
-    pub rate: RateSpec,
-    /// `-pop`.
-    pub population: Option<Population>,
-    /// `-col`.
-    pub columns: ColumnSpec,
-    /// `-schema`.
-    pub schema: SchemaSpec,
-    /// `-node`.
-    pub nodes: Vec<String>,
-    /// `-port native=`.
-    pub port: Option<u16>,
-    /// `-mode`.
-    pub mode: ModeSpec,
-    /// `-log`.
-    pub log: LogSpec,
-}
-
 /// Reads every group, for `kind`.
-pub fn groups(groups: &[Group], kind: &Kind) -> Result<Options, StressError> {
-    let mut o = Options::default();
+pub fn groups(groups: &[Group], kind: &Kind) -> Result<Groups, StressError> {
+    let mut o = Groups::default();
     let mut seen: Vec<&str> = Vec::new();
     for g in groups {
         let name = g.name.as_str();

@@ -28,14 +28,7 @@ pub fn line(l: &Line) -> Result<StressLine, StressError> {
     let opts = options::groups(&l.groups, &command.kind)?;
     Ok(StressLine {
         command,
-        rate: opts.rate,
-        population: opts.population,
-        columns: opts.columns,
-        schema: opts.schema,
-        nodes: opts.nodes,
-        port: opts.port,
-        mode: opts.mode,
-        log: opts.log,
+        groups: opts,
     })
 }
 

@@ -109,14 +109,17 @@ fn every_supported_option_is_read_and_mapped() {
     assert_eq!(l.command.length, Length::Count(5000));
     assert_eq!(l.command.consistency, Some(Consistency::Quorum));
     assert!(l.command.no_warmup);
-    assert_eq!(l.rate.threads, Some(8));
-    assert_eq!(l.rate.pace, Some(Pace::Fixed(2000.0)));
-    assert_eq!(l.population, Some(Population::Seq { min: 1, max: 100 }));
-    assert_eq!(l.columns.count, Some(3));
-    assert_eq!(l.schema.factor, Some(3));
-    assert_eq!(l.port, Some(9043));
-    assert_eq!(l.mode.compression, Some(Compression::Lz4));
-    assert_eq!(l.log.interval, Some(Duration::from_secs(2)));
+    assert_eq!(l.groups.rate.threads, Some(8));
+    assert_eq!(l.groups.rate.pace, Some(Pace::Fixed(2000.0)));
+    assert_eq!(
+        l.groups.population,
+        Some(Population::Seq { min: 1, max: 100 })
+    );
+    assert_eq!(l.groups.columns.count, Some(3));
+    assert_eq!(l.groups.schema.factor, Some(3));
+    assert_eq!(l.groups.port, Some(9043));
+    assert_eq!(l.groups.mode.compression, Some(Compression::Lz4));
+    assert_eq!(l.groups.log.interval, Some(Duration::from_secs(2)));
     let p = map::plan(&l);
     let a = &p.run_args;
     assert_eq!(&a[..2], ["a.example:9043", "b.example:9043"]);
