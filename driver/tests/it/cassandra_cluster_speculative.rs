@@ -92,10 +92,14 @@ fn a_frozen_replica_is_bypassed_after_the_speculative_delay(runtime: Runtime) {
         .await
         .unwrap();
         let cql = format!("SELECT v FROM {ks}.kv WHERE k = ?");
-        let insert = fast
-            .prepare(&format!("INSERT INTO {ks}.kv (k, v) VALUES (?, ?)"))
-            .await
-            .unwrap();
+        // Written at ALL, every replica holding every row before node 2 freezes: a write at
+        // ONE is acknowledged by one replica, and a read at ONE on another that had not
+        // applied it yet (or dropped it under load) finds no row (a full run on 2026-11-29
+        // read none for k = 21).
+        let insert_cql = format!("INSERT INTO {ks}.kv (k, v) VALUES (?, ?)");
+        let insert =
+            Statement::new(&insert_cql).with_config(|c| c.consistency = Some(Consistency::All));
+        let insert = fast.prepare(&insert).await.unwrap();
         for k in 0..30i32 {
             fast.execute_unpaged(&insert, &(k, k)).await.unwrap();
         }
