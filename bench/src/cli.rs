@@ -20,6 +20,31 @@ use crate::units::{self, UnitError};
 
 pub mod limits;
 
+/// `doppio cost-child`: one run of a `cost` scenario, in the process Valgrind watches (used
+/// by `doppio cost`). A command of its own, read before [`Cli`] is built (`main`), so that
+/// the figures counted in that process (`empty`'s above all: the process's whole start-up)
+/// do not move whenever the rest of the command line grows: clap builds every subcommand's
+/// parser when it parses.
+#[derive(Debug, Parser)]
+#[command(name = "doppio cost-child")]
+pub struct CostChildArgs {
+    /// doppio or scylla.
+    #[arg(long)]
+    pub driver: String,
+    /// The scenario.
+    #[arg(long)]
+    pub scenario: String,
+    /// Requests to make.
+    #[arg(long)]
+    pub requests: u64,
+    /// The stub to talk to (scylla's runs).
+    #[arg(long)]
+    pub stub: Option<std::net::SocketAddr>,
+}
+
+/// The first argument that selects [`CostChildArgs`] over [`Cli`].
+pub const COST_CHILD: &str = "cost-child";
+
 /// A latte-class CQL benchmark with a one-flag backend swap (doppio on glommio, doppio on its
 /// own io_uring runtime, or scylla-rust-driver).
 ///
@@ -123,22 +148,6 @@ pub enum Command {
     /// batch_64) against the stub; doppio on its simulated runtime, scylla on a
     /// current-thread tokio. Prints a table and writes cost.md and cost.json into --out.
     Cost(CostArgs),
-    /// One run of a `cost` scenario, in the process Valgrind watches (used by `cost`).
-    #[command(hide = true)]
-    CostChild {
-        /// doppio or scylla.
-        #[arg(long)]
-        driver: String,
-        /// The scenario.
-        #[arg(long)]
-        scenario: String,
-        /// Requests to make.
-        #[arg(long)]
-        requests: u64,
-        /// The stub to talk to (scylla's runs).
-        #[arg(long)]
-        stub: Option<std::net::SocketAddr>,
-    },
     /// Plots throughput and latency percentiles over time (SVG): one line per backend of
     /// each report (merged reports too), two panels stacked. Findmax reports are drawn
     /// against the target rate instead: achieved rate and p99 of each step.

@@ -418,7 +418,7 @@ impl Child<'_> {
         cmd.arg(format!("--tool={tool}"))
             .args(tool_args)
             .arg(self.exe)
-            .args(["cost-child", "--driver", self.driver.name()])
+            .args([crate::cli::COST_CHILD, "--driver", self.driver.name()])
             .args(["--scenario", self.scenario.name()])
             .args(["--requests", &self.requests.to_string()]);
         if let Some(stub) = self.stub {
