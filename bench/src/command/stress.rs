@@ -65,9 +65,13 @@ pub fn stress(a: &StressArgs, argv: Vec<String>) -> Result<(), Failure> {
         return Ok(());
     }
     // Checked before the schema connects: the workload, the drivers and their settings, the
-    // HDR log's folder.
+    // report's and the HDR log's folders (`run` checks them too, but only after the schema
+    // has been made on the node).
     workload_of(&run.connect)?;
     connect_options(&run.connect, &run.connect.drivers()?)?;
+    if let Some(report) = &a.output {
+        check_writable(report, "-o")?;
+    }
     if let Some(log) = &run.hdr_log {
         check_writable(log, "-log hdrfile")?;
     }

@@ -123,3 +123,24 @@ fn a_line_without_the_separator_runs_as_with_it() {
     assert!(String::from_utf8_lossy(&without.stdout)
         .starts_with("# doppio run --driver doppio -t 1 127.0.0.1 -d 1000 -"));
 }
+
+#[test]
+fn a_report_folder_that_does_not_exist_is_refused_before_the_schema_connects() {
+    let _turn = doppio_test_support::file_turn(module_path!());
+    // Port 1: were anything to connect first, the error would be a refused connection.
+    let out = doppio(&[
+        "stress",
+        "-o",
+        "/nonexistent-doppio-folder/r.json",
+        "write",
+        "n=10",
+        "-node",
+        "127.0.0.1",
+        "-port",
+        "native=1",
+    ]);
+    assert_input_error(
+        &out,
+        &["-o", "/nonexistent-doppio-folder", "does not exist"],
+    );
+}
