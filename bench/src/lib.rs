@@ -29,7 +29,7 @@
 //!   `--cycles`/`--loader`; `schedule`, the rate schedule of `-r` and each iteration's due
 //!   time; `statements`, what each run statement did, per interval and per phase; `spill`,
 //!   released samples written to an unnamed temporary file so that memory stays bounded;
-//!   `validate`, `--validate`'s comparison of returned rows with what the load wrote;
+//!   `validate`, `--validate`'s comparison of returned rows with what their writer wrote;
 //!   `phase`, a phase as the workers run it and what a backend gives the engine to run one;
 //!   `drive`, a phase driven from the coordinator; `waterfall`, `--waterfall`'s timed
 //!   requests stage by stage).

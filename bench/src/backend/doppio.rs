@@ -609,15 +609,15 @@ async fn prepare_plan(
             .iter()
             .map(|c| kind_of(&c.typ))
             .collect();
-        // A validated read: the load statement's markers too (one more PREPARE per phase).
-        let shape = match (&s.validate, &workload.load) {
-            (Some(_), Some(load)) => {
-                let load_prepared = session
-                    .prepare(&load.statement.cql)
+        // A validated read: its writer's markers too (one more PREPARE per phase).
+        let shape = match (&s.validate, workload.writer_of(s)) {
+            (Some(_), Some(writer)) => {
+                let writer_prepared = session
+                    .prepare(&writer.cql)
                     .await
-                    .map_err(|e| err(format!("prepare `{}`: {e}", load.statement.cql)))?;
+                    .map_err(|e| err(format!("prepare `{}`: {e}", writer.cql)))?;
                 Some(Shape {
-                    load_markers: load_prepared
+                    writer_markers: writer_prepared
                         .metadata()
                         .columns
                         .iter()

@@ -69,8 +69,8 @@ pub fn plan_statement<P>(
 ) -> Result<PlanStatement<P>, BackendError> {
     let err = |message: String| BackendError { driver, message };
     let args = BoundArgs::bind(&workload.name, statement, kinds).map_err(|e| err(e.to_string()))?;
-    let validation = match (shape, &workload.load) {
-        (Some(shape), Some(load)) => Validation::compile(statement, &load.statement, shape)
+    let validation = match (shape, workload.writer_of(statement)) {
+        (Some(shape), Some(writer)) => Validation::compile(statement, writer, shape)
             .map_err(|m| err(format!("statement {}: {m}", statement.label())))?,
         _ => None,
     };

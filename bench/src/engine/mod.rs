@@ -23,7 +23,7 @@
 //! (`--release-grid`); [`lateness`], how late each paced iteration was sent; [`statements`], what each run statement did (per interval
 //! counts, per phase histograms), beside the totals; [`spill`], released samples with their
 //! histograms written to a temporary file, so that a run of any length keeps memory bounded;
-//! [`validate`], `--validate`'s comparison of returned rows with what the load wrote;
+//! [`validate`], `--validate`'s comparison of returned rows with what their writer wrote;
 //! [`order`], the backends' order in each round of an interleaved run (`--order`);
 //! [`waterfall`], `--waterfall`'s timed requests split into stages whose means add up to
 //! their mean latency.

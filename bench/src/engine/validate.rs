@@ -1,7 +1,9 @@
 //! Read validation (`--validate`): a `[[run]]` statement with `validate = EXPR` reads the row
-//! that the load phase wrote at iteration `EXPR(i)`. Each value the load's generators produce
-//! at that iteration, for a column the read returns (matched by name), must come back byte
-//! for byte; a read that returns no row is a missing row.
+//! that its *writer* wrote at iteration `EXPR(i)`: the `[load]` statement, or the run statement
+//! its `written_by` names (a converted profile's insert). Each value the writer's generators
+//! produce at that iteration, for a column the read returns (matched by name), must come back
+//! byte for byte; a read that returns no row is a missing row. Below, "the load" is the
+//! writer.
 //!
 //! The comparison is the bench's, not a driver's: both backends hand every returned row's raw
 //! cells to the same [`RowCheck`] while they consume the row as usual (decoding every value),
@@ -35,7 +37,7 @@ use crate::workload::Statement;
 
 use super::request::RequestError;
 
-/// Error kind of a returned value that differs from what the load wrote.
+/// Error kind of a returned value that differs from what its writer wrote.
 pub const MISMATCH: &str = "invalid_value";
 /// Error kind of a validated read that returned no row.
 pub const MISSING: &str = "missing_row";
@@ -43,9 +45,9 @@ pub const MISSING: &str = "missing_row";
 /// Why a statement's `validate` cannot be compiled against what the backend prepared.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ValidationError {
-    /// The `[load]` statement's generators do not match its bind markers, so the values it
-    /// wrote are not known.
-    #[error("the [load] statement has {markers} bind markers but {args} args")]
+    /// The writer's generators do not match its bind markers, so the values it wrote are
+    /// not known.
+    #[error("the writing statement has {markers} bind markers but {args} args")]
     LoadArgs {
         /// The load statement's bind markers.
         markers: usize,
@@ -54,7 +56,7 @@ pub enum ValidationError {
     },
     /// The read returns none of the columns the load writes: nothing to compare.
     #[error(
-        "validate: the statement returns {returned:?}, none of the columns [load] writes \
+        "validate: the statement returns {returned:?}, none of the columns its writer writes \
          ({loaded:?}); select at least one of them"
     )]
     NoLoadedColumn {
@@ -65,12 +67,12 @@ pub enum ValidationError {
     },
 }
 
-/// What a backend learnt from its PREPAREs that validation needs: the load statement's bind
+/// What a backend learnt from its PREPAREs that validation needs: the writer's bind
 /// markers (column name and type) and the read's result columns (names, in order).
 #[derive(Debug, Clone, Default)]
 pub struct Shape {
-    /// The `[load]` statement's bind markers, in order.
-    pub load_markers: Vec<(String, CqlType)>,
+    /// The writer's bind markers, in order.
+    pub writer_markers: Vec<(String, CqlType)>,
     /// The read's result columns, in order.
     pub result_columns: Vec<String>,
 }
@@ -89,8 +91,10 @@ struct Column {
 /// A validated statement, compiled against its backend's prepared metadata.
 #[derive(Debug, Clone)]
 pub struct Validation {
-    /// The load iteration that wrote the row read by iteration `i`.
+    /// The writer's iteration that wrote the row read by iteration `i`.
     source: Expr,
+    /// The writer's name in messages (`load` for the `[load]` statement).
+    writer: String,
     columns: Vec<Column>,
 }
 
@@ -106,14 +110,14 @@ impl Validation {
         let Some(source) = &statement.validate else {
             return Ok(None);
         };
-        if load.args.len() != shape.load_markers.len() {
+        if load.args.len() != shape.writer_markers.len() {
             return Err(ValidationError::LoadArgs {
-                markers: shape.load_markers.len(),
+                markers: shape.writer_markers.len(),
                 args: load.args.len(),
             });
         }
         let columns: Vec<Column> = shape
-            .load_markers
+            .writer_markers
             .iter()
             .zip(&load.args)
             .filter_map(|((name, kind), generator)| {
@@ -133,11 +137,16 @@ impl Validation {
         if columns.is_empty() {
             return Err(ValidationError::NoLoadedColumn {
                 returned: shape.result_columns.clone(),
-                loaded: shape.load_markers.iter().map(|(n, _)| n.clone()).collect(),
+                loaded: shape
+                    .writer_markers
+                    .iter()
+                    .map(|(n, _)| n.clone())
+                    .collect(),
             });
         }
         Ok(Some(Self {
             source: source.clone(),
+            writer: load.name.clone(),
             columns,
         }))
     }
@@ -290,14 +299,18 @@ impl RowCheck {
             return Err(RequestError {
                 kind: MISMATCH,
                 message: format!(
-                    "cannot compute the expected row of load iteration {source}: {why}"
+                    "cannot compute the expected row of {} iteration {source}: {why}",
+                    v.writer
                 ),
             });
         }
         if rows == 0 || self.rows.get() == 0 {
             return Err(RequestError {
                 kind: MISSING,
-                message: format!("no row returned for the row of load iteration {source}"),
+                message: format!(
+                    "no row returned for the row of {} iteration {source}",
+                    v.writer
+                ),
             });
         }
         if let Some((k, got)) = self.mismatch.borrow().as_ref() {
@@ -310,7 +323,8 @@ impl RowCheck {
             return Err(RequestError {
                 kind: MISMATCH,
                 message: format!(
-                    "column `{name}` of the row of load iteration {source}: expected {}, got {}",
+                    "column `{name}` of the row of {} iteration {source}: expected {}, got {}",
+                    v.writer,
                     show(want),
                     show(got.as_deref())
                 ),
@@ -550,7 +564,7 @@ mod tests {
     fn read_validation() -> Validation {
         let w = Workload::resolve("read", &[("rows".into(), "100".into())]).unwrap();
         let shape = Shape {
-            load_markers: vec![
+            writer_markers: vec![
                 ("id".into(), CqlKind::BigInt.into()),
                 ("value".into(), CqlKind::Blob.into()),
             ],
@@ -626,7 +640,7 @@ mod tests {
             &w.run[0],
             load,
             &Shape {
-                load_markers: markers.clone(),
+                writer_markers: markers.clone(),
                 result_columns: vec!["value".into(), "id".into()],
             },
         )
@@ -641,7 +655,7 @@ mod tests {
             &w.run[0],
             load,
             &Shape {
-                load_markers: markers,
+                writer_markers: markers,
                 result_columns: vec!["other".into()],
             },
         )
@@ -718,7 +732,7 @@ mod tests {
         let w = Workload::from_toml("t", text, &[]).unwrap();
         let set = CqlType::Set(Arc::new(CqlKind::Int.into()));
         let shape = Shape {
-            load_markers: vec![("id".into(), CqlKind::BigInt.into()), ("s".into(), set)],
+            writer_markers: vec![("id".into(), CqlKind::BigInt.into()), ("s".into(), set)],
             result_columns: vec!["id".into(), "s".into()],
         };
         let v = Validation::compile(&w.run[0], &w.load.as_ref().unwrap().statement, &shape)

@@ -449,6 +449,7 @@ mod tests {
             args: Vec::new(),
             line: 0,
             validate: None,
+            written_by: None,
             idempotent: false,
             conditional: false,
         };

@@ -115,7 +115,7 @@ pub struct RunConfig {
     /// Result rows were counted but neither iterated nor decoded (`--discard-results`).
     #[serde(default)]
     pub discard_results: bool,
-    /// `--validate`: the run statements whose rows were compared with what the load wrote
+    /// `--validate`: the run statements whose rows were compared with what their writer wrote
     /// (empty: no validation).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub validated: Vec<String>,

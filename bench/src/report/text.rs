@@ -310,7 +310,7 @@ fn config_section(out: &mut String, r: &Report) {
     if !c.validated.is_empty() {
         let _ = writeln!(
             out,
-            "  validation    rows of {} compared with what the load wrote (--validate)",
+            "  validation    rows of {} compared with what their writer wrote (--validate)",
             c.validated.join(", ")
         );
     }

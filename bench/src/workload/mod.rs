@@ -240,6 +240,8 @@ struct RunSpec {
     #[allow(dead_code)]
     count: Option<toml::Value>,
     validate: Option<toml::Spanned<String>>,
+    /// The run statement whose rows `validate` reads (default: the `[load]` statement).
+    written_by: Option<toml::Spanned<String>>,
     #[serde(default)]
     idempotent: bool,
     /// `[[run.step]]` tables (or `step = [{...}, ...]`).
@@ -261,6 +263,7 @@ struct StepSpec {
     #[serde(default)]
     args: Vec<toml::Spanned<String>>,
     validate: Option<toml::Spanned<String>>,
+    written_by: Option<toml::Spanned<String>>,
     idempotent: Option<bool>,
 }
 
@@ -280,6 +283,10 @@ pub struct Statement {
     /// compares the row with the load's generators at that iteration
     /// ([`crate::engine::validate`]).
     pub validate: Option<Expr>,
+    /// With `validate`: the run statement (its index in [`Workload::run`]) that wrote the
+    /// row read (`written_by = "NAME"`), its iteration as its own args see it (a batch's
+    /// copy `k` of iteration `i`: `i * repeat + k`); `None`: the `[load]` statement.
+    pub written_by: Option<usize>,
     /// Marked idempotent to the driver (`idempotent = true`): its requests may be retried
     /// after a lost answer.
     pub idempotent: bool,
@@ -609,6 +616,7 @@ impl Workload {
                 args: compiled,
                 line: line_of(text, statement.span().start),
                 validate,
+                written_by: None,
                 idempotent,
             })
         };
@@ -689,6 +697,8 @@ impl Workload {
         let mut groups = Vec::with_capacity(spec.run.len());
         let mut weights = Vec::with_capacity(spec.run.len());
         let mut entry = 0;
+        // `written_by` names, resolved once every statement is known: (reader, name).
+        let mut pending: Vec<(usize, toml::Spanned<String>)> = Vec::new();
         for (k, r) in spec.run.iter().enumerate() {
             let repeat = match &r.repeat {
                 Some(n) => {
@@ -706,6 +716,17 @@ impl Workload {
             };
             let at = RunPlace { index: k, repeat };
             let group = compile_run(&name, text, r, at, &compile, &mut run, entry)?;
+            let writers = r.step.iter().map(|s| s.written_by.as_ref());
+            let writers: Vec<_> = if r.step.is_empty() {
+                vec![r.written_by.as_ref()]
+            } else {
+                writers.collect()
+            };
+            for (at, w) in group.statements.clone().zip(writers) {
+                if let Some(w) = w {
+                    pending.push((at, w.clone()));
+                }
+            }
             let w = match &r.weight {
                 Some(w) => constant(w, "weight", &group.name)?,
                 None => 1.0,
@@ -721,12 +742,17 @@ impl Workload {
             weights.push(w);
             groups.push(group);
         }
-        if let (None, Some(s)) = (&load, run.iter().find(|s| s.validate.is_some())) {
+        resolve_writers(&name, text, &mut run, pending)?;
+        let from_load = run
+            .iter()
+            .find(|s| s.validate.is_some() && s.written_by.is_none());
+        if let (None, Some(s)) = (&load, from_load) {
             return Err(WorkloadError::Bind {
                 name,
                 statement: s.label(),
                 message: "`validate` names the [load] iteration that wrote the row read, but \
-                          the workload has no [load] section"
+                          the workload has no [load] section (or say which run statement \
+                          wrote it: `written_by = \"NAME\"`)"
                     .into(),
             });
         }
@@ -843,6 +869,15 @@ impl Workload {
         Some((w, if total > 0.0 { w / total } else { 0.0 }))
     }
 
+    /// The statement whose generators made the row that validated `statement` reads: the
+    /// run statement its `written_by` names, else the `[load]` statement.
+    pub fn writer_of(&self, statement: &Statement) -> Option<&Statement> {
+        match statement.written_by {
+            Some(k) => self.run.get(k),
+            None => self.load.as_ref().map(|l| &l.statement),
+        }
+    }
+
     /// Which `[[run]]` entry (of [`Self::groups`]) iteration `i` executes (by weight, a pure
     /// function of `i`). With single statements only, entry `k` is statement `k`.
     pub fn pick(&self, i: u64) -> usize {
@@ -855,6 +890,45 @@ impl Workload {
             .position(|&t| h <= t)
             .unwrap_or(self.groups.len() - 1)
     }
+}
+
+/// Sets each reader's [`Statement::written_by`] from the name its `written_by` gives: a run
+/// statement of another name, the reader having a `validate`.
+fn resolve_writers(
+    workload: &str,
+    text: &str,
+    run: &mut [Statement],
+    pending: Vec<(usize, toml::Spanned<String>)>,
+) -> Result<(), WorkloadError> {
+    for (reader, name) in pending {
+        let line = line_of(text, name.span().start);
+        let fail = |message: String| WorkloadError::Format {
+            name: workload.to_owned(),
+            message: format!("line {line}: {message}"),
+        };
+        let label = run[reader].name.clone();
+        if run[reader].validate.is_none() {
+            return Err(fail(format!(
+                "{label}: `written_by` says which statement wrote the row that `validate` \
+                 names, but {label} has no `validate`"
+            )));
+        }
+        let wanted = name.get_ref();
+        let Some(writer) = run.iter().position(|s| s.name == *wanted) else {
+            let names: Vec<&str> = run.iter().map(|s| s.name.as_str()).collect();
+            return Err(fail(format!(
+                "{label}: written_by = \"{wanted}\" is no run statement (they are {names:?})"
+            )));
+        };
+        if writer == reader {
+            return Err(fail(format!(
+                "{label}: written_by names the statement itself; name the one that wrote the \
+                 row it reads"
+            )));
+        }
+        run[reader].written_by = Some(writer);
+    }
+    Ok(())
 }
 
 /// Compiles one statement: its name, CQL, args, `validate`, `idempotent` and seed.
@@ -944,12 +1018,17 @@ fn compile_run(
                 ),
             ));
         }
-        if let Some(a) = r.args.first().or(r.validate.as_ref()) {
+        if let Some(a) = r
+            .args
+            .first()
+            .or(r.validate.as_ref())
+            .or(r.written_by.as_ref())
+        {
             return Err(format(
                 Some(line_of(text, a.span().start)),
                 format!(
-                    "[[run]] {group_name} has steps: `args` and `validate` belong to each \
-                     [[run.step]]"
+                    "[[run]] {group_name} has steps: `args`, `validate` and `written_by` \
+                     belong to each [[run.step]]"
                 ),
             ));
         }
@@ -1160,6 +1239,81 @@ mod tests {
         assert!(
             Workload::from_toml("t", bad_field, &[]).is_err(),
             "typos are errors"
+        );
+    }
+
+    #[test]
+    fn written_by_names_the_run_statement_whose_rows_a_read_validates() {
+        let text = r#"
+            [load]
+            count = 10
+            statement = "INSERT INTO t (p, c) VALUES (?, ?)"
+            args = ["i", "0"]
+            [[run]]
+            name = "fill"
+            batch = "unlogged"
+            repeat = 4
+            statement = "INSERT INTO t (p, c, v) VALUES (?, ?, ?)"
+            args = ["i / 4", "i % 4", "blob(8)"]
+            [[run]]
+            name = "check"
+            statement = "SELECT * FROM t WHERE p = ? AND c = ?"
+            args = ["i / 4", "i % 4"]
+            validate = "i"
+            written_by = "fill"
+            [[run]]
+            name = "old"
+            statement = "SELECT * FROM t WHERE p = ? AND c = 0"
+            args = ["i"]
+            validate = "i"
+        "#;
+        let w = Workload::from_toml("t", text, &[]).unwrap();
+        let named = |n: &str| w.run.iter().find(|s| s.name == n).unwrap();
+        assert_eq!(w.writer_of(named("check")).unwrap().name, "fill");
+        assert_eq!(w.writer_of(named("old")).unwrap().name, "load");
+        // Without a [load], a run statement may still be the writer.
+        let from = text.find("[[run]]").unwrap();
+        let to = text.find("[[run]]\n            name = \"old\"").unwrap();
+        let w = Workload::from_toml("t", &text[from..to], &[]).unwrap();
+        assert!(w.load.is_none());
+        assert_eq!(w.writer_of(&w.run[1]).unwrap().name, "fill");
+
+        let fails = |text: &str, wanted: &[&str]| {
+            let e = Workload::from_toml("t", text, &[]).unwrap_err().to_string();
+            for w in wanted {
+                assert!(e.contains(w), "{e:?} lacks {w:?}");
+            }
+        };
+        let read = |extra: &str| {
+            format!(
+                "[[run]]\nname = \"fill\"\nstatement = \"INSERT INTO t (p) VALUES (?)\"\n\
+                 args = [\"i\"]\n[[run]]\nname = \"check\"\n\
+                 statement = \"SELECT * FROM t WHERE p = ?\"\nargs = [\"i\"]\n{extra}"
+            )
+        };
+        fails(
+            &read("validate = \"i\"\nwritten_by = \"fil\"\n"),
+            &[
+                "line 10",
+                "written_by = \"fil\" is no run statement",
+                "\"fill\"",
+            ],
+        );
+        fails(
+            &read("validate = \"i\"\nwritten_by = \"check\"\n"),
+            &["names the statement itself"],
+        );
+        fails(
+            &read("written_by = \"fill\"\n"),
+            &["check has no `validate`"],
+        );
+        fails(
+            &read("validate = \"i\"\n"),
+            &["no [load] section", "written_by"],
+        );
+        fails(
+            "[[run]]\nwritten_by = \"x\"\n[[run.step]]\nstatement = \"SELECT 1\"\n",
+            &["`written_by` belong to each [[run.step]]"],
         );
     }
 

@@ -95,6 +95,7 @@ fn plan() -> Plan<(), ()> {
         args: vec![Expr::compile("hash(i) % 1000", 1, &|_| None).expect("expression")],
         line: 0,
         validate: None,
+        written_by: None,
         idempotent: false,
         conditional: false,
     };
