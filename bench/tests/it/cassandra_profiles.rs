@@ -3,7 +3,9 @@
 //! creates the profile's keyspace, table and extra definitions, then a counted `run` mixes
 //! the insert with every query; every backend runs every operation exactly as often as the
 //! bench's pick chose it, with no error, and the queries read back rows the inserts wrote
-//! (the operations visit 20 partitions, so that they meet).
+//! (the operations visit 20 partitions, so that they meet). Then the profile's `validate`
+//! operation reads back, on every backend, each row the inserts of each backend wrote, and
+//! compares it with what was written (`--validate`).
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -47,7 +49,12 @@ fn run_profile(file: &str, keyspace: &str, ops: &[(&str, &str)], reads: &[&str])
     for i in 0..ITERATIONS {
         picked[w.pick(i)] += 1;
     }
-    assert!(picked.iter().all(|&n| n > 0), "{picked:?}");
+    for (g, n) in w.groups.iter().zip(&picked) {
+        let asked = ops
+            .iter()
+            .any(|(k, _)| k.strip_prefix("ops_") == Some(g.name.as_str()));
+        assert_eq!(*n > 0, asked, "{} picked {n} times", g.name);
+    }
     for driver in DRIVERS {
         let b = &j["backends"][driver];
         assert_eq!(b["errors"], 0, "{file} {driver}: {}", b["errors_by_kind"]);
@@ -67,6 +74,78 @@ fn run_profile(file: &str, keyspace: &str, ops: &[(&str, &str)], reads: &[&str])
             }
         }
     }
+    read_back_the_inserts(&path, &dir, keyspace, &p[..2], w.groups[0].repeat.into());
+}
+
+/// Insert operations each writer runs before every backend reads their rows back.
+const INSERTS: u64 = 30;
+
+/// The profile's `validate` operation with `--validate`: each backend alone fills the table
+/// with `INSERTS` insert operations, then every backend reads back each row they wrote (one
+/// read per row: `repeat` rows per operation) and compares it with what the insert wrote,
+/// with no value that differs and no row missing. Then a read of partitions the insert never
+/// visited shows that the comparison is on: every row is missing, and the run fails.
+fn read_back_the_inserts(
+    path: &str,
+    dir: &std::path::Path,
+    keyspace: &str,
+    p: &[&str],
+    repeat: u64,
+) {
+    let rows = INSERTS * repeat;
+    for writer in DRIVERS {
+        drop_keyspace(NODE, dir, keyspace);
+        let out = doppio(&[&["schema", NODE, "--profile", path][..], p].concat());
+        assert!(out.status.success(), "schema");
+        let report = dir.join(format!("insert-{writer}.json"));
+        let out = CountedRun::new(NODE, writer, INSERTS, 8, &report)
+            .args(&["--profile", path])
+            .args(p)
+            .run();
+        assert!(out.status.success(), "{writer} inserts");
+        let report = dir.join(format!("validate-{writer}.json"));
+        let out = CountedRun::new(NODE, ALL_DRIVERS, rows, 8, &report)
+            .args(&["--profile", path, "--validate"])
+            .args(p)
+            .args(&["-P", "ops_insert=0", "-P", "ops_validate=1"])
+            .run();
+        assert!(out.status.success(), "rows {writer} wrote read back");
+        let j = json(&report);
+        assert_eq!(j["config"]["validated"], serde_json::json!(["validate"]));
+        for driver in DRIVERS {
+            let b = &j["backends"][driver];
+            assert_eq!(
+                b["errors"], 0,
+                "{path} {writer}/{driver}: {}",
+                b["errors_by_kind"]
+            );
+            let s = &b["statements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == "validate")
+                .unwrap();
+            assert_eq!(s["requests"], rows, "{path} {writer}/{driver}");
+            assert_eq!(
+                s["rows"], rows,
+                "{path} {writer}/{driver}: one row per read"
+            );
+        }
+    }
+    let report = dir.join("validate-elsewhere.json");
+    let out = CountedRun::new(NODE, "doppio-uring", 20, 4, &report)
+        .args(&["--profile", path, "--validate"])
+        .args(p)
+        .args(&["-P", "ops_insert=0", "-P", "ops_validate=1"])
+        .args(&["-P", "population=UNIFORM(1000..2000)"])
+        .run();
+    assert_eq!(out.status.code(), Some(1), "rows never written are missing");
+    let b = &json(&report)["backends"]["doppio-uring"];
+    assert_eq!(
+        b["errors_by_kind"]["missing_row"], 20,
+        "{}",
+        b["errors_by_kind"]
+    );
 }
 
 #[test]

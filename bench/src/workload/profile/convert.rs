@@ -30,6 +30,8 @@ pub const DEFAULT_POPULATION: &str = "UNIFORM(1..1M)";
 
 /// The default count of token ranges a token range query walks.
 const DEFAULT_RANGES: u32 = 256;
+/// The name of the operation that reads back and checks the insert's rows (`--validate`).
+pub const VALIDATE: &str = "validate";
 
 /// A TOML basic string.
 fn quote(s: &str) -> String {
@@ -283,6 +285,8 @@ struct Run {
     batch: Option<(&'static str, u64)>,
     statement: String,
     args: Vec<String>,
+    /// A read of the row the run named here wrote at the iteration given (`validate`).
+    validates: Option<(&'static str, &'static str)>,
 }
 
 /// The profile as a TOML workload, and what it could not carry over.
@@ -409,6 +413,9 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
         .all(|c| matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering));
     let mut set = Vec::new();
     let mut set_args = Vec::new();
+    // The columns a read-back can compare: every column but those the insert adds to
+    // (counters and lists grow each time a row is written again).
+    let mut checkable = Vec::new();
     let mut key_names = Vec::new();
     let mut key_args = Vec::new();
     for (n, c) in table.columns.iter().enumerate() {
@@ -416,6 +423,7 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
         let name = cql_name(&c.name);
         match c.kind {
             ColumnKind::PartitionKey | ColumnKind::Clustering => {
+                checkable.push(name.clone());
                 key_names.push(name);
                 key_args.push(v);
             }
@@ -424,6 +432,9 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
                 let adds = c.cql_type == "counter"
                     || (!c.cql_type.starts_with("frozen<")
                         && (t.starts_with("list<") || t.starts_with("set<")));
+                if !(c.cql_type == "counter" || adds && t.starts_with("list<")) {
+                    checkable.push(name.clone());
+                }
                 set.push(if adds {
                     format!("{name} = {name} + ?")
                 } else {
@@ -434,6 +445,26 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
         }
     }
     let target = format!("{ks}.{}", cql_name(&table.name));
+    let key_where: Vec<String> = key_names.iter().map(|n| format!("{n} = ?")).collect();
+    let validate = Run {
+        name: VALIDATE.into(),
+        comment: vec![
+            "validate: reads back row i of the insert's rows (copy i % repeat of its operation \
+             i / repeat) and,"
+                .into(),
+            "with --validate, compares it with what the insert wrote: run it after the insert, \
+             for at most as many operations as the insert wrote rows"
+                .into(),
+        ],
+        batch: None,
+        statement: format!(
+            "SELECT {} FROM {target} WHERE {}",
+            checkable.join(", "),
+            key_where.join(" AND ")
+        ),
+        args: key_args.clone(),
+        validates: Some(("i", "insert")),
+    };
     let (statement, args) = if key_only {
         let marks = vec!["?"; key_names.len()].join(", ");
         (
@@ -444,12 +475,11 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
             key_args,
         )
     } else {
-        let wh: Vec<String> = key_names.iter().map(|n| format!("{n} = ?")).collect();
         (
             format!(
                 "UPDATE {target} SET {} WHERE {}",
                 set.join(", "),
-                wh.join(" AND ")
+                key_where.join(" AND ")
             ),
             set_args.into_iter().chain(key_args).collect(),
         )
@@ -468,6 +498,7 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
         batch: batched.then_some((batch_kind, k)),
         statement,
         args,
+        validates: None,
     });
 
     // The queries.
@@ -563,6 +594,7 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
             batch: None,
             statement: qualify(&q.cql, ks),
             args,
+            validates: None,
         });
     }
 
@@ -596,7 +628,16 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
                 t.columns.trim()
             ),
             args: vec!["token_lo".into(), "token_lo + token_step".into()],
+            validates: None,
         });
+    }
+    // The read-back of the insert's rows, unless an operation of the profile has its name.
+    if runs.iter().any(|r| r.name.eq_ignore_ascii_case(VALIDATE)) {
+        notes.push(format!(
+            "no `{VALIDATE}` operation is added: the profile has an operation of that name"
+        ));
+    } else {
+        runs.push(validate);
     }
 
     // Schema.
@@ -722,6 +763,10 @@ fn write(
         let _ = writeln!(t, "statement = {}", quote(&r.statement));
         let args: Vec<String> = r.args.iter().map(|a| quote(a)).collect();
         let _ = writeln!(t, "args = [{}]", args.join(", "));
+        if let Some((row, writer)) = r.validates {
+            let _ = writeln!(t, "validate = {}", quote(row));
+            let _ = writeln!(t, "written_by = {}", quote(writer));
+        }
     }
     t
 }

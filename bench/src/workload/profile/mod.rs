@@ -58,7 +58,7 @@ mod tests {
             w.schema[1].starts_with("CREATE TABLE IF NOT EXISTS doppio_profile_classic.mixedtypes")
         );
         let names: Vec<&str> = w.groups.iter().map(|g| g.name.as_str()).collect();
-        assert_eq!(names, ["insert", "by_owner", "since", "ring"]);
+        assert_eq!(names, ["insert", "by_owner", "since", "ring", "validate"]);
         // Rows per partition: 12.5 * 2 * 2 on average, select 5.5 / 20 of them: 14.
         assert_eq!(
             w.groups[0].mode,
@@ -145,6 +145,93 @@ mod tests {
             let q = ints(&since.args, i);
             assert!(created.contains(&format!("{:?}", q[2])), "{q:?}");
         }
+    }
+
+    /// The added `validate` operation reads, at iteration `i`, the row that the insert's
+    /// copy `i % repeat` of operation `i / repeat` wrote, and selects every column a second
+    /// write leaves as it was (not a counter, not a list the insert appends to).
+    #[test]
+    fn the_validate_operation_reads_back_the_row_each_insert_row_wrote() {
+        for (name, text, selected) in [
+            (
+                "classic.yaml",
+                CLASSIC,
+                "owner, active, created, score, rank, slot, id, payload",
+            ),
+            (
+                "timeseries.yaml",
+                TIMESERIES,
+                "sensor, day, at, value, quality, tags",
+            ),
+        ] {
+            let w = convert(name, text, &[]);
+            let insert = &w.run[0];
+            let (k, validate) = w
+                .run
+                .iter()
+                .enumerate()
+                .find(|(_, s)| s.name == "validate")
+                .unwrap();
+            assert_eq!(w.writer_of(validate).unwrap().name, "insert");
+            assert_eq!(
+                w.weight(w.groups.len() - 1),
+                Some((0.0, 0.0)),
+                "off by default"
+            );
+            assert!(
+                validate
+                    .cql
+                    .starts_with(&format!("SELECT {selected} FROM ")),
+                "{}",
+                validate.cql
+            );
+            let keys = insert.args.len() - validate.args.len();
+            for i in [0, 1, 13, 14, 49, 50, 777, 1_000_003] {
+                assert_eq!(
+                    ints(&validate.args, i),
+                    ints(&insert.args, i)[keys..],
+                    "{name}: iteration {i}"
+                );
+                assert_eq!(
+                    validate.validate.as_ref().unwrap().eval(i).unwrap(),
+                    Value::Int(i as i64)
+                );
+            }
+            assert_eq!(k, w.run.len() - 1);
+        }
+        // Counters and appended lists are left out; a frozen list is set whole, so kept.
+        let p = Profile::from_yaml(
+            "p.yaml",
+            "keyspace: ks\ntable: t\ntable_definition: CREATE TABLE t (k int PRIMARY KEY, \
+             l list<int>, f frozen<list<int>>, s set<int>, m map<int, int>)\n",
+        )
+        .unwrap();
+        let (toml, _) = to_toml(&p).unwrap();
+        assert!(
+            toml.contains("SELECT k, f, s, m FROM ks.t WHERE k = ?"),
+            "{toml}"
+        );
+        let p = Profile::from_yaml(
+            "p.yaml",
+            "keyspace: ks\ntable: t\ntable_definition: CREATE TABLE t (k int PRIMARY KEY, \
+             n counter)\n",
+        )
+        .unwrap();
+        let (toml, _) = to_toml(&p).unwrap();
+        assert!(toml.contains("SELECT k FROM ks.t WHERE k = ?"), "{toml}");
+        // An operation of the profile named `validate` keeps its name; none is added.
+        let p = Profile::from_yaml(
+            "p.yaml",
+            &format!("{HEAD}queries:\n  validate:\n    cql: SELECT * FROM t WHERE k = ?\n"),
+        )
+        .unwrap();
+        let (toml, notes) = to_toml(&p).unwrap();
+        assert_eq!(toml.matches("name = \"validate\"").count(), 1, "{toml}");
+        assert!(!toml.contains("written_by"), "{toml}");
+        assert!(
+            notes.iter().any(|n| n.contains("no `validate` operation")),
+            "{notes:?}"
+        );
     }
 
     fn error(text: &str) -> ProfileError {
