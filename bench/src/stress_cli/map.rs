@@ -6,6 +6,7 @@ use super::legacy;
 use super::model::{Kind, Length, Pace, StressLine};
 use crate::backend::Compression;
 use crate::cli::InlineWorkload;
+use crate::workload::profile::convert::VALIDATE;
 
 /// `-rate threads=` when `-rate` gives none: the thread count cassandra-stress settles on
 /// for `write n=...` without `-rate` (its `auto` search is not run).
@@ -139,6 +140,15 @@ pub fn plan(line: &StressLine) -> Plan {
             push(&mut a, "--profile", profile.display().to_string());
             for (name, w) in ops {
                 push(&mut a, "-P", format!("ops_{name}={w}"));
+            }
+            // An operation that ops() leaves out does not run; the converted profile's
+            // weights are 0 but for the insert's.
+            if !ops.iter().any(|(name, _)| name == "insert") {
+                push(&mut a, "-P", "ops_insert=0".to_owned());
+            }
+            // The operation doppio adds to a profile reads back the insert's rows: checked.
+            if ops.iter().any(|(name, w)| name == VALIDATE && *w > 0.0) {
+                a.push("--validate".to_owned());
             }
             if let Some(p) = &line.groups.population {
                 push(&mut a, "-P", format!("population={}", p.spec()));

@@ -179,7 +179,7 @@ fn user_runs_the_profile_with_its_op_weights() {
     assert_eq!(ops, &[("insert".to_owned(), 1.0), ("q1".to_owned(), 3.0)]);
     let p = map::plan(&l);
     assert!(p.workload.is_none());
-    assert_eq!(arg(&p.run_args, "--profile"), Some(profile));
+    assert_eq!(arg(&p.run_args, "--profile"), Some(profile.clone()));
     let ps: Vec<&String> = p
         .run_args
         .windows(2)
@@ -189,6 +189,28 @@ fn user_runs_the_profile_with_its_op_weights() {
     assert_eq!(
         ps,
         ["ops_insert=1", "ops_q1=3", "population=UNIFORM(1..20)"]
+    );
+    assert!(!p.run_args.iter().any(|a| a == "--validate"));
+    // `validate`, the read-back doppio adds to a profile, turns the comparison on.
+    // An operation ops() leaves out does not run: the insert too.
+    let line = format!("user profile={profile} ops(validate=1) n=100");
+    let p = map::plan(&read(&words(&line)).unwrap());
+    assert!(
+        p.run_args.iter().any(|a| a == "--validate"),
+        "{:?}",
+        p.run_args
+    );
+    assert!(
+        p.run_args.windows(2).any(|w| w == ["-P", "ops_insert=0"]),
+        "{:?}",
+        p.run_args
+    );
+    let line = format!("user profile={profile} ops(insert=1,validate=0) n=100");
+    let p = map::plan(&read(&words(&line)).unwrap());
+    assert!(
+        !p.run_args.iter().any(|a| a == "--validate"),
+        "{:?}",
+        p.run_args
     );
 }
 
