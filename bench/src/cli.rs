@@ -224,7 +224,8 @@ pub enum ProfileCommand {
     /// Prints the doppio TOML workload a cassandra-stress user profile converts to (what
     /// could not be carried over is listed on stderr and in the TOML's comments).
     Convert {
-        /// The profile (YAML).
+        /// The profile (YAML); several, comma-separated, convert into one workload that
+        /// runs them together (`a.yaml,b.yaml`, operations named `SPECNAME.OP`).
         profile: String,
     },
 }
@@ -240,7 +241,8 @@ pub struct Connect {
     pub workload: String,
     /// A cassandra-stress user profile (YAML) to run instead of `-w`, converted in memory as
     /// `doppio profile convert` prints it; its parameters (`population`, `ops_NAME`) take
-    /// `-P` (bench/PROFILES.md).
+    /// `-P` (bench/PROFILES.md). Several, comma-separated, run together (`a.yaml,b.yaml`:
+    /// weights `ops_SPECNAME_OP`).
     #[arg(long, value_name = "PROFILE.yaml", conflicts_with = "workload")]
     pub profile: Option<String>,
     /// Workload parameter overrides, NAME=VALUE (repeatable).

@@ -3,15 +3,15 @@
 
 use super::failure::Failure;
 use crate::cli::ProfileCommand;
-use crate::workload::profile::{to_toml, Profile};
+use crate::workload::profile::{to_toml_all, Profile};
 use crate::workload::WorkloadError;
 
 /// Runs `doppio profile ...`.
 pub fn profile(command: &ProfileCommand) -> Result<(), Failure> {
     match command {
         ProfileCommand::Convert { profile } => {
-            let p = Profile::read(profile).map_err(WorkloadError::from)?;
-            let (toml, notes) = to_toml(&p).map_err(WorkloadError::from)?;
+            let p = Profile::read_all(profile).map_err(WorkloadError::from)?;
+            let (toml, notes) = to_toml_all(&p).map_err(WorkloadError::from)?;
             for n in &notes {
                 eprintln!("note: {n}");
             }

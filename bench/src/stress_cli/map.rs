@@ -6,7 +6,7 @@ use super::legacy;
 use super::model::{Kind, Length, Pace, StressLine};
 use crate::backend::Compression;
 use crate::cli::InlineWorkload;
-use crate::workload::profile::convert::VALIDATE;
+use crate::workload::profile::convert::{weight_param, VALIDATE};
 
 /// `-rate threads=` when `-rate` gives none: the thread count cassandra-stress settles on
 /// for `write n=...` without `-rate` (its `auto` search is not run).
@@ -136,18 +136,31 @@ pub fn plan(line: &StressLine) -> Plan {
         push(&mut a, "-s", format!("{}ms", i.as_millis()));
     }
     let workload = match &line.command.kind {
-        Kind::User { profile, ops } => {
-            push(&mut a, "--profile", profile.display().to_string());
+        Kind::User {
+            profiles,
+            inserts,
+            ops,
+        } => {
+            let paths: Vec<String> = profiles.iter().map(|p| p.display().to_string()).collect();
+            push(&mut a, "--profile", paths.join(","));
             for (name, w) in ops {
-                push(&mut a, "-P", format!("ops_{name}={w}"));
+                push(&mut a, "-P", format!("{}={w}", weight_param(name)));
             }
-            // An operation that ops() leaves out does not run; the converted profile's
-            // weights are 0 but for the insert's.
-            if !ops.iter().any(|(name, _)| name == "insert") {
-                push(&mut a, "-P", "ops_insert=0".to_owned());
+            // An operation that ops() leaves out does not run; the converted profiles'
+            // weights are 0 but for their inserts'.
+            for insert in inserts {
+                if !ops.is_empty() && !ops.iter().any(|(name, _)| name == insert) {
+                    push(&mut a, "-P", format!("{}=0", weight_param(insert)));
+                }
             }
             // The operation doppio adds to a profile reads back the insert's rows: checked.
-            if ops.iter().any(|(name, w)| name == VALIDATE && *w > 0.0) {
+            let validates = |name: &str| {
+                name == VALIDATE
+                    || name
+                        .strip_suffix(VALIDATE)
+                        .is_some_and(|s| s.ends_with('.'))
+            };
+            if ops.iter().any(|(name, w)| validates(name) && *w > 0.0) {
                 a.push("--validate".to_owned());
             }
             if let Some(p) = &line.groups.population {

@@ -54,9 +54,13 @@ pub enum Kind {
     },
     /// `user profile=p.yaml ops(name=w,...)`: a user profile's operations.
     User {
-        /// The profile (checked readable).
-        profile: PathBuf,
-        /// The operations' weights, names lower-cased, in the order given.
+        /// The profiles, read and checked (`profile=a.yaml,b.yaml`: several run together).
+        profiles: Vec<PathBuf>,
+        /// Their inserts' operation names (`insert`; `SPECNAME.insert` for several), the
+        /// operations that run unless `ops(...)` leaves them out.
+        inserts: Vec<String>,
+        /// The operations' weights, names lower-cased, in the order given (empty: the
+        /// profiles' own, every insert).
         ops: Vec<(String, f64)>,
     },
 }

@@ -11,6 +11,8 @@ use super::model::{CommandSpec, Kind, Length, StressLine};
 use super::options;
 use super::values::{self, once};
 use crate::backend::Consistency;
+use crate::workload::profile::convert::insert_op;
+use crate::workload::profile::Profile;
 
 /// cassandra-stress commands doppio stress does not run yet.
 const UNSUPPORTED_COMMANDS: &[&str] = &[
@@ -48,7 +50,7 @@ fn command(g: &Group) -> Result<CommandSpec, StressError> {
     let mut consistency = None;
     let mut no_warmup = false;
     let mut ratio: Option<(f64, f64)> = None;
-    let mut profile: Option<PathBuf> = None;
+    let mut profile: Option<(Vec<PathBuf>, Vec<String>)> = None;
     let mut ops: Option<Vec<(String, f64)>> = None;
     for w in &g.words {
         match w {
@@ -83,7 +85,7 @@ fn command(g: &Group) -> Result<CommandSpec, StressError> {
             }
             Word::Pair { key, value } if key == "profile" && name == "user" => {
                 once(&profile, "profile")?;
-                profile = Some(readable_profile(value)?);
+                profile = Some(read_profiles(value)?);
             }
             Word::Call {
                 name: call, args, ..
@@ -139,11 +141,15 @@ fn command(g: &Group) -> Result<CommandSpec, StressError> {
             let (write, read) = ratio.unwrap_or((1.0, 1.0));
             Kind::Mixed { write, read }
         }
-        _ => Kind::User {
-            profile: profile
-                .ok_or_else(|| StressError::conflict("command `user` needs `profile=FILE.yaml`"))?,
-            ops: ops.unwrap_or_default(),
-        },
+        _ => {
+            let (profiles, inserts) = profile
+                .ok_or_else(|| StressError::conflict("command `user` needs `profile=FILE.yaml`"))?;
+            Kind::User {
+                profiles,
+                inserts,
+                ops: ops.unwrap_or_default(),
+            }
+        }
     };
     Ok(CommandSpec {
         kind,
@@ -191,12 +197,13 @@ fn user_ops(args: &[(String, String)]) -> Result<Vec<(String, f64)>, StressError
         let name = k.to_ascii_lowercase();
         if !name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
         {
             return Err(StressError::bad(
                 "ops",
                 k,
-                "is not an operation name (letters, digits, _ and -)",
+                "is not an operation name (letters, digits, _, - and ., as in \
+                 SPECNAME.QUERY)",
             ));
         }
         if out.iter().any(|(n, _)| *n == name) {
@@ -214,6 +221,34 @@ fn user_ops(args: &[(String, String)]) -> Result<Vec<(String, f64)>, StressError
         ));
     }
     Ok(out)
+}
+
+/// The profiles of `profile=` (comma-separated, as cassandra-stress takes several), each
+/// read and checked, and their inserts' operation names.
+fn read_profiles(value: &str) -> Result<(Vec<PathBuf>, Vec<String>), StressError> {
+    let mut paths = Vec::new();
+    let mut specs = Vec::new();
+    for part in value.split(',') {
+        if part.trim().is_empty() {
+            return Err(StressError::Profile {
+                path: value.to_owned(),
+                reason: "an empty name in the comma-separated list".to_owned(),
+            });
+        }
+        let path = readable_profile(part)?;
+        let p = Profile::read(part.trim()).map_err(|e| StressError::Profile {
+            path: part.to_owned(),
+            reason: e.to_string(),
+        })?;
+        paths.push(path);
+        specs.push(p.specname);
+    }
+    let inserts = if specs.len() == 1 {
+        vec![insert_op(None)]
+    } else {
+        specs.iter().map(|s| insert_op(Some(s))).collect()
+    };
+    Ok((paths, inserts))
 }
 
 /// A profile path that names a readable file.

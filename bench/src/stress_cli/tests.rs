@@ -215,6 +215,50 @@ fn user_runs_the_profile_with_its_op_weights() {
 }
 
 #[test]
+fn user_runs_several_profiles_with_ops_named_by_specname() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let profiles = format!("{dir}/profiles/users.yaml,{dir}/profiles/orders.yaml");
+    let line = format!("user profile={profiles} ops(users.insert=1,orders.recent=2) n=10");
+    let p = map::plan(&read(&words(&line)).unwrap());
+    assert_eq!(arg(&p.run_args, "--profile"), Some(profiles.clone()));
+    let ps: Vec<&String> = p
+        .run_args
+        .windows(2)
+        .filter(|w| w[0] == "-P")
+        .map(|w| &w[1])
+        .collect();
+    // orders' insert is left out, so it does not run.
+    assert_eq!(
+        ps,
+        [
+            "ops_users_insert=1",
+            "ops_orders_recent=2",
+            "ops_orders_insert=0"
+        ]
+    );
+    let line = format!("user profile={profiles} ops(orders.validate=1) n=10");
+    let p = map::plan(&read(&words(&line)).unwrap());
+    assert!(
+        p.run_args.iter().any(|a| a == "--validate"),
+        "{:?}",
+        p.run_args
+    );
+    // Each file is read before anything connects: a missing one is named.
+    let e = err(&format!(
+        "user profile={dir}/profiles/users.yaml,/no/such.yaml n=1"
+    ));
+    assert!(e.contains("/no/such.yaml"), "{e}");
+    let e = err(&format!("user profile={dir}/profiles/users.yaml, n=1"));
+    assert!(e.contains("an empty name"), "{e}");
+    // A profile that does not read is refused with its reason.
+    let bad = std::env::temp_dir().join(format!("doppio-bad-profile-{}.yaml", std::process::id()));
+    std::fs::write(&bad, "keyspace: ks\ntable: t\ncolunmspec: []\n").unwrap();
+    let e = err(&format!("user profile={} n=1", bad.display()));
+    std::fs::remove_file(&bad).unwrap();
+    assert!(e.contains("colunmspec"), "{e}");
+}
+
+#[test]
 fn bad_values_are_errors_naming_the_option() {
     for (line, names) in [
         ("write n=0", "`n`"),

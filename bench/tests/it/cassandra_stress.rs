@@ -3,7 +3,8 @@
 //! legacy table and writes every key of its population, `read n=...` reads them back (every
 //! read finds its row), `mixed ratio(write=1,read=3)` mixes them, each counting exactly `n`
 //! operations with no error, and `-log hdrfile=` writes the HDR log; `user profile=
-//! ops(...)` runs the classic profile with those op ratios.
+//! ops(...)` runs the classic profile with those op ratios, and `profile=a.yaml,b.yaml` two
+//! profiles together, then validates what one of them wrote.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -193,5 +194,86 @@ fn a_user_profile_runs_with_its_op_ratios_on_every_backend() {
             "{driver}: {inserts} inserts of 600"
         );
         assert!(rows > 0, "{driver}: by_owner read no row");
+    }
+}
+
+/// `user profile=users.yaml,orders.yaml` runs both profiles, their operations named by
+/// specname (`ops(users.insert=1,orders.insert=1,orders.recent=1)`); then `ops(orders.insert=1)`
+/// alone, and `ops(orders.validate=1)` reads every row it wrote back and compares it (the
+/// line turns `--validate` on), on every backend.
+#[test]
+fn several_profiles_run_together_and_validate_on_every_backend() {
+    let _turn = doppio_test_support::file_turn(module_path!());
+    let Some(node) = doppio_test_support::CASSANDRA.answering() else {
+        return;
+    };
+    let dir = scratch_dir("two_profiles");
+    drop_keyspace(&node.to_string(), &dir, "doppio_profile_shop");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let profile = format!("profile={root}/profiles/users.yaml,{root}/profiles/orders.yaml");
+    let port = format!("native={}", node.port());
+    let host = node.ip().to_string();
+    let run = |driver: &str, report: &std::path::Path, ops: &str, n: &str| {
+        let mut args = stress(driver, report);
+        args.extend(
+            [
+                "user",
+                &profile,
+                ops,
+                n,
+                "-pop",
+                "dist=UNIFORM(1..20)",
+                "-rate",
+                "threads=4",
+                "-node",
+                &host,
+                "-port",
+                &port,
+            ]
+            .iter()
+            .map(|s| (*s).to_owned()),
+        );
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        doppio(&a)
+    };
+    for driver in DRIVERS {
+        let report = dir.join(format!("{driver}-mixed.json"));
+        let out = run(
+            driver,
+            &report,
+            "ops(users.insert=1,orders.insert=1,orders.recent=1)",
+            "n=300",
+        );
+        assert!(out.status.success(), "{driver}: two profiles");
+        let (users, _) = statement(&report, driver, "users.insert");
+        let (orders, _) = statement(&report, driver, "orders.insert");
+        let (recent, rows) = statement(&report, driver, "orders.recent");
+        assert_eq!(users + orders + recent, 300, "{driver}");
+        assert!(
+            users > 0 && orders > 0 && rows > 0,
+            "{driver}: {users} {orders} {rows}"
+        );
+        let (by_id, _) = statement(&report, driver, "users.by_id");
+        assert_eq!(by_id, 0, "{driver}: left out of ops(), so not run");
+
+        let report = dir.join(format!("{driver}-orders.json"));
+        let out = run(driver, &report, "ops(orders.insert=1)", "n=20");
+        assert!(out.status.success(), "{driver}: orders.insert");
+        assert_eq!(statement(&report, driver, "orders.insert").0, 20);
+        assert_eq!(statement(&report, driver, "users.insert").0, 0);
+        // 20 batches of 8 rows (the converted insert's repeat).
+        let report = dir.join(format!("{driver}-validate.json"));
+        let out = run(driver, &report, "ops(orders.validate=1)", "n=160");
+        assert!(out.status.success(), "{driver}: orders.validate");
+        let j = json(&report);
+        assert_eq!(
+            j["config"]["validated"],
+            serde_json::json!(["users.validate", "orders.validate"])
+        );
+        assert_eq!(
+            statement(&report, driver, "orders.validate"),
+            (160, 160),
+            "{driver}"
+        );
     }
 }

@@ -33,6 +33,21 @@ const DEFAULT_RANGES: u32 = 256;
 /// The name of the operation that reads back and checks the insert's rows (`--validate`).
 pub const VALIDATE: &str = "validate";
 
+/// The parameter that weighs operation `op` of a converted profile (`ops_insert`,
+/// `ops_sensors_insert` for `sensors.insert`): what `ops(op=w)` sets.
+pub fn weight_param(op: &str) -> String {
+    format!("ops_{}", ident(op))
+}
+
+/// The name of the insert of a profile converted with `scope` (its specname, beside other
+/// profiles): `insert`, or `SCOPE.insert`.
+pub fn insert_op(scope: Option<&str>) -> String {
+    match scope {
+        Some(s) => format!("{s}.insert"),
+        None => "insert".to_owned(),
+    }
+}
+
 /// A TOML basic string.
 fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -286,11 +301,86 @@ struct Run {
     statement: String,
     args: Vec<String>,
     /// A read of the row the run named here wrote at the iteration given (`validate`).
-    validates: Option<(&'static str, &'static str)>,
+    validates: Option<(&'static str, String)>,
+    /// Its weight unless `-P` says otherwise: 1 for an insert, 0 for the rest.
+    weight: u8,
+}
+
+/// One profile converted, before it is written (alone, or beside others).
+struct Part {
+    schema: Vec<String>,
+    vars: Vec<(String, String)>,
+    runs: Vec<Run>,
+    notes: Notes,
+    /// It has token range queries (which need the `ranges` parameter).
+    ranges: bool,
 }
 
 /// The profile as a TOML workload, and what it could not carry over.
 pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
+    to_toml_all(std::slice::from_ref(profile))
+}
+
+/// Several profiles as one TOML workload (cassandra-stress's `profile=a.yaml,b.yaml`): each
+/// profile's operations named `SPECNAME.OP` (weights `ops_SPECNAME_OP`, every insert 1),
+/// its vars prefixed likewise, the schemas one after another; `population` and `ranges`
+/// are shared, as cassandra-stress's `-pop` is. One profile converts as [`to_toml`] does,
+/// its operations unprefixed.
+pub fn to_toml_all(profiles: &[Profile]) -> Result<(String, Notes), ProfileError> {
+    let scoped = profiles.len() > 1;
+    let mut parts = Vec::with_capacity(profiles.len());
+    for (k, p) in profiles.iter().enumerate() {
+        if let Some(other) = profiles[..k]
+            .iter()
+            .find(|o| ident(&o.specname) == ident(&p.specname))
+        {
+            return Err(ProfileError::SameSpecname {
+                first: other.origin.clone(),
+                second: p.origin.clone(),
+                specname: p.specname.clone(),
+            });
+        }
+        let mut part = convert(p, scoped.then_some(p.specname.as_str()))?;
+        if scoped {
+            for n in &mut part.notes {
+                *n = format!("{}: {n}", p.specname);
+            }
+        }
+        parts.push(part);
+    }
+    let mut schema = Vec::new();
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let mut runs = Vec::new();
+    let mut notes = Vec::new();
+    let mut ranges = false;
+    for part in parts {
+        // Profiles of one keyspace each define it: once is enough.
+        for statement in part.schema {
+            if !schema.contains(&statement) {
+                schema.push(statement);
+            }
+        }
+        for v in part.vars {
+            // The token ring's vars are the same for every profile.
+            if !vars.iter().any(|(name, _)| *name == v.0) {
+                vars.push(v);
+            }
+        }
+        runs.extend(part.runs);
+        notes.extend(part.notes);
+        ranges |= part.ranges;
+    }
+    let toml = write(profiles, &schema, &vars, &runs, &notes, ranges);
+    Ok((toml, notes))
+}
+
+/// One profile converted; with a `scope` (its specname, beside other profiles), its
+/// operations are `SCOPE.OP` and its vars `SCOPE_OP_...`.
+fn convert(profile: &Profile, scope: Option<&str>) -> Result<Part, ProfileError> {
+    let op = |name: &str| match scope {
+        Some(s) => format!("{s}.{name}"),
+        None => name.to_owned(),
+    };
     let origin = profile.origin.as_str();
     let Some(definition) = &profile.table_definition else {
         return Err(ProfileError::Missing {
@@ -338,7 +428,7 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
             insert.partitions
         ));
     }
-    let mut shape = Shape::new("insert", &table, profile);
+    let mut shape = Shape::new(&insert_op(scope), &table, profile);
     let mean_rows: f64 = shape
         .clustering()
         .iter()
@@ -447,7 +537,7 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
     let target = format!("{ks}.{}", cql_name(&table.name));
     let key_where: Vec<String> = key_names.iter().map(|n| format!("{n} = ?")).collect();
     let validate = Run {
-        name: VALIDATE.into(),
+        name: op(VALIDATE),
         comment: vec![
             "validate: reads back row i of the insert's rows (copy i % repeat of its operation \
              i / repeat) and,"
@@ -463,7 +553,8 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
             key_where.join(" AND ")
         ),
         args: key_args.clone(),
-        validates: Some(("i", "insert")),
+        validates: Some(("i", insert_op(scope))),
+        weight: 0,
     };
     let (statement, args) = if key_only {
         let marks = vec!["?"; key_names.len()].join(", ");
@@ -486,7 +577,7 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
     };
     vars.append(&mut shape.vars);
     runs.push(Run {
-        name: "insert".into(),
+        name: insert_op(scope),
         comment: vec![format!(
             "insert: {} of {per_batch} partition(s) x {rows_per} row(s)",
             if batched {
@@ -499,6 +590,7 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
         statement,
         args,
         validates: None,
+        weight: 1,
     });
 
     // The queries.
@@ -509,7 +601,7 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
             query: q.name.clone(),
             message,
         })?;
-        let mut shape = Shape::new(&q.name, &table, profile);
+        let mut shape = Shape::new(&op(&q.name), &table, profile);
         let (p, counts, rows) = shape.partition("i".into());
         let mut comment = vec![format!(
             "query {}: fields {}",
@@ -589,12 +681,13 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
         }
         vars.append(&mut shape.vars);
         runs.push(Run {
-            name: q.name.clone(),
+            name: op(&q.name),
             comment,
             batch: None,
             statement: qualify(&q.cql, ks),
             args,
             validates: None,
+            weight: 0,
         });
     }
 
@@ -616,7 +709,7 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
             .collect();
         let token = format!("token({})", keys.join(", "));
         runs.push(Run {
-            name: t.name.clone(),
+            name: op(&t.name),
             comment: vec![format!(
                 "token range query {}: a slice of the ring per request (page_size {} in \
                  cassandra-stress; doppio pages with --page-size)",
@@ -629,10 +722,14 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
             ),
             args: vec!["token_lo".into(), "token_lo + token_step".into()],
             validates: None,
+            weight: 0,
         });
     }
     // The read-back of the insert's rows, unless an operation of the profile has its name.
-    if runs.iter().any(|r| r.name.eq_ignore_ascii_case(VALIDATE)) {
+    if runs
+        .iter()
+        .any(|r| r.name.eq_ignore_ascii_case(&op(VALIDATE)))
+    {
         notes.push(format!(
             "no `{VALIDATE}` operation is added: the profile has an operation of that name"
         ));
@@ -650,7 +747,13 @@ pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
         schema.push(qualify(e, ks));
     }
     let vars = used_vars(vars, &runs);
-    Ok((write(profile, &schema, &vars, &runs, &notes), notes))
+    Ok(Part {
+        schema,
+        vars,
+        runs,
+        notes,
+        ranges: !profile.token_range_queries.is_empty(),
+    })
 }
 
 /// The vars some argument names, directly or through another var (declared before their
@@ -690,32 +793,41 @@ fn cql_name(name: &str) -> String {
 }
 
 fn write(
-    profile: &Profile,
+    profiles: &[Profile],
     schema: &[String],
     vars: &[(String, String)],
     runs: &[Run],
     notes: &Notes,
+    ranges: bool,
 ) -> String {
+    let origins: Vec<&str> = profiles.iter().map(|p| p.origin.as_str()).collect();
+    let origins = origins.join(", ");
+    let first = runs.first().map_or("insert", |r| r.name.as_str());
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "# Converted by `doppio profile convert` from the cassandra-stress profile {}.",
-        profile.origin
+        "# Converted by `doppio profile convert` from the cassandra-stress profile{} {origins}.",
+        if profiles.len() > 1 { "s" } else { "" }
     );
     let _ = writeln!(
         t,
         "# How each key became what follows, and where doppio reads one differently:\n\
          # bench/PROFILES.md. Run: doppio schema -w THIS.toml; doppio run -w THIS.toml \
-         -P ops_insert=1 ..."
+         -P {}=1 ...",
+        weight_param(first)
     );
     for n in notes {
         let _ = writeln!(t, "# note: {n}");
     }
-    let _ = writeln!(t, "name = {}", quote(&profile.specname));
+    let names: Vec<&str> = profiles.iter().map(|p| p.specname.as_str()).collect();
+    let _ = writeln!(t, "name = {}", quote(&names.join("+")));
     let _ = writeln!(
         t,
         "description = {}",
-        quote(&format!("cassandra-stress profile {}", profile.origin))
+        quote(&format!(
+            "cassandra-stress profile{} {origins}",
+            if profiles.len() > 1 { "s" } else { "" }
+        ))
     );
     let _ = writeln!(t, "\n[params]");
     let _ = writeln!(
@@ -724,16 +836,16 @@ fn write(
         quote(DEFAULT_POPULATION)
     );
     for r in runs {
-        let w = if r.name == "insert" { 1 } else { 0 };
         let _ = writeln!(
             t,
-            "ops_{} = {w}   # the weight of `{}` (cassandra-stress ops({}=...))",
-            ident(&r.name),
+            "{} = {}   # the weight of `{}` (cassandra-stress ops({}=...))",
+            weight_param(&r.name),
+            r.weight,
             r.name,
             r.name
         );
     }
-    if !profile.token_range_queries.is_empty() {
+    if ranges {
         let _ = writeln!(
             t,
             "ranges = {DEFAULT_RANGES}   # slices of the token ring the token range queries walk"
@@ -755,7 +867,7 @@ fn write(
         }
         let _ = writeln!(t, "[[run]]");
         let _ = writeln!(t, "name = {}", quote(&r.name));
-        let _ = writeln!(t, "weight = {}", quote(&format!("ops_{}", ident(&r.name))));
+        let _ = writeln!(t, "weight = {}", quote(&weight_param(&r.name)));
         if let Some((kind, repeat)) = r.batch {
             let _ = writeln!(t, "batch = {}", quote(kind));
             let _ = writeln!(t, "repeat = {repeat}");
@@ -763,7 +875,7 @@ fn write(
         let _ = writeln!(t, "statement = {}", quote(&r.statement));
         let args: Vec<String> = r.args.iter().map(|a| quote(a)).collect();
         let _ = writeln!(t, "args = [{}]", args.join(", "));
-        if let Some((row, writer)) = r.validates {
+        if let Some((row, writer)) = &r.validates {
             let _ = writeln!(t, "validate = {}", quote(row));
             let _ = writeln!(t, "written_by = {}", quote(writer));
         }

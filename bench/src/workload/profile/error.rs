@@ -14,6 +14,25 @@ pub enum ProfileError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A comma-separated list of profiles has an empty entry (`a.yaml,`).
+    #[error("profiles `{list}`: an empty name in the comma-separated list")]
+    EmptyPath {
+        /// The list as given.
+        list: String,
+    },
+    /// Two profiles of one run have the same specname, so their operations' names clash.
+    #[error(
+        "profiles {first} and {second} are both specname {specname}: give each profile of a \
+         run a specname of its own"
+    )]
+    SameSpecname {
+        /// The first file.
+        first: String,
+        /// The second file.
+        second: String,
+        /// Their specname.
+        specname: String,
+    },
     /// The YAML is malformed, or a top-level key is unknown or of the wrong kind.
     #[error("profile {origin}: {message}")]
     Yaml {

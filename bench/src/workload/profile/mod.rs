@@ -14,7 +14,7 @@ pub mod error;
 pub mod model;
 pub mod read;
 
-pub use self::convert::to_toml;
+pub use self::convert::{to_toml, to_toml_all};
 pub use self::error::ProfileError;
 pub use self::model::Profile;
 
@@ -40,6 +40,20 @@ mod tests {
 
     fn ints(args: &[crate::workload::expr::Expr], i: u64) -> Vec<Value<'_>> {
         args.iter().map(|a| a.eval(i).unwrap()).collect()
+    }
+
+    /// Each argument's value at `i`, encoded as its natural type (composites compare by
+    /// their elements).
+    fn bytes(args: &[crate::workload::expr::Expr], i: u64) -> Vec<Vec<u8>> {
+        use crate::workload::encode::{encode, natural_type};
+        args.iter()
+            .map(|a| {
+                let v = a.eval(i).unwrap();
+                let mut out = Vec::new();
+                encode(v, &natural_type(&v), &mut out).unwrap();
+                out
+            })
+            .collect()
     }
 
     #[test]
@@ -232,6 +246,78 @@ mod tests {
             notes.iter().any(|n| n.contains("no `validate` operation")),
             "{notes:?}"
         );
+    }
+
+    const USERS: &str = include_str!("../../../profiles/users.yaml");
+    const ORDERS: &str = include_str!("../../../profiles/orders.yaml");
+
+    /// Several profiles convert into one workload: operations and weights named by specname,
+    /// each keyspace created once, every value as the profile alone makes it.
+    #[test]
+    fn profiles_run_together_under_their_specnames() {
+        let users = Profile::from_yaml("users.yaml", USERS).unwrap();
+        let orders = Profile::from_yaml("orders.yaml", ORDERS).unwrap();
+        let (toml, notes) = to_toml_all(&[users.clone(), orders.clone()]).unwrap();
+        assert!(notes.iter().all(|n| n.starts_with("orders: ")), "{notes:?}");
+        let w = Workload::from_toml("shop", &toml, &[]).unwrap_or_else(|e| panic!("{e}\n{toml}"));
+        assert_eq!(w.name, "users+orders");
+        let names: Vec<&str> = w.groups.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "users.insert",
+                "users.by_id",
+                "users.validate",
+                "orders.insert",
+                "orders.recent",
+                "orders.since",
+                "orders.validate"
+            ]
+        );
+        // The keyspace once, then each table.
+        assert_eq!(w.schema.len(), 3, "{:?}", w.schema);
+        assert!(w.schema[2].contains("doppio_profile_shop.orders"));
+        // Both inserts run by default, with equal weight; the rest are off.
+        let weights: Vec<f64> = (0..names.len()).map(|k| w.weight(k).unwrap().0).collect();
+        assert_eq!(weights, [1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
+        let named = |n: &str| w.run.iter().find(|s| s.name == n).unwrap();
+        assert_eq!(
+            w.writer_of(named("orders.validate")).unwrap().name,
+            "orders.insert"
+        );
+        // users' insert is one statement; the validate read leaves out its appended list.
+        assert_eq!(w.groups[0].mode, RunMode::Single);
+        assert!(named("users.validate")
+            .cql
+            .starts_with("SELECT user_id, name, emails, prefs, joined FROM"));
+        // Scoped, every statement sends what it sends alone.
+        let alone = convert("orders.yaml", ORDERS, &[]);
+        for (op, scoped) in [("insert", "orders.insert"), ("since", "orders.since")] {
+            let a = alone.run.iter().find(|s| s.name == op).unwrap();
+            let b = named(scoped);
+            assert_eq!(a.cql, b.cql);
+            for i in [0, 7, 8, 1234] {
+                assert_eq!(bytes(&a.args, i), bytes(&b.args, i), "{op} at {i}");
+            }
+        }
+        // Weights by parameter: ops_SPECNAME_OP.
+        let w = Workload::from_toml(
+            "shop",
+            &toml,
+            &[
+                ("ops_users_insert".into(), "0".into()),
+                ("ops_orders_recent".into(), "3".into()),
+            ],
+        )
+        .unwrap();
+        assert_eq!(w.weight(4).unwrap().0, 3.0);
+        assert_eq!(w.weight(0).unwrap().0, 0.0);
+        // Two profiles of one specname cannot be told apart.
+        let e = to_toml_all(&[orders.clone(), orders]).unwrap_err();
+        assert!(matches!(e, ProfileError::SameSpecname { .. }), "{e}");
+        assert!(e.to_string().contains("both specname orders"), "{e}");
+        let e = Profile::read_all("a.yaml,").unwrap_err();
+        assert!(matches!(e, ProfileError::EmptyPath { .. }), "{e}");
     }
 
     fn error(text: &str) -> ProfileError {

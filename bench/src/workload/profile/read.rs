@@ -52,6 +52,17 @@ const CONSISTENCIES: &[&str] = &[
 const SERIALS: &[&str] = &["SERIAL", "LOCAL_SERIAL"];
 
 impl Profile {
+    /// Reads the profiles of `paths`, comma-separated as cassandra-stress's `profile=`
+    /// takes them (`a.yaml,b.yaml`: run together, see [`super::convert::to_toml_all`]).
+    pub fn read_all(paths: &str) -> Result<Vec<Self>, ProfileError> {
+        if paths.split(',').any(|p| p.trim().is_empty()) {
+            return Err(ProfileError::EmptyPath {
+                list: paths.to_owned(),
+            });
+        }
+        paths.split(',').map(|p| Self::read(p.trim())).collect()
+    }
+
     /// Reads the profile at `path`.
     pub fn read(path: &str) -> Result<Self, ProfileError> {
         let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
