@@ -29,6 +29,7 @@ mod cassandra_collections;
 mod cassandra_demo;
 mod cassandra_node_death;
 mod cassandra_overload;
+mod cassandra_profile_data;
 mod cassandra_profiles;
 mod cassandra_rows;
 mod cassandra_secrets;
