@@ -35,7 +35,9 @@
 //! is (no new `j`). A composite [`Value`] is a reference to its compiled node and the
 //! iteration ([`Composite`]): elements are evaluated when they are encoded, never stored.
 
+use std::cell::Cell;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::dist::Distribution;
 
@@ -266,6 +268,133 @@ enum Node {
         /// `dist`'s distribution, parsed once.
         dist: Option<Box<Distribution>>,
     },
+    /// A named sub-expression that samples a distribution, inlined with its `id` (one per
+    /// compiled var): its number is remembered per thread for the scope it was evaluated in
+    /// ([`remembered`]), so the other uses of the var in one iteration's arguments do not
+    /// sample again.
+    Memo {
+        id: u64,
+        body: Box<Node>,
+        /// The body reads nothing of the scope but the iteration (no `j`, no random draw
+        /// from the scope's key), so one value serves every scope of the iteration: inside
+        /// each element of a collection too.
+        top: bool,
+    },
+}
+
+/// Ids of compiled expressions, for [`Node::Memo`] (taken at compile time, never per request).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// One remembered number of a [`Node::Memo`]: its id (0: empty), the scope, the value.
+#[derive(Clone, Copy)]
+struct Slot {
+    id: u64,
+    env: Env,
+    value: Number,
+}
+
+/// A remembered value: the numbers are the only values worth keeping (and borrow nothing).
+#[derive(Clone, Copy)]
+enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+/// Slots of the per-thread memory, direct-mapped by id and scope.
+const SLOTS: usize = 256;
+
+thread_local! {
+    /// Each thread's remembered numbers of named sub-expressions: a fixed table, so a hit is
+    /// a hash and a compare, and nothing is allocated, locked or shared between threads. An
+    /// entry matches only its own id and scope, and a value is a pure function of both, so a
+    /// stale entry is never wrong, only replaced.
+    static MEMORY: [Cell<Slot>; SLOTS] = const {
+        [const {
+            Cell::new(Slot {
+                id: 0,
+                env: Env { i: 0, j: 0, key: 0 },
+                value: Number::Int(0),
+            })
+        }; SLOTS]
+    };
+}
+
+/// The value of the memoised sub-expression `body` (id `id`) in scope `env`: remembered, or
+/// evaluated and remembered.
+fn remembered<'a>(id: u64, body: &'a Node, env: Env, top: bool) -> Result<Value<'a>, EvalError> {
+    let env = if top { Env::top(env.i) } else { env };
+    // Multiply-shift: the high byte of a product that every bit of id, key and j reaches.
+    let h = (id ^ env.key.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ env.j.rotate_left(29))
+        .wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    let at = (h >> 56) as usize % SLOTS;
+    let hit = MEMORY.with(|m| {
+        let slot = m[at].get();
+        (slot.id == id && slot.env == env).then_some(slot.value)
+    });
+    match hit {
+        Some(Number::Int(v)) => return Ok(Value::Int(v)),
+        Some(Number::Float(v)) => return Ok(Value::Float(v)),
+        None => {}
+    }
+    let value = eval(body, env)?;
+    let number = match value {
+        Value::Int(v) => Number::Int(v),
+        Value::Float(v) => Number::Float(v),
+        _ => return Ok(value),
+    };
+    MEMORY.with(|m| {
+        m[at].set(Slot {
+            id,
+            env,
+            value: number,
+        });
+    });
+    Ok(value)
+}
+
+/// Whether `node` reads nothing of its scope but the iteration: no `j`, and no function that
+/// draws from the scope's key (`uniform`, `normal`, `zipf`, and `uuid`, `text`, `blob` and
+/// `dist` without their `x`); no collection (its elements are made in a scope of their own).
+fn iteration_only(node: &Node) -> bool {
+    match node {
+        Node::Pos => false,
+        Node::Neg(a) => iteration_only(a),
+        Node::Bin(_, a, b) => iteration_only(a) && iteration_only(b),
+        Node::Memo { body, .. } => iteration_only(body),
+        Node::Call { func, args, .. } => {
+            let given = match func {
+                Func::Hash | Func::Int | Func::Float => true,
+                Func::Uuid => !args.is_empty(),
+                Func::Text | Func::Blob | Func::Dist => args.len() >= 2,
+                Func::Uniform
+                | Func::Normal
+                | Func::Zipf
+                | Func::List
+                | Func::Set
+                | Func::Map
+                | Func::Vector
+                | Func::Tuple => false,
+            };
+            given && args.iter().all(iteration_only)
+        }
+        Node::Iter | Node::Int(_) | Node::Float(_) | Node::Bool(_) | Node::Str(_) | Node::Null => {
+            true
+        }
+    }
+}
+
+/// Whether `node` samples a distribution somewhere (worth remembering: a hash or an
+/// arithmetic step costs less than the lookup).
+fn samples(node: &Node) -> bool {
+    match node {
+        Node::Call { func, args, .. } => {
+            matches!(func, Func::Dist | Func::Normal | Func::Zipf) || args.iter().any(samples)
+        }
+        Node::Neg(a) => samples(a),
+        Node::Bin(_, a, b) => samples(a) || samples(b),
+        Node::Memo { .. } => true,
+        _ => false,
+    }
 }
 
 /// A compiled generator.
@@ -273,6 +402,8 @@ enum Node {
 pub struct Expr {
     text: String,
     root: Node,
+    /// Its id as a named sub-expression ([`Node::Memo`]).
+    id: u64,
 }
 
 impl fmt::Display for Expr {
@@ -330,6 +461,7 @@ impl Expr {
         Ok(Self {
             text: text.to_owned(),
             root,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
 
@@ -365,6 +497,7 @@ fn eval(node: &Node, env: Env) -> Result<Value<'_>, EvalError> {
             _ => return Err(EvalError("only numbers can be negated")),
         },
         Node::Bin(op, a, b) => arith(*op, eval(a, env)?, eval(b, env)?)?,
+        Node::Memo { id, body, top } => remembered(*id, body, env, *top)?,
         Node::Call {
             func,
             args,
@@ -786,9 +919,17 @@ impl Parser<'_> {
                 "false" => Ok(Node::Bool(false)),
                 "null" => Ok(Node::Null),
                 _ => match (self.param)(name) {
-                    _ if self.var(name).is_some() => {
-                        Ok(self.var(name).map_or(Node::Null, |e| e.root))
-                    }
+                    _ if self.var(name).is_some() => Ok(self.var(name).map_or(Node::Null, |e| {
+                        if samples(&e.root) {
+                            Node::Memo {
+                                id: e.id,
+                                top: iteration_only(&e.root),
+                                body: Box::new(e.root),
+                            }
+                        } else {
+                            e.root
+                        }
+                    })),
                     Some(ParamValue::Int(v)) => Ok(Node::Int(v)),
                     Some(ParamValue::Float(v)) => Ok(Node::Float(v)),
                     Some(ParamValue::Str(s)) => Ok(Node::Str(s)),
@@ -1070,6 +1211,50 @@ mod tests {
         let a = Expr::compile("text(8, i)", 1, &p).unwrap();
         let b = Expr::compile("text(8, i)", 2, &p).unwrap();
         assert_ne!(a.eval(5).unwrap(), b.eval(5).unwrap());
+    }
+
+    #[test]
+    fn remembered_vars_give_the_values_they_would_give_afresh() {
+        let p = |_: &str| None;
+        // `g` samples with an explicit x: remembered once per iteration, in every scope.
+        let g = Expr::compile("dist('GAUSSIAN(1..1000000)', hash(i, 7))", 1, &p).unwrap();
+        // `u` draws from its scope's key: remembered per scope (each element its own).
+        let u = Expr::compile("dist('UNIFORM(1..1000000)')", 2, &p).unwrap();
+        let vars = |n: &str| match n {
+            "g" => Some(g.clone()),
+            "u" => Some(u.clone()),
+            _ => None,
+        };
+        let twice = Expr::compile_with("g + g", 0, &p, &vars).unwrap();
+        let inline = Expr::compile("dist('GAUSSIAN(1..1000000)', hash(i, 7)) * 2", 0, &p).unwrap();
+        let list = Expr::compile_with("list(4, g * 1000000 + u)", 3, &p, &vars).unwrap();
+        for i in 0..2_000u64 {
+            // Other iterations in between replace what the table holds: never a stale value.
+            for k in [i, i + 1, i / 2, i] {
+                assert_eq!(twice.eval(k).unwrap(), inline.eval(k).unwrap(), "at {k}");
+            }
+            let elements = |i: u64| -> Vec<Value<'_>> {
+                let v = list.eval(i).unwrap();
+                let c = composite(v);
+                (0..4).map(|j| c.element(j, 0).unwrap()).collect()
+            };
+            let first = elements(i);
+            let Value::Int(g_i) = g.eval(i).unwrap() else {
+                panic!()
+            };
+            let us: Vec<i64> = first
+                .iter()
+                .map(|v| match v {
+                    Value::Int(x) => x - g_i * 1_000_000,
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            // g is the iteration's inside every element; u differs from element to element.
+            assert!(us.iter().all(|x| (1..=1_000_000).contains(x)), "{us:?}");
+            assert!(us.windows(2).any(|w| w[0] != w[1]), "{us:?}");
+            assert_eq!(elements(i + 1).len(), 4);
+            assert_eq!(elements(i), first);
+        }
     }
 
     #[test]
