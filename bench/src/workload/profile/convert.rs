@@ -86,6 +86,16 @@ fn lit(d: &impl std::fmt::Display) -> String {
     format!("'{d}'")
 }
 
+/// A sample of `d` keyed by `x`: the constant itself when `d` has one value (`FIXED(n)`,
+/// cassandra-stress's default `cluster`), so that nothing is sampled per request for it.
+fn sample(d: &crate::workload::dist::Distribution, x: &str) -> String {
+    if d.min == d.max {
+        d.min.to_string()
+    } else {
+        format!("dist({}, {x})", lit(d))
+    }
+}
+
 /// The generator of a value of `ty` from identity expression `v`, with `size` its length
 /// or element count and `salt` the column's own seed.
 fn value_of(ty: &str, v: &str, size: &str, salt: u64) -> Result<String, String> {
@@ -214,17 +224,12 @@ impl<'a> Shape<'a> {
         let p = self.var("p", format!("dist(population, {key})"));
         let mut counts = Vec::new();
         for (d, (n, _)) in self.clustering().into_iter().enumerate() {
-            let spec = lit(&self.specs[n].cluster);
-            counts.push((d, spec));
+            let count = sample(&self.specs[n].cluster, &format!("hash({p}, {})", d + 1));
+            counts.push((d, count));
         }
         let counts: Vec<String> = counts
             .into_iter()
-            .map(|(d, spec)| {
-                self.var(
-                    &format!("n{}", d + 1),
-                    format!("dist({spec}, hash({p}, {}))", d + 1),
-                )
-            })
+            .map(|(d, count)| self.var(&format!("n{}", d + 1), count))
             .collect();
         let rows = (!counts.is_empty()).then(|| self.var("rows", counts.join(" * ")));
         (p, counts, rows)
@@ -279,8 +284,8 @@ impl<'a> Shape<'a> {
             (ColumnKind::Regular, None) if seq => p.to_owned(),
             (ColumnKind::Regular, None) => base,
         };
-        let identity = format!("dist({}, {key})", lit(&spec.population));
-        let size = format!("dist({}, hash(ID, {salt}))", lit(&spec.size));
+        let identity = sample(&spec.population, &key);
+        let size = sample(&spec.size, &format!("hash(ID, {salt})"));
         let (ty, cname) = (column.cql_type.clone(), column.name.clone());
         let id = self.var(&format!("{}{tag}", ident(&cname)), identity);
         let size = size.replace("ID", &id);

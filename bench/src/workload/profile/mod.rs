@@ -320,6 +320,39 @@ mod tests {
         assert!(matches!(e, ProfileError::EmptyPath { .. }), "{e}");
     }
 
+    /// The round trip: what `doppio profile convert` prints, run with `-w`, sends the
+    /// statements and values that `--profile` sends, for every shipped profile and the pair
+    /// that runs together.
+    #[test]
+    fn the_printed_toml_sends_what_the_profile_sends() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/profiles");
+        let overrides = [("population".to_owned(), "UNIFORM(1..50)".to_owned())];
+        for files in ["classic.yaml", "timeseries.yaml", "users.yaml,orders.yaml"] {
+            let paths: Vec<String> = files.split(',').map(|f| format!("{dir}/{f}")).collect();
+            let paths = paths.join(",");
+            let profiles = Profile::read_all(&paths).unwrap();
+            let (toml, _) = to_toml_all(&profiles).unwrap();
+            let printed = Workload::from_toml("printed.toml", &toml, &overrides).unwrap();
+            let direct = Workload::from_profile(&paths, &overrides).unwrap();
+            assert_eq!(printed.schema, direct.schema, "{files}");
+            assert_eq!(printed.run.len(), direct.run.len(), "{files}");
+            for (a, b) in printed.run.iter().zip(&direct.run) {
+                assert_eq!((&a.name, &a.cql), (&b.name, &b.cql), "{files}");
+                for i in (0..5_000u64).step_by(7) {
+                    assert_eq!(
+                        bytes(&a.args, i),
+                        bytes(&b.args, i),
+                        "{files} {} at {i}",
+                        a.name
+                    );
+                }
+            }
+            for i in 0..5_000u64 {
+                assert_eq!(printed.pick(i), direct.pick(i), "{files} at {i}");
+            }
+        }
+    }
+
     fn error(text: &str) -> ProfileError {
         match Profile::from_yaml("p.yaml", text) {
             Err(e) => e,
