@@ -168,6 +168,14 @@ fn every_supported_option_is_read_and_mapped() {
     assert_eq!(p.run_args[0], "127.0.0.1:19042");
 }
 
+/// The values of the `-P` options in `args`, in order.
+fn params(args: &[String]) -> Vec<&String> {
+    args.windows(2)
+        .filter(|w| w[0] == "-P")
+        .map(|w| &w[1])
+        .collect()
+}
+
 #[test]
 fn user_runs_the_profile_with_its_op_weights() {
     let profile = format!("{}/profiles/classic.yaml", env!("CARGO_MANIFEST_DIR"));
@@ -180,12 +188,7 @@ fn user_runs_the_profile_with_its_op_weights() {
     let p = map::plan(&l);
     assert!(p.workload.is_none());
     assert_eq!(arg(&p.run_args, "--profile"), Some(profile.clone()));
-    let ps: Vec<&String> = p
-        .run_args
-        .windows(2)
-        .filter(|w| w[0] == "-P")
-        .map(|w| &w[1])
-        .collect();
+    let ps = params(&p.run_args);
     assert_eq!(
         ps,
         ["ops_insert=1", "ops_q1=3", "population=UNIFORM(1..20)"]
@@ -221,12 +224,7 @@ fn user_runs_several_profiles_with_ops_named_by_specname() {
     let line = format!("user profile={profiles} ops(users.insert=1,orders.recent=2) n=10");
     let p = map::plan(&read(&words(&line)).unwrap());
     assert_eq!(arg(&p.run_args, "--profile"), Some(profiles.clone()));
-    let ps: Vec<&String> = p
-        .run_args
-        .windows(2)
-        .filter(|w| w[0] == "-P")
-        .map(|w| &w[1])
-        .collect();
+    let ps = params(&p.run_args);
     // orders' insert is left out, so it does not run.
     assert_eq!(
         ps,

@@ -35,6 +35,38 @@ fn stress(driver: &str, report: &std::path::Path) -> Vec<String> {
     .collect()
 }
 
+/// `doppio stress` of `user PROFILE WORDS...` on `driver` against `host` and `port`
+/// (`native=N`), over 20 partitions from 4 threads.
+fn user_line(
+    driver: &str,
+    report: &std::path::Path,
+    profile: &str,
+    words: &[&str],
+    host: &str,
+    port: &str,
+) -> std::process::Output {
+    let mut args = stress(driver, report);
+    args.extend(
+        ["user", profile]
+            .iter()
+            .chain(words)
+            .map(|s| (*s).to_owned()),
+    );
+    let tail = [
+        "-pop",
+        "dist=UNIFORM(1..20)",
+        "-rate",
+        "threads=4",
+        "-node",
+        host,
+        "-port",
+        port,
+    ];
+    args.extend(tail.iter().map(|s| (*s).to_owned()));
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    doppio(&a)
+}
+
 /// The statement `name` of `driver`'s entry in the report at `path`: (requests, rows).
 fn statement(path: &std::path::Path, driver: &str, name: &str) -> (u64, u64) {
     let j = json(path);
@@ -164,28 +196,9 @@ fn a_user_profile_runs_with_its_op_ratios_on_every_backend() {
     let host = node.ip().to_string();
     for driver in DRIVERS {
         let report = dir.join(format!("{driver}-user.json"));
-        let mut args = stress(driver, &report);
-        args.extend(
-            [
-                "user",
-                &profile,
-                "ops(insert=2,by_owner=1)",
-                "n=600",
-                "cl=ONE",
-                "-pop",
-                "dist=UNIFORM(1..20)",
-                "-rate",
-                "threads=4",
-                "-node",
-                &host,
-                "-port",
-                &port,
-            ]
-            .iter()
-            .map(|s| (*s).to_owned()),
-        );
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        assert!(doppio(&a).status.success(), "{driver}: stress user");
+        let line = ["ops(insert=2,by_owner=1)", "n=600", "cl=ONE"];
+        let out = user_line(driver, &report, &profile, &line, &host, &port);
+        assert!(out.status.success(), "{driver}: stress user");
         let (inserts, _) = statement(&report, driver, "insert");
         let (queries, rows) = statement(&report, driver, "by_owner");
         assert_eq!(inserts + queries, 600, "{driver}");
@@ -214,27 +227,7 @@ fn several_profiles_run_together_and_validate_on_every_backend() {
     let port = format!("native={}", node.port());
     let host = node.ip().to_string();
     let run = |driver: &str, report: &std::path::Path, ops: &str, n: &str| {
-        let mut args = stress(driver, report);
-        args.extend(
-            [
-                "user",
-                &profile,
-                ops,
-                n,
-                "-pop",
-                "dist=UNIFORM(1..20)",
-                "-rate",
-                "threads=4",
-                "-node",
-                &host,
-                "-port",
-                &port,
-            ]
-            .iter()
-            .map(|s| (*s).to_owned()),
-        );
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        doppio(&a)
+        user_line(driver, report, &profile, &[ops, n], &host, &port)
     };
     for driver in DRIVERS {
         let report = dir.join(format!("{driver}-mixed.json"));
