@@ -39,13 +39,18 @@ pub fn weight_param(op: &str) -> String {
     format!("ops_{}", ident(op))
 }
 
-/// The name of the insert of a profile converted with `scope` (its specname, beside other
-/// profiles): `insert`, or `SCOPE.insert`.
-pub fn insert_op(scope: Option<&str>) -> String {
+/// The name of operation `op` of a profile converted with `scope` (its specname, beside
+/// other profiles): `op`, or `SCOPE.op`.
+pub fn op_name(scope: Option<&str>, op: &str) -> String {
     match scope {
-        Some(s) => format!("{s}.insert"),
-        None => "insert".to_owned(),
+        Some(s) => format!("{s}.{op}"),
+        None => op.to_owned(),
     }
+}
+
+/// The name of the insert of a profile converted with `scope`: `insert`, or `SCOPE.insert`.
+pub fn insert_op(scope: Option<&str>) -> String {
+    op_name(scope, "insert")
 }
 
 /// A TOML basic string.
@@ -382,10 +387,7 @@ pub fn to_toml_all(profiles: &[Profile]) -> Result<(String, Notes), ProfileError
 /// One profile converted; with a `scope` (its specname, beside other profiles), its
 /// operations are `SCOPE.OP` and its vars `SCOPE_OP_...`.
 fn convert(profile: &Profile, scope: Option<&str>) -> Result<Part, ProfileError> {
-    let op = |name: &str| match scope {
-        Some(s) => format!("{s}.{name}"),
-        None => name.to_owned(),
-    };
+    let op = |name: &str| op_name(scope, name);
     let origin = profile.origin.as_str();
     let Some(definition) = &profile.table_definition else {
         return Err(ProfileError::Missing {
