@@ -696,9 +696,9 @@ fn the_shop_profiles_write_what_their_columnspecs_say() {
     let w = Workload::from_profile(&profile_path(&SHOP), &overrides).unwrap();
     let group = |name: &str| w.groups.iter().position(|g| g.name == name).unwrap();
     let (users_insert, orders_insert) = (group("users.insert"), group("orders.insert"));
-    // The converter sizes the batch by exp(1..200)'s mean before clamping (76.2 rows, `note:`
-    // of `profile convert`): round(0.1 x 76.2) = 8 rows, where the clamped mean is 70.4 and
-    // a tenth of it 7. Not checked here: the coverage below takes the batch it runs.
+    // The converter sizes the batch by exp(1..200)'s clamped mean, 70.4 rows: a tenth of
+    // it, 7 (`workload::dist::tests::the_mean_is_the_samples_mean`). The coverage below
+    // takes the batch it runs.
     let batch = i64::from(w.groups[orders_insert].repeat);
     let (mut user_writes, mut order_visits) = (vec![0u64; n], vec![0u64; n]);
     for i in 0..ops {

@@ -223,7 +223,12 @@ fn several_profiles_run_together_and_validate_on_every_backend() {
     let dir = scratch_dir("two_profiles");
     drop_keyspace(&node.to_string(), &dir, "doppio_profile_shop");
     let root = env!("CARGO_MANIFEST_DIR");
-    let profile = format!("profile={root}/profiles/users.yaml,{root}/profiles/orders.yaml");
+    let paths = format!("{root}/profiles/users.yaml,{root}/profiles/orders.yaml");
+    let profile = format!("profile={paths}");
+    // The rows 20 orders inserts write: 20 batches of the converted insert's `repeat`.
+    let w = doppio_bench::workload::Workload::from_profile(&paths, &[]).unwrap();
+    let orders = w.groups.iter().find(|g| g.name == "orders.insert").unwrap();
+    let written = 20 * u64::from(orders.repeat);
     let port = format!("native={}", node.port());
     let host = node.ip().to_string();
     let run = |driver: &str, report: &std::path::Path, ops: &str, n: &str| {
@@ -254,9 +259,14 @@ fn several_profiles_run_together_and_validate_on_every_backend() {
         assert!(out.status.success(), "{driver}: orders.insert");
         assert_eq!(statement(&report, driver, "orders.insert").0, 20);
         assert_eq!(statement(&report, driver, "users.insert").0, 0);
-        // 20 batches of 8 rows (the converted insert's repeat).
+        // 20 batches of the converted insert's rows.
         let report = dir.join(format!("{driver}-validate.json"));
-        let out = run(driver, &report, "ops(orders.validate=1)", "n=160");
+        let out = run(
+            driver,
+            &report,
+            "ops(orders.validate=1)",
+            &format!("n={written}"),
+        );
         assert!(out.status.success(), "{driver}: orders.validate");
         let j = json(&report);
         assert_eq!(
@@ -265,7 +275,7 @@ fn several_profiles_run_together_and_validate_on_every_backend() {
         );
         assert_eq!(
             statement(&report, driver, "orders.validate"),
-            (160, 160),
+            (written, written),
             "{driver}"
         );
     }
