@@ -12,7 +12,7 @@ use super::options;
 use super::values::{self, once};
 use crate::backend::Consistency;
 use crate::workload::profile::convert::insert_op;
-use crate::workload::profile::Profile;
+use crate::workload::profile::{Profile, ProfileError};
 
 /// cassandra-stress commands doppio stress does not run yet.
 const UNSUPPORTED_COMMANDS: &[&str] = &[
@@ -226,46 +226,24 @@ fn user_ops(args: &[(String, String)]) -> Result<Vec<(String, f64)>, StressError
 /// The profiles of `profile=` (comma-separated, as cassandra-stress takes several), each
 /// read and checked, and their inserts' operation names.
 fn read_profiles(value: &str) -> Result<(Vec<PathBuf>, Vec<String>), StressError> {
-    let mut paths = Vec::new();
-    let mut specs = Vec::new();
-    for part in value.split(',') {
-        if part.trim().is_empty() {
-            return Err(StressError::Profile {
-                path: value.to_owned(),
-                reason: "an empty name in the comma-separated list".to_owned(),
-            });
-        }
-        let path = readable_profile(part)?;
-        let p = Profile::read(part.trim()).map_err(|e| StressError::Profile {
-            path: part.to_owned(),
-            reason: e.to_string(),
-        })?;
-        paths.push(path);
-        specs.push(p.specname);
-    }
-    let inserts = if specs.len() == 1 {
+    let profiles = Profile::read_all(value).map_err(|e| match e {
+        ProfileError::Io { path, source } => StressError::Profile {
+            path,
+            reason: source.to_string(),
+        },
+        other => StressError::Profile {
+            path: value.to_owned(),
+            reason: other.to_string(),
+        },
+    })?;
+    let paths = value.split(',').map(|p| PathBuf::from(p.trim())).collect();
+    let inserts = if profiles.len() == 1 {
         vec![insert_op(None)]
     } else {
-        specs.iter().map(|s| insert_op(Some(s))).collect()
+        profiles
+            .iter()
+            .map(|p| insert_op(Some(&p.specname)))
+            .collect()
     };
     Ok((paths, inserts))
-}
-
-/// A profile path that names a readable file.
-fn readable_profile(value: &str) -> Result<PathBuf, StressError> {
-    let path = PathBuf::from(value.trim());
-    std::fs::File::open(&path)
-        .and_then(|f| f.metadata())
-        .and_then(|m| {
-            if m.is_file() {
-                Ok(())
-            } else {
-                Err(std::io::Error::other("not a file"))
-            }
-        })
-        .map_err(|e| StressError::Profile {
-            path: value.to_owned(),
-            reason: e.to_string(),
-        })?;
-    Ok(path)
 }

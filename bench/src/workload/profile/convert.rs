@@ -529,7 +529,8 @@ fn convert(profile: &Profile, scope: Option<&str>) -> Result<Part, ProfileError>
                 let adds = c.cql_type == "counter"
                     || (!c.cql_type.starts_with("frozen<")
                         && (t.starts_with("list<") || t.starts_with("set<")));
-                if !(c.cql_type == "counter" || adds && t.starts_with("list<")) {
+                // A set takes the same elements again; a counter or a list grows.
+                if !adds || t.starts_with("set<") {
                     checkable.push(name.clone());
                 }
                 set.push(if adds {
