@@ -4,10 +4,12 @@ the first minute and its peak afterwards (growth in %), open descriptors at the 
 and at the end, and the least-squares slope of the per-sample throughput with its 95 %
 margin (normal approximation; samples after the first minute only).
 
-    perf/soak-summary.py FOLDER TARGET...    (reads FOLDER/TARGET.json and TARGET-proc.csv)
+    perf/soak-summary.py FOLDER TARGET...    (reads FOLDER/TARGET.json or .json.gz and TARGET-proc.csv)
 """
 import csv
+import gzip
 import json
+import os
 import math
 import sys
 
@@ -34,7 +36,9 @@ def seconds(text):
 def summarise(folder, target):
     with open(f"{folder}/{target}-proc.csv") as f:
         proc = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
-    with open(f"{folder}/{target}.json") as f:
+    path = f"{folder}/{target}.json"
+    # A study's raw reports are kept gzipped once recorded (perf/README.md, "Results").
+    with (open(path) if os.path.exists(path) else gzip.open(path + ".gz", "rt")) as f:
         report = json.load(f)
     backend = next(iter(report["backends"].values()))
     # The measured stretch: warm-up (5 s) and the run; building the report comes after.

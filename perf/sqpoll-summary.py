@@ -5,8 +5,9 @@ Client CPU per request is the process's (getrusage, every thread, the kernel's S
 included); "threads" is it minus the SQ threads' share (their /proc stat time), "SQ thread"
 that share. Syscalls are the process's user threads' (the SQ thread makes none).
 
-    perf/sqpoll-summary.py REPORT.json... > summary.md
+    perf/sqpoll-summary.py REPORT.json[.gz]... > summary.md
 """
+import gzip
 import json
 import sys
 
@@ -18,7 +19,8 @@ def num(x, d):
 def main(paths):
     rows = []
     for p in paths:
-        with open(p) as f:
+        # A study's raw reports are kept gzipped once recorded (perf/README.md, "Results").
+        with (gzip.open(p, "rt") if p.endswith(".gz") else open(p)) as f:
             r = json.load(f)
         sq = r["config"].get("sqpoll") or {}
         where = "core {}".format(sq["cpu"]) if sq.get("cpu") is not None else "not pinned"

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::failure::{Failure, UsageError};
+use crate::report::file::is_report_name;
 use crate::report::findmax::FindmaxReport;
 use crate::report::Report;
 
@@ -29,7 +30,7 @@ pub fn list(dir: &Path) -> Result<(), Failure> {
     let mut skipped = Vec::new();
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter(|p| is_report_name(p))
         .collect();
     paths.sort();
     for path in paths {
