@@ -5,7 +5,8 @@
 # 127.0.0.11:9042 (scripts/cassandra-auth.sh), a three-node cluster on 127.0.0.21-23
 # (scripts/cassandra-cluster.sh) and one whose native port speaks TLS only on 127.0.0.41:9042
 # (scripts/cassandra-tls.sh); it stops only what it started. Meanwhile it runs rustfmt
-# check, clippy with warnings denied, the seam check, and the published crates' packages
+# check, clippy with warnings denied, the seam check, the size check of perf/results
+# (scripts/check-results.sh), and the published crates' packages
 # checked at the MSRV and documented with warnings denied (scripts/check-packages.sh; the
 # first that fails ends the run); then, with the clusters up, every test of the workspace
 # (all of them, doctests included, --no-fail-fast) and one closing line with the totals;
@@ -107,6 +108,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "seam check: doppio-proto stays sans-IO"
 scripts/check-seams.sh
+
+step "perf/results stays light"
+scripts/check-results.sh
 
 # The published crates as a registry gets them: packaged, checked at the MSRV and documented
 # with warnings denied (every public item documented, no broken intra-doc link).
