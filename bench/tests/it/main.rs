@@ -41,6 +41,7 @@ mod cassandra_validate;
 mod cost;
 mod option_ranges;
 mod paced_alloc;
+mod report_round_trip;
 mod sharding;
 mod stress_cli;
 mod stub_anatomy;
