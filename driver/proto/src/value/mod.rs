@@ -28,7 +28,7 @@
 //! - `collections`: lists, sets, maps, tuples, UDTs and vectors on the wire (counts,
 //!   length-prefixed elements, [`vector_element_size`]).
 //! - `cursor`: reading a value's bytes, Cassandra's vint, fixed-size values.
-//! - `type_name`: [`type_name`], a type's CQL name for messages.
+//! - `type_name`: [`type_name()`], a type's CQL name for messages.
 //! - `decode` and `encode`: [`CqlValue::decode`] and [`CqlValue::encode`], every type's wire
 //!   format both ways.
 
