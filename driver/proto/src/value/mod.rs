@@ -41,6 +41,8 @@ mod numbers;
 mod result;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_errors;
 mod text;
 mod time;
 mod type_name;
