@@ -508,7 +508,7 @@ mod responses {
     }
 }
 
-/// Gap (doppio-proto request.rs): requests have no way to carry a custom payload (spec 2.2:
+/// Gap (doppio-proto request/body.rs): requests have no way to carry a custom payload (spec 2.2:
 /// QUERY, PREPARE, EXECUTE and BATCH may), and `encode_request` passes a CUSTOM_PAYLOAD
 /// flag through unchanged, so the frame announces a `[bytes map]` its body does not hold:
 /// the server reads the query's length as the map's size. Expected: the flag is either
