@@ -1,7 +1,7 @@
 //! What the report's `environment` says of the build: the compiler's version, the git commit
 //! the bench was built from (and whether the tree had uncommitted changes then), and the
 //! versions of the driver crates in Cargo.lock. Each is handed to the crate as an
-//! environment variable read by `src/environment.rs`; what cannot be found is "unknown".
+//! environment variable read by `src/probe/environment.rs`; what cannot be found is "unknown".
 
 use std::path::Path;
 use std::process::Command;

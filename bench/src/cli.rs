@@ -14,7 +14,7 @@ use crate::engine::grid;
 use crate::engine::order::Order;
 use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
-use crate::overhead::Counting;
+use crate::probe::process_cost::Counting;
 use crate::secret::Secret;
 use crate::units::{self, UnitError};
 

@@ -45,20 +45,16 @@
 //!   `options`, `values`, `model`, `error`, `map`, and `legacy`, the workload of `write`,
 //!   `read` and `mixed`); `command::stress` runs them.
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
-//! - [`overhead`]: CPU time, context switches, RSS, syscalls by kind and io_uring operations
-//!   of a measured stretch, with the threads of a parked backend counted apart.
-//! - [`thread_usage`]: one thread's CPU time and context switches from `/proc`, and which
-//!   threads a backend started.
-//! - [`hw_counters`]: instructions, cycles and cache misses of the client's threads over a
-//!   measured stretch (`perf_event_open`), or why the machine has none.
-//! - [`server_cpu`]: the node's CPU over each measured segment when it runs on this machine
-//!   (the process listening on its address, or `--server-pid`), and whether it was
-//!   saturated: throughput that is the server's, not the client's.
-//! - [`environment`]: the machine and the build of a run (kernel, CPU, mitigations,
-//!   governor, compiler, commit, driver crate versions), stored in every report and
-//!   compared by `doppio show A B`.
-//! - [`alloc_count`]: the counting global allocator of the `alloc-count` feature.
-//! - [`flame`]: `perf record` around measured segments, drawn as flamegraphs (inferno).
+//! - [`probe`]: what a measured stretch cost and where it ran, each probe a module
+//!   (children: `process_cost`, CPU time, context switches, RSS, syscalls by kind and
+//!   io_uring operations, with the threads of a parked backend counted apart;
+//!   `thread_usage`, one thread's CPU time and context switches from `/proc`;
+//!   `hw_counters`, instructions, cycles and cache misses (`perf_event_open`), or why the
+//!   machine has none; `server_cpu`, the node's CPU over each segment when it runs here, and
+//!   whether it set the pace; `alloc_count`, the counting global allocator of the
+//!   `alloc-count` feature; `environment`, the machine and build of a run; `flame`, `perf
+//!   record` around measured segments drawn as flamegraphs; `anatomy`, the layer that owns
+//!   each sampled stack, CPU per request by layer).
 //! - [`report`]: the JSON report and its text rendering (children: `schema`, the JSON
 //!   fields; `accumulate`, a backend's segments added up into its entry; `time`, RFC 3339
 //!   times; `file`, a report read and written, with its errors; `text`; `merge`, the
@@ -70,8 +66,6 @@
 //!   so that the command line reads them without an import circle).
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters): the
 //!   crate `doppio-units`, shared with the stub's fault rules.
-//! - [`anatomy`]: the layer (codec, driver, runtime, allocator, kernel parts, bench) that owns
-//!   each sampled stack, as a table of frame patterns; CPU per request split by layer.
 //! - [`secret`]: the password, which no `Debug` or `Display` of the options prints.
 //! - [`progress`]: a phase's progress on stderr (a bar on a terminal, plain lines otherwise).
 //! - [`metrics_server`]: `--prometheus`, the run's figures at `/metrics` while it goes.
@@ -83,26 +77,19 @@
 //! through [`engine::session::BenchSession`] and [`engine::phase::PhaseRunner`]); [`backend`] holds
 //! everything driver-specific.
 
-pub mod alloc_count;
-pub mod anatomy;
 pub mod backend;
 pub mod cli;
 pub mod command;
 pub mod engine;
-pub mod environment;
-pub mod flame;
-pub mod hw_counters;
 pub mod interrupt;
 pub mod live_log;
 pub mod metrics_server;
-pub mod overhead;
+pub mod probe;
 pub mod progress;
 pub mod report;
 pub mod secret;
-pub mod server_cpu;
 pub mod slo;
 pub mod stats;
 pub mod stress_cli;
-pub mod thread_usage;
 pub mod units;
 pub mod workload;

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::engine::collect::Sample;
-use crate::overhead::{process_cpu, Cost};
+use crate::probe::process_cost::{process_cpu, Cost};
 
 /// Quantiles of the latency summary.
 const QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];

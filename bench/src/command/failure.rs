@@ -137,7 +137,7 @@ impl Failure {
 pub enum UsageError {
     /// `--server-pid` names no process.
     #[error(transparent)]
-    ServerPid(#[from] crate::server_cpu::ServerCpuError),
+    ServerPid(#[from] crate::probe::server_cpu::ServerCpuError),
     /// `--driver` named none.
     #[error(
         "no driver given (--driver doppio, doppio-uring, doppio-uring-sqpoll, scylla or null)"
@@ -240,7 +240,7 @@ pub enum UsageError {
     },
     /// `doppio show --flamediff`: the differential flamegraph could not be drawn.
     #[error("--flamediff: {0}")]
-    Flamediff(#[source] crate::flame::FlameError),
+    Flamediff(#[source] crate::probe::flame::FlameError),
     /// `doppio hdr` asked for a driver the report has no results for.
     #[error("{} has no results for driver `{driver}`", report.display())]
     NoDriverResults {

@@ -15,13 +15,13 @@ use crate::backend::{Backend, Driver, DriverCounters};
 use crate::engine::collect::Sample;
 use crate::engine::drive::{drive_phase, PhaseOutcome};
 use crate::engine::phase::{PhaseError, PhaseSpec};
-use crate::flame::{FlameError, Recording, Sampling, Stopped};
-use crate::hw_counters::{HwCounting, HwCounts, Unavailable};
 use crate::live_log::LiveHdrLog;
 use crate::metrics_server::MetricsServer;
-use crate::overhead::{Cost, Counting, Meter};
+use crate::probe::flame::{FlameError, Recording, Sampling, Stopped};
+use crate::probe::hw_counters::{HwCounting, HwCounts, Unavailable};
+use crate::probe::process_cost::{Cost, Counting, Meter};
+use crate::probe::server_cpu::{CpuReading, ServerLoad, ServerProcesses};
 use crate::progress::{PhaseEnd, Progress};
-use crate::server_cpu::{CpuReading, ServerLoad, ServerProcesses};
 use crate::workload::Workload;
 
 /// What watches a measured stretch besides its progress line.
@@ -198,7 +198,7 @@ pub fn ended(driver: Driver, aborted: Option<String>) -> Result<(), Failure> {
 }
 
 /// The node's CPU around each measured stretch, when it runs on this machine
-/// ([`crate::server_cpu`]).
+/// ([`crate::probe::server_cpu`]).
 pub struct ServerCpu {
     processes: ServerProcesses,
     before: Option<CpuReading>,

@@ -10,8 +10,8 @@ use super::failure::{Failure, RunFailure, UsageError};
 use super::rounds::Plan;
 use crate::backend::{ConnectOptions, Driver, TlsOptions};
 use crate::engine::spill::SpilledSamples;
+use crate::probe::server_cpu::ServerProcesses;
 use crate::report::{BackendRun, EqualLoad, Report, RunConfig, WorkloadInfo, SCHEMA_VERSION};
-use crate::server_cpu::ServerProcesses;
 
 /// What a report says of itself besides its options.
 pub(crate) struct Heading {
@@ -64,7 +64,7 @@ pub(crate) fn new_report(
         warnings: Vec::new(),
         backends: BTreeMap::new(),
         merged_from: None,
-        environment: Some(crate::environment::Environment::here()),
+        environment: Some(crate::probe::environment::Environment::here()),
     }
 }
 

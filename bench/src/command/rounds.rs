@@ -24,10 +24,10 @@ use crate::engine::order::Order;
 use crate::engine::phase::{Phase, PhaseSpec, SAMPLE_BACKLOG};
 use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
-use crate::flame::Flames;
+use crate::probe::flame::Flames;
+use crate::probe::thread_usage::{started_between, thread_ids};
 use crate::progress::Progress;
 use crate::report::{BackendRun, RunConfig, StatementInfo};
-use crate::thread_usage::{started_between, thread_ids};
 use crate::workload::Workload;
 
 /// Capacity probes per backend (each backend's capacity is its best).

@@ -15,15 +15,15 @@ use super::rounds::{per_segment, Plan, Rounds, Sampled, Watchers};
 use super::setup::{
     check_writable, cycles_of, result_options, with_validation, workload_of, ReportPath,
 };
-use crate::anatomy::Anatomy;
 use crate::backend::{ConnectOptions, Driver};
 use crate::cli::RunArgs;
 use crate::engine::cycles::Cycles;
 use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
-use crate::flame::{Flames, Sampling};
+use crate::probe::anatomy::Anatomy;
+use crate::probe::flame::{Flames, Sampling};
+use crate::probe::server_cpu::ServerProcesses;
 use crate::report::{text, AnatomyReport, BackendRun, Report, RunConfig, StatementInfo};
-use crate::server_cpu::ServerProcesses;
 use crate::workload::Workload;
 
 /// `doppio run`: warmup and measured segments per driver (alternating when two), overhead
@@ -164,7 +164,7 @@ fn flamegraphs_of(
             }
             for (driver, b) in report.backends.iter_mut() {
                 if let Some(a) = b.anatomy.as_mut().filter(|_| folded.contains_key(driver)) {
-                    let path = crate::flame::folded_path(prefix, driver);
+                    let path = crate::probe::flame::folded_path(prefix, driver);
                     // Absolute, so that `show` finds it from any folder.
                     let path = std::fs::canonicalize(&path).unwrap_or(path);
                     a.folded = Some(path.display().to_string());
@@ -264,8 +264,8 @@ fn draw_flamegraphs(
     prefix: &std::path::Path,
     folded: &BTreeMap<String, Vec<u8>>,
     report: &Report,
-) -> Result<Vec<PathBuf>, crate::flame::FlameError> {
-    let mut files = crate::flame::draw(prefix, folded)?;
+) -> Result<Vec<PathBuf>, crate::probe::flame::FlameError> {
+    let mut files = crate::probe::flame::draw(prefix, folded)?;
     let measured: Vec<(&str, &[u8], u64)> = report
         .config
         .drivers
@@ -278,7 +278,7 @@ fn draw_flamegraphs(
         .collect();
     for (i, a) in measured.iter().enumerate() {
         for b in &measured[i + 1..] {
-            files.push(crate::flame::draw_differential(prefix, *a, *b)?);
+            files.push(crate::probe::flame::draw_differential(prefix, *a, *b)?);
         }
     }
     Ok(files)

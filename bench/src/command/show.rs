@@ -89,7 +89,7 @@ fn stacks_of(path: &Path) -> Result<(String, Vec<u8>, u64), Failure> {
 fn differential(report: &Path, baseline: &Path, svg: &Path) -> Result<(), Failure> {
     let (new_label, new, new_requests) = stacks_of(report)?;
     let (base_label, base, base_requests) = stacks_of(baseline)?;
-    crate::flame::draw_differential_to(
+    crate::probe::flame::draw_differential_to(
         svg,
         (&base_label, &base, base_requests),
         (&new_label, &new, new_requests),

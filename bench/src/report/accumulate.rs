@@ -9,9 +9,9 @@ use crate::backend::{add_counts, DriverCounters};
 use crate::engine::drive::PhaseOutcome;
 use crate::engine::spill::{SpilledSamples, StoredSample};
 use crate::engine::statements::{merge_totals, StatementCounts, StatementTotals};
-use crate::hw_counters::{HwCounts, Unavailable};
-use crate::overhead::{ApartCost, ByKind, Cost, IoUringOps};
-use crate::server_cpu::ServerLoad;
+use crate::probe::hw_counters::{HwCounts, Unavailable};
+use crate::probe::process_cost::{ApartCost, ByKind, Cost, IoUringOps};
+use crate::probe::server_cpu::ServerLoad;
 use crate::stats::{estimate, LatencyHistogram};
 
 /// Raw overhead counters of a backend's measured segments.
@@ -42,7 +42,7 @@ pub struct OverheadTotals {
     /// process had any.
     pub io_wq_s: Option<f64>,
     /// Hardware counts, if the machine has counters.
-    pub hardware: Option<crate::hw_counters::HwCounts>,
+    pub hardware: Option<crate::probe::hw_counters::HwCounts>,
 }
 
 /// A segment's samples read back from their spill file. The spill is this process's own
@@ -673,14 +673,14 @@ mod tests {
     #[test]
     fn what_a_backend_did_parked_adds_up_over_the_others_segments() {
         let parked = ApartCost {
-            usage: crate::thread_usage::ThreadUsage {
+            usage: crate::probe::thread_usage::ThreadUsage {
                 cpu: std::time::Duration::from_micros(30),
                 voluntary: 2,
                 involuntary: 1,
             },
             syscalls: Some(3),
             syscalls_by_kind: Some(ByKind::from_fn(|k| {
-                u64::from(k == crate::overhead::SyscallKind::IoUringEnter)
+                u64::from(k == crate::probe::process_cost::SyscallKind::IoUringEnter)
             })),
             io_uring: Some(IoUringOps {
                 submitted: 1,
@@ -710,7 +710,7 @@ mod tests {
 
     #[test]
     fn segments_add_up_and_a_count_missing_from_one_is_missing_with_its_reason() {
-        use crate::overhead::{ByKind, Cost, IoUringOps};
+        use crate::probe::process_cost::{ByKind, Cost, IoUringOps};
         let counted = Cost {
             syscalls: Some(28),
             syscalls_by_kind: Some(ByKind::from_fn(|k| k as u64 + 1)),

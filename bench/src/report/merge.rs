@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 use super::accumulate::{margin, statement_series};
 use super::schema::{LatencySummary, MachineFigures, MergedInput};
 use super::{BackendReport, Report, RunConfig, SampleReport, SampleStatement, StatementReport};
-use crate::overhead::ByKind;
+use crate::probe::process_cost::ByKind;
 use crate::stats::{estimate, LatencyHistogram, StatsError};
 
 /// Why reports could not be merged.

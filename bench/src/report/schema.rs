@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::overhead::ByKind;
+use crate::probe::process_cost::ByKind;
 
 pub use super::summary::LatencySummary;
 
@@ -43,7 +43,7 @@ pub struct Report {
     /// The machine and the build the run was measured with; `null` in a merged report (each
     /// machine's is in `merged_from`) and in reports written before this field existed.
     #[serde(default)]
-    pub environment: Option<crate::environment::Environment>,
+    pub environment: Option<crate::probe::environment::Environment>,
 }
 
 /// The workload of a run.
@@ -701,7 +701,7 @@ impl WaterfallReport {
 }
 
 /// The client's CPU per request split by the layer that owns each sampled stack
-/// ([`crate::anatomy`]).
+/// ([`crate::probe::anatomy`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnatomyReport {
     /// How the stacks were sampled (the `perf record` options).
@@ -712,7 +712,7 @@ pub struct AnatomyReport {
     pub sampled_cpu_us_per_req: f64,
     /// `cpu_us_per_req` split in proportion to the samples of each layer, microseconds per
     /// request; the layers add up to `cpu_us_per_req`. Layers without samples are absent.
-    pub us_per_req: BTreeMap<crate::anatomy::Layer, f64>,
+    pub us_per_req: BTreeMap<crate::probe::anatomy::Layer, f64>,
     /// Folded stack lines that could not be read (skipped).
     pub skipped_lines: u64,
     /// `perf record`'s own CPU per request, microseconds: not in the client's CPU, the
@@ -729,8 +729,8 @@ impl AnatomyReport {
     /// The report of `anatomy` for a backend that used `cpu_us_per_req` over `requests`,
     /// sampled so, with `recorder` the CPU time perf itself used.
     pub fn new(
-        anatomy: &crate::anatomy::Anatomy,
-        sampling: &crate::flame::Sampling,
+        anatomy: &crate::probe::anatomy::Anatomy,
+        sampling: &crate::probe::flame::Sampling,
         cpu_us_per_req: f64,
         requests: u64,
         recorder: Option<std::time::Duration>,
@@ -768,7 +768,7 @@ pub struct HardwarePerReq {
 
 impl HardwarePerReq {
     /// `h` over `requests` (zeros without requests).
-    pub fn of(h: &crate::hw_counters::HwCounts, requests: u64) -> Self {
+    pub fn of(h: &crate::probe::hw_counters::HwCounts, requests: u64) -> Self {
         let per = |x: f64| {
             if requests > 0 {
                 x / requests as f64
@@ -856,7 +856,7 @@ pub struct MergedInput {
     pub warnings: Vec<String>,
     /// Its machine and build (`null` in reports written before this field existed).
     #[serde(default)]
-    pub environment: Option<crate::environment::Environment>,
+    pub environment: Option<crate::probe::environment::Environment>,
 }
 
 /// One machine's own figures for one backend of a merged report.
@@ -944,7 +944,7 @@ pub struct WhileParked {
 
 impl WhileParked {
     /// The entry of `segments` segments whose sum is `a`.
-    pub fn of(segments: u64, a: &crate::overhead::ApartCost) -> Self {
+    pub fn of(segments: u64, a: &crate::probe::process_cost::ApartCost) -> Self {
         WhileParked {
             segments,
             cpu_s: a.usage.cpu.as_secs_f64(),

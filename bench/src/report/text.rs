@@ -15,7 +15,7 @@
 use std::fmt::Write as _;
 
 use super::{BackendReport, LatencySummary, Report, SampleReport, StatementReport};
-use crate::overhead::SyscallKind;
+use crate::probe::process_cost::SyscallKind;
 use crate::stats::welch_t_test;
 
 /// A column of the report: a label and a backend's results.
@@ -368,7 +368,7 @@ fn config_section(out: &mut String, r: &Report) {
 }
 
 /// The machine and the build, two lines of CONFIG.
-fn environment_lines(out: &mut String, e: &crate::environment::Environment) {
+fn environment_lines(out: &mut String, e: &crate::probe::environment::Environment) {
     let unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
     let cpus = match (e.cpus_allowed, e.cpus_online) {
         (Some(a), Some(o)) => format!("{a} of {o} CPUs"),
@@ -429,7 +429,7 @@ fn environment_differences(out: &mut String, new: &Report, baseline: &Report) {
         out.push('\n');
         return;
     };
-    let mut differences = crate::environment::differences(a, b);
+    let mut differences = crate::probe::environment::differences(a, b);
     for (driver, setup) in &new.config.uring_setup {
         if let Some(old) = baseline.config.uring_setup.get(driver) {
             if old != setup {
@@ -1244,7 +1244,7 @@ const ANATOMY: &str = "ANATOMY [us/req]";
 /// The anatomy table's rows: the client CPU it splits, every layer's part (0 where a layer
 /// had no sample), what the samples stood for, and perf's own CPU.
 fn anatomy_metrics<'a>() -> Vec<Metric<'a>> {
-    use crate::anatomy::Layer;
+    use crate::probe::anatomy::Layer;
     let mut rows =
         vec![Metric::new("client CPU", "", 2, |b| Value::Num(b.cpu_us_per_req)).change()];
     for layer in Layer::ALL {
@@ -1725,7 +1725,7 @@ fn machines_section(out: &mut String, columns: &[Column<'_>]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::overhead::{ByKind, Cost, IoUringOps};
+    use crate::probe::process_cost::{ByKind, Cost, IoUringOps};
     use crate::report::{BackendRun, SampleStatement};
 
     /// A backend's report with every figure the comparison tables show set to a value
@@ -2425,8 +2425,8 @@ mod environment_and_anatomy_tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::anatomy::Layer;
-    use crate::environment::Environment;
+    use crate::probe::anatomy::Layer;
+    use crate::probe::environment::Environment;
     use crate::report::{AnatomyReport, RunConfig};
 
     fn report(driver: &str, environment: Option<Environment>, b: BackendReport) -> Report {

@@ -19,9 +19,9 @@ use super::super::setup::{result_options, with_validation, workload_of};
 use crate::backend::{ConnectOptions, Driver};
 use crate::cli::{limits::Loads, CurveArgs};
 use crate::engine::schedule::RateSchedule;
+use crate::probe::server_cpu::ServerProcesses;
 use crate::report::file::write_text;
 use crate::report::{text, EqualLoad, Report};
-use crate::server_cpu::ServerProcesses;
 
 /// Rounds per load unless `--segments` says otherwise: the VERDICT's paired test wants 5.
 pub(crate) const DEFAULT_ROUNDS: usize = crate::report::verdict::ROUNDS_WANTED;

@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use crate::overhead::{clock_ticks, stat_cpu};
+use crate::probe::process_cost::{clock_ticks, stat_cpu};
 
 /// The share of its cores at which the node counts as saturated.
 pub const SATURATED: f64 = 0.9;

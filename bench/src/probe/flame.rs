@@ -1,6 +1,6 @@
 //! Stacks of the bench itself, sampled around each measured segment: drawn as flamegraphs
 //! (`doppio run --flamegraph PREFIX`), and classified by layer for the report's ANATOMY
-//! table (`--anatomy`, or with `--flamegraph`; see [`crate::anatomy`]).
+//! table (`--anatomy`, or with `--flamegraph`; see [`crate::probe::anatomy`]).
 //!
 //! Around each measured segment, `perf record -e cpu-clock --call-graph dwarf` samples this
 //! process (hardware counters are not needed, so it works in VMs); after the run, each
@@ -128,9 +128,9 @@ impl Recording {
         }
         // The children's CPU grows by perf's once it is waited for (no other child of the
         // bench is waited for meanwhile: perf's are the only children it starts).
-        let before = crate::overhead::children_cpu();
+        let before = crate::probe::process_cost::children_cpu();
         let out = self.child.wait_with_output().map_err(FlameError::Spawn)?;
-        let recorder_cpu = crate::overhead::children_cpu().saturating_sub(before);
+        let recorder_cpu = crate::probe::process_cost::children_cpu().saturating_sub(before);
         if !self.data.exists() {
             return Err(FlameError::Perf {
                 command: "perf record".into(),
@@ -264,7 +264,7 @@ pub fn per_request(folded: &[u8], requests: u64) -> String {
     let mut out = String::new();
     let requests = requests.max(1) as u128;
     for line in String::from_utf8_lossy(folded).lines() {
-        let Some((stack, ns)) = crate::anatomy::folded_line(line) else {
+        let Some((stack, ns)) = crate::probe::anatomy::folded_line(line) else {
             continue;
         };
         let ps = u128::from(ns) * 1000 / requests;

@@ -1,8 +1,8 @@
 //! What single threads of this process used, read from `/proc/self/task/<tid>/`: CPU time to
 //! the nanosecond (`schedstat`: the scheduler's run time, user and system together) and
-//! context switches (`status`), and which threads there are. [`crate::overhead`] uses it to
+//! context switches (`status`), and which threads there are. [`crate::probe::process_cost`] uses it to
 //! set apart the threads of a backend that sits parked while another one is measured
-//! ([`crate::overhead::Meter::start_apart`]).
+//! ([`crate::probe::process_cost::Meter::start_apart`]).
 
 use std::time::Duration;
 
@@ -78,7 +78,7 @@ pub fn threads_usage(tids: &[i32]) -> Vec<(i32, ThreadUsage)> {
 
 /// What the threads of `after` used since `before`, summed. A thread read only at the end
 /// counts from zero; one that ended in between is missing from the sum (its time is still
-/// in the process's `getrusage`, where [`crate::overhead`] then leaves it).
+/// in the process's `getrusage`, where [`crate::probe::process_cost`] then leaves it).
 pub fn used_since(before: &[(i32, ThreadUsage)], after: &[(i32, ThreadUsage)]) -> ThreadUsage {
     after
         .iter()

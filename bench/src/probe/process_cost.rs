@@ -34,7 +34,7 @@
 //! 8 `io_uring_enter` over scylla's three segments). [`Meter::start_apart`] takes the
 //! threads of each parked backend (those that appeared while it connected) and counts them
 //! on their own: their syscalls from their own counter groups, their CPU time and context
-//! switches from `/proc/self/task/<tid>/` ([`crate::thread_usage`]). The measured cost
+//! switches from `/proc/self/task/<tid>/` ([`crate::probe::thread_usage`]). The measured cost
 //! leaves them out ([`Cost::apart`] holds them), and the report gives each backend what it
 //! did while parked.
 //!
@@ -89,7 +89,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::thread_usage::{threads_usage, used_since, ThreadUsage};
+use crate::probe::thread_usage::{threads_usage, used_since, ThreadUsage};
 
 /// The kernel's threads of this process that work for its io_uring rings, by their names'
 /// prefix in `/proc/self/task/*/comm`: the SQPOLL threads and the io-wq workers.
@@ -707,7 +707,7 @@ impl SyscallCounters {
     /// Counters on every thread of the process, counting what `counting` asks; the
     /// threads of each set in `apart` summed on their own.
     fn open(counting: Counting, apart: Vec<&[i32]>) -> Result<Self, String> {
-        let tids: Vec<(i32, usize)> = crate::thread_usage::thread_ids()
+        let tids: Vec<(i32, usize)> = crate::probe::thread_usage::thread_ids()
             .map_err(|e| format!("/proc/self/task: {e}"))?
             .into_iter()
             .map(|t| (t, owner_of(t, &apart)))
@@ -982,7 +982,7 @@ impl Meter {
             apart,
             kernel_threads: kernel_threads(),
             before: usage(),
-            allocations: crate::alloc_count::allocations(),
+            allocations: crate::probe::alloc_count::allocations(),
             syscalls,
         }
     }
@@ -1011,7 +1011,7 @@ impl Meter {
             voluntary_ctx_switches: after.voluntary.saturating_sub(self.before.voluntary),
             involuntary_ctx_switches: after.involuntary.saturating_sub(self.before.involuntary),
             peak_rss_bytes: after.max_rss_bytes,
-            allocations: match (self.allocations, crate::alloc_count::allocations()) {
+            allocations: match (self.allocations, crate::probe::alloc_count::allocations()) {
                 (Some(a), Some(b)) => Some(b.saturating_sub(a)),
                 _ => None,
             },
@@ -1160,7 +1160,7 @@ mod tests {
             tid_tx.send(gettid()).unwrap();
             go_rx.recv().unwrap();
             getppids(500);
-            crate::thread_usage::tests::spin_cpu(Duration::from_millis(40));
+            crate::probe::thread_usage::tests::spin_cpu(Duration::from_millis(40));
             done_tx.send(()).unwrap();
             go_rx.recv().unwrap();
         });
