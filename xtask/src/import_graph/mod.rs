@@ -37,10 +37,17 @@
 //!   parent and the child import.
 //!
 //! The file check passes for a crate when its file graph has no circle and no upward arrow.
-//! Limits: glob imports (`use x::*`) are an arrow to the module globbed but the names they
-//! bring in are not followed; paths a macro generates are not seen (a macro body's written
-//! paths are); a `use` path starting from a name brought in by another `use` is taken for
-//! another crate's; items under other `cfg`s are all read.
+//! Limits: glob imports (`use x::*`) are an arrow to the module globbed, but the names they
+//! bring in are not followed; what a macro generates is not seen (what a macro body writes
+//! is: its paths, and its `use ..;` and `mod x;` as in `cfg_if!`, but not modules declared
+//! by a macro defined in one file and invoked in another); a `use` path starting from a name
+//! another `use` brought in is taken for another crate's; every `cfg` other than a test-only
+//! one is read as on (two same-named modules under opposite `cfg`s are one module).
+//!
+//! Modules: `report` (arguments, printing, verdict), `tree` (a crate's files and modules),
+//! `source` (what one file says, read with syn), `modules` (the module view), `files` (the file
+//! view), `circles` (strongly connected components), `error` (why it could not run), `tests`
+//! (planted crates).
 
 mod circles;
 mod error;

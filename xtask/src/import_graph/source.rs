@@ -162,16 +162,22 @@ impl Collector {
     }
 
     fn record_use(&mut self, item: &syn::ItemUse) {
+        let public = matches!(item.vis, syn::Visibility::Public(_));
         let at = place(item.use_token.span);
+        self.record_use_tree(at, &item.tree, item.leading_colon.is_some(), public);
+    }
+
+    /// A `use` item's tree (`external`: written with a leading `::`; `public`: `pub use`).
+    fn record_use_tree(&mut self, at: Place, tree: &syn::UseTree, external: bool, public: bool) {
         let mut leaves = Vec::new();
-        use_leaves(&item.tree, &mut Vec::new(), &mut leaves);
-        let external = item.leading_colon.is_some();
+        use_leaves(tree, &mut Vec::new(), &mut leaves);
         if !external {
-            use_heads(&item.tree, &mut self.scope().heads);
+            use_heads(tree, &mut self.scope().heads);
         }
-        let reexport = match (&item.vis, item.leading_colon) {
-            (syn::Visibility::Public(_), None) => reexport(&item.tree),
-            _ => None,
+        let reexport = if public && !external {
+            reexport(tree)
+        } else {
+            None
         };
         self.scope().uses.push(UseItem {
             place: at,
@@ -181,15 +187,52 @@ impl Collector {
         });
     }
 
-    /// The paths and heads in a macro's (or an attribute's) tokens, which syn leaves unparsed.
+    /// The paths and heads in a macro's (or an attribute's) tokens, which syn leaves unparsed;
+    /// in them, a `use ..;` is read as a `use` item and a `mod x;` as a declaration (as in
+    /// `cfg_if!` bodies), and an item after a test-only `#[cfg(..)]` is left out.
     fn scan_tokens(&mut self, stream: TokenStream) {
         let tokens: Vec<TokenTree> = stream.into_iter().collect();
         let mut i = 0;
         while i < tokens.len() {
             match &tokens[i] {
+                TokenTree::Punct(p) if p.as_char() == '#' && test_only_attr(tokens.get(i + 1)) => {
+                    i = item_end(&tokens, i + 2);
+                }
                 TokenTree::Group(group) => {
                     self.scan_tokens(group.stream());
                     i += 1;
+                }
+                TokenTree::Ident(ident)
+                    if ident == "use" && !after_dollar_or_path_sep(&tokens, i) =>
+                {
+                    let end = (i + 1..tokens.len())
+                        .find(|&k| matches!(&tokens[k], TokenTree::Punct(p) if p.as_char() == ';'));
+                    let external = is_path_sep(&tokens, i + 1);
+                    let from = if external { i + 3 } else { i + 1 };
+                    let tree = end.and_then(|end| {
+                        let stream: TokenStream =
+                            tokens[from.min(end)..end].iter().cloned().collect();
+                        syn::parse2::<syn::UseTree>(stream).ok()
+                    });
+                    match (tree, end) {
+                        (Some(tree), Some(end)) => {
+                            let public = i >= 1
+                                && matches!(&tokens[i - 1], TokenTree::Ident(p) if p == "pub");
+                            self.record_use_tree(place(ident.span()), &tree, external, public);
+                            i = end + 1;
+                        }
+                        _ => i += 1,
+                    }
+                }
+                TokenTree::Ident(ident)
+                    if ident == "mod"
+                        && matches!(tokens.get(i + 2), Some(TokenTree::Punct(p)) if p.as_char() == ';') =>
+                {
+                    if let Some(TokenTree::Ident(name)) = tokens.get(i + 1) {
+                        let name = name.to_string();
+                        self.scope().declared.push(Declared { name, path: None });
+                    }
+                    i += 3;
                 }
                 TokenTree::Ident(ident) if !after_dollar_or_path_sep(&tokens, i) => {
                     let mut segments = vec![ident.to_string()];
@@ -254,6 +297,40 @@ impl Collector {
             });
         }
     }
+}
+
+/// Whether a token after a `#` is a test-only `[cfg(..)]`.
+fn test_only_attr(token: Option<&TokenTree>) -> bool {
+    let Some(TokenTree::Group(group)) = token else {
+        return false;
+    };
+    if group.delimiter() != Delimiter::Bracket {
+        return false;
+    }
+    let Ok(meta) = syn::parse2::<syn::Meta>(group.stream()) else {
+        return false;
+    };
+    let syn::Meta::List(list) = &meta else {
+        return false;
+    };
+    list.path.is_ident("cfg")
+        && list
+            .parse_args::<syn::Meta>()
+            .is_ok_and(|m| implies_test(&m))
+}
+
+/// Where the item starting at tokens[from] ends (just past it): at its `;` or its first
+/// `{..}`, whichever comes first.
+fn item_end(tokens: &[TokenTree], from: usize) -> usize {
+    let mut k = from;
+    while k < tokens.len() {
+        match &tokens[k] {
+            TokenTree::Punct(p) if p.as_char() == ';' => return k + 1,
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => return k + 1,
+            _ => k += 1,
+        }
+    }
+    k
 }
 
 /// Whether tokens[j] and tokens[j + 1] are a `::`.

@@ -293,3 +293,32 @@ fn comments_strings_and_dot_output() {
     );
     assert_eq!(out, expected);
 }
+
+#[test]
+fn mod_and_use_in_a_macro_body_are_read_and_a_cfg_twin_merged() {
+    let krate = Planted::new(&[
+        ("src/lib.rs", "mod imp;\nmod user;\n"),
+        (
+            "src/imp/mod.rs",
+            "cfg_if::cfg_if! {\n    if #[cfg(unix)] {\n        mod unix;\n        \
+             pub(crate) use self::unix::Sys;\n    } else {\n        #[cfg(test)]\n        \
+             mod fake;\n    }\n}\n#[cfg(unix)]\nmod twin {\n    pub struct A;\n}\n\
+             #[cfg(not(unix))]\nmod twin {\n    pub use super::unix::Sys as A;\n}\n",
+        ),
+        ("src/imp/unix.rs", "pub struct Sys;\n"),
+        ("src/imp/fake.rs", "pub struct Sys;\n"),
+        ("src/user.rs", "use crate::imp::Sys;\n"),
+    ]);
+    let (passed, out, err) = krate.check(&["--files"]);
+    assert!(passed, "{err}");
+    assert!(out.contains("c (files): 4 files, 2 arrows"), "{out}");
+    assert!(
+        out.contains("  c/src/user.rs -> c/src/imp/unix.rs  (1: c/src/user.rs:1)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  c/src/imp/mod.rs -> c/src/imp/unix.rs  (2: c/src/imp/mod.rs:4 ...)\n"),
+        "{out}"
+    );
+    assert!(!out.contains("fake.rs"), "{out}");
+}

@@ -1,6 +1,7 @@
 //! A crate's module tree: the files reachable from `src/lib.rs` and `src/main.rs` through
 //! `mod` declarations that are not test-only, and the modules (file or inline) in them.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -114,15 +115,25 @@ impl CrateTree {
             .iter()
             .map(|d| d.name.clone())
             .chain(inline.iter().map(|i| i.0.clone()));
-        let children = children.collect();
-        self.modules.insert(
-            module.clone(),
-            Module {
-                file,
-                scope,
-                children,
-            },
-        );
+        let children: BTreeSet<String> = children.collect();
+        // The same module twice (`#[cfg(a)] mod imp { .. }` and `#[cfg(not(a))] mod imp { .. }`):
+        // one module, with the items of both.
+        match self.modules.entry(module.clone()) {
+            Entry::Vacant(entry) => {
+                entry.insert(Module {
+                    file,
+                    scope,
+                    children,
+                });
+            }
+            Entry::Occupied(mut entry) => {
+                let known = entry.get_mut();
+                known.scope.uses.extend(scope.uses);
+                known.scope.paths.extend(scope.paths);
+                known.scope.heads.extend(scope.heads);
+                known.children.extend(children);
+            }
+        }
         for (name, inner) in inline {
             let mut path = module.clone();
             path.push(name.clone());
@@ -139,7 +150,10 @@ impl CrateTree {
                     (base.join(&child.name).join("mod.rs"), true),
                 ],
             };
-            if let Some((found, owns_dir)) = candidates.into_iter().find(|c| c.0.is_file()) {
+            let found = candidates.into_iter().find(|c| c.0.is_file());
+            // A file declared twice (under two `cfg`s) is read once.
+            let fresh = |f: &(PathBuf, bool)| self.files.iter().all(|s| Path::new(&s.name) != f.0);
+            if let Some((found, owns_dir)) = found.filter(fresh) {
                 self.walk_file(src, path, &found, owns_dir)?;
             }
         }
