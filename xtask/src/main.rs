@@ -11,6 +11,7 @@
 
 mod import_graph;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 /// The commands, for `--help` and a wrong command.
@@ -24,7 +25,8 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("import-graph") => import_graph_command(&args[1..]),
         Some("-h" | "--help") => {
-            println!("{COMMANDS}");
+            // A closed pipe (`| head`) is no error worth a panic.
+            let _ = writeln!(std::io::stdout(), "{COMMANDS}");
             ExitCode::SUCCESS
         }
         _ => {
@@ -39,7 +41,7 @@ fn main() -> ExitCode {
 /// sources could not be read.
 fn import_graph_command(args: &[String]) -> ExitCode {
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{}", import_graph::USAGE);
+        let _ = writeln!(std::io::stdout(), "{}", import_graph::USAGE);
         return ExitCode::SUCCESS;
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
