@@ -5,9 +5,9 @@
 # 2. The runtime adapters are the only code that names a runtime: in the whole workspace only
 #    driver/rt/src/glommio_rt.rs names the glommio crate, only driver/rt/src/uring/ names the
 #    io-uring crate, and only driver/rt/Cargo.toml depends on either.
-# 3. No crate's modules import each other in a circle (scripts/import-graph.sh: a module and
-#    its submodules are one node), and in no crate does a file import another in a circle
-#    or import an item defined in a module above it.
+# 3. No crate's modules import each other in a circle (scripts/import-graph.sh, the xtask
+#    crate's import-graph command: a module and its submodules are one node), and in no crate
+#    does a file import another in a circle or import an item defined in a module above it.
 # Exits non-zero, naming the offending crate or file, if one does.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
