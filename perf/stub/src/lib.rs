@@ -26,7 +26,9 @@
 //! - [`cluster`]: several nodes played by one stub: their addresses and host ids, the token
 //!   ring and each token's replicas (SimpleStrategy).
 //! - `conn` (private): one connection: read, answer every frame, one write per batch; fault
-//!   reactions.
+//!   reactions. `conn::handle` answers each request by its opcode, one function per opcode
+//!   (`handshake`: STARTUP, OPTIONS, REGISTER, AUTH_RESPONSE; `query`, `prepare`,
+//!   `execute`, `batch`).
 //! - [`answer`]: what each request gets; prepared statements' answers encoded once.
 //! - [`tables`]: the system tables (of a single node, or of one node of a cluster) and the
 //!   little CQL parsing the stub needs.
