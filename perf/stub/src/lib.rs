@@ -26,7 +26,9 @@
 //! - [`cluster`]: several nodes played by one stub: their addresses and host ids, the token
 //!   ring and each token's replicas (SimpleStrategy).
 //! - `conn` (private): one connection: read, answer every frame, one write per batch; fault
-//!   reactions.
+//!   reactions. `conn::handle` answers each request by its opcode, one function per opcode
+//!   (`handshake`: STARTUP, OPTIONS, REGISTER, AUTH_RESPONSE; `query`, `prepare`,
+//!   `execute`, `batch`).
 //! - [`answer`]: what each request gets; prepared statements' answers encoded once.
 //! - [`tables`]: the system tables (of a single node, or of one node of a cluster) and the
 //!   little CQL parsing the stub needs.
@@ -39,9 +41,13 @@
 //!   payload a misrouted request's answer carries.
 //! - [`tls`]: serving TLS (rustls, ring provider) with a given certificate and key.
 //!
+//! `server`, `conn`, `answer` and `rules` are directories of files of one concern each; their
+//! `mod.rs` is the map of those files and re-exports what the module offers, so the paths
+//! above (`doppio_stub::server::StubConfig`, `doppio_stub::rules::Rules`, ...) are the same.
+//!
 //! Imports go one way, with no circle: `server` -> `conn` -> `shard` -> `answer`, `rules`,
 //! `node`; `node` -> `scylla`, `cluster`, `tablets`; `tablets` -> `cluster`; `cluster` -> `tables`; `answer` -> `tables`;
-//! `conn` -> `tls`, `node` (`server` also builds the `shard` and `node` state it hands to each
+//! `conn` -> `tls`, `node`, `tablets` (`server` also builds the `shard` and `node` state it hands to each
 //! connection, and the `cluster`'s ring).
 //!
 //! Invariants: the EXECUTE hot path allocates nothing, takes no lock and touches no atomic;

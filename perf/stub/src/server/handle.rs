@@ -1,0 +1,121 @@
+//! A running stub's handle: every node's address, the counts (connections, rules fired,
+//! requests per node and per emulated shard, recorded values), and stopping it.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use doppio_rt::ExecutorHandle;
+
+use crate::node::NodeCounts;
+use crate::scylla::{ShardAwarePort, ShardCounts};
+use crate::shard::Shared;
+
+/// A running stub. Dropping it stops it. (A stub served in memory,
+/// [`Stub::in_memory`](crate::Stub::in_memory), has no threads of its own: its handle stops
+/// its accepting.)
+pub struct StubHandle {
+    /// Every node's address, node 0 first.
+    pub(super) addrs: Vec<SocketAddr>,
+    pub(super) shared: Arc<Shared>,
+    pub(super) threads: Vec<ExecutorHandle<()>>,
+}
+
+impl std::fmt::Debug for StubHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StubHandle")
+            .field("addrs", &self.addrs)
+            .field("shards", &self.threads.len())
+            .finish()
+    }
+}
+
+/// Stops accepting and closing connections on every shard, and joins their threads.
+pub(super) fn stop_all(shared: &Shared, threads: Vec<ExecutorHandle<()>>) {
+    shared.stop.store(true, Ordering::SeqCst);
+    for t in threads {
+        let _ = t.join();
+    }
+}
+
+impl StubHandle {
+    /// The address the stub listens on (the real port when 0 was asked for); node 0's
+    /// when it plays a cluster.
+    pub fn addr(&self) -> SocketAddr {
+        self.addrs
+            .first()
+            .copied()
+            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// Every node's address, node 0 first (one unless it plays a cluster).
+    pub fn node_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// What arrived at each node so far, node 0 first: connections, and (in a cluster)
+    /// EXECUTEs with a bound partition key, those at a node that is no replica of their
+    /// token, and lightweight transactions that missed their primary replica; each node's
+    /// requests per emulated ScyllaDB shard when
+    /// [`StubConfig::scylla`](crate::StubConfig::scylla).
+    pub fn node_counts(&self) -> Vec<NodeCounts> {
+        self.shared
+            .nodes
+            .iter()
+            .zip(&self.addrs)
+            .map(|(n, &a)| n.counts(a))
+            .collect()
+    }
+
+    /// How often each rule fired so far, by rule name, in rule order.
+    pub fn fired(&self) -> Vec<(String, u64)> {
+        self.shared.fired_counts()
+    }
+
+    /// The first bound value of every EXECUTE so far, in arrival order per shard (empty
+    /// unless [`StubConfig::record_values`](crate::StubConfig::record_values); an EXECUTE
+    /// without values records nothing).
+    pub fn executed_first_values(&self) -> Vec<Vec<u8>> {
+        self.shared.recorded_values()
+    }
+
+    /// Where requests landed per emulated ScyllaDB shard (`None` unless
+    /// [`StubConfig::scylla`](crate::StubConfig::scylla)); node 0's in a cluster (every
+    /// node's: [`Self::node_counts`]).
+    pub fn shard_counts(&self) -> Option<ShardCounts> {
+        self.shared
+            .nodes
+            .first()?
+            .scylla
+            .as_ref()
+            .map(|e| e.counts())
+    }
+
+    /// The emulated ScyllaDB node's shard-aware port, when it listens on one (node 0's in a
+    /// cluster; the other nodes' are on their own addresses, same port).
+    pub fn shard_aware_addr(&self) -> Option<SocketAddr> {
+        let e = self.shared.nodes.first()?.scylla.as_ref()?;
+        match e.config.shard_aware_port {
+            ShardAwarePort::Listen(_) => Some(SocketAddr::new(self.addr().ip(), e.aware_port())),
+            _ => None,
+        }
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.shared.next_connection.load(Ordering::Relaxed)
+    }
+
+    /// Stops accepting, closes every connection and joins the shards.
+    pub fn stop(mut self) {
+        let threads = std::mem::take(&mut self.threads);
+        stop_all(&self.shared, threads);
+    }
+}
+
+impl Drop for StubHandle {
+    fn drop(&mut self) {
+        let threads = std::mem::take(&mut self.threads);
+        stop_all(&self.shared, threads);
+    }
+}
