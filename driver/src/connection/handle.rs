@@ -2,7 +2,6 @@
 //! protocol state, events, counters, closing).
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -20,13 +19,10 @@ use doppio_proto::segment::SegmentCompression;
 use doppio_proto::{ProtoError, ProtocolVersion};
 use doppio_rt::{self as rt, TcpStream};
 
-use crate::clock::Ticks;
 use crate::routing::sharding::ShardingInfo;
-use crate::stages;
 
 use super::config::ConnectionConfig;
 use super::error::{ConnectFailure, ConnectionError, ProtocolFault, RequestError};
-use super::in_flight::InFlight;
 use super::keepalive::keepalive_loop;
 use super::reader::read_loop;
 use super::shared::Shared;
@@ -137,26 +133,7 @@ impl Connection {
         let shared = Rc::new(Shared {
             addr,
             dialed_port: dial.port(),
-            state: RefCell::new(State {
-                in_flight: InFlight::new(config.max_streams),
-                write_buf: BytesMut::with_capacity(64 * 1024),
-                flusher: None,
-                sweeper: None,
-                keepalive: None,
-                next_sweep: None,
-                closed: None,
-                events: VecDeque::new(),
-                event_waiter: None,
-                close_waiters: Vec::new(),
-                last_read: Ticks::now(),
-                stats: ConnectionStats::default(),
-                timed: Vec::with_capacity(stages::MAX_TIMED),
-                batch: 0,
-                flushed_at: [0; 64],
-                unflushed: 0,
-                awaited: 0,
-                awaited_published: 0,
-            }),
+            state: RefCell::new(State::new(config.max_streams)),
             config,
             socket,
             compression: std::cell::Cell::new(None),

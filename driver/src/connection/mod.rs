@@ -52,7 +52,9 @@
 //! request), `handle` ([`Connection`]: opening one, its methods), `request` (a request
 //! awaited in one future), `pending` (requests whose caller drives the wait:
 //! [`StreamWait`], [`PendingAnswer`]), the four tasks `reader`, `writer` (the flusher),
-//! `sweeper` and `keepalive`, `tls` and `error`.
+//! `sweeper` and `keepalive` (each task only awaits its socket or timer: what it does with
+//! the bytes and the time is plain functions, unit-tested without a socket), `tls` and
+//! `error`.
 
 mod config;
 mod error;

@@ -64,6 +64,31 @@ pub(super) struct State {
 }
 
 impl State {
+    /// A new connection's state: `max_streams` stream ids, nothing in flight, queued or
+    /// counted yet.
+    pub(super) fn new(max_streams: usize) -> Self {
+        State {
+            in_flight: InFlight::new(max_streams),
+            write_buf: BytesMut::with_capacity(64 * 1024),
+            flusher: None,
+            sweeper: None,
+            keepalive: None,
+            next_sweep: None,
+            closed: None,
+            events: VecDeque::new(),
+            event_waiter: None,
+            close_waiters: Vec::new(),
+            last_read: Ticks::now(),
+            stats: ConnectionStats::default(),
+            timed: Vec::with_capacity(stages::MAX_TIMED),
+            batch: 0,
+            flushed_at: [0; 64],
+            unflushed: 0,
+            awaited: 0,
+            awaited_published: 0,
+        }
+    }
+
     /// Tells the runtime how many answers this connection awaits (requests handed to the
     /// kernel and not answered; none once closed), if that changed since it was last told:
     /// the io_uring runtime's batched wait waits for the thread's awaited answers together,
