@@ -1,14 +1,26 @@
-//! Helpers shared by the stub's test files: a stub with rules, and an executor of either
-//! runtime to run a client on.
+//! Helpers shared by the stub's test files: a stub with rules, the stub's binary, a
+//! scylla-rust-driver session, and [`RawClient`], a protocol v4 client made of doppio-proto's
+//! parts only. The stub's tests test the stub with these; doppio's own sessions against the
+//! stub are tested with the driver (`driver/tests/it/stub_*.rs`), so the stub does not
+//! dev-depend on the driver that dev-depends on it.
 
 #![allow(clippy::unwrap_used)]
 // tests: a panic is a failed test with its location
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::Duration;
 
-use doppio_driver::rt::Runtime;
+use bytes::BytesMut;
+use doppio_proto::consistency::Consistency;
+use doppio_proto::frame::{Direction, Flags, FrameDecoder};
+use doppio_proto::request::{
+    encode_request, Execute, Options, Prepare, Query, QueryParameters, RequestBody, Startup,
+};
+use doppio_proto::response::{Prepared, Response, ResponseFrame, ResultBody};
+use doppio_proto::wire::RawValue;
+use doppio_rt::Runtime;
 use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};
 
 /// A stub on `runtime`, on an ephemeral port with these TOML `rules` and result `shape`,
@@ -24,17 +36,8 @@ pub(crate) fn stub(runtime: Runtime, rules: &str, shape: Shape) -> StubHandle {
     .unwrap()
 }
 
-/// Runs `f` on a fresh executor of `runtime`.
-pub(crate) fn on_runtime<F, Fut>(runtime: Runtime, f: F)
-where
-    F: FnOnce() -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = ()> + 'static,
-{
-    doppio_driver::rt::run_on(runtime, &format!("stub-test-{runtime}"), f).unwrap()
-}
-
 /// One `#[test]` per runtime for each named `fn name(runtime: Runtime)`.
-pub(crate) use doppio_driver::rt::runtime_tests;
+pub(crate) use doppio_rt::runtime_tests;
 
 /// The `doppio-stub` binary, running, and what it said first.
 pub(crate) struct StubProcess {
@@ -93,4 +96,127 @@ where
             .unwrap();
         f(s).await;
     });
+}
+
+/// The largest answer a [`RawClient`] takes.
+const MAX_FRAME: usize = 1 << 24;
+
+/// A protocol v4 connection to the stub made of doppio-proto's parts only: one request at a
+/// time, each answer read whole.
+pub(crate) struct RawClient {
+    socket: TcpStream,
+    inbox: BytesMut,
+    next_stream: i16,
+}
+
+impl RawClient {
+    /// Connects to `addr` without STARTUP (an OPTIONS may come first).
+    pub(crate) fn open(addr: SocketAddr) -> Self {
+        let socket = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        Self {
+            socket,
+            inbox: BytesMut::new(),
+            next_stream: 0,
+        }
+    }
+
+    /// Connects to `addr` and sends STARTUP, which must be answered READY.
+    pub(crate) fn ready(addr: SocketAddr) -> Self {
+        let mut c = Self::open(addr);
+        c.startup();
+        c
+    }
+
+    /// STARTUP, answered READY.
+    pub(crate) fn startup(&mut self) {
+        self.startup_with(&[("CQL_VERSION", "3.0.0")]);
+    }
+
+    /// STARTUP with these options, answered READY.
+    pub(crate) fn startup_with(&mut self, options: &[(&str, &str)]) {
+        assert_eq!(self.call(&Startup { options }).response, Response::Ready);
+    }
+
+    /// OPTIONS: what SUPPORTED lists.
+    pub(crate) fn options(&mut self) -> Vec<(String, Vec<String>)> {
+        match self.call(&Options).response {
+            Response::Supported(options) => options,
+            other => panic!("OPTIONS: {other:?}"),
+        }
+    }
+
+    /// Sends one request and returns its answer.
+    pub(crate) fn call(&mut self, request: &impl RequestBody) -> ResponseFrame {
+        let stream = self.next_stream;
+        self.next_stream += 1;
+        let mut out = BytesMut::new();
+        encode_request(&mut out, stream, Flags::NONE, request).unwrap();
+        self.socket.write_all(&out).unwrap();
+        let frames = FrameDecoder::new(Direction::Response);
+        loop {
+            if let Some(frame) = frames.decode(&mut self.inbox).unwrap() {
+                let answer = ResponseFrame::decode(&frame, None, MAX_FRAME).unwrap();
+                assert_eq!(answer.stream, stream);
+                return answer;
+            }
+            let mut chunk = [0u8; 65536];
+            let n = self.socket.read(&mut chunk).unwrap();
+            assert!(n > 0, "the stub closed the connection");
+            self.inbox.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// PREPARE, answered PREPARED.
+    pub(crate) fn prepare(&mut self, cql: &str) -> Prepared {
+        match self
+            .call(&Prepare {
+                query: cql,
+                keyspace: None,
+            })
+            .response
+        {
+            Response::Result(ResultBody::Prepared(p)) => *p,
+            other => panic!("{cql}: {other:?}"),
+        }
+    }
+
+    /// QUERY of `cql` at ONE with no values: the answer.
+    pub(crate) fn query(&mut self, cql: &str) -> Response {
+        let query = Query {
+            query: cql,
+            params: QueryParameters {
+                consistency: Consistency::One,
+                ..QueryParameters::default()
+            },
+            values: &(),
+        };
+        self.call(&query).response
+    }
+
+    /// QUERY of `cql`, answered with rows: how many.
+    pub(crate) fn query_rows(&mut self, cql: &str) -> usize {
+        match self.query(cql) {
+            Response::Result(ResultBody::Rows(rows)) => rows.view().len(),
+            other => panic!("{cql}: {other:?}"),
+        }
+    }
+
+    /// EXECUTE of `prepared` with these blob `values` at ONE: the answer.
+    pub(crate) fn execute(&mut self, prepared: &Prepared, values: &[&[u8]]) -> Response {
+        let values: Vec<RawValue<'_>> = values.iter().map(|v| RawValue::Bytes(v)).collect();
+        let execute = Execute {
+            id: &prepared.id,
+            result_metadata_id: None,
+            params: QueryParameters {
+                consistency: Consistency::One,
+                ..QueryParameters::default()
+            },
+            values: &values.as_slice(),
+            columns: None,
+        };
+        self.call(&execute).response
+    }
 }
