@@ -147,7 +147,7 @@ pub mod config {
     };
 }
 
-/// What the request-path benchmarks (`driver/benches/request_path.rs`) and the bench call to
+/// What the request-path benchmarks (`driver/benches/request_path/`) and the bench call to
 /// time one stage of a request at a time: the in-flight table, the encoding, the placement,
 /// the decoding, the sizes of the futures, the shards (one pinned executor per core) they run
 /// on, and the thread CPU clock. Feature `unstable-internals` only: not an API, free to

@@ -460,7 +460,7 @@ impl<T, E: Clone> InFlight<T, E> {
 
 #[cfg(feature = "unstable-internals")]
 /// One connection's in-flight table on its own, for the request-path benchmarks
-/// (`driver/benches/request_path.rs`): the calls a request makes on it, one by one, with
+/// (`driver/benches/request_path/`): the calls a request makes on it, one by one, with
 /// nothing around them. Not an API: reached through `doppio_driver::bench_internals`.
 #[doc(hidden)]
 #[derive(Debug)]

@@ -1,5 +1,5 @@
 //! The stages of one `Session::execute_unpaged`, callable one at a time, for the request-path
-//! benchmarks (`driver/benches/request_path.rs`): each function runs the code the hot path
+//! benchmarks (`driver/benches/request_path/`): each function runs the code the hot path
 //! runs for its stage, calling the same functions in the same order. Not an API: reached
 //! through `doppio_driver::bench_internals`, hidden from the docs, and free to change with any
 //! commit.

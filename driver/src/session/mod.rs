@@ -39,7 +39,7 @@
 //! - [`view`]: the shard's view of the cluster; [`stats`]: the session's counters;
 //!   `latency`: the shard's histogram of request latencies ([`Latency`]).
 //! - `bench` (hidden): the request path's stages one at a time, for the request-path
-//!   benchmarks (`driver/benches/request_path.rs`).
+//!   benchmarks (`driver/benches/request_path/`).
 //!
 //! Per request: the load-balancing policy picks a node (for a prepared statement whose
 //! partition key is bound, one of its replicas: the token is computed from the values),

@@ -1,6 +1,6 @@
 //! A session against the stub served on the session's own executor (`Stub::serve_local`),
 //! over an in-memory connection (`doppio_rt::memory`) and over loopback TCP: what the
-//! request-path benchmarks (`driver/benches/request_path.rs`) measure with. Every request gets
+//! request-path benchmarks (`driver/benches/request_path/`) measure with. Every request gets
 //! its own answer, a keyed statement on the stub's routed keyspace is routed by token, and
 //! on doppio's own runtime the in-memory path puts no operation into the ring.
 
