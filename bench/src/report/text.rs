@@ -14,6 +14,11 @@
 
 use std::fmt::Write as _;
 
+use super::cell::{Row, Value};
+use super::figure::hardware::HardwareFigures;
+use super::figure::io_uring::{IoUringFigures, UringEnterFigures};
+use super::figure::server_cpu::ServerCpuFigures;
+use super::figure::syscalls::SyscallFigures;
 use super::{BackendReport, LatencySummary, Report, SampleReport, StatementReport};
 use crate::probe::process_cost::SyscallKind;
 use crate::stats::welch_t_test;
@@ -138,7 +143,7 @@ fn pairs_section(out: &mut String, columns: &[Column<'_>]) {
         for j in i + 1..columns.len() {
             let pair = [columns[i].clone(), columns[j].clone()];
             let (a, b) = (pair[0].1, pair[1].1);
-            let syscalls = match (a.syscalls_per_req, b.syscalls_per_req) {
+            let syscalls = match (a.syscalls.syscalls_per_req, b.syscalls.syscalls_per_req) {
                 (Some(x), Some(y)) => change(x, y),
                 _ => "n/a".to_owned(),
             };
@@ -788,51 +793,6 @@ fn statement_p_value(columns: &[Column<'_>], name: &str, what: Figure) -> Option
     Some(welch_t_test(&a, &b).p_value)
 }
 
-/// A backend's figure in one row of a comparison table.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Value {
-    /// A count, written whole.
-    Count(u64),
-    /// A number.
-    Num(f64),
-    /// A mean and its error margin, `m ± e`.
-    Margin(f64, f64),
-    /// Two parts of one figure, `a / b` (user and system CPU).
-    Pair(f64, f64),
-    /// A share in percent, `x %`.
-    Percent(f64),
-    /// Not measured for this backend (`n/a`).
-    Missing,
-}
-
-impl Value {
-    /// A figure the backend may lack.
-    fn or_missing(x: Option<f64>) -> Self {
-        x.map_or(Value::Missing, Value::Num)
-    }
-
-    /// The cell's text with `d` decimals.
-    fn text(self, d: usize) -> String {
-        match self {
-            Value::Count(n) => n.to_string(),
-            Value::Num(x) => format!("{x:.d$}"),
-            Value::Margin(m, e) => format!("{m:.d$} ± {e:.d$}"),
-            Value::Pair(a, b) => format!("{a:.d$} / {b:.d$}"),
-            Value::Percent(x) => format!("{x:.d$} %"),
-            Value::Missing => "n/a".to_owned(),
-        }
-    }
-
-    /// The number two columns are compared on (NaN where there is none: no change shown).
-    fn compared(self) -> f64 {
-        match self {
-            Value::Count(n) => n as f64,
-            Value::Num(x) | Value::Margin(x, _) => x,
-            Value::Pair(..) | Value::Percent(_) | Value::Missing => f64::NAN,
-        }
-    }
-}
-
 /// A backend's figure as a table row reads it.
 type Getter<'a> = Box<dyn Fn(&BackendReport) -> Value + 'a>;
 
@@ -852,7 +812,7 @@ struct Metric<'a> {
     /// The per-sample figure whose p-value two columns show.
     tested: Option<Tested<'a>>,
     /// The row is shown only when this holds for some column.
-    shown_if: fn(&BackendReport) -> bool,
+    shown_if: Box<dyn Fn(&BackendReport) -> bool + 'a>,
 }
 
 impl<'a> Metric<'a> {
@@ -870,8 +830,27 @@ impl<'a> Metric<'a> {
             decimals,
             change: false,
             tested: None,
-            shown_if: |_| true,
+            shown_if: Box::new(|_| true),
         }
+    }
+
+    /// A figure's `row`, read from the part of a backend's entry `part` picks.
+    fn of<T: 'a>(row: Row<'a, T>, part: fn(&BackendReport) -> &T) -> Self {
+        let (get, shown_if) = (row.get, row.shown_if);
+        Metric {
+            name: row.name,
+            unit: row.unit,
+            get: Box::new(move |b| get(part(b))),
+            decimals: row.decimals,
+            change: row.change,
+            tested: None,
+            shown_if: Box::new(move |b| shown_if(part(b))),
+        }
+    }
+
+    /// Every row of `rows`, as [`Self::of`].
+    fn all<T: 'a>(rows: Vec<Row<'a, T>>, part: fn(&BackendReport) -> &T) -> Vec<Self> {
+        rows.into_iter().map(|r| Self::of(r, part)).collect()
     }
 
     /// Two columns show the relative change.
@@ -896,7 +875,7 @@ impl<'a> Metric<'a> {
 
     /// Shown only when `when` holds for some column.
     fn shown_if(mut self, when: fn(&BackendReport) -> bool) -> Self {
-        self.shown_if = when;
+        self.shown_if = Box::new(when);
         self
     }
 
@@ -925,7 +904,7 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         ("99.99", |l| l.p9999),
         ("max", |l| l.max),
     ];
-    let summary = vec![
+    let mut summary = vec![
         Metric::new("throughput", "req/s", 0, |b| {
             Value::Margin(b.throughput_rps, b.throughput_margin_rps)
         })
@@ -951,17 +930,8 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         Metric::new("rows", "rows/s", 0, |b| Value::or_missing(b.rows_per_s))
             .change()
             .shown_if(|b| b.rows.is_some()),
-        Metric::new("server CPU", "us/req", 2, |b| {
-            Value::or_missing(b.server_cpu_us_per_req)
-        })
-        .change()
-        .shown_if(|b| b.server_cpu_us_per_req.is_some()),
-        Metric::new("server utilisation", "", 0, |b| {
-            b.server_utilisation
-                .map_or(Value::Missing, |u| Value::Percent(u * 100.0))
-        })
-        .shown_if(|b| b.server_utilisation.is_some()),
     ];
+    summary.extend(Metric::all(ServerCpuFigures::rows(), |b| &b.server_cpu));
 
     let mut latency = vec![Metric::new("mean", "", 3, move |b| {
         Value::Margin(ms(b.latency_ns.mean), ms(b.latency_ns.mean_margin))
@@ -1032,65 +1002,11 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         })
         .change()
         .shown_if(|b| b.cpu_us_per_row.is_some()),
-        Metric::new("syscalls", "", 3, |b| Value::or_missing(b.syscalls_per_req)).change(),
     ];
-    for kind in SyscallKind::ALL {
-        overhead.push(
-            Metric::new(format!("  {}", kind.name()), "", 3, move |b| {
-                Value::or_missing(b.syscalls_by_kind_per_req.map(|x| x.get(kind)))
-            })
-            .change()
-            .shown_if(|b| b.syscalls_by_kind_per_req.is_some()),
-        );
-    }
-    type EnterReason = fn(&super::UringEntersPerReq) -> f64;
-    let reasons: [(&str, EnterReason); 8] = [
-        ("executor enters", |e| e.total),
-        ("  waiting", |e| e.waiting),
-        ("    for an answer", |e| e.woke_by_completion),
-        ("    for a timer", |e| e.woke_by_timer),
-        ("    for a thread", |e| e.woke_by_remote),
-        ("    to nothing", |e| e.woke_empty),
-        ("  waking SQ thread", |e| e.sq_wakeup),
-        ("  CQ overflow", |e| e.cq_overflow),
-    ];
-    for (label, get) in reasons {
-        overhead.push(
-            Metric::new(label, "", 3, move |b| {
-                Value::or_missing(b.uring_enters_per_req.as_ref().map(get))
-            })
-            .change()
-            .shown_if(|b| b.uring_enters_per_req.is_some()),
-        );
-    }
-    overhead.extend([
-        Metric::new("io_uring submitted", "", 3, |b| {
-            Value::or_missing(b.io_uring_submitted_per_req)
-        })
-        .change()
-        .shown_if(|b| b.io_uring_submitted_per_req.is_some()),
-        Metric::new("io_uring completed", "", 3, |b| {
-            Value::or_missing(b.io_uring_completed_per_req)
-        })
-        .change()
-        .shown_if(|b| b.io_uring_submitted_per_req.is_some()),
-    ]);
-    type HardwareFigure = fn(&super::HardwarePerReq) -> f64;
-    let hardware: [(&str, usize, HardwareFigure); 4] = [
-        ("instructions", 0, |h| h.instructions),
-        ("cycles", 0, |h| h.cycles),
-        ("  IPC", 2, |h| h.ipc),
-        ("cache misses", 2, |h| h.cache_misses),
-    ];
-    for (label, decimals, get) in hardware {
-        overhead.push(
-            Metric::new(label, "", decimals, move |b| {
-                Value::or_missing(b.hardware_per_req.as_ref().map(get))
-            })
-            .change()
-            .shown_if(|b| b.hardware_per_req.is_some()),
-        );
-    }
+    overhead.extend(Metric::all(SyscallFigures::rows(), |b| &b.syscalls));
+    overhead.extend(Metric::all(UringEnterFigures::rows(), |b| &b.enters));
+    overhead.extend(Metric::all(IoUringFigures::rows(), |b| &b.io_uring));
+    overhead.extend(Metric::all(HardwareFigures::rows(), |b| &b.hardware));
     overhead.extend([
         Metric::new("context switches", "", 3, |b| {
             Value::Num(b.ctx_switches_per_req)
@@ -1313,12 +1229,9 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
     let mut notes: Vec<(&str, &str, Vec<&str>)> = Vec::new();
     for (label, b) in columns {
         let mut said: Vec<&str> = Vec::new();
-        let missing = [
-            ("syscalls", &b.syscalls_unavailable),
-            ("syscalls by kind", &b.syscall_kinds_unavailable),
-            ("io_uring operations", &b.io_uring_unavailable),
-            ("hardware counters", &b.hardware_unavailable),
-        ];
+        let missing = (b.syscalls.missing().into_iter())
+            .chain(b.io_uring.missing())
+            .chain(b.hardware.missing());
         for (what, why) in missing {
             // A reason already given for this column's other figure is not repeated.
             let Some(why) = why.as_deref().filter(|w| !said.contains(w)) else {
@@ -1770,11 +1683,11 @@ mod tests {
             ..LatencySummary::default()
         };
         if counted {
-            b.syscalls_per_req = Some(0.985 * k);
-            b.syscalls_by_kind_per_req =
+            b.syscalls.syscalls_per_req = Some(0.985 * k);
+            b.syscalls.syscalls_by_kind_per_req =
                 Some(ByKind::from_fn(|s| (s as usize + 1) as f64 * k / 10.0));
-            b.io_uring_submitted_per_req = Some(0.25 * k);
-            b.io_uring_completed_per_req = Some(0.5 * k);
+            b.io_uring.io_uring_submitted_per_req = Some(0.25 * k);
+            b.io_uring.io_uring_completed_per_req = Some(0.5 * k);
             b.allocations_per_req = Some(0.48 * k);
             b.requests_per_flush = Some(256.0 * k);
             b.requests_per_read = Some(12.5 * k);
@@ -1789,9 +1702,9 @@ mod tests {
                 .collect(),
             );
         } else {
-            b.syscalls_unavailable = Some("perf_event_paranoid is 3".into());
-            b.syscall_kinds_unavailable = Some("perf_event_paranoid is 3".into());
-            b.io_uring_unavailable = Some("no io_uring tracepoints".into());
+            b.syscalls.syscalls_unavailable = Some("perf_event_paranoid is 3".into());
+            b.syscalls.syscall_kinds_unavailable = Some("perf_event_paranoid is 3".into());
+            b.io_uring.io_uring_unavailable = Some("no io_uring tracepoints".into());
         }
         b.samples = (0..6)
             .map(|i| SampleReport {
