@@ -30,10 +30,12 @@
 use std::collections::BTreeMap;
 
 use super::accumulate::{margin, statement_series};
+use super::figure::anatomy::AnatomyReport;
 use super::figure::hardware::HardwareFigures;
 use super::figure::io_uring::{IoUringFigures, UringEnterFigures};
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::syscalls::SyscallFigures;
+use super::figure::waterfall::WaterfallReport;
 use super::pool::{pooled, pooled_opt, pooled_ratio, Part};
 use super::schema::{LatencySummary, MachineFigures, MergedInput};
 use super::{BackendReport, Report, RunConfig, SampleReport, SampleStatement, StatementReport};
@@ -561,9 +563,8 @@ fn merge_backend(
         // rounds of different machines): a merged report keeps none, and has no VERDICT.
         segments: Vec::new(),
         server_cpu: ServerCpuFigures::pooled(),
-        anatomy: None,
-        // Per machine: not merged (each report keeps its own).
-        waterfall: None,
+        anatomy: AnatomyReport::pooled(),
+        waterfall: WaterfallReport::pooled(),
         rows,
         rows_per_s,
         cpu_us_per_row,

@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::probe::process_cost::ByKind;
 
+pub use super::figure::anatomy::AnatomyReport;
+pub use super::figure::waterfall::{StageReport, WaterfallReport};
+
 pub use super::summary::LatencySummary;
 
 /// The version of the JSON layout below.
@@ -605,114 +608,6 @@ pub struct BackendReport {
     /// without it, and for scylla, whose request path is not instrumented).
     #[serde(default)]
     pub waterfall: Option<WaterfallReport>,
-}
-
-/// The timed requests' latency split into stages ([`crate::engine::waterfall`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WaterfallReport {
-    /// Requests timed.
-    pub timed: u64,
-    /// Each stage in the order a request passes them; their means add up to
-    /// `end_to_end.mean_ns`.
-    pub stages: Vec<StageReport>,
-    /// The timed requests' latency (due time to end).
-    pub end_to_end: StageReport,
-}
-
-/// One stage's (or the whole way's) figures over the timed requests.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StageReport {
-    /// Its name (`schedule`, `bench`, `queue`, `flush`, `wire`, `frame`, `wake`, `decode`,
-    /// or `end_to_end`).
-    pub stage: String,
-    /// Exact mean, nanoseconds.
-    pub mean_ns: f64,
-    /// Median, nanoseconds.
-    pub p50_ns: u64,
-    /// 99th percentile, nanoseconds.
-    pub p99_ns: u64,
-    /// Maximum, nanoseconds.
-    pub max_ns: u64,
-    /// Its histogram (HdrHistogram V2, compressed, base64; values of 0 recorded as 1 ns).
-    pub histogram: String,
-}
-
-impl WaterfallReport {
-    /// The report of `w`.
-    pub fn of(w: &crate::engine::waterfall::Waterfall) -> Self {
-        let stage = |name: &str, h: &crate::stats::LatencyHistogram, mean: f64| StageReport {
-            stage: name.to_owned(),
-            mean_ns: mean,
-            p50_ns: h.value_at_percentile(50.0),
-            p99_ns: h.value_at_percentile(99.0),
-            max_ns: h.max(),
-            histogram: h.to_base64(),
-        };
-        let means = w.means_ns();
-        WaterfallReport {
-            timed: w.timed,
-            stages: crate::engine::waterfall::STAGES
-                .iter()
-                .zip(&w.stages)
-                .zip(means)
-                .map(|((name, h), mean)| stage(name, h, mean))
-                .collect(),
-            end_to_end: stage("end_to_end", &w.end_to_end, w.end_to_end_mean_ns()),
-        }
-    }
-}
-
-/// The client's CPU per request split by the layer that owns each sampled stack
-/// ([`crate::probe::anatomy`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AnatomyReport {
-    /// How the stacks were sampled (the `perf record` options).
-    pub sampling: String,
-    /// CPU time the samples stand for, microseconds per request (cpu-clock weight over the
-    /// backend's requests): below `cpu_us_per_req` by what the sampling missed (threads
-    /// started after it, samples lost).
-    pub sampled_cpu_us_per_req: f64,
-    /// `cpu_us_per_req` split in proportion to the samples of each layer, microseconds per
-    /// request; the layers add up to `cpu_us_per_req`. Layers without samples are absent.
-    pub us_per_req: BTreeMap<crate::probe::anatomy::Layer, f64>,
-    /// Folded stack lines that could not be read (skipped).
-    pub skipped_lines: u64,
-    /// `perf record`'s own CPU per request, microseconds: not in the client's CPU, the
-    /// sampling's cost besides the perturbation of the sampled threads.
-    pub recorder_cpu_us_per_req: Option<f64>,
-    /// The folded stacks `--flamegraph` wrote for this backend (`PREFIX-<driver>.folded`,
-    /// its absolute path), which `doppio show NEW BASE --flamediff` reads; `null` with
-    /// `--anatomy` alone.
-    #[serde(default)]
-    pub folded: Option<String>,
-}
-
-impl AnatomyReport {
-    /// The report of `anatomy` for a backend that used `cpu_us_per_req` over `requests`,
-    /// sampled so, with `recorder` the CPU time perf itself used.
-    pub fn new(
-        anatomy: &crate::probe::anatomy::Anatomy,
-        sampling: &crate::probe::flame::Sampling,
-        cpu_us_per_req: f64,
-        requests: u64,
-        recorder: Option<std::time::Duration>,
-    ) -> Self {
-        let per_req = |ns: f64| {
-            if requests > 0 {
-                ns / 1e3 / requests as f64
-            } else {
-                0.0
-            }
-        };
-        AnatomyReport {
-            sampling: sampling.describe(),
-            sampled_cpu_us_per_req: per_req(anatomy.total as f64),
-            us_per_req: anatomy.per_request(cpu_us_per_req).into_iter().collect(),
-            skipped_lines: anatomy.skipped_lines,
-            recorder_cpu_us_per_req: recorder.map(|d| per_req(d.as_nanos() as f64)),
-            folded: None,
-        }
-    }
 }
 
 /// One machine's run in a merged report: its file and its own description of the run.

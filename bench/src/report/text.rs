@@ -15,10 +15,12 @@
 use std::fmt::Write as _;
 
 use super::cell::{Row, Value};
+use super::figure::anatomy::AnatomyReport;
 use super::figure::hardware::HardwareFigures;
 use super::figure::io_uring::{IoUringFigures, UringEnterFigures};
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::syscalls::SyscallFigures;
+use super::figure::waterfall::WaterfallReport;
 use super::{BackendReport, LatencySummary, Report, SampleReport, StatementReport};
 use crate::probe::process_cost::SyscallKind;
 use crate::stats::welch_t_test;
@@ -1122,19 +1124,7 @@ const WATERFALL: &str = "WATERFALL [us, mean]";
 /// requests' mean latency (which the stages add up to) and their count. A backend without
 /// stage hooks (scylla) shows its end-to-end mean latency only.
 fn waterfall_metrics<'a>() -> Vec<Metric<'a>> {
-    let mut rows: Vec<Metric<'a>> = crate::engine::waterfall::STAGES
-        .iter()
-        .enumerate()
-        .map(|(k, name)| {
-            Metric::new(format!("  {name}"), "", 3, move |b| {
-                b.waterfall
-                    .as_ref()
-                    .and_then(|w| w.stages.get(k))
-                    .map_or(Value::Missing, |s| Value::Num(s.mean_ns / 1e3))
-            })
-            .change()
-        })
-        .collect();
+    let mut rows = Metric::all(WaterfallReport::stage_rows(), |b| &b.waterfall);
     rows.push(
         Metric::new("end to end", "", 3, |b| {
             Value::Num(
@@ -1146,11 +1136,7 @@ fn waterfall_metrics<'a>() -> Vec<Metric<'a>> {
         })
         .change(),
     );
-    rows.push(Metric::new("timed requests", "", 0, |b| {
-        b.waterfall
-            .as_ref()
-            .map_or(Value::Missing, |w| Value::Count(w.timed))
-    }));
+    rows.extend(Metric::all(WaterfallReport::count_rows(), |b| &b.waterfall));
     rows
 }
 
@@ -1160,25 +1146,9 @@ const ANATOMY: &str = "ANATOMY [us/req]";
 /// The anatomy table's rows: the client CPU it splits, every layer's part (0 where a layer
 /// had no sample), what the samples stood for, and perf's own CPU.
 fn anatomy_metrics<'a>() -> Vec<Metric<'a>> {
-    use crate::probe::anatomy::Layer;
     let mut rows =
         vec![Metric::new("client CPU", "", 2, |b| Value::Num(b.cpu_us_per_req)).change()];
-    for layer in Layer::ALL {
-        rows.push(
-            Metric::new(format!("  {}", layer.name()), "", 3, move |b| {
-                b.anatomy.as_ref().map_or(Value::Missing, |a| {
-                    Value::Num(a.us_per_req.get(&layer).copied().unwrap_or(0.0))
-                })
-            })
-            .change(),
-        );
-    }
-    rows.push(Metric::new("sampled CPU", "", 2, |b| {
-        Value::or_missing(b.anatomy.as_ref().map(|a| a.sampled_cpu_us_per_req))
-    }));
-    rows.push(Metric::new("perf's own CPU", "", 2, |b| {
-        Value::or_missing(b.anatomy.as_ref().and_then(|a| a.recorder_cpu_us_per_req))
-    }));
+    rows.extend(Metric::all(AnatomyReport::rows(), |b| &b.anatomy));
     rows
 }
 
@@ -1291,72 +1261,24 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
 
 /// Under WATERFALL: what the stages are, and which backends have none.
 fn waterfall_notes(out: &mut String, columns: &[Column<'_>]) {
-    wrap(
-        out,
-        "  ",
-        "stages of the timed requests (one in --waterfall N): schedule (due to send), bench \
-         (its own work in the service time), queue (driver call to the write buffer), flush \
-         (to the runtime), wire (to the read with the answer), frame (to its slot), wake (to \
-         the caller's task), decode (to the call's return); their means add up to end to end",
-    );
-    let without: Vec<&str> = columns
+    let figures: Vec<(&str, Option<&WaterfallReport>)> = columns
         .iter()
-        .filter(|(_, b)| b.waterfall.is_none())
-        .map(|(l, _)| l.as_str())
+        .map(|(l, b)| (l.as_str(), b.waterfall.as_ref()))
         .collect();
-    if !without.is_empty() {
-        wrap(
-            out,
-            "  ",
-            &format!(
-                "{}: no stage hooks in this driver: end to end (all requests' mean latency) only",
-                without.join(", ")
-            ),
-        );
+    for (prefix, note) in WaterfallReport::notes(&figures) {
+        wrap(out, prefix, &note);
     }
 }
 
 /// Under ANATOMY: how the stacks were sampled, and a warning where the samples stood for
 /// much less CPU than was measured (threads the sampling missed, samples lost).
 fn anatomy_notes(out: &mut String, columns: &[Column<'_>]) {
-    let mut said: Vec<&str> = Vec::new();
-    for (label, b) in columns {
-        let Some(a) = &b.anatomy else { continue };
-        if !said.contains(&a.sampling.as_str()) {
-            wrap(
-                out,
-                "  ",
-                &format!(
-                    "stacks sampled by {}; each layer owns the samples whose frame nearest the \
-                     leaf names it (kernel net: TCP/IP and sockets; kernel syscall: entering \
-                     and leaving the kernel), and the client CPU is split in their proportions; \
-                     perf's own CPU is not in the client's",
-                    a.sampling
-                ),
-            );
-            said.push(&a.sampling);
-        }
-        if b.cpu_us_per_req > 0.0 && a.sampled_cpu_us_per_req < 0.8 * b.cpu_us_per_req {
-            wrap(
-                out,
-                "  warning: ",
-                &format!(
-                    "{label}: the samples stand for {:.2} us per request of the {:.2} measured: \
-                     the split is of what was sampled",
-                    a.sampled_cpu_us_per_req, b.cpu_us_per_req
-                ),
-            );
-        }
-        if a.skipped_lines > 0 {
-            wrap(
-                out,
-                "  ",
-                &format!(
-                    "{label}: {} folded stack lines unreadable, skipped",
-                    a.skipped_lines
-                ),
-            );
-        }
+    let figures: Vec<(&str, Option<&AnatomyReport>, f64)> = columns
+        .iter()
+        .map(|(l, b)| (l.as_str(), b.anatomy.as_ref(), b.cpu_us_per_req))
+        .collect();
+    for (prefix, note) in AnatomyReport::notes(&figures) {
+        wrap(out, prefix, &note);
     }
 }
 

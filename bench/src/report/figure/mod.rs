@@ -4,7 +4,8 @@
 //! Children: [`syscalls`], system calls per request, in all and by kind; [`io_uring`],
 //! io_uring operations and doppio's runtime's `io_uring_enter` calls by reason;
 //! [`hardware`], hardware counters per request; [`server_cpu`], the node's CPU, utilisation
-//! and saturated segments.
+//! and saturated segments; [`anatomy`], the client CPU split by layer (`--anatomy`);
+//! [`waterfall`], the timed requests' stages (`--waterfall`).
 //!
 //! What a figure file holds (see `syscalls.rs` for the pattern):
 //! - its struct (`serde`, `Default`), placed in `BackendReport` (`report/schema.rs`) as a
@@ -38,10 +39,15 @@
 //! context switches and sleeps, allocations, peak RSS, requests per write and read, retries,
 //! re-prepares, tablet misroutes, requests by node and by ScyllaDB shard, `while_parked`,
 //! latency and service time, send lateness, rows (`rows`, `rows_per_s`, `cpu_us_per_row`),
-//! statements, segments, machines, and the computation, pooling and text of `anatomy` and
-//! `waterfall` (already structs of their own in `schema.rs`).
+//! statements, segments, machines. `anatomy` and `waterfall` are plain (not flattened)
+//! `Option` fields whose rows read `Option<AnatomyReport>` / `Option<WaterfallReport>`; the
+//! one row of each that reads the entry too (ANATOMY's client CPU, WATERFALL's end to end,
+//! which falls back on the entry's latency) stays in `text.rs`, and `AnatomyReport::new` is
+//! called by `command/run.rs` once the stacks are folded.
 
+pub mod anatomy;
 pub mod hardware;
 pub mod io_uring;
 pub mod server_cpu;
 pub mod syscalls;
+pub mod waterfall;
