@@ -59,7 +59,7 @@ fn markdown(points: &[Point]) -> String {
                 b.cpu_us_per_req,
                 b.cpu_user_us_per_req,
                 b.cpu_sys_us_per_req,
-                opt(b.syscalls_per_req, 3),
+                opt(b.syscalls.syscalls_per_req, 3),
                 b.ctx_switches_per_req,
                 opt(b.allocations_per_req, 2),
                 opt(b.requests_per_flush, 1),
@@ -86,7 +86,7 @@ fn markdown(points: &[Point]) -> String {
         let _ = writeln!(out, "|---|---|---|---|");
         for p in points {
             if let Some((d, s)) = pair(p, doppio) {
-                let sys = match (d.syscalls_per_req, s.syscalls_per_req) {
+                let sys = match (d.syscalls.syscalls_per_req, s.syscalls.syscalls_per_req) {
                     (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
                     _ => "n/a".into(),
                 };

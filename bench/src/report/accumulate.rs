@@ -4,6 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use super::figure::hardware::HardwareFigures;
+use super::figure::io_uring::{IoUringFigures, UringEnterFigures};
+use super::figure::server_cpu::ServerCpuFigures;
+use super::figure::syscalls::SyscallFigures;
 use super::schema::*;
 use crate::backend::{add_counts, DriverCounters};
 use crate::engine::drive::PhaseOutcome;
@@ -400,7 +404,18 @@ impl BackendRun {
         let errors = errors_by_kind.values().sum();
         let statements = self.statement_reports(&samples, elapsed, requests);
         let segments = self.segment_figures(&segment_requests);
-        let server = self.server_totals(&segments, requests, elapsed);
+        let server_cpu = ServerCpuFigures::of(
+            self.marks
+                .iter()
+                .map(|m| m.server)
+                .zip(self.elapsed_s.iter().copied()),
+            segments
+                .iter()
+                .filter(|s| s.server_saturated == Some(true))
+                .count(),
+            requests,
+            elapsed,
+        );
         BackendReport {
             driver: driver.to_owned(),
             throughput_rps: if elapsed > 0.0 {
@@ -423,18 +438,15 @@ impl BackendRun {
             io_wq_cpu_us_per_req: o.io_wq_s.map(|s| per_req(s * 1e6)),
             cpu_user_us_per_req: per_req(o.user_s * 1e6),
             cpu_sys_us_per_req: per_req(o.sys_s * 1e6),
-            syscalls_per_req: o.syscalls.map(|n| per_req(n as f64)),
-            syscalls_unavailable: self.syscalls_unavailable.clone(),
-            syscalls_by_kind: o.syscalls_by_kind,
-            syscalls_by_kind_per_req: o.syscalls_by_kind.map(|k| k.map(|n| per_req(n as f64))),
-            syscall_kinds_unavailable: self.syscall_kinds_unavailable.clone(),
-            io_uring_submitted: o.io_uring.map(|x| x.submitted),
-            io_uring_submitted_per_req: o.io_uring.map(|x| per_req(x.submitted as f64)),
-            io_uring_completed: o.io_uring.map(|x| x.completed),
-            io_uring_completed_per_req: o.io_uring.map(|x| per_req(x.completed as f64)),
-            io_uring_unavailable: self.io_uring_unavailable.clone(),
-            hardware_per_req: o.hardware.map(|h| HardwarePerReq::of(&h, requests)),
-            hardware_unavailable: self.hardware_unavailable.clone(),
+            syscalls: SyscallFigures::of(
+                o.syscalls,
+                o.syscalls_by_kind,
+                &self.syscalls_unavailable,
+                &self.syscall_kinds_unavailable,
+                requests,
+            ),
+            io_uring: IoUringFigures::of(o.io_uring, &self.io_uring_unavailable, requests),
+            hardware: HardwareFigures::of(o.hardware, &self.hardware_unavailable, requests),
             ctx_switches_per_req: per_req(o.ctx_switches as f64),
             sleeps_per_req: Some(per_req(o.sleeps as f64)),
             allocations_per_req: o.allocations.map(|n| per_req(n as f64)),
@@ -458,15 +470,13 @@ impl BackendRun {
                 .filter(|_| elapsed > 0.0)
                 .map(|c| c.retries as f64 / elapsed),
             requests_by_node: self.counters.as_ref().map(|c| c.nodes.clone()),
-            uring_enters: self.counters.as_ref().and_then(|c| c.uring_enters),
+            enters: UringEnterFigures::of(
+                self.counters.as_ref().and_then(|c| c.uring_enters),
+                requests,
+            ),
             while_parked: self
                 .parked
                 .map(|(segments, a)| WhileParked::of(segments, &a)),
-            uring_enters_per_req: self
-                .counters
-                .as_ref()
-                .and_then(|c| c.uring_enters)
-                .map(|e| UringEntersPerReq::of(&e, requests)),
             requests_by_scylla_shard: self
                 .counters
                 .as_ref()
@@ -493,39 +503,11 @@ impl BackendRun {
             machines: None,
             statements,
             segments,
-            server_cpu_us_per_req: server.map(|s| s.0),
-            server_utilisation: server.map(|s| s.1),
-            server_saturated_segments: server.map(|s| s.2),
+            server_cpu,
             // Filled in by the run once its stacks are folded.
             anatomy: None,
             waterfall: self.waterfall.as_ref().map(WaterfallReport::of),
         }
-    }
-
-    /// The node's CPU per request, its utilisation (weighted by each segment's time) and the
-    /// `segments` it was saturated in ([`Self::segment_figures`] judged each), over the
-    /// measured segments; `None` unless every segment measured it.
-    fn server_totals(
-        &self,
-        segments: &[SegmentFigures],
-        requests: u64,
-        elapsed: f64,
-    ) -> Option<(f64, f64, usize)> {
-        if self.marks.is_empty() || requests == 0 || elapsed <= 0.0 {
-            return None;
-        }
-        let mut cpu_s = 0.0;
-        let mut busy = 0.0;
-        for (m, seg_s) in self.marks.iter().zip(&self.elapsed_s) {
-            let l = m.server?;
-            cpu_s += l.cpu_s;
-            busy += l.utilisation * seg_s;
-        }
-        let saturated = segments
-            .iter()
-            .filter(|s| s.server_saturated == Some(true))
-            .count();
-        Some((cpu_s * 1e6 / requests as f64, busy / elapsed, saturated))
     }
 
     /// Each marked segment's own figures, with `requests` (per segment, in order) and its
@@ -724,16 +706,16 @@ mod tests {
         run.add_cost(&counted);
         run.add_cost(&counted);
         let r = run.report("doppio");
-        let kinds = r.syscalls_by_kind.unwrap();
+        let kinds = r.syscalls.syscalls_by_kind.unwrap();
         assert_eq!(kinds.total(), 56);
         assert_eq!(kinds.other, 14);
         assert_eq!(
-            r.syscalls_by_kind_per_req,
+            r.syscalls.syscalls_by_kind_per_req,
             Some(kinds.map(|_| 0.0)),
             "no requests"
         );
         assert_eq!(
-            (r.io_uring_submitted, r.io_uring_completed),
+            (r.io_uring.io_uring_submitted, r.io_uring.io_uring_completed),
             (Some(10), Some(8))
         );
 
@@ -750,22 +732,28 @@ mod tests {
         let r = run.report("scylla");
         assert_eq!(run.overhead.syscalls, Some(84));
         assert_eq!(
-            (r.syscalls_by_kind, r.syscalls_by_kind_per_req),
+            (
+                r.syscalls.syscalls_by_kind,
+                r.syscalls.syscalls_by_kind_per_req
+            ),
             (None, None)
         );
         assert_eq!(
-            r.syscall_kinds_unavailable.as_deref(),
+            r.syscalls.syscall_kinds_unavailable.as_deref(),
             Some("filter refused")
         );
         assert_eq!(
-            (r.io_uring_submitted, r.io_uring_completed_per_req),
+            (
+                r.io_uring.io_uring_submitted,
+                r.io_uring.io_uring_completed_per_req
+            ),
             (None, None)
         );
         assert_eq!(
-            r.io_uring_unavailable.as_deref(),
+            r.io_uring.io_uring_unavailable.as_deref(),
             Some("no io_uring tracepoints")
         );
-        assert_eq!(r.syscalls_unavailable, None);
+        assert_eq!(r.syscalls.syscalls_unavailable, None);
     }
 
     #[test]

@@ -229,12 +229,15 @@ pub fn point_of(load: &LoadPoint, b: &BackendReport) -> CurvePoint {
         cpu_us_per_req: b.cpu_us_per_req,
         cpu_user_us_per_req: b.cpu_user_us_per_req,
         cpu_sys_us_per_req: b.cpu_sys_us_per_req,
-        server_cpu_us_per_req: b.server_cpu_us_per_req,
-        client_plus_server_cpu_us_per_req: b.server_cpu_us_per_req.map(|s| s + b.cpu_us_per_req),
-        syscalls_per_req: b.syscalls_per_req,
+        server_cpu_us_per_req: b.server_cpu.server_cpu_us_per_req,
+        client_plus_server_cpu_us_per_req: b
+            .server_cpu
+            .server_cpu_us_per_req
+            .map(|s| s + b.cpu_us_per_req),
+        syscalls_per_req: b.syscalls.syscalls_per_req,
         ctx_switches_per_req: b.ctx_switches_per_req,
         sleeps_per_req: b.sleeps_per_req,
-        waits_per_req: b.uring_enters_per_req.map(|e| WaitsPerReq {
+        waits_per_req: b.enters.uring_enters_per_req.map(|e| WaitsPerReq {
             waiting: e.waiting,
             woke_by_completion: e.woke_by_completion,
             woke_by_timer: e.woke_by_timer,
@@ -328,7 +331,7 @@ mod tests {
         b.cpu_us_per_req = cpu;
         b.cpu_user_us_per_req = 0.75 * cpu;
         b.cpu_sys_us_per_req = 0.25 * cpu;
-        b.syscalls_per_req = Some(cpu / 10.0);
+        b.syscalls.syscalls_per_req = Some(cpu / 10.0);
         b.ctx_switches_per_req = 0.5;
         b.latency_ns.p50 = 200_000;
         b.latency_ns.p99 = 2_000_000;
@@ -387,10 +390,10 @@ mod tests {
         let mut low = report(0.3, &[("scylla", 10.0), ("doppio-uring", 20.0)]);
         // The node measured at the high load; doppio-uring's waits at the low one.
         for (name, b) in high.backends.iter_mut() {
-            b.server_cpu_us_per_req = Some(if name == "scylla" { 30.0 } else { 31.0 });
+            b.server_cpu.server_cpu_us_per_req = Some(if name == "scylla" { 30.0 } else { 31.0 });
         }
         let uring = low.backends.get_mut("doppio-uring").unwrap();
-        uring.uring_enters_per_req = Some(UringEntersPerReq::of(
+        uring.enters.uring_enters_per_req = Some(UringEntersPerReq::of(
             &UringEnters {
                 total: 3000,
                 waiting: 2000,

@@ -30,9 +30,15 @@
 use std::collections::BTreeMap;
 
 use super::accumulate::{margin, statement_series};
+use super::figure::anatomy::AnatomyReport;
+use super::figure::hardware::HardwareFigures;
+use super::figure::io_uring::{IoUringFigures, UringEnterFigures};
+use super::figure::server_cpu::ServerCpuFigures;
+use super::figure::syscalls::SyscallFigures;
+use super::figure::waterfall::WaterfallReport;
+use super::pool::{pooled, pooled_opt, pooled_ratio, Part};
 use super::schema::{LatencySummary, MachineFigures, MergedInput};
 use super::{BackendReport, Report, RunConfig, SampleReport, SampleStatement, StatementReport};
-use crate::probe::process_cost::ByKind;
 use crate::stats::{estimate, LatencyHistogram, StatsError};
 
 /// Why reports could not be merged.
@@ -134,9 +140,9 @@ impl MachineFigures {
             cpu_us_per_req: b.cpu_us_per_req,
             cpu_user_us_per_req: b.cpu_user_us_per_req,
             cpu_sys_us_per_req: b.cpu_sys_us_per_req,
-            syscalls_per_req: b.syscalls_per_req,
-            syscalls_unavailable: b.syscalls_unavailable.clone(),
-            io_uring_submitted_per_req: b.io_uring_submitted_per_req,
+            syscalls_per_req: b.syscalls.syscalls_per_req,
+            syscalls_unavailable: b.syscalls.syscalls_unavailable.clone(),
+            io_uring_submitted_per_req: b.io_uring.io_uring_submitted_per_req,
             ctx_switches_per_req: b.ctx_switches_per_req,
             allocations_per_req: b.allocations_per_req,
             peak_rss_bytes: b.peak_rss_bytes,
@@ -447,78 +453,6 @@ fn decode(file: &str, driver: &str, text: &str) -> Result<LatencyHistogram, Merg
     })
 }
 
-/// Sum of `f` over the machines, weighted by their requests, over all requests: the
-/// figure of the pooled totals (each figure is a total divided by the machine's requests).
-fn pooled(parts: &[(&str, &BackendReport)], f: impl Fn(&BackendReport) -> f64) -> f64 {
-    let requests: u64 = parts.iter().map(|(_, b)| b.requests).sum();
-    if requests == 0 {
-        return 0.0;
-    }
-    parts
-        .iter()
-        .map(|(_, b)| f(b) * b.requests as f64)
-        .sum::<f64>()
-        / requests as f64
-}
-
-/// [`pooled`] of a figure that may be missing: `None` when any machine lacks it.
-/// The machines' hardware counts per request pooled by their requests (the IPC of the
-/// pooled instructions and cycles); `None` when a machine had none.
-fn pooled_hardware(parts: &[(&str, &BackendReport)]) -> Option<super::HardwarePerReq> {
-    let instructions = pooled_opt(parts, |b| b.hardware_per_req.map(|h| h.instructions))?;
-    let cycles = pooled_opt(parts, |b| b.hardware_per_req.map(|h| h.cycles))?;
-    Some(super::HardwarePerReq {
-        instructions,
-        cycles,
-        ipc: if cycles > 0.0 {
-            instructions / cycles
-        } else {
-            0.0
-        },
-        cache_misses: pooled_opt(parts, |b| b.hardware_per_req.map(|h| h.cache_misses))?,
-    })
-}
-
-fn pooled_opt(
-    parts: &[(&str, &BackendReport)],
-    f: impl Fn(&BackendReport) -> Option<f64>,
-) -> Option<f64> {
-    if parts.iter().any(|(_, b)| f(b).is_none()) {
-        return None;
-    }
-    Some(pooled(parts, |b| f(b).unwrap_or(0.0)))
-}
-
-/// Requests per event (flush, read) of the pooled totals: total requests over the sum of
-/// each machine's events (its requests over its ratio); `None` when any machine lacks it.
-fn pooled_ratio(
-    parts: &[(&str, &BackendReport)],
-    f: impl Fn(&BackendReport) -> Option<f64>,
-) -> Option<f64> {
-    let mut events = 0.0;
-    let mut requests = 0.0;
-    for (_, b) in parts {
-        let r = f(b).filter(|r| *r > 0.0)?;
-        events += b.requests as f64 / r;
-        requests += b.requests as f64;
-    }
-    (events > 0.0).then(|| requests / events)
-}
-
-/// Why a pooled figure is missing: the first machine's reason.
-fn missing_reason(
-    parts: &[(&str, &BackendReport)],
-    counted: impl Fn(&BackendReport) -> bool,
-    why: impl Fn(&BackendReport) -> Option<&String>,
-) -> Option<String> {
-    parts.iter().find(|(_, b)| !counted(b)).map(|(f, b)| {
-        format!(
-            "not counted on all machines ({f}: {})",
-            why(b).map_or("not counted", String::as_str)
-        )
-    })
-}
-
 fn merge_backend(
     driver: &str,
     parts: &[(&str, &BackendReport)],
@@ -566,23 +500,20 @@ fn merge_backend(
         .map(|s| s.latency_mean_ns)
         .collect();
     let requests: u64 = parts.iter().map(|(_, b)| b.requests).sum();
-    let per_req = |n: f64| {
-        if requests > 0 {
-            n / requests as f64
-        } else {
-            0.0
-        }
-    };
-    let all_kinds = parts
-        .iter()
-        .map(|(_, b)| b.syscalls_by_kind)
-        .collect::<Option<Vec<ByKind<u64>>>>();
-    let syscalls_by_kind = all_kinds.and_then(|k| k.into_iter().reduce(|a, b| a.plus(&b)));
     let sum_opt = |f: &dyn Fn(&BackendReport) -> Option<u64>| {
         parts.iter().map(|(_, b)| f(b)).sum::<Option<u64>>()
     };
-    let io_uring_submitted = sum_opt(&|b| b.io_uring_submitted);
-    let io_uring_completed = sum_opt(&|b| b.io_uring_completed);
+    // Each machine's part of a figure, for the figures' pooling.
+    fn each<'a, T>(
+        parts: &[(&'a str, &'a BackendReport)],
+        figure: fn(&BackendReport) -> &T,
+    ) -> Vec<Part<'a, T>> {
+        parts
+            .iter()
+            .map(|(f, b)| (*f, b.requests, figure(b)))
+            .collect()
+    }
+    let whole = each(parts, |b| b);
     let requests_by_scylla_shard = parts
         .iter()
         .filter_map(|(_, b)| b.requests_by_scylla_shard.as_ref())
@@ -624,13 +555,6 @@ fn merge_backend(
             .sum::<Option<f64>>()?;
         Some(cpu_us / total as f64)
     });
-    // Enters by reason: summed (null if a machine did not count them).
-    let uring_enters = parts
-        .iter()
-        .map(|(_, b)| b.uring_enters)
-        .try_fold(crate::backend::UringEnters::default(), |acc, e| {
-            e.map(|e| acc.plus(&e))
-        });
     let tp = estimate(&throughputs, 0.99);
     let statements = merge_statements(driver, parts, &samples, requests)?;
     Ok(BackendReport {
@@ -638,13 +562,9 @@ fn merge_backend(
         // Machines' segments are each their own machine's (their CPU is not additive across
         // rounds of different machines): a merged report keeps none, and has no VERDICT.
         segments: Vec::new(),
-        // Each machine measured the node's CPU (if local) over its own segments: not summed.
-        server_cpu_us_per_req: None,
-        server_utilisation: None,
-        server_saturated_segments: None,
-        anatomy: None,
-        // Per machine: not merged (each report keeps its own).
-        waterfall: None,
+        server_cpu: ServerCpuFigures::pooled(),
+        anatomy: AnatomyReport::pooled(),
+        waterfall: WaterfallReport::pooled(),
         rows,
         rows_per_s,
         cpu_us_per_row,
@@ -660,49 +580,24 @@ fn merge_backend(
         errors_by_kind,
         first_errors,
         elapsed_s: parts.iter().map(|(_, b)| b.elapsed_s).fold(0.0, f64::max),
-        cpu_us_per_req: pooled(parts, |b| b.cpu_us_per_req),
-        sqpoll_thread_cpu_us_per_req: pooled_opt(parts, |b| b.sqpoll_thread_cpu_us_per_req),
-        io_wq_cpu_us_per_req: pooled_opt(parts, |b| b.io_wq_cpu_us_per_req),
-        cpu_user_us_per_req: pooled(parts, |b| b.cpu_user_us_per_req),
-        cpu_sys_us_per_req: pooled(parts, |b| b.cpu_sys_us_per_req),
-        syscalls_per_req: pooled_opt(parts, |b| b.syscalls_per_req),
-        syscalls_unavailable: missing_reason(
-            parts,
-            |b| b.syscalls_per_req.is_some(),
-            |b| b.syscalls_unavailable.as_ref(),
-        ),
-        syscalls_by_kind,
-        syscalls_by_kind_per_req: syscalls_by_kind.map(|k| k.map(|n| per_req(n as f64))),
-        syscall_kinds_unavailable: missing_reason(
-            parts,
-            |b| b.syscalls_by_kind.is_some(),
-            |b| b.syscall_kinds_unavailable.as_ref(),
-        ),
-        io_uring_submitted,
-        io_uring_submitted_per_req: io_uring_submitted.map(|n| per_req(n as f64)),
-        io_uring_completed,
-        io_uring_completed_per_req: io_uring_completed.map(|n| per_req(n as f64)),
-        io_uring_unavailable: missing_reason(
-            parts,
-            |b| b.io_uring_submitted.is_some(),
-            |b| b.io_uring_unavailable.as_ref(),
-        ),
-        hardware_per_req: pooled_hardware(parts),
-        hardware_unavailable: missing_reason(
-            parts,
-            |b| b.hardware_per_req.is_some(),
-            |b| b.hardware_unavailable.as_ref(),
-        ),
-        ctx_switches_per_req: pooled(parts, |b| b.ctx_switches_per_req),
-        sleeps_per_req: pooled_opt(parts, |b| b.sleeps_per_req),
-        allocations_per_req: pooled_opt(parts, |b| b.allocations_per_req),
+        cpu_us_per_req: pooled(&whole, |b| b.cpu_us_per_req),
+        sqpoll_thread_cpu_us_per_req: pooled_opt(&whole, |b| b.sqpoll_thread_cpu_us_per_req),
+        io_wq_cpu_us_per_req: pooled_opt(&whole, |b| b.io_wq_cpu_us_per_req),
+        cpu_user_us_per_req: pooled(&whole, |b| b.cpu_user_us_per_req),
+        cpu_sys_us_per_req: pooled(&whole, |b| b.cpu_sys_us_per_req),
+        syscalls: SyscallFigures::pooled(&each(parts, |b| &b.syscalls), requests),
+        io_uring: IoUringFigures::pooled(&each(parts, |b| &b.io_uring), requests),
+        hardware: HardwareFigures::pooled(&each(parts, |b| &b.hardware)),
+        ctx_switches_per_req: pooled(&whole, |b| b.ctx_switches_per_req),
+        sleeps_per_req: pooled_opt(&whole, |b| b.sleeps_per_req),
+        allocations_per_req: pooled_opt(&whole, |b| b.allocations_per_req),
         peak_rss_bytes: parts
             .iter()
             .map(|(_, b)| b.peak_rss_bytes)
             .max()
             .unwrap_or(0),
-        requests_per_flush: pooled_ratio(parts, |b| b.requests_per_flush),
-        requests_per_read: pooled_ratio(parts, |b| b.requests_per_read),
+        requests_per_flush: pooled_ratio(&whole, |b| b.requests_per_flush),
+        requests_per_read: pooled_ratio(&whole, |b| b.requests_per_read),
         // Machines retry on their own: counts and rates add up (null when one has none).
         retries: parts.iter().map(|(_, b)| b.retries).sum::<Option<u64>>(),
         reprepares: parts.iter().map(|(_, b)| b.reprepares).sum::<Option<u64>>(),
@@ -715,19 +610,17 @@ fn merge_backend(
             .map(|(_, b)| b.retries_per_s)
             .sum::<Option<f64>>(),
         requests_by_node,
-        uring_enters,
+        enters: UringEnterFigures::pooled(&each(parts, |b| &b.enters), requests),
         // Each machine's parked threads over its own other segments: summed (null when no
         // machine ran another backend).
         while_parked: parts
             .iter()
             .filter_map(|(_, b)| b.while_parked)
             .reduce(|a, b| a.plus(&b)),
-        uring_enters_per_req: uring_enters
-            .map(|e| crate::report::UringEntersPerReq::of(&e, requests)),
         requests_by_scylla_shard,
         latency_ns: LatencySummary::of(&latency, &means),
         service_time_ns: LatencySummary::of(&service, &[]),
-        mean_send_lateness_ns: pooled(parts, |b| b.mean_send_lateness_ns),
+        mean_send_lateness_ns: pooled(&whole, |b| b.mean_send_lateness_ns),
         send_lateness: lateness
             .as_ref()
             .and_then(super::lateness::LatenessReport::of),

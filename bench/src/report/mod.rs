@@ -12,20 +12,26 @@
 //! several backends (each figure's ratio paired by round, with its interval and p-value);
 //! [`lateness`], the send lateness of a paced run, and whether a backend kept its grid;
 //! [`curve`], the load curve of `doppio curve` made from the reports of its points, and
-//! [`curve_table`], its markdown.
+//! [`curve_table`], its markdown; [`figure`], the figures a backend's entry is built of,
+//! each with its computation, its pooling in a merge and its text rows; [`pool`], the
+//! arithmetic they share (per request, pooled over machines); [`cell`], a cell and a
+//! figure's row of the text tables.
 //!
 //! Invariants: a report never contains a password; every backend entry carries the same
 //! fields whether or not the run hit errors; a field that could not be measured is `null`
 //! with the reason beside it, never zero.
 
 pub mod accumulate;
+pub mod cell;
 pub mod curve;
 pub mod curve_table;
+pub mod figure;
 pub mod file;
 pub mod findmax;
 pub mod findmax_table;
 pub mod lateness;
 pub mod merge;
+pub mod pool;
 pub mod schema;
 pub mod summary;
 pub mod text;
@@ -33,10 +39,11 @@ pub mod time;
 pub mod verdict;
 
 pub use accumulate::{BackendRun, OverheadTotals};
+pub use figure::hardware::HardwarePerReq;
+pub use figure::io_uring::UringEntersPerReq;
 pub use schema::{
-    AnatomyReport, BackendReport, CyclesConfig, EqualLoad, HardwarePerReq, LatencySummary, Report,
-    RunConfig, SampleReport, SampleStatement, SegmentFigures, SqPollConfig, StageReport,
-    StatementInfo, StatementReport, UringEntersPerReq, WaterfallReport, WhileParked, WorkloadInfo,
-    SCHEMA_VERSION,
+    AnatomyReport, BackendReport, CyclesConfig, EqualLoad, LatencySummary, Report, RunConfig,
+    SampleReport, SampleStatement, SegmentFigures, SqPollConfig, StageReport, StatementInfo,
+    StatementReport, WaterfallReport, WhileParked, WorkloadInfo, SCHEMA_VERSION,
 };
 pub use time::{now_rfc3339, rfc3339_of_unix, rfc3339_to_unix};

@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::probe::process_cost::ByKind;
 
+pub use super::figure::anatomy::AnatomyReport;
+pub use super::figure::waterfall::{StageReport, WaterfallReport};
+
 pub use super::summary::LatencySummary;
 
 /// The version of the JSON layout below.
@@ -492,42 +495,15 @@ pub struct BackendReport {
     pub cpu_user_us_per_req: f64,
     /// System CPU per request, microseconds.
     pub cpu_sys_us_per_req: f64,
-    /// System calls per request, `null` when they could not be counted.
-    pub syscalls_per_req: Option<f64>,
-    /// Why syscalls were not counted, when they were not.
-    pub syscalls_unavailable: Option<String>,
-    /// System calls by kind over the measured segments (they add up to the total), `null`
-    /// when they could not be counted by kind.
-    #[serde(default)]
-    pub syscalls_by_kind: Option<ByKind<u64>>,
-    /// The same per request.
-    #[serde(default)]
-    pub syscalls_by_kind_per_req: Option<ByKind<f64>>,
-    /// Why syscalls were not counted by kind, when they were not.
-    #[serde(default)]
-    pub syscall_kinds_unavailable: Option<String>,
-    /// io_uring operations submitted over the measured segments, `null` when not counted.
-    #[serde(default)]
-    pub io_uring_submitted: Option<u64>,
-    /// io_uring operations submitted per request.
-    #[serde(default)]
-    pub io_uring_submitted_per_req: Option<f64>,
-    /// io_uring completions posted over the measured segments, `null` when not counted.
-    #[serde(default)]
-    pub io_uring_completed: Option<u64>,
-    /// io_uring completions posted per request.
-    #[serde(default)]
-    pub io_uring_completed_per_req: Option<f64>,
-    /// Why io_uring operations were not counted, when they were not.
-    #[serde(default)]
-    pub io_uring_unavailable: Option<String>,
-    /// Hardware counters per request (every thread of the client, user and kernel), `null`
-    /// where the machine has none.
-    #[serde(default)]
-    pub hardware_per_req: Option<HardwarePerReq>,
-    /// Why there are no hardware counters (`not available here: ...`).
-    #[serde(default)]
-    pub hardware_unavailable: Option<String>,
+    /// System calls per request, in all and by kind.
+    #[serde(flatten)]
+    pub syscalls: super::figure::syscalls::SyscallFigures,
+    /// io_uring operations submitted and completed.
+    #[serde(flatten)]
+    pub io_uring: super::figure::io_uring::IoUringFigures,
+    /// Hardware counters per request.
+    #[serde(flatten)]
+    pub hardware: super::figure::hardware::HardwareFigures,
     /// Context switches (voluntary + involuntary) per request.
     pub ctx_switches_per_req: f64,
     /// Voluntary context switches per request: how often a thread of the client went to
@@ -570,13 +546,9 @@ pub struct BackendReport {
     /// per-node counters; `null` for scylla).
     #[serde(default)]
     pub requests_by_node: Option<BTreeMap<String, u64>>,
-    /// doppio on its own io_uring runtime: its shards' `io_uring_enter` calls over the
-    /// measured segments by reason (`null` for the other event loops).
-    #[serde(default)]
-    pub uring_enters: Option<crate::backend::UringEnters>,
-    /// The same per request.
-    #[serde(default)]
-    pub uring_enters_per_req: Option<UringEntersPerReq>,
+    /// doppio's own io_uring runtime's `io_uring_enter` calls by reason.
+    #[serde(flatten)]
+    pub enters: super::figure::io_uring::UringEnterFigures,
     /// What this backend's threads (those it started as it connected) did while other
     /// backends' segments were measured, left out of those backends' figures; `null` when
     /// it ran alone.
@@ -625,16 +597,9 @@ pub struct BackendReport {
     /// in reports written before this field existed).
     #[serde(default)]
     pub segments: Vec<SegmentFigures>,
-    /// The node's CPU per request over the measured segments, microseconds (`null`: not
-    /// measured).
-    #[serde(default)]
-    pub server_cpu_us_per_req: Option<f64>,
-    /// The node's share of its cores over the measured segments.
-    #[serde(default)]
-    pub server_utilisation: Option<f64>,
-    /// How many of the measured segments the node was saturated in (`null`: not measured).
-    #[serde(default)]
-    pub server_saturated_segments: Option<usize>,
+    /// The node's CPU per request, utilisation and saturated segments.
+    #[serde(flatten)]
+    pub server_cpu: super::figure::server_cpu::ServerCpuFigures,
     /// The client's CPU per request split by layer (`--anatomy` or `--flamegraph`; `null`
     /// otherwise).
     #[serde(default)]
@@ -643,198 +608,6 @@ pub struct BackendReport {
     /// without it, and for scylla, whose request path is not instrumented).
     #[serde(default)]
     pub waterfall: Option<WaterfallReport>,
-}
-
-/// The timed requests' latency split into stages ([`crate::engine::waterfall`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WaterfallReport {
-    /// Requests timed.
-    pub timed: u64,
-    /// Each stage in the order a request passes them; their means add up to
-    /// `end_to_end.mean_ns`.
-    pub stages: Vec<StageReport>,
-    /// The timed requests' latency (due time to end).
-    pub end_to_end: StageReport,
-}
-
-/// One stage's (or the whole way's) figures over the timed requests.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StageReport {
-    /// Its name (`schedule`, `bench`, `queue`, `flush`, `wire`, `frame`, `wake`, `decode`,
-    /// or `end_to_end`).
-    pub stage: String,
-    /// Exact mean, nanoseconds.
-    pub mean_ns: f64,
-    /// Median, nanoseconds.
-    pub p50_ns: u64,
-    /// 99th percentile, nanoseconds.
-    pub p99_ns: u64,
-    /// Maximum, nanoseconds.
-    pub max_ns: u64,
-    /// Its histogram (HdrHistogram V2, compressed, base64; values of 0 recorded as 1 ns).
-    pub histogram: String,
-}
-
-impl WaterfallReport {
-    /// The report of `w`.
-    pub fn of(w: &crate::engine::waterfall::Waterfall) -> Self {
-        let stage = |name: &str, h: &crate::stats::LatencyHistogram, mean: f64| StageReport {
-            stage: name.to_owned(),
-            mean_ns: mean,
-            p50_ns: h.value_at_percentile(50.0),
-            p99_ns: h.value_at_percentile(99.0),
-            max_ns: h.max(),
-            histogram: h.to_base64(),
-        };
-        let means = w.means_ns();
-        WaterfallReport {
-            timed: w.timed,
-            stages: crate::engine::waterfall::STAGES
-                .iter()
-                .zip(&w.stages)
-                .zip(means)
-                .map(|((name, h), mean)| stage(name, h, mean))
-                .collect(),
-            end_to_end: stage("end_to_end", &w.end_to_end, w.end_to_end_mean_ns()),
-        }
-    }
-}
-
-/// The client's CPU per request split by the layer that owns each sampled stack
-/// ([`crate::probe::anatomy`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AnatomyReport {
-    /// How the stacks were sampled (the `perf record` options).
-    pub sampling: String,
-    /// CPU time the samples stand for, microseconds per request (cpu-clock weight over the
-    /// backend's requests): below `cpu_us_per_req` by what the sampling missed (threads
-    /// started after it, samples lost).
-    pub sampled_cpu_us_per_req: f64,
-    /// `cpu_us_per_req` split in proportion to the samples of each layer, microseconds per
-    /// request; the layers add up to `cpu_us_per_req`. Layers without samples are absent.
-    pub us_per_req: BTreeMap<crate::probe::anatomy::Layer, f64>,
-    /// Folded stack lines that could not be read (skipped).
-    pub skipped_lines: u64,
-    /// `perf record`'s own CPU per request, microseconds: not in the client's CPU, the
-    /// sampling's cost besides the perturbation of the sampled threads.
-    pub recorder_cpu_us_per_req: Option<f64>,
-    /// The folded stacks `--flamegraph` wrote for this backend (`PREFIX-<driver>.folded`,
-    /// its absolute path), which `doppio show NEW BASE --flamediff` reads; `null` with
-    /// `--anatomy` alone.
-    #[serde(default)]
-    pub folded: Option<String>,
-}
-
-impl AnatomyReport {
-    /// The report of `anatomy` for a backend that used `cpu_us_per_req` over `requests`,
-    /// sampled so, with `recorder` the CPU time perf itself used.
-    pub fn new(
-        anatomy: &crate::probe::anatomy::Anatomy,
-        sampling: &crate::probe::flame::Sampling,
-        cpu_us_per_req: f64,
-        requests: u64,
-        recorder: Option<std::time::Duration>,
-    ) -> Self {
-        let per_req = |ns: f64| {
-            if requests > 0 {
-                ns / 1e3 / requests as f64
-            } else {
-                0.0
-            }
-        };
-        AnatomyReport {
-            sampling: sampling.describe(),
-            sampled_cpu_us_per_req: per_req(anatomy.total as f64),
-            us_per_req: anatomy.per_request(cpu_us_per_req).into_iter().collect(),
-            skipped_lines: anatomy.skipped_lines,
-            recorder_cpu_us_per_req: recorder.map(|d| per_req(d.as_nanos() as f64)),
-            folded: None,
-        }
-    }
-}
-
-/// Hardware counts per request.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct HardwarePerReq {
-    /// Instructions retired per request.
-    pub instructions: f64,
-    /// CPU cycles per request.
-    pub cycles: f64,
-    /// Instructions per cycle.
-    pub ipc: f64,
-    /// Cache misses per request.
-    pub cache_misses: f64,
-}
-
-impl HardwarePerReq {
-    /// `h` over `requests` (zeros without requests).
-    pub fn of(h: &crate::probe::hw_counters::HwCounts, requests: u64) -> Self {
-        let per = |x: f64| {
-            if requests > 0 {
-                x / requests as f64
-            } else {
-                0.0
-            }
-        };
-        HardwarePerReq {
-            instructions: per(h.instructions),
-            cycles: per(h.cycles),
-            ipc: if h.cycles > 0.0 {
-                h.instructions / h.cycles
-            } else {
-                0.0
-            },
-            cache_misses: per(h.cache_misses),
-        }
-    }
-}
-
-/// [`crate::backend::UringEnters`] per request.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct UringEntersPerReq {
-    /// Every enter.
-    pub total: f64,
-    /// Enters that waited.
-    pub waiting: f64,
-    /// Enters that woke the SQPOLL thread.
-    pub sq_wakeup: f64,
-    /// Enters that flushed a completion-queue overflow without waiting.
-    pub cq_overflow: f64,
-    /// Waiting enters that woke for an I/O completion.
-    #[serde(default)]
-    pub woke_by_completion: f64,
-    /// Waiting enters that woke for another thread.
-    #[serde(default)]
-    pub woke_by_remote: f64,
-    /// Waiting enters that woke for a timer.
-    #[serde(default)]
-    pub woke_by_timer: f64,
-    /// Waiting enters that woke to nothing.
-    #[serde(default)]
-    pub woke_empty: f64,
-}
-
-impl UringEntersPerReq {
-    /// `e` divided by `requests` (zeros without requests).
-    pub fn of(e: &crate::backend::UringEnters, requests: u64) -> Self {
-        let per = |n: u64| {
-            if requests > 0 {
-                n as f64 / requests as f64
-            } else {
-                0.0
-            }
-        };
-        UringEntersPerReq {
-            total: per(e.total),
-            waiting: per(e.waiting),
-            sq_wakeup: per(e.sq_wakeup),
-            cq_overflow: per(e.cq_overflow),
-            woke_by_completion: per(e.woke_by_completion),
-            woke_by_remote: per(e.woke_by_remote),
-            woke_by_timer: per(e.woke_by_timer),
-            woke_empty: per(e.woke_empty),
-        }
-    }
 }
 
 /// One machine's run in a merged report: its file and its own description of the run.

@@ -14,6 +14,13 @@
 
 use std::fmt::Write as _;
 
+use super::cell::{Row, Value};
+use super::figure::anatomy::AnatomyReport;
+use super::figure::hardware::HardwareFigures;
+use super::figure::io_uring::{IoUringFigures, UringEnterFigures};
+use super::figure::server_cpu::ServerCpuFigures;
+use super::figure::syscalls::SyscallFigures;
+use super::figure::waterfall::WaterfallReport;
 use super::{BackendReport, LatencySummary, Report, SampleReport, StatementReport};
 use crate::probe::process_cost::SyscallKind;
 use crate::stats::welch_t_test;
@@ -138,7 +145,7 @@ fn pairs_section(out: &mut String, columns: &[Column<'_>]) {
         for j in i + 1..columns.len() {
             let pair = [columns[i].clone(), columns[j].clone()];
             let (a, b) = (pair[0].1, pair[1].1);
-            let syscalls = match (a.syscalls_per_req, b.syscalls_per_req) {
+            let syscalls = match (a.syscalls.syscalls_per_req, b.syscalls.syscalls_per_req) {
                 (Some(x), Some(y)) => change(x, y),
                 _ => "n/a".to_owned(),
             };
@@ -788,51 +795,6 @@ fn statement_p_value(columns: &[Column<'_>], name: &str, what: Figure) -> Option
     Some(welch_t_test(&a, &b).p_value)
 }
 
-/// A backend's figure in one row of a comparison table.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Value {
-    /// A count, written whole.
-    Count(u64),
-    /// A number.
-    Num(f64),
-    /// A mean and its error margin, `m ± e`.
-    Margin(f64, f64),
-    /// Two parts of one figure, `a / b` (user and system CPU).
-    Pair(f64, f64),
-    /// A share in percent, `x %`.
-    Percent(f64),
-    /// Not measured for this backend (`n/a`).
-    Missing,
-}
-
-impl Value {
-    /// A figure the backend may lack.
-    fn or_missing(x: Option<f64>) -> Self {
-        x.map_or(Value::Missing, Value::Num)
-    }
-
-    /// The cell's text with `d` decimals.
-    fn text(self, d: usize) -> String {
-        match self {
-            Value::Count(n) => n.to_string(),
-            Value::Num(x) => format!("{x:.d$}"),
-            Value::Margin(m, e) => format!("{m:.d$} ± {e:.d$}"),
-            Value::Pair(a, b) => format!("{a:.d$} / {b:.d$}"),
-            Value::Percent(x) => format!("{x:.d$} %"),
-            Value::Missing => "n/a".to_owned(),
-        }
-    }
-
-    /// The number two columns are compared on (NaN where there is none: no change shown).
-    fn compared(self) -> f64 {
-        match self {
-            Value::Count(n) => n as f64,
-            Value::Num(x) | Value::Margin(x, _) => x,
-            Value::Pair(..) | Value::Percent(_) | Value::Missing => f64::NAN,
-        }
-    }
-}
-
 /// A backend's figure as a table row reads it.
 type Getter<'a> = Box<dyn Fn(&BackendReport) -> Value + 'a>;
 
@@ -852,7 +814,7 @@ struct Metric<'a> {
     /// The per-sample figure whose p-value two columns show.
     tested: Option<Tested<'a>>,
     /// The row is shown only when this holds for some column.
-    shown_if: fn(&BackendReport) -> bool,
+    shown_if: Box<dyn Fn(&BackendReport) -> bool + 'a>,
 }
 
 impl<'a> Metric<'a> {
@@ -870,8 +832,27 @@ impl<'a> Metric<'a> {
             decimals,
             change: false,
             tested: None,
-            shown_if: |_| true,
+            shown_if: Box::new(|_| true),
         }
+    }
+
+    /// A figure's `row`, read from the part of a backend's entry `part` picks.
+    fn of<T: 'a>(row: Row<'a, T>, part: fn(&BackendReport) -> &T) -> Self {
+        let (get, shown_if) = (row.get, row.shown_if);
+        Metric {
+            name: row.name,
+            unit: row.unit,
+            get: Box::new(move |b| get(part(b))),
+            decimals: row.decimals,
+            change: row.change,
+            tested: None,
+            shown_if: Box::new(move |b| shown_if(part(b))),
+        }
+    }
+
+    /// Every row of `rows`, as [`Self::of`].
+    fn all<T: 'a>(rows: Vec<Row<'a, T>>, part: fn(&BackendReport) -> &T) -> Vec<Self> {
+        rows.into_iter().map(|r| Self::of(r, part)).collect()
     }
 
     /// Two columns show the relative change.
@@ -896,7 +877,7 @@ impl<'a> Metric<'a> {
 
     /// Shown only when `when` holds for some column.
     fn shown_if(mut self, when: fn(&BackendReport) -> bool) -> Self {
-        self.shown_if = when;
+        self.shown_if = Box::new(when);
         self
     }
 
@@ -925,7 +906,7 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         ("99.99", |l| l.p9999),
         ("max", |l| l.max),
     ];
-    let summary = vec![
+    let mut summary = vec![
         Metric::new("throughput", "req/s", 0, |b| {
             Value::Margin(b.throughput_rps, b.throughput_margin_rps)
         })
@@ -951,17 +932,8 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         Metric::new("rows", "rows/s", 0, |b| Value::or_missing(b.rows_per_s))
             .change()
             .shown_if(|b| b.rows.is_some()),
-        Metric::new("server CPU", "us/req", 2, |b| {
-            Value::or_missing(b.server_cpu_us_per_req)
-        })
-        .change()
-        .shown_if(|b| b.server_cpu_us_per_req.is_some()),
-        Metric::new("server utilisation", "", 0, |b| {
-            b.server_utilisation
-                .map_or(Value::Missing, |u| Value::Percent(u * 100.0))
-        })
-        .shown_if(|b| b.server_utilisation.is_some()),
     ];
+    summary.extend(Metric::all(ServerCpuFigures::rows(), |b| &b.server_cpu));
 
     let mut latency = vec![Metric::new("mean", "", 3, move |b| {
         Value::Margin(ms(b.latency_ns.mean), ms(b.latency_ns.mean_margin))
@@ -1032,65 +1004,11 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         })
         .change()
         .shown_if(|b| b.cpu_us_per_row.is_some()),
-        Metric::new("syscalls", "", 3, |b| Value::or_missing(b.syscalls_per_req)).change(),
     ];
-    for kind in SyscallKind::ALL {
-        overhead.push(
-            Metric::new(format!("  {}", kind.name()), "", 3, move |b| {
-                Value::or_missing(b.syscalls_by_kind_per_req.map(|x| x.get(kind)))
-            })
-            .change()
-            .shown_if(|b| b.syscalls_by_kind_per_req.is_some()),
-        );
-    }
-    type EnterReason = fn(&super::UringEntersPerReq) -> f64;
-    let reasons: [(&str, EnterReason); 8] = [
-        ("executor enters", |e| e.total),
-        ("  waiting", |e| e.waiting),
-        ("    for an answer", |e| e.woke_by_completion),
-        ("    for a timer", |e| e.woke_by_timer),
-        ("    for a thread", |e| e.woke_by_remote),
-        ("    to nothing", |e| e.woke_empty),
-        ("  waking SQ thread", |e| e.sq_wakeup),
-        ("  CQ overflow", |e| e.cq_overflow),
-    ];
-    for (label, get) in reasons {
-        overhead.push(
-            Metric::new(label, "", 3, move |b| {
-                Value::or_missing(b.uring_enters_per_req.as_ref().map(get))
-            })
-            .change()
-            .shown_if(|b| b.uring_enters_per_req.is_some()),
-        );
-    }
-    overhead.extend([
-        Metric::new("io_uring submitted", "", 3, |b| {
-            Value::or_missing(b.io_uring_submitted_per_req)
-        })
-        .change()
-        .shown_if(|b| b.io_uring_submitted_per_req.is_some()),
-        Metric::new("io_uring completed", "", 3, |b| {
-            Value::or_missing(b.io_uring_completed_per_req)
-        })
-        .change()
-        .shown_if(|b| b.io_uring_submitted_per_req.is_some()),
-    ]);
-    type HardwareFigure = fn(&super::HardwarePerReq) -> f64;
-    let hardware: [(&str, usize, HardwareFigure); 4] = [
-        ("instructions", 0, |h| h.instructions),
-        ("cycles", 0, |h| h.cycles),
-        ("  IPC", 2, |h| h.ipc),
-        ("cache misses", 2, |h| h.cache_misses),
-    ];
-    for (label, decimals, get) in hardware {
-        overhead.push(
-            Metric::new(label, "", decimals, move |b| {
-                Value::or_missing(b.hardware_per_req.as_ref().map(get))
-            })
-            .change()
-            .shown_if(|b| b.hardware_per_req.is_some()),
-        );
-    }
+    overhead.extend(Metric::all(SyscallFigures::rows(), |b| &b.syscalls));
+    overhead.extend(Metric::all(UringEnterFigures::rows(), |b| &b.enters));
+    overhead.extend(Metric::all(IoUringFigures::rows(), |b| &b.io_uring));
+    overhead.extend(Metric::all(HardwareFigures::rows(), |b| &b.hardware));
     overhead.extend([
         Metric::new("context switches", "", 3, |b| {
             Value::Num(b.ctx_switches_per_req)
@@ -1206,19 +1124,7 @@ const WATERFALL: &str = "WATERFALL [us, mean]";
 /// requests' mean latency (which the stages add up to) and their count. A backend without
 /// stage hooks (scylla) shows its end-to-end mean latency only.
 fn waterfall_metrics<'a>() -> Vec<Metric<'a>> {
-    let mut rows: Vec<Metric<'a>> = crate::engine::waterfall::STAGES
-        .iter()
-        .enumerate()
-        .map(|(k, name)| {
-            Metric::new(format!("  {name}"), "", 3, move |b| {
-                b.waterfall
-                    .as_ref()
-                    .and_then(|w| w.stages.get(k))
-                    .map_or(Value::Missing, |s| Value::Num(s.mean_ns / 1e3))
-            })
-            .change()
-        })
-        .collect();
+    let mut rows = Metric::all(WaterfallReport::stage_rows(), |b| &b.waterfall);
     rows.push(
         Metric::new("end to end", "", 3, |b| {
             Value::Num(
@@ -1230,11 +1136,7 @@ fn waterfall_metrics<'a>() -> Vec<Metric<'a>> {
         })
         .change(),
     );
-    rows.push(Metric::new("timed requests", "", 0, |b| {
-        b.waterfall
-            .as_ref()
-            .map_or(Value::Missing, |w| Value::Count(w.timed))
-    }));
+    rows.extend(Metric::all(WaterfallReport::count_rows(), |b| &b.waterfall));
     rows
 }
 
@@ -1244,25 +1146,9 @@ const ANATOMY: &str = "ANATOMY [us/req]";
 /// The anatomy table's rows: the client CPU it splits, every layer's part (0 where a layer
 /// had no sample), what the samples stood for, and perf's own CPU.
 fn anatomy_metrics<'a>() -> Vec<Metric<'a>> {
-    use crate::probe::anatomy::Layer;
     let mut rows =
         vec![Metric::new("client CPU", "", 2, |b| Value::Num(b.cpu_us_per_req)).change()];
-    for layer in Layer::ALL {
-        rows.push(
-            Metric::new(format!("  {}", layer.name()), "", 3, move |b| {
-                b.anatomy.as_ref().map_or(Value::Missing, |a| {
-                    Value::Num(a.us_per_req.get(&layer).copied().unwrap_or(0.0))
-                })
-            })
-            .change(),
-        );
-    }
-    rows.push(Metric::new("sampled CPU", "", 2, |b| {
-        Value::or_missing(b.anatomy.as_ref().map(|a| a.sampled_cpu_us_per_req))
-    }));
-    rows.push(Metric::new("perf's own CPU", "", 2, |b| {
-        Value::or_missing(b.anatomy.as_ref().and_then(|a| a.recorder_cpu_us_per_req))
-    }));
+    rows.extend(Metric::all(AnatomyReport::rows(), |b| &b.anatomy));
     rows
 }
 
@@ -1313,12 +1199,9 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
     let mut notes: Vec<(&str, &str, Vec<&str>)> = Vec::new();
     for (label, b) in columns {
         let mut said: Vec<&str> = Vec::new();
-        let missing = [
-            ("syscalls", &b.syscalls_unavailable),
-            ("syscalls by kind", &b.syscall_kinds_unavailable),
-            ("io_uring operations", &b.io_uring_unavailable),
-            ("hardware counters", &b.hardware_unavailable),
-        ];
+        let missing = (b.syscalls.missing().into_iter())
+            .chain(b.io_uring.missing())
+            .chain(b.hardware.missing());
         for (what, why) in missing {
             // A reason already given for this column's other figure is not repeated.
             let Some(why) = why.as_deref().filter(|w| !said.contains(w)) else {
@@ -1378,72 +1261,24 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
 
 /// Under WATERFALL: what the stages are, and which backends have none.
 fn waterfall_notes(out: &mut String, columns: &[Column<'_>]) {
-    wrap(
-        out,
-        "  ",
-        "stages of the timed requests (one in --waterfall N): schedule (due to send), bench \
-         (its own work in the service time), queue (driver call to the write buffer), flush \
-         (to the runtime), wire (to the read with the answer), frame (to its slot), wake (to \
-         the caller's task), decode (to the call's return); their means add up to end to end",
-    );
-    let without: Vec<&str> = columns
+    let figures: Vec<(&str, Option<&WaterfallReport>)> = columns
         .iter()
-        .filter(|(_, b)| b.waterfall.is_none())
-        .map(|(l, _)| l.as_str())
+        .map(|(l, b)| (l.as_str(), b.waterfall.as_ref()))
         .collect();
-    if !without.is_empty() {
-        wrap(
-            out,
-            "  ",
-            &format!(
-                "{}: no stage hooks in this driver: end to end (all requests' mean latency) only",
-                without.join(", ")
-            ),
-        );
+    for (prefix, note) in WaterfallReport::notes(&figures) {
+        wrap(out, prefix, &note);
     }
 }
 
 /// Under ANATOMY: how the stacks were sampled, and a warning where the samples stood for
 /// much less CPU than was measured (threads the sampling missed, samples lost).
 fn anatomy_notes(out: &mut String, columns: &[Column<'_>]) {
-    let mut said: Vec<&str> = Vec::new();
-    for (label, b) in columns {
-        let Some(a) = &b.anatomy else { continue };
-        if !said.contains(&a.sampling.as_str()) {
-            wrap(
-                out,
-                "  ",
-                &format!(
-                    "stacks sampled by {}; each layer owns the samples whose frame nearest the \
-                     leaf names it (kernel net: TCP/IP and sockets; kernel syscall: entering \
-                     and leaving the kernel), and the client CPU is split in their proportions; \
-                     perf's own CPU is not in the client's",
-                    a.sampling
-                ),
-            );
-            said.push(&a.sampling);
-        }
-        if b.cpu_us_per_req > 0.0 && a.sampled_cpu_us_per_req < 0.8 * b.cpu_us_per_req {
-            wrap(
-                out,
-                "  warning: ",
-                &format!(
-                    "{label}: the samples stand for {:.2} us per request of the {:.2} measured: \
-                     the split is of what was sampled",
-                    a.sampled_cpu_us_per_req, b.cpu_us_per_req
-                ),
-            );
-        }
-        if a.skipped_lines > 0 {
-            wrap(
-                out,
-                "  ",
-                &format!(
-                    "{label}: {} folded stack lines unreadable, skipped",
-                    a.skipped_lines
-                ),
-            );
-        }
+    let figures: Vec<(&str, Option<&AnatomyReport>, f64)> = columns
+        .iter()
+        .map(|(l, b)| (l.as_str(), b.anatomy.as_ref(), b.cpu_us_per_req))
+        .collect();
+    for (prefix, note) in AnatomyReport::notes(&figures) {
+        wrap(out, prefix, &note);
     }
 }
 
@@ -1770,11 +1605,11 @@ mod tests {
             ..LatencySummary::default()
         };
         if counted {
-            b.syscalls_per_req = Some(0.985 * k);
-            b.syscalls_by_kind_per_req =
+            b.syscalls.syscalls_per_req = Some(0.985 * k);
+            b.syscalls.syscalls_by_kind_per_req =
                 Some(ByKind::from_fn(|s| (s as usize + 1) as f64 * k / 10.0));
-            b.io_uring_submitted_per_req = Some(0.25 * k);
-            b.io_uring_completed_per_req = Some(0.5 * k);
+            b.io_uring.io_uring_submitted_per_req = Some(0.25 * k);
+            b.io_uring.io_uring_completed_per_req = Some(0.5 * k);
             b.allocations_per_req = Some(0.48 * k);
             b.requests_per_flush = Some(256.0 * k);
             b.requests_per_read = Some(12.5 * k);
@@ -1789,9 +1624,9 @@ mod tests {
                 .collect(),
             );
         } else {
-            b.syscalls_unavailable = Some("perf_event_paranoid is 3".into());
-            b.syscall_kinds_unavailable = Some("perf_event_paranoid is 3".into());
-            b.io_uring_unavailable = Some("no io_uring tracepoints".into());
+            b.syscalls.syscalls_unavailable = Some("perf_event_paranoid is 3".into());
+            b.syscalls.syscall_kinds_unavailable = Some("perf_event_paranoid is 3".into());
+            b.io_uring.io_uring_unavailable = Some("no io_uring tracepoints".into());
         }
         b.samples = (0..6)
             .map(|i| SampleReport {

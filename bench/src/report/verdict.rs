@@ -326,7 +326,7 @@ pub fn server_bound(columns: &[(&str, &BackendReport)]) -> Vec<String> {
     columns
         .iter()
         .filter_map(|(name, b)| {
-            let k = b.server_saturated_segments?;
+            let k = b.server_cpu.server_saturated_segments?;
             let n = b.segments.len().max(1);
             (2 * k > n).then(|| format!("{name} ({k} of {n} segments)"))
         })
