@@ -55,9 +55,13 @@
 //!   `alloc-count` feature; `environment`, the machine and build of a run; `flame`, `perf
 //!   record` around measured segments drawn as flamegraphs; `anatomy`, the layer that owns
 //!   each sampled stack, CPU per request by layer).
-//! - [`report`]: the JSON report and its text rendering (children: `schema`, the JSON
-//!   fields; `accumulate`, a backend's segments added up into its entry; `time`, RFC 3339
-//!   times; `file`, a report read and written, with its errors; `text`; `merge`, the
+//! - [`report`]: the JSON report and its text rendering (children: `figure`, the figures
+//!   that own their fields, computation, pooling and text rows, one file each (syscalls,
+//!   io_uring, hardware counters, server CPU, anatomy, waterfall so far); `schema`, the
+//!   report's other fields; `accumulate`, a backend's segments added up into its entry;
+//!   `pool`, what merging figures shares; `cell`, a text table's cells and rows; `time`,
+//!   RFC 3339 times; `file`, a report read and written, with its errors; `text`; `verdict`,
+//!   the comparison of backends round by round; `summary`, a latency distribution's summary; `lateness`, the send-lateness figure; `merge`, the
 //!   reports of several loader machines combined; `findmax`, the report of the saturation
 //!   search, which `doppio findmax` writes and `doppio show` and `doppio plot` read;
 //!   `findmax_table`, its text table; `curve`, the load curve of `doppio curve`, made from
