@@ -1,0 +1,68 @@
+//! The scylla backend's errors: its own ([`err`]), and a request's failure classified as
+//! doppio names the same failure ([`classify`]).
+
+use doppio_driver::ErrorKind;
+use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
+
+use super::rows;
+use crate::engine::phase::BackendError;
+use crate::engine::RequestError;
+
+pub(super) fn err(message: impl Into<String>) -> BackendError {
+    BackendError {
+        driver: "scylla",
+        message: message.into(),
+    }
+}
+
+/// The bench's kind of a scylla-rust-driver error, named as doppio's [`ErrorKind`] names
+/// the same failure (so `errors_by_kind` compares like with like).
+pub fn classify(e: &ExecutionError) -> &'static str {
+    let kind = match e {
+        ExecutionError::RequestTimeout(_) => ErrorKind::Timeout,
+        ExecutionError::ConnectionPoolError(_) => ErrorKind::NoConnection,
+        ExecutionError::LastAttemptError(a) => match a {
+            RequestAttemptError::DbError(db, _) => match db {
+                DbError::Unavailable { .. } => ErrorKind::Unavailable,
+                DbError::Overloaded => ErrorKind::Overloaded,
+                DbError::IsBootstrapping => ErrorKind::Bootstrapping,
+                DbError::WriteTimeout { .. } => ErrorKind::WriteTimeout,
+                DbError::ReadTimeout { .. } => ErrorKind::ReadTimeout,
+                DbError::ReadFailure { .. } => ErrorKind::ReadFailure,
+                DbError::WriteFailure { .. } => ErrorKind::WriteFailure,
+                DbError::FunctionFailure { .. } => ErrorKind::FunctionFailure,
+                DbError::SyntaxError => ErrorKind::Syntax,
+                DbError::Unauthorized => ErrorKind::Unauthorized,
+                DbError::Invalid => ErrorKind::Invalid,
+                DbError::ConfigError => ErrorKind::ConfigError,
+                DbError::AlreadyExists { .. } => ErrorKind::AlreadyExists,
+                DbError::Unprepared { .. } => ErrorKind::Unprepared,
+                DbError::RateLimitReached { .. } => ErrorKind::RateLimited,
+                _ => ErrorKind::ServerError,
+            },
+            RequestAttemptError::BrokenConnectionError(_) => ErrorKind::ConnectionBroken,
+            // scylla-rust-driver fails a request when a connection has no free stream id;
+            // doppio makes it wait (backpressure): a kind of scylla's only.
+            RequestAttemptError::UnableToAllocStreamId => return "no_stream_id",
+            RequestAttemptError::SerializationError(_)
+            | RequestAttemptError::CqlRequestSerialization(_) => ErrorKind::Serialization,
+            _ => ErrorKind::Protocol,
+        },
+        _ => return "other",
+    };
+    kind.name()
+}
+
+pub(super) fn request_error(e: &ExecutionError) -> RequestError {
+    RequestError {
+        kind: classify(e),
+        message: e.to_string(),
+    }
+}
+
+pub(super) fn rows_error(e: &rows::RowsError) -> RequestError {
+    RequestError {
+        kind: ErrorKind::Serialization.name(),
+        message: doppio_driver::error::Report(e).to_string(),
+    }
+}
