@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use super::figure::hardware::HardwareFigures;
-use super::figure::io_uring::{IoUringFigures, UringEnterFigures};
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::syscalls::SyscallFigures;
+use super::figure::uring::{IoUringFigures, UringEnterFigures};
 use super::schema::*;
 use crate::backend::{add_counts, DriverCounters};
 use crate::engine::drive::PhaseOutcome;

@@ -3,7 +3,7 @@
 //! and its text rendering.
 //!
 //! Children: [`schema`], the run report's JSON fields; [`accumulate`], a backend's
-//! segments added up into its report entry; [`time`], RFC 3339 times; [`file`], a report
+//! segments added up into its report entry; [`time`], RFC 3339 times; [`mod@file`], a report
 //! read and written, and [`file::ReportError`]; [`findmax`], the report of `doppio
 //! findmax`, and [`findmax_table`], its text table; [`text`], the text rendering (CONFIG,
 //! LOG, SUMMARY, LATENCY, OVERHEAD, STATEMENTS, ERRORS, PAIRS, MACHINES, NOTES) of one
@@ -40,7 +40,7 @@ pub mod verdict;
 
 pub use accumulate::{BackendRun, OverheadTotals};
 pub use figure::hardware::HardwarePerReq;
-pub use figure::io_uring::UringEntersPerReq;
+pub use figure::uring::UringEntersPerReq;
 pub use schema::{
     AnatomyReport, BackendReport, CyclesConfig, EqualLoad, LatencySummary, Report, RunConfig,
     SampleReport, SampleStatement, SegmentFigures, SqPollConfig, StageReport, StatementInfo,

@@ -414,7 +414,7 @@ pub struct StatementReport {
     pub histogram: String,
 }
 
-/// A run statement as the report names it: from the workload, for [`BackendRun`].
+/// A run statement as the report names it: from the workload, for [`BackendRun`](super::accumulate::BackendRun).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StatementInfo {
     /// Its name.
@@ -500,7 +500,7 @@ pub struct BackendReport {
     pub syscalls: super::figure::syscalls::SyscallFigures,
     /// io_uring operations submitted and completed.
     #[serde(flatten)]
-    pub io_uring: super::figure::io_uring::IoUringFigures,
+    pub io_uring: super::figure::uring::IoUringFigures,
     /// Hardware counters per request.
     #[serde(flatten)]
     pub hardware: super::figure::hardware::HardwareFigures,
@@ -548,7 +548,7 @@ pub struct BackendReport {
     pub requests_by_node: Option<BTreeMap<String, u64>>,
     /// doppio's own io_uring runtime's `io_uring_enter` calls by reason.
     #[serde(flatten)]
-    pub enters: super::figure::io_uring::UringEnterFigures,
+    pub enters: super::figure::uring::UringEnterFigures,
     /// What this backend's threads (those it started as it connected) did while other
     /// backends' segments were measured, left out of those backends' figures; `null` when
     /// it ran alone.

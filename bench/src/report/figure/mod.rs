@@ -1,7 +1,7 @@
 //! A backend's report entry built figure by figure: each file here owns one figure family
 //! of `BackendReport`, end to end.
 //!
-//! Children: [`syscalls`], system calls per request, in all and by kind; [`io_uring`],
+//! Children: [`syscalls`], system calls per request, in all and by kind; [`uring`],
 //! io_uring operations and doppio's runtime's `io_uring_enter` calls by reason;
 //! [`hardware`], hardware counters per request; [`server_cpu`], the node's CPU, utilisation
 //! and saturated segments; [`anatomy`], the client CPU split by layer (`--anatomy`);
@@ -12,7 +12,7 @@
 //!   `#[serde(flatten)]` field where its fields were, so the JSON is unchanged: field names
 //!   are the JSON's names, and each keeps its `#[serde(default)]` so older reports still
 //!   read. A family whose fields are not contiguous in the JSON gets one struct per run of
-//!   contiguous fields (as `io_uring.rs`'s `IoUringFigures` and `UringEnterFigures`);
+//!   contiguous fields (as `uring.rs`'s `IoUringFigures` and `UringEnterFigures`);
 //! - `of(...)`: its computation from the measured segments' totals, called by
 //!   `BackendRun::report` (`report/accumulate.rs`). It takes plain totals (probe types,
 //!   counts, requests), never `BackendRun` nor `BackendReport`: schema.rs names the figure,
@@ -47,7 +47,7 @@
 
 pub mod anatomy;
 pub mod hardware;
-pub mod io_uring;
 pub mod server_cpu;
 pub mod syscalls;
+pub mod uring;
 pub mod waterfall;
