@@ -2,7 +2,7 @@
 //! of each group's slots), one counter group per thread led by the total, each owned by the
 //! measured threads or by a set of threads set apart, and their counts summed by owner.
 
-use std::os::fd::OwnedFd;
+use perf_event::Counter;
 
 use super::kinds::{ByKind, IoUringOps, SyscallKind};
 use super::perf_event::{open_counter, read_group, set_filter, tracepoint_id};
@@ -29,9 +29,6 @@ enum Slot {
     /// io_uring completions posted.
     Completed,
 }
-
-/// The most counters in a group: the total, the named kinds, two io_uring tracepoints.
-const MAX_SLOTS: usize = 1 + SyscallKind::NAMED.len() + 2;
 
 /// What to count besides the total.
 pub(super) struct Plan {
@@ -140,15 +137,15 @@ struct ThreadGroup {
     owner: usize,
     /// The leader (the total) first, then the others in the order opened: the order in
     /// which the kernel returns their counts.
-    fds: Vec<OwnedFd>,
+    counters: Vec<Counter>,
     /// What each counter counts.
     slots: Vec<Slot>,
 }
 
 impl ThreadGroup {
-    /// Adds `fd` counting `slot` to the group.
-    fn push(&mut self, fd: OwnedFd, slot: Slot) {
-        self.fds.push(fd);
+    /// Adds `counter` counting `slot` to the group.
+    fn push(&mut self, counter: Counter, slot: Slot) {
+        self.counters.push(counter);
         self.slots.push(slot);
     }
 }
@@ -163,13 +160,13 @@ enum MemberError {
 
 /// Opens a counter of `config` in `group`'s thread, with `filter` if given.
 fn open_member(
-    group: &ThreadGroup,
+    group: &mut ThreadGroup,
     tid: i32,
     config: u64,
     filter: Option<&str>,
     what: &str,
-) -> Result<OwnedFd, MemberError> {
-    let Some(leader) = group.fds.first() else {
+) -> Result<Counter, MemberError> {
+    let Some(leader) = group.counters.first_mut() else {
         return Err(MemberError::Refused(format!("{what}: no group leader")));
     };
     let fd = open_counter(config, tid, Some(leader)).and_then(|fd| match filter {
@@ -249,7 +246,7 @@ impl SyscallCounters {
             };
             let mut group = ThreadGroup {
                 owner,
-                fds: vec![leader],
+                counters: vec![leader],
                 slots: vec![Slot::Total],
             };
             let mut members: Vec<(Slot, u64, Option<&str>, String)> = Vec::new();
@@ -279,7 +276,7 @@ impl SyscallCounters {
                 if unavailable.is_some() {
                     continue;
                 }
-                match open_member(&group, tid, config, filter, &what) {
+                match open_member(&mut group, tid, config, filter, &what) {
                     Ok(fd) => group.push(fd, slot),
                     Err(MemberError::ThreadGone) => continue 'threads,
                     Err(MemberError::Refused(why)) => *unavailable = Some(why),
@@ -296,26 +293,30 @@ impl SyscallCounters {
     }
 
     /// The counts now, summed over each owner's threads (index 0: the measured threads).
-    pub(super) fn read(&self) -> Result<Vec<Counts>, String> {
+    pub(super) fn read(&mut self) -> Result<Vec<Counts>, String> {
         let mut all = vec![Counts::default(); self.owners];
-        for group in &self.groups {
+        for group in &mut self.groups {
             let Some(counts) = all.get_mut(group.owner) else {
                 continue;
             };
-            let Some(leader) = group.fds.first() else {
+            let Some(leader) = group.counters.first_mut() else {
                 continue;
             };
-            let mut buf = [0u64; 1 + MAX_SLOTS];
-            let n = read_group(leader, &mut buf)
-                .map_err(|e| format!("reading a syscall counter: {e}"))?;
+            let data = read_group(leader).map_err(|e| format!("reading a syscall counter: {e}"))?;
             let want = group.slots.len();
-            if n as usize != 8 * (1 + want) || buf[0] as usize != want {
+            if data.len() != want {
                 return Err(format!(
-                    "reading a syscall counter: {n} bytes, {} counters, for {want} counters",
-                    buf[0]
+                    "reading a syscall counter: {} counters, for {want} counters",
+                    data.len()
                 ));
             }
-            for (slot, &v) in group.slots.iter().zip(&buf[1..]) {
+            for (slot, counter) in group.slots.iter().zip(&group.counters) {
+                let Some(v) = data.get(counter).map(|e| e.value()) else {
+                    return Err(format!(
+                        "reading a syscall counter: no count for counter {}",
+                        counter.id()
+                    ));
+                };
                 match *slot {
                     Slot::Total => counts.total += v,
                     Slot::Kind(i) => counts.kinds[i] += v,

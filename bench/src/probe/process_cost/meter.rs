@@ -132,7 +132,7 @@ impl Meter {
             .iter()
             .map(|set| (set.clone(), threads_usage(set)))
             .collect();
-        let syscalls = SyscallCounters::open(counting, apart_sets(&apart)).and_then(|c| {
+        let syscalls = SyscallCounters::open(counting, apart_sets(&apart)).and_then(|mut c| {
             let n = c.read()?;
             Ok((c, n))
         });
@@ -146,8 +146,8 @@ impl Meter {
     }
 
     /// Stops and returns the cost since `start`.
-    pub fn stop(self) -> Cost {
-        let counted = match &self.syscalls {
+    pub fn stop(mut self) -> Cost {
+        let counted = match &mut self.syscalls {
             Ok((c, start)) => c.read().map(|now| {
                 let d: Vec<Counts> = now.iter().zip(start).map(|(n, s)| n.since(s)).collect();
                 (c, d)

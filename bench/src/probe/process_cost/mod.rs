@@ -6,7 +6,8 @@
 //! - [`counters`]: the syscall and io_uring counters: what to count ([`Counting`]), one
 //!   counter group per thread, their counts summed by owner.
 //! - [`kinds`]: [`SyscallKind`], one value per kind ([`ByKind`]), [`IoUringOps`].
-//! - [`perf_event`]: the `perf_event_open(2)` FFI (tracepoint ids, open, filter, group read).
+//! - [`perf_event`]: tracepoint counters through `perf-event2` (tracepoint ids, open, the
+//!   filter ioctl it has no call for, group read).
 //! - [`cpu`]: `getrusage`, `/proc`'s clock ticks and `stat` CPU times, the kernel io_uring
 //!   threads.
 //!

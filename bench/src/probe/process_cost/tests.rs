@@ -219,7 +219,7 @@ fn one_threads_syscalls_are_counted_exactly_by_kind() {
     let tid = gettid();
     let dev_null = File::options().write(true).open("/dev/null").unwrap();
     let word = AtomicU32::new(0);
-    let counters = match SyscallCounters::open_with(&Plan::standard(), &[(tid, 0)], 1) {
+    let mut counters = match SyscallCounters::open_with(&Plan::standard(), &[(tid, 0)], 1) {
         Ok(c) => c,
         Err(why) => {
             eprintln!("syscall counting unavailable here: {why}");
@@ -259,7 +259,7 @@ fn one_threads_syscalls_are_counted_exactly_by_kind() {
 fn a_refused_filter_leaves_the_total_and_says_why() {
     let mut plan = Plan::standard();
     plan.kind_filters[2] = "no_such_field == 1".into();
-    let counters = match SyscallCounters::open_with(&plan, &[(gettid(), 0)], 1) {
+    let mut counters = match SyscallCounters::open_with(&plan, &[(gettid(), 0)], 1) {
         Ok(c) => c,
         Err(why) => {
             eprintln!("syscall counting unavailable here: {why}");
@@ -283,7 +283,7 @@ fn a_missing_io_uring_tracepoint_is_reported_and_the_rest_is_counted() {
         io_uring_submit: &["io_uring/no_such_tracepoint"],
         ..Plan::standard()
     };
-    let counters = match SyscallCounters::open_with(&plan, &[(gettid(), 0)], 1) {
+    let mut counters = match SyscallCounters::open_with(&plan, &[(gettid(), 0)], 1) {
         Ok(c) => c,
         Err(why) => {
             eprintln!("syscall counting unavailable here: {why}");
