@@ -1,14 +1,14 @@
 //! What a stretch of work cost this process: CPU time (user and system), context switches,
 //! peak RSS, system calls in total and by kind, and io_uring operations.
 //!
-//! - [`meter`]: [`Meter`] from start to stop, the [`Cost`] of the stretch and the
+//! - `meter`: [`Meter`] from start to stop, the [`Cost`] of the stretch and the
 //!   [`ApartCost`] of each set of threads set apart.
-//! - [`counters`]: the syscall and io_uring counters: what to count ([`Counting`]), one
+//! - `counters`: the syscall and io_uring counters: what to count ([`Counting`]), one
 //!   counter group per thread, their counts summed by owner.
-//! - [`kinds`]: [`SyscallKind`], one value per kind ([`ByKind`]), [`IoUringOps`].
-//! - [`perf_event`]: tracepoint counters through `perf-event2` (tracepoint ids, open, the
+//! - `kinds`: [`SyscallKind`], one value per kind ([`ByKind`]), [`IoUringOps`].
+//! - `perf_event`: tracepoint counters through `perf-event2` (tracepoint ids, open, the
 //!   filter ioctl it has no call for, group read).
-//! - [`cpu`]: `getrusage`, `/proc`'s clock ticks and `stat` CPU times, the kernel io_uring
+//! - `cpu`: `getrusage`, `/proc`'s clock ticks and `stat` CPU times, the kernel io_uring
 //!   threads.
 //!
 //! CPU time and context switches come from `getrusage(RUSAGE_SELF)`: every thread of the

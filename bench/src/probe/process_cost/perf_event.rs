@@ -11,7 +11,10 @@
 //! included (it excludes them, and a syscall tracepoint fires in the kernel, so it would
 //! count nothing), `inherit`. Its group read asks for `PERF_FORMAT_ID` beside
 //! `PERF_FORMAT_GROUP` (each value comes with its counter's id, which it matches counters
-//! by) and reads into a buffer it allocates: still one `read` per group.
+//! by) and reads into a buffer it allocates: still one `read` per group. It also asks the
+//! kernel for each new counter's id (`PERF_EVENT_IOC_ID`): one `ioctl` more per counter
+//! opened (9 per thread counted by kind), made before the first reading and so in no
+//! measured stretch, only in the process's total.
 
 use std::os::fd::AsRawFd;
 
