@@ -81,19 +81,19 @@
 //! through [`engine::session::BenchSession`] and [`engine::phase::PhaseRunner`]); [`backend`] holds
 //! everything driver-specific.
 
-pub mod backend;
+pub(crate) mod backend;
 pub mod cli;
 pub mod command;
 pub mod engine;
 pub mod interrupt;
-pub mod live_log;
-pub mod metrics_server;
-pub mod probe;
-pub mod progress;
+pub(crate) mod live_log;
+pub(crate) mod metrics_server;
+pub(crate) mod probe;
+pub(crate) mod progress;
 pub mod report;
 pub mod secret;
-pub mod slo;
+pub(crate) mod slo;
 pub mod stats;
-pub mod stress_cli;
-pub mod units;
+pub(crate) mod stress_cli;
+pub(crate) mod units;
 pub mod workload;

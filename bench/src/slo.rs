@@ -80,7 +80,7 @@ impl Slo {
 
 /// Why a rate option is not usable.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RateError {
+pub(crate) enum RateError {
     /// Not a count.
     #[error(transparent)]
     Unit(#[from] UnitError),
@@ -93,7 +93,7 @@ pub enum RateError {
 }
 
 /// A rate in requests per second (`1000`, `1k`, `1.5M`), above zero.
-pub fn parse_rate(text: &str) -> Result<f64, RateError> {
+pub(crate) fn parse_rate(text: &str) -> Result<f64, RateError> {
     let n = units::count(text)?;
     if n == 0 {
         return Err(RateError::Zero);
@@ -102,7 +102,7 @@ pub fn parse_rate(text: &str) -> Result<f64, RateError> {
 }
 
 /// The step factor: a number above 1 (and at most 100).
-pub fn parse_factor(text: &str) -> Result<f64, RateError> {
+pub(crate) fn parse_factor(text: &str) -> Result<f64, RateError> {
     text.trim()
         .parse::<f64>()
         .ok()

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-pub use doppio_units::{CountError, DurationError};
+pub(crate) use doppio_units::{CountError, DurationError};
 
 /// Why a text is not a duration, a count or a phase's length.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,11 +29,11 @@ pub enum UnitError {
 }
 
 /// A duration with its unit (`500us`, `5ms`, `1.5s`, `2m`, `1h30m`).
-pub fn duration(text: &str) -> Result<Duration, UnitError> {
+pub(crate) fn duration(text: &str) -> Result<Duration, UnitError> {
     Ok(doppio_units::duration(text)?)
 }
 
 /// A count: `1000`, `10_000`, `10k`, `1.5M`, `1G` (rounded to a whole number).
-pub fn count(text: &str) -> Result<u64, UnitError> {
+pub(crate) fn count(text: &str) -> Result<u64, UnitError> {
     Ok(doppio_units::count(text)?)
 }

@@ -13,7 +13,7 @@ use crate::engine::phase::BackendError;
 
 /// Refuses the settings `driver` cannot honour (before anything connects), naming the
 /// backend and the option.
-pub fn check_settings(driver: Driver, options: &ConnectOptions) -> Result<(), SettingError> {
+pub(crate) fn check_settings(driver: Driver, options: &ConnectOptions) -> Result<(), SettingError> {
     match driver {
         Driver::Doppio | Driver::DoppioUring | Driver::DoppioUringSqpoll => {
             doppio::check_settings(driver, options)
@@ -25,7 +25,10 @@ pub fn check_settings(driver: Driver, options: &ConnectOptions) -> Result<(), Se
 }
 
 /// Connects the chosen backend.
-pub fn connect(driver: Driver, options: &ConnectOptions) -> Result<Arc<dyn Backend>, BackendError> {
+pub(crate) fn connect(
+    driver: Driver,
+    options: &ConnectOptions,
+) -> Result<Arc<dyn Backend>, BackendError> {
     // The engine's clock calibrates once per process (up to 200 ms): here, before any phase
     // is measured.
     crate::engine::clock::calibrate();

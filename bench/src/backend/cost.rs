@@ -10,7 +10,7 @@ use super::driver::Driver;
 /// Runs `requests` requests of `scenario` on `driver` and returns the rows read. The scylla
 /// backend needs the address of a stub in another process (`stub`); doppio serves one in
 /// memory itself.
-pub fn run(
+pub(crate) fn run(
     driver: Driver,
     scenario: Scenario,
     requests: u64,

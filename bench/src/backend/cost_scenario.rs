@@ -5,7 +5,7 @@
 
 /// One scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Scenario {
+pub(crate) enum Scenario {
     /// Connect, prepare, close: no request (its figure is the run's whole cost).
     Empty,
     /// A prepared INSERT of two blobs.
@@ -22,7 +22,7 @@ pub enum Scenario {
 
 impl Scenario {
     /// Every scenario, in table order.
-    pub const ALL: [Scenario; 6] = [
+    pub(crate) const ALL: [Scenario; 6] = [
         Scenario::Empty,
         Scenario::Insert,
         Scenario::Select1,
@@ -32,7 +32,7 @@ impl Scenario {
     ];
 
     /// Its name on the command line and in tables.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Scenario::Empty => "empty",
             Scenario::Insert => "insert",
@@ -44,7 +44,7 @@ impl Scenario {
     }
 
     /// The scenario named `name`.
-    pub fn parse(name: &str) -> Result<Scenario, String> {
+    pub(crate) fn parse(name: &str) -> Result<Scenario, String> {
         Scenario::ALL
             .into_iter()
             .find(|s| s.name() == name.trim())
@@ -55,7 +55,7 @@ impl Scenario {
     }
 
     /// Rows the stub answers a SELECT with.
-    pub fn rows(self) -> usize {
+    pub(crate) fn rows(self) -> usize {
         match self {
             Scenario::Select100 | Scenario::Paged => 100,
             _ => 1,
@@ -63,21 +63,21 @@ impl Scenario {
     }
 
     /// Whether the scenario makes requests (all but `empty`).
-    pub fn has_requests(self) -> bool {
+    pub(crate) fn has_requests(self) -> bool {
         self != Scenario::Empty
     }
 }
 
 /// The statement each scenario prepares (the INSERT also makes the batch's entries).
-pub const INSERT: &str = "INSERT INTO ks.t (k, v) VALUES (?, ?)";
+pub(crate) const INSERT: &str = "INSERT INTO ks.t (k, v) VALUES (?, ?)";
 /// The SELECT of the select scenarios.
-pub const SELECT: &str = "SELECT v FROM ks.t WHERE k = ?";
+pub(crate) const SELECT: &str = "SELECT v FROM ks.t WHERE k = ?";
 /// Statements in the batch scenario's BATCH.
-pub const BATCH_SIZE: usize = 64;
+pub(crate) const BATCH_SIZE: usize = 64;
 /// Rows per page in the paged scenario.
-pub const PAGE_SIZE: i32 = 10;
+pub(crate) const PAGE_SIZE: i32 = 10;
 /// Bytes of each row's one blob column in the stub's answers.
-pub const ROW_BYTES: usize = 8;
+pub(crate) const ROW_BYTES: usize = 8;
 
 #[cfg(test)]
 mod tests {

@@ -103,7 +103,7 @@ impl UringEnters {
 }
 
 /// Adds `counts` to `total` element by element (growing it as needed).
-pub fn add_counts(total: &mut Vec<u64>, counts: &[u64]) {
+pub(crate) fn add_counts(total: &mut Vec<u64>, counts: &[u64]) {
     if total.len() < counts.len() {
         total.resize(counts.len(), 0);
     }

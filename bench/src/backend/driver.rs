@@ -68,7 +68,7 @@ pub struct UnknownDriver {
 
 /// The newest CQL protocol version `driver` speaks (`None`: it speaks none, the null
 /// backend).
-pub fn newest_protocol(driver: Driver) -> Option<u8> {
+pub(crate) fn newest_protocol(driver: Driver) -> Option<u8> {
     match driver {
         Driver::Doppio | Driver::DoppioUring | Driver::DoppioUringSqpoll => Some(5),
         Driver::Scylla => Some(4),
@@ -80,7 +80,7 @@ pub fn newest_protocol(driver: Driver) -> Option<u8> {
 /// of them speak when they differ (v4 when scylla-rust-driver is among them), so that every
 /// backend of a comparison does the same framing work; `None` (each backend negotiates the
 /// newest the node offers) when they agree.
-pub fn common_protocol(drivers: &[Driver]) -> Option<u8> {
+pub(crate) fn common_protocol(drivers: &[Driver]) -> Option<u8> {
     let newest = drivers.iter().filter_map(|&d| newest_protocol(d));
     let (oldest, most) = (newest.clone().min()?, newest.max()?);
     (oldest < most).then_some(oldest)

@@ -23,27 +23,27 @@
 //! Fairness of cores: every backend's threads that do request work are pinned to the same
 //! cores, [`ConnectOptions::pinned_cores`] (0..threads), unless `--no-pin`.
 
-pub mod connect;
-pub mod cost;
-pub mod cost_scenario;
-pub mod counters;
-pub mod doppio;
-pub mod driver;
-pub mod interface;
-pub mod null;
-pub mod options;
-pub mod scylla;
-pub mod settings;
+pub(crate) mod connect;
+pub(crate) mod cost;
+pub(crate) mod cost_scenario;
+pub(crate) mod counters;
+pub(crate) mod doppio;
+pub(crate) mod driver;
+pub(crate) mod interface;
+pub(crate) mod null;
+pub(crate) mod options;
+pub(crate) mod scylla;
+pub(crate) mod settings;
 mod tasks;
-pub mod tls;
+pub(crate) mod tls;
 
-pub use connect::{check_settings, connect};
-pub use counters::{add_counts, DriverCounters, UringEnters};
-pub use driver::{common_protocol, newest_protocol, Driver, UnknownDriver};
-pub use interface::Backend;
-pub use options::{
-    ConnectOptions, Consistency, SqPollOptions, UnknownConsistency, UringWait, DEFAULT_PAGE_SIZE,
+pub(crate) use connect::{check_settings, connect};
+pub(crate) use counters::{add_counts, DriverCounters, UringEnters};
+pub(crate) use driver::{common_protocol, Driver, UnknownDriver};
+pub(crate) use interface::Backend;
+pub(crate) use options::{
+    ConnectOptions, Consistency, SqPollOptions, UringWait, DEFAULT_PAGE_SIZE,
 };
-pub use settings::{
+pub(crate) use settings::{
     Compression, Locality, RetryBackoff, SerialConsistency, SettingError, TlsOptions,
 };

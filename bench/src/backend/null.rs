@@ -43,7 +43,7 @@ const NAME: &str = "null";
 type Job = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = ()>>> + Send>;
 
 /// The workers' executors, each waiting for its next job.
-pub struct NullBackend {
+pub(crate) struct NullBackend {
     /// Per worker: where its jobs go, and its thread (taken at shutdown).
     workers: Mutex<Vec<(mpsc::Sender<Job>, ExecutorHandle<()>)>>,
     /// How many workers.
@@ -61,7 +61,7 @@ fn err(message: String) -> BackendError {
 
 impl NullBackend {
     /// Starts one executor of doppio's io_uring runtime per thread, pinned as every backend.
-    pub fn connect(o: &ConnectOptions) -> Result<Self, BackendError> {
+    pub(crate) fn connect(o: &ConnectOptions) -> Result<Self, BackendError> {
         let cores = o.pinned_cores();
         let mut workers = Vec::new();
         for w in 0..o.threads.max(1) {

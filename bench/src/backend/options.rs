@@ -89,7 +89,7 @@ pub struct UnknownConsistency(pub String);
 
 /// How to connect, shared by both backends.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ConnectOptions {
+pub(crate) struct ConnectOptions {
     /// Nodes to connect to.
     pub nodes: Vec<SocketAddr>,
     /// Worker threads (doppio: shards, one per core; scylla: tokio worker threads).
@@ -141,13 +141,13 @@ pub struct ConnectOptions {
 impl ConnectOptions {
     /// The core of each worker, in worker order: 0..threads (doppio runs one shard per
     /// entry, pinned or not).
-    pub fn worker_cores(&self) -> Vec<usize> {
+    pub(crate) fn worker_cores(&self) -> Vec<usize> {
         (0..self.threads.max(1)).collect()
     }
 
     /// The cores every backend pins its request threads to: [`Self::worker_cores`], or none
     /// with `--no-pin`.
-    pub fn pinned_cores(&self) -> Vec<usize> {
+    pub(crate) fn pinned_cores(&self) -> Vec<usize> {
         if self.pin {
             self.worker_cores()
         } else {
@@ -157,7 +157,7 @@ impl ConnectOptions {
 }
 
 /// The page size of commands without `--page-size` (`schema`, `load`), and its default.
-pub const DEFAULT_PAGE_SIZE: i32 = 5000;
+pub(crate) const DEFAULT_PAGE_SIZE: i32 = 5000;
 
 #[cfg(test)]
 pub(crate) mod tests {

@@ -176,7 +176,7 @@ impl RetryBackoff {
 /// Where requests should go: the local data center of the load-balancing policy and,
 /// within it, a preferred rack.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Locality {
+pub(crate) struct Locality {
     /// The local data center (`None`: each driver's default).
     pub datacenter: Option<String>,
     /// The preferred rack within `datacenter`.
@@ -185,7 +185,10 @@ pub struct Locality {
 
 impl Locality {
     /// `--datacenter` and `--rack`; a rack needs its data center.
-    pub fn new(datacenter: Option<String>, rack: Option<String>) -> Result<Self, SettingError> {
+    pub(crate) fn new(
+        datacenter: Option<String>,
+        rack: Option<String>,
+    ) -> Result<Self, SettingError> {
         if let (None, Some(rack)) = (&datacenter, &rack) {
             return Err(SettingError::RackWithoutDatacenter(rack.clone()));
         }

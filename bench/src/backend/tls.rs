@@ -8,7 +8,9 @@ use super::settings::TlsOptions;
 
 /// doppio's TLS configuration from the bench's options (the scylla backend takes its rustls
 /// configuration too, so that both verify alike with the same provider).
-pub fn tls_config(t: &TlsOptions) -> Result<TlsConfig, doppio_driver::error::TlsConfigError> {
+pub(crate) fn tls_config(
+    t: &TlsOptions,
+) -> Result<TlsConfig, doppio_driver::error::TlsConfigError> {
     let mut tls = TlsConfig::from_ca_file(&t.ca)?;
     if let Some((cert, key)) = &t.client_cert {
         tls = tls.with_client_cert(cert, key)?;

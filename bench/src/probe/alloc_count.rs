@@ -11,7 +11,7 @@
 static GLOBAL: doppio_alloc_count::CountingAlloc = doppio_alloc_count::CountingAlloc::new();
 
 /// Allocations (and reallocations) made by the process so far, if counting is built in.
-pub fn allocations() -> Option<u64> {
+pub(crate) fn allocations() -> Option<u64> {
     #[cfg(feature = "alloc-count")]
     {
         Some(doppio_alloc_count::allocations())

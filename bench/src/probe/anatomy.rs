@@ -91,7 +91,7 @@ impl Layer {
 /// User-space frames: a frame names the layer of the crate path that appears first in it
 /// (of two found at the same place, the rule listed first). Allocator entry points are
 /// matched as whole leading names.
-pub const USER_RULES: &[(Layer, &[&str])] = &[
+pub(crate) const USER_RULES: &[(Layer, &[&str])] = &[
     (Layer::Adapter, &["doppio_bench::backend::"]),
     (Layer::Bench, &["doppio_bench::"]),
     (
@@ -113,7 +113,7 @@ pub const USER_RULES: &[(Layer, &[&str])] = &[
 ];
 
 /// Allocator functions of the C library and Rust's allocation shims (leading names).
-pub const ALLOCATOR_FUNCTIONS: &[&str] = &[
+pub(crate) const ALLOCATOR_FUNCTIONS: &[&str] = &[
     "malloc",
     "free",
     "realloc",
@@ -137,7 +137,7 @@ pub const ALLOCATOR_FUNCTIONS: &[&str] = &[
 
 /// Frames at which a stack enters the kernel (leading names): everything towards the leaf
 /// from the first of them is kernel time.
-pub const KERNEL_ENTRIES: &[&str] = &[
+pub(crate) const KERNEL_ENTRIES: &[&str] = &[
     "entry_SYSCALL",
     "do_syscall_64",
     "asm_sysvec_",
@@ -147,7 +147,7 @@ pub const KERNEL_ENTRIES: &[&str] = &[
 ];
 
 /// Kernel frames: a frame names the part whose pattern it starts with (first rule first).
-pub const KERNEL_RULES: &[(Layer, &[&str])] = &[
+pub(crate) const KERNEL_RULES: &[(Layer, &[&str])] = &[
     (
         Layer::KernelScheduler,
         &[
@@ -237,7 +237,7 @@ pub const KERNEL_RULES: &[(Layer, &[&str])] = &[
 
 /// Threads that run in the kernel only (their comm's leading name): all their time is
 /// kernel time, io_uring's for its workers and SQPOLL thread.
-pub const KERNEL_THREADS: &[(&str, Layer)] = &[
+pub(crate) const KERNEL_THREADS: &[(&str, Layer)] = &[
     ("iou-sqp-", Layer::KernelIoUring),
     ("iou-wrk-", Layer::KernelIoUring),
     ("ksoftirqd", Layer::KernelNet),
@@ -275,7 +275,7 @@ fn kernel_layer(frame: &str) -> Option<Layer> {
 }
 
 /// The layer that owns one folded stack (`comm;root;...;leaf`).
-pub fn classify(stack: &str) -> Layer {
+pub(crate) fn classify(stack: &str) -> Layer {
     let mut frames = stack.split(';');
     let comm = frames.next().unwrap_or_default();
     let frames: Vec<&str> = frames.collect();
@@ -316,7 +316,7 @@ pub fn classify(stack: &str) -> Layer {
 
 /// One line of folded stacks, `comm;frame;...;frame COUNT`, as its stack and count; `None`
 /// for a line that is not one.
-pub fn folded_line(line: &str) -> Option<(&str, u64)> {
+pub(crate) fn folded_line(line: &str) -> Option<(&str, u64)> {
     let (stack, count) = line.rsplit_once(' ')?;
     Some((stack, count.trim().parse().ok()?))
 }

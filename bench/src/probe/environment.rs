@@ -139,7 +139,7 @@ fn crates(list: &str) -> BTreeMap<String, String> {
 
 /// Every field in which `a` and `b` differ, as `what: A's vs B's` (empty: the same machine
 /// and build, as far as the reports say).
-pub fn differences(a: &Environment, b: &Environment) -> Vec<String> {
+pub(crate) fn differences(a: &Environment, b: &Environment) -> Vec<String> {
     let mut out = Vec::new();
     let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
     let count = |v: &Option<usize>| v.map_or_else(|| "unknown".into(), |n| n.to_string());

@@ -80,7 +80,7 @@ pub enum FlameError {
 }
 
 /// One running `perf record` of this process.
-pub struct Recording {
+pub(crate) struct Recording {
     child: Child,
     data: PathBuf,
 }
@@ -96,7 +96,7 @@ pub struct Stopped {
 
 impl Recording {
     /// Starts sampling this process into `data` as `sampling` says (DWARF call graphs).
-    pub fn start(data: &Path, sampling: Sampling) -> Result<Self, FlameError> {
+    pub(crate) fn start(data: &Path, sampling: Sampling) -> Result<Self, FlameError> {
         let child = Command::new("perf")
             .args(["record", "-q", "-e", "cpu-clock", "-F"])
             .arg(sampling.hz.to_string())
@@ -120,7 +120,7 @@ impl Recording {
     }
 
     /// Stops sampling (SIGINT, as perf expects) and waits for the data file.
-    pub fn stop(self) -> Result<Stopped, FlameError> {
+    pub(crate) fn stop(self) -> Result<Stopped, FlameError> {
         let pid = self.child.id() as libc::pid_t;
         // SAFETY: signalling our own child process by its pid.
         unsafe {
@@ -147,7 +147,7 @@ impl Recording {
 
 /// The recordings of every backend, folded at the end of the run.
 #[derive(Default)]
-pub struct Flames {
+pub(crate) struct Flames {
     /// Recorded data files by driver name.
     pub recorded: BTreeMap<String, Vec<PathBuf>>,
     /// `perf record`'s own CPU time by driver name.
@@ -156,7 +156,7 @@ pub struct Flames {
 
 impl Flames {
     /// Keeps a stopped recording of `driver`.
-    pub fn add(&mut self, driver: &str, stopped: Stopped) {
+    pub(crate) fn add(&mut self, driver: &str, stopped: Stopped) {
         self.recorded
             .entry(driver.to_owned())
             .or_default()
@@ -167,7 +167,7 @@ impl Flames {
     /// Folds each backend's recordings into stacks (`comm;root;...;leaf WEIGHT` lines,
     /// weights in nanoseconds of cpu-clock), by driver name. The data files are removed,
     /// those not read too when one fails.
-    pub fn fold(&self) -> Result<BTreeMap<String, Vec<u8>>, FlameError> {
+    pub(crate) fn fold(&self) -> Result<BTreeMap<String, Vec<u8>>, FlameError> {
         let folded = self.fold_all();
         if folded.is_err() {
             for data in self.recorded.values().flatten() {
@@ -218,13 +218,16 @@ impl Flames {
 }
 
 /// Where a flamegraph run writes `driver`'s folded stacks: `PREFIX-<driver>.folded`.
-pub fn folded_path(prefix: &Path, driver: &str) -> PathBuf {
+pub(crate) fn folded_path(prefix: &Path, driver: &str) -> PathBuf {
     PathBuf::from(format!("{}-{driver}.folded", prefix.display()))
 }
 
 /// Writes `PREFIX-<driver>.svg` and `.folded` for each backend's folded stacks. Returns the
 /// SVG files written.
-pub fn draw(prefix: &Path, folded: &BTreeMap<String, Vec<u8>>) -> Result<Vec<PathBuf>, FlameError> {
+pub(crate) fn draw(
+    prefix: &Path,
+    folded: &BTreeMap<String, Vec<u8>>,
+) -> Result<Vec<PathBuf>, FlameError> {
     let mut written = Vec::new();
     for (driver, folded) in folded {
         let svg_path = PathBuf::from(format!("{}-{driver}.svg", prefix.display()));
@@ -260,7 +263,7 @@ fn write_svg(
 
 /// Folded stacks with each weight divided by `requests`, in picoseconds per request (so
 /// that two backends that ran different numbers of requests compare per request).
-pub fn per_request(folded: &[u8], requests: u64) -> String {
+pub(crate) fn per_request(folded: &[u8], requests: u64) -> String {
     let mut out = String::new();
     let requests = requests.max(1) as u128;
     for line in String::from_utf8_lossy(folded).lines() {
@@ -281,7 +284,7 @@ pub fn per_request(folded: &[u8], requests: u64) -> String {
 /// Writes `PREFIX-diff-<a>-<b>.svg`: the differential flamegraph of `b` against `a`, per
 /// request (each frame's width is `b`'s CPU per request in it; red where `b` spends more per
 /// request than `a`, blue where less). `a` and `b` are (driver, folded stacks, requests).
-pub fn draw_differential(
+pub(crate) fn draw_differential(
     prefix: &Path,
     a: (&str, &[u8], u64),
     b: (&str, &[u8], u64),
@@ -292,7 +295,7 @@ pub fn draw_differential(
 }
 
 /// [`draw_differential`] into the file `svg_path`.
-pub fn draw_differential_to(
+pub(crate) fn draw_differential_to(
     svg_path: &Path,
     a: (&str, &[u8], u64),
     b: (&str, &[u8], u64),

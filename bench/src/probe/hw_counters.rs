@@ -14,7 +14,7 @@ use perf_event::events::Hardware;
 use perf_event::{Builder, Counter};
 
 /// The events counted, by their names in reports.
-pub const EVENTS: [(&str, Hardware); 3] = [
+pub(crate) const EVENTS: [(&str, Hardware); 3] = [
     ("instructions", Hardware::INSTRUCTIONS),
     ("cycles", Hardware::CPU_CYCLES),
     ("cache_misses", Hardware::CACHE_MISSES),
@@ -47,7 +47,7 @@ impl HwCounts {
 
 /// The counter set-up for one event of one thread: user and kernel, not the hypervisor,
 /// disabled until the stretch starts, with the times that scale a time-shared count.
-pub fn builder(event: Hardware, tid: libc::pid_t) -> Builder<'static> {
+pub(crate) fn builder(event: Hardware, tid: libc::pid_t) -> Builder<'static> {
     let mut b = Builder::new(event);
     b.observe_pid(tid)
         .any_cpu()
@@ -59,7 +59,7 @@ pub fn builder(event: Hardware, tid: libc::pid_t) -> Builder<'static> {
 }
 
 /// Counters running over a stretch.
-pub struct HwCounting {
+pub(crate) struct HwCounting {
     counters: Vec<[Counter; 3]>,
 }
 
@@ -90,7 +90,7 @@ fn threads() -> Result<Vec<libc::pid_t>, Unavailable> {
 
 impl HwCounting {
     /// Opens and starts the counters of every thread of this process.
-    pub fn start() -> Result<Self, Unavailable> {
+    pub(crate) fn start() -> Result<Self, Unavailable> {
         let mut counters = Vec::new();
         for tid in threads()? {
             let open = |event| builder(event, tid).build();
@@ -117,7 +117,7 @@ impl HwCounting {
     }
 
     /// Stops the counters and adds them up (each scaled by its enabled over running time).
-    pub fn stop(mut self) -> Result<HwCounts, Unavailable> {
+    pub(crate) fn stop(mut self) -> Result<HwCounts, Unavailable> {
         let mut sums = [0.0f64; 3];
         for set in &mut self.counters {
             for (k, c) in set.iter_mut().enumerate() {

@@ -17,11 +17,11 @@
 //! - [`anatomy`]: the layer (codec, driver, runtime, allocator, kernel parts, bench) that
 //!   owns each sampled stack; CPU per request split by layer.
 
-pub mod alloc_count;
-pub mod anatomy;
-pub mod environment;
-pub mod flame;
-pub mod hw_counters;
-pub mod process_cost;
-pub mod server_cpu;
-pub mod thread_usage;
+pub(crate) mod alloc_count;
+pub(crate) mod anatomy;
+pub(crate) mod environment;
+pub(crate) mod flame;
+pub(crate) mod hw_counters;
+pub(crate) mod process_cost;
+pub(crate) mod server_cpu;
+pub(crate) mod thread_usage;

@@ -23,15 +23,15 @@ use std::time::{Duration, Instant};
 use crate::probe::process_cost::{clock_ticks, stat_cpu};
 
 /// The share of its cores at which the node counts as saturated.
-pub const SATURATED: f64 = 0.9;
+pub(crate) const SATURATED: f64 = 0.9;
 
 /// The machine's idle share below which a node that used more CPU than the client counts as
 /// saturated.
-pub const MACHINE_IDLE_LEFT: f64 = 0.1;
+pub(crate) const MACHINE_IDLE_LEFT: f64 = 0.1;
 
 /// The share of the machine's busy time the node and the client must account for before a
 /// full machine counts against the node.
-pub const OURS: f64 = 0.75;
+pub(crate) const OURS: f64 = 0.75;
 
 /// Why the node's CPU cannot be measured.
 #[derive(Debug, thiserror::Error)]

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 /// The ids of this process's threads now, sorted.
-pub fn thread_ids() -> std::io::Result<Vec<i32>> {
+pub(crate) fn thread_ids() -> std::io::Result<Vec<i32>> {
     let mut tids: Vec<i32> = std::fs::read_dir("/proc/self/task")?
         .flatten()
         .filter_map(|t| t.file_name().to_str().and_then(|s| s.parse().ok()))
@@ -17,7 +17,7 @@ pub fn thread_ids() -> std::io::Result<Vec<i32>> {
 }
 
 /// The threads in `after` that are not in `before` (both sorted, as [`thread_ids`] gives).
-pub fn started_between(before: &[i32], after: &[i32]) -> Vec<i32> {
+pub(crate) fn started_between(before: &[i32], after: &[i32]) -> Vec<i32> {
     after
         .iter()
         .copied()
@@ -57,7 +57,7 @@ impl ThreadUsage {
 }
 
 /// Thread `tid`'s usage so far; `None` once it has ended (or `/proc` cannot be read).
-pub fn thread_usage(tid: i32) -> Option<ThreadUsage> {
+pub(crate) fn thread_usage(tid: i32) -> Option<ThreadUsage> {
     let dir = format!("/proc/self/task/{tid}");
     let cpu = parse_schedstat(&std::fs::read_to_string(format!("{dir}/schedstat")).ok()?)?;
     let (voluntary, involuntary) =
@@ -70,7 +70,7 @@ pub fn thread_usage(tid: i32) -> Option<ThreadUsage> {
 }
 
 /// The usage of each of `tids` that is still running, by thread.
-pub fn threads_usage(tids: &[i32]) -> Vec<(i32, ThreadUsage)> {
+pub(crate) fn threads_usage(tids: &[i32]) -> Vec<(i32, ThreadUsage)> {
     tids.iter()
         .filter_map(|&t| thread_usage(t).map(|u| (t, u)))
         .collect()
@@ -79,7 +79,10 @@ pub fn threads_usage(tids: &[i32]) -> Vec<(i32, ThreadUsage)> {
 /// What the threads of `after` used since `before`, summed. A thread read only at the end
 /// counts from zero; one that ended in between is missing from the sum (its time is still
 /// in the process's `getrusage`, where [`crate::probe::process_cost`] then leaves it).
-pub fn used_since(before: &[(i32, ThreadUsage)], after: &[(i32, ThreadUsage)]) -> ThreadUsage {
+pub(crate) fn used_since(
+    before: &[(i32, ThreadUsage)],
+    after: &[(i32, ThreadUsage)],
+) -> ThreadUsage {
     after
         .iter()
         .map(|(tid, now)| {

@@ -8,13 +8,13 @@ use std::fmt::Write as _;
 use super::model::{Kind, StressLine};
 
 /// cassandra-stress's key size, in bytes.
-pub const KEY_SIZE: u32 = 10;
+pub(crate) const KEY_SIZE: u32 = 10;
 /// Its default value size distribution.
-pub const DEFAULT_SIZE: &str = "FIXED(34)";
+pub(crate) const DEFAULT_SIZE: &str = "FIXED(34)";
 /// Its default columns per row.
-pub const DEFAULT_COLUMNS: u32 = 5;
+pub(crate) const DEFAULT_COLUMNS: u32 = 5;
 /// Its default keyspace.
-pub const DEFAULT_KEYSPACE: &str = "keyspace1";
+pub(crate) const DEFAULT_KEYSPACE: &str = "keyspace1";
 /// The seed of the key's bytes; a column's value is seeded `VALUE_SEED + column`.
 const KEY_SEED: u32 = 1;
 const VALUE_SEED: u32 = 100;
@@ -39,7 +39,7 @@ fn value_arg(size: &str, c: u32) -> String {
 
 /// The workload's TOML for `line` (a legacy command; `population` its key distribution,
 /// defaults resolved by the caller).
-pub fn toml(line: &StressLine, population: &str) -> String {
+pub(crate) fn toml(line: &StressLine, population: &str) -> String {
     let ks = line
         .groups
         .schema

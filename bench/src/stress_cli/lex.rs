@@ -7,7 +7,7 @@ use super::error::StressError;
 
 /// One word of a group.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Word {
+pub(crate) enum Word {
     /// `key=value` (the value may hold `=` and parentheses: `dist=GAUSSIAN(1..10)`).
     Pair {
         /// Left of the first `=`.
@@ -38,7 +38,7 @@ pub enum Word {
 
 impl Word {
     /// The name an error gives this word: its key, name or text.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Word::Pair { key, .. } | Word::Compare { key, .. } => key,
             Word::Call { name, .. } => name,
@@ -49,7 +49,7 @@ impl Word {
 
 /// The words of the command, or of one `-group`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Group {
+pub(crate) struct Group {
     /// `-rate`, `-pop`, ... as given (lower-cased); the command's own words have the
     /// command's name.
     pub name: String,
@@ -60,7 +60,7 @@ pub struct Group {
 /// The command line split: the command (its name lower-cased, and its options), then the
 /// `-groups` in the order given.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Line {
+pub(crate) struct Line {
     /// The command and its options.
     pub command: Group,
     /// The option groups.
@@ -74,7 +74,7 @@ fn is_group(word: &str) -> bool {
 }
 
 /// Reads one word.
-pub fn word(text: &str) -> Result<Word, StressError> {
+pub(crate) fn word(text: &str) -> Result<Word, StressError> {
     let t = text.trim();
     let paren = t.find('(');
     let eq = t.find('=');
@@ -127,7 +127,7 @@ pub fn word(text: &str) -> Result<Word, StressError> {
 }
 
 /// Splits `words` (what follows `doppio stress --`) into the command and its groups.
-pub fn line(words: &[String]) -> Result<Line, StressError> {
+pub(crate) fn line(words: &[String]) -> Result<Line, StressError> {
     let Some((first, rest)) = words.split_first() else {
         return Err(StressError::NoCommand);
     };

@@ -10,9 +10,9 @@ use crate::workload::profile::convert::{weight_param, VALIDATE};
 
 /// `-rate threads=` when `-rate` gives none: the thread count cassandra-stress settles on
 /// for `write n=...` without `-rate` (its `auto` search is not run).
-pub const DEFAULT_THREADS: usize = 200;
+pub(crate) const DEFAULT_THREADS: usize = 200;
 /// The population's upper end when `n=` does not give it (`duration=`): cassandra-stress's.
-pub const DEFAULT_POPULATION: u64 = 1_000_000;
+pub(crate) const DEFAULT_POPULATION: u64 = 1_000_000;
 
 /// What a line runs as.
 #[derive(Debug, Clone)]
@@ -27,7 +27,7 @@ pub struct Plan {
 
 /// The population's distribution: `-pop`, else cassandra-stress's default, `SEQ(1..N)`
 /// for `write` and `GAUSSIAN(1..N)` otherwise (N the `n=`, else 1M).
-pub fn population(line: &StressLine) -> String {
+pub(crate) fn population(line: &StressLine) -> String {
     if let Some(p) = &line.groups.population {
         return p.spec();
     }
@@ -68,7 +68,7 @@ fn nodes(line: &StressLine) -> Vec<String> {
 }
 
 /// Maps `line` onto `doppio run`.
-pub fn plan(line: &StressLine) -> Plan {
+pub(crate) fn plan(line: &StressLine) -> Plan {
     let mut a: Vec<String> = nodes(line);
     let mut notes = Vec::new();
     let push = |a: &mut Vec<String>, k: &str, v: String| {

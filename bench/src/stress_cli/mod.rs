@@ -9,26 +9,26 @@
 //! the options of `doppio run`, with the workload [`legacy`] writes for `write`, `read`
 //! and `mixed`. Nothing here connects: every error is found first.
 
-pub mod error;
-pub mod legacy;
-pub mod lex;
-pub mod map;
-pub mod model;
-pub mod options;
-pub mod parse;
-pub mod values;
+pub(crate) mod error;
+pub(crate) mod legacy;
+pub(crate) mod lex;
+pub(crate) mod map;
+pub(crate) mod model;
+pub(crate) mod options;
+pub(crate) mod parse;
+pub(crate) mod values;
 
-pub use error::StressError;
-pub use map::Plan;
-pub use model::StressLine;
+pub(crate) use error::StressError;
+pub(crate) use map::Plan;
+pub(crate) use model::StressLine;
 
 /// Reads the words after `doppio stress --` into the model.
-pub fn read(words: &[String]) -> Result<StressLine, StressError> {
+pub(crate) fn read(words: &[String]) -> Result<StressLine, StressError> {
     parse::line(&lex::line(words)?)
 }
 
 /// Reads the words and maps them onto `doppio run`.
-pub fn plan(words: &[String]) -> Result<Plan, StressError> {
+pub(crate) fn plan(words: &[String]) -> Result<Plan, StressError> {
     Ok(map::plan(&read(words)?))
 }
 

@@ -10,7 +10,7 @@ use crate::secret::Secret;
 
 /// The whole line.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StressLine {
+pub(crate) struct StressLine {
     /// The command and its own options.
     pub command: CommandSpec,
     /// The option groups (`-rate`, `-pop`, ...).
@@ -19,7 +19,7 @@ pub struct StressLine {
 
 /// What the option groups say.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Groups {
+pub(crate) struct Groups {
     /// `-rate`.
     pub rate: RateSpec,
     /// `-pop`.
@@ -40,7 +40,7 @@ pub struct Groups {
 
 /// What the command does.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `write`: upserts into `keyspace1.standard1`.
     Write,
     /// `read`: reads of `keyspace1.standard1` by key.
@@ -67,7 +67,7 @@ pub enum Kind {
 
 impl Kind {
     /// The command's name as cassandra-stress spells it.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Kind::Write => "write",
             Kind::Read => "read",
@@ -79,7 +79,7 @@ impl Kind {
 
 /// How long the command runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Length {
+pub(crate) enum Length {
     /// `n=`: this many operations.
     Count(u64),
     /// `duration=`: this long.
@@ -88,7 +88,7 @@ pub enum Length {
 
 /// The command and its options.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CommandSpec {
+pub(crate) struct CommandSpec {
     /// Which command.
     pub kind: Kind,
     /// `n=` or `duration=`.
@@ -101,7 +101,7 @@ pub struct CommandSpec {
 
 /// How requests are paced.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Pace {
+pub(crate) enum Pace {
     /// `throttle=R/s`: at most R operations per second over the whole run.
     Throttle(f64),
     /// `fixed=R/s`: R operations per second on a fixed schedule, latency from each one's due
@@ -111,7 +111,7 @@ pub enum Pace {
 
 /// `-rate`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct RateSpec {
+pub(crate) struct RateSpec {
     /// `threads=N`: operations in flight.
     pub threads: Option<usize>,
     /// `throttle=` or `fixed=`.
@@ -120,7 +120,7 @@ pub struct RateSpec {
 
 /// `-pop`: which partition keys the operations visit.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Population {
+pub(crate) enum Population {
     /// `seq=MIN..MAX`: MIN, MIN+1, ... MAX, then again.
     Seq {
         /// The first key.
@@ -134,7 +134,7 @@ pub enum Population {
 
 impl Population {
     /// The distribution doppio's `dist()` draws it with.
-    pub fn spec(&self) -> String {
+    pub(crate) fn spec(&self) -> String {
         match self {
             Population::Seq { min, max } => format!("SEQ({min}..{max})"),
             Population::Dist(spec) => spec.clone(),
@@ -144,7 +144,7 @@ impl Population {
 
 /// `-col`.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct ColumnSpec {
+pub(crate) struct ColumnSpec {
     /// `size=DIST`: bytes of each value (checked).
     pub size: Option<String>,
     /// `n=FIXED(k)`: columns per row.
@@ -153,7 +153,7 @@ pub struct ColumnSpec {
 
 /// `-schema`.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct SchemaSpec {
+pub(crate) struct SchemaSpec {
     /// `keyspace=`.
     pub keyspace: Option<String>,
     /// `replication(factor=N)`.
@@ -162,7 +162,7 @@ pub struct SchemaSpec {
 
 /// `-mode`.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct ModeSpec {
+pub(crate) struct ModeSpec {
     /// `user=`.
     pub user: Option<String>,
     /// `password=`.
@@ -177,7 +177,7 @@ pub struct ModeSpec {
 
 /// `-log`.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct LogSpec {
+pub(crate) struct LogSpec {
     /// `hdrfile=`: the HdrHistogram interval log.
     pub hdrfile: Option<PathBuf>,
     /// `interval=`: the sample interval.

@@ -29,12 +29,12 @@ const UNSUPPORTED_GROUPS: &[&str] = &[
 ];
 
 /// The most bytes `-col size=` gives a value (1 MiB).
-pub const MAX_VALUE_SIZE: i64 = 1 << 20;
+pub(crate) const MAX_VALUE_SIZE: i64 = 1 << 20;
 /// The most columns `-col n=` gives a row.
-pub const MAX_COLUMNS: u32 = 1000;
+pub(crate) const MAX_COLUMNS: u32 = 1000;
 
 /// Reads every group, for `kind`.
-pub fn groups(groups: &[Group], kind: &Kind) -> Result<Groups, StressError> {
+pub(crate) fn groups(groups: &[Group], kind: &Kind) -> Result<Groups, StressError> {
     let mut o = Groups::default();
     let mut seen: Vec<&str> = Vec::new();
     for g in groups {

@@ -25,7 +25,7 @@ const UNSUPPORTED_COMMANDS: &[&str] = &[
 ];
 
 /// Reads a split line into the model.
-pub fn line(l: &Line) -> Result<StressLine, StressError> {
+pub(crate) fn line(l: &Line) -> Result<StressLine, StressError> {
     let command = command(&l.command)?;
     let opts = options::groups(&l.groups, &command.kind)?;
     Ok(StressLine {

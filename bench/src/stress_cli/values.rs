@@ -8,11 +8,11 @@ use super::error::StressError;
 use crate::workload::dist::{parse_count, Distribution};
 
 /// The most operations `n=` takes (10^12: beyond any run, far below overflow).
-pub const MAX_OPS: u64 = 1_000_000_000_000;
+pub(crate) const MAX_OPS: u64 = 1_000_000_000_000;
 /// The longest `duration=` (a year).
-pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 /// The highest rate `throttle=` and `fixed=` take (10^9 per second).
-pub const MAX_RATE: f64 = 1e9;
+pub(crate) const MAX_RATE: f64 = 1e9;
 
 /// Refuses a second value of `option` (`slot` holds the first, if any).
 pub(crate) fn once<T>(slot: &Option<T>, option: &str) -> Result<(), StressError> {
@@ -25,7 +25,7 @@ pub(crate) fn once<T>(slot: &Option<T>, option: &str) -> Result<(), StressError>
 }
 
 /// A whole number in `min..=max`, with cassandra-stress's `k`, `m`, `b` (any case).
-pub fn count(option: &str, value: &str, min: u64, max: u64) -> Result<u64, StressError> {
+pub(crate) fn count(option: &str, value: &str, min: u64, max: u64) -> Result<u64, StressError> {
     let n = parse_count(value).ok_or_else(|| {
         StressError::bad(option, value, "is not a count (such as 1000, 10k or 1M)")
     })?;
@@ -40,7 +40,7 @@ pub fn count(option: &str, value: &str, min: u64, max: u64) -> Result<u64, Stres
 }
 
 /// A duration with cassandra-stress's units: a whole number and `s`, `m` or `h`; not 0.
-pub fn duration(option: &str, value: &str) -> Result<Duration, StressError> {
+pub(crate) fn duration(option: &str, value: &str) -> Result<Duration, StressError> {
     let t = value.trim().to_ascii_lowercase();
     let bad = |problem: &str| StressError::bad(option, value, problem);
     let (digits, unit) = match t.char_indices().last() {
@@ -67,7 +67,7 @@ pub fn duration(option: &str, value: &str) -> Result<Duration, StressError> {
 }
 
 /// A rate `R/s` (operations per second, `R` a count such as 10000 or 10k).
-pub fn rate(option: &str, value: &str) -> Result<f64, StressError> {
+pub(crate) fn rate(option: &str, value: &str) -> Result<f64, StressError> {
     let Some(r) = value.trim().strip_suffix("/s") else {
         return Err(StressError::bad(
             option,
@@ -86,7 +86,7 @@ pub fn rate(option: &str, value: &str) -> Result<f64, StressError> {
 }
 
 /// `MIN..MAX` of counts, `0 <= MIN <= MAX`.
-pub fn range(option: &str, value: &str) -> Result<(i64, i64), StressError> {
+pub(crate) fn range(option: &str, value: &str) -> Result<(i64, i64), StressError> {
     let bad = || {
         StressError::bad(
             option,
@@ -104,7 +104,7 @@ pub fn range(option: &str, value: &str) -> Result<(i64, i64), StressError> {
 }
 
 /// A distribution, checked; its values within `min..=max`.
-pub fn distribution(
+pub(crate) fn distribution(
     option: &str,
     value: &str,
     min: i64,
@@ -123,7 +123,7 @@ pub fn distribution(
 }
 
 /// A positive finite weight (`ratio(...)`, `ops(...)`).
-pub fn weight(option: &str, value: &str) -> Result<f64, StressError> {
+pub(crate) fn weight(option: &str, value: &str) -> Result<f64, StressError> {
     match value.trim().parse::<f64>() {
         Ok(w) if (0.0..=1e9).contains(&w) => Ok(w),
         _ => Err(StressError::bad(

@@ -19,7 +19,7 @@ use crate::backend::tls::tls_config;
 use crate::engine::phase::BackendError;
 
 /// A running doppio cluster client.
-pub struct DoppioBackend {
+pub(crate) struct DoppioBackend {
     pub(super) cluster: Cluster,
     pub(super) driver: Driver,
     /// Count result rows without decoding them.
@@ -34,7 +34,7 @@ pub struct DoppioBackend {
 
 impl DoppioBackend {
     /// Starts the shards of `driver` (doppio on one of its runtimes) and connects each.
-    pub fn connect(o: &ConnectOptions, driver: Driver) -> Result<Self, BackendError> {
+    pub(crate) fn connect(o: &ConnectOptions, driver: Driver) -> Result<Self, BackendError> {
         let (runtime, uring) = runtime_of(driver, o);
         let err = err_of(driver);
         let retry: Arc<dyn RetryPolicy> = if o.retries == 0 {

@@ -17,7 +17,7 @@ use super::rows::consume;
 use crate::backend::cost_scenario::{Scenario, BATCH_SIZE, INSERT, PAGE_SIZE, ROW_BYTES, SELECT};
 
 /// Runs `requests` requests of `scenario` (none for `empty`) and returns the rows read.
-pub fn run(scenario: Scenario, requests: u64) -> Result<u64, String> {
+pub(crate) fn run(scenario: Scenario, requests: u64) -> Result<u64, String> {
     sim::run(sim::Config::seeded(1), async move {
         let addr: SocketAddr = "10.0.0.1:9042".parse().map_err(|e| format!("{e}"))?;
         let listener = TcpListener::bind_memory(addr).map_err(|e| e.to_string())?;

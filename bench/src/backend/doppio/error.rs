@@ -17,7 +17,7 @@ pub(super) fn err_of(driver: Driver) -> impl Fn(String) -> BackendError {
 
 /// The bench's kind of a doppio error: the driver's own classification
 /// ([`doppio_driver::ErrorKind`]), the one the session counts by.
-pub fn classify(e: &Error) -> &'static str {
+pub(crate) fn classify(e: &Error) -> &'static str {
     e.kind().name()
 }
 

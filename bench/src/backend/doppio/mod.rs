@@ -16,8 +16,8 @@
 //! workers run on the shards ([`PhaseRunner`](crate::engine::phase::PhaseRunner));
 //! `interface`, the [`Backend`](crate::backend::Backend) interface (counters among it).
 
-pub mod cost;
-pub mod rows;
+pub(crate) mod cost;
+pub(crate) mod rows;
 
 mod bind;
 mod connect;
@@ -31,8 +31,5 @@ mod runtime;
 mod timed;
 mod types;
 
-pub use connect::DoppioBackend;
-pub use error::classify;
-pub use prepare::{DoppioBatch, DoppioPrepared};
-pub use profile::{check_settings, serial_consistency};
-pub use types::kind_of;
+pub(crate) use connect::DoppioBackend;
+pub(crate) use profile::check_settings;

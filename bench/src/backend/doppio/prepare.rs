@@ -17,7 +17,7 @@ use crate::workload::{BatchKind, Statement, Workload};
 
 /// A prepared statement with how it is sent: idempotent or not (its settings say), and
 /// whether its answers' `[applied]` is read.
-pub struct DoppioPrepared {
+pub(crate) struct DoppioPrepared {
     /// The session's defaults, `idempotent` as the workload says.
     pub(super) statement: PreparedStatement,
     /// A conditional update.
@@ -27,7 +27,7 @@ pub struct DoppioPrepared {
 /// A batch of a plan: doppio's `Batch` of its statements (`repeat` copies of them, in the
 /// order of [`BatchArgs::element`](crate::engine::session::BatchArgs::element)) with its settings; the values come per iteration, in
 /// [`BatchArgs`](crate::engine::session::BatchArgs).
-pub struct DoppioBatch {
+pub(crate) struct DoppioBatch {
     pub(super) batch: Batch,
     pub(super) conditional: bool,
 }

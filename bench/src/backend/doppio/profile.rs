@@ -23,7 +23,7 @@ pub(super) fn consistency(c: BenchConsistency) -> Consistency {
 }
 
 /// doppio's serial consistency level for the bench's.
-pub fn serial_consistency(c: SerialConsistency) -> Consistency {
+pub(crate) fn serial_consistency(c: SerialConsistency) -> Consistency {
     match c {
         SerialConsistency::Serial => Consistency::Serial,
         SerialConsistency::LocalSerial => Consistency::LocalSerial,
@@ -32,7 +32,7 @@ pub fn serial_consistency(c: SerialConsistency) -> Consistency {
 
 /// The settings doppio cannot honour: a preferred rack (its load-balancing policy knows
 /// data centers, not racks).
-pub fn check_settings(driver: Driver, o: &ConnectOptions) -> Result<(), SettingError> {
+pub(crate) fn check_settings(driver: Driver, o: &ConnectOptions) -> Result<(), SettingError> {
     if o.locality.rack.is_some() {
         return Err(SettingError::Unsupported {
             driver: driver.name(),

@@ -16,7 +16,7 @@ use crate::engine::validate::RowCheck;
 
 /// Why a page's rows could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum RowsError {
+pub(crate) enum RowsError {
     /// The rows content is malformed (a row or cell runs past the page).
     #[error("rows of the result: {0}")]
     Rows(#[source] doppio_driver::proto::ProtoError),
@@ -34,7 +34,7 @@ pub enum RowsError {
 /// Whether a conditional update's answer says it was not applied: its first row's
 /// `[applied]` column is false (false when the answer has no such column: not conditional,
 /// or no rows).
-pub fn not_applied(page: &QueryResult) -> bool {
+pub(crate) fn not_applied(page: &QueryResult) -> bool {
     let Some(rows) = page.rows() else {
         return false;
     };
@@ -56,7 +56,7 @@ pub fn not_applied(page: &QueryResult) -> bool {
 
 /// Consumes one page: returns its number of rows, after decoding every column of every row
 /// unless `discard`; with `check` (`--validate`), each row's raw cells are compared too.
-pub fn consume(
+pub(crate) fn consume(
     page: &QueryResult,
     discard: bool,
     check: Option<&RowCheck>,

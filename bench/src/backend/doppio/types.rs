@@ -8,7 +8,7 @@ use crate::workload::encode::{CqlKind, CqlType, UdtType};
 
 /// The type the bench encodes for a doppio column type: composites recursively (doppio
 /// reads a v4 `VectorType(...)` custom type as a vector).
-pub fn kind_of(t: &ColumnType) -> CqlType {
+pub(crate) fn kind_of(t: &ColumnType) -> CqlType {
     match t {
         ColumnType::List(e) => CqlType::List(Arc::new(kind_of(e))),
         ColumnType::Set(e) => CqlType::Set(Arc::new(kind_of(e))),

@@ -19,7 +19,7 @@ use crate::backend::tls::tls_config;
 use crate::engine::phase::BackendError;
 
 /// A connected scylla-rust-driver session and its runtime.
-pub struct ScyllaBackend {
+pub(crate) struct ScyllaBackend {
     pub(super) runtime: tokio::runtime::Runtime,
     pub(super) session: Arc<Session>,
     pub(super) threads: usize,
@@ -32,7 +32,7 @@ pub struct ScyllaBackend {
 
 impl ScyllaBackend {
     /// Builds the runtime and connects the session.
-    pub fn connect(o: &ConnectOptions) -> Result<Self, BackendError> {
+    pub(crate) fn connect(o: &ConnectOptions) -> Result<Self, BackendError> {
         let threads = o.threads.max(1);
         let pins = Arc::new(Pins::new(o.pinned_cores())?);
         let runtime = if threads == 1 {

@@ -16,7 +16,7 @@ use crate::backend::cost_scenario::{Scenario, BATCH_SIZE, INSERT, PAGE_SIZE, ROW
 
 /// Runs `requests` requests of `scenario` (none for `empty`) against the stub on `stub` and
 /// returns the rows read.
-pub fn run(scenario: Scenario, requests: u64, stub: SocketAddr) -> Result<u64, String> {
+pub(crate) fn run(scenario: Scenario, requests: u64, stub: SocketAddr) -> Result<u64, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

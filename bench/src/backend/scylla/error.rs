@@ -17,7 +17,7 @@ pub(super) fn err(message: impl Into<String>) -> BackendError {
 
 /// The bench's kind of a scylla-rust-driver error, named as doppio's [`ErrorKind`] names
 /// the same failure (so `errors_by_kind` compares like with like).
-pub fn classify(e: &ExecutionError) -> &'static str {
+pub(crate) fn classify(e: &ExecutionError) -> &'static str {
     let kind = match e {
         ExecutionError::RequestTimeout(_) => ErrorKind::Timeout,
         ExecutionError::ConnectionPoolError(_) => ErrorKind::NoConnection,

@@ -24,9 +24,9 @@
 //! workers run ([`PhaseRunner`](crate::engine::phase::PhaseRunner)) and the
 //! [`Backend`](crate::backend::Backend) interface.
 
-pub mod cost;
-pub mod retry;
-pub mod rows;
+pub(crate) mod cost;
+pub(crate) mod retry;
+pub(crate) mod rows;
 
 mod bind;
 mod connect;
@@ -41,8 +41,5 @@ mod types;
 #[cfg(test)]
 mod tests;
 
-pub use connect::ScyllaBackend;
-pub use error::classify;
-pub use prepare::{ScyllaBatch, ScyllaPrepared};
-pub use profile::{check_settings, execution_profile, serial_consistency};
-pub use types::kind_of;
+pub(crate) use connect::ScyllaBackend;
+pub(crate) use profile::check_settings;

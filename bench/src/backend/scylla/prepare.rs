@@ -16,14 +16,14 @@ use crate::workload::{BatchKind, Statement, Workload};
 
 /// A prepared statement (marked idempotent as the workload says) and whether its answers'
 /// `[applied]` is read.
-pub struct ScyllaPrepared {
+pub(crate) struct ScyllaPrepared {
     pub(super) statement: PreparedStatement,
     pub(super) conditional: bool,
 }
 
 /// A batch entry of a plan: scylla's `Batch` of its prepared statements (`repeat` copies),
 /// built once per phase; only the values come per iteration.
-pub struct ScyllaBatch {
+pub(crate) struct ScyllaBatch {
     pub(super) batch: Batch,
     pub(super) conditional: bool,
 }

@@ -17,7 +17,7 @@ use crate::backend::options::{ConnectOptions, Consistency as BenchConsistency};
 use crate::backend::settings::{Locality, SerialConsistency as BenchSerial, SettingError};
 
 /// scylla-rust-driver's serial consistency for the bench's.
-pub fn serial_consistency(c: BenchSerial) -> SerialConsistency {
+pub(crate) fn serial_consistency(c: BenchSerial) -> SerialConsistency {
     match c {
         BenchSerial::Serial => SerialConsistency::Serial,
         BenchSerial::LocalSerial => SerialConsistency::LocalSerial,
@@ -26,7 +26,7 @@ pub fn serial_consistency(c: BenchSerial) -> SerialConsistency {
 
 /// The settings scylla-rust-driver cannot honour: a backoff between retries (its retry
 /// policies decide where a retry goes, never when).
-pub fn check_settings(o: &ConnectOptions) -> Result<(), SettingError> {
+pub(crate) fn check_settings(o: &ConnectOptions) -> Result<(), SettingError> {
     if o.protocol == Some(5) {
         return Err(SettingError::Unsupported {
             driver: Driver::Scylla.name(),
@@ -55,7 +55,9 @@ pub fn check_settings(o: &ConnectOptions) -> Result<(), SettingError> {
 /// consistency, timeout and retries, and the load-balancing policy of `locality`. With
 /// `--retries`, the second value is the cell to store the cluster's node count in once
 /// connected (see [`retry::SameAsDoppio`]).
-pub fn execution_profile(o: &ConnectOptions) -> (ExecutionProfile, Option<Arc<AtomicUsize>>) {
+pub(crate) fn execution_profile(
+    o: &ConnectOptions,
+) -> (ExecutionProfile, Option<Arc<AtomicUsize>>) {
     let (retry, nodes): (Arc<dyn RetryPolicy>, _) = if o.retries == 0 {
         (Arc::new(FallthroughRetryPolicy::new()), None)
     } else {

@@ -38,7 +38,7 @@ use scylla::policies::retry::{RequestInfo, RetryDecision, RetryPolicy, RetrySess
 
 /// doppio's [`DefaultRetryPolicy`] with `max_retries`, for scylla-rust-driver.
 #[derive(Debug)]
-pub struct SameAsDoppio {
+pub(crate) struct SameAsDoppio {
     policy: DefaultRetryPolicy,
     /// The cluster's nodes, as scylla-rust-driver knows them once connected (1 until then).
     nodes: Arc<AtomicUsize>,
@@ -47,7 +47,7 @@ pub struct SameAsDoppio {
 impl SameAsDoppio {
     /// At most `max_retries` retries per request. `nodes` is set once the session has
     /// connected (see [`SameAsDoppio::nodes`]).
-    pub fn new(max_retries: u32) -> Self {
+    pub(crate) fn new(max_retries: u32) -> Self {
         Self {
             policy: DefaultRetryPolicy { max_retries },
             nodes: Arc::new(AtomicUsize::new(1)),
@@ -55,7 +55,7 @@ impl SameAsDoppio {
     }
 
     /// The cell to store the cluster's node count in once the session knows it.
-    pub fn nodes(&self) -> Arc<AtomicUsize> {
+    pub(crate) fn nodes(&self) -> Arc<AtomicUsize> {
         self.nodes.clone()
     }
 

@@ -21,7 +21,7 @@ use crate::engine::validate::RowCheck;
 
 /// Why a page's rows could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum RowsError {
+pub(crate) enum RowsError {
     /// The result's metadata could not be read (boxed: the error is large, and rare).
     #[error("the result's rows: {0}")]
     Result(#[source] Box<IntoRowsResultError>),
@@ -35,7 +35,7 @@ pub enum RowsError {
 
 /// A row whose every column was decoded into an `Option<CqlValue>` and dropped.
 #[derive(Debug, Clone, Copy)]
-pub struct DecodedRow;
+pub(crate) struct DecodedRow;
 
 impl<'frame, 'metadata> DeserializeRow<'frame, 'metadata> for DecodedRow {
     fn type_check(_specs: &[ColumnSpec<'_>]) -> Result<(), TypeCheckError> {
@@ -58,7 +58,7 @@ impl<'frame, 'metadata> DeserializeRow<'frame, 'metadata> for DecodedRow {
 /// `[applied]` column is false (false when the answer has no such column: not conditional,
 /// or no rows). Reads a copy of the page's handle (reference counts, no copy of its bytes):
 /// called for conditional statements only.
-pub fn not_applied(page: &QueryResult) -> bool {
+pub(crate) fn not_applied(page: &QueryResult) -> bool {
     let Ok(rows) = page.clone().into_rows_result() else {
         return false;
     };
@@ -81,7 +81,7 @@ pub fn not_applied(page: &QueryResult) -> bool {
 
 /// Consumes one page: returns its number of rows, after decoding every column of every row
 /// unless `discard`; with `check` (`--validate`), each row's raw cells are compared too.
-pub fn consume(
+pub(crate) fn consume(
     page: QueryResult,
     discard: bool,
     check: Option<&RowCheck>,

@@ -7,7 +7,7 @@ use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 use crate::workload::encode::{CqlKind, CqlType, UdtType};
 
 /// The type the bench encodes for a scylla column type: composites recursively.
-pub fn kind_of(t: &ColumnType<'_>) -> CqlType {
+pub(crate) fn kind_of(t: &ColumnType<'_>) -> CqlType {
     match t {
         ColumnType::Native(n) => CqlType::Scalar(native_kind_of(n)),
         ColumnType::Collection { typ, .. } => match typ {

@@ -10,8 +10,8 @@ use super::counters::{Counting, Counts, SyscallCounters};
 use super::cpu::{kernel_threads, threads_delta, usage, Usage};
 use super::kinds::{ByKind, IoUringOps};
 
-/// Measures the cost of what happens between [`Meter::start`] and [`Meter::stop`].
-pub struct Meter {
+/// Measures the cost of what happens between [`Meter::start_apart`] and [`Meter::stop`].
+pub(crate) struct Meter {
     before: Usage,
     /// The kernel's io_uring threads' CPU at the start (SQPOLL threads, io-wq workers).
     kernel_threads: [Vec<(i32, Duration)>; 2],
@@ -109,13 +109,15 @@ fn apart_sets(apart: &[ApartThreads]) -> Vec<&[i32]> {
 }
 
 impl Meter {
-    /// Starts measuring, syscalls by kind.
-    pub fn start() -> Self {
+    /// Starts measuring, syscalls by kind (the tests' shorthand).
+    #[cfg(test)]
+    pub(crate) fn start() -> Self {
         Self::start_counting(Counting::ByKind)
     }
 
-    /// Starts measuring, syscalls as `counting` asks.
-    pub fn start_counting(counting: Counting) -> Self {
+    /// Starts measuring, syscalls as `counting` asks (the tests' shorthand).
+    #[cfg(test)]
+    pub(crate) fn start_counting(counting: Counting) -> Self {
         Self::start_apart(counting, &[])
     }
 
@@ -125,7 +127,7 @@ impl Meter {
     /// another is measured: its executors still wake now and then (a connection's request
     /// sweeper at the deadline of a request answered long ago, a keepalive, a futex), and
     /// those wake-ups are its own, not the measured backend's.
-    pub fn start_apart(counting: Counting, apart: &[Vec<i32>]) -> Self {
+    pub(crate) fn start_apart(counting: Counting, apart: &[Vec<i32>]) -> Self {
         // The threads' usage is read from /proc before the counters start, and after they
         // stop (in `stop`): those reads are not counted as the measured stretch's syscalls.
         let apart: Vec<_> = apart
@@ -146,7 +148,7 @@ impl Meter {
     }
 
     /// Stops and returns the cost since `start`.
-    pub fn stop(mut self) -> Cost {
+    pub(crate) fn stop(mut self) -> Cost {
         let counted = match &mut self.syscalls {
             Ok((c, start)) => c.read().map(|now| {
                 let d: Vec<Counts> = now.iter().zip(start).map(|(n, s)| n.since(s)).collect();

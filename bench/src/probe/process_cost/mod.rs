@@ -102,7 +102,7 @@ mod perf_event;
 #[cfg(test)]
 mod tests;
 
-pub use counters::{Counting, UnknownCounting};
+pub(crate) use counters::Counting;
 pub(crate) use cpu::{children_cpu, clock_ticks, process_cpu, stat_cpu};
-pub use kinds::{ByKind, IoUringOps, SyscallKind};
-pub use meter::{ApartCost, Cost, Meter};
+pub(crate) use kinds::{ByKind, IoUringOps, SyscallKind};
+pub(crate) use meter::{ApartCost, Cost, Meter};
