@@ -25,8 +25,11 @@ pub(crate) struct DoppioPrepared {
 }
 
 /// A batch of a plan: doppio's `Batch` of its statements (`repeat` copies of them, in the
-/// order of [`BatchArgs::element`](crate::engine::session::BatchArgs::element)) with its settings; the values come per iteration, in
-/// [`BatchArgs`](crate::engine::session::BatchArgs).
+/// order of [`BatchArgs::element`]) with its settings; the values come per iteration, in
+/// [`BatchArgs`].
+///
+/// [`BatchArgs`]: crate::engine::session::BatchArgs
+/// [`BatchArgs::element`]: crate::engine::session::BatchArgs::element
 pub(crate) struct DoppioBatch {
     pub(super) batch: Batch,
     pub(super) conditional: bool,

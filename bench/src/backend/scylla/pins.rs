@@ -25,7 +25,8 @@ impl Pins {
                 .collect();
             if let Some(missing) = cores.iter().find(|c| !available.contains(c)) {
                 return Err(err(format!(
-                    "cannot pin a thread to core {missing}: the cores this process may use are                      {available:?} (fewer threads, or --no-pin)"
+                    "cannot pin a thread to core {missing}: the cores this process may use are \
+                     {available:?} (fewer threads, or --no-pin)"
                 )));
             }
         }
