@@ -23,6 +23,8 @@
 
 use std::fmt;
 
+use super::hash::mix;
+
 /// Why a distribution could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("bad distribution `{spec}`: {message}")]
@@ -149,14 +151,6 @@ pub fn parse_count(text: &str) -> Option<i64> {
         _ => (&t[..], 1),
     };
     digits.parse::<i64>().ok()?.checked_mul(mult)
-}
-
-/// splitmix64's finaliser.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 /// The `k`-th uniform draw in [0, 1) of `key`.

@@ -26,7 +26,8 @@
 //! into statements; `builtin`, the built-ins ([`BUILT_INS`]) and finding a workload by name,
 //! path or profile ([`Workload::resolve`]); `bind`, a statement's generators checked against
 //! its bind markers ([`BoundArgs`]); `error`, what can be wrong ([`WorkloadError`]);
-//! `tests`, the tests.
+//! `hash`, the hash every random draw comes from (splitmix64, for [`dist`] and [`expr`]
+//! alike); `tests`, the tests.
 
 pub mod dist;
 pub mod encode;
@@ -37,6 +38,7 @@ mod bind;
 mod builtin;
 mod compile;
 mod error;
+mod hash;
 mod model;
 mod params;
 mod run;

@@ -62,6 +62,9 @@ pub fn is_conditional(cql: &str) -> bool {
     found
 }
 
+/// The most statements a BATCH may hold (the protocol counts them in 16 bits).
+pub(crate) const MAX_BATCH_STATEMENTS: u16 = u16::MAX;
+
 /// How a BATCH is logged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]

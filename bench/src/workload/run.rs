@@ -3,7 +3,7 @@
 
 use super::error::WorkloadError;
 use super::expr::mix;
-use super::model::{BatchKind, RunGroup, RunMode, Statement};
+use super::model::{BatchKind, RunGroup, RunMode, Statement, MAX_BATCH_STATEMENTS};
 use super::spec::{line_of, RunSpec};
 
 /// Sets each reader's [`Statement::written_by`] from the name its `written_by` gives: a run
@@ -56,8 +56,8 @@ pub(super) type CompileFn<'a> = dyn Fn(
     ) -> Result<Statement, WorkloadError>
     + 'a;
 
-/// The most statements a BATCH may hold (the protocol counts them in 16 bits).
-const MAX_BATCH: usize = u16::MAX as usize;
+/// The most statements a BATCH may hold.
+const MAX_BATCH: usize = MAX_BATCH_STATEMENTS as usize;
 
 /// Where a `[[run]]` entry is, and what its caller evaluated of it.
 #[derive(Debug, Clone, Copy)]

@@ -1,13 +1,7 @@
 //! The numbers random functions draw: the hash every draw comes from ([`mix`]), a uniform
 //! float from it, and Zipf's rejection-inversion sampler with its constants.
 
-/// splitmix64: a fast, well-mixed 64-bit hash (the finaliser of SplitMix64).
-pub fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
+pub use crate::workload::hash::mix;
 
 /// A uniform float in [0, 1) from 53 bits of `h`.
 pub(super) fn unit(h: u64) -> f64 {

@@ -5,6 +5,7 @@
 use super::generator::strip_frozen;
 use super::names::{cql_name, ident, insert_op, op_name, VALIDATE};
 use super::shape::Shape;
+use crate::workload::model::MAX_BATCH_STATEMENTS;
 use crate::workload::profile::cql::{marker_columns, parse_table, qualify, ColumnKind};
 use crate::workload::profile::error::ProfileError;
 use crate::workload::profile::model::{BatchType, Fields, Profile};
@@ -13,7 +14,7 @@ use crate::workload::profile::model::{BatchType, Fields, Profile};
 pub type Notes = Vec<String>;
 
 /// The largest BATCH the conversion writes (the protocol's limit).
-const MAX_BATCH: u64 = 65_535;
+const MAX_BATCH: u64 = MAX_BATCH_STATEMENTS as u64;
 
 /// One `[[run]]` entry, as TOML.
 pub(super) struct Run {
