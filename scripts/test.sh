@@ -72,6 +72,11 @@ stop_started_cassandra() {
 }
 trap stop_started_cassandra EXIT
 port_open() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+# The cluster control (xtask cassandra, which scripts/cassandra.sh runs) built once, before
+# the parallel starts: each start would otherwise run cargo and wait for the build lock that
+# clippy holds below.
+cargo build --locked -q -p xtask
+export DOPPIO_XTASK=${CARGO_TARGET_DIR:-$ROOT/target}/debug/xtask
 # The jars once, before the parallel starts (they would race to resolve them).
 scripts/cassandra.sh install
 for entry in "${clusters[@]}"; do
