@@ -51,8 +51,8 @@ impl Cluster {
         complete.then(|| classpath.to_owned())
     }
 
-    /// Resolves cassandra-all and its dependencies (idempotent); returns the tools to run them
-    /// with and the class path.
+    /// Installs Java 17 and Maven if missing and resolves cassandra-all and its dependencies
+    /// into the jar cache (idempotent: a complete class path is kept).
     pub fn install(&self) -> Result<()> {
         self.installed().map(|_| ())
     }
