@@ -72,6 +72,13 @@ stop_started_cassandra() {
 }
 trap stop_started_cassandra EXIT
 port_open() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+# A clean clone gains nothing from incremental caches (they took 0.7 GB and more of disk).
+if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
+# The cluster control (xtask cassandra, which scripts/cassandra.sh runs) built once, before
+# the parallel starts: each start would otherwise run cargo and wait for the build lock that
+# clippy holds below.
+cargo build --locked -q -p xtask
+export DOPPIO_XTASK=${CARGO_TARGET_DIR:-$ROOT/target}/debug/xtask
 # The jars once, before the parallel starts (they would race to resolve them).
 scripts/cassandra.sh install
 for entry in "${clusters[@]}"; do
@@ -93,8 +100,6 @@ if port_open "$DOPPIO_CASSANDRA_TLS" && [ ! -s "$DOPPIO_CASSANDRA_TLS_CA" ]; the
         "is missing: set DOPPIO_CASSANDRA_TLS_CA, or stop that node so that this run starts its own" >&2
 fi
 
-# A clean clone gains nothing from incremental caches (they took 0.7 GB and more of disk).
-if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 # The test binaries need several GB: say how much there is, so that a linker that dies for
 # want of disk is told from a bug.
 free_disk() { df -h "$ROOT" | awk 'NR == 2 { print $4 " free on " $6 }'; }

@@ -1,6 +1,6 @@
 //! `doppio-test-support`: what the workspace's tests share (a dev-dependency only).
 //!
-//! Two concerns. First, **tests that need a real Cassandra**. Their files are named
+//! Three concerns. First, **tests that need a real Cassandra**. Their files are named
 //! `cassandra_*.rs` (in `driver/tests`, `bench/tests/it` and `protocol-tests/tests/it`), and
 //! each such test first asks [`Node::answering`] for its node:
 //! - the node answers: the test runs;
@@ -17,6 +17,10 @@
 //!
 //! Second, **test binaries that hold many files' tests** (a crate's `tests/it/`):
 //! [`file_turn`] runs one file's tests at a time, as when each file was its own binary.
+//!
+//! Third, **the local Cassandra clusters** ([`cluster`]): install, start, stop, kill, add and
+//! decommission nodes, with TLS or authentication; `scripts/cassandra.sh` (`xtask cassandra`)
+//! is its command line, and the tests that manage a cluster of their own call it directly.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -24,6 +28,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::Mutex;
 use std::time::Duration;
 
+pub mod cluster;
 mod turn;
 pub use turn::{file_turn, FileTurn};
 

@@ -2,6 +2,9 @@
 //! scripts in `scripts/` are thin entry points to them).
 //!
 //! Modules:
+//! - `cassandra`: the `cassandra` command, the local Cassandra cluster control
+//!   (`scripts/cassandra.sh`) over `doppio_test_support::cluster`: `args` (commands, options,
+//!   usage), `mod` (running them, exit codes).
 //! - `import_graph`: the `import-graph` command, each crate's import graph by module and by
 //!   file, checked for circles and upward arrows (`scripts/import-graph.sh`,
 //!   `scripts/check-seams.sh`). Its own map: `circles` (strongly connected components),
@@ -9,6 +12,7 @@
 //!   `report` (arguments, printing, verdict), `source` (what one file says, read with syn),
 //!   `tree` (a crate's files and modules), `tests` (planted crates).
 
+mod cassandra;
 mod import_graph;
 
 use std::io::Write;
@@ -17,6 +21,8 @@ use std::process::ExitCode;
 /// The commands, for `--help` and a wrong command.
 const COMMANDS: &str = "Usage: xtask <command> [args...]
 Commands:
+  cassandra     the local Cassandra cluster: install, start, stop, kill, status, add,
+                decommission, nodetool, logs, wipe (xtask cassandra --help)
   import-graph  each crate's import graph by module and by file; fails on circles and on
                 upward arrows (xtask import-graph --help)";
 
@@ -24,6 +30,10 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("import-graph") => import_graph_command(&args[1..]),
+        Some("cassandra") => {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+            cassandra::run(&args[1..], &root)
+        }
         Some("-h" | "--help") => {
             // A closed pipe (`| head`) is no error worth a panic.
             let _ = writeln!(std::io::stdout(), "{COMMANDS}");

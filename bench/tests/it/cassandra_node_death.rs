@@ -3,7 +3,7 @@
 //! measured; after a restart a new run succeeds with no cleanup.
 //!
 //! The victim is a node of its own (127.0.0.31, state in `.cassandra-victim/`, started and
-//! stopped by this test through `scripts/cassandra.sh`), so the other tests' nodes are never
+//! stopped by this test through `doppio_test_support::cluster`), so the other tests' nodes are never
 //! touched.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
@@ -12,7 +12,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support;
-use support::{cassandra_script, doppio, json, scratch_dir};
+use doppio_test_support::cluster::{Cluster, Start};
+use support::{doppio, json, own_cluster, scratch_dir, succeeded};
 
 const NODE: &str = "127.0.0.31:9042";
 /// `--max-outage` of the run.
@@ -20,14 +21,19 @@ const MAX_OUTAGE: Duration = Duration::from_secs(3);
 /// `--timeout` of the run.
 const TIMEOUT: Duration = Duration::from_secs(2);
 
-/// `scripts/cassandra.sh` on the victim's state.
-fn cassandra(args: &[&str]) -> bool {
-    cassandra_script(".cassandra-victim", "31", &[], args)
+/// The victim's cluster (`scripts/cassandra.sh` on its state).
+fn victim() -> Cluster {
+    own_cluster(".cassandra-victim", 31)
 }
 
 fn start_victim() {
+    let start = Start {
+        heap: Some("512M".to_owned()),
+        timeout: Duration::from_secs(240),
+        ..Start::default()
+    };
     assert!(
-        cassandra(&["start", "--heap", "512M", "--timeout", "240"]),
+        succeeded("start", victim().start(&start)),
         "the victim node did not start"
     );
 }
@@ -37,7 +43,7 @@ struct StopOnDrop;
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
-        cassandra(&["stop"]);
+        succeeded("stop", victim().stop(None));
     }
 }
 
@@ -83,7 +89,7 @@ fn a_node_killed_mid_run_stops_the_bench_with_exit_1_and_a_report_and_a_rerun_wo
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(6));
-    assert!(cassandra(&["kill", "1"]), "kill the node");
+    assert!(succeeded("kill", victim().kill(1)), "kill the node");
     let killed = Instant::now();
     let out = child.wait_with_output().unwrap();
     let stopped_after = killed.elapsed();

@@ -1,5 +1,5 @@
 //! Overload without collapse on a real Cassandra: a node of this test's own (127.0.0.32,
-//! state in `.cassandra-overload/`, started and stopped here through `scripts/cassandra.sh`)
+//! state in `.cassandra-overload/`, started and stopped here through `doppio_test_support::cluster`)
 //! that admits only [`NODE_RATE`] requests per second
 //! (`native_transport_rate_limiting_enabled`, `native_transport_max_requests_per_second`).
 //! doppio on both runtimes runs C = 64 against it in protocol v5, with `--retries 2`:
@@ -19,25 +19,22 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
 use crate::support;
-use support::{cassandra_script, doppio, json, scratch_dir};
+use doppio_test_support::cluster::{Cluster, Start};
+use std::time::Duration;
+use support::{doppio, json, own_cluster, scratch_dir, succeeded};
 
 const NODE: &str = "127.0.0.32:9042";
 /// The node's admission limit, requests per second.
 const NODE_RATE: f64 = 200.0;
 const TIMEOUT_S: f64 = 10.0;
 
-/// `scripts/cassandra.sh` on this test's node.
-fn cassandra(args: &[&str]) -> bool {
+/// This test's node, its yaml with the rate limit.
+fn node() -> Cluster {
     let limit = format!(
         "native_transport_rate_limiting_enabled: true\n\
          native_transport_max_requests_per_second: {NODE_RATE}"
     );
-    cassandra_script(
-        ".cassandra-overload",
-        "32",
-        &[("DOPPIO_CASSANDRA_EXTRA_YAML", limit)],
-        args,
-    )
+    own_cluster(".cassandra-overload", 32).with_extra_yaml(limit)
 }
 
 /// Stops the node however the test ends.
@@ -45,7 +42,7 @@ struct StopOnDrop;
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
-        cassandra(&["stop"]);
+        succeeded("stop", node().stop(None));
     }
 }
 
@@ -59,7 +56,14 @@ fn a_rate_limited_node_serves_its_rate_to_doppio_on_both_runtimes_without_a_retr
     }
     let _stop = StopOnDrop;
     assert!(
-        cassandra(&["start", "--heap", "512M", "--timeout", "240"]),
+        succeeded(
+            "start",
+            node().start(&Start {
+                heap: Some("512M".to_owned()),
+                timeout: Duration::from_secs(240),
+                ..Start::default()
+            })
+        ),
         "the rate-limited node did not start"
     );
     let dir = scratch_dir("overload-cassandra");

@@ -1,10 +1,10 @@
 //! Topology changes mid-run on a real Cassandra: a three-node cluster of this test's own
 //! (127.0.0.51-.53, state in `.cassandra-topology/`, RF 3, started and wiped here through
-//! `scripts/cassandra.sh`) serves a QUORUM read workload from doppio on both runtimes,
+//! `doppio_test_support::cluster`, the library behind `scripts/cassandra.sh`) serves a QUORUM read workload from doppio on both runtimes,
 //! alternating in 5 s segments, while
 //!
-//! 1. a fourth node (127.0.0.54) bootstraps into the ring (`scripts/cassandra.sh add`), and
-//! 2. later node 2 (127.0.0.52) is decommissioned (`scripts/cassandra.sh decommission 2`),
+//! 1. a fourth node (127.0.0.54) bootstraps into the ring (`Cluster::add`, `scripts/cassandra.sh add`), and
+//! 2. later node 2 (127.0.0.52) is decommissioned (`Cluster::decommission`),
 //!
 //! then the run is stopped with SIGINT (its report keeps everything, `fatal_error:
 //! "interrupted"`, exit 130). From the report's per-sample `requests_by_node`:
@@ -29,7 +29,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::support;
-use support::{cassandra_script, doppio, json, repo_root, scratch_dir};
+use doppio_test_support::cluster::{Add, Cluster, Start};
+use support::{doppio, json, own_cluster, repo_root, scratch_dir, succeeded};
 
 const SEED: &str = "127.0.0.51:9042";
 const JOINER: &str = "127.0.0.54:9042";
@@ -47,10 +48,9 @@ const WORKLOAD: [&str; 10] = [
     "QUORUM",
 ];
 
-/// `scripts/cassandra.sh` on this test's cluster.
-fn cassandra(args: &[&str]) -> bool {
-    eprintln!("$ scripts/cassandra.sh {}", args.join(" "));
-    cassandra_script(".cassandra-topology", "51", &[], args)
+/// This test's cluster.
+fn cluster() -> Cluster {
+    own_cluster(".cassandra-topology", 51)
 }
 
 /// Stops the cluster and deletes its state however the test ends (its topology is this
@@ -70,7 +70,7 @@ impl Drop for WipeOnDrop {
                 }
             }
         }
-        cassandra(&["wipe"]);
+        succeeded("wipe", cluster().wipe());
     }
 }
 
@@ -121,9 +121,17 @@ fn routing_follows_a_node_joining_and_one_leaving_mid_run_with_no_request_lost()
     }
     let dir = scratch_dir("topology");
     let _wipe = WipeOnDrop(dir.clone());
-    assert!(cassandra(&["wipe"]), "the previous state is wiped");
     assert!(
-        cassandra(&["start", "--nodes", "3", "--timeout", "240"]),
+        succeeded("wipe", cluster().wipe()),
+        "the previous state is wiped"
+    );
+    let start = Start {
+        nodes: 3,
+        timeout: Duration::from_secs(240),
+        ..Start::default()
+    };
+    assert!(
+        succeeded("start", cluster().start(&start)),
         "the three-node cluster did not start"
     );
     let mut schema = vec!["schema", SEED];
@@ -184,13 +192,20 @@ fn routing_follows_a_node_joining_and_one_leaving_mid_run_with_no_request_lost()
     std::thread::sleep(Duration::from_secs(12));
 
     let add_from = unix_now();
-    assert!(cassandra(&["add", "--timeout", "300"]), "node 4 joins");
+    let add = Add {
+        timeout: Duration::from_secs(300),
+        ..Add::default()
+    };
+    assert!(succeeded("add", cluster().add(&add)), "node 4 joins");
     let joined = unix_now();
     eprintln!("node 4 joined in {:.1} s", joined - add_from);
     std::thread::sleep(Duration::from_secs(25));
 
     let leave_from = unix_now();
-    assert!(cassandra(&["decommission", "2"]), "node 2 leaves");
+    assert!(
+        succeeded("decommission", cluster().decommission(2)),
+        "node 2 leaves"
+    );
     let left = unix_now();
     eprintln!("node 2 left in {:.1} s", left - leave_from);
     std::thread::sleep(Duration::from_secs(15));

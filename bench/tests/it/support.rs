@@ -174,24 +174,22 @@ pub(crate) fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// `scripts/cassandra.sh ARGS` on a cluster of a test's own: its state in `state` (a folder
-/// of the repository) and its first node on 127.0.0.`first_ip`, with `env` added; whether it
-/// succeeded.
-pub(crate) fn cassandra_script(
-    state: &str,
-    first_ip: &str,
-    env: &[(&str, String)],
-    args: &[&str],
-) -> bool {
-    let root = repo_root();
-    Command::new(root.join("scripts/cassandra.sh"))
-        .args(args)
-        .env("DOPPIO_CASSANDRA_STATE", root.join(state))
-        .env("DOPPIO_CASSANDRA_FIRST_IP", first_ip)
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .status()
-        .expect("run scripts/cassandra.sh")
-        .success()
+/// A Cassandra cluster of a test's own (`doppio_test_support::cluster`, the library behind
+/// `scripts/cassandra.sh`): its state in `state` (a folder of the repository), its first node
+/// on 127.0.0.`first_ip`.
+pub(crate) fn own_cluster(state: &str, first_ip: u8) -> doppio_test_support::cluster::Cluster {
+    doppio_test_support::cluster::Cluster::new(repo_root().join(state), first_ip).unwrap()
+}
+
+/// Whether a cluster command succeeded; its error on stderr if not.
+pub(crate) fn succeeded<T>(what: &str, result: doppio_test_support::cluster::Result<T>) -> bool {
+    match result {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("{what}: {e}");
+            false
+        }
+    }
 }
 
 /// Applies the CQL statements `cql` in order on `node` with `driver`, through `doppio schema`
