@@ -1,10 +1,10 @@
-//! The scylla backend's errors: its own ([`err`]), and a request's failure classified as
-//! doppio names the same failure ([`classify`]).
+//! The scylla backend's errors: its own ([`err`]), and a request's failure mapped onto the
+//! bench's kinds ([`classify`]).
 
-use doppio_driver::ErrorKind;
 use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 
 use super::rows;
+use crate::engine::error_kind::ErrorKind;
 use crate::engine::phase::BackendError;
 use crate::engine::RequestError;
 
@@ -15,10 +15,10 @@ pub(super) fn err(message: impl Into<String>) -> BackendError {
     }
 }
 
-/// The bench's kind of a scylla-rust-driver error, named as doppio's [`ErrorKind`] names
-/// the same failure (so `errors_by_kind` compares like with like).
-pub(crate) fn classify(e: &ExecutionError) -> &'static str {
-    let kind = match e {
+/// The bench's kind of a scylla-rust-driver error: the kind of the same failure on any
+/// backend (so `errors_by_kind` compares like with like).
+pub(crate) fn classify(e: &ExecutionError) -> ErrorKind {
+    match e {
         ExecutionError::RequestTimeout(_) => ErrorKind::Timeout,
         ExecutionError::ConnectionPoolError(_) => ErrorKind::NoConnection,
         ExecutionError::LastAttemptError(a) => match a {
@@ -42,15 +42,14 @@ pub(crate) fn classify(e: &ExecutionError) -> &'static str {
             },
             RequestAttemptError::BrokenConnectionError(_) => ErrorKind::ConnectionBroken,
             // scylla-rust-driver fails a request when a connection has no free stream id;
-            // doppio makes it wait (backpressure): a kind of scylla's only.
-            RequestAttemptError::UnableToAllocStreamId => return "no_stream_id",
+            // doppio makes it wait (backpressure): a kind of this backend's only.
+            RequestAttemptError::UnableToAllocStreamId => ErrorKind::NoStreamId,
             RequestAttemptError::SerializationError(_)
             | RequestAttemptError::CqlRequestSerialization(_) => ErrorKind::Serialization,
             _ => ErrorKind::Protocol,
         },
-        _ => return "other",
-    };
-    kind.name()
+        _ => ErrorKind::Other,
+    }
 }
 
 pub(super) fn request_error(e: &ExecutionError) -> RequestError {
@@ -62,7 +61,8 @@ pub(super) fn request_error(e: &ExecutionError) -> RequestError {
 
 pub(super) fn rows_error(e: &rows::RowsError) -> RequestError {
     RequestError {
-        kind: ErrorKind::Serialization.name(),
-        message: doppio_driver::error::Report(e).to_string(),
+        kind: ErrorKind::Serialization,
+        // Each of its variants prints its cause.
+        message: e.to_string(),
     }
 }
