@@ -8,6 +8,11 @@ use crate::engine::error_kind::ErrorKind;
 use crate::engine::phase::BackendError;
 use crate::engine::RequestError;
 
+/// Protocol v5's CDC_WRITE_FAILURE error code.
+const CDC_WRITE_FAILURE: i32 = 0x1600;
+/// Protocol v5's CAS_WRITE_UNKNOWN error code.
+const CAS_WRITE_UNKNOWN: i32 = 0x1700;
+
 pub(super) fn err(message: impl Into<String>) -> BackendError {
     BackendError {
         driver: "scylla",
@@ -38,6 +43,11 @@ pub(crate) fn classify(e: &ExecutionError) -> ErrorKind {
                 DbError::AlreadyExists { .. } => ErrorKind::AlreadyExists,
                 DbError::Unprepared { .. } => ErrorKind::Unprepared,
                 DbError::RateLimitReached { .. } => ErrorKind::RateLimited,
+                // Protocol v5's codes, which scylla-rust-driver does not name: a CDC write
+                // failure is a write failure, a CAS write unknown a write timeout (the write
+                // may or may not have been applied), as on the doppio backend.
+                DbError::Other(CDC_WRITE_FAILURE) => ErrorKind::WriteFailure,
+                DbError::Other(CAS_WRITE_UNKNOWN) => ErrorKind::WriteTimeout,
                 _ => ErrorKind::ServerError,
             },
             RequestAttemptError::BrokenConnectionError(_) => ErrorKind::ConnectionBroken,

@@ -29,6 +29,21 @@ fn a_rate_limited_request_counts_as_rate_limited() {
     assert_eq!(classify(&e), ErrorKind::RateLimited);
 }
 
+/// Protocol v5's codes that scylla-rust-driver leaves unnamed count as the doppio backend
+/// counts them: CDC_WRITE_FAILURE a write failure, CAS_WRITE_UNKNOWN a write timeout, any
+/// other a server error.
+#[test]
+fn v5_codes_count_as_on_the_doppio_backend() {
+    let of = |code| {
+        classify(&ExecutionError::LastAttemptError(
+            RequestAttemptError::DbError(DbError::Other(code), "test".into()),
+        ))
+    };
+    assert_eq!(of(0x1600), ErrorKind::WriteFailure);
+    assert_eq!(of(0x1700), ErrorKind::WriteTimeout);
+    assert_eq!(of(0x7777), ErrorKind::ServerError);
+}
+
 /// The cores the calling thread may run on, as the kernel lists them (`0`, `0-1`).
 fn allowed_cores() -> String {
     let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
