@@ -20,6 +20,8 @@
 //!   converted into a workload).
 //! - [`engine`]: the backend-neutral request loops of one worker, their schedule and samples
 //!   (children: `limit`, how long a phase lasts; `request`, one request's outcome;
+//!   `error_kind`, the bench's kind of a failed request, onto which each backend maps its
+//!   driver's errors;
 //!   `session`, what a backend offers a worker, `BenchSession`; `plan`, a phase's plan as
 //!   the workers run it; `assemble`, that plan from the workload and prepared statements;
 //!   `worker`, one worker's fibers and their request loop, with `recorder` and `outage`
@@ -36,7 +38,9 @@
 //! - [`backend`]: the drivers behind one interface, `Backend` (children, its adapters:
 //!   `doppio` on glommio or its own io_uring runtime, `scylla` on tokio, `null`; what they
 //!   share: `interface`, the `Backend` trait; `driver`, which driver and the protocol
-//!   versions; `options`, how to connect; `settings`, the driver settings; `counters`, the
+//!   versions; `options`, how to connect; `settings`, the driver settings; `retry`, the
+//!   bench's retry policy (`--retries`), which the scylla adapter follows and doppio's own
+//!   policy is tested equal to; `counters`, the
 //!   driver-side counters; `tls`, doppio's TLS configuration; `tasks`, fibers as tasks of
 //!   doppio's runtimes; and above the adapters `connect`, which checks the settings and
 //!   starts one).
@@ -78,8 +82,9 @@
 //!   a second exits at once.
 //!
 //! Seams: [`workload`] knows no driver; [`engine`] knows no driver either (backends plug in
-//! through [`engine::session::BenchSession`] and [`engine::phase::PhaseRunner`]); [`backend`] holds
-//! everything driver-specific.
+//! through [`engine::session::BenchSession`] and [`engine::phase::PhaseRunner`], and report
+//! failures as [`engine::ErrorKind`]); [`backend`] holds everything driver-specific, and
+//! each of its adapters names only its own driver (`scripts/check-seams.sh`).
 
 pub(crate) mod backend;
 pub mod cli;

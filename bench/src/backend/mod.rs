@@ -7,14 +7,17 @@
 //!
 //! Children: [`doppio`] (doppio on glommio or on its own io_uring runtime, one shard per
 //! core) and [`scylla`] (scylla-rust-driver on a tokio runtime); each maps the bench's
-//! neutral types (consistency, values, outcomes) to its driver's. [`null`]: requests that
+//! neutral types (consistency, values, outcomes, error kinds, retry decisions) to its
+//! driver's and names no other driver. [`null`]: requests that
 //! complete at once without I/O, on doppio's io_uring runtime (what the engine itself costs
 //! per request). What they share, which they import: [`interface`], the [`Backend`] trait
 //! they implement; [`driver`], which driver runs ([`Driver`]) and the protocol versions the
 //! drivers speak; [`options`], how to connect ([`ConnectOptions`], [`Consistency`],
 //! [`SqPollOptions`]); [`settings`]: the driver settings both take (serial consistency,
 //! compression, retry backoff, data center and rack, TLS), and the refusal of one a backend
-//! cannot honour; [`counters`], the driver-side counters a backend reports
+//! cannot honour; [`retry`], the bench's retry policy (`--retries`: what a failure says,
+//! where the request goes next), which the scylla adapter follows and doppio's own policy
+//! is tested equal to; [`counters`], the driver-side counters a backend reports
 //! ([`DriverCounters`]); [`tls`], doppio's TLS configuration, which the scylla backend takes
 //! too; `tasks`, fibers run as tasks of doppio's runtimes (the doppio and null backends).
 //! Above the adapters, [`connect`](mod@connect) checks the settings and starts the chosen
@@ -32,6 +35,7 @@ pub(crate) mod driver;
 pub(crate) mod interface;
 pub(crate) mod null;
 pub(crate) mod options;
+pub(crate) mod retry;
 pub(crate) mod scylla;
 pub(crate) mod settings;
 mod tasks;

@@ -31,6 +31,7 @@ use super::interface::Backend;
 use super::options::ConnectOptions;
 use super::tasks::run_fibers_as_tasks;
 use crate::engine::assemble::{assemble_plan, phase_statements, plan_statement};
+use crate::engine::error_kind::ErrorKind;
 use crate::engine::phase::{run_and_report, BackendError, Event, Phase, PhaseRunner, PhaseSpec};
 use crate::engine::{Answer, Args, BatchArgs, BenchSession, Plan, RequestError};
 use crate::workload::encode::{encode, natural_type, Encoded};
@@ -167,14 +168,14 @@ impl NullSession {
                 .eval(args.iteration)
                 .and_then(|value| encode(value, kind, &mut *buf))
                 .map_err(|e| RequestError {
-                    kind: "serialization",
+                    kind: ErrorKind::Serialization,
                     message: format!("argument {}: {e}", k + 1),
                 })?;
             let len = match written {
                 Encoded::Null => -1,
                 Encoded::Written => {
                     i32::try_from(buf.len() - at - 4).map_err(|_| RequestError {
-                        kind: "serialization",
+                        kind: ErrorKind::Serialization,
                         message: format!("argument {}: value too long", k + 1),
                     })?
                 }

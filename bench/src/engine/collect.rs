@@ -8,6 +8,7 @@ use crate::stats::LatencyHistogram;
 
 use super::schedule::RateSchedule;
 
+use super::error_kind::ErrorKind;
 use super::interval::{interval_ending_at, IntervalSample};
 use super::statements::{add_counts, StatementCounts};
 
@@ -24,7 +25,8 @@ pub struct Sample {
     pub requests: u64,
     /// Result rows of the interval's successful requests.
     pub rows: u64,
-    /// Errors by kind.
+    /// Errors by kind, each by its name ([`ErrorKind::as_str`]: the report's key, the
+    /// engine's output being where the report takes over).
     pub errors: Vec<(&'static str, u64)>,
     /// Latency from the due time, successes.
     pub latency: LatencyHistogram,
@@ -67,7 +69,7 @@ struct Pending {
     index: u64,
     requests: u64,
     rows: u64,
-    errors: Vec<(&'static str, u64)>,
+    errors: Vec<(ErrorKind, u64)>,
     latency: LatencyHistogram,
     service: LatencyHistogram,
     lateness_ns: u64,
@@ -208,7 +210,7 @@ impl Collector {
                 duration: self.interval,
                 requests: p.requests,
                 rows: p.rows,
-                errors: p.errors,
+                errors: p.errors.iter().map(|(k, n)| (k.as_str(), *n)).collect(),
                 latency: p.latency,
                 service: p.service,
                 mean_lateness_ns: if done > 0 {

@@ -32,7 +32,7 @@ pub struct PhaseOutcome {
     pub elapsed: Duration,
     /// Iterations run by all workers.
     pub iterations: u64,
-    /// First message of each error kind.
+    /// First message of each error kind, by the kind's name (the report's key).
     pub first_errors: Vec<(&'static str, String)>,
     /// Workers that could not run, with why.
     pub failed_workers: Vec<String>,
@@ -149,6 +149,7 @@ fn run_prepared_phase<R: PhaseRunner + ?Sized + 'static>(
                         outcome.iterations += end.iterations;
                         outcome.elapsed = outcome.elapsed.max(end.elapsed);
                         for (k, m) in end.first_errors {
+                            let k = k.as_str();
                             if !outcome.first_errors.iter().any(|(x, _)| *x == k) {
                                 outcome.first_errors.push((k, m));
                             }

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::error_kind::ErrorKind;
 use super::limit::Limit;
 use super::statements::StatementCounts;
 use crate::stats::LatencyHistogram;
@@ -19,7 +20,7 @@ pub struct IntervalSample {
     /// Result rows of the successful requests (all their pages).
     pub rows: u64,
     /// Errors by kind.
-    pub errors: Vec<(&'static str, u64)>,
+    pub errors: Vec<(ErrorKind, u64)>,
     /// Latency from the due time (coordinated-omission corrected), successes only.
     pub latency: LatencyHistogram,
     /// Service time from the actual send, successes only.

@@ -3,8 +3,10 @@
 //! and records what happened.
 //!
 //! Children: [`limit`], how long a phase lasts ([`Limit`]); [`request`], one request's
-//! outcome ([`Answer`], [`RequestError`]); [`session`], what a backend offers a worker
-//! ([`BenchSession`], with each request's [`Args`] and [`BatchArgs`]); [`plan`], a phase's
+//! outcome ([`Answer`], [`RequestError`]); [`error_kind`], the bench's kind of a failed
+//! request ([`ErrorKind`]), onto which each backend maps its driver's errors; [`session`],
+//! what a backend offers a worker ([`BenchSession`], with each request's [`Args`] and
+//! [`BatchArgs`]); [`plan`], a phase's
 //! plan as the workers run it ([`Plan`]: its prepared statements and `[[run]]` entries);
 //! [`assemble`], a phase's plan built from the workload and a backend's prepared
 //! statements; [`worker`], one worker's share of a phase ([`run_worker`]: its fibers'
@@ -65,6 +67,7 @@ pub mod clock;
 pub mod collect;
 pub mod cycles;
 pub mod drive;
+pub mod error_kind;
 pub mod grid;
 pub mod interval;
 pub mod lateness;
@@ -83,9 +86,10 @@ pub mod validate;
 pub mod waterfall;
 pub mod worker;
 
+pub use error_kind::ErrorKind;
 pub use interval::{interval_ending_at, last_interval, IntervalSample};
 pub use limit::Limit;
 pub use plan::{Plan, PlanGroup, PlanStatement};
-pub use request::{Answer, RequestError, NODE_GONE_KINDS};
+pub use request::{Answer, RequestError};
 pub use session::{Args, BatchArgs, BenchSession};
 pub use worker::{run_worker, WorkerEnd, WorkerSpec};

@@ -1,11 +1,12 @@
 //! Whether a worker's node went away ([`OutageWatch`]): a stretch with no success in which
-//! every failure was a lost connection ([`NODE_GONE_KINDS`]), which stops the worker after
+//! every failure was a lost connection ([`ErrorKind::NODE_GONE`]), which stops the worker after
 //! `--max-outage`.
 
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
-use super::request::{RequestError, NODE_GONE_KINDS};
+use super::error_kind::ErrorKind;
+use super::request::RequestError;
 
 /// Watches one worker's outcomes for an outage: a stretch with no success in which requests
 /// fail because the connection is gone. Other errors (timeouts, overloaded, ...) neither
@@ -38,7 +39,7 @@ impl OutageWatch {
         let Some(limit) = self.limit else { return };
         match result {
             Ok(_) => self.since.set(None),
-            Err(e) if NODE_GONE_KINDS.contains(&e.kind) => {
+            Err(e) if ErrorKind::NODE_GONE.contains(&e.kind) => {
                 let since = match self.since.get() {
                     Some(t) => t,
                     None => {

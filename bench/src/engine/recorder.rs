@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::error_kind::ErrorKind;
 use super::interval::{interval_end, IntervalSample};
 use super::lateness::SendLateness;
 use super::request::{Answer, RequestError};
@@ -30,7 +31,7 @@ pub(super) struct Recorder<F: FnMut(IntervalSample)> {
     pub(super) paced: bool,
     pub(super) requests: u64,
     pub(super) rows: u64,
-    pub(super) errors: Vec<(&'static str, u64)>,
+    pub(super) errors: Vec<(ErrorKind, u64)>,
     pub(super) latency: LatencyHistogram,
     pub(super) service: LatencyHistogram,
     pub(super) lateness_ns: u64,
@@ -46,7 +47,7 @@ pub(super) struct Recorder<F: FnMut(IntervalSample)> {
     /// Per entry: a sequence's (its latency is not a request's: not in the totals').
     pub(super) sequence: Vec<bool>,
     /// The first message of each error kind.
-    pub(super) first_messages: Vec<(&'static str, String)>,
+    pub(super) first_messages: Vec<(ErrorKind, String)>,
     /// `--waterfall`: the timed requests' stages over the phase (made at the first one).
     pub(super) waterfall: Option<Waterfall>,
     /// A paced phase being recorded: each iteration's send lateness over the whole phase.
@@ -125,7 +126,7 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
         entry: usize,
         due: Instant,
         done: Instant,
-        outcome: Result<u64, &'static str>,
+        outcome: Result<u64, ErrorKind>,
     ) {
         self.rotate_for(done);
         let (Some(counts), Some(totals), Some(h)) = (
@@ -147,7 +148,7 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
             }
             Err(kind) => {
                 counts.errors += 1;
-                totals.count_error(kind);
+                totals.count_error(kind.as_str());
             }
         }
     }
@@ -224,7 +225,7 @@ impl<F: FnMut(IntervalSample)> Recorder<F> {
             Err(e) => {
                 if let Some((counts, totals)) = own {
                     counts.errors += 1;
-                    totals.count_error(e.kind);
+                    totals.count_error(e.kind.as_str());
                 }
                 match self.errors.iter_mut().find(|(k, _)| *k == e.kind) {
                     Some((_, n)) => *n += 1,

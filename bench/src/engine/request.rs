@@ -1,14 +1,15 @@
 //! One request's outcome as the engine sees it, whichever backend sent it: what a success
-//! returned ([`Answer`]) or why it failed ([`RequestError`], a short kind for counting and
-//! the driver's message), and the kinds that mean the node went away ([`NODE_GONE_KINDS`]).
+//! returned ([`Answer`]) or why it failed ([`RequestError`], the bench's kind for counting
+//! and the driver's message).
 
+use super::error_kind::ErrorKind;
 use super::waterfall::DriverStages;
 
-/// A failed request as the engine sees it: a short kind for counting, and the message.
+/// A failed request as the engine sees it: the bench's kind for counting, and the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestError {
-    /// Short, stable kind (`timeout`, `overloaded`, `unavailable`, `connection`, ...).
-    pub kind: &'static str,
+    /// Its kind, as the backend's adapter maps its driver's error.
+    pub kind: ErrorKind,
     /// The driver's message.
     pub message: String,
 }
@@ -39,6 +40,3 @@ impl Answer {
         }
     }
 }
-
-/// Error kinds that mean the node is out of reach (as both backends name them).
-pub const NODE_GONE_KINDS: [&str; 3] = ["connection_broken", "no_connection", "closed"];

@@ -67,7 +67,8 @@ pub struct StatementTotals {
     pub rows: u64,
     /// Its successful conditional updates that were not applied (`[applied]` false).
     pub not_applied: u64,
-    /// Errors by kind.
+    /// Errors by kind, each by its name (the report's key:
+    /// [`ErrorKind::as_str`](super::error_kind::ErrorKind::as_str)).
     pub errors: Vec<(&'static str, u64)>,
     /// Latency from the due time of its successes.
     pub latency: LatencyHistogram,

@@ -8,8 +8,8 @@
 //! The comparison is the bench's, not a driver's: both backends hand every returned row's raw
 //! cells to the same [`RowCheck`] while they consume the row as usual (decoding every value),
 //! so validation costs the same on each and a driver that decodes wrongly cannot also check
-//! wrongly. A failed check becomes the request's error, of kind [`MISMATCH`] or [`MISSING`]:
-//! counted by statement, sample and backend like any error, and it fails the run's exit code.
+//! wrongly. A failed check becomes the request's error, of kind [`ErrorKind::InvalidValue`]
+//! or [`ErrorKind::MissingRow`]: counted by statement, sample and backend like any error, and it fails the run's exit code.
 //!
 //! Expected bytes are the load's own encoding of its generators' values for the column's type
 //! (the bytes it sent), so only what the server stored and returned is compared. A validated
@@ -35,12 +35,14 @@ use crate::workload::encode::{encode, CqlType, Encoded};
 use crate::workload::expr::Expr;
 use crate::workload::Statement;
 
+use super::error_kind::ErrorKind;
 use super::request::RequestError;
 
-/// Error kind of a returned value that differs from what its writer wrote.
-pub const MISMATCH: &str = "invalid_value";
-/// Error kind of a validated read that returned no row.
-pub const MISSING: &str = "missing_row";
+/// The name of [`ErrorKind::InvalidValue`], a returned value that differs from what its
+/// writer wrote (the report's key).
+pub const MISMATCH: &str = ErrorKind::InvalidValue.as_str();
+/// The name of [`ErrorKind::MissingRow`], a validated read that returned no row.
+pub const MISSING: &str = ErrorKind::MissingRow.as_str();
 
 /// Why a statement's `validate` cannot be compiled against what the backend prepared.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -297,7 +299,7 @@ impl RowCheck {
         let source = self.source.get();
         if let Some(why) = self.failed.get() {
             return Err(RequestError {
-                kind: MISMATCH,
+                kind: ErrorKind::InvalidValue,
                 message: format!(
                     "cannot compute the expected row of {} iteration {source}: {why}",
                     v.writer
@@ -306,7 +308,7 @@ impl RowCheck {
         }
         if rows == 0 || self.rows.get() == 0 {
             return Err(RequestError {
-                kind: MISSING,
+                kind: ErrorKind::MissingRow,
                 message: format!(
                     "no row returned for the row of {} iteration {source}",
                     v.writer
@@ -321,7 +323,7 @@ impl RowCheck {
                 .and_then(|(_, r, _)| r.map(|(a, b)| &expected[a..b]));
             let name = v.columns.get(*k).map_or("?", |c| c.name.as_str());
             return Err(RequestError {
-                kind: MISMATCH,
+                kind: ErrorKind::InvalidValue,
                 message: format!(
                     "column `{name}` of the row of {} iteration {source}: expected {}, got {}",
                     v.writer,
@@ -607,24 +609,30 @@ mod tests {
         cells[1][3] ^= 1;
         check.row(cells.iter().map(|c| Some(c.as_slice())));
         let e = check.finish(&v, Ok(1)).unwrap_err();
-        assert_eq!(e.kind, MISMATCH);
+        assert_eq!(e.kind, ErrorKind::InvalidValue);
         assert!(e.message.contains("column `value`"), "{}", e.message);
         // A null where a value was written.
         check.begin(&v, 8);
         let cells = stored(&v, check.source.get());
         check.row([Some(cells[0].as_slice()), None].into_iter());
-        assert_eq!(check.finish(&v, Ok(1)).unwrap_err().kind, MISMATCH);
+        assert_eq!(
+            check.finish(&v, Ok(1)).unwrap_err().kind,
+            ErrorKind::InvalidValue
+        );
         // No row.
         check.begin(&v, 9);
         let e = check.finish(&v, Ok(0)).unwrap_err();
-        assert_eq!(e.kind, MISSING);
+        assert_eq!(e.kind, ErrorKind::MissingRow);
         // A failed request stays what it was.
         check.begin(&v, 10);
         let timeout = RequestError {
-            kind: "timeout",
+            kind: ErrorKind::Timeout,
             message: String::new(),
         };
-        assert_eq!(check.finish(&v, Err(timeout)).unwrap_err().kind, "timeout");
+        assert_eq!(
+            check.finish(&v, Err(timeout)).unwrap_err().kind,
+            ErrorKind::Timeout
+        );
     }
 
     #[test]
@@ -749,7 +757,7 @@ mod tests {
         let changed = collection(&[int_cell(1), int_cell(3)], 2);
         check.row([Some(id(2).as_slice()), Some(changed.as_slice())].into_iter());
         let e = check.finish(&v, Ok(1)).unwrap_err();
-        assert_eq!(e.kind, MISMATCH);
+        assert_eq!(e.kind, ErrorKind::InvalidValue);
         assert!(e.message.contains("column `s`"), "{}", e.message);
         // Iteration 3 wrote an empty set: a non-frozen column reads it back as null.
         check.begin(&v, 3);
@@ -757,6 +765,9 @@ mod tests {
         assert!(check.finish(&v, Ok(1)).is_ok());
         check.begin(&v, 4);
         check.row([Some(id(4).as_slice()), None].into_iter());
-        assert_eq!(check.finish(&v, Ok(1)).unwrap_err().kind, MISMATCH);
+        assert_eq!(
+            check.finish(&v, Ok(1)).unwrap_err().kind,
+            ErrorKind::InvalidValue
+        );
     }
 }

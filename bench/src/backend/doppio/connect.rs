@@ -76,10 +76,7 @@ impl DoppioBackend {
             s = s.with_local_datacenter(dc);
         }
         if let Some(t) = &o.tls {
-            s = s.with_tls(
-                tls_config(t)
-                    .map_err(|e| err(format!("--tls: {}", doppio_driver::error::Report(&e))))?,
-            );
+            s = s.with_tls(tls_config(t).map_err(|e| err(e.to_string()))?);
         }
         let b = Cluster::builder()
             .session_config(s)

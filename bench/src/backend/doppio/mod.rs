@@ -12,8 +12,9 @@
 //! bench's type of a column type; `prepare`, a phase's statements prepared and batches
 //! built; `bind`, arguments written into the driver's frame buffer; `execute`, a request
 //! executed, page after page; `timed`, `--waterfall`'s requests timed stage by stage;
-//! `error`, the backend's errors and a request's failure classified; `run`, a phase's
-//! workers run on the shards ([`PhaseRunner`](crate::engine::phase::PhaseRunner));
+//! `error`, the backend's errors and a request's failure mapped onto the bench's kinds;
+//! `retry_agreement` (a test), the bench's retry policy checked against doppio's; `run`, a
+//! phase's workers run on the shards ([`PhaseRunner`](crate::engine::phase::PhaseRunner));
 //! `interface`, the [`Backend`](crate::backend::Backend) interface (counters among it).
 
 pub(crate) mod cost;
@@ -26,6 +27,8 @@ mod execute;
 mod interface;
 mod prepare;
 mod profile;
+#[cfg(test)]
+mod retry_agreement;
 mod run;
 mod runtime;
 mod timed;

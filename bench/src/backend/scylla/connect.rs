@@ -69,8 +69,7 @@ impl ScyllaBackend {
         if let Some(t) = &o.tls {
             // The rustls configuration doppio's backends use (ring provider, same roots and
             // client certificate): both drivers verify alike.
-            let tls = tls_config(t)
-                .map_err(|e| err(format!("--tls: {}", doppio_driver::error::Report(&e))))?;
+            let tls = tls_config(t).map_err(|e| err(e.to_string()))?;
             b = b.tls_context(Some(TlsContext::Rustls023(tls.rustls_config())));
         }
         let session = runtime

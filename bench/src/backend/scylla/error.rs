@@ -1,12 +1,17 @@
-//! The scylla backend's errors: its own ([`err`]), and a request's failure classified as
-//! doppio names the same failure ([`classify`]).
+//! The scylla backend's errors: its own ([`err`]), and a request's failure mapped onto the
+//! bench's kinds ([`classify`]).
 
-use doppio_driver::ErrorKind;
 use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 
 use super::rows;
+use crate::engine::error_kind::ErrorKind;
 use crate::engine::phase::BackendError;
 use crate::engine::RequestError;
+
+/// Protocol v5's CDC_WRITE_FAILURE error code.
+const CDC_WRITE_FAILURE: i32 = 0x1600;
+/// Protocol v5's CAS_WRITE_UNKNOWN error code.
+const CAS_WRITE_UNKNOWN: i32 = 0x1700;
 
 pub(super) fn err(message: impl Into<String>) -> BackendError {
     BackendError {
@@ -15,10 +20,10 @@ pub(super) fn err(message: impl Into<String>) -> BackendError {
     }
 }
 
-/// The bench's kind of a scylla-rust-driver error, named as doppio's [`ErrorKind`] names
-/// the same failure (so `errors_by_kind` compares like with like).
-pub(crate) fn classify(e: &ExecutionError) -> &'static str {
-    let kind = match e {
+/// The bench's kind of a scylla-rust-driver error: the kind of the same failure on any
+/// backend (so `errors_by_kind` compares like with like).
+pub(crate) fn classify(e: &ExecutionError) -> ErrorKind {
+    match e {
         ExecutionError::RequestTimeout(_) => ErrorKind::Timeout,
         ExecutionError::ConnectionPoolError(_) => ErrorKind::NoConnection,
         ExecutionError::LastAttemptError(a) => match a {
@@ -38,19 +43,23 @@ pub(crate) fn classify(e: &ExecutionError) -> &'static str {
                 DbError::AlreadyExists { .. } => ErrorKind::AlreadyExists,
                 DbError::Unprepared { .. } => ErrorKind::Unprepared,
                 DbError::RateLimitReached { .. } => ErrorKind::RateLimited,
+                // Protocol v5's codes, which scylla-rust-driver does not name: a CDC write
+                // failure is a write failure, a CAS write unknown a write timeout (the write
+                // may or may not have been applied), as on the doppio backend.
+                DbError::Other(CDC_WRITE_FAILURE) => ErrorKind::WriteFailure,
+                DbError::Other(CAS_WRITE_UNKNOWN) => ErrorKind::WriteTimeout,
                 _ => ErrorKind::ServerError,
             },
             RequestAttemptError::BrokenConnectionError(_) => ErrorKind::ConnectionBroken,
             // scylla-rust-driver fails a request when a connection has no free stream id;
-            // doppio makes it wait (backpressure): a kind of scylla's only.
-            RequestAttemptError::UnableToAllocStreamId => return "no_stream_id",
+            // doppio makes it wait (backpressure): a kind of this backend's only.
+            RequestAttemptError::UnableToAllocStreamId => ErrorKind::NoStreamId,
             RequestAttemptError::SerializationError(_)
             | RequestAttemptError::CqlRequestSerialization(_) => ErrorKind::Serialization,
             _ => ErrorKind::Protocol,
         },
-        _ => return "other",
-    };
-    kind.name()
+        _ => ErrorKind::Other,
+    }
 }
 
 pub(super) fn request_error(e: &ExecutionError) -> RequestError {
@@ -62,7 +71,8 @@ pub(super) fn request_error(e: &ExecutionError) -> RequestError {
 
 pub(super) fn rows_error(e: &rows::RowsError) -> RequestError {
     RequestError {
-        kind: ErrorKind::Serialization.name(),
-        message: doppio_driver::error::Report(e).to_string(),
+        kind: ErrorKind::Serialization,
+        // Each of its variants prints its cause.
+        message: e.to_string(),
     }
 }

@@ -13,16 +13,16 @@
 //! the thread that drives the `current_thread` runtime during a phase to the first.
 //!
 //! Children: [`rows`], a result page consumed (every row decoded, or only counted);
-//! [`retry`], `--retries` with doppio's retry decisions; [`cost`], `doppio cost`'s runs of
+//! [`retry`], `--retries` with the bench's retry decisions; [`cost`], `doppio cost`'s runs of
 //! scylla-rust-driver against a stub. Private ones, a concern each: `connect`, the backend
 //! connected ([`ScyllaBackend`]: its runtime and session); `pins`, the cores its request
 //! threads are pinned to; `profile`, the bench's settings as the driver takes them (the
 //! execution profile, the settings it refuses); `types`, the bench's type of a column type;
 //! `prepare`, a phase's statements prepared and batches built; `bind`, arguments written
 //! into the driver's request buffer; `execute`, a request executed, page after page;
-//! `error`, the backend's errors and a request's failure classified; `run`, a phase's
-//! workers run ([`PhaseRunner`](crate::engine::phase::PhaseRunner)) and the
-//! [`Backend`](crate::backend::Backend) interface.
+//! `error`, the backend's errors and a request's failure mapped onto the bench's kinds;
+//! `run`, a phase's workers run ([`PhaseRunner`](crate::engine::phase::PhaseRunner)) and
+//! the [`Backend`](crate::backend::Backend) interface.
 
 pub(crate) mod cost;
 pub(crate) mod retry;

@@ -54,7 +54,7 @@ pub(crate) fn check_settings(o: &ConnectOptions) -> Result<(), SettingError> {
 /// The execution profile every request runs with: the bench's consistency, serial
 /// consistency, timeout and retries, and the load-balancing policy of `locality`. With
 /// `--retries`, the second value is the cell to store the cluster's node count in once
-/// connected (see [`retry::SameAsDoppio`]).
+/// connected (see [`retry::BenchRetry`]).
 pub(crate) fn execution_profile(
     o: &ConnectOptions,
 ) -> (ExecutionProfile, Option<Arc<AtomicUsize>>) {
@@ -63,7 +63,7 @@ pub(crate) fn execution_profile(
     } else {
         // The same decisions as doppio's backends make (scylla's own default policy
         // retries at most once per kind of error, and decides otherwise).
-        let policy = retry::SameAsDoppio::new(o.retries);
+        let policy = retry::BenchRetry::new(o.retries);
         let nodes = policy.nodes();
         (Arc::new(policy), Some(nodes))
     };

@@ -1,5 +1,6 @@
-//! `--retries N` on scylla-rust-driver with doppio's decisions, so that a comparison under
-//! faults resends the same failed requests on both backends.
+//! `--retries N` on scylla-rust-driver with the bench's decisions
+//! ([`crate::backend::retry`]), the ones doppio's own policy makes, so that a comparison
+//! under faults resends the same failed requests on both backends.
 //!
 //! scylla-rust-driver's own `DefaultRetryPolicy` decides differently: it retries at most
 //! once per kind of error whatever `N` is, an OVERLOADED answer only for idempotent
@@ -7,12 +8,9 @@
 //! not its cost; a benchmark whose `--retries 2` meant one thing on one backend and another
 //! on the other would compare retry policies, not drivers.
 //!
-//! [`SameAsDoppio`] asks doppio's [`DefaultRetryPolicy`] itself (no second copy of its
-//! table): each scylla error is mapped to the doppio error it is (a server error by its wire
-//! code, a broken connection, a request never sent), and doppio's decision is mapped back.
-//! Once a request has moved to every other node of the cluster, a "next node" decision
-//! becomes "same node" when doppio would send it there (its connection failed it:
-//! `doppio_driver::session::same_node_may_serve`) and ends the request otherwise, as doppio does.
+//! [`BenchRetry`] maps each scylla attempt's error onto the bench's [`AttemptFailure`] (a server
+//! error by its variant, a broken connection, a request never sent) and follows the bench's
+//! [`Attempts`], whose decision it maps back.
 //!
 //! Left different: doppio's request timeout is per attempt and a lost answer of an
 //! idempotent statement is retried; scylla's `request_timeout` bounds the whole request,
@@ -21,35 +19,30 @@
 //! Only the error path runs this: a request that succeeds only creates its session (one
 //! small allocation per request, as scylla's own `DefaultRetrySession` costs).
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use doppio_driver::connection::{BreakCause, ConnectionError};
-use doppio_driver::proto::response::{ErrorCode, ErrorDetail, ErrorResponse};
-use doppio_driver::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
-use doppio_driver::session::{
-    same_node_may_serve, DefaultRetryPolicy, RetryDecision as DoppioDecision, RetryPolicy as _,
-};
-use doppio_driver::Error;
-use scylla::errors::{DbError, OperationType, RequestAttemptError};
-use scylla::frame::protocol_features::ProtocolFeatures;
+use scylla::errors::{DbError, RequestAttemptError};
 use scylla::policies::retry::{RequestInfo, RetryDecision, RetryPolicy, RetrySession};
 
-/// doppio's [`DefaultRetryPolicy`] with `max_retries`, for scylla-rust-driver.
+use crate::backend::retry::{
+    AttemptFailure, Attempts, RetryDecision as BenchDecision, RetryPolicy as BenchPolicy,
+};
+
+/// The bench's retry policy with `max_retries`, for scylla-rust-driver.
 #[derive(Debug)]
-pub(crate) struct SameAsDoppio {
-    policy: DefaultRetryPolicy,
+pub(crate) struct BenchRetry {
+    policy: BenchPolicy,
     /// The cluster's nodes, as scylla-rust-driver knows them once connected (1 until then).
     nodes: Arc<AtomicUsize>,
 }
 
-impl SameAsDoppio {
+impl BenchRetry {
     /// At most `max_retries` retries per request. `nodes` is set once the session has
-    /// connected (see [`SameAsDoppio::nodes`]).
+    /// connected (see [`BenchRetry::nodes`]).
     pub(crate) fn new(max_retries: u32) -> Self {
         Self {
-            policy: DefaultRetryPolicy { max_retries },
+            policy: BenchPolicy { max_retries },
             nodes: Arc::new(AtomicUsize::new(1)),
         }
     }
@@ -60,114 +53,66 @@ impl SameAsDoppio {
     }
 
     /// A request's retries, none yet.
-    fn attempts(&self) -> Attempts {
-        Attempts {
-            policy: self.policy,
-            // A plain load on the request path (no read-modify-write): the count changes
-            // only when the session connects.
-            nodes: self.nodes.load(Ordering::Relaxed),
-            retries: 0,
-            moves: 0,
-        }
+    fn attempts(&self) -> Session {
+        // A plain load on the request path (no read-modify-write): the count changes only
+        // when the session connects.
+        Session(Attempts::new(
+            self.policy,
+            self.nodes.load(Ordering::Relaxed),
+        ))
     }
 }
 
-impl RetryPolicy for SameAsDoppio {
+impl RetryPolicy for BenchRetry {
     fn new_session(&self) -> Box<dyn RetrySession> {
         Box::new(self.attempts())
     }
 }
 
 /// One request's retries so far.
-struct Attempts {
-    policy: DefaultRetryPolicy,
-    nodes: usize,
-    retries: u32,
-    /// Retries sent to another node: at `nodes - 1`, every other node has been tried.
-    moves: usize,
-}
+struct Session(Attempts);
 
-impl RetrySession for Attempts {
+impl RetrySession for Session {
     fn decide_should_retry(&mut self, info: RequestInfo<'_>) -> RetryDecision {
         self.decide(info.error, info.is_idempotent)
     }
 
     fn reset(&mut self) {
-        self.retries = 0;
-        self.moves = 0;
+        self.0.reset();
     }
 }
 
-impl Attempts {
+impl Session {
     fn decide(&mut self, error: &RequestAttemptError, idempotent: bool) -> RetryDecision {
-        let Some(error) = doppio_error(error) else {
-            return RetryDecision::DontRetry;
-        };
-        let decision = self.policy.decide(&error, idempotent, self.retries);
-        match decision {
-            DoppioDecision::Fail => return RetryDecision::DontRetry,
-            DoppioDecision::RetrySameNode => {}
-            DoppioDecision::RetryNextNode if self.moves + 1 < self.nodes => {
-                self.moves += 1;
-                self.retries += 1;
-                return RetryDecision::RetryNextTarget(None);
-            }
-            // No other node left: the same node again if its connection failed the
-            // request, as doppio does; else the request ends with the node's answer.
-            DoppioDecision::RetryNextNode if same_node_may_serve(&error) => {}
-            DoppioDecision::RetryNextNode => return RetryDecision::DontRetry,
+        match self.0.next(failure(error), idempotent) {
+            BenchDecision::RetrySameNode => RetryDecision::RetrySameTarget(None),
+            BenchDecision::RetryNextNode => RetryDecision::RetryNextTarget(None),
+            BenchDecision::Fail => RetryDecision::DontRetry,
         }
-        self.retries += 1;
-        RetryDecision::RetrySameTarget(None)
     }
 }
 
-/// The doppio error a scylla attempt's error is, for the decisions that depend on it: a
-/// server error (by its wire code), a broken connection, or a request that was never sent
-/// (no stream id). Others (serialization, parse errors) are never retried by either policy.
-fn doppio_error(e: &RequestAttemptError) -> Option<Error> {
-    // The node is not part of a decision; the retry policy never sees it.
-    let node = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
+/// What a scylla attempt's error says about its statement, in the bench's words.
+fn failure(e: &RequestAttemptError) -> AttemptFailure {
     match e {
-        // ScyllaDB's rate-limit error is known by its fields, not by its code (the node
-        // chooses it, and `DbError::code` panics without the negotiated features): doppio's
-        // policy never retries it.
-        RequestAttemptError::DbError(
-            DbError::RateLimitReached {
-                op_type,
-                rejected_by_coordinator,
-            },
-            _,
-        ) => Some(Error::Server {
-            node,
-            error: Box::new(ErrorResponse {
-                code: ErrorCode::Other(0),
-                message: String::new(),
-                detail: ErrorDetail::RateLimit(RateLimitError {
-                    op: match op_type {
-                        OperationType::Read => RateLimitedOp::Read,
-                        _ => RateLimitedOp::Write,
-                    },
-                    rejected_by_coordinator: *rejected_by_coordinator,
-                }),
-            }),
-        }),
-        RequestAttemptError::DbError(db, _) => Some(Error::Server {
-            node,
-            error: Box::new(ErrorResponse {
-                code: ErrorCode::from_code(db.code(&ProtocolFeatures::default())),
-                message: String::new(),
-                detail: ErrorDetail::None,
-            }),
-        }),
-        RequestAttemptError::BrokenConnectionError(_) => {
-            Some(Error::ConnectionBroken(ConnectionError::Broken {
-                addr: node,
-                cause: BreakCause::ClosedByNode,
-            }))
-        }
-        RequestAttemptError::UnableToAllocStreamId => Some(Error::NoConnection(String::new())),
-        _ => None,
+        RequestAttemptError::DbError(db, _) => match db {
+            DbError::Overloaded
+            | DbError::IsBootstrapping
+            | DbError::Unavailable { .. }
+            | DbError::Unprepared { .. } => AttemptFailure::NotRun,
+            DbError::ReadTimeout { .. } | DbError::WriteTimeout { .. } => {
+                AttemptFailure::ReplicasSlow
+            }
+            DbError::ServerError => AttemptFailure::CoordinatorFailed,
+            // ScyllaDB's rate limit among them: another attempt only adds to the load it
+            // sheds.
+            _ => AttemptFailure::Final,
+        },
+        RequestAttemptError::BrokenConnectionError(_) => AttemptFailure::Lost,
+        // scylla-rust-driver fails a request that finds no free stream id; it was not sent.
+        RequestAttemptError::UnableToAllocStreamId => AttemptFailure::NotSent,
+        // Serialization, an unreadable answer: never retried.
+        _ => AttemptFailure::Final,
     }
 }
 
@@ -237,7 +182,7 @@ mod tests {
 
     /// The decisions of a request failing with `error` every time, until it stops.
     fn decisions(
-        policy: &SameAsDoppio,
+        policy: &BenchRetry,
         error: &RequestAttemptError,
         idempotent: bool,
     ) -> Vec<RetryDecision> {
@@ -253,11 +198,11 @@ mod tests {
     }
 
     #[test]
-    fn decisions_follow_doppios_policy_for_every_kind_of_error() {
+    fn decisions_follow_the_bench_policy_for_every_kind_of_error() {
         let next = RetryDecision::RetryNextTarget(None);
         let same = RetryDecision::RetrySameTarget(None);
         let stop = RetryDecision::DontRetry;
-        let policy = SameAsDoppio::new(2);
+        let policy = BenchRetry::new(2);
         policy.nodes().store(3, Ordering::Relaxed);
         for (name, error) in every_kind() {
             let expected: [Vec<RetryDecision>; 2] = match name {
@@ -295,7 +240,7 @@ mod tests {
             RetryDecision::RetrySameTarget(None),
         );
         let stop = RetryDecision::DontRetry;
-        let policy = SameAsDoppio::new(3);
+        let policy = BenchRetry::new(3);
         let overloaded = db(DbError::Overloaded);
         let broken = every_kind()
             .into_iter()
@@ -327,7 +272,7 @@ mod tests {
 
     #[test]
     fn a_reset_session_starts_counting_again() {
-        let policy = SameAsDoppio::new(1);
+        let policy = BenchRetry::new(1);
         let mut attempts = policy.attempts();
         let error = db(DbError::WriteTimeout {
             consistency: Consistency::Quorum,
@@ -338,7 +283,7 @@ mod tests {
         let first = RetryDecision::RetrySameTarget(None);
         assert_eq!(attempts.decide(&error, true), first);
         assert_eq!(attempts.decide(&error, true), RetryDecision::DontRetry);
-        RetrySession::reset(&mut attempts);
+        attempts.reset();
         assert_eq!(attempts.decide(&error, true), first);
     }
 }

@@ -1,5 +1,5 @@
-//! The scylla backend's tests: errors named as doppio names them, threads pinned, settings
-//! mapped.
+//! The scylla backend's tests: errors mapped onto the bench's kinds, threads pinned,
+//! settings mapped.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is a failed test with its location
 
@@ -13,11 +13,12 @@ use super::error::classify;
 use super::pins::Pins;
 use super::profile::{load_balancing, serial_consistency};
 use crate::backend::settings::{Locality, SerialConsistency as BenchSerial};
+use crate::engine::error_kind::ErrorKind;
 
-/// ScyllaDB's rate-limit error counts as doppio's kind of the same name, so that
-/// `errors_by_kind` compares like with like.
+/// ScyllaDB's rate-limit error counts as the bench's kind `rate_limited`, as doppio's does,
+/// so that `errors_by_kind` compares like with like.
 #[test]
-fn a_rate_limited_request_is_named_as_doppio_names_it() {
+fn a_rate_limited_request_counts_as_rate_limited() {
     let e = ExecutionError::LastAttemptError(RequestAttemptError::DbError(
         DbError::RateLimitReached {
             op_type: scylla::errors::OperationType::Read,
@@ -25,7 +26,22 @@ fn a_rate_limited_request_is_named_as_doppio_names_it() {
         },
         "Per-partition rate limit reached".into(),
     ));
-    assert_eq!(classify(&e), doppio_driver::ErrorKind::RateLimited.name());
+    assert_eq!(classify(&e), ErrorKind::RateLimited);
+}
+
+/// Protocol v5's codes that scylla-rust-driver leaves unnamed count as the doppio backend
+/// counts them: CDC_WRITE_FAILURE a write failure, CAS_WRITE_UNKNOWN a write timeout, any
+/// other a server error.
+#[test]
+fn v5_codes_count_as_on_the_doppio_backend() {
+    let of = |code| {
+        classify(&ExecutionError::LastAttemptError(
+            RequestAttemptError::DbError(DbError::Other(code), "test".into()),
+        ))
+    };
+    assert_eq!(of(0x1600), ErrorKind::WriteFailure);
+    assert_eq!(of(0x1700), ErrorKind::WriteTimeout);
+    assert_eq!(of(0x7777), ErrorKind::ServerError);
 }
 
 /// The cores the calling thread may run on, as the kernel lists them (`0`, `0-1`).

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::engine::cycles::CycleRange;
+use crate::engine::error_kind::ErrorKind;
 use crate::engine::grid::ReleaseGrid;
 use crate::engine::lateness::SendLateness;
 use crate::engine::limit::Limit;
@@ -47,7 +48,7 @@ pub struct WorkerEnd {
     /// Iterations run.
     pub iterations: u64,
     /// The first message of each error kind seen.
-    pub first_errors: Vec<(&'static str, String)>,
+    pub first_errors: Vec<(ErrorKind, String)>,
     /// When the last request finished.
     pub elapsed: Duration,
     /// Why the worker stopped before its limit (the node went away), if it did.

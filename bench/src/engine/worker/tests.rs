@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use super::validated::validated;
 use super::{run_worker, WorkerSpec};
 use crate::engine::cycles::CycleRange;
+use crate::engine::error_kind::ErrorKind;
 use crate::engine::grid::ReleaseGrid;
 use crate::engine::interval::interval_end;
 use crate::engine::limit::Limit;
@@ -48,7 +49,7 @@ impl<D: Fn(u64) -> Duration> BenchSession for Mock<D> {
         doppio_driver::rt::sleep((self.delay)(args.iteration)).await;
         if args.iteration % 50 == 49 {
             return Err(RequestError {
-                kind: "overloaded",
+                kind: ErrorKind::Overloaded,
                 message: format!("iteration {}", args.iteration),
             });
         }
@@ -126,7 +127,7 @@ fn every_iteration_runs_once_across_workers_and_fibers_and_errors_are_counted() 
             let end = run_worker(&mock, &|_| 0, &plan, &s, |x| samples.push(x)).await;
             // Iterations 49, 99, ... are odd: all on worker 1, which keeps the first.
             let expected = if w == 1 {
-                vec![("overloaded", "iteration 49".to_string())]
+                vec![(ErrorKind::Overloaded, "iteration 49".to_string())]
             } else {
                 vec![]
             };
@@ -515,7 +516,7 @@ fn validation_judges_the_rows_and_keeps_the_rest_of_the_answer() {
         })
     );
     let wrong = RequestError {
-        kind: "validation",
+        kind: ErrorKind::InvalidValue,
         message: "row 1 differs".into(),
     };
     let refused = validated(Ok(timed), |_| Err(wrong.clone()));
