@@ -6,14 +6,19 @@
 //! - [`cli`]: the command line's options and subcommands (clap) (child: `limits`, the
 //!   allowed range of every count and duration option, checked as it is parsed).
 //! - [`command`]: what each subcommand does, one module each (`schema`, `load`, `run`,
-//!   `curve`, `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`, `profile`,
-//!   `stress`), siblings that `main` dispatches to; below them `failure` (what ends a
-//!   command, with its exit code, and the commands' typed errors), `setup` (connection
-//!   options, workload, files to write), `measure` (the warm-then-measure routine of
-//!   `run`, `findmax` and `curve`, with its observers), `rounds` (the rounds of segments
-//!   `run` and `curve` share: backends connected once, the node warmed, capacities probed,
-//!   rounds at a rate) and `round_report` (the run report those rounds make), which
-//!   import no command.
+//!   `curve`, `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`, `cost`, `profile`,
+//!   `stress`), siblings that `main` dispatches to, each thin: its options made into an
+//!   experiment, run, and the result handed to the report and its files; below them `setup`
+//!   (connection options, workload, files to write) and `chart` (how the charts look).
+//! - [`experiment`]: what is measured, in which order and at which load (children:
+//!   `measure`, one backend's warmup and measured stretch with its observers; `rounds`, the
+//!   rounds of segments `run` and `curve` share: backends connected once, the node warmed,
+//!   capacities probed, each round's segments in `--order`; `equal_load`, one rate at a share
+//!   of the slowest capacity; `round_report`, the run report those rounds make; `stacks`, the
+//!   sampled stacks folded, split by layer and drawn; `run`, `doppio run`'s experiment;
+//!   `curve`, the loads of `doppio curve`; `findmax`, the saturation search).
+//! - [`failure`]: what ends a command, with its exit code, and the commands' typed errors
+//!   (beneath the commands and the experiment).
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
 //!   arguments (children: `expr` the generators, `encode` their CQL bytes, `dist`
 //!   cassandra-stress's distributions, `profile` cassandra-stress user profiles read and
@@ -85,6 +90,8 @@ pub(crate) mod backend;
 pub mod cli;
 pub mod command;
 pub mod engine;
+pub(crate) mod experiment;
+pub mod failure;
 pub mod interrupt;
 pub(crate) mod live_log;
 pub(crate) mod metrics_server;

@@ -4,8 +4,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::failure::{Failure, RunFailure, UsageError};
-use super::measure::phase_end;
 use super::setup::{connect_options, cycles_of, first_driver, workload_of};
 use crate::backend;
 use crate::cli::LoadArgs;
@@ -13,6 +11,8 @@ use crate::engine::drive::drive_phase;
 use crate::engine::grid::ReleaseGrid;
 use crate::engine::phase::{Phase, PhaseSpec};
 use crate::engine::Limit;
+use crate::experiment::measure::phase_end;
+use crate::failure::{Failure, RunFailure, UsageError};
 use crate::progress::Progress;
 
 /// `doppio load`: runs the workload's load statement `count` times.

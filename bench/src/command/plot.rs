@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 
 use super::chart::{self, DrawError, Line, Stroke};
-use super::failure::{Failure, PlotError, UsageError};
+use crate::failure::{Failure, PlotError, UsageError};
 use crate::report::findmax::{FindmaxReport, Step};
 use crate::report::{BackendReport, Report};
 use crate::slo::Slo;

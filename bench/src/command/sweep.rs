@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 
 use super::chart::{self, DrawError, Line};
-use super::failure::SweepError;
+use crate::failure::SweepError;
 use crate::report::{BackendReport, Report};
 
 /// One report's backends at its concurrency.
