@@ -9,7 +9,7 @@
 //!   `curve`, `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`, `cost`, `profile`,
 //!   `stress`), siblings that `main` dispatches to, each thin: its options made into an
 //!   experiment, run, and the result handed to the report and its files; below them `setup`
-//!   (connection options, workload, files to write) and `chart` (how the charts look).
+//!   (connection options, workload, files to write).
 //! - [`experiment`]: what is measured, in which order and at which load (children:
 //!   `measure`, one backend's warmup and measured stretch with its observers; `rounds`, the
 //!   rounds of segments `run` and `curve` share: backends connected once, the node warmed,
@@ -71,13 +71,15 @@
 //!   search, which `doppio findmax` writes and `doppio show` and `doppio plot` read;
 //!   `findmax_table`, its text table; `curve`, the load curve of `doppio curve`, made from
 //!   the run reports of its loads, and `curve_table`, its markdown).
+//! - [`render`]: the renderings besides the report's text (children: `svg`, the plots of
+//!   `plot`, `sweep` and `curve` with `chart`, how they all look; `prometheus`,
+//!   `--prometheus`, the run's figures at `/metrics` while it goes).
 //! - [`slo`]: findmax's options parsed: latency objectives and rates (apart from the search,
 //!   so that the command line reads them without an import circle).
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters): the
 //!   crate `doppio-units`, shared with the stub's fault rules.
 //! - [`secret`]: the password, which no `Debug` or `Display` of the options prints.
 //! - [`progress`]: a phase's progress on stderr (a bar on a terminal, plain lines otherwise).
-//! - [`metrics_server`]: `--prometheus`, the run's figures at `/metrics` while it goes.
 //! - [`live_log`]: `--hdr-log`, the HdrHistogram interval log written while the run goes.
 //! - [`interrupt`]: Ctrl-C and SIGTERM: the first stops the run and keeps what it measured,
 //!   a second exits at once.
@@ -94,9 +96,9 @@ pub(crate) mod experiment;
 pub mod failure;
 pub mod interrupt;
 pub(crate) mod live_log;
-pub(crate) mod metrics_server;
 pub(crate) mod probe;
 pub(crate) mod progress;
+pub(crate) mod render;
 pub mod report;
 pub mod secret;
 pub(crate) mod slo;

@@ -7,8 +7,9 @@
 //! before, without running anything.
 //!
 //! The loads are run by `crate::experiment::curve`; this command checks the options,
-//! writes each load's report as it ends and draws the curve (child: `plot`, the curve's
-//! SVG). The curve itself is the report layer's ([`crate::report::curve`]).
+//! writes each load's report as it ends and the curve (its SVG drawn by
+//! `crate::render::svg::curve`). The curve itself is the report layer's
+//! ([`crate::report::curve`]).
 
 use std::path::{Path, PathBuf};
 
@@ -22,8 +23,6 @@ use crate::report::curve::Curve;
 use crate::report::curve_table::markdown;
 use crate::report::file::write_text;
 use crate::report::{text, Report};
-
-mod plot;
 
 /// The files of the curve in `--out`.
 const CURVE_FILES: [&str; 3] = ["curve.json", "curve.md", "curve.svg"];
@@ -209,7 +208,7 @@ fn write_curve(dir: &Path, points: &[(String, Report)]) -> Result<Curve, CurveEr
         curve.workload,
         curve.loads.first().map_or(0, |l| l.concurrency)
     );
-    plot::draw(&curve, &svg, &title).map_err(|source| CurveError::Draw {
+    crate::render::svg::curve::draw(&curve, &svg, &title).map_err(|source| CurveError::Draw {
         path: svg.clone(),
         source,
     })?;

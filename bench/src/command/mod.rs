@@ -2,9 +2,9 @@
 //! `stress`, which runs `schema` and then `run`). Each is thin: its options checked and made
 //! into an experiment (`crate::experiment`: rounds, segments, order, equal load, the load
 //! curve, findmax), run, and its result handed to the report and its files. Below them, what
-//! they share: [`chart`] (how the charts of `plot`, `sweep` and `curve` look) and [`setup`]
-//! (connection options, workload, `--cycles`, the files a command writes). What ends a command
-//! is [`crate::failure`].
+//! they share: [`setup`] (connection options, workload, `--cycles`, the files a command
+//! writes). What ends a command is `crate::failure`; the SVG and Prometheus renderings are
+//! `crate::render`'s.
 //!
 //! Commands: [`schema`], [`load`], [`run`], [`curve`] (every backend at several equal
 //! loads: the load curve of cost per request), [`findmax`] (the saturation search),
@@ -16,7 +16,6 @@
 //! workload it runs as), [`stress`] (a cassandra-stress command line run: schema, then
 //! `run`).
 
-pub mod chart;
 pub mod cost;
 pub mod curve;
 pub mod findmax;

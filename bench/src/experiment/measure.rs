@@ -15,12 +15,12 @@ use crate::engine::drive::{drive_phase, PhaseOutcome};
 use crate::engine::phase::{PhaseError, PhaseSpec};
 use crate::failure::{Failure, RunFailure};
 use crate::live_log::LiveHdrLog;
-use crate::metrics_server::MetricsServer;
 use crate::probe::flame::{FlameError, Recording, Sampling, Stopped};
 use crate::probe::hw_counters::{HwCounting, HwCounts, Unavailable};
 use crate::probe::process_cost::{Cost, Counting, Meter};
 use crate::probe::server_cpu::{CpuReading, ServerLoad, ServerProcesses};
 use crate::progress::{PhaseEnd, Progress};
+use crate::render::prometheus::MetricsServer;
 use crate::workload::Workload;
 
 /// What watches a measured stretch besides its progress line.

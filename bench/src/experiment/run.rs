@@ -160,7 +160,7 @@ fn hdr_log_of(a: &RunArgs) -> Result<HdrLog, Failure> {
 fn prometheus_of(
     a: &RunArgs,
     workload: &Workload,
-) -> Result<Option<crate::metrics_server::MetricsServer>, Failure> {
+) -> Result<Option<crate::render::prometheus::MetricsServer>, Failure> {
     let Some(addr) = a.prometheus else {
         return Ok(None);
     };
@@ -168,7 +168,7 @@ fn prometheus_of(
         .into_iter()
         .map(|s| s.name)
         .collect();
-    let m = crate::metrics_server::MetricsServer::start(addr, names)
+    let m = crate::render::prometheus::MetricsServer::start(addr, names)
         .map_err(|source| UsageError::Prometheus { addr, source })?;
     eprintln!("prometheus metrics on http://{}/metrics", m.addr());
     Ok(Some(m))
