@@ -16,7 +16,8 @@
 //!   capacities probed, each round's segments in `--order`; `equal_load`, one rate at a share
 //!   of the slowest capacity; `round_report`, the run report those rounds make; `stacks`, the
 //!   sampled stacks folded, split by layer and drawn; `run`, `doppio run`'s experiment;
-//!   `curve`, the loads of `doppio curve`; `findmax`, the saturation search).
+//!   `curve`, the loads of `doppio curve`; `load`, the load phase of `doppio load`; `findmax`,
+//!   the saturation search).
 //! - [`failure`]: what ends a command, with its exit code, and the commands' typed errors
 //!   (beneath the commands and the experiment).
 //! - [`workload`]: workload files and built-ins compiled into statements with generated

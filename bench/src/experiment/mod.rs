@@ -18,12 +18,14 @@
 //!   speed, with its live outputs, stacks and `--validate` verdict.
 //! - [`curve`]: the loads of `doppio curve`: the capacities probed once, then the rounds at
 //!   each load.
+//! - [`load`]: the load phase of `doppio load`, on one backend.
 //! - [`findmax`]: the saturation search of `doppio findmax`: a rate raised step by step
 //!   until a step does not hold, then bisected.
 
 pub(crate) mod curve;
 pub(crate) mod equal_load;
 pub(crate) mod findmax;
+pub(crate) mod load;
 pub(crate) mod measure;
 pub(crate) mod round_report;
 pub(crate) mod rounds;
