@@ -6,14 +6,20 @@
 //! - [`cli`]: the command line's options and subcommands (clap) (child: `limits`, the
 //!   allowed range of every count and duration option, checked as it is parsed).
 //! - [`command`]: what each subcommand does, one module each (`schema`, `load`, `run`,
-//!   `curve`, `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`, `profile`,
-//!   `stress`), siblings that `main` dispatches to; below them `failure` (what ends a
-//!   command, with its exit code, and the commands' typed errors), `setup` (connection
-//!   options, workload, files to write), `measure` (the warm-then-measure routine of
-//!   `run`, `findmax` and `curve`, with its observers), `rounds` (the rounds of segments
-//!   `run` and `curve` share: backends connected once, the node warmed, capacities probed,
-//!   rounds at a rate) and `round_report` (the run report those rounds make), which
-//!   import no command.
+//!   `curve`, `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`, `cost`, `profile`,
+//!   `stress`), siblings that `main` dispatches to, each thin: its options made into an
+//!   experiment, run, and the result handed to the report and its files; below them `setup`
+//!   (connection options, workload, files to write).
+//! - [`experiment`]: what is measured, in which order and at which load (children:
+//!   `measure`, one backend's warmup and measured stretch with its observers; `rounds`, the
+//!   rounds of segments `run` and `curve` share: backends connected once, the node warmed,
+//!   capacities probed, each round's segments in `--order`; `equal_load`, one rate at a share
+//!   of the slowest capacity; `round_report`, the run report those rounds make; `stacks`, the
+//!   sampled stacks folded, split by layer and drawn; `run`, `doppio run`'s experiment;
+//!   `curve`, the loads of `doppio curve`; `load`, the load phase of `doppio load`; `findmax`,
+//!   the saturation search).
+//! - [`failure`]: what ends a command, with its exit code, and the commands' typed errors
+//!   (beneath the commands and the experiment).
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
 //!   arguments (children: `expr` the generators, `encode` their CQL bytes, `dist`
 //!   cassandra-stress's distributions, `profile` cassandra-stress user profiles read and
@@ -70,13 +76,15 @@
 //!   search, which `doppio findmax` writes and `doppio show` and `doppio plot` read;
 //!   `findmax_table`, its text table; `curve`, the load curve of `doppio curve`, made from
 //!   the run reports of its loads, and `curve_table`, its markdown).
+//! - [`render`]: the renderings besides the report's text (children: `svg`, the plots of
+//!   `plot`, `sweep` and `curve` with `chart`, how they all look; `prometheus`,
+//!   `--prometheus`, the run's figures at `/metrics` while it goes).
 //! - [`slo`]: findmax's options parsed: latency objectives and rates (apart from the search,
 //!   so that the command line reads them without an import circle).
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters): the
 //!   crate `doppio-units`, shared with the stub's fault rules.
 //! - [`secret`]: the password, which no `Debug` or `Display` of the options prints.
 //! - [`progress`]: a phase's progress on stderr (a bar on a terminal, plain lines otherwise).
-//! - [`metrics_server`]: `--prometheus`, the run's figures at `/metrics` while it goes.
 //! - [`live_log`]: `--hdr-log`, the HdrHistogram interval log written while the run goes.
 //! - [`interrupt`]: Ctrl-C and SIGTERM: the first stops the run and keeps what it measured,
 //!   a second exits at once.
@@ -90,11 +98,13 @@ pub(crate) mod backend;
 pub mod cli;
 pub mod command;
 pub mod engine;
+pub(crate) mod experiment;
+pub mod failure;
 pub mod interrupt;
 pub(crate) mod live_log;
-pub(crate) mod metrics_server;
 pub(crate) mod probe;
 pub(crate) mod progress;
+pub(crate) mod render;
 pub mod report;
 pub mod secret;
 pub(crate) mod slo;

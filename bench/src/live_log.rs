@@ -22,7 +22,7 @@ use crate::stats::LatencyHistogram;
 
 /// An interval log being written.
 #[derive(Debug)]
-pub struct LiveHdrLog {
+pub(crate) struct LiveHdrLog {
     out: BufWriter<File>,
     /// The log's StartTime and BaseTime: interval starts are offsets from it.
     start: SystemTime,
@@ -30,7 +30,7 @@ pub struct LiveHdrLog {
 
 impl LiveHdrLog {
     /// Creates `path` and writes the log's header, with `start` as its start time.
-    pub fn create(path: &Path, start: SystemTime) -> io::Result<Self> {
+    pub(crate) fn create(path: &Path, start: SystemTime) -> io::Result<Self> {
         let mut out = BufWriter::new(File::create(path)?);
         let secs = start
             .duration_since(UNIX_EPOCH)
@@ -53,7 +53,7 @@ impl LiveHdrLog {
     }
 
     /// Appends the interval that began at `began` and lasted `duration`, tagged `tag`.
-    pub fn interval(
+    pub(crate) fn interval(
         &mut self,
         tag: &str,
         began: SystemTime,

@@ -28,7 +28,7 @@ enum Mode {
 }
 
 /// One phase's progress display.
-pub struct Progress {
+pub(crate) struct Progress {
     mode: Mode,
     label: String,
     limit: Limit,
@@ -49,7 +49,7 @@ pub struct Progress {
 
 /// How a phase ended, as its last progress line says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PhaseEnd {
+pub(crate) enum PhaseEnd {
     /// It ran to its limit.
     Completed,
     /// It stopped before (Ctrl-C, an outage, a failure).
@@ -58,7 +58,7 @@ pub enum PhaseEnd {
 
 impl Progress {
     /// Progress of a phase called `label` that runs until `limit`.
-    pub fn new(quiet: bool, label: &str, limit: Limit, every: Duration) -> Self {
+    pub(crate) fn new(quiet: bool, label: &str, limit: Limit, every: Duration) -> Self {
         let mode = if quiet {
             Mode::Off
         } else if std::io::stderr().is_terminal() {
@@ -100,13 +100,13 @@ impl Progress {
     }
 
     /// A warm-up's progress: its samples keep no figures (the lines say it warms up).
-    pub fn warming_up(mut self) -> Self {
+    pub(crate) fn warming_up(mut self) -> Self {
         self.warming_up = true;
         self
     }
 
     /// Takes one merged sample.
-    pub fn sample(&mut self, s: &Sample) {
+    pub(crate) fn sample(&mut self, s: &Sample) {
         if matches!(self.mode, Mode::Off) {
             return;
         }
@@ -141,7 +141,7 @@ impl Progress {
     }
 
     /// The phase has ended as `end` says.
-    pub fn done(&mut self, end: PhaseEnd) {
+    pub(crate) fn done(&mut self, end: PhaseEnd) {
         match &self.mode {
             Mode::Off => {}
             Mode::Bar(bar) => bar.finish_and_clear(),

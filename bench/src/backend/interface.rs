@@ -9,7 +9,7 @@ use crate::engine::phase::{BackendError, PhaseRunner};
 /// A connected backend.
 /// What the engine needs to run a phase on it ([`PhaseRunner`]: its workers, preparing and
 /// running a phase) comes with it.
-pub trait Backend: PhaseRunner {
+pub(crate) trait Backend: PhaseRunner {
     /// Which driver.
     fn driver(&self) -> Driver;
     /// Runs statements one after another (schema), failing on the first error.

@@ -21,10 +21,10 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
-use super::failure::{CostError, Failure};
 use crate::backend::cost_scenario::{Scenario, ROW_BYTES};
 use crate::backend::Driver;
 use crate::cli::CostArgs;
+use crate::failure::{CostError, Failure};
 
 /// One tool's counts over one child run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

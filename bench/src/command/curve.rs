@@ -6,19 +6,23 @@
 //! (`curve.json`, `curve.md`, `curve.svg`). `--from` draws the curve from reports written
 //! before, without running anything.
 //!
-//! Children: `points`, the loads run and their reports written; `plot`, the curve's SVG.
-//! The curve itself is the report layer's ([`crate::report::curve`]).
+//! The loads are run by `crate::experiment::curve`; this command checks the options,
+//! writes each load's report as it ends and the curve (its SVG drawn by
+//! `crate::render::svg::curve`). The curve itself is the report layer's
+//! ([`crate::report::curve`]).
 
 use std::path::{Path, PathBuf};
 
-use super::failure::{CurveError, Failure, RunFailure};
+use super::setup::{result_options, with_validation, workload_of};
 use crate::cli::{limits::Loads, CurveArgs};
+use crate::experiment::curve::{CurvePlan, DEFAULT_ROUNDS};
+use crate::experiment::round_report::{new_report, server_of, Heading};
+use crate::experiment::rounds::Plan;
+use crate::failure::{CurveError, Failure, RunFailure, UsageError};
 use crate::report::curve::Curve;
 use crate::report::curve_table::markdown;
-use crate::report::Report;
-
-mod plot;
-mod points;
+use crate::report::file::write_text;
+use crate::report::{text, Report};
 
 /// The files of the curve in `--out`.
 const CURVE_FILES: [&str; 3] = ["curve.json", "curve.md", "curve.svg"];
@@ -38,9 +42,10 @@ pub fn curve(a: &CurveArgs, argv: Vec<String>) -> Result<(), Failure> {
 /// folder last, created then), the loads run, then the curve of those that finished. The
 /// command's failure is the loads' own, then the curve's.
 fn measure(a: &CurveArgs, argv: Vec<String>) -> Result<(), Failure> {
-    let prepared = points::prepare(a, argv)?;
+    let plan = prepare(a, argv)?;
     prepare_out(&a.out, a.force)?;
-    let (points, result) = points::run(prepared);
+    let (points, result) =
+        crate::experiment::curve::run(plan, &mut |report| write_load(&a.out, report));
     let finished = points.iter().any(|(_, r)| r.fatal_error.is_none());
     let curve = finished.then(|| write_curve(&a.out, &points));
     result?;
@@ -48,6 +53,61 @@ fn measure(a: &CurveArgs, argv: Vec<String>) -> Result<(), Failure> {
         Some(Err(e)) => Err(RunFailure::Curve(e).into()),
         _ => Ok(()),
     }
+}
+
+/// Every check of `a` that needs no folder and no connection: workload, drivers, the
+/// connection options, `--server-pid`.
+fn prepare(a: &CurveArgs, argv: Vec<String>) -> Result<CurvePlan<'_>, Failure> {
+    let c = &a.connect;
+    let workload = with_validation(workload_of(c)?, false)?;
+    let drivers = c.drivers()?;
+    if drivers.is_empty() {
+        return Err(UsageError::NoDriver.into());
+    }
+    let options = result_options(c, &a.results, &drivers)?;
+    let started_at = crate::report::now_rfc3339();
+    let server = server_of(a.rounds.server_pid, &options)?;
+    let plan = Plan {
+        args: &a.rounds,
+        connect: c,
+        workload,
+        segments: a.rounds.segments.unwrap_or(DEFAULT_ROUNDS),
+        cycles: None,
+    };
+    let heading = Heading {
+        argv,
+        tag: a.tag.clone(),
+        started_at,
+    };
+    let mut template = new_report(&plan, &drivers, &options, server.as_ref(), heading);
+    // Every load is paced: the grid is in force at each.
+    template.config.release_grid_s = Some(a.rounds.release_grid.as_secs_f64());
+    Ok(CurvePlan {
+        a,
+        drivers,
+        options,
+        server,
+        plan,
+        template,
+    })
+}
+
+/// Writes a load's report to `dir` as `load-PERCENT.json` and its text as `.txt`; the
+/// JSON file's name.
+fn write_load(dir: &Path, report: &Report) -> Result<String, Failure> {
+    let share = report.config.equal_load.as_ref().map_or(0.0, |e| e.share);
+    let stem = format!("load-{}", Loads::percent(share));
+    let json = dir.join(format!("{stem}.json"));
+    let txt = dir.join(format!("{stem}.txt"));
+    let failed = |e| Failure::Run(RunFailure::Report(e));
+    report.write(&json).map_err(failed)?;
+    write_text(&txt, text::render(report, false)).map_err(failed)?;
+    eprintln!(
+        "load report written to {} and {}",
+        json.display(),
+        txt.display()
+    );
+    Ok(format!("{stem}.json"))
 }
 
 /// `--from`'s reports, each a point of a curve, one per load; each kept with its file's
@@ -148,7 +208,7 @@ fn write_curve(dir: &Path, points: &[(String, Report)]) -> Result<Curve, CurveEr
         curve.workload,
         curve.loads.first().map_or(0, |l| l.concurrency)
     );
-    plot::draw(&curve, &svg, &title).map_err(|source| CurveError::Draw {
+    crate::render::svg::curve::draw(&curve, &svg, &title).map_err(|source| CurveError::Draw {
         path: svg.clone(),
         source,
     })?;

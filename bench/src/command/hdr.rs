@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::failure::{Failure, UsageError};
+use crate::failure::{Failure, UsageError};
 use crate::report::Report;
 
 /// `doppio hdr`: the chosen backend's samples as an HdrHistogram interval log, or with

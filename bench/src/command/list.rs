@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::failure::{Failure, UsageError};
+use crate::failure::{Failure, UsageError};
 use crate::report::file::is_report_name;
 use crate::report::findmax::FindmaxReport;
 use crate::report::Report;

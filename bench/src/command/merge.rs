@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::failure::Failure;
+use crate::failure::Failure;
 use crate::report::Report;
 
 /// `doppio merge`: the machines' `reports` of one test run combined into `output`

@@ -1,8 +1,8 @@
 //! `doppio profile convert`: a cassandra-stress user profile printed as the doppio TOML
 //! workload it runs as, what could not be carried over listed on stderr.
 
-use super::failure::Failure;
 use crate::cli::ProfileCommand;
+use crate::failure::Failure;
 use crate::workload::profile::{to_toml_all, Profile};
 use crate::workload::WorkloadError;
 

@@ -1,29 +1,23 @@
-//! `doppio run`: per backend a warmup and measured segments (alternating between backends
-//! when there are several), the driver's overhead around each measured segment, then the text
-//! report on stdout and the JSON report on disk.
+//! `doppio run`: its options checked and made into rounds of segments (the experiment,
+//! `crate::experiment::run`: per backend a warmup and measured segments, alternating
+//! between backends when there are several, the driver's overhead around each measured
+//! segment), then the text report on stdout and the JSON report on disk.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use super::failure::{Failure, RunFailure, UsageError};
-use super::measure::{Flamegraph, HdrLog, Prometheus, ServerCpu};
-use super::round_report::{
-    add_backends, capacities_text, equal_load, new_report, server_of, warn_unsampled, Heading,
-};
-use super::rounds::{per_segment, Plan, Rounds, Sampled, Watchers};
 use super::setup::{
     check_writable, cycles_of, result_options, with_validation, workload_of, ReportPath,
 };
-use crate::backend::{ConnectOptions, Driver};
+use crate::backend::Driver;
 use crate::cli::RunArgs;
 use crate::engine::cycles::Cycles;
-use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
-use crate::probe::anatomy::Anatomy;
-use crate::probe::flame::{Flames, Sampling};
-use crate::probe::server_cpu::ServerProcesses;
-use crate::report::{text, AnatomyReport, BackendRun, Report, RunConfig, StatementInfo};
+use crate::experiment::round_report::{new_report, server_of, Heading};
+use crate::experiment::rounds::{per_segment, Plan};
+use crate::experiment::run::Setup;
+use crate::experiment::stacks::sampled_as;
+use crate::failure::{Failure, RunFailure, UsageError};
+use crate::report::{text, Report, RunConfig};
 use crate::workload::Workload;
 
 /// `doppio run`: warmup and measured segments per driver (alternating when two), overhead
@@ -70,29 +64,12 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     };
     let mut report = new_report(&plan, &drivers, &options, server.as_ref(), heading);
     pacing_of(a, &mut report.config, cycles);
-    let mut runs: BTreeMap<Driver, BackendRun> = BTreeMap::new();
-    let mut flames = Flames::default();
     let setup = Setup {
         drivers: &drivers,
         options: &options,
         server,
     };
-    let result = run_segments(a, plan, setup, &mut report, &mut runs, &mut flames);
-    // Sampled stacks (--flamegraph, --anatomy), folded once the backends have stopped.
-    let folded = fold_stacks(a, &mut report, &flames);
-    if let Err(e) = &result {
-        report.fatal_error = Some(e.to_string());
-    }
-    let constant = a.rate.as_ref().and_then(|r| r.constant()).is_some();
-    add_backends(&mut report, &runs, constant, r.concurrency);
-    if let (Some((_, sampling)), Some(Ok(folded))) = (sampled_as(a), &folded) {
-        anatomy_of(&mut report, folded, &sampling, &flames.recorder_cpu);
-        if let Some(prefix) = &a.flamegraph {
-            flamegraphs_of(&mut report, prefix, folded);
-        }
-    }
-    warn_unsampled(&mut report, &runs, result.is_ok());
-    let result = result.and_then(|()| validation_verdict(&report));
+    let result = crate::experiment::run::run(a, plan, setup, &mut report);
     conclude(a, report, output, result)
 }
 
@@ -125,54 +102,6 @@ fn pacing_of(a: &RunArgs, config: &mut RunConfig, cycles: Option<Cycles>) {
         (a.rate.is_some() || a.equal_load.is_some()).then_some(a.rounds.release_grid.as_secs_f64());
     config.cycles = cycles.map(Into::into);
     config.waterfall_every = a.waterfall;
-}
-
-/// `--flamegraph` or `--anatomy`: the recorded stacks folded (with a warning that the
-/// figures include the sampling's perturbation), or why they could not be (a warning too);
-/// `None` when the run sampled none.
-fn fold_stacks(
-    a: &RunArgs,
-    report: &mut Report,
-    flames: &Flames,
-) -> Option<Result<BTreeMap<String, Vec<u8>>, String>> {
-    let (what, sampling) = sampled_as(a)?;
-    report.warnings.push(format!(
-        "sampled run ({}): CPU and syscall figures include its perturbation",
-        sampling.describe()
-    ));
-    if !a.connect.quiet {
-        eprintln!("reading back the sampled stacks (perf script): this takes a while");
-    }
-    Some(flames.fold().map_err(|e| {
-        let why = format!("no {what}: {e}");
-        report.warnings.push(why.clone());
-        why
-    }))
-}
-
-/// `--flamegraph`: the flamegraphs drawn, and where each backend's folded stacks are (for
-/// `show --flamediff`); a failure to draw them is a warning.
-fn flamegraphs_of(
-    report: &mut Report,
-    prefix: &std::path::Path,
-    folded: &BTreeMap<String, Vec<u8>>,
-) {
-    match draw_flamegraphs(prefix, folded, report) {
-        Ok(files) => {
-            for f in files {
-                eprintln!("flamegraph written to {}", f.display());
-            }
-            for (driver, b) in report.backends.iter_mut() {
-                if let Some(a) = b.anatomy.as_mut().filter(|_| folded.contains_key(driver)) {
-                    let path = crate::probe::flame::folded_path(prefix, driver);
-                    // Absolute, so that `show` finds it from any folder.
-                    let path = std::fs::canonicalize(&path).unwrap_or(path);
-                    a.folded = Some(path.display().to_string());
-                }
-            }
-        }
-        Err(e) => report.warnings.push(format!("no flamegraph: {e}")),
-    }
 }
 
 /// The run's end: the text report on stdout, the JSON report written (unless the run
@@ -224,187 +153,4 @@ fn conclude(
         }
     }
     Ok(output.path().to_owned())
-}
-
-/// Whether the run samples its stacks, named as its failures are (`flamegraph`,
-/// `anatomy`), and how densely.
-fn sampled_as(a: &RunArgs) -> Option<(&'static str, Sampling)> {
-    match (&a.flamegraph, a.anatomy) {
-        (Some(_), _) => Some(("flamegraph", Sampling::FLAMEGRAPH)),
-        (None, true) => Some(("anatomy", Sampling::ANATOMY)),
-        (None, false) => None,
-    }
-}
-
-/// Each backend's CPU per request split by layer, from its folded stacks.
-fn anatomy_of(
-    report: &mut Report,
-    folded: &BTreeMap<String, Vec<u8>>,
-    sampling: &Sampling,
-    recorder_cpu: &BTreeMap<String, std::time::Duration>,
-) {
-    for (driver, stacks) in folded {
-        if let Some(b) = report.backends.get_mut(driver) {
-            let anatomy = Anatomy::from_folded(&String::from_utf8_lossy(stacks));
-            b.anatomy = Some(AnatomyReport::new(
-                &anatomy,
-                sampling,
-                b.cpu_us_per_req,
-                b.requests,
-                recorder_cpu.get(driver).copied(),
-            ));
-        }
-    }
-}
-
-/// `--flamegraph`: each backend's flamegraph, and a differential one of CPU per request for
-/// each pair of backends that measured requests (the later in `--driver` against the
-/// earlier).
-fn draw_flamegraphs(
-    prefix: &std::path::Path,
-    folded: &BTreeMap<String, Vec<u8>>,
-    report: &Report,
-) -> Result<Vec<PathBuf>, crate::probe::flame::FlameError> {
-    let mut files = crate::probe::flame::draw(prefix, folded)?;
-    let measured: Vec<(&str, &[u8], u64)> = report
-        .config
-        .drivers
-        .iter()
-        .filter_map(|d| {
-            let requests = report.backends.get(d)?.requests;
-            let stacks = folded.get(d)?;
-            (requests > 0).then_some((d.as_str(), stacks.as_slice(), requests))
-        })
-        .collect();
-    for (i, a) in measured.iter().enumerate() {
-        for b in &measured[i + 1..] {
-            files.push(crate::probe::flame::draw_differential(prefix, *a, *b)?);
-        }
-    }
-    Ok(files)
-}
-
-/// A validated run fails when any backend saw a value that differs or a row that is missing.
-fn validation_verdict(report: &Report) -> Result<(), Failure> {
-    use crate::engine::validate::{MISMATCH, MISSING};
-    if report.config.validated.is_empty() {
-        return Ok(());
-    }
-    let failed: Vec<String> = report
-        .backends
-        .iter()
-        .filter_map(|(name, b)| {
-            let count = |k: &str| b.errors_by_kind.get(k).copied().unwrap_or(0);
-            let (differ, missing) = (count(MISMATCH), count(MISSING));
-            (differ + missing > 0)
-                .then(|| format!("{name}: {differ} values differ, {missing} rows missing"))
-        })
-        .collect();
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(RunFailure::Validation(failed).into())
-    }
-}
-
-/// What `run`'s rounds measure with, besides its options.
-struct Setup<'a> {
-    /// The backends, in `--driver`'s order.
-    drivers: &'a [Driver],
-    /// How they connect.
-    options: &'a ConnectOptions,
-    /// The node's processes, when it runs on this machine.
-    server: Option<ServerProcesses>,
-}
-
-/// The backends connected, the live outputs started (`--hdr-log`, `--prometheus`), the
-/// node warmed, each backend's capacity probed with `--equal-load`, then the rounds; what
-/// they measured goes to `runs`, the recorded stacks to `flames`.
-fn run_segments(
-    a: &RunArgs,
-    plan: Plan<'_>,
-    m: Setup<'_>,
-    report: &mut Report,
-    runs: &mut BTreeMap<Driver, BackendRun>,
-    flames: &mut Flames,
-) -> Result<(), Failure> {
-    let workload = plan.workload.clone();
-    let mut rounds = Rounds::connect(plan, m.drivers, m.options, &mut report.config, runs)?;
-    let hdr_log = hdr_log_of(a)?;
-    let metrics = prometheus_of(a, &workload)?;
-    let mut watch = Watchers {
-        hdr_log: Some(hdr_log),
-        prometheus: metrics.as_ref().map(Prometheus),
-        // --anatomy alone keeps its recordings in the temporary folder until they are
-        // folded.
-        sampled: sampled_as(a).map(|(what, sampling)| {
-            let prefix = a.flamegraph.clone().unwrap_or_else(|| {
-                std::env::temp_dir().join(format!("doppio-anatomy-{}", std::process::id()))
-            });
-            Sampled {
-                what,
-                recorder: Flamegraph::new(prefix, sampling),
-                flames: Flames::default(),
-            }
-        }),
-        server_cpu: m.server.map(ServerCpu::new),
-        ..Watchers::default()
-    };
-    let result = (|| {
-        rounds.warm_server()?;
-        let mut rate = a.rate.clone().map(Arc::new);
-        if let Some(share) = a.equal_load {
-            let found = equal_load(share, rounds.capacities()?)?;
-            eprintln!(
-                "equal load: {:.0} iterations/s, {:.0} % of the slowest capacity ({})",
-                found.rate,
-                share * 100.0,
-                capacities_text(&found.capacities)
-            );
-            rate = Some(Arc::new(RateSchedule::steady(found.rate)));
-            report.config.rate = Some(found.rate);
-            report.config.equal_load = Some(found);
-        }
-        rounds.run(rate, &mut watch, runs, &mut report.warnings)
-    })();
-    // The backends stop before the live outputs do, and before the stacks are read back.
-    drop(rounds);
-    if let Some(s) = watch.sampled.take() {
-        *flames = s.flames;
-    }
-    result
-}
-
-/// `--hdr-log`: the interval log, created (an empty log without the option).
-fn hdr_log_of(a: &RunArgs) -> Result<HdrLog, Failure> {
-    let live = match &a.hdr_log {
-        Some(path) => Some(
-            crate::live_log::LiveHdrLog::create(path, std::time::SystemTime::now()).map_err(
-                |source| UsageError::HdrLog {
-                    path: path.clone(),
-                    source,
-                },
-            )?,
-        ),
-        None => None,
-    };
-    Ok(HdrLog::new(live))
-}
-
-/// `--prometheus`: the metrics server of `workload`'s statements, started.
-fn prometheus_of(
-    a: &RunArgs,
-    workload: &Workload,
-) -> Result<Option<crate::metrics_server::MetricsServer>, Failure> {
-    let Some(addr) = a.prometheus else {
-        return Ok(None);
-    };
-    let names = StatementInfo::of_workload(workload)
-        .into_iter()
-        .map(|s| s.name)
-        .collect();
-    let m = crate::metrics_server::MetricsServer::start(addr, names)
-        .map_err(|source| UsageError::Prometheus { addr, source })?;
-    eprintln!("prometheus metrics on http://{}/metrics", m.addr());
-    Ok(Some(m))
 }

@@ -1,9 +1,9 @@
 //! `doppio schema`: the workload's schema statements, run once.
 
-use super::failure::Failure;
 use super::setup::{connect_options, first_driver, workload_of};
 use crate::backend;
 use crate::cli::Connect;
+use crate::failure::Failure;
 
 /// `doppio schema`: runs the workload's schema statements.
 pub fn schema(c: &Connect) -> Result<(), Failure> {

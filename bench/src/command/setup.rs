@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::failure::{Failure, UsageError};
 use crate::backend::{self, ConnectOptions, Driver, Locality};
 use crate::cli::{Connect, CyclesArgs, ResultArgs};
 use crate::engine::cycles::Cycles;
+use crate::failure::{Failure, UsageError};
 use crate::workload::Workload;
 
 /// The connection options of `c`, checked against every backend of `drivers` (a setting one

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use super::failure::{Failure, UsageError};
 use super::setup::check_writable;
+use crate::failure::{Failure, UsageError};
 use crate::report::findmax::FindmaxReport;
 use crate::report::BackendReport;
 use crate::report::{text, Report};

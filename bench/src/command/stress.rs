@@ -6,9 +6,9 @@
 use clap::Parser;
 
 use crate::cli::{Cli, Command, RunArgs, StressArgs};
-use crate::command::failure::Failure;
 use crate::command::setup::{check_writable, connect_options, workload_of};
 use crate::command::{run, schema};
+use crate::failure::Failure;
 use crate::stress_cli::{self, StressError};
 
 /// The `doppio run` options and workload the line stands for.

@@ -86,7 +86,7 @@ pub(crate) struct Recording {
 }
 
 /// A recording that ended.
-pub struct Stopped {
+pub(crate) struct Stopped {
     /// Its data file.
     pub data: PathBuf,
     /// The CPU time `perf record` itself used (user and system), which the bench's own

@@ -48,7 +48,7 @@ pub enum ServerCpuError {
 
 /// The processes serving the nodes, found or given.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerProcesses {
+pub(crate) struct ServerProcesses {
     /// Their pids.
     pub pids: Vec<u32>,
     /// The cores they may run on (the union of their affinities).
@@ -57,7 +57,7 @@ pub struct ServerProcesses {
 
 impl ServerProcesses {
     /// The process `pid` (`--server-pid`).
-    pub fn given(pid: u32) -> Result<Self, ServerCpuError> {
+    pub(crate) fn given(pid: u32) -> Result<Self, ServerCpuError> {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .map_err(|source| ServerCpuError::NoProcess { pid, source })?;
         Ok(ServerProcesses {
@@ -69,7 +69,7 @@ impl ServerProcesses {
     /// The processes listening on `nodes` that are on this machine (a loopback address, or
     /// one of this machine's own); `None` when no node is local or no listener is found
     /// (another user's process, or no permission to read its descriptors).
-    pub fn listening_on(nodes: &[SocketAddr]) -> Option<Self> {
+    pub(crate) fn listening_on(nodes: &[SocketAddr]) -> Option<Self> {
         let local: Vec<SocketAddr> = nodes.iter().copied().filter(is_local).collect();
         if local.is_empty() {
             return None;
@@ -87,7 +87,7 @@ impl ServerProcesses {
     }
 
     /// Their CPU time and the machine's now.
-    pub fn read(&self) -> CpuReading {
+    pub(crate) fn read(&self) -> CpuReading {
         let ticks = clock_ticks();
         let server = self
             .pids

@@ -1,31 +1,30 @@
-//! The warm-then-measure routine of `run` and `findmax`: one backend's warmup (nothing
+//! The warm-then-measure routine of `run`, `curve` and `findmax`: one backend's warmup (nothing
 //! recorded) and then its measured stretch, each with its progress line. What else watches
 //! the measured stretch (Prometheus, the HdrHistogram log, a flamegraph recording) attaches
 //! as an [`Observer`], called once before the stretch, once per merged sample interval and
 //! once after it: never per request, so that the request loops stay as they are. The
 //! driver's overhead ([`Meter`]) and its counters are read around the stretch when asked.
-//! Imports no command.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use super::failure::{Failure, RunFailure};
 use crate::backend::{Backend, Driver, DriverCounters};
 use crate::engine::collect::Sample;
 use crate::engine::drive::{drive_phase, PhaseOutcome};
 use crate::engine::phase::{PhaseError, PhaseSpec};
+use crate::failure::{Failure, RunFailure};
 use crate::live_log::LiveHdrLog;
-use crate::metrics_server::MetricsServer;
 use crate::probe::flame::{FlameError, Recording, Sampling, Stopped};
 use crate::probe::hw_counters::{HwCounting, HwCounts, Unavailable};
 use crate::probe::process_cost::{Cost, Counting, Meter};
 use crate::probe::server_cpu::{CpuReading, ServerLoad, ServerProcesses};
 use crate::progress::{PhaseEnd, Progress};
+use crate::render::prometheus::MetricsServer;
 use crate::workload::Workload;
 
 /// What watches a measured stretch besides its progress line.
-pub trait Observer {
+pub(crate) trait Observer {
     /// The stretch is about to start (after the warmup).
     fn before(&mut self, _driver: Driver) {}
     /// A merged sample interval of the stretch; `phase_start` is about when its intervals
@@ -37,48 +36,48 @@ pub trait Observer {
 }
 
 /// One backend's warmup and measured stretch.
-pub struct Stretch<'a> {
+pub(crate) struct Stretch<'a> {
     /// The backend.
-    pub backend: &'a Arc<dyn Backend>,
+    pub(crate) backend: &'a Arc<dyn Backend>,
     /// The workload it runs.
-    pub workload: &'a Arc<Workload>,
+    pub(crate) workload: &'a Arc<Workload>,
     /// The warmup's phase (`None`: no warmup).
-    pub warmup: Option<PhaseSpec>,
+    pub(crate) warmup: Option<PhaseSpec>,
     /// The measured phase.
-    pub measured: PhaseSpec,
+    pub(crate) measured: PhaseSpec,
     /// The warmup's progress label.
-    pub warmup_label: String,
+    pub(crate) warmup_label: String,
     /// The measured stretch's progress label.
-    pub label: String,
+    pub(crate) label: String,
     /// How a failure of the warmup names it (`the warmup`, `a warmup`).
-    pub warmup_name: &'static str,
+    pub(crate) warmup_name: &'static str,
     /// No progress on stderr (`-q`).
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// How often a progress line is printed when stderr is not a terminal.
-    pub progress_every: Duration,
+    pub(crate) progress_every: Duration,
     /// Measure the driver's overhead over the stretch ([`Meter`]), counting syscalls so
     /// (`None`: not measured).
-    pub meter: Option<Counting>,
+    pub(crate) meter: Option<Counting>,
     /// Read the driver's counters before and after the stretch.
-    pub counters: bool,
+    pub(crate) counters: bool,
     /// The threads of each other backend, parked while this one runs: what they do over
     /// the measured stretch is left out of its cost and given in [`Cost::apart`], in this
     /// order (`Meter::start_apart`).
-    pub parked: &'a [Vec<i32>],
+    pub(crate) parked: &'a [Vec<i32>],
 }
 
 /// What a measured stretch produced.
-pub struct Measured {
+pub(crate) struct Measured {
     /// The phase's outcome, or why it failed.
-    pub outcome: Result<PhaseOutcome, PhaseError>,
+    pub(crate) outcome: Result<PhaseOutcome, PhaseError>,
     /// The driver's overhead over the stretch, if asked.
-    pub cost: Option<Cost>,
+    pub(crate) cost: Option<Cost>,
     /// The driver's counters before and after the stretch, if asked and the driver has them.
-    pub counters: Option<(DriverCounters, DriverCounters)>,
+    pub(crate) counters: Option<(DriverCounters, DriverCounters)>,
 }
 
 /// How a phase with `outcome` (none: it failed) ended, for its last progress line.
-pub fn phase_end(outcome: Option<&PhaseOutcome>) -> PhaseEnd {
+pub(crate) fn phase_end(outcome: Option<&PhaseOutcome>) -> PhaseEnd {
     match outcome {
         Some(o) if o.aborted.is_none() && !crate::interrupt::interrupted() => PhaseEnd::Completed,
         _ => PhaseEnd::Stopped,
@@ -91,7 +90,7 @@ pub fn phase_end(outcome: Option<&PhaseOutcome>) -> PhaseEnd {
 /// interrupted or aborted, is returned as the failure; the measured stretch's outcome is
 /// returned as it is, for the caller to keep what it measured before judging it
 /// ([`ended`]).
-pub fn warm_then_measure(
+pub(crate) fn warm_then_measure(
     s: Stretch<'_>,
     started: &mut bool,
     observers: &mut [&mut dyn Observer],
@@ -154,7 +153,7 @@ pub fn warm_then_measure(
 /// statement refused before any phase ran (`started`, set once this one has) is a bad
 /// workload; an interrupted phase, or one that stopped before its limit (the node went away,
 /// named as `name` says: `the warmup`), ends it.
-pub fn unrecorded(
+pub(crate) fn unrecorded(
     backend: &Arc<dyn Backend>,
     workload: &Arc<Workload>,
     spec: PhaseSpec,
@@ -183,7 +182,7 @@ pub fn unrecorded(
 
 /// How a measured stretch that ran ends the command: interrupted, or `aborted` (the node
 /// went away: [`PhaseOutcome::aborted`]), or not at all.
-pub fn ended(driver: Driver, aborted: Option<String>) -> Result<(), Failure> {
+pub(crate) fn ended(driver: Driver, aborted: Option<String>) -> Result<(), Failure> {
     if crate::interrupt::interrupted() {
         return Err(Failure::Interrupted);
     }
@@ -199,16 +198,16 @@ pub fn ended(driver: Driver, aborted: Option<String>) -> Result<(), Failure> {
 
 /// The node's CPU around each measured stretch, when it runs on this machine
 /// ([`crate::probe::server_cpu`]).
-pub struct ServerCpu {
+pub(crate) struct ServerCpu {
     processes: ServerProcesses,
     before: Option<CpuReading>,
     /// The last stretch's load, taken by the caller.
-    pub last: Option<ServerLoad>,
+    pub(crate) last: Option<ServerLoad>,
 }
 
 impl ServerCpu {
     /// Watches `processes`.
-    pub fn new(processes: ServerProcesses) -> Self {
+    pub(crate) fn new(processes: ServerProcesses) -> Self {
         ServerCpu {
             processes,
             before: None,
@@ -232,7 +231,7 @@ impl Observer for ServerCpu {
 }
 
 /// `--prometheus`: each sample and each stretch's overhead served at `/metrics`.
-pub struct Prometheus<'a>(pub &'a MetricsServer);
+pub(crate) struct Prometheus<'a>(pub &'a MetricsServer);
 
 impl Observer for Prometheus<'_> {
     fn sample(&mut self, driver: Driver, _phase_start: SystemTime, sample: &Sample) {
@@ -248,19 +247,19 @@ impl Observer for Prometheus<'_> {
 
 /// `--hdr-log`: each sample's latency histogram appended to the interval log. The first
 /// write that fails stops the log for the rest of the run ([`HdrLog::failed`]).
-pub struct HdrLog {
+pub(crate) struct HdrLog {
     log: Option<LiveHdrLog>,
     error: Option<std::io::Error>,
 }
 
 impl HdrLog {
     /// The log written to `log`, if any.
-    pub fn new(log: Option<LiveHdrLog>) -> Self {
+    pub(crate) fn new(log: Option<LiveHdrLog>) -> Self {
         HdrLog { log, error: None }
     }
 
     /// The write that failed during the last stretch, if one did (the log is closed then).
-    pub fn failed(&mut self) -> Option<std::io::Error> {
+    pub(crate) fn failed(&mut self) -> Option<std::io::Error> {
         self.error.take()
     }
 }
@@ -284,21 +283,21 @@ impl Observer for HdrLog {
 
 /// `--flamegraph` and `--anatomy`: `perf record` around each measured stretch, its data
 /// file named by the prefix, the driver and the stretch's number.
-pub struct Flamegraph {
+pub(crate) struct Flamegraph {
     prefix: PathBuf,
     sampling: Sampling,
     /// The number of the next stretch's data file.
-    pub segment: usize,
+    pub(crate) segment: usize,
     recording: Option<Recording>,
     /// The recordings stopped, by driver, in order.
-    pub recorded: Vec<(Driver, Stopped)>,
+    pub(crate) recorded: Vec<(Driver, Stopped)>,
     /// Recordings that could not start or stop.
-    pub failures: Vec<FlameError>,
+    pub(crate) failures: Vec<FlameError>,
 }
 
 impl Flamegraph {
     /// Recordings named `PREFIX-<driver>-<segment>.perf.data`, sampled so.
-    pub fn new(prefix: PathBuf, sampling: Sampling) -> Self {
+    pub(crate) fn new(prefix: PathBuf, sampling: Sampling) -> Self {
         Flamegraph {
             prefix,
             sampling,
@@ -336,10 +335,10 @@ impl Observer for Flamegraph {
 
 /// Hardware counters around each measured stretch, or why the machine has none.
 #[derive(Default)]
-pub struct Hardware {
+pub(crate) struct Hardware {
     running: Option<HwCounting>,
     /// The last stretch's counts, or why there are none (taken by the caller).
-    pub last: Option<Result<HwCounts, Unavailable>>,
+    pub(crate) last: Option<Result<HwCounts, Unavailable>>,
 }
 
 impl Observer for Hardware {

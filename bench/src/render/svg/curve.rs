@@ -11,7 +11,7 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::super::chart::{self, DrawError, Line};
+use super::chart::{self, DrawError, Line};
 use crate::report::curve::{Curve, CurvePoint};
 
 /// Size of one panel, pixels.
@@ -127,7 +127,7 @@ fn panels_of(c: &Curve) -> Vec<Drawn> {
 }
 
 /// Draws `c` to `path` (SVG) under `title`.
-pub(super) fn draw(c: &Curve, path: &Path, title: &str) -> Result<(), DrawError> {
+pub(crate) fn draw(c: &Curve, path: &Path, title: &str) -> Result<(), DrawError> {
     let panels = panels_of(c);
     let rows = panels.len().div_ceil(COLUMNS).max(1);
     let width = COLUMNS as u32 * PANEL.0 + chart::LEGEND_WIDTH;

@@ -5,12 +5,11 @@
 //! `r` once, in the order `--order` gives, each after its own warmup, and what each segment
 //! measured is added to its backend's [`BackendRun`] as it ends. What watches a segment
 //! besides the client's own figures (the node's CPU, hardware counters, `run`'s HDR log,
-//! Prometheus and perf recordings) comes in as [`Watchers`]. Imports no command.
+//! Prometheus and perf recordings) comes in as [`Watchers`].
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::failure::Failure;
 use super::measure::{
     ended, unrecorded, warm_then_measure, Flamegraph, Hardware, HdrLog, Observer, Prometheus,
     ServerCpu, Stretch,
@@ -24,6 +23,7 @@ use crate::engine::order::Order;
 use crate::engine::phase::{Phase, PhaseSpec, SAMPLE_BACKLOG};
 use crate::engine::schedule::RateSchedule;
 use crate::engine::Limit;
+use crate::failure::Failure;
 use crate::probe::flame::Flames;
 use crate::probe::thread_usage::{started_between, thread_ids};
 use crate::progress::Progress;

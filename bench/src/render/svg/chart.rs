@@ -1,4 +1,4 @@
-//! What every chart of the bench (`plot`, `sweep`) draws alike, so that they read alike:
+//! What every chart of the bench (`plot`, `sweep`, `curve`) draws alike, so that they read alike:
 //! the palette (a colour per backend), the stroke of a line (solid, dashed, dotted: a
 //! percentile or a reference line is told apart by its stroke as well as its shade), axis
 //! labels in SI (`100k`, `1.5M`, never `100000.0`), latency in the unit its range reads
@@ -9,13 +9,13 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 /// A chart's drawing error (plotters' own, over the SVG file).
-pub type DrawError = DrawingAreaErrorKind<std::io::Error>;
+pub(crate) type DrawError = DrawingAreaErrorKind<std::io::Error>;
 
 /// Width of the legend column beside a panel, pixels.
-pub const LEGEND_WIDTH: u32 = 300;
+pub(crate) const LEGEND_WIDTH: u32 = 300;
 
 /// One colour per backend (by its place); past the end the palette starts again.
-pub const PALETTE: [RGBColor; 6] = [
+pub(crate) const PALETTE: [RGBColor; 6] = [
     RGBColor(200, 60, 40),
     RGBColor(40, 90, 200),
     RGBColor(40, 150, 60),
@@ -25,11 +25,11 @@ pub const PALETTE: [RGBColor; 6] = [
 ];
 
 /// The colour of reference lines (a findmax run's target rate and objective).
-pub const REFERENCE: RGBColor = RGBColor(110, 110, 110);
+pub(crate) const REFERENCE: RGBColor = RGBColor(110, 110, 110);
 
 /// How a line is stroked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stroke {
+pub(crate) enum Stroke {
     /// A continuous line.
     Solid,
     /// Dashes.
@@ -41,7 +41,7 @@ pub enum Stroke {
 impl Stroke {
     /// The stroke of percentile `k` of `n` (in ascending order): the highest solid, the one
     /// below it dashed, the lower ones dotted.
-    pub fn of_percentile(k: usize, n: usize) -> Stroke {
+    pub(crate) fn of_percentile(k: usize, n: usize) -> Stroke {
         match n.saturating_sub(k + 1) {
             0 => Stroke::Solid,
             1 => Stroke::Dashed,
@@ -62,22 +62,22 @@ impl Stroke {
 
 /// One line of a panel, and its legend entry.
 #[derive(Debug, Clone)]
-pub struct Line {
+pub(crate) struct Line {
     /// Its legend text.
-    pub label: String,
+    pub(crate) label: String,
     /// (x, y) in the panel's units.
-    pub points: Vec<(f64, f64)>,
+    pub(crate) points: Vec<(f64, f64)>,
     /// Its colour.
-    pub color: RGBColor,
+    pub(crate) color: RGBColor,
     /// 1.0: opaque.
-    pub opacity: f64,
+    pub(crate) opacity: f64,
     /// Its stroke.
-    pub stroke: Stroke,
+    pub(crate) stroke: Stroke,
 }
 
 impl Line {
     /// A line of backend number `backend` (its palette colour), opaque and solid.
-    pub fn of_backend(label: String, points: Vec<(f64, f64)>, backend: usize) -> Line {
+    pub(crate) fn of_backend(label: String, points: Vec<(f64, f64)>, backend: usize) -> Line {
         Line {
             label,
             points,
@@ -88,7 +88,7 @@ impl Line {
     }
 
     /// A grey dashed reference line.
-    pub fn reference(label: String, points: Vec<(f64, f64)>) -> Line {
+    pub(crate) fn reference(label: String, points: Vec<(f64, f64)>) -> Line {
         Line {
             label,
             points,
@@ -105,7 +105,7 @@ impl Line {
 
 /// `v` in SI: three significant digits at most, `k`, `M`, `G` for thousands, millions and
 /// billions (`100000` is `100k`, `1500000` is `1.5M`, `0.25` stays `0.25`).
-pub fn si(v: f64) -> String {
+pub(crate) fn si(v: f64) -> String {
     if !v.is_finite() {
         return format!("{v}");
     }
@@ -141,7 +141,7 @@ pub fn si(v: f64) -> String {
 
 /// The unit a latency axis whose largest value is `max_ms` milliseconds reads best in:
 /// its name and the factor from milliseconds (µs below 1 ms, s from 10 s up).
-pub fn latency_unit(max_ms: f64) -> (&'static str, f64) {
+pub(crate) fn latency_unit(max_ms: f64) -> (&'static str, f64) {
     if max_ms < 1.0 {
         ("µs", 1e3)
     } else if max_ms >= 10_000.0 {
@@ -152,7 +152,7 @@ pub fn latency_unit(max_ms: f64) -> (&'static str, f64) {
 }
 
 /// The largest finite y of `lines` (0 when none).
-pub fn y_max(lines: &[Line]) -> f64 {
+pub(crate) fn y_max(lines: &[Line]) -> f64 {
     lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.1))
@@ -161,7 +161,7 @@ pub fn y_max(lines: &[Line]) -> f64 {
 }
 
 /// Draws `line` on a chart (of linear or logarithmic axes).
-pub fn draw_line<DB, CT>(
+pub(crate) fn draw_line<DB, CT>(
     chart: &mut ChartContext<'_, DB, CT>,
     line: &Line,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
@@ -180,7 +180,7 @@ where
 
 /// Draws the legend of `lines` into `area` (the column beside their panel): a sample of
 /// each line's stroke and colour, then its label, one entry under the other from the top.
-pub fn draw_legend<DB: DrawingBackend>(
+pub(crate) fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     lines: &[Line],
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {

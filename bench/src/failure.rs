@@ -1,8 +1,8 @@
 //! What ends a subcommand ([`Failure`], with the exit code each maps to), and the typed
 //! errors of the commands that have their own ([`RunFailure`], [`PlotError`],
 //! [`SweepError`], [`CurveError`]) or that several share ([`UsageError`]: arguments that do
-//! not make sense). The bottom of the command layer: every command returns a [`Failure`],
-//! this module imports no command.
+//! not make sense). Beneath the commands and the experiment: every command returns a
+//! [`Failure`], and so does every experiment; this module imports neither.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

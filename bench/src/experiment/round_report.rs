@@ -1,17 +1,16 @@
-//! The report of a command's rounds ([`super::rounds`]), what `run` and `curve` share: its
-//! heading and every option in force before the rounds run ([`new_report`]), the equal
-//! load a share of the probed capacities makes ([`equal_load`]), and each backend's entry
-//! made from what its segments measured, with the warnings they call for
-//! ([`add_backends`], [`warn_unsampled`]). Imports no command.
+//! The report of the rounds ([`super::rounds`]), what `run` and `curve` share: its heading
+//! and every option in force before the rounds run ([`new_report`]), and each backend's
+//! entry made from what its segments measured, with the warnings they call for
+//! ([`add_backends`], [`warn_unsampled`]).
 
 use std::collections::BTreeMap;
 
-use super::failure::{Failure, RunFailure, UsageError};
 use super::rounds::Plan;
 use crate::backend::{ConnectOptions, Driver, TlsOptions};
 use crate::engine::spill::SpilledSamples;
+use crate::failure::{Failure, UsageError};
 use crate::probe::server_cpu::ServerProcesses;
-use crate::report::{BackendRun, EqualLoad, Report, RunConfig, WorkloadInfo, SCHEMA_VERSION};
+use crate::report::{BackendRun, Report, RunConfig, WorkloadInfo, SCHEMA_VERSION};
 
 /// What a report says of itself besides its options.
 pub(crate) struct Heading {
@@ -133,35 +132,6 @@ fn config_of(
         syscalls: Some(a.syscalls.name().to_owned()),
         waterfall_every: None,
     }
-}
-
-/// The equal load at `share` of the slowest of `capacities` (iterations per second by
-/// driver name): the rate every segment runs at. A backend that completed nothing at full
-/// speed leaves no rate to share.
-pub(crate) fn equal_load(
-    share: f64,
-    capacities: BTreeMap<String, f64>,
-) -> Result<EqualLoad, Failure> {
-    let rate = capacities
-        .values()
-        .fold(f64::INFINITY, |r, c| r.min(share * c));
-    if !(rate.is_finite() && rate > 0.0) {
-        return Err(RunFailure::NoCapacity(capacities).into());
-    }
-    Ok(EqualLoad {
-        share,
-        capacities,
-        rate,
-    })
-}
-
-/// The capacities as a line says them: `doppio 7712/s, scylla 6903/s`.
-pub(crate) fn capacities_text(capacities: &BTreeMap<String, f64>) -> String {
-    capacities
-        .iter()
-        .map(|(d, c)| format!("{d} {c:.0}/s"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Each backend's entry of `report` from its `runs`, with a warning for one that did not

@@ -52,7 +52,7 @@ struct State {
 }
 
 /// The metrics endpoint of one run.
-pub struct MetricsServer {
+pub(crate) struct MetricsServer {
     state: Arc<Mutex<State>>,
     server: Arc<tiny_http::Server>,
     addr: SocketAddr,
@@ -70,7 +70,7 @@ impl std::fmt::Debug for MetricsServer {
 impl MetricsServer {
     /// Listens on `addr` (port 0: any free port, see [`MetricsServer::addr`]) for a run of
     /// a workload with these run statements.
-    pub fn start(addr: SocketAddr, statement_names: Vec<String>) -> std::io::Result<Self> {
+    pub(crate) fn start(addr: SocketAddr, statement_names: Vec<String>) -> std::io::Result<Self> {
         let server = Arc::new(tiny_http::Server::http(addr).map_err(std::io::Error::other)?);
         let addr = server
             .server_addr()
@@ -96,12 +96,12 @@ impl MetricsServer {
     }
 
     /// Where it listens.
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// Takes a measured sample of `backend`.
-    pub fn sample(&self, backend: &str, s: &Sample) {
+    pub(crate) fn sample(&self, backend: &str, s: &Sample) {
         let cpu = process_cpu();
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let spent = cpu.saturating_sub(st.last_cpu);
@@ -130,7 +130,7 @@ impl MetricsServer {
     }
 
     /// Takes what one measured segment of `backend` cost (its system calls).
-    pub fn segment(&self, backend: &str, cost: &Cost) {
+    pub(crate) fn segment(&self, backend: &str, cost: &Cost) {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let b = st.backends.entry(backend.to_owned()).or_default();
         if let Some(n) = cost.syscalls {
