@@ -38,12 +38,6 @@ use crate::workload::Statement;
 use super::error_kind::ErrorKind;
 use super::request::RequestError;
 
-/// The name of [`ErrorKind::InvalidValue`], a returned value that differs from what its
-/// writer wrote (the report's key).
-pub const MISMATCH: &str = ErrorKind::InvalidValue.as_str();
-/// The name of [`ErrorKind::MissingRow`], a validated read that returned no row.
-pub const MISSING: &str = ErrorKind::MissingRow.as_str();
-
 /// Why a statement's `validate` cannot be compiled against what the backend prepared.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ValidationError {

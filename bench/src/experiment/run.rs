@@ -51,7 +51,7 @@ pub(crate) fn run(
 
 /// A validated run fails when any backend saw a value that differs or a row that is missing.
 fn validation_verdict(report: &Report) -> Result<(), Failure> {
-    use crate::engine::validate::{MISMATCH, MISSING};
+    use crate::engine::ErrorKind;
     if report.config.validated.is_empty() {
         return Ok(());
     }
@@ -59,8 +59,8 @@ fn validation_verdict(report: &Report) -> Result<(), Failure> {
         .backends
         .iter()
         .filter_map(|(name, b)| {
-            let count = |k: &str| b.errors_by_kind.get(k).copied().unwrap_or(0);
-            let (differ, missing) = (count(MISMATCH), count(MISSING));
+            let count = |k: ErrorKind| b.errors_by_kind.get(k.as_str()).copied().unwrap_or(0);
+            let (differ, missing) = (count(ErrorKind::InvalidValue), count(ErrorKind::MissingRow));
             (differ + missing > 0)
                 .then(|| format!("{name}: {differ} values differ, {missing} rows missing"))
         })
