@@ -249,7 +249,7 @@ fn anatomy_of(
             b.anatomy = Some(AnatomyReport::new(
                 &anatomy,
                 sampling,
-                b.cpu_us_per_req,
+                b.client_cpu.cpu_us_per_req,
                 b.requests,
                 recorder_cpu.get(driver).copied(),
             ));

@@ -56,9 +56,9 @@ fn markdown(points: &[Point]) -> String {
                 "| {name} | {} | {:.0} | {:.2} ({:.2} / {:.2}) | {} | {:.3} | {} | {} | {} | {:.1} | {:.3} | {:.3} |",
                 p.concurrency,
                 b.throughput_rps,
-                b.cpu_us_per_req,
-                b.cpu_user_us_per_req,
-                b.cpu_sys_us_per_req,
+                b.client_cpu.cpu_us_per_req,
+                b.client_cpu.cpu_user_us_per_req,
+                b.client_cpu.cpu_sys_us_per_req,
                 opt(b.syscalls.syscalls_per_req, 3),
                 b.ctx_switches_per_req,
                 opt(b.allocations_per_req, 2),
@@ -94,7 +94,7 @@ fn markdown(points: &[Point]) -> String {
                     out,
                     "| {} | {:.2} | {sys} | {:.2} |",
                     p.concurrency,
-                    d.cpu_us_per_req / s.cpu_us_per_req,
+                    d.client_cpu.cpu_us_per_req / s.client_cpu.cpu_us_per_req,
                     d.throughput_rps / s.throughput_rps
                 );
             }
@@ -137,7 +137,7 @@ fn plot(points: &[Point], path: &Path, title: &str) -> Result<(), SweepError> {
         (
             &right,
             "client CPU per request [µs]",
-            |b: &BackendReport| b.cpu_us_per_req,
+            |b: &BackendReport| b.client_cpu.cpu_us_per_req,
         ),
     ] {
         let lines: Vec<Line> = names

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::figure::client_cpu::ClientCpuFigures;
 use super::figure::hardware::HardwareFigures;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::syscalls::SyscallFigures;
@@ -433,11 +434,7 @@ impl BackendRun {
             errors_by_kind,
             first_errors: self.first_errors.clone(),
             elapsed_s: elapsed,
-            cpu_us_per_req: per_req((o.user_s + o.sys_s) * 1e6),
-            sqpoll_thread_cpu_us_per_req: o.sqpoll_s.map(|s| per_req(s * 1e6)),
-            io_wq_cpu_us_per_req: o.io_wq_s.map(|s| per_req(s * 1e6)),
-            cpu_user_us_per_req: per_req(o.user_s * 1e6),
-            cpu_sys_us_per_req: per_req(o.sys_s * 1e6),
+            client_cpu: ClientCpuFigures::of(o.user_s, o.sys_s, o.sqpoll_s, o.io_wq_s, requests),
             syscalls: SyscallFigures::of(
                 o.syscalls,
                 o.syscalls_by_kind,

@@ -226,14 +226,14 @@ pub fn point_of(load: &LoadPoint, b: &BackendReport) -> CurvePoint {
         share: load.share,
         rate: load.rate,
         throughput_rps: b.throughput_rps,
-        cpu_us_per_req: b.cpu_us_per_req,
-        cpu_user_us_per_req: b.cpu_user_us_per_req,
-        cpu_sys_us_per_req: b.cpu_sys_us_per_req,
+        cpu_us_per_req: b.client_cpu.cpu_us_per_req,
+        cpu_user_us_per_req: b.client_cpu.cpu_user_us_per_req,
+        cpu_sys_us_per_req: b.client_cpu.cpu_sys_us_per_req,
         server_cpu_us_per_req: b.server_cpu.server_cpu_us_per_req,
         client_plus_server_cpu_us_per_req: b
             .server_cpu
             .server_cpu_us_per_req
-            .map(|s| s + b.cpu_us_per_req),
+            .map(|s| s + b.client_cpu.cpu_us_per_req),
         syscalls_per_req: b.syscalls.syscalls_per_req,
         ctx_switches_per_req: b.ctx_switches_per_req,
         sleeps_per_req: b.sleeps_per_req,
@@ -264,7 +264,7 @@ fn cpu_ratios_of(r: &Report, share: f64) -> Vec<CpuRatio> {
         .filter(|(name, b)| name.starts_with("doppio") && b.requests > 0)
         .filter_map(|(name, b)| {
             let ratio = paired(&findings, name, share).unwrap_or_else(|| CpuRatio {
-                ratio: b.cpu_us_per_req / base.cpu_us_per_req,
+                ratio: b.client_cpu.cpu_us_per_req / base.client_cpu.cpu_us_per_req,
                 ..unpaired(name, share)
             });
             // A mean of no CPU (not measured) makes no ratio.
@@ -328,9 +328,9 @@ mod tests {
         let mut b = BackendRun::default().report(name);
         b.requests = 4000;
         b.throughput_rps = 1000.0;
-        b.cpu_us_per_req = cpu;
-        b.cpu_user_us_per_req = 0.75 * cpu;
-        b.cpu_sys_us_per_req = 0.25 * cpu;
+        b.client_cpu.cpu_us_per_req = cpu;
+        b.client_cpu.cpu_user_us_per_req = 0.75 * cpu;
+        b.client_cpu.cpu_sys_us_per_req = 0.25 * cpu;
         b.syscalls.syscalls_per_req = Some(cpu / 10.0);
         b.ctx_switches_per_req = 0.5;
         b.latency_ns.p50 = 200_000;

@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 
 use super::accumulate::{margin, statement_series};
 use super::figure::anatomy::AnatomyReport;
+use super::figure::client_cpu::ClientCpuFigures;
 use super::figure::hardware::HardwareFigures;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::syscalls::SyscallFigures;
@@ -137,9 +138,9 @@ impl MachineFigures {
             errors: b.errors,
             throughput_rps: b.throughput_rps,
             elapsed_s: b.elapsed_s,
-            cpu_us_per_req: b.cpu_us_per_req,
-            cpu_user_us_per_req: b.cpu_user_us_per_req,
-            cpu_sys_us_per_req: b.cpu_sys_us_per_req,
+            cpu_us_per_req: b.client_cpu.cpu_us_per_req,
+            cpu_user_us_per_req: b.client_cpu.cpu_user_us_per_req,
+            cpu_sys_us_per_req: b.client_cpu.cpu_sys_us_per_req,
             syscalls_per_req: b.syscalls.syscalls_per_req,
             syscalls_unavailable: b.syscalls.syscalls_unavailable.clone(),
             io_uring_submitted_per_req: b.io_uring.io_uring_submitted_per_req,
@@ -580,11 +581,7 @@ fn merge_backend(
         errors_by_kind,
         first_errors,
         elapsed_s: parts.iter().map(|(_, b)| b.elapsed_s).fold(0.0, f64::max),
-        cpu_us_per_req: pooled(&whole, |b| b.cpu_us_per_req),
-        sqpoll_thread_cpu_us_per_req: pooled_opt(&whole, |b| b.sqpoll_thread_cpu_us_per_req),
-        io_wq_cpu_us_per_req: pooled_opt(&whole, |b| b.io_wq_cpu_us_per_req),
-        cpu_user_us_per_req: pooled(&whole, |b| b.cpu_user_us_per_req),
-        cpu_sys_us_per_req: pooled(&whole, |b| b.cpu_sys_us_per_req),
+        client_cpu: ClientCpuFigures::pooled(&each(parts, |b| &b.client_cpu)),
         syscalls: SyscallFigures::pooled(&each(parts, |b| &b.syscalls), requests),
         io_uring: IoUringFigures::pooled(&each(parts, |b| &b.io_uring), requests),
         hardware: HardwareFigures::pooled(&each(parts, |b| &b.hardware)),
@@ -841,7 +838,7 @@ mod tests {
             .collect();
         b.requests = n * starts.len() as u64;
         b.throughput_rps = n as f64;
-        b.cpu_us_per_req = cpu;
+        b.client_cpu.cpu_us_per_req = cpu;
         b.histogram = whole.to_base64();
         Report {
             schema_version: crate::report::SCHEMA_VERSION,
@@ -935,7 +932,7 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![2.0, 4.0]
         );
-        assert!((d.cpu_us_per_req - (2.0 * 30.0 + 4.0 * 90.0) / 120.0).abs() < 1e-9);
+        assert!((d.client_cpu.cpu_us_per_req - (2.0 * 30.0 + 4.0 * 90.0) / 120.0).abs() < 1e-9);
         assert_eq!(m.config.concurrency, 8);
         assert_eq!(m.merged_from.as_ref().unwrap().len(), 2);
         assert_eq!(m.warnings.len(), 1, "both drew from 0: {:?}", m.warnings);

@@ -478,23 +478,9 @@ pub struct BackendReport {
     pub first_errors: BTreeMap<String, String>,
     /// Measured time, seconds (all segments).
     pub elapsed_s: f64,
-    /// Client CPU time (user + system) per request, microseconds: every thread of the
-    /// process, the kernel's SQPOLL threads included.
-    pub cpu_us_per_req: f64,
-    /// Of `cpu_us_per_req`, the part of the kernel's SQPOLL threads (`iou-sqp-*`, one per
-    /// ring of `doppio-uring-sqpoll`), microseconds per request; `null` when the process had
-    /// none during the backend's measured segments.
-    #[serde(default)]
-    pub sqpoll_thread_cpu_us_per_req: Option<f64>,
-    /// Of `cpu_us_per_req`, the part of the kernel's io-wq workers (`iou-wrk-*`: io_uring
-    /// operations that could not complete at once), microseconds per request; `null` when
-    /// the process had none during the backend's segments.
-    #[serde(default)]
-    pub io_wq_cpu_us_per_req: Option<f64>,
-    /// User CPU per request, microseconds.
-    pub cpu_user_us_per_req: f64,
-    /// System CPU per request, microseconds.
-    pub cpu_sys_us_per_req: f64,
+    /// Client CPU per request, in all, by user and system, and the kernel threads' parts.
+    #[serde(flatten)]
+    pub client_cpu: super::figure::client_cpu::ClientCpuFigures,
     /// System calls per request, in all and by kind.
     #[serde(flatten)]
     pub syscalls: super::figure::syscalls::SyscallFigures,

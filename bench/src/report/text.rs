@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 
 use super::cell::{Row, Value};
 use super::figure::anatomy::AnatomyReport;
+use super::figure::client_cpu::ClientCpuFigures;
 use super::figure::hardware::HardwareFigures;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::syscalls::SyscallFigures;
@@ -157,7 +158,7 @@ fn pairs_section(out: &mut String, columns: &[Column<'_>]) {
                 p(p_value(&pair, Figure::Throughput)),
                 change(a.latency_ns.mean, b.latency_ns.mean),
                 p(p_value(&pair, Figure::MeanLatency)),
-                change(a.cpu_us_per_req, b.cpu_us_per_req),
+                change(a.client_cpu.cpu_us_per_req, b.client_cpu.cpu_us_per_req),
                 syscalls,
             );
         }
@@ -983,28 +984,12 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         );
     }
 
-    let mut overhead = vec![
-        Metric::new("client CPU", "us", 2, |b| Value::Num(b.cpu_us_per_req)).change(),
-        Metric::new("  user / sys", "us", 2, |b| {
-            Value::Pair(b.cpu_user_us_per_req, b.cpu_sys_us_per_req)
-        }),
-        // No change column: SQ threads that started after the backends connected are in
-        // every backend's segments (those the backends started then are their own).
-        Metric::new("  sqpoll thread CPU", "us", 2, |b| {
-            Value::or_missing(b.sqpoll_thread_cpu_us_per_req)
-        })
-        .shown_if(|b| b.sqpoll_thread_cpu_us_per_req.is_some()),
-        // The same for the kernel's io-wq workers.
-        Metric::new("  io-wq workers CPU", "us", 2, |b| {
-            Value::or_missing(b.io_wq_cpu_us_per_req)
-        })
-        .shown_if(|b| b.io_wq_cpu_us_per_req.is_some()),
-        Metric::new("client CPU per row", "us", 3, |b| {
-            Value::or_missing(b.cpu_us_per_row)
-        })
-        .change()
-        .shown_if(|b| b.cpu_us_per_row.is_some()),
-    ];
+    let mut overhead = Metric::all(ClientCpuFigures::rows(), |b| &b.client_cpu);
+    overhead.extend([Metric::new("client CPU per row", "us", 3, |b| {
+        Value::or_missing(b.cpu_us_per_row)
+    })
+    .change()
+    .shown_if(|b| b.cpu_us_per_row.is_some())]);
     overhead.extend(Metric::all(SyscallFigures::rows(), |b| &b.syscalls));
     overhead.extend(Metric::all(UringEnterFigures::rows(), |b| &b.enters));
     overhead.extend(Metric::all(IoUringFigures::rows(), |b| &b.io_uring));
@@ -1146,8 +1131,10 @@ const ANATOMY: &str = "ANATOMY [us/req]";
 /// The anatomy table's rows: the client CPU it splits, every layer's part (0 where a layer
 /// had no sample), what the samples stood for, and perf's own CPU.
 fn anatomy_metrics<'a>() -> Vec<Metric<'a>> {
-    let mut rows =
-        vec![Metric::new("client CPU", "", 2, |b| Value::Num(b.cpu_us_per_req)).change()];
+    let mut rows = vec![Metric::new("client CPU", "", 2, |b| {
+        Value::Num(b.client_cpu.cpu_us_per_req)
+    })
+    .change()];
     rows.extend(Metric::all(AnatomyReport::rows(), |b| &b.anatomy));
     rows
 }
@@ -1275,7 +1262,7 @@ fn waterfall_notes(out: &mut String, columns: &[Column<'_>]) {
 fn anatomy_notes(out: &mut String, columns: &[Column<'_>]) {
     let figures: Vec<(&str, Option<&AnatomyReport>, f64)> = columns
         .iter()
-        .map(|(l, b)| (l.as_str(), b.anatomy.as_ref(), b.cpu_us_per_req))
+        .map(|(l, b)| (l.as_str(), b.anatomy.as_ref(), b.client_cpu.cpu_us_per_req))
         .collect();
     for (prefix, note) in AnatomyReport::notes(&figures) {
         wrap(out, prefix, &note);
@@ -1578,9 +1565,9 @@ mod tests {
                 .insert("timeout".into(), "request timed out after 5 s".into());
         }
         b.elapsed_s = 3.01 * k;
-        b.cpu_us_per_req = 5.55 * k;
-        b.cpu_user_us_per_req = 1.78 * k;
-        b.cpu_sys_us_per_req = 3.77 * k;
+        b.client_cpu.cpu_us_per_req = 5.55 * k;
+        b.client_cpu.cpu_user_us_per_req = 1.78 * k;
+        b.client_cpu.cpu_sys_us_per_req = 3.77 * k;
         b.ctx_switches_per_req = 0.0123 * k;
         b.sleeps_per_req = Some(0.0101 * k);
         b.peak_rss_bytes = (15.9 * k * (1 << 20) as f64) as u64;
@@ -2279,7 +2266,7 @@ mod environment_and_anatomy_tests {
     fn backend(cpu: f64, anatomy: Option<AnatomyReport>) -> BackendReport {
         let mut b = crate::report::BackendRun::default().report("doppio");
         b.requests = 1000;
-        b.cpu_us_per_req = cpu;
+        b.client_cpu.cpu_us_per_req = cpu;
         b.anatomy = anatomy;
         b
     }
