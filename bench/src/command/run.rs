@@ -193,7 +193,7 @@ fn conclude(
     print!("{}", text::render(&report, a.log));
     // A run that failed before measuring anything (no node answered, a statement was
     // refused) leaves no report behind, unless one was named with -o.
-    let measured = report.backends.values().any(|b| b.requests > 0);
+    let measured = report.backends.values().any(|b| b.throughput.requests > 0);
     if !measured && !output.keeps_unmeasured() {
         if let Err(e) = result {
             output.release();
@@ -250,7 +250,7 @@ fn anatomy_of(
                 &anatomy,
                 sampling,
                 b.client_cpu.cpu_us_per_req,
-                b.requests,
+                b.throughput.requests,
                 recorder_cpu.get(driver).copied(),
             ));
         }
@@ -271,7 +271,7 @@ fn draw_flamegraphs(
         .drivers
         .iter()
         .filter_map(|d| {
-            let requests = report.backends.get(d)?.requests;
+            let requests = report.backends.get(d)?.throughput.requests;
             let stacks = folded.get(d)?;
             (requests > 0).then_some((d.as_str(), stacks.as_slice(), requests))
         })
@@ -294,7 +294,7 @@ fn validation_verdict(report: &Report) -> Result<(), Failure> {
         .backends
         .iter()
         .filter_map(|(name, b)| {
-            let count = |k: &str| b.errors_by_kind.get(k).copied().unwrap_or(0);
+            let count = |k: &str| b.throughput.errors_by_kind.get(k).copied().unwrap_or(0);
             let (differ, missing) = (count(MISMATCH), count(MISSING));
             (differ + missing > 0)
                 .then(|| format!("{name}: {differ} values differ, {missing} rows missing"))

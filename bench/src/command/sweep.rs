@@ -55,7 +55,7 @@ fn markdown(points: &[Point]) -> String {
                 out,
                 "| {name} | {} | {:.0} | {:.2} ({:.2} / {:.2}) | {} | {:.3} | {} | {} | {} | {:.1} | {:.3} | {:.3} |",
                 p.concurrency,
-                b.throughput_rps,
+                b.throughput.throughput_rps,
                 b.client_cpu.cpu_us_per_req,
                 b.client_cpu.cpu_user_us_per_req,
                 b.client_cpu.cpu_sys_us_per_req,
@@ -95,7 +95,7 @@ fn markdown(points: &[Point]) -> String {
                     "| {} | {:.2} | {sys} | {:.2} |",
                     p.concurrency,
                     d.client_cpu.cpu_us_per_req / s.client_cpu.cpu_us_per_req,
-                    d.throughput_rps / s.throughput_rps
+                    d.throughput.throughput_rps / s.throughput.throughput_rps
                 );
             }
         }
@@ -132,7 +132,7 @@ fn plot(points: &[Point], path: &Path, title: &str) -> Result<(), SweepError> {
         (
             &left,
             "throughput [req/s]",
-            (|b: &BackendReport| b.throughput_rps) as fn(&BackendReport) -> f64,
+            (|b: &BackendReport| b.throughput.throughput_rps) as fn(&BackendReport) -> f64,
         ),
         (
             &right,

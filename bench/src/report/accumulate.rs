@@ -8,6 +8,7 @@ use super::figure::client_cpu::ClientCpuFigures;
 use super::figure::hardware::HardwareFigures;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::syscalls::SyscallFigures;
+use super::figure::throughput::ThroughputFigures;
 use super::figure::uring::{IoUringFigures, UringEnterFigures};
 use super::schema::*;
 use crate::backend::{add_counts, DriverCounters};
@@ -401,8 +402,6 @@ impl BackendRun {
             }
         };
         let o = &self.overhead;
-        let tp = estimate(&throughputs, 0.99);
-        let errors = errors_by_kind.values().sum();
         let statements = self.statement_reports(&samples, elapsed, requests);
         let segments = self.segment_figures(&segment_requests);
         let server_cpu = ServerCpuFigures::of(
@@ -419,21 +418,13 @@ impl BackendRun {
         );
         BackendReport {
             driver: driver.to_owned(),
-            throughput_rps: if elapsed > 0.0 {
-                requests as f64 / elapsed
-            } else {
-                0.0
-            },
-            throughput_margin_rps: if tp.margin.is_finite() {
-                tp.margin
-            } else {
-                0.0
-            },
-            requests,
-            errors,
-            errors_by_kind,
-            first_errors: self.first_errors.clone(),
-            elapsed_s: elapsed,
+            throughput: ThroughputFigures::of(
+                requests,
+                elapsed,
+                &throughputs,
+                errors_by_kind,
+                self.first_errors.clone(),
+            ),
             client_cpu: ClientCpuFigures::of(o.user_s, o.sys_s, o.sqpoll_s, o.io_wq_s, requests),
             syscalls: SyscallFigures::of(
                 o.syscalls,

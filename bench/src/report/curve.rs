@@ -174,7 +174,7 @@ impl Curve {
         let mut loads = Vec::new();
         for (file, r, e) in &kept {
             let load = load_of(file, r, e);
-            for (name, b) in r.backends.iter().filter(|(_, b)| b.requests > 0) {
+            for (name, b) in r.backends.iter().filter(|(_, b)| b.throughput.requests > 0) {
                 let point = point_of(&load, b);
                 backends.entry(name.clone()).or_default().push(point);
             }
@@ -225,7 +225,7 @@ pub fn point_of(load: &LoadPoint, b: &BackendReport) -> CurvePoint {
     CurvePoint {
         share: load.share,
         rate: load.rate,
-        throughput_rps: b.throughput_rps,
+        throughput_rps: b.throughput.throughput_rps,
         cpu_us_per_req: b.client_cpu.cpu_us_per_req,
         cpu_user_us_per_req: b.client_cpu.cpu_user_us_per_req,
         cpu_sys_us_per_req: b.client_cpu.cpu_sys_us_per_req,
@@ -254,14 +254,14 @@ pub fn point_of(load: &LoadPoint, b: &BackendReport) -> CurvePoint {
 /// Each doppio backend's CPU per request over scylla's in report `r` at load `share`: the
 /// VERDICT's paired ratio where it has one, else the ratio of the means.
 fn cpu_ratios_of(r: &Report, share: f64) -> Vec<CpuRatio> {
-    let measured = |name: &str| r.backends.get(name).filter(|b| b.requests > 0);
+    let measured = |name: &str| r.backends.get(name).filter(|b| b.throughput.requests > 0);
     let Some(base) = measured(BASELINE) else {
         return Vec::new();
     };
     let findings = verdict(r).map(|v| v.findings).unwrap_or_default();
     r.backends
         .iter()
-        .filter(|(name, b)| name.starts_with("doppio") && b.requests > 0)
+        .filter(|(name, b)| name.starts_with("doppio") && b.throughput.requests > 0)
         .filter_map(|(name, b)| {
             let ratio = paired(&findings, name, share).unwrap_or_else(|| CpuRatio {
                 ratio: b.client_cpu.cpu_us_per_req / base.client_cpu.cpu_us_per_req,
@@ -326,8 +326,8 @@ mod tests {
     /// rounds, run at place `position` of each round (rotated between two backends).
     fn backend(name: &str, cpu: f64, k: usize) -> BackendReport {
         let mut b = BackendRun::default().report(name);
-        b.requests = 4000;
-        b.throughput_rps = 1000.0;
+        b.throughput.requests = 4000;
+        b.throughput.throughput_rps = 1000.0;
         b.client_cpu.cpu_us_per_req = cpu;
         b.client_cpu.cpu_user_us_per_req = 0.75 * cpu;
         b.client_cpu.cpu_sys_us_per_req = 0.25 * cpu;

@@ -35,12 +35,13 @@ use super::figure::client_cpu::ClientCpuFigures;
 use super::figure::hardware::HardwareFigures;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::syscalls::SyscallFigures;
+use super::figure::throughput::ThroughputFigures;
 use super::figure::uring::{IoUringFigures, UringEnterFigures};
 use super::figure::waterfall::WaterfallReport;
 use super::pool::{pooled, pooled_opt, pooled_ratio, Part};
 use super::schema::{LatencySummary, MachineFigures, MergedInput};
 use super::{BackendReport, Report, RunConfig, SampleReport, SampleStatement, StatementReport};
-use crate::stats::{estimate, LatencyHistogram, StatsError};
+use crate::stats::{LatencyHistogram, StatsError};
 
 /// Why reports could not be merged.
 #[derive(Debug, thiserror::Error)]
@@ -134,10 +135,10 @@ impl MachineFigures {
     fn of(file: &str, b: &BackendReport) -> Self {
         Self {
             file: file.to_owned(),
-            requests: b.requests,
-            errors: b.errors,
-            throughput_rps: b.throughput_rps,
-            elapsed_s: b.elapsed_s,
+            requests: b.throughput.requests,
+            errors: b.throughput.errors,
+            throughput_rps: b.throughput.throughput_rps,
+            elapsed_s: b.throughput.elapsed_s,
             cpu_us_per_req: b.client_cpu.cpu_us_per_req,
             cpu_user_us_per_req: b.client_cpu.cpu_user_us_per_req,
             cpu_sys_us_per_req: b.client_cpu.cpu_sys_us_per_req,
@@ -464,8 +465,6 @@ fn merge_backend(
     // Every machine's send lateness when each has one; else none (a partial merge would
     // pass for the whole).
     let mut lateness = Some(crate::engine::lateness::SendLateness::default());
-    let mut errors_by_kind: BTreeMap<String, u64> = BTreeMap::new();
-    let mut first_errors: BTreeMap<String, String> = BTreeMap::new();
     for (file, b) in parts {
         latency.merge(&decode(file, driver, &b.histogram)?);
         service.merge(&decode(file, driver, &b.service_histogram)?);
@@ -480,14 +479,6 @@ fn merge_backend(
             }
             _ => None,
         };
-        for (k, n) in &b.errors_by_kind {
-            *errors_by_kind.entry(k.clone()).or_default() += n;
-        }
-        for (k, m) in &b.first_errors {
-            first_errors
-                .entry(k.clone())
-                .or_insert_with(|| format!("{file}: {m}"));
-        }
     }
     let samples = align_samples(driver, parts, interval_s)?;
     let full: Vec<&SampleReport> = samples
@@ -500,7 +491,7 @@ fn merge_backend(
         .filter(|s| s.requests > s.errors)
         .map(|s| s.latency_mean_ns)
         .collect();
-    let requests: u64 = parts.iter().map(|(_, b)| b.requests).sum();
+    let requests: u64 = parts.iter().map(|(_, b)| b.throughput.requests).sum();
     let sum_opt = |f: &dyn Fn(&BackendReport) -> Option<u64>| {
         parts.iter().map(|(_, b)| f(b)).sum::<Option<u64>>()
     };
@@ -511,7 +502,7 @@ fn merge_backend(
     ) -> Vec<Part<'a, T>> {
         parts
             .iter()
-            .map(|(f, b)| (*f, b.requests, figure(b)))
+            .map(|(f, b)| (*f, b.throughput.requests, figure(b)))
             .collect()
     }
     let whole = each(parts, |b| b);
@@ -556,7 +547,6 @@ fn merge_backend(
             .sum::<Option<f64>>()?;
         Some(cpu_us / total as f64)
     });
-    let tp = estimate(&throughputs, 0.99);
     let statements = merge_statements(driver, parts, &samples, requests)?;
     Ok(BackendReport {
         statements,
@@ -570,17 +560,7 @@ fn merge_backend(
         rows_per_s,
         cpu_us_per_row,
         driver: driver.to_owned(),
-        throughput_rps: parts.iter().map(|(_, b)| b.throughput_rps).sum(),
-        throughput_margin_rps: if tp.margin.is_finite() {
-            tp.margin
-        } else {
-            0.0
-        },
-        requests,
-        errors: parts.iter().map(|(_, b)| b.errors).sum(),
-        errors_by_kind,
-        first_errors,
-        elapsed_s: parts.iter().map(|(_, b)| b.elapsed_s).fold(0.0, f64::max),
+        throughput: ThroughputFigures::pooled(&each(parts, |b| &b.throughput), &throughputs),
         client_cpu: ClientCpuFigures::pooled(&each(parts, |b| &b.client_cpu)),
         syscalls: SyscallFigures::pooled(&each(parts, |b| &b.syscalls), requests),
         io_uring: IoUringFigures::pooled(&each(parts, |b| &b.io_uring), requests),
@@ -836,8 +816,8 @@ mod tests {
                 }
             })
             .collect();
-        b.requests = n * starts.len() as u64;
-        b.throughput_rps = n as f64;
+        b.throughput.requests = n * starts.len() as u64;
+        b.throughput.throughput_rps = n as f64;
         b.client_cpu.cpu_us_per_req = cpu;
         b.histogram = whole.to_base64();
         Report {
@@ -917,12 +897,12 @@ mod tests {
                 (3.0, 30, 30.0)
             ]
         );
-        assert_eq!(d.requests, 120);
+        assert_eq!(d.throughput.requests, 120);
         assert_eq!(
             LatencyHistogram::from_base64(&d.histogram).unwrap().count(),
             120
         );
-        assert_eq!(d.throughput_rps, 40.0);
+        assert_eq!(d.throughput.throughput_rps, 40.0);
         // CPU per request: each machine's kept; the entry's pooled over all requests.
         let machines = d.machines.as_ref().unwrap();
         assert_eq!(
@@ -1066,7 +1046,7 @@ mod tests {
         assert_eq!(a_run.statements.len(), 2);
         let (read, write) = (&a_run.statements[0], &a_run.statements[1]);
         assert_eq!((read.requests, write.requests), (90, 30));
-        assert_eq!(read.requests + write.requests, a_run.requests);
+        assert_eq!(read.requests + write.requests, a_run.throughput.requests);
         assert_eq!((read.weight, read.weight_share), (3.0, 0.75));
         assert!((read.request_share - 0.75).abs() < 1e-12);
         assert!((read.throughput_rps - 30.0).abs() < 1e-9);
@@ -1095,7 +1075,7 @@ mod tests {
         assert_eq!(d.statements.len(), 2);
         let (read, write) = (&d.statements[0], &d.statements[1]);
         assert_eq!((read.requests, write.requests), (90 + 180, 30 + 30));
-        assert_eq!(read.requests + write.requests, d.requests);
+        assert_eq!(read.requests + write.requests, d.throughput.requests);
         assert_eq!((read.errors, write.errors), (0, 6));
         assert_eq!(write.errors_by_kind.get("timeout"), Some(&6));
         assert!(
@@ -1194,6 +1174,6 @@ mod tests {
             true,
         )
         .unwrap();
-        assert_eq!(m.backends["doppio"].requests, 40);
+        assert_eq!(m.backends["doppio"].throughput.requests, 40);
     }
 }

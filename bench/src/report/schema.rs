@@ -464,20 +464,9 @@ impl StatementInfo {
 pub struct BackendReport {
     /// `doppio` or `scylla`.
     pub driver: String,
-    /// Mean throughput, requests per second (requests over measured time).
-    pub throughput_rps: f64,
-    /// Confidence half-width of the throughput (per-sample, autocorrelation-corrected).
-    pub throughput_margin_rps: f64,
-    /// Requests completed (successes and errors).
-    pub requests: u64,
-    /// Errors.
-    pub errors: u64,
-    /// Errors by kind.
-    pub errors_by_kind: BTreeMap<String, u64>,
-    /// The first message of each error kind.
-    pub first_errors: BTreeMap<String, String>,
-    /// Measured time, seconds (all segments).
-    pub elapsed_s: f64,
+    /// Requests, errors, measured time and throughput.
+    #[serde(flatten)]
+    pub throughput: super::figure::throughput::ThroughputFigures,
     /// Client CPU per request, in all, by user and system, and the kernel threads' parts.
     #[serde(flatten)]
     pub client_cpu: super::figure::client_cpu::ClientCpuFigures,

@@ -14,12 +14,13 @@
 
 use std::fmt::Write as _;
 
-use super::cell::{Row, Value};
+use super::cell::{Row, SampleFigure, Value, TESTED_PERCENTILES};
 use super::figure::anatomy::AnatomyReport;
 use super::figure::client_cpu::ClientCpuFigures;
 use super::figure::hardware::HardwareFigures;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::syscalls::SyscallFigures;
+use super::figure::throughput::ThroughputFigures;
 use super::figure::uring::{IoUringFigures, UringEnterFigures};
 use super::figure::waterfall::WaterfallReport;
 use super::{BackendReport, LatencySummary, Report, SampleReport, StatementReport};
@@ -115,7 +116,7 @@ fn measured_columns<'a>(
     let mut not_run = Vec::new();
     for d in drivers {
         match backends.get(d) {
-            Some(b) if b.requests > 0 => columns.push((d.clone(), b)),
+            Some(b) if b.throughput.requests > 0 => columns.push((d.clone(), b)),
             _ => not_run.push(d.clone()),
         }
     }
@@ -154,10 +155,10 @@ fn pairs_section(out: &mut String, columns: &[Column<'_>]) {
             let _ = writeln!(
                 out,
                 "  {label:<24}{:>12}{:>9}{:>16}{:>9}{:>12}{:>14}",
-                change(a.throughput_rps, b.throughput_rps),
-                p(p_value(&pair, Figure::Throughput)),
+                change(a.throughput.throughput_rps, b.throughput.throughput_rps),
+                p(p_value(&pair, SampleFigure::Throughput)),
                 change(a.latency_ns.mean, b.latency_ns.mean),
-                p(p_value(&pair, Figure::MeanLatency)),
+                p(p_value(&pair, SampleFigure::MeanLatency)),
                 change(a.client_cpu.cpu_us_per_req, b.client_cpu.cpu_us_per_req),
                 syscalls,
             );
@@ -630,33 +631,20 @@ fn log_section(out: &mut String, label: &str, samples: &[SampleReport]) {
 /// `what` of every full sample (a partial last one under half an interval would skew it
 /// and is left out, as in the report's margins); for latency figures only samples that
 /// answered something.
-fn per_sample(samples: &[SampleReport], what: Figure) -> Vec<f64> {
+fn per_sample(samples: &[SampleReport], what: SampleFigure) -> Vec<f64> {
     let full = samples.first().map_or(0.0, |s| s.duration_s) * 0.5;
     samples
         .iter()
         .filter(|s| s.duration_s >= full && s.duration_s > 0.0)
-        .filter(|s| what == Figure::Throughput || s.requests > s.errors)
+        .filter(|s| what == SampleFigure::Throughput || s.requests > s.errors)
         .filter_map(|s| match what {
-            Figure::Throughput => Some(s.throughput_rps),
-            Figure::MeanLatency => Some(s.latency_mean_ns),
+            SampleFigure::Throughput => Some(s.throughput_rps),
+            SampleFigure::MeanLatency => Some(s.latency_mean_ns),
             // Tested from the histograms (`percentile_p_value`).
-            Figure::Percentile(_) => None,
+            SampleFigure::Percentile(_) => None,
         })
         .collect()
 }
-
-/// The per-sample figures `doppio show` tests for a difference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Figure {
-    Throughput,
-    MeanLatency,
-    /// A latency percentile of each sample (its index in [`TESTED_PERCENTILES`]).
-    Percentile(usize),
-}
-
-/// The latency percentiles whose rows get a p-value, tested on each sample's own
-/// percentile (from its histogram), batch means as for the other figures.
-const TESTED_PERCENTILES: [f64; 8] = [25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99];
 
 /// Each full sample's [`TESTED_PERCENTILES`], ns, from its histogram (decoded once per
 /// column); samples without a readable histogram (older reports) are left out.
@@ -748,7 +736,7 @@ fn change_from_written(a: f64, b: f64, decimals: usize) -> Option<f64> {
     change_of(a, b)
 }
 
-fn p_value(columns: &[Column<'_>], what: Figure) -> Option<f64> {
+fn p_value(columns: &[Column<'_>], what: SampleFigure) -> Option<f64> {
     if columns.len() != 2 {
         return None;
     }
@@ -764,15 +752,15 @@ fn p_value(columns: &[Column<'_>], what: Figure) -> Option<f64> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tested<'a> {
     /// The backend's figure.
-    Backend(Figure),
+    Backend(SampleFigure),
     /// The figure of the run statement of this name.
-    Statement(&'a str, Figure),
+    Statement(&'a str, SampleFigure),
 }
 
 /// The p-value of Welch's t-test (on batch means) of run statement `name`'s per-sample
 /// `what` in two columns; `None` unless both have two or more samples that carry the
 /// statement's figures (reports written before them do not).
-fn statement_p_value(columns: &[Column<'_>], name: &str, what: Figure) -> Option<f64> {
+fn statement_p_value(columns: &[Column<'_>], name: &str, what: SampleFigure) -> Option<f64> {
     let [(_, a), (_, b)] = columns else {
         return None;
     };
@@ -783,10 +771,10 @@ fn statement_p_value(columns: &[Column<'_>], name: &str, what: Figure) -> Option
         }
         let (throughputs, means) = super::accumulate::statement_series(&r.samples, k);
         Some(match what {
-            Figure::Throughput => throughputs,
-            Figure::MeanLatency => means,
+            SampleFigure::Throughput => throughputs,
+            SampleFigure::MeanLatency => means,
             // A statement's samples carry no histogram: not tested.
-            Figure::Percentile(_) => return None,
+            SampleFigure::Percentile(_) => return None,
         })
     };
     let (a, b) = (series(a)?, series(b)?);
@@ -846,7 +834,7 @@ impl<'a> Metric<'a> {
             get: Box::new(move |b| get(part(b))),
             decimals: row.decimals,
             change: row.change,
-            tested: None,
+            tested: row.tested.map(Tested::Backend),
             shown_if: Box::new(move |b| shown_if(part(b))),
         }
     }
@@ -863,14 +851,14 @@ impl<'a> Metric<'a> {
     }
 
     /// Two columns show the change and the p-value of `figure`.
-    fn tested(mut self, figure: Figure) -> Self {
+    fn tested(mut self, figure: SampleFigure) -> Self {
         self.change = true;
         self.tested = Some(Tested::Backend(figure));
         self
     }
 
     /// Two columns show the change and the p-value of run statement `name`'s `figure`.
-    fn tested_statement(mut self, name: &'a str, figure: Figure) -> Self {
+    fn tested_statement(mut self, name: &'a str, figure: SampleFigure) -> Self {
         self.change = true;
         self.tested = Some(Tested::Statement(name, figure));
         self
@@ -907,13 +895,8 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         ("99.99", |l| l.p9999),
         ("max", |l| l.max),
     ];
-    let mut summary = vec![
-        Metric::new("throughput", "req/s", 0, |b| {
-            Value::Margin(b.throughput_rps, b.throughput_margin_rps)
-        })
-        .tested(Figure::Throughput),
-        Metric::new("requests", "", 0, |b| Value::Count(b.requests)).change(),
-        Metric::new("errors", "", 0, |b| Value::Count(b.errors)),
+    let mut summary = Metric::all(ThroughputFigures::rows(), |b| &b.throughput);
+    summary.extend([
         Metric::new("retries", "/s", 1, |b| Value::or_missing(b.retries_per_s))
             .shown_if(|b| b.retries.is_some_and(|r| r > 0)),
         Metric::new("re-prepares", "", 0, |b| {
@@ -924,7 +907,9 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
             b.tablet_misroutes.map_or(Value::Missing, Value::Count)
         })
         .shown_if(|b| b.tablet_misroutes.is_some_and(|r| r > 0)),
-        Metric::new("measured time", "s", 2, |b| Value::Num(b.elapsed_s)),
+    ]);
+    summary.push(Metric::of(ThroughputFigures::time_row(), |b| &b.throughput));
+    summary.extend([
         Metric::new("rows", "", 0, |b| {
             b.rows.map_or(Value::Missing, Value::Count)
         })
@@ -933,13 +918,13 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
         Metric::new("rows", "rows/s", 0, |b| Value::or_missing(b.rows_per_s))
             .change()
             .shown_if(|b| b.rows.is_some()),
-    ];
+    ]);
     summary.extend(Metric::all(ServerCpuFigures::rows(), |b| &b.server_cpu));
 
     let mut latency = vec![Metric::new("mean", "", 3, move |b| {
         Value::Margin(ms(b.latency_ns.mean), ms(b.latency_ns.mean_margin))
     })
-    .tested(Figure::MeanLatency)];
+    .tested(SampleFigure::MeanLatency)];
     for (name, get) in percentiles {
         let metric = Metric::new(name, "", 3, move |b| {
             Value::Num(ms(get(&b.latency_ns) as f64))
@@ -950,7 +935,7 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
             .ok()
             .and_then(|p| TESTED_PERCENTILES.iter().position(|&t| t == p));
         latency.push(match tested {
-            Some(k) => metric.tested(Figure::Percentile(k)),
+            Some(k) => metric.tested(SampleFigure::Percentile(k)),
             None => metric,
         });
     }
@@ -1158,7 +1143,7 @@ fn table(out: &mut String, title: &str, metrics: &[Metric<'_>], columns: &[Colum
             .tested
             .filter(|_| !values.contains(&Value::Missing))
             .and_then(|t| match t {
-                Tested::Backend(Figure::Percentile(k)) => {
+                Tested::Backend(SampleFigure::Percentile(k)) => {
                     percentile_p_value(columns, k, &mut percentiles)
                 }
                 Tested::Backend(f) => p_value(columns, f),
@@ -1222,14 +1207,18 @@ fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
         out.push('\n');
     }
 
-    let any_errors = columns.iter().any(|(_, b)| b.errors > 0);
+    let any_errors = columns.iter().any(|(_, b)| b.throughput.errors > 0);
     let _ = writeln!(out, "ERRORS");
     if !any_errors {
         let _ = writeln!(out, "  none");
     }
     for (label, b) in columns {
-        for (kind, n) in &b.errors_by_kind {
-            let first = b.first_errors.get(kind).map_or("", String::as_str);
+        for (kind, n) in &b.throughput.errors_by_kind {
+            let first = b
+                .throughput
+                .first_errors
+                .get(kind)
+                .map_or("", String::as_str);
             let line = format!("  {label}: {kind} x{n}: {first}");
             let line: String = line.chars().take(100).collect();
             let _ = writeln!(out, "{line}");
@@ -1461,7 +1450,7 @@ fn statement_metrics(name: &str) -> Vec<Metric<'_>> {
             0,
             of(|s| Value::Margin(s.throughput_rps, s.throughput_margin_rps)),
         )
-        .tested_statement(name, Figure::Throughput),
+        .tested_statement(name, SampleFigure::Throughput),
         Metric::new("requests", "", 0, of(|s| Value::Count(s.requests))).change(),
         Metric::new(
             "  share",
@@ -1484,7 +1473,7 @@ fn statement_metrics(name: &str) -> Vec<Metric<'_>> {
         )
         .change()
         .shown_if(|b| b.rows.is_some()),
-        Metric::new("mean", "ms", 3, mean).tested_statement(name, Figure::MeanLatency),
+        Metric::new("mean", "ms", 3, mean).tested_statement(name, SampleFigure::MeanLatency),
         Metric::new("p50", "ms", 3, latency(|l| l.p50)).change(),
         Metric::new("p99", "ms", 3, latency(|l| l.p99)).change(),
         Metric::new("p99.9", "ms", 3, latency(|l| l.p999)).change(),
@@ -1554,17 +1543,18 @@ mod tests {
     /// derived from `k` (so two columns differ), and per-sample figures for the p-values.
     fn fixture(driver: &str, k: f64, counted: bool) -> BackendReport {
         let mut b = BackendRun::default().report(driver);
-        b.throughput_rps = 15_000.0 * k;
-        b.throughput_margin_rps = 310.6 * k;
-        b.requests = (45_237.0 * k) as u64;
-        b.errors = if counted { 3 } else { 0 };
+        b.throughput.throughput_rps = 15_000.0 * k;
+        b.throughput.throughput_margin_rps = 310.6 * k;
+        b.throughput.requests = (45_237.0 * k) as u64;
+        b.throughput.errors = if counted { 3 } else { 0 };
         if counted {
-            b.errors_by_kind.insert("timeout".into(), 2);
-            b.errors_by_kind.insert("overloaded".into(), 1);
-            b.first_errors
+            b.throughput.errors_by_kind.insert("timeout".into(), 2);
+            b.throughput.errors_by_kind.insert("overloaded".into(), 1);
+            b.throughput
+                .first_errors
                 .insert("timeout".into(), "request timed out after 5 s".into());
         }
-        b.elapsed_s = 3.01 * k;
+        b.throughput.elapsed_s = 3.01 * k;
         b.client_cpu.cpu_us_per_req = 5.55 * k;
         b.client_cpu.cpu_user_us_per_req = 1.78 * k;
         b.client_cpu.cpu_sys_us_per_req = 3.77 * k;
@@ -1622,7 +1612,7 @@ mod tests {
                 duration_s: 1.0,
                 requests: 15_000,
                 errors: 0,
-                throughput_rps: b.throughput_rps + f64::from(i % 3) * 100.0,
+                throughput_rps: b.throughput.throughput_rps + f64::from(i % 3) * 100.0,
                 latency_mean_ns: b.latency_ns.mean + f64::from(i % 2) * 1e4,
                 latency_p50_ns: 0,
                 latency_p99_ns: 0,
@@ -1707,7 +1697,7 @@ mod tests {
     fn a_backend_that_measured_nothing_is_not_run_never_a_column_of_zeros() {
         let ran = fixture("doppio", 1.0, true);
         let mut stopped = fixture("scylla", 1.0, false);
-        stopped.requests = 0;
+        stopped.throughput.requests = 0;
         let backends = std::collections::BTreeMap::from([
             ("doppio".to_owned(), ran),
             ("scylla".to_owned(), stopped),
@@ -1764,7 +1754,7 @@ mod tests {
         let cpu = [[3.0; 6], [3.3, 3.1, 3.25, 3.25, 3.1, 3.3]];
         for (k, name) in ["scylla", "doppio-uring"].into_iter().enumerate() {
             let mut b = BackendRun::default().report(name);
-            b.requests = 6000;
+            b.throughput.requests = 6000;
             b.segments = (0..6)
                 .map(|round| SegmentFigures {
                     round,
@@ -1998,10 +1988,10 @@ mod tests {
             },
             histogram: String::new(),
         };
-        b.requests = 1000;
-        b.errors = if failing { 250 } else { 0 };
-        b.errors_by_kind = [("overloaded".to_owned(), b.errors)].into();
-        b.rows = Some(b.requests - b.errors);
+        b.throughput.requests = 1000;
+        b.throughput.errors = if failing { 250 } else { 0 };
+        b.throughput.errors_by_kind = [("overloaded".to_owned(), b.throughput.errors)].into();
+        b.rows = Some(b.throughput.requests - b.throughput.errors);
         b.statements = vec![
             statement("read", 3.0, 750, 0),
             statement("write", 1.0, 250, if failing { 250 } else { 0 }),
@@ -2265,7 +2255,7 @@ mod environment_and_anatomy_tests {
 
     fn backend(cpu: f64, anatomy: Option<AnatomyReport>) -> BackendReport {
         let mut b = crate::report::BackendRun::default().report("doppio");
-        b.requests = 1000;
+        b.throughput.requests = 1000;
         b.client_cpu.cpu_us_per_req = cpu;
         b.anatomy = anatomy;
         b

@@ -172,7 +172,7 @@ pub fn verdict(report: &Report) -> Option<Verdict> {
         .drivers
         .iter()
         .filter_map(|d| report.backends.get(d).map(|b| (d.as_str(), b)))
-        .filter(|(_, b)| b.requests > 0 && !b.segments.is_empty())
+        .filter(|(_, b)| b.throughput.requests > 0 && !b.segments.is_empty())
         .collect();
     if columns.len() < 2 {
         return None;
@@ -405,7 +405,7 @@ mod tests {
                 };
             }
             let mut entry = BackendRun::default().report(name);
-            entry.requests = 1000 * segments.len() as u64;
+            entry.throughput.requests = 1000 * segments.len() as u64;
             entry.segments = segments;
             r.backends.insert(name.into(), entry);
         }

@@ -1,7 +1,7 @@
 //! A backend's report entry built figure by figure: each file here owns one figure family
 //! of `BackendReport`, end to end.
 //!
-//! Children: [`client_cpu`], the client's CPU per request, user and system, and the
+//! Children: [`throughput`], requests, errors, measured time and throughput; [`client_cpu`], the client's CPU per request, user and system, and the
 //! kernel threads' parts; [`syscalls`], system calls per request, in all and by kind; [`uring`],
 //! io_uring operations and doppio's runtime's `io_uring_enter` calls by reason;
 //! [`hardware`], hardware counters per request; [`server_cpu`], the node's CPU, utilisation
@@ -35,8 +35,7 @@
 //! `cargo test -p doppio-bench --test it report_round_trip` (the JSON byte for byte) and
 //! `doppio show` of the fixture, alone and against itself, diffed with the output before.
 //!
-//! Still flat in `BackendReport` (to move the same way): throughput and errors
-//! (`throughput_rps` .. `elapsed_s`), context switches and sleeps, allocations, peak RSS, requests per write and read, retries,
+//! Still flat in `BackendReport` (to move the same way): context switches and sleeps, allocations, peak RSS, requests per write and read, retries,
 //! re-prepares, tablet misroutes, requests by node and by ScyllaDB shard, `while_parked`,
 //! latency and service time, send lateness, rows (`rows`, `rows_per_s`, `cpu_us_per_row`),
 //! statements, segments, machines. `anatomy` and `waterfall` are plain (not flattened)
@@ -50,5 +49,6 @@ pub mod client_cpu;
 pub mod hardware;
 pub mod server_cpu;
 pub mod syscalls;
+pub mod throughput;
 pub mod uring;
 pub mod waterfall;
