@@ -177,7 +177,7 @@ pub(crate) fn add_backends(
         let entry = r.report(driver.name());
         if let (Some(rate), true) = (entry.mean_target_rps(), entry.throughput.elapsed_s > 0.0) {
             if entry.throughput.throughput_rps < 0.95 * rate {
-                let needed = rate * entry.latency_ns.mean / 1e9;
+                let needed = rate * entry.latency.latency_ns.mean / 1e9;
                 let what = if constant {
                     format!("the rate of {rate:.0} req/s")
                 } else {

@@ -65,8 +65,8 @@ fn markdown(points: &[Point]) -> String {
                 opt(b.requests_per_flush, 1),
                 opt(b.requests_per_read, 1),
                 b.peak_rss_bytes as f64 / (1 << 20) as f64,
-                b.latency_ns.p50 as f64 / 1e6,
-                b.latency_ns.p99 as f64 / 1e6,
+                b.latency.latency_ns.p50 as f64 / 1e6,
+                b.latency.latency_ns.p99 as f64 / 1e6,
             );
         }
     }

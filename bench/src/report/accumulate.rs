@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::figure::client_cpu::ClientCpuFigures;
 use super::figure::hardware::HardwareFigures;
+use super::figure::latency::LatencyFigures;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::syscalls::SyscallFigures;
 use super::figure::throughput::ThroughputFigures;
@@ -470,17 +471,14 @@ impl BackendRun {
                 .as_ref()
                 .filter(|c| !c.scylla_shards.is_empty())
                 .map(|c| c.scylla_shards.clone()),
-            latency_ns: LatencySummary::of(latency, &means),
-            service_time_ns: LatencySummary::of(service, &service_means),
-            mean_send_lateness_ns: if lateness.1 > 0 {
-                lateness.0 / lateness.1 as f64
-            } else {
-                0.0
-            },
-            send_lateness: self
-                .send_lateness
-                .as_ref()
-                .and_then(super::lateness::LatenessReport::of),
+            latency: LatencyFigures::of(
+                latency,
+                &means,
+                service,
+                &service_means,
+                lateness,
+                self.send_lateness.as_ref(),
+            ),
             samples,
             histogram: latency.to_base64(),
             service_histogram: service.to_base64(),

@@ -244,10 +244,14 @@ pub fn point_of(load: &LoadPoint, b: &BackendReport) -> CurvePoint {
             woke_by_remote: e.woke_by_remote,
             woke_empty: e.woke_empty,
         }),
-        latency_p50_ns: b.latency_ns.p50,
-        latency_p99_ns: b.latency_ns.p99,
-        send_lateness_p50_ns: b.send_lateness.as_ref().map(|l| l.from_due_ns.p50),
-        kept_schedule: b.send_lateness.as_ref().map(|l| l.kept_schedule(step)),
+        latency_p50_ns: b.latency.latency_ns.p50,
+        latency_p99_ns: b.latency.latency_ns.p99,
+        send_lateness_p50_ns: b.latency.send_lateness.as_ref().map(|l| l.from_due_ns.p50),
+        kept_schedule: b
+            .latency
+            .send_lateness
+            .as_ref()
+            .map(|l| l.kept_schedule(step)),
     }
 }
 
@@ -333,8 +337,8 @@ mod tests {
         b.client_cpu.cpu_sys_us_per_req = 0.25 * cpu;
         b.syscalls.syscalls_per_req = Some(cpu / 10.0);
         b.ctx_switches_per_req = 0.5;
-        b.latency_ns.p50 = 200_000;
-        b.latency_ns.p99 = 2_000_000;
+        b.latency.latency_ns.p50 = 200_000;
+        b.latency.latency_ns.p99 = 2_000_000;
         b.segments = (0..4)
             .map(|round| SegmentFigures {
                 round,

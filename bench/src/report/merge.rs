@@ -33,6 +33,7 @@ use super::accumulate::{margin, statement_series};
 use super::figure::anatomy::AnatomyReport;
 use super::figure::client_cpu::ClientCpuFigures;
 use super::figure::hardware::HardwareFigures;
+use super::figure::latency::LatencyFigures;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::syscalls::SyscallFigures;
 use super::figure::throughput::ThroughputFigures;
@@ -468,7 +469,7 @@ fn merge_backend(
     for (file, b) in parts {
         latency.merge(&decode(file, driver, &b.histogram)?);
         service.merge(&decode(file, driver, &b.service_histogram)?);
-        lateness = match (lateness, &b.send_lateness) {
+        lateness = match (lateness, &b.latency.send_lateness) {
             (Some(mut l), Some(part)) => {
                 l.merge(&part.histograms().map_err(|source| MergeError::Histogram {
                     file: (*file).to_owned(),
@@ -595,12 +596,13 @@ fn merge_backend(
             .filter_map(|(_, b)| b.while_parked)
             .reduce(|a, b| a.plus(&b)),
         requests_by_scylla_shard,
-        latency_ns: LatencySummary::of(&latency, &means),
-        service_time_ns: LatencySummary::of(&service, &[]),
-        mean_send_lateness_ns: pooled(&whole, |b| b.mean_send_lateness_ns),
-        send_lateness: lateness
-            .as_ref()
-            .and_then(super::lateness::LatenessReport::of),
+        latency: LatencyFigures::pooled(
+            &each(parts, |b| &b.latency),
+            &latency,
+            &means,
+            &service,
+            lateness.as_ref(),
+        ),
         samples,
         histogram: latency.to_base64(),
         service_histogram: service.to_base64(),

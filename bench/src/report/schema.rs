@@ -535,16 +535,9 @@ pub struct BackendReport {
     /// nodes without ScyllaDB shards (Cassandra).
     #[serde(default)]
     pub requests_by_scylla_shard: Option<BTreeMap<String, Vec<u64>>>,
-    /// Latency from the due time (coordinated-omission corrected).
-    pub latency_ns: LatencySummary,
-    /// Service time from the actual send.
-    pub service_time_ns: LatencySummary,
-    /// Mean lateness of sends after their due time, ns (rate-limited runs).
-    pub mean_send_lateness_ns: f64,
-    /// How late each iteration was sent (rate-limited runs): from its due time, and from
-    /// its release on the grid (`config.release_grid_s`); `null` without a rate.
-    #[serde(default)]
-    pub send_lateness: Option<super::lateness::LatenessReport>,
+    /// Latency and service time, and the sends' lateness.
+    #[serde(flatten)]
+    pub latency: super::figure::latency::LatencyFigures,
     /// Every sample.
     pub samples: Vec<SampleReport>,
     /// The whole run's latency histogram (HdrHistogram V2, compressed, base64).

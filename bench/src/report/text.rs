@@ -18,6 +18,7 @@ use super::cell::{Row, SampleFigure, Value, TESTED_PERCENTILES};
 use super::figure::anatomy::AnatomyReport;
 use super::figure::client_cpu::ClientCpuFigures;
 use super::figure::hardware::HardwareFigures;
+use super::figure::latency::LatencyFigures;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::syscalls::SyscallFigures;
 use super::figure::throughput::ThroughputFigures;
@@ -157,7 +158,7 @@ fn pairs_section(out: &mut String, columns: &[Column<'_>]) {
                 "  {label:<24}{:>12}{:>9}{:>16}{:>9}{:>12}{:>14}",
                 change(a.throughput.throughput_rps, b.throughput.throughput_rps),
                 p(p_value(&pair, SampleFigure::Throughput)),
-                change(a.latency_ns.mean, b.latency_ns.mean),
+                change(a.latency.latency_ns.mean, b.latency.latency_ns.mean),
                 p(p_value(&pair, SampleFigure::MeanLatency)),
                 change(a.client_cpu.cpu_us_per_req, b.client_cpu.cpu_us_per_req),
                 syscalls,
@@ -850,13 +851,6 @@ impl<'a> Metric<'a> {
         self
     }
 
-    /// Two columns show the change and the p-value of `figure`.
-    fn tested(mut self, figure: SampleFigure) -> Self {
-        self.change = true;
-        self.tested = Some(Tested::Backend(figure));
-        self
-    }
-
     /// Two columns show the change and the p-value of run statement `name`'s `figure`.
     fn tested_statement(mut self, name: &'a str, figure: SampleFigure) -> Self {
         self.change = true;
@@ -881,20 +875,6 @@ impl<'a> Metric<'a> {
 
 /// The comparison tables: a title and its rows, in the order they are printed.
 fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
-    let ms = |ns: f64| ns / 1e6;
-    type Pct = fn(&LatencySummary) -> u64;
-    let percentiles: [(&str, Pct); 10] = [
-        ("min", |l| l.min),
-        ("25", |l| l.p25),
-        ("50", |l| l.p50),
-        ("75", |l| l.p75),
-        ("90", |l| l.p90),
-        ("95", |l| l.p95),
-        ("99", |l| l.p99),
-        ("99.9", |l| l.p999),
-        ("99.99", |l| l.p9999),
-        ("max", |l| l.max),
-    ];
     let mut summary = Metric::all(ThroughputFigures::rows(), |b| &b.throughput);
     summary.extend([
         Metric::new("retries", "/s", 1, |b| Value::or_missing(b.retries_per_s))
@@ -921,53 +901,7 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
     ]);
     summary.extend(Metric::all(ServerCpuFigures::rows(), |b| &b.server_cpu));
 
-    let mut latency = vec![Metric::new("mean", "", 3, move |b| {
-        Value::Margin(ms(b.latency_ns.mean), ms(b.latency_ns.mean_margin))
-    })
-    .tested(SampleFigure::MeanLatency)];
-    for (name, get) in percentiles {
-        let metric = Metric::new(name, "", 3, move |b| {
-            Value::Num(ms(get(&b.latency_ns) as f64))
-        })
-        .change();
-        let tested = name
-            .parse::<f64>()
-            .ok()
-            .and_then(|p| TESTED_PERCENTILES.iter().position(|&t| t == p));
-        latency.push(match tested {
-            Some(k) => metric.tested(SampleFigure::Percentile(k)),
-            None => metric,
-        });
-    }
-    latency.push(
-        Metric::new("service time p50", "", 3, move |b| {
-            Value::Num(ms(b.service_time_ns.p50 as f64))
-        })
-        .change(),
-    );
-    latency.push(
-        Metric::new("service time p99", "", 3, move |b| {
-            Value::Num(ms(b.service_time_ns.p99 as f64))
-        })
-        .change(),
-    );
-    // With a rate: how late sends left after their due time (the release grid and the
-    // backend's own lateness beyond it, already inside the latency above), and after their
-    // release alone.
-    type Pick = fn(&super::lateness::LatenessReport) -> u64;
-    let rows: [(&str, Pick); 3] = [
-        ("send lateness p50", |l| l.from_due_ns.p50),
-        ("send lateness p99", |l| l.from_due_ns.p99),
-        ("  after release p50", |l| l.from_release_ns.p50),
-    ];
-    for (label, pick) in rows {
-        latency.push(
-            Metric::new(label, "", 3, move |b| {
-                Value::or_missing(b.send_lateness.as_ref().map(|l| ms(pick(l) as f64)))
-            })
-            .shown_if(|b| b.send_lateness.is_some()),
-        );
-    }
+    let latency = Metric::all(LatencyFigures::rows(), |b| &b.latency);
 
     let mut overhead = Metric::all(ClientCpuFigures::rows(), |b| &b.client_cpu);
     overhead.extend([Metric::new("client CPU per row", "us", 3, |b| {
@@ -1100,7 +1034,7 @@ fn waterfall_metrics<'a>() -> Vec<Metric<'a>> {
             Value::Num(
                 b.waterfall
                     .as_ref()
-                    .map_or(b.latency_ns.mean, |w| w.end_to_end.mean_ns)
+                    .map_or(b.latency.latency_ns.mean, |w| w.end_to_end.mean_ns)
                     / 1e3,
             )
         })
@@ -1562,7 +1496,7 @@ mod tests {
         b.sleeps_per_req = Some(0.0101 * k);
         b.peak_rss_bytes = (15.9 * k * (1 << 20) as f64) as u64;
         let ms = |x: f64| (x * 1e6 * k) as u64;
-        b.latency_ns = LatencySummary {
+        b.latency.latency_ns = LatencySummary {
             mean: 1.234e6 * k,
             mean_margin: 0.056e6 * k,
             min: ms(0.1),
@@ -1576,7 +1510,7 @@ mod tests {
             p9999: ms(16.0),
             max: ms(32.0),
         };
-        b.service_time_ns = LatencySummary {
+        b.latency.service_time_ns = LatencySummary {
             p50: ms(0.9),
             p99: ms(3.5),
             ..LatencySummary::default()
@@ -1613,7 +1547,7 @@ mod tests {
                 requests: 15_000,
                 errors: 0,
                 throughput_rps: b.throughput.throughput_rps + f64::from(i % 3) * 100.0,
-                latency_mean_ns: b.latency_ns.mean + f64::from(i % 2) * 1e4,
+                latency_mean_ns: b.latency.latency_ns.mean + f64::from(i % 2) * 1e4,
                 latency_p50_ns: 0,
                 latency_p99_ns: 0,
                 histogram: String::new(),

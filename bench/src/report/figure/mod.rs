@@ -1,7 +1,8 @@
 //! A backend's report entry built figure by figure: each file here owns one figure family
 //! of `BackendReport`, end to end.
 //!
-//! Children: [`throughput`], requests, errors, measured time and throughput; [`client_cpu`], the client's CPU per request, user and system, and the
+//! Children: [`throughput`], requests, errors, measured time and throughput; [`latency`],
+//! latency, service time and send lateness; [`client_cpu`], the client's CPU per request, user and system, and the
 //! kernel threads' parts; [`syscalls`], system calls per request, in all and by kind; [`uring`],
 //! io_uring operations and doppio's runtime's `io_uring_enter` calls by reason;
 //! [`hardware`], hardware counters per request; [`server_cpu`], the node's CPU, utilisation
@@ -37,7 +38,7 @@
 //!
 //! Still flat in `BackendReport` (to move the same way): context switches and sleeps, allocations, peak RSS, requests per write and read, retries,
 //! re-prepares, tablet misroutes, requests by node and by ScyllaDB shard, `while_parked`,
-//! latency and service time, send lateness, rows (`rows`, `rows_per_s`, `cpu_us_per_row`),
+//! rows (`rows`, `rows_per_s`, `cpu_us_per_row`),
 //! statements, segments, machines. `anatomy` and `waterfall` are plain (not flattened)
 //! `Option` fields whose rows read `Option<AnatomyReport>` / `Option<WaterfallReport>`; the
 //! one row of each that reads the entry too (ANATOMY's client CPU, WATERFALL's end to end,
@@ -47,6 +48,7 @@
 pub mod anatomy;
 pub mod client_cpu;
 pub mod hardware;
+pub mod latency;
 pub mod server_cpu;
 pub mod syscalls;
 pub mod throughput;
