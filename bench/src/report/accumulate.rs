@@ -5,9 +5,12 @@
 use std::collections::BTreeMap;
 
 use super::figure::client_cpu::ClientCpuFigures;
+use super::figure::context_switches::ContextSwitchFigures;
 use super::figure::hardware::HardwareFigures;
 use super::figure::latency::LatencyFigures;
+use super::figure::memory::MemoryFigures;
 use super::figure::server_cpu::ServerCpuFigures;
+use super::figure::socket_batching::SocketBatchingFigures;
 use super::figure::syscalls::SyscallFigures;
 use super::figure::throughput::ThroughputFigures;
 use super::figure::uring::{IoUringFigures, UringEnterFigures};
@@ -395,13 +398,6 @@ impl BackendRun {
             }
         }
         let elapsed: f64 = self.elapsed_s.iter().sum();
-        let per_req = |x: f64| {
-            if requests > 0 {
-                x / requests as f64
-            } else {
-                0.0
-            }
-        };
         let o = &self.overhead;
         let statements = self.statement_reports(&samples, elapsed, requests);
         let segments = self.segment_figures(&segment_requests);
@@ -436,20 +432,14 @@ impl BackendRun {
             ),
             io_uring: IoUringFigures::of(o.io_uring, &self.io_uring_unavailable, requests),
             hardware: HardwareFigures::of(o.hardware, &self.hardware_unavailable, requests),
-            ctx_switches_per_req: per_req(o.ctx_switches as f64),
-            sleeps_per_req: Some(per_req(o.sleeps as f64)),
-            allocations_per_req: o.allocations.map(|n| per_req(n as f64)),
-            peak_rss_bytes: o.peak_rss,
-            requests_per_flush: self
+            context_switches: ContextSwitchFigures::of(o.ctx_switches, o.sleeps, requests),
+            memory: MemoryFigures::of(o.allocations, o.peak_rss, requests),
+            socket_batching: self
                 .counters
                 .as_ref()
-                .filter(|c| c.flushes > 0)
-                .map(|c| c.requests as f64 / c.flushes as f64),
-            requests_per_read: self
-                .counters
-                .as_ref()
-                .filter(|c| c.reads > 0)
-                .map(|c| c.requests as f64 / c.reads as f64),
+                .map_or_else(SocketBatchingFigures::default, |c| {
+                    SocketBatchingFigures::of(c.requests, c.flushes, c.reads)
+                }),
             retries: self.counters.as_ref().map(|c| c.retries),
             reprepares: self.counters.as_ref().map(|c| c.reprepares),
             tablet_misroutes: self.counters.as_ref().map(|c| c.tablet_misroutes),

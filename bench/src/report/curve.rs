@@ -235,8 +235,8 @@ pub fn point_of(load: &LoadPoint, b: &BackendReport) -> CurvePoint {
             .server_cpu_us_per_req
             .map(|s| s + b.client_cpu.cpu_us_per_req),
         syscalls_per_req: b.syscalls.syscalls_per_req,
-        ctx_switches_per_req: b.ctx_switches_per_req,
-        sleeps_per_req: b.sleeps_per_req,
+        ctx_switches_per_req: b.context_switches.ctx_switches_per_req,
+        sleeps_per_req: b.context_switches.sleeps_per_req,
         waits_per_req: b.enters.uring_enters_per_req.map(|e| WaitsPerReq {
             waiting: e.waiting,
             woke_by_completion: e.woke_by_completion,
@@ -336,7 +336,7 @@ mod tests {
         b.client_cpu.cpu_user_us_per_req = 0.75 * cpu;
         b.client_cpu.cpu_sys_us_per_req = 0.25 * cpu;
         b.syscalls.syscalls_per_req = Some(cpu / 10.0);
-        b.ctx_switches_per_req = 0.5;
+        b.context_switches.ctx_switches_per_req = 0.5;
         b.latency.latency_ns.p50 = 200_000;
         b.latency.latency_ns.p99 = 2_000_000;
         b.segments = (0..4)

@@ -32,14 +32,17 @@ use std::collections::BTreeMap;
 use super::accumulate::{margin, statement_series};
 use super::figure::anatomy::AnatomyReport;
 use super::figure::client_cpu::ClientCpuFigures;
+use super::figure::context_switches::ContextSwitchFigures;
 use super::figure::hardware::HardwareFigures;
 use super::figure::latency::LatencyFigures;
+use super::figure::memory::MemoryFigures;
 use super::figure::server_cpu::ServerCpuFigures;
+use super::figure::socket_batching::SocketBatchingFigures;
 use super::figure::syscalls::SyscallFigures;
 use super::figure::throughput::ThroughputFigures;
 use super::figure::uring::{IoUringFigures, UringEnterFigures};
 use super::figure::waterfall::WaterfallReport;
-use super::pool::{pooled, pooled_opt, pooled_ratio, Part};
+use super::pool::Part;
 use super::schema::{LatencySummary, MachineFigures, MergedInput};
 use super::{BackendReport, Report, RunConfig, SampleReport, SampleStatement, StatementReport};
 use crate::stats::{LatencyHistogram, StatsError};
@@ -146,11 +149,11 @@ impl MachineFigures {
             syscalls_per_req: b.syscalls.syscalls_per_req,
             syscalls_unavailable: b.syscalls.syscalls_unavailable.clone(),
             io_uring_submitted_per_req: b.io_uring.io_uring_submitted_per_req,
-            ctx_switches_per_req: b.ctx_switches_per_req,
-            allocations_per_req: b.allocations_per_req,
-            peak_rss_bytes: b.peak_rss_bytes,
-            requests_per_flush: b.requests_per_flush,
-            requests_per_read: b.requests_per_read,
+            ctx_switches_per_req: b.context_switches.ctx_switches_per_req,
+            allocations_per_req: b.memory.allocations_per_req,
+            peak_rss_bytes: b.memory.peak_rss_bytes,
+            requests_per_flush: b.socket_batching.requests_per_flush,
+            requests_per_read: b.socket_batching.requests_per_read,
         }
     }
 }
@@ -506,7 +509,6 @@ fn merge_backend(
             .map(|(f, b)| (*f, b.throughput.requests, figure(b)))
             .collect()
     }
-    let whole = each(parts, |b| b);
     let requests_by_scylla_shard = parts
         .iter()
         .filter_map(|(_, b)| b.requests_by_scylla_shard.as_ref())
@@ -566,16 +568,9 @@ fn merge_backend(
         syscalls: SyscallFigures::pooled(&each(parts, |b| &b.syscalls), requests),
         io_uring: IoUringFigures::pooled(&each(parts, |b| &b.io_uring), requests),
         hardware: HardwareFigures::pooled(&each(parts, |b| &b.hardware)),
-        ctx_switches_per_req: pooled(&whole, |b| b.ctx_switches_per_req),
-        sleeps_per_req: pooled_opt(&whole, |b| b.sleeps_per_req),
-        allocations_per_req: pooled_opt(&whole, |b| b.allocations_per_req),
-        peak_rss_bytes: parts
-            .iter()
-            .map(|(_, b)| b.peak_rss_bytes)
-            .max()
-            .unwrap_or(0),
-        requests_per_flush: pooled_ratio(&whole, |b| b.requests_per_flush),
-        requests_per_read: pooled_ratio(&whole, |b| b.requests_per_read),
+        context_switches: ContextSwitchFigures::pooled(&each(parts, |b| &b.context_switches)),
+        memory: MemoryFigures::pooled(&each(parts, |b| &b.memory)),
+        socket_batching: SocketBatchingFigures::pooled(&each(parts, |b| &b.socket_batching)),
         // Machines retry on their own: counts and rates add up (null when one has none).
         retries: parts.iter().map(|(_, b)| b.retries).sum::<Option<u64>>(),
         reprepares: parts.iter().map(|(_, b)| b.reprepares).sum::<Option<u64>>(),

@@ -479,25 +479,15 @@ pub struct BackendReport {
     /// Hardware counters per request.
     #[serde(flatten)]
     pub hardware: super::figure::hardware::HardwareFigures,
-    /// Context switches (voluntary + involuntary) per request.
-    pub ctx_switches_per_req: f64,
-    /// Voluntary context switches per request: how often a thread of the client went to
-    /// sleep (waiting for the network, a timer or another thread) and was woken, counted
-    /// alike for every backend whatever its runtime. `null` in reports written before it
-    /// was counted.
-    #[serde(default)]
-    pub sleeps_per_req: Option<f64>,
-    /// Heap allocations per request (the whole process), `null` unless the bench was built
-    /// with the `alloc-count` feature.
-    #[serde(default)]
-    pub allocations_per_req: Option<f64>,
-    /// Peak resident set size of the process, bytes (the process's high-water mark: with
-    /// two backends in one run, the larger of the two).
-    pub peak_rss_bytes: u64,
-    /// Requests per socket write (doppio's counters; `null` for scylla, which has none).
-    pub requests_per_flush: Option<f64>,
-    /// Requests per socket read (doppio's counters; `null` for scylla).
-    pub requests_per_read: Option<f64>,
+    /// Context switches and sleeps per request.
+    #[serde(flatten)]
+    pub context_switches: super::figure::context_switches::ContextSwitchFigures,
+    /// Heap allocations per request and peak RSS.
+    #[serde(flatten)]
+    pub memory: super::figure::memory::MemoryFigures,
+    /// Requests per socket write and read.
+    #[serde(flatten)]
+    pub socket_batching: super::figure::socket_batching::SocketBatchingFigures,
     /// Retries the driver's retry policy made over the measured segments (doppio's
     /// counters; `null` for scylla, whose count needs its `metrics` feature, which would add
     /// work to its request path).

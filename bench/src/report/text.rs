@@ -17,9 +17,12 @@ use std::fmt::Write as _;
 use super::cell::{Row, SampleFigure, Value, TESTED_PERCENTILES};
 use super::figure::anatomy::AnatomyReport;
 use super::figure::client_cpu::ClientCpuFigures;
+use super::figure::context_switches::ContextSwitchFigures;
 use super::figure::hardware::HardwareFigures;
 use super::figure::latency::LatencyFigures;
+use super::figure::memory::MemoryFigures;
 use super::figure::server_cpu::ServerCpuFigures;
+use super::figure::socket_batching::SocketBatchingFigures;
 use super::figure::syscalls::SyscallFigures;
 use super::figure::throughput::ThroughputFigures;
 use super::figure::uring::{IoUringFigures, UringEnterFigures};
@@ -913,30 +916,14 @@ fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
     overhead.extend(Metric::all(UringEnterFigures::rows(), |b| &b.enters));
     overhead.extend(Metric::all(IoUringFigures::rows(), |b| &b.io_uring));
     overhead.extend(Metric::all(HardwareFigures::rows(), |b| &b.hardware));
-    overhead.extend([
-        Metric::new("context switches", "", 3, |b| {
-            Value::Num(b.ctx_switches_per_req)
-        })
-        .change(),
-        Metric::new("  sleeps (wake-ups)", "", 3, |b| {
-            Value::or_missing(b.sleeps_per_req)
-        })
-        .change()
-        .shown_if(|b| b.sleeps_per_req.is_some()),
-        Metric::new("heap allocations", "", 2, |b| {
-            Value::or_missing(b.allocations_per_req)
-        })
-        .change(),
-        Metric::new("requests per write", "", 1, |b| {
-            Value::or_missing(b.requests_per_flush)
-        }),
-        Metric::new("requests per read", "", 1, |b| {
-            Value::or_missing(b.requests_per_read)
-        }),
-        Metric::new("peak RSS", "MiB", 1, |b| {
-            Value::Num(b.peak_rss_bytes as f64 / (1 << 20) as f64)
-        }),
-    ]);
+    overhead.extend(Metric::all(ContextSwitchFigures::rows(), |b| {
+        &b.context_switches
+    }));
+    overhead.extend(Metric::all(MemoryFigures::allocation_rows(), |b| &b.memory));
+    overhead.extend(Metric::all(SocketBatchingFigures::rows(), |b| {
+        &b.socket_batching
+    }));
+    overhead.extend(Metric::all(MemoryFigures::rss_rows(), |b| &b.memory));
     // What each backend's threads did, in all, while the others' segments were measured
     // (left out of those): totals, not per request.
     type Parked = fn(&super::WhileParked) -> Value;
@@ -1492,9 +1479,9 @@ mod tests {
         b.client_cpu.cpu_us_per_req = 5.55 * k;
         b.client_cpu.cpu_user_us_per_req = 1.78 * k;
         b.client_cpu.cpu_sys_us_per_req = 3.77 * k;
-        b.ctx_switches_per_req = 0.0123 * k;
-        b.sleeps_per_req = Some(0.0101 * k);
-        b.peak_rss_bytes = (15.9 * k * (1 << 20) as f64) as u64;
+        b.context_switches.ctx_switches_per_req = 0.0123 * k;
+        b.context_switches.sleeps_per_req = Some(0.0101 * k);
+        b.memory.peak_rss_bytes = (15.9 * k * (1 << 20) as f64) as u64;
         let ms = |x: f64| (x * 1e6 * k) as u64;
         b.latency.latency_ns = LatencySummary {
             mean: 1.234e6 * k,
@@ -1521,9 +1508,9 @@ mod tests {
                 Some(ByKind::from_fn(|s| (s as usize + 1) as f64 * k / 10.0));
             b.io_uring.io_uring_submitted_per_req = Some(0.25 * k);
             b.io_uring.io_uring_completed_per_req = Some(0.5 * k);
-            b.allocations_per_req = Some(0.48 * k);
-            b.requests_per_flush = Some(256.0 * k);
-            b.requests_per_read = Some(12.5 * k);
+            b.memory.allocations_per_req = Some(0.48 * k);
+            b.socket_batching.requests_per_flush = Some(256.0 * k);
+            b.socket_batching.requests_per_read = Some(12.5 * k);
             b.requests_by_node = Some(
                 [
                     ("127.0.0.1:9042", 600),

@@ -3,7 +3,9 @@
 //!
 //! Children: [`throughput`], requests, errors, measured time and throughput; [`latency`],
 //! latency, service time and send lateness; [`client_cpu`], the client's CPU per request, user and system, and the
-//! kernel threads' parts; [`syscalls`], system calls per request, in all and by kind; [`uring`],
+//! kernel threads' parts; [`context_switches`], context switches and sleeps per request;
+//! [`memory`], heap allocations per request and peak RSS; [`socket_batching`], requests per
+//! socket write and read; [`syscalls`], system calls per request, in all and by kind; [`uring`],
 //! io_uring operations and doppio's runtime's `io_uring_enter` calls by reason;
 //! [`hardware`], hardware counters per request; [`server_cpu`], the node's CPU, utilisation
 //! and saturated segments; [`anatomy`], the client CPU split by layer (`--anatomy`);
@@ -36,7 +38,7 @@
 //! `cargo test -p doppio-bench --test it report_round_trip` (the JSON byte for byte) and
 //! `doppio show` of the fixture, alone and against itself, diffed with the output before.
 //!
-//! Still flat in `BackendReport` (to move the same way): context switches and sleeps, allocations, peak RSS, requests per write and read, retries,
+//! Still flat in `BackendReport` (to move the same way): retries,
 //! re-prepares, tablet misroutes, requests by node and by ScyllaDB shard, `while_parked`,
 //! rows (`rows`, `rows_per_s`, `cpu_us_per_row`),
 //! statements, segments, machines. `anatomy` and `waterfall` are plain (not flattened)
@@ -47,9 +49,12 @@
 
 pub mod anatomy;
 pub mod client_cpu;
+pub mod context_switches;
 pub mod hardware;
 pub mod latency;
+pub mod memory;
 pub mod server_cpu;
+pub mod socket_batching;
 pub mod syscalls;
 pub mod throughput;
 pub mod uring;
