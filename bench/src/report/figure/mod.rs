@@ -2,14 +2,15 @@
 //! of `BackendReport`, end to end.
 //!
 //! Children: [`throughput`], requests, errors, measured time and throughput; [`latency`],
-//! latency, service time and send lateness; [`client_cpu`], the client's CPU per request, user and system, and the
-//! kernel threads' parts; [`context_switches`], context switches and sleeps per request;
-//! [`memory`], heap allocations per request and peak RSS; [`socket_batching`], requests per
-//! socket write and read; [`syscalls`], system calls per request, in all and by kind; [`uring`],
-//! io_uring operations and doppio's runtime's `io_uring_enter` calls by reason;
-//! [`hardware`], hardware counters per request; [`server_cpu`], the node's CPU, utilisation
-//! and saturated segments; [`anatomy`], the client CPU split by layer (`--anatomy`);
-//! [`waterfall`], the timed requests' stages (`--waterfall`).
+//! latency, service time and send lateness; [`client_cpu`], the client's CPU per request,
+//! user and system, and the kernel threads' parts; [`syscalls`], system calls per request,
+//! in all and by kind; [`uring`], io_uring operations and doppio's runtime's
+//! `io_uring_enter` calls by reason; [`hardware`], hardware counters per request;
+//! [`context_switches`], context switches and sleeps per request; [`memory`], heap
+//! allocations per request and peak RSS; [`socket_batching`], requests per socket write and
+//! read; [`server_cpu`], the node's CPU, utilisation and saturated segments; [`anatomy`],
+//! the client CPU split by layer (`--anatomy`); [`waterfall`], the timed requests' stages
+//! (`--waterfall`).
 //!
 //! What a figure file holds (see `syscalls.rs` for the pattern):
 //! - its struct (`serde`, `Default`), placed in `BackendReport` (`report/schema.rs`) as a
@@ -25,27 +26,27 @@
 //!   figures, over `report::pool::Part`s (file, requests, the machine's figure) with the
 //!   shared arithmetic of `report/pool.rs`;
 //! - `rows()`: its rows of the text report's tables as `report::cell::Row`s over its own
-//!   struct, which `report/text.rs` reads through the entry (`Metric::all(rows, |b| &b.x)`),
-//!   and `missing()`: the `(what, why)` pairs of OVERHEAD's "not counted" notes;
+//!   struct, which `report/text/compare.rs` reads through the entry
+//!   (`Metric::all(rows, |b| &b.x)`), and `missing()`: the `(what, why)` pairs of OVERHEAD's "not counted" notes;
 //! - its Prometheus lines, if `metrics_server.rs` has any (none of these four: the metrics
 //!   server counts from the live `Cost`s, not from the report).
 //!
 //! Adding one (moving a figure out of the flat entry): write its file here; replace its
 //! fields in `BackendReport` by one flattened field; replace their lines in
-//! `BackendRun::report` by `of`, in `merge_backend` by `pooled`, in `text.rs`'s `tables`
-//! by `Metric::all`; update the readers (`verdict.rs`, `command/sweep.rs`,
+//! `BackendRun::report` by `of`, in `merge_backend` by `pooled`, in `text/compare.rs`'s
+//! `tables` by `Metric::all`; update the readers (`verdict.rs`, `command/sweep.rs`,
 //! `command/curve/`, `report/curve*.rs`, tests) to `b.<figure>.<field>`. Then
 //! `cargo test -p doppio-bench --test it report_round_trip` (the JSON byte for byte) and
 //! `doppio show` of the fixture, alone and against itself, diffed with the output before.
 //!
-//! Still flat in `BackendReport` (to move the same way): retries,
-//! re-prepares, tablet misroutes, requests by node and by ScyllaDB shard, `while_parked`,
-//! rows (`rows`, `rows_per_s`, `cpu_us_per_row`),
+//! Still flat in `BackendReport` (to move the same way): the driver's counters (retries,
+//! re-prepares, tablet misroutes, requests by node and by ScyllaDB shard), `while_parked`,
+//! the samples and the histograms, rows (`rows`, `rows_per_s`, `cpu_us_per_row`),
 //! statements, segments, machines. `anatomy` and `waterfall` are plain (not flattened)
 //! `Option` fields whose rows read `Option<AnatomyReport>` / `Option<WaterfallReport>`; the
 //! one row of each that reads the entry too (ANATOMY's client CPU, WATERFALL's end to end,
-//! which falls back on the entry's latency) stays in `text.rs`, and `AnatomyReport::new` is
-//! called by `command/run.rs` once the stacks are folded.
+//! which falls back on the entry's latency) stays in `text/compare.rs`, and
+//! `AnatomyReport::new` is called by `command/run.rs` once the stacks are folded.
 
 pub mod anatomy;
 pub mod client_cpu;
