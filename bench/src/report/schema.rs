@@ -488,29 +488,9 @@ pub struct BackendReport {
     /// Requests per socket write and read.
     #[serde(flatten)]
     pub socket_batching: super::figure::socket_batching::SocketBatchingFigures,
-    /// Retries the driver's retry policy made over the measured segments (doppio's
-    /// counters; `null` for scylla, whose count needs its `metrics` feature, which would add
-    /// work to its request path).
-    #[serde(default)]
-    pub retries: Option<u64>,
-    /// `retries` per second of measured time.
-    #[serde(default)]
-    pub retries_per_s: Option<f64>,
-    /// Statements doppio prepared again over the measured segments because a node had
-    /// forgotten them (UNPREPARED, e.g. after a restart); `null` for scylla, which does not
-    /// count them.
-    #[serde(default)]
-    pub reprepares: Option<u64>,
-    /// Requests over the measured segments that reached a ScyllaDB node or shard holding no
-    /// replica of their tablet (the node served each and answered with the tablet's
-    /// routing, which doppio learned): 0 once every doppio shard knows the tablets it uses,
-    /// and on Cassandra; `null` for scylla, which does not count them.
-    #[serde(default)]
-    pub tablet_misroutes: Option<u64>,
-    /// Requests sent to each node over the measured segments, retries included (doppio's
-    /// per-node counters; `null` for scylla).
-    #[serde(default)]
-    pub requests_by_node: Option<BTreeMap<String, u64>>,
+    /// Retries, re-prepares, tablet misroutes and requests by node, as the driver counted.
+    #[serde(flatten)]
+    pub driver_counts: super::figure::driver_counts::DriverCountFigures,
     /// doppio's own io_uring runtime's `io_uring_enter` calls by reason.
     #[serde(flatten)]
     pub enters: super::figure::uring::UringEnterFigures,
@@ -534,15 +514,9 @@ pub struct BackendReport {
     pub histogram: String,
     /// The whole run's service-time histogram.
     pub service_histogram: String,
-    /// Result rows of the successful requests (every page), `null` when not counted.
-    #[serde(default)]
-    pub rows: Option<u64>,
-    /// Rows per measured second, `null` when rows were not counted.
-    #[serde(default)]
-    pub rows_per_s: Option<f64>,
-    /// Client CPU time per row, microseconds; `null` when no row was counted.
-    #[serde(default)]
-    pub cpu_us_per_row: Option<f64>,
+    /// Result rows, per second and per client CPU time.
+    #[serde(flatten)]
+    pub result_rows: super::figure::rows::RowFigures,
     /// In a merged report, each machine's own figures (its overhead is kept per machine,
     /// not averaged); `null` in a report of one run.
     #[serde(default)]

@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 
 use super::figure::client_cpu::ClientCpuFigures;
 use super::figure::context_switches::ContextSwitchFigures;
+use super::figure::driver_counts::DriverCountFigures;
 use super::figure::hardware::HardwareFigures;
 use super::figure::latency::LatencyFigures;
 use super::figure::memory::MemoryFigures;
+use super::figure::rows::RowFigures;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::socket_batching::SocketBatchingFigures;
 use super::figure::syscalls::SyscallFigures;
@@ -440,15 +442,7 @@ impl BackendRun {
                 .map_or_else(SocketBatchingFigures::default, |c| {
                     SocketBatchingFigures::of(c.requests, c.flushes, c.reads)
                 }),
-            retries: self.counters.as_ref().map(|c| c.retries),
-            reprepares: self.counters.as_ref().map(|c| c.reprepares),
-            tablet_misroutes: self.counters.as_ref().map(|c| c.tablet_misroutes),
-            retries_per_s: self
-                .counters
-                .as_ref()
-                .filter(|_| elapsed > 0.0)
-                .map(|c| c.retries as f64 / elapsed),
-            requests_by_node: self.counters.as_ref().map(|c| c.nodes.clone()),
+            driver_counts: DriverCountFigures::of(self.counters.as_ref(), elapsed),
             enters: UringEnterFigures::of(
                 self.counters.as_ref().and_then(|c| c.uring_enters),
                 requests,
@@ -472,10 +466,7 @@ impl BackendRun {
             samples,
             histogram: latency.to_base64(),
             service_histogram: service.to_base64(),
-            rows: self.rows_counted.then_some(rows),
-            rows_per_s: (self.rows_counted && elapsed > 0.0).then(|| rows as f64 / elapsed),
-            cpu_us_per_row: (self.rows_counted && rows > 0)
-                .then(|| (o.user_s + o.sys_s) * 1e6 / rows as f64),
+            result_rows: RowFigures::of(self.rows_counted, rows, elapsed, o.user_s + o.sys_s),
             machines: None,
             statements,
             segments,

@@ -134,9 +134,9 @@ fn rows_are_reported_per_second_and_per_cpu_time_and_null_when_not_counted() {
     run.overhead.user_s = 0.003;
     run.overhead.sys_s = 0.001;
     let r = run.report("doppio");
-    assert_eq!(r.rows, Some(800));
-    assert_eq!(r.rows_per_s, Some(400.0));
-    let per_row = r.cpu_us_per_row.unwrap();
+    assert_eq!(r.result_rows.rows, Some(800));
+    assert_eq!(r.result_rows.rows_per_s, Some(400.0));
+    let per_row = r.result_rows.cpu_us_per_row.unwrap();
     assert!((per_row - 5.0).abs() < 1e-9, "{per_row}");
     // No row read: no CPU per row (not a division by zero, not a zero).
     run = BackendRun {
@@ -147,11 +147,21 @@ fn rows_are_reported_per_second_and_per_cpu_time_and_null_when_not_counted() {
     }
     .with_samples(vec![vec![sample(0)]]);
     let r = run.report("doppio");
-    assert_eq!((r.rows, r.cpu_us_per_row), (Some(0), None));
+    assert_eq!(
+        (r.result_rows.rows, r.result_rows.cpu_us_per_row),
+        (Some(0), None)
+    );
     // Not counted: null, never a fake zero.
     run.rows_counted = false;
     let r = run.report("doppio");
-    assert_eq!((r.rows, r.rows_per_s, r.cpu_us_per_row), (None, None, None));
+    assert_eq!(
+        (
+            r.result_rows.rows,
+            r.result_rows.rows_per_s,
+            r.result_rows.cpu_us_per_row
+        ),
+        (None, None, None)
+    );
     let j = serde_json::to_value(&r).unwrap();
     assert!(j["rows"].is_null() && j["cpu_us_per_row"].is_null(), "{j}");
 }

@@ -8,7 +8,8 @@
 //! `io_uring_enter` calls by reason; [`hardware`], hardware counters per request;
 //! [`context_switches`], context switches and sleeps per request; [`memory`], heap
 //! allocations per request and peak RSS; [`socket_batching`], requests per socket write and
-//! read; [`server_cpu`], the node's CPU, utilisation and saturated segments; [`anatomy`],
+//! read; [`driver_counts`], retries, re-prepares, tablet misroutes and requests by node;
+//! [`rows`], result rows, per second and per client CPU time; [`server_cpu`], the node's CPU, utilisation and saturated segments; [`anatomy`],
 //! the client CPU split by layer (`--anatomy`); [`waterfall`], the timed requests' stages
 //! (`--waterfall`).
 //!
@@ -39,10 +40,8 @@
 //! `cargo test -p doppio-bench --test it report_round_trip` (the JSON byte for byte) and
 //! `doppio show` of the fixture, alone and against itself, diffed with the output before.
 //!
-//! Still flat in `BackendReport` (to move the same way): the driver's counters (retries,
-//! re-prepares, tablet misroutes, requests by node and by ScyllaDB shard), `while_parked`,
-//! the samples and the histograms, rows (`rows`, `rows_per_s`, `cpu_us_per_row`),
-//! statements, segments, machines. `anatomy` and `waterfall` are plain (not flattened)
+//! Still flat in `BackendReport` (to move the same way): requests by ScyllaDB shard,
+//! `while_parked`, the samples and the histograms, statements, segments, machines. `anatomy` and `waterfall` are plain (not flattened)
 //! `Option` fields whose rows read `Option<AnatomyReport>` / `Option<WaterfallReport>`; the
 //! one row of each that reads the entry too (ANATOMY's client CPU, WATERFALL's end to end,
 //! which falls back on the entry's latency) stays in `text/compare.rs`, and
@@ -51,9 +50,11 @@
 pub mod anatomy;
 pub mod client_cpu;
 pub mod context_switches;
+pub mod driver_counts;
 pub mod hardware;
 pub mod latency;
 pub mod memory;
+pub mod rows;
 pub mod server_cpu;
 pub mod socket_batching;
 pub mod syscalls;

@@ -33,9 +33,11 @@ use super::accumulate::{margin, statement_series};
 use super::figure::anatomy::AnatomyReport;
 use super::figure::client_cpu::ClientCpuFigures;
 use super::figure::context_switches::ContextSwitchFigures;
+use super::figure::driver_counts::DriverCountFigures;
 use super::figure::hardware::HardwareFigures;
 use super::figure::latency::LatencyFigures;
 use super::figure::memory::MemoryFigures;
+use super::figure::rows::RowFigures;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::socket_batching::SocketBatchingFigures;
 use super::figure::syscalls::SyscallFigures;
@@ -496,9 +498,6 @@ fn merge_backend(
         .map(|s| s.latency_mean_ns)
         .collect();
     let requests: u64 = parts.iter().map(|(_, b)| b.throughput.requests).sum();
-    let sum_opt = |f: &dyn Fn(&BackendReport) -> Option<u64>| {
-        parts.iter().map(|(_, b)| f(b)).sum::<Option<u64>>()
-    };
     // Each machine's part of a figure, for the figures' pooling.
     fn each<'a, T>(
         parts: &[(&'a str, &'a BackendReport)],
@@ -525,31 +524,6 @@ fn merge_backend(
             }
             Some(acc)
         });
-    let requests_by_node = parts
-        .iter()
-        .filter_map(|(_, b)| b.requests_by_node.as_ref())
-        .fold(None, |acc: Option<BTreeMap<String, u64>>, m| {
-            let mut acc = acc.unwrap_or_default();
-            for (node, n) in m {
-                *acc.entry(node.clone()).or_default() += n;
-            }
-            Some(acc)
-        });
-    // Rows: summed (null if a machine did not count them), rows per second summed like the
-    // throughput, CPU per row pooled over the machines' CPU time and rows.
-    let rows = sum_opt(&|b| b.rows);
-    let rows_per_s = parts.iter().map(|(_, b)| b.rows_per_s).sum::<Option<f64>>();
-    let cpu_us_per_row = rows.filter(|r| *r > 0).and_then(|total| {
-        let cpu_us = parts
-            .iter()
-            .map(|(_, b)| match (b.cpu_us_per_row, b.rows) {
-                (Some(per_row), Some(n)) => Some(per_row * n as f64),
-                (_, Some(0)) => Some(0.0),
-                _ => None,
-            })
-            .sum::<Option<f64>>()?;
-        Some(cpu_us / total as f64)
-    });
     let statements = merge_statements(driver, parts, &samples, requests)?;
     Ok(BackendReport {
         statements,
@@ -559,9 +533,7 @@ fn merge_backend(
         server_cpu: ServerCpuFigures::pooled(),
         anatomy: AnatomyReport::pooled(),
         waterfall: WaterfallReport::pooled(),
-        rows,
-        rows_per_s,
-        cpu_us_per_row,
+        result_rows: RowFigures::pooled(&each(parts, |b| &b.result_rows)),
         driver: driver.to_owned(),
         throughput: ThroughputFigures::pooled(&each(parts, |b| &b.throughput), &throughputs),
         client_cpu: ClientCpuFigures::pooled(&each(parts, |b| &b.client_cpu)),
@@ -571,18 +543,7 @@ fn merge_backend(
         context_switches: ContextSwitchFigures::pooled(&each(parts, |b| &b.context_switches)),
         memory: MemoryFigures::pooled(&each(parts, |b| &b.memory)),
         socket_batching: SocketBatchingFigures::pooled(&each(parts, |b| &b.socket_batching)),
-        // Machines retry on their own: counts and rates add up (null when one has none).
-        retries: parts.iter().map(|(_, b)| b.retries).sum::<Option<u64>>(),
-        reprepares: parts.iter().map(|(_, b)| b.reprepares).sum::<Option<u64>>(),
-        tablet_misroutes: parts
-            .iter()
-            .map(|(_, b)| b.tablet_misroutes)
-            .sum::<Option<u64>>(),
-        retries_per_s: parts
-            .iter()
-            .map(|(_, b)| b.retries_per_s)
-            .sum::<Option<f64>>(),
-        requests_by_node,
+        driver_counts: DriverCountFigures::pooled(&each(parts, |b| &b.driver_counts)),
         enters: UringEnterFigures::pooled(&each(parts, |b| &b.enters), requests),
         // Each machine's parked threads over its own other segments: summed (null when no
         // machine ran another backend).

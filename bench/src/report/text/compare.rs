@@ -12,9 +12,11 @@ use crate::report::cell::{SampleFigure, Value};
 use crate::report::figure::anatomy::AnatomyReport;
 use crate::report::figure::client_cpu::ClientCpuFigures;
 use crate::report::figure::context_switches::ContextSwitchFigures;
+use crate::report::figure::driver_counts::DriverCountFigures;
 use crate::report::figure::hardware::HardwareFigures;
 use crate::report::figure::latency::LatencyFigures;
 use crate::report::figure::memory::MemoryFigures;
+use crate::report::figure::rows::RowFigures;
 use crate::report::figure::server_cpu::ServerCpuFigures;
 use crate::report::figure::socket_batching::SocketBatchingFigures;
 use crate::report::figure::syscalls::SyscallFigures;
@@ -26,39 +28,17 @@ use crate::report::BackendReport;
 /// The comparison tables: a title and its rows, in the order they are printed.
 pub(super) fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metric<'a>>)> {
     let mut summary = Metric::all(ThroughputFigures::rows(), |b| &b.throughput);
-    summary.extend([
-        Metric::new("retries", "/s", 1, |b| Value::or_missing(b.retries_per_s))
-            .shown_if(|b| b.retries.is_some_and(|r| r > 0)),
-        Metric::new("re-prepares", "", 0, |b| {
-            b.reprepares.map_or(Value::Missing, Value::Count)
-        })
-        .shown_if(|b| b.reprepares.is_some_and(|r| r > 0)),
-        Metric::new("tablet misroutes", "", 0, |b| {
-            b.tablet_misroutes.map_or(Value::Missing, Value::Count)
-        })
-        .shown_if(|b| b.tablet_misroutes.is_some_and(|r| r > 0)),
-    ]);
+    summary.extend(Metric::all(DriverCountFigures::rows(), |b| {
+        &b.driver_counts
+    }));
     summary.push(Metric::of(ThroughputFigures::time_row(), |b| &b.throughput));
-    summary.extend([
-        Metric::new("rows", "", 0, |b| {
-            b.rows.map_or(Value::Missing, Value::Count)
-        })
-        .change()
-        .shown_if(|b| b.rows.is_some()),
-        Metric::new("rows", "rows/s", 0, |b| Value::or_missing(b.rows_per_s))
-            .change()
-            .shown_if(|b| b.rows.is_some()),
-    ]);
+    summary.extend(Metric::all(RowFigures::rows(), |b| &b.result_rows));
     summary.extend(Metric::all(ServerCpuFigures::rows(), |b| &b.server_cpu));
 
     let latency = Metric::all(LatencyFigures::rows(), |b| &b.latency);
 
     let mut overhead = Metric::all(ClientCpuFigures::rows(), |b| &b.client_cpu);
-    overhead.extend([Metric::new("client CPU per row", "us", 3, |b| {
-        Value::or_missing(b.cpu_us_per_row)
-    })
-    .change()
-    .shown_if(|b| b.cpu_us_per_row.is_some())]);
+    overhead.extend(Metric::all(RowFigures::cpu_rows(), |b| &b.result_rows));
     overhead.extend(Metric::all(SyscallFigures::rows(), |b| &b.syscalls));
     overhead.extend(Metric::all(UringEnterFigures::rows(), |b| &b.enters));
     overhead.extend(Metric::all(IoUringFigures::rows(), |b| &b.io_uring));
@@ -98,26 +78,15 @@ pub(super) fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metri
     // Where the requests went (doppio's per-node counters), when there is more than one node.
     let mut nodes: Vec<String> = columns
         .iter()
-        .filter_map(|(_, b)| b.requests_by_node.as_ref())
+        .filter_map(|(_, b)| b.driver_counts.requests_by_node.as_ref())
         .flat_map(|m| m.keys().cloned())
         .collect();
     nodes.sort();
     nodes.dedup();
     if nodes.len() > 1 {
-        for node in nodes {
-            overhead.push(Metric::new(format!("  sent to {node}"), "", 1, move |b| {
-                let Some(m) = &b.requests_by_node else {
-                    return Value::Missing;
-                };
-                let total: u64 = m.values().sum();
-                let n = m.get(&node).copied().unwrap_or(0);
-                if total == 0 {
-                    Value::Missing
-                } else {
-                    Value::Percent(100.0 * n as f64 / total as f64)
-                }
-            }));
-        }
+        overhead.extend(Metric::all(DriverCountFigures::node_rows(nodes), |b| {
+            &b.driver_counts
+        }));
     }
     // Where the requests went among each node's ScyllaDB shards (doppio's per-connection
     // counters grouped by the shard each connection landed on).

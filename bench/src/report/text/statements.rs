@@ -193,7 +193,7 @@ pub(super) fn statement_metrics(name: &str) -> Vec<Metric<'_>> {
             of(|s| s.rows.map_or(Value::Missing, Value::Count)),
         )
         .change()
-        .shown_if(|b| b.rows.is_some()),
+        .shown_if(|b| b.result_rows.rows.is_some()),
         Metric::new("mean", "ms", 3, mean).tested_statement(name, SampleFigure::MeanLatency),
         Metric::new("p50", "ms", 3, latency(|l| l.p50)).change(),
         Metric::new("p99", "ms", 3, latency(|l| l.p99)).change(),

@@ -59,7 +59,7 @@ fn fixture(driver: &str, k: f64, counted: bool) -> BackendReport {
         b.memory.allocations_per_req = Some(0.48 * k);
         b.socket_batching.requests_per_flush = Some(256.0 * k);
         b.socket_batching.requests_per_read = Some(12.5 * k);
-        b.requests_by_node = Some(
+        b.driver_counts.requests_by_node = Some(
             [
                 ("127.0.0.1:9042", 600),
                 ("127.0.0.2:9042", 300),
@@ -460,7 +460,7 @@ fn with_statements(driver: &str, k: f64, failing: bool) -> BackendReport {
     b.throughput.requests = 1000;
     b.throughput.errors = if failing { 250 } else { 0 };
     b.throughput.errors_by_kind = [("overloaded".to_owned(), b.throughput.errors)].into();
-    b.rows = Some(b.throughput.requests - b.throughput.errors);
+    b.result_rows.rows = Some(b.throughput.requests - b.throughput.errors);
     b.statements = vec![
         statement("read", 3.0, 750, 0),
         statement("write", 1.0, 250, if failing { 250 } else { 0 }),
@@ -675,9 +675,9 @@ fn no_change_is_shown_from_a_figure_written_as_zero() {
 #[test]
 fn rows_and_cpu_per_row_are_shown_when_counted_and_n_a_where_missing() {
     let mut a = fixture("doppio", 1.0, true);
-    a.rows = Some(452_370);
-    a.rows_per_s = Some(150_000.0);
-    a.cpu_us_per_row = Some(0.555);
+    a.result_rows.rows = Some(452_370);
+    a.result_rows.rows_per_s = Some(150_000.0);
+    a.result_rows.cpu_us_per_row = Some(0.555);
     // An older report of the other backend: no rows.
     let b = fixture("scylla", 1.25, false);
     let mut out = String::new();
