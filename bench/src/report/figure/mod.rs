@@ -9,9 +9,9 @@
 //! [`context_switches`], context switches and sleeps per request; [`memory`], heap
 //! allocations per request and peak RSS; [`socket_batching`], requests per socket write and
 //! read; [`driver_counts`], retries, re-prepares, tablet misroutes and requests by node;
-//! [`rows`], result rows, per second and per client CPU time; [`server_cpu`], the node's CPU, utilisation and saturated segments; [`anatomy`],
-//! the client CPU split by layer (`--anatomy`); [`waterfall`], the timed requests' stages
-//! (`--waterfall`).
+//! [`rows`], result rows, per second and per client CPU time; [`server_cpu`], the node's
+//! CPU, utilisation and saturated segments; [`anatomy`], the client CPU split by layer
+//! (`--anatomy`); [`waterfall`], the timed requests' stages (`--waterfall`).
 //!
 //! What a figure file holds (see `syscalls.rs` for the pattern):
 //! - its struct (`serde`, `Default`), placed in `BackendReport` (`report/schema.rs`) as a
@@ -28,7 +28,8 @@
 //!   shared arithmetic of `report/pool.rs`;
 //! - `rows()`: its rows of the text report's tables as `report::cell::Row`s over its own
 //!   struct, which `report/text/compare.rs` reads through the entry
-//!   (`Metric::all(rows, |b| &b.x)`), and `missing()`: the `(what, why)` pairs of OVERHEAD's "not counted" notes;
+//!   (`Metric::all(rows, |b| &b.x)`), and `missing()`: the `(what, why)` pairs of
+//!   OVERHEAD's "not counted" notes;
 //! - its Prometheus lines, if `metrics_server.rs` has any (none of these four: the metrics
 //!   server counts from the live `Cost`s, not from the report).
 //!
@@ -41,11 +42,12 @@
 //! `doppio show` of the fixture, alone and against itself, diffed with the output before.
 //!
 //! Still flat in `BackendReport` (to move the same way): requests by ScyllaDB shard,
-//! `while_parked`, the samples and the histograms, statements, segments, machines. `anatomy` and `waterfall` are plain (not flattened)
-//! `Option` fields whose rows read `Option<AnatomyReport>` / `Option<WaterfallReport>`; the
-//! one row of each that reads the entry too (ANATOMY's client CPU, WATERFALL's end to end,
-//! which falls back on the entry's latency) stays in `text/compare.rs`, and
-//! `AnatomyReport::new` is called by `command/run.rs` once the stacks are folded.
+//! `while_parked`, the samples and the histograms, statements, segments, machines.
+//! `anatomy` and `waterfall` are plain (not flattened) `Option` fields whose rows read
+//! `Option<AnatomyReport>` / `Option<WaterfallReport>`; the one row of each that reads the
+//! entry too (ANATOMY's client CPU, WATERFALL's end to end, which falls back on the entry's
+//! latency) stays in `text/compare.rs`, and `AnatomyReport::new` is called by
+//! `command/run.rs` once the stacks are folded.
 
 pub mod anatomy;
 pub mod client_cpu;
