@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::probe::process_cost::ByKind;
-
 pub use super::figure::anatomy::AnatomyReport;
 pub use super::figure::waterfall::{StageReport, WaterfallReport};
+pub use super::figure::while_parked::WhileParked;
 
 pub use super::summary::LatencySummary;
 
@@ -623,58 +622,5 @@ mod tests {
         // Fields older reports lack read as absent.
         assert_eq!(new.serial_consistency, None);
         assert!(new.thread_cores.is_empty());
-    }
-}
-
-/// What a backend's threads did while it sat parked through other backends' measured
-/// segments (a connection's timers, a keepalive, a runtime's housekeeping): counted to it
-/// here, and in none of the other backends' figures.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct WhileParked {
-    /// The other backends' measured segments it sat through.
-    pub segments: u64,
-    /// Its threads' CPU time over them, seconds.
-    pub cpu_s: f64,
-    /// Its threads' context switches, voluntary and involuntary.
-    pub ctx_switches: u64,
-    /// Its threads' system calls (`null` when they were not counted).
-    pub syscalls: Option<u64>,
-    /// The same by kind.
-    pub syscalls_by_kind: Option<ByKind<u64>>,
-    /// io_uring operations its threads submitted.
-    pub io_uring_submitted: Option<u64>,
-    /// io_uring completions posted to its threads.
-    pub io_uring_completed: Option<u64>,
-}
-
-impl WhileParked {
-    /// The entry of `segments` segments whose sum is `a`.
-    pub fn of(segments: u64, a: &crate::probe::process_cost::ApartCost) -> Self {
-        WhileParked {
-            segments,
-            cpu_s: a.usage.cpu.as_secs_f64(),
-            ctx_switches: a.usage.voluntary + a.usage.involuntary,
-            syscalls: a.syscalls,
-            syscalls_by_kind: a.syscalls_by_kind,
-            io_uring_submitted: a.io_uring.map(|o| o.submitted),
-            io_uring_completed: a.io_uring.map(|o| o.completed),
-        }
-    }
-
-    /// Both added (a count missing from either is missing): one machine's and another's.
-    pub fn plus(&self, o: &WhileParked) -> WhileParked {
-        let add = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a + b);
-        WhileParked {
-            segments: self.segments + o.segments,
-            cpu_s: self.cpu_s + o.cpu_s,
-            ctx_switches: self.ctx_switches + o.ctx_switches,
-            syscalls: add(self.syscalls, o.syscalls),
-            syscalls_by_kind: self
-                .syscalls_by_kind
-                .zip(o.syscalls_by_kind)
-                .map(|(a, b)| a.plus(&b)),
-            io_uring_submitted: add(self.io_uring_submitted, o.io_uring_submitted),
-            io_uring_completed: add(self.io_uring_completed, o.io_uring_completed),
-        }
     }
 }

@@ -11,7 +11,8 @@
 //! read; [`driver_counts`], retries, re-prepares, tablet misroutes and requests by node;
 //! [`rows`], result rows, per second and per client CPU time; [`server_cpu`], the node's
 //! CPU, utilisation and saturated segments; [`anatomy`], the client CPU split by layer
-//! (`--anatomy`); [`waterfall`], the timed requests' stages (`--waterfall`).
+//! (`--anatomy`); [`waterfall`], the timed requests' stages (`--waterfall`); [`while_parked`], what a
+//! backend's threads did while the others' segments were measured.
 //!
 //! What a figure file holds (see `syscalls.rs` for the pattern):
 //! - its struct (`serde`, `Default`), placed in `BackendReport` (`report/schema.rs`) as a
@@ -42,8 +43,8 @@
 //! `doppio show` of the fixture, alone and against itself, diffed with the output before.
 //!
 //! Still flat in `BackendReport` (to move the same way): requests by ScyllaDB shard,
-//! `while_parked`, the samples and the histograms, statements, segments, machines.
-//! `anatomy` and `waterfall` are plain (not flattened) `Option` fields whose rows read
+//! the samples and the histograms, statements, segments, machines.
+//! `anatomy`, `waterfall` and `while_parked` are plain (not flattened) `Option` fields whose rows read
 //! `Option<AnatomyReport>` / `Option<WaterfallReport>`; the one row of each that reads the
 //! entry too (ANATOMY's client CPU, WATERFALL's end to end, which falls back on the entry's
 //! latency) stays in `text/compare.rs`, and `AnatomyReport::new` is called by
@@ -63,3 +64,4 @@ pub mod syscalls;
 pub mod throughput;
 pub mod uring;
 pub mod waterfall;
+pub mod while_parked;

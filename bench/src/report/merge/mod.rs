@@ -44,6 +44,7 @@ use super::figure::syscalls::SyscallFigures;
 use super::figure::throughput::ThroughputFigures;
 use super::figure::uring::{IoUringFigures, UringEnterFigures};
 use super::figure::waterfall::WaterfallReport;
+use super::figure::while_parked::WhileParked;
 use super::pool::Part;
 use super::schema::{LatencySummary, MachineFigures, MergedInput};
 use super::{BackendReport, Report, RunConfig, SampleReport, SampleStatement, StatementReport};
@@ -545,12 +546,7 @@ fn merge_backend(
         socket_batching: SocketBatchingFigures::pooled(&each(parts, |b| &b.socket_batching)),
         driver_counts: DriverCountFigures::pooled(&each(parts, |b| &b.driver_counts)),
         enters: UringEnterFigures::pooled(&each(parts, |b| &b.enters), requests),
-        // Each machine's parked threads over its own other segments: summed (null when no
-        // machine ran another backend).
-        while_parked: parts
-            .iter()
-            .filter_map(|(_, b)| b.while_parked)
-            .reduce(|a, b| a.plus(&b)),
+        while_parked: WhileParked::pooled(&each(parts, |b| &b.while_parked)),
         requests_by_scylla_shard,
         latency: LatencyFigures::pooled(
             &each(parts, |b| &b.latency),

@@ -7,7 +7,6 @@ use super::layout::{change_of, wrap, Column};
 use super::metric::{table, Metric};
 use super::p_value::p_value;
 use super::statements::statements_section;
-use crate::probe::process_cost::SyscallKind;
 use crate::report::cell::{SampleFigure, Value};
 use crate::report::figure::anatomy::AnatomyReport;
 use crate::report::figure::client_cpu::ClientCpuFigures;
@@ -23,6 +22,7 @@ use crate::report::figure::syscalls::SyscallFigures;
 use crate::report::figure::throughput::ThroughputFigures;
 use crate::report::figure::uring::{IoUringFigures, UringEnterFigures};
 use crate::report::figure::waterfall::WaterfallReport;
+use crate::report::figure::while_parked::WhileParked;
 use crate::report::BackendReport;
 
 /// The comparison tables: a title and its rows, in the order they are printed.
@@ -53,28 +53,7 @@ pub(super) fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metri
     overhead.extend(Metric::all(MemoryFigures::rss_rows(), |b| &b.memory));
     // What each backend's threads did, in all, while the others' segments were measured
     // (left out of those): totals, not per request.
-    type Parked = fn(&crate::report::WhileParked) -> Value;
-    let parked: [(&str, usize, Parked); 5] = [
-        ("while parked: segments", 0, |p| Value::Count(p.segments)),
-        ("  syscalls, in all", 0, |p| {
-            p.syscalls.map_or(Value::Missing, Value::Count)
-        }),
-        ("    io_uring_enter", 0, |p| {
-            p.syscalls_by_kind.map_or(Value::Missing, |k| {
-                Value::Count(k.get(SyscallKind::IoUringEnter))
-            })
-        }),
-        ("  context switches", 0, |p| Value::Count(p.ctx_switches)),
-        ("  CPU, in all (ms)", 3, |p| Value::Num(p.cpu_s * 1e3)),
-    ];
-    for (label, decimals, get) in parked {
-        overhead.push(
-            Metric::new(label, "", decimals, move |b| {
-                b.while_parked.as_ref().map_or(Value::Missing, get)
-            })
-            .shown_if(|b| b.while_parked.is_some()),
-        );
-    }
+    overhead.extend(Metric::all(WhileParked::rows(), |b| &b.while_parked));
     // Where the requests went (doppio's per-node counters), when there is more than one node.
     let mut nodes: Vec<String> = columns
         .iter()
