@@ -11,8 +11,8 @@
 //! read; [`driver_counts`], retries, re-prepares, tablet misroutes and requests by node;
 //! [`rows`], result rows, per second and per client CPU time; [`server_cpu`], the node's
 //! CPU, utilisation and saturated segments; [`anatomy`], the client CPU split by layer
-//! (`--anatomy`); [`waterfall`], the timed requests' stages (`--waterfall`); [`while_parked`], what a
-//! backend's threads did while the others' segments were measured.
+//! (`--anatomy`); [`waterfall`], the timed requests' stages (`--waterfall`);
+//! [`while_parked`], what a backend's threads did while the others' segments were measured.
 //!
 //! What a figure file holds (see `syscalls.rs` for the pattern):
 //! - its struct (`serde`, `Default`), placed in `BackendReport` (`report/schema.rs`) as a
@@ -42,13 +42,13 @@
 //! `cargo test -p doppio-bench --test it report_round_trip` (the JSON byte for byte) and
 //! `doppio show` of the fixture, alone and against itself, diffed with the output before.
 //!
-//! Still flat in `BackendReport` (to move the same way): requests by ScyllaDB shard,
-//! the samples and the histograms, statements, segments, machines.
-//! `anatomy`, `waterfall` and `while_parked` are plain (not flattened) `Option` fields whose rows read
-//! `Option<AnatomyReport>` / `Option<WaterfallReport>`; the one row of each that reads the
-//! entry too (ANATOMY's client CPU, WATERFALL's end to end, which falls back on the entry's
-//! latency) stays in `text/compare.rs`, and `AnatomyReport::new` is called by
-//! `command/run.rs` once the stacks are folded.
+//! Still flat in `BackendReport` (to move the same way): requests by ScyllaDB shard, the
+//! samples and the histograms, statements, segments, machines. `anatomy`, `waterfall` and
+//! `while_parked` are plain (not flattened) `Option` fields whose rows read the `Option`;
+//! the one row of anatomy and of waterfall that reads the entry too (ANATOMY's client CPU,
+//! WATERFALL's end to end, which falls back on the entry's latency) stays in
+//! `text/compare.rs`, and `AnatomyReport::new` is called by `command/run.rs` once the
+//! stacks are folded.
 
 pub mod anatomy;
 pub mod client_cpu;
