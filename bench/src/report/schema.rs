@@ -498,12 +498,9 @@ pub struct BackendReport {
     /// it ran alone.
     #[serde(default)]
     pub while_parked: Option<WhileParked>,
-    /// Requests sent to each ScyllaDB shard of each node over the measured segments
-    /// (`"ADDR:PORT": [count of shard 0, shard 1, ...]`), from doppio's per-connection
-    /// counters grouped by the shard each connection landed on; `null` for scylla and for
-    /// nodes without ScyllaDB shards (Cassandra).
-    #[serde(default)]
-    pub requests_by_scylla_shard: Option<BTreeMap<String, Vec<u64>>>,
+    /// Requests by ScyllaDB shard of each node.
+    #[serde(flatten)]
+    pub scylla_shards: super::figure::scylla_shards::ScyllaShardFigures,
     /// Latency and service time, and the sends' lateness.
     #[serde(flatten)]
     pub latency: super::figure::latency::LatencyFigures,

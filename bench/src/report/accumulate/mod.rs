@@ -11,6 +11,7 @@ use super::figure::hardware::HardwareFigures;
 use super::figure::latency::LatencyFigures;
 use super::figure::memory::MemoryFigures;
 use super::figure::rows::RowFigures;
+use super::figure::scylla_shards::ScyllaShardFigures;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::socket_batching::SocketBatchingFigures;
 use super::figure::syscalls::SyscallFigures;
@@ -450,11 +451,7 @@ impl BackendRun {
             while_parked: self
                 .parked
                 .map(|(segments, a)| WhileParked::of(segments, &a)),
-            requests_by_scylla_shard: self
-                .counters
-                .as_ref()
-                .filter(|c| !c.scylla_shards.is_empty())
-                .map(|c| c.scylla_shards.clone()),
+            scylla_shards: ScyllaShardFigures::of(self.counters.as_ref().map(|c| &c.scylla_shards)),
             latency: LatencyFigures::of(
                 latency,
                 &means,

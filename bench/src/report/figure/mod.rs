@@ -9,7 +9,8 @@
 //! [`context_switches`], context switches and sleeps per request; [`memory`], heap
 //! allocations per request and peak RSS; [`socket_batching`], requests per socket write and
 //! read; [`driver_counts`], retries, re-prepares, tablet misroutes and requests by node;
-//! [`rows`], result rows, per second and per client CPU time; [`server_cpu`], the node's
+//! [`rows`], result rows, per second and per client CPU time; [`scylla_shards`], requests by
+//! ScyllaDB shard of each node; [`server_cpu`], the node's
 //! CPU, utilisation and saturated segments; [`anatomy`], the client CPU split by layer
 //! (`--anatomy`); [`waterfall`], the timed requests' stages (`--waterfall`);
 //! [`while_parked`], what a backend's threads did while the others' segments were measured.
@@ -42,7 +43,7 @@
 //! `cargo test -p doppio-bench --test it report_round_trip` (the JSON byte for byte) and
 //! `doppio show` of the fixture, alone and against itself, diffed with the output before.
 //!
-//! Still flat in `BackendReport` (to move the same way): requests by ScyllaDB shard, the
+//! Still flat in `BackendReport` (to move the same way): the
 //! samples and the histograms, statements, segments, machines. `anatomy`, `waterfall` and
 //! `while_parked` are plain (not flattened) `Option` fields whose rows read the `Option`;
 //! the one row of anatomy and of waterfall that reads the entry too (ANATOMY's client CPU,
@@ -58,6 +59,7 @@ pub mod hardware;
 pub mod latency;
 pub mod memory;
 pub mod rows;
+pub mod scylla_shards;
 pub mod server_cpu;
 pub mod socket_batching;
 pub mod syscalls;

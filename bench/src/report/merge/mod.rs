@@ -38,6 +38,7 @@ use super::figure::hardware::HardwareFigures;
 use super::figure::latency::LatencyFigures;
 use super::figure::memory::MemoryFigures;
 use super::figure::rows::RowFigures;
+use super::figure::scylla_shards::ScyllaShardFigures;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::socket_batching::SocketBatchingFigures;
 use super::figure::syscalls::SyscallFigures;
@@ -509,22 +510,6 @@ fn merge_backend(
             .map(|(f, b)| (*f, b.throughput.requests, figure(b)))
             .collect()
     }
-    let requests_by_scylla_shard = parts
-        .iter()
-        .filter_map(|(_, b)| b.requests_by_scylla_shard.as_ref())
-        .fold(None, |acc: Option<BTreeMap<String, Vec<u64>>>, m| {
-            let mut acc = acc.unwrap_or_default();
-            for (node, counts) in m {
-                let total = acc.entry(node.clone()).or_default();
-                if total.len() < counts.len() {
-                    total.resize(counts.len(), 0);
-                }
-                for (t, n) in total.iter_mut().zip(counts) {
-                    *t += n;
-                }
-            }
-            Some(acc)
-        });
     let statements = merge_statements(driver, parts, &samples, requests)?;
     Ok(BackendReport {
         statements,
@@ -547,7 +532,7 @@ fn merge_backend(
         driver_counts: DriverCountFigures::pooled(&each(parts, |b| &b.driver_counts)),
         enters: UringEnterFigures::pooled(&each(parts, |b| &b.enters), requests),
         while_parked: WhileParked::pooled(&each(parts, |b| &b.while_parked)),
-        requests_by_scylla_shard,
+        scylla_shards: ScyllaShardFigures::pooled(&each(parts, |b| &b.scylla_shards)),
         latency: LatencyFigures::pooled(
             &each(parts, |b| &b.latency),
             &latency,

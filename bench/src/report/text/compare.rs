@@ -16,6 +16,7 @@ use crate::report::figure::hardware::HardwareFigures;
 use crate::report::figure::latency::LatencyFigures;
 use crate::report::figure::memory::MemoryFigures;
 use crate::report::figure::rows::RowFigures;
+use crate::report::figure::scylla_shards::ScyllaShardFigures;
 use crate::report::figure::server_cpu::ServerCpuFigures;
 use crate::report::figure::socket_batching::SocketBatchingFigures;
 use crate::report::figure::syscalls::SyscallFigures;
@@ -71,7 +72,7 @@ pub(super) fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metri
     // counters grouped by the shard each connection landed on).
     let mut shards: Vec<(String, usize)> = columns
         .iter()
-        .filter_map(|(_, b)| b.requests_by_scylla_shard.as_ref())
+        .filter_map(|(_, b)| b.scylla_shards.requests_by_scylla_shard.as_ref())
         .flat_map(|m| {
             m.iter()
                 .flat_map(|(node, c)| (0..c.len()).map(|i| (node.clone(), i)))
@@ -79,23 +80,9 @@ pub(super) fn tables<'a>(columns: &[Column<'a>]) -> Vec<(&'static str, Vec<Metri
         .collect();
     shards.sort();
     shards.dedup();
-    for (node, shard) in shards {
-        let label = format!("  ScyllaDB shard {shard} of {node}");
-        overhead.push(Metric::new(label, "", 1, move |b| {
-            let Some(counts) = b
-                .requests_by_scylla_shard
-                .as_ref()
-                .and_then(|m| m.get(&node))
-            else {
-                return Value::Missing;
-            };
-            let total: u64 = counts.iter().sum();
-            match counts.get(shard) {
-                Some(&n) if total > 0 => Value::Percent(100.0 * n as f64 / total as f64),
-                _ => Value::Missing,
-            }
-        }));
-    }
+    overhead.extend(Metric::all(ScyllaShardFigures::rows(shards), |b| {
+        &b.scylla_shards
+    }));
     vec![
         ("SUMMARY", summary),
         ("LATENCY [ms]", latency),
