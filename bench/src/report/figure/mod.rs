@@ -10,10 +10,10 @@
 //! allocations per request and peak RSS; [`socket_batching`], requests per socket write and
 //! read; [`driver_counts`], retries, re-prepares, tablet misroutes and requests by node;
 //! [`rows`], result rows, per second and per client CPU time; [`scylla_shards`], requests by
-//! ScyllaDB shard of each node; [`server_cpu`], the node's
-//! CPU, utilisation and saturated segments; [`anatomy`], the client CPU split by layer
-//! (`--anatomy`); [`waterfall`], the timed requests' stages (`--waterfall`);
-//! [`while_parked`], what a backend's threads did while the others' segments were measured.
+//! ScyllaDB shard of each node; [`server_cpu`], the node's CPU, utilisation and saturated
+//! segments; [`anatomy`], the client CPU split by layer (`--anatomy`); [`waterfall`], the
+//! timed requests' stages (`--waterfall`); [`while_parked`], what a backend's threads did
+//! while the others' segments were measured.
 //!
 //! What a figure file holds (see `syscalls.rs` for the pattern):
 //! - its struct (`serde`, `Default`), placed in `BackendReport` (`report/schema.rs`) as a
@@ -43,8 +43,8 @@
 //! `cargo test -p doppio-bench --test it report_round_trip` (the JSON byte for byte) and
 //! `doppio show` of the fixture, alone and against itself, diffed with the output before.
 //!
-//! Still flat in `BackendReport` (to move the same way): the
-//! samples and the histograms, statements, segments, machines. `anatomy`, `waterfall` and
+//! Still flat in `BackendReport` (to move the same way): the samples and the histograms,
+//! statements, segments, machines. `anatomy`, `waterfall` and
 //! `while_parked` are plain (not flattened) `Option` fields whose rows read the `Option`;
 //! the one row of anatomy and of waterfall that reads the entry too (ANATOMY's client CPU,
 //! WATERFALL's end to end, which falls back on the entry's latency) stays in
