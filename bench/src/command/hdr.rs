@@ -39,7 +39,7 @@ pub fn hdr(
         return write_hlog(
             &r,
             output,
-            &[(0.0, b.elapsed_s, &h)],
+            &[(0.0, b.throughput.elapsed_s, &h)],
             &format!("{name} {wanted}"),
         );
     }

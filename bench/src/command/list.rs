@@ -101,7 +101,7 @@ fn read_row(path: &Path) -> Result<Row, String> {
         .filter_map(|d| {
             r.backends
                 .get(d)
-                .map(|b| format!("{d} {:.0}", b.throughput_rps))
+                .map(|b| format!("{d} {:.0}", b.throughput.throughput_rps))
         })
         .collect();
     Ok(Row {

@@ -28,7 +28,7 @@ pub fn merge(
             merged
                 .backends
                 .get(d)
-                .map(|b| format!("{d} {} requests", b.requests))
+                .map(|b| format!("{d} {} requests", b.throughput.requests))
         })
         .collect();
     eprintln!(

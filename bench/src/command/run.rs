@@ -122,7 +122,7 @@ fn conclude(
     print!("{}", text::render(&report, a.log));
     // A run that failed before measuring anything (no node answered, a statement was
     // refused) leaves no report behind, unless one was named with -o.
-    let measured = report.backends.values().any(|b| b.requests > 0);
+    let measured = report.backends.values().any(|b| b.throughput.requests > 0);
     if !measured && !output.keeps_unmeasured() {
         if let Err(e) = result {
             output.release();

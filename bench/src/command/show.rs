@@ -81,7 +81,7 @@ fn stacks_of(path: &Path) -> Result<(String, Vec<u8>, u64), Failure> {
             r.started_at.get(..16).unwrap_or(&r.started_at)
         ),
     };
-    Ok((label, stacks, b.requests))
+    Ok((label, stacks, b.throughput.requests))
 }
 
 /// `show NEW BASE --flamediff SVG`: the differential flamegraph of CPU per request, the new

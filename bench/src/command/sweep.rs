@@ -47,18 +47,18 @@ fn markdown(points: &[Point]) -> String {
                 out,
                 "| {name} | {} | {:.0} | {:.2} ({:.2} / {:.2}) | {} | {:.3} | {} | {} | {} | {:.1} | {:.3} | {:.3} |",
                 p.concurrency,
-                b.throughput_rps,
-                b.cpu_us_per_req,
-                b.cpu_user_us_per_req,
-                b.cpu_sys_us_per_req,
+                b.throughput.throughput_rps,
+                b.client_cpu.cpu_us_per_req,
+                b.client_cpu.cpu_user_us_per_req,
+                b.client_cpu.cpu_sys_us_per_req,
                 opt(b.syscalls.syscalls_per_req, 3),
-                b.ctx_switches_per_req,
-                opt(b.allocations_per_req, 2),
-                opt(b.requests_per_flush, 1),
-                opt(b.requests_per_read, 1),
-                b.peak_rss_bytes as f64 / (1 << 20) as f64,
-                b.latency_ns.p50 as f64 / 1e6,
-                b.latency_ns.p99 as f64 / 1e6,
+                b.context_switches.ctx_switches_per_req,
+                opt(b.memory.allocations_per_req, 2),
+                opt(b.socket_batching.requests_per_flush, 1),
+                opt(b.socket_batching.requests_per_read, 1),
+                b.memory.peak_rss_bytes as f64 / (1 << 20) as f64,
+                b.latency.latency_ns.p50 as f64 / 1e6,
+                b.latency.latency_ns.p99 as f64 / 1e6,
             );
         }
     }
@@ -86,8 +86,8 @@ fn markdown(points: &[Point]) -> String {
                     out,
                     "| {} | {:.2} | {sys} | {:.2} |",
                     p.concurrency,
-                    d.cpu_us_per_req / s.cpu_us_per_req,
-                    d.throughput_rps / s.throughput_rps
+                    d.client_cpu.cpu_us_per_req / s.client_cpu.cpu_us_per_req,
+                    d.throughput.throughput_rps / s.throughput.throughput_rps
                 );
             }
         }

@@ -86,7 +86,7 @@ fn run_loads(
         );
         let (report, result) = one_load(&mut rounds, &mut watch, &template, e, a);
         // A load that measured nothing (stopped before its first segment) leaves no report.
-        let measured = report.backends.values().any(|b| b.requests > 0);
+        let measured = report.backends.values().any(|b| b.throughput.requests > 0);
         let written = measured.then(|| write(&report)).transpose();
         if let Ok(Some(name)) = &written {
             points.push((name.clone(), report));

@@ -145,9 +145,9 @@ pub(crate) fn add_backends(
 ) {
     for (driver, r) in runs {
         let entry = r.report(driver.name());
-        if let (Some(rate), true) = (entry.mean_target_rps(), entry.elapsed_s > 0.0) {
-            if entry.throughput_rps < 0.95 * rate {
-                let needed = rate * entry.latency_ns.mean / 1e9;
+        if let (Some(rate), true) = (entry.mean_target_rps(), entry.throughput.elapsed_s > 0.0) {
+            if entry.throughput.throughput_rps < 0.95 * rate {
+                let needed = rate * entry.latency.latency_ns.mean / 1e9;
                 let what = if constant {
                     format!("the rate of {rate:.0} req/s")
                 } else {
@@ -157,7 +157,7 @@ pub(crate) fn add_backends(
                     "{}: {what} was not reached ({:.0} req/s); at the measured mean latency \
                      it needs a concurrency of about {:.0} (-p is {concurrency})",
                     driver.name(),
-                    entry.throughput_rps,
+                    entry.throughput.throughput_rps,
                     needed.ceil(),
                 ));
             }

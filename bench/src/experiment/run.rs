@@ -59,7 +59,13 @@ fn validation_verdict(report: &Report) -> Result<(), Failure> {
         .backends
         .iter()
         .filter_map(|(name, b)| {
-            let count = |k: ErrorKind| b.errors_by_kind.get(k.as_str()).copied().unwrap_or(0);
+            let count = |k: ErrorKind| {
+                b.throughput
+                    .errors_by_kind
+                    .get(k.as_str())
+                    .copied()
+                    .unwrap_or(0)
+            };
             let (differ, missing) = (count(ErrorKind::InvalidValue), count(ErrorKind::MissingRow));
             (differ + missing > 0)
                 .then(|| format!("{name}: {differ} values differ, {missing} rows missing"))

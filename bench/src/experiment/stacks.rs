@@ -57,8 +57,8 @@ pub(crate) fn anatomy_of(
             b.anatomy = Some(AnatomyReport::new(
                 &anatomy,
                 sampling,
-                b.cpu_us_per_req,
-                b.requests,
+                b.client_cpu.cpu_us_per_req,
+                b.throughput.requests,
                 recorder_cpu.get(driver).copied(),
             ));
         }
@@ -104,7 +104,7 @@ fn draw_flamegraphs(
         .drivers
         .iter()
         .filter_map(|d| {
-            let requests = report.backends.get(d)?.requests;
+            let requests = report.backends.get(d)?.throughput.requests;
             let stacks = folded.get(d)?;
             (requests > 0).then_some((d.as_str(), stacks.as_slice(), requests))
         })

@@ -1,6 +1,7 @@
 //! One cell of the text report's comparison tables ([`Value`]: a backend's figure as a
-//! row writes and compares it), and a figure's rows over its own struct ([`Row`]), which
-//! the tables of [`super::text`] read through the backend's entry.
+//! row writes and compares it), a figure's rows over its own struct ([`Row`]), which
+//! the tables of [`super::text`] read through the backend's entry, and the per-sample
+//! figures a row's p-value is tested on ([`SampleFigure`]).
 
 /// A backend's figure in one row of a comparison table.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,6 +48,21 @@ impl Value {
     }
 }
 
+/// The per-sample figures `doppio show` tests for a difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SampleFigure {
+    /// Each sample's throughput.
+    Throughput,
+    /// Each sample's mean latency.
+    MeanLatency,
+    /// A latency percentile of each sample (its index in [`TESTED_PERCENTILES`]).
+    Percentile(usize),
+}
+
+/// The latency percentiles whose rows get a p-value, tested on each sample's own
+/// percentile (from its histogram), batch means as for the other figures.
+pub const TESTED_PERCENTILES: [f64; 8] = [25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99];
+
 /// One row of a comparison table over a figure's struct `T` (see `Metric` in
 /// [`super::text`], which reads it through the backend's entry).
 pub struct Row<'a, T> {
@@ -60,6 +76,8 @@ pub struct Row<'a, T> {
     pub get: Box<dyn Fn(&T) -> Value + 'a>,
     /// Whether two columns show the relative change (second vs first).
     pub change: bool,
+    /// The per-sample figure whose p-value two columns show.
+    pub tested: Option<SampleFigure>,
     /// The row is shown only when this holds for some column.
     pub shown_if: fn(&T) -> bool,
 }
@@ -78,6 +96,7 @@ impl<'a, T> Row<'a, T> {
             decimals,
             get: Box::new(get),
             change: false,
+            tested: None,
             shown_if: |_| true,
         }
     }
@@ -85,6 +104,13 @@ impl<'a, T> Row<'a, T> {
     /// Two columns show the relative change.
     pub fn change(mut self) -> Self {
         self.change = true;
+        self
+    }
+
+    /// Two columns show the change and the p-value of `figure`.
+    pub fn tested(mut self, figure: SampleFigure) -> Self {
+        self.change = true;
+        self.tested = Some(figure);
         self
     }
 

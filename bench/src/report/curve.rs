@@ -174,7 +174,7 @@ impl Curve {
         let mut loads = Vec::new();
         for (file, r, e) in &kept {
             let load = load_of(file, r, e);
-            for (name, b) in r.backends.iter().filter(|(_, b)| b.requests > 0) {
+            for (name, b) in r.backends.iter().filter(|(_, b)| b.throughput.requests > 0) {
                 let point = point_of(&load, b);
                 backends.entry(name.clone()).or_default().push(point);
             }
@@ -225,18 +225,18 @@ pub fn point_of(load: &LoadPoint, b: &BackendReport) -> CurvePoint {
     CurvePoint {
         share: load.share,
         rate: load.rate,
-        throughput_rps: b.throughput_rps,
-        cpu_us_per_req: b.cpu_us_per_req,
-        cpu_user_us_per_req: b.cpu_user_us_per_req,
-        cpu_sys_us_per_req: b.cpu_sys_us_per_req,
+        throughput_rps: b.throughput.throughput_rps,
+        cpu_us_per_req: b.client_cpu.cpu_us_per_req,
+        cpu_user_us_per_req: b.client_cpu.cpu_user_us_per_req,
+        cpu_sys_us_per_req: b.client_cpu.cpu_sys_us_per_req,
         server_cpu_us_per_req: b.server_cpu.server_cpu_us_per_req,
         client_plus_server_cpu_us_per_req: b
             .server_cpu
             .server_cpu_us_per_req
-            .map(|s| s + b.cpu_us_per_req),
+            .map(|s| s + b.client_cpu.cpu_us_per_req),
         syscalls_per_req: b.syscalls.syscalls_per_req,
-        ctx_switches_per_req: b.ctx_switches_per_req,
-        sleeps_per_req: b.sleeps_per_req,
+        ctx_switches_per_req: b.context_switches.ctx_switches_per_req,
+        sleeps_per_req: b.context_switches.sleeps_per_req,
         waits_per_req: b.enters.uring_enters_per_req.map(|e| WaitsPerReq {
             waiting: e.waiting,
             woke_by_completion: e.woke_by_completion,
@@ -244,27 +244,31 @@ pub fn point_of(load: &LoadPoint, b: &BackendReport) -> CurvePoint {
             woke_by_remote: e.woke_by_remote,
             woke_empty: e.woke_empty,
         }),
-        latency_p50_ns: b.latency_ns.p50,
-        latency_p99_ns: b.latency_ns.p99,
-        send_lateness_p50_ns: b.send_lateness.as_ref().map(|l| l.from_due_ns.p50),
-        kept_schedule: b.send_lateness.as_ref().map(|l| l.kept_schedule(step)),
+        latency_p50_ns: b.latency.latency_ns.p50,
+        latency_p99_ns: b.latency.latency_ns.p99,
+        send_lateness_p50_ns: b.latency.send_lateness.as_ref().map(|l| l.from_due_ns.p50),
+        kept_schedule: b
+            .latency
+            .send_lateness
+            .as_ref()
+            .map(|l| l.kept_schedule(step)),
     }
 }
 
 /// Each doppio backend's CPU per request over scylla's in report `r` at load `share`: the
 /// VERDICT's paired ratio where it has one, else the ratio of the means.
 fn cpu_ratios_of(r: &Report, share: f64) -> Vec<CpuRatio> {
-    let measured = |name: &str| r.backends.get(name).filter(|b| b.requests > 0);
+    let measured = |name: &str| r.backends.get(name).filter(|b| b.throughput.requests > 0);
     let Some(base) = measured(BASELINE) else {
         return Vec::new();
     };
     let findings = verdict(r).map(|v| v.findings).unwrap_or_default();
     r.backends
         .iter()
-        .filter(|(name, b)| name.starts_with("doppio") && b.requests > 0)
+        .filter(|(name, b)| name.starts_with("doppio") && b.throughput.requests > 0)
         .filter_map(|(name, b)| {
             let ratio = paired(&findings, name, share).unwrap_or_else(|| CpuRatio {
-                ratio: b.cpu_us_per_req / base.cpu_us_per_req,
+                ratio: b.client_cpu.cpu_us_per_req / base.client_cpu.cpu_us_per_req,
                 ..unpaired(name, share)
             });
             // A mean of no CPU (not measured) makes no ratio.
@@ -326,15 +330,15 @@ mod tests {
     /// rounds, run at place `position` of each round (rotated between two backends).
     fn backend(name: &str, cpu: f64, k: usize) -> BackendReport {
         let mut b = BackendRun::default().report(name);
-        b.requests = 4000;
-        b.throughput_rps = 1000.0;
-        b.cpu_us_per_req = cpu;
-        b.cpu_user_us_per_req = 0.75 * cpu;
-        b.cpu_sys_us_per_req = 0.25 * cpu;
+        b.throughput.requests = 4000;
+        b.throughput.throughput_rps = 1000.0;
+        b.client_cpu.cpu_us_per_req = cpu;
+        b.client_cpu.cpu_user_us_per_req = 0.75 * cpu;
+        b.client_cpu.cpu_sys_us_per_req = 0.25 * cpu;
         b.syscalls.syscalls_per_req = Some(cpu / 10.0);
-        b.ctx_switches_per_req = 0.5;
-        b.latency_ns.p50 = 200_000;
-        b.latency_ns.p99 = 2_000_000;
+        b.context_switches.ctx_switches_per_req = 0.5;
+        b.latency.latency_ns.p50 = 200_000;
+        b.latency.latency_ns.p99 = 2_000_000;
         b.segments = (0..4)
             .map(|round| SegmentFigures {
                 round,

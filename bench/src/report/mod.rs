@@ -7,15 +7,18 @@
 //! read and written, and [`file::ReportError`]; [`findmax`], the report of `doppio
 //! findmax`, and [`findmax_table`], its text table; [`text`], the text rendering (CONFIG,
 //! LOG, SUMMARY, LATENCY, OVERHEAD, STATEMENTS, ERRORS, PAIRS, MACHINES, NOTES) of one
-//! report or two side by side; [`merge`], the reports of one test run made on several
-//! loader machines combined into one (`doppio merge`); [`verdict`], the VERDICT of a run of
-//! several backends (each figure's ratio paired by round, with its interval and p-value);
-//! [`lateness`], the send lateness of a paced run, and whether a backend kept its grid;
-//! [`curve`], the load curve of `doppio curve` made from the reports of its points, and
-//! [`curve_table`], its markdown; [`figure`], the figures a backend's entry is built of,
-//! each with its computation, its pooling in a merge and its text rows; [`pool`], the
-//! arithmetic they share (per request, pooled over machines); [`cell`], a cell and a
-//! figure's row of the text tables.
+//! report or two side by side, one file a section in `text/`; [`merge`], the reports of one
+//! test run made on several loader machines combined into one (`doppio merge`);
+//! [`verdict`], the VERDICT of a run of several backends (each figure's ratio paired by
+//! round, with its interval and p-value); [`lateness`], the send lateness of a paced run,
+//! and whether a backend kept its grid; [`curve`], the load curve of `doppio curve` made
+//! from the reports of its points, and [`curve_table`], its markdown; [`figure`], the
+//! figures a backend's entry is built of (throughput, latency, client CPU, syscalls,
+//! io_uring, hardware counters, context switches, memory, socket batching, driver counts,
+//! rows, ScyllaDB shards, server CPU, anatomy, waterfall, while parked), each with its
+//! computation, its pooling in a merge and its text rows; [`pool`], the arithmetic they
+//! share (per request, pooled over machines); [`summary`], a latency distribution's
+//! summary; [`cell`], a cell and a figure's row of the text tables.
 //!
 //! Invariants: a report never contains a password; every backend entry carries the same
 //! fields whether or not the run hit errors; a field that could not be measured is `null`

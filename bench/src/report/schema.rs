@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::probe::process_cost::ByKind;
-
 pub use super::figure::anatomy::AnatomyReport;
 pub use super::figure::waterfall::{StageReport, WaterfallReport};
+pub use super::figure::while_parked::WhileParked;
 
 pub use super::summary::LatencySummary;
 
@@ -464,37 +463,12 @@ impl StatementInfo {
 pub struct BackendReport {
     /// `doppio` or `scylla`.
     pub driver: String,
-    /// Mean throughput, requests per second (requests over measured time).
-    pub throughput_rps: f64,
-    /// Confidence half-width of the throughput (per-sample, autocorrelation-corrected).
-    pub throughput_margin_rps: f64,
-    /// Requests completed (successes and errors).
-    pub requests: u64,
-    /// Errors.
-    pub errors: u64,
-    /// Errors by kind.
-    pub errors_by_kind: BTreeMap<String, u64>,
-    /// The first message of each error kind.
-    pub first_errors: BTreeMap<String, String>,
-    /// Measured time, seconds (all segments).
-    pub elapsed_s: f64,
-    /// Client CPU time (user + system) per request, microseconds: every thread of the
-    /// process, the kernel's SQPOLL threads included.
-    pub cpu_us_per_req: f64,
-    /// Of `cpu_us_per_req`, the part of the kernel's SQPOLL threads (`iou-sqp-*`, one per
-    /// ring of `doppio-uring-sqpoll`), microseconds per request; `null` when the process had
-    /// none during the backend's measured segments.
-    #[serde(default)]
-    pub sqpoll_thread_cpu_us_per_req: Option<f64>,
-    /// Of `cpu_us_per_req`, the part of the kernel's io-wq workers (`iou-wrk-*`: io_uring
-    /// operations that could not complete at once), microseconds per request; `null` when
-    /// the process had none during the backend's segments.
-    #[serde(default)]
-    pub io_wq_cpu_us_per_req: Option<f64>,
-    /// User CPU per request, microseconds.
-    pub cpu_user_us_per_req: f64,
-    /// System CPU per request, microseconds.
-    pub cpu_sys_us_per_req: f64,
+    /// Requests, errors, measured time and throughput.
+    #[serde(flatten)]
+    pub throughput: super::figure::throughput::ThroughputFigures,
+    /// Client CPU per request, in all, by user and system, and the kernel threads' parts.
+    #[serde(flatten)]
+    pub client_cpu: super::figure::client_cpu::ClientCpuFigures,
     /// System calls per request, in all and by kind.
     #[serde(flatten)]
     pub syscalls: super::figure::syscalls::SyscallFigures,
@@ -504,48 +478,18 @@ pub struct BackendReport {
     /// Hardware counters per request.
     #[serde(flatten)]
     pub hardware: super::figure::hardware::HardwareFigures,
-    /// Context switches (voluntary + involuntary) per request.
-    pub ctx_switches_per_req: f64,
-    /// Voluntary context switches per request: how often a thread of the client went to
-    /// sleep (waiting for the network, a timer or another thread) and was woken, counted
-    /// alike for every backend whatever its runtime. `null` in reports written before it
-    /// was counted.
-    #[serde(default)]
-    pub sleeps_per_req: Option<f64>,
-    /// Heap allocations per request (the whole process), `null` unless the bench was built
-    /// with the `alloc-count` feature.
-    #[serde(default)]
-    pub allocations_per_req: Option<f64>,
-    /// Peak resident set size of the process, bytes (the process's high-water mark: with
-    /// two backends in one run, the larger of the two).
-    pub peak_rss_bytes: u64,
-    /// Requests per socket write (doppio's counters; `null` for scylla, which has none).
-    pub requests_per_flush: Option<f64>,
-    /// Requests per socket read (doppio's counters; `null` for scylla).
-    pub requests_per_read: Option<f64>,
-    /// Retries the driver's retry policy made over the measured segments (doppio's
-    /// counters; `null` for scylla, whose count needs its `metrics` feature, which would add
-    /// work to its request path).
-    #[serde(default)]
-    pub retries: Option<u64>,
-    /// `retries` per second of measured time.
-    #[serde(default)]
-    pub retries_per_s: Option<f64>,
-    /// Statements doppio prepared again over the measured segments because a node had
-    /// forgotten them (UNPREPARED, e.g. after a restart); `null` for scylla, which does not
-    /// count them.
-    #[serde(default)]
-    pub reprepares: Option<u64>,
-    /// Requests over the measured segments that reached a ScyllaDB node or shard holding no
-    /// replica of their tablet (the node served each and answered with the tablet's
-    /// routing, which doppio learned): 0 once every doppio shard knows the tablets it uses,
-    /// and on Cassandra; `null` for scylla, which does not count them.
-    #[serde(default)]
-    pub tablet_misroutes: Option<u64>,
-    /// Requests sent to each node over the measured segments, retries included (doppio's
-    /// per-node counters; `null` for scylla).
-    #[serde(default)]
-    pub requests_by_node: Option<BTreeMap<String, u64>>,
+    /// Context switches and sleeps per request.
+    #[serde(flatten)]
+    pub context_switches: super::figure::context_switches::ContextSwitchFigures,
+    /// Heap allocations per request and peak RSS.
+    #[serde(flatten)]
+    pub memory: super::figure::memory::MemoryFigures,
+    /// Requests per socket write and read.
+    #[serde(flatten)]
+    pub socket_batching: super::figure::socket_batching::SocketBatchingFigures,
+    /// Retries, re-prepares, tablet misroutes and requests by node, as the driver counted.
+    #[serde(flatten)]
+    pub driver_counts: super::figure::driver_counts::DriverCountFigures,
     /// doppio's own io_uring runtime's `io_uring_enter` calls by reason.
     #[serde(flatten)]
     pub enters: super::figure::uring::UringEnterFigures,
@@ -554,37 +498,21 @@ pub struct BackendReport {
     /// it ran alone.
     #[serde(default)]
     pub while_parked: Option<WhileParked>,
-    /// Requests sent to each ScyllaDB shard of each node over the measured segments
-    /// (`"ADDR:PORT": [count of shard 0, shard 1, ...]`), from doppio's per-connection
-    /// counters grouped by the shard each connection landed on; `null` for scylla and for
-    /// nodes without ScyllaDB shards (Cassandra).
-    #[serde(default)]
-    pub requests_by_scylla_shard: Option<BTreeMap<String, Vec<u64>>>,
-    /// Latency from the due time (coordinated-omission corrected).
-    pub latency_ns: LatencySummary,
-    /// Service time from the actual send.
-    pub service_time_ns: LatencySummary,
-    /// Mean lateness of sends after their due time, ns (rate-limited runs).
-    pub mean_send_lateness_ns: f64,
-    /// How late each iteration was sent (rate-limited runs): from its due time, and from
-    /// its release on the grid (`config.release_grid_s`); `null` without a rate.
-    #[serde(default)]
-    pub send_lateness: Option<super::lateness::LatenessReport>,
+    /// Requests by ScyllaDB shard of each node.
+    #[serde(flatten)]
+    pub scylla_shards: super::figure::scylla_shards::ScyllaShardFigures,
+    /// Latency and service time, and the sends' lateness.
+    #[serde(flatten)]
+    pub latency: super::figure::latency::LatencyFigures,
     /// Every sample.
     pub samples: Vec<SampleReport>,
     /// The whole run's latency histogram (HdrHistogram V2, compressed, base64).
     pub histogram: String,
     /// The whole run's service-time histogram.
     pub service_histogram: String,
-    /// Result rows of the successful requests (every page), `null` when not counted.
-    #[serde(default)]
-    pub rows: Option<u64>,
-    /// Rows per measured second, `null` when rows were not counted.
-    #[serde(default)]
-    pub rows_per_s: Option<f64>,
-    /// Client CPU time per row, microseconds; `null` when no row was counted.
-    #[serde(default)]
-    pub cpu_us_per_row: Option<f64>,
+    /// Result rows, per second and per client CPU time.
+    #[serde(flatten)]
+    pub result_rows: super::figure::rows::RowFigures,
     /// In a merged report, each machine's own figures (its overhead is kept per machine,
     /// not averaged); `null` in a report of one run.
     #[serde(default)]
@@ -691,58 +619,5 @@ mod tests {
         // Fields older reports lack read as absent.
         assert_eq!(new.serial_consistency, None);
         assert!(new.thread_cores.is_empty());
-    }
-}
-
-/// What a backend's threads did while it sat parked through other backends' measured
-/// segments (a connection's timers, a keepalive, a runtime's housekeeping): counted to it
-/// here, and in none of the other backends' figures.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct WhileParked {
-    /// The other backends' measured segments it sat through.
-    pub segments: u64,
-    /// Its threads' CPU time over them, seconds.
-    pub cpu_s: f64,
-    /// Its threads' context switches, voluntary and involuntary.
-    pub ctx_switches: u64,
-    /// Its threads' system calls (`null` when they were not counted).
-    pub syscalls: Option<u64>,
-    /// The same by kind.
-    pub syscalls_by_kind: Option<ByKind<u64>>,
-    /// io_uring operations its threads submitted.
-    pub io_uring_submitted: Option<u64>,
-    /// io_uring completions posted to its threads.
-    pub io_uring_completed: Option<u64>,
-}
-
-impl WhileParked {
-    /// The entry of `segments` segments whose sum is `a`.
-    pub fn of(segments: u64, a: &crate::probe::process_cost::ApartCost) -> Self {
-        WhileParked {
-            segments,
-            cpu_s: a.usage.cpu.as_secs_f64(),
-            ctx_switches: a.usage.voluntary + a.usage.involuntary,
-            syscalls: a.syscalls,
-            syscalls_by_kind: a.syscalls_by_kind,
-            io_uring_submitted: a.io_uring.map(|o| o.submitted),
-            io_uring_completed: a.io_uring.map(|o| o.completed),
-        }
-    }
-
-    /// Both added (a count missing from either is missing): one machine's and another's.
-    pub fn plus(&self, o: &WhileParked) -> WhileParked {
-        let add = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a + b);
-        WhileParked {
-            segments: self.segments + o.segments,
-            cpu_s: self.cpu_s + o.cpu_s,
-            ctx_switches: self.ctx_switches + o.ctx_switches,
-            syscalls: add(self.syscalls, o.syscalls),
-            syscalls_by_kind: self
-                .syscalls_by_kind
-                .zip(o.syscalls_by_kind)
-                .map(|(a, b)| a.plus(&b)),
-            io_uring_submitted: add(self.io_uring_submitted, o.io_uring_submitted),
-            io_uring_completed: add(self.io_uring_completed, o.io_uring_completed),
-        }
     }
 }

@@ -172,7 +172,7 @@ pub fn verdict(report: &Report) -> Option<Verdict> {
         .drivers
         .iter()
         .filter_map(|d| report.backends.get(d).map(|b| (d.as_str(), b)))
-        .filter(|(_, b)| b.requests > 0 && !b.segments.is_empty())
+        .filter(|(_, b)| b.throughput.requests > 0 && !b.segments.is_empty())
         .collect();
     if columns.len() < 2 {
         return None;
@@ -295,7 +295,7 @@ fn behind_schedule(report: &Report, columns: &[(&str, &BackendReport)]) -> Vec<(
     columns
         .iter()
         .filter_map(|(name, b)| {
-            let l = b.send_lateness.as_ref()?;
+            let l = b.latency.send_lateness.as_ref()?;
             if l.kept_schedule(step) {
                 return None;
             }
@@ -405,7 +405,7 @@ mod tests {
                 };
             }
             let mut entry = BackendRun::default().report(name);
-            entry.requests = 1000 * segments.len() as u64;
+            entry.throughput.requests = 1000 * segments.len() as u64;
             entry.segments = segments;
             r.backends.insert(name.into(), entry);
         }
@@ -542,8 +542,12 @@ mod tests {
         let mut r = report(a, b, "rotate");
         r.config.rate = Some(1e4);
         r.config.release_grid_s = Some(0.001);
-        r.backends.get_mut("scylla").unwrap().send_lateness = lateness(1100);
-        r.backends.get_mut("doppio-uring").unwrap().send_lateness = lateness(30);
+        r.backends.get_mut("scylla").unwrap().latency.send_lateness = lateness(1100);
+        r.backends
+            .get_mut("doppio-uring")
+            .unwrap()
+            .latency
+            .send_lateness = lateness(30);
         let v = verdict(&r).unwrap();
         assert!(v.findings.is_empty(), "{:?}", sentences(&v));
         assert_eq!(v.refused.len(), 1, "{:?}", v.refused);
@@ -575,7 +579,7 @@ mod tests {
             "{:?}",
             v.refused
         );
-        r.backends.get_mut("scylla").unwrap().send_lateness = lateness(20);
+        r.backends.get_mut("scylla").unwrap().latency.send_lateness = lateness(20);
         assert!(verdict(&r).unwrap().refused.is_empty());
     }
 

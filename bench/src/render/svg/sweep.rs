@@ -47,12 +47,12 @@ pub(crate) fn plot(points: &[Point], path: &Path, title: &str) -> Result<(), Swe
         (
             &left,
             "throughput [req/s]",
-            (|b: &BackendReport| b.throughput_rps) as fn(&BackendReport) -> f64,
+            (|b: &BackendReport| b.throughput.throughput_rps) as fn(&BackendReport) -> f64,
         ),
         (
             &right,
             "client CPU per request [µs]",
-            |b: &BackendReport| b.cpu_us_per_req,
+            |b: &BackendReport| b.client_cpu.cpu_us_per_req,
         ),
     ] {
         let lines: Vec<Line> = names

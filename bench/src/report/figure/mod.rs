@@ -1,11 +1,19 @@
 //! A backend's report entry built figure by figure: each file here owns one figure family
 //! of `BackendReport`, end to end.
 //!
-//! Children: [`syscalls`], system calls per request, in all and by kind; [`uring`],
-//! io_uring operations and doppio's runtime's `io_uring_enter` calls by reason;
-//! [`hardware`], hardware counters per request; [`server_cpu`], the node's CPU, utilisation
-//! and saturated segments; [`anatomy`], the client CPU split by layer (`--anatomy`);
-//! [`waterfall`], the timed requests' stages (`--waterfall`).
+//! Children: [`throughput`], requests, errors, measured time and throughput; [`latency`],
+//! latency, service time and send lateness; [`client_cpu`], the client's CPU per request,
+//! user and system, and the kernel threads' parts; [`syscalls`], system calls per request,
+//! in all and by kind; [`uring`], io_uring operations and doppio's runtime's
+//! `io_uring_enter` calls by reason; [`hardware`], hardware counters per request;
+//! [`context_switches`], context switches and sleeps per request; [`memory`], heap
+//! allocations per request and peak RSS; [`socket_batching`], requests per socket write and
+//! read; [`driver_counts`], retries, re-prepares, tablet misroutes and requests by node;
+//! [`rows`], result rows, per second and per client CPU time; [`scylla_shards`], requests by
+//! ScyllaDB shard of each node; [`server_cpu`], the node's CPU, utilisation and saturated
+//! segments; [`anatomy`], the client CPU split by layer (`--anatomy`); [`waterfall`], the
+//! timed requests' stages (`--waterfall`); [`while_parked`], what a backend's threads did
+//! while the others' segments were measured.
 //!
 //! What a figure file holds (see `syscalls.rs` for the pattern):
 //! - its struct (`serde`, `Default`), placed in `BackendReport` (`report/schema.rs`) as a
@@ -21,33 +29,41 @@
 //!   figures, over `report::pool::Part`s (file, requests, the machine's figure) with the
 //!   shared arithmetic of `report/pool.rs`;
 //! - `rows()`: its rows of the text report's tables as `report::cell::Row`s over its own
-//!   struct, which `report/text.rs` reads through the entry (`Metric::all(rows, |b| &b.x)`),
-//!   and `missing()`: the `(what, why)` pairs of OVERHEAD's "not counted" notes;
+//!   struct, which `report/text/compare.rs` reads through the entry
+//!   (`Metric::all(rows, |b| &b.x)`), and `missing()`: the `(what, why)` pairs of
+//!   OVERHEAD's "not counted" notes;
 //! - its Prometheus lines, if `metrics_server.rs` has any (none of these four: the metrics
 //!   server counts from the live `Cost`s, not from the report).
 //!
 //! Adding one (moving a figure out of the flat entry): write its file here; replace its
 //! fields in `BackendReport` by one flattened field; replace their lines in
-//! `BackendRun::report` by `of`, in `merge_backend` by `pooled`, in `text.rs`'s `tables`
-//! by `Metric::all`; update the readers (`verdict.rs`, `command/sweep.rs`,
+//! `BackendRun::report` by `of`, in `merge_backend` by `pooled`, in `text/compare.rs`'s
+//! `tables` by `Metric::all`; update the readers (`verdict.rs`, `command/sweep.rs`,
 //! `command/curve/`, `report/curve*.rs`, tests) to `b.<figure>.<field>`. Then
 //! `cargo test -p doppio-bench --test it report_round_trip` (the JSON byte for byte) and
 //! `doppio show` of the fixture, alone and against itself, diffed with the output before.
 //!
-//! Still flat in `BackendReport` (to move the same way): throughput and errors
-//! (`throughput_rps` .. `elapsed_s`), client CPU (`cpu_us_per_req` .. `cpu_sys_us_per_req`),
-//! context switches and sleeps, allocations, peak RSS, requests per write and read, retries,
-//! re-prepares, tablet misroutes, requests by node and by ScyllaDB shard, `while_parked`,
-//! latency and service time, send lateness, rows (`rows`, `rows_per_s`, `cpu_us_per_row`),
-//! statements, segments, machines. `anatomy` and `waterfall` are plain (not flattened)
-//! `Option` fields whose rows read `Option<AnatomyReport>` / `Option<WaterfallReport>`; the
-//! one row of each that reads the entry too (ANATOMY's client CPU, WATERFALL's end to end,
-//! which falls back on the entry's latency) stays in `text.rs`, and `AnatomyReport::new` is
-//! called by `command/run.rs` once the stacks are folded.
+//! Still flat in `BackendReport` (to move the same way): the samples and the histograms,
+//! statements, segments, machines. `anatomy`, `waterfall` and
+//! `while_parked` are plain (not flattened) `Option` fields whose rows read the `Option`;
+//! the one row of anatomy and of waterfall that reads the entry too (ANATOMY's client CPU,
+//! WATERFALL's end to end, which falls back on the entry's latency) stays in
+//! `text/compare.rs`, and `AnatomyReport::new` is called by `command/run.rs` once the
+//! stacks are folded.
 
 pub mod anatomy;
+pub mod client_cpu;
+pub mod context_switches;
+pub mod driver_counts;
 pub mod hardware;
+pub mod latency;
+pub mod memory;
+pub mod rows;
+pub mod scylla_shards;
 pub mod server_cpu;
+pub mod socket_batching;
 pub mod syscalls;
+pub mod throughput;
 pub mod uring;
 pub mod waterfall;
+pub mod while_parked;

@@ -31,15 +31,25 @@ use std::collections::BTreeMap;
 
 use super::accumulate::{margin, statement_series};
 use super::figure::anatomy::AnatomyReport;
+use super::figure::client_cpu::ClientCpuFigures;
+use super::figure::context_switches::ContextSwitchFigures;
+use super::figure::driver_counts::DriverCountFigures;
 use super::figure::hardware::HardwareFigures;
+use super::figure::latency::LatencyFigures;
+use super::figure::memory::MemoryFigures;
+use super::figure::rows::RowFigures;
+use super::figure::scylla_shards::ScyllaShardFigures;
 use super::figure::server_cpu::ServerCpuFigures;
+use super::figure::socket_batching::SocketBatchingFigures;
 use super::figure::syscalls::SyscallFigures;
+use super::figure::throughput::ThroughputFigures;
 use super::figure::uring::{IoUringFigures, UringEnterFigures};
 use super::figure::waterfall::WaterfallReport;
-use super::pool::{pooled, pooled_opt, pooled_ratio, Part};
+use super::figure::while_parked::WhileParked;
+use super::pool::Part;
 use super::schema::{LatencySummary, MachineFigures, MergedInput};
 use super::{BackendReport, Report, RunConfig, SampleReport, SampleStatement, StatementReport};
-use crate::stats::{estimate, LatencyHistogram, StatsError};
+use crate::stats::{LatencyHistogram, StatsError};
 
 /// Why reports could not be merged.
 #[derive(Debug, thiserror::Error)]
@@ -133,21 +143,21 @@ impl MachineFigures {
     fn of(file: &str, b: &BackendReport) -> Self {
         Self {
             file: file.to_owned(),
-            requests: b.requests,
-            errors: b.errors,
-            throughput_rps: b.throughput_rps,
-            elapsed_s: b.elapsed_s,
-            cpu_us_per_req: b.cpu_us_per_req,
-            cpu_user_us_per_req: b.cpu_user_us_per_req,
-            cpu_sys_us_per_req: b.cpu_sys_us_per_req,
+            requests: b.throughput.requests,
+            errors: b.throughput.errors,
+            throughput_rps: b.throughput.throughput_rps,
+            elapsed_s: b.throughput.elapsed_s,
+            cpu_us_per_req: b.client_cpu.cpu_us_per_req,
+            cpu_user_us_per_req: b.client_cpu.cpu_user_us_per_req,
+            cpu_sys_us_per_req: b.client_cpu.cpu_sys_us_per_req,
             syscalls_per_req: b.syscalls.syscalls_per_req,
             syscalls_unavailable: b.syscalls.syscalls_unavailable.clone(),
             io_uring_submitted_per_req: b.io_uring.io_uring_submitted_per_req,
-            ctx_switches_per_req: b.ctx_switches_per_req,
-            allocations_per_req: b.allocations_per_req,
-            peak_rss_bytes: b.peak_rss_bytes,
-            requests_per_flush: b.requests_per_flush,
-            requests_per_read: b.requests_per_read,
+            ctx_switches_per_req: b.context_switches.ctx_switches_per_req,
+            allocations_per_req: b.memory.allocations_per_req,
+            peak_rss_bytes: b.memory.peak_rss_bytes,
+            requests_per_flush: b.socket_batching.requests_per_flush,
+            requests_per_read: b.socket_batching.requests_per_read,
         }
     }
 }
@@ -463,12 +473,10 @@ fn merge_backend(
     // Every machine's send lateness when each has one; else none (a partial merge would
     // pass for the whole).
     let mut lateness = Some(crate::engine::lateness::SendLateness::default());
-    let mut errors_by_kind: BTreeMap<String, u64> = BTreeMap::new();
-    let mut first_errors: BTreeMap<String, String> = BTreeMap::new();
     for (file, b) in parts {
         latency.merge(&decode(file, driver, &b.histogram)?);
         service.merge(&decode(file, driver, &b.service_histogram)?);
-        lateness = match (lateness, &b.send_lateness) {
+        lateness = match (lateness, &b.latency.send_lateness) {
             (Some(mut l), Some(part)) => {
                 l.merge(&part.histograms().map_err(|source| MergeError::Histogram {
                     file: (*file).to_owned(),
@@ -479,14 +487,6 @@ fn merge_backend(
             }
             _ => None,
         };
-        for (k, n) in &b.errors_by_kind {
-            *errors_by_kind.entry(k.clone()).or_default() += n;
-        }
-        for (k, m) in &b.first_errors {
-            first_errors
-                .entry(k.clone())
-                .or_insert_with(|| format!("{file}: {m}"));
-        }
     }
     let samples = align_samples(driver, parts, interval_s)?;
     let full: Vec<&SampleReport> = samples
@@ -499,10 +499,7 @@ fn merge_backend(
         .filter(|s| s.requests > s.errors)
         .map(|s| s.latency_mean_ns)
         .collect();
-    let requests: u64 = parts.iter().map(|(_, b)| b.requests).sum();
-    let sum_opt = |f: &dyn Fn(&BackendReport) -> Option<u64>| {
-        parts.iter().map(|(_, b)| f(b)).sum::<Option<u64>>()
-    };
+    let requests: u64 = parts.iter().map(|(_, b)| b.throughput.requests).sum();
     // Each machine's part of a figure, for the figures' pooling.
     fn each<'a, T>(
         parts: &[(&'a str, &'a BackendReport)],
@@ -510,52 +507,9 @@ fn merge_backend(
     ) -> Vec<Part<'a, T>> {
         parts
             .iter()
-            .map(|(f, b)| (*f, b.requests, figure(b)))
+            .map(|(f, b)| (*f, b.throughput.requests, figure(b)))
             .collect()
     }
-    let whole = each(parts, |b| b);
-    let requests_by_scylla_shard = parts
-        .iter()
-        .filter_map(|(_, b)| b.requests_by_scylla_shard.as_ref())
-        .fold(None, |acc: Option<BTreeMap<String, Vec<u64>>>, m| {
-            let mut acc = acc.unwrap_or_default();
-            for (node, counts) in m {
-                let total = acc.entry(node.clone()).or_default();
-                if total.len() < counts.len() {
-                    total.resize(counts.len(), 0);
-                }
-                for (t, n) in total.iter_mut().zip(counts) {
-                    *t += n;
-                }
-            }
-            Some(acc)
-        });
-    let requests_by_node = parts
-        .iter()
-        .filter_map(|(_, b)| b.requests_by_node.as_ref())
-        .fold(None, |acc: Option<BTreeMap<String, u64>>, m| {
-            let mut acc = acc.unwrap_or_default();
-            for (node, n) in m {
-                *acc.entry(node.clone()).or_default() += n;
-            }
-            Some(acc)
-        });
-    // Rows: summed (null if a machine did not count them), rows per second summed like the
-    // throughput, CPU per row pooled over the machines' CPU time and rows.
-    let rows = sum_opt(&|b| b.rows);
-    let rows_per_s = parts.iter().map(|(_, b)| b.rows_per_s).sum::<Option<f64>>();
-    let cpu_us_per_row = rows.filter(|r| *r > 0).and_then(|total| {
-        let cpu_us = parts
-            .iter()
-            .map(|(_, b)| match (b.cpu_us_per_row, b.rows) {
-                (Some(per_row), Some(n)) => Some(per_row * n as f64),
-                (_, Some(0)) => Some(0.0),
-                _ => None,
-            })
-            .sum::<Option<f64>>()?;
-        Some(cpu_us / total as f64)
-    });
-    let tp = estimate(&throughputs, 0.99);
     let statements = merge_statements(driver, parts, &samples, requests)?;
     Ok(BackendReport {
         statements,
@@ -565,65 +519,27 @@ fn merge_backend(
         server_cpu: ServerCpuFigures::pooled(),
         anatomy: AnatomyReport::pooled(),
         waterfall: WaterfallReport::pooled(),
-        rows,
-        rows_per_s,
-        cpu_us_per_row,
+        result_rows: RowFigures::pooled(&each(parts, |b| &b.result_rows)),
         driver: driver.to_owned(),
-        throughput_rps: parts.iter().map(|(_, b)| b.throughput_rps).sum(),
-        throughput_margin_rps: if tp.margin.is_finite() {
-            tp.margin
-        } else {
-            0.0
-        },
-        requests,
-        errors: parts.iter().map(|(_, b)| b.errors).sum(),
-        errors_by_kind,
-        first_errors,
-        elapsed_s: parts.iter().map(|(_, b)| b.elapsed_s).fold(0.0, f64::max),
-        cpu_us_per_req: pooled(&whole, |b| b.cpu_us_per_req),
-        sqpoll_thread_cpu_us_per_req: pooled_opt(&whole, |b| b.sqpoll_thread_cpu_us_per_req),
-        io_wq_cpu_us_per_req: pooled_opt(&whole, |b| b.io_wq_cpu_us_per_req),
-        cpu_user_us_per_req: pooled(&whole, |b| b.cpu_user_us_per_req),
-        cpu_sys_us_per_req: pooled(&whole, |b| b.cpu_sys_us_per_req),
+        throughput: ThroughputFigures::pooled(&each(parts, |b| &b.throughput), &throughputs),
+        client_cpu: ClientCpuFigures::pooled(&each(parts, |b| &b.client_cpu)),
         syscalls: SyscallFigures::pooled(&each(parts, |b| &b.syscalls), requests),
         io_uring: IoUringFigures::pooled(&each(parts, |b| &b.io_uring), requests),
         hardware: HardwareFigures::pooled(&each(parts, |b| &b.hardware)),
-        ctx_switches_per_req: pooled(&whole, |b| b.ctx_switches_per_req),
-        sleeps_per_req: pooled_opt(&whole, |b| b.sleeps_per_req),
-        allocations_per_req: pooled_opt(&whole, |b| b.allocations_per_req),
-        peak_rss_bytes: parts
-            .iter()
-            .map(|(_, b)| b.peak_rss_bytes)
-            .max()
-            .unwrap_or(0),
-        requests_per_flush: pooled_ratio(&whole, |b| b.requests_per_flush),
-        requests_per_read: pooled_ratio(&whole, |b| b.requests_per_read),
-        // Machines retry on their own: counts and rates add up (null when one has none).
-        retries: parts.iter().map(|(_, b)| b.retries).sum::<Option<u64>>(),
-        reprepares: parts.iter().map(|(_, b)| b.reprepares).sum::<Option<u64>>(),
-        tablet_misroutes: parts
-            .iter()
-            .map(|(_, b)| b.tablet_misroutes)
-            .sum::<Option<u64>>(),
-        retries_per_s: parts
-            .iter()
-            .map(|(_, b)| b.retries_per_s)
-            .sum::<Option<f64>>(),
-        requests_by_node,
+        context_switches: ContextSwitchFigures::pooled(&each(parts, |b| &b.context_switches)),
+        memory: MemoryFigures::pooled(&each(parts, |b| &b.memory)),
+        socket_batching: SocketBatchingFigures::pooled(&each(parts, |b| &b.socket_batching)),
+        driver_counts: DriverCountFigures::pooled(&each(parts, |b| &b.driver_counts)),
         enters: UringEnterFigures::pooled(&each(parts, |b| &b.enters), requests),
-        // Each machine's parked threads over its own other segments: summed (null when no
-        // machine ran another backend).
-        while_parked: parts
-            .iter()
-            .filter_map(|(_, b)| b.while_parked)
-            .reduce(|a, b| a.plus(&b)),
-        requests_by_scylla_shard,
-        latency_ns: LatencySummary::of(&latency, &means),
-        service_time_ns: LatencySummary::of(&service, &[]),
-        mean_send_lateness_ns: pooled(&whole, |b| b.mean_send_lateness_ns),
-        send_lateness: lateness
-            .as_ref()
-            .and_then(super::lateness::LatenessReport::of),
+        while_parked: WhileParked::pooled(&each(parts, |b| &b.while_parked)),
+        scylla_shards: ScyllaShardFigures::pooled(&each(parts, |b| &b.scylla_shards)),
+        latency: LatencyFigures::pooled(
+            &each(parts, |b| &b.latency),
+            &latency,
+            &means,
+            &service,
+            lateness.as_ref(),
+        ),
         samples,
         histogram: latency.to_base64(),
         service_histogram: service.to_base64(),
@@ -798,405 +714,4 @@ fn align_samples(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::{BackendRun, WorkloadInfo};
-
-    fn histogram(values: &[u64]) -> LatencyHistogram {
-        let mut h = LatencyHistogram::new();
-        for v in values {
-            h.record(*v);
-        }
-        h
-    }
-
-    /// A one-backend report whose samples start at `starts` (wall clock), `n` requests each.
-    fn report(starts: &[f64], n: u64, cpu: f64, workload: &str) -> Report {
-        let mut b = BackendRun::default().report("doppio");
-        let h = histogram(&vec![1000; n as usize]);
-        let mut whole = LatencyHistogram::new();
-        b.samples = starts
-            .iter()
-            .enumerate()
-            .map(|(k, t)| {
-                whole.merge(&h);
-                SampleReport {
-                    segment: 0,
-                    start_s: k as f64,
-                    duration_s: 1.0,
-                    requests: n,
-                    errors: 0,
-                    throughput_rps: n as f64,
-                    latency_mean_ns: 1000.0,
-                    latency_p50_ns: 1000,
-                    latency_p99_ns: 1000,
-                    histogram: h.to_base64(),
-                    start_unix_s: Some(*t),
-                    statements: Vec::new(),
-                    requests_by_node: Default::default(),
-                    target_rps: None,
-                    tablet_misroutes: None,
-                }
-            })
-            .collect();
-        b.requests = n * starts.len() as u64;
-        b.throughput_rps = n as f64;
-        b.cpu_us_per_req = cpu;
-        b.histogram = whole.to_base64();
-        Report {
-            schema_version: crate::report::SCHEMA_VERSION,
-            tool: "t".into(),
-            tag: None,
-            started_at: "2026-11-24T00:00:00Z".into(),
-            command: Vec::new(),
-            workload: WorkloadInfo {
-                name: workload.into(),
-                description: String::new(),
-                params: BTreeMap::new(),
-                statements: vec!["SELECT".into()],
-            },
-            config: RunConfig {
-                nodes: vec!["127.0.0.1:9042".into()],
-                drivers: vec!["doppio".into()],
-                duration: "3s".into(),
-                warmup: "0s".into(),
-                concurrency: 4,
-                threads: 1,
-                connections: 1,
-                rate: None,
-                rate_schedule: None,
-                release_grid_s: None,
-                sample_interval_s: 1.0,
-                consistency: "LOCAL_ONE".into(),
-                request_timeout_s: 5.0,
-                retries: 0,
-                compression: "none".into(),
-                segments: 1,
-                username: None,
-                spin_before_park_us: None,
-                cycles: None,
-                page_size: Some(5000),
-                discard_results: false,
-                validated: Vec::new(),
-                serial_consistency: Some("LOCAL_SERIAL".into()),
-                idempotent: Vec::new(),
-                datacenter: None,
-                rack: None,
-                retry_backoff: None,
-                thread_cores: BTreeMap::new(),
-                protocol: None,
-                protocol_versions: BTreeMap::new(),
-                tls: None,
-                sqpoll: None,
-                uring_setup: BTreeMap::new(),
-                ..RunConfig::default()
-            },
-            fatal_error: None,
-            warnings: Vec::new(),
-            backends: BTreeMap::from([("doppio".to_owned(), b)]),
-            merged_from: None,
-            environment: None,
-        }
-    }
-
-    #[test]
-    fn samples_are_aligned_by_wall_clock_and_summed() {
-        // Machine b started 1.2 s after machine a: its samples join a's second and third.
-        let a = report(&[100.0, 101.0, 102.0], 10, 2.0, "read");
-        let b = report(&[101.2, 102.2, 103.2], 30, 4.0, "read");
-        let m = merge(&[("a".into(), a), ("b".into(), b)], Vec::new(), false).unwrap();
-        let d = &m.backends["doppio"];
-        let got: Vec<(f64, u64, f64)> = d
-            .samples
-            .iter()
-            .map(|s| (s.start_s, s.requests, s.throughput_rps))
-            .collect();
-        assert_eq!(
-            got,
-            vec![
-                (0.0, 10, 10.0),
-                (1.0, 40, 40.0),
-                (2.0, 40, 40.0),
-                (3.0, 30, 30.0)
-            ]
-        );
-        assert_eq!(d.requests, 120);
-        assert_eq!(
-            LatencyHistogram::from_base64(&d.histogram).unwrap().count(),
-            120
-        );
-        assert_eq!(d.throughput_rps, 40.0);
-        // CPU per request: each machine's kept; the entry's pooled over all requests.
-        let machines = d.machines.as_ref().unwrap();
-        assert_eq!(
-            machines
-                .iter()
-                .map(|x| x.cpu_us_per_req)
-                .collect::<Vec<_>>(),
-            vec![2.0, 4.0]
-        );
-        assert!((d.cpu_us_per_req - (2.0 * 30.0 + 4.0 * 90.0) / 120.0).abs() < 1e-9);
-        assert_eq!(m.config.concurrency, 8);
-        assert_eq!(m.merged_from.as_ref().unwrap().len(), 2);
-        assert_eq!(m.warnings.len(), 1, "both drew from 0: {:?}", m.warnings);
-    }
-
-    #[test]
-    fn targets_are_summed_and_the_schedules_named() {
-        let mut a = report(&[100.0, 101.0], 10, 2.0, "read");
-        let mut b = report(&[100.0, 101.0], 10, 2.0, "read");
-        let mut c = report(&[100.0, 101.0], 10, 2.0, "read");
-        for (r, schedule) in [(&mut a, "ramp:1k..2k/2s"), (&mut b, "1500")] {
-            r.config.rate_schedule = Some(schedule.into());
-            for (k, s) in r
-                .backends
-                .get_mut("doppio")
-                .unwrap()
-                .samples
-                .iter_mut()
-                .enumerate()
-            {
-                s.target_rps = Some(1000.0 * (k + 1) as f64);
-            }
-        }
-        let m = merge(
-            &[("a".into(), a.clone()), ("b".into(), b)],
-            Vec::new(),
-            false,
-        )
-        .unwrap();
-        let targets: Vec<Option<f64>> = m.backends["doppio"]
-            .samples
-            .iter()
-            .map(|s| s.target_rps)
-            .collect();
-        assert_eq!(targets, vec![Some(2000.0), Some(4000.0)]);
-        assert_eq!(
-            m.config.rate_schedule.as_deref(),
-            Some("ramp:1k..2k/2s + 1500")
-        );
-        // A machine without a limit adds nothing to the target, and is named as such.
-        for s in &mut c.backends.get_mut("doppio").unwrap().samples {
-            s.target_rps = None;
-        }
-        let m = merge(&[("a".into(), a), ("c".into(), c)], Vec::new(), false).unwrap();
-        assert_eq!(m.backends["doppio"].samples[1].target_rps, Some(2000.0));
-        assert_eq!(
-            m.config.rate_schedule.as_deref(),
-            Some("ramp:1k..2k/2s + unlimited")
-        );
-    }
-
-    /// A run of two statements (`read` weight 3, `write` weight 1) over three 1 s samples
-    /// starting at `start` (wall clock): per sample `reads` reads at 1 ms and `writes`
-    /// writes at 2 ms, of which `failed` time out.
-    fn two_statements(start: f64, reads: u64, writes: u64, failed: u64) -> BackendReport {
-        use crate::engine::collect::Sample;
-        use crate::engine::statements::{StatementCounts, StatementTotals};
-        use crate::report::StatementInfo;
-        use std::time::Duration;
-        let mut totals = vec![StatementTotals::default(), StatementTotals::default()];
-        let segment: Vec<Sample> = (0..3u32)
-            .map(|i| {
-                let mut latency = LatencyHistogram::new();
-                latency.record_n(1_000_000, reads);
-                latency.record_n(2_000_000, writes - failed);
-                totals[0].requests += reads;
-                totals[0].latency.record_n(1_000_000, reads);
-                totals[1].requests += writes;
-                totals[1].latency.record_n(2_000_000, writes - failed);
-                for _ in 0..failed {
-                    totals[1].count_error("timeout");
-                }
-                Sample {
-                    index: u64::from(i),
-                    start: Duration::from_secs(u64::from(i)),
-                    duration: Duration::from_secs(1),
-                    requests: reads + writes,
-                    rows: 0,
-                    errors: if failed > 0 {
-                        vec![("timeout", failed)]
-                    } else {
-                        Vec::new()
-                    },
-                    latency,
-                    service: LatencyHistogram::new(),
-                    mean_lateness_ns: 0.0,
-                    target_rps: None,
-                    statements: vec![
-                        StatementCounts {
-                            requests: reads,
-                            errors: 0,
-                            rows: 0,
-                            latency_sum_ns: reads * 1_000_000,
-                        },
-                        StatementCounts {
-                            requests: writes,
-                            errors: failed,
-                            rows: 0,
-                            latency_sum_ns: (writes - failed) * 2_000_000,
-                        },
-                    ],
-                    nodes: Vec::new(),
-                    tablet_misroutes: None,
-                }
-            })
-            .collect();
-        let info = |name: &str, weight: f64| StatementInfo {
-            kind: None,
-            conditional: false,
-            name: name.into(),
-            cql: format!("{name} CQL"),
-            weight,
-            weight_share: weight / 4.0,
-        };
-        BackendRun {
-            elapsed_s: vec![3.0],
-            segment_starts_unix_s: vec![Some(start)],
-            rows_counted: true,
-            statement_info: vec![info("read", 3.0), info("write", 1.0)],
-            statements: totals,
-            ..BackendRun::default()
-        }
-        .with_samples(vec![segment])
-        .report("doppio")
-    }
-
-    #[test]
-    fn statements_are_reported_and_merged_exactly() {
-        let a_run = two_statements(100.0, 30, 10, 0);
-        // One machine's own entry: counts add up to the totals, margins from its samples.
-        assert_eq!(a_run.statements.len(), 2);
-        let (read, write) = (&a_run.statements[0], &a_run.statements[1]);
-        assert_eq!((read.requests, write.requests), (90, 30));
-        assert_eq!(read.requests + write.requests, a_run.requests);
-        assert_eq!((read.weight, read.weight_share), (3.0, 0.75));
-        assert!((read.request_share - 0.75).abs() < 1e-12);
-        assert!((read.throughput_rps - 30.0).abs() < 1e-9);
-        assert_eq!(
-            read.throughput_margin_rps, 0.0,
-            "constant per-sample throughput"
-        );
-        assert_eq!(read.rows, Some(0));
-        assert!((read.latency_ns.mean - 1e6).abs() < 1e3);
-        assert!((write.latency_ns.p50 as f64 - 2e6).abs() < 2e3);
-        assert_eq!(a_run.samples[1].statements[1].requests, 10);
-
-        // Machine b: its writes time out one in five; it started 1 s after a.
-        let b_run = two_statements(101.0, 60, 10, 2);
-        let mut a = report(&[100.0], 1, 1.0, "mixed");
-        let mut b = report(&[101.0], 1, 1.0, "mixed");
-        a.backends.insert("doppio".into(), a_run.clone());
-        b.backends.insert("doppio".into(), b_run.clone());
-        let m = merge(
-            &[("a".into(), a.clone()), ("b".into(), b.clone())],
-            Vec::new(),
-            false,
-        )
-        .unwrap();
-        let d = &m.backends["doppio"];
-        assert_eq!(d.statements.len(), 2);
-        let (read, write) = (&d.statements[0], &d.statements[1]);
-        assert_eq!((read.requests, write.requests), (90 + 180, 30 + 30));
-        assert_eq!(read.requests + write.requests, d.requests);
-        assert_eq!((read.errors, write.errors), (0, 6));
-        assert_eq!(write.errors_by_kind.get("timeout"), Some(&6));
-        assert!(
-            read.errors_by_kind.is_empty(),
-            "errors stay with their statement"
-        );
-        assert!((read.throughput_rps - (30.0 + 60.0)).abs() < 1e-9);
-        let h = LatencyHistogram::from_base64(&write.histogram).unwrap();
-        assert_eq!(h.count(), 30 + 24, "histograms added: successes of both");
-        assert_eq!(
-            LatencyHistogram::from_base64(&read.histogram)
-                .unwrap()
-                .count(),
-            270
-        );
-        // Aligned samples: b's first sample joins a's second one.
-        let per_sample: Vec<u64> = d.samples.iter().map(|s| s.statements[0].requests).collect();
-        assert_eq!(per_sample, vec![30, 90, 90, 60]);
-        let mean = d.samples[1].statements[1].latency_mean_ns;
-        assert!((mean - 2e6).abs() < 1.0, "weighted by successes: {mean}");
-
-        // A machine without per-statement figures (an older report): none in the merge.
-        let mut old = b;
-        if let Some(x) = old.backends.get_mut("doppio") {
-            x.statements.clear();
-        }
-        let m = merge(&[("a".into(), a), ("old".into(), old)], Vec::new(), false).unwrap();
-        assert!(m.backends["doppio"].statements.is_empty());
-    }
-
-    #[test]
-    fn meaningless_merges_are_refused() {
-        let a = report(&[100.0], 10, 1.0, "read");
-        let b = report(&[100.0], 10, 1.0, "write");
-        let e = merge(
-            &[("a".into(), a.clone()), ("b".into(), b)],
-            Vec::new(),
-            false,
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("workloads differ"), "{e}");
-        let mut c = a.clone();
-        c.workload.statements = vec!["SELECT 2".into()];
-        let e = merge(
-            &[("a".into(), a.clone()), ("c".into(), c)],
-            Vec::new(),
-            false,
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("statements differ"), "{e}");
-        let mut d = a.clone();
-        d.config.drivers = vec!["scylla".into()];
-        let e = merge(
-            &[("a".into(), a.clone()), ("d".into(), d)],
-            Vec::new(),
-            false,
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("drivers differ"), "{e}");
-        let e = merge(&[("a".into(), a.clone())], Vec::new(), false).unwrap_err();
-        assert!(matches!(e, MergeError::TooFew(1)));
-        let mut old = a.clone();
-        if let Some(b) = old.backends.get_mut("doppio") {
-            b.samples[0].start_unix_s = None;
-        }
-        let e = merge(&[("a".into(), a), ("old".into(), old)], Vec::new(), false).unwrap_err();
-        assert!(matches!(e, MergeError::NoWallClock { .. }), "{e}");
-    }
-
-    /// The same report twice is refused (a copy too); so are runs that did not overlap in
-    /// time, unless they are said to be sequential.
-    #[test]
-    fn the_same_report_twice_and_runs_apart_in_time_are_refused() {
-        let a = report(&[100.0, 101.0], 10, 1.0, "read");
-        let e = merge(
-            &[("a".into(), a.clone()), ("a2".into(), a.clone())],
-            Vec::new(),
-            false,
-        )
-        .unwrap_err();
-        assert!(matches!(e, MergeError::SameReport { .. }), "{e}");
-        assert!(e.to_string().contains("a2 is the same report as a"), "{e}");
-        // Ran from 100 to 102; the other from 200 to 202.
-        let later = report(&[200.0, 201.0], 10, 1.0, "read");
-        let e = merge(
-            &[("a".into(), a.clone()), ("later".into(), later.clone())],
-            Vec::new(),
-            false,
-        )
-        .unwrap_err();
-        assert!(matches!(e, MergeError::NotConcurrent { .. }), "{e}");
-        assert!(e.to_string().contains("--sequential"), "{e}");
-        let m = merge(
-            &[("a".into(), a), ("later".into(), later)],
-            Vec::new(),
-            true,
-        )
-        .unwrap();
-        assert_eq!(m.backends["doppio"].requests, 40);
-    }
-}
+mod tests;

@@ -4,9 +4,18 @@
 
 use std::collections::BTreeMap;
 
+use super::figure::client_cpu::ClientCpuFigures;
+use super::figure::context_switches::ContextSwitchFigures;
+use super::figure::driver_counts::DriverCountFigures;
 use super::figure::hardware::HardwareFigures;
+use super::figure::latency::LatencyFigures;
+use super::figure::memory::MemoryFigures;
+use super::figure::rows::RowFigures;
+use super::figure::scylla_shards::ScyllaShardFigures;
 use super::figure::server_cpu::ServerCpuFigures;
+use super::figure::socket_batching::SocketBatchingFigures;
 use super::figure::syscalls::SyscallFigures;
+use super::figure::throughput::ThroughputFigures;
 use super::figure::uring::{IoUringFigures, UringEnterFigures};
 use super::schema::*;
 use crate::backend::{add_counts, DriverCounters};
@@ -392,16 +401,7 @@ impl BackendRun {
             }
         }
         let elapsed: f64 = self.elapsed_s.iter().sum();
-        let per_req = |x: f64| {
-            if requests > 0 {
-                x / requests as f64
-            } else {
-                0.0
-            }
-        };
         let o = &self.overhead;
-        let tp = estimate(&throughputs, 0.99);
-        let errors = errors_by_kind.values().sum();
         let statements = self.statement_reports(&samples, elapsed, requests);
         let segments = self.segment_figures(&segment_requests);
         let server_cpu = ServerCpuFigures::of(
@@ -418,26 +418,14 @@ impl BackendRun {
         );
         BackendReport {
             driver: driver.to_owned(),
-            throughput_rps: if elapsed > 0.0 {
-                requests as f64 / elapsed
-            } else {
-                0.0
-            },
-            throughput_margin_rps: if tp.margin.is_finite() {
-                tp.margin
-            } else {
-                0.0
-            },
-            requests,
-            errors,
-            errors_by_kind,
-            first_errors: self.first_errors.clone(),
-            elapsed_s: elapsed,
-            cpu_us_per_req: per_req((o.user_s + o.sys_s) * 1e6),
-            sqpoll_thread_cpu_us_per_req: o.sqpoll_s.map(|s| per_req(s * 1e6)),
-            io_wq_cpu_us_per_req: o.io_wq_s.map(|s| per_req(s * 1e6)),
-            cpu_user_us_per_req: per_req(o.user_s * 1e6),
-            cpu_sys_us_per_req: per_req(o.sys_s * 1e6),
+            throughput: ThroughputFigures::of(
+                requests,
+                elapsed,
+                &throughputs,
+                errors_by_kind,
+                self.first_errors.clone(),
+            ),
+            client_cpu: ClientCpuFigures::of(o.user_s, o.sys_s, o.sqpoll_s, o.io_wq_s, requests),
             syscalls: SyscallFigures::of(
                 o.syscalls,
                 o.syscalls_by_kind,
@@ -447,29 +435,15 @@ impl BackendRun {
             ),
             io_uring: IoUringFigures::of(o.io_uring, &self.io_uring_unavailable, requests),
             hardware: HardwareFigures::of(o.hardware, &self.hardware_unavailable, requests),
-            ctx_switches_per_req: per_req(o.ctx_switches as f64),
-            sleeps_per_req: Some(per_req(o.sleeps as f64)),
-            allocations_per_req: o.allocations.map(|n| per_req(n as f64)),
-            peak_rss_bytes: o.peak_rss,
-            requests_per_flush: self
+            context_switches: ContextSwitchFigures::of(o.ctx_switches, o.sleeps, requests),
+            memory: MemoryFigures::of(o.allocations, o.peak_rss, requests),
+            socket_batching: self
                 .counters
                 .as_ref()
-                .filter(|c| c.flushes > 0)
-                .map(|c| c.requests as f64 / c.flushes as f64),
-            requests_per_read: self
-                .counters
-                .as_ref()
-                .filter(|c| c.reads > 0)
-                .map(|c| c.requests as f64 / c.reads as f64),
-            retries: self.counters.as_ref().map(|c| c.retries),
-            reprepares: self.counters.as_ref().map(|c| c.reprepares),
-            tablet_misroutes: self.counters.as_ref().map(|c| c.tablet_misroutes),
-            retries_per_s: self
-                .counters
-                .as_ref()
-                .filter(|_| elapsed > 0.0)
-                .map(|c| c.retries as f64 / elapsed),
-            requests_by_node: self.counters.as_ref().map(|c| c.nodes.clone()),
+                .map_or_else(SocketBatchingFigures::default, |c| {
+                    SocketBatchingFigures::of(c.requests, c.flushes, c.reads)
+                }),
+            driver_counts: DriverCountFigures::of(self.counters.as_ref(), elapsed),
             enters: UringEnterFigures::of(
                 self.counters.as_ref().and_then(|c| c.uring_enters),
                 requests,
@@ -477,29 +451,19 @@ impl BackendRun {
             while_parked: self
                 .parked
                 .map(|(segments, a)| WhileParked::of(segments, &a)),
-            requests_by_scylla_shard: self
-                .counters
-                .as_ref()
-                .filter(|c| !c.scylla_shards.is_empty())
-                .map(|c| c.scylla_shards.clone()),
-            latency_ns: LatencySummary::of(latency, &means),
-            service_time_ns: LatencySummary::of(service, &service_means),
-            mean_send_lateness_ns: if lateness.1 > 0 {
-                lateness.0 / lateness.1 as f64
-            } else {
-                0.0
-            },
-            send_lateness: self
-                .send_lateness
-                .as_ref()
-                .and_then(super::lateness::LatenessReport::of),
+            scylla_shards: ScyllaShardFigures::of(self.counters.as_ref().map(|c| &c.scylla_shards)),
+            latency: LatencyFigures::of(
+                latency,
+                &means,
+                service,
+                &service_means,
+                lateness,
+                self.send_lateness.as_ref(),
+            ),
             samples,
             histogram: latency.to_base64(),
             service_histogram: service.to_base64(),
-            rows: self.rows_counted.then_some(rows),
-            rows_per_s: (self.rows_counted && elapsed > 0.0).then(|| rows as f64 / elapsed),
-            cpu_us_per_row: (self.rows_counted && rows > 0)
-                .then(|| (o.user_s + o.sys_s) * 1e6 / rows as f64),
+            result_rows: RowFigures::of(self.rows_counted, rows, elapsed, o.user_s + o.sys_s),
             machines: None,
             statements,
             segments,
@@ -649,160 +613,4 @@ pub(crate) fn statement_series(samples: &[SampleReport], k: usize) -> (Vec<f64>,
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn what_a_backend_did_parked_adds_up_over_the_others_segments() {
-        let parked = ApartCost {
-            usage: crate::probe::thread_usage::ThreadUsage {
-                cpu: std::time::Duration::from_micros(30),
-                voluntary: 2,
-                involuntary: 1,
-            },
-            syscalls: Some(3),
-            syscalls_by_kind: Some(ByKind::from_fn(|k| {
-                u64::from(k == crate::probe::process_cost::SyscallKind::IoUringEnter)
-            })),
-            io_uring: Some(IoUringOps {
-                submitted: 1,
-                completed: 2,
-            }),
-        };
-        let mut run = BackendRun::default();
-        assert_eq!(run.report("doppio").while_parked, None, "ran alone");
-        run.add_parked(&parked);
-        run.add_parked(&ApartCost {
-            syscalls: None,
-            ..parked
-        });
-        let w = run.report("doppio").while_parked.unwrap();
-        assert_eq!(w.segments, 2);
-        assert!((w.cpu_s - 60e-6).abs() < 1e-12);
-        assert_eq!(w.ctx_switches, 6);
-        assert_eq!(w.syscalls, None, "missing from one segment: missing");
-        assert_eq!(w.syscalls_by_kind.map(|k| k.io_uring_enter), Some(2));
-        assert_eq!(
-            (w.io_uring_submitted, w.io_uring_completed),
-            (Some(2), Some(4))
-        );
-        let merged = w.plus(&w);
-        assert_eq!((merged.segments, merged.ctx_switches), (4, 12));
-    }
-
-    #[test]
-    fn segments_add_up_and_a_count_missing_from_one_is_missing_with_its_reason() {
-        use crate::probe::process_cost::{ByKind, Cost, IoUringOps};
-        let counted = Cost {
-            syscalls: Some(28),
-            syscalls_by_kind: Some(ByKind::from_fn(|k| k as u64 + 1)),
-            io_uring: Some(IoUringOps {
-                submitted: 5,
-                completed: 4,
-            }),
-            ..Cost::default()
-        };
-        let mut run = BackendRun::default();
-        run.add_cost(&counted);
-        run.add_cost(&counted);
-        let r = run.report("doppio");
-        let kinds = r.syscalls.syscalls_by_kind.unwrap();
-        assert_eq!(kinds.total(), 56);
-        assert_eq!(kinds.other, 14);
-        assert_eq!(
-            r.syscalls.syscalls_by_kind_per_req,
-            Some(kinds.map(|_| 0.0)),
-            "no requests"
-        );
-        assert_eq!(
-            (r.io_uring.io_uring_submitted, r.io_uring.io_uring_completed),
-            (Some(10), Some(8))
-        );
-
-        // The second segment could not count by kind nor io_uring: the total still adds up.
-        let mut run = BackendRun::default();
-        run.add_cost(&counted);
-        run.add_cost(&Cost {
-            syscalls: Some(28),
-            syscall_kinds_unavailable: Some("filter refused".into()),
-            io_uring_unavailable: Some("no io_uring tracepoints".into()),
-            ..Cost::default()
-        });
-        run.add_cost(&counted);
-        let r = run.report("scylla");
-        assert_eq!(run.overhead.syscalls, Some(84));
-        assert_eq!(
-            (
-                r.syscalls.syscalls_by_kind,
-                r.syscalls.syscalls_by_kind_per_req
-            ),
-            (None, None)
-        );
-        assert_eq!(
-            r.syscalls.syscall_kinds_unavailable.as_deref(),
-            Some("filter refused")
-        );
-        assert_eq!(
-            (
-                r.io_uring.io_uring_submitted,
-                r.io_uring.io_uring_completed_per_req
-            ),
-            (None, None)
-        );
-        assert_eq!(
-            r.io_uring.io_uring_unavailable.as_deref(),
-            Some("no io_uring tracepoints")
-        );
-        assert_eq!(r.syscalls.syscalls_unavailable, None);
-    }
-
-    #[test]
-    fn rows_are_reported_per_second_and_per_cpu_time_and_null_when_not_counted() {
-        use crate::engine::collect::Sample;
-        use std::time::Duration;
-        let sample = |rows| Sample {
-            index: 0,
-            start: Duration::ZERO,
-            duration: Duration::from_secs(1),
-            requests: 100,
-            rows,
-            errors: Vec::new(),
-            latency: LatencyHistogram::new(),
-            service: LatencyHistogram::new(),
-            mean_lateness_ns: 0.0,
-            target_rps: None,
-            statements: Vec::new(),
-            nodes: Vec::new(),
-            tablet_misroutes: None,
-        };
-        let mut run = BackendRun {
-            elapsed_s: vec![2.0],
-            rows_counted: true,
-            ..BackendRun::default()
-        }
-        .with_samples(vec![vec![sample(300), sample(500)]]);
-        run.overhead.user_s = 0.003;
-        run.overhead.sys_s = 0.001;
-        let r = run.report("doppio");
-        assert_eq!(r.rows, Some(800));
-        assert_eq!(r.rows_per_s, Some(400.0));
-        let per_row = r.cpu_us_per_row.unwrap();
-        assert!((per_row - 5.0).abs() < 1e-9, "{per_row}");
-        // No row read: no CPU per row (not a division by zero, not a zero).
-        run = BackendRun {
-            elapsed_s: vec![2.0],
-            rows_counted: true,
-            overhead: std::mem::take(&mut run.overhead),
-            ..BackendRun::default()
-        }
-        .with_samples(vec![vec![sample(0)]]);
-        let r = run.report("doppio");
-        assert_eq!((r.rows, r.cpu_us_per_row), (Some(0), None));
-        // Not counted: null, never a fake zero.
-        run.rows_counted = false;
-        let r = run.report("doppio");
-        assert_eq!((r.rows, r.rows_per_s, r.cpu_us_per_row), (None, None, None));
-        let j = serde_json::to_value(&r).unwrap();
-        assert!(j["rows"].is_null() && j["cpu_us_per_row"].is_null(), "{j}");
-    }
-}
+mod tests;
