@@ -19,10 +19,11 @@ use crate::experiment::curve::{CurvePlan, DEFAULT_ROUNDS};
 use crate::experiment::round_report::{new_report, server_of, Heading};
 use crate::experiment::rounds::Plan;
 use crate::failure::{CurveError, Failure, RunFailure, UsageError};
+use crate::render::text;
 use crate::report::curve::Curve;
 use crate::report::curve_table::markdown;
 use crate::report::file::write_text;
-use crate::report::{text, Report};
+use crate::report::Report;
 
 /// The files of the curve in `--out`.
 const CURVE_FILES: [&str; 3] = ["curve.json", "curve.md", "curve.svg"];

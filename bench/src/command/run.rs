@@ -17,7 +17,8 @@ use crate::experiment::rounds::{per_segment, Plan};
 use crate::experiment::run::Setup;
 use crate::experiment::stacks::sampled_as;
 use crate::failure::{Failure, RunFailure, UsageError};
-use crate::report::{text, Report, RunConfig};
+use crate::render::text;
+use crate::report::{Report, RunConfig};
 use crate::workload::Workload;
 
 /// `doppio run`: warmup and measured segments per driver (alternating when two), overhead

@@ -5,9 +5,10 @@ use std::path::Path;
 
 use super::setup::check_writable;
 use crate::failure::{Failure, UsageError};
+use crate::render::text;
 use crate::report::findmax::FindmaxReport;
 use crate::report::BackendReport;
-use crate::report::{text, Report};
+use crate::report::Report;
 
 /// `doppio show`: a findmax report's table, or else a run's report as
 /// [`show_run`] prints it. Findmax reports are compared by `doppio plot`, not here.

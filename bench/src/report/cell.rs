@@ -1,6 +1,6 @@
 //! One cell of the text report's comparison tables ([`Value`]: a backend's figure as a
 //! row writes and compares it), a figure's rows over its own struct ([`Row`]), which
-//! the tables of [`super::text`] read through the backend's entry, and the per-sample
+//! the tables of `render::text` read through the backend's entry, and the per-sample
 //! figures a row's p-value is tested on ([`SampleFigure`]).
 
 /// A backend's figure in one row of a comparison table.
@@ -64,7 +64,7 @@ pub enum SampleFigure {
 pub const TESTED_PERCENTILES: [f64; 8] = [25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99];
 
 /// One row of a comparison table over a figure's struct `T` (see `Metric` in
-/// [`super::text`], which reads it through the backend's entry).
+/// `render::text`, which reads it through the backend's entry).
 pub struct Row<'a, T> {
     /// The row's name (indented when it breaks down the row above).
     pub name: String,

@@ -1,13 +1,11 @@
 //! Reports: the JSON document researchers script against (fields documented in
 //! `bench/REPORT.md`; `schema_version` changes when a field changes meaning or goes away),
-//! and its text rendering.
+//! and what every rendering of it reads (the renderings themselves are `render`'s).
 //!
 //! Children: [`schema`], the run report's JSON fields; [`accumulate`], a backend's
 //! segments added up into its report entry; [`time`], RFC 3339 times; [`mod@file`], a report
 //! read and written, and [`file::ReportError`]; [`findmax`], the report of `doppio
-//! findmax`, and [`findmax_table`], its text table; [`text`], the text rendering (CONFIG,
-//! LOG, SUMMARY, LATENCY, OVERHEAD, STATEMENTS, ERRORS, PAIRS, MACHINES, NOTES) of one
-//! report or two side by side, one file a section in `text/`; [`merge`], the reports of one
+//! findmax`, and [`findmax_table`], its text table; [`merge`], the reports of one
 //! test run made on several loader machines combined into one (`doppio merge`);
 //! [`verdict`], the VERDICT of a run of several backends (each figure's ratio paired by
 //! round, with its interval and p-value); [`lateness`], the send lateness of a paced run,
@@ -37,7 +35,6 @@ pub mod merge;
 pub mod pool;
 pub mod schema;
 pub mod summary;
-pub mod text;
 pub mod time;
 pub mod verdict;
 

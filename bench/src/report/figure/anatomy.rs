@@ -1,7 +1,7 @@
 //! The anatomy figure (`--anatomy`, `--flamegraph`): the client's CPU per request split by
 //! the layer that owns each sampled stack; computed from the folded stacks by the run, left
 //! out of a merge, and its ANATOMY rows and notes (the client-CPU row it splits stays in
-//! `report/text/compare.rs`).
+//! `render/text/compare.rs`).
 
 use std::collections::BTreeMap;
 

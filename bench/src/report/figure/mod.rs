@@ -22,24 +22,24 @@
 //!   read. A family whose fields are not contiguous in the JSON gets one struct per run of
 //!   contiguous fields (as `uring.rs`'s `IoUringFigures` and `UringEnterFigures`);
 //! - `of(...)`: its computation from the measured segments' totals, called by
-//!   `BackendRun::report` (`report/accumulate.rs`). It takes plain totals (probe types,
+//!   `BackendRun::report` (`report/accumulate/`). It takes plain totals (probe types,
 //!   counts, requests), never `BackendRun` nor `BackendReport`: schema.rs names the figure,
 //!   so the figure must not name schema.rs or accumulate.rs (no circle);
-//! - `pooled(parts, ...)`: how `doppio merge` (`report/merge.rs`) combines the machines'
+//! - `pooled(parts, ...)`: how `doppio merge` (`report/merge/`) combines the machines'
 //!   figures, over `report::pool::Part`s (file, requests, the machine's figure) with the
 //!   shared arithmetic of `report/pool.rs`;
 //! - `rows()`: its rows of the text report's tables as `report::cell::Row`s over its own
-//!   struct, which `report/text/compare.rs` reads through the entry
+//!   struct, which `render/text/compare.rs` reads through the entry
 //!   (`Metric::all(rows, |b| &b.x)`), and `missing()`: the `(what, why)` pairs of
 //!   OVERHEAD's "not counted" notes;
-//! - its Prometheus lines, if `metrics_server.rs` has any (none of these four: the metrics
-//!   server counts from the live `Cost`s, not from the report).
+//! - its Prometheus lines, if `render/prometheus.rs` has any (none so far: the exposition
+//!   counts from the live `Cost`s, not from the report).
 //!
 //! Adding one (moving a figure out of the flat entry): write its file here; replace its
 //! fields in `BackendReport` by one flattened field; replace their lines in
-//! `BackendRun::report` by `of`, in `merge_backend` by `pooled`, in `text/compare.rs`'s
+//! `BackendRun::report` by `of`, in `merge_backend` by `pooled`, in `render/text/compare.rs`'s
 //! `tables` by `Metric::all`; update the readers (`verdict.rs`, `command/sweep.rs`,
-//! `command/curve/`, `report/curve*.rs`, tests) to `b.<figure>.<field>`. Then
+//! `experiment/curve.rs`, `render/svg/`, `report/curve*.rs`, tests) to `b.<figure>.<field>`. Then
 //! `cargo test -p doppio-bench --test it report_round_trip` (the JSON byte for byte) and
 //! `doppio show` of the fixture, alone and against itself, diffed with the output before.
 //!
@@ -48,8 +48,8 @@
 //! `while_parked` are plain (not flattened) `Option` fields whose rows read the `Option`;
 //! the one row of anatomy and of waterfall that reads the entry too (ANATOMY's client CPU,
 //! WATERFALL's end to end, which falls back on the entry's latency) stays in
-//! `text/compare.rs`, and `AnatomyReport::new` is called by `command/run.rs` once the
-//! stacks are folded.
+//! `render/text/compare.rs`, and `AnatomyReport::new` is called by `experiment/stacks.rs` once
+//! the stacks are folded.
 
 pub mod anatomy;
 pub mod client_cpu;

@@ -1,7 +1,7 @@
 //! The waterfall figure (`--waterfall N`): the latency of the requests doppio timed, stage
 //! by stage; computed from the measured segments' stages, left out of a merge, and its
 //! WATERFALL rows and notes (the end-to-end row, which falls back on the entry's latency,
-//! stays in `report/text/compare.rs`).
+//! stays in `render/text/compare.rs`).
 
 use serde::{Deserialize, Serialize};
 

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use crate::report::BackendReport;
 
 /// A column of the report: a label and a backend's results.
-pub type Column<'a> = (String, &'a BackendReport);
+pub(crate) type Column<'a> = (String, &'a BackendReport);
 
 /// The backends of `drivers` (in their order) that measured requests, as columns, and the
 /// names of those that did not (absent from `backends`, or with no request): a backend that

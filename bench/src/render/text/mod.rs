@@ -43,10 +43,8 @@ use log::log_section;
 use machines::machines_section;
 use notes::{notes_section, verdict_section};
 
-pub use layout::Column;
-
 /// Renders `report` in full (every backend side by side, LOG lines included if `log`).
-pub fn render(report: &Report, log: bool) -> String {
+pub(crate) fn render(report: &Report, log: bool) -> String {
     let (columns, not_run) = measured_columns(&report.config.drivers, &report.backends);
     let mut out = String::new();
     config_section(&mut out, report);
@@ -75,7 +73,7 @@ pub fn render(report: &Report, log: bool) -> String {
 }
 
 /// Renders two reports' first backends side by side (`show NEW.json BASELINE.json`).
-pub fn render_pair(new: &Report, baseline: &Report) -> String {
+pub(crate) fn render_pair(new: &Report, baseline: &Report) -> String {
     let mut out = String::new();
     config_section(&mut out, new);
     environment_differences(&mut out, new, baseline);
