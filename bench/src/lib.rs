@@ -17,7 +17,8 @@
 //!   of the slowest capacity; `round_report`, the run report those rounds make; `stacks`, the
 //!   sampled stacks folded, split by layer and drawn; `run`, `doppio run`'s experiment;
 //!   `curve`, the loads of `doppio curve`; `load`, the load phase of `doppio load`; `findmax`,
-//!   the saturation search).
+//!   the saturation search; `cost`, `doppio cost`'s instructions and allocations per request
+//!   under Valgrind).
 //! - [`failure`]: what ends a command, with its exit code, and the commands' typed errors
 //!   (beneath the commands and the experiment).
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
@@ -75,10 +76,12 @@
 //!   reports of several loader machines combined; `findmax`, the report of the saturation
 //!   search, which `doppio findmax` writes and `doppio show` and `doppio plot` read;
 //!   `findmax_table`, its text table; `curve`, the load curve of `doppio curve`, made from
-//!   the run reports of its loads, and `curve_table`, its markdown).
+//!   the run reports of its loads, and `curve_table`, its markdown; `cost`, the table of
+//!   `doppio cost` and its `--check` gate).
 //! - [`render`]: the renderings besides the report's text (children: `svg`, the plots of
 //!   `plot`, `sweep` and `curve` with `chart`, how they all look; `prometheus`,
-//!   `--prometheus`, the run's figures at `/metrics` while it goes).
+//!   `--prometheus`, the run's figures at `/metrics` while it goes; `cost_table`, `doppio
+//!   cost`'s table and `--check` verdict).
 //! - [`slo`]: findmax's options parsed: latency objectives and rates (apart from the search,
 //!   so that the command line reads them without an import circle).
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters): the

@@ -21,7 +21,10 @@
 //! - [`load`]: the load phase of `doppio load`, on one backend.
 //! - [`findmax`]: the saturation search of `doppio findmax`: a rate raised step by step
 //!   until a step does not hold, then bisected.
+//! - [`cost`]: `doppio cost`'s instructions and allocations per request, counted under
+//!   Valgrind in child processes rather than timed.
 
+pub(crate) mod cost;
 pub(crate) mod curve;
 pub(crate) mod equal_load;
 pub(crate) mod findmax;

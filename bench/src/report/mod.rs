@@ -16,7 +16,8 @@
 //! rows, ScyllaDB shards, server CPU, anatomy, waterfall, while parked), each with its
 //! computation, its pooling in a merge and its text rows; [`pool`], the arithmetic they
 //! share (per request, pooled over machines); [`summary`], a latency distribution's
-//! summary; [`cell`], a cell and a figure's row of the text tables.
+//! summary; [`cell`], a cell and a figure's row of the text tables; [`cost`], the table
+//! of `doppio cost` (instructions and allocations per request) and its `--check` gate.
 //!
 //! Invariants: a report never contains a password; every backend entry carries the same
 //! fields whether or not the run hit errors; a field that could not be measured is `null`
@@ -24,6 +25,7 @@
 
 pub mod accumulate;
 pub mod cell;
+pub mod cost;
 pub mod curve;
 pub mod curve_table;
 pub mod figure;
