@@ -6,7 +6,7 @@
 #    driver/rt/src/glommio_rt.rs names the glommio crate, only driver/rt/src/uring/ names the
 #    io-uring crate, and only driver/rt/Cargo.toml depends on either.
 # 3. The bench's two driver adapters speak the bench's vocabulary, not each other's drivers':
-#    nothing under bench/src/backend/scylla/ names doppio's crates (doppio_driver,
+#    nothing under bench/src/backend/scylla_rust_driver/ names doppio's crates (doppio_driver,
 #    doppio_proto, doppio_rt), and nothing under bench/src/backend/doppio/ names
 #    scylla-rust-driver's (scylla, scylla_cql).
 # 4. No crate's modules import each other in a circle (scripts/import-graph.sh, the xtask
@@ -63,7 +63,7 @@ named_in() { # PATTERN PREFIX
         grep -nE "$1" "$f" | grep -vE '^[0-9]+:\s*//' | sed "s|^|$f:|"
     done
 }
-bad_scylla=$(named_in '(^|[^A-Za-z0-9_])doppio_(driver|proto|rt)([^A-Za-z0-9_]|$)' bench/src/backend/scylla/ || true)
+bad_scylla=$(named_in '(^|[^A-Za-z0-9_])doppio_(driver|proto|rt)([^A-Za-z0-9_]|$)' bench/src/backend/scylla_rust_driver/ || true)
 bad_doppio=$(named_in '(^|[^A-Za-z0-9_:])(::)?scylla(_cql)?::|use scylla(_cql)?([^A-Za-z0-9_]|$)|extern crate scylla' bench/src/backend/doppio/ || true)
 if [ -n "$bad_scylla$bad_doppio" ]; then
     echo "seam check FAILED: a bench adapter names the other driver (each maps its own driver onto the bench's types)" >&2
@@ -71,7 +71,7 @@ if [ -n "$bad_scylla$bad_doppio" ]; then
     [ -n "$bad_doppio" ] && printf 'scylla-rust-driver named in the doppio adapter:\n%s\n' "$bad_doppio" >&2
     exit 1
 fi
-echo "seam check passed: bench/src/backend/scylla/ names no doppio crate and bench/src/backend/doppio/ names no scylla crate"
+echo "seam check passed: bench/src/backend/scylla_rust_driver/ names no doppio crate and bench/src/backend/doppio/ names no scylla crate"
 
 # 4. No import circle among the modules of any crate (on failure: each circle with its arrows).
 if ! circles=$(scripts/import-graph.sh 2>&1 >/dev/null); then

@@ -43,7 +43,7 @@
 //!   `drive`, a phase driven from the coordinator; `waterfall`, `--waterfall`'s timed
 //!   requests stage by stage).
 //! - [`backend`]: the drivers behind one interface, `Backend` (children, its adapters:
-//!   `doppio` on glommio or its own io_uring runtime, `scylla` on tokio, `null`; what they
+//!   `doppio` on glommio or its own io_uring runtime, `scylla_rust_driver` on tokio, `null`; what they
 //!   share: `interface`, the `Backend` trait; `driver`, which driver and the protocol
 //!   versions; `options`, how to connect; `settings`, the driver settings; `retry`, the
 //!   bench's retry policy (`--retries`), which the scylla adapter follows and doppio's own

@@ -8,7 +8,7 @@ use super::driver::Driver;
 use super::interface::Backend;
 use super::options::ConnectOptions;
 use super::settings::SettingError;
-use super::{doppio, null, scylla};
+use super::{doppio, null, scylla_rust_driver};
 use crate::engine::phase::BackendError;
 
 /// Refuses the settings `driver` cannot honour (before anything connects), naming the
@@ -18,7 +18,7 @@ pub(crate) fn check_settings(driver: Driver, options: &ConnectOptions) -> Result
         Driver::Doppio | Driver::DoppioUring | Driver::DoppioUringSqpoll => {
             doppio::check_settings(driver, options)
         }
-        Driver::Scylla => scylla::check_settings(options),
+        Driver::Scylla => scylla_rust_driver::check_settings(options),
         // Nothing is sent: every driver setting is moot, none is refused.
         Driver::Null => Ok(()),
     }
@@ -36,7 +36,9 @@ pub(crate) fn connect(
         Driver::Doppio | Driver::DoppioUring | Driver::DoppioUringSqpoll => {
             Ok(Arc::new(doppio::DoppioBackend::connect(options, driver)?))
         }
-        Driver::Scylla => Ok(Arc::new(scylla::ScyllaBackend::connect(options)?)),
+        Driver::Scylla => Ok(Arc::new(scylla_rust_driver::ScyllaBackend::connect(
+            options,
+        )?)),
         Driver::Null => Ok(Arc::new(null::NullBackend::connect(options)?)),
     }
 }

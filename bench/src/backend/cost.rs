@@ -1,6 +1,6 @@
 //! One run of a `doppio cost` scenario on one driver, in the process Valgrind watches: the
 //! only place that picks a driver for it ([`doppio::cost`](super::doppio::cost) on the
-//! simulated runtime, [`scylla::cost`](super::scylla::cost) on a current-thread tokio).
+//! simulated runtime, [`scylla_rust_driver::cost`](super::scylla_rust_driver::cost) on a current-thread tokio).
 
 use std::net::SocketAddr;
 
@@ -20,7 +20,7 @@ pub(crate) fn run(
         Driver::Doppio => super::doppio::cost::run(scenario, requests),
         Driver::Scylla => {
             let stub = stub.ok_or("the scylla run needs --stub ADDR")?;
-            super::scylla::cost::run(scenario, requests, stub)
+            super::scylla_rust_driver::cost::run(scenario, requests, stub)
         }
         other => Err(format!(
             "`doppio cost` measures doppio (on the simulated runtime) and scylla, not {}",

@@ -6,7 +6,8 @@
 //! this folder holds only that interface ([`Backend`]), its adapters and what they share.
 //!
 //! Children: [`doppio`] (doppio on glommio or on its own io_uring runtime, one shard per
-//! core) and [`scylla`] (scylla-rust-driver on a tokio runtime); each maps the bench's
+//! core) and [`scylla_rust_driver`] (scylla-rust-driver on a tokio runtime; not `scylla`, the
+//! name of its crate); each maps the bench's
 //! neutral types (consistency, values, outcomes, error kinds, retry decisions) to its
 //! driver's and names no other driver. [`null`]: requests that
 //! complete at once without I/O, on doppio's io_uring runtime (what the engine itself costs
@@ -36,7 +37,7 @@ pub(crate) mod interface;
 pub(crate) mod null;
 pub(crate) mod options;
 pub(crate) mod retry;
-pub(crate) mod scylla;
+pub(crate) mod scylla_rust_driver;
 pub(crate) mod settings;
 mod tasks;
 pub(crate) mod tls;

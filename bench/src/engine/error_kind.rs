@@ -2,7 +2,7 @@
 //! by and the report names them by, whichever backend failed it.
 //!
 //! Each adapter maps its driver's errors onto these kinds (`backend::doppio` from doppio's
-//! errors, `backend::scylla` from scylla-rust-driver's), so that `errors_by_kind` compares
+//! errors, `backend::scylla_rust_driver` from scylla-rust-driver's), so that `errors_by_kind` compares
 //! like with like and neither driver's vocabulary is the bench's. The names
 //! ([`ErrorKind::as_str`]) are the report's keys: stable, snake case.
 

@@ -402,8 +402,8 @@ mod tests {
             (&["{async_fn#0}<doppio_driver::session::request::{impl#4}::execute_with::{async_fn#0}>"][..], Layer::Driver),
             // The bench's adapter module named `doppio` is the bench's adapter.
             (&["doppio_bench::backend::doppio::DoppioBackend::execute"][..], Layer::Adapter),
-            (&["doppio_bench::engine::worker::run", "doppio_bench::backend::scylla::bind"][..], Layer::Adapter),
-            (&["doppio_bench::backend::scylla::bind", "doppio_bench::engine::clock::Clock::now"][..], Layer::Bench),
+            (&["doppio_bench::engine::worker::run", "doppio_bench::backend::scylla_rust_driver::bind"][..], Layer::Adapter),
+            (&["doppio_bench::backend::scylla_rust_driver::bind", "doppio_bench::engine::clock::Clock::now"][..], Layer::Bench),
             (&["doppio_bench::engine::clock::Clock::now", "__vdso_clock_gettime"][..], Layer::Bench),
             (&["tokio::runtime::scheduler::multi_thread::worker::run", "scylla::network::connection::Connection::send_request", "scylla_cql::frame::request::execute::Execute::serialize"][..], Layer::Codec),
             // glommio's frames (its executor and reactor) name no layer here (only doppio-rt

@@ -2,7 +2,7 @@
 //! of which sheds a rising share of requests with OVERLOADED (20 %, then 50 %, 80 % and
 //! 95 %, three seconds each), under `doppio run` at C = 256 with `--retries 2`, for doppio on
 //! both runtimes and for scylla-rust-driver (which runs doppio's retry decisions:
-//! `backend/scylla/retry.rs`). A shed request goes to another node, never back to the one
+//! `backend/scylla_rust_driver/retry.rs`). A shed request goes to another node, never back to the one
 //! that shed it. Per one-second sample, matched to the share the stub applied then:
 //!
 //! - the requests that fail are the ones whose three attempts (one per node) were all shed:

@@ -138,7 +138,7 @@ then = { error = { code = "overloaded", message = "the stub refuses SECOND" } }
 /// `idempotent = true` reaches every backend's retry policy: with `--retries 1`, a write
 /// timeout of an idempotent statement is retried on the same node (and the stub, which times
 /// out every second attempt, answers the retry), one of a statement not marked stays an
-/// error. scylla-rust-driver runs doppio's decisions (`backend/scylla/retry.rs`); with its
+/// error. scylla-rust-driver runs doppio's decisions (`backend/scylla_rust_driver/retry.rs`); with its
 /// own default policy it would not have retried the write timeout (batch-log writes only).
 #[test]
 fn idempotent_statements_are_retried_after_a_write_timeout_and_others_are_not() {
