@@ -13,12 +13,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::setup::{result_options, with_validation, workload_of};
+use super::setup::contest_of;
 use crate::cli::{limits::Loads, CurveArgs};
 use crate::experiment::curve::{CurvePlan, DEFAULT_ROUNDS};
 use crate::experiment::round_report::{new_report, server_of, Heading};
 use crate::experiment::rounds::Plan;
-use crate::failure::{CurveError, Failure, RunFailure, UsageError};
+use crate::failure::{CurveError, Failure, RunFailure};
 use crate::render::text;
 use crate::report::curve::Curve;
 use crate::report::curve_table::markdown;
@@ -60,12 +60,7 @@ fn measure(a: &CurveArgs, argv: Vec<String>) -> Result<(), Failure> {
 /// connection options, `--server-pid`.
 fn prepare(a: &CurveArgs, argv: Vec<String>) -> Result<CurvePlan<'_>, Failure> {
     let c = &a.connect;
-    let workload = with_validation(workload_of(c)?, false)?;
-    let drivers = c.drivers()?;
-    if drivers.is_empty() {
-        return Err(UsageError::NoDriver.into());
-    }
-    let options = result_options(c, &a.results, &drivers)?;
+    let (workload, drivers, options) = contest_of(c, &a.results)?;
     let started_at = crate::report::now_rfc3339();
     let server = server_of(a.rounds.server_pid, &options)?;
     let plan = Plan {

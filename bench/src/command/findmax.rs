@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::setup::{result_options, with_validation, workload_of, ReportPath};
+use super::setup::{contest_of, ReportPath};
 use crate::cli::FindmaxArgs;
 use crate::experiment::findmax::{search, HOLD_FRACTION, MAX_ERROR_RATIO};
 use crate::failure::{Failure, RunFailure, UsageError};
@@ -12,12 +12,7 @@ use crate::report::findmax::{FindmaxBackend, FindmaxConfig, FindmaxReport, KIND}
 /// `doppio findmax`: the search, the table on stdout, the report on disk.
 pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     let c = &a.connect;
-    let workload = with_validation(workload_of(c)?, false)?;
-    let drivers = c.drivers()?;
-    if drivers.is_empty() {
-        return Err(UsageError::NoDriver.into());
-    }
-    let options = result_options(c, &a.results, &drivers)?;
+    let (workload, drivers, options) = contest_of(c, &a.results)?;
     if a.start > a.max_rate {
         return Err(UsageError::StartAboveMaxRate {
             start: a.start,

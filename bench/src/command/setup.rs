@@ -44,6 +44,22 @@ pub(crate) fn connect_options(c: &Connect, drivers: &[Driver]) -> Result<Connect
     Ok(options)
 }
 
+/// What a search over loads (`curve`, `findmax`) starts from, each checked before anything
+/// connects: the workload (without `--validate`), the drivers (at least one), and the
+/// connection options with the page size and how results are consumed.
+pub(crate) fn contest_of(
+    c: &Connect,
+    r: &ResultArgs,
+) -> Result<(Arc<Workload>, Vec<Driver>, ConnectOptions), Failure> {
+    let workload = with_validation(workload_of(c)?, false)?;
+    let drivers = c.drivers()?;
+    if drivers.is_empty() {
+        return Err(UsageError::NoDriver.into());
+    }
+    let options = result_options(c, r, &drivers)?;
+    Ok((workload, drivers, options))
+}
+
 /// [`connect_options`] with the page size and how results are consumed (`run`, `findmax`).
 pub(crate) fn result_options(
     c: &Connect,
