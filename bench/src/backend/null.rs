@@ -33,7 +33,7 @@ use super::tasks::run_fibers_as_tasks;
 use crate::engine::assemble::{assemble_plan, phase_statements, plan_statement};
 use crate::engine::error_kind::ErrorKind;
 use crate::engine::phase::{run_and_report, BackendError, Event, Phase, PhaseRunner, PhaseSpec};
-use crate::engine::{Answer, Args, BatchArgs, BenchSession, Plan, RequestError};
+use crate::engine::{Answer, Args, BatchArgs, BenchSession, PhasePlan, RequestError};
 use crate::workload::encode::{encode, natural_type, Encoded};
 use crate::workload::Workload;
 
@@ -131,7 +131,7 @@ impl NullBackend {
 }
 
 /// A phase's plan: every statement bound to its generators' natural types.
-fn null_plan(workload: &Workload, phase: Phase) -> Result<Plan<(), ()>, BackendError> {
+fn null_plan(workload: &Workload, phase: Phase) -> Result<PhasePlan<(), ()>, BackendError> {
     let stmts = phase_statements(workload, phase, NAME)?;
     let mut plan = Vec::with_capacity(stmts.len());
     for s in &stmts {

@@ -17,7 +17,7 @@ use super::setup::contest_of;
 use crate::cli::{limits::Loads, CurveArgs};
 use crate::experiment::curve::{CurvePlan, DEFAULT_ROUNDS};
 use crate::experiment::round_report::{new_report, server_of, Heading};
-use crate::experiment::rounds::Plan;
+use crate::experiment::rounds::RoundsPlan;
 use crate::failure::{CurveError, Failure, RunFailure};
 use crate::render::text;
 use crate::report::curve::Curve;
@@ -63,7 +63,7 @@ fn prepare(a: &CurveArgs, argv: Vec<String>) -> Result<CurvePlan<'_>, Failure> {
     let (workload, drivers, options) = contest_of(c, &a.results)?;
     let started_at = crate::report::now_rfc3339();
     let server = server_of(a.rounds.server_pid, &options)?;
-    let plan = Plan {
+    let plan = RoundsPlan {
         args: &a.rounds,
         connect: c,
         workload,

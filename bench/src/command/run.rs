@@ -13,7 +13,7 @@ use crate::cli::RunArgs;
 use crate::engine::cycles::Cycles;
 use crate::engine::Limit;
 use crate::experiment::round_report::{new_report, server_of, Heading};
-use crate::experiment::rounds::{per_segment, Plan};
+use crate::experiment::rounds::{per_segment, RoundsPlan};
 use crate::experiment::run::Setup;
 use crate::experiment::stacks::sampled_as;
 use crate::failure::{Failure, RunFailure, UsageError};
@@ -51,7 +51,7 @@ pub fn run(a: &RunArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
     // Last of the checks: from here on the report's name is reserved (given back if the
     // run measures nothing).
     let output = ReportPath::choose(a.output.as_deref(), "doppio", &workload.name, &started_at)?;
-    let plan = Plan {
+    let plan = RoundsPlan {
         args: r,
         connect: c,
         workload,

@@ -3,8 +3,8 @@
 //! and each batch entry's batch.
 
 use super::phase::{BackendError, Phase};
-use super::plan::{Plan, PlanGroup, PlanStatement};
-use super::validate::{Shape, Validation};
+use super::plan::{PhasePlan, PlanGroup, PlanStatement};
+use super::validate::{PreparedShape, Validation};
 use crate::workload::encode::CqlType;
 use crate::workload::{BatchKind, BoundArgs, RunGroup, RunMode, Statement, Workload};
 
@@ -34,7 +34,7 @@ pub fn assemble_plan<P, B>(
     phase: Phase,
     statements: Vec<PlanStatement<P>>,
     mut make_batch: impl FnMut(&RunGroup, BatchKind, &[PlanStatement<P>]) -> Result<B, BackendError>,
-) -> Result<Plan<P, B>, BackendError> {
+) -> Result<PhasePlan<P, B>, BackendError> {
     let groups = match phase {
         Phase::Run => workload.groups.clone(),
         Phase::Load => vec![RunGroup::single("load")],
@@ -50,7 +50,7 @@ pub fn assemble_plan<P, B>(
         };
         plan.push(PlanGroup { group, batch });
     }
-    Ok(Plan {
+    Ok(PhasePlan {
         statements,
         groups: plan,
     })
@@ -64,7 +64,7 @@ pub fn plan_statement<P>(
     statement: &Statement,
     prepared: P,
     kinds: &[CqlType],
-    shape: Option<&Shape>,
+    shape: Option<&PreparedShape>,
     driver: &'static str,
 ) -> Result<PlanStatement<P>, BackendError> {
     let err = |message: String| BackendError { driver, message };

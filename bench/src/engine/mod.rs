@@ -7,7 +7,7 @@
 //! request ([`ErrorKind`]), onto which each backend maps its driver's errors; [`session`],
 //! what a backend offers a worker ([`BenchSession`], with each request's [`Args`] and
 //! [`BatchArgs`]); [`plan`], a phase's
-//! plan as the workers run it ([`Plan`]: its prepared statements and `[[run]]` entries);
+//! plan as the workers run it ([`PhasePlan`]: its prepared statements and `[[run]]` entries);
 //! [`assemble`], a phase's plan built from the workload and a backend's prepared
 //! statements; [`worker`], one worker's share of a phase ([`run_worker`]: its fibers'
 //! request loop, [`WorkerSpec`], [`WorkerEnd`]), and the two private files only it uses:
@@ -89,7 +89,7 @@ pub mod worker;
 pub use error_kind::ErrorKind;
 pub use interval::{interval_ending_at, last_interval, IntervalSample};
 pub use limit::Limit;
-pub use plan::{Plan, PlanGroup, PlanStatement};
+pub use plan::{PhasePlan, PlanGroup, PlanStatement};
 pub use request::{Answer, RequestError};
 pub use session::{Args, BatchArgs, BenchSession};
 pub use worker::{run_worker, WorkerEnd, WorkerSpec};

@@ -11,7 +11,7 @@ use super::cycles::CycleRange;
 use super::grid::ReleaseGrid;
 use super::interval::IntervalSample;
 use super::limit::Limit;
-use super::plan::Plan;
+use super::plan::PhasePlan;
 use super::schedule::RateSchedule;
 use super::session::BenchSession;
 use super::worker::{run_worker, WorkerEnd, WorkerSpec};
@@ -120,7 +120,7 @@ impl PhaseSpec {
 pub async fn run_and_report<S: BenchSession>(
     session: &S,
     workload: &Workload,
-    plan: &Plan<S::Prepared, S::Batch>,
+    plan: &PhasePlan<S::Prepared, S::Batch>,
     wspec: &WorkerSpec,
     phase: Phase,
     events: mpsc::SyncSender<Event>,

@@ -1,4 +1,4 @@
-//! A phase's plan as the workers run it ([`Plan`]): its prepared statements
+//! A phase's plan as the workers run it ([`PhasePlan`]): its prepared statements
 //! ([`PlanStatement`], each with its checked generators and validation) and the `[[run]]`
 //! entries that pick them ([`PlanGroup`]). [`super::assemble`] builds one.
 
@@ -8,7 +8,7 @@ use crate::workload::{BoundArgs, RunGroup, RunMode};
 /// A phase's plan: its prepared statements, and the `[[run]]` entries that run them (the
 /// load phase: one entry of its one statement).
 #[derive(Debug)]
-pub struct Plan<P, B> {
+pub struct PhasePlan<P, B> {
     /// The statements, as [`crate::workload::Workload::run`] orders them.
     pub statements: Vec<PlanStatement<P>>,
     /// The entries, picked by weight per iteration.
@@ -24,7 +24,7 @@ pub struct PlanGroup<B> {
     pub batch: Option<B>,
 }
 
-impl<P, B> Plan<P, B> {
+impl<P, B> PhasePlan<P, B> {
     /// The plan of a phase of single statements, one entry each (tests).
     pub fn singles(statements: Vec<PlanStatement<P>>) -> Self {
         let groups = (0..statements.len())

@@ -66,7 +66,7 @@ pub enum ValidationError {
 /// What a backend learnt from its PREPAREs that validation needs: the writer's bind
 /// markers (column name and type) and the read's result columns (names, in order).
 #[derive(Debug, Clone, Default)]
-pub struct Shape {
+pub struct PreparedShape {
     /// The writer's bind markers, in order.
     pub writer_markers: Vec<(String, CqlType)>,
     /// The read's result columns, in order.
@@ -101,7 +101,7 @@ impl Validation {
     pub fn compile(
         statement: &Statement,
         load: &Statement,
-        shape: &Shape,
+        shape: &PreparedShape,
     ) -> Result<Option<Self>, ValidationError> {
         let Some(source) = &statement.validate else {
             return Ok(None);
@@ -559,7 +559,7 @@ mod tests {
 
     fn read_validation() -> Validation {
         let w = Workload::resolve("read", &[("rows".into(), "100".into())]).unwrap();
-        let shape = Shape {
+        let shape = PreparedShape {
             writer_markers: vec![
                 ("id".into(), CqlKind::BigInt.into()),
                 ("value".into(), CqlKind::Blob.into()),
@@ -641,7 +641,7 @@ mod tests {
         let v = Validation::compile(
             &w.run[0],
             load,
-            &Shape {
+            &PreparedShape {
                 writer_markers: markers.clone(),
                 result_columns: vec!["value".into(), "id".into()],
             },
@@ -656,7 +656,7 @@ mod tests {
         let e = Validation::compile(
             &w.run[0],
             load,
-            &Shape {
+            &PreparedShape {
                 writer_markers: markers,
                 result_columns: vec!["other".into()],
             },
@@ -733,7 +733,7 @@ mod tests {
         "#;
         let w = Workload::from_toml("t", text, &[]).unwrap();
         let set = CqlType::Set(Arc::new(CqlKind::Int.into()));
-        let shape = Shape {
+        let shape = PreparedShape {
             writer_markers: vec![("id".into(), CqlKind::BigInt.into()), ("s".into(), set)],
             result_columns: vec!["id".into(), "s".into()],
         };

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::equal_load::{capacities_text, equal_load};
 use super::measure::ServerCpu;
 use super::round_report::{add_backends, warn_unsampled};
-use super::rounds::{Plan, Rounds, Watchers};
+use super::rounds::{Rounds, RoundsPlan, Watchers};
 use crate::backend::{ConnectOptions, Driver};
 use crate::cli::{limits::Loads, CurveArgs};
 use crate::engine::schedule::RateSchedule;
@@ -33,7 +33,7 @@ pub(crate) struct CurvePlan<'a> {
     /// The node's processes, when it runs on this machine.
     pub(crate) server: Option<ServerProcesses>,
     /// What every load's rounds run with.
-    pub(crate) plan: Plan<'a>,
+    pub(crate) plan: RoundsPlan<'a>,
     /// Every load's report before its rounds: the options in force, no rate yet.
     pub(crate) template: Report,
 }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::rounds::Plan;
+use super::rounds::RoundsPlan;
 use crate::backend::{ConnectOptions, Driver, TlsOptions};
 use crate::engine::spill::SpilledSamples;
 use crate::failure::{Failure, UsageError};
@@ -39,7 +39,7 @@ pub(crate) fn server_of(
 /// `waterfall_every` as its rounds run them); the backends' cores, protocol versions and
 /// io_uring setup are added as they connect.
 pub(crate) fn new_report(
-    plan: &Plan<'_>,
+    plan: &RoundsPlan<'_>,
     drivers: &[Driver],
     options: &ConnectOptions,
     server: Option<&ServerProcesses>,
@@ -69,7 +69,7 @@ pub(crate) fn new_report(
 
 /// [`new_report`]'s `config`.
 fn config_of(
-    plan: &Plan<'_>,
+    plan: &RoundsPlan<'_>,
     drivers: &[Driver],
     options: &ConnectOptions,
     server: Option<&ServerProcesses>,

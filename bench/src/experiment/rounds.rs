@@ -43,7 +43,7 @@ pub(crate) fn per_segment(limit: Limit, segments: usize) -> Limit {
 }
 
 /// What every phase of a command's rounds runs with.
-pub(crate) struct Plan<'a> {
+pub(crate) struct RoundsPlan<'a> {
     /// The rounds' options.
     pub(crate) args: &'a RoundArgs,
     /// Progress (`-q`, `--progress-every`) and `--max-outage`.
@@ -56,7 +56,7 @@ pub(crate) struct Plan<'a> {
     pub(crate) cycles: Option<CycleRange>,
 }
 
-impl Plan<'_> {
+impl RoundsPlan<'_> {
     /// A measured segment's length (and a capacity probe's).
     pub(crate) fn measured(&self) -> Limit {
         per_segment(self.args.duration, self.segments)
@@ -173,7 +173,7 @@ struct Place {
 /// A command's connected backends and the rounds they run. Dropping it shuts the backends
 /// down (also those connected before one that failed to).
 pub(crate) struct Rounds<'a> {
-    plan: Plan<'a>,
+    plan: RoundsPlan<'a>,
     backends: Vec<(Driver, Arc<dyn Backend>)>,
     /// The threads each backend started as it connected (its executors, runtime workers),
     /// by the index of `backends`: set apart from the others' segments, while it is parked.
@@ -196,7 +196,7 @@ impl<'a> Rounds<'a> {
     /// version and io_uring setup in `config` and giving each an empty entry in `runs` as it
     /// connects.
     pub(crate) fn connect(
-        plan: Plan<'a>,
+        plan: RoundsPlan<'a>,
         drivers: &[Driver],
         options: &ConnectOptions,
         config: &mut RunConfig,

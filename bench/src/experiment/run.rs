@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::equal_load::{capacities_text, equal_load};
 use super::measure::{Flamegraph, HdrLog, Prometheus, ServerCpu};
 use super::round_report::{add_backends, warn_unsampled};
-use super::rounds::{Plan, Rounds, Sampled, Watchers};
+use super::rounds::{Rounds, RoundsPlan, Sampled, Watchers};
 use super::stacks::{anatomy_of, flamegraphs_of, fold_stacks, sampled_as};
 use crate::backend::{ConnectOptions, Driver};
 use crate::cli::RunArgs;
@@ -25,7 +25,7 @@ use crate::workload::Workload;
 /// failed `--validate`.
 pub(crate) fn run(
     a: &RunArgs,
-    plan: Plan<'_>,
+    plan: RoundsPlan<'_>,
     m: Setup<'_>,
     report: &mut Report,
 ) -> Result<(), Failure> {
@@ -93,7 +93,7 @@ pub(crate) struct Setup<'a> {
 /// they measured goes to `runs`, the recorded stacks to `flames`.
 fn run_segments(
     a: &RunArgs,
-    plan: Plan<'_>,
+    plan: RoundsPlan<'_>,
     m: Setup<'_>,
     report: &mut Report,
     runs: &mut BTreeMap<Driver, BackendRun>,

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::report::cost::{Check, CostTable, Figure};
+use crate::report::cost::{Check, CostTable, ScenarioCost};
 
 /// The table as markdown: one row per scenario, doppio and scylla-rust-driver side by side.
 pub(crate) fn markdown(table: &CostTable) -> String {
@@ -31,9 +31,10 @@ pub(crate) fn markdown(table: &CostTable) -> String {
                 .find(|f| f.scenario == s && f.driver == driver)
         };
         let (d, y) = (of("doppio"), of("scylla"));
-        let instr =
-            |f: Option<&Figure>| f.map_or("-".into(), |f| format!("{:.0}", f.client.instructions));
-        let heap = |f: Option<&Figure>| {
+        let instr = |f: Option<&ScenarioCost>| {
+            f.map_or("-".into(), |f| format!("{:.0}", f.client.instructions))
+        };
+        let heap = |f: Option<&ScenarioCost>| {
             f.map_or("-".into(), |f| {
                 format!("{:.2} ({:.0})", f.client.allocations, f.client.bytes)
             })

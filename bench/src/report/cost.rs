@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// One scenario on one driver: per request (or, for `empty`, per run).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Figure {
+pub struct ScenarioCost {
     /// The scenario's name.
     pub scenario: String,
     /// The driver's name.
@@ -40,7 +40,7 @@ pub struct CostTable {
     /// Warm-up requests before the measured ones.
     pub warmup: u64,
     /// Every scenario on every driver.
-    pub figures: Vec<Figure>,
+    pub figures: Vec<ScenarioCost>,
 }
 
 /// Instructions per request may rise by this share before the check fails.
@@ -131,7 +131,7 @@ mod tests {
     use super::*;
 
     fn table(release: bool, insert_instructions: f64, insert_allocations: f64) -> CostTable {
-        let figure = |scenario: &str, driver: &str, instructions, allocations| Figure {
+        let figure = |scenario: &str, driver: &str, instructions, allocations| ScenarioCost {
             scenario: scenario.into(),
             driver: driver.into(),
             requests: 1000,
@@ -176,7 +176,7 @@ mod tests {
         // `empty` is a whole run: one more allocation of 1322 is within its tolerance.
         let empty = |allocations| {
             let mut t = table(true, 3584.0, 0.0);
-            t.figures.push(Figure {
+            t.figures.push(ScenarioCost {
                 scenario: "empty".into(),
                 driver: "doppio".into(),
                 requests: 0,

@@ -16,7 +16,7 @@ pub(crate) const DEFAULT_POPULATION: u64 = 1_000_000;
 
 /// What a line runs as.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct StressPlan {
     /// The options of `doppio run` (after `run`; the backend options are the caller's).
     pub run_args: Vec<String>,
     /// The workload of a legacy command (a user profile runs with `--profile` instead).
@@ -68,7 +68,7 @@ fn nodes(line: &StressLine) -> Vec<String> {
 }
 
 /// Maps `line` onto `doppio run`.
-pub(crate) fn plan(line: &StressLine) -> Plan {
+pub(crate) fn plan(line: &StressLine) -> StressPlan {
     let mut a: Vec<String> = nodes(line);
     let mut notes = Vec::new();
     let push = |a: &mut Vec<String>, k: &str, v: String| {
@@ -173,7 +173,7 @@ pub(crate) fn plan(line: &StressLine) -> Plan {
             toml: legacy::toml(line, &population(line)),
         }),
     };
-    Plan {
+    StressPlan {
         run_args: a,
         workload,
         notes,

@@ -19,7 +19,7 @@ pub(crate) mod parse;
 pub(crate) mod values;
 
 pub(crate) use error::StressError;
-pub(crate) use map::Plan;
+pub(crate) use map::StressPlan;
 pub(crate) use model::StressLine;
 
 /// Reads the words after `doppio stress --` into the model.
@@ -28,7 +28,7 @@ pub(crate) fn read(words: &[String]) -> Result<StressLine, StressError> {
 }
 
 /// Reads the words and maps them onto `doppio run`.
-pub(crate) fn plan(words: &[String]) -> Result<Plan, StressError> {
+pub(crate) fn plan(words: &[String]) -> Result<StressPlan, StressError> {
     Ok(map::plan(&read(words)?))
 }
 

@@ -12,7 +12,7 @@ use super::model::{
 };
 use super::values::{self, once};
 use crate::backend::Compression;
-use crate::workload::dist::Shape;
+use crate::workload::dist::DistShape;
 
 /// cassandra-stress groups doppio stress does not run yet.
 const UNSUPPORTED_GROUPS: &[&str] = &[
@@ -196,7 +196,7 @@ fn columns(g: &Group) -> Result<ColumnSpec, StressError> {
             Word::Pair { key, value } if key == "n" => {
                 once(&c.count, "-col n")?;
                 let d = values::distribution("-col n", value, 1, i64::from(MAX_COLUMNS))?;
-                if !matches!(d.shape, Shape::Fixed(_)) {
+                if !matches!(d.shape, DistShape::Fixed(_)) {
                     return Err(StressError::unsupported_hint(
                         &format!("option `-col n={value}` (a varying column count)"),
                         "give n=FIXED(k)",

@@ -37,7 +37,7 @@ pub struct DistError {
 
 /// A distribution's shape and parameters.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Shape {
+pub enum DistShape {
     /// Always the value.
     Fixed(i64),
     /// `min`, `min + 1`, ... `max`, then again from `min`, by the index drawn from.
@@ -84,7 +84,7 @@ pub struct Distribution {
     /// The largest value it gives.
     pub max: i64,
     /// Its shape.
-    pub shape: Shape,
+    pub shape: DistShape,
     /// `~`: `max - (v - min)`.
     pub inverted: bool,
 }
@@ -235,17 +235,17 @@ impl Distribution {
             "fixed" => {
                 arity(1, 1)?;
                 let v = count(args[0])?;
-                (v, v, Shape::Fixed(v))
+                (v, v, DistShape::Fixed(v))
             }
             "seq" => {
                 arity(1, 1)?;
                 let (lo, hi) = range(args[0])?;
-                (lo, hi, Shape::Seq)
+                (lo, hi, DistShape::Seq)
             }
             "uniform" => {
                 arity(1, 1)?;
                 let (lo, hi) = range(args[0])?;
-                (lo, hi, Shape::Uniform)
+                (lo, hi, DistShape::Uniform)
             }
             "gaussian" | "gauss" | "normal" | "norm" => {
                 arity(1, 3)?;
@@ -269,7 +269,7 @@ impl Distribution {
                 if stdev < 0.0 {
                     return Err(bad(format!("the standard deviation {stdev} is negative")));
                 }
-                (lo, hi, Shape::Gaussian { mean, stdev })
+                (lo, hi, DistShape::Gaussian { mean, stdev })
             }
             "exp" => {
                 arity(1, 1)?;
@@ -281,7 +281,7 @@ impl Distribution {
                 } else {
                     delta.max(1.0)
                 };
-                (lo, hi, Shape::Exp { mean })
+                (lo, hi, DistShape::Exp { mean })
             }
             "extreme" | "extr" | "weibull" | "qextreme" | "qextr" => {
                 let quantized = name.starts_with('q');
@@ -306,14 +306,14 @@ impl Distribution {
                     (
                         lo,
                         hi,
-                        Shape::QExtreme {
+                        DistShape::QExtreme {
                             shape,
                             scale,
                             bounds,
                         },
                     )
                 } else {
-                    (lo, hi, Shape::Extreme { shape, scale })
+                    (lo, hi, DistShape::Extreme { shape, scale })
                 }
             }
             "" => return Err(bad("no distribution name".into())),
@@ -348,14 +348,14 @@ impl Distribution {
             }
         };
         let off = match &self.shape {
-            Shape::Fixed(_) => 0,
-            Shape::Seq => index % delta.saturating_add(1).max(1),
-            Shape::Uniform => {
+            DistShape::Fixed(_) => 0,
+            DistShape::Seq => index % delta.saturating_add(1).max(1),
+            DistShape::Uniform => {
                 let span = u128::from(delta) + 1;
                 let u = mix(mix(key).wrapping_add(0x5eed));
                 ((u128::from(u) * span) >> 64) as u64
             }
-            Shape::Gaussian { mean, stdev } => {
+            DistShape::Gaussian { mean, stdev } => {
                 let u1 = 1.0 - unit(key, 1);
                 let u2 = unit(key, 2);
                 let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
@@ -363,9 +363,9 @@ impl Distribution {
                 let v = (mean + stdev * z).trunc();
                 offset(v - self.min as f64)
             }
-            Shape::Exp { mean } => offset((-mean * (1.0 - unit(key, 1)).ln()).trunc()),
-            Shape::Extreme { shape, scale } => offset(weibull(key, *shape, *scale).trunc()),
-            Shape::QExtreme {
+            DistShape::Exp { mean } => offset((-mean * (1.0 - unit(key, 1)).ln()).trunc()),
+            DistShape::Extreme { shape, scale } => offset(weibull(key, *shape, *scale).trunc()),
+            DistShape::QExtreme {
                 shape,
                 scale,
                 bounds,
@@ -398,15 +398,17 @@ impl Distribution {
         let delta = self.max.abs_diff(self.min);
         let summed = delta <= SUMMED;
         let m = match &self.shape {
-            Shape::Fixed(v) => *v as f64,
-            Shape::Seq | Shape::Uniform => (lo + hi) / 2.0,
-            Shape::Gaussian { .. } | Shape::Exp { .. } | Shape::Extreme { .. } if summed => {
+            DistShape::Fixed(v) => *v as f64,
+            DistShape::Seq | DistShape::Uniform => (lo + hi) / 2.0,
+            DistShape::Gaussian { .. } | DistShape::Exp { .. } | DistShape::Extreme { .. }
+                if summed =>
+            {
                 // E[offset] = the sum over k of P(offset >= k).
                 lo + (1..=delta).map(|k| self.at_least(k)).sum::<f64>()
             }
-            Shape::Gaussian { mean, .. } => mean.clamp(lo, hi),
-            Shape::Exp { mean } => (lo + mean).min(hi),
-            Shape::Extreme { scale, shape } | Shape::QExtreme { scale, shape, .. } => {
+            DistShape::Gaussian { mean, .. } => mean.clamp(lo, hi),
+            DistShape::Exp { mean } => (lo + mean).min(hi),
+            DistShape::Extreme { scale, shape } | DistShape::QExtreme { scale, shape, .. } => {
                 (lo + scale * gamma(1.0 + 1.0 / shape)).min(hi)
             }
         };
@@ -423,9 +425,9 @@ impl Distribution {
     fn at_least(&self, k: u64) -> f64 {
         let k = k as f64;
         match &self.shape {
-            Shape::Exp { mean } => (-k / mean).exp(),
-            Shape::Extreme { shape, scale } => (-(k / scale).powf(*shape)).exp(),
-            Shape::Gaussian { mean, stdev } => {
+            DistShape::Exp { mean } => (-k / mean).exp(),
+            DistShape::Extreme { shape, scale } => (-(k / scale).powf(*shape)).exp(),
+            DistShape::Gaussian { mean, stdev } => {
                 // The value is trunc(Y), Y normal; it reaches t = min + k when Y >= t for
                 // t >= 1, and when Y > t - 1 for t <= 0.
                 let t = self.min as f64 + k;
@@ -440,7 +442,10 @@ impl Distribution {
                     0.0
                 }
             }
-            Shape::Fixed(_) | Shape::Seq | Shape::Uniform | Shape::QExtreme { .. } => 0.0,
+            DistShape::Fixed(_)
+            | DistShape::Seq
+            | DistShape::Uniform
+            | DistShape::QExtreme { .. } => 0.0,
         }
     }
 }
@@ -672,7 +677,7 @@ mod tests {
     #[test]
     fn exp_follows_its_cdf_and_reaches_max() {
         let d = dist("exp(1..1000)");
-        let Shape::Exp { mean: m } = d.shape else {
+        let DistShape::Exp { mean: m } = d.shape else {
             panic!("{d:?}")
         };
         // The mass clamped onto max is sqrt(1 / delta).
@@ -694,7 +699,7 @@ mod tests {
     fn extreme_follows_the_weibull_cdf() {
         for spec in ["extreme(1..1000,1.5)", "WEIBULL(1..1000,1.5)"] {
             let d = dist(spec);
-            let Shape::Extreme { shape, scale } = d.shape else {
+            let DistShape::Extreme { shape, scale } = d.shape else {
                 panic!("{d:?}")
             };
             let cdf = |t: f64| 1.0 - (-(t / scale).powf(shape)).exp();
@@ -719,7 +724,7 @@ mod tests {
     #[test]
     fn qextreme_gives_each_slice_its_share_uniformly() {
         let d = dist("qextreme(1..1000000,2,4)");
-        let Shape::QExtreme { bounds, .. } = &d.shape else {
+        let DistShape::QExtreme { bounds, .. } = &d.shape else {
             panic!("{d:?}")
         };
         assert_eq!(bounds.len(), 5);

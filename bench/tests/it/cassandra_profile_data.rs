@@ -96,7 +96,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Instant;
 
-use doppio_bench::workload::dist::{Distribution, Shape};
+use doppio_bench::workload::dist::{DistShape, Distribution};
 use doppio_bench::workload::Workload;
 use futures_util::StreamExt;
 use scylla::deserialize::row::DeserializeRow;
@@ -219,12 +219,12 @@ fn cdf(d: &Distribution, v: i64) -> f64 {
         let edge = k + d.min;
         let t = (if edge >= 0 { edge + 1 } else { edge }) as f64;
         match &d.shape {
-            Shape::Uniform => (k + 1) as f64 / (d.max - d.min + 1) as f64,
-            Shape::Exp { mean } => Exp::new(1.0 / mean).unwrap().cdf((k + 1) as f64),
-            Shape::Extreme { shape, scale } => {
+            DistShape::Uniform => (k + 1) as f64 / (d.max - d.min + 1) as f64,
+            DistShape::Exp { mean } => Exp::new(1.0 / mean).unwrap().cdf((k + 1) as f64),
+            DistShape::Extreme { shape, scale } => {
                 Weibull::new(*shape, *scale).unwrap().cdf((k + 1) as f64)
             }
-            Shape::Gaussian { mean, stdev } => Normal::new(*mean, *stdev).unwrap().cdf(t),
+            DistShape::Gaussian { mean, stdev } => Normal::new(*mean, *stdev).unwrap().cdf(t),
             other => panic!("the test has no distribution function for {other:?}"),
         }
     };

@@ -34,8 +34,8 @@ use doppio_alloc_count::thread_allocations;
 use doppio_bench::engine::grid::ReleaseGrid;
 use doppio_bench::engine::schedule::RateSchedule;
 use doppio_bench::engine::{
-    run_worker, Answer, Args, BatchArgs, BenchSession, Limit, Plan, PlanStatement, RequestError,
-    WorkerSpec,
+    run_worker, Answer, Args, BatchArgs, BenchSession, Limit, PhasePlan, PlanStatement,
+    RequestError, WorkerSpec,
 };
 use doppio_bench::workload::expr::Expr;
 use doppio_bench::workload::{BoundArgs, Statement};
@@ -88,7 +88,7 @@ impl BenchSession for AtOnce {
     }
 }
 
-fn plan() -> Plan<(), ()> {
+fn plan() -> PhasePlan<(), ()> {
     let statement = Statement {
         name: "s".into(),
         cql: "SELECT * FROM t WHERE k = ?".into(),
@@ -102,7 +102,7 @@ fn plan() -> Plan<(), ()> {
     let kind = doppio_bench::workload::encode::CqlType::Scalar(
         doppio_bench::workload::encode::CqlKind::BigInt,
     );
-    Plan::singles(vec![PlanStatement {
+    PhasePlan::singles(vec![PlanStatement {
         prepared: (),
         args: BoundArgs::bind("t", &statement, &[kind]).expect("bind"),
         validation: None,

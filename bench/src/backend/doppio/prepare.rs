@@ -10,8 +10,8 @@ use super::types::kind_of;
 use crate::backend::driver::Driver;
 use crate::engine::assemble::{assemble_plan, plan_statement};
 use crate::engine::phase::{BackendError, Phase};
-use crate::engine::validate::Shape;
-use crate::engine::Plan;
+use crate::engine::validate::PreparedShape;
+use crate::engine::PhasePlan;
 use crate::workload::encode::CqlType;
 use crate::workload::{BatchKind, Statement, Workload};
 
@@ -50,7 +50,7 @@ pub(super) async fn prepare_plan(
     workload: &Workload,
     phase: Phase,
     stmts: &[Statement],
-) -> Result<Plan<DoppioPrepared, DoppioBatch>, BackendError> {
+) -> Result<PhasePlan<DoppioPrepared, DoppioBatch>, BackendError> {
     let err = err_of(driver);
     let mut plan = Vec::with_capacity(stmts.len());
     for s in stmts {
@@ -71,7 +71,7 @@ pub(super) async fn prepare_plan(
                     .prepare(&writer.cql)
                     .await
                     .map_err(|e| err(format!("prepare `{}`: {e}", writer.cql)))?;
-                Some(Shape {
+                Some(PreparedShape {
                     writer_markers: writer_prepared
                         .metadata()
                         .columns

@@ -9,8 +9,8 @@ use super::error::err;
 use super::types::kind_of;
 use crate::engine::assemble::{assemble_plan, plan_statement};
 use crate::engine::phase::{BackendError, Phase};
-use crate::engine::validate::Shape;
-use crate::engine::Plan;
+use crate::engine::validate::PreparedShape;
+use crate::engine::PhasePlan;
 use crate::workload::encode::CqlType;
 use crate::workload::{BatchKind, Statement, Workload};
 
@@ -43,7 +43,7 @@ pub(super) async fn prepare_plan(
     phase: Phase,
     stmts: &[Statement],
     page_size: i32,
-) -> Result<Plan<ScyllaPrepared, ScyllaBatch>, BackendError> {
+) -> Result<PhasePlan<ScyllaPrepared, ScyllaBatch>, BackendError> {
     let mut plan = Vec::with_capacity(stmts.len());
     for s in stmts {
         let mut prepared = session
@@ -64,7 +64,7 @@ pub(super) async fn prepare_plan(
                     .prepare(writer.cql.as_str())
                     .await
                     .map_err(|e| err(format!("prepare `{}`: {e}", writer.cql)))?;
-                Some(Shape {
+                Some(PreparedShape {
                     writer_markers: writer_prepared
                         .get_variable_col_specs()
                         .iter()

@@ -3,13 +3,13 @@
 
 use std::fmt;
 
-use super::part::{Part, Shape};
+use super::part::{RateShape, SchedulePart};
 
 /// A rate schedule: parts one after the other, and how arrivals are spread around it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RateSchedule {
     /// At least one; the last lasts for ever.
-    pub(super) parts: Vec<Part>,
+    pub(super) parts: Vec<SchedulePart>,
     /// `Some(seed)`: Poisson arrivals.
     pub(super) poisson: Option<u64>,
     /// The schedule as given (trimmed), for reports.
@@ -26,8 +26,8 @@ impl RateSchedule {
     pub fn constant(&self) -> Option<f64> {
         match self.parts.as_slice() {
             [p] => match p.shape {
-                Shape::Linear { from, .. } => Some(from),
-                Shape::Sine { .. } => None,
+                RateShape::Linear { from, .. } => Some(from),
+                RateShape::Sine { .. } => None,
             },
             _ => None,
         }
@@ -39,7 +39,7 @@ impl RateSchedule {
     }
 
     /// The part that holds time `t` (seconds from the start).
-    fn part_at(&self, t: f64) -> Option<&Part> {
+    fn part_at(&self, t: f64) -> Option<&SchedulePart> {
         self.parts
             .iter()
             .rev()

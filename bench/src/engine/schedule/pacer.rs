@@ -2,7 +2,7 @@
 //! its next, with Poisson arrivals' seeded generator.
 
 use super::model::RateSchedule;
-use super::part::Part;
+use super::part::SchedulePart;
 
 impl RateSchedule {
     /// The pacer of fiber `fiber` of `fibers` on worker `worker` of `workers`.
@@ -38,7 +38,7 @@ impl RateSchedule {
 /// nothing allocated.
 #[derive(Debug, Clone)]
 pub struct Pacer<'a> {
-    parts: &'a [Part],
+    parts: &'a [SchedulePart],
     /// The part of the last due time.
     part: usize,
     /// The last due time within the part, seconds from its start.

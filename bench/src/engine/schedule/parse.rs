@@ -6,7 +6,7 @@ use std::f64::consts::TAU;
 
 use super::error::ScheduleError;
 use super::model::RateSchedule;
-use super::part::{Part, Shape};
+use super::part::{RateShape, SchedulePart};
 use crate::units;
 
 /// The seed of `poisson` without one.
@@ -14,7 +14,7 @@ pub(super) const DEFAULT_SEED: u64 = 1;
 
 /// A part being read, before the times are laid out.
 struct Parsed {
-    shape: Shape,
+    shape: RateShape,
     length: Option<f64>,
     /// Its text, for errors.
     text: String,
@@ -26,7 +26,7 @@ impl RateSchedule {
         let rate = if rate.is_finite() { rate.max(0.0) } else { 0.0 };
         Self::lay_out(
             vec![Parsed {
-                shape: Shape::Linear {
+                shape: RateShape::Linear {
                     from: rate,
                     to: rate,
                 },
@@ -92,7 +92,7 @@ impl RateSchedule {
                     let (rate, length) = split_length(token, body)?;
                     let rate = parse_rate(token, rate)?;
                     Parsed {
-                        shape: Shape::Linear {
+                        shape: RateShape::Linear {
                             from: rate,
                             to: rate,
                         },
@@ -112,7 +112,7 @@ impl RateSchedule {
                         expected: FORM,
                     })?;
                     Parsed {
-                        shape: Shape::Linear {
+                        shape: RateShape::Linear {
                             from: parse_rate(token, from)?,
                             to: parse_rate(token, to)?,
                         },
@@ -130,7 +130,7 @@ impl RateSchedule {
                         }
                     };
                     Parsed {
-                        shape: Shape::Linear {
+                        shape: RateShape::Linear {
                             from: rate,
                             to: rate,
                         },
@@ -171,7 +171,7 @@ impl RateSchedule {
                         });
                     }
                     Parsed {
-                        shape: Shape::Sine {
+                        shape: RateShape::Sine {
                             mean,
                             amplitude,
                             period,
@@ -203,7 +203,7 @@ impl RateSchedule {
         if let Some(last) = parsed.last().filter(|p| p.length.is_some()) {
             let rate = end_rate(last);
             parsed.push(Parsed {
-                shape: Shape::Linear {
+                shape: RateShape::Linear {
                     from: rate,
                     to: rate,
                 },
@@ -214,7 +214,7 @@ impl RateSchedule {
         let mut parts = Vec::with_capacity(parsed.len());
         let (mut start, mut before) = (0.0, 0.0);
         for p in parsed {
-            let mut part = Part {
+            let mut part = SchedulePart {
                 start,
                 length: p.length.unwrap_or(f64::INFINITY),
                 shape: p.shape,
@@ -223,7 +223,7 @@ impl RateSchedule {
             };
             part.count = if part.length.is_finite() {
                 part.integral(part.length)
-            } else if part.rate(0.0) > 0.0 || matches!(part.shape, Shape::Sine { .. }) {
+            } else if part.rate(0.0) > 0.0 || matches!(part.shape, RateShape::Sine { .. }) {
                 f64::INFINITY
             } else {
                 0.0
@@ -251,8 +251,8 @@ impl std::str::FromStr for RateSchedule {
 /// The rate a parsed part ends at.
 fn end_rate(p: &Parsed) -> f64 {
     match p.shape {
-        Shape::Linear { to, .. } => to,
-        Shape::Sine {
+        RateShape::Linear { to, .. } => to,
+        RateShape::Sine {
             mean,
             amplitude,
             period,

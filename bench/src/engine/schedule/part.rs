@@ -1,11 +1,11 @@
-//! One part of a schedule ([`Part`], its [`Shape`]): its rate, the integral of its rate, and
+//! One part of a schedule ([`SchedulePart`], its [`RateShape`]): its rate, the integral of its rate, and
 //! that integral inverted (when the part's `m`-th request is due).
 
 use std::f64::consts::TAU;
 
 /// The shape of a part, in the part's own time (`tau`, seconds from its start).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Shape {
+pub(super) enum RateShape {
     /// From `from` to `to` req/s linearly over the part's length (constant when equal).
     Linear { from: f64, to: f64 },
     /// `mean + amplitude * sin(TAU * tau / period)`.
@@ -18,29 +18,29 @@ pub(super) enum Shape {
 
 /// One part: its shape from `start` for `length` seconds (infinite for the last part).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Part {
+pub(super) struct SchedulePart {
     /// Seconds from the phase's start.
     pub(super) start: f64,
     /// Seconds (`f64::INFINITY`: for ever).
     pub(super) length: f64,
-    pub(super) shape: Shape,
+    pub(super) shape: RateShape,
     /// Requests due before the part: the integral of the rate up to `start`.
     pub(super) before: f64,
     /// Requests due within the part (infinite for an endless part of positive rate).
     pub(super) count: f64,
 }
 
-impl Part {
+impl SchedulePart {
     pub(super) fn rate(&self, tau: f64) -> f64 {
         match self.shape {
-            Shape::Linear { from, to } => {
+            RateShape::Linear { from, to } => {
                 if self.length.is_finite() {
                     from + (to - from) * tau / self.length
                 } else {
                     from
                 }
             }
-            Shape::Sine {
+            RateShape::Sine {
                 mean,
                 amplitude,
                 period,
@@ -51,14 +51,14 @@ impl Part {
     /// The integral of the rate from the part's start to `tau` (within the part).
     pub(super) fn integral(&self, tau: f64) -> f64 {
         match self.shape {
-            Shape::Linear { from, to } => {
+            RateShape::Linear { from, to } => {
                 if self.length.is_finite() {
                     from * tau + (to - from) * tau * tau / (2.0 * self.length)
                 } else {
                     from * tau
                 }
             }
-            Shape::Sine {
+            RateShape::Sine {
                 mean,
                 amplitude,
                 period,
@@ -73,7 +73,7 @@ impl Part {
             return 0.0;
         }
         let tau = match self.shape {
-            Shape::Linear { from, to } => {
+            RateShape::Linear { from, to } => {
                 // from * tau + s tau^2 / 2 = m, s = (to - from) / length: the root
                 // 2m / (from + sqrt(from^2 + 2 s m)), which holds for s of either sign or 0
                 // and for from = 0, and loses no precision when s is small.
@@ -90,7 +90,7 @@ impl Part {
                     self.length
                 }
             }
-            Shape::Sine { mean, period, .. } => self.invert_sine(m, hint, mean, period),
+            RateShape::Sine { mean, period, .. } => self.invert_sine(m, hint, mean, period),
         };
         tau.clamp(0.0, self.length)
     }

@@ -13,7 +13,7 @@ use crate::engine::clock::Clock;
 use crate::engine::interval::IntervalSample;
 use crate::engine::limit::Limit;
 use crate::engine::outage::OutageWatch;
-use crate::engine::plan::Plan;
+use crate::engine::plan::PhasePlan;
 use crate::engine::recorder::Recorder;
 use crate::engine::session::{Args, BatchArgs, BenchSession};
 use crate::engine::validate::RowCheck;
@@ -24,7 +24,7 @@ use crate::workload::RunMode;
 pub(super) struct Fibers<'a, S: BenchSession, F: FnMut(IntervalSample)> {
     pub(super) session: &'a S,
     pub(super) pick: &'a (dyn Fn(u64) -> usize + 'a),
-    pub(super) plan: &'a Plan<S::Prepared, S::Batch>,
+    pub(super) plan: &'a PhasePlan<S::Prepared, S::Batch>,
     pub(super) spec: &'a WorkerSpec,
     pub(super) recorder: &'a RefCell<Recorder<F>>,
     pub(super) iterations: &'a Cell<u64>,

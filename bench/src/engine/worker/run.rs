@@ -9,7 +9,7 @@ use crate::engine::clock::Clock;
 use crate::engine::interval::{interval_end, last_interval, IntervalSample};
 use crate::engine::lateness::SendLateness;
 use crate::engine::outage::OutageWatch;
-use crate::engine::plan::Plan;
+use crate::engine::plan::PhasePlan;
 use crate::engine::recorder::Recorder;
 use crate::engine::session::BenchSession;
 use crate::engine::statements::{StatementCounts, StatementTotals};
@@ -29,7 +29,7 @@ use crate::stats::LatencyHistogram;
 pub async fn run_worker<S, F>(
     session: &S,
     pick: &(dyn Fn(u64) -> usize + '_),
-    plan: &Plan<S::Prepared, S::Batch>,
+    plan: &PhasePlan<S::Prepared, S::Batch>,
     spec: &WorkerSpec,
     sink: F,
 ) -> WorkerEnd

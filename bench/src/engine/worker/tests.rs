@@ -14,7 +14,7 @@ use crate::engine::error_kind::ErrorKind;
 use crate::engine::grid::ReleaseGrid;
 use crate::engine::interval::interval_end;
 use crate::engine::limit::Limit;
-use crate::engine::plan::{Plan, PlanGroup, PlanStatement};
+use crate::engine::plan::{PhasePlan, PlanGroup, PlanStatement};
 use crate::engine::request::{Answer, RequestError};
 use crate::engine::schedule::RateSchedule;
 use crate::engine::session::{Args, BatchArgs, BenchSession};
@@ -120,7 +120,7 @@ fn every_iteration_runs_once_across_workers_and_fibers_and_errors_are_counted() 
             delay: |_| Duration::from_micros(200),
             seen: RefCell::new(Vec::new()),
         };
-        let plan = Plan::singles(plan());
+        let plan = PhasePlan::singles(plan());
         let mut samples = Vec::new();
         for w in 0..2 {
             let s = spec(w, 2, 3, None, 301);
@@ -165,7 +165,7 @@ fn each_request_counts_in_its_statement_and_the_statements_add_up_to_the_totals(
         };
         let mut statements = plan();
         statements.extend(self::plan());
-        let plan = Plan::singles(statements);
+        let plan = PhasePlan::singles(statements);
         let mut samples = Vec::new();
         let s = spec(0, 1, 4, None, 300);
         let pick = |i: u64| usize::from(i % 3 == 0);
@@ -209,7 +209,7 @@ fn a_sequence_runs_its_steps_in_order_and_stops_at_the_first_failure() {
         };
         let mut statements = plan();
         statements.extend(self::plan());
-        let plan = Plan {
+        let plan = PhasePlan {
             statements,
             groups: vec![PlanGroup {
                 group: RunGroup {
@@ -262,7 +262,7 @@ fn a_batch_is_one_request_whose_copies_take_consecutive_iterations() {
             delay: |_| Duration::from_micros(100),
             seen: RefCell::new(Vec::new()),
         };
-        let plan = Plan {
+        let plan = PhasePlan {
             statements: plan(),
             groups: vec![PlanGroup {
                 group: RunGroup {
@@ -294,7 +294,7 @@ fn a_batch_is_one_request_whose_copies_take_consecutive_iterations() {
 fn with_a_range_iterations_come_from_it_and_a_timed_phase_wraps_within_it() {
     let range = CycleRange::new(100, 103).unwrap();
     let (counted, timed) = on_executor(move || async move {
-        let plan = Plan::singles(plan());
+        let plan = PhasePlan::singles(plan());
         let mut runs = Vec::new();
         for limit in [Limit::Count(3), Limit::Time(Duration::from_millis(30))] {
             let mock = Mock {
@@ -327,7 +327,7 @@ fn a_stall_shows_in_the_latency_of_the_requests_it_delayed() {
             delay: |i| Duration::from_millis(if i == 10 { 300 } else { 1 }),
             seen: RefCell::new(Vec::new()),
         };
-        let plan = Plan::singles(plan());
+        let plan = PhasePlan::singles(plan());
         let mut samples = Vec::new();
         let s = spec(0, 1, 1, Some(100.0), 48);
         run_worker(&mock, &|_| 0, &plan, &s, |x| samples.push(x)).await;
@@ -399,7 +399,7 @@ fn a_paced_request_is_released_on_the_grid_never_before_its_point() {
                     grid: ReleaseGrid::new(step),
                     ..spec(0, 1, 16, Some(rate), 400)
                 };
-                let end = run_worker(&stamp, &|_| 0, &Plan::singles(plan()), &s, |_| {}).await;
+                let end = run_worker(&stamp, &|_| 0, &PhasePlan::singles(plan()), &s, |_| {}).await;
                 (stamp.sent.into_inner(), s.start, end)
             })
             .unwrap();
@@ -436,7 +436,7 @@ fn a_worker_follows_its_schedule_and_a_rate_of_zero_waits_the_phase_out() {
                 delay: |_| Duration::from_micros(100),
                 seen: RefCell::new(Vec::new()),
             };
-            let plan = Plan::singles(plan());
+            let plan = PhasePlan::singles(plan());
             let s = WorkerSpec {
                 limit,
                 rate: Some(schedule),
@@ -466,7 +466,7 @@ fn without_a_rate_service_times_are_the_latencies_and_intervals_hold_what_ended_
             delay: |i| Duration::from_micros(100 + (i % 7) * 50),
             seen: RefCell::new(Vec::new()),
         };
-        let plan = Plan::singles(plan());
+        let plan = PhasePlan::singles(plan());
         let mut samples = Vec::new();
         let s = WorkerSpec {
             interval: Duration::from_millis(20),

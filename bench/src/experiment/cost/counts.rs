@@ -2,7 +2,7 @@
 
 /// One tool's counts over one child run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Counts {
+pub(crate) struct ToolCounts {
     /// User-space instructions (Callgrind's Ir).
     pub(crate) instructions: u64,
     /// Heap allocations (DHAT's blocks).
@@ -11,17 +11,17 @@ pub(crate) struct Counts {
     pub(crate) bytes: u64,
 }
 
-impl Counts {
-    pub(super) fn plus(self, o: Counts) -> Counts {
-        Counts {
+impl ToolCounts {
+    pub(super) fn plus(self, o: ToolCounts) -> ToolCounts {
+        ToolCounts {
             instructions: self.instructions + o.instructions,
             allocations: self.allocations + o.allocations,
             bytes: self.bytes + o.bytes,
         }
     }
 
-    pub(super) fn minus(self, o: Counts) -> Counts {
-        Counts {
+    pub(super) fn minus(self, o: ToolCounts) -> ToolCounts {
+        ToolCounts {
             instructions: self.instructions.saturating_sub(o.instructions),
             allocations: self.allocations.saturating_sub(o.allocations),
             bytes: self.bytes.saturating_sub(o.bytes),
@@ -34,9 +34,9 @@ impl Counts {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Split {
     /// The driver (doppio: polls of the client's tasks; scylla: the whole process).
-    pub(crate) client: Counts,
+    pub(crate) client: ToolCounts,
     /// The stub (doppio's runs: polls of the peer's tasks).
-    pub(crate) peer: Counts,
+    pub(crate) peer: ToolCounts,
     /// The rest: the simulated executor, the program's start and end.
-    pub(crate) rest: Counts,
+    pub(crate) rest: ToolCounts,
 }

@@ -27,13 +27,13 @@ use std::path::Path;
 use crate::backend::cost_scenario::{Scenario, ROW_BYTES};
 use crate::backend::Driver;
 use crate::failure::CostError;
-use crate::report::cost::{CostTable, Figure, PerRequest};
+use crate::report::cost::{CostTable, PerRequest, ScenarioCost};
 
-use counts::{Counts, Split};
+use counts::{Split, ToolCounts};
 pub(crate) use valgrind::missing_tool;
 use valgrind::Child;
 
-fn per(c: Counts, n: u64) -> PerRequest {
+fn per(c: ToolCounts, n: u64) -> PerRequest {
     let n = n.max(1) as f64;
     PerRequest {
         instructions: c.instructions as f64 / n,
@@ -98,7 +98,7 @@ pub(crate) fn measure(plan: &CostPlan<'_>) -> Result<CostTable, CostError> {
             let figure = if scenario.has_requests() {
                 let base = run(plan.warmup)?;
                 let full = run(plan.warmup + plan.requests)?;
-                Figure {
+                ScenarioCost {
                     scenario: scenario.name().into(),
                     driver: driver.name().into(),
                     requests: plan.requests,
@@ -109,7 +109,7 @@ pub(crate) fn measure(plan: &CostPlan<'_>) -> Result<CostTable, CostError> {
                 // No request: the whole process but the stub, program start included, for
                 // both drivers (the simulated runtime's column: all but doppio's polls).
                 let whole = run(0)?;
-                Figure {
+                ScenarioCost {
                     scenario: scenario.name().into(),
                     driver: driver.name().into(),
                     requests: 0,

@@ -236,7 +236,7 @@ fn which(tool: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::cost::counts::Counts;
+    use crate::experiment::cost::counts::ToolCounts;
 
     #[test]
     fn callgrind_annotate_lines_are_read_with_their_thousands_separators() {
@@ -288,7 +288,7 @@ Ir          file:function
                 },
             ],
         };
-        let heap = |counts: Counts| (counts.allocations, counts.bytes);
+        let heap = |counts: ToolCounts| (counts.allocations, counts.bytes);
         let mut h = Split::default();
         split_heap(&dhat, false, &mut h);
         assert_eq!(

@@ -31,7 +31,7 @@ enum Slot {
 }
 
 /// What to count besides the total.
-pub(super) struct Plan {
+pub(super) struct CounterPlan {
     /// What to count besides the total.
     pub(super) counting: Counting,
     /// The tracepoint filter of each named kind, in `SyscallKind::NAMED` order.
@@ -42,9 +42,9 @@ pub(super) struct Plan {
     pub(super) io_uring_complete: &'static [&'static str],
 }
 
-impl Plan {
+impl CounterPlan {
     pub(super) fn standard() -> Self {
-        Plan {
+        CounterPlan {
             counting: Counting::ByKind,
             kind_filters: SyscallKind::NAMED.map(SyscallKind::filter),
             io_uring_submit: IO_URING_SUBMIT,
@@ -203,9 +203,9 @@ impl SyscallCounters {
             .map(|t| (t, owner_of(t, &apart)))
             .collect();
         Self::open_with(
-            &Plan {
+            &CounterPlan {
                 counting,
-                ..Plan::standard()
+                ..CounterPlan::standard()
             },
             &tids,
             1 + apart.len(),
@@ -215,7 +215,7 @@ impl SyscallCounters {
     /// Counters on threads `tids` (each with its owner, below `owners`): the total, and
     /// what `plan` says where the kernel lets us.
     pub(super) fn open_with(
-        plan: &Plan,
+        plan: &CounterPlan,
         tids: &[(i32, usize)],
         owners: usize,
     ) -> Result<Self, String> {

@@ -7,7 +7,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
-use super::counters::{Counting, Plan, SyscallCounters, TOTAL_ONLY};
+use super::counters::{CounterPlan, Counting, SyscallCounters, TOTAL_ONLY};
 use super::cpu::{children_cpu, kernel_thread_kind, process_cpu, stat_cpu, threads_delta};
 use super::kinds::{ByKind, IoUringOps, SyscallKind};
 use super::meter::Meter;
@@ -219,7 +219,7 @@ fn one_threads_syscalls_are_counted_exactly_by_kind() {
     let tid = gettid();
     let dev_null = File::options().write(true).open("/dev/null").unwrap();
     let word = AtomicU32::new(0);
-    let mut counters = match SyscallCounters::open_with(&Plan::standard(), &[(tid, 0)], 1) {
+    let mut counters = match SyscallCounters::open_with(&CounterPlan::standard(), &[(tid, 0)], 1) {
         Ok(c) => c,
         Err(why) => {
             eprintln!("syscall counting unavailable here: {why}");
@@ -257,7 +257,7 @@ fn one_threads_syscalls_are_counted_exactly_by_kind() {
 
 #[test]
 fn a_refused_filter_leaves_the_total_and_says_why() {
-    let mut plan = Plan::standard();
+    let mut plan = CounterPlan::standard();
     plan.kind_filters[2] = "no_such_field == 1".into();
     let mut counters = match SyscallCounters::open_with(&plan, &[(gettid(), 0)], 1) {
         Ok(c) => c,
@@ -279,9 +279,9 @@ fn a_refused_filter_leaves_the_total_and_says_why() {
 
 #[test]
 fn a_missing_io_uring_tracepoint_is_reported_and_the_rest_is_counted() {
-    let plan = Plan {
+    let plan = CounterPlan {
         io_uring_submit: &["io_uring/no_such_tracepoint"],
-        ..Plan::standard()
+        ..CounterPlan::standard()
     };
     let mut counters = match SyscallCounters::open_with(&plan, &[(gettid(), 0)], 1) {
         Ok(c) => c,

@@ -51,7 +51,7 @@ pub enum FitError {
     #[error("{part}: {source}")]
     Part {
         /// Which part.
-        part: Part,
+        part: ValuePart,
         /// Why it does not fit.
         #[source]
         source: Box<FitError>,
@@ -60,7 +60,7 @@ pub enum FitError {
     #[error("{part}: {source}")]
     Eval {
         /// Which part.
-        part: Part,
+        part: ValuePart,
         /// Why it could not.
         #[source]
         source: EvalError,
@@ -69,7 +69,7 @@ pub enum FitError {
 
 /// A part of a composite value, as a [`FitError`] names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Part {
+pub enum ValuePart {
     /// An element of a list, set or vector.
     Element,
     /// A map's key.
@@ -82,14 +82,14 @@ pub enum Part {
     UdtField(String),
 }
 
-impl fmt::Display for Part {
+impl fmt::Display for ValuePart {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Part::Element => f.write_str("element"),
-            Part::Key => f.write_str("key"),
-            Part::Value => f.write_str("value"),
-            Part::Field(n) => write!(f, "field {n}"),
-            Part::UdtField(name) => write!(f, "field `{name}`"),
+            ValuePart::Element => f.write_str("element"),
+            ValuePart::Key => f.write_str("key"),
+            ValuePart::Value => f.write_str("value"),
+            ValuePart::Field(n) => write!(f, "field {n}"),
+            ValuePart::UdtField(name) => write!(f, "field `{name}`"),
         }
     }
 }
@@ -131,7 +131,7 @@ fn element_fits(
     j: u32,
     at: usize,
     ty: &CqlType,
-    part: Part,
+    part: ValuePart,
 ) -> Result<(), FitError> {
     let v = c.element(j, at).map_err(|source| FitError::Eval {
         part: part.clone(),
@@ -147,11 +147,11 @@ fn composite_fits(c: &Composite<'_>, ty: &CqlType) -> Result<(), FitError> {
     use CompositeKind as G;
     match (c.kind(), ty) {
         (G::List, CqlType::List(e)) | (G::Set, CqlType::Set(e)) => {
-            element_fits(c, 0, 0, e, Part::Element)
+            element_fits(c, 0, 0, e, ValuePart::Element)
         }
         (G::Map, CqlType::Map(kv)) => {
-            element_fits(c, 0, 0, &kv.0, Part::Key)?;
-            element_fits(c, 0, 1, &kv.1, Part::Value)
+            element_fits(c, 0, 0, &kv.0, ValuePart::Key)?;
+            element_fits(c, 0, 1, &kv.1, ValuePart::Value)
         }
         (G::Vector, CqlType::Vector(e, dim)) => {
             if let Some(n) = c.constant_len() {
@@ -162,7 +162,7 @@ fn composite_fits(c: &Composite<'_>, ty: &CqlType) -> Result<(), FitError> {
                     });
                 }
             }
-            element_fits(c, 0, 0, e, Part::Element)
+            element_fits(c, 0, 0, e, ValuePart::Element)
         }
         (G::Tuple, CqlType::Tuple(ts)) => {
             if c.len() as usize != ts.len() {
@@ -173,7 +173,7 @@ fn composite_fits(c: &Composite<'_>, ty: &CqlType) -> Result<(), FitError> {
                 });
             }
             for (k, t) in ts.iter().enumerate() {
-                element_fits(c, k as u32, 0, t, Part::Field(k + 1))?;
+                element_fits(c, k as u32, 0, t, ValuePart::Field(k + 1))?;
             }
             Ok(())
         }
@@ -186,7 +186,7 @@ fn composite_fits(c: &Composite<'_>, ty: &CqlType) -> Result<(), FitError> {
                 });
             }
             for (k, (name, t)) in u.fields.iter().enumerate() {
-                element_fits(c, k as u32, 0, t, Part::UdtField(name.clone()))?;
+                element_fits(c, k as u32, 0, t, ValuePart::UdtField(name.clone()))?;
             }
             Ok(())
         }

@@ -35,7 +35,7 @@ mod value;
 #[cfg(test)]
 mod tests;
 
-pub use self::fit::{compatible, FitError, Part};
+pub use self::fit::{compatible, FitError, ValuePart};
 pub use self::scalar::encode_scalar;
 pub use self::sink::{Counter, Encoded, Sink};
 pub use self::types::{natural_type, vector_element_size, CqlKind, CqlType, UdtType};

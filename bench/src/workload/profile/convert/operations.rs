@@ -4,7 +4,7 @@
 
 use super::generator::strip_frozen;
 use super::names::{cql_name, ident, insert_op, op_name, VALIDATE};
-use super::shape::Shape;
+use super::shape::OperationVars;
 use crate::workload::model::MAX_BATCH_STATEMENTS;
 use crate::workload::profile::cql::{marker_columns, parse_table, qualify, ColumnKind};
 use crate::workload::profile::error::ProfileError;
@@ -30,7 +30,7 @@ pub(super) struct Run {
 }
 
 /// One profile converted, before it is written (alone, or beside others).
-pub(super) struct Part {
+pub(super) struct ConvertedProfile {
     pub(super) schema: Vec<String>,
     pub(super) vars: Vec<(String, String)>,
     pub(super) runs: Vec<Run>,
@@ -41,7 +41,10 @@ pub(super) struct Part {
 
 /// One profile converted; with a `scope` (its specname, beside other profiles), its
 /// operations are `SCOPE.OP` and its vars `SCOPE_OP_...`.
-pub(super) fn convert(profile: &Profile, scope: Option<&str>) -> Result<Part, ProfileError> {
+pub(super) fn convert(
+    profile: &Profile,
+    scope: Option<&str>,
+) -> Result<ConvertedProfile, ProfileError> {
     let op = |name: &str| op_name(scope, name);
     let origin = profile.origin.as_str();
     let Some(definition) = &profile.table_definition else {
@@ -90,7 +93,7 @@ pub(super) fn convert(profile: &Profile, scope: Option<&str>) -> Result<Part, Pr
             insert.partitions
         ));
     }
-    let mut shape = Shape::new(&insert_op(scope), &table, profile);
+    let mut shape = OperationVars::new(&insert_op(scope), &table, profile);
     let mean_rows: f64 = shape
         .clustering()
         .iter()
@@ -264,7 +267,7 @@ pub(super) fn convert(profile: &Profile, scope: Option<&str>) -> Result<Part, Pr
             query: q.name.clone(),
             message,
         })?;
-        let mut shape = Shape::new(&op(&q.name), &table, profile);
+        let mut shape = OperationVars::new(&op(&q.name), &table, profile);
         let (p, counts, rows) = shape.partition("i".into());
         let mut comment = vec![format!(
             "query {}: fields {}",
@@ -410,7 +413,7 @@ pub(super) fn convert(profile: &Profile, scope: Option<&str>) -> Result<Part, Pr
         schema.push(qualify(e, ks));
     }
     let vars = used_vars(vars, &runs);
-    Ok(Part {
+    Ok(ConvertedProfile {
         schema,
         vars,
         runs,

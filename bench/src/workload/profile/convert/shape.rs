@@ -3,21 +3,21 @@
 
 use super::generator::{sample, value_of};
 use super::names::ident;
-use crate::workload::dist::Shape as DistShape;
+use crate::workload::dist::DistShape;
 use crate::workload::profile::cql::{Column, ColumnKind, Table};
 use crate::workload::profile::error::ProfileError;
 use crate::workload::profile::model::{ColumnSpec, Profile};
 
 /// The vars of one operation: its partition, its rows' shape, its row, and each column's
 /// identity, named with the operation's prefix.
-pub(super) struct Shape<'a> {
+pub(super) struct OperationVars<'a> {
     pub(super) prefix: String,
     pub(super) table: &'a Table,
     pub(super) specs: Vec<ColumnSpec>,
     pub(super) vars: Vec<(String, String)>,
 }
 
-impl<'a> Shape<'a> {
+impl<'a> OperationVars<'a> {
     pub(super) fn new(prefix: &str, table: &'a Table, profile: &Profile) -> Self {
         let specs = table
             .columns
