@@ -66,9 +66,9 @@
 //!   record` around measured segments drawn as flamegraphs; `anatomy`, the layer that owns
 //!   each sampled stack, CPU per request by layer).
 //! - [`report`]: the JSON report and its text rendering (children: `figure`, the figures
-//!   that own their fields, computation, pooling and text rows, one file each (syscalls,
-//!   io_uring, hardware counters, server CPU, anatomy, waterfall so far); `schema`, the
-//!   report's other fields; `accumulate`, a backend's segments added up into its entry;
+//!   that own their fields, computation, pooling and text rows, one file each (every field
+//!   of a backend's entry but its driver's name); `schema`, the report's other fields and
+//!   the entry they are flattened into; `accumulate`, a backend's segments added up into its entry;
 //!   `pool`, what merging figures shares; `cell`, a text table's cells and rows; `time`,
 //!   RFC 3339 times; `file`, a report read and written, with its errors; `text`; `verdict`,
 //!   the comparison of backends round by round; `summary`, a latency distribution's summary; `lateness`, the send-lateness figure; `merge`, the

@@ -13,7 +13,8 @@
 //! from the reports of its points, and [`curve_table`], its markdown; [`figure`], the
 //! figures a backend's entry is built of (throughput, latency, client CPU, syscalls,
 //! io_uring, hardware counters, context switches, memory, socket batching, driver counts,
-//! rows, ScyllaDB shards, server CPU, anatomy, waterfall, while parked), each with its
+//! rows, ScyllaDB shards, server CPU, anatomy, waterfall, while parked, samples and
+//! histograms, statements, segments, machines), each with its
 //! computation, its pooling in a merge and its text rows; [`pool`], the arithmetic they
 //! share (per request, pooled over machines); [`summary`], a latency distribution's
 //! summary; [`cell`], a cell and a figure's row of the text tables.
