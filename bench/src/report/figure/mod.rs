@@ -48,8 +48,9 @@
 //! Adding one (moving a figure out of the flat entry): write its file here; replace its
 //! fields in `BackendReport` by one flattened field; replace their lines in
 //! `BackendRun::report` by `of`, in `merge_backend` by `pooled`, in `render/text/compare.rs`'s
-//! `tables` by `Metric::all`; update the readers (`verdict.rs`, `command/sweep.rs`,
-//! `experiment/curve.rs`, `render/svg/`, `report/curve*.rs`, tests) to `b.<figure>.<field>`. Then
+//! `tables` by `Metric::all`; update the readers (`verdict.rs`, `render/*_table.rs`,
+//! `experiment/`, `render/svg/`, `report/curve.rs`, `command/hdr.rs`, tests) to
+//! `b.<figure>.<field>`. Then
 //! `cargo test -p doppio-bench --test it report_round_trip` (the JSON byte for byte) and
 //! `doppio show` of the fixture, alone and against itself, diffed with the output before.
 //!
