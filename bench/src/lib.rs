@@ -66,22 +66,24 @@
 //!   `alloc-count` feature; `environment`, the machine and build of a run; `flame`, `perf
 //!   record` around measured segments drawn as flamegraphs; `anatomy`, the layer that owns
 //!   each sampled stack, CPU per request by layer).
-//! - [`report`]: the JSON report and its text rendering (children: `figure`, the figures
-//!   that own their fields, computation, pooling and text rows, one file each (syscalls,
-//!   io_uring, hardware counters, server CPU, anatomy, waterfall so far); `schema`, the
-//!   report's other fields; `accumulate`, a backend's segments added up into its entry;
-//!   `pool`, what merging figures shares; `cell`, a text table's cells and rows; `time`,
-//!   RFC 3339 times; `file`, a report read and written, with its errors; `text`; `verdict`,
-//!   the comparison of backends round by round; `summary`, a latency distribution's summary; `lateness`, the send-lateness figure; `merge`, the
-//!   reports of several loader machines combined; `findmax`, the report of the saturation
-//!   search, which `doppio findmax` writes and `doppio show` and `doppio plot` read;
-//!   `findmax_table`, its text table; `curve`, the load curve of `doppio curve`, made from
-//!   the run reports of its loads, and `curve_table`, its markdown; `cost`, the table of
-//!   `doppio cost` and its `--check` gate).
-//! - [`render`]: the renderings besides the report's text (children: `svg`, the plots of
-//!   `plot`, `sweep` and `curve` with `chart`, how they all look; `prometheus`,
-//!   `--prometheus`, the run's figures at `/metrics` while it goes; `cost_table`, `doppio
-//!   cost`'s table and `--check` verdict).
+//! - [`report`]: the JSON report and what every rendering of it reads (children: `figure`,
+//!   the figures that own their fields, computation, pooling and text rows, one file each
+//!   (every field of a backend's entry but its driver's name); `schema`, the report's other
+//!   fields and the entry they are flattened into; `accumulate`, a backend's segments added
+//!   up into its entry; `pool`, the arithmetic the figures share and their pooling in a
+//!   merge; `cell`, a text table's cells and rows; `time`, RFC 3339 times; `file`, a report
+//!   read and written, with its errors; `verdict`, the comparison of backends round by round;
+//!   `summary`, a latency distribution's summary; `lateness`, the send-lateness figure;
+//!   `merge`, the reports of several loader machines combined; `findmax`, the report of the
+//!   saturation search, which `doppio findmax` writes and `doppio show` and `doppio plot`
+//!   read; `curve`, the load curve of `doppio curve`, made from the run reports of its
+//!   loads; `cost`, the table of `doppio cost` and its `--check` gate).
+//! - [`render`]: the renderings (children: `text`, the text report of a run, one report or
+//!   two side by side; `curve_table`, `findmax_table` and `sweep_table`, the tables of the
+//!   other results: the load curve's markdown, findmax's text table, the sweep's markdown; `svg`, the plots of `plot`, `sweep` and
+//!   `curve` with `chart`, how they all look; `prometheus`, `--prometheus`, the run's figures
+//!   at `/metrics` while it goes; `cost_table`, `doppio cost`'s table and `--check`
+//!   verdict).
 //! - [`slo`]: findmax's options parsed: latency objectives and rates (apart from the search,
 //!   so that the command line reads them without an import circle).
 //! - [`units`]: the one grammar for durations and counts (options, workload parameters): the

@@ -19,9 +19,9 @@ use crate::experiment::curve::{CurvePlan, DEFAULT_ROUNDS};
 use crate::experiment::round_report::{new_report, server_of, Heading};
 use crate::experiment::rounds::RoundsPlan;
 use crate::failure::{CurveError, Failure, RunFailure};
+use crate::render::curve_table::markdown;
 use crate::render::text;
 use crate::report::curve::Curve;
-use crate::report::curve_table::markdown;
 use crate::report::file::write_text;
 use crate::report::Report;
 

@@ -73,7 +73,7 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             Some(e)
         }
     };
-    print!("{}", report.render());
+    print!("{}", crate::render::findmax_table::table(&report));
     let written = report.write(output.path());
     if written.is_ok() {
         // Printed on every search that wrote its report, failed or interrupted too.

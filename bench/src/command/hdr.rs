@@ -26,12 +26,17 @@ pub fn hdr(
         .into());
     };
     if let Some(wanted) = statement {
-        let Some(st) = b.statements.iter().find(|s| s.name == wanted) else {
+        let Some(st) = b.statements.statements.iter().find(|s| s.name == wanted) else {
             return Err(UsageError::NoStatement {
                 report: report.to_owned(),
                 statement: wanted.to_owned(),
                 driver: name,
-                names: b.statements.iter().map(|s| s.name.clone()).collect(),
+                names: b
+                    .statements
+                    .statements
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .collect(),
             }
             .into());
         };
@@ -43,11 +48,11 @@ pub fn hdr(
             &format!("{name} {wanted}"),
         );
     }
-    let mut hists = Vec::with_capacity(b.samples.len());
+    let mut hists = Vec::with_capacity(b.samples.samples.len());
     let mut offset = 0.0;
     let mut last_segment = 0;
     let mut segment_base = 0.0;
-    for s in &b.samples {
+    for s in &b.samples.samples {
         if s.segment != last_segment {
             segment_base = offset;
             last_segment = s.segment;

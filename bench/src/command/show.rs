@@ -35,7 +35,7 @@ pub fn show(
         }
         .into());
     }
-    print!("{}", found.render());
+    print!("{}", crate::render::findmax_table::table(&found));
     Ok(())
 }
 

@@ -145,7 +145,10 @@ pub(crate) fn add_backends(
 ) {
     for (driver, r) in runs {
         let entry = r.report(driver.name());
-        if let (Some(rate), true) = (entry.mean_target_rps(), entry.throughput.elapsed_s > 0.0) {
+        if let (Some(rate), true) = (
+            entry.samples.mean_target_rps(),
+            entry.throughput.elapsed_s > 0.0,
+        ) {
             if entry.throughput.throughput_rps < 0.95 * rate {
                 let needed = rate * entry.latency.latency_ns.mean / 1e9;
                 let what = if constant {

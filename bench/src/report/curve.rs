@@ -339,7 +339,7 @@ mod tests {
         b.context_switches.ctx_switches_per_req = 0.5;
         b.latency.latency_ns.p50 = 200_000;
         b.latency.latency_ns.p99 = 2_000_000;
-        b.segments = (0..4)
+        b.segments.segments = (0..4)
             .map(|round| SegmentFigures {
                 round,
                 position: (round + k) % 2,
@@ -474,7 +474,7 @@ mod tests {
         );
         let mut unpaired = report(0.9, &[("doppio", 9.0), ("scylla", 6.0)]);
         for b in unpaired.backends.values_mut() {
-            b.segments.clear();
+            b.segments.segments.clear();
         }
         let c = Curve::of(
             &[("a.json".into(), paired), ("b.json".into(), unpaired)],
@@ -508,11 +508,12 @@ mod tests {
     fn a_paired_ratio_has_the_verdicts_adjusted_p_value() {
         let mut r = report(0.5, &[("scylla", 8.0), ("doppio-uring", 4.0)]);
         if let Some(b) = r.backends.get_mut("doppio-uring") {
-            for (s, (cpu, syscalls)) in
-                b.segments
-                    .iter_mut()
-                    .zip([(4.0, 0.4), (4.4, 0.38), (3.9, 0.43), (4.3, 0.41)])
-            {
+            for (s, (cpu, syscalls)) in b.segments.segments.iter_mut().zip([
+                (4.0, 0.4),
+                (4.4, 0.38),
+                (3.9, 0.43),
+                (4.3, 0.41),
+            ]) {
                 s.cpu_us_per_req = Some(cpu);
                 s.syscalls_per_req = Some(syscalls);
             }

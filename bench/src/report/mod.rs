@@ -5,15 +5,16 @@
 //! Children: [`schema`], the run report's JSON fields; [`accumulate`], a backend's
 //! segments added up into its report entry; [`time`], RFC 3339 times; [`mod@file`], a report
 //! read and written, and [`file::ReportError`]; [`findmax`], the report of `doppio
-//! findmax`, and [`findmax_table`], its text table; [`merge`], the reports of one
+//! findmax` (its text table is `render`'s); [`merge`], the reports of one
 //! test run made on several loader machines combined into one (`doppio merge`);
 //! [`verdict`], the VERDICT of a run of several backends (each figure's ratio paired by
 //! round, with its interval and p-value); [`lateness`], the send lateness of a paced run,
 //! and whether a backend kept its grid; [`curve`], the load curve of `doppio curve` made
-//! from the reports of its points, and [`curve_table`], its markdown; [`figure`], the
+//! from the reports of its points (its markdown is `render`'s); [`figure`], the
 //! figures a backend's entry is built of (throughput, latency, client CPU, syscalls,
 //! io_uring, hardware counters, context switches, memory, socket batching, driver counts,
-//! rows, ScyllaDB shards, server CPU, anatomy, waterfall, while parked), each with its
+//! rows, ScyllaDB shards, server CPU, anatomy, waterfall, while parked, samples and
+//! histograms, statements, segments, machines), each with its
 //! computation, its pooling in a merge and its text rows; [`pool`], the arithmetic they
 //! share (per request, pooled over machines); [`summary`], a latency distribution's
 //! summary; [`cell`], a cell and a figure's row of the text tables; [`cost`], the table
@@ -27,11 +28,9 @@ pub mod accumulate;
 pub mod cell;
 pub mod cost;
 pub mod curve;
-pub mod curve_table;
 pub mod figure;
 pub mod file;
 pub mod findmax;
-pub mod findmax_table;
 pub mod lateness;
 pub mod merge;
 pub mod pool;

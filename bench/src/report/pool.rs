@@ -1,7 +1,11 @@
-//! The arithmetic every figure shares: a total over the requests ([`per_req`]), and one
-//! figure pooled over the loader machines of `doppio merge` ([`pooled`], [`pooled_opt`],
+//! The arithmetic every figure shares: a total over the requests ([`per_req`]), over the
+//! time ([`per_second`]) or over another total ([`share`]), a mean's margin ([`margin`]), and
+//! one figure pooled over the loader machines of `doppio merge` ([`pooled`], [`pooled_opt`],
 //! [`pooled_ratio`], [`missing_reason`]), over any part of a backend's entry (the whole
-//! entry, or one figure's struct in [`super::figure`]).
+//! entry, or one figure's struct in [`super::figure`]), with a machine's histogram read back
+//! ([`decode`]) or why it could not be ([`PoolError`]).
+
+use crate::stats::{estimate, LatencyHistogram, StatsError};
 
 /// One machine's share of a pooled figure: its report's file, its requests, and its figure.
 pub type Part<'a, T> = (&'a str, u64, &'a T);
@@ -10,6 +14,35 @@ pub type Part<'a, T> = (&'a str, u64, &'a T);
 pub fn per_req(x: f64, requests: u64) -> f64 {
     if requests > 0 {
         x / requests as f64
+    } else {
+        0.0
+    }
+}
+
+/// `part` over `whole` (0 when `whole` is 0).
+pub fn share(part: u64, whole: u64) -> f64 {
+    if whole > 0 {
+        part as f64 / whole as f64
+    } else {
+        0.0
+    }
+}
+
+/// `n` over `seconds` (0 when no time passed).
+pub fn per_second(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// The 99 % confidence half-width of the mean of `xs` by batch means (0 when there are too
+/// few samples to tell).
+pub fn margin(xs: &[f64]) -> f64 {
+    let e = estimate(xs, 0.99);
+    if e.margin.is_finite() {
+        e.margin
     } else {
         0.0
     }
@@ -57,5 +90,30 @@ pub fn missing_reason<T>(
             "not counted on all machines ({f}: {})",
             why(b).map_or("not counted", String::as_str)
         )
+    })
+}
+
+/// Why a machine's figure could not be pooled (`doppio merge` says which driver's).
+#[derive(Debug)]
+pub enum PoolError {
+    /// A sample of this machine's report has no wall-clock start (an older report).
+    NoWallClock {
+        /// The machine's report.
+        file: String,
+    },
+    /// A histogram of this machine's report could not be decoded.
+    Histogram {
+        /// The machine's report.
+        file: String,
+        /// Why.
+        source: StatsError,
+    },
+}
+
+/// The histogram `text` (base64) of the machine whose report is `file`.
+pub fn decode(file: &str, text: &str) -> Result<LatencyHistogram, PoolError> {
+    LatencyHistogram::from_base64(text).map_err(|source| PoolError::Histogram {
+        file: file.to_owned(),
+        source,
     })
 }

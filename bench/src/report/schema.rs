@@ -7,6 +7,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use super::figure::anatomy::AnatomyReport;
+pub use super::figure::machines::MachineFigures;
+pub use super::figure::samples::{SampleReport, SampleStatement};
+pub use super::figure::segments::SegmentFigures;
+pub use super::figure::statements::{StatementInfo, StatementReport};
 pub use super::figure::waterfall::{StageReport, WaterfallReport};
 pub use super::figure::while_parked::WhileParked;
 
@@ -256,208 +260,6 @@ impl From<crate::engine::cycles::Cycles> for CyclesConfig {
     }
 }
 
-impl BackendReport {
-    /// The samples' target rate, their mean weighted by their lengths (`None` when no
-    /// sample has one: no rate limit).
-    pub fn mean_target_rps(&self) -> Option<f64> {
-        let (mut requests, mut seconds) = (0.0, 0.0);
-        for s in &self.samples {
-            if let Some(t) = s.target_rps {
-                requests += t * s.duration_s;
-                seconds += s.duration_s;
-            }
-        }
-        (seconds > 0.0).then(|| requests / seconds)
-    }
-}
-
-/// One measured segment of a backend: the unit the VERDICT pairs by round (each round runs
-/// every backend once, so a drift between rounds cancels out of the within-round ratios).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SegmentFigures {
-    /// The round (0-based): the segment's number, the same for every backend in a round.
-    pub round: usize,
-    /// Its place in the round's order (0: ran first).
-    pub position: usize,
-    /// Requests completed.
-    pub requests: u64,
-    /// Measured seconds.
-    pub elapsed_s: f64,
-    /// Requests per second.
-    pub throughput_rps: f64,
-    /// Client CPU per request over the segment, microseconds (`null`: not measured, or no
-    /// request).
-    pub cpu_us_per_req: Option<f64>,
-    /// System calls per request, `null` when not counted.
-    pub syscalls_per_req: Option<f64>,
-    /// The node's CPU per request over the segment, microseconds (`null`: the node was not
-    /// measured, see `config.server_pids`).
-    #[serde(default)]
-    pub server_cpu_us_per_req: Option<f64>,
-    /// The node's share of its cores over the segment (1.0: all busy).
-    #[serde(default)]
-    pub server_utilisation: Option<f64>,
-    /// The machine's idle share over the segment.
-    #[serde(default)]
-    pub machine_idle: Option<f64>,
-    /// Whether the node set the pace (see bench/REPORT.md, "server-bound").
-    #[serde(default)]
-    pub server_saturated: Option<bool>,
-}
-
-/// One sample interval of a backend's run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SampleReport {
-    /// Segment (A B A B alternation) the sample belongs to.
-    pub segment: usize,
-    /// Offset of its start within the segment, seconds.
-    pub start_s: f64,
-    /// Length, seconds.
-    pub duration_s: f64,
-    /// Requests completed.
-    pub requests: u64,
-    /// Errors.
-    pub errors: u64,
-    /// Requests per second.
-    pub throughput_rps: f64,
-    /// Mean latency, ns.
-    pub latency_mean_ns: f64,
-    /// Median latency, ns.
-    pub latency_p50_ns: u64,
-    /// 99th percentile latency, ns.
-    pub latency_p99_ns: u64,
-    /// The interval's latency histogram (HdrHistogram V2, compressed, base64).
-    pub histogram: String,
-    /// Wall-clock start of the interval, seconds since the Unix epoch (what `doppio merge`
-    /// aligns machines' samples by); `null` in reports written before this field existed.
-    #[serde(default)]
-    pub start_unix_s: Option<f64>,
-    /// Per run statement, in the workload's order: its figures in this interval (empty in
-    /// reports written before this field existed).
-    #[serde(default)]
-    pub statements: Vec<SampleStatement>,
-    /// Requests the driver sent to each node (address) in this interval, retries included:
-    /// how routing followed the cluster over the run (doppio's backends; absent for
-    /// scylla-rust-driver, which does not count them, and in older reports).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub requests_by_node: BTreeMap<String, u64>,
-    /// Requests in this interval that reached a ScyllaDB node or shard holding no replica
-    /// of their tablet (doppio's backends: the warm-up curve of its tablet routing; absent
-    /// for scylla-rust-driver, which does not count them, and in older reports).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tablet_misroutes: Option<u64>,
-    /// The rate schedule's mean over the interval, all workers, requests per second:
-    /// what `throughput_rps` was asked to be (`null` without a rate limit, and in reports
-    /// written before this field existed).
-    #[serde(default)]
-    pub target_rps: Option<f64>,
-}
-
-/// One run statement's figures in one sample interval.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SampleStatement {
-    /// Requests completed.
-    pub requests: u64,
-    /// Errors.
-    pub errors: u64,
-    /// Requests per second.
-    pub throughput_rps: f64,
-    /// Mean latency of its successes, ns (0 without any).
-    pub latency_mean_ns: f64,
-}
-
-/// What one run statement of the workload measured over a backend's whole run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StatementReport {
-    /// Its name as the workload gives it (`[[run]] name`, else `run1`, `run2`, ...; a
-    /// sequence's step: `order.insert`).
-    pub name: String,
-    /// Its CQL, parameters substituted.
-    pub cql: String,
-    /// What the entry stands for when it is not a statement's requests: `sequence` (a
-    /// sequence's iterations: `requests` counts iterations, its latency is the whole
-    /// sequence's, from the iteration's due time to its last step's end), or
-    /// `logged_batch`, `unlogged_batch`, `counter_batch` (one BATCH request per iteration).
-    /// Absent for a statement (a single one, or a step of a sequence).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// Conditional updates (`IF NOT EXISTS`, `IF ...`) that succeeded but were not applied
-    /// (their `[applied]` column was false; not errors). Present only for a conditional
-    /// statement (or a batch holding one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_applied: Option<u64>,
-    /// Its weight as the workload gives it.
-    pub weight: f64,
-    /// Its share of the workload's weights (0 to 1): the fraction of iterations that run it.
-    pub weight_share: f64,
-    /// Requests completed (successes and errors); the statements' requests add up to the
-    /// backend's.
-    pub requests: u64,
-    /// Its requests' share of the backend's requests (0 to 1).
-    pub request_share: f64,
-    /// Requests per second (its requests over the measured time).
-    pub throughput_rps: f64,
-    /// Confidence half-width of its throughput (per-sample, autocorrelation-corrected, as
-    /// the backend's).
-    pub throughput_margin_rps: f64,
-    /// Errors.
-    pub errors: u64,
-    /// Errors by kind.
-    pub errors_by_kind: BTreeMap<String, u64>,
-    /// Result rows of its successful requests, `null` when not counted.
-    pub rows: Option<u64>,
-    /// Latency from the due time of its successes (the mean's margin from its per-sample
-    /// means).
-    pub latency_ns: LatencySummary,
-    /// Its latency histogram (HdrHistogram V2, compressed, base64).
-    pub histogram: String,
-}
-
-/// A run statement as the report names it: from the workload, for [`BackendRun`](super::accumulate::BackendRun).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct StatementInfo {
-    /// Its name.
-    pub name: String,
-    /// Its CQL.
-    pub cql: String,
-    /// `sequence`, `*_batch`, or `None` for a statement (see [`StatementReport::kind`]).
-    pub kind: Option<String>,
-    /// A conditional statement: its not-applied answers are counted.
-    pub conditional: bool,
-    /// Its weight as the workload gives it.
-    pub weight: f64,
-    /// Its share of all the weights.
-    pub weight_share: f64,
-}
-
-impl StatementInfo {
-    /// Every entry of `workload`'s per-statement records, in order (see
-    /// [`crate::workload::Workload::entries`]): a step or a batch has its `[[run]]`
-    /// entry's weight.
-    pub fn of_workload(workload: &crate::workload::Workload) -> Vec<Self> {
-        use crate::workload::EntryKind;
-        workload
-            .entries()
-            .into_iter()
-            .map(|e| {
-                let (weight, weight_share) = workload.weight(e.group).unwrap_or((0.0, 0.0));
-                Self {
-                    name: e.name,
-                    cql: e.cql,
-                    kind: match e.kind {
-                        EntryKind::Statement => None,
-                        EntryKind::Sequence => Some("sequence".to_owned()),
-                        EntryKind::Batch(b) => Some(format!("{}_batch", b.name())),
-                    },
-                    conditional: e.conditional,
-                    weight,
-                    weight_share,
-                }
-            })
-            .collect()
-    }
-}
-
 /// What one backend measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BackendReport {
@@ -504,27 +306,21 @@ pub struct BackendReport {
     /// Latency and service time, and the sends' lateness.
     #[serde(flatten)]
     pub latency: super::figure::latency::LatencyFigures,
-    /// Every sample.
-    pub samples: Vec<SampleReport>,
-    /// The whole run's latency histogram (HdrHistogram V2, compressed, base64).
-    pub histogram: String,
-    /// The whole run's service-time histogram.
-    pub service_histogram: String,
+    /// Every sample, and the whole run's latency and service-time histograms.
+    #[serde(flatten)]
+    pub samples: super::figure::samples::SampleFigures,
     /// Result rows, per second and per client CPU time.
     #[serde(flatten)]
     pub result_rows: super::figure::rows::RowFigures,
-    /// In a merged report, each machine's own figures (its overhead is kept per machine,
-    /// not averaged); `null` in a report of one run.
-    #[serde(default)]
-    pub machines: Option<Vec<MachineFigures>>,
-    /// Each run statement's own figures, in the workload's order (the totals above are
-    /// theirs added up); empty in reports written before this field existed.
-    #[serde(default)]
-    pub statements: Vec<StatementReport>,
-    /// Each measured segment's own figures, in the order run (empty in merged reports and
-    /// in reports written before this field existed).
-    #[serde(default)]
-    pub segments: Vec<SegmentFigures>,
+    /// In a merged report, each machine's own figures; `null` in a report of one run.
+    #[serde(flatten)]
+    pub machines: super::figure::machines::MachineList,
+    /// Each run statement's own figures, in the workload's order.
+    #[serde(flatten)]
+    pub statements: super::figure::statements::StatementFigures,
+    /// Each measured segment's own figures, in the order run.
+    #[serde(flatten)]
+    pub segments: super::figure::segments::SegmentList,
     /// The node's CPU per request, utilisation and saturated segments.
     #[serde(flatten)]
     pub server_cpu: super::figure::server_cpu::ServerCpuFigures,
@@ -558,43 +354,6 @@ pub struct MergedInput {
     /// Its machine and build (`null` in reports written before this field existed).
     #[serde(default)]
     pub environment: Option<crate::probe::environment::Environment>,
-}
-
-/// One machine's own figures for one backend of a merged report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MachineFigures {
-    /// The machine's report file.
-    pub file: String,
-    /// Requests completed.
-    pub requests: u64,
-    /// Errors.
-    pub errors: u64,
-    /// Its throughput, requests per second.
-    pub throughput_rps: f64,
-    /// Its measured seconds.
-    pub elapsed_s: f64,
-    /// Client CPU per request, microseconds.
-    pub cpu_us_per_req: f64,
-    /// User CPU per request, microseconds.
-    pub cpu_user_us_per_req: f64,
-    /// System CPU per request, microseconds.
-    pub cpu_sys_us_per_req: f64,
-    /// System calls per request, or `null` when not counted.
-    pub syscalls_per_req: Option<f64>,
-    /// Why syscalls were not counted.
-    pub syscalls_unavailable: Option<String>,
-    /// io_uring operations submitted per request, or `null`.
-    pub io_uring_submitted_per_req: Option<f64>,
-    /// Context switches per request.
-    pub ctx_switches_per_req: f64,
-    /// Heap allocations per request, or `null` (no `alloc-count` build).
-    pub allocations_per_req: Option<f64>,
-    /// Peak RSS, bytes.
-    pub peak_rss_bytes: u64,
-    /// Requests per socket write (doppio), or `null`.
-    pub requests_per_flush: Option<f64>,
-    /// Requests per socket read (doppio), or `null`.
-    pub requests_per_read: Option<f64>,
 }
 
 #[cfg(test)]

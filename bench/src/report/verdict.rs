@@ -172,7 +172,7 @@ pub fn verdict(report: &Report) -> Option<Verdict> {
         .drivers
         .iter()
         .filter_map(|d| report.backends.get(d).map(|b| (d.as_str(), b)))
-        .filter(|(_, b)| b.throughput.requests > 0 && !b.segments.is_empty())
+        .filter(|(_, b)| b.throughput.requests > 0 && !b.segments.segments.is_empty())
         .collect();
     if columns.len() < 2 {
         return None;
@@ -327,7 +327,7 @@ pub fn server_bound(columns: &[(&str, &BackendReport)]) -> Vec<String> {
         .iter()
         .filter_map(|(name, b)| {
             let k = b.server_cpu.server_saturated_segments?;
-            let n = b.segments.len().max(1);
+            let n = b.segments.segments.len().max(1);
             (2 * k > n).then(|| format!("{name} ({k} of {n} segments)"))
         })
         .collect()
@@ -337,9 +337,10 @@ pub fn server_bound(columns: &[(&str, &BackendReport)]) -> Vec<String> {
 /// ran than `a` in each.
 fn pair_by_round(a: &BackendReport, b: &BackendReport, figure: Figure) -> Vec<(f64, f64, f64)> {
     a.segments
+        .segments
         .iter()
         .filter_map(|sa| {
-            let sb = b.segments.iter().find(|s| s.round == sa.round)?;
+            let sb = b.segments.segments.iter().find(|s| s.round == sa.round)?;
             let gap = sb.position as f64 - sa.position as f64;
             Some((figure.of(sa)?, figure.of(sb)?, gap))
         })
@@ -406,7 +407,7 @@ mod tests {
             }
             let mut entry = BackendRun::default().report(name);
             entry.throughput.requests = 1000 * segments.len() as u64;
-            entry.segments = segments;
+            entry.segments.segments = segments;
             r.backends.insert(name.into(), entry);
         }
         r

@@ -49,9 +49,9 @@ impl Panel {
 
 /// (time, throughput, [percentile ms...]) of each sample of `b`.
 fn series(b: &BackendReport, percentiles: &[f64]) -> Result<Vec<(f64, f64, Vec<f64>)>, PlotError> {
-    let mut out = Vec::with_capacity(b.samples.len());
+    let mut out = Vec::with_capacity(b.samples.samples.len());
     let (mut offset, mut base, mut segment) = (0.0, 0.0, None);
-    for s in &b.samples {
+    for s in &b.samples.samples {
         if segment != Some(s.segment) {
             base = offset;
             segment = Some(s.segment);

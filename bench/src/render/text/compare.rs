@@ -7,7 +7,7 @@ use super::layout::{change_of, wrap, Column};
 use super::metric::{table, Metric};
 use super::p_value::p_value;
 use super::statements::statements_section;
-use crate::report::cell::{SampleFigure, Value};
+use crate::report::cell::SampleFigure;
 use crate::report::figure::anatomy::AnatomyReport;
 use crate::report::figure::client_cpu::ClientCpuFigures;
 use crate::report::figure::context_switches::ContextSwitchFigures;
@@ -98,17 +98,9 @@ pub(super) const WATERFALL: &str = "WATERFALL [us, mean]";
 /// stage hooks (scylla) shows its end-to-end mean latency only.
 pub(super) fn waterfall_metrics<'a>() -> Vec<Metric<'a>> {
     let mut rows = Metric::all(WaterfallReport::stage_rows(), |b| &b.waterfall);
-    rows.push(
-        Metric::new("end to end", "", 3, |b| {
-            Value::Num(
-                b.waterfall
-                    .as_ref()
-                    .map_or(b.latency.latency_ns.mean, |w| w.end_to_end.mean_ns)
-                    / 1e3,
-            )
-        })
-        .change(),
-    );
+    let end_to_end =
+        WaterfallReport::end_to_end_row(|b: &BackendReport| &b.waterfall, |b| &b.latency);
+    rows.push(Metric::of(end_to_end, |b| b));
     rows.extend(Metric::all(WaterfallReport::count_rows(), |b| &b.waterfall));
     rows
 }
@@ -119,10 +111,7 @@ pub(super) const ANATOMY: &str = "ANATOMY [us/req]";
 /// The anatomy table's rows: the client CPU it splits, every layer's part (0 where a layer
 /// had no sample), what the samples stood for, and perf's own CPU.
 pub(super) fn anatomy_metrics<'a>() -> Vec<Metric<'a>> {
-    let mut rows = vec![Metric::new("client CPU", "", 2, |b| {
-        Value::Num(b.client_cpu.cpu_us_per_req)
-    })
-    .change()];
+    let mut rows = vec![Metric::of(AnatomyReport::cpu_row(), |b| &b.client_cpu)];
     rows.extend(Metric::all(AnatomyReport::rows(), |b| &b.anatomy));
     rows
 }
@@ -198,8 +187,8 @@ pub(super) fn compare_sections(out: &mut String, columns: &[Column<'_>]) {
             let _ = writeln!(out, "{line}");
         }
         // Which statements they came from, when there are several.
-        if b.statements.len() > 1 {
-            for st in &b.statements {
+        if b.statements.statements.len() > 1 {
+            for st in &b.statements.statements {
                 for (kind, n) in &st.errors_by_kind {
                     let _ = writeln!(out, "  {label} statement {}: {kind} x{n}", st.name);
                 }

@@ -7,7 +7,7 @@ use super::layout::Column;
 /// A merged report's per-machine figures (`doppio merge` keeps overheads per machine): one
 /// line per machine and backend.
 pub(super) fn machines_section(out: &mut String, columns: &[Column<'_>]) {
-    if columns.iter().all(|(_, b)| b.machines.is_none()) {
+    if columns.iter().all(|(_, b)| b.machines.machines.is_none()) {
         return;
     }
     let _ = writeln!(
@@ -17,7 +17,7 @@ pub(super) fn machines_section(out: &mut String, columns: &[Column<'_>]) {
     let opt =
         |x: Option<f64>, digits: usize| x.map_or("n/a".to_owned(), |v| format!("{v:.digits$}"));
     for (label, b) in columns {
-        for m in b.machines.iter().flatten() {
+        for m in b.machines.machines.iter().flatten() {
             // The file's name, not its folder: the folders are usually the same.
             let file = std::path::Path::new(&m.file)
                 .file_name()

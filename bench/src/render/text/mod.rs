@@ -50,7 +50,7 @@ pub(crate) fn render(report: &Report, log: bool) -> String {
     config_section(&mut out, report);
     if log {
         for (label, b) in &columns {
-            log_section(&mut out, label, &b.samples);
+            log_section(&mut out, label, &b.samples.samples);
         }
     }
     // A run that failed before any backend measured anything has no figures to show.

@@ -53,7 +53,7 @@ pub(super) fn percentile_p_value(
     cache.resize(columns.len(), None);
     let mut series = Vec::with_capacity(2);
     for (i, (_, b)) in columns.iter().enumerate() {
-        let all = cache[i].get_or_insert_with(|| sample_percentiles(&b.samples));
+        let all = cache[i].get_or_insert_with(|| sample_percentiles(&b.samples.samples));
         series.push(all.iter().map(|p| p[k]).collect::<Vec<f64>>());
     }
     if series.iter().any(|s| s.len() < 2) {
@@ -66,8 +66,8 @@ pub(super) fn p_value(columns: &[Column<'_>], what: SampleFigure) -> Option<f64>
     if columns.len() != 2 {
         return None;
     }
-    let a = per_sample(&columns[0].1.samples, what);
-    let b = per_sample(&columns[1].1.samples, what);
+    let a = per_sample(&columns[0].1.samples.samples, what);
+    let b = per_sample(&columns[1].1.samples.samples, what);
     if a.len() < 2 || b.len() < 2 {
         return None;
     }
@@ -95,11 +95,16 @@ pub(super) fn statement_p_value(
         return None;
     };
     let series = |r: &BackendReport| {
-        let k = r.statements.iter().position(|s| s.name == name)?;
-        if r.samples.iter().any(|s| s.statements.len() <= k) {
+        let k = r
+            .statements
+            .statements
+            .iter()
+            .position(|s| s.name == name)?;
+        if r.samples.samples.iter().any(|s| s.statements.len() <= k) {
             return None;
         }
-        let (throughputs, means) = crate::report::accumulate::statement_series(&r.samples, k);
+        let (throughputs, means) =
+            crate::report::figure::statements::statement_series(&r.samples.samples, k);
         Some(match what {
             SampleFigure::Throughput => throughputs,
             SampleFigure::MeanLatency => means,

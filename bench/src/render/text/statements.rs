@@ -12,8 +12,9 @@ use crate::report::{BackendReport, LatencySummary, StatementReport};
 /// a sequence or a batch, or a conditional statement (its not-applied count).
 pub(super) fn several_statements(columns: &[Column<'_>]) -> bool {
     columns.iter().any(|(_, b)| {
-        b.statements.len() > 1
+        b.statements.statements.len() > 1
             || b.statements
+                .statements
                 .iter()
                 .any(|s| s.kind.is_some() || s.not_applied.is_some())
     })
@@ -24,7 +25,7 @@ pub(super) fn several_statements(columns: &[Column<'_>]) -> bool {
 pub(super) fn statement_notes(out: &mut String, columns: &[Column<'_>]) {
     let mut lines = Vec::new();
     if let Some((_, b)) = columns.first() {
-        for st in &b.statements {
+        for st in &b.statements.statements {
             match st.kind.as_deref() {
                 Some("sequence") => lines.push(format!(
                     "  {}: sequence (requests: its iterations; latency: the whole sequence, \
@@ -41,7 +42,7 @@ pub(super) fn statement_notes(out: &mut String, columns: &[Column<'_>]) {
         }
     }
     for (label, b) in columns {
-        for st in &b.statements {
+        for st in &b.statements.statements {
             if let Some(n) = st.not_applied {
                 let succeeded = st.requests.saturating_sub(st.errors);
                 lines.push(format!(
@@ -85,7 +86,7 @@ pub(super) fn statement_lines(out: &mut String, label: &str, b: &BackendReport) 
         "  {:<16}{:>7}{:>10}{:>7}{:>18}{:>7}{:>9}{:>8}{:>8}",
         "", "[%]", "", "[%]", "[req/s]", "", "[ms]", "[ms]", "[ms]"
     );
-    for st in &b.statements {
+    for st in &b.statements.statements {
         // In ms; `n/a` when none of its requests succeeded (nothing was measured).
         let latency = |ns: f64| {
             if st.requests > st.errors {
@@ -116,7 +117,7 @@ pub(super) fn statement_lines(out: &mut String, label: &str, b: &BackendReport) 
 pub(super) fn statement_tables(out: &mut String, columns: &[Column<'_>]) {
     let mut names: Vec<&str> = Vec::new();
     for (_, b) in columns {
-        for st in &b.statements {
+        for st in &b.statements.statements {
             if !names.contains(&st.name.as_str()) {
                 names.push(&st.name);
             }
@@ -145,6 +146,7 @@ pub(super) fn statement_metrics(name: &str) -> Vec<Metric<'_>> {
     let of = move |f: fn(&StatementReport) -> Value| {
         move |b: &BackendReport| {
             b.statements
+                .statements
                 .iter()
                 .find(|s| s.name == name)
                 .map_or(Value::Missing, f)
@@ -153,17 +155,18 @@ pub(super) fn statement_metrics(name: &str) -> Vec<Metric<'_>> {
     // Its latency figure in ms, `n/a` when none of its requests succeeded (nothing was
     // measured).
     let latency = move |f: fn(&LatencySummary) -> u64| {
-        move |b: &BackendReport| match b.statements.iter().find(|s| s.name == name) {
+        move |b: &BackendReport| match b.statements.statements.iter().find(|s| s.name == name) {
             Some(s) if s.requests > s.errors => Value::Num(ms(f(&s.latency_ns) as f64)),
             _ => Value::Missing,
         }
     };
-    let mean = move |b: &BackendReport| match b.statements.iter().find(|s| s.name == name) {
-        Some(s) if s.requests > s.errors => {
-            Value::Margin(ms(s.latency_ns.mean), ms(s.latency_ns.mean_margin))
-        }
-        _ => Value::Missing,
-    };
+    let mean =
+        move |b: &BackendReport| match b.statements.statements.iter().find(|s| s.name == name) {
+            Some(s) if s.requests > s.errors => {
+                Value::Margin(ms(s.latency_ns.mean), ms(s.latency_ns.mean_margin))
+            }
+            _ => Value::Missing,
+        };
     vec![
         Metric::new(
             "throughput",

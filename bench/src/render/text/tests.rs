@@ -74,7 +74,7 @@ fn fixture(driver: &str, k: f64, counted: bool) -> BackendReport {
         b.syscalls.syscall_kinds_unavailable = Some("perf_event_paranoid is 3".into());
         b.io_uring.io_uring_unavailable = Some("no io_uring tracepoints".into());
     }
-    b.samples = (0..6)
+    b.samples.samples = (0..6)
         .map(|i| SampleReport {
             segment: 0,
             start_s: f64::from(i),
@@ -100,7 +100,7 @@ fn fixture(driver: &str, k: f64, counted: bool) -> BackendReport {
 /// (a different spread per sample, so that per-sample percentiles vary).
 fn with_histograms(driver: &str, scale: f64) -> BackendReport {
     let mut b = fixture(driver, 1.0, true);
-    b.samples = (0..12)
+    b.samples.samples = (0..12)
         .map(|i| {
             let mut h = crate::stats::LatencyHistogram::new();
             for v in 1..=1000u64 {
@@ -224,7 +224,7 @@ fn the_verdict_gives_holm_adjusted_p_values_and_says_so() {
     for (k, name) in ["scylla", "doppio-uring"].into_iter().enumerate() {
         let mut b = BackendRun::default().report(name);
         b.throughput.requests = 6000;
-        b.segments = (0..6)
+        b.segments.segments = (0..6)
             .map(|round| SegmentFigures {
                 round,
                 position: (round + k) % 2,
@@ -461,7 +461,7 @@ fn with_statements(driver: &str, k: f64, failing: bool) -> BackendReport {
     b.throughput.errors = if failing { 250 } else { 0 };
     b.throughput.errors_by_kind = [("overloaded".to_owned(), b.throughput.errors)].into();
     b.result_rows.rows = Some(b.throughput.requests - b.throughput.errors);
-    b.statements = vec![
+    b.statements.statements = vec![
         statement("read", 3.0, 750, 0),
         statement("write", 1.0, 250, if failing { 250 } else { 0 }),
     ];
@@ -531,7 +531,7 @@ fn statements_get_a_line_each_for_one_backend_and_side_by_side_tables_for_two() 
     // mean latency did not change at all (p = 1); none beside an n/a (write's mean).
     let with_samples = |b: &BackendReport, k: f64| {
         let mut b = b.clone();
-        b.samples = (0..16)
+        b.samples.samples = (0..16)
             .map(|i| SampleReport {
                 segment: 0,
                 start_s: f64::from(i),
@@ -592,7 +592,7 @@ fn statements_get_a_line_each_for_one_backend_and_side_by_side_tables_for_two() 
     );
     // One statement: nothing beyond the totals.
     let mut single = with_statements("doppio", 1.0, false);
-    single.statements.truncate(1);
+    single.statements.statements.truncate(1);
     let mut out = String::new();
     compare_sections(&mut out, &[("doppio".into(), &single)]);
     assert!(!out.contains("STATEMENT"), "{out}");

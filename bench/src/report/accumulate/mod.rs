@@ -9,23 +9,28 @@ use super::figure::context_switches::ContextSwitchFigures;
 use super::figure::driver_counts::DriverCountFigures;
 use super::figure::hardware::HardwareFigures;
 use super::figure::latency::LatencyFigures;
+use super::figure::machines::MachineList;
 use super::figure::memory::MemoryFigures;
 use super::figure::rows::RowFigures;
+use super::figure::samples::{SampleFigures, SampleReport};
 use super::figure::scylla_shards::ScyllaShardFigures;
+use super::figure::segments::SegmentList;
+pub use super::figure::segments::SegmentMark;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::socket_batching::SocketBatchingFigures;
+use super::figure::statements::{StatementFigures, StatementInfo};
 use super::figure::syscalls::SyscallFigures;
 use super::figure::throughput::ThroughputFigures;
 use super::figure::uring::{IoUringFigures, UringEnterFigures};
-use super::schema::*;
+use super::schema::{BackendReport, WaterfallReport, WhileParked};
 use crate::backend::{add_counts, DriverCounters};
 use crate::engine::drive::PhaseOutcome;
 use crate::engine::spill::{SpilledSamples, StoredSample};
-use crate::engine::statements::{merge_totals, StatementCounts, StatementTotals};
+use crate::engine::statements::{merge_totals, StatementTotals};
 use crate::probe::hw_counters::{HwCounts, Unavailable};
 use crate::probe::process_cost::{ApartCost, ByKind, Cost, IoUringOps};
 use crate::probe::server_cpu::ServerLoad;
-use crate::stats::{estimate, LatencyHistogram};
+use crate::stats::LatencyHistogram;
 
 /// Raw overhead counters of a backend's measured segments.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -123,21 +128,6 @@ pub struct BackendRun {
     /// What its threads did while other backends' segments were measured: the other
     /// segments it sat parked through, and their sum.
     pub parked: Option<(u64, ApartCost)>,
-}
-
-/// Where a measured segment ran in its round and what it cost the client.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct SegmentMark {
-    /// The round (the segment's number).
-    pub round: usize,
-    /// Its place in the round's order.
-    pub position: usize,
-    /// Client CPU, seconds (user and system), when measured.
-    pub cpu_s: Option<f64>,
-    /// System calls, when counted.
-    pub syscalls: Option<u64>,
-    /// The node's load, when it was measured.
-    pub server: Option<ServerLoad>,
 }
 
 /// Adds a segment's count `part` to `total`. A count missing from any segment (`why` says
@@ -371,48 +361,32 @@ impl BackendRun {
                         service_means.push(s.service.mean);
                     }
                 }
-                samples.push(SampleReport {
+                let start = self.segment_starts_unix_s.get(segment).copied().flatten();
+                samples.push(SampleReport::of(
+                    &s,
                     segment,
-                    start_s: s.start.as_secs_f64(),
-                    duration_s: s.duration.as_secs_f64(),
-                    requests: s.requests,
-                    errors: s.error_count(),
-                    throughput_rps: s.throughput(),
-                    latency_mean_ns: s.latency.mean,
-                    latency_p50_ns: s.latency.p50,
-                    latency_p99_ns: s.latency.p99,
-                    histogram: s.latency.base64.clone(),
-                    start_unix_s: self
-                        .segment_starts_unix_s
-                        .get(segment)
-                        .copied()
-                        .flatten()
-                        .map(|t| t + s.start.as_secs_f64()),
-                    statements: (0..self.statement_info.len())
-                        .map(|k| {
-                            let c = s.statements.get(k).copied().unwrap_or_default();
-                            sample_statement(&c, s.duration.as_secs_f64())
-                        })
-                        .collect(),
-                    requests_by_node: s.requests_by_node.clone(),
-                    tablet_misroutes: s.tablet_misroutes,
-                    target_rps: s.target_rps,
-                });
+                    start,
+                    self.statement_info.len(),
+                ));
             }
         }
         let elapsed: f64 = self.elapsed_s.iter().sum();
         let o = &self.overhead;
-        let statements = self.statement_reports(&samples, elapsed, requests);
-        let segments = self.segment_figures(&segment_requests);
+        let statements = StatementFigures::of(
+            &self.statement_info,
+            &self.statements,
+            &samples,
+            elapsed,
+            requests,
+            self.rows_counted,
+        );
+        let segments = SegmentList::of(&self.marks, &segment_requests, &self.elapsed_s);
         let server_cpu = ServerCpuFigures::of(
             self.marks
                 .iter()
                 .map(|m| m.server)
                 .zip(self.elapsed_s.iter().copied()),
-            segments
-                .iter()
-                .filter(|s| s.server_saturated == Some(true))
-                .count(),
+            segments.saturated(),
             requests,
             elapsed,
         );
@@ -460,11 +434,9 @@ impl BackendRun {
                 lateness,
                 self.send_lateness.as_ref(),
             ),
-            samples,
-            histogram: latency.to_base64(),
-            service_histogram: service.to_base64(),
+            samples: SampleFigures::of(samples, latency, service),
             result_rows: RowFigures::of(self.rows_counted, rows, elapsed, o.user_s + o.sys_s),
-            machines: None,
+            machines: MachineList::of(),
             statements,
             segments,
             server_cpu,
@@ -473,143 +445,6 @@ impl BackendRun {
             waterfall: self.waterfall.as_ref().map(WaterfallReport::of),
         }
     }
-
-    /// Each marked segment's own figures, with `requests` (per segment, in order) and its
-    /// measured time; none when the segments were not marked (findmax's steps).
-    fn segment_figures(&self, requests: &[u64]) -> Vec<SegmentFigures> {
-        self.marks
-            .iter()
-            .zip(requests)
-            .zip(&self.elapsed_s)
-            .map(|((m, &n), &elapsed_s)| {
-                let per_req = |x: f64| (n > 0).then(|| x / n as f64);
-                SegmentFigures {
-                    round: m.round,
-                    position: m.position,
-                    requests: n,
-                    elapsed_s,
-                    throughput_rps: if elapsed_s > 0.0 {
-                        n as f64 / elapsed_s
-                    } else {
-                        0.0
-                    },
-                    cpu_us_per_req: m.cpu_s.and_then(|s| per_req(s * 1e6)),
-                    syscalls_per_req: m.syscalls.and_then(|c| per_req(c as f64)),
-                    server_cpu_us_per_req: m.server.and_then(|l| per_req(l.cpu_s * 1e6)),
-                    server_utilisation: m.server.map(|l| l.utilisation),
-                    machine_idle: m.server.and_then(|l| l.machine_idle),
-                    server_saturated: m
-                        .server
-                        .map(|l| l.saturated(m.cpu_s.unwrap_or(f64::INFINITY))),
-                }
-            })
-            .collect()
-    }
-
-    /// Each run statement's entry: its totals, and its margins from `samples` (the
-    /// backend's, which carry every statement's per-interval figures).
-    fn statement_reports(
-        &self,
-        samples: &[SampleReport],
-        elapsed: f64,
-        requests: u64,
-    ) -> Vec<StatementReport> {
-        let empty = StatementTotals::default();
-        self.statement_info
-            .iter()
-            .enumerate()
-            .map(|(k, info)| {
-                let t = self.statements.get(k).unwrap_or(&empty);
-                let (throughputs, means) = statement_series(samples, k);
-                let sequence = info.kind.as_deref() == Some("sequence");
-                StatementReport {
-                    name: info.name.clone(),
-                    cql: info.cql.clone(),
-                    kind: info.kind.clone(),
-                    not_applied: info.conditional.then_some(t.not_applied),
-                    weight: info.weight,
-                    weight_share: info.weight_share,
-                    requests: t.requests,
-                    // A sequence's iterations are not requests: no share of them.
-                    request_share: if sequence {
-                        0.0
-                    } else {
-                        share(t.requests, requests)
-                    },
-                    throughput_rps: per_second(t.requests, elapsed),
-                    throughput_margin_rps: margin(&throughputs),
-                    errors: t.error_count(),
-                    errors_by_kind: t
-                        .errors
-                        .iter()
-                        .map(|(k, n)| ((*k).to_owned(), *n))
-                        .collect(),
-                    rows: self.rows_counted.then_some(t.rows),
-                    latency_ns: LatencySummary::of(&t.latency, &means),
-                    histogram: t.latency.to_base64(),
-                }
-            })
-            .collect()
-    }
-}
-
-/// `part` over `whole` (0 when `whole` is 0).
-pub(crate) fn share(part: u64, whole: u64) -> f64 {
-    if whole > 0 {
-        part as f64 / whole as f64
-    } else {
-        0.0
-    }
-}
-
-/// `n` over `seconds` (0 when no time passed).
-pub(crate) fn per_second(n: u64, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        n as f64 / seconds
-    } else {
-        0.0
-    }
-}
-
-/// The 99 % confidence half-width of the mean of `xs` by batch means (0 when there are too
-/// few samples to tell).
-pub(crate) fn margin(xs: &[f64]) -> f64 {
-    let e = estimate(xs, 0.99);
-    if e.margin.is_finite() {
-        e.margin
-    } else {
-        0.0
-    }
-}
-
-/// A statement's figures in an interval of `duration_s` seconds.
-fn sample_statement(c: &StatementCounts, duration_s: f64) -> SampleStatement {
-    SampleStatement {
-        requests: c.requests,
-        errors: c.errors,
-        throughput_rps: per_second(c.requests, duration_s),
-        latency_mean_ns: c.mean_latency_ns(),
-    }
-}
-
-/// Statement `k`'s per-sample throughputs and mean latencies (the latter of the samples in
-/// which it succeeded) over the full samples: a last sample under half an interval is
-/// left out, as in the totals' margins.
-pub(crate) fn statement_series(samples: &[SampleReport], k: usize) -> (Vec<f64>, Vec<f64>) {
-    let half = samples.first().map_or(0.0, |s| s.duration_s) * 0.5;
-    let mut throughputs = Vec::new();
-    let mut means = Vec::new();
-    for s in samples
-        .iter()
-        .filter(|s| s.duration_s > 0.0 && s.duration_s >= half)
-    {
-        let st = s.statements.get(k).cloned().unwrap_or_default();
-        throughputs.push(st.throughput_rps);
-        if st.requests > st.errors {
-            means.push(st.latency_mean_ns);
-        }
-    }
-    (throughputs, means)
 }
 
 #[cfg(test)]

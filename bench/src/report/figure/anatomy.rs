@@ -1,12 +1,13 @@
 //! The anatomy figure (`--anatomy`, `--flamegraph`): the client's CPU per request split by
 //! the layer that owns each sampled stack; computed from the folded stacks by the run, left
-//! out of a merge, and its ANATOMY rows and notes (the client-CPU row it splits stays in
-//! `render/text/compare.rs`).
+//! out of a merge, and its ANATOMY rows and notes (the first, the client CPU it splits, over
+//! the client CPU figure).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::client_cpu::ClientCpuFigures;
 use crate::report::cell::{Row, Value};
 
 /// The client's CPU per request split by the layer that owns each sampled stack
@@ -66,6 +67,14 @@ impl AnatomyReport {
     /// In a merge: none (each machine's stacks are its own).
     pub fn pooled() -> Option<Self> {
         None
+    }
+
+    /// ANATOMY's first row, over the client CPU figure: the CPU per request it splits.
+    pub fn cpu_row<'a>() -> Row<'a, ClientCpuFigures> {
+        Row::new("client CPU", "", 2, |c: &ClientCpuFigures| {
+            Value::Num(c.cpu_us_per_req)
+        })
+        .change()
     }
 
     /// ANATOMY's rows after the client CPU: every layer's part (0 where a layer had no

@@ -13,7 +13,10 @@
 //! ScyllaDB shard of each node; [`server_cpu`], the node's CPU, utilisation and saturated
 //! segments; [`anatomy`], the client CPU split by layer (`--anatomy`); [`waterfall`], the
 //! timed requests' stages (`--waterfall`); [`while_parked`], what a backend's threads did
-//! while the others' segments were measured.
+//! while the others' segments were measured; [`samples`], every sample interval and the
+//! whole run's latency and service-time histograms; [`statements`], each run statement's
+//! own figures; [`segments`], each measured segment's own figures (what the VERDICT pairs);
+//! [`machines`], each loader machine's own figures in a merged report.
 //!
 //! What a figure file holds (see `syscalls.rs` for the pattern):
 //! - its struct (`serde`, `Default`), placed in `BackendReport` (`report/schema.rs`) as a
@@ -31,25 +34,34 @@
 //! - `rows()`: its rows of the text report's tables as `report::cell::Row`s over its own
 //!   struct, which `render/text/compare.rs` reads through the entry
 //!   (`Metric::all(rows, |b| &b.x)`), and `missing()`: the `(what, why)` pairs of
-//!   OVERHEAD's "not counted" notes;
+//!   OVERHEAD's "not counted" notes. A row that reads another figure too is over that
+//!   figure (ANATOMY's client CPU, `AnatomyReport::cpu_row`, over `ClientCpuFigures`), or,
+//!   when it reads two, over the entry as a type parameter with the parts it reads picked by
+//!   the caller (WATERFALL's end to end, `WaterfallReport::end_to_end_row`), so that the
+//!   figure still names neither schema.rs nor the entry. A figure whose text is a section of
+//!   its own rather than rows of the comparison tables (statements: STATEMENTS, one line or
+//!   one table per statement; machines: MACHINES) keeps that section in `render/text/`;
+//!   one with no text (samples, segments) has no rows;
 //! - its Prometheus lines, if `render/prometheus.rs` has any (none so far: the exposition
 //!   counts from the live `Cost`s, not from the report).
 //!
 //! Adding one (moving a figure out of the flat entry): write its file here; replace its
 //! fields in `BackendReport` by one flattened field; replace their lines in
 //! `BackendRun::report` by `of`, in `merge_backend` by `pooled`, in `render/text/compare.rs`'s
-//! `tables` by `Metric::all`; update the readers (`verdict.rs`, `command/sweep.rs`,
-//! `experiment/curve.rs`, `render/svg/`, `report/curve*.rs`, tests) to `b.<figure>.<field>`. Then
+//! `tables` by `Metric::all`; update the readers (`verdict.rs`, `render/*_table.rs`,
+//! `experiment/`, `render/svg/`, `report/curve.rs`, `command/hdr.rs`, tests) to
+//! `b.<figure>.<field>`. Then
 //! `cargo test -p doppio-bench --test it report_round_trip` (the JSON byte for byte) and
 //! `doppio show` of the fixture, alone and against itself, diffed with the output before.
 //!
-//! Still flat in `BackendReport` (to move the same way): the samples and the histograms,
-//! statements, segments, machines. `anatomy`, `waterfall` and
-//! `while_parked` are plain (not flattened) `Option` fields whose rows read the `Option`;
-//! the one row of anatomy and of waterfall that reads the entry too (ANATOMY's client CPU,
-//! WATERFALL's end to end, which falls back on the entry's latency) stays in
-//! `render/text/compare.rs`, and `AnatomyReport::new` is called by `experiment/stacks.rs` once
-//! the stacks are folded.
+//! Nothing is flat in `BackendReport` any more but the driver's name: every other field is
+//! a figure's, flattened (JSON unchanged), or a plain `Option` field for `anatomy`,
+//! `waterfall` and `while_parked`, whose rows read the `Option`. `AnatomyReport::new` is
+//! called by `experiment/stacks.rs` once the stacks are folded, not by `of`.
+//!
+//! A figure's struct holding a list (`samples`, `statements`, `segments`, `machines`) is
+//! flattened like the others with the list as a named field inside (a `Vec` cannot be
+//! flattened itself), keeping its name and its `#[serde(default)]`.
 
 pub mod anatomy;
 pub mod client_cpu;
@@ -57,11 +69,15 @@ pub mod context_switches;
 pub mod driver_counts;
 pub mod hardware;
 pub mod latency;
+pub mod machines;
 pub mod memory;
 pub mod rows;
+pub mod samples;
 pub mod scylla_shards;
+pub mod segments;
 pub mod server_cpu;
 pub mod socket_batching;
+pub mod statements;
 pub mod syscalls;
 pub mod throughput;
 pub mod uring;

@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::report::cell::{Row, SampleFigure, Value};
-use crate::report::pool::Part;
-use crate::stats::estimate;
+use crate::report::pool::{margin, Part};
 
 /// A backend's requests, errors and throughput (`BackendReport`'s fields, flattened: the
 /// names are the JSON's).
@@ -30,17 +29,6 @@ pub struct ThroughputFigures {
     pub elapsed_s: f64,
 }
 
-/// The 99 % confidence half-width of the mean of the full samples' `throughputs` (0 when
-/// there are too few to have one).
-fn margin_of(throughputs: &[f64]) -> f64 {
-    let tp = estimate(throughputs, 0.99);
-    if tp.margin.is_finite() {
-        tp.margin
-    } else {
-        0.0
-    }
-}
-
 impl ThroughputFigures {
     /// The figure of `requests` over `elapsed` seconds, its margin from the full samples'
     /// `throughputs`, and the errors counted by kind with each kind's first message.
@@ -57,7 +45,7 @@ impl ThroughputFigures {
             } else {
                 0.0
             },
-            throughput_margin_rps: margin_of(throughputs),
+            throughput_margin_rps: margin(throughputs),
             requests,
             errors: errors_by_kind.values().sum(),
             errors_by_kind,
@@ -84,7 +72,7 @@ impl ThroughputFigures {
         }
         ThroughputFigures {
             throughput_rps: parts.iter().map(|(_, _, b)| b.throughput_rps).sum(),
-            throughput_margin_rps: margin_of(throughputs),
+            throughput_margin_rps: margin(throughputs),
             requests: parts.iter().map(|(_, _, b)| b.requests).sum(),
             errors: parts.iter().map(|(_, _, b)| b.errors).sum(),
             errors_by_kind,

@@ -1,10 +1,11 @@
 //! The waterfall figure (`--waterfall N`): the latency of the requests doppio timed, stage
 //! by stage; computed from the measured segments' stages, left out of a merge, and its
 //! WATERFALL rows and notes (the end-to-end row, which falls back on the entry's latency,
-//! stays in `render/text/compare.rs`).
+//! over the entry through the two parts it reads).
 
 use serde::{Deserialize, Serialize};
 
+use super::latency::LatencyFigures;
 use crate::report::cell::{Row, Value};
 
 /// The timed requests' latency split into stages ([`crate::engine::waterfall`]).
@@ -82,6 +83,23 @@ impl WaterfallReport {
                 .change()
             })
             .collect()
+    }
+
+    /// WATERFALL's end-to-end row over a backend's entry `E`, whose waterfall and latency
+    /// figures `waterfall` and `latency` pick: the timed requests' mean latency (which the
+    /// stages add up to), or the entry's mean latency where none was timed (a backend
+    /// without stage hooks, scylla).
+    pub fn end_to_end_row<'a, E: 'a>(
+        waterfall: fn(&E) -> &Option<Self>,
+        latency: fn(&E) -> &LatencyFigures,
+    ) -> Row<'a, E> {
+        Row::new("end to end", "", 3, move |b: &E| {
+            let mean_ns = waterfall(b)
+                .as_ref()
+                .map_or(latency(b).latency_ns.mean, |w| w.end_to_end.mean_ns);
+            Value::Num(mean_ns / 1e3)
+        })
+        .change()
     }
 
     /// WATERFALL's rows after the end to end: the timed requests' count.

@@ -29,27 +29,29 @@
 
 use std::collections::BTreeMap;
 
-use super::accumulate::{margin, statement_series};
 use super::figure::anatomy::AnatomyReport;
 use super::figure::client_cpu::ClientCpuFigures;
 use super::figure::context_switches::ContextSwitchFigures;
 use super::figure::driver_counts::DriverCountFigures;
 use super::figure::hardware::HardwareFigures;
 use super::figure::latency::LatencyFigures;
+use super::figure::machines::{MachineList, MachineParts};
 use super::figure::memory::MemoryFigures;
 use super::figure::rows::RowFigures;
+use super::figure::samples::SampleFigures;
 use super::figure::scylla_shards::ScyllaShardFigures;
+use super::figure::segments::SegmentList;
 use super::figure::server_cpu::ServerCpuFigures;
 use super::figure::socket_batching::SocketBatchingFigures;
+use super::figure::statements::StatementFigures;
 use super::figure::syscalls::SyscallFigures;
 use super::figure::throughput::ThroughputFigures;
 use super::figure::uring::{IoUringFigures, UringEnterFigures};
 use super::figure::waterfall::WaterfallReport;
 use super::figure::while_parked::WhileParked;
-use super::pool::Part;
-use super::schema::{LatencySummary, MachineFigures, MergedInput};
-use super::{BackendReport, Report, RunConfig, SampleReport, SampleStatement, StatementReport};
-use crate::stats::{LatencyHistogram, StatsError};
+use super::pool::{Part, PoolError};
+use super::schema::{BackendReport, MergedInput, Report, RunConfig};
+use crate::stats::StatsError;
 
 /// Why reports could not be merged.
 #[derive(Debug, thiserror::Error)]
@@ -138,35 +140,11 @@ pub enum MergeError {
     },
 }
 
-impl MachineFigures {
-    /// `b`'s own figures, of the machine whose report is `file`.
-    fn of(file: &str, b: &BackendReport) -> Self {
-        Self {
-            file: file.to_owned(),
-            requests: b.throughput.requests,
-            errors: b.throughput.errors,
-            throughput_rps: b.throughput.throughput_rps,
-            elapsed_s: b.throughput.elapsed_s,
-            cpu_us_per_req: b.client_cpu.cpu_us_per_req,
-            cpu_user_us_per_req: b.client_cpu.cpu_user_us_per_req,
-            cpu_sys_us_per_req: b.client_cpu.cpu_sys_us_per_req,
-            syscalls_per_req: b.syscalls.syscalls_per_req,
-            syscalls_unavailable: b.syscalls.syscalls_unavailable.clone(),
-            io_uring_submitted_per_req: b.io_uring.io_uring_submitted_per_req,
-            ctx_switches_per_req: b.context_switches.ctx_switches_per_req,
-            allocations_per_req: b.memory.allocations_per_req,
-            peak_rss_bytes: b.memory.peak_rss_bytes,
-            requests_per_flush: b.socket_batching.requests_per_flush,
-            requests_per_read: b.socket_batching.requests_per_read,
-        }
-    }
-}
-
 /// The wall-clock span (Unix seconds) of `r`'s measured samples, if they have one.
 fn measured_span(r: &Report) -> Option<(f64, f64)> {
     r.backends
         .values()
-        .flat_map(|b| b.samples.iter())
+        .flat_map(|b| b.samples.samples.iter())
         .filter_map(|s| s.start_unix_s.map(|t| (t, t + s.duration_s)))
         .fold(None, |span, (from, to)| match span {
             None => Some((from, to)),
@@ -429,38 +407,21 @@ fn describe(r: &Report) -> String {
         })
 }
 
-/// One aligned interval of the merged samples, while it is being summed.
-#[derive(Default)]
-struct Bin {
-    requests: u64,
-    errors: u64,
-    throughput_rps: f64,
-    duration_s: f64,
-    latency: LatencyHistogram,
-    statements: Vec<StatementBin>,
-    requests_by_node: BTreeMap<String, u64>,
-    /// The machines' tablet misroutes summed (`None` when none counted them).
-    tablet_misroutes: Option<u64>,
-    /// The machines' target rates summed (`None` when none had one).
-    target_rps: Option<f64>,
-}
-
-/// One statement's figures in an aligned interval, while they are being summed.
-#[derive(Default, Clone, Copy)]
-struct StatementBin {
-    requests: u64,
-    errors: u64,
-    throughput_rps: f64,
-    /// Sum over the machines of their mean latency times their successes, ns.
-    latency_sum_ns: f64,
-}
-
-fn decode(file: &str, driver: &str, text: &str) -> Result<LatencyHistogram, MergeError> {
-    LatencyHistogram::from_base64(text).map_err(|source| MergeError::Histogram {
-        file: file.to_owned(),
-        driver: driver.to_owned(),
-        source,
-    })
+impl MergeError {
+    /// Why `driver`'s figures of the machines could not be pooled.
+    fn pooling(driver: &str) -> impl Fn(PoolError) -> Self + '_ {
+        move |e| match e {
+            PoolError::NoWallClock { file } => MergeError::NoWallClock {
+                file,
+                driver: driver.to_owned(),
+            },
+            PoolError::Histogram { file, source } => MergeError::Histogram {
+                file,
+                driver: driver.to_owned(),
+                source,
+            },
+        }
+    }
 }
 
 fn merge_backend(
@@ -468,14 +429,24 @@ fn merge_backend(
     parts: &[(&str, &BackendReport)],
     interval_s: f64,
 ) -> Result<BackendReport, MergeError> {
-    let mut latency = LatencyHistogram::new();
-    let mut service = LatencyHistogram::new();
+    let requests: u64 = parts.iter().map(|(_, b)| b.throughput.requests).sum();
+    // Each machine's part of a figure, for the figures' pooling.
+    fn each<'a, T>(
+        parts: &[(&'a str, &'a BackendReport)],
+        figure: fn(&BackendReport) -> &T,
+    ) -> Vec<Part<'a, T>> {
+        parts
+            .iter()
+            .map(|(f, b)| (*f, b.throughput.requests, figure(b)))
+            .collect()
+    }
+    let pooling = MergeError::pooling(driver);
+    let (samples, latency, service) =
+        SampleFigures::pooled(&each(parts, |b| &b.samples), interval_s).map_err(&pooling)?;
     // Every machine's send lateness when each has one; else none (a partial merge would
     // pass for the whole).
     let mut lateness = Some(crate::engine::lateness::SendLateness::default());
     for (file, b) in parts {
-        latency.merge(&decode(file, driver, &b.histogram)?);
-        service.merge(&decode(file, driver, &b.service_histogram)?);
         lateness = match (lateness, &b.latency.send_lateness) {
             (Some(mut l), Some(part)) => {
                 l.merge(&part.histograms().map_err(|source| MergeError::Histogram {
@@ -488,34 +459,28 @@ fn merge_backend(
             _ => None,
         };
     }
-    let samples = align_samples(driver, parts, interval_s)?;
-    let full: Vec<&SampleReport> = samples
+    let (throughputs, means) = samples.full_series(interval_s);
+    let statements =
+        StatementFigures::pooled(&each(parts, |b| &b.statements), &samples.samples, requests)
+            .map_err(&pooling)?;
+    let machines: Vec<(&str, MachineParts<'_>)> = parts
         .iter()
-        .filter(|s| s.duration_s >= 0.5 * interval_s)
+        .map(|(f, b)| {
+            let p = MachineParts {
+                throughput: &b.throughput,
+                client_cpu: &b.client_cpu,
+                syscalls: &b.syscalls,
+                io_uring: &b.io_uring,
+                context_switches: &b.context_switches,
+                memory: &b.memory,
+                socket_batching: &b.socket_batching,
+            };
+            (*f, p)
+        })
         .collect();
-    let throughputs: Vec<f64> = full.iter().map(|s| s.throughput_rps).collect();
-    let means: Vec<f64> = full
-        .iter()
-        .filter(|s| s.requests > s.errors)
-        .map(|s| s.latency_mean_ns)
-        .collect();
-    let requests: u64 = parts.iter().map(|(_, b)| b.throughput.requests).sum();
-    // Each machine's part of a figure, for the figures' pooling.
-    fn each<'a, T>(
-        parts: &[(&'a str, &'a BackendReport)],
-        figure: fn(&BackendReport) -> &T,
-    ) -> Vec<Part<'a, T>> {
-        parts
-            .iter()
-            .map(|(f, b)| (*f, b.throughput.requests, figure(b)))
-            .collect()
-    }
-    let statements = merge_statements(driver, parts, &samples, requests)?;
     Ok(BackendReport {
         statements,
-        // Machines' segments are each their own machine's (their CPU is not additive across
-        // rounds of different machines): a merged report keeps none, and has no VERDICT.
-        segments: Vec::new(),
+        segments: SegmentList::pooled(),
         server_cpu: ServerCpuFigures::pooled(),
         anatomy: AnatomyReport::pooled(),
         waterfall: WaterfallReport::pooled(),
@@ -541,176 +506,8 @@ fn merge_backend(
             lateness.as_ref(),
         ),
         samples,
-        histogram: latency.to_base64(),
-        service_histogram: service.to_base64(),
-        machines: Some(
-            parts
-                .iter()
-                .map(|(f, b)| MachineFigures::of(f, b))
-                .collect(),
-        ),
+        machines: MachineList::pooled(&machines),
     })
-}
-
-/// The run statements' entries of the machines merged: statement `k` of each machine into
-/// statement `k` (see the module's rules); none when a machine has none or a different
-/// number of them (an older report). `samples` are the aligned samples, `requests` the
-/// merged total.
-fn merge_statements(
-    driver: &str,
-    parts: &[(&str, &BackendReport)],
-    samples: &[SampleReport],
-    requests: u64,
-) -> Result<Vec<StatementReport>, MergeError> {
-    let Some((_, first)) = parts.first() else {
-        return Ok(Vec::new());
-    };
-    let n = first.statements.len();
-    if n == 0 || parts.iter().any(|(_, b)| b.statements.len() != n) {
-        return Ok(Vec::new());
-    }
-    let mut out = Vec::with_capacity(n);
-    for (k, head) in first.statements.iter().enumerate() {
-        let mut latency = LatencyHistogram::new();
-        let mut errors_by_kind: BTreeMap<String, u64> = BTreeMap::new();
-        let mut total = 0u64;
-        for (file, b) in parts {
-            let st = &b.statements[k];
-            latency.merge(&decode(file, driver, &st.histogram)?);
-            total += st.requests;
-            for (kind, m) in &st.errors_by_kind {
-                *errors_by_kind.entry(kind.clone()).or_default() += m;
-            }
-        }
-        let (throughputs, means) = statement_series(samples, k);
-        out.push(StatementReport {
-            name: head.name.clone(),
-            cql: head.cql.clone(),
-            kind: head.kind.clone(),
-            not_applied: parts
-                .iter()
-                .map(|(_, b)| b.statements[k].not_applied)
-                .sum::<Option<u64>>(),
-            weight: head.weight,
-            weight_share: head.weight_share,
-            requests: total,
-            request_share: if head.kind.as_deref() == Some("sequence") {
-                0.0
-            } else {
-                super::accumulate::share(total, requests)
-            },
-            throughput_rps: parts
-                .iter()
-                .map(|(_, b)| b.statements[k].throughput_rps)
-                .sum(),
-            throughput_margin_rps: margin(&throughputs),
-            errors: parts.iter().map(|(_, b)| b.statements[k].errors).sum(),
-            errors_by_kind,
-            rows: parts
-                .iter()
-                .map(|(_, b)| b.statements[k].rows)
-                .sum::<Option<u64>>(),
-            latency_ns: LatencySummary::of(&latency, &means),
-            histogram: latency.to_base64(),
-        });
-    }
-    Ok(out)
-}
-
-/// The machines' samples on one wall-clock grid per segment: the grid starts at the
-/// earliest sample of the segment and steps by the sample interval; each sample joins the
-/// grid interval nearest its start.
-fn align_samples(
-    driver: &str,
-    parts: &[(&str, &BackendReport)],
-    interval_s: f64,
-) -> Result<Vec<SampleReport>, MergeError> {
-    let mut origin: BTreeMap<usize, f64> = BTreeMap::new();
-    for (file, b) in parts {
-        for s in &b.samples {
-            let t = s.start_unix_s.ok_or_else(|| MergeError::NoWallClock {
-                file: (*file).to_owned(),
-                driver: driver.to_owned(),
-            })?;
-            let o = origin.entry(s.segment).or_insert(t);
-            *o = o.min(t);
-        }
-    }
-    let step = if interval_s > 0.0 { interval_s } else { 1.0 };
-    let mut bins: BTreeMap<(usize, u64), Bin> = BTreeMap::new();
-    for (file, b) in parts {
-        for s in &b.samples {
-            let (Some(t), Some(o)) = (s.start_unix_s, origin.get(&s.segment)) else {
-                continue;
-            };
-            let index = ((t - o) / step).round().max(0.0) as u64;
-            let bin = bins.entry((s.segment, index)).or_default();
-            bin.requests += s.requests;
-            bin.errors += s.errors;
-            bin.throughput_rps += s.throughput_rps;
-            if let Some(t) = s.target_rps {
-                *bin.target_rps.get_or_insert(0.0) += t;
-            }
-            bin.duration_s = bin.duration_s.max(s.duration_s);
-            bin.latency.merge(&decode(file, driver, &s.histogram)?);
-            for (node, n) in &s.requests_by_node {
-                *bin.requests_by_node.entry(node.clone()).or_default() += n;
-            }
-            if let Some(n) = s.tablet_misroutes {
-                *bin.tablet_misroutes.get_or_insert(0) += n;
-            }
-            if bin.statements.len() < s.statements.len() {
-                bin.statements
-                    .resize(s.statements.len(), StatementBin::default());
-            }
-            for (b, st) in bin.statements.iter_mut().zip(&s.statements) {
-                b.requests += st.requests;
-                b.errors += st.errors;
-                b.throughput_rps += st.throughput_rps;
-                b.latency_sum_ns +=
-                    st.latency_mean_ns * st.requests.saturating_sub(st.errors) as f64;
-            }
-        }
-    }
-    Ok(bins
-        .into_iter()
-        .map(|((segment, index), bin)| {
-            let start_s = index as f64 * step;
-            SampleReport {
-                segment,
-                start_s,
-                duration_s: bin.duration_s,
-                requests: bin.requests,
-                errors: bin.errors,
-                throughput_rps: bin.throughput_rps,
-                latency_mean_ns: bin.latency.mean(),
-                latency_p50_ns: bin.latency.value_at_percentile(50.0),
-                latency_p99_ns: bin.latency.value_at_percentile(99.0),
-                histogram: bin.latency.to_base64(),
-                start_unix_s: origin.get(&segment).map(|o| o + start_s),
-                statements: bin
-                    .statements
-                    .iter()
-                    .map(|b| {
-                        let successes = b.requests.saturating_sub(b.errors);
-                        SampleStatement {
-                            requests: b.requests,
-                            errors: b.errors,
-                            throughput_rps: b.throughput_rps,
-                            latency_mean_ns: if successes > 0 {
-                                b.latency_sum_ns / successes as f64
-                            } else {
-                                0.0
-                            },
-                        }
-                    })
-                    .collect(),
-                requests_by_node: bin.requests_by_node,
-                tablet_misroutes: bin.tablet_misroutes,
-                target_rps: bin.target_rps,
-            }
-        })
-        .collect())
 }
 
 #[cfg(test)]

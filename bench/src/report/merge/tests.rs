@@ -1,7 +1,8 @@
 //! `doppio merge`'s tests: aligned samples, summed targets, statements, refused merges.
 
 use super::*;
-use crate::report::{BackendRun, WorkloadInfo};
+use crate::report::{BackendRun, SampleReport, WorkloadInfo};
+use crate::stats::LatencyHistogram;
 
 fn histogram(values: &[u64]) -> LatencyHistogram {
     let mut h = LatencyHistogram::new();
@@ -16,7 +17,7 @@ fn report(starts: &[f64], n: u64, cpu: f64, workload: &str) -> Report {
     let mut b = BackendRun::default().report("doppio");
     let h = histogram(&vec![1000; n as usize]);
     let mut whole = LatencyHistogram::new();
-    b.samples = starts
+    b.samples.samples = starts
         .iter()
         .enumerate()
         .map(|(k, t)| {
@@ -43,7 +44,7 @@ fn report(starts: &[f64], n: u64, cpu: f64, workload: &str) -> Report {
     b.throughput.requests = n * starts.len() as u64;
     b.throughput.throughput_rps = n as f64;
     b.client_cpu.cpu_us_per_req = cpu;
-    b.histogram = whole.to_base64();
+    b.samples.histogram = whole.to_base64();
     Report {
         schema_version: crate::report::SCHEMA_VERSION,
         tool: "t".into(),
@@ -109,6 +110,7 @@ fn samples_are_aligned_by_wall_clock_and_summed() {
     let d = &m.backends["doppio"];
     let got: Vec<(f64, u64, f64)> = d
         .samples
+        .samples
         .iter()
         .map(|s| (s.start_s, s.requests, s.throughput_rps))
         .collect();
@@ -123,12 +125,14 @@ fn samples_are_aligned_by_wall_clock_and_summed() {
     );
     assert_eq!(d.throughput.requests, 120);
     assert_eq!(
-        LatencyHistogram::from_base64(&d.histogram).unwrap().count(),
+        LatencyHistogram::from_base64(&d.samples.histogram)
+            .unwrap()
+            .count(),
         120
     );
     assert_eq!(d.throughput.throughput_rps, 40.0);
     // CPU per request: each machine's kept; the entry's pooled over all requests.
-    let machines = d.machines.as_ref().unwrap();
+    let machines = d.machines.machines.as_ref().unwrap();
     assert_eq!(
         machines
             .iter()
@@ -154,6 +158,7 @@ fn targets_are_summed_and_the_schedules_named() {
             .get_mut("doppio")
             .unwrap()
             .samples
+            .samples
             .iter_mut()
             .enumerate()
         {
@@ -168,6 +173,7 @@ fn targets_are_summed_and_the_schedules_named() {
     .unwrap();
     let targets: Vec<Option<f64>> = m.backends["doppio"]
         .samples
+        .samples
         .iter()
         .map(|s| s.target_rps)
         .collect();
@@ -177,11 +183,14 @@ fn targets_are_summed_and_the_schedules_named() {
         Some("ramp:1k..2k/2s + 1500")
     );
     // A machine without a limit adds nothing to the target, and is named as such.
-    for s in &mut c.backends.get_mut("doppio").unwrap().samples {
+    for s in &mut c.backends.get_mut("doppio").unwrap().samples.samples {
         s.target_rps = None;
     }
     let m = merge(&[("a".into(), a), ("c".into(), c)], Vec::new(), false).unwrap();
-    assert_eq!(m.backends["doppio"].samples[1].target_rps, Some(2000.0));
+    assert_eq!(
+        m.backends["doppio"].samples.samples[1].target_rps,
+        Some(2000.0)
+    );
     assert_eq!(
         m.config.rate_schedule.as_deref(),
         Some("ramp:1k..2k/2s + unlimited")
@@ -267,8 +276,11 @@ fn two_statements(start: f64, reads: u64, writes: u64, failed: u64) -> BackendRe
 fn statements_are_reported_and_merged_exactly() {
     let a_run = two_statements(100.0, 30, 10, 0);
     // One machine's own entry: counts add up to the totals, margins from its samples.
-    assert_eq!(a_run.statements.len(), 2);
-    let (read, write) = (&a_run.statements[0], &a_run.statements[1]);
+    assert_eq!(a_run.statements.statements.len(), 2);
+    let (read, write) = (
+        &a_run.statements.statements[0],
+        &a_run.statements.statements[1],
+    );
     assert_eq!((read.requests, write.requests), (90, 30));
     assert_eq!(read.requests + write.requests, a_run.throughput.requests);
     assert_eq!((read.weight, read.weight_share), (3.0, 0.75));
@@ -281,7 +293,7 @@ fn statements_are_reported_and_merged_exactly() {
     assert_eq!(read.rows, Some(0));
     assert!((read.latency_ns.mean - 1e6).abs() < 1e3);
     assert!((write.latency_ns.p50 as f64 - 2e6).abs() < 2e3);
-    assert_eq!(a_run.samples[1].statements[1].requests, 10);
+    assert_eq!(a_run.samples.samples[1].statements[1].requests, 10);
 
     // Machine b: its writes time out one in five; it started 1 s after a.
     let b_run = two_statements(101.0, 60, 10, 2);
@@ -296,8 +308,8 @@ fn statements_are_reported_and_merged_exactly() {
     )
     .unwrap();
     let d = &m.backends["doppio"];
-    assert_eq!(d.statements.len(), 2);
-    let (read, write) = (&d.statements[0], &d.statements[1]);
+    assert_eq!(d.statements.statements.len(), 2);
+    let (read, write) = (&d.statements.statements[0], &d.statements.statements[1]);
     assert_eq!((read.requests, write.requests), (90 + 180, 30 + 30));
     assert_eq!(read.requests + write.requests, d.throughput.requests);
     assert_eq!((read.errors, write.errors), (0, 6));
@@ -316,18 +328,23 @@ fn statements_are_reported_and_merged_exactly() {
         270
     );
     // Aligned samples: b's first sample joins a's second one.
-    let per_sample: Vec<u64> = d.samples.iter().map(|s| s.statements[0].requests).collect();
+    let per_sample: Vec<u64> = d
+        .samples
+        .samples
+        .iter()
+        .map(|s| s.statements[0].requests)
+        .collect();
     assert_eq!(per_sample, vec![30, 90, 90, 60]);
-    let mean = d.samples[1].statements[1].latency_mean_ns;
+    let mean = d.samples.samples[1].statements[1].latency_mean_ns;
     assert!((mean - 2e6).abs() < 1.0, "weighted by successes: {mean}");
 
     // A machine without per-statement figures (an older report): none in the merge.
     let mut old = b;
     if let Some(x) = old.backends.get_mut("doppio") {
-        x.statements.clear();
+        x.statements.statements.clear();
     }
     let m = merge(&[("a".into(), a), ("old".into(), old)], Vec::new(), false).unwrap();
-    assert!(m.backends["doppio"].statements.is_empty());
+    assert!(m.backends["doppio"].statements.statements.is_empty());
 }
 
 #[test]
@@ -363,7 +380,7 @@ fn meaningless_merges_are_refused() {
     assert!(matches!(e, MergeError::TooFew(1)));
     let mut old = a.clone();
     if let Some(b) = old.backends.get_mut("doppio") {
-        b.samples[0].start_unix_s = None;
+        b.samples.samples[0].start_unix_s = None;
     }
     let e = merge(&[("a".into(), a), ("old".into(), old)], Vec::new(), false).unwrap_err();
     assert!(matches!(e, MergeError::NoWallClock { .. }), "{e}");

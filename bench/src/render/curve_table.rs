@@ -1,15 +1,11 @@
-//! The load curve ([`super::curve::Curve`]) as markdown (`curve.md`): the loads, a row per
+//! The load curve ([`crate::report::curve::Curve`]) as markdown (`curve.md`): the loads, a row per
 //! backend and load with its figures, and a table of each doppio backend's CPU per request
 //! over scylla-rust-driver's at each load.
 
 use std::fmt::Write as _;
 
-use super::curve::{CpuRatio, Curve, CurvePoint, BASELINE};
-
-/// `x` with `digits` decimals, `n/a` when absent.
-fn opt(x: Option<f64>, digits: usize) -> String {
-    x.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.digits$}"))
-}
+use crate::report::cell::Value;
+use crate::report::curve::{CpuRatio, Curve, CurvePoint, BASELINE};
 
 /// A share as a percentage (`30 %`, `12.5 %`).
 fn percent(share: f64) -> String {
@@ -18,7 +14,7 @@ fn percent(share: f64) -> String {
 }
 
 /// The curve as markdown.
-pub fn markdown(c: &Curve) -> String {
+pub(crate) fn markdown(c: &Curve) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Load curve: workload {}\n", c.workload);
     loads(&mut out, c);
@@ -101,14 +97,14 @@ fn row(p: &CurvePoint) -> String {
         p.cpu_us_per_req,
         p.cpu_user_us_per_req,
         p.cpu_sys_us_per_req,
-        opt(p.server_cpu_us_per_req, 2),
-        opt(p.client_plus_server_cpu_us_per_req, 2),
-        opt(p.syscalls_per_req, 3),
+        Value::or_missing(p.server_cpu_us_per_req).text(2),
+        Value::or_missing(p.client_plus_server_cpu_us_per_req).text(2),
+        Value::or_missing(p.syscalls_per_req).text(3),
         p.ctx_switches_per_req,
-        opt(p.sleeps_per_req, 3),
+        Value::or_missing(p.sleeps_per_req).text(3),
         p.latency_p50_ns as f64 / 1e6,
         p.latency_p99_ns as f64 / 1e6,
-        opt(p.send_lateness_p50_ns.map(|n| n as f64 / 1e6), 3),
+        Value::or_missing(p.send_lateness_p50_ns.map(|n| n as f64 / 1e6)).text(3),
     )
 }
 
