@@ -42,9 +42,10 @@ mod student_t;
 mod tests;
 mod welch;
 
-pub use batch_means::{batch_count, batch_means, estimate, Estimate};
-pub use histogram::{write_interval_log, LatencyHistogram, StatsError, MAX_LATENCY_NS};
-pub use holm::holm_adjusted;
-pub use paired::{paired_ratio, paired_ratio_adjusted, PairedRatio};
-pub use student_t::{student_t_cdf, student_t_quantile, student_t_two_sided_p};
-pub use welch::{welch_t_test, welch_t_test_raw, TTest};
+pub(crate) use batch_means::estimate;
+pub use histogram::LatencyHistogram;
+pub(crate) use histogram::{write_interval_log, StatsError};
+pub(crate) use holm::holm_adjusted;
+pub(crate) use paired::{paired_ratio_adjusted, PairedRatio};
+pub(crate) use welch::welch_t_test;
+pub use welch::welch_t_test_raw;
