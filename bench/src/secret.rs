@@ -9,7 +9,7 @@ pub struct Secret(String);
 
 impl Secret {
     /// The secret itself, for the one place that must send it.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }
