@@ -19,7 +19,7 @@ mod curve;
 mod cycles;
 mod duration;
 mod findmax;
-pub mod limits;
+pub(crate) mod limits;
 mod load;
 mod results;
 mod run;
@@ -27,17 +27,16 @@ mod stress;
 #[cfg(test)]
 mod tests;
 
-pub use command::{Cli, Command, CostChildArgs, ProfileCommand, COST_CHILD};
-pub use connect::{
-    online_cores, parse_sqpoll_cpu, parse_sqpoll_idle, Connect, ConnectError, InlineWorkload,
-    SqPollCpu, DEFAULT_SQPOLL_IDLE,
-};
-pub use cost::CostArgs;
-pub use curve::CurveArgs;
-pub use cycles::CyclesArgs;
-pub use duration::parse_duration;
-pub use findmax::FindmaxArgs;
-pub use load::LoadArgs;
-pub use results::ResultArgs;
-pub use run::{RoundArgs, RunArgs};
-pub use stress::StressArgs;
+pub(crate) use command::ProfileCommand;
+pub use command::{Cli, Command, CostChildArgs, COST_CHILD};
+pub(crate) use connect::{Connect, ConnectError, InlineWorkload};
+#[cfg(test)]
+pub(crate) use connect::DEFAULT_SQPOLL_IDLE;
+pub(crate) use cost::CostArgs;
+pub(crate) use curve::CurveArgs;
+pub(crate) use cycles::CyclesArgs;
+pub(crate) use findmax::FindmaxArgs;
+pub(crate) use load::LoadArgs;
+pub(crate) use results::ResultArgs;
+pub(crate) use run::{RoundArgs, RunArgs};
+pub(crate) use stress::StressArgs;
