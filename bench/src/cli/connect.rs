@@ -157,7 +157,7 @@ pub struct Connect {
 
 /// A workload as TOML text, with the name errors give it (`doppio stress`'s legacy commands).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InlineWorkload {
+pub(crate) struct InlineWorkload {
     /// Its origin in errors, e.g. `stress-write`.
     pub(crate) name: String,
     /// The TOML.

@@ -29,9 +29,9 @@ mod tests;
 
 pub(crate) use command::ProfileCommand;
 pub use command::{Cli, Command, CostChildArgs, COST_CHILD};
-pub(crate) use connect::{Connect, ConnectError, InlineWorkload};
 #[cfg(test)]
 pub(crate) use connect::DEFAULT_SQPOLL_IDLE;
+pub(crate) use connect::{Connect, ConnectError, InlineWorkload};
 pub(crate) use cost::CostArgs;
 pub(crate) use curve::CurveArgs;
 pub(crate) use cycles::CyclesArgs;

@@ -27,7 +27,7 @@ pub mod plot;
 pub mod profile;
 pub mod run;
 pub mod schema;
-pub mod setup;
+pub(crate) mod setup;
 pub mod show;
 pub mod stress;
 pub mod sweep;
