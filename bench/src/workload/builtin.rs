@@ -6,7 +6,7 @@ use super::model::Workload;
 use super::profile;
 
 /// The built-in workloads, by name: the TOML files in `bench/workloads/`.
-pub const BUILT_INS: &[(&str, &str)] = &[
+pub(crate) const BUILT_INS: &[(&str, &str)] = &[
     ("read", include_str!("../../workloads/read.toml")),
     ("write", include_str!("../../workloads/write.toml")),
     ("mixed", include_str!("../../workloads/mixed.toml")),

@@ -49,9 +49,6 @@ mod vars;
 mod tests;
 
 pub use self::bind::BoundArgs;
-pub use self::builtin::BUILT_INS;
-pub use self::error::WorkloadError;
-pub use self::model::{
-    is_conditional, BatchKind, Entry, EntryKind, Load, RunGroup, RunMode, Statement, Workload,
-};
-pub use self::params::parse_param_value;
+pub(crate) use self::error::WorkloadError;
+pub(crate) use self::model::{BatchKind, EntryKind, RunGroup, RunMode};
+pub use self::model::{Statement, Workload};

@@ -35,8 +35,9 @@ mod value;
 #[cfg(test)]
 mod tests;
 
-pub use self::fit::{compatible, FitError, ValuePart};
-pub use self::scalar::encode_scalar;
-pub use self::sink::{Counter, Encoded, Sink};
-pub use self::types::{natural_type, vector_element_size, CqlKind, CqlType, UdtType};
-pub use self::value::{encode, encoded_len};
+pub(crate) use self::fit::compatible;
+pub(crate) use self::sink::{Encoded, Sink};
+pub use self::types::CqlKind;
+pub use self::types::CqlType;
+pub(crate) use self::types::{natural_type, vector_element_size, UdtType};
+pub(crate) use self::value::encode;

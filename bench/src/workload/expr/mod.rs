@@ -55,8 +55,9 @@ mod value;
 #[cfg(test)]
 mod tests;
 
-pub use self::error::{EvalError, ExprError};
-pub use self::parse::ParamValue;
-pub use self::random::mix;
+pub(crate) use self::error::{EvalError, ExprError};
+pub(crate) use self::parse::ParamValue;
+pub(crate) use self::random::mix;
 pub use self::tree::Expr;
-pub use self::value::{Composite, CompositeKind, Value};
+pub use self::value::Value;
+pub(crate) use self::value::{Composite, CompositeKind};

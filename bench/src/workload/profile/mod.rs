@@ -9,17 +9,18 @@
 //! profile as TOML. Everything is checked before anything connects.
 
 pub mod convert;
-pub mod cql;
-pub mod error;
-pub mod model;
-pub mod read;
+pub(crate) mod cql;
+pub(crate) mod error;
+pub(crate) mod model;
+pub(crate) mod read;
 
-pub use self::convert::{to_toml, to_toml_all};
-pub use self::error::ProfileError;
-pub use self::model::Profile;
+pub(crate) use self::convert::to_toml_all;
+pub(crate) use self::error::ProfileError;
+pub(crate) use self::model::Profile;
 
 #[cfg(test)]
 mod tests {
+    use super::convert::to_toml;
     use super::error::ProfileError;
     use super::*;
     use crate::workload::expr::Value;
