@@ -68,7 +68,7 @@ pub(crate) const MAX_BATCH_STATEMENTS: u16 = u16::MAX;
 /// How a BATCH is logged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum BatchKind {
+pub(crate) enum BatchKind {
     /// Logged (atomic, through the batch log).
     Logged,
     /// Unlogged.

@@ -45,6 +45,5 @@ mod part;
 #[cfg(test)]
 mod tests;
 
-pub use error::ScheduleError;
+pub(crate) use error::ScheduleError;
 pub use model::RateSchedule;
-pub use pacer::Pacer;
