@@ -1,16 +1,16 @@
 //! The command line: `doppio schema|load|run|curve|findmax|show|hdr|list|sweep|merge|plot`.
 //!
-//! - `command`: [`Cli`], its subcommands ([`Command`], [`ProfileCommand`]), and
+//! - `command`: [`Cli`], its subcommands ([`Command`], `ProfileCommand`), and
 //!   `cost-child` ([`CostChildArgs`]).
-//! - `connect`: where and how to connect, and which workload ([`Connect`]), and the checks
-//!   of those options ([`ConnectError`]).
+//! - `connect`: where and how to connect, and which workload (`Connect`), and the checks
+//!   of those options (`ConnectError`).
 //! - `load`, `run`, `curve`, `findmax`, `stress`, `cost`: each subcommand's options
-//!   ([`LoadArgs`], [`RunArgs`] with the [`RoundArgs`] `curve` shares, [`CurveArgs`],
-//!   [`FindmaxArgs`], [`StressArgs`], [`CostArgs`]).
-//! - `results`, `cycles`: option groups several subcommands share ([`ResultArgs`],
-//!   [`CyclesArgs`]).
-//! - `duration`: the parser of a duration with its unit ([`parse_duration`]).
-//! - [`limits`]: the ranges options are held to, and the errors that say so.
+//!   (`LoadArgs`, `RunArgs` with the `RoundArgs` `curve` shares, `CurveArgs`,
+//!   `FindmaxArgs`, `StressArgs`, `CostArgs`).
+//! - `results`, `cycles`: option groups several subcommands share (`ResultArgs`,
+//!   `CyclesArgs`).
+//! - `duration`: the parser of a duration with its unit (`parse_duration`).
+//! - `limits`: the ranges options are held to, and the errors that say so.
 
 mod command;
 mod connect;

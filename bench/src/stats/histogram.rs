@@ -168,7 +168,7 @@ impl LatencyHistogram {
         Ok(bytes)
     }
 
-    /// Reads [`LatencyHistogram::to_base64`]'s output.
+    /// Reads `LatencyHistogram::to_base64`'s output.
     pub fn from_base64(text: &str) -> Result<Self, StatsError> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text.trim())

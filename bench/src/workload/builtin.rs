@@ -35,7 +35,7 @@ impl Workload {
     }
 
     /// A cassandra-stress user profile (YAML) at `path`, converted to TOML in memory
-    /// ([`profile::to_toml`]) and compiled with `overrides`.
+    /// (`profile::to_toml`) and compiled with `overrides`.
     pub fn from_profile(path: &str, overrides: &[(String, String)]) -> Result<Self, WorkloadError> {
         let profiles = profile::Profile::read_all(path)?;
         let (toml, _) = profile::to_toml_all(&profiles)?;

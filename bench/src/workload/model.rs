@@ -19,7 +19,7 @@ pub struct Statement {
     /// A read whose returned row the load phase wrote: the load iteration that wrote it, as
     /// a generator over this statement's `i` (`validate = "hash(i) % rows"`). `--validate`
     /// compares the row with the load's generators at that iteration
-    /// ([`crate::engine::validate`]).
+    /// (`crate::engine::validate`).
     pub validate: Option<Expr>,
     /// With `validate`: the run statement (its index in [`Workload::run`]) that wrote the
     /// row read (`written_by = "NAME"`), its iteration as its own args see it (a batch's

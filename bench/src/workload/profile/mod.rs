@@ -2,9 +2,9 @@
 //! into a doppio TOML workload (bench/PROFILES.md: each key, and each choice where
 //! cassandra-stress's meaning had to be read one way).
 //!
-//! Children: [`error`], what can be wrong, each naming the key or line; [`model`], the
-//! profile typed, with cassandra-stress's defaults; [`read`], the YAML read into it;
-//! [`cql`], the CQL a conversion reads without a server (a CREATE TABLE's key, which column
+//! Children: `error`, what can be wrong, each naming the key or line; `model`, the
+//! profile typed, with cassandra-stress's defaults; `read`, the YAML read into it;
+//! `cql`, the CQL a conversion reads without a server (a CREATE TABLE's key, which column
 //! each bind marker stands for, statements qualified with the keyspace); [`convert`], the
 //! profile as TOML. Everything is checked before anything connects.
 
