@@ -89,9 +89,9 @@ pub enum Failure {
 
 impl Failure {
     /// Exit code of a command that could not start.
-    pub const INPUT: u8 = 2;
+    pub(crate) const INPUT: u8 = 2;
     /// Exit code of a run that started and failed.
-    pub const RUN: u8 = 1;
+    pub(crate) const RUN: u8 = 1;
 
     /// The process's exit code for this failure.
     pub fn exit_code(&self) -> u8 {

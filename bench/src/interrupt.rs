@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// The exit code of an interrupted command (128 + SIGINT, as shells report it).
-pub const EXIT_CODE: u8 = 130;
+pub(crate) const EXIT_CODE: u8 = 130;
 
 static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
@@ -34,6 +34,6 @@ pub fn install() -> std::io::Result<()> {
 
 /// Whether a stop was asked for.
 #[inline]
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     FLAG.get().is_some_and(|f| f.load(Ordering::Relaxed))
 }

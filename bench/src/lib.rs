@@ -95,8 +95,8 @@
 //!   a second exits at once.
 //!
 //! Seams: [`workload`] knows no driver; [`engine`] knows no driver either (backends plug in
-//! through [`engine::session::BenchSession`] and [`engine::phase::PhaseRunner`], and report
-//! failures as [`engine::ErrorKind`]); [`backend`] holds everything driver-specific, and
+//! through [`engine::session::BenchSession`] and `engine::phase::PhaseRunner`, and report
+//! failures as `engine::ErrorKind`); [`backend`] holds everything driver-specific, and
 //! each of its adapters names only its own driver (`scripts/check-seams.sh`).
 
 pub(crate) mod backend;

@@ -1,6 +1,6 @@
 //! A password as the bench holds it: its `Debug` and `Display` print `<redacted>`, so that
 //! no `{:?}` of the options (a log line, a panic message, an error) can carry it; only
-//! [`Secret::expose`] gives the text, where a backend hands it to its driver. The command
+//! `Secret::expose` gives the text, where a backend hands it to its driver. The command
 //! line a report keeps goes through [`redact_argv`].
 
 /// A secret string (the `--password` / `DOPPIO_PASSWORD` value).
@@ -9,7 +9,7 @@ pub struct Secret(String);
 
 impl Secret {
     /// The secret itself, for the one place that must send it.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }

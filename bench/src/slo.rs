@@ -9,7 +9,7 @@ use crate::units::{self, UnitError};
 
 /// Why a text is not a latency objective.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum SloError {
+pub(crate) enum SloError {
     /// No `<` between the percentile and the bound.
     #[error("`{0}` is not a latency objective such as p99<10ms (PERCENTILE<DURATION)")]
     Shape(String),
@@ -37,7 +37,7 @@ pub enum SloError {
 /// A latency objective: the `percentile` of a step's latencies (from each request's intended
 /// start) must stay below `bound`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Slo {
+pub(crate) struct Slo {
     /// The percentile, in (0, 100].
     pub percentile: f64,
     /// The bound it must stay below.
@@ -48,7 +48,7 @@ pub struct Slo {
 
 impl Slo {
     /// Reads `p99<10ms`, `p99.9<2.5ms`, `p50<500us`.
-    pub fn parse(text: &str) -> Result<Self, SloError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, SloError> {
         let trimmed = text.trim();
         let (p, bound) = trimmed
             .split_once('<')

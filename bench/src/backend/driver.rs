@@ -6,7 +6,7 @@
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
-pub enum Driver {
+pub(crate) enum Driver {
     /// doppio on glommio.
     #[serde(rename = "doppio")]
     Doppio,
@@ -27,7 +27,7 @@ pub enum Driver {
 
 impl Driver {
     /// Its name in reports and on the command line.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Driver::Doppio => "doppio",
             Driver::DoppioUring => "doppio-uring",
@@ -38,7 +38,7 @@ impl Driver {
     }
 
     /// Every driver, in the order `--driver`'s help lists them.
-    pub const ALL: [Driver; 5] = [
+    pub(crate) const ALL: [Driver; 5] = [
         Driver::Doppio,
         Driver::DoppioUring,
         Driver::DoppioUringSqpoll,
@@ -47,7 +47,7 @@ impl Driver {
     ];
 
     /// Parses `doppio`, `doppio-uring`, `doppio-uring-sqpoll`, `scylla` or `null`.
-    pub fn parse(s: &str) -> Result<Self, UnknownDriver> {
+    pub(crate) fn parse(s: &str) -> Result<Self, UnknownDriver> {
         let wanted = s.trim();
         Self::ALL
             .into_iter()

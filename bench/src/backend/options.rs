@@ -10,7 +10,7 @@ use super::settings::{Compression, Locality, RetryBackoff, SerialConsistency, Tl
 
 /// The SQPOLL mode of `doppio-uring-sqpoll` (`--sqpoll-idle`, `--sqpoll-cpu`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SqPollOptions {
+pub(crate) struct SqPollOptions {
     /// How long each shard's kernel submission thread polls an empty queue before it
     /// sleeps.
     pub idle: Duration,
@@ -22,7 +22,7 @@ pub struct SqPollOptions {
 /// A consistency level, parsed once for every backend (each maps it to its driver's type).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Consistency {
+pub(crate) enum Consistency {
     /// `ANY`.
     Any,
     /// `ONE`.
@@ -45,7 +45,7 @@ pub enum Consistency {
 
 impl Consistency {
     /// Every level, in the order the protocol numbers them.
-    pub const ALL: [Consistency; 9] = [
+    pub(crate) const ALL: [Consistency; 9] = [
         Consistency::Any,
         Consistency::One,
         Consistency::Two,
@@ -58,7 +58,7 @@ impl Consistency {
     ];
 
     /// Its name as CQL spells it (`LOCAL_ONE`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Consistency::Any => "ANY",
             Consistency::One => "ONE",
@@ -73,7 +73,7 @@ impl Consistency {
     }
 
     /// Parses a name in any case (`local_one`, `LOCAL_ONE`).
-    pub fn parse(name: &str) -> Result<Self, UnknownConsistency> {
+    pub(crate) fn parse(name: &str) -> Result<Self, UnknownConsistency> {
         let wanted = name.trim().to_ascii_uppercase();
         Self::ALL
             .into_iter()
@@ -85,7 +85,7 @@ impl Consistency {
 /// A consistency level's name that is none of [`Consistency::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown consistency `{0}` ({names})", names = Consistency::ALL.map(Consistency::name).join(", "))]
-pub struct UnknownConsistency(pub String);
+pub(crate) struct UnknownConsistency(pub String);
 
 /// How to connect, shared by both backends.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -211,7 +211,7 @@ pub(crate) mod tests {
 /// How an idle shard of doppio's own runtime waits (`--timer-slack`, `--batch-wait`,
 /// `--user-batch-wait`); `None`: the runtime's default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct UringWait {
+pub(crate) struct UringWait {
     /// The timer slack.
     pub timer_slack: Option<Duration>,
     /// The batched wait (zero: off).
@@ -222,7 +222,7 @@ pub struct UringWait {
 
 impl UringWait {
     /// `config` with these settings.
-    pub fn applied_to(
+    pub(crate) fn applied_to(
         &self,
         config: doppio_driver::rt::uring::Config,
     ) -> doppio_driver::rt::uring::Config {

@@ -50,7 +50,7 @@ pub enum SettingError {
 /// TLS to the nodes (`--tls`): the files every backend reads (each builds its own rustls
 /// configuration from them, with the ring provider).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct TlsOptions {
+pub(crate) struct TlsOptions {
     /// The PEM file of the CA certificates the nodes' certificates must chain to.
     pub ca: std::path::PathBuf,
     /// The client's certificate chain and key (PEM), for nodes that require one.
@@ -62,7 +62,7 @@ pub struct TlsOptions {
 impl TlsOptions {
     /// How a report describes it: `ca=FILE`, then `client-cert=FILE` and `server-name=NAME`
     /// when set.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut text = format!("ca={}", self.ca.display());
         if let Some((cert, _)) = &self.client_cert {
             text.push_str(&format!(" client-cert={}", cert.display()));
@@ -76,7 +76,7 @@ impl TlsOptions {
 
 /// The consistency of the Paxos phase of conditional statements, sent with every request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum SerialConsistency {
+pub(crate) enum SerialConsistency {
     /// `SERIAL`: Paxos across every data center.
     Serial,
     /// `LOCAL_SERIAL`: Paxos within the local data center.
@@ -85,7 +85,7 @@ pub enum SerialConsistency {
 
 impl SerialConsistency {
     /// Its name as CQL spells it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SerialConsistency::Serial => "SERIAL",
             SerialConsistency::LocalSerial => "LOCAL_SERIAL",
@@ -93,7 +93,7 @@ impl SerialConsistency {
     }
 
     /// Parses `SERIAL` or `LOCAL_SERIAL`, in any case.
-    pub fn parse(text: &str) -> Result<Self, SettingError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, SettingError> {
         match text.trim().to_ascii_uppercase().as_str() {
             "SERIAL" => Ok(SerialConsistency::Serial),
             "LOCAL_SERIAL" => Ok(SerialConsistency::LocalSerial),
@@ -104,7 +104,7 @@ impl SerialConsistency {
 
 /// Compression of frame bodies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Compression {
+pub(crate) enum Compression {
     /// Uncompressed frames.
     None,
     /// lz4, when the node offers it.
@@ -113,7 +113,7 @@ pub enum Compression {
 
 impl Compression {
     /// Its name on the command line and in reports (`lz4`, `none`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Compression::None => "none",
             Compression::Lz4 => "lz4",
@@ -121,7 +121,7 @@ impl Compression {
     }
 
     /// Parses `lz4` or `none`, in any case.
-    pub fn parse(text: &str) -> Result<Self, SettingError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, SettingError> {
         match text.trim().to_ascii_lowercase().as_str() {
             "lz4" => Ok(Compression::Lz4),
             "none" => Ok(Compression::None),
@@ -133,7 +133,7 @@ impl Compression {
 /// The delay before each retry: exponential from `base`, at most `cap`, with full jitter
 /// (random in `[0, min(cap, base * 2^retry)]`, so that many clients do not retry in step).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RetryBackoff {
+pub(crate) struct RetryBackoff {
     /// The first retry's upper bound.
     pub base: Duration,
     /// No delay exceeds this.
@@ -143,7 +143,7 @@ pub struct RetryBackoff {
 impl RetryBackoff {
     /// Parses `BASE[,CAP]` (`10ms,1s`); without CAP the cap is the base (every delay at most
     /// BASE).
-    pub fn parse(text: &str) -> Result<Self, SettingError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, SettingError> {
         let duration = |part: &str| {
             units::duration(part).map_err(|source| SettingError::RetryBackoffDuration {
                 text: text.to_owned(),
@@ -164,7 +164,7 @@ impl RetryBackoff {
     }
 
     /// As the report writes it: `BASE,CAP` in humantime's grammar (`10ms,1s`).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "{},{}",
             humantime::format_duration(self.base),

@@ -30,33 +30,33 @@ use crate::engine::Limit;
 use crate::units::{self, DurationError, UnitError};
 
 /// The most concurrent requests a run may ask for.
-pub const MAX_CONCURRENCY: u64 = 1_000_000;
+pub(crate) const MAX_CONCURRENCY: u64 = 1_000_000;
 /// The most threads (doppio shards or tokio workers).
-pub const MAX_THREADS: u64 = 1024;
+pub(crate) const MAX_THREADS: u64 = 1024;
 /// The most connections per node (doppio: per shard and node).
-pub const MAX_CONNECTIONS: u64 = 256;
+pub(crate) const MAX_CONNECTIONS: u64 = 256;
 /// The most segments per driver.
-pub const MAX_SEGMENTS: u64 = 1000;
+pub(crate) const MAX_SEGMENTS: u64 = 1000;
 /// The most retries per request.
-pub const MAX_RETRIES: u64 = 100;
+pub(crate) const MAX_RETRIES: u64 = 100;
 /// The most bisection rounds of `findmax --refine`.
-pub const MAX_REFINE: u64 = 30;
+pub(crate) const MAX_REFINE: u64 = 30;
 /// `--waterfall N`: one request in at most a billion is timed.
-pub const MAX_WATERFALL: u64 = 1_000_000_000;
+pub(crate) const MAX_WATERFALL: u64 = 1_000_000_000;
 /// The shortest sample interval.
-pub const MIN_SAMPLE_INTERVAL: Duration = Duration::from_millis(1);
+pub(crate) const MIN_SAMPLE_INTERVAL: Duration = Duration::from_millis(1);
 /// The shortest interval between progress lines.
-pub const MIN_PROGRESS_EVERY: Duration = Duration::from_millis(100);
+pub(crate) const MIN_PROGRESS_EVERY: Duration = Duration::from_millis(100);
 /// The longest request timeout.
-pub const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(3600);
+pub(crate) const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(3600);
 /// The shortest findmax step.
-pub const MIN_STEP_DURATION: Duration = Duration::from_millis(100);
+pub(crate) const MIN_STEP_DURATION: Duration = Duration::from_millis(100);
 /// The most loads of `curve --loads`.
-pub const MAX_LOADS: usize = 20;
+pub(crate) const MAX_LOADS: usize = 20;
 
 /// Why an option's value is refused (clap prints it after the option's name).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum OptionError {
+pub(crate) enum OptionError {
     /// Not a whole number, or one outside the option's range.
     #[error("`{text}` is not a whole number from {min} to {max}")]
     NotWholeWithin {
@@ -171,37 +171,37 @@ fn whole<T: TryFrom<u64>>(text: &str, min: u64, max: u64) -> Result<T, OptionErr
 }
 
 /// `-p/--concurrency`.
-pub fn concurrency(text: &str) -> Result<usize, OptionError> {
+pub(crate) fn concurrency(text: &str) -> Result<usize, OptionError> {
     whole(text, 1, MAX_CONCURRENCY)
 }
 
 /// `-t/--threads`.
-pub fn threads(text: &str) -> Result<usize, OptionError> {
+pub(crate) fn threads(text: &str) -> Result<usize, OptionError> {
     whole(text, 1, MAX_THREADS)
 }
 
 /// `-c/--connections`.
-pub fn connections(text: &str) -> Result<usize, OptionError> {
+pub(crate) fn connections(text: &str) -> Result<usize, OptionError> {
     whole(text, 1, MAX_CONNECTIONS)
 }
 
 /// `--segments`.
-pub fn segments(text: &str) -> Result<usize, OptionError> {
+pub(crate) fn segments(text: &str) -> Result<usize, OptionError> {
     whole(text, 1, MAX_SEGMENTS)
 }
 
 /// `--retries`.
-pub fn retries(text: &str) -> Result<u32, OptionError> {
+pub(crate) fn retries(text: &str) -> Result<u32, OptionError> {
     whole(text, 0, MAX_RETRIES)
 }
 
 /// `--refine`.
-pub fn refine(text: &str) -> Result<u32, OptionError> {
+pub(crate) fn refine(text: &str) -> Result<u32, OptionError> {
     whole(text, 0, MAX_REFINE)
 }
 
 /// `--waterfall`.
-pub fn waterfall(text: &str) -> Result<u64, OptionError> {
+pub(crate) fn waterfall(text: &str) -> Result<u64, OptionError> {
     whole(text, 1, MAX_WATERFALL)
 }
 
@@ -242,38 +242,38 @@ fn duration_within(
 }
 
 /// `-s/--sampling` of `run` and `findmax`.
-pub fn sample_interval(text: &str) -> Result<Duration, OptionError> {
+pub(crate) fn sample_interval(text: &str) -> Result<Duration, OptionError> {
     duration_within(text, MIN_SAMPLE_INTERVAL, None)
 }
 
 /// `--progress-every`.
-pub fn progress_every(text: &str) -> Result<Duration, OptionError> {
+pub(crate) fn progress_every(text: &str) -> Result<Duration, OptionError> {
     duration_within(text, MIN_PROGRESS_EVERY, None)
 }
 
 /// `--timeout`.
-pub fn request_timeout(text: &str) -> Result<Duration, OptionError> {
+pub(crate) fn request_timeout(text: &str) -> Result<Duration, OptionError> {
     duration_within(text, Duration::from_millis(1), Some(MAX_REQUEST_TIMEOUT))
 }
 
 /// `findmax --step-duration`.
-pub fn step_duration(text: &str) -> Result<Duration, OptionError> {
+pub(crate) fn step_duration(text: &str) -> Result<Duration, OptionError> {
     duration_within(text, MIN_STEP_DURATION, None)
 }
 
 /// `--release-grid`: 0 (`0`, `0s`, `off`: each request released at its own due time) to
 /// [`crate::engine::grid::MAX_STEP`].
-pub fn release_grid(text: &str) -> Result<Duration, OptionError> {
+pub(crate) fn release_grid(text: &str) -> Result<Duration, OptionError> {
     zero_or_within(text, crate::engine::grid::MAX_STEP)
 }
 
 /// `--timer-slack`: 0 to the io_uring runtime's longest.
-pub fn timer_slack(text: &str) -> Result<Duration, OptionError> {
+pub(crate) fn timer_slack(text: &str) -> Result<Duration, OptionError> {
     zero_or_within(text, doppio_driver::rt::uring::Config::MAX_TIMER_SLACK)
 }
 
 /// `--batch-wait`: 0 (off) to the io_uring runtime's longest.
-pub fn batch_wait(text: &str) -> Result<Duration, OptionError> {
+pub(crate) fn batch_wait(text: &str) -> Result<Duration, OptionError> {
     zero_or_within(text, doppio_driver::rt::uring::Config::MAX_BATCH_WAIT)
 }
 
@@ -286,7 +286,7 @@ fn zero_or_within(text: &str, max: Duration) -> Result<Duration, OptionError> {
 }
 
 /// `run -d/--duration`: some iterations or some time (the warm-up may be 0).
-pub fn run_length(text: &str) -> Result<Limit, OptionError> {
+pub(crate) fn run_length(text: &str) -> Result<Limit, OptionError> {
     match Limit::parse(text)? {
         Limit::Count(0) | Limit::Time(Duration::ZERO) => Err(OptionError::MeasuresNothing {
             text: text.to_owned(),
@@ -297,7 +297,7 @@ pub fn run_length(text: &str) -> Result<Limit, OptionError> {
 
 /// `--equal-load`: a share of the slowest backend's capacity, `70%` or `0.7`, above 0 and at
 /// most 1.
-pub fn share(text: &str) -> Result<f64, OptionError> {
+pub(crate) fn share(text: &str) -> Result<f64, OptionError> {
     let refused = || OptionError::NotAShare {
         text: text.to_owned(),
     };
@@ -315,12 +315,12 @@ pub fn share(text: &str) -> Result<f64, OptionError> {
 
 /// `curve --loads`: shares of the slowest backend's capacity, in the order they run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Loads(pub Vec<f64>);
+pub(crate) struct Loads(pub Vec<f64>);
 
 impl Loads {
     /// A load as a percentage for names and tables: to the hundredth, trailing zeros cut
     /// (`0.3` is `30`, `0.125` is `12.5`); two loads of one label are one load.
-    pub fn percent(share: f64) -> String {
+    pub(crate) fn percent(share: f64) -> String {
         let text = format!("{:.2}", share * 100.0);
         text.trim_end_matches('0').trim_end_matches('.').to_owned()
     }
@@ -328,7 +328,7 @@ impl Loads {
 
 /// `curve --loads`: 1 to [`MAX_LOADS`] shares separated by commas, each as
 /// [`share`] takes it, none twice.
-pub fn loads(text: &str) -> Result<Loads, OptionError> {
+pub(crate) fn loads(text: &str) -> Result<Loads, OptionError> {
     let entries: Vec<&str> = text.split(',').map(str::trim).collect();
     if entries.iter().any(|e| e.is_empty()) {
         return Err(OptionError::NoLoads {
@@ -359,7 +359,7 @@ pub fn loads(text: &str) -> Result<Loads, OptionError> {
 }
 
 /// `-r/--rate` of `load` and `run`: a constant rate of 0 sends nothing.
-pub fn rate_limit(text: &str) -> Result<RateSchedule, OptionError> {
+pub(crate) fn rate_limit(text: &str) -> Result<RateSchedule, OptionError> {
     let schedule = RateSchedule::parse(text)?;
     if schedule.constant() == Some(0.0) {
         return Err(OptionError::SendsNothing {

@@ -12,25 +12,25 @@ pub struct StressArgs {
     /// Driver(s), as `run --driver`: doppio, doppio-uring, doppio-uring-sqpoll, scylla, or
     /// a list such as doppio,scylla to compare them.
     #[arg(long, default_value = "doppio")]
-    pub driver: String,
+    pub(crate) driver: String,
     /// doppio's threads (shards) or tokio worker threads, 1 to 1024 (cassandra-stress's
     /// `-rate threads=` is the operations in flight, `run -p`).
     #[arg(short = 't', long, default_value_t = 1, value_parser = limits::threads)]
-    pub threads: usize,
+    pub(crate) threads: usize,
     /// Do not pin the threads that do request work to cores (as `run --no-pin`).
     #[arg(long)]
-    pub no_pin: bool,
+    pub(crate) no_pin: bool,
     /// The report's file (default in the current folder: doppio-stress-write-DATE.json and
     /// the like; for `user`, named for the profile).
     #[arg(short = 'o', long)]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// No progress output on stderr.
     #[arg(short = 'q', long)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Print what would run (the `doppio run` options and the workload) and exit; nothing
     /// connects.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// The cassandra-stress command line: COMMAND [OPTIONS] [-GROUP OPTIONS]..., after `--`
     /// or as it is (everything from the command on is cassandra-stress's, `-rate` and all).
     #[arg(
@@ -38,5 +38,5 @@ pub struct StressArgs {
         allow_hyphen_values = true,
         value_name = "CASSANDRA-STRESS ARGS"
     )]
-    pub words: Vec<String>,
+    pub(crate) words: Vec<String>,
 }

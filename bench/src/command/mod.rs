@@ -2,7 +2,7 @@
 //! `stress`, which runs `schema` and then `run`). Each is thin: its options checked and made
 //! into an experiment (`crate::experiment`: rounds, segments, order, equal load, the load
 //! curve, findmax), run, and its result handed to the report and its files. Below them, what
-//! they share: [`setup`] (connection options, workload, `--cycles`, the files a command
+//! they share: `setup` (connection options, workload, `--cycles`, the files a command
 //! writes). What ends a command is `crate::failure`; the SVG and Prometheus renderings are
 //! `crate::render`'s.
 //!
@@ -27,7 +27,7 @@ pub mod plot;
 pub mod profile;
 pub mod run;
 pub mod schema;
-pub mod setup;
+pub(crate) mod setup;
 pub mod show;
 pub mod stress;
 pub mod sweep;

@@ -12,7 +12,7 @@ use crate::failure::Failure;
 use crate::stress_cli::{self, StressError};
 
 /// The `doppio run` options and workload the line stands for.
-pub fn run_args(a: &StressArgs) -> Result<(RunArgs, stress_cli::StressPlan), StressError> {
+pub(crate) fn run_args(a: &StressArgs) -> Result<(RunArgs, stress_cli::StressPlan), StressError> {
     let plan = stress_cli::plan(&a.words)?;
     let mut argv: Vec<String> = ["doppio", "run", "--driver", &a.driver, "-t"]
         .iter()

@@ -9,7 +9,7 @@ use crate::workload::encode::CqlType;
 use crate::workload::{BatchKind, BoundArgs, RunGroup, RunMode, Statement, Workload};
 
 /// The statements a phase runs: the workload's run statements, or its load statement.
-pub fn phase_statements(
+pub(crate) fn phase_statements(
     workload: &Workload,
     phase: Phase,
     driver: &'static str,
@@ -29,7 +29,7 @@ pub fn phase_statements(
 /// A phase's plan from its prepared statements (as [`phase_statements`] lists them): the
 /// workload's `[[run]]` entries (the load phase: its one statement), each batch entry's
 /// batch made once by `make_batch` from its kind and its statements.
-pub fn assemble_plan<P, B>(
+pub(crate) fn assemble_plan<P, B>(
     workload: &Workload,
     phase: Phase,
     statements: Vec<PlanStatement<P>>,
@@ -59,7 +59,7 @@ pub fn assemble_plan<P, B>(
 /// A prepared statement with its generators checked against the markers' `kinds`, and its
 /// validation compiled against `shape` (given for a statement with `validate`: see
 /// [`super::validate`]).
-pub fn plan_statement<P>(
+pub(crate) fn plan_statement<P>(
     workload: &Workload,
     statement: &Statement,
     prepared: P,

@@ -52,14 +52,14 @@ fn counter_is_tsc(clock: &quanta::Clock) -> bool {
 
 /// Calibrates the counter now (up to 200 ms, once per process), so that no measured phase
 /// pays for it. Returns whether the counter is used.
-pub fn calibrate() -> bool {
+pub(crate) fn calibrate() -> bool {
     counter().is_some()
 }
 
 /// A worker's clock for the ends of its requests: `Instant`s, from the counter (anchored
 /// when the clock is made) or from the monotonic clock.
 #[derive(Debug, Clone)]
-pub struct Clock {
+pub(crate) struct Clock {
     /// The counter and its anchor: the `Instant` and the raw reading taken together.
     tsc: Option<(&'static quanta::Clock, Instant, u64)>,
 }
@@ -67,7 +67,7 @@ pub struct Clock {
 impl Clock {
     /// The clock of a phase: the counter when it is usable and the phase has no rate
     /// (`paced` false), the monotonic clock otherwise.
-    pub fn new(paced: bool) -> Self {
+    pub(crate) fn new(paced: bool) -> Self {
         let tsc = match counter() {
             Some(c) if !paced => {
                 let raw = c.raw();
@@ -79,18 +79,20 @@ impl Clock {
     }
 
     /// The monotonic clock only.
-    pub fn monotonic() -> Self {
+    #[cfg(test)]
+    pub(crate) fn monotonic() -> Self {
         Self { tsc: None }
     }
 
     /// Whether it reads the counter.
-    pub fn is_counter(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_counter(&self) -> bool {
         self.tsc.is_some()
     }
 
     /// Now.
     #[inline]
-    pub fn now(&self) -> Instant {
+    pub(crate) fn now(&self) -> Instant {
         match self.tsc {
             Some((c, anchor, raw)) => anchor + Duration::from_nanos(c.delta_as_nanos(raw, c.raw())),
             None => Instant::now(),

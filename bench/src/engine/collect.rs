@@ -14,43 +14,43 @@ use super::statements::{add_counts, StatementCounts};
 
 /// All workers' results for one sample interval.
 #[derive(Debug, Clone)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// Interval number since the phase start.
-    pub index: u64,
+    pub(crate) index: u64,
     /// Offset of the interval's start from the phase start.
-    pub start: Duration,
+    pub(crate) start: Duration,
     /// The interval's length (the last one may be shorter).
-    pub duration: Duration,
+    pub(crate) duration: Duration,
     /// Requests completed in the interval.
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Result rows of the interval's successful requests.
-    pub rows: u64,
+    pub(crate) rows: u64,
     /// Errors by kind, each by its name ([`ErrorKind::as_str`]: the report's key, the
     /// engine's output being where the report takes over).
-    pub errors: Vec<(&'static str, u64)>,
+    pub(crate) errors: Vec<(&'static str, u64)>,
     /// Latency from the due time, successes.
-    pub latency: LatencyHistogram,
+    pub(crate) latency: LatencyHistogram,
     /// Service time, successes.
-    pub service: LatencyHistogram,
+    pub(crate) service: LatencyHistogram,
     /// Mean lateness of sends after their due time, ns.
-    pub mean_lateness_ns: f64,
+    pub(crate) mean_lateness_ns: f64,
     /// Per statement of the plan (by index): its counts in the interval (empty when
     /// nothing was recorded in it).
-    pub statements: Vec<StatementCounts>,
+    pub(crate) statements: Vec<StatementCounts>,
     /// Requests sent to each node (address), all workers, sorted by address (empty for a
     /// backend that does not count them).
-    pub nodes: Vec<(String, u64)>,
+    pub(crate) nodes: Vec<(String, u64)>,
     /// Tablet misroutes, all workers (ScyllaDB; `None` for a backend that does not count
     /// them).
-    pub tablet_misroutes: Option<u64>,
+    pub(crate) tablet_misroutes: Option<u64>,
     /// The rate schedule's mean over the interval, all workers, requests per second
     /// (`None`: no rate limit).
-    pub target_rps: Option<f64>,
+    pub(crate) target_rps: Option<f64>,
 }
 
 impl Sample {
     /// Requests per second in the interval.
-    pub fn throughput(&self) -> f64 {
+    pub(crate) fn throughput(&self) -> f64 {
         let secs = self.duration.as_secs_f64();
         if secs > 0.0 {
             self.requests as f64 / secs
@@ -60,7 +60,7 @@ impl Sample {
     }
 
     /// Errors in the interval.
-    pub fn error_count(&self) -> u64 {
+    pub(crate) fn error_count(&self) -> u64 {
         self.errors.iter().map(|(_, n)| n).sum()
     }
 }
@@ -79,7 +79,7 @@ struct Pending {
 }
 
 /// Merges interval samples from `workers` workers.
-pub struct Collector {
+pub(crate) struct Collector {
     interval: Duration,
     /// The last interval of a timed phase, into which workers count answers that arrive
     /// after the phase's end (see `Recorder::last_index`); `None` for a counted phase.
@@ -104,7 +104,7 @@ impl std::fmt::Debug for Collector {
 impl Collector {
     /// A collector for `workers` workers and intervals of `interval`; `last_index` is the
     /// timed phase's last interval ([`super::interval::last_interval`]).
-    pub fn new(workers: usize, interval: Duration, last_index: Option<u64>) -> Self {
+    pub(crate) fn new(workers: usize, interval: Duration, last_index: Option<u64>) -> Self {
         Self {
             interval,
             last_index,
@@ -117,13 +117,13 @@ impl Collector {
 
     /// The phase's rate schedule, whose mean over each sample's interval is its
     /// `target_rps`.
-    pub fn with_schedule(mut self, schedule: Option<Arc<RateSchedule>>) -> Self {
+    pub(crate) fn with_schedule(mut self, schedule: Option<Arc<RateSchedule>>) -> Self {
         self.schedule = schedule;
         self
     }
 
     /// Takes one worker's sample; returns the merged samples it completes, in order.
-    pub fn add(&mut self, s: IntervalSample) -> Vec<Sample> {
+    pub(crate) fn add(&mut self, s: IntervalSample) -> Vec<Sample> {
         // A worker's last sample is released only with the phase's end (`release(Some(_))`),
         // which knows how long that interval really was.
         let reached = if s.last { s.index } else { s.index + 1 };
@@ -174,7 +174,7 @@ impl Collector {
     }
 
     /// Marks a worker finished.
-    pub fn finish(&mut self, worker: usize) {
+    pub(crate) fn finish(&mut self, worker: usize) {
         if let Some(p) = self.progress.get_mut(worker) {
             *p = u64::MAX;
         }
@@ -186,7 +186,7 @@ impl Collector {
     /// its start to `end`: shorter than the others when the phase was cut short, longer
     /// when answers sent before a timed phase's end arrived after it (they are counted in
     /// it, so its throughput must be over the time they took).
-    pub fn release(&mut self, end: Option<Duration>) -> Vec<Sample> {
+    pub(crate) fn release(&mut self, end: Option<Duration>) -> Vec<Sample> {
         let ready_below = self.progress.iter().copied().min().unwrap_or(u64::MAX);
         let mut out = Vec::new();
         self.pending.sort_by_key(|p| p.index);

@@ -95,19 +95,19 @@ pub enum CyclesError {
 
 /// The range in force and how it was chosen, as reports state it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cycles {
+pub(crate) struct Cycles {
     /// The iteration numbers drawn.
-    pub range: CycleRange,
+    pub(crate) range: CycleRange,
     /// The loader slice it came from, if `--loader` chose it.
-    pub loader: Option<LoaderSlice>,
+    pub(crate) loader: Option<LoaderSlice>,
     /// The key space the slice is of, if `--loader` chose it.
-    pub key_space: Option<u64>,
+    pub(crate) key_space: Option<u64>,
 }
 
 impl Cycles {
     /// The range of `--cycles` (`range`) or `--loader` (`loader`, of the workload's
     /// `key_space`), or `None` when neither is given.
-    pub fn choose(
+    pub(crate) fn choose(
         range: Option<CycleRange>,
         loader: Option<LoaderSlice>,
         key_space: Option<u64>,
@@ -134,7 +134,7 @@ impl Cycles {
     }
 
     /// Refuses a counted phase (`what`: the option that set it) longer than the range.
-    pub fn check_count(&self, what: &'static str, count: u64) -> Result<(), CyclesError> {
+    pub(crate) fn check_count(&self, what: &'static str, count: u64) -> Result<(), CyclesError> {
         if count > self.range.len() {
             return Err(CyclesError::CountExceedsRange {
                 what,
@@ -164,14 +164,14 @@ impl std::fmt::Display for Cycles {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CycleRange {
     /// The first iteration number.
-    pub start: u64,
+    pub(crate) start: u64,
     /// One past the last.
-    pub end: u64,
+    pub(crate) end: u64,
 }
 
 impl CycleRange {
     /// The range `start..end`, or why it is empty.
-    pub fn new(start: u64, end: u64) -> Result<Self, CyclesError> {
+    pub(crate) fn new(start: u64, end: u64) -> Result<Self, CyclesError> {
         if end <= start {
             return Err(CyclesError::EmptyRange { start, end });
         }
@@ -179,7 +179,7 @@ impl CycleRange {
     }
 
     /// Parses `START..END` (each a count: `0`, `500k`, `1.5M`; END exclusive).
-    pub fn parse(text: &str) -> Result<Self, CyclesError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, CyclesError> {
         let (a, b) = text
             .split_once("..")
             .ok_or_else(|| CyclesError::RangeShape {
@@ -195,18 +195,13 @@ impl CycleRange {
     }
 
     /// How many iteration numbers it holds.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.end - self.start
-    }
-
-    /// Never true (an empty range cannot be made); for clippy's `len_without_is_empty`.
-    pub fn is_empty(&self) -> bool {
-        self.start >= self.end
     }
 
     /// The iteration number the phase's ordinal `ordinal` runs: `START + ordinal % len`
     /// (wrapping around within the range once it is exhausted).
-    pub fn iteration(&self, ordinal: u64) -> u64 {
+    pub(crate) fn iteration(&self, ordinal: u64) -> u64 {
         self.start + ordinal % self.len().max(1)
     }
 }
@@ -219,19 +214,19 @@ impl std::fmt::Display for CycleRange {
 
 /// Loader K of N (K counted from 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoaderSlice {
+pub(crate) struct LoaderSlice {
     /// This loader, 1..=N.
-    pub k: u64,
+    pub(crate) k: u64,
     /// How many loaders share the space.
-    pub n: u64,
+    pub(crate) n: u64,
 }
 
 /// The variable a Kubernetes Indexed Job sets to each pod's completion index (from 0).
-pub const JOB_INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
+pub(crate) const JOB_INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
 
 impl LoaderSlice {
     /// Loader `k` of `n`, or why not (`n` = 0, `k` = 0 or `k` > `n`).
-    pub fn new(k: u64, n: u64) -> Result<Self, CyclesError> {
+    pub(crate) fn new(k: u64, n: u64) -> Result<Self, CyclesError> {
         if n == 0 || k == 0 || k > n {
             return Err(CyclesError::LoaderOutOfRange { k, n });
         }
@@ -241,12 +236,12 @@ impl LoaderSlice {
     /// Parses `K/N` (`1/2`: the first of two loaders), or `index/N`: K is the Kubernetes
     /// Indexed Job's completion index plus one (`JOB_COMPLETION_INDEX`, counted from 0), so
     /// that one manifest runs N loaders (bench/MANUAL.md).
-    pub fn parse(text: &str) -> Result<Self, CyclesError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, CyclesError> {
         Self::parse_with(text, |var| std::env::var(var).ok())
     }
 
     /// [`Self::parse`] with the environment given as a lookup (tests).
-    pub fn parse_with(
+    pub(crate) fn parse_with(
         text: &str,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, CyclesError> {
@@ -272,7 +267,7 @@ impl LoaderSlice {
 
     /// This loader's slice of the iteration numbers `0..space`: from `(K-1) * space / N` to
     /// `K * space / N` (the N slices cover the space exactly once).
-    pub fn of(&self, space: u64) -> Result<CycleRange, CyclesError> {
+    pub(crate) fn of(&self, space: u64) -> Result<CycleRange, CyclesError> {
         let at = |k: u64| (u128::from(k) * u128::from(space) / u128::from(self.n)) as u64;
         CycleRange::new(at(self.k - 1), at(self.k)).map_err(|_| CyclesError::EmptySlice {
             k: self.k,

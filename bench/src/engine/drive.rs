@@ -21,43 +21,43 @@ use crate::workload::Workload;
 #[derive(Debug, Clone, Default)]
 pub struct PhaseOutcome {
     /// Merged samples, one per interval, written out as they come (bounded memory).
-    pub samples: SpilledSamples,
+    pub(crate) samples: SpilledSamples,
     /// Errors of every sample.
-    pub errors: u64,
+    pub(crate) errors: u64,
     /// Latency from the due time of the phase's successes (every sample's merged in).
-    pub latency: LatencyHistogram,
+    pub(crate) latency: LatencyHistogram,
     /// Service time of the phase's successes.
-    pub service: LatencyHistogram,
+    pub(crate) service: LatencyHistogram,
     /// Wall time from the phase start to the last worker's end.
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
     /// Iterations run by all workers.
-    pub iterations: u64,
+    pub(crate) iterations: u64,
     /// First message of each error kind, by the kind's name (the report's key).
-    pub first_errors: Vec<(&'static str, String)>,
+    pub(crate) first_errors: Vec<(&'static str, String)>,
     /// Workers that could not run, with why.
-    pub failed_workers: Vec<String>,
+    pub(crate) failed_workers: Vec<String>,
     /// Why the phase stopped before its limit (the node went away), if it did; the samples
     /// hold everything measured up to then.
-    pub aborted: Option<String>,
+    pub(crate) aborted: Option<String>,
     /// Wall-clock time of the phase's start (the instant its sample intervals count from).
-    pub started_at: Option<std::time::SystemTime>,
+    pub(crate) started_at: Option<std::time::SystemTime>,
     /// Per statement of the phase (by index): its record, all workers merged.
-    pub statements: Vec<StatementTotals>,
+    pub(crate) statements: Vec<StatementTotals>,
     /// How long workers waited for the coordinator to take their samples, all together.
-    pub stalled: SinkStall,
+    pub(crate) stalled: SinkStall,
     /// Requests sent to each node over the phase (the samples' counts added up: a node that
     /// left the cluster during the phase keeps what it was sent).
-    pub requests_by_node: BTreeMap<String, u64>,
+    pub(crate) requests_by_node: BTreeMap<String, u64>,
     /// `--waterfall`: the timed requests' stages, all workers merged (`None`: none timed).
-    pub waterfall: Option<super::waterfall::Waterfall>,
+    pub(crate) waterfall: Option<super::waterfall::Waterfall>,
     /// A recorded paced phase: how late each iteration was sent, all workers merged
     /// (`None` without a rate).
-    pub send_lateness: Option<super::lateness::SendLateness>,
+    pub(crate) send_lateness: Option<super::lateness::SendLateness>,
 }
 
 /// Runs a phase on `backend` and collects it; `on_sample` sees each merged sample as soon
 /// as every worker is past it (progress display, LOG lines).
-pub fn drive_phase<R: PhaseRunner + ?Sized + 'static>(
+pub(crate) fn drive_phase<R: PhaseRunner + ?Sized + 'static>(
     backend: &Arc<R>,
     workload: &Arc<Workload>,
     spec: PhaseSpec,

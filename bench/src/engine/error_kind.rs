@@ -9,7 +9,7 @@
 /// Why a request failed, as the bench counts it. `Copy`, so the request path carries it
 /// without allocating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ErrorKind {
+pub(crate) enum ErrorKind {
     /// The node answered UNAVAILABLE (not enough live replicas).
     Unavailable,
     /// The node answered OVERLOADED.
@@ -75,7 +75,8 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ErrorKind; 29] = [
+    #[cfg(test)]
+    pub(crate) const ALL: [ErrorKind; 29] = [
         ErrorKind::Unavailable,
         ErrorKind::Overloaded,
         ErrorKind::Bootstrapping,
@@ -109,14 +110,14 @@ impl ErrorKind {
 
     /// The kinds that mean the node went out of reach (a worker whose every request fails
     /// with one of them stops).
-    pub const NODE_GONE: [ErrorKind; 3] = [
+    pub(crate) const NODE_GONE: [ErrorKind; 3] = [
         ErrorKind::ConnectionBroken,
         ErrorKind::NoConnection,
         ErrorKind::Closed,
     ];
 
     /// The kind's stable name, as reports key it.
-    pub const fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Unavailable => "unavailable",
             ErrorKind::Overloaded => "overloaded",

@@ -22,13 +22,13 @@ use std::time::{Duration, Instant};
 /// whole milliseconds, so it sends 0 to 2 ms after a grid point (median 0.7-1.2 ms on the
 /// development VM): on a grid of 1 ms it kept the grid in one run of two, on 2 ms in every
 /// run (`bench/MANUAL.md`, "Pacing", has the measurements).
-pub const DEFAULT_STEP: Duration = Duration::from_millis(2);
+pub(crate) const DEFAULT_STEP: Duration = Duration::from_millis(2);
 
 /// [`DEFAULT_STEP`] as the options write it (their default value).
-pub const DEFAULT_STEP_TEXT: &str = "2ms";
+pub(crate) const DEFAULT_STEP_TEXT: &str = "2ms";
 
 /// The longest step accepted: a coarser grid would turn a rate into bursts a second apart.
-pub const MAX_STEP: Duration = Duration::from_secs(1);
+pub(crate) const MAX_STEP: Duration = Duration::from_secs(1);
 
 /// A release grid: points `step` apart from a phase's start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,19 +39,21 @@ pub struct ReleaseGrid {
 impl ReleaseGrid {
     /// A grid of `step` (zero: each request at its own due time; at most [`MAX_STEP`],
     /// which the option's parser checks).
-    pub fn new(step: Duration) -> Self {
+    pub(crate) fn new(step: Duration) -> Self {
         Self {
             step_ns: step.min(MAX_STEP).as_nanos() as u64,
         }
     }
 
     /// The finest grid: every request released at its own due time.
-    pub fn none() -> Self {
+    #[cfg(test)]
+    pub(crate) fn none() -> Self {
         Self { step_ns: 0 }
     }
 
     /// The step.
-    pub fn step(&self) -> Duration {
+    #[cfg(test)]
+    pub(crate) fn step(&self) -> Duration {
         Duration::from_nanos(self.step_ns)
     }
 
@@ -59,7 +61,7 @@ impl ReleaseGrid {
     /// grid point at or after `due` (never before it); `due` itself without a grid, or
     /// when it is before the start or the point is past what an `Instant` holds.
     #[inline]
-    pub fn release(&self, start: Instant, due: Instant) -> Instant {
+    pub(crate) fn release(&self, start: Instant, due: Instant) -> Instant {
         if self.step_ns == 0 {
             return due;
         }

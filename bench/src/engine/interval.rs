@@ -12,36 +12,36 @@ use crate::stats::LatencyHistogram;
 #[derive(Debug, Clone)]
 pub struct IntervalSample {
     /// The worker.
-    pub worker: usize,
+    pub(crate) worker: usize,
     /// Interval number since the phase start.
-    pub index: u64,
+    pub(crate) index: u64,
     /// Requests completed (successes and errors).
     pub requests: u64,
     /// Result rows of the successful requests (all their pages).
-    pub rows: u64,
+    pub(crate) rows: u64,
     /// Errors by kind.
-    pub errors: Vec<(ErrorKind, u64)>,
+    pub(crate) errors: Vec<(ErrorKind, u64)>,
     /// Latency from the due time (coordinated-omission corrected), successes only.
-    pub latency: LatencyHistogram,
+    pub(crate) latency: LatencyHistogram,
     /// Service time from the actual send, successes only.
-    pub service: LatencyHistogram,
+    pub(crate) service: LatencyHistogram,
     /// Sum of how late requests were sent after their due time, ns (rate-limited only).
-    pub lateness_ns: u64,
+    pub(crate) lateness_ns: u64,
     /// Per statement of the plan (by index): its counts in the interval.
-    pub statements: Vec<StatementCounts>,
+    pub(crate) statements: Vec<StatementCounts>,
     /// The worker's last sample of the phase (its interval may be cut short).
-    pub last: bool,
+    pub(crate) last: bool,
     /// Requests the worker's session sent to each node (address) since its previous sample,
     /// read when the sample is handed over (empty for a backend that does not count them).
-    pub nodes: Vec<(String, u64)>,
+    pub(crate) nodes: Vec<(String, u64)>,
     /// Tablet misroutes of the worker's session since its previous sample (ScyllaDB), read
     /// when the sample is handed over (`None` for a backend that does not count them).
-    pub tablet_misroutes: Option<u64>,
+    pub(crate) tablet_misroutes: Option<u64>,
 }
 
 /// The last sample interval of a phase limited by time (the one its end falls in), into
 /// which answers that arrive after the end are counted; `None` for a counted phase.
-pub fn last_interval(limit: Limit, interval: Duration) -> Option<u64> {
+pub(crate) fn last_interval(limit: Limit, interval: Duration) -> Option<u64> {
     match limit {
         Limit::Time(d) => Some(interval_ending_at(d, interval)),
         Limit::Count(_) => None,
@@ -50,7 +50,7 @@ pub fn last_interval(limit: Limit, interval: Duration) -> Option<u64> {
 
 /// The index of the interval of length `interval` in which the time `end` (from the phase's
 /// start) falls, an end exactly on a boundary belonging to the interval it closes.
-pub fn interval_ending_at(end: Duration, interval: Duration) -> u64 {
+pub(crate) fn interval_ending_at(end: Duration, interval: Duration) -> u64 {
     (end.as_nanos().div_ceil(interval.as_nanos().max(1)) as u64).saturating_sub(1)
 }
 

@@ -12,16 +12,16 @@ use crate::stats::LatencyHistogram;
 #[derive(Debug, Clone, Default)]
 pub struct SendLateness {
     /// Sent minus due, ns: the grid's share and the backend's own.
-    pub from_due: LatencyHistogram,
+    pub(crate) from_due: LatencyHistogram,
     /// Sent minus released, ns: the backend's own (its timer's resolution, its wake-up).
-    pub from_release: LatencyHistogram,
+    pub(crate) from_release: LatencyHistogram,
 }
 
 impl SendLateness {
     /// Records an iteration due at `due`, released at `release` (not before `due`), sent at
     /// `sent`.
     #[inline]
-    pub fn record(&mut self, due: Instant, release: Instant, sent: Instant) {
+    pub(crate) fn record(&mut self, due: Instant, release: Instant, sent: Instant) {
         self.from_due
             .record(sent.saturating_duration_since(due).as_nanos() as u64);
         self.from_release
@@ -29,13 +29,13 @@ impl SendLateness {
     }
 
     /// Adds `other`'s records.
-    pub fn merge(&mut self, other: &SendLateness) {
+    pub(crate) fn merge(&mut self, other: &SendLateness) {
         self.from_due.merge(&other.from_due);
         self.from_release.merge(&other.from_release);
     }
 
     /// Iterations recorded.
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.from_due.count()
     }
 }

@@ -18,7 +18,7 @@ pub enum Limit {
 impl Limit {
     /// Parses a count (`1000`, `10k`, `1M`: see [`crate::units::count`]) or else a time
     /// with its unit (`30s`, `500ms`, `2m`, `1h`: [`crate::units::duration`]).
-    pub fn parse(text: &str) -> Result<Self, UnitError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, UnitError> {
         if let Ok(n) = units::count(text) {
             return Ok(Limit::Count(n));
         }

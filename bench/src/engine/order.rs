@@ -11,7 +11,7 @@ use std::fmt;
 
 /// How the backends are ordered within each round.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Order {
+pub(crate) enum Order {
     /// Round `r` starts with backend `r mod n` and goes on in the given order (the default).
     #[default]
     Rotate,
@@ -22,11 +22,11 @@ pub enum Order {
 /// An `--order` that is neither `rotate` nor `fixed`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown order `{0}`: rotate (each round starts one backend later) or fixed")]
-pub struct UnknownOrder(pub String);
+pub(crate) struct UnknownOrder(pub String);
 
 impl Order {
     /// Reads `rotate` or `fixed`.
-    pub fn parse(text: &str) -> Result<Self, UnknownOrder> {
+    pub(crate) fn parse(text: &str) -> Result<Self, UnknownOrder> {
         match text {
             "rotate" => Ok(Order::Rotate),
             "fixed" => Ok(Order::Fixed),
@@ -35,7 +35,7 @@ impl Order {
     }
 
     /// Its name, as `--order` takes it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Order::Rotate => "rotate",
             Order::Fixed => "fixed",
@@ -43,7 +43,7 @@ impl Order {
     }
 
     /// The indices (into the given order of `n` backends) that round `round` runs, in turn.
-    pub fn round(self, n: usize, round: usize) -> impl Iterator<Item = usize> {
+    pub(crate) fn round(self, n: usize, round: usize) -> impl Iterator<Item = usize> {
         let shift = match self {
             Order::Rotate if n > 0 => round % n,
             _ => 0,

@@ -18,7 +18,7 @@ use super::worker::{run_worker, WorkerEnd, WorkerSpec};
 use crate::workload::Workload;
 
 /// What a connected backend gives the engine to run a phase on its workers.
-pub trait PhaseRunner: Send + Sync {
+pub(crate) trait PhaseRunner: Send + Sync {
     /// The backend's name (in errors).
     fn name(&self) -> &'static str;
     /// Number of workers a phase runs on.
@@ -41,15 +41,15 @@ pub trait PhaseRunner: Send + Sync {
 #[error("{driver}: {message}")]
 pub struct BackendError {
     /// The backend.
-    pub driver: &'static str,
+    pub(crate) driver: &'static str,
     /// What failed.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// Why a phase failed: before any request was sent (its statements could not be prepared or
 /// their arguments do not fit), or while it ran.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum PhaseError {
+pub(crate) enum PhaseError {
     /// Preparing the phase's statements failed: nothing was sent.
     #[error(transparent)]
     Prepare(BackendError),
@@ -60,7 +60,7 @@ pub enum PhaseError {
 
 /// A phase to run on every worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// The workload's load statement, `count` iterations.
     Load,
     /// The workload's run statements by weight.
@@ -69,36 +69,36 @@ pub enum Phase {
 
 /// What every worker gets for a phase.
 #[derive(Debug, Clone)]
-pub struct PhaseSpec {
+pub(crate) struct PhaseSpec {
     /// Load or run.
-    pub phase: Phase,
+    pub(crate) phase: Phase,
     /// Total fibers across workers.
-    pub concurrency: usize,
+    pub(crate) concurrency: usize,
     /// The rate schedule of all workers together, if limited (each worker takes its share).
-    pub rate: Option<Arc<RateSchedule>>,
+    pub(crate) rate: Option<Arc<RateSchedule>>,
     /// With a rate: the grid its requests are released on (see [`super::grid`]).
-    pub grid: ReleaseGrid,
+    pub(crate) grid: ReleaseGrid,
     /// When the phase ends.
-    pub limit: Limit,
+    pub(crate) limit: Limit,
     /// Sample interval.
-    pub interval: Duration,
+    pub(crate) interval: Duration,
     /// Record samples (false for warmup).
-    pub record: bool,
+    pub(crate) record: bool,
     /// Stop when the node has been out of reach this long (see `WorkerSpec::max_outage`).
-    pub max_outage: Option<Duration>,
+    pub(crate) max_outage: Option<Duration>,
     /// The iteration numbers this loader draws from (see `WorkerSpec::cycles`).
-    pub cycles: Option<CycleRange>,
+    pub(crate) cycles: Option<CycleRange>,
 }
 
 impl PhaseSpec {
     /// Worker `w` of `n`'s share of the fibers (at least one).
-    pub fn concurrency_of(&self, w: usize, n: usize) -> usize {
+    pub(crate) fn concurrency_of(&self, w: usize, n: usize) -> usize {
         let base = self.concurrency / n;
         (base + usize::from(w < self.concurrency % n)).max(1)
     }
 
     /// What worker `worker` of `workers` runs of this phase, starting at `start`.
-    pub fn worker_spec(&self, worker: usize, workers: usize, start: Instant) -> WorkerSpec {
+    pub(crate) fn worker_spec(&self, worker: usize, workers: usize, start: Instant) -> WorkerSpec {
         WorkerSpec {
             worker,
             workers,
@@ -117,7 +117,7 @@ impl PhaseSpec {
 
 /// One worker's whole phase on any backend: waits for the common start (so that sample
 /// intervals line up across workers), runs, and reports its samples and its end.
-pub async fn run_and_report<S: BenchSession>(
+pub(crate) async fn run_and_report<S: BenchSession>(
     session: &S,
     workload: &Workload,
     plan: &PhasePlan<S::Prepared, S::Batch>,
@@ -164,17 +164,17 @@ pub async fn run_and_report<S: BenchSession>(
 /// the queue to about 17 MiB, where an unbounded one grew by 370 MiB in a CI run whose
 /// 2 ms sample intervals met a loaded machine. Blocking the worker is backpressure the
 /// report names (see [`SinkStall`]).
-pub const SAMPLE_BACKLOG: usize = 32;
+pub(crate) const SAMPLE_BACKLOG: usize = 32;
 
 /// How long a worker waited for room in the samples' channel: the coordinator (which merges
 /// and spills each sample) fell [`SAMPLE_BACKLOG`] samples behind. Every request the worker
 /// had in flight waited too, so the report warns when this is not zero.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SinkStall {
+pub(crate) struct SinkStall {
     /// Sends that found the channel full.
-    pub times: u64,
+    pub(crate) times: u64,
     /// Time spent waiting in them.
-    pub waited: Duration,
+    pub(crate) waited: Duration,
 }
 
 impl SinkStall {
@@ -193,7 +193,7 @@ impl SinkStall {
     }
 
     /// Adds another worker's stall.
-    pub fn add(&mut self, other: SinkStall) {
+    pub(crate) fn add(&mut self, other: SinkStall) {
         self.times += other.times;
         self.waited += other.waited;
     }
@@ -218,7 +218,7 @@ fn node_deltas(before: &[(String, u64)], now: &[(String, u64)]) -> Vec<(String, 
 
 /// A worker's messages to the coordinator.
 #[derive(Debug)]
-pub enum Event {
+pub(crate) enum Event {
     /// A sample interval's record (boxed: the histograms make it large; one per interval).
     Sample(Box<IntervalSample>),
     /// The worker finished (or failed before starting).

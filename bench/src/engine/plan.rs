@@ -10,18 +10,18 @@ use crate::workload::{BoundArgs, RunGroup, RunMode};
 #[derive(Debug)]
 pub struct PhasePlan<P, B> {
     /// The statements, as [`crate::workload::Workload::run`] orders them.
-    pub statements: Vec<PlanStatement<P>>,
+    pub(crate) statements: Vec<PlanStatement<P>>,
     /// The entries, picked by weight per iteration.
-    pub groups: Vec<PlanGroup<B>>,
+    pub(crate) groups: Vec<PlanGroup<B>>,
 }
 
 /// A `[[run]]` entry of a plan.
 #[derive(Debug)]
-pub struct PlanGroup<B> {
+pub(crate) struct PlanGroup<B> {
     /// Which statements, how, and its per-statement record entries.
-    pub group: RunGroup,
+    pub(crate) group: RunGroup,
     /// Its batch (a batch entry only), built once per phase.
-    pub batch: Option<B>,
+    pub(crate) batch: Option<B>,
 }
 
 impl<P, B> PhasePlan<P, B> {
@@ -42,7 +42,7 @@ impl<P, B> PhasePlan<P, B> {
 
     /// Per entry of the per-statement records: whether it is a sequence's (its
     /// iterations, not requests).
-    pub fn sequence_entries(&self) -> Vec<bool> {
+    pub(crate) fn sequence_entries(&self) -> Vec<bool> {
         let mut out = Vec::new();
         for g in &self.groups {
             let n = g.group.entries();

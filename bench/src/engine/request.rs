@@ -9,9 +9,9 @@ use super::waterfall::DriverStages;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestError {
     /// Its kind, as the backend's adapter maps its driver's error.
-    pub kind: ErrorKind,
+    pub(crate) kind: ErrorKind,
     /// The driver's message.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// What a successful request returned. Every request's result carries one, moved from the
@@ -21,13 +21,13 @@ pub struct RequestError {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Answer {
     /// Result rows of all its pages.
-    pub rows: u64,
+    pub(crate) rows: u64,
     /// A conditional update (lightweight transaction) that was not applied: its result's
     /// `[applied]` column is false. Read only for conditional statements.
-    pub not_applied: bool,
+    pub(crate) not_applied: bool,
     /// With `--waterfall`, for a request the backend timed: its way through the driver,
     /// stage by stage ([`super::waterfall`]), one request in N; `None` otherwise.
-    pub stages: Option<Box<DriverStages>>,
+    pub(crate) stages: Option<Box<DriverStages>>,
 }
 
 impl Answer {

@@ -87,7 +87,7 @@ pub struct Args<'a> {
     pub iteration: u64,
     /// With `--validate`, for a statement that names the row it reads: the check each
     /// returned row's raw cells go through (see [`super::validate`]).
-    pub check: Option<&'a RowCheck>,
+    pub(crate) check: Option<&'a RowCheck>,
 }
 
 /// The elements of one BATCH: `repeat` copies of its statements, copy `k` with the
@@ -96,11 +96,11 @@ pub struct Args<'a> {
 #[derive(Debug)]
 pub struct BatchArgs<'a, P> {
     /// The batch's statements.
-    pub members: &'a [PlanStatement<P>],
+    pub(crate) members: &'a [PlanStatement<P>],
     /// The iteration.
-    pub iteration: u64,
+    pub(crate) iteration: u64,
     /// Copies of the statements.
-    pub repeat: u32,
+    pub(crate) repeat: u32,
 }
 
 impl<P> Clone for BatchArgs<'_, P> {
@@ -113,17 +113,12 @@ impl<P> Copy for BatchArgs<'_, P> {}
 
 impl<'a, P> BatchArgs<'a, P> {
     /// Its number of elements.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.members.len() * self.repeat as usize
     }
 
-    /// Whether it has none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Element `n`: its statement and its arguments (`None` past the last).
-    pub fn element(&self, n: usize) -> Option<(&'a PlanStatement<P>, Args<'a>)> {
+    pub(crate) fn element(&self, n: usize) -> Option<(&'a PlanStatement<P>, Args<'a>)> {
         let m = self.members.len();
         if m == 0 || n >= self.len() {
             return None;

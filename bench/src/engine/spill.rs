@@ -86,12 +86,12 @@ pub struct SpilledSamples {
 
 impl SpilledSamples {
     /// A new, empty spill in the system's temporary folder.
-    pub fn new() -> io::Result<Self> {
+    pub(crate) fn new() -> io::Result<Self> {
         Self::new_in(&std::env::temp_dir())
     }
 
     /// A new, empty spill in `dir`.
-    pub fn new_in(dir: &std::path::Path) -> io::Result<Self> {
+    pub(crate) fn new_in(dir: &std::path::Path) -> io::Result<Self> {
         Ok(Self {
             spill: Some(Arc::new(Spill::new_in(dir)?)),
             len: 0,
@@ -99,7 +99,7 @@ impl SpilledSamples {
     }
 
     /// Writes `s` out.
-    pub fn push(&mut self, s: &Sample) -> io::Result<()> {
+    pub(crate) fn push(&mut self, s: &Sample) -> io::Result<()> {
         let spill = match &self.spill {
             Some(spill) => spill,
             None => self
@@ -114,17 +114,17 @@ impl SpilledSamples {
     }
 
     /// Samples stored.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// Whether none was stored.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The samples, read back in order, one at a time.
-    pub fn iter(&self) -> io::Result<impl Iterator<Item = io::Result<StoredSample>>> {
+    pub(crate) fn iter(&self) -> io::Result<impl Iterator<Item = io::Result<StoredSample>>> {
         let lines = match &self.spill {
             Some(spill) => Some(spill.reader()?.lines()),
             None => None,
@@ -137,17 +137,17 @@ impl SpilledSamples {
 
 /// A histogram's figures and its compressed form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HistogramDigest {
+pub(crate) struct HistogramDigest {
     /// Values recorded.
-    pub count: u64,
+    pub(crate) count: u64,
     /// Their mean, ns (0 when empty).
-    pub mean: f64,
+    pub(crate) mean: f64,
     /// Median, ns.
-    pub p50: u64,
+    pub(crate) p50: u64,
     /// 99th percentile, ns.
-    pub p99: u64,
+    pub(crate) p99: u64,
     /// The histogram, HdrHistogram V2 compressed, base64 (as the report writes it).
-    pub base64: String,
+    pub(crate) base64: String,
 }
 
 impl HistogramDigest {
@@ -165,36 +165,36 @@ impl HistogramDigest {
 
 /// A sample as it is read back from the spill.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoredSample {
+pub(crate) struct StoredSample {
     /// Interval number since the phase start.
-    pub index: u64,
+    pub(crate) index: u64,
     /// Offset of the interval's start from the phase start.
-    pub start: Duration,
+    pub(crate) start: Duration,
     /// The interval's length (the last one may be shorter).
-    pub duration: Duration,
+    pub(crate) duration: Duration,
     /// Requests completed in the interval.
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Result rows of the interval's successful requests.
-    pub rows: u64,
+    pub(crate) rows: u64,
     /// Errors by kind.
-    pub errors: Vec<(String, u64)>,
+    pub(crate) errors: Vec<(String, u64)>,
     /// Latency from the due time, successes.
-    pub latency: HistogramDigest,
+    pub(crate) latency: HistogramDigest,
     /// Service time, successes.
-    pub service: HistogramDigest,
+    pub(crate) service: HistogramDigest,
     /// Mean lateness of sends after their due time, ns.
-    pub mean_lateness_ns: f64,
+    pub(crate) mean_lateness_ns: f64,
     /// Per statement of the plan (by index): its counts in the interval.
-    pub statements: Vec<StatementCounts>,
+    pub(crate) statements: Vec<StatementCounts>,
     /// Requests sent to each node (address) in the interval.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub requests_by_node: BTreeMap<String, u64>,
+    pub(crate) requests_by_node: BTreeMap<String, u64>,
     /// Tablet misroutes in the interval (`None`: not counted).
     #[serde(default)]
-    pub tablet_misroutes: Option<u64>,
+    pub(crate) tablet_misroutes: Option<u64>,
     /// The schedule's mean rate over the interval, all workers (`None`: no rate limit).
     #[serde(default)]
-    pub target_rps: Option<f64>,
+    pub(crate) target_rps: Option<f64>,
 }
 
 impl StoredSample {
@@ -221,7 +221,7 @@ impl StoredSample {
     }
 
     /// Requests per second in the interval.
-    pub fn throughput(&self) -> f64 {
+    pub(crate) fn throughput(&self) -> f64 {
         let secs = self.duration.as_secs_f64();
         if secs > 0.0 {
             self.requests as f64 / secs
@@ -231,7 +231,7 @@ impl StoredSample {
     }
 
     /// Errors in the interval.
-    pub fn error_count(&self) -> u64 {
+    pub(crate) fn error_count(&self) -> u64 {
         self.errors.iter().map(|(_, n)| n).sum()
     }
 }

@@ -12,21 +12,21 @@ use crate::stats::LatencyHistogram;
 
 /// One statement's counts in one sample interval.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct StatementCounts {
+pub(crate) struct StatementCounts {
     /// Requests completed (successes and errors).
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Errors.
-    pub errors: u64,
+    pub(crate) errors: u64,
     /// Result rows of its successful requests.
-    pub rows: u64,
+    pub(crate) rows: u64,
     /// Sum of its successes' latencies from the due time, ns (the interval's mean is this
     /// over `requests - errors`).
-    pub latency_sum_ns: u64,
+    pub(crate) latency_sum_ns: u64,
 }
 
 impl StatementCounts {
     /// Adds `other`'s counts.
-    pub fn add(&mut self, other: &StatementCounts) {
+    pub(crate) fn add(&mut self, other: &StatementCounts) {
         self.requests += other.requests;
         self.errors += other.errors;
         self.rows += other.rows;
@@ -34,12 +34,12 @@ impl StatementCounts {
     }
 
     /// Successful requests.
-    pub fn successes(&self) -> u64 {
+    pub(crate) fn successes(&self) -> u64 {
         self.requests.saturating_sub(self.errors)
     }
 
     /// The mean latency of the successes, ns (0 without any).
-    pub fn mean_latency_ns(&self) -> f64 {
+    pub(crate) fn mean_latency_ns(&self) -> f64 {
         match self.successes() {
             0 => 0.0,
             n => self.latency_sum_ns as f64 / n as f64,
@@ -49,7 +49,7 @@ impl StatementCounts {
 
 /// Adds `part` to `total` entry by entry (statement `k` to statement `k`), growing `total`
 /// when `part` has more entries.
-pub fn add_counts(total: &mut Vec<StatementCounts>, part: &[StatementCounts]) {
+pub(crate) fn add_counts(total: &mut Vec<StatementCounts>, part: &[StatementCounts]) {
     if total.len() < part.len() {
         total.resize(part.len(), StatementCounts::default());
     }
@@ -62,21 +62,21 @@ pub fn add_counts(total: &mut Vec<StatementCounts>, part: &[StatementCounts]) {
 #[derive(Debug, Clone, Default)]
 pub struct StatementTotals {
     /// Requests completed (successes and errors).
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Result rows of its successful requests.
-    pub rows: u64,
+    pub(crate) rows: u64,
     /// Its successful conditional updates that were not applied (`[applied]` false).
-    pub not_applied: u64,
+    pub(crate) not_applied: u64,
     /// Errors by kind, each by its name (the report's key:
     /// [`ErrorKind::as_str`](super::error_kind::ErrorKind::as_str)).
-    pub errors: Vec<(&'static str, u64)>,
+    pub(crate) errors: Vec<(&'static str, u64)>,
     /// Latency from the due time of its successes.
-    pub latency: LatencyHistogram,
+    pub(crate) latency: LatencyHistogram,
 }
 
 impl StatementTotals {
     /// Counts one error of `kind` (allocates only for the first error of a kind).
-    pub fn count_error(&mut self, kind: &'static str) {
+    pub(crate) fn count_error(&mut self, kind: &'static str) {
         match self.errors.iter_mut().find(|(k, _)| *k == kind) {
             Some((_, n)) => *n += 1,
             None => self.errors.push((kind, 1)),
@@ -84,12 +84,12 @@ impl StatementTotals {
     }
 
     /// Errors of every kind.
-    pub fn error_count(&self) -> u64 {
+    pub(crate) fn error_count(&self) -> u64 {
         self.errors.iter().map(|(_, n)| n).sum()
     }
 
     /// Adds everything `other` recorded (histograms added exactly).
-    pub fn merge(&mut self, other: &StatementTotals) {
+    pub(crate) fn merge(&mut self, other: &StatementTotals) {
         self.requests += other.requests;
         self.rows += other.rows;
         self.not_applied += other.not_applied;
@@ -105,7 +105,7 @@ impl StatementTotals {
 
 /// Merges `part` into `total` entry by entry (statement `k` into statement `k`), growing
 /// `total` when `part` has more entries.
-pub fn merge_totals(total: &mut Vec<StatementTotals>, part: &[StatementTotals]) {
+pub(crate) fn merge_totals(total: &mut Vec<StatementTotals>, part: &[StatementTotals]) {
     if total.len() < part.len() {
         total.resize_with(part.len(), StatementTotals::default);
     }

@@ -40,7 +40,7 @@ use super::request::RequestError;
 
 /// Why a statement's `validate` cannot be compiled against what the backend prepared.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ValidationError {
+pub(crate) enum ValidationError {
     /// The writer's generators do not match its bind markers, so the values it wrote are
     /// not known.
     #[error("the writing statement has {markers} bind markers but {args} args")]
@@ -66,11 +66,11 @@ pub enum ValidationError {
 /// What a backend learnt from its PREPAREs that validation needs: the writer's bind
 /// markers (column name and type) and the read's result columns (names, in order).
 #[derive(Debug, Clone, Default)]
-pub struct PreparedShape {
+pub(crate) struct PreparedShape {
     /// The writer's bind markers, in order.
-    pub writer_markers: Vec<(String, CqlType)>,
+    pub(crate) writer_markers: Vec<(String, CqlType)>,
     /// The read's result columns, in order.
-    pub result_columns: Vec<String>,
+    pub(crate) result_columns: Vec<String>,
 }
 
 /// One checked column: where it is in the read's result and how the load made its value.
@@ -98,7 +98,7 @@ impl Validation {
     /// Matches the load's columns to the read's result columns by name. `None` when
     /// `statement` has no `validate`; an error when no column of the result was written by
     /// the load, or the load's arguments do not match its markers.
-    pub fn compile(
+    pub(crate) fn compile(
         statement: &Statement,
         load: &Statement,
         shape: &PreparedShape,
@@ -148,7 +148,8 @@ impl Validation {
     }
 
     /// The names of the checked columns (for the CONFIG section).
-    pub fn column_names(&self) -> Vec<&str> {
+    #[cfg(test)]
+    pub(crate) fn column_names(&self) -> Vec<&str> {
         self.columns.iter().map(|c| c.name.as_str()).collect()
     }
 }
@@ -160,7 +161,7 @@ type ExpectedCell = (usize, Option<(usize, usize)>, Option<CqlType>);
 /// One fiber's check of the request it has in flight: the expected cells, and what the
 /// returned rows showed. Reused from request to request (its buffers keep their capacity).
 #[derive(Debug, Default)]
-pub struct RowCheck {
+pub(crate) struct RowCheck {
     /// The expected cells' bytes, back to back.
     expected: RefCell<Vec<u8>>,
     /// Per checked column: its index in the result and its byte range in `expected` (`None`:
@@ -181,7 +182,7 @@ pub struct RowCheck {
 
 impl RowCheck {
     /// Prepares the check of iteration `i` of a statement validated by `v`.
-    pub fn begin(&self, v: &Validation, i: u64) {
+    pub(crate) fn begin(&self, v: &Validation, i: u64) {
         self.rows.set(0);
         *self.mismatch.borrow_mut() = None;
         self.failed.set(None);
@@ -249,7 +250,7 @@ impl RowCheck {
     }
 
     /// Compares one returned row (its raw cells in result order) with the expected cells.
-    pub fn row<'c>(&self, row: impl Iterator<Item = Option<&'c [u8]>>) {
+    pub(crate) fn row<'c>(&self, row: impl Iterator<Item = Option<&'c [u8]>>) {
         self.rows.set(self.rows.get() + 1);
         if self.mismatch.borrow().is_some() {
             return;
@@ -284,7 +285,7 @@ impl RowCheck {
 
     /// The request's result once validated: a successful read that returned no row, or a
     /// row that differs, becomes an error.
-    pub fn finish(
+    pub(crate) fn finish(
         &self,
         v: &Validation,
         result: Result<u64, RequestError>,

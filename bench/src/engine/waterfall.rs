@@ -25,30 +25,30 @@ use crate::stats::LatencyHistogram;
 /// A timed request's way through its driver, nanoseconds per stage (the backend's part of
 /// the waterfall; `doppio_driver::stages` measured it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DriverStages {
+pub(crate) struct DriverStages {
     /// The driver's call until the request was encoded into its connection's buffer.
-    pub queue: u64,
+    pub(crate) queue: u64,
     /// Until its batch was handed to the runtime.
-    pub flush: u64,
+    pub(crate) flush: u64,
     /// Until the read that brought its answer arrived.
-    pub wire: u64,
+    pub(crate) wire: u64,
     /// Until its answer frame was handed to its slot.
-    pub frame: u64,
+    pub(crate) frame: u64,
     /// Until the caller's task ran with the answer.
-    pub wake: u64,
+    pub(crate) wake: u64,
     /// Until the driver's call returned.
-    pub decode: u64,
+    pub(crate) decode: u64,
 }
 
 impl DriverStages {
     /// Their sum: the driver's call, end to end.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.queue + self.flush + self.wire + self.frame + self.wake + self.decode
     }
 }
 
 /// The stages, in the order a request passes them.
-pub const STAGES: [&str; 8] = [
+pub(crate) const STAGES: [&str; 8] = [
     "schedule", "bench", "queue", "flush", "wire", "frame", "wake", "decode",
 ];
 
@@ -56,15 +56,15 @@ pub const STAGES: [&str; 8] = [
 #[derive(Debug, Clone)]
 pub struct Waterfall {
     /// Each stage's histogram, in [`STAGES`] order.
-    pub stages: Vec<LatencyHistogram>,
+    pub(crate) stages: Vec<LatencyHistogram>,
     /// Each stage's exact sum, nanoseconds (the histograms round).
-    pub sums_ns: Vec<u128>,
+    pub(crate) sums_ns: Vec<u128>,
     /// The timed requests' latencies (due time to end).
-    pub end_to_end: LatencyHistogram,
+    pub(crate) end_to_end: LatencyHistogram,
     /// Their exact sum, nanoseconds.
-    pub end_to_end_sum_ns: u128,
+    pub(crate) end_to_end_sum_ns: u128,
     /// Requests timed.
-    pub timed: u64,
+    pub(crate) timed: u64,
 }
 
 impl Default for Waterfall {
@@ -82,7 +82,7 @@ impl Default for Waterfall {
 impl Waterfall {
     /// Records a timed request: sent `lateness` after its due time, served in `service`
     /// (send to end), of which the driver's call took `driver`'s stages.
-    pub fn record(&mut self, lateness: u64, service: u64, driver: &DriverStages) {
+    pub(crate) fn record(&mut self, lateness: u64, service: u64, driver: &DriverStages) {
         let bench = service.saturating_sub(driver.total());
         // A driver's part longer than the service time (clocks read at slightly different
         // places) is cut at it, so that the stages still add up to the latency.
@@ -113,7 +113,7 @@ impl Waterfall {
     }
 
     /// Adds another worker's or phase's.
-    pub fn merge(&mut self, other: &Waterfall) {
+    pub(crate) fn merge(&mut self, other: &Waterfall) {
         for (a, b) in self.stages.iter_mut().zip(&other.stages) {
             a.merge(b);
         }
@@ -126,7 +126,7 @@ impl Waterfall {
     }
 
     /// Each stage's exact mean, nanoseconds, in [`STAGES`] order.
-    pub fn means_ns(&self) -> Vec<f64> {
+    pub(crate) fn means_ns(&self) -> Vec<f64> {
         self.sums_ns
             .iter()
             .map(|s| {
@@ -140,7 +140,7 @@ impl Waterfall {
     }
 
     /// The timed requests' exact mean latency, nanoseconds.
-    pub fn end_to_end_mean_ns(&self) -> f64 {
+    pub(crate) fn end_to_end_mean_ns(&self) -> f64 {
         if self.timed == 0 {
             0.0
         } else {

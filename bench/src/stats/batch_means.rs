@@ -6,22 +6,22 @@ use super::student_t::student_t_quantile;
 
 /// A mean with its confidence half-width.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Estimate {
+pub(crate) struct Estimate {
     /// Sample mean.
-    pub mean: f64,
+    pub(crate) mean: f64,
     /// Half-width of the confidence interval (NaN with fewer than two samples).
-    pub margin: f64,
+    pub(crate) margin: f64,
     /// Samples.
-    pub n: usize,
+    pub(crate) n: usize,
     /// Batches the samples were grouped into (see [`batch_means`]).
-    pub batches: usize,
+    pub(crate) batches: usize,
 }
 
 /// How many batches `n` samples are grouped into: `floor(sqrt(n))`, at least 2 (or `n`
 /// when `n < 2`). Batches of `sqrt(n)` samples grow with the run, so that correlation
 /// spanning a few samples stays within a batch while there are still enough batches to
 /// estimate a variance from.
-pub fn batch_count(n: usize) -> usize {
+pub(crate) fn batch_count(n: usize) -> usize {
     if n < 2 {
         return n;
     }
@@ -38,7 +38,7 @@ pub fn batch_count(n: usize) -> usize {
 
 /// The means of [`batch_count`]`(xs.len())` consecutive, non-overlapping batches of `xs`
 /// (sizes differ by at most one; every sample is in exactly one batch).
-pub fn batch_means(xs: &[f64]) -> Vec<f64> {
+pub(crate) fn batch_means(xs: &[f64]) -> Vec<f64> {
     let n = xs.len();
     let k = batch_count(n);
     (0..k)
@@ -48,7 +48,7 @@ pub fn batch_means(xs: &[f64]) -> Vec<f64> {
 
 /// The mean of `xs` and its confidence half-width at `confidence` (e.g. 0.99), from the
 /// spread of its [`batch_means`] and Student's t with `batches - 1` degrees of freedom.
-pub fn estimate(xs: &[f64], confidence: f64) -> Estimate {
+pub(crate) fn estimate(xs: &[f64], confidence: f64) -> Estimate {
     let n = xs.len();
     let m = mean(xs);
     if n < 2 {

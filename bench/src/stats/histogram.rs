@@ -24,7 +24,7 @@ pub enum StatsError {
 
 /// The largest latency recorded exactly: one hour, in nanoseconds. Larger values are
 /// recorded as this value and counted in [`LatencyHistogram::saturated`].
-pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+pub(crate) const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 
 /// A latency histogram in nanoseconds: 1 ns to 1 hour, 3 significant digits.
 #[derive(Clone)]
@@ -51,7 +51,7 @@ impl Default for LatencyHistogram {
 
 impl LatencyHistogram {
     /// An empty histogram.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         // Bounds are constants that the crate accepts (low >= 1, high >= 2 * low, sigfig 3).
         let h = Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
             .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| unreachable!()));
@@ -59,7 +59,7 @@ impl LatencyHistogram {
     }
 
     /// Records one value (clamped to the histogram's range).
-    pub fn record(&mut self, ns: u64) {
+    pub(crate) fn record(&mut self, ns: u64) {
         if ns > MAX_LATENCY_NS {
             self.saturated += 1;
         }
@@ -67,7 +67,8 @@ impl LatencyHistogram {
     }
 
     /// Records `n` occurrences of a value.
-    pub fn record_n(&mut self, ns: u64, n: u64) {
+    #[cfg(test)]
+    pub(crate) fn record_n(&mut self, ns: u64, n: u64) {
         if ns > MAX_LATENCY_NS {
             self.saturated += n;
         }
@@ -75,7 +76,7 @@ impl LatencyHistogram {
     }
 
     /// Adds every value of `other`.
-    pub fn merge(&mut self, other: &LatencyHistogram) {
+    pub(crate) fn merge(&mut self, other: &LatencyHistogram) {
         // Same bounds on both sides, so adding cannot overflow the range.
         if self.h.add(&other.h).is_err() {
             for v in other.h.iter_recorded() {
@@ -92,12 +93,13 @@ impl LatencyHistogram {
     }
 
     /// Values that were above [`MAX_LATENCY_NS`].
-    pub fn saturated(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn saturated(&self) -> u64 {
         self.saturated
     }
 
     /// Smallest value (0 when empty).
-    pub fn min(&self) -> u64 {
+    pub(crate) fn min(&self) -> u64 {
         if self.count() == 0 {
             0
         } else {
@@ -106,12 +108,12 @@ impl LatencyHistogram {
     }
 
     /// Largest value (0 when empty).
-    pub fn max(&self) -> u64 {
+    pub(crate) fn max(&self) -> u64 {
         self.h.max()
     }
 
     /// Mean (0 when empty).
-    pub fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         if self.count() == 0 {
             0.0
         } else {
@@ -119,17 +121,8 @@ impl LatencyHistogram {
         }
     }
 
-    /// Standard deviation (0 when empty).
-    pub fn stdev(&self) -> f64 {
-        if self.count() == 0 {
-            0.0
-        } else {
-            self.h.stdev()
-        }
-    }
-
     /// The value at percentile `p` (0 to 100); 0 when empty.
-    pub fn value_at_percentile(&self, p: f64) -> u64 {
+    pub(crate) fn value_at_percentile(&self, p: f64) -> u64 {
         if self.count() == 0 {
             0
         } else {
@@ -138,7 +131,8 @@ impl LatencyHistogram {
     }
 
     /// The percentiles reports show: min, 25, 50, 75, 90, 95, 99, 99.9, 99.99, max.
-    pub fn percentiles(&self) -> Vec<(f64, u64)> {
+    #[cfg(test)]
+    pub(crate) fn percentiles(&self) -> Vec<(f64, u64)> {
         let mut out = vec![(0.0, self.min())];
         for p in [25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99] {
             out.push((p, self.value_at_percentile(p)));
@@ -148,14 +142,14 @@ impl LatencyHistogram {
     }
 
     /// Empties the histogram.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.h.reset();
         self.saturated = 0;
     }
 
     /// The histogram in HdrHistogram's compressed V2 format, base64 (readable by every
     /// HdrHistogram implementation).
-    pub fn to_base64(&self) -> String {
+    pub(crate) fn to_base64(&self) -> String {
         match self.to_v2_bytes() {
             Ok(bytes) => base64::engine::general_purpose::STANDARD.encode(bytes),
             // Serializing into memory fails only on an internal error of the encoder; an
@@ -166,7 +160,7 @@ impl LatencyHistogram {
 
     /// The histogram in HdrHistogram's compressed V2 format (the bytes behind
     /// [`LatencyHistogram::to_base64`]).
-    pub fn to_v2_bytes(&self) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn to_v2_bytes(&self) -> std::io::Result<Vec<u8>> {
         let mut bytes = Vec::new();
         V2DeflateSerializer::new()
             .serialize(&self.h, &mut bytes)
@@ -174,7 +168,7 @@ impl LatencyHistogram {
         Ok(bytes)
     }
 
-    /// Reads [`LatencyHistogram::to_base64`]'s output.
+    /// Reads `LatencyHistogram::to_base64`'s output.
     pub fn from_base64(text: &str) -> Result<Self, StatsError> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text.trim())
@@ -183,7 +177,7 @@ impl LatencyHistogram {
     }
 
     /// Reads [`LatencyHistogram::to_v2_bytes`]'s output.
-    pub fn from_v2_bytes(bytes: &[u8]) -> Result<Self, StatsError> {
+    pub(crate) fn from_v2_bytes(bytes: &[u8]) -> Result<Self, StatsError> {
         let decoded: Histogram<u64> = Deserializer::new()
             .deserialize(&mut &bytes[..])
             .map_err(|e| StatsError::Decode(format!("{e:?}")))?;
@@ -199,7 +193,7 @@ impl LatencyHistogram {
 /// Writes `intervals` (start offset from `start_unix_secs`, duration, histogram; seconds)
 /// as an HdrHistogram interval log, the format `HistogramLogProcessor` and plotting tools
 /// read.
-pub fn write_interval_log(
+pub(crate) fn write_interval_log(
     w: &mut impl Write,
     start_unix_secs: f64,
     intervals: &[(f64, f64, &LatencyHistogram)],

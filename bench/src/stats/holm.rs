@@ -7,7 +7,7 @@
 /// family-wise error rate of at most `alpha`, whatever the dependence between the tests.
 /// A NaN p-value counts as 1, and one outside 0..=1 is clamped to it; `m = 1` leaves the
 /// p-value as it is.
-pub fn holm_adjusted(p_values: &[f64]) -> Vec<f64> {
+pub(crate) fn holm_adjusted(p_values: &[f64]) -> Vec<f64> {
     let m = p_values.len();
     let raw: Vec<f64> = p_values
         .iter()

@@ -9,18 +9,18 @@ use super::student_t::{student_t_quantile, student_t_two_sided_p};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PairedRatio {
     /// The geometric mean of the pairs' ratios `b_i / a_i`.
-    pub ratio: f64,
+    pub(crate) ratio: f64,
     /// The interval's low end (NaN with fewer than two pairs).
-    pub low: f64,
+    pub(crate) low: f64,
     /// The interval's high end (NaN with fewer than two pairs).
-    pub high: f64,
+    pub(crate) high: f64,
     /// The two-sided p-value of "the ratio is 1" (1 with fewer than two pairs).
-    pub p_value: f64,
+    pub(crate) p_value: f64,
     /// The pairs used (both figures positive and finite).
-    pub pairs: usize,
+    pub(crate) pairs: usize,
     /// Whether the ratio was adjusted for a drift within rounds
     /// ([`paired_ratio_adjusted`]).
-    pub adjusted: bool,
+    pub(crate) adjusted: bool,
 }
 
 /// [`PairedRatio`] at `confidence` (e.g. 0.99): the paired t-test on the logarithms of the
@@ -29,7 +29,7 @@ pub struct PairedRatio {
 /// neighbour's load); what drifts within a round cancels only when the order rotates. A
 /// pair with a figure that is not positive and finite is left out. Identical ratios give
 /// an interval of no width, and p = 0 (1 when they are all 1).
-pub fn paired_ratio(pairs: &[(f64, f64)], confidence: f64) -> PairedRatio {
+pub(crate) fn paired_ratio(pairs: &[(f64, f64)], confidence: f64) -> PairedRatio {
     let logs: Vec<f64> = pairs
         .iter()
         .filter(|&&(a, b)| ratio_defined(a, b))
@@ -90,7 +90,7 @@ fn ratio_of_log(
 /// period effect). A rotated order varies the gaps and makes this possible; when every pair
 /// has the same gap (a fixed order) the drift cannot be told apart from the difference, and
 /// with fewer than three pairs there is no room to fit it: both are [`paired_ratio`].
-pub fn paired_ratio_adjusted(pairs: &[(f64, f64, f64)], confidence: f64) -> PairedRatio {
+pub(crate) fn paired_ratio_adjusted(pairs: &[(f64, f64, f64)], confidence: f64) -> PairedRatio {
     let points: Vec<(f64, f64)> = pairs
         .iter()
         .filter(|&&(a, b, g)| ratio_defined(a, b) && g.is_finite())

@@ -9,9 +9,9 @@ use super::student_t::student_t_two_sided_p;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TTest {
     /// The t statistic (positive when `b`'s mean is larger).
-    pub t: f64,
+    pub(crate) t: f64,
     /// Welch–Satterthwaite degrees of freedom.
-    pub df: f64,
+    pub(crate) df: f64,
     /// Two-sided p-value.
     pub p_value: f64,
 }
@@ -19,7 +19,7 @@ pub struct TTest {
 /// Welch's t-test on the [`batch_means`] of two series of samples. Fewer than two samples
 /// on a side gives p = 1 (no evidence); two constant, equal series give p = 1, constant
 /// different ones p = 0.
-pub fn welch_t_test(a: &[f64], b: &[f64]) -> TTest {
+pub(crate) fn welch_t_test(a: &[f64], b: &[f64]) -> TTest {
     // Fewer than two samples stay fewer than two batches (`batch_count`), which the raw
     // test answers with p = 1.
     welch_t_test_raw(&batch_means(a), &batch_means(b))

@@ -16,7 +16,7 @@ pub(crate) const DEFAULT_POPULATION: u64 = 1_000_000;
 
 /// What a line runs as.
 #[derive(Debug, Clone)]
-pub struct StressPlan {
+pub(crate) struct StressPlan {
     /// The options of `doppio run` (after `run`; the backend options are the caller's).
     pub run_args: Vec<String>,
     /// The workload of a legacy command (a user profile runs with `--profile` instead).

@@ -6,7 +6,7 @@ use super::model::Workload;
 use super::profile;
 
 /// The built-in workloads, by name: the TOML files in `bench/workloads/`.
-pub const BUILT_INS: &[(&str, &str)] = &[
+pub(crate) const BUILT_INS: &[(&str, &str)] = &[
     ("read", include_str!("../../workloads/read.toml")),
     ("write", include_str!("../../workloads/write.toml")),
     ("mixed", include_str!("../../workloads/mixed.toml")),
@@ -35,7 +35,7 @@ impl Workload {
     }
 
     /// A cassandra-stress user profile (YAML) at `path`, converted to TOML in memory
-    /// ([`profile::to_toml`]) and compiled with `overrides`.
+    /// (`profile::to_toml`) and compiled with `overrides`.
     pub fn from_profile(path: &str, overrides: &[(String, String)]) -> Result<Self, WorkloadError> {
         let profiles = profile::Profile::read_all(path)?;
         let (toml, _) = profile::to_toml_all(&profiles)?;

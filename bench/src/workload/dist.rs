@@ -30,9 +30,9 @@ use super::hash::mix;
 #[error("bad distribution `{spec}`: {message}")]
 pub struct DistError {
     /// The text as given.
-    pub spec: String,
+    pub(crate) spec: String,
     /// What is wrong.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// A distribution's shape and parameters.
@@ -98,16 +98,16 @@ impl fmt::Display for Distribution {
 /// A ratio `DIST/divisor` (a profile's `select` and `row-population`): a sample of `DIST`
 /// divided by `divisor`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ratio {
+pub(crate) struct Ratio {
     /// The numerator's distribution.
-    pub dist: Distribution,
+    pub(crate) dist: Distribution,
     /// The divisor (positive).
-    pub divisor: f64,
+    pub(crate) divisor: f64,
 }
 
 impl Ratio {
     /// Reads `DIST/divisor`.
-    pub fn parse(text: &str) -> Result<Self, DistError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, DistError> {
         let t = text.trim();
         let bad = |message: &str| DistError {
             spec: t.to_owned(),
@@ -130,19 +130,20 @@ impl Ratio {
     }
 
     /// Its mean, estimated from its distribution's mean.
-    pub fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         self.dist.mean() / self.divisor
     }
 
     /// Its largest value.
-    pub fn max(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn max(&self) -> f64 {
         self.dist.max as f64 / self.divisor
     }
 }
 
 /// A number as cassandra-stress reads one: an integer with an optional `k`, `m` or `b`
 /// (thousand, million, billion; any case).
-pub fn parse_count(text: &str) -> Option<i64> {
+pub(crate) fn parse_count(text: &str) -> Option<i64> {
     let t = text.trim().to_ascii_lowercase();
     let (digits, mult) = match t.as_bytes().last()? {
         b'k' => (&t[..t.len() - 1], 1_000),
@@ -335,7 +336,7 @@ impl Distribution {
 
     /// The value for `index` (the position in a sequence: SEQ's only input) and `key` (the
     /// random source of every other shape). A pure function of both.
-    pub fn sample(&self, index: u64, key: u64) -> i64 {
+    pub(crate) fn sample(&self, index: u64, key: u64) -> i64 {
         let delta = self.max.abs_diff(self.min);
         // Within [0, delta]: `min + off` and `max - off` cannot overflow.
         let offset = |x: f64| -> u64 {
@@ -393,7 +394,7 @@ impl Distribution {
     /// over the range's values when it holds at most [`SUMMED`] of them, else the unclamped
     /// distribution's mean (the clamp moves it by about `1 / sqrt(max - min)` of itself, by
     /// the scale rule); for QEXTREME, EXTREME's unclamped mean.
-    pub fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         let (lo, hi) = (self.min as f64, self.max as f64);
         let delta = self.max.abs_diff(self.min);
         let summed = delta <= SUMMED;
@@ -452,7 +453,7 @@ impl Distribution {
 
 /// The widest range whose mean [`Distribution::mean`] sums value by value (at conversion
 /// time, never per request).
-pub const SUMMED: u64 = 1 << 16;
+pub(crate) const SUMMED: u64 = 1 << 16;
 
 /// A Weibull(shape, scale) sample from `key`.
 fn weibull(key: u64, shape: f64, scale: f64) -> f64 {

@@ -18,14 +18,14 @@
 //!   value is an error, never an empty string in a statement.
 //!
 //! Files (private; what they make public is re-exported here): `model`, the compiled
-//! workload ([`Workload`], its [`Statement`]s, [`RunGroup`]s and record [`Entry`]s) and what
+//! workload ([`Workload`], its [`Statement`]s, `RunGroup`s and record `Entry`s) and what
 //! it answers per iteration; `spec`, the TOML file as read; `compile`, the file compiled
 //! ([`Workload::from_toml`]), with `run`, one `[[run]]` entry (single, sequence or batch)
 //! and the `written_by` names resolved; `vars`, the `[vars]` compiled in the order they name
-//! each other; `params`, parameter values parsed ([`parse_param_value`]) and substituted
-//! into statements; `builtin`, the built-ins ([`BUILT_INS`]) and finding a workload by name,
+//! each other; `params`, parameter values parsed (`parse_param_value`) and substituted
+//! into statements; `builtin`, the built-ins (`BUILT_INS`) and finding a workload by name,
 //! path or profile ([`Workload::resolve`]); `bind`, a statement's generators checked against
-//! its bind markers ([`BoundArgs`]); `error`, what can be wrong ([`WorkloadError`]);
+//! its bind markers ([`BoundArgs`]); `error`, what can be wrong (`WorkloadError`);
 //! `hash`, the hash every random draw comes from (splitmix64, for [`dist`] and [`expr`]
 //! alike); `tests`, the tests.
 
@@ -49,9 +49,6 @@ mod vars;
 mod tests;
 
 pub use self::bind::BoundArgs;
-pub use self::builtin::BUILT_INS;
-pub use self::error::WorkloadError;
-pub use self::model::{
-    is_conditional, BatchKind, Entry, EntryKind, Load, RunGroup, RunMode, Statement, Workload,
-};
-pub use self::params::parse_param_value;
+pub(crate) use self::error::WorkloadError;
+pub(crate) use self::model::{BatchKind, EntryKind, RunGroup, RunMode};
+pub use self::model::{Statement, Workload};

@@ -19,7 +19,7 @@ pub struct Statement {
     /// A read whose returned row the load phase wrote: the load iteration that wrote it, as
     /// a generator over this statement's `i` (`validate = "hash(i) % rows"`). `--validate`
     /// compares the row with the load's generators at that iteration
-    /// ([`crate::engine::validate`]).
+    /// (`crate::engine::validate`).
     pub validate: Option<Expr>,
     /// With `validate`: the run statement (its index in [`Workload::run`]) that wrote the
     /// row read (`written_by = "NAME"`), its iteration as its own args see it (a batch's
@@ -35,7 +35,7 @@ pub struct Statement {
 
 /// Whether `cql` is a conditional statement: it has the keyword `IF` outside quotes and
 /// comments-free text (`CREATE ... IF NOT EXISTS` is a schema statement, never a run one).
-pub fn is_conditional(cql: &str) -> bool {
+pub(crate) fn is_conditional(cql: &str) -> bool {
     let mut quote: Option<char> = None;
     let mut word = String::new();
     let mut found = false;
@@ -68,7 +68,7 @@ pub(crate) const MAX_BATCH_STATEMENTS: u16 = u16::MAX;
 /// How a BATCH is logged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum BatchKind {
+pub(crate) enum BatchKind {
     /// Logged (atomic, through the batch log).
     Logged,
     /// Unlogged.
@@ -79,7 +79,7 @@ pub enum BatchKind {
 
 impl BatchKind {
     /// Its name in workloads and reports.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             BatchKind::Logged => "logged",
             BatchKind::Unlogged => "unlogged",
@@ -90,7 +90,7 @@ impl BatchKind {
 
 /// How a `[[run]]` entry runs its statements in one iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunMode {
+pub(crate) enum RunMode {
     /// One statement, one request.
     Single,
     /// Its steps one after another, each its own request; the iteration stops at the first
@@ -107,19 +107,19 @@ pub struct RunGroup {
     /// Its name.
     pub name: String,
     /// Its statements: a range of [`Workload::run`] (the load phase: its one statement).
-    pub statements: std::ops::Range<usize>,
+    pub(crate) statements: std::ops::Range<usize>,
     /// Single, sequence or batch.
-    pub mode: RunMode,
+    pub(crate) mode: RunMode,
     /// Copies of the statements in a batch (1 otherwise).
     pub repeat: u32,
     /// Its first entry in the per-statement records ([`Workload::entries`]): a single
     /// statement or a batch has one; a sequence one per step, then one for the whole.
-    pub entry: usize,
+    pub(crate) entry: usize,
 }
 
 impl RunGroup {
     /// The group of a phase of one statement (the load phase).
-    pub fn single(name: &str) -> Self {
+    pub(crate) fn single(name: &str) -> Self {
         Self {
             name: name.to_owned(),
             statements: 0..1,
@@ -130,7 +130,7 @@ impl RunGroup {
     }
 
     /// Its number of entries in the per-statement records.
-    pub fn entries(&self) -> usize {
+    pub(crate) fn entries(&self) -> usize {
         match self.mode {
             RunMode::Sequence => self.statements.len() + 1,
             RunMode::Single | RunMode::Batch(_) => 1,
@@ -140,7 +140,7 @@ impl RunGroup {
 
 /// What one entry of the per-statement records stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
+pub(crate) enum EntryKind {
     /// A statement's requests (a single one, or a step of a sequence).
     Statement,
     /// A batch's requests (one per iteration).
@@ -151,22 +151,22 @@ pub enum EntryKind {
 
 /// One entry of the per-statement records, as reports name it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Its name (`read`; `order.insert` for a step; `order` for a sequence or a batch).
-    pub name: String,
+    pub(crate) name: String,
     /// Its CQL (a batch's: its statements joined by `; `; a sequence's: its steps').
-    pub cql: String,
+    pub(crate) cql: String,
     /// Its `[[run]]` entry (index into [`Workload::groups`]).
-    pub group: usize,
+    pub(crate) group: usize,
     /// Statement, batch or sequence.
-    pub kind: EntryKind,
+    pub(crate) kind: EntryKind,
     /// Its requests are conditional updates, whose `[applied]` is counted.
-    pub conditional: bool,
+    pub(crate) conditional: bool,
 }
 
 impl Statement {
     /// Its name, with its line when it has one: `read (line 12)`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         if self.line > 0 {
             format!("{} (line {})", self.name, self.line)
         } else {
@@ -177,26 +177,26 @@ impl Statement {
 
 /// The load phase: `count` iterations of one statement.
 #[derive(Debug, Clone)]
-pub struct Load {
+pub(crate) struct Load {
     /// Iterations.
-    pub count: u64,
+    pub(crate) count: u64,
     /// The statement.
-    pub statement: Statement,
+    pub(crate) statement: Statement,
 }
 
 /// A compiled workload.
 #[derive(Debug, Clone)]
 pub struct Workload {
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// One line on what it does.
-    pub description: String,
+    pub(crate) description: String,
     /// Every parameter with the value in force, for reports.
-    pub params: Vec<(String, String)>,
+    pub(crate) params: Vec<(String, String)>,
     /// Schema statements, in order.
-    pub schema: Vec<String>,
+    pub(crate) schema: Vec<String>,
     /// The load phase, if it has one.
-    pub load: Option<Load>,
+    pub(crate) load: Option<Load>,
     /// The run statements, every `[[run]]` entry's in file order (a sequence's steps, a
     /// batch's statements).
     pub run: Vec<Statement>,
@@ -211,7 +211,7 @@ pub struct Workload {
 impl Workload {
     /// The entries of the per-statement records, in order: each `[[run]]` entry's (see
     /// [`RunGroup::entry`]).
-    pub fn entries(&self) -> Vec<Entry> {
+    pub(crate) fn entries(&self) -> Vec<Entry> {
         let mut out = Vec::new();
         for (g, group) in self.groups.iter().enumerate() {
             let stmts = &self.run[group.statements.clone()];
@@ -268,7 +268,7 @@ impl Workload {
     /// The key space that `--loader K/N` splits into N slices: the `[load]` count (the rows
     /// the load phase writes; the built-ins' run statements read `hash(i) % rows` of them),
     /// else the integer parameter `rows`; `None` when the workload has neither.
-    pub fn key_space(&self) -> Option<u64> {
+    pub(crate) fn key_space(&self) -> Option<u64> {
         if let Some(l) = &self.load {
             return Some(l.count);
         }
@@ -281,7 +281,7 @@ impl Workload {
     /// The weight of `[[run]]` entry `k` (of [`Self::groups`]) as the workload gives it, and
     /// its share of all the entries' weights (0 to 1: the fraction of iterations that run
     /// it); `None` past the last entry.
-    pub fn weight(&self, k: usize) -> Option<(f64, f64)> {
+    pub(crate) fn weight(&self, k: usize) -> Option<(f64, f64)> {
         let total: f64 = self.weights.iter().sum();
         let w = *self.weights.get(k)?;
         Some((w, if total > 0.0 { w / total } else { 0.0 }))
@@ -289,7 +289,7 @@ impl Workload {
 
     /// The statement whose generators made the row that validated `statement` reads: the
     /// run statement its `written_by` names, else the `[load]` statement.
-    pub fn writer_of(&self, statement: &Statement) -> Option<&Statement> {
+    pub(crate) fn writer_of(&self, statement: &Statement) -> Option<&Statement> {
         match statement.written_by {
             Some(k) => self.run.get(k),
             None => self.load.as_ref().map(|l| &l.statement),

@@ -9,7 +9,7 @@ use crate::units;
 /// A `-P name=value` override, parsed: integers (with k/M/G suffixes), floats, durations
 /// (`10ms`, `2s`, `1m`: as integer milliseconds), or strings. Counts and durations are read
 /// as the command line reads them ([`crate::units`]).
-pub fn parse_param_value(text: &str) -> ParamValue {
+pub(crate) fn parse_param_value(text: &str) -> ParamValue {
     let t = text.trim();
     if let Ok(v) = t.replace('_', "").parse::<i64>() {
         return ParamValue::Int(v);

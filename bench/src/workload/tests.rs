@@ -1,7 +1,10 @@
 //! The workload's tests: built-ins, vars, parameters, groups, validation, binding.
 
+use super::builtin::BUILT_INS;
 use super::encode::CqlType;
 use super::expr::ParamValue;
+use super::model::is_conditional;
+use super::params::parse_param_value;
 use super::*;
 
 #[test]

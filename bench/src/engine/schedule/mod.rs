@@ -23,7 +23,7 @@
 //! previous due time (a few steps, bounded). A part at rate 0 is skipped over: the next
 //! request is due where the rate becomes positive again, or never (the worker stops asking).
 //!
-//! Each fiber keeps its own [`Pacer`] (a few numbers, nothing allocated) and steps it from
+//! Each fiber keeps its own `Pacer` (a few numbers, nothing allocated) and steps it from
 //! one of its iterations to its next: with `C` fibers on the worker, `C` requests further.
 //! With Poisson arrivals each fiber draws its own exponential gaps (mean `C` requests), from
 //! a generator seeded by the schedule's seed, the worker and the fiber: the fibers' arrivals
@@ -33,8 +33,8 @@
 //! Children: `model`, the schedule itself ([`RateSchedule`]: its parts laid out, the rate
 //! and the requests due at any moment); `part`, one part's shape and the maths of its rate
 //! (its integral and that integral's inverse); `parse`, a schedule read from its text (or a
-//! constant one made); `pacer`, each iteration's due time ([`Pacer`]); `error`, why a text is
-//! not a schedule ([`ScheduleError`]).
+//! constant one made); `pacer`, each iteration's due time (`Pacer`); `error`, why a text is
+//! not a schedule (`ScheduleError`).
 
 mod error;
 mod model;
@@ -45,6 +45,5 @@ mod part;
 #[cfg(test)]
 mod tests;
 
-pub use error::ScheduleError;
+pub(crate) use error::ScheduleError;
 pub use model::RateSchedule;
-pub use pacer::Pacer;

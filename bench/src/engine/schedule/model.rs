@@ -18,12 +18,12 @@ pub struct RateSchedule {
 
 impl RateSchedule {
     /// The schedule as given.
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
     /// The rate, when it is one constant rate (Poisson arrivals or not).
-    pub fn constant(&self) -> Option<f64> {
+    pub(crate) fn constant(&self) -> Option<f64> {
         match self.parts.as_slice() {
             [p] => match p.shape {
                 RateShape::Linear { from, .. } => Some(from),
@@ -34,7 +34,8 @@ impl RateSchedule {
     }
 
     /// The seed of Poisson arrivals, if arrivals are Poisson.
-    pub fn poisson_seed(&self) -> Option<u64> {
+    #[cfg(test)]
+    pub(crate) fn poisson_seed(&self) -> Option<u64> {
         self.poisson
     }
 
@@ -48,13 +49,13 @@ impl RateSchedule {
     }
 
     /// The scheduled rate at `t` seconds from the start, requests per second.
-    pub fn rate_at(&self, t: f64) -> f64 {
+    pub(crate) fn rate_at(&self, t: f64) -> f64 {
         self.part_at(t)
             .map_or(0.0, |p| p.rate((t - p.start).clamp(0.0, p.length)))
     }
 
     /// Requests due from the start to `t` seconds (the integral of the rate).
-    pub fn count_until(&self, t: f64) -> f64 {
+    pub(crate) fn count_until(&self, t: f64) -> f64 {
         if t <= 0.0 {
             return 0.0;
         }
@@ -65,7 +66,7 @@ impl RateSchedule {
 
     /// The mean scheduled rate from `t0` to `t1` seconds, requests per second (the rate at
     /// `t0` when they are equal).
-    pub fn mean_rate(&self, t0: f64, t1: f64) -> f64 {
+    pub(crate) fn mean_rate(&self, t0: f64, t1: f64) -> f64 {
         if t1 > t0 {
             (self.count_until(t1) - self.count_until(t0)) / (t1 - t0)
         } else {

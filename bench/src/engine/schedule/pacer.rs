@@ -6,7 +6,13 @@ use super::part::SchedulePart;
 
 impl RateSchedule {
     /// The pacer of fiber `fiber` of `fibers` on worker `worker` of `workers`.
-    pub fn pacer(&self, worker: usize, workers: usize, fiber: usize, fibers: usize) -> Pacer<'_> {
+    pub(crate) fn pacer(
+        &self,
+        worker: usize,
+        workers: usize,
+        fiber: usize,
+        fibers: usize,
+    ) -> Pacer<'_> {
         let workers = workers.max(1) as f64;
         let fibers = fibers.max(1) as f64;
         let step = fibers * workers;
@@ -37,7 +43,7 @@ impl RateSchedule {
 /// a few floating-point operations (a square root for a ramp, a few sines for a sine wave),
 /// nothing allocated.
 #[derive(Debug, Clone)]
-pub struct Pacer<'a> {
+pub(crate) struct Pacer<'a> {
     parts: &'a [SchedulePart],
     /// The part of the last due time.
     part: usize,
@@ -56,7 +62,7 @@ pub struct Pacer<'a> {
 impl Pacer<'_> {
     /// The next due time, seconds from the phase's start; `None` when the rate stays 0
     /// from here on (nothing more is ever due).
-    pub fn next_due(&mut self) -> Option<f64> {
+    pub(crate) fn next_due(&mut self) -> Option<f64> {
         let mut need = self.pending;
         self.pending = match self.rng.as_mut() {
             Some(r) => self.step * r.exponential(),

@@ -39,7 +39,7 @@ impl RateSchedule {
     }
 
     /// Reads a schedule (the grammar is in the documentation of [`schedule`](super)).
-    pub fn parse(text: &str) -> Result<Self, ScheduleError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, ScheduleError> {
         let text = text.trim();
         if text.is_empty() {
             return Err(ScheduleError::Empty);

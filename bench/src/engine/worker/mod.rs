@@ -20,4 +20,5 @@ mod validated;
 mod tests;
 
 pub use run::run_worker;
-pub use spec::{WorkerEnd, WorkerSpec};
+pub(crate) use spec::WorkerEnd;
+pub use spec::WorkerSpec;

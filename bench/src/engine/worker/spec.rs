@@ -48,18 +48,18 @@ pub struct WorkerEnd {
     /// Iterations run.
     pub iterations: u64,
     /// The first message of each error kind seen.
-    pub first_errors: Vec<(ErrorKind, String)>,
+    pub(crate) first_errors: Vec<(ErrorKind, String)>,
     /// When the last request finished.
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
     /// Why the worker stopped before its limit (the node went away), if it did.
-    pub aborted: Option<String>,
+    pub(crate) aborted: Option<String>,
     /// Per statement of the plan (by index): its record over the phase (empty when the
     /// phase was not recorded).
-    pub statements: Vec<StatementTotals>,
+    pub(crate) statements: Vec<StatementTotals>,
     /// `--waterfall`: the stages of the requests the backend timed (`None`: none was;
     /// boxed: the worker's message that carries it stays small).
-    pub waterfall: Option<Box<crate::engine::waterfall::Waterfall>>,
+    pub(crate) waterfall: Option<Box<crate::engine::waterfall::Waterfall>>,
     /// With a rate, when recording: how late each iteration was sent, over the phase
     /// (boxed: the worker's message that carries it stays small).
-    pub lateness: Option<Box<SendLateness>>,
+    pub(crate) lateness: Option<Box<SendLateness>>,
 }

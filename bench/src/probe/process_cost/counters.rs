@@ -55,7 +55,7 @@ impl CounterPlan {
 
 /// What the syscall counters count (`doppio run --syscalls`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Counting {
+pub(crate) enum Counting {
     /// The total, each kind, and io_uring operations submitted and completed (the default).
     #[default]
     ByKind,
@@ -69,11 +69,11 @@ pub enum Counting {
 #[error(
     "unknown syscall counting `{0}`: by-kind (the total, each kind, io_uring operations) or total"
 )]
-pub struct UnknownCounting(pub String);
+pub(crate) struct UnknownCounting(pub String);
 
 impl Counting {
     /// Reads `by-kind` or `total`.
-    pub fn parse(text: &str) -> Result<Self, UnknownCounting> {
+    pub(crate) fn parse(text: &str) -> Result<Self, UnknownCounting> {
         match text {
             "by-kind" => Ok(Counting::ByKind),
             "total" => Ok(Counting::Total),
@@ -82,7 +82,7 @@ impl Counting {
     }
 
     /// Its name, as `--syscalls` takes it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Counting::ByKind => "by-kind",
             Counting::Total => "total",

@@ -9,7 +9,7 @@ use crate::workload::expr::{Composite, CompositeKind, EvalError, Value};
 /// Why a generator's values cannot go to a column of a type, found when a statement is
 /// prepared ([`compatible`]); the message says what does not fit, from the outside in.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FitError {
+pub(crate) enum FitError {
     /// A value whose shape is not the column's (an integer for a `list<int>`, a list for a
     /// `set<text>`).
     #[error("{shape} cannot be bound to a {ty} value")]
@@ -69,7 +69,7 @@ pub enum FitError {
 
 /// A part of a composite value, as a [`FitError`] names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ValuePart {
+pub(crate) enum ValuePart {
     /// An element of a list, set or vector.
     Element,
     /// A map's key.
@@ -99,7 +99,7 @@ impl fmt::Display for ValuePart {
 /// fields, a constant vector length against its dimension) and one sample element against
 /// the element type. `sample` is the generator's value for iteration 0. The error says what
 /// does not fit, from the outside in.
-pub fn compatible(sample: &Value<'_>, ty: &CqlType) -> Result<(), FitError> {
+pub(crate) fn compatible(sample: &Value<'_>, ty: &CqlType) -> Result<(), FitError> {
     match (sample, ty) {
         (Value::Null, _) => Ok(()),
         (Value::Composite(c), _) => composite_fits(c, ty),

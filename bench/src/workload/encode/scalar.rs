@@ -7,7 +7,7 @@ use super::types::CqlKind;
 use crate::workload::expr::{mix, EvalError, Value};
 
 /// Writes a scalar `value` as the content of a `kind` cell.
-pub fn encode_scalar(
+pub(crate) fn encode_scalar(
     value: Value<'_>,
     kind: CqlKind,
     out: &mut impl Sink,

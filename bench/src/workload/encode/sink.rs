@@ -2,7 +2,7 @@
 //! only counts), and whether a value was written ([`Encoded`]).
 
 /// Where encoded bytes go (a frame buffer, or a scratch vector).
-pub trait Sink {
+pub(crate) trait Sink {
     /// Appends `bytes`.
     fn put(&mut self, bytes: &[u8]);
 
@@ -52,7 +52,7 @@ impl Sink for bytes::BytesMut {
 /// A sink that only counts: the length of a value before it is written to an append-only
 /// sink. It reports a position (its count) so that nested lengths are not counted again.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Counter(pub usize);
+pub(crate) struct Counter(pub usize);
 
 impl Sink for Counter {
     fn put(&mut self, bytes: &[u8]) {
@@ -68,7 +68,7 @@ impl Sink for Counter {
 
 /// Whether a value was written or is null.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoded {
+pub(crate) enum Encoded {
     /// Bytes were appended.
     Written,
     /// The value is null: nothing was appended.

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::scalar::ALNUM;
+use super::value::encoded_len;
 use super::*;
 use crate::workload::expr::Value;
 

@@ -50,7 +50,7 @@ pub enum CqlKind {
 
 impl CqlKind {
     /// The CQL name.
-    pub fn cql_name(self) -> &'static str {
+    pub(crate) fn cql_name(self) -> &'static str {
         match self {
             CqlKind::Ascii => "ascii",
             CqlKind::BigInt => "bigint",
@@ -98,9 +98,9 @@ pub enum CqlType {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct UdtType {
     /// Its name (without keyspace).
-    pub name: String,
+    pub(crate) name: String,
     /// Field names and types, in declaration order.
-    pub fields: Vec<(String, CqlType)>,
+    pub(crate) fields: Vec<(String, CqlType)>,
 }
 
 impl From<CqlKind> for CqlType {
@@ -112,7 +112,7 @@ impl From<CqlKind> for CqlType {
 impl CqlType {
     /// Whether a set or a map is anywhere in the type: then the server's stored order
     /// (sorted, de-duplicated) need not be the order the bench wrote.
-    pub fn has_unordered(&self) -> bool {
+    pub(crate) fn has_unordered(&self) -> bool {
         match self {
             CqlType::Scalar(_) => false,
             CqlType::Set(_) | CqlType::Map(_) => true,
@@ -160,7 +160,7 @@ impl fmt::Display for CqlType {
 /// `double`, text and strings as `text`, and so on; a composite by its generator, its
 /// elements' types from its element 0 (a tuple: each field). The same bytes a real column
 /// of that type gets, so argument generation costs what it costs against a node.
-pub fn natural_type(value: &Value<'_>) -> CqlType {
+pub(crate) fn natural_type(value: &Value<'_>) -> CqlType {
     match value {
         Value::Int(_) => CqlType::Scalar(CqlKind::BigInt),
         Value::Float(_) => CqlType::Scalar(CqlKind::Double),
@@ -194,7 +194,7 @@ pub fn natural_type(value: &Value<'_>) -> CqlType {
 /// (its `valueLengthIfFixed`): boolean, int, float, bigint, double, timestamp, uuid, timeuuid
 /// and vectors of those. Every other element (tinyint, smallint, date, time, text, ...) is
 /// preceded by an unsigned vint length.
-pub fn vector_element_size(t: &CqlType) -> Option<usize> {
+pub(crate) fn vector_element_size(t: &CqlType) -> Option<usize> {
     match t {
         CqlType::Scalar(CqlKind::Boolean) => Some(1),
         CqlType::Scalar(CqlKind::Int | CqlKind::Float) => Some(4),

@@ -8,7 +8,11 @@ use super::types::{vector_element_size, CqlType};
 use crate::workload::expr::{Composite, CompositeKind, EvalError, Value};
 
 /// Writes `value` as the content (without the length prefix) of a `ty` cell.
-pub fn encode(value: Value<'_>, ty: &CqlType, out: &mut impl Sink) -> Result<Encoded, EvalError> {
+pub(crate) fn encode(
+    value: Value<'_>,
+    ty: &CqlType,
+    out: &mut impl Sink,
+) -> Result<Encoded, EvalError> {
     match (value, ty) {
         (Value::Null, _) => Ok(Encoded::Null),
         (Value::Composite(c), _) => {
@@ -23,7 +27,7 @@ pub fn encode(value: Value<'_>, ty: &CqlType, out: &mut impl Sink) -> Result<Enc
 }
 
 /// The length `value` encodes to as a `ty` cell (a counting pass: nothing is stored).
-pub fn encoded_len(value: Value<'_>, ty: &CqlType) -> Result<usize, EvalError> {
+pub(crate) fn encoded_len(value: Value<'_>, ty: &CqlType) -> Result<usize, EvalError> {
     let mut c = Counter::default();
     encode(value, ty, &mut c)?;
     Ok(c.0)

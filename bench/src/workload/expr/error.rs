@@ -6,11 +6,11 @@
 #[error("in `{source_text}` at byte {at}: {message}")]
 pub struct ExprError {
     /// The expression.
-    pub source_text: String,
+    pub(crate) source_text: String,
     /// Byte offset of the problem.
-    pub at: usize,
+    pub(crate) at: usize,
     /// What is wrong.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// Why a value could not be computed (division by zero, a type mismatch found at run time).

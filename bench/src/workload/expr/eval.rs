@@ -20,7 +20,7 @@ impl<'a> Composite<'a> {
     /// Element `j` (0-based): for a map, `part` 0 is the key and 1 the value; for a tuple,
     /// field `j`. `j` need not be below `len` (a shape check samples element 0 of an empty
     /// collection).
-    pub fn element(&self, j: u32, part: usize) -> Result<Value<'a>, EvalError> {
+    pub(crate) fn element(&self, j: u32, part: usize) -> Result<Value<'a>, EvalError> {
         let Node::Call { args, site, .. } = self.node else {
             return Err(EvalError("not a composite"));
         };

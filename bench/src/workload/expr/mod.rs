@@ -22,7 +22,7 @@
 //! and `SEQ` gives its `x`-th value. `text(len, x, seed)`, `blob(len, x, seed)` and
 //! `uuid(x, seed)` are, likewise, the same at every call site for the same arguments.
 //!
-//! Named sub-expressions (a workload's `[vars]`, [`Expr::compile_with`]) are written once and
+//! Named sub-expressions (a workload's `[vars]`, `Expr::compile_with`) are written once and
 //! inlined where they are named, call sites and all: every use of one has the same value.
 //!
 //! Composite values: `list(n, e)`, `set(n, e)`, `vector(n, e)` (`n` elements, each the value
@@ -33,15 +33,15 @@
 //! function draws from the iteration *and* the element's position (and the call site), so
 //! elements differ; `i` stays the iteration. A tuple's fields are evaluated where the tuple
 //! is (no new `j`). A composite [`Value`] is a reference to its compiled node and the
-//! iteration ([`Composite`]): elements are evaluated when they are encoded, never stored.
+//! iteration (`Composite`): elements are evaluated when they are encoded, never stored.
 //!
 //! Files (private; what they make public is re-exported here): `parse`, the text compiled
-//! into a tree (and the parameters it reads, [`ParamValue`]); `tree`, the compiled tree and
+//! into a tree (and the parameters it reads, `ParamValue`); `tree`, the compiled tree and
 //! [`Expr`], which holds one; `eval`, the tree evaluated for an iteration; `value`, the
-//! values it makes ([`Value`], [`Composite`]); `scope`, the scope an evaluation runs in;
+//! values it makes ([`Value`], `Composite`); `scope`, the scope an evaluation runs in;
 //! `memo`, the per-thread memory of named sub-expressions' values; `random`, the hash random
-//! functions draw from ([`mix`]) and the Zipf sampler; `error`, what can go wrong compiling
-//! or evaluating ([`ExprError`], [`EvalError`]); `tests`, the language's tests.
+//! functions draw from (`mix`) and the Zipf sampler; `error`, what can go wrong compiling
+//! or evaluating (`ExprError`, `EvalError`); `tests`, the language's tests.
 
 mod error;
 mod eval;
@@ -55,8 +55,9 @@ mod value;
 #[cfg(test)]
 mod tests;
 
-pub use self::error::{EvalError, ExprError};
-pub use self::parse::ParamValue;
-pub use self::random::mix;
+pub(crate) use self::error::{EvalError, ExprError};
+pub(crate) use self::parse::ParamValue;
+pub(crate) use self::random::mix;
 pub use self::tree::Expr;
-pub use self::value::{Composite, CompositeKind, Value};
+pub use self::value::Value;
+pub(crate) use self::value::{Composite, CompositeKind};

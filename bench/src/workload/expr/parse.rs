@@ -36,7 +36,7 @@ impl Expr {
     /// [`Expr::compile`], with named sub-expressions: a name that `vars` knows is replaced by
     /// its compiled tree (before parameters are looked up), so every use of it has the same
     /// value for the same iteration.
-    pub fn compile_with(
+    pub(crate) fn compile_with(
         text: &str,
         site_seed: u64,
         param: &dyn Fn(&str) -> Option<ParamValue>,

@@ -1,7 +1,7 @@
 //! The numbers random functions draw: the hash every draw comes from ([`mix`]), a uniform
 //! float from it, and Zipf's rejection-inversion sampler with its constants.
 
-pub use crate::workload::hash::mix;
+pub(crate) use crate::workload::hash::mix;
 
 /// A uniform float in [0, 1) from 53 bits of `h`.
 pub(super) fn unit(h: u64) -> f64 {

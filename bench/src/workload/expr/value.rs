@@ -42,7 +42,7 @@ pub enum Value<'a> {
 
 /// Which composite generator made a [`Composite`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompositeKind {
+pub(crate) enum CompositeKind {
     /// `list(n, e)`.
     List,
     /// `set(n, e)`.
@@ -57,7 +57,7 @@ pub enum CompositeKind {
 
 impl CompositeKind {
     /// The generator's name.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             CompositeKind::List => "list",
             CompositeKind::Set => "set",
@@ -87,22 +87,17 @@ impl fmt::Debug for Composite<'_> {
 
 impl<'a> Composite<'a> {
     /// The generator that made it.
-    pub fn kind(&self) -> CompositeKind {
+    pub(crate) fn kind(&self) -> CompositeKind {
         self.kind
     }
 
     /// Elements (map entries, tuple fields).
-    pub fn len(&self) -> u32 {
+    pub(crate) fn len(&self) -> u32 {
         self.len
     }
 
-    /// Whether it has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The count given as a constant in the expression (`vector(3, ...)`), if it was.
-    pub fn constant_len(&self) -> Option<i64> {
+    pub(crate) fn constant_len(&self) -> Option<i64> {
         match self.node {
             Node::Call { func, args, .. } if *func != Func::Tuple => match args.first() {
                 Some(Node::Int(n)) => Some(*n),

@@ -5,7 +5,7 @@
 
 /// A column's place in the primary key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColumnKind {
+pub(crate) enum ColumnKind {
     /// Part of the partition key.
     PartitionKey,
     /// A clustering column.
@@ -18,40 +18,40 @@ pub enum ColumnKind {
 
 /// A column of the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Column {
+pub(crate) struct Column {
     /// Its name (lower case unless it was quoted).
-    pub name: String,
+    pub(crate) name: String,
     /// Its CQL type as written, lower case, spaces removed (`map<text,int>`).
-    pub cql_type: String,
+    pub(crate) cql_type: String,
     /// Its place in the key.
-    pub kind: ColumnKind,
+    pub(crate) kind: ColumnKind,
 }
 
 /// A table read from its CREATE TABLE.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Table {
+pub(crate) struct Table {
     /// Its name (without keyspace).
-    pub name: String,
+    pub(crate) name: String,
     /// Partition key columns in key order, then clustering columns in key order, then the
     /// rest in definition order.
-    pub columns: Vec<Column>,
+    pub(crate) columns: Vec<Column>,
 }
 
 impl Table {
     /// The columns of one kind, in order.
-    pub fn of(&self, kind: ColumnKind) -> impl Iterator<Item = &Column> {
+    pub(crate) fn of(&self, kind: ColumnKind) -> impl Iterator<Item = &Column> {
         self.columns.iter().filter(move |c| c.kind == kind)
     }
 
     /// The column named `name`.
-    pub fn column(&self, name: &str) -> Option<&Column> {
+    pub(crate) fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|c| c.name == name)
     }
 }
 
 /// A token of CQL text, with its byte offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Token {
+pub(crate) enum Token {
     /// A name or keyword, as written (a quoted name without its quotes, `quoted` set).
     Ident {
         /// The text.
@@ -68,7 +68,7 @@ pub enum Token {
 }
 
 /// Splits `cql` into tokens with their byte offsets.
-pub fn tokens(cql: &str) -> Vec<(usize, Token)> {
+pub(crate) fn tokens(cql: &str) -> Vec<(usize, Token)> {
     let b = cql.as_bytes();
     let mut out = Vec::new();
     let mut k = 0;
@@ -167,7 +167,7 @@ fn name_of(t: &Token) -> Option<String> {
 }
 
 /// Reads a CREATE TABLE statement.
-pub fn parse_table(cql: &str) -> Result<Table, String> {
+pub(crate) fn parse_table(cql: &str) -> Result<Table, String> {
     let toks = tokens(cql);
     let mut k = 0;
     let expect = |k: usize, kw: &str| toks.get(k).is_some_and(|(_, t)| is_kw(t, kw));
@@ -319,7 +319,7 @@ pub fn parse_table(cql: &str) -> Result<Table, String> {
 /// marker's comparison (`c = ?`, `c >= ?`, `c IN ?`, `c CONTAINS ?`, `c = c + ?`), the
 /// matching column of a tuple relation (`(a, b) > (?, ?)`), or of an INSERT's column list.
 /// A marker that stands for no column (`LIMIT ?`, `token(k) > ?`) is an error naming it.
-pub fn marker_columns(cql: &str) -> Result<Vec<String>, String> {
+pub(crate) fn marker_columns(cql: &str) -> Result<Vec<String>, String> {
     let toks: Vec<Token> = tokens(cql).into_iter().map(|(_, t)| t).collect();
     let mut out = Vec::new();
     let open_of = |close: usize| -> Option<usize> {
@@ -446,7 +446,7 @@ pub fn marker_columns(cql: &str) -> Result<Vec<String>, String> {
 /// names after FROM, INTO, UPDATE, TABLE, ON, TYPE or VIEW (a name already qualified is left
 /// alone), and `IF NOT EXISTS` added to a CREATE that lacks it, so that running the schema
 /// twice is not an error (cassandra-stress ignores "already exists").
-pub fn qualify(cql: &str, keyspace: &str) -> String {
+pub(crate) fn qualify(cql: &str, keyspace: &str) -> String {
     let toks = tokens(cql);
     let mut inserts: Vec<(usize, String)> = Vec::new();
     let creates = toks.first().is_some_and(|(_, t)| is_kw(t, "create"));

@@ -125,7 +125,7 @@ pub enum ProfileError {
 
 /// The 1-based line of the first line of `text` that holds `key:` as a YAML key (after
 /// indentation and an optional `- `), at or after line `from`; 0 when none does.
-pub fn line_of_key(text: &str, key: &str, from: usize) -> usize {
+pub(crate) fn line_of_key(text: &str, key: &str, from: usize) -> usize {
     text.lines()
         .enumerate()
         .skip(from.saturating_sub(1))

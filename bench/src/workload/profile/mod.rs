@@ -2,24 +2,25 @@
 //! into a doppio TOML workload (bench/PROFILES.md: each key, and each choice where
 //! cassandra-stress's meaning had to be read one way).
 //!
-//! Children: [`error`], what can be wrong, each naming the key or line; [`model`], the
-//! profile typed, with cassandra-stress's defaults; [`read`], the YAML read into it;
-//! [`cql`], the CQL a conversion reads without a server (a CREATE TABLE's key, which column
+//! Children: `error`, what can be wrong, each naming the key or line; `model`, the
+//! profile typed, with cassandra-stress's defaults; `read`, the YAML read into it;
+//! `cql`, the CQL a conversion reads without a server (a CREATE TABLE's key, which column
 //! each bind marker stands for, statements qualified with the keyspace); [`convert`], the
 //! profile as TOML. Everything is checked before anything connects.
 
 pub mod convert;
-pub mod cql;
-pub mod error;
-pub mod model;
-pub mod read;
+pub(crate) mod cql;
+pub(crate) mod error;
+pub(crate) mod model;
+pub(crate) mod read;
 
-pub use self::convert::{to_toml, to_toml_all};
-pub use self::error::ProfileError;
-pub use self::model::Profile;
+pub(crate) use self::convert::to_toml_all;
+pub(crate) use self::error::ProfileError;
+pub(crate) use self::model::Profile;
 
 #[cfg(test)]
 mod tests {
+    use super::convert::to_toml;
     use super::error::ProfileError;
     use super::*;
     use crate::workload::expr::Value;

@@ -5,64 +5,64 @@ use crate::workload::dist::{Distribution, Ratio};
 
 /// A user profile.
 #[derive(Debug, Clone)]
-pub struct Profile {
+pub(crate) struct Profile {
     /// The file it came from (or the name given for a text).
-    pub origin: String,
+    pub(crate) origin: String,
     /// `specname`: its name in reports (default `KEYSPACE.TABLE`).
-    pub specname: String,
+    pub(crate) specname: String,
     /// `keyspace`.
-    pub keyspace: String,
+    pub(crate) keyspace: String,
     /// `keyspace_definition`: the CREATE KEYSPACE statement, when given.
-    pub keyspace_definition: Option<String>,
+    pub(crate) keyspace_definition: Option<String>,
     /// `table`.
-    pub table: String,
+    pub(crate) table: String,
     /// `table_definition`: the CREATE TABLE statement, when given.
-    pub table_definition: Option<String>,
+    pub(crate) table_definition: Option<String>,
     /// `extra_definitions`: more schema statements, run after the table's.
-    pub extra_definitions: Vec<String>,
+    pub(crate) extra_definitions: Vec<String>,
     /// `columnspec`, one entry per column named there, in file order.
-    pub columns: Vec<ColumnSpec>,
+    pub(crate) columns: Vec<ColumnSpec>,
     /// `insert`.
-    pub insert: InsertSpec,
+    pub(crate) insert: InsertSpec,
     /// `queries`, by name (lower case, as cassandra-stress looks them up), in name order.
-    pub queries: Vec<QuerySpec>,
+    pub(crate) queries: Vec<QuerySpec>,
     /// `token_range_queries`, by name, in name order.
-    pub token_range_queries: Vec<TokenRangeSpec>,
+    pub(crate) token_range_queries: Vec<TokenRangeSpec>,
 }
 
 /// The defaults of a column not named in `columnspec`, or of a key an entry leaves out.
-pub mod defaults {
+pub(crate) mod defaults {
     /// A value's size (text and blob length, collection element count).
-    pub const SIZE: &str = "UNIFORM(4..8)";
+    pub(crate) const SIZE: &str = "UNIFORM(4..8)";
     /// A column's distinct values.
-    pub const POPULATION: &str = "UNIFORM(1..100B)";
+    pub(crate) const POPULATION: &str = "UNIFORM(1..100B)";
     /// A clustering column's values per value of the column before it.
-    pub const CLUSTER: &str = "FIXED(1)";
+    pub(crate) const CLUSTER: &str = "FIXED(1)";
     /// Partitions per insert batch.
-    pub const PARTITIONS: &str = "FIXED(1)";
+    pub(crate) const PARTITIONS: &str = "FIXED(1)";
     /// The share of a partition's rows an insert writes.
-    pub const SELECT: &str = "FIXED(1)/1";
+    pub(crate) const SELECT: &str = "FIXED(1)/1";
     /// The share of a row's columns an insert fills.
-    pub const ROW_POPULATION: &str = "FIXED(1)/1";
+    pub(crate) const ROW_POPULATION: &str = "FIXED(1)/1";
 }
 
 /// One `columnspec` entry.
 #[derive(Debug, Clone)]
-pub struct ColumnSpec {
+pub(crate) struct ColumnSpec {
     /// `name`.
-    pub name: String,
+    pub(crate) name: String,
     /// `size`: a value's length (text, blob) or element count (collections).
-    pub size: Distribution,
+    pub(crate) size: Distribution,
     /// `population`: the distribution of a value's identity, so the count of distinct values.
-    pub population: Distribution,
+    pub(crate) population: Distribution,
     /// `cluster`: for a clustering column, its count of values under each value of the
     /// column before it.
-    pub cluster: Distribution,
+    pub(crate) cluster: Distribution,
 }
 
 impl ColumnSpec {
     /// A column's spec with every default.
-    pub fn defaults(name: &str) -> Self {
+    pub(crate) fn defaults(name: &str) -> Self {
         let d = |s: &str| Distribution::parse(s).unwrap_or_else(|_| unreachable!("{s}"));
         Self {
             name: name.to_owned(),
@@ -75,7 +75,7 @@ impl ColumnSpec {
 
 /// A BATCH's kind, as `batchtype` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BatchType {
+pub(crate) enum BatchType {
     /// `LOGGED` (cassandra-stress's default).
     Logged,
     /// `UNLOGGED`.
@@ -86,20 +86,20 @@ pub enum BatchType {
 
 /// `insert`.
 #[derive(Debug, Clone)]
-pub struct InsertSpec {
+pub(crate) struct InsertSpec {
     /// `partitions`: partitions per batch.
-    pub partitions: Distribution,
+    pub(crate) partitions: Distribution,
     /// `select`: the share of each partition's rows a batch writes.
-    pub select: Ratio,
+    pub(crate) select: Ratio,
     /// `row-population`: the share of each row's columns written.
-    pub row_population: Ratio,
+    pub(crate) row_population: Ratio,
     /// `batchtype`, when given.
-    pub batchtype: Option<BatchType>,
+    pub(crate) batchtype: Option<BatchType>,
 }
 
 /// Where a query's bind values come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fields {
+pub(crate) enum Fields {
     /// `samerow`: every value from one row.
     SameRow,
     /// `multirow` (the default): each value from any row of the partition.
@@ -108,28 +108,28 @@ pub enum Fields {
 
 /// One entry of `queries`.
 #[derive(Debug, Clone)]
-pub struct QuerySpec {
+pub(crate) struct QuerySpec {
     /// Its name (lower case).
-    pub name: String,
+    pub(crate) name: String,
     /// `cql`.
-    pub cql: String,
+    pub(crate) cql: String,
     /// `fields`.
-    pub fields: Fields,
+    pub(crate) fields: Fields,
     /// `consistencyLevel`, upper case, when given.
-    pub consistency: Option<String>,
+    pub(crate) consistency: Option<String>,
     /// `serialConsistencyLevel`, upper case, when given.
-    pub serial_consistency: Option<String>,
+    pub(crate) serial_consistency: Option<String>,
     /// The line of its `cql` key in the file (0: not found).
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 /// One entry of `token_range_queries`.
 #[derive(Debug, Clone)]
-pub struct TokenRangeSpec {
+pub(crate) struct TokenRangeSpec {
     /// Its name (lower case).
-    pub name: String,
+    pub(crate) name: String,
     /// `columns`: the columns to read (`*` or a comma list).
-    pub columns: String,
+    pub(crate) columns: String,
     /// `page_size` (default 5000).
-    pub page_size: u32,
+    pub(crate) page_size: u32,
 }

@@ -54,7 +54,7 @@ const SERIALS: &[&str] = &["SERIAL", "LOCAL_SERIAL"];
 impl Profile {
     /// Reads the profiles of `paths`, comma-separated as cassandra-stress's `profile=`
     /// takes them (`a.yaml,b.yaml`: run together, see [`super::convert::to_toml_all`]).
-    pub fn read_all(paths: &str) -> Result<Vec<Self>, ProfileError> {
+    pub(crate) fn read_all(paths: &str) -> Result<Vec<Self>, ProfileError> {
         if paths.split(',').any(|p| p.trim().is_empty()) {
             return Err(ProfileError::EmptyPath {
                 list: paths.to_owned(),
@@ -64,7 +64,7 @@ impl Profile {
     }
 
     /// Reads the profile at `path`.
-    pub fn read(path: &str) -> Result<Self, ProfileError> {
+    pub(crate) fn read(path: &str) -> Result<Self, ProfileError> {
         let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
             path: path.to_owned(),
             source,
@@ -73,7 +73,7 @@ impl Profile {
     }
 
     /// Reads a profile from its text; `origin` names it in errors.
-    pub fn from_yaml(origin: &str, text: &str) -> Result<Self, ProfileError> {
+    pub(crate) fn from_yaml(origin: &str, text: &str) -> Result<Self, ProfileError> {
         let raw: Raw = serde_yaml_ng::from_str(text).map_err(|e| ProfileError::Yaml {
             origin: origin.to_owned(),
             message: e.to_string(),

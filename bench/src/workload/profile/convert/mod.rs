@@ -13,12 +13,12 @@
 //! in the insert and in every query.
 //!
 //! Files (private; what they make public is re-exported here): `write`, the profiles as
-//! one TOML workload ([`to_toml_all`], [`to_toml`]) and the file written; `operations`, one
+//! one TOML workload (`to_toml_all`) and the file written; `operations`, one
 //! profile's operations converted (its insert, queries, token range queries and read-back,
-//! with the [`Notes`] of what could not be carried over); `shape`, the vars of one
+//! with the `Notes` of what could not be carried over); `shape`, the vars of one
 //! operation (partition, rows, each column's identity); `generator`, a column's value as a
 //! generator expression; `names`, the names a conversion gives (operations, their weight
-//! parameters: [`weight_param`], [`insert_op`], [`VALIDATE`]; vars; columns).
+//! parameters: [`weight_param`], `insert_op`, `VALIDATE`; vars; columns).
 
 mod generator;
 mod names;
@@ -26,6 +26,8 @@ mod operations;
 mod shape;
 mod write;
 
-pub use self::names::{insert_op, op_name, weight_param, VALIDATE};
-pub use self::operations::Notes;
-pub use self::write::{to_toml, to_toml_all, DEFAULT_POPULATION};
+pub use self::names::weight_param;
+pub(crate) use self::names::{insert_op, VALIDATE};
+#[cfg(test)]
+pub(crate) use self::write::to_toml;
+pub(crate) use self::write::to_toml_all;

@@ -2,7 +2,7 @@
 //! parameters, vars made of CQL names, and CQL names quoted as CQL needs them.
 
 /// The name of the operation that reads back and checks the insert's rows (`--validate`).
-pub const VALIDATE: &str = "validate";
+pub(crate) const VALIDATE: &str = "validate";
 
 /// The parameter that weighs operation `op` of a converted profile (`ops_insert`,
 /// `ops_sensors_insert` for `sensors.insert`): what `ops(op=w)` sets.
@@ -12,7 +12,7 @@ pub fn weight_param(op: &str) -> String {
 
 /// The name of operation `op` of a profile converted with `scope` (its specname, beside
 /// other profiles): `op`, or `SCOPE.op`.
-pub fn op_name(scope: Option<&str>, op: &str) -> String {
+pub(crate) fn op_name(scope: Option<&str>, op: &str) -> String {
     match scope {
         Some(s) => format!("{s}.{op}"),
         None => op.to_owned(),
@@ -20,7 +20,7 @@ pub fn op_name(scope: Option<&str>, op: &str) -> String {
 }
 
 /// The name of the insert of a profile converted with `scope`: `insert`, or `SCOPE.insert`.
-pub fn insert_op(scope: Option<&str>) -> String {
+pub(crate) fn insert_op(scope: Option<&str>) -> String {
     op_name(scope, "insert")
 }
 

@@ -11,7 +11,7 @@ use crate::workload::profile::error::ProfileError;
 use crate::workload::profile::model::{BatchType, Fields, Profile};
 
 /// What the conversion could not carry over, one line each (also written in the TOML).
-pub type Notes = Vec<String>;
+pub(crate) type Notes = Vec<String>;
 
 /// The largest BATCH the conversion writes (the protocol's limit).
 const MAX_BATCH: u64 = MAX_BATCH_STATEMENTS as u64;

@@ -9,22 +9,23 @@ use crate::workload::profile::error::ProfileError;
 use crate::workload::profile::model::Profile;
 
 /// The default of the `population` parameter: the partitions operations visit.
-pub const DEFAULT_POPULATION: &str = "UNIFORM(1..1M)";
+pub(crate) const DEFAULT_POPULATION: &str = "UNIFORM(1..1M)";
 
 /// The default count of token ranges a token range query walks.
 const DEFAULT_RANGES: u32 = 256;
 
 /// The profile as a TOML workload, and what it could not carry over.
-pub fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
+#[cfg(test)]
+pub(crate) fn to_toml(profile: &Profile) -> Result<(String, Notes), ProfileError> {
     to_toml_all(std::slice::from_ref(profile))
 }
 
 /// Several profiles as one TOML workload (cassandra-stress's `profile=a.yaml,b.yaml`): each
 /// profile's operations named `SPECNAME.OP` (weights `ops_SPECNAME_OP`, every insert 1),
 /// its vars prefixed likewise, the schemas one after another; `population` and `ranges`
-/// are shared, as cassandra-stress's `-pop` is. One profile converts as [`to_toml`] does,
-/// its operations unprefixed.
-pub fn to_toml_all(profiles: &[Profile]) -> Result<(String, Notes), ProfileError> {
+/// are shared, as cassandra-stress's `-pop` is. One profile's operations stay
+/// unprefixed.
+pub(crate) fn to_toml_all(profiles: &[Profile]) -> Result<(String, Notes), ProfileError> {
     let scoped = profiles.len() > 1;
     let mut parts = Vec::with_capacity(profiles.len());
     for (k, p) in profiles.iter().enumerate() {
