@@ -6,10 +6,11 @@
 # (scripts/cassandra-cluster.sh) and one whose native port speaks TLS only on 127.0.0.41:9042
 # (scripts/cassandra-tls.sh); it stops only what it started. Meanwhile it runs rustfmt
 # check, clippy with warnings denied, the seam check, the size check of perf/results
-# (scripts/check-results.sh), and the published crates' packages
-# checked at the MSRV and documented with warnings denied (scripts/check-packages.sh; the
-# first that fails ends the run); then, with the clusters up, every test of the workspace
-# (all of them, doctests included, --no-fail-fast) and one closing line with the totals;
+# (scripts/check-results.sh), the bench's docs with warnings denied, and the published
+# crates' packages checked at the MSRV and documented with warnings denied
+# (scripts/check-packages.sh; the first that fails ends the run); then, with the clusters
+# up, every test of the workspace (all of them, doctests included, --no-fail-fast) and one
+# closing line with the totals;
 # last, the cost gate (the release build's instructions and allocations per request under
 # Valgrind against perf/cost/baseline.json). Exits non-zero if
 # anything failed. The tests that need a Cassandra (files tests/**/cassandra_*.rs) skip with a
@@ -116,6 +117,11 @@ scripts/check-seams.sh
 
 step "perf/results stays light"
 scripts/check-results.sh
+
+# The bench is a binary's library: its docs are read with the private items, and a link
+# that no longer resolves (a room renamed, an item moved) fails here, not in a reader's hands.
+step "the bench's docs, private items included (warnings denied)"
+RUSTDOCFLAGS="-D warnings" cargo doc -p doppio-bench --no-deps --document-private-items --locked
 
 # The published crates as a registry gets them: packaged, checked at the MSRV and documented
 # with warnings denied (every public item documented, no broken intra-doc link).

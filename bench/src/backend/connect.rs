@@ -1,6 +1,6 @@
 //! Choosing a backend: [`check_settings`] refuses what the chosen driver cannot honour
 //! before anything connects, and [`connect`] starts it ([`super::doppio`],
-//! [`super::scylla`] or [`super::null`]).
+//! [`super::scylla_rust_driver`] or [`super::null`]).
 
 use std::sync::Arc;
 

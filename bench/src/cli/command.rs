@@ -1,6 +1,10 @@
 //! The command line's top: [`Cli`] and its subcommands ([`Command`], `profile`'s
 //! [`ProfileCommand`]), and `cost-child`, the command read before it ([`CostChildArgs`]).
 
+// clap shows these doc comments as `--help`: `[load]` is the workload file's section and
+// `[OPTIONS]` the usage's, not links.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};

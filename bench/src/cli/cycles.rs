@@ -1,6 +1,10 @@
 //! Which iteration numbers (and so keys) a loader draws ([`CyclesArgs`]), options `load`
 //! and `run` share.
 
+// clap shows these doc comments as `--help`: `[load]` is the workload file's section and
+// `[OPTIONS]` the usage's, not links.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 use clap::Args as ClapArgs;
 
 use crate::engine::cycles::{CycleRange, LoaderSlice};

@@ -59,7 +59,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub(crate) log: bool,
     /// Record the measured segments with `perf record -e cpu-clock --call-graph dwarf` and
-    /// write PREFIX-<driver>.svg (and .folded) per backend. Perturbs the overhead figures.
+    /// write PREFIX-DRIVER.svg (and .folded) per backend. Perturbs the overhead figures.
     #[arg(long, value_name = "PREFIX")]
     pub(crate) flamegraph: Option<PathBuf>,
     /// Sample the measured segments' stacks (perf record, 499 Hz, 8 KiB DWARF stacks; no

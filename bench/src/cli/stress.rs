@@ -1,5 +1,9 @@
 //! The options of `stress`: doppio's own, then the cassandra-stress command line.
 
+// clap shows these doc comments as `--help`: `[load]` is the workload file's section and
+// `[OPTIONS]` the usage's, not links.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 use std::path::PathBuf;
 
 use clap::Args as ClapArgs;

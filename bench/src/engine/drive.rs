@@ -19,7 +19,7 @@ use crate::workload::Workload;
 
 /// What a phase produced.
 #[derive(Debug, Clone, Default)]
-pub struct PhaseOutcome {
+pub(crate) struct PhaseOutcome {
     /// Merged samples, one per interval, written out as they come (bounded memory).
     pub(crate) samples: SpilledSamples,
     /// Errors of every sample.

@@ -323,7 +323,7 @@ pub(crate) fn folded_line(line: &str) -> Option<(&str, u64)> {
 
 /// Samples by layer over a whole folded profile.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Anatomy {
+pub(crate) struct Anatomy {
     /// Sample weight (perf's count: nanoseconds of cpu-clock) by layer.
     pub by_layer: BTreeMap<Layer, u64>,
     /// Their sum.
@@ -334,7 +334,7 @@ pub struct Anatomy {
 
 impl Anatomy {
     /// Reads folded stacks (`comm;frame;...;frame COUNT` per line).
-    pub fn from_folded(text: &str) -> Self {
+    pub(crate) fn from_folded(text: &str) -> Self {
         let mut out = Self::default();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let Some((stack, count)) = folded_line(line) else {
@@ -349,7 +349,7 @@ impl Anatomy {
 
     /// Each layer's share of the samples (0 to 1), in [`Layer::ALL`] order, layers with
     /// none left out.
-    pub fn shares(&self) -> Vec<(Layer, f64)> {
+    pub(crate) fn shares(&self) -> Vec<(Layer, f64)> {
         if self.total == 0 {
             return Vec::new();
         }
@@ -365,7 +365,7 @@ impl Anatomy {
 
     /// The measured CPU per request split by layer in proportion to the samples, so that
     /// the layers add up to `cpu_per_request` exactly (up to rounding of floats).
-    pub fn per_request(&self, cpu_per_request: f64) -> Vec<(Layer, f64)> {
+    pub(crate) fn per_request(&self, cpu_per_request: f64) -> Vec<(Layer, f64)> {
         self.shares()
             .into_iter()
             .map(|(l, share)| (l, share * cpu_per_request))

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 /// How densely `perf record` samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sampling {
+pub(crate) struct Sampling {
     /// Samples per second per thread (cpu-clock).
     pub hz: u32,
     /// Bytes of each sample's user stack copied for DWARF unwinding.
@@ -33,19 +33,19 @@ pub struct Sampling {
 
 impl Sampling {
     /// For flamegraphs: deep stacks, many samples.
-    pub const FLAMEGRAPH: Sampling = Sampling {
+    pub(crate) const FLAMEGRAPH: Sampling = Sampling {
         hz: 999,
         stack_bytes: 16384,
     };
     /// For the anatomy alone: the frame that owns a sample is near the leaf, so a shorter
     /// stack does (a frame that names no layer above the cut-off goes to `other`).
-    pub const ANATOMY: Sampling = Sampling {
+    pub(crate) const ANATOMY: Sampling = Sampling {
         hz: 499,
         stack_bytes: 8192,
     };
 
     /// The command's options, as a report states them.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "perf record -e cpu-clock -F {} --call-graph dwarf,{}",
             self.hz, self.stack_bytes

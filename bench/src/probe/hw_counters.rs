@@ -23,7 +23,7 @@ pub(crate) const EVENTS: [(&str, Hardware); 3] = [
 /// Why there are no hardware counters here.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct Unavailable(pub String);
+pub(crate) struct Unavailable(pub String);
 
 /// Counts of one stretch, every thread added up.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

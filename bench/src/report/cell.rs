@@ -5,7 +5,7 @@
 
 /// A backend's figure in one row of a comparison table.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     /// A count, written whole.
     Count(u64),
     /// A number.
@@ -22,12 +22,12 @@ pub enum Value {
 
 impl Value {
     /// A figure the backend may lack.
-    pub fn or_missing(x: Option<f64>) -> Self {
+    pub(crate) fn or_missing(x: Option<f64>) -> Self {
         x.map_or(Value::Missing, Value::Num)
     }
 
     /// The cell's text with `d` decimals.
-    pub fn text(self, d: usize) -> String {
+    pub(crate) fn text(self, d: usize) -> String {
         match self {
             Value::Count(n) => n.to_string(),
             Value::Num(x) => format!("{x:.d$}"),
@@ -39,7 +39,7 @@ impl Value {
     }
 
     /// The number two columns are compared on (NaN where there is none: no change shown).
-    pub fn compared(self) -> f64 {
+    pub(crate) fn compared(self) -> f64 {
         match self {
             Value::Count(n) => n as f64,
             Value::Num(x) | Value::Margin(x, _) => x,
@@ -50,7 +50,7 @@ impl Value {
 
 /// The per-sample figures `doppio show` tests for a difference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SampleFigure {
+pub(crate) enum SampleFigure {
     /// Each sample's throughput.
     Throughput,
     /// Each sample's mean latency.
@@ -61,11 +61,11 @@ pub enum SampleFigure {
 
 /// The latency percentiles whose rows get a p-value, tested on each sample's own
 /// percentile (from its histogram), batch means as for the other figures.
-pub const TESTED_PERCENTILES: [f64; 8] = [25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99];
+pub(crate) const TESTED_PERCENTILES: [f64; 8] = [25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99];
 
 /// One row of a comparison table over a figure's struct `T` (see `Metric` in
 /// `render::text`, which reads it through the backend's entry).
-pub struct Row<'a, T> {
+pub(crate) struct Row<'a, T> {
     /// The row's name (indented when it breaks down the row above).
     pub name: String,
     /// The unit, written in brackets after the name ("" for none).
@@ -84,7 +84,7 @@ pub struct Row<'a, T> {
 
 impl<'a, T> Row<'a, T> {
     /// A row without a change column, always shown.
-    pub fn new(
+    pub(crate) fn new(
         name: impl Into<String>,
         unit: &'static str,
         decimals: usize,
@@ -102,20 +102,20 @@ impl<'a, T> Row<'a, T> {
     }
 
     /// Two columns show the relative change.
-    pub fn change(mut self) -> Self {
+    pub(crate) fn change(mut self) -> Self {
         self.change = true;
         self
     }
 
     /// Two columns show the change and the p-value of `figure`.
-    pub fn tested(mut self, figure: SampleFigure) -> Self {
+    pub(crate) fn tested(mut self, figure: SampleFigure) -> Self {
         self.change = true;
         self.tested = Some(figure);
         self
     }
 
     /// Shown only when `when` holds for some column.
-    pub fn shown_if(mut self, when: fn(&T) -> bool) -> Self {
+    pub(crate) fn shown_if(mut self, when: fn(&T) -> bool) -> Self {
         self.shown_if = when;
         self
     }

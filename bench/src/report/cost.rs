@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// One scenario on one driver: per request (or, for `empty`, per run).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScenarioCost {
+pub(crate) struct ScenarioCost {
     /// The scenario's name.
     pub scenario: String,
     /// The driver's name.
@@ -22,7 +22,7 @@ pub struct ScenarioCost {
 
 /// Costs per request, as fractions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct PerRequest {
+pub(crate) struct PerRequest {
     /// Instructions.
     pub instructions: f64,
     /// Allocations.
@@ -33,7 +33,7 @@ pub struct PerRequest {
 
 /// The whole table, as `cost.json` keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CostTable {
+pub(crate) struct CostTable {
     /// Whether the binary was built with optimisations (figures of a debug build are not
     /// comparable with a release build's).
     pub release: bool,
@@ -44,14 +44,14 @@ pub struct CostTable {
 }
 
 /// Instructions per request may rise by this share before the check fails.
-pub const INSTRUCTIONS_TOLERANCE: f64 = 0.02;
+pub(crate) const INSTRUCTIONS_TOLERANCE: f64 = 0.02;
 /// Allocations per request may rise by this much (less than one per hundred requests:
 /// the figures are exact, so any allocation added per request is seen).
-pub const ALLOCATIONS_TOLERANCE: f64 = 0.01;
+pub(crate) const ALLOCATIONS_TOLERANCE: f64 = 0.01;
 
 /// The comparison of a table's doppio figures with a baseline's.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Check {
+pub(crate) struct Check {
     /// One line per doppio scenario compared: figure, baseline, change.
     pub lines: Vec<String>,
     /// The lines of the scenarios that regressed.
@@ -63,7 +63,7 @@ pub struct Check {
 /// Compares `table`'s doppio figures with `baseline`'s: instructions per request may rise
 /// by [`INSTRUCTIONS_TOLERANCE`], allocations by [`ALLOCATIONS_TOLERANCE`]. Figures of a
 /// different build profile, warm-up or request count are not comparable, which fails too.
-pub fn check(table: &CostTable, baseline: &CostTable, requests: u64) -> Check {
+pub(crate) fn check(table: &CostTable, baseline: &CostTable, requests: u64) -> Check {
     let mut c = Check {
         lines: Vec::new(),
         regressions: Vec::new(),

@@ -19,17 +19,17 @@ use super::schema::{BackendReport, EqualLoad, Report};
 use super::verdict::{verdict, Figure, Finding};
 
 /// The value of a curve's `kind`.
-pub const KIND: &str = "curve";
+pub(crate) const KIND: &str = "curve";
 
 /// The version of the curve's layout.
-pub const CURVE_SCHEMA_VERSION: u32 = 1;
+pub(crate) const CURVE_SCHEMA_VERSION: u32 = 1;
 
 /// The backend every doppio backend's CPU is compared with.
-pub const BASELINE: &str = "scylla";
+pub(crate) const BASELINE: &str = "scylla";
 
 /// The load curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Curve {
+pub(crate) struct Curve {
     /// Always `curve`: tells it from a run's report.
     pub kind: String,
     /// Layout version ([`CURVE_SCHEMA_VERSION`]).
@@ -54,7 +54,7 @@ pub struct Curve {
 
 /// One load of the curve: the run report it comes from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoadPoint {
+pub(crate) struct LoadPoint {
     /// The share of the slowest backend's capacity (0 to 1).
     pub share: f64,
     /// The rate every segment ran at, iterations per second.
@@ -73,7 +73,7 @@ pub struct LoadPoint {
 
 /// One backend's figures at one load (its report's, per request unless said otherwise).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CurvePoint {
+pub(crate) struct CurvePoint {
     /// The load: a share of the slowest backend's capacity.
     pub share: f64,
     /// The rate asked for, iterations per second.
@@ -114,7 +114,7 @@ pub struct CurvePoint {
 
 /// Waiting `io_uring_enter` calls per request, by why each woke.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct WaitsPerReq {
+pub(crate) struct WaitsPerReq {
     /// Every waiting enter.
     pub waiting: f64,
     /// Woke for an I/O completion.
@@ -129,7 +129,7 @@ pub struct WaitsPerReq {
 
 /// A doppio backend's client CPU per request over scylla's at one load.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CpuRatio {
+pub(crate) struct CpuRatio {
     /// The load.
     pub share: f64,
     /// The doppio backend.
@@ -158,7 +158,7 @@ impl Curve {
     /// The curve of `points`, each a report and its file's name: those with a fatal error,
     /// or without `config.equal_load`, are left out (listed with why); the rest sorted by
     /// load.
-    pub fn of(points: &[(String, Report)], tool: String) -> Curve {
+    pub(crate) fn of(points: &[(String, Report)], tool: String) -> Curve {
         let mut kept: Vec<(&String, &Report, &EqualLoad)> = Vec::new();
         let mut left_out = Vec::new();
         for (file, r) in points {
@@ -217,7 +217,7 @@ fn load_of(file: &str, r: &Report, e: &EqualLoad) -> LoadPoint {
 }
 
 /// Backend `b`'s point at `load`.
-pub fn point_of(load: &LoadPoint, b: &BackendReport) -> CurvePoint {
+pub(crate) fn point_of(load: &LoadPoint, b: &BackendReport) -> CurvePoint {
     let step = load
         .release_grid_s
         .filter(|g| g.is_finite() && *g >= 0.0)

@@ -10,11 +10,11 @@ use serde::{Deserialize, Serialize};
 use super::file::{read_json, write_text, ReportError};
 
 /// The value of a findmax report's `kind`.
-pub const KIND: &str = "findmax";
+pub(crate) const KIND: &str = "findmax";
 
 /// One objective's figure in a step.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SloCheck {
+pub(crate) struct SloCheck {
     /// The objective as given (`p99<10ms`).
     pub objective: String,
     /// The step's latency at its percentile, milliseconds.
@@ -25,7 +25,7 @@ pub struct SloCheck {
 
 /// One step of one backend.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Step {
+pub(crate) struct Step {
     /// The rate asked for, requests per second.
     pub target_rps: f64,
     /// The rate achieved over the measured stretch (requests, successful or not, over its
@@ -52,7 +52,7 @@ pub struct Step {
 
 /// One backend's search.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct FindmaxBackend {
+pub(crate) struct FindmaxBackend {
     /// The highest target that held (null: not even the first step held).
     pub max_rate_rps: Option<f64>,
     /// Why the search stopped: the failed step's reason, or that `--max-rate` held.
@@ -63,7 +63,7 @@ pub struct FindmaxBackend {
 
 /// The configuration of a search.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FindmaxConfig {
+pub(crate) struct FindmaxConfig {
     /// Node addresses.
     pub nodes: Vec<String>,
     /// Backends, in the order they ran within each step.
@@ -105,7 +105,7 @@ pub struct FindmaxConfig {
 
 /// A findmax report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FindmaxReport {
+pub(crate) struct FindmaxReport {
     /// Always `findmax`: tells it from a run's report.
     pub kind: String,
     /// The bench's name and version.
@@ -128,7 +128,7 @@ pub struct FindmaxReport {
 
 impl FindmaxReport {
     /// Reads `path` as a findmax report; `Ok(None)` when it is JSON of another kind.
-    pub fn read_if_findmax(path: &Path) -> Result<Option<Self>, ReportError> {
+    pub(crate) fn read_if_findmax(path: &Path) -> Result<Option<Self>, ReportError> {
         let value = read_json(path)?;
         if value.get("kind").and_then(|k| k.as_str()) != Some(KIND) {
             return Ok(None);
@@ -142,7 +142,7 @@ impl FindmaxReport {
     }
 
     /// Writes the report as pretty JSON.
-    pub fn write(&self, path: &Path) -> Result<(), ReportError> {
+    pub(crate) fn write(&self, path: &Path) -> Result<(), ReportError> {
         let json = serde_json::to_string_pretty(self).map_err(ReportError::Encode)?;
         write_text(path, json)
     }

@@ -22,7 +22,7 @@ use crate::stats::{LatencyHistogram, StatsError};
 /// On-time bound of a run without a grid (each request released at its own due time): a
 /// wake-up's own latency on a busy machine is tens of microseconds; a timer that rounds to
 /// the millisecond is not on time.
-pub const ON_TIME_WITHOUT_GRID: Duration = Duration::from_micros(100);
+pub(crate) const ON_TIME_WITHOUT_GRID: Duration = Duration::from_micros(100);
 
 /// How late a paced run's iterations were sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,7 +39,7 @@ pub struct LatenessReport {
 
 impl LatenessReport {
     /// The figure of `l` (`None` when it holds no iteration).
-    pub fn of(l: &SendLateness) -> Option<Self> {
+    pub(crate) fn of(l: &SendLateness) -> Option<Self> {
         (l.count() > 0).then(|| Self {
             from_due_ns: LatencySummary::of(&l.from_due, &[]),
             from_release_ns: LatencySummary::of(&l.from_release, &[]),
@@ -49,7 +49,7 @@ impl LatenessReport {
     }
 
     /// The histograms back.
-    pub fn histograms(&self) -> Result<SendLateness, StatsError> {
+    pub(crate) fn histograms(&self) -> Result<SendLateness, StatsError> {
         Ok(SendLateness {
             from_due: LatencyHistogram::from_base64(&self.from_due_histogram)?,
             from_release: LatencyHistogram::from_base64(&self.from_release_histogram)?,
@@ -60,7 +60,7 @@ impl LatenessReport {
     /// lateness (from the release) is below one step, or within
     /// [`ON_TIME_WITHOUT_GRID`] without a grid, so that it sent each grid point's
     /// requests before the next point, as the grid asks.
-    pub fn kept_schedule(&self, step: Duration) -> bool {
+    pub(crate) fn kept_schedule(&self, step: Duration) -> bool {
         let bound = step.max(ON_TIME_WITHOUT_GRID);
         Duration::from_nanos(self.from_release_ns.p50) < bound
     }

@@ -8,10 +8,10 @@
 use crate::stats::{estimate, LatencyHistogram, StatsError};
 
 /// One machine's share of a pooled figure: its report's file, its requests, and its figure.
-pub type Part<'a, T> = (&'a str, u64, &'a T);
+pub(crate) type Part<'a, T> = (&'a str, u64, &'a T);
 
 /// `x` over `requests` (0 without requests).
-pub fn per_req(x: f64, requests: u64) -> f64 {
+pub(crate) fn per_req(x: f64, requests: u64) -> f64 {
     if requests > 0 {
         x / requests as f64
     } else {
@@ -20,7 +20,7 @@ pub fn per_req(x: f64, requests: u64) -> f64 {
 }
 
 /// `part` over `whole` (0 when `whole` is 0).
-pub fn share(part: u64, whole: u64) -> f64 {
+pub(crate) fn share(part: u64, whole: u64) -> f64 {
     if whole > 0 {
         part as f64 / whole as f64
     } else {
@@ -29,7 +29,7 @@ pub fn share(part: u64, whole: u64) -> f64 {
 }
 
 /// `n` over `seconds` (0 when no time passed).
-pub fn per_second(n: u64, seconds: f64) -> f64 {
+pub(crate) fn per_second(n: u64, seconds: f64) -> f64 {
     if seconds > 0.0 {
         n as f64 / seconds
     } else {
@@ -39,7 +39,7 @@ pub fn per_second(n: u64, seconds: f64) -> f64 {
 
 /// The 99 % confidence half-width of the mean of `xs` by batch means (0 when there are too
 /// few samples to tell).
-pub fn margin(xs: &[f64]) -> f64 {
+pub(crate) fn margin(xs: &[f64]) -> f64 {
     let e = estimate(xs, 0.99);
     if e.margin.is_finite() {
         e.margin
@@ -50,7 +50,7 @@ pub fn margin(xs: &[f64]) -> f64 {
 
 /// Sum of `f` over the machines, weighted by their requests, over all requests: the
 /// figure of the pooled totals (each figure is a total divided by the machine's requests).
-pub fn pooled<T>(parts: &[Part<'_, T>], f: impl Fn(&T) -> f64) -> f64 {
+pub(crate) fn pooled<T>(parts: &[Part<'_, T>], f: impl Fn(&T) -> f64) -> f64 {
     let requests: u64 = parts.iter().map(|(_, n, _)| n).sum();
     if requests == 0 {
         return 0.0;
@@ -59,7 +59,7 @@ pub fn pooled<T>(parts: &[Part<'_, T>], f: impl Fn(&T) -> f64) -> f64 {
 }
 
 /// [`pooled`] of a figure that may be missing: `None` when any machine lacks it.
-pub fn pooled_opt<T>(parts: &[Part<'_, T>], f: impl Fn(&T) -> Option<f64>) -> Option<f64> {
+pub(crate) fn pooled_opt<T>(parts: &[Part<'_, T>], f: impl Fn(&T) -> Option<f64>) -> Option<f64> {
     if parts.iter().any(|(_, _, b)| f(b).is_none()) {
         return None;
     }
@@ -68,7 +68,7 @@ pub fn pooled_opt<T>(parts: &[Part<'_, T>], f: impl Fn(&T) -> Option<f64>) -> Op
 
 /// Requests per event (flush, read) of the pooled totals: total requests over the sum of
 /// each machine's events (its requests over its ratio); `None` when any machine lacks it.
-pub fn pooled_ratio<T>(parts: &[Part<'_, T>], f: impl Fn(&T) -> Option<f64>) -> Option<f64> {
+pub(crate) fn pooled_ratio<T>(parts: &[Part<'_, T>], f: impl Fn(&T) -> Option<f64>) -> Option<f64> {
     let mut events = 0.0;
     let mut requests = 0.0;
     for (_, n, b) in parts {
@@ -80,7 +80,7 @@ pub fn pooled_ratio<T>(parts: &[Part<'_, T>], f: impl Fn(&T) -> Option<f64>) -> 
 }
 
 /// Why a pooled figure is missing: the first machine's reason.
-pub fn missing_reason<T>(
+pub(crate) fn missing_reason<T>(
     parts: &[Part<'_, T>],
     counted: impl Fn(&T) -> bool,
     why: impl Fn(&T) -> Option<&String>,
@@ -95,7 +95,7 @@ pub fn missing_reason<T>(
 
 /// Why a machine's figure could not be pooled (`doppio merge` says which driver's).
 #[derive(Debug)]
-pub enum PoolError {
+pub(crate) enum PoolError {
     /// A sample of this machine's report has no wall-clock start (an older report).
     NoWallClock {
         /// The machine's report.
@@ -111,7 +111,7 @@ pub enum PoolError {
 }
 
 /// The histogram `text` (base64) of the machine whose report is `file`.
-pub fn decode(file: &str, text: &str) -> Result<LatencyHistogram, PoolError> {
+pub(crate) fn decode(file: &str, text: &str) -> Result<LatencyHistogram, PoolError> {
     LatencyHistogram::from_base64(text).map_err(|source| PoolError::Histogram {
         file: file.to_owned(),
         source,

@@ -39,7 +39,7 @@ pub struct LatencySummary {
 impl LatencySummary {
     /// Summarises a histogram; `sample_means` (one per sample) give the mean's error margin
     /// (0 without them).
-    pub fn of(h: &LatencyHistogram, sample_means: &[f64]) -> Self {
+    pub(crate) fn of(h: &LatencyHistogram, sample_means: &[f64]) -> Self {
         let e = estimate(sample_means, 0.99);
         let p = |q: f64| h.value_at_percentile(q);
         LatencySummary {

@@ -5,7 +5,7 @@
 //! side by side in time, so the ratio of two backends' figures within a round is free of
 //! what drifts from round to round. Each figure's ratio is the geometric mean of the
 //! rounds' ratios, with the paired t-test on their logarithms
-//! ([`crate::stats::paired_ratio`]). What drifts within a round shifts each round's ratio
+//! (`stats::paired_ratio`). What drifts within a round shifts each round's ratio
 //! by how far apart the two ran; when the order rotates, the places vary and that shift is
 //! fitted out ([`crate::stats::paired_ratio_adjusted`], from three rounds on). With a fixed
 //! order it cannot be, which the verdict says.
@@ -34,11 +34,11 @@ use super::{BackendReport, Report, SegmentFigures};
 use crate::stats::{holm_adjusted, paired_ratio_adjusted, PairedRatio};
 
 /// Confidence of every interval the verdict gives.
-pub const CONFIDENCE: f64 = 0.99;
+pub(crate) const CONFIDENCE: f64 = 0.99;
 
 /// Rounds below which a verdict's figure carries a warning: with fewer, the 99 % interval
 /// of a paired test is too wide to tell much (t on 3 degrees of freedom is 5.8).
-pub const ROUNDS_WANTED: usize = 5;
+pub(crate) const ROUNDS_WANTED: usize = 5;
 
 /// Holm-adjusted p below which a ratio counts as a difference shown (its own interval then
 /// excludes 1 too: the adjusted p is never below the raw one).
@@ -46,7 +46,7 @@ const SIGNIFICANT: f64 = 1.0 - CONFIDENCE;
 
 /// A figure the verdict compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Figure {
+pub(crate) enum Figure {
     /// Client CPU per request.
     Cpu,
     /// Syscalls per request.
@@ -57,7 +57,7 @@ pub enum Figure {
 
 impl Figure {
     /// The figure's name in a sentence.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Figure::Cpu => "client CPU per request",
             Figure::Syscalls => "syscalls per request",
@@ -86,7 +86,7 @@ impl Figure {
 
 /// One comparison: backend `b` against backend `a` on one figure.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// The figure.
     pub figure: Figure,
     /// The baseline's name.
@@ -105,12 +105,12 @@ pub struct Finding {
 impl Finding {
     /// Whether the difference is shown: two rounds or more and an adjusted p-value below
     /// 1 - [`CONFIDENCE`].
-    pub fn shown(&self) -> bool {
+    pub(crate) fn shown(&self) -> bool {
         self.ratio.pairs >= 2 && self.p_adjusted < SIGNIFICANT
     }
 
     /// The finding as a sentence.
-    pub fn sentence(&self) -> String {
+    pub(crate) fn sentence(&self) -> String {
         let r = &self.ratio;
         let (name, a, b) = (self.figure.name(), &self.a, &self.b);
         if r.pairs < 2 {
@@ -145,7 +145,7 @@ impl Finding {
 
 /// The verdict of a report: its findings and what qualifies them.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     /// The rounds paired (the fewest any comparison had).
     pub rounds: usize,
     /// Whether the order rotated.
@@ -166,7 +166,7 @@ pub struct Verdict {
 
 /// The verdict of `report`, or `None` when fewer than two backends measured per-segment
 /// figures (one backend; a merged report; a report written before segments were kept).
-pub fn verdict(report: &Report) -> Option<Verdict> {
+pub(crate) fn verdict(report: &Report) -> Option<Verdict> {
     let columns: Vec<(&str, &BackendReport)> = report
         .config
         .drivers
@@ -322,7 +322,7 @@ fn behind_schedule(report: &Report, columns: &[(&str, &BackendReport)]) -> Vec<(
 }
 
 /// The backends whose node was saturated in most of their segments, as `name (k of n)`.
-pub fn server_bound(columns: &[(&str, &BackendReport)]) -> Vec<String> {
+pub(crate) fn server_bound(columns: &[(&str, &BackendReport)]) -> Vec<String> {
     columns
         .iter()
         .filter_map(|(name, b)| {

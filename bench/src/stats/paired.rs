@@ -7,7 +7,7 @@ use super::student_t::{student_t_quantile, student_t_two_sided_p};
 /// The ratio of `b` to `a` estimated from pairs `(a_i, b_i)` measured side by side (one
 /// pair per round of an interleaved run), with its interval and a paired t-test.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PairedRatio {
+pub(crate) struct PairedRatio {
     /// The geometric mean of the pairs' ratios `b_i / a_i`.
     pub(crate) ratio: f64,
     /// The interval's low end (NaN with fewer than two pairs).

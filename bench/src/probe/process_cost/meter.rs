@@ -33,7 +33,7 @@ impl std::fmt::Debug for Meter {
 
 /// What the measured stretch cost.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Cost {
+pub(crate) struct Cost {
     /// Wall-independent user CPU time of all threads.
     pub user: Duration,
     /// System CPU time of all threads.

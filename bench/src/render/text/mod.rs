@@ -12,7 +12,7 @@
 //! or more, one table per statement with the backends side by side, as SUMMARY (p-values of
 //! its throughput and mean latency from its per-sample figures).
 //!
-//! Children (each figure's own rows are in its file of [`super::figure`]): [`config`],
+//! Children (each figure's own rows are in its file of [`crate::report::figure`]): [`config`],
 //! CONFIG and the differences of machine and build; [`log`], LOG; [`compare`], the
 //! comparison tables as data, their notes, and PAIRS; [`metric`], a table's row over the
 //! entry and one table written; [`layout`], the columns, widths, header and row lines;

@@ -180,7 +180,7 @@ impl BackendRun {
     /// Adds the driver's counters over a measured segment (`after` less `before`), and the
     /// requests each node was sent in it (from the samples: the counters' difference would
     /// lose a node that left during the segment, as its counters leave with it).
-    pub fn add_counters(
+    pub(crate) fn add_counters(
         &mut self,
         before: &DriverCounters,
         after: &DriverCounters,
@@ -215,7 +215,7 @@ impl BackendRun {
     }
 
     /// Adds a measured segment: its samples, latencies, statements, time and first errors.
-    pub fn add_phase(&mut self, outcome: PhaseOutcome) {
+    pub(crate) fn add_phase(&mut self, outcome: PhaseOutcome) {
         for (k, m) in outcome.first_errors {
             self.first_errors.entry(k.to_owned()).or_insert(m);
         }
@@ -243,7 +243,7 @@ impl BackendRun {
     /// Marks the segment [`Self::add_phase`] adds as the `position`th of `round`, with
     /// what it cost (its own figures in the report's `segments`),
     /// with the node's `server` load when it was measured.
-    pub fn mark_segment(
+    pub(crate) fn mark_segment(
         &mut self,
         round: usize,
         position: usize,
@@ -260,7 +260,7 @@ impl BackendRun {
     }
 
     /// Adds what this backend's threads did, parked, over another backend's segment.
-    pub fn add_parked(&mut self, apart: &ApartCost) {
+    pub(crate) fn add_parked(&mut self, apart: &ApartCost) {
         self.parked = Some(match self.parked {
             Some((n, sum)) => (n + 1, sum.plus(apart)),
             None => (1, *apart),
@@ -268,7 +268,7 @@ impl BackendRun {
     }
 
     /// Adds what a measured segment cost.
-    pub fn add_cost(&mut self, cost: &Cost) {
+    pub(crate) fn add_cost(&mut self, cost: &Cost) {
         let o = &mut self.overhead;
         o.user_s += cost.user.as_secs_f64();
         o.sys_s += cost.sys.as_secs_f64();
@@ -308,7 +308,7 @@ impl BackendRun {
     }
 
     /// Adds a measured segment's hardware counts, or why there were none.
-    pub fn add_hardware(&mut self, counted: Result<HwCounts, Unavailable>) {
+    pub(crate) fn add_hardware(&mut self, counted: Result<HwCounts, Unavailable>) {
         let (part, why) = match counted {
             Ok(c) => (Some(c), None),
             Err(Unavailable(why)) => (None, Some(why)),
@@ -326,7 +326,7 @@ impl BackendRun {
     }
 
     /// The report entry for `driver`.
-    pub fn report(&self, driver: &str) -> BackendReport {
+    pub(crate) fn report(&self, driver: &str) -> BackendReport {
         let (latency, service) = (&self.latency, &self.service);
         let mut requests = 0u64;
         let mut rows = 0u64;

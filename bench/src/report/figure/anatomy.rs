@@ -38,7 +38,7 @@ pub struct AnatomyReport {
 impl AnatomyReport {
     /// The report of `anatomy` for a backend that used `cpu_us_per_req` over `requests`,
     /// sampled so, with `recorder` the CPU time perf itself used.
-    pub fn new(
+    pub(crate) fn new(
         anatomy: &crate::probe::anatomy::Anatomy,
         sampling: &crate::probe::flame::Sampling,
         cpu_us_per_req: f64,
@@ -65,12 +65,12 @@ impl AnatomyReport {
 
 impl AnatomyReport {
     /// In a merge: none (each machine's stacks are its own).
-    pub fn pooled() -> Option<Self> {
+    pub(crate) fn pooled() -> Option<Self> {
         None
     }
 
     /// ANATOMY's first row, over the client CPU figure: the CPU per request it splits.
-    pub fn cpu_row<'a>() -> Row<'a, ClientCpuFigures> {
+    pub(crate) fn cpu_row<'a>() -> Row<'a, ClientCpuFigures> {
         Row::new("client CPU", "", 2, |c: &ClientCpuFigures| {
             Value::Num(c.cpu_us_per_req)
         })
@@ -79,7 +79,7 @@ impl AnatomyReport {
 
     /// ANATOMY's rows after the client CPU: every layer's part (0 where a layer had no
     /// sample), what the samples stood for, and perf's own CPU.
-    pub fn rows<'a>() -> Vec<Row<'a, Option<Self>>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Option<Self>>> {
         use crate::probe::anatomy::Layer;
         let mut rows = Vec::new();
         for layer in Layer::ALL {
@@ -109,7 +109,7 @@ impl AnatomyReport {
     /// Under ANATOMY, as `(prefix, text)` to wrap: how the stacks were sampled, and a
     /// warning where the samples stood for much less CPU than was measured (threads the
     /// sampling missed, samples lost); `columns` are (label, anatomy, client CPU per request).
-    pub fn notes(columns: &[(&str, Option<&Self>, f64)]) -> Vec<(&'static str, String)> {
+    pub(crate) fn notes(columns: &[(&str, Option<&Self>, f64)]) -> Vec<(&'static str, String)> {
         let mut notes = Vec::new();
         let mut said: Vec<&str> = Vec::new();
         for &(label, a, cpu_us_per_req) in columns {

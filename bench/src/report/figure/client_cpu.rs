@@ -32,7 +32,7 @@ pub struct ClientCpuFigures {
 impl ClientCpuFigures {
     /// The figure of the measured segments' user and system CPU and the SQPOLL threads' and
     /// io-wq workers' parts of it (if the process had any), seconds, over `requests`.
-    pub fn of(
+    pub(crate) fn of(
         user_s: f64,
         sys_s: f64,
         sqpoll_s: Option<f64>,
@@ -51,7 +51,7 @@ impl ClientCpuFigures {
 
     /// The machines' CPU per request pooled by their requests (a part `null` when a machine
     /// lacks it).
-    pub fn pooled(parts: &[Part<'_, Self>]) -> Self {
+    pub(crate) fn pooled(parts: &[Part<'_, Self>]) -> Self {
         ClientCpuFigures {
             cpu_us_per_req: pooled(parts, |b| b.cpu_us_per_req),
             sqpoll_thread_cpu_us_per_req: pooled_opt(parts, |b| b.sqpoll_thread_cpu_us_per_req),
@@ -63,7 +63,7 @@ impl ClientCpuFigures {
 
     /// Its OVERHEAD rows: the CPU per request, its user and system parts, and the kernel
     /// threads' parts.
-    pub fn rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Self>> {
         vec![
             Row::new("client CPU", "us", 2, |b: &Self| {
                 Value::Num(b.cpu_us_per_req)

@@ -23,7 +23,7 @@ pub struct ContextSwitchFigures {
 
 impl ContextSwitchFigures {
     /// The figure of the measured segments' context switches and sleeps over `requests`.
-    pub fn of(ctx_switches: u64, sleeps: u64, requests: u64) -> Self {
+    pub(crate) fn of(ctx_switches: u64, sleeps: u64, requests: u64) -> Self {
         ContextSwitchFigures {
             ctx_switches_per_req: per_req(ctx_switches as f64, requests),
             sleeps_per_req: Some(per_req(sleeps as f64, requests)),
@@ -32,7 +32,7 @@ impl ContextSwitchFigures {
 
     /// The machines' figures pooled by their requests (sleeps `null` when a machine lacks
     /// them).
-    pub fn pooled(parts: &[Part<'_, Self>]) -> Self {
+    pub(crate) fn pooled(parts: &[Part<'_, Self>]) -> Self {
         ContextSwitchFigures {
             ctx_switches_per_req: pooled(parts, |b| b.ctx_switches_per_req),
             sleeps_per_req: pooled_opt(parts, |b| b.sleeps_per_req),
@@ -40,7 +40,7 @@ impl ContextSwitchFigures {
     }
 
     /// Its OVERHEAD rows: the context switches per request, and the sleeps among them.
-    pub fn rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Self>> {
         vec![
             Row::new("context switches", "", 3, |b: &Self| {
                 Value::Num(b.ctx_switches_per_req)

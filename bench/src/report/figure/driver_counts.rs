@@ -57,7 +57,7 @@ impl DriverCountFigures {
     /// The machines' counts: machines retry on their own, so counts and rates add up
     /// (`null` when one has none); requests by node summed over the machines that counted
     /// them.
-    pub fn pooled(parts: &[Part<'_, Self>]) -> Self {
+    pub(crate) fn pooled(parts: &[Part<'_, Self>]) -> Self {
         let requests_by_node = parts
             .iter()
             .filter_map(|(_, _, b)| b.requests_by_node.as_ref())
@@ -88,7 +88,7 @@ impl DriverCountFigures {
 
     /// Its SUMMARY rows, each shown when some column counted any: retries per second,
     /// re-prepares, tablet misroutes.
-    pub fn rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Self>> {
         vec![
             Row::new("retries", "/s", 1, |b: &Self| {
                 Value::or_missing(b.retries_per_s)
@@ -106,7 +106,7 @@ impl DriverCountFigures {
     }
 
     /// Its OVERHEAD rows of where the requests went: each of `nodes`' share of them.
-    pub fn node_rows<'a>(nodes: Vec<String>) -> Vec<Row<'a, Self>> {
+    pub(crate) fn node_rows<'a>(nodes: Vec<String>) -> Vec<Row<'a, Self>> {
         nodes
             .into_iter()
             .map(|node| {

@@ -23,7 +23,11 @@ pub struct HardwareFigures {
 impl HardwareFigures {
     /// The figure of the measured segments' `counts` over `requests`, with why there were
     /// none.
-    pub fn of(counts: Option<HwCounts>, unavailable: &Option<String>, requests: u64) -> Self {
+    pub(crate) fn of(
+        counts: Option<HwCounts>,
+        unavailable: &Option<String>,
+        requests: u64,
+    ) -> Self {
         HardwareFigures {
             hardware_per_req: counts.map(|h| HardwarePerReq::of(&h, requests)),
             hardware_unavailable: unavailable.clone(),
@@ -31,7 +35,7 @@ impl HardwareFigures {
     }
 
     /// The machines' counts per request pooled by their requests.
-    pub fn pooled(parts: &[Part<'_, Self>]) -> Self {
+    pub(crate) fn pooled(parts: &[Part<'_, Self>]) -> Self {
         HardwareFigures {
             hardware_per_req: pooled_hardware(parts),
             hardware_unavailable: missing_reason(
@@ -43,7 +47,7 @@ impl HardwareFigures {
     }
 
     /// Its OVERHEAD rows: each count per request, and the IPC.
-    pub fn rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Self>> {
         type HardwareFigure = fn(&HardwarePerReq) -> f64;
         let hardware: [(&str, usize, HardwareFigure); 4] = [
             ("instructions", 0, |h| h.instructions),
@@ -64,7 +68,7 @@ impl HardwareFigures {
     }
 
     /// What was not counted, and why (OVERHEAD's notes).
-    pub fn missing(&self) -> [(&'static str, &Option<String>); 1] {
+    pub(crate) fn missing(&self) -> [(&'static str, &Option<String>); 1] {
         [("hardware counters", &self.hardware_unavailable)]
     }
 }
@@ -101,7 +105,7 @@ pub struct HardwarePerReq {
 
 impl HardwarePerReq {
     /// `h` over `requests` (zeros without requests).
-    pub fn of(h: &HwCounts, requests: u64) -> Self {
+    pub(crate) fn of(h: &HwCounts, requests: u64) -> Self {
         let per = |x: f64| {
             if requests > 0 {
                 x / requests as f64

@@ -35,7 +35,7 @@ impl LatencyFigures {
     /// The figure of the run's `latency` and `service` histograms (the means' margins from
     /// the full samples' `means` and `service_means`), the sends' mean lateness
     /// (`lateness_ns` over `sends`) and their lateness histograms, if paced.
-    pub fn of(
+    pub(crate) fn of(
         latency: &LatencyHistogram,
         means: &[f64],
         service: &LatencyHistogram,
@@ -59,7 +59,7 @@ impl LatencyFigures {
     /// histograms (the mean's margin from the aligned samples' `means`; the service time's
     /// has none), the mean lateness pooled by requests, and the summed lateness histograms
     /// (`None` unless every machine had them).
-    pub fn pooled(
+    pub(crate) fn pooled(
         parts: &[Part<'_, Self>],
         latency: &LatencyHistogram,
         means: &[f64],
@@ -77,7 +77,7 @@ impl LatencyFigures {
     /// Its LATENCY rows, milliseconds: the mean and the percentiles (those of
     /// [`TESTED_PERCENTILES`] tested on the samples'), the service time's median and 99th
     /// percentile, and, with a rate, the sends' lateness.
-    pub fn rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Self>> {
         type Pct = fn(&LatencySummary) -> u64;
         let percentiles: [(&str, Pct); 10] = [
             ("min", |l| l.min),

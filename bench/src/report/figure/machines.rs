@@ -60,7 +60,7 @@ pub struct MachineFigures {
 }
 
 /// The figures of one machine's entry that its line is made of.
-pub struct MachineParts<'a> {
+pub(crate) struct MachineParts<'a> {
     /// Requests, errors, throughput and time.
     pub throughput: &'a ThroughputFigures,
     /// Client CPU.
@@ -79,7 +79,7 @@ pub struct MachineParts<'a> {
 
 impl MachineFigures {
     /// The own figures `p` of the machine whose report is `file`.
-    pub fn of(file: &str, p: &MachineParts<'_>) -> Self {
+    pub(crate) fn of(file: &str, p: &MachineParts<'_>) -> Self {
         Self {
             file: file.to_owned(),
             requests: p.throughput.requests,
@@ -103,12 +103,12 @@ impl MachineFigures {
 
 impl MachineList {
     /// A report of one run: none.
-    pub fn of() -> Self {
+    pub(crate) fn of() -> Self {
         Self::default()
     }
 
     /// In a merge: each machine's own figures, from its report `file` and its `parts`.
-    pub fn pooled(parts: &[(&str, MachineParts<'_>)]) -> Self {
+    pub(crate) fn pooled(parts: &[(&str, MachineParts<'_>)]) -> Self {
         MachineList {
             machines: Some(
                 parts

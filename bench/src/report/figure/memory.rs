@@ -22,7 +22,7 @@ pub struct MemoryFigures {
 impl MemoryFigures {
     /// The figure of the measured segments' `allocations` (if counted) over `requests`, and
     /// the process's `peak_rss`.
-    pub fn of(allocations: Option<u64>, peak_rss: u64, requests: u64) -> Self {
+    pub(crate) fn of(allocations: Option<u64>, peak_rss: u64, requests: u64) -> Self {
         MemoryFigures {
             allocations_per_req: allocations.map(|n| per_req(n as f64, requests)),
             peak_rss_bytes: peak_rss,
@@ -31,7 +31,7 @@ impl MemoryFigures {
 
     /// The machines' allocations pooled by their requests (`null` when a machine did not
     /// count them), and the largest of their peaks.
-    pub fn pooled(parts: &[Part<'_, Self>]) -> Self {
+    pub(crate) fn pooled(parts: &[Part<'_, Self>]) -> Self {
         MemoryFigures {
             allocations_per_req: pooled_opt(parts, |b| b.allocations_per_req),
             peak_rss_bytes: parts
@@ -43,7 +43,7 @@ impl MemoryFigures {
     }
 
     /// Its OVERHEAD row of the heap allocations per request.
-    pub fn allocation_rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn allocation_rows<'a>() -> Vec<Row<'a, Self>> {
         vec![Row::new("heap allocations", "", 2, |b: &Self| {
             Value::or_missing(b.allocations_per_req)
         })
@@ -51,7 +51,7 @@ impl MemoryFigures {
     }
 
     /// Its OVERHEAD row of the peak RSS (the table's last of the process's figures).
-    pub fn rss_rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn rss_rows<'a>() -> Vec<Row<'a, Self>> {
         vec![Row::new("peak RSS", "MiB", 1, |b: &Self| {
             Value::Num(b.peak_rss_bytes as f64 / (1 << 20) as f64)
         })]

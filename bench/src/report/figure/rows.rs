@@ -24,7 +24,7 @@ pub struct RowFigures {
 impl RowFigures {
     /// The figure of `rows` (if `counted`) over `elapsed` seconds and `cpu_s` seconds of
     /// client CPU.
-    pub fn of(counted: bool, rows: u64, elapsed: f64, cpu_s: f64) -> Self {
+    pub(crate) fn of(counted: bool, rows: u64, elapsed: f64, cpu_s: f64) -> Self {
         RowFigures {
             rows: counted.then_some(rows),
             rows_per_s: (counted && elapsed > 0.0).then(|| rows as f64 / elapsed),
@@ -34,7 +34,7 @@ impl RowFigures {
 
     /// The machines' rows: summed (`null` if a machine did not count them), rows per second
     /// summed like the throughput, CPU per row pooled over the machines' CPU time and rows.
-    pub fn pooled(parts: &[Part<'_, Self>]) -> Self {
+    pub(crate) fn pooled(parts: &[Part<'_, Self>]) -> Self {
         let rows = parts.iter().map(|(_, _, b)| b.rows).sum::<Option<u64>>();
         let rows_per_s = parts
             .iter()
@@ -59,7 +59,7 @@ impl RowFigures {
     }
 
     /// Its SUMMARY rows, when some column counted rows: the rows, and per second.
-    pub fn rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Self>> {
         vec![
             Row::new("rows", "", 0, |b: &Self| {
                 b.rows.map_or(Value::Missing, Value::Count)
@@ -75,7 +75,7 @@ impl RowFigures {
     }
 
     /// Its OVERHEAD row (after the client CPU's): the client CPU per row.
-    pub fn cpu_rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn cpu_rows<'a>() -> Vec<Row<'a, Self>> {
         vec![Row::new("client CPU per row", "us", 3, |b: &Self| {
             Value::or_missing(b.cpu_us_per_row)
         })

@@ -87,7 +87,7 @@ pub struct SampleStatement {
 
 impl SampleStatement {
     /// A statement's figures `c` in an interval of `duration_s` seconds.
-    pub fn of(c: &StatementCounts, duration_s: f64) -> Self {
+    pub(crate) fn of(c: &StatementCounts, duration_s: f64) -> Self {
         SampleStatement {
             requests: c.requests,
             errors: c.errors,
@@ -101,7 +101,7 @@ impl SampleReport {
     /// The report of the stored sample `s` of `segment`, which started at `segment_start`
     /// (Unix seconds, when known), with the figures of the workload's `statements` run
     /// statements (0 for those the sample lacks).
-    pub fn of(
+    pub(crate) fn of(
         s: &StoredSample,
         segment: usize,
         segment_start: Option<f64>,
@@ -228,7 +228,7 @@ impl Bin {
 impl SampleFigures {
     /// The figure of the measured segments' `samples` and their histograms of `latency`
     /// and `service` time.
-    pub fn of(
+    pub(crate) fn of(
         samples: Vec<SampleReport>,
         latency: &LatencyHistogram,
         service: &LatencyHistogram,
@@ -245,7 +245,7 @@ impl SampleFigures {
     /// samples are aligned on one wall-clock grid per segment, of `interval_s` steps from
     /// the earliest sample of the segment: each sample joins the grid interval nearest its
     /// start, where requests, errors and throughputs are summed and histograms added.
-    pub fn pooled(
+    pub(crate) fn pooled(
         parts: &[Part<'_, Self>],
         interval_s: f64,
     ) -> Result<(Self, LatencyHistogram, LatencyHistogram), PoolError> {
@@ -265,7 +265,7 @@ impl SampleFigures {
 
     /// The samples' target rate, their mean weighted by their lengths (`None` when no
     /// sample has one: no rate limit).
-    pub fn mean_target_rps(&self) -> Option<f64> {
+    pub(crate) fn mean_target_rps(&self) -> Option<f64> {
         let (mut requests, mut seconds) = (0.0, 0.0);
         for s in &self.samples {
             if let Some(t) = s.target_rps {
@@ -278,7 +278,7 @@ impl SampleFigures {
 
     /// The throughputs and the mean latencies (of those with a success) of the samples of
     /// at least half an interval of `interval_s`: what a merged entry's margins come from.
-    pub fn full_series(&self, interval_s: f64) -> (Vec<f64>, Vec<f64>) {
+    pub(crate) fn full_series(&self, interval_s: f64) -> (Vec<f64>, Vec<f64>) {
         let full: Vec<&SampleReport> = self
             .samples
             .iter()

@@ -24,14 +24,14 @@ pub struct ScyllaShardFigures {
 impl ScyllaShardFigures {
     /// The figure of the driver's counts by node and shard (`None`: the driver has none;
     /// empty: no node has ScyllaDB shards).
-    pub fn of(by_shard: Option<&BTreeMap<String, Vec<u64>>>) -> Self {
+    pub(crate) fn of(by_shard: Option<&BTreeMap<String, Vec<u64>>>) -> Self {
         ScyllaShardFigures {
             requests_by_scylla_shard: by_shard.filter(|m| !m.is_empty()).cloned(),
         }
     }
 
     /// The machines' counts summed shard by shard, over the machines that counted them.
-    pub fn pooled(parts: &[Part<'_, Self>]) -> Self {
+    pub(crate) fn pooled(parts: &[Part<'_, Self>]) -> Self {
         let requests_by_scylla_shard = parts
             .iter()
             .filter_map(|(_, _, b)| b.requests_by_scylla_shard.as_ref())
@@ -54,7 +54,7 @@ impl ScyllaShardFigures {
     }
 
     /// Its OVERHEAD rows: each of `shards` (node, shard)'s share of its node's requests.
-    pub fn rows<'a>(shards: Vec<(String, usize)>) -> Vec<Row<'a, Self>> {
+    pub(crate) fn rows<'a>(shards: Vec<(String, usize)>) -> Vec<Row<'a, Self>> {
         shards
             .into_iter()
             .map(|(node, shard)| {

@@ -94,7 +94,7 @@ impl SegmentFigures {
 impl SegmentList {
     /// Each marked segment's own figures (`marks`, in order), with its `requests` and its
     /// measured time `elapsed_s`; none when the segments were not marked (findmax's steps).
-    pub fn of(marks: &[SegmentMark], requests: &[u64], elapsed_s: &[f64]) -> Self {
+    pub(crate) fn of(marks: &[SegmentMark], requests: &[u64], elapsed_s: &[f64]) -> Self {
         SegmentList {
             segments: marks
                 .iter()
@@ -107,12 +107,12 @@ impl SegmentList {
 
     /// In a merge: none. Machines' segments are each their own machine's (their CPU is not
     /// additive across rounds of different machines), so a merged report has no VERDICT.
-    pub fn pooled() -> Self {
+    pub(crate) fn pooled() -> Self {
         Self::default()
     }
 
     /// The segments in which the node set the pace.
-    pub fn saturated(&self) -> usize {
+    pub(crate) fn saturated(&self) -> usize {
         self.segments
             .iter()
             .filter(|s| s.server_saturated == Some(true))

@@ -28,7 +28,7 @@ impl ServerCpuFigures {
     /// `saturated` segments (each segment's own figures judged them), over the measured
     /// segments whose loads and lengths `segments` gives; `null` unless every segment
     /// measured it.
-    pub fn of(
+    pub(crate) fn of(
         segments: impl ExactSizeIterator<Item = (Option<ServerLoad>, f64)>,
         saturated: usize,
         requests: u64,
@@ -56,12 +56,12 @@ impl ServerCpuFigures {
 
     /// In a merge: none. Each machine measured the node's CPU (if local) over its own
     /// segments: not summed.
-    pub fn pooled() -> Self {
+    pub(crate) fn pooled() -> Self {
         ServerCpuFigures::default()
     }
 
     /// Its SUMMARY rows: the node's CPU per request and its utilisation.
-    pub fn rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Self>> {
         vec![
             Row::new("server CPU", "us/req", 2, |b: &Self| {
                 Value::or_missing(b.server_cpu_us_per_req)

@@ -20,7 +20,7 @@ pub struct SocketBatchingFigures {
 impl SocketBatchingFigures {
     /// The figure of the driver's counted `requests`, `flushes` and `reads` (each ratio
     /// `null` without a write or a read).
-    pub fn of(requests: u64, flushes: u64, reads: u64) -> Self {
+    pub(crate) fn of(requests: u64, flushes: u64, reads: u64) -> Self {
         let ratio = |events: u64| (events > 0).then(|| requests as f64 / events as f64);
         SocketBatchingFigures {
             requests_per_flush: ratio(flushes),
@@ -29,7 +29,7 @@ impl SocketBatchingFigures {
     }
 
     /// The machines' ratios of their pooled totals (`null` when a machine lacks one).
-    pub fn pooled(parts: &[Part<'_, Self>]) -> Self {
+    pub(crate) fn pooled(parts: &[Part<'_, Self>]) -> Self {
         SocketBatchingFigures {
             requests_per_flush: pooled_ratio(parts, |b| b.requests_per_flush),
             requests_per_read: pooled_ratio(parts, |b| b.requests_per_read),
@@ -37,7 +37,7 @@ impl SocketBatchingFigures {
     }
 
     /// Its OVERHEAD rows: requests per write, and per read.
-    pub fn rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Self>> {
         vec![
             Row::new("requests per write", "", 1, |b: &Self| {
                 Value::or_missing(b.requests_per_flush)

@@ -91,7 +91,7 @@ impl StatementInfo {
     /// Every entry of `workload`'s per-statement records, in order (see
     /// [`crate::workload::Workload::entries`]): a step or a batch has its `[[run]]`
     /// entry's weight.
-    pub fn of_workload(workload: &crate::workload::Workload) -> Vec<Self> {
+    pub(crate) fn of_workload(workload: &crate::workload::Workload) -> Vec<Self> {
         use crate::workload::EntryKind;
         workload
             .entries()
@@ -168,7 +168,7 @@ impl StatementFigures {
     /// segments, of `requests` in all over `elapsed` seconds, with its margins from the
     /// backend's `samples` (which carry every statement's per-interval figures); their rows
     /// when `rows_counted`.
-    pub fn of(
+    pub(crate) fn of(
         info: &[StatementInfo],
         totals: &[StatementTotals],
         samples: &[SampleReport],
@@ -194,7 +194,7 @@ impl StatementFigures {
     /// throughput the sum of the machines'; margins from the aligned `samples`); none when
     /// a machine has none or a different number of them (an older report). `requests` is
     /// the merged total.
-    pub fn pooled(
+    pub(crate) fn pooled(
         parts: &[Part<'_, Self>],
         samples: &[SampleReport],
         requests: u64,
@@ -245,7 +245,7 @@ impl StatementFigures {
 /// Statement `k`'s per-sample throughputs and mean latencies (the latter of the samples in
 /// which it succeeded) over the full samples: a last sample under half an interval is
 /// left out, as in the totals' margins.
-pub fn statement_series(samples: &[SampleReport], k: usize) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn statement_series(samples: &[SampleReport], k: usize) -> (Vec<f64>, Vec<f64>) {
     let half = samples.first().map_or(0.0, |s| s.duration_s) * 0.5;
     let mut throughputs = Vec::new();
     let mut means = Vec::new();

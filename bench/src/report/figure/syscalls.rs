@@ -30,7 +30,7 @@ pub struct SyscallFigures {
 impl SyscallFigures {
     /// The figure of the measured segments' `total` and `by_kind` over `requests`, with
     /// why each was not counted.
-    pub fn of(
+    pub(crate) fn of(
         total: Option<u64>,
         by_kind: Option<ByKind<u64>>,
         unavailable: &Option<String>,
@@ -49,7 +49,7 @@ impl SyscallFigures {
 
     /// The machines' figures pooled over their `requests` in all: per request over the
     /// summed counts, by kind summed (`null` when a machine did not count them).
-    pub fn pooled(parts: &[Part<'_, Self>], requests: u64) -> Self {
+    pub(crate) fn pooled(parts: &[Part<'_, Self>], requests: u64) -> Self {
         let per_req = |n: f64| per_req(n, requests);
         let all_kinds = parts
             .iter()
@@ -74,7 +74,7 @@ impl SyscallFigures {
     }
 
     /// Its OVERHEAD rows: the syscalls per request, then each kind's.
-    pub fn rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Self>> {
         let mut rows = vec![Row::new("syscalls", "", 3, |b: &Self| {
             Value::or_missing(b.syscalls_per_req)
         })
@@ -92,7 +92,7 @@ impl SyscallFigures {
     }
 
     /// What was not counted, and why (OVERHEAD's notes).
-    pub fn missing(&self) -> [(&'static str, &Option<String>); 2] {
+    pub(crate) fn missing(&self) -> [(&'static str, &Option<String>); 2] {
         [
             ("syscalls", &self.syscalls_unavailable),
             ("syscalls by kind", &self.syscall_kinds_unavailable),

@@ -32,7 +32,7 @@ pub struct ThroughputFigures {
 impl ThroughputFigures {
     /// The figure of `requests` over `elapsed` seconds, its margin from the full samples'
     /// `throughputs`, and the errors counted by kind with each kind's first message.
-    pub fn of(
+    pub(crate) fn of(
         requests: u64,
         elapsed: f64,
         throughputs: &[f64],
@@ -57,7 +57,7 @@ impl ThroughputFigures {
     /// The machines' figures combined: their throughputs, requests and errors summed (the
     /// margin from the wall-clock-aligned samples' `throughputs`), each kind's first message
     /// from the first machine that had it (named), the longest measured time.
-    pub fn pooled(parts: &[Part<'_, Self>], throughputs: &[f64]) -> Self {
+    pub(crate) fn pooled(parts: &[Part<'_, Self>], throughputs: &[f64]) -> Self {
         let mut errors_by_kind: BTreeMap<String, u64> = BTreeMap::new();
         let mut first_errors: BTreeMap<String, String> = BTreeMap::new();
         for (file, _, b) in parts {
@@ -86,7 +86,7 @@ impl ThroughputFigures {
 
     /// Its first SUMMARY rows: the throughput (tested on the samples'), the requests and
     /// the errors.
-    pub fn rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Self>> {
         vec![
             Row::new("throughput", "req/s", 0, |b: &Self| {
                 Value::Margin(b.throughput_rps, b.throughput_margin_rps)
@@ -98,7 +98,7 @@ impl ThroughputFigures {
     }
 
     /// Its SUMMARY row of the measured time (after the retries' rows).
-    pub fn time_row<'a>() -> Row<'a, Self> {
+    pub(crate) fn time_row<'a>() -> Row<'a, Self> {
         Row::new("measured time", "s", 2, |b: &Self| Value::Num(b.elapsed_s))
     }
 }

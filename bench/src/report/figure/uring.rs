@@ -33,7 +33,7 @@ pub struct IoUringFigures {
 impl IoUringFigures {
     /// The figure of the measured segments' operations `ops` over `requests`, with why
     /// they were not counted.
-    pub fn of(ops: Option<IoUringOps>, unavailable: &Option<String>, requests: u64) -> Self {
+    pub(crate) fn of(ops: Option<IoUringOps>, unavailable: &Option<String>, requests: u64) -> Self {
         let per_req = |x: f64| per_req(x, requests);
         IoUringFigures {
             io_uring_submitted: ops.map(|x| x.submitted),
@@ -46,7 +46,7 @@ impl IoUringFigures {
 
     /// The machines' operations summed, per request over their `requests` in all (`null`
     /// when a machine did not count them).
-    pub fn pooled(parts: &[Part<'_, Self>], requests: u64) -> Self {
+    pub(crate) fn pooled(parts: &[Part<'_, Self>], requests: u64) -> Self {
         let per_req = |n: f64| per_req(n, requests);
         let sum_opt = |f: &dyn Fn(&Self) -> Option<u64>| {
             parts.iter().map(|(_, _, b)| f(b)).sum::<Option<u64>>()
@@ -67,7 +67,7 @@ impl IoUringFigures {
     }
 
     /// Its OVERHEAD rows: operations submitted and completed per request.
-    pub fn rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Self>> {
         vec![
             Row::new("io_uring submitted", "", 3, |b: &Self| {
                 Value::or_missing(b.io_uring_submitted_per_req)
@@ -83,7 +83,7 @@ impl IoUringFigures {
     }
 
     /// What was not counted, and why (OVERHEAD's notes).
-    pub fn missing(&self) -> [(&'static str, &Option<String>); 1] {
+    pub(crate) fn missing(&self) -> [(&'static str, &Option<String>); 1] {
         [("io_uring operations", &self.io_uring_unavailable)]
     }
 }
@@ -103,7 +103,7 @@ pub struct UringEnterFigures {
 
 impl UringEnterFigures {
     /// The figure of the measured segments' `enters` over `requests`.
-    pub fn of(enters: Option<UringEnters>, requests: u64) -> Self {
+    pub(crate) fn of(enters: Option<UringEnters>, requests: u64) -> Self {
         UringEnterFigures {
             uring_enters: enters,
             uring_enters_per_req: enters.map(|e| UringEntersPerReq::of(&e, requests)),
@@ -112,7 +112,7 @@ impl UringEnterFigures {
 
     /// The machines' enters by reason summed (null if a machine did not count them), per
     /// request over their `requests` in all.
-    pub fn pooled(parts: &[Part<'_, Self>], requests: u64) -> Self {
+    pub(crate) fn pooled(parts: &[Part<'_, Self>], requests: u64) -> Self {
         // Enters by reason: summed (null if a machine did not count them).
         let uring_enters = parts
             .iter()
@@ -125,7 +125,7 @@ impl UringEnterFigures {
     }
 
     /// Its OVERHEAD rows: the enters per request, by reason.
-    pub fn rows<'a>() -> Vec<Row<'a, Self>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Self>> {
         type EnterReason = fn(&UringEntersPerReq) -> f64;
         let reasons: [(&str, EnterReason); 8] = [
             ("executor enters", |e| e.total),
@@ -177,7 +177,7 @@ pub struct UringEntersPerReq {
 
 impl UringEntersPerReq {
     /// `e` divided by `requests` (zeros without requests).
-    pub fn of(e: &crate::backend::UringEnters, requests: u64) -> Self {
+    pub(crate) fn of(e: &crate::backend::UringEnters, requests: u64) -> Self {
         let per = |n: u64| {
             if requests > 0 {
                 n as f64 / requests as f64

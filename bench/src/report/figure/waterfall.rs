@@ -40,7 +40,7 @@ pub struct StageReport {
 
 impl WaterfallReport {
     /// The report of `w`.
-    pub fn of(w: &crate::engine::waterfall::Waterfall) -> Self {
+    pub(crate) fn of(w: &crate::engine::waterfall::Waterfall) -> Self {
         let stage = |name: &str, h: &crate::stats::LatencyHistogram, mean: f64| StageReport {
             stage: name.to_owned(),
             mean_ns: mean,
@@ -65,12 +65,12 @@ impl WaterfallReport {
 
 impl WaterfallReport {
     /// In a merge: none. Per machine: not merged (each report keeps its own).
-    pub fn pooled() -> Option<Self> {
+    pub(crate) fn pooled() -> Option<Self> {
         None
     }
 
     /// WATERFALL's rows before the end to end: each stage's mean over the timed requests.
-    pub fn stage_rows<'a>() -> Vec<Row<'a, Option<Self>>> {
+    pub(crate) fn stage_rows<'a>() -> Vec<Row<'a, Option<Self>>> {
         crate::engine::waterfall::STAGES
             .iter()
             .enumerate()
@@ -89,7 +89,7 @@ impl WaterfallReport {
     /// figures `waterfall` and `latency` pick: the timed requests' mean latency (which the
     /// stages add up to), or the entry's mean latency where none was timed (a backend
     /// without stage hooks, scylla).
-    pub fn end_to_end_row<'a, E: 'a>(
+    pub(crate) fn end_to_end_row<'a, E: 'a>(
         waterfall: fn(&E) -> &Option<Self>,
         latency: fn(&E) -> &LatencyFigures,
     ) -> Row<'a, E> {
@@ -103,7 +103,7 @@ impl WaterfallReport {
     }
 
     /// WATERFALL's rows after the end to end: the timed requests' count.
-    pub fn count_rows<'a>() -> Vec<Row<'a, Option<Self>>> {
+    pub(crate) fn count_rows<'a>() -> Vec<Row<'a, Option<Self>>> {
         vec![Row::new("timed requests", "", 0, |w: &Option<Self>| {
             w.as_ref().map_or(Value::Missing, |w| Value::Count(w.timed))
         })]
@@ -111,7 +111,7 @@ impl WaterfallReport {
 
     /// Under WATERFALL, as `(prefix, text)` to wrap: what the stages are, and which of the
     /// `columns` (label, waterfall) have none.
-    pub fn notes(columns: &[(&str, Option<&Self>)]) -> Vec<(&'static str, String)> {
+    pub(crate) fn notes(columns: &[(&str, Option<&Self>)]) -> Vec<(&'static str, String)> {
         let mut notes = vec![(
             "  ",
             "stages of the timed requests (one in --waterfall N): schedule (due to send), bench \

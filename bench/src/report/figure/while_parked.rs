@@ -31,7 +31,7 @@ pub struct WhileParked {
 
 impl WhileParked {
     /// The entry of `segments` segments whose sum is `a`.
-    pub fn of(segments: u64, a: &ApartCost) -> Self {
+    pub(crate) fn of(segments: u64, a: &ApartCost) -> Self {
         WhileParked {
             segments,
             cpu_s: a.usage.cpu.as_secs_f64(),
@@ -44,7 +44,7 @@ impl WhileParked {
     }
 
     /// Both added (a count missing from either is missing): one machine's and another's.
-    pub fn plus(&self, o: &WhileParked) -> WhileParked {
+    pub(crate) fn plus(&self, o: &WhileParked) -> WhileParked {
         let add = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a + b);
         WhileParked {
             segments: self.segments + o.segments,
@@ -62,7 +62,7 @@ impl WhileParked {
 
     /// In a merge: each machine's parked threads over its own other segments, summed
     /// (`null` when no machine ran another backend).
-    pub fn pooled(parts: &[Part<'_, Option<WhileParked>>]) -> Option<WhileParked> {
+    pub(crate) fn pooled(parts: &[Part<'_, Option<WhileParked>>]) -> Option<WhileParked> {
         parts
             .iter()
             .filter_map(|(_, _, b)| **b)
@@ -71,7 +71,7 @@ impl WhileParked {
 
     /// Its OVERHEAD rows, shown when some column has it: the segments, its threads'
     /// syscalls (and `io_uring_enter` among them), context switches and CPU, in all.
-    pub fn rows<'a>() -> Vec<Row<'a, Option<WhileParked>>> {
+    pub(crate) fn rows<'a>() -> Vec<Row<'a, Option<WhileParked>>> {
         type Parked = fn(&WhileParked) -> Value;
         let parked: [(&str, usize, Parked); 5] = [
             ("while parked: segments", 0, |p| Value::Count(p.segments)),

@@ -155,7 +155,7 @@ fn measured_span(r: &Report) -> Option<(f64, f64)> {
 /// Merges the reports `inputs` (file name, report) of one test run made on several
 /// machines; `command` is the merge's own command line. Runs that did not overlap in time
 /// are refused unless `sequential` says they were made one after the other on purpose.
-pub fn merge(
+pub(crate) fn merge(
     inputs: &[(String, Report)],
     command: Vec<String>,
     sequential: bool,
