@@ -92,3 +92,32 @@ fn doppio_figures_repeat_to_the_instruction_and_an_insert_allocates_nothing() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("no regression"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `empty`'s figure of one process: the same whatever the environment of the command that
+/// measures it (glibc reads every variable at start-up; the child is given none).
+#[test]
+fn the_empty_figure_does_not_count_the_callers_environment() {
+    let _turn = doppio_test_support::file_turn(module_path!());
+    let dir = scratch_dir("cost-env");
+    let args = ["--driver", "doppio", "--scenario", "empty"];
+    let run = |out: &str, extra: usize| {
+        let out_dir = dir.join(out).display().to_string();
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_doppio"));
+        cmd.args(["cost", "--out", &out_dir]).args(args);
+        for i in 0..extra {
+            cmd.env(format!("DOPPIO_COST_TEST_PADDING_{i}"), "x");
+        }
+        let status = cmd.output().unwrap().status;
+        assert!(status.success(), "doppio cost failed: {status}");
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(out).join("cost.json")).unwrap(),
+        )
+        .unwrap();
+        json["figures"][0]["client"]["instructions"]
+            .as_f64()
+            .unwrap()
+    };
+    let (plain, padded) = (run("plain", 0), run("padded", 100));
+    assert_eq!(plain, padded, "100 more variables moved `empty`");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
