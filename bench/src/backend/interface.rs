@@ -1,6 +1,10 @@
 //! What every backend implements ([`Backend`]): a connected driver that the engine can run
 //! a phase on ([`PhaseRunner`]) and that runs schema statements, reports its counters and
-//! shuts down.
+//! what it learned of the nodes' shards, and shuts down.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::time::Duration;
 
 use super::counters::DriverCounters;
 use super::driver::Driver;
@@ -24,6 +28,16 @@ pub(crate) trait Backend: PhaseRunner {
     /// `None` for other event loops.
     fn uring_setup_flags(&self) -> Option<String> {
         None
+    }
+    /// Each node's ScyllaDB shards as the driver learned them, by IP (empty: no node has
+    /// any, as on Cassandra).
+    fn scylla_shards(&self) -> BTreeMap<IpAddr, u16> {
+        BTreeMap::new()
+    }
+    /// Lets the backend's background work (filling its pools) go on for `d`: a driver whose
+    /// runtime runs only while the bench drives it is driven meanwhile.
+    fn idle(&self, d: Duration) {
+        std::thread::sleep(d);
     }
     /// Closes connections and stops threads.
     fn shutdown(&self);

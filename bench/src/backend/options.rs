@@ -94,8 +94,9 @@ pub(crate) struct ConnectOptions {
     pub nodes: Vec<SocketAddr>,
     /// Worker threads (doppio: shards, one per core; scylla: tokio worker threads).
     pub threads: usize,
-    /// Connections per node, per ScyllaDB shard on a ScyllaDB node (doppio: per doppio shard
-    /// too; scylla: its pool size, `PoolSize::PerShard`).
+    /// Connections per node, per ScyllaDB shard on a ScyllaDB node, per thread (doppio: in
+    /// each doppio shard's pool; scylla: its one pool holds `connections * threads`,
+    /// `PoolSize::PerShard`).
     pub connections: usize,
     /// Consistency level.
     pub consistency: Consistency,

@@ -46,8 +46,9 @@ pub struct Connect {
     /// Threads: doppio shards (one per core) or tokio worker threads (1 to 1024).
     #[arg(short = 't', long, default_value_t = 1, value_parser = limits::threads)]
     pub(crate) threads: usize,
-    /// Connections per node (per ScyllaDB shard on a ScyllaDB node; doppio: per doppio
-    /// shard too), 1 to 256.
+    /// Connections per node (per ScyllaDB shard on a ScyllaDB node) per thread, 1 to 256:
+    /// each doppio shard holds its own; scylla's one pool holds -c times -t, so that every
+    /// backend holds the same connections (CONFIG counts them).
     #[arg(short = 'c', long, default_value_t = 1, value_parser = limits::connections)]
     pub(crate) connections: usize,
     /// Consistency level.

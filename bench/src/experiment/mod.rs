@@ -6,6 +6,8 @@
 //! - [`measure`]: one backend's warmup and measured stretch, with what watches it
 //!   ([`measure::Observer`]: the node's CPU, hardware counters, `--hdr-log`, `--prometheus`,
 //!   perf recordings).
+//! - [`connections`]: the connections a backend opened as it connected, counted from the
+//!   process's sockets once they held still, by node and ScyllaDB shard.
 //! - [`rounds`]: the rounds of segments `run` and `curve` share: backends connected once,
 //!   the node warmed, each backend's capacity probed, then round by round every backend's
 //!   segment in the order `--order` gives, each segment interleaved with the others'.
@@ -24,6 +26,7 @@
 //! - [`cost`]: `doppio cost`'s instructions and allocations per request, counted under
 //!   Valgrind in child processes rather than timed.
 
+pub(crate) mod connections;
 pub(crate) mod cost;
 pub(crate) mod curve;
 pub(crate) mod equal_load;

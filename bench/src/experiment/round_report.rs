@@ -123,6 +123,7 @@ fn config_of(
             },
         ),
         uring_setup: BTreeMap::new(),
+        connection_shapes: BTreeMap::new(),
         order: Some(a.order.name().to_owned()),
         rounds: plan.round_names(drivers),
         server_warmup: (!a.server_warmup.is_zero()).then(|| format!("{:?}", a.server_warmup)),

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::connections::Before;
 use super::measure::{
     ended, unrecorded, warm_then_measure, Flamegraph, Hardware, HdrLog, Observer, Prometheus,
     ServerCpu, Stretch,
@@ -192,9 +193,9 @@ impl Drop for Rounds<'_> {
 }
 
 impl<'a> Rounds<'a> {
-    /// Connects the backends of `drivers` in order, noting each one's pinned cores, protocol
-    /// version and io_uring setup in `config` and giving each an empty entry in `runs` as it
-    /// connects.
+    /// Connects the backends of `drivers` in order, noting each one's pinned cores, the
+    /// connections it opened, its protocol version and io_uring setup in `config` and giving
+    /// each an empty entry in `runs` as it connects.
     pub(crate) fn connect(
         plan: RoundsPlan<'a>,
         drivers: &[Driver],
@@ -210,6 +211,7 @@ impl<'a> Rounds<'a> {
         };
         for &d in drivers {
             let before = thread_ids();
+            let sockets = Before::now();
             let b = backend::connect(d, options).map_err(Failure::Start)?;
             // Unreadable /proc: no threads set apart (the meter then says why it counts
             // nothing either).
@@ -222,6 +224,20 @@ impl<'a> Rounds<'a> {
             config.thread_cores.insert(name.clone(), b.thread_cores());
             if let Some(v) = b.protocol_version() {
                 config.protocol_versions.insert(name.clone(), v);
+            }
+            match sockets.shape_of(b.as_ref(), options) {
+                // The null backend opens none: nothing to compare.
+                Ok(shape) if !shape.nodes.is_empty() => {
+                    config.connection_shapes.insert(name.clone(), shape);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let why = std::error::Error::source(&e).map(ToString::to_string);
+                    eprintln!(
+                        "{name}: connections not counted: {e}: {}",
+                        why.unwrap_or_default()
+                    );
+                }
             }
             if let Some(f) = b.uring_setup_flags() {
                 config.uring_setup.insert(name, f);

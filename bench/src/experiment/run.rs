@@ -101,6 +101,10 @@ fn run_segments(
 ) -> Result<(), Failure> {
     let workload = plan.workload.clone();
     let mut rounds = Rounds::connect(plan, m.drivers, m.options, &mut report.config, runs)?;
+    if let Some(w) = crate::report::connection_shape::parity(&report.config.connection_shapes) {
+        eprintln!("warning: {w}");
+        report.warnings.push(w);
+    }
     let hdr_log = hdr_log_of(a)?;
     let metrics = prometheus_of(a, &workload)?;
     let mut watch = Watchers {

@@ -14,6 +14,8 @@
 //! - [`environment`]: the machine and the build of a run (kernel, CPU, mitigations,
 //!   governor, compiler, commit, driver crate versions).
 //! - [`flame`]: `perf record` around measured segments, drawn as flamegraphs (inferno).
+//! - [`sockets`]: the TCP connections this process opened since a moment, with both ends,
+//!   once they held still (`/proc`, through `procfs`).
 //! - [`anatomy`]: the layer (codec, driver, runtime, allocator, kernel parts, bench) that
 //!   owns each sampled stack; CPU per request split by layer.
 
@@ -24,4 +26,5 @@ pub(crate) mod flame;
 pub(crate) mod hw_counters;
 pub(crate) mod process_cost;
 pub(crate) mod server_cpu;
+pub(crate) mod sockets;
 pub(crate) mod thread_usage;

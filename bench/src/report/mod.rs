@@ -17,7 +17,9 @@
 //! histograms, statements, segments, machines), each with its
 //! computation, its pooling in a merge and its text rows; [`pool`], the arithmetic they
 //! share (per request, pooled over machines); [`summary`], a latency distribution's
-//! summary; [`cell`], a cell and a figure's row of the text tables; [`cost`], the table
+//! summary; [`cell`], a cell and a figure's row of the text tables; [`connection_shape`],
+//! the connections each backend held by node and shard, and whether the backends held the
+//! same; [`cost`], the table
 //! of `doppio cost` (instructions and allocations per request) and its `--check` gate.
 //!
 //! Invariants: a report never contains a password; every backend entry carries the same
@@ -26,6 +28,7 @@
 
 pub mod accumulate;
 pub mod cell;
+pub mod connection_shape;
 pub mod cost;
 pub mod curve;
 pub mod figure;

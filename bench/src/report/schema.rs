@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::connection_shape::ConnectionShape;
 use serde::{Deserialize, Serialize};
 
 pub use super::figure::anatomy::AnatomyReport;
@@ -167,6 +168,12 @@ pub struct RunConfig {
     /// (`SQPOLL|SQ_AFF|SINGLE_ISSUER|SUBMIT_ALL`), by driver name.
     #[serde(default)]
     pub uring_setup: BTreeMap<String, String>,
+    /// The TCP connections each backend held once its pools settled after connecting, by
+    /// driver name: by node, and by ScyllaDB shard where the shard-aware port tells
+    /// (counted from the kernel's socket table, whatever the driver says); absent when none
+    /// was counted, and in reports written before.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub connection_shapes: BTreeMap<String, ConnectionShape>,
     /// The backends' order in each round of segments (`--order`): `rotate` (each round
     /// starts one backend later: ABC, BCA, CAB) or `fixed` (ABC every round); `null` in
     /// reports written before rounds were rotated (fixed).

@@ -251,6 +251,9 @@ pub(crate) fn verdict(report: &Report) -> Option<Verdict> {
                 .to_owned(),
         );
     }
+    if let Some(w) = super::connection_shape::parity(&report.config.connection_shapes) {
+        warnings.push(w);
+    }
     let server_bound = server_bound(&columns);
     if !server_bound.is_empty() && !rate_fixed {
         warnings.push(format!(

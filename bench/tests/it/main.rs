@@ -46,6 +46,7 @@ mod sharding;
 mod stress_cli;
 mod stub_anatomy;
 mod stub_cli;
+mod stub_connection_parity;
 mod stub_curve;
 mod stub_equal_load;
 mod stub_findmax;

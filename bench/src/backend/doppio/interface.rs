@@ -1,7 +1,9 @@
 //! The doppio backend behind the bench's [`Backend`] interface: schema statements, the
-//! driver's counters summed over the shards, the protocol version, io_uring's flags, the
-//! cores, shutdown.
+//! driver's counters summed over the shards, the nodes' ScyllaDB shards, the protocol
+//! version, io_uring's flags, the cores, shutdown.
 
+use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use super::connect::DoppioBackend;
@@ -108,6 +110,23 @@ impl Backend for DoppioBackend {
             .run_on_shards(|session| async move { session.protocol_version() })
             .ok()?;
         versions.into_iter().flatten().next().map(|v| v.number())
+    }
+
+    fn scylla_shards(&self) -> BTreeMap<IpAddr, u16> {
+        let learned = self
+            .cluster
+            .run_on_shards(|session| async move {
+                session
+                    .nodes()
+                    .iter()
+                    .filter_map(|n| {
+                        let info = session.node_at(n.info.addr)?.scylla_sharding()?;
+                        Some((n.info.addr.ip(), info.sharder.nr_shards.get()))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        learned.into_iter().flatten().collect()
     }
 
     fn uring_setup_flags(&self) -> Option<String> {

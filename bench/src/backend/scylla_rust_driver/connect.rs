@@ -58,10 +58,10 @@ impl ScyllaBackend {
             // `PerShard(1)`); a Cassandra node counts as one shard, so there it is the same
             // as `PerHost`. `PerHost` gave a ScyllaDB node one connection in all, whose
             // requests then crossed shards on the node (and never reached their tablet's
-            // shard: 75 % of them misrouted on the tablet stub).
-            .pool_size(PoolSize::PerShard(
-                NonZeroUsize::new(o.connections.max(1)).unwrap_or(NonZeroUsize::MIN),
-            ))
+            // shard: 75 % of them misrouted on the tablet stub). `-c` per thread: each of
+            // doppio's `-t` shards holds a pool of its own, so the same connections per
+            // node and shard take `-c` times `-t` in this one pool.
+            .pool_size(PoolSize::PerShard(pool_size(o)))
             .compression((o.compression == BenchCompression::Lz4).then_some(Compression::Lz4));
         if let (Some(u), Some(p)) = (&o.username, &o.password) {
             b = b.user(u, p.expose());
@@ -89,4 +89,11 @@ impl ScyllaBackend {
             pins,
         })
     }
+}
+
+/// Connections per node and ScyllaDB shard: `-c` for each of `-t` threads, as doppio's pools
+/// hold (one per doppio shard).
+pub(super) fn pool_size(o: &ConnectOptions) -> NonZeroUsize {
+    NonZeroUsize::new(o.connections.max(1).saturating_mul(o.threads.max(1)))
+        .unwrap_or(NonZeroUsize::MIN)
 }

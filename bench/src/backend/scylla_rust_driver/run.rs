@@ -1,8 +1,10 @@
 //! The scylla backend as the engine drives it: a phase's plan prepared and its workers run
 //! (one thread each with several, pinned; [`PhaseRunner`]), and the [`Backend`] interface.
 
+use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::sync::{mpsc, Arc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::connect::ScyllaBackend;
 use super::error::err;
@@ -131,6 +133,22 @@ impl Backend for ScyllaBackend {
     fn protocol_version(&self) -> Option<u8> {
         // scylla-rust-driver speaks v4 only.
         Some(4)
+    }
+
+    fn scylla_shards(&self) -> BTreeMap<IpAddr, u16> {
+        self.session
+            .get_cluster_state()
+            .get_nodes_info()
+            .iter()
+            .filter_map(|n| Some((n.address.ip(), n.sharder()?.nr_shards.get())))
+            .collect()
+    }
+
+    fn idle(&self, d: Duration) {
+        // With one thread the runtime is current-thread: its pool refillers run only inside
+        // `block_on`.
+        self.runtime
+            .block_on(async move { tokio::time::sleep(d).await });
     }
 
     fn shutdown(&self) {}

@@ -240,7 +240,8 @@ pub(super) fn environment_lines(out: &mut String, e: &crate::probe::environment:
 }
 
 /// Under `show NEW BASELINE`'s CONFIG: every way the two machines and builds differ,
-/// io_uring set-ups included, or that the reports do not say.
+/// io_uring set-ups and each backend's connections by node included, or that the reports
+/// do not say.
 pub(super) fn environment_differences(out: &mut String, new: &Report, baseline: &Report) {
     let (Some(a), Some(b)) = (&baseline.environment, &new.environment) else {
         wrap(
@@ -256,6 +257,17 @@ pub(super) fn environment_differences(out: &mut String, new: &Report, baseline: 
         if let Some(old) = baseline.config.uring_setup.get(driver) {
             if old != setup {
                 differences.push(format!("{driver} io_uring set-up: {old} vs {setup}"));
+            }
+        }
+    }
+    for (driver, shape) in &new.config.connection_shapes {
+        if let Some(old) = baseline.config.connection_shapes.get(driver) {
+            if !old.same_counts(shape) {
+                differences.push(format!(
+                    "{driver} connections: {} vs {}",
+                    old.text(),
+                    shape.text()
+                ));
             }
         }
     }
@@ -278,7 +290,8 @@ pub(super) fn environment_differences(out: &mut String, new: &Report, baseline: 
 }
 
 /// The driver settings every backend was given (serial consistency, locality, retry
-/// backoff) and the cores each backend's request threads were pinned to.
+/// backoff), the cores each backend's request threads were pinned to and the connections
+/// each held.
 pub(super) fn driver_settings(out: &mut String, c: &crate::report::RunConfig) {
     let or_default = |v: &Option<String>, none: &str| v.clone().unwrap_or_else(|| none.to_owned());
     let _ = writeln!(
@@ -327,6 +340,14 @@ pub(super) fn driver_settings(out: &mut String, c: &crate::report::RunConfig) {
             sq.cpu
                 .map_or("not pinned".to_owned(), |c| format!("on core {c}"))
         );
+    }
+    if !c.connection_shapes.is_empty() {
+        let held: Vec<String> = c
+            .connection_shapes
+            .iter()
+            .map(|(driver, shape)| format!("{driver} {}", shape.text()))
+            .collect();
+        wrap(out, "  connections   ", &held.join("   "));
     }
     if c.protocol.is_some() || !c.protocol_versions.is_empty() {
         let spoken: Vec<String> = c

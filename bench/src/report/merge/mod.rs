@@ -258,6 +258,8 @@ pub(crate) fn merge(
             .all(|(_, r)| r.config.release_grid_s == Some(*g))
     });
     config.cycles = None;
+    config.connection_shapes =
+        super::connection_shape::summed(inputs.iter().map(|(_, r)| &r.config.connection_shapes));
     let tag = first
         .tag
         .clone()

@@ -91,6 +91,7 @@ fn report(starts: &[f64], n: u64, cpu: f64, workload: &str) -> Report {
             tls: None,
             sqpoll: None,
             uring_setup: BTreeMap::new(),
+            connection_shapes: BTreeMap::new(),
             ..RunConfig::default()
         },
         fatal_error: None,

@@ -1,0 +1,52 @@
+//! The connections a backend opened as it connected, counted from outside the driver: the
+//! process's sockets noted before it connects ([`Before`]), then those that appeared, once
+//! they held still, shaped by node and ScyllaDB shard ([`ConnectionShape`]) for CONFIG and
+//! the parity check of [`crate::report::connection_shape::parity`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use crate::backend::{Backend, ConnectOptions};
+use crate::probe::sockets::{own_sockets, settle, SocketsError};
+use crate::report::connection_shape::ConnectionShape;
+
+/// How long a backend's connections must hold still before they are counted: drivers return
+/// from connecting once each node has one connection and open the rest in the background.
+const QUIET: Duration = Duration::from_millis(300);
+
+/// How long the bench waits for that at most (the shape is then marked unsettled).
+const LIMIT: Duration = Duration::from_secs(5);
+
+/// The process's sockets before a backend connects.
+pub(crate) struct Before(Result<BTreeSet<u64>, SocketsError>);
+
+impl Before {
+    /// Notes the sockets open now.
+    pub(crate) fn now() -> Self {
+        Before(own_sockets())
+    }
+
+    /// The shape of the connections backend `b` opened since (its nodes' plain port those of
+    /// `options.nodes`), once they held still; an error when `/proc` could not be read.
+    pub(crate) fn shape_of(
+        self,
+        b: &dyn Backend,
+        options: &ConnectOptions,
+    ) -> Result<ConnectionShape, SocketsError> {
+        let before = self.0?;
+        let opened = settle(&before, QUIET, LIMIT, &mut |d| b.idle(d))?;
+        let ends: Vec<_> = opened
+            .connections
+            .iter()
+            .map(|c| (c.local, c.remote))
+            .collect();
+        let cql_ports: BTreeSet<u16> = options.nodes.iter().map(|n| n.port()).collect();
+        let shards: BTreeMap<_, _> = b.scylla_shards();
+        Ok(ConnectionShape::of(
+            &ends,
+            &cql_ports,
+            &shards,
+            opened.settled,
+        ))
+    }
+}
