@@ -150,8 +150,14 @@ pub(crate) async fn handshake(
     if let Some(c) = compression {
         options.push(("COMPRESSION", c.name()));
     }
-    // What the node offers of ScyllaDB's extensions (nothing on Cassandra).
-    let extensions = Extensions::from_supported(&supported).unwrap_or_default();
+    // What the node offers of ScyllaDB's extensions (nothing on Cassandra), but tablets
+    // routing v2: turned on, it would have the node read one more byte after every
+    // EXECUTE's parameters, which this driver does not write yet (v1 instead, which a node
+    // of v2 offers too).
+    let extensions = Extensions {
+        tablets_routing_v2: false,
+        ..Extensions::from_supported(&supported).unwrap_or_default()
+    };
     let extension_options = extensions.startup_options();
     options.extend(extension_options.iter().map(|(k, v)| (*k, v.as_str())));
     let sharding = ShardingInfo::from_supported(&supported);

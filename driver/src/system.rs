@@ -149,7 +149,7 @@ pub(crate) async fn fetch_keyspaces(conn: &Connection) -> Result<KeyspaceLayout,
 /// (`None`), and a ScyllaDB without the extension cannot tell the driver where tablets are.
 async fn fetch_tablet_keyspaces(conn: &Connection) -> Result<Option<BTreeSet<String>>, Error> {
     const TABLE: &str = "system_schema.scylla_keyspaces";
-    if !conn.extensions().tablets_routing_v1 {
+    if !conn.extensions().tablets_routing() {
         return Ok(None);
     }
     match query(

@@ -32,7 +32,9 @@
 //! - [`sharding`]: ScyllaDB's protocol extension for shards: the `SCYLLA_*` options of
 //!   SUPPORTED, the shard that owns a token, the source ports that reach a shard.
 //! - [`scylla_extensions`]: ScyllaDB's other extensions: the LWT mark of prepared
-//!   statements, the rate-limit error's fields, tablets routing v1's payload.
+//!   statements, the rate-limit error's fields, tablets routing v1's and v2's payloads.
+//! - [`tablet_version`]: tablets routing v2's tablet versions and the block byte a client
+//!   appends to each EXECUTE so the node can tell a stale copy.
 //! - [`error`]: [`ProtoError`], the one error type, with context on every variant, and
 //!   [`ValueError`], why one value could not be converted (a [`ProtoError`] carries it as
 //!   its source, with the column).
@@ -95,6 +97,7 @@ pub mod scylla_extensions;
 pub mod segment;
 pub mod serialize;
 pub mod sharding;
+pub mod tablet_version;
 mod tuple_arity;
 pub mod types;
 pub mod value;

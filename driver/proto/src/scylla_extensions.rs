@@ -1,6 +1,6 @@
 //! ScyllaDB's protocol extensions beyond its shards ([`crate::sharding`]): the LWT mark on
-//! prepared statements, the rate-limit error and tablets routing v1. What a node offers in
-//! SUPPORTED, what a client turns on in STARTUP, and the wire forms of each.
+//! prepared statements, the rate-limit error and tablets routing v1 and v2. What a node
+//! offers in SUPPORTED, what a client turns on in STARTUP, and the wire forms of each.
 //!
 //! A node lists an extension in SUPPORTED, with its arguments as `NAME=VALUE` values of the
 //! key; a client that wants it sends the key back in STARTUP (with the arguments the
@@ -15,6 +15,14 @@
 //!   own its tablet carries the tablet's range and replicas in its custom payload, under
 //!   `tablets-routing-v1`: the serialized tuple `(bigint, bigint, list<tuple<uuid, int>>)`,
 //!   the range `(first, last]` and each replica's host id and shard.
+//! - `TABLETS_ROUTING_V2_EXPERIMENTAL` (tablets routing v2, which subsumes v1: a client
+//!   offered both turns on v2 alone): every EXECUTE ends with one more byte after its
+//!   parameters, a block of the client's version of the tablet
+//!   ([`crate::tablet_version`]); a RESULT carries the tablet under `tablets-routing-v2`
+//!   when the request reached a node or shard without it or when the block disagrees with
+//!   the node's version: v1's tuple with the version as a fourth element, `bigint`. The
+//!   replicas come in the node's order, the leader of a strongly consistent table's
+//!   tablet first.
 //!
 //! Invariants: reading never panics and checks every length against the bytes left; a node
 //! that offers an extension with an unreadable argument gets an [`ExtensionError`] naming it
@@ -24,6 +32,7 @@ use bytes::{BufMut, BytesMut};
 
 use crate::error::{ProtoError, Result};
 use crate::murmur3::Token;
+use crate::tablet_version::TabletVersion;
 use crate::wire::{self, Reader};
 
 /// SUPPORTED and STARTUP key of the LWT mark.
@@ -38,6 +47,11 @@ pub const RATE_LIMIT_CODE_ARGUMENT: &str = "ERROR_CODE";
 pub const TABLETS_ROUTING_V1: &str = "TABLETS_ROUTING_V1";
 /// The custom payload key of a RESULT's tablet routing information.
 pub const TABLETS_PAYLOAD_KEY: &str = "tablets-routing-v1";
+/// SUPPORTED and STARTUP key of tablets routing v2 (experimental in ScyllaDB: the key says
+/// so).
+pub const TABLETS_ROUTING_V2: &str = "TABLETS_ROUTING_V2_EXPERIMENTAL";
+/// The custom payload key of a RESULT's tablet routing information under v2.
+pub const TABLETS_V2_PAYLOAD_KEY: &str = "tablets-routing-v2";
 
 /// Why an extension a node offered cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -73,6 +87,8 @@ pub struct Extensions {
     pub rate_limit_code: Option<i32>,
     /// Tablets routing v1.
     pub tablets_routing_v1: bool,
+    /// Tablets routing v2.
+    pub tablets_routing_v2: bool,
 }
 
 /// The value of `NAME=VALUE` among an option's values.
@@ -92,6 +108,7 @@ impl Extensions {
         let values = |key: &str| options.iter().find(|(k, _)| k == key).map(|(_, v)| v);
         let mut out = Self {
             tablets_routing_v1: values(TABLETS_ROUTING_V1).is_some(),
+            tablets_routing_v2: values(TABLETS_ROUTING_V2).is_some(),
             ..Self::default()
         };
         if let Some(v) = values(LWT_ADD_METADATA_MARK) {
@@ -146,11 +163,15 @@ impl Extensions {
         if self.tablets_routing_v1 {
             out.push((TABLETS_ROUTING_V1.to_owned(), Vec::new()));
         }
+        if self.tablets_routing_v2 {
+            out.push((TABLETS_ROUTING_V2.to_owned(), Vec::new()));
+        }
         out
     }
 
     /// The STARTUP options that turn these extensions on for a connection (the LWT mark
-    /// repeats its mask, as the node expects).
+    /// repeats its mask, as the node expects; tablets routing v2 alone when both versions
+    /// are offered: it subsumes v1).
     pub fn startup_options(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         if let Some(mask) = self.lwt_mask {
@@ -159,7 +180,9 @@ impl Extensions {
         if self.rate_limit_code.is_some() {
             out.push((RATE_LIMIT_ERROR, String::new()));
         }
-        if self.tablets_routing_v1 {
+        if self.tablets_routing_v2 {
+            out.push((TABLETS_ROUTING_V2, String::new()));
+        } else if self.tablets_routing_v1 {
             out.push((TABLETS_ROUTING_V1, String::new()));
         }
         out
@@ -172,7 +195,14 @@ impl Extensions {
             lwt_mask: self.lwt_mask.filter(|_| asked(LWT_ADD_METADATA_MARK)),
             rate_limit_code: self.rate_limit_code.filter(|_| asked(RATE_LIMIT_ERROR)),
             tablets_routing_v1: self.tablets_routing_v1 && asked(TABLETS_ROUTING_V1),
+            tablets_routing_v2: self.tablets_routing_v2 && asked(TABLETS_ROUTING_V2),
         }
+    }
+
+    /// Whether a connection with these extensions learns tablets from its answers (v1 or
+    /// v2).
+    pub fn tablets_routing(&self) -> bool {
+        self.tablets_routing_v1 || self.tablets_routing_v2
     }
 
     /// Whether a prepared statement with these metadata flags is a lightweight transaction:
@@ -244,8 +274,8 @@ pub struct TabletReplica {
     pub shard: i32,
 }
 
-/// A tablet's routing information: its token range `(first_token, last_token]` and its
-/// replicas.
+/// A tablet's routing information: its token range `(first_token, last_token]`, its
+/// replicas and, under tablets routing v2, its version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TabletRouting {
     /// The range's exclusive start.
@@ -254,6 +284,8 @@ pub struct TabletRouting {
     pub last_token: i64,
     /// The replicas, in the node's order.
     pub replicas: Vec<TabletReplica>,
+    /// The tablet's version (`tablets-routing-v2`; `None` from a v1 payload).
+    pub version: Option<TabletVersion>,
 }
 
 /// Reads a tuple element `[bytes]` that must be present and exactly `len` bytes long.
@@ -284,10 +316,31 @@ fn element<'a>(r: &mut Reader<'a>, what: &'static str) -> Result<Reader<'a>> {
 impl TabletRouting {
     /// Reads the `tablets-routing-v1` payload value.
     pub fn decode(payload: &[u8]) -> Result<Self> {
+        Self::decode_as(payload, false)
+    }
+
+    /// Reads the `tablets-routing-v2` payload value (v1's with the version after).
+    pub fn decode_v2(payload: &[u8]) -> Result<Self> {
+        Self::decode_as(payload, true)
+    }
+
+    /// Reads a payload of v1, or of v2 when `versioned`.
+    fn decode_as(payload: &[u8], versioned: bool) -> Result<Self> {
+        let long = |b: &[u8]| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            i64::from_be_bytes(a)
+        };
         let mut r = Reader::new(payload);
         let first = fixed_element(&mut r, "tablet first token", 8)?;
         let last = fixed_element(&mut r, "tablet last token", 8)?;
         let mut list = element(&mut r, "tablet replicas")?;
+        let version = if versioned {
+            let v = fixed_element(&mut r, "tablet version", 8)?;
+            Some(TabletVersion::from_wire(long(v)))
+        } else {
+            None
+        };
         r.expect_end("tablet routing")?;
         // Each replica is at least a 4-byte length and a 28-byte tuple.
         let n = crate::metadata::read_count(&mut list, "tablet replica count", 32)?;
@@ -305,11 +358,6 @@ impl TabletRouting {
             });
         }
         list.expect_end("tablet replicas")?;
-        let long = |b: &[u8]| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(b);
-            i64::from_be_bytes(a)
-        };
         let (first_token, last_token) = (long(first), long(last));
         if first_token >= last_token {
             return Err(ProtoError::InvalidValue {
@@ -321,10 +369,12 @@ impl TabletRouting {
             first_token,
             last_token,
             replicas,
+            version,
         })
     }
 
-    /// Writes the `tablets-routing-v1` payload value.
+    /// Writes the payload value: `tablets-routing-v2`'s when it has a version, v1's
+    /// otherwise.
     pub fn encode(&self, buf: &mut BytesMut) -> Result<()> {
         let mut list = BytesMut::new();
         let count = i32::try_from(self.replicas.len()).map_err(|_| ProtoError::InvalidValue {
@@ -344,7 +394,12 @@ impl TabletRouting {
         buf.put_i64(self.first_token);
         buf.put_i32(8);
         buf.put_i64(self.last_token);
-        wire::put_bytes(buf, Some(&list), "tablet replicas")
+        wire::put_bytes(buf, Some(&list), "tablet replicas")?;
+        if let Some(v) = self.version {
+            buf.put_i32(8);
+            buf.put_i64(v.to_wire());
+        }
+        Ok(())
     }
 
     /// Whether `token` is in the range `(first_token, last_token]`.
@@ -388,6 +443,7 @@ mod tests {
                 lwt_mask: Some(0x8000_0000),
                 rate_limit_code: Some(61440),
                 tablets_routing_v1: true,
+                tablets_routing_v2: false,
             }
         );
         assert_eq!(Extensions::from_supported(&ext.to_supported()), Ok(ext));
@@ -409,6 +465,7 @@ mod tests {
             lwt_mask: Some(4),
             rate_limit_code: Some(0x7777),
             tablets_routing_v1: true,
+            tablets_routing_v2: false,
         };
         let startup = offered.startup_options();
         assert_eq!(
@@ -500,6 +557,7 @@ mod tests {
                     shard: 0,
                 },
             ],
+            version: None,
         };
         let mut buf = BytesMut::new();
         tablet.encode(&mut buf).unwrap();
@@ -513,12 +571,14 @@ mod tests {
             first_token: 100,
             last_token: 200,
             replicas: Vec::new(),
+            version: None,
         };
         assert!(!tablet.overlaps(&next) && !next.overlaps(&tablet));
         let inside = TabletRouting {
             first_token: 0,
             last_token: 50,
             replicas: Vec::new(),
+            version: None,
         };
         assert!(tablet.overlaps(&inside) && inside.overlaps(&tablet));
     }
@@ -532,6 +592,7 @@ mod tests {
                 host_id: [7; 16],
                 shard: 1,
             }],
+            version: None,
         };
         let mut buf = BytesMut::new();
         tablet.encode(&mut buf).unwrap();
@@ -547,9 +608,80 @@ mod tests {
             first_token: 5,
             last_token: 5,
             replicas: Vec::new(),
+            version: None,
         };
         let mut buf = BytesMut::new();
         empty.encode(&mut buf).unwrap();
         assert!(TabletRouting::decode(&buf).is_err());
+    }
+
+    #[test]
+    fn a_node_offering_both_tablet_versions_gets_v2_alone() {
+        let offered = Extensions::from_supported(&options(&[
+            (TABLETS_ROUTING_V1, &[]),
+            (TABLETS_ROUTING_V2, &[]),
+        ]))
+        .unwrap();
+        assert!(offered.tablets_routing_v1 && offered.tablets_routing_v2);
+        assert_eq!(
+            Extensions::from_supported(&offered.to_supported()),
+            Ok(offered)
+        );
+        let startup = offered.startup_options();
+        assert_eq!(startup, vec![(TABLETS_ROUTING_V2, String::new())]);
+        let pairs: Vec<(&str, &str)> = startup.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let on = offered.accepted_in_startup(&pairs);
+        assert!(on.tablets_routing_v2 && !on.tablets_routing_v1 && on.tablets_routing());
+        // A node of v1 only: v1, as before.
+        let v1 = Extensions {
+            tablets_routing_v1: true,
+            ..Extensions::default()
+        };
+        assert_eq!(
+            v1.startup_options(),
+            vec![(TABLETS_ROUTING_V1, String::new())]
+        );
+        assert!(!Extensions::default().tablets_routing());
+    }
+
+    #[test]
+    fn a_v2_payload_carries_the_version_after_v1_s_tuple() {
+        let tablet = TabletRouting {
+            first_token: -100,
+            last_token: 100,
+            replicas: vec![TabletReplica {
+                host_id: [3; 16],
+                shard: 2,
+            }],
+            version: Some(TabletVersion(0xFEDC_BA98_7654_3210)),
+        };
+        let mut buf = BytesMut::new();
+        tablet.encode(&mut buf).unwrap();
+        let mut v1 = BytesMut::new();
+        TabletRouting {
+            version: None,
+            ..tablet.clone()
+        }
+        .encode(&mut v1)
+        .unwrap();
+        // v1's bytes, then one more 8-byte element.
+        assert_eq!(&buf[..v1.len()], &v1[..]);
+        assert_eq!(buf.len(), v1.len() + 12);
+        assert_eq!(TabletRouting::decode_v2(&buf), Ok(tablet.clone()));
+        // Each reader refuses the other's form: v1 sees bytes left over, v2 a missing
+        // element.
+        assert!(TabletRouting::decode(&buf).is_err());
+        assert!(TabletRouting::decode_v2(&v1).is_err());
+        for cut in 0..buf.len() {
+            assert!(
+                TabletRouting::decode_v2(&buf[..cut]).is_err(),
+                "cut at {cut}"
+            );
+        }
+        // A version of another length than 8.
+        let mut odd = v1.to_vec();
+        odd.extend_from_slice(&4i32.to_be_bytes());
+        odd.extend_from_slice(&[0; 4]);
+        assert!(TabletRouting::decode_v2(&odd).is_err());
     }
 }

@@ -190,6 +190,7 @@ mod tests {
                     shard: i32::from(n) + 10,
                 })
                 .collect(),
+            version: None,
         }
     }
 

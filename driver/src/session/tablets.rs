@@ -119,6 +119,7 @@ mod tests {
                 host_id: [1; 16],
                 shard: 0,
             }],
+            version: None,
         };
         assert!(t.borrow_mut().insert(&routing).is_ok());
         t

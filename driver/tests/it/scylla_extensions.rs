@@ -118,8 +118,38 @@ fn a_node_without_the_extensions_turns_nothing_on(runtime: Runtime) {
     stub.stop();
 }
 
+/// A node that offers tablets routing v2 beside v1 (as ScyllaDB does): the driver turns v1
+/// on, not v2, whose extra byte after every EXECUTE's parameters it does not write yet (a
+/// node would read the next request's first byte as it), and its EXECUTEs are answered.
+fn a_node_offering_tablets_v2_gets_v1_until_the_driver_writes_v2(runtime: Runtime) {
+    let mut scylla = ScyllaShards::new(NonZeroU16::new(2).unwrap(), [127, 0, 0, 1].into());
+    scylla.extensions.tablets_routing_v2 = true;
+    let stub = StubNode::start(
+        runtime,
+        StubConfig {
+            log_rules: false,
+            scylla: Some(scylla),
+            ..StubConfig::default()
+        },
+    );
+    let addr = stub.addr();
+    stub.run("tablets-v2-offered", move || async move {
+        let s = Session::connect(SessionConfig::new(addr)).await.unwrap();
+        let conn = s.view().node(0).unwrap().connection().unwrap();
+        let on = conn.extensions();
+        assert!(on.tablets_routing_v1 && !on.tablets_routing_v2, "{on:?}");
+        let p = s.prepare("SELECT v FROM ks.t WHERE k = ?").await.unwrap();
+        for k in 0..20u8 {
+            s.execute_unpaged(&p, &(vec![k],)).await.unwrap();
+        }
+        s.close("done");
+    });
+    stub.stop();
+}
+
 support::runtime_tests!(;
     and_sim:
     scylla_s_extensions_are_turned_on_and_read,
     a_node_without_the_extensions_turns_nothing_on,
+    a_node_offering_tablets_v2_gets_v1_until_the_driver_writes_v2,
 );

@@ -130,6 +130,7 @@ impl TabletLayout {
                     }
                 })
                 .collect(),
+            version: None,
         }
     }
 
