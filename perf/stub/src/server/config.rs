@@ -112,7 +112,9 @@ pub enum StubError {
     },
     /// A shard was named that the emulated ScyllaDB node does not have
     /// ([`StubHandle::pin_plain_port`](crate::StubHandle::pin_plain_port)).
-    #[error("the emulated ScyllaDB node has no shard {shard} (it has {shards}; 0: `scylla` is off)")]
+    #[error(
+        "the emulated ScyllaDB node has no shard {shard} (it has {shards}; 0: `scylla` is off)"
+    )]
     NoSuchScyllaShard {
         /// The shard named.
         shard: u16,

@@ -17,7 +17,7 @@ use doppio_proto::response::{ErrorDetail, Response};
 use doppio_proto::scylla_extensions::{Extensions, RateLimitError, RateLimitedOp};
 use doppio_proto::sharding::ShardingInfo;
 use doppio_rt::Runtime;
-use doppio_stub::{Rules, ScyllaShards, ShardAwarePort, Shape, Stub, StubConfig, StubError};
+use doppio_stub::{Rules, ScyllaShards, Shape, ShardAwarePort, Stub, StubConfig, StubError};
 
 use crate::support;
 
