@@ -178,6 +178,11 @@ impl Connection {
         self.shared.state.borrow().closed.clone()
     }
 
+    /// True if `other` is a handle to this very connection.
+    pub(crate) fn same(&self, other: &Connection) -> bool {
+        Rc::ptr_eq(&self.shared, &other.shared)
+    }
+
     /// Whether the connection is open (asked on every request's pick: no copy of a reason).
     #[inline]
     pub fn is_open(&self) -> bool {

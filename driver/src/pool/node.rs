@@ -1,14 +1,16 @@
 //! The pool proper ([`NodePool`]): its slots, picking an open connection (round-robin, or
 //! on a token's ScyllaDB shard), where a slot's next connection should land, its counters,
-//! and closing or retiring it.
+//! and closing or retiring it, or one connection that left its slot.
 
 use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::connection::{ConnectFailure, Connection, ConnectionError, ConnectionStats};
 use crate::routing::murmur3::Token;
 use crate::routing::sharding::{Sharder, ShardingInfo};
+use crate::telemetry::event;
 
 use super::backoff::{Backoff, Jitter};
 use super::connect::{ConnectFn, ShardTarget};
@@ -43,6 +45,9 @@ pub(crate) struct NodePool {
     pub(super) shard_aware_retry: Cell<Duration>,
     /// Requests sent by the closed connections, per ScyllaDB shard they had landed on.
     pub(super) retired_by_shard: RefCell<Vec<u64>>,
+    /// Connections that left their slot (a wrong-shard one, replaced), open until their
+    /// requests in flight are answered or their request timeout passes.
+    pub(super) draining: RefCell<Vec<Connection>>,
 }
 
 impl std::fmt::Debug for NodePool {
@@ -81,7 +86,9 @@ impl NodePool {
         };
         let mut counts = self.retired_by_shard.borrow().clone();
         counts.resize(usize::from(info.sharder.nr_shards.get()), 0);
-        for conn in self.slots.borrow().iter().flatten() {
+        let slots = self.slots.borrow();
+        let draining = self.draining.borrow();
+        for conn in slots.iter().flatten().chain(draining.iter()) {
             if let Some(at) = conn
                 .sharding()
                 .and_then(|s| counts.get_mut(usize::from(s.shard)))
@@ -135,6 +142,52 @@ impl NodePool {
             }
         }
         slots.iter().flatten().find(|c| on_shard(c)).cloned()
+    }
+
+    /// True if `conn` reported a ScyllaDB shard other than slot `slot`'s (`slot` modulo the
+    /// node's shards); false while the node's shards are not known.
+    pub(super) fn off_shard(&self, slot: usize, conn: &Connection) -> bool {
+        self.sharding.get().is_some()
+            && conn.sharding().is_some()
+            && !self.on_slot_shard(slot, conn)
+    }
+
+    /// True if `conn` landed on slot `slot`'s ScyllaDB shard of the node's sharding as the
+    /// pool knows it (a connection that reports other shards does not fit).
+    pub(super) fn on_slot_shard(&self, slot: usize, conn: &Connection) -> bool {
+        match (self.sharding.get(), conn.sharding()) {
+            (Some(info), Some(s)) => {
+                s.sharder == info.sharder
+                    && usize::from(s.shard) == slot % usize::from(info.sharder.nr_shards.get())
+            }
+            _ => false,
+        }
+    }
+
+    /// Notes whether `conn`, aimed at `target`, fell back from the shard-aware port to the
+    /// plain port (the port did not answer; judged by the port, not by the shard it landed
+    /// on, which the node may happen to pick right): new connections then go to the plain
+    /// port for `shard_aware_retry`.
+    pub(super) fn note_fallback(&self, conn: &Connection, target: Option<ShardTarget>) {
+        if let Some(port) = target.and_then(|t| t.shard_aware_port) {
+            if conn.dialed_port() != port {
+                self.plain_until
+                    .set(Some(doppio_rt::now() + self.shard_aware_retry.get()));
+                self.bump(|s| s.shard_aware_fallbacks += 1);
+            }
+        }
+    }
+
+    /// When new connections will try the shard-aware port again, if the node has one and
+    /// they skip it for now (a fallback not long ago).
+    pub(super) fn plain_port_until(&self) -> Option<Instant> {
+        let has_port = self
+            .sharding
+            .get()
+            .is_some_and(|i| i.shard_aware_port.is_some());
+        self.plain_until
+            .get()
+            .filter(|&until| has_port && doppio_rt::now() < until)
     }
 
     /// True if `conn` landed on a ScyllaDB shard other than slot `slot`'s while the
@@ -192,12 +245,15 @@ impl NodePool {
             .collect()
     }
 
-    /// Requests in flight on the open connections (orphans included).
+    /// Requests in flight on the open connections, those draining included (orphans
+    /// included).
     pub(crate) fn in_flight(&self) -> usize {
-        self.slots
-            .borrow()
+        let slots = self.slots.borrow();
+        let draining = self.draining.borrow();
+        slots
             .iter()
             .flatten()
+            .chain(draining.iter())
             .map(Connection::in_flight)
             .sum()
     }
@@ -216,10 +272,12 @@ impl NodePool {
         self.stats.get()
     }
 
-    /// Traffic of every connection this pool has opened, open or closed.
+    /// Traffic of every connection this pool has opened, open, draining or closed.
     pub(crate) fn connection_stats(&self) -> ConnectionStats {
         let mut total = self.retired.get();
-        for conn in self.slots.borrow().iter().flatten() {
+        let slots = self.slots.borrow();
+        let draining = self.draining.borrow();
+        for conn in slots.iter().flatten().chain(draining.iter()) {
             total.add(&conn.stats());
         }
         total
@@ -266,11 +324,16 @@ impl NodePool {
         }
     }
 
-    /// Closes every connection (requests in flight on them fail with `reason`) and stops
-    /// the watchers.
+    /// Closes every connection, those draining too (requests in flight on them fail with
+    /// `reason`), and stops the watchers.
     pub(crate) fn close(&self, reason: &str) {
         self.stopped.set(true);
         for conn in self.slots.borrow_mut().iter_mut().filter_map(Option::take) {
+            conn.close(reason);
+        }
+        // Each one's task counts it as it closes (and takes it off the list).
+        let draining = self.draining.borrow().clone();
+        for conn in draining {
             conn.close(reason);
         }
     }
@@ -290,6 +353,55 @@ impl NodePool {
             } else {
                 doppio_rt::spawn_local(close_when_drained(conn, reason, grace)).detach();
             }
+        }
+    }
+
+    /// Takes `conn`, which left slot `slot`, out of service: no request picks it any more;
+    /// it is closed once its requests in flight have been answered, or after its request
+    /// timeout (then they fail with `reason`), and counted as closed then. One task per
+    /// connection replaced: never on the request path.
+    pub(super) fn retire_connection(
+        self: &Rc<Self>,
+        slot: usize,
+        conn: Connection,
+        reason: &'static str,
+    ) {
+        self.draining.borrow_mut().push(conn.clone());
+        let pool = Rc::downgrade(self);
+        let grace = conn.config().request_timeout;
+        doppio_rt::spawn_local(async move {
+            close_when_drained(conn.clone(), reason, grace).await;
+            let why = conn.wait_closed().await;
+            if let Some(p) = pool.upgrade() {
+                p.draining.borrow_mut().retain(|c| !c.same(&conn));
+                p.account_closed(slot, &conn, &why);
+            }
+        })
+        .detach();
+    }
+
+    /// Counts `conn`, slot `slot`'s, closed (`why`): its traffic joins the closed
+    /// connections'.
+    #[cfg_attr(not(feature = "tracing"), allow(unused_variables))] // `slot`, `why`: the event's
+    pub(super) fn account_closed(&self, slot: usize, conn: &Connection, why: &ConnectionError) {
+        self.bump(|s| s.closed += 1);
+        event!(
+            info,
+            node = %self.addr,
+            slot,
+            reason = %crate::error::Report(why),
+            "connection closed"
+        );
+        let mut retired = self.retired.get();
+        retired.add(&conn.stats());
+        self.retired.set(retired);
+        if let Some(s) = conn.sharding() {
+            let mut by_shard = self.retired_by_shard.borrow_mut();
+            let at = usize::from(s.shard);
+            if by_shard.len() <= at {
+                by_shard.resize(at + 1, 0);
+            }
+            by_shard[at] += conn.stats().requests;
         }
     }
 

@@ -183,6 +183,14 @@ async fn pool_with_a_request_in_flight(
         .await
         .expect("a connection opens");
     let conn = pool.pick().expect("an open connection");
+    let request = ask_options(&conn).await;
+    (pool, conn, request)
+}
+
+/// Sends OPTIONS on `conn` from a task of its own, and returns once it is in flight.
+async fn ask_options(
+    conn: &Connection,
+) -> doppio_rt::Task<Result<(), crate::connection::RequestError>> {
     let asking = conn.clone();
     let request = doppio_rt::spawn_local(async move {
         asking
@@ -195,7 +203,57 @@ async fn pool_with_a_request_in_flight(
     while conn.in_flight() == 0 {
         doppio_rt::sleep(Duration::from_millis(1)).await;
     }
-    (pool, conn, request)
+    request
+}
+
+/// Waits (bounded) until `done` holds.
+async fn eventually(what: &str, done: impl Fn() -> bool) {
+    let start = doppio_rt::now();
+    while !done() {
+        assert!(
+            (doppio_rt::now() - start) < Duration::from_secs(10),
+            "never: {what}"
+        );
+        doppio_rt::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// A connection replaced in its slot (`NodePool::retire_connection`, after a wrong-shard
+/// one's replacement landed) answers its requests in flight, then closes and counts as
+/// closed, its traffic kept; one still draining when the pool closes closes with it.
+fn a_replaced_connection_drains_then_closes_unless_the_pool_closes_first(runtime: Runtime) {
+    let stub = slow_options_stub(runtime, "300ms");
+    let node = stub.addr();
+    stub.on(move || async move {
+        // The slots' watchers never connect: the pool's only connection is the replaced one.
+        let never: ConnectFn = Rc::new(|_, _| Box::pin(std::future::pending()));
+        let pool = NodePool::start(node, 1, never.clone(), Backoff::default());
+        let conn = Connection::connect(node, ConnectionConfig::default())
+            .await
+            .expect("connects");
+        let request = ask_options(&conn).await;
+        pool.retire_connection(0, conn.clone(), "replaced");
+        assert!(pool.pick().is_none(), "no request picks it");
+        assert_eq!(pool.in_flight(), 1, "its request counts while it drains");
+        request.await.expect("answered, not cut off");
+        eventually("closed and counted", || pool.stats().closed == 1).await;
+        assert!(conn.closed().is_some());
+        assert!(pool.draining.borrow().is_empty());
+        assert_eq!(pool.connection_stats().requests, 1, "its traffic kept");
+        pool.close("test over");
+
+        let pool = NodePool::start(node, 1, never, Backoff::default());
+        let conn = Connection::connect(node, ConnectionConfig::default())
+            .await
+            .expect("connects");
+        let request = ask_options(&conn).await;
+        pool.retire_connection(0, conn.clone(), "replaced");
+        pool.close("test over");
+        let err = request.await.expect_err("cut off by the pool's close");
+        assert!(err.to_string().contains("test over"), "{err}");
+        eventually("counted", || pool.stats().closed == 1).await;
+    });
+    stub.stop();
 }
 
 fn a_retired_pool_lets_its_requests_in_flight_finish_then_closes(runtime: Runtime) {
@@ -278,4 +336,5 @@ doppio_rt::runtime_tests!(;
     pool_to_a_dead_node_backs_off_and_reports_why,
     a_retired_pool_lets_its_requests_in_flight_finish_then_closes,
     a_retired_pool_closes_after_its_grace_even_if_requests_remain,
+    a_replaced_connection_drains_then_closes_unless_the_pool_closes_first,
 );

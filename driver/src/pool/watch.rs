@@ -1,6 +1,7 @@
 //! Keeping a pool filled: starting it with one watcher task per slot, each of which
-//! connects (with backoff on failure), publishes the connection and waits for its close;
-//! growing the pool once a node's ScyllaDB shards are known.
+//! connects (with backoff on failure), publishes the connection, tries in the background for
+//! one on the slot's ScyllaDB shard if it landed on another (`wrong_shard`), and waits for
+//! its close; growing the pool once a node's ScyllaDB shards are known.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -15,6 +16,7 @@ use super::backoff::{Backoff, Jitter};
 use super::connect::{ConnectFn, DEFAULT_SHARD_AWARE_RETRY};
 use super::node::NodePool;
 use super::stats::PoolStats;
+use super::wrong_shard::aim_again;
 
 impl NodePool {
     /// Creates a pool of `size` connections to `addr` and starts its watchers. Returns at
@@ -43,6 +45,7 @@ impl NodePool {
             plain_until: Cell::new(None),
             shard_aware_retry: Cell::new(DEFAULT_SHARD_AWARE_RETRY),
             retired_by_shard: RefCell::new(Vec::new()),
+            draining: RefCell::new(Vec::new()),
         });
         for slot in 0..size.max(1) {
             doppio_rt::spawn_local(watch_slot(Rc::downgrade(&pool), slot)).detach();
@@ -72,8 +75,9 @@ impl NodePool {
     }
 }
 
-/// Keeps one slot filled: connect (with backoff on failure), publish, wait for the close.
-/// Holds only a weak reference between steps, so dropping the pool ends the watcher.
+/// Keeps one slot filled: connect (with backoff on failure), publish, aim again if it landed
+/// on another ScyllaDB shard than the slot's, wait for the close. Holds only a weak
+/// reference between steps, so dropping the pool ends the watcher.
 async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
     let mut attempt: u32 = 0;
     loop {
@@ -103,39 +107,28 @@ async fn watch_slot(pool: std::rc::Weak<NodePool>, slot: usize) {
                     conn.close("reopened towards its ScyllaDB shard");
                     continue;
                 }
-                if let Some(port) = target.and_then(|t| t.shard_aware_port) {
-                    if conn.dialed_port() != port {
-                        // Aimed through the shard-aware port, connected elsewhere: the port
-                        // did not answer and the connect fell back to the plain port (by
-                        // the port, not the shard it landed on, which the node may happen
-                        // to pick right).
-                        p.plain_until
-                            .set(Some(doppio_rt::now() + p.shard_aware_retry.get()));
-                        p.bump(|s| s.shard_aware_fallbacks += 1);
-                    }
-                }
+                p.note_fallback(&conn, target);
                 p.bump(|s| s.opened += 1);
                 event!(debug, node = %p.addr, slot, "connection opened");
                 *p.last_error.borrow_mut() = None;
                 if let Some(slot) = p.slots.borrow_mut().get_mut(slot) {
                     *slot = Some(conn.clone());
                 }
+                let elsewhere = p.off_shard(slot, &conn);
                 drop(p);
-                let _why = conn.wait_closed().await;
+                // On another shard than the slot's: it serves while the slot tries for one
+                // on its own, which then takes its place (and is the one watched).
+                let conn = if elsewhere {
+                    let Some(conn) = aim_again(&pool, slot, conn).await else {
+                        return;
+                    };
+                    conn
+                } else {
+                    conn
+                };
+                let why = conn.wait_closed().await;
                 let Some(p) = pool.upgrade() else { return };
-                p.bump(|s| s.closed += 1);
-                event!(info, node = %p.addr, slot, reason = %crate::error::Report(&_why), "connection closed");
-                let mut retired = p.retired.get();
-                retired.add(&conn.stats());
-                p.retired.set(retired);
-                if let Some(s) = conn.sharding() {
-                    let mut by_shard = p.retired_by_shard.borrow_mut();
-                    let at = usize::from(s.shard);
-                    if by_shard.len() <= at {
-                        by_shard.resize(at + 1, 0);
-                    }
-                    by_shard[at] += conn.stats().requests;
-                }
+                p.account_closed(slot, &conn, &why);
                 let mut slots = p.slots.borrow_mut();
                 if let Some(slot) = slots.get_mut(slot) {
                     *slot = None;

@@ -102,8 +102,8 @@ const SOURCE_PORT_TRIES: usize = 64;
 /// Opens a TCP connection to node `addr` aimed at ScyllaDB shard `target.shard`: through
 /// the shard-aware port from a source port of that shard when the node has one (the next
 /// such port while one is in use), else, or when that port cannot be reached, the plain
-/// port (the node then picks the shard; the pool keeps the connection for whichever shard
-/// it reports).
+/// port (the node then picks the shard; if it picks another, the pool serves that shard
+/// with the connection while it tries again for the wanted one, `pool::wrong_shard`).
 async fn connect_to_shard(
     addr: SocketAddr,
     target: ShardTarget,

@@ -51,6 +51,7 @@ mod runtimes;
 mod scylla_extensions;
 mod scylla_shards;
 mod scylla_shards_alloc;
+mod scylla_wrong_shard;
 mod sim_faults;
 mod soak;
 mod stub_answers;

@@ -5,7 +5,8 @@
 //! a node of `shards` shards towards drivers: connections on its shard-aware port belong to
 //! shard `peer_port % shards` (the driver chose that source port), connections on the plain
 //! port to the shard with the fewest connections at that moment (as ScyllaDB balances
-//! them); SUPPORTED carries the `SCYLLA_*` options with the connection's shard; each
+//! them), or to the one shard a test pinned them to (`StubHandle::pin_plain_port`: a
+//! driver's connection then lands on a shard it did not aim at); SUPPORTED carries the `SCYLLA_*` options with the connection's shard; each
 //! EXECUTE's token (Murmur3 of its first bound value, the partition key of every statement
 //! the stub prepares then) is checked against the shard that owns it, and requests that
 //! arrive at another shard are counted as wrong-shard arrivals.
@@ -101,6 +102,8 @@ pub(crate) struct Emulation {
     accepted: Vec<AtomicU64>,
     requests: Vec<AtomicU64>,
     wrong: AtomicU64,
+    /// The shard plain-port connections are pinned to, plus one (0: none, the least loaded).
+    pinned: AtomicU64,
 }
 
 impl Emulation {
@@ -119,6 +122,21 @@ impl Emulation {
             accepted: zeros(),
             requests: zeros(),
             wrong: AtomicU64::new(0),
+            pinned: AtomicU64::new(0),
+        }
+    }
+
+    /// Sends the plain-port connections accepted from now on to `shard` (`None`: to the
+    /// least loaded again). Fails with the number of shards if there is no such shard.
+    pub(crate) fn pin_plain_port(&self, shard: Option<u16>) -> Result<(), u16> {
+        let shards = self.config.shards.get();
+        match shard {
+            Some(s) if s >= shards => Err(shards),
+            _ => {
+                let stored = shard.map_or(0, |s| u64::from(s) + 1);
+                self.pinned.store(stored, Ordering::Relaxed);
+                Ok(())
+            }
         }
     }
 
@@ -133,10 +151,14 @@ impl Emulation {
     }
 
     /// The shard of a new connection: `peer_port % shards` on the shard-aware port, else
-    /// the shard with the fewest open connections (the lowest on a tie).
+    /// the pinned shard if one is, else the shard with the fewest open connections (the
+    /// lowest on a tie).
     pub(crate) fn assign(&self, shard_aware: bool, peer_port: u16) -> u16 {
+        let pinned = self.pinned.load(Ordering::Relaxed);
         let shard = if shard_aware {
             self.config.sharder().shard_of_source_port(peer_port)
+        } else if pinned > 0 {
+            (pinned - 1) as u16
         } else {
             let fewest = self
                 .open
@@ -222,5 +244,24 @@ mod tests {
         e.count(2, 10, 3);
         assert_eq!(e.counts().requests, vec![0, 0, 10, 0]);
         assert_eq!(e.counts().wrong_shard, 3);
+    }
+
+    #[test]
+    fn plain_port_connections_go_to_the_pinned_shard_until_unpinned() {
+        let config = ScyllaShards::new(NonZeroU16::new(4).expect("4"), [127, 0, 0, 1].into());
+        let e = Emulation::new(config);
+        assert_eq!(e.pin_plain_port(Some(4)), Err(4), "no shard 4 of 4");
+        assert_eq!(e.pin_plain_port(Some(2)), Ok(()));
+        // Pinned: every plain-port connection, however loaded shard 2 is.
+        for _ in 0..3 {
+            assert_eq!(e.assign(false, 1234), 2);
+        }
+        // The shard-aware port still maps by source port.
+        assert_eq!(e.assign(true, 50001), 1);
+        assert_eq!(e.pin_plain_port(None), Ok(()));
+        // The least loaded again: 0, then 3.
+        assert_eq!(e.assign(false, 1234), 0);
+        assert_eq!(e.assign(false, 1234), 3);
+        assert_eq!(e.counts().connections, vec![1, 1, 3, 1]);
     }
 }

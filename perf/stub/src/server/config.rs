@@ -88,7 +88,7 @@ impl Default for StubConfig {
     }
 }
 
-/// Why a stub could not start.
+/// Why a stub could not start, or a running one could not be changed.
 #[derive(Debug, thiserror::Error)]
 pub enum StubError {
     /// The listening socket could not be bound.
@@ -109,6 +109,17 @@ pub enum StubError {
         addr: SocketAddr,
         /// Why.
         message: String,
+    },
+    /// A shard was named that the emulated ScyllaDB node does not have
+    /// ([`StubHandle::pin_plain_port`](crate::StubHandle::pin_plain_port)).
+    #[error(
+        "the emulated ScyllaDB node has no shard {shard} (it has {shards}; 0: `scylla` is off)"
+    )]
+    NoSuchScyllaShard {
+        /// The shard named.
+        shard: u16,
+        /// The node's shards (0 when the emulation is off).
+        shards: u16,
     },
     /// Tablets were asked for without the cluster and the ScyllaDB shards they are laid
     /// over.

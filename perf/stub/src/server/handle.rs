@@ -1,5 +1,6 @@
 //! A running stub's handle: every node's address, the counts (connections, rules fired,
-//! requests per node and per emulated shard, recorded values), and stopping it.
+//! requests per node and per emulated shard, recorded values), pinning the emulated
+//! ScyllaDB node's plain-port connections to a shard, and stopping it.
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -9,6 +10,7 @@ use doppio_rt::ExecutorHandle;
 
 use crate::node::NodeCounts;
 use crate::scylla::{ShardAwarePort, ShardCounts};
+use crate::server::config::StubError;
 use crate::shard::Shared;
 
 /// A running stub. Dropping it stops it. (A stub served in memory,
@@ -99,6 +101,25 @@ impl StubHandle {
             ShardAwarePort::Listen(_) => Some(SocketAddr::new(self.addr().ip(), e.aware_port())),
             _ => None,
         }
+    }
+
+    /// Sends the connections the emulated ScyllaDB node accepts on its plain port from now
+    /// on to shard `shard`, however loaded it is (`None`: to the shard with the fewest
+    /// connections again, as ScyllaDB does): a test's way to make a driver's connection land
+    /// on another shard than it aimed at. Node 0's in a cluster. Fails if the emulation is
+    /// off ([`StubConfig::scylla`](crate::StubConfig::scylla)) or has no such shard.
+    pub fn pin_plain_port(&self, shard: Option<u16>) -> Result<(), StubError> {
+        let no_such = |shards| StubError::NoSuchScyllaShard {
+            shard: shard.unwrap_or(0),
+            shards,
+        };
+        let e = self
+            .shared
+            .nodes
+            .first()
+            .and_then(|n| n.scylla.as_ref())
+            .ok_or_else(|| no_such(0))?;
+        e.pin_plain_port(shard).map_err(no_such)
     }
 
     /// Connections accepted so far.

@@ -22,7 +22,8 @@
 //!   every executor serves with (each shard's responder and rule matcher per node).
 //! - `listen`: listening and accepting: each node's listeners bound, connections accepted
 //!   and served by `crate::conn`.
-//! - `handle`: a running stub's [`StubHandle`]: its addresses, its counts, its stop.
+//! - `handle`: a running stub's [`StubHandle`]: its addresses, its counts, pinning its
+//!   emulated ScyllaDB plain-port connections to a shard, its stop.
 //! - `local`: [`Stub::serve_local`], one listener served on the caller's executor
 //!   ([`LocalStubHandle`]).
 //! - `memory`: [`Stub::in_memory`], a stub served over in-memory listeners ([`MemoryStub`]).

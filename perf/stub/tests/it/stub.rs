@@ -17,7 +17,7 @@ use doppio_proto::response::{ErrorDetail, Response};
 use doppio_proto::scylla_extensions::{Extensions, RateLimitError, RateLimitedOp};
 use doppio_proto::sharding::ShardingInfo;
 use doppio_rt::Runtime;
-use doppio_stub::{Rules, ScyllaShards, Shape, Stub, StubConfig};
+use doppio_stub::{Rules, ScyllaShards, Shape, ShardAwarePort, Stub, StubConfig, StubError};
 
 use crate::support;
 
@@ -256,7 +256,64 @@ then = { rate_limit = { op = "write", rejected_by_coordinator = true } }
     assert_eq!(stub.fired(), vec![("hot partition".into(), 2)]);
 }
 
+/// The shard of a new raw connection to `addr`, as its SUPPORTED says.
+fn shard_of_new_connection(addr: SocketAddr) -> (RawClient, u16) {
+    let mut c = RawClient::open(addr);
+    let info = ShardingInfo::from_supported(&c.options())
+        .unwrap()
+        .expect("sharded");
+    (c, info.shard)
+}
+
+fn plain_port_connections_can_be_pinned_to_one_shard(runtime: Runtime) {
+    let stub = Stub::start(StubConfig {
+        runtime,
+        log_rules: false,
+        scylla: Some(ScyllaShards {
+            shard_aware_port: ShardAwarePort::None,
+            ..ScyllaShards::new(NonZeroU16::new(3).unwrap(), [127, 0, 0, 1].into())
+        }),
+        ..StubConfig::default()
+    })
+    .unwrap();
+    let addr = stub.addr();
+    assert!(matches!(
+        stub.pin_plain_port(Some(3)),
+        Err(StubError::NoSuchScyllaShard {
+            shard: 3,
+            shards: 3
+        })
+    ));
+    stub.pin_plain_port(Some(1)).unwrap();
+    // Held open, so that shard 1 is the most loaded: pinned, they land there anyway.
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let (c, shard) = shard_of_new_connection(addr);
+        assert_eq!(shard, 1);
+        held.push(c);
+    }
+    stub.pin_plain_port(None).unwrap();
+    let (_c, shard) = shard_of_new_connection(addr);
+    assert_eq!(shard, 0, "the least loaded again");
+    assert_eq!(stub.shard_counts().unwrap().connections, vec![1, 3, 0]);
+    drop(held);
+    stub.stop();
+    // A stub that emulates no ScyllaDB node has no shard to pin to.
+    let plain = Stub::start(StubConfig {
+        runtime,
+        log_rules: false,
+        ..StubConfig::default()
+    })
+    .unwrap();
+    assert!(matches!(
+        plain.pin_plain_port(Some(0)),
+        Err(StubError::NoSuchScyllaShard { shards: 0, .. })
+    ));
+    plain.stop();
+}
+
 support::runtime_tests!(
+    plain_port_connections_can_be_pinned_to_one_shard,
     the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm,
     a_bad_rules_file_or_port_is_a_clear_error_and_exit_code_2,
     the_binary_emulates_scylla_shards_and_prints_where_requests_landed,
