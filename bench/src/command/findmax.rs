@@ -1,6 +1,7 @@
 //! `doppio findmax`: the saturation search (`crate::experiment::findmax`) of the options
 //! given, then its table on stdout and its report on disk.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::setup::{contest_of, ReportPath};
@@ -52,6 +53,7 @@ pub fn findmax(a: &FindmaxArgs, argv: Vec<String>) -> Result<PathBuf, Failure> {
             max_error_ratio: MAX_ERROR_RATIO,
             page_size: Some(a.results.page_size),
             discard_results: a.results.discard_results,
+            connection_shapes: BTreeMap::new(),
         },
         backends: drivers
             .iter()

@@ -26,9 +26,34 @@ impl Before {
         Before(own_sockets())
     }
 
+    /// Counts the connections backend `b` opened since into `shapes` under `name`: nothing
+    /// when it opened none (the null backend), a line on stderr when `/proc` could not be
+    /// read (the report then has no entry for it).
+    pub(crate) fn record(
+        self,
+        b: &dyn Backend,
+        options: &ConnectOptions,
+        name: &str,
+        shapes: &mut BTreeMap<String, ConnectionShape>,
+    ) {
+        match self.shape_of(b, options) {
+            Ok(shape) if !shape.nodes.is_empty() => {
+                shapes.insert(name.to_owned(), shape);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                let why = std::error::Error::source(&e).map(ToString::to_string);
+                eprintln!(
+                    "{name}: connections not counted: {e}: {}",
+                    why.unwrap_or_default()
+                );
+            }
+        }
+    }
+
     /// The shape of the connections backend `b` opened since (its nodes' plain port those of
     /// `options.nodes`), once they held still; an error when `/proc` could not be read.
-    pub(crate) fn shape_of(
+    fn shape_of(
         self,
         b: &dyn Backend,
         options: &ConnectOptions,

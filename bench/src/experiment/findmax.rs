@@ -17,6 +17,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::connections::Before;
 use super::measure::{ended, warm_then_measure, Stretch};
 use crate::backend::{self, Backend, ConnectOptions, Driver};
 use crate::cli::FindmaxArgs;
@@ -119,7 +120,18 @@ pub(crate) fn search(
     let mut backends: Vec<(Driver, Arc<dyn Backend>)> = Vec::new();
     let connected = (|| {
         for &d in drivers {
-            backends.push((d, backend::connect(d, options).map_err(Failure::Start)?));
+            let sockets = Before::now();
+            let b = backend::connect(d, options).map_err(Failure::Start)?;
+            sockets.record(
+                b.as_ref(),
+                options,
+                d.name(),
+                &mut report.config.connection_shapes,
+            );
+            backends.push((d, b));
+        }
+        if let Some(w) = crate::report::connection_shape::parity(&report.config.connection_shapes) {
+            eprintln!("warning: {w}");
         }
         Ok::<(), Failure>(())
     })();

@@ -225,20 +225,7 @@ impl<'a> Rounds<'a> {
             if let Some(v) = b.protocol_version() {
                 config.protocol_versions.insert(name.clone(), v);
             }
-            match sockets.shape_of(b.as_ref(), options) {
-                // The null backend opens none: nothing to compare.
-                Ok(shape) if !shape.nodes.is_empty() => {
-                    config.connection_shapes.insert(name.clone(), shape);
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    let why = std::error::Error::source(&e).map(ToString::to_string);
-                    eprintln!(
-                        "{name}: connections not counted: {e}: {}",
-                        why.unwrap_or_default()
-                    );
-                }
-            }
+            sockets.record(b.as_ref(), options, &name, &mut config.connection_shapes);
             if let Some(f) = b.uring_setup_flags() {
                 config.uring_setup.insert(name, f);
             }

@@ -101,6 +101,10 @@ pub(crate) struct FindmaxConfig {
     /// Result rows counted, not decoded (`--discard-results`).
     #[serde(default)]
     pub discard_results: bool,
+    /// The TCP connections each backend held once its pools settled after connecting, by
+    /// driver name (as a run's `config.connection_shapes`); absent in older reports.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub connection_shapes: BTreeMap<String, super::connection_shape::ConnectionShape>,
 }
 
 /// A findmax report.

@@ -62,6 +62,13 @@ fn each_backend_holds_up_to_littles_bound_and_not_the_step_after() {
         serde_json::json!(["doppio", "scylla"])
     );
     assert_eq!(j["config"]["hold_fraction"], 0.95);
+    // Each backend's connections, counted as in a run: one node, no ScyllaDB shards, one
+    // pool connection and the control connection.
+    for driver in ["doppio", "scylla"] {
+        let node = &j["config"]["connection_shapes"][driver]["nodes"]["127.0.0.1"];
+        assert_eq!(node["connections"], 2, "{driver}: {node}");
+        assert_eq!(node["scylla_shards"], serde_json::Value::Null, "{driver}: {node}");
+    }
     for driver in ["doppio", "scylla"] {
         let b = &j["backends"][driver];
         let max = b["max_rate_rps"].as_f64().unwrap();
