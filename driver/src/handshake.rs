@@ -150,8 +150,12 @@ pub(crate) async fn handshake(
     if let Some(c) = compression {
         options.push(("COMPRESSION", c.name()));
     }
-    // What the node offers of ScyllaDB's extensions (nothing on Cassandra).
-    let extensions = Extensions::from_supported(&supported).unwrap_or_default();
+    // What the node offers of ScyllaDB's extensions (nothing on Cassandra). Result metadata
+    // ids in v4 stay off until EXECUTE and its answers are laid out with them here.
+    let extensions = Extensions {
+        use_metadata_id: false,
+        ..Extensions::from_supported(&supported).unwrap_or_default()
+    };
     let extension_options = extensions.startup_options();
     options.extend(extension_options.iter().map(|(k, v)| (*k, v.as_str())));
     let sharding = ShardingInfo::from_supported(&supported);

@@ -4,7 +4,9 @@
 //! stub server and the tests all share this crate, so it encodes and decodes both directions.
 //!
 //! Map (every module, in the order a frame meets them):
-//! - [`version`]: [`version::ProtocolVersion`] (v4, v5) and what differs between them.
+//! - [`version`]: [`version::ProtocolVersion`] (v4, v5) and what differs between them, and
+//!   [`version::MetadataIds`], whether a v4 connection turned on the result metadata ids of
+//!   v5 (ScyllaDB's extension).
 //! - [`wire`]: the spec's notations (`[int]`, `[string]`, `[bytes]`, `[value]`, ...).
 //! - [`frame`]: the 9-byte header, opcodes, flags and the incremental [`frame::FrameDecoder`].
 //! - [`segment`]: protocol v5's framing: envelopes in self-contained or split segments,
@@ -32,7 +34,8 @@
 //! - [`sharding`]: ScyllaDB's protocol extension for shards: the `SCYLLA_*` options of
 //!   SUPPORTED, the shard that owns a token, the source ports that reach a shard.
 //! - [`scylla_extensions`]: ScyllaDB's other extensions: the LWT mark of prepared
-//!   statements, the rate-limit error's fields, tablets routing v1's payload.
+//!   statements, the rate-limit error's fields, tablets routing v1's payload, and result
+//!   metadata ids in v4.
 //! - [`error`]: [`ProtoError`], the one error type, with context on every variant, and
 //!   [`ValueError`], why one value could not be converted (a [`ProtoError`] carries it as
 //!   its source, with the column).
@@ -103,4 +106,4 @@ pub mod version;
 pub mod wire;
 
 pub use error::{ProtoError, Result, ValueError};
-pub use version::ProtocolVersion;
+pub use version::{MetadataIds, ProtocolVersion};

@@ -12,7 +12,7 @@ use doppio_proto::metadata::ColumnSpec;
 use doppio_proto::request::{ExecuteTemplate, Prepare, QueryParameters};
 use doppio_proto::response::{Prepared, ResultBody};
 use doppio_proto::scylla_extensions::Extensions;
-use doppio_proto::ProtocolVersion;
+use doppio_proto::{MetadataIds, ProtocolVersion};
 
 use super::config::StatementOptions;
 use super::handle::Session;
@@ -160,6 +160,7 @@ impl Session {
         };
         ExecuteTemplate::new(
             version,
+            MetadataIds::ByVersion,
             id,
             result_metadata_id,
             markers,

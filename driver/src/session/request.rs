@@ -25,6 +25,7 @@ use doppio_proto::request::{
 };
 use doppio_proto::response::{ErrorCode, ErrorDetail, ResponseFrame, ResultBody};
 use doppio_proto::values::QueryValues;
+use doppio_proto::MetadataIds;
 
 use super::attempt::{
     decode_answer, encode_templated, forgotten, own_page, page_size, templated, whole, FirstAttempt,
@@ -382,6 +383,7 @@ impl Session {
             let e = Execute {
                 id: &id,
                 result_metadata_id: result_metadata_id.as_deref(),
+                metadata_ids: MetadataIds::ByVersion,
                 params: QueryParameters {
                     skip_metadata: prepared.skips_metadata(),
                     ..self.params(options)

@@ -56,6 +56,7 @@ pub const SCYLLA_EXTENSIONS: Extensions = Extensions {
     lwt_mask: Some(0x8000_0000),
     rate_limit_code: Some(0xF000),
     tablets_routing_v1: true,
+    use_metadata_id: false,
 };
 
 impl ScyllaShards {

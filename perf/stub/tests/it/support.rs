@@ -210,6 +210,7 @@ impl RawClient {
         let execute = Execute {
             id: &prepared.id,
             result_metadata_id: None,
+            metadata_ids: doppio_proto::MetadataIds::ByVersion,
             params: QueryParameters {
                 consistency: Consistency::One,
                 ..QueryParameters::default()
