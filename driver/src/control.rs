@@ -279,10 +279,11 @@ impl Control {
         frame: &doppio_proto::frame::Frame,
         what: &mut Refresh,
     ) {
-        let decoded = doppio_proto::response::ResponseFrame::decode(
+        let decoded = doppio_proto::response::ResponseFrame::decode_with(
             frame,
             conn.compression(),
             conn.config().max_frame_body,
+            conn.metadata_ids(),
         );
         let Ok(frame) = decoded else {
             // A malformed event: re-read everything rather than trust it.

@@ -11,11 +11,13 @@
 //! connection unsharded (the error is in [`Negotiated::sharding`]), never fail it.
 //!
 //! Of ScyllaDB's other extensions, the LWT mark (`SCYLLA_LWT_ADD_METADATA_MARK`), the
-//! rate-limit error (`SCYLLA_RATE_LIMIT_ERROR`) and tablets routing
+//! rate-limit error (`SCYLLA_RATE_LIMIT_ERROR`), tablets routing
 //! (`TABLETS_ROUTING_V1`: a misrouted request's answer says where its tablet is, see
-//! `session::tablets`) are turned on in STARTUP when the node offers them, and kept on the
-//! connection ([`Connection::extensions`]); offers that cannot be read are left off, never
-//! fail the connection.
+//! `session::tablets`) and result metadata ids in v4 (`SCYLLA_USE_METADATA_ID`: PREPARED,
+//! EXECUTE and Rows then carry them as in v5, see [`Connection::metadata_ids`]) are turned on
+//! in STARTUP when the node offers them, and kept on the connection
+//! ([`Connection::extensions`]); offers that cannot be read are left off, never fail the
+//! connection.
 
 use std::time::Duration;
 

@@ -7,7 +7,7 @@ use doppio_proto::request::{
     Execute, Options, Prepare, Query, Register, Request, RequestFrame, Startup,
 };
 use doppio_proto::wire::RawValue;
-use doppio_proto::Result;
+use doppio_proto::{MetadataIds, Result};
 
 /// Values in the two shapes `QueryValues` is implemented for.
 enum Values<'a> {
@@ -77,6 +77,7 @@ pub fn reencode_request(header: &FrameHeader, frame: &RequestFrame<'_>) -> Resul
                 let e = Execute {
                     id,
                     result_metadata_id: *result_metadata_id,
+                    metadata_ids: MetadataIds::ByVersion,
                     params: p.params,
                     values: &v[..],
                     columns: None,
@@ -87,6 +88,7 @@ pub fn reencode_request(header: &FrameHeader, frame: &RequestFrame<'_>) -> Resul
                 let e = Execute {
                     id,
                     result_metadata_id: *result_metadata_id,
+                    metadata_ids: MetadataIds::ByVersion,
                     params: p.params,
                     values: &v[..],
                     columns: None,
@@ -157,6 +159,7 @@ pub fn reencode_response(
         .map(|p| p.iter().map(|(k, v)| (k.as_str(), v.as_deref())).collect());
     let envelope = Envelope {
         version: frame.version,
+        metadata_ids: doppio_proto::MetadataIds::ByVersion,
         tracing_id: frame.tracing_id,
         warnings: &warnings,
         custom_payload: payload.as_deref(),

@@ -67,7 +67,11 @@ fn each_backend_holds_up_to_littles_bound_and_not_the_step_after() {
     for driver in ["doppio", "scylla"] {
         let node = &j["config"]["connection_shapes"][driver]["nodes"]["127.0.0.1"];
         assert_eq!(node["connections"], 2, "{driver}: {node}");
-        assert_eq!(node["scylla_shards"], serde_json::Value::Null, "{driver}: {node}");
+        assert_eq!(
+            node["scylla_shards"],
+            serde_json::Value::Null,
+            "{driver}: {node}"
+        );
     }
     for driver in ["doppio", "scylla"] {
         let b = &j["backends"][driver];

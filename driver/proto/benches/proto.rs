@@ -11,7 +11,7 @@ use doppio_proto::frame::{Direction, Flags, FrameDecoder, FrameHeader, FrameStat
 use doppio_proto::request::{encode_request, Execute, ExecuteTemplate, QueryParameters};
 use doppio_proto::response::{Response, ResponseFrame, ResultBody};
 use doppio_proto::wire::{RawValue, Reader};
-use doppio_proto::ProtocolVersion;
+use doppio_proto::{MetadataIds, ProtocolVersion};
 
 /// A RESULT Rows frame: one int column, one row.
 fn one_row_result(stream: i16) -> Vec<u8> {
@@ -185,8 +185,16 @@ fn encode_execute(c: &mut Criterion) {
     };
     let k = 42i64.to_be_bytes();
     let values = [RawValue::Bytes(&k), RawValue::Bytes(b"some text value")];
-    let template = ExecuteTemplate::new(ProtocolVersion::V4, &id, None, 2, &params, Flags::NONE)
-        .expect("template");
+    let template = ExecuteTemplate::new(
+        ProtocolVersion::V4,
+        MetadataIds::ByVersion,
+        &id,
+        None,
+        2,
+        &params,
+        Flags::NONE,
+    )
+    .expect("template");
     let mut buf = BytesMut::with_capacity(4096);
     let mut g = c.benchmark_group("encode_execute_2_values");
     g.bench_function("template", |b| {
@@ -201,6 +209,7 @@ fn encode_execute(c: &mut Criterion) {
     let execute = Execute {
         id: &id,
         result_metadata_id: None,
+        metadata_ids: MetadataIds::ByVersion,
         params,
         values: &values[..],
         columns: None,

@@ -4,7 +4,9 @@
 //! stub server and the tests all share this crate, so it encodes and decodes both directions.
 //!
 //! Map (every module, in the order a frame meets them):
-//! - [`version`]: [`version::ProtocolVersion`] (v4, v5) and what differs between them.
+//! - [`version`]: [`version::ProtocolVersion`] (v4, v5) and what differs between them, and
+//!   [`version::MetadataIds`], whether a v4 connection turned on the result metadata ids of
+//!   v5 (ScyllaDB's extension).
 //! - [`wire`]: the spec's notations (`[int]`, `[string]`, `[bytes]`, `[value]`, ...).
 //! - [`frame`]: the 9-byte header, opcodes, flags and the incremental [`frame::FrameDecoder`].
 //! - [`segment`]: protocol v5's framing: envelopes in self-contained or split segments,
@@ -32,7 +34,8 @@
 //! - [`sharding`]: ScyllaDB's protocol extension for shards: the `SCYLLA_*` options of
 //!   SUPPORTED, the shard that owns a token, the source ports that reach a shard.
 //! - [`scylla_extensions`]: ScyllaDB's other extensions: the LWT mark of prepared
-//!   statements, the rate-limit error's fields, tablets routing v1's and v2's payloads.
+//!   statements, the rate-limit error's fields, tablets routing v1's and v2's payloads,
+//!   and result metadata ids in v4.
 //! - [`tablet_version`]: tablets routing v2's tablet versions and the block byte a client
 //!   appends to each EXECUTE so the node can tell a stale copy.
 //! - [`error`]: [`ProtoError`], the one error type, with context on every variant, and
@@ -106,4 +109,4 @@ pub mod version;
 pub mod wire;
 
 pub use error::{ProtoError, Result, ValueError};
-pub use version::ProtocolVersion;
+pub use version::{MetadataIds, ProtocolVersion};

@@ -47,7 +47,8 @@ pub mod rows_flags {
     pub const HAS_MORE_PAGES: i32 = 0x0002;
     /// No column specs follow (the client asked for `skip_metadata`).
     pub const NO_METADATA: i32 = 0x0004;
-    /// v5: the result metadata changed; `<new_metadata_id>` follows the paging state.
+    /// The result metadata changed; `<new_metadata_id>` follows the paging state (v5, and
+    /// v4 with ScyllaDB's `SCYLLA_USE_METADATA_ID`).
     pub const METADATA_CHANGED: i32 = 0x0008;
 }
 
@@ -62,8 +63,8 @@ pub struct RowsMetadata {
     pub columns: Vec<ColumnSpec>,
     /// True when the server sent `NO_METADATA` (the client must know the columns).
     pub no_metadata: bool,
-    /// v5 `METADATA_CHANGED`: the new result metadata id to EXECUTE with from now on
-    /// (boxed: rare, and every result carries this struct).
+    /// `METADATA_CHANGED` (v5, and v4 with ScyllaDB's extension): the new result metadata id
+    /// to EXECUTE with from now on (boxed: rare, and every result carries this struct).
     pub new_metadata_id: Option<Box<Bytes>>,
 }
 
@@ -166,11 +167,15 @@ fn count_i32(n: usize, what: &'static str) -> Result<i32> {
 
 impl RowsMetadata {
     /// Reads `<metadata>` of a Rows result (spec section 4.2.5.2). The paging state is a
-    /// zero-copy slice of `body`, which `r` must be reading.
+    /// zero-copy slice of `body`, which `r` must be reading. `metadata_ids` says whether the
+    /// connection carries result metadata ids
+    /// ([`ProtocolVersion::has_metadata_ids`](crate::ProtocolVersion::has_metadata_ids)):
+    /// without them `METADATA_CHANGED` is not a flag of the protocol, and is refused rather
+    /// than guessed at.
     ///
     /// Allocates the column specs (names and types) once per result.
     #[inline]
-    pub fn decode(r: &mut Reader<'_>, body: &bytes::Bytes) -> Result<Self> {
+    pub fn decode(r: &mut Reader<'_>, body: &bytes::Bytes, metadata_ids: bool) -> Result<Self> {
         let flags = r.read_int("rows metadata flags")?;
         let columns_count = r.read_int("columns count")?;
         let columns_count =
@@ -185,6 +190,14 @@ impl RowsMetadata {
         };
         let no_metadata = flags & rows_flags::NO_METADATA != 0;
         let new_metadata_id = if flags & rows_flags::METADATA_CHANGED != 0 {
+            if !metadata_ids {
+                return Err(ProtoError::InvalidValue {
+                    what: "rows metadata flags",
+                    detail: "METADATA_CHANGED in v4 without SCYLLA_USE_METADATA_ID (no result \
+                             metadata ids on this connection)"
+                        .into(),
+                });
+            }
             if no_metadata {
                 return Err(ProtoError::InvalidValue {
                     what: "rows metadata flags",
@@ -335,7 +348,7 @@ mod tests {
             bytes.extend_from_slice(&flags.to_be_bytes());
             bytes.extend_from_slice(&2i32.to_be_bytes());
             let body = Bytes::from(bytes);
-            RowsMetadata::decode(&mut Reader::new(&body), &body).expect("decodes")
+            RowsMetadata::decode(&mut Reader::new(&body), &body, false).expect("decodes")
         };
         let bare = decode(rows_flags::NO_METADATA);
         assert_eq!(

@@ -1,6 +1,7 @@
 //! ScyllaDB's protocol extensions beyond its shards ([`crate::sharding`]): the LWT mark on
-//! prepared statements, the rate-limit error and tablets routing v1 and v2. What a node
-//! offers in SUPPORTED, what a client turns on in STARTUP, and the wire forms of each.
+//! prepared statements, the rate-limit error, tablets routing v1 and v2 and result metadata
+//! ids in v4. What a node offers in SUPPORTED, what a client turns on in STARTUP, and the
+//! wire forms of each.
 //!
 //! A node lists an extension in SUPPORTED, with its arguments as `NAME=VALUE` values of the
 //! key; a client that wants it sends the key back in STARTUP (with the arguments the
@@ -23,6 +24,14 @@
 //!   the node's version: v1's tuple with the version as a fourth element, `bigint`. The
 //!   replicas come in the node's order, the leader of a strongly consistent table's
 //!   tablet first.
+//! - `SCYLLA_USE_METADATA_ID` (no argument): a v4 connection carries the result metadata ids
+//!   v5 defines, laid out as v5 lays them: PREPARED has `<result_metadata_id>` after its id,
+//!   EXECUTE sends the one the client holds after the prepared id, and a Rows result whose
+//!   columns no longer have the id the EXECUTE sent says `Metadata_changed` (flag `0x0008`)
+//!   with `<new_metadata_id>` after the paging state and the columns in full. A client can
+//!   then skip result metadata safely: a changed table is detected, not decoded with stale
+//!   columns. The codecs take it as [`crate::version::MetadataIds`]
+//!   ([`Extensions::metadata_ids`]).
 //!
 //! Invariants: reading never panics and checks every length against the bytes left; a node
 //! that offers an extension with an unreadable argument gets an [`ExtensionError`] naming it
@@ -33,6 +42,7 @@ use bytes::{BufMut, BytesMut};
 use crate::error::{ProtoError, Result};
 use crate::murmur3::Token;
 use crate::tablet_version::TabletVersion;
+use crate::version::MetadataIds;
 use crate::wire::{self, Reader};
 
 /// SUPPORTED and STARTUP key of the LWT mark.
@@ -52,6 +62,8 @@ pub const TABLETS_PAYLOAD_KEY: &str = "tablets-routing-v1";
 pub const TABLETS_ROUTING_V2: &str = "TABLETS_ROUTING_V2_EXPERIMENTAL";
 /// The custom payload key of a RESULT's tablet routing information under v2.
 pub const TABLETS_V2_PAYLOAD_KEY: &str = "tablets-routing-v2";
+/// SUPPORTED and STARTUP key of result metadata ids in v4.
+pub const USE_METADATA_ID: &str = "SCYLLA_USE_METADATA_ID";
 
 /// Why an extension a node offered cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -89,6 +101,8 @@ pub struct Extensions {
     pub tablets_routing_v1: bool,
     /// Tablets routing v2.
     pub tablets_routing_v2: bool,
+    /// Result metadata ids in v4 (`SCYLLA_USE_METADATA_ID`).
+    pub use_metadata_id: bool,
 }
 
 /// The value of `NAME=VALUE` among an option's values.
@@ -109,6 +123,7 @@ impl Extensions {
         let mut out = Self {
             tablets_routing_v1: values(TABLETS_ROUTING_V1).is_some(),
             tablets_routing_v2: values(TABLETS_ROUTING_V2).is_some(),
+            use_metadata_id: values(USE_METADATA_ID).is_some(),
             ..Self::default()
         };
         if let Some(v) = values(LWT_ADD_METADATA_MARK) {
@@ -166,6 +181,9 @@ impl Extensions {
         if self.tablets_routing_v2 {
             out.push((TABLETS_ROUTING_V2.to_owned(), Vec::new()));
         }
+        if self.use_metadata_id {
+            out.push((USE_METADATA_ID.to_owned(), Vec::new()));
+        }
         out
     }
 
@@ -185,6 +203,9 @@ impl Extensions {
         } else if self.tablets_routing_v1 {
             out.push((TABLETS_ROUTING_V1, String::new()));
         }
+        if self.use_metadata_id {
+            out.push((USE_METADATA_ID, String::new()));
+        }
         out
     }
 
@@ -196,6 +217,17 @@ impl Extensions {
             rate_limit_code: self.rate_limit_code.filter(|_| asked(RATE_LIMIT_ERROR)),
             tablets_routing_v1: self.tablets_routing_v1 && asked(TABLETS_ROUTING_V1),
             tablets_routing_v2: self.tablets_routing_v2 && asked(TABLETS_ROUTING_V2),
+            use_metadata_id: self.use_metadata_id && asked(USE_METADATA_ID),
+        }
+    }
+
+    /// How a connection that uses these extensions lays out result metadata ids (what the
+    /// codecs of PREPARED, EXECUTE and Rows take beside the version).
+    pub const fn metadata_ids(&self) -> MetadataIds {
+        if self.use_metadata_id {
+            MetadataIds::Negotiated
+        } else {
+            MetadataIds::ByVersion
         }
     }
 
@@ -435,6 +467,7 @@ mod tests {
             ),
             (RATE_LIMIT_ERROR, &["ERROR_CODE=61440"]),
             (TABLETS_ROUTING_V1, &[]),
+            (USE_METADATA_ID, &[]),
         ]);
         let ext = Extensions::from_supported(&offered).unwrap();
         assert_eq!(
@@ -444,8 +477,10 @@ mod tests {
                 rate_limit_code: Some(61440),
                 tablets_routing_v1: true,
                 tablets_routing_v2: false,
+                use_metadata_id: true,
             }
         );
+        assert_eq!(ext.metadata_ids(), MetadataIds::Negotiated);
         assert_eq!(Extensions::from_supported(&ext.to_supported()), Ok(ext));
         // A Cassandra node offers none.
         let cassandra = options(&[
@@ -457,6 +492,7 @@ mod tests {
             Ok(Extensions::default())
         );
         assert!(Extensions::default().startup_options().is_empty());
+        assert_eq!(Extensions::default().metadata_ids(), MetadataIds::ByVersion);
     }
 
     #[test]
@@ -466,6 +502,7 @@ mod tests {
             rate_limit_code: Some(0x7777),
             tablets_routing_v1: true,
             tablets_routing_v2: false,
+            use_metadata_id: true,
         };
         let startup = offered.startup_options();
         assert_eq!(
@@ -477,6 +514,7 @@ mod tests {
                 ),
                 (RATE_LIMIT_ERROR, String::new()),
                 (TABLETS_ROUTING_V1, String::new()),
+                (USE_METADATA_ID, String::new()),
             ]
         );
         let pairs: Vec<(&str, &str)> = startup.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -489,6 +527,20 @@ mod tests {
                 ..Extensions::default()
             }
         );
+        // Metadata ids only when the client sent the key back (the node then lays v4
+        // messages out with them).
+        let only_ids = [(USE_METADATA_ID, "")];
+        let on = offered.accepted_in_startup(&only_ids);
+        assert_eq!(
+            on,
+            Extensions {
+                use_metadata_id: true,
+                ..Extensions::default()
+            }
+        );
+        assert_eq!(on.metadata_ids(), MetadataIds::Negotiated);
+        let not_offered = Extensions::default().accepted_in_startup(&only_ids);
+        assert_eq!(not_offered.metadata_ids(), MetadataIds::ByVersion);
     }
 
     #[test]

@@ -6,6 +6,12 @@
 //! parameters, the result metadata id to PREPARED and EXECUTE, a reason map to the failure
 //! errors, and wraps envelopes in segments ([`crate::segment`]) once STARTUP is done. Every
 //! encoder and decoder that differs takes the version and branches here.
+//!
+//! One extension changes that layout within a version: ScyllaDB's `SCYLLA_USE_METADATA_ID`
+//! ([`crate::scylla_extensions`]) gives v4 the result metadata ids of v5 (PREPARED's, EXECUTE's
+//! and a Rows result's `Metadata_changed`). A connection turns it on at STARTUP, so the
+//! header's version alone cannot say; the codecs that differ take [`MetadataIds`] beside the
+//! version, and [`ProtocolVersion::has_metadata_ids`] decides.
 
 use crate::error::{ProtoError, Result};
 
@@ -54,6 +60,26 @@ impl ProtocolVersion {
     pub const fn has_v5_fields(self) -> bool {
         matches!(self, ProtocolVersion::V5)
     }
+
+    /// Whether PREPARED and EXECUTE carry a result metadata id, and a Rows result may say
+    /// `Metadata_changed` with a new one: always in v5; in v4 only on a connection that
+    /// turned on ScyllaDB's extension (`ids`).
+    pub const fn has_metadata_ids(self, ids: MetadataIds) -> bool {
+        self.has_v5_fields() || matches!(ids, MetadataIds::Negotiated)
+    }
+}
+
+/// Whether a connection turned on ScyllaDB's `SCYLLA_USE_METADATA_ID` at STARTUP, which gives
+/// v4 messages v5's result metadata ids (a v5 connection has them either way): what the
+/// codecs of PREPARED, EXECUTE and Rows take beside the version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum MetadataIds {
+    /// As the version lays messages out (Cassandra; a ScyllaDB connection without the
+    /// extension).
+    #[default]
+    ByVersion,
+    /// The extension is on: v4 messages carry the ids as v5's do.
+    Negotiated,
 }
 
 impl std::fmt::Display for ProtocolVersion {
@@ -79,5 +105,15 @@ mod tests {
         }
         assert_eq!(ProtocolVersion::V5.to_string(), "v5");
         assert!(ProtocolVersion::V5 > ProtocolVersion::V4);
+    }
+
+    #[test]
+    fn metadata_ids_travel_in_v5_and_in_v4_only_when_negotiated() {
+        use MetadataIds::{ByVersion, Negotiated};
+        assert!(!ProtocolVersion::V4.has_metadata_ids(ByVersion));
+        assert!(ProtocolVersion::V4.has_metadata_ids(Negotiated));
+        assert!(ProtocolVersion::V5.has_metadata_ids(ByVersion));
+        assert!(ProtocolVersion::V5.has_metadata_ids(Negotiated));
+        assert_eq!(MetadataIds::default(), ByVersion);
     }
 }

@@ -16,7 +16,7 @@ use doppio_proto::request::{encode_envelope, encode_request_compressed, RequestB
 use doppio_proto::response::ResponseFrame;
 use doppio_proto::scylla_extensions::Extensions;
 use doppio_proto::segment::SegmentCompression;
-use doppio_proto::{ProtoError, ProtocolVersion};
+use doppio_proto::{MetadataIds, ProtoError, ProtocolVersion};
 use doppio_rt::{self as rt, TcpStream};
 
 use crate::routing::sharding::ShardingInfo;
@@ -286,6 +286,14 @@ impl Connection {
         self.shared.extensions.get()
     }
 
+    /// Whether this connection turned on ScyllaDB's result metadata ids in v4
+    /// (`SCYLLA_USE_METADATA_ID`): how its PREPARED, EXECUTE and Rows messages are laid out
+    /// beside its version.
+    #[inline]
+    pub fn metadata_ids(&self) -> MetadataIds {
+        self.shared.extensions.get().metadata_ids()
+    }
+
     /// Encodes requests in `version` from now on (the handshake sets it before STARTUP).
     pub(crate) fn set_version(&self, version: ProtocolVersion) {
         self.shared.version.set(version);
@@ -341,8 +349,13 @@ impl Connection {
     pub fn decode(&self, frame: &Frame) -> Result<ResponseFrame, RequestError> {
         let shared = &*self.shared;
         let accept = shared.accept_compression.get();
-        ResponseFrame::decode(frame, accept, shared.config.max_frame_body)
-            .map_err(|error| self.undecodable(frame, error))
+        ResponseFrame::decode_with(
+            frame,
+            accept,
+            shared.config.max_frame_body,
+            self.metadata_ids(),
+        )
+        .map_err(|error| self.undecodable(frame, error))
     }
 
     /// An answer `frame` that did not decode: closes the connection (the node broke the

@@ -60,10 +60,17 @@ pub(super) fn templated(
 }
 
 /// Whether `prepared`'s template can be sent on `conn`: no body compression, and a template
-/// in the connection's protocol version (the settings are [`templated`]'s other half).
+/// in the connection's protocol version, with a result metadata id exactly where the
+/// connection carries one (v5, or v4 with ScyllaDB's extension on). The settings are
+/// [`templated`]'s other half.
 #[inline]
 pub(super) fn template_fits(prepared: &PreparedStatement, conn: &Connection) -> bool {
-    conn.compression().is_none() && prepared.inner.template.borrow().version() == conn.version()
+    conn.compression().is_none()
+        && prepared
+            .inner
+            .template
+            .borrow()
+            .fits(conn.version(), conn.metadata_ids())
 }
 
 /// The page an EXECUTE with `options` asks for when it is not the template's own (a page
@@ -132,8 +139,13 @@ pub(super) fn encode_templated(
 /// undecodable answer closes the connection.
 #[inline]
 pub(super) fn decode_answer(conn: &Connection, frame: &Frame) -> Result<ResponseFrame, Error> {
-    ResponseFrame::decode(frame, None, conn.config().max_frame_body)
-        .map_err(|e| Error::from_request(conn.addr(), conn.undecodable(frame, e)))
+    ResponseFrame::decode_with(
+        frame,
+        None,
+        conn.config().max_frame_body,
+        conn.metadata_ids(),
+    )
+    .map_err(|e| Error::from_request(conn.addr(), conn.undecodable(frame, e)))
 }
 
 /// `result` as the answer of an unpaged request: refused if the node sent only a page of it

@@ -1,6 +1,7 @@
 //! Preparing: `Session::prepare` (the shard's cache of statements, keyed by CQL text and
 //! keyspace, and preparing on every connected node), and preparing again when a node has
-//! forgotten a statement or its table changed (UNPREPARED, v5 METADATA_CHANGED).
+//! forgotten a statement or its table changed (UNPREPARED; METADATA_CHANGED, v5's or v4's
+//! with ScyllaDB's `SCYLLA_USE_METADATA_ID`).
 
 use std::cell::RefCell;
 use std::net::SocketAddr;
@@ -12,7 +13,7 @@ use doppio_proto::metadata::ColumnSpec;
 use doppio_proto::request::{ExecuteTemplate, Prepare, QueryParameters};
 use doppio_proto::response::{Prepared, ResultBody};
 use doppio_proto::scylla_extensions::Extensions;
-use doppio_proto::ProtocolVersion;
+use doppio_proto::{MetadataIds, ProtocolVersion};
 
 use super::config::StatementOptions;
 use super::handle::Session;
@@ -89,6 +90,11 @@ impl Session {
         let lwt = first
             .borrow()
             .is_some_and(|(_, _, e)| e.is_lwt(metadata.extension_flags));
+        // How the connection that prepared it lays out result metadata ids (its template's).
+        let ids = first
+            .borrow()
+            .map(|(_, _, e)| e.metadata_ids())
+            .unwrap_or_default();
         // The other nodes: best effort (control path, once per statement and shard).
         let first = first.borrow().map(|(addr, _, _)| addr);
         let others: Vec<Connection> = self
@@ -115,6 +121,7 @@ impl Session {
         let result_columns: Rc<[ColumnSpec]> = result_metadata.columns.into();
         let template = self.template(
             version,
+            ids,
             &id,
             result_metadata_id.as_deref(),
             metadata.columns.len(),
@@ -143,12 +150,13 @@ impl Session {
         Ok(prepared)
     }
 
-    /// The EXECUTE template in the version of the connection that prepared the statement
-    /// (the version of every connection of a session whose nodes speak the same; a
-    /// connection of another version takes the general path).
+    /// The EXECUTE template in the version (and result metadata ids) of the connection that
+    /// prepared the statement (those of every connection of a session whose nodes speak the
+    /// same; a connection laid out otherwise takes the general path).
     fn template(
         &self,
         version: ProtocolVersion,
+        ids: MetadataIds,
         id: &[u8],
         result_metadata_id: Option<&[u8]>,
         markers: usize,
@@ -160,6 +168,7 @@ impl Session {
         };
         ExecuteTemplate::new(
             version,
+            ids,
             id,
             result_metadata_id,
             markers,
@@ -210,9 +219,9 @@ impl Session {
         )
     }
 
-    /// v5 METADATA_CHANGED: the statement's result columns changed (its table was altered);
-    /// `new_id` and `columns` (sent with the result) replace the prepared ones, so that
-    /// the next executions skip the metadata again.
+    /// METADATA_CHANGED (v5, or v4 with ScyllaDB's extension): the statement's result columns
+    /// changed (its table was altered); `new_id` and `columns` (sent with the result) replace
+    /// the prepared ones, so that the next executions skip the metadata again.
     pub(super) fn metadata_changed(
         &self,
         conn: &Connection,
@@ -225,7 +234,8 @@ impl Session {
     }
 
     /// Replaces the statement's id, result metadata id and result columns together, with
-    /// the template that encodes them in `conn`'s version (the invariant above).
+    /// the template that encodes them as `conn` lays EXECUTE out (its version and result
+    /// metadata ids; the invariant above).
     fn install_prepared(
         &self,
         conn: &Connection,
@@ -236,6 +246,7 @@ impl Session {
     ) -> Result<(), Error> {
         let template = self.template(
             conn.version(),
+            conn.metadata_ids(),
             &id,
             result_metadata_id.as_deref(),
             prepared.inner.metadata.columns.len(),

@@ -3,9 +3,9 @@
 //! Preparing it, and preparing it again, is `prepare`'s.
 //!
 //! Invariant: a statement's id, result metadata id, result columns and template change
-//! together (`Session::install_prepared`), only on re-prepare or a v5 METADATA_CHANGED
-//! (control path); executions read them through `Rc` clones, never holding a `RefCell`
-//! borrow across an await.
+//! together (`Session::install_prepared`), only on re-prepare or a METADATA_CHANGED (v5's, or
+//! v4's with ScyllaDB's `SCYLLA_USE_METADATA_ID`; control path); executions read them through
+//! `Rc` clones, never holding a `RefCell` borrow across an await.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -31,8 +31,9 @@ pub(super) struct PreparedInner {
     pub(super) cql: String,
     pub(super) keyspace: Option<String>,
     pub(super) id: RefCell<Bytes>,
-    /// v5: the id of the result columns, sent with every EXECUTE; replaced when a result
-    /// says METADATA_CHANGED (`None` when prepared in v4).
+    /// The id of the result columns, sent with every EXECUTE; replaced when a result says
+    /// METADATA_CHANGED (v5; v4 with ScyllaDB's extension; `None` when prepared in v4
+    /// without it).
     pub(super) result_metadata_id: RefCell<Option<Bytes>>,
     pub(super) metadata: PreparedMetadata,
     /// The columns an execution returns, from the latest PREPARE. Executions ask the node
@@ -81,7 +82,8 @@ impl PreparedStatement {
         self.inner.id.borrow().clone()
     }
 
-    /// v5: the id of the result columns the node knows (`None` when prepared in v4).
+    /// The id of the result columns the node knows: v5's, or v4's on a connection with
+    /// ScyllaDB's `SCYLLA_USE_METADATA_ID` on (`None` when prepared in v4 without it).
     pub fn result_metadata_id(&self) -> Option<Bytes> {
         self.inner.result_metadata_id.borrow().clone()
     }

@@ -379,9 +379,19 @@ impl Session {
         } else {
             let id = prepared.id();
             let result_metadata_id = prepared.result_metadata_id();
+            let metadata_ids = conn.metadata_ids();
             let e = Execute {
                 id: &id,
-                result_metadata_id: result_metadata_id.as_deref(),
+                // A statement prepared where no id came (a v4 node without ScyllaDB's
+                // extension) sends an empty one where the connection carries ids: it
+                // matches no columns, so the node answers with its columns and their id
+                // (METADATA_CHANGED), which the statement then takes.
+                result_metadata_id: result_metadata_id.as_deref().or_else(|| {
+                    conn.version()
+                        .has_metadata_ids(metadata_ids)
+                        .then_some(&[][..])
+                }),
+                metadata_ids,
                 params: QueryParameters {
                     skip_metadata: prepared.skips_metadata(),
                     ..self.params(options)
@@ -431,7 +441,12 @@ impl Session {
         prepared: &PreparedStatement,
         frame: &Frame,
     ) -> Result<QueryResult, Error> {
-        let mut decoded = ResponseFrame::decode(frame, None, conn.config().max_frame_body);
+        let mut decoded = ResponseFrame::decode_with(
+            frame,
+            None,
+            conn.config().max_frame_body,
+            conn.metadata_ids(),
+        );
         match decoded {
             Ok(ref mut decoded) => self.execute_result(conn, prepared, decoded),
             Err(e) => Err(Error::from_request(conn.addr(), conn.undecodable(frame, e))),
@@ -439,8 +454,8 @@ impl Session {
     }
 
     /// The result of an EXECUTE of `prepared` answered by `frame` on `conn`: the RESULT (rows
-    /// sent without metadata read by the prepared result columns; a v5 METADATA_CHANGED
-    /// taken by the statement) or the ERROR it carries.
+    /// sent without metadata read by the prepared result columns; a METADATA_CHANGED, v5's
+    /// or v4's with ScyllaDB's extension, taken by the statement) or the ERROR it carries.
     #[inline]
     pub(super) fn execute_result(
         &self,
@@ -462,8 +477,9 @@ impl Session {
             if rows.metadata.no_metadata {
                 *columns = Some(prepared.result_columns());
             } else if let Some(new_id) = &rows.metadata.new_metadata_id {
-                // v5 METADATA_CHANGED (rare: a table altered): the rows carry their new
-                // columns; the statement takes them and the new id.
+                // METADATA_CHANGED (v5, or v4 with ScyllaDB's extension; rare: a table
+                // altered): the rows carry their new columns; the statement takes them and
+                // the new id.
                 self.metadata_changed(conn, prepared, (**new_id).clone(), &rows.metadata.columns)?;
             }
         }
@@ -621,7 +637,12 @@ impl Session {
             })
             .await
             .map_err(|e| Error::from_request(node, e))?;
-        let mut decoded = ResponseFrame::decode(&frame, None, conn.config().max_frame_body);
+        let mut decoded = ResponseFrame::decode_with(
+            &frame,
+            None,
+            conn.config().max_frame_body,
+            conn.metadata_ids(),
+        );
         match decoded {
             Ok(ref mut decoded) => result_in(&conn, decoded, "BATCH"),
             Err(e) => Err(Error::from_request(node, conn.undecodable(&frame, e))),

@@ -49,6 +49,7 @@ mod in_process_stub;
 mod readme_snippets;
 mod runtimes;
 mod scylla_extensions;
+mod scylla_metadata_ids;
 mod scylla_shards;
 mod scylla_shards_alloc;
 mod scylla_wrong_shard;

@@ -3,8 +3,10 @@
 //!
 //! It speaks enough of Cassandra 5.0 for doppio and scylla-rust-driver to connect to it
 //! unmodified (handshake with or without lz4, the system tables drivers read, USE, QUERY,
-//! PREPARE, EXECUTE, BATCH), answers in almost no time so that the client's own cost can be
-//! measured, and misbehaves on purpose when its fault rules say so.
+//! PREPARE, EXECUTE, BATCH, and `ALTER TABLE` of the tables it answers SELECTs of, whose
+//! changed columns prepared statements then report: `METADATA_CHANGED`), answers in almost
+//! no time so that the client's own cost can be measured, and misbehaves on purpose when its
+//! fault rules say so.
 //!
 //! Parts:
 //! - [`server`]: [`Stub::start`] runs one pinned executor per core (glommio, or doppio's own
@@ -34,8 +36,9 @@
 //!   little CQL parsing the stub needs.
 //! - [`rules`]: fault rules as data (TOML) and their matching.
 //! - [`scylla`]: ScyllaDB's shards, emulated (`StubConfig::scylla`): shard of each
-//!   connection, SUPPORTED's `SCYLLA_*` options, counts of requests per shard and of those
-//!   that arrived at a shard not owning their token.
+//!   connection, SUPPORTED's `SCYLLA_*` options (with ScyllaDB's other extensions: the LWT
+//!   mark, the rate-limit error, tablets routing, result metadata ids in v4), counts of
+//!   requests per shard and of those that arrived at a shard not owning their token.
 //! - [`tablets`]: ScyllaDB's tablets, emulated over a cluster (`StubConfig::tablets`): each
 //!   tablet's range and (node, shard) replicas, a migration at a set time, and the routing
 //!   payload a misrouted request's answer carries.

@@ -25,7 +25,7 @@ use doppio_proto::segment::{
     EnvelopeAssembler, SegmentCompression, SegmentDecoder, SegmentEncoder,
 };
 use doppio_proto::wire::RawValue;
-use doppio_proto::ProtocolVersion;
+use doppio_proto::{MetadataIds, ProtocolVersion};
 use doppio_test_support::CASSANDRA;
 use protocol_tests::unique_keyspace;
 
@@ -159,6 +159,7 @@ impl V5 {
         let e = Execute {
             id: &prepared.id,
             result_metadata_id: Some(rid),
+            metadata_ids: MetadataIds::ByVersion,
             params: QueryParameters {
                 skip_metadata: true,
                 ..one()
@@ -339,6 +340,7 @@ fn v5_messages_round_trip_with_cassandra() {
     let unknown = Execute {
         id: &[0xde, 0xad],
         result_metadata_id: Some(&rid),
+        metadata_ids: MetadataIds::ByVersion,
         params: one(),
         values: &(),
         columns: None,

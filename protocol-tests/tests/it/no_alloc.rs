@@ -14,7 +14,7 @@ use doppio_proto::response::{Response, ResponseFrame, ResultBody};
 use doppio_proto::types::ColumnType;
 use doppio_proto::wire::RawValue;
 use doppio_proto::wire::Reader;
-use doppio_proto::ProtocolVersion;
+use doppio_proto::{MetadataIds, ProtocolVersion};
 use protocol_tests::fixtures::parse_hex;
 
 const ROUNDS: usize = 1000;
@@ -83,8 +83,16 @@ fn v5_execute_template_encode_allocates_nothing() {
 }
 
 fn template_encode_allocates_nothing(version: ProtocolVersion, result_metadata_id: Option<&[u8]>) {
-    let template = ExecuteTemplate::new(version, ID, result_metadata_id, 3, &params(), Flags::NONE)
-        .expect("template");
+    let template = ExecuteTemplate::new(
+        version,
+        MetadataIds::ByVersion,
+        ID,
+        result_metadata_id,
+        3,
+        &params(),
+        Flags::NONE,
+    )
+    .expect("template");
     let k = 42i32.to_be_bytes();
     let values = [
         RawValue::Bytes(&k),
@@ -123,6 +131,7 @@ fn plain_execute_encode_allocates_nothing() {
     let execute = Execute {
         id: ID,
         result_metadata_id: None,
+        metadata_ids: MetadataIds::ByVersion,
         params: params(),
         values: &values[..],
         columns: None,

@@ -1,5 +1,7 @@
 //! The server side: a request body read back into a [`Request`] (every message of section
-//! 4.1), with its envelope ([`RequestFrame`]).
+//! 4.1), with its envelope ([`RequestFrame`]). An EXECUTE's result metadata id is read where
+//! the connection carries one: in v5, and in v4 on a connection that turned on ScyllaDB's
+//! extension ([`Request::decode_with`]).
 
 use super::batch::{BatchType, DecodedBatchStatement};
 use super::body::read_flags;
@@ -10,6 +12,7 @@ use super::query::{
 use crate::consistency::Consistency;
 use crate::error::{ProtoError, Result};
 use crate::frame::{Direction, Flags, FrameHeader, Opcode};
+use crate::version::MetadataIds;
 use crate::wire::{self, Reader};
 
 /// A request as decoded by a server, borrowing the frame body.
@@ -36,7 +39,7 @@ pub enum Request<'a> {
     Execute {
         /// The prepared id.
         id: &'a [u8],
-        /// v5: the result metadata id the client knows.
+        /// The result metadata id the client knows (v5, and v4 with ScyllaDB's extension).
         result_metadata_id: Option<&'a [u8]>,
         /// Consistency, values and the rest.
         params: DecodedParameters<'a>,
@@ -72,8 +75,19 @@ pub struct RequestFrame<'a> {
 }
 
 impl<'a> Request<'a> {
-    /// Decodes a request body (already decompressed) according to its header.
+    /// Decodes a request body (already decompressed) according to its header, on a
+    /// connection without ScyllaDB's result metadata ids in v4 ([`Request::decode_with`]).
     pub fn decode(header: &FrameHeader, body: &'a [u8]) -> Result<RequestFrame<'a>> {
+        Self::decode_with(header, body, MetadataIds::ByVersion)
+    }
+
+    /// Decodes a request body (already decompressed) according to its header, on a
+    /// connection whose result metadata ids are `ids` (what its STARTUP turned on).
+    pub fn decode_with(
+        header: &FrameHeader,
+        body: &'a [u8],
+        ids: MetadataIds,
+    ) -> Result<RequestFrame<'a>> {
         if header.direction != Direction::Request {
             return Err(ProtoError::WrongDirection {
                 found: "response",
@@ -111,7 +125,7 @@ impl<'a> Request<'a> {
                 let id = r.read_short_bytes("prepared id")?;
                 let result_metadata_id = header
                     .version
-                    .has_v5_fields()
+                    .has_metadata_ids(ids)
                     .then(|| r.read_short_bytes("result metadata id"))
                     .transpose()?;
                 Request::Execute {

@@ -1,5 +1,7 @@
 //! EXECUTE (spec section 4.1.6): a prepared statement by id with its values, field by field
-//! ([`Execute`]) or from a pre-encoded [`ExecuteTemplate`].
+//! ([`Execute`]) or from a pre-encoded [`ExecuteTemplate`]. The result metadata id after the
+//! prepared id is v5's, and v4's on a connection that turned on ScyllaDB's extension
+//! ([`MetadataIds`]).
 
 use bytes::{BufMut, BytesMut};
 
@@ -9,7 +11,7 @@ use crate::error::{ProtoError, Result};
 use crate::frame::{patch_stream, Direction, Flags, FrameHeader, Opcode};
 use crate::metadata::ColumnSpec;
 use crate::values::QueryValues;
-use crate::version::ProtocolVersion;
+use crate::version::{MetadataIds, ProtocolVersion};
 use crate::wire;
 
 /// EXECUTE: a prepared statement by id, with its values.
@@ -17,9 +19,13 @@ use crate::wire;
 pub struct Execute<'a, V: ?Sized> {
     /// The prepared id from RESULT Prepared.
     pub id: &'a [u8],
-    /// v5: the result metadata id from RESULT Prepared (or the newest a Rows result's
-    /// METADATA_CHANGED gave). Required in v5; not sent in v4, where it does not exist.
+    /// The result metadata id from RESULT Prepared (or the newest a Rows result's
+    /// METADATA_CHANGED gave). Required where the connection carries ids
+    /// ([`ProtocolVersion::has_metadata_ids`]: v5, or v4 with ScyllaDB's extension on); not
+    /// sent elsewhere.
     pub result_metadata_id: Option<&'a [u8]>,
+    /// Whether the connection turned on ScyllaDB's result metadata ids in v4.
+    pub metadata_ids: MetadataIds,
     /// Consistency, paging and the rest.
     pub params: QueryParameters<'a>,
     /// Bound values.
@@ -28,18 +34,23 @@ pub struct Execute<'a, V: ?Sized> {
     pub columns: Option<&'a [ColumnSpec]>,
 }
 
-/// Writes EXECUTE's `<id>` and, in v5, `<result_metadata_id>`.
+/// Writes EXECUTE's `<id>` and, where the connection carries them, `<result_metadata_id>`.
 fn put_execute_ids(
     buf: &mut BytesMut,
     version: ProtocolVersion,
+    ids: MetadataIds,
     id: &[u8],
     result_metadata_id: Option<&[u8]>,
 ) -> Result<()> {
     wire::put_short_bytes(buf, id, "prepared id")?;
-    if version.has_v5_fields() {
+    if version.has_metadata_ids(ids) {
         let rid = result_metadata_id.ok_or_else(|| ProtoError::InvalidValue {
             what: "EXECUTE result metadata id",
-            detail: "is required in protocol v5 (RESULT Prepared gives it)".into(),
+            detail: if version.has_v5_fields() {
+                "is required in protocol v5 (RESULT Prepared gives it)".into()
+            } else {
+                "is required in v4 with SCYLLA_USE_METADATA_ID on (RESULT Prepared gives it)".into()
+            },
         })?;
         wire::put_short_bytes(buf, rid, "result metadata id")?;
     }
@@ -51,7 +62,13 @@ impl<V: QueryValues + ?Sized> RequestBody for Execute<'_, V> {
         Opcode::Execute
     }
     fn encode_body(&self, buf: &mut BytesMut, version: ProtocolVersion) -> Result<()> {
-        put_execute_ids(buf, version, self.id, self.result_metadata_id)?;
+        put_execute_ids(
+            buf,
+            version,
+            self.metadata_ids,
+            self.id,
+            self.result_metadata_id,
+        )?;
         self.params.encode(version, self.values, self.columns, buf)
     }
 }
@@ -64,6 +81,8 @@ impl<V: QueryValues + ?Sized> RequestBody for Execute<'_, V> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecuteTemplate {
     version: ProtocolVersion,
+    /// Whether `prefix` holds a result metadata id (v5, or v4 with ScyllaDB's extension).
+    carries_metadata_id: bool,
     prefix: Vec<u8>,
     suffix: Vec<u8>,
     markers: usize,
@@ -85,11 +104,13 @@ pub struct PageRequest<'a> {
 }
 
 impl ExecuteTemplate {
-    /// Pre-encodes an EXECUTE of `version` for prepared statement `id` (and, in v5, its
+    /// Pre-encodes an EXECUTE of `version` (on a connection whose result metadata ids are
+    /// `ids`) for prepared statement `id` (and, where ids are carried, its
     /// `result_metadata_id`) with `markers` bind markers. `params.paging_state` is not
     /// allowed here (it changes per page: use [`Execute`]).
     pub fn new(
         version: ProtocolVersion,
+        ids: MetadataIds,
         id: &[u8],
         result_metadata_id: Option<&[u8]>,
         markers: usize,
@@ -115,7 +136,7 @@ impl ExecuteTemplate {
             length: 0,
         }
         .write_to(&mut prefix);
-        put_execute_ids(&mut prefix, version, id, result_metadata_id)?;
+        put_execute_ids(&mut prefix, version, ids, id, result_metadata_id)?;
         params.consistency.encode(&mut prefix);
         let mut f = params.flags(&());
         if markers > 0 {
@@ -126,6 +147,7 @@ impl ExecuteTemplate {
         params.encode_suffix(&mut suffix)?;
         Ok(Self {
             version,
+            carries_metadata_id: version.has_metadata_ids(ids),
             prefix: prefix.to_vec(),
             suffix: suffix.to_vec(),
             markers,
@@ -137,6 +159,13 @@ impl ExecuteTemplate {
     /// The protocol version it encodes (a connection of another version cannot send it).
     pub fn version(&self) -> ProtocolVersion {
         self.version
+    }
+
+    /// Whether a connection of `version` with result metadata ids `ids` can send it: the
+    /// same version, and a result metadata id exactly where that connection carries one.
+    #[inline]
+    pub fn fits(&self, version: ProtocolVersion, ids: MetadataIds) -> bool {
+        self.version == version && self.carries_metadata_id == version.has_metadata_ids(ids)
     }
 
     /// Bind markers the statement has.

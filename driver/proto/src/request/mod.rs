@@ -39,6 +39,8 @@ mod startup;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_metadata_ids;
+#[cfg(test)]
 mod tests_v5;
 
 pub use auth_response::AuthResponse;

@@ -10,7 +10,7 @@ use crate::error::{ProtoError, Result};
 use crate::frame::{Direction, Flags, FrameHeader, Opcode, HEADER_LEN};
 use crate::metadata::ColumnSpec;
 use crate::values::QueryValues;
-use crate::version::ProtocolVersion;
+use crate::version::{MetadataIds, ProtocolVersion};
 use crate::wire::RawValue;
 
 fn decode(buf: &[u8]) -> RequestFrame<'_> {
@@ -68,6 +68,7 @@ fn execute_template_equals_plain_execute_and_patches_stream() {
     let values = [RawValue::Bytes(b"k1"), RawValue::Unset];
     let t = ExecuteTemplate::new(
         ProtocolVersion::V4,
+        MetadataIds::ByVersion,
         b"\x01\x02",
         None,
         2,
@@ -81,6 +82,7 @@ fn execute_template_equals_plain_execute_and_patches_stream() {
     let e = Execute {
         id: b"\x01\x02",
         result_metadata_id: None,
+        metadata_ids: MetadataIds::ByVersion,
         params,
         values: &values[..],
         columns: None,
@@ -128,8 +130,16 @@ fn a_count_mismatch_lets_the_values_name_the_column() {
     let int = |n: &str| ColumnSpec::new("ks", "t", n, crate::types::ColumnType::Int);
     let cols = [int("a"), int("b")];
     let params = QueryParameters::default();
-    let t =
-        ExecuteTemplate::new(ProtocolVersion::V4, b"id", None, 2, &params, Flags::NONE).unwrap();
+    let t = ExecuteTemplate::new(
+        ProtocolVersion::V4,
+        MetadataIds::ByVersion,
+        b"id",
+        None,
+        2,
+        &params,
+        Flags::NONE,
+    )
+    .unwrap();
     let mut buf = BytesMut::new();
     let err = t
         .encode(&mut buf, 1, &NamesTheGap, Some(&cols))
@@ -142,6 +152,7 @@ fn a_count_mismatch_lets_the_values_name_the_column() {
     let e = Execute {
         id: b"id",
         result_metadata_id: None,
+        metadata_ids: MetadataIds::ByVersion,
         params,
         values: &NamesTheGap,
         columns: Some(&cols),

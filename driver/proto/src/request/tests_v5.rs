@@ -7,7 +7,7 @@ use super::*;
 use crate::consistency::Consistency;
 use crate::error::ProtoError;
 use crate::frame::{Direction, Flags, FrameHeader, HEADER_LEN};
-use crate::version::ProtocolVersion;
+use crate::version::{MetadataIds, ProtocolVersion};
 use crate::wire::RawValue;
 
 /// Encodes `request` as `version`, decodes it back, and returns the bytes of the body.
@@ -153,6 +153,7 @@ fn a_templated_page_is_the_execute_built_field_by_field() {
                 let e = Execute {
                     id: b"\x0a\x0b",
                     result_metadata_id: metadata_id,
+                    metadata_ids: MetadataIds::ByVersion,
                     params: QueryParameters {
                         page_size,
                         paging_state,
@@ -162,8 +163,16 @@ fn a_templated_page_is_the_execute_built_field_by_field() {
                     columns: None,
                 };
                 let plain = v(version, &e);
-                let t = ExecuteTemplate::new(version, e.id, metadata_id, 1, &defaults, Flags::NONE)
-                    .unwrap();
+                let t = ExecuteTemplate::new(
+                    version,
+                    MetadataIds::ByVersion,
+                    e.id,
+                    metadata_id,
+                    1,
+                    &defaults,
+                    Flags::NONE,
+                )
+                .unwrap();
                 let mut templated = BytesMut::from(&b"before"[..]);
                 let page = PageRequest {
                     page_size,
@@ -193,6 +202,7 @@ fn v5_execute_carries_the_result_metadata_id_and_its_template_agrees() {
     let e = Execute {
         id: b"\x0a\x0b",
         result_metadata_id: Some(b"\x0c\x0d\x0e"),
+        metadata_ids: MetadataIds::ByVersion,
         params,
         values: &values[..],
         columns: None,
@@ -205,6 +215,7 @@ fn v5_execute_carries_the_result_metadata_id_and_its_template_agrees() {
     );
     let t = ExecuteTemplate::new(
         ProtocolVersion::V5,
+        MetadataIds::ByVersion,
         e.id,
         e.result_metadata_id,
         1,
@@ -234,9 +245,16 @@ fn v5_execute_carries_the_result_metadata_id_and_its_template_agrees() {
     };
     assert!(encode_envelope(&mut buf, ProtocolVersion::V5, 0, Flags::NONE, &missing).is_err());
     assert!(buf.is_empty());
-    assert!(
-        ExecuteTemplate::new(ProtocolVersion::V5, e.id, None, 1, &params, Flags::NONE).is_err()
-    );
+    assert!(ExecuteTemplate::new(
+        ProtocolVersion::V5,
+        MetadataIds::ByVersion,
+        e.id,
+        None,
+        1,
+        &params,
+        Flags::NONE
+    )
+    .is_err());
     let v4 = v(ProtocolVersion::V4, &e);
     assert_eq!(&v4[HEADER_LEN..HEADER_LEN + 4], &[0, 2, 0x0a, 0x0b]);
     assert_eq!(

@@ -1,6 +1,8 @@
 //! The client side: a response frame read into a [`ResponseFrame`], its envelope (tracing id,
 //! warnings, custom payload: spec sections 2.2 and 4) and its message, decompressing the body
-//! when its flag says so.
+//! when its flag says so. PREPARED's and Rows' result metadata ids are read where the
+//! connection carries them: in v5, and in v4 on a connection that turned on ScyllaDB's
+//! extension ([`ResponseFrame::decode_with`]).
 
 use bytes::Bytes;
 
@@ -15,7 +17,7 @@ use crate::error::{ProtoError, Result};
 use crate::frame::{Direction, Flags, Frame, FrameHeader, Opcode};
 use crate::metadata::{PreparedMetadata, RowsMetadata};
 use crate::rows::Rows;
-use crate::version::ProtocolVersion;
+use crate::version::{MetadataIds, ProtocolVersion};
 use crate::wire::Reader;
 
 /// A decoded response frame: stream, envelope and message.
@@ -80,21 +82,39 @@ enum Decoded {
 }
 
 impl ResponseFrame {
-    /// Decodes a response frame. `compression` is what STARTUP negotiated; `max_len` bounds a
-    /// decompressed body.
+    /// Decodes a response frame on a connection without ScyllaDB's result metadata ids in v4
+    /// ([`ResponseFrame::decode_with`]). `compression` is what STARTUP negotiated; `max_len`
+    /// bounds a decompressed body.
     #[inline]
     pub fn decode(frame: &Frame, compression: Option<Compression>, max_len: usize) -> Result<Self> {
+        Self::decode_with(frame, compression, max_len, MetadataIds::ByVersion)
+    }
+
+    /// Decodes a response frame on a connection whose result metadata ids are `ids` (what its
+    /// STARTUP turned on). `compression` is what STARTUP negotiated; `max_len` bounds a
+    /// decompressed body.
+    #[inline]
+    pub fn decode_with(
+        frame: &Frame,
+        compression: Option<Compression>,
+        max_len: usize,
+        ids: MetadataIds,
+    ) -> Result<Self> {
         if frame.header.flags.contains(Flags::COMPRESSION) {
             let body = frame_body(frame, compression, max_len)?;
-            Self::decode_body(&frame.header, &body)
+            Self::decode_body(&frame.header, &body, ids)
         } else {
             // Borrow the body: no refcount traffic but the rows content's slice.
-            Self::decode_body(&frame.header, &frame.body)
+            Self::decode_body(&frame.header, &frame.body, ids)
         }
     }
 
     #[inline(always)]
-    fn decode_body(header: &FrameHeader, source: impl BodySource) -> Result<Self> {
+    fn decode_body(
+        header: &FrameHeader,
+        source: impl BodySource,
+        ids: MetadataIds,
+    ) -> Result<Self> {
         if header.direction != Direction::Response {
             return Err(ProtoError::WrongDirection {
                 found: "request",
@@ -103,6 +123,7 @@ impl ResponseFrame {
         }
         let flags = header.flags;
         let opcode = header.opcode;
+        let metadata_ids = header.version.has_metadata_ids(ids);
         let body = source.bytes();
         let mut r = Reader::new(body);
         let tracing_id = if flags.contains(Flags::TRACING) {
@@ -143,20 +164,18 @@ impl ResponseFrame {
             )),
             Opcode::Result => match r.read_int("result kind")? {
                 0x0001 => Decoded::Message(Response::Result(ResultBody::Void)),
-                0x0002 => Decoded::Rows(read_rows(&mut r, body)?),
+                0x0002 => Decoded::Rows(read_rows(&mut r, body, metadata_ids)?),
                 0x0003 => Decoded::Message(Response::Result(ResultBody::SetKeyspace(
                     r.read_string("keyspace")?.to_owned(),
                 ))),
                 0x0004 => {
                     let id = body.slice_ref(r.read_short_bytes("prepared id")?);
-                    let result_metadata_id = header
-                        .version
-                        .has_v5_fields()
+                    let result_metadata_id = metadata_ids
                         .then(|| r.read_short_bytes("result metadata id"))
                         .transpose()?
                         .map(|rid| body.slice_ref(rid));
                     let metadata = PreparedMetadata::decode(&mut r)?;
-                    let result_metadata = RowsMetadata::decode(&mut r, body)?;
+                    let result_metadata = RowsMetadata::decode(&mut r, body, metadata_ids)?;
                     Decoded::Message(Response::Result(ResultBody::Prepared(Box::new(Prepared {
                         id,
                         result_metadata_id,

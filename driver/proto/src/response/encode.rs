@@ -7,7 +7,7 @@ use super::message::Response;
 use crate::compression::Compression;
 use crate::error::{ProtoError, Result};
 use crate::frame::{patch_length, Direction, Flags, FrameHeader, HEADER_LEN};
-use crate::version::ProtocolVersion;
+use crate::version::{MetadataIds, ProtocolVersion};
 use crate::wire;
 
 /// Custom-payload entries to encode: keys and values (`None` for null).
@@ -18,6 +18,9 @@ pub type PayloadEntries<'a> = &'a [(&'a str, Option<&'a [u8]>)];
 pub struct Envelope<'a> {
     /// The protocol version (v4 unless set).
     pub version: ProtocolVersion,
+    /// Whether the connection turned on ScyllaDB's result metadata ids in v4 (PREPARED and a
+    /// Rows result's `METADATA_CHANGED` carry them then; not unless set).
+    pub metadata_ids: MetadataIds,
     /// Tracing session id.
     pub tracing_id: Option<[u8; 16]>,
     /// Warnings.
@@ -76,7 +79,7 @@ pub fn encode_response(
             if let Some(p) = envelope.custom_payload {
                 wire::put_bytes_map(out, p, "custom payload")?;
             }
-            response.encode_body(out, envelope.version)
+            response.encode_body(out, envelope.version, envelope.metadata_ids)
         };
         match compression {
             None => write_body(buf)?,

@@ -9,7 +9,7 @@ use super::event::Event;
 use super::result::ResultBody;
 use crate::error::{ProtoError, Result};
 use crate::frame::Opcode;
-use crate::version::ProtocolVersion;
+use crate::version::{MetadataIds, ProtocolVersion};
 use crate::wire;
 
 /// A response message.
@@ -48,8 +48,16 @@ impl Response {
         }
     }
 
-    /// Appends the message body (no envelope) as `version` lays it out.
-    pub fn encode_body(&self, buf: &mut BytesMut, version: ProtocolVersion) -> Result<()> {
+    /// Appends the message body (no envelope) as `version` lays it out on a connection whose
+    /// result metadata ids are `ids` (PREPARED's id and a Rows result's new one are refused
+    /// where the connection carries none, and PREPARED's is required where it does).
+    pub fn encode_body(
+        &self,
+        buf: &mut BytesMut,
+        version: ProtocolVersion,
+        ids: MetadataIds,
+    ) -> Result<()> {
+        let metadata_ids = version.has_metadata_ids(ids);
         match self {
             Response::Error(e) => e.encode(buf, version),
             Response::Ready => Ok(()),
@@ -61,6 +69,13 @@ impl Response {
                     Ok(())
                 }
                 ResultBody::Rows(rows) => {
+                    if rows.metadata.new_metadata_id.is_some() && !metadata_ids {
+                        return Err(ProtoError::InvalidValue {
+                            what: "Rows METADATA_CHANGED",
+                            detail: "does not exist in protocol v4 without SCYLLA_USE_METADATA_ID"
+                                .into(),
+                        });
+                    }
                     buf.put_i32(0x0002);
                     rows.metadata.encode(buf)?;
                     buf.put_i32(i32::try_from(rows.rows_count).map_err(|_| {
@@ -80,18 +95,22 @@ impl Response {
                 ResultBody::Prepared(p) => {
                     buf.put_i32(0x0004);
                     wire::put_short_bytes(buf, &p.id, "prepared id")?;
-                    match (&p.result_metadata_id, version.has_v5_fields()) {
+                    match (&p.result_metadata_id, metadata_ids) {
                         (Some(rid), true) => {
                             wire::put_short_bytes(buf, rid, "result metadata id")?;
                         }
                         (None, false) => {}
-                        (_, v5) => {
+                        (_, required) => {
                             return Err(ProtoError::InvalidValue {
                                 what: "PREPARED result metadata id",
-                                detail: if v5 {
-                                    "is required in protocol v5".into()
-                                } else {
-                                    "does not exist in protocol v4".into()
+                                detail: match (required, version.has_v5_fields()) {
+                                    (true, true) => "is required in protocol v5".into(),
+                                    (true, false) => {
+                                        "is required in v4 with SCYLLA_USE_METADATA_ID on".into()
+                                    }
+                                    _ => "does not exist in protocol v4 without \
+                                          SCYLLA_USE_METADATA_ID"
+                                        .into(),
                                 },
                             })
                         }

@@ -36,6 +36,8 @@ mod result_rows;
 mod schema_change;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_metadata_ids;
 
 pub use decode::{frame_body, ResponseFrame};
 pub use encode::{encode_response, Envelope, PayloadEntries};

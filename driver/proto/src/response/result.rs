@@ -13,7 +13,8 @@ use crate::rows::Rows;
 pub struct Prepared {
     /// The id to EXECUTE with (zero-copy slice of the frame body).
     pub id: Bytes,
-    /// v5: the id of the result metadata, sent back with every EXECUTE (`None` in v4).
+    /// The id of the result metadata, sent back with every EXECUTE: v5's, and v4's on a
+    /// connection that turned on ScyllaDB's extension (`None` elsewhere).
     pub result_metadata_id: Option<Bytes>,
     /// Bind markers and partition-key indexes.
     pub metadata: PreparedMetadata,

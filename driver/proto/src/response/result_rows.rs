@@ -18,8 +18,8 @@ pub(super) struct RowsAt {
 // Inlined into the decoder: the hot path of every SELECT (the rows are then built in place
 // rather than moved through returns).
 #[inline(always)]
-pub(super) fn read_rows(r: &mut Reader<'_>, body: &Bytes) -> Result<RowsAt> {
-    let metadata = RowsMetadata::decode(r, body)?;
+pub(super) fn read_rows(r: &mut Reader<'_>, body: &Bytes, metadata_ids: bool) -> Result<RowsAt> {
+    let metadata = RowsMetadata::decode(r, body, metadata_ids)?;
     let rows_count = r.read_int("rows count")?;
     let rows_count = usize::try_from(rows_count).map_err(|_| ProtoError::InvalidLength {
         what: "rows count",

@@ -427,6 +427,7 @@ fn envelope_fields_come_back_in_spec_order() {
     let tid = [9u8; 16];
     let env = Envelope {
         version: ProtocolVersion::V4,
+        metadata_ids: crate::version::MetadataIds::ByVersion,
         tracing_id: Some(tid),
         warnings: &["Aggregation query used without partition key"],
         custom_payload: Some(&[("k", Some(&b"v"[..]))]),

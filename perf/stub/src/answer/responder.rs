@@ -1,6 +1,6 @@
 //! One shard's answering state: what each request gets (SUPPORTED, READY, the system tables
-//! and the configured shape selected, `USE`, PREPARE encoding a statement's answers once,
-//! EXECUTE from them).
+//! and the configured shape selected, `USE`, `ALTER TABLE`, PREPARE encoding a statement's
+//! answers once, EXECUTE from them).
 
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -10,14 +10,15 @@ use bytes::Bytes;
 use doppio_proto::compression::Compression;
 use doppio_proto::metadata::{ColumnSpec, PreparedMetadata, RowsMetadata};
 use doppio_proto::request::{DecodedParameters, Request};
-use doppio_proto::response::{ErrorCode, Prepared, Response, ResultBody};
-use doppio_proto::types::ColumnType;
-use doppio_proto::value::CqlValue;
-use doppio_proto::ProtocolVersion;
+use doppio_proto::response::{
+    ErrorCode, Prepared, Response, ResultBody, SchemaChange, SchemaTarget,
+};
+use doppio_proto::{MetadataIds, ProtocolVersion};
 
 use crate::answer::errors::{error, unprepared};
-use crate::answer::prepared::{body_of, statement_id, PreparedEntry};
-use crate::answer::rows::{page_bounds, rows_response, SelectRows};
+use crate::answer::prepared::{body_of, metadata_id, statement_id, PreparedEntry};
+use crate::answer::rows::{page_bounds, rows_response, RowSet, SelectRows};
+use crate::answer::schema::{parse_alter, Alter, Schema};
 use crate::answer::shape::Shape;
 use crate::tables::{self, Table};
 
@@ -44,6 +45,8 @@ pub struct Responder {
     /// Whether PREPARED names the first bind marker as the partition key (so that drivers
     /// compute tokens; on when the stub emulates ScyllaDB's shards).
     first_marker_is_key: bool,
+    /// The tables `ALTER TABLE` changed.
+    schema: Schema,
 }
 
 impl std::fmt::Debug for Responder {
@@ -70,6 +73,7 @@ impl Responder {
             newest: ProtocolVersion::V5,
             authenticator: None,
             first_marker_is_key: false,
+            schema: Schema::default(),
         }
     }
 
@@ -152,16 +156,30 @@ impl Responder {
             .map(|(_, e)| e)
     }
 
-    /// The answer to a decoded request. `keyspace` is the connection's keyspace, updated
-    /// by `USE`; `lz4` says whether the connection compresses (pre-encoded bodies come
-    /// compressed then); `version` is the request's (a v5 PREPARED carries a result
-    /// metadata id).
+    /// The answer to a decoded request on a connection without ScyllaDB's result metadata
+    /// ids in v4 ([`Self::answer_with`]).
     pub fn answer(
         &mut self,
         request: &Request<'_>,
         keyspace: &mut Option<String>,
         lz4: bool,
         version: ProtocolVersion,
+    ) -> Answer {
+        self.answer_with(request, keyspace, lz4, version, MetadataIds::ByVersion)
+    }
+
+    /// The answer to a decoded request. `keyspace` is the connection's keyspace, updated
+    /// by `USE`; `lz4` says whether the connection compresses (pre-encoded bodies come
+    /// compressed then); `version` is the request's and `ids` what the connection turned on
+    /// (a PREPARED carries a result metadata id where either says so, and an EXECUTE that
+    /// sent a stale one is answered `METADATA_CHANGED`).
+    pub fn answer_with(
+        &mut self,
+        request: &Request<'_>,
+        keyspace: &mut Option<String>,
+        lz4: bool,
+        version: ProtocolVersion,
+        ids: MetadataIds,
     ) -> Answer {
         match request {
             Request::Options => Answer::Message(Response::Supported(vec![
@@ -187,17 +205,21 @@ impl Responder {
             Request::Query(text, params) => self.query(text, params, keyspace),
             Request::Prepare { query: text, .. } => match self.prepare(text, keyspace.as_deref()) {
                 Ok(mut p) => {
-                    if !version.has_v5_fields() {
+                    if !version.has_metadata_ids(ids) {
                         p.result_metadata_id = None;
                     }
                     Answer::Message(Response::Result(ResultBody::Prepared(Box::new(p))))
                 }
                 Err(e) => Answer::Message(e),
             },
-            Request::Execute { id, params, .. } => match self.lookup(id) {
-                Some(e) => match e.page(params) {
+            Request::Execute {
+                id,
+                params,
+                result_metadata_id: sent,
+            } => match self.lookup(id) {
+                Some(e) => match e.page(params, *sent) {
                     Some(page) => Answer::Message(page),
-                    None => Answer::Body(e.body(params.params.skip_metadata, lz4).clone()),
+                    None => Answer::Body(e.body(params.params.skip_metadata, *sent, lz4).clone()),
                 },
                 None => Answer::Message(unprepared(id)),
             },
@@ -251,16 +273,11 @@ impl Responder {
                 format!("unconfigured table {}.{}", ks, select.table),
             )));
         }
-        let ks: Arc<str> = select.keyspace.or(keyspace).unwrap_or("stub").into();
-        let spec = ColumnSpec {
-            keyspace: ks,
-            table: select.table.into(),
-            name: "v".into(),
-            typ: ColumnType::Blob,
-        };
-        let row = vec![Some(CqlValue::Blob(vec![0x5a; self.shape.row_bytes]))];
+        let ks = select.keyspace.or(keyspace).unwrap_or("stub");
+        let blob = vec![0x5a; self.shape.row_bytes];
+        let (specs, row) = self.schema.columns(ks, select.table, &blob);
         Some(Ok((
-            vec![spec],
+            specs,
             SelectRows::Shape {
                 row,
                 count: self.shape.rows,
@@ -269,11 +286,17 @@ impl Responder {
     }
 
     fn query(
-        &self,
+        &mut self,
         text: &str,
         params: &DecodedParameters<'_>,
         keyspace: &mut Option<String>,
     ) -> Answer {
+        if let Some(alter) = parse_alter(text) {
+            return match alter.and_then(|a| self.alter(&a, keyspace.as_deref())) {
+                Ok(change) => Answer::Message(Response::Result(ResultBody::SchemaChange(change))),
+                Err(why) => Answer::Message(error(ErrorCode::Invalid, why)),
+            };
+        }
         let trimmed = text.trim_start();
         if trimmed.len() > 4 && trimmed[..4].eq_ignore_ascii_case("use ") {
             let ks = trimmed[4..]
@@ -295,6 +318,7 @@ impl Responder {
                     &rows.page(start, end),
                     more,
                     params.params.skip_metadata,
+                    None,
                 ))
             }
         }
@@ -337,6 +361,7 @@ impl Responder {
                 .collect(),
             extension_flags: 0,
         };
+        let result_metadata_id = metadata_id(&result_columns);
         let result_metadata = RowsMetadata {
             columns_count: result_columns.len(),
             paging_state: None,
@@ -345,21 +370,7 @@ impl Responder {
             new_metadata_id: None,
         };
         if self.lookup(&id).is_none() {
-            let answers = |skip: bool| match &rows {
-                Some((c, r)) => rows_response(c.clone(), r, None, skip),
-                None => Response::Result(ResultBody::Void),
-            };
-            let (with, bare) = (answers(false), answers(true));
-            let entry = PreparedEntry {
-                text: text.to_owned(),
-                bodies: [body_of(&with, None), body_of(&bare, None)],
-                compressed: [
-                    body_of(&with, Some(Compression::Lz4)),
-                    body_of(&bare, Some(Compression::Lz4)),
-                ],
-                pageable: rows.filter(|(_, r)| r.len() > 1),
-                conditional: tables::is_conditional(text),
-            };
+            let entry = entry_of(text, keyspace, rows);
             if self.prepared.len() >= MAX_PREPARED {
                 self.prepared.remove(0);
             }
@@ -367,14 +378,83 @@ impl Responder {
         }
         Ok(Prepared {
             id: Bytes::copy_from_slice(&id),
-            // v5 (dropped for v4 by the caller): the stub's result columns never change, so
-            // an id of the statement's own, distinct from its prepared id, serves.
-            result_metadata_id: Some(Bytes::copy_from_slice(&statement_id(
-                text,
-                Some("result metadata"),
-            ))),
+            // Dropped by the caller where the connection carries no ids (v4 without
+            // ScyllaDB's extension).
+            result_metadata_id: Some(Bytes::copy_from_slice(&result_metadata_id)),
             metadata,
             result_metadata,
         })
+    }
+
+    /// `ALTER TABLE`: the table's columns change (`keyspace` is the connection's, for an
+    /// unqualified name), and so do the answers of every statement prepared on it, which
+    /// keep their ids: as on a node where the statement was prepared again after the
+    /// change, a client holding the old columns gets the new ones with their id
+    /// (`METADATA_CHANGED`) where its connection carries result metadata ids. The
+    /// Schema_change result, or why the table cannot change.
+    fn alter(&mut self, alter: &Alter<'_>, keyspace: Option<&str>) -> Result<SchemaChange, String> {
+        let ks = alter.keyspace.or(keyspace).unwrap_or("stub");
+        if [
+            "system",
+            "system_schema",
+            "system_auth",
+            "system_distributed",
+            "system_traces",
+        ]
+        .iter()
+        .any(|s| ks.eq_ignore_ascii_case(s))
+        {
+            return Err(format!("the stub cannot alter {ks}.{}", alter.table));
+        }
+        self.schema.apply(ks, alter)?;
+        for i in 0..self.prepared.len() {
+            let entry = &self.prepared[i].1;
+            let on_table = tables::parse_select(&entry.text).is_some_and(|s| {
+                s.table.eq_ignore_ascii_case(alter.table)
+                    && s.keyspace
+                        .or(entry.keyspace.as_deref())
+                        .unwrap_or("stub")
+                        .eq_ignore_ascii_case(ks)
+            });
+            if !on_table {
+                continue;
+            }
+            let (text, at) = (entry.text.clone(), entry.keyspace.clone());
+            if let Some(Ok((c, r))) = self.select_rows(&text, at.as_deref()) {
+                self.prepared[i].1 =
+                    Rc::new(entry_of(&text, at.as_deref(), Some((c, r.into_rows()))));
+            }
+        }
+        Ok(SchemaChange {
+            change: "UPDATED".into(),
+            target: SchemaTarget::Table(ks.to_owned(), alter.table.to_owned()),
+        })
+    }
+}
+
+/// A statement's entry: its answers encoded once (with metadata, without, and with
+/// `METADATA_CHANGED` for a client whose result metadata id is stale; uncompressed and lz4),
+/// from its result's columns and rows (`None`: it returns none, its answers are Void).
+fn entry_of(text: &str, keyspace: Option<&str>, rows: Option<RowSet>) -> PreparedEntry {
+    let result_metadata_id = metadata_id(rows.as_ref().map_or(&[], |(c, _)| c.as_slice()));
+    let answer = |skip: bool, changed: Option<&[u8; 16]>| match &rows {
+        Some((c, r)) => rows_response(c.clone(), r, None, skip, changed),
+        None => Response::Result(ResultBody::Void),
+    };
+    let answers = [
+        answer(false, None),
+        answer(true, None),
+        answer(true, Some(&result_metadata_id)),
+    ];
+    PreparedEntry {
+        text: text.to_owned(),
+        keyspace: keyspace.map(str::to_owned),
+        result_metadata_id,
+        bodies: answers.each_ref().map(|a| body_of(a, None)),
+        compressed: answers
+            .each_ref()
+            .map(|a| body_of(a, Some(Compression::Lz4))),
+        pageable: rows.filter(|(_, r)| r.len() > 1),
+        conditional: tables::is_conditional(text),
     }
 }

@@ -69,12 +69,15 @@ impl SelectRows {
     }
 }
 
-/// A RESULT Rows of `rows` (values in `columns` order).
+/// A RESULT Rows of `rows` (values in `columns` order); with `changed`, the columns' result
+/// metadata id, it says `METADATA_CHANGED` and sends the columns with that id whatever
+/// `skip_metadata` asks (for a client whose id was stale).
 pub(super) fn rows_response(
     columns: Vec<ColumnSpec>,
     rows: &[Vec<Option<CqlValue>>],
     paging_state: Option<Bytes>,
     skip_metadata: bool,
+    changed: Option<&[u8; 16]>,
 ) -> Response {
     let mut content = BytesMut::new();
     for row in rows {
@@ -98,13 +101,14 @@ pub(super) fn rows_response(
         }
     }
     let columns_count = columns.len();
+    let skip_metadata = skip_metadata && changed.is_none();
     Response::Result(ResultBody::Rows(Rows {
         metadata: RowsMetadata {
             columns_count,
             paging_state,
             columns: if skip_metadata { Vec::new() } else { columns },
             no_metadata: skip_metadata,
-            new_metadata_id: None,
+            new_metadata_id: changed.map(|id| Box::new(Bytes::copy_from_slice(id))),
         },
         rows_count: rows.len(),
         content: content.freeze(),

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use doppio_proto::consistency::Consistency;
 use doppio_proto::request::{DecodedParameters, QueryParameters, Request};
-use doppio_proto::response::{ErrorCode, Response, ResultBody};
-use doppio_proto::ProtocolVersion;
+use doppio_proto::response::{ErrorCode, Prepared, Response, ResultBody};
+use doppio_proto::{MetadataIds, ProtocolVersion};
 
 use crate::answer::prepared::statement_id;
 use crate::answer::{Answer, Responder, Shape};
@@ -342,4 +342,97 @@ fn ids_depend_on_text_and_keyspace_only() {
     assert_eq!(statement_id("a", None), statement_id("a", None));
     assert_ne!(statement_id("a", None), statement_id("a", Some("k")));
     assert_ne!(statement_id("a", None), statement_id("b", None));
+}
+
+/// `ALTER TABLE` changes the columns of its table's statements, which keep their ids; an
+/// EXECUTE that sends their old result metadata id (a connection that carries ids) gets
+/// METADATA_CHANGED with the new columns and id, whole or a page of them.
+#[test]
+fn an_altered_table_s_statements_answer_a_stale_id_with_their_new_columns() {
+    let shape = Arc::new(Shape {
+        rows: 3,
+        ..Shape::default()
+    });
+    let mut r = Responder::new("127.0.0.1:9042".parse().unwrap(), shape);
+    let mut ks = Some("ks".to_owned());
+    let mut prepare = |r: &mut Responder, ids| -> Prepared {
+        match r.answer_with(
+            &Request::Prepare {
+                query: "SELECT * FROM t WHERE k = ?",
+                keyspace: None,
+            },
+            &mut ks,
+            false,
+            ProtocolVersion::V4,
+            ids,
+        ) {
+            Answer::Message(Response::Result(ResultBody::Prepared(p))) => *p,
+            _ => panic!("prepared"),
+        }
+    };
+    assert_eq!(
+        prepare(&mut r, MetadataIds::ByVersion).result_metadata_id,
+        None
+    );
+    let p = prepare(&mut r, MetadataIds::Negotiated);
+    let first = p.result_metadata_id.clone().unwrap();
+    let mut ks = Some("ks".to_owned());
+    let mut execute = |r: &mut Responder, sent: &[u8], params: DecodedParameters<'_>| {
+        r.answer_with(
+            &Request::Execute {
+                id: &p.id,
+                result_metadata_id: Some(sent),
+                params,
+            },
+            &mut ks,
+            false,
+            ProtocolVersion::V4,
+            MetadataIds::Negotiated,
+        )
+    };
+    let Answer::Body(quiet) = execute(&mut r, &first, params(true)) else {
+        panic!("body")
+    };
+    // GLOBAL_TABLES_SPEC | NO_METADATA, one column.
+    assert_eq!(&quiet[4..12], &[0, 0, 0, 5, 0, 0, 0, 1]);
+
+    let mut session_ks = Some("ks".to_owned());
+    let Answer::Message(Response::Result(ResultBody::SchemaChange(change))) = r.answer(
+        &Request::Query("ALTER TABLE t ADD w int", params(false)),
+        &mut session_ks,
+        false,
+        ProtocolVersion::V4,
+    ) else {
+        panic!("schema change")
+    };
+    assert_eq!(
+        change.target,
+        doppio_proto::response::SchemaTarget::Table("ks".into(), "t".into())
+    );
+    let Answer::Body(changed) = execute(&mut r, &first, params(true)) else {
+        panic!("body")
+    };
+    let again = prepare(&mut r, MetadataIds::Negotiated);
+    assert_eq!(again.id, p.id);
+    let new = again.result_metadata_id.unwrap();
+    assert_ne!(new, first);
+    // GLOBAL_TABLES_SPEC | METADATA_CHANGED, two columns, the new id, then the columns.
+    assert_eq!(&changed[4..14], &[0, 0, 0, 9, 0, 0, 0, 2, 0, 16]);
+    assert_eq!(&changed[14..30], &new[..]);
+    // The new id: quiet again.
+    let Answer::Body(quiet) = execute(&mut r, &new, params(true)) else {
+        panic!("body")
+    };
+    assert_eq!(&quiet[4..12], &[0, 0, 0, 5, 0, 0, 0, 2]);
+    // A page of it, with the stale id: the page's rows with the new columns and id.
+    let mut page = params(true);
+    page.params.page_size = Some(2);
+    let Answer::Message(Response::Result(ResultBody::Rows(rows))) = execute(&mut r, &first, page)
+    else {
+        panic!("a page")
+    };
+    assert_eq!(rows.rows_count, 2);
+    assert!(rows.metadata.paging_state.is_some());
+    assert_eq!(rows.metadata.new_metadata_id.as_deref(), Some(&new));
+    assert_eq!(rows.columns().len(), 2);
 }

@@ -11,7 +11,7 @@ use doppio_proto::compression::Compression;
 use doppio_proto::response::Response;
 use doppio_proto::scylla_extensions::Extensions;
 use doppio_proto::segment::SegmentCompression;
-use doppio_proto::ProtocolVersion;
+use doppio_proto::{MetadataIds, ProtocolVersion};
 use doppio_rt::TcpStream;
 
 use crate::conn::encode::put_message;
@@ -89,11 +89,18 @@ impl Conn {
         self.lz4.get().then_some(Compression::Lz4)
     }
 
+    /// Whether this connection's STARTUP turned on ScyllaDB's result metadata ids in v4.
+    #[inline]
+    pub(super) fn metadata_ids(&self) -> MetadataIds {
+        self.extensions.get().metadata_ids()
+    }
+
     /// Encodes `response` on `stream` into `out`.
     pub(super) fn put(&self, out: &mut BytesMut, stream: i16, response: &Response) {
         put_message(
             out,
             self.version.get(),
+            self.metadata_ids(),
             stream,
             response,
             self.compression(),

@@ -3,5 +3,6 @@
 //! ephemeral ports (or its own `doppio-stub` processes, the only ones it signals).
 
 mod cluster;
+mod metadata_ids;
 mod stub;
 mod support;

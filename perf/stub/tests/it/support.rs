@@ -20,6 +20,7 @@ use doppio_proto::request::{
 };
 use doppio_proto::response::{Prepared, Response, ResponseFrame, ResultBody};
 use doppio_proto::wire::RawValue;
+use doppio_proto::MetadataIds;
 use doppio_rt::Runtime;
 use doppio_stub::{Rules, Shape, Stub, StubConfig, StubHandle};
 
@@ -107,6 +108,9 @@ pub(crate) struct RawClient {
     socket: TcpStream,
     inbox: BytesMut,
     next_stream: i16,
+    /// Whether the connection turned on ScyllaDB's result metadata ids (the test says so
+    /// once its STARTUP did): how PREPARED, EXECUTE and Rows are laid out.
+    pub(crate) metadata_ids: MetadataIds,
 }
 
 impl RawClient {
@@ -120,6 +124,7 @@ impl RawClient {
             socket,
             inbox: BytesMut::new(),
             next_stream: 0,
+            metadata_ids: MetadataIds::ByVersion,
         }
     }
 
@@ -158,7 +163,8 @@ impl RawClient {
         let frames = FrameDecoder::new(Direction::Response);
         loop {
             if let Some(frame) = frames.decode(&mut self.inbox).unwrap() {
-                let answer = ResponseFrame::decode(&frame, None, MAX_FRAME).unwrap();
+                let answer =
+                    ResponseFrame::decode_with(&frame, None, MAX_FRAME, self.metadata_ids).unwrap();
                 assert_eq!(answer.stream, stream);
                 return answer;
             }
@@ -206,12 +212,27 @@ impl RawClient {
 
     /// EXECUTE of `prepared` with these blob `values` at ONE: the answer.
     pub(crate) fn execute(&mut self, prepared: &Prepared, values: &[&[u8]]) -> Response {
+        self.execute_with(prepared, values, false, None)
+    }
+
+    /// EXECUTE of `prepared` with these blob `values` at ONE, asking to skip the result
+    /// metadata if `skip_metadata`, with `result_metadata_id` (sent where the connection
+    /// carries ids): the answer.
+    pub(crate) fn execute_with(
+        &mut self,
+        prepared: &Prepared,
+        values: &[&[u8]],
+        skip_metadata: bool,
+        result_metadata_id: Option<&[u8]>,
+    ) -> Response {
         let values: Vec<RawValue<'_>> = values.iter().map(|v| RawValue::Bytes(v)).collect();
         let execute = Execute {
             id: &prepared.id,
-            result_metadata_id: None,
+            result_metadata_id,
+            metadata_ids: self.metadata_ids,
             params: QueryParameters {
                 consistency: Consistency::One,
+                skip_metadata,
                 ..QueryParameters::default()
             },
             values: &values.as_slice(),

@@ -35,7 +35,7 @@ pub(crate) fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, 
     if header.opcode == Opcode::Execute && execute::from_encoded_body(conn, ctx, header, body) {
         return;
     }
-    let request = match Request::decode(header, body) {
+    let request = match Request::decode_with(header, body, conn.metadata_ids()) {
         Ok(r) => r,
         Err(e) => {
             let mut out = conn.out.borrow_mut();

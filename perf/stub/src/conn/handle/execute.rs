@@ -1,6 +1,9 @@
 //! EXECUTE: the hot path answers a known statement of at most one row from its encoded body,
-//! read in place (no decoding, allocation, lock or atomic without rules); one that may need
-//! paging, or an unknown id, is decoded and answered as the other requests are.
+//! read in place (no decoding, allocation, lock or atomic without rules): with metadata, without
+//! (`skip_metadata`), or, when the connection carries result metadata ids and the one sent is
+//! not the statement's (its table was altered), with `METADATA_CHANGED`, the new id and the
+//! columns. One that may need paging, or an unknown id, is decoded and answered as the other
+//! requests are.
 
 use std::rc::Rc;
 
@@ -30,20 +33,22 @@ pub(super) fn from_encoded_body(
     let stream = header.stream;
     let version = header.version;
     let node = ctx.node();
+    let ids = conn.metadata_ids();
     let tablet_payload = place(conn, ctx, body, version);
     // Recorded when the statement is one this node knows: the EXECUTE reached a node
     // that could run it, whatever its answer (dropped, stalled, an error). One answered
     // UNPREPARED ran nowhere, and its client rightly sends it again once prepared.
     if ctx.records_values() {
-        let known = execute_head(body, version)
-            .is_some_and(|(id, _)| ctx.responder.borrow().lookup(id).is_some());
+        let known = execute_head(body, version, ids)
+            .is_some_and(|head| ctx.responder.borrow().lookup(head.id).is_some());
         if known {
-            if let Some(v) = execute_first_value(body, version) {
+            if let Some(v) = execute_first_value(body, version, ids) {
                 ctx.record_value(v);
             }
         }
     }
-    if let Some((id, skip_metadata)) = execute_head(body, version) {
+    if let Some(head) = execute_head(body, version, ids) {
+        let (id, skip_metadata, sent_id) = (head.id, head.skip_metadata, head.result_metadata_id);
         let responder = ctx.responder.borrow();
         if let Some(entry) = responder.lookup(id).filter(|e| !e.pageable()) {
             let lz4 = conn.lz4.get();
@@ -58,7 +63,7 @@ pub(super) fn from_encoded_body(
                     node: node.index(),
                     elapsed: doppio_rt::now().saturating_duration_since(ctx.started),
                     // Only with rules: the hot path without them decodes no parameters.
-                    serial_consistency: Request::decode(header, body)
+                    serial_consistency: Request::decode_with(header, body, ids)
                         .ok()
                         .and_then(|r| serial_of(&r.request)),
                 })
@@ -71,7 +76,7 @@ pub(super) fn from_encoded_body(
                             &mut out,
                             version,
                             stream,
-                            entry.body(skip_metadata, lz4),
+                            entry.body(skip_metadata, sent_id, lz4),
                             lz4,
                         ),
                         // A misroute: the rare path, which encodes the payload.
@@ -79,7 +84,7 @@ pub(super) fn from_encoded_body(
                             &mut out,
                             version,
                             stream,
-                            entry.body(skip_metadata, false),
+                            entry.body(skip_metadata, sent_id, false),
                             (TABLETS_PAYLOAD_KEY, &layout.payload(k, epoch)),
                             lz4,
                         ),
@@ -91,7 +96,7 @@ pub(super) fn from_encoded_body(
                     let delay_u = matcher.uniform();
                     drop(matcher);
                     ctx.fired(i, conn.number);
-                    let body = entry.body(skip_metadata, lz4).clone();
+                    let body = entry.body(skip_metadata, sent_id, lz4).clone();
                     drop(responder);
                     react(
                         conn,

@@ -1,11 +1,29 @@
 //! An EXECUTE's fields read straight from its body, without decoding it and without trusting
-//! a length: its prepared id, `skip_metadata` and its first bound value (the hot path's).
+//! a length: its prepared id, its result metadata id (where the connection carries one),
+//! `skip_metadata` and its first bound value (the hot path's).
 
-use doppio_proto::ProtocolVersion;
+use doppio_proto::{MetadataIds, ProtocolVersion};
 
-/// The prepared id of an EXECUTE and the offset of its flags (`[short bytes id]`, in v5
-/// `[short bytes result_metadata_id]`, then `[short consistency]`).
-fn execute_id(body: &[u8], version: ProtocolVersion) -> Option<(&[u8], usize)> {
+/// The fields the fast path answers an EXECUTE by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ExecuteHead<'a> {
+    /// The prepared id.
+    pub(super) id: &'a [u8],
+    /// The result metadata id the client holds, where the connection carries one (v5, or
+    /// v4 with ScyllaDB's `SCYLLA_USE_METADATA_ID` on).
+    pub(super) result_metadata_id: Option<&'a [u8]>,
+    /// The query flags' `skip_metadata`.
+    pub(super) skip_metadata: bool,
+}
+
+/// An EXECUTE's prepared id, its result metadata id (where carried) and the offset of its
+/// flags.
+type Ids<'a> = (&'a [u8], Option<&'a [u8]>, usize);
+
+/// The prepared id and result metadata id of an EXECUTE, and the offset of its flags
+/// (`[short bytes id]`, where ids are carried `[short bytes result_metadata_id]`, then
+/// `[short consistency]`).
+fn execute_ids(body: &[u8], version: ProtocolVersion, ids: MetadataIds) -> Option<Ids<'_>> {
     let short = |at: usize| -> Option<usize> {
         Some(usize::from(u16::from_be_bytes([
             *body.get(at)?,
@@ -15,10 +33,13 @@ fn execute_id(body: &[u8], version: ProtocolVersion) -> Option<(&[u8], usize)> {
     let len = short(0)?;
     let id = body.get(2..2 + len)?;
     let mut at = 2 + len;
-    if version.has_v5_fields() {
-        at += 2 + short(at)?;
+    let mut result_metadata_id = None;
+    if version.has_metadata_ids(ids) {
+        let rlen = short(at)?;
+        result_metadata_id = Some(body.get(at + 2..at + 2 + rlen)?);
+        at += 2 + rlen;
     }
-    Some((id, at + 2))
+    Some((id, result_metadata_id, at + 2))
 }
 
 /// The query flags at `at` (`[byte]` in v4, `[int]` in v5) and the offset after them.
@@ -31,19 +52,31 @@ fn query_flags(body: &[u8], at: usize, version: ProtocolVersion) -> Option<(u32,
     }
 }
 
-/// The EXECUTE fields the fast path needs: the prepared id and `skip_metadata`.
-pub(super) fn execute_head(body: &[u8], version: ProtocolVersion) -> Option<(&[u8], bool)> {
-    let (id, at) = execute_id(body, version)?;
+/// The EXECUTE fields the fast path needs: the ids and `skip_metadata`.
+pub(super) fn execute_head(
+    body: &[u8],
+    version: ProtocolVersion,
+    ids: MetadataIds,
+) -> Option<ExecuteHead<'_>> {
+    let (id, result_metadata_id, at) = execute_ids(body, version, ids)?;
     let (flags, _) = query_flags(body, at, version)?;
-    Some((id, flags & 0x02 != 0))
+    Some(ExecuteHead {
+        id,
+        result_metadata_id,
+        skip_metadata: flags & 0x02 != 0,
+    })
 }
 
-/// The first bound value of an EXECUTE (`[short bytes id]`, in v5 `[short bytes
-/// result_metadata_id]`, `[short consistency][flags][short n][value...]`, each value `[int
-/// length][bytes]`, after its `[string name]` when flag 0x40 says values are named); `None`
-/// when it has none or is malformed.
-pub(super) fn execute_first_value(body: &[u8], version: ProtocolVersion) -> Option<&[u8]> {
-    let (_, at) = execute_id(body, version)?;
+/// The first bound value of an EXECUTE (`[short bytes id]`, where ids are carried `[short
+/// bytes result_metadata_id]`, `[short consistency][flags][short n][value...]`, each value
+/// `[int length][bytes]`, after its `[string name]` when flag 0x40 says values are named);
+/// `None` when it has none or is malformed.
+pub(super) fn execute_first_value(
+    body: &[u8],
+    version: ProtocolVersion,
+    ids: MetadataIds,
+) -> Option<&[u8]> {
+    let (_, _, at) = execute_ids(body, version, ids)?;
     let (flags, mut at) = query_flags(body, at, version)?;
     if flags & 0x01 == 0 || u16::from_be_bytes([*body.get(at)?, *body.get(at + 1)?]) == 0 {
         return None;
@@ -61,19 +94,31 @@ pub(super) fn execute_first_value(body: &[u8], version: ProtocolVersion) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use doppio_proto::MetadataIds::{ByVersion, Negotiated};
     use doppio_proto::ProtocolVersion::{V4, V5};
+
+    /// An EXECUTE's head as a tuple: (id, result metadata id, skip_metadata).
+    type Head<'a> = (&'a [u8], Option<&'a [u8]>, bool);
+
+    /// The head of `body` as a tuple.
+    fn head(body: &[u8], version: ProtocolVersion, ids: MetadataIds) -> Option<Head<'_>> {
+        execute_head(body, version, ids).map(|h| (h.id, h.result_metadata_id, h.skip_metadata))
+    }
 
     #[test]
     fn the_execute_head_is_read_without_trusting_lengths() {
         let body = [0, 2, 0xab, 0xcd, 0, 1, 0x02, 0, 0];
-        assert_eq!(execute_head(&body, V4), Some((&[0xab, 0xcd][..], true)));
         assert_eq!(
-            execute_head(&[0, 9, 1], V4),
+            head(&body, V4, ByVersion),
+            Some((&[0xab, 0xcd][..], None, true))
+        );
+        assert_eq!(
+            head(&[0, 9, 1], V4, ByVersion),
             None,
             "an id longer than the body"
         );
-        assert_eq!(execute_head(&[0, 1, 7, 0], V4), None, "no flags byte");
-        assert_eq!(execute_head(&[], V4), None);
+        assert_eq!(head(&[0, 1, 7, 0], V4, ByVersion), None, "no flags byte");
+        assert_eq!(head(&[], V4, ByVersion), None);
     }
 
     #[test]
@@ -82,22 +127,26 @@ mod tests {
         let body = [
             0, 1, 0xab, 0, 1, 0x01, 0, 2, 0, 0, 0, 2, 0, 7, 0, 0, 0, 1, 0xff,
         ];
-        assert_eq!(execute_first_value(&body, V4), Some(&[0, 7][..]));
+        assert_eq!(execute_first_value(&body, V4, ByVersion), Some(&[0, 7][..]));
         // Named values: the name is skipped.
         let named = [0, 1, 0xab, 0, 1, 0x41, 0, 1, 0, 1, b'k', 0, 0, 0, 1, 9];
-        assert_eq!(execute_first_value(&named, V4), Some(&[9][..]));
+        assert_eq!(execute_first_value(&named, V4, ByVersion), Some(&[9][..]));
         assert_eq!(
-            execute_first_value(&[0, 1, 0xab, 0, 1, 0x00], V4),
+            execute_first_value(&[0, 1, 0xab, 0, 1, 0x00], V4, ByVersion),
             None,
             "no values"
         );
         assert_eq!(
-            execute_first_value(&body[..13], V4),
+            execute_first_value(&body[..13], V4, ByVersion),
             None,
             "a value past the body"
         );
         let null = [0, 1, 0xab, 0, 1, 0x01, 0, 1, 0xff, 0xff, 0xff, 0xff];
-        assert_eq!(execute_first_value(&null, V4), None, "a null value");
+        assert_eq!(
+            execute_first_value(&null, V4, ByVersion),
+            None,
+            "a null value"
+        );
     }
 
     #[test]
@@ -107,18 +156,51 @@ mod tests {
         let body = [
             0, 1, 0xab, 0, 2, 0xcd, 0xef, 0, 1, 0, 0, 0, 0x03, 0, 1, 0, 0, 0, 1, 7,
         ];
-        assert_eq!(execute_head(&body, V5), Some((&[0xab][..], true)));
-        assert_eq!(execute_first_value(&body, V5), Some(&[7][..]));
-        // Read as v4, the same bytes mean something else, and nothing is trusted.
-        assert_ne!(execute_head(&body, V4), Some((&[0xab][..], true)));
         assert_eq!(
-            execute_head(&body[..6], V5),
+            head(&body, V5, ByVersion),
+            Some((&[0xab][..], Some(&[0xcd, 0xef][..]), true))
+        );
+        assert_eq!(execute_first_value(&body, V5, ByVersion), Some(&[7][..]));
+        // Read as v4, the same bytes mean something else, and nothing is trusted.
+        assert_ne!(
+            head(&body, V4, ByVersion),
+            Some((&[0xab][..], Some(&[0xcd, 0xef][..]), true))
+        );
+        assert_eq!(
+            head(&body[..6], V5, ByVersion),
             None,
             "a result id past the body"
         );
-        assert_eq!(execute_head(&body[..11], V5), None, "flags cut short");
+        assert_eq!(head(&body[..11], V5, ByVersion), None, "flags cut short");
         assert_eq!(
-            execute_first_value(&body[..19], V5),
+            execute_first_value(&body[..19], V5, ByVersion),
+            None,
+            "a value past the body"
+        );
+    }
+
+    #[test]
+    fn v4_executes_with_scylla_s_metadata_ids_are_read_past_the_id() {
+        // id [ab], result metadata id [cd ef], consistency ONE, flags SKIP_METADATA|VALUES
+        // as v4's [byte], 1 value [07].
+        let body = [
+            0, 1, 0xab, 0, 2, 0xcd, 0xef, 0, 1, 0x03, 0, 1, 0, 0, 0, 1, 7,
+        ];
+        assert_eq!(
+            head(&body, V4, Negotiated),
+            Some((&[0xab][..], Some(&[0xcd, 0xef][..]), true))
+        );
+        assert_eq!(execute_first_value(&body, V4, Negotiated), Some(&[7][..]));
+        // Not negotiated: the id is read as the consistency, the flags are wrong.
+        assert_ne!(
+            head(&body, V4, ByVersion).map(|h| h.1),
+            Some(Some(&[0xcd, 0xef][..]))
+        );
+        for cut in 0..10 {
+            assert_eq!(head(&body[..cut], V4, Negotiated), None, "cut at {cut}");
+        }
+        assert_eq!(
+            execute_first_value(&body[..16], V4, Negotiated),
             None,
             "a value past the body"
         );

@@ -30,7 +30,8 @@ pub(super) fn place<'a>(
     if sharded.is_some() || node.checks_replicas() {
         // The partition key is the first bound value of every statement the stub
         // prepares when it emulates ScyllaDB or plays a cluster.
-        if let Some(key) = execute_first_value(body, version) {
+        let ids = conn.metadata_ids();
+        if let Some(key) = execute_first_value(body, version, ids) {
             let token = murmur3::token(key);
             // With tablets, the tablet and the epoch it is placed in now.
             let tablet = node.tablets().map(|t| {
@@ -57,9 +58,9 @@ pub(super) fn place<'a>(
             }
             // Only EXECUTEs of a statement this node knows (an UNPREPARED one is sent
             // again once prepared).
-            let conditional = execute_head(body, version).and_then(|(id, _)| {
+            let conditional = execute_head(body, version, ids).and_then(|head| {
                 let responder = ctx.responder.borrow();
-                responder.lookup(id).map(|e| e.conditional())
+                responder.lookup(head.id).map(|e| e.conditional())
             });
             if let Some(conditional) = conditional {
                 let mut tally = conn.batch_placed.get();

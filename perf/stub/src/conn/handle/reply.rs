@@ -19,7 +19,8 @@ use crate::rules::Probe;
 use crate::shard::ShardContext;
 
 /// The responder's answer to `request` on this connection (`USE` sets its keyspace;
-/// pre-encoded bodies come compressed when it uses lz4), in `version`, the request's.
+/// pre-encoded bodies come compressed when it uses lz4), in `version`, the request's, with
+/// the result metadata ids the connection turned on.
 pub(super) fn answer_of(
     conn: &Conn,
     ctx: &ShardContext,
@@ -27,9 +28,13 @@ pub(super) fn answer_of(
     version: ProtocolVersion,
 ) -> Answer {
     let mut keyspace = conn.keyspace.borrow_mut();
-    ctx.responder
-        .borrow_mut()
-        .answer(request, &mut keyspace, conn.lz4.get(), version)
+    ctx.responder.borrow_mut().answer_with(
+        request,
+        &mut keyspace,
+        conn.lz4.get(),
+        version,
+        conn.metadata_ids(),
+    )
 }
 
 /// Writes `answer` to `request` (which arrived with `header`), or, when a rule matches the
@@ -66,9 +71,10 @@ pub(super) fn send(
         }
     };
     let lz4 = conn.lz4.get();
+    let ids = conn.metadata_ids();
     let write = move |out: &mut BytesMut, s: i16| match &answer {
         Answer::Body(b) => answer::put_body_frame(out, version, s, b, lz4),
-        Answer::Message(m) => put_message(out, version, s, m, lz4.then_some(Compression::Lz4)),
+        Answer::Message(m) => put_message(out, version, ids, s, m, lz4.then_some(Compression::Lz4)),
     };
     match rule {
         None => write(&mut conn.out.borrow_mut(), stream),
