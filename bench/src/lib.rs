@@ -57,8 +57,9 @@
 //!   `read` and `mixed`); `command::stress` runs them.
 //! - [`nemesis`]: issue 48's pure core, no cluster or driver yet (children: `history`, the
 //!   operations of a run and their outcomes, saved as JSON lines; `acked_writes`, the check
-//!   that no acknowledged write is lost; `schedule`, the seeded fault schedule within what
-//!   the replication factor spares).
+//!   that no acknowledged write is lost; `linearizable`, the linearizability check of the
+//!   register workload with the smallest failing sub-history; `schedule`, the seeded fault
+//!   schedule within what the replication factor spares).
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
 //! - [`probe`]: what a measured stretch cost and where it ran, each probe a module
 //!   (children: `process_cost`, CPU time, context switches, RSS, syscalls by kind and
