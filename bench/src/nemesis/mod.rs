@@ -1,7 +1,7 @@
 //! The nemesis (issue 48): a run against a local cluster while its nodes are killed, paused
 //! and stopped, and checks of the history the clients recorded. This is its pure core,
 //! driver-neutral and without any process control: the history, the two checks and the
-//! fault schedule.
+//! fault schedule. What it means and what remains: `bench/NEMESIS.md`.
 //!
 //! Modules:
 //! - [`history`]: the operations of a run (worker, key, write / compare-and-set / read,
