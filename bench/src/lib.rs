@@ -55,7 +55,7 @@
 //!   read into a typed model and mapped onto `doppio run` (children: `lex`, `parse`,
 //!   `options`, `values`, `model`, `error`, `map`, and `legacy`, the workload of `write`,
 //!   `read` and `mixed`); `command::stress` runs them.
-//! - [`nemesis`]: issue 48's pure core, no cluster or driver yet (children: `history`, the
+//! - [`nemesis`]: a nemesis run's pure core, no cluster or driver yet (children: `history`, the
 //!   operations of a run and their outcomes, saved as JSON lines; `acked_writes`, the check
 //!   that no acknowledged write is lost; `linearizable`, the linearizability check of the
 //!   register workload with the smallest failing sub-history; `schedule`, the seeded fault
@@ -116,7 +116,7 @@ pub(crate) mod experiment;
 pub mod failure;
 pub mod interrupt;
 pub(crate) mod live_log;
-// Until its runner (issue 48's next slice) calls it, only its tests do.
+// Until its runner (the next slice) calls it, only its tests do.
 #[cfg_attr(
     not(test),
     expect(dead_code, reason = "the nemesis runner is still to come")
