@@ -57,6 +57,7 @@ mod sim_faults;
 mod soak;
 mod stub_answers;
 mod stub_cluster;
+mod stub_datacenters;
 mod stub_latency;
 mod stub_nodes;
 mod stub_tablets;

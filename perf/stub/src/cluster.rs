@@ -1,11 +1,13 @@
 //! A cluster of several nodes played by one stub ([`crate::StubConfig::cluster`]): where each
 //! node listens, who it says it is, which tokens it owns, and which nodes are the replicas of
-//! a token.
+//! a token (SimpleStrategy here; NetworkTopologyStrategy over data centers and racks when
+//! the cluster has them, [`crate::datacenters`]).
 //!
 //! Node `i` listens on the IPv4 address `i` steps after the configured one (Linux routes all
 //! of 127.0.0.0/8 to the loopback interface, so 127.0.0.1, 127.0.0.2, ... need no set-up), on
-//! the same port as node 0. Its host id is a constant of its index; data center and rack are
-//! the same for all (`datacenter1`, `rack1`, as a fresh Cassandra names them).
+//! the same port as node 0. Its host id is a constant of its index; without data centers
+//! ([`crate::StubConfig::datacenters`]) data center and rack are the same for all
+//! (`datacenter1`, `rack1`, as a fresh Cassandra names them).
 //!
 //! The token ring: `vnodes` tokens per node, evenly spaced over the whole Murmur3 range and
 //! interleaved: the ring is walked in rounds of one token per node, each round's order
@@ -21,7 +23,8 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::num::{NonZeroU16, NonZeroU8};
 
-use crate::tables::NodeRow;
+use crate::datacenters::{place, DatacenterError, Datacenters, DcWant};
+use crate::tables::{NodeRow, DATA_CENTER, RACK};
 
 /// Several nodes served by one stub.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +77,47 @@ impl Cluster {
             .collect()
     }
 
+    /// The cluster of `layout`'s nodes, `vnodes` tokens each (its
+    /// `replication_factor` is the largest data center's, and unused: each data center has
+    /// its own). Checks the layout first.
+    pub fn of_datacenters(
+        layout: &Datacenters,
+        vnodes: NonZeroU16,
+    ) -> Result<Self, DatacenterError> {
+        layout.check()?;
+        let total = layout.total_nodes();
+        let nodes = u8::try_from(total)
+            .ok()
+            .and_then(NonZeroU8::new)
+            .ok_or(DatacenterError::TooManyNodes(total))?;
+        let most = layout
+            .datacenters
+            .iter()
+            .map(|d| d.replication_factor)
+            .max()
+            .and_then(NonZeroU8::new)
+            .ok_or(DatacenterError::NoReplicas)?;
+        Ok(Self {
+            nodes,
+            replication_factor: most,
+            vnodes,
+        })
+    }
+
+    /// Checks `layout` for this cluster: its own rules, and `nodes` being the data
+    /// centers' sum.
+    pub fn check_datacenters(&self, layout: &Datacenters) -> Result<(), DatacenterError> {
+        layout.check()?;
+        let datacenters = layout.total_nodes();
+        if datacenters != usize::from(self.nodes.get()) {
+            return Err(DatacenterError::NodeCount {
+                cluster: self.nodes.get(),
+                datacenters,
+            });
+        }
+        Ok(())
+    }
+
     /// The ring of this cluster.
     pub fn ring(&self) -> Ring {
         Ring::new(self.nodes.get(), self.vnodes.get(), self.replication())
@@ -116,25 +160,37 @@ pub struct Ring {
     replication: usize,
     /// `replication` nodes per position, the primary first.
     replicas: Vec<u8>,
+    /// Each node's data center (an index into `datacenters`) and rack (an index within it).
+    places: Vec<(u8, u8)>,
+    /// The data centers' names.
+    datacenters: Vec<String>,
+}
+
+/// `n` nodes of `vnodes` tokens each, evenly spaced and interleaved (see the module docs):
+/// the tokens, ascending, and the owner of each.
+fn token_ring(n: usize, vnodes: u16) -> (Vec<i64>, Vec<u8>) {
+    let positions = n * usize::from(vnodes.max(1));
+    let step = (1u128 << 64) / positions as u128;
+    let tokens: Vec<i64> = (0..positions)
+        .map(|k| {
+            // Half a step in: no token sits on the range's very bottom.
+            let offset = step * k as u128 + step / 2;
+            (i128::from(i64::MIN) + offset as i128) as i64
+        })
+        .collect();
+    let owners: Vec<u8> = (0..positions)
+        .map(|k| ((k % n + k / n) % n) as u8)
+        .collect();
+    (tokens, owners)
 }
 
 impl Ring {
     /// `nodes` nodes of `vnodes` tokens each, replicas by SimpleStrategy with `replication`
-    /// (at most `nodes`).
+    /// (at most `nodes`), all in one data center ([`DATA_CENTER`]) and rack ([`RACK`]).
     pub fn new(nodes: u8, vnodes: u16, replication: u8) -> Self {
         let n = usize::from(nodes.max(1));
-        let positions = n * usize::from(vnodes.max(1));
-        let step = (1u128 << 64) / positions as u128;
-        let tokens: Vec<i64> = (0..positions)
-            .map(|k| {
-                // Half a step in: no token sits on the range's very bottom.
-                let offset = step * k as u128 + step / 2;
-                (i128::from(i64::MIN) + offset as i128) as i64
-            })
-            .collect();
-        let owners: Vec<u8> = (0..positions)
-            .map(|k| ((k % n + k / n) % n) as u8)
-            .collect();
+        let (tokens, owners) = token_ring(n, vnodes);
+        let positions = tokens.len();
         let replication = usize::from(replication).clamp(1, n);
         let mut replicas = Vec::with_capacity(positions * replication);
         for start in 0..positions {
@@ -154,7 +210,54 @@ impl Ring {
             owners,
             replication,
             replicas,
+            places: vec![(0, 0); n],
+            datacenters: vec![DATA_CENTER.to_owned()],
         }
+    }
+
+    /// The nodes of `layout` (data center by data center), `vnodes` tokens each, replicas by
+    /// NetworkTopologyStrategy with each data center's factor ([`crate::datacenters`]).
+    /// The layout is taken as checked ([`Datacenters::check`]).
+    pub fn with_datacenters(layout: &Datacenters, vnodes: u16) -> Self {
+        let places = layout.places();
+        let n = places.len().max(1);
+        let (tokens, owners) = token_ring(n, vnodes);
+        let positions = tokens.len();
+        let wants = DcWant::of(layout);
+        let replication = layout.replication().max(1);
+        let mut replicas = Vec::with_capacity(positions * replication);
+        for start in 0..positions {
+            let at = replicas.len();
+            let walk = (0..positions).map(|k| owners[(start + k) % positions]);
+            place(walk, &places, &wants, &mut replicas);
+            // Every position gets the same count (see the module docs); should one not, it
+            // is padded with its first replica rather than shift every later position.
+            let first = replicas.get(at).copied().unwrap_or(0);
+            replicas.resize(at + replication, first);
+        }
+        Self {
+            tokens,
+            owners,
+            replication,
+            replicas,
+            places,
+            datacenters: layout.datacenters.iter().map(|d| d.name.clone()).collect(),
+        }
+    }
+
+    /// The data center node `node` is in.
+    pub fn datacenter_of(&self, node: u8) -> &str {
+        self.places
+            .get(usize::from(node))
+            .and_then(|&(dc, _)| self.datacenters.get(usize::from(dc)))
+            .map_or(DATA_CENTER, String::as_str)
+    }
+
+    /// The rack node `node` is on.
+    pub fn rack_of(&self, node: u8) -> String {
+        self.places
+            .get(usize::from(node))
+            .map_or_else(|| RACK.to_owned(), |&(_, r)| Datacenters::rack_name(r))
     }
 
     /// How many nodes hold each token.
@@ -193,6 +296,8 @@ impl Ring {
                     addr,
                     host_id: host_id(node),
                     tokens: self.tokens_of(node),
+                    data_center: self.datacenter_of(node).to_owned(),
+                    rack: self.rack_of(node),
                 }
             })
             .collect()

@@ -26,7 +26,10 @@
 //!   counts ([`NodeCounts`]) and, in a cluster, the check of each EXECUTE against the
 //!   replicas of its token.
 //! - [`cluster`]: several nodes played by one stub: their addresses and host ids, the token
-//!   ring and each token's replicas (SimpleStrategy).
+//!   ring and each token's replicas (SimpleStrategy, or NetworkTopologyStrategy over
+//!   [`datacenters`]).
+//! - [`datacenters`]: a cluster laid out over data centers and racks
+//!   ([`StubConfig::datacenters`]) and NetworkTopologyStrategy's placement of replicas.
 //! - `conn` (private): one connection: read, answer every frame, one write per batch; fault
 //!   reactions. `conn::handle` answers each request by its opcode, one function per opcode
 //!   (`handshake`: STARTUP, OPTIONS, REGISTER, AUTH_RESPONSE; `query`, `prepare`,
@@ -49,7 +52,7 @@
 //! above (`doppio_stub::server::StubConfig`, `doppio_stub::rules::Rules`, ...) are the same.
 //!
 //! Imports go one way, with no circle: `server` -> `conn` -> `shard` -> `answer`, `rules`,
-//! `node`; `node` -> `scylla`, `cluster`, `tablets`; `tablets` -> `cluster`; `cluster` -> `tables`; `answer` -> `tables`;
+//! `node`; `node` -> `scylla`, `cluster`, `tables`, `tablets`; `tablets` -> `cluster`; `cluster` -> `tables`, `datacenters`; `answer` -> `tables`;
 //! `conn` -> `tls`, `node`, `tablets` (`server` also builds the `shard` and `node` state it hands to each
 //! connection, and the `cluster`'s ring).
 //!
@@ -61,6 +64,7 @@
 pub mod answer;
 pub mod cluster;
 mod conn;
+pub mod datacenters;
 mod node;
 pub mod rules;
 pub mod scylla;
@@ -72,7 +76,8 @@ pub mod tls;
 
 pub use answer::Shape;
 pub use cluster::{Cluster, Ring};
-pub use node::NodeCounts;
+pub use datacenters::{Datacenter, Datacenters};
+pub use node::{DatacenterCounts, NodeCounts};
 pub use rules::{Reaction, Rule, Rules};
 pub use scylla::{ScyllaShards, ShardAwarePort, ShardCounts};
 pub use server::{LocalStubHandle, MemoryStub, Stub, StubConfig, StubError, StubHandle};

@@ -9,6 +9,11 @@
 //! (see `doppio_stub::cluster`): it also prints `cluster of N nodes on ADDR:PORT, ...`, and on
 //! exit each node's requests, those that reached a node that is no replica of their token,
 //! and the lightweight transactions that missed their primary replica.
+//!
+//! `--datacenters dc1:3,dc2:3 [--racks N]` plays a cluster laid out over data centers and
+//! racks instead (see `doppio_stub::datacenters`): NetworkTopologyStrategy with
+//! --replication-factor in each data center; on exit it also prints each node's data center
+//! and rack, and the requests each data center received.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,7 +25,10 @@ use clap::Parser;
 use doppio_proto::types::ColumnType;
 use doppio_proto::ProtocolVersion;
 use doppio_stub::cluster::{DEFAULT_REPLICATION_FACTOR, DEFAULT_VNODES};
-use doppio_stub::{Cluster, Rules, ScyllaShards, Shape, ShardAwarePort, Stub, StubConfig, Tablets};
+use doppio_stub::{
+    Cluster, Datacenters, NodeCounts, Rules, ScyllaShards, Shape, ShardAwarePort, Stub, StubConfig,
+    Tablets,
+};
 
 /// A loopback CQL v4 stub server: answers at once, or as its fault rules say.
 #[derive(Debug, Parser)]
@@ -89,13 +97,35 @@ struct Args {
     /// Play a cluster of this many nodes (1 to 255): node i listens on the i-th address
     /// after --listen's (127.0.0.1, 127.0.0.2, ...), same port; each EXECUTE is checked
     /// against the replicas of its token and counted per node.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", group = "shape")]
     nodes: Option<u8>,
-    /// The cluster's replication factor (SimpleStrategy; capped at --nodes).
-    #[arg(long, value_name = "RF", default_value_t = DEFAULT_REPLICATION_FACTOR, requires = "nodes")]
+    /// Play a cluster laid out over data centers, NAME:NODES each, e.g. `dc1:3,dc2:3`
+    /// (nodes numbered data center by data center from --listen's address): each node gives
+    /// its data center and rack in system.local and system.peers, the routed keyspace is
+    /// listed with NetworkTopologyStrategy and --replication-factor in each data center
+    /// (at most its nodes), and each EXECUTE is checked against the replicas it places.
+    #[arg(
+        long,
+        value_name = "DC:N,...",
+        group = "shape",
+        conflicts_with = "tablets"
+    )]
+    datacenters: Option<String>,
+    /// Racks per data center of --datacenters: node j of a data center is on rack
+    /// `j % RACKS` (rack1, rack2, ...).
+    #[arg(
+        long,
+        value_name = "RACKS",
+        default_value_t = 1,
+        requires = "datacenters"
+    )]
+    racks: u8,
+    /// The cluster's replication factor (SimpleStrategy, capped at --nodes; or per data
+    /// center of --datacenters).
+    #[arg(long, value_name = "RF", default_value_t = DEFAULT_REPLICATION_FACTOR, requires = "shape")]
     replication_factor: u8,
     /// Tokens per node of the cluster.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_VNODES, requires = "nodes")]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_VNODES, requires = "shape")]
     vnodes: u16,
     /// Split the routed keyspace's tables into this many ScyllaDB tablets each, over the
     /// cluster's nodes and emulated shards (needs --nodes and --scylla-shards): a request
@@ -108,8 +138,20 @@ struct Args {
     migrate_tablets_after: Option<std::time::Duration>,
 }
 
-/// The cluster --nodes, --replication-factor and --vnodes ask for, or why not.
-fn cluster(args: &Args) -> Result<Option<Cluster>, String> {
+/// The cluster --nodes (or --datacenters and --racks), --replication-factor and --vnodes
+/// ask for, with its data centers if any, or why not.
+fn cluster(args: &Args) -> Result<Option<(Cluster, Option<Datacenters>)>, String> {
+    if let Some(spec) = &args.datacenters {
+        let racks = std::num::NonZeroU8::new(args.racks)
+            .ok_or("--racks 0: a data center has at least one rack")?;
+        let vnodes = std::num::NonZeroU16::new(args.vnodes)
+            .ok_or("--vnodes 0: every node owns at least one token")?;
+        let dcs = Datacenters::parse(spec, racks, args.replication_factor)
+            .map_err(|e| format!("--datacenters {spec}: {e}"))?;
+        let c = Cluster::of_datacenters(&dcs, vnodes)
+            .map_err(|e| format!("--datacenters {spec}: {e}"))?;
+        return Ok(Some((c, Some(dcs))));
+    }
     let Some(nodes) = args.nodes else {
         return Ok(None);
     };
@@ -119,11 +161,14 @@ fn cluster(args: &Args) -> Result<Option<Cluster>, String> {
         .ok_or("--replication-factor 0: every token needs at least one replica")?;
     let vnodes = std::num::NonZeroU16::new(args.vnodes)
         .ok_or("--vnodes 0: every node owns at least one token")?;
-    Ok(Some(Cluster {
-        nodes,
-        replication_factor,
-        vnodes,
-    }))
+    Ok(Some((
+        Cluster {
+            nodes,
+            replication_factor,
+            vnodes,
+        },
+        None,
+    )))
 }
 
 fn bind_type(name: &str) -> Result<ColumnType, String> {
@@ -166,8 +211,9 @@ fn main() -> ExitCode {
         },
         _ => None,
     };
-    let cluster = match cluster(&args) {
-        Ok(c) => c,
+    let (cluster, datacenters) = match cluster(&args) {
+        Ok(Some((c, dcs))) => (Some(c), dcs),
+        Ok(None) => (None, None),
         Err(e) => return fail(e),
     };
     let stop = Arc::new(AtomicBool::new(false));
@@ -214,6 +260,7 @@ fn main() -> ExitCode {
         routed_keyspace: args.routed_keyspace.clone(),
         tls,
         cluster,
+        datacenters: datacenters.clone(),
         tablets: args.tablets.map(|count| Tablets {
             count,
             migrate_after: args.migrate_tablets_after,
@@ -229,11 +276,25 @@ fn main() -> ExitCode {
     }
     if let Some(c) = cluster {
         let addrs: Vec<String> = stub.node_addrs().iter().map(|a| a.to_string()).collect();
+        let replication = match &datacenters {
+            Some(dcs) => {
+                let per_dc: Vec<String> = dcs
+                    .datacenters
+                    .iter()
+                    .map(|d| format!("{} {} nodes rf {}", d.name, d.nodes, d.replication_factor))
+                    .collect();
+                format!(
+                    "NetworkTopologyStrategy: {}; {} racks per data center",
+                    per_dc.join(", "),
+                    dcs.racks
+                )
+            }
+            None => format!("replication factor {}", c.replication()),
+        };
         println!(
-            "cluster of {} nodes on {} (replication factor {})",
+            "cluster of {} nodes on {} ({replication})",
             addrs.len(),
             addrs.join(", "),
-            c.replication()
         );
     }
     use std::io::Write;
@@ -254,7 +315,8 @@ fn main() -> ExitCode {
             eprintln!(
                 "doppio-stub: node {}: {} requests, {} at a node not their replica, {} not at \
                  their primary replica; {} lightweight transactions, {} of them not at their \
-                 primary replica; {} answers with their tablet's routing; {} connections",
+                 primary replica; {} answers with their tablet's routing; {} connections; in \
+                 data center {}, rack {}",
                 n.addr,
                 n.requests,
                 n.wrong_replica,
@@ -262,13 +324,23 @@ fn main() -> ExitCode {
                 n.lwt_requests,
                 n.lwt_not_primary,
                 n.tablet_payloads,
-                n.connections
+                n.connections,
+                n.data_center,
+                n.rack
             );
             if let Some(c) = &n.shards {
                 eprintln!(
                     "doppio-stub: node {}: requests per emulated ScyllaDB shard {:?}, {} at a \
                      shard not owning their token; connections per shard {:?}",
                     n.addr, c.requests, c.wrong_shard, c.connections
+                );
+            }
+        }
+        if datacenters.is_some() {
+            for (dc, c) in NodeCounts::by_datacenter(&node_counts) {
+                eprintln!(
+                    "doppio-stub: data center {dc}: {} requests, {} at a node not their replica",
+                    c.requests, c.wrong_replica
                 );
             }
         }
@@ -303,9 +375,10 @@ mod tests {
             cluster(&args)
         };
         assert_eq!(parse(&[]), Ok(None));
-        let c = parse(&["--nodes", "3"]).unwrap().unwrap();
+        let (c, dcs) = parse(&["--nodes", "3"]).unwrap().unwrap();
+        assert_eq!(dcs, None);
         assert_eq!((c.nodes.get(), c.replication()), (3, 3));
-        let c = parse(&["--nodes", "2", "--replication-factor", "5"])
+        let (c, _) = parse(&["--nodes", "2", "--replication-factor", "5"])
             .unwrap()
             .unwrap();
         assert_eq!(c.replication(), 2, "capped at the node count");
@@ -322,5 +395,43 @@ mod tests {
         }
         // A replication factor without a cluster is a mistake clap names.
         assert!(Args::try_parse_from(["doppio-stub", "--replication-factor", "2"]).is_err());
+    }
+
+    #[test]
+    fn data_centers_are_parsed_or_refused_in_one_line() {
+        let parse = |extra: &[&str]| {
+            let args = Args::try_parse_from([&["doppio-stub"], extra].concat()).unwrap();
+            cluster(&args)
+        };
+        let (c, dcs) = parse(&["--datacenters", "dc1:3,dc2:3", "--racks", "3"])
+            .unwrap()
+            .unwrap();
+        let dcs = dcs.unwrap();
+        assert_eq!(c.nodes.get(), 6);
+        assert_eq!(dcs.racks.get(), 3);
+        assert_eq!(
+            dcs.replication_map(),
+            [("dc1".to_owned(), 3), ("dc2".to_owned(), 3)]
+        );
+        for (bad, says) in [
+            (&["--datacenters", "dc1:3", "--racks", "0"][..], "--racks 0"),
+            (&["--datacenters", "dc1"], "--datacenters dc1: `dc1`"),
+            (
+                &["--datacenters", "dc1:0"],
+                "--datacenters dc1:0: data center dc1 has 0",
+            ),
+            (
+                &["--datacenters", "dc1:3,dc2:2"],
+                "--datacenters dc1:3,dc2:2: replication factor 3 in data center dc2",
+            ),
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.starts_with(says) && !e.contains('\n'), "{e}");
+        }
+        // --nodes and --datacenters are two shapes of one cluster: one at a time.
+        assert!(
+            Args::try_parse_from(["doppio-stub", "--nodes", "3", "--datacenters", "a:3"]).is_err()
+        );
+        assert!(Args::try_parse_from(["doppio-stub", "--racks", "2"]).is_err());
     }
 }

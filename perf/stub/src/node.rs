@@ -1,18 +1,21 @@
 //! One node the stub plays, as all its executors share it: its emulated ScyllaDB shards (if
 //! any), its connection count and, in a cluster, the ring its requests are checked against
-//! with the counts of those that reached a node that is no replica of their token.
+//! with the counts of those that reached a node that is no replica of their token; each
+//! node's counts name its data center and rack ([`NodeCounts::by_datacenter`] sums them).
 //!
 //! A single stub is one node; a cluster stub ([`crate::StubConfig::cluster`]) one per
 //! cluster node. Counters are atomics written once per connection and once per read batch
 //! (each connection tallies its requests in a plain cell first, [`Tally`]), never per
 //! request; the replica check runs only in a cluster.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::cluster::Ring;
 use crate::scylla::{Emulation, ScyllaShards, ShardCounts};
+use crate::tables::{DATA_CENTER, RACK};
 use crate::tablets::TabletLayout;
 
 /// What one node's executors share.
@@ -76,6 +79,10 @@ impl Tally {
 pub struct NodeCounts {
     /// The node's address.
     pub addr: SocketAddr,
+    /// The data center the node is in (`datacenter1` without data centers).
+    pub data_center: String,
+    /// The rack the node is on (`rack1` without data centers).
+    pub rack: String,
     /// Connections it accepted.
     pub connections: u64,
     /// EXECUTEs of a prepared statement with a bound partition key (counted in a cluster
@@ -97,6 +104,29 @@ pub struct NodeCounts {
     pub tablet_payloads: u64,
     /// Where requests landed per emulated ScyllaDB shard of this node (when emulated).
     pub shards: Option<ShardCounts>,
+}
+
+/// What arrived at the nodes of one data center (summed over them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DatacenterCounts {
+    /// EXECUTEs with a bound partition key that reached a node of the data center.
+    pub requests: u64,
+    /// Of those, the ones whose token the node they reached is no replica of.
+    pub wrong_replica: u64,
+}
+
+impl NodeCounts {
+    /// The requests each data center's nodes received, by data center name (every data
+    /// center of `nodes` listed, with 0 if none reached it).
+    pub fn by_datacenter(nodes: &[NodeCounts]) -> BTreeMap<String, DatacenterCounts> {
+        let mut by = BTreeMap::<String, DatacenterCounts>::new();
+        for n in nodes {
+            let dc = by.entry(n.data_center.clone()).or_default();
+            dc.requests += n.requests;
+            dc.wrong_replica += n.wrong_replica;
+        }
+        by
+    }
 }
 
 impl NodeShared {
@@ -209,8 +239,17 @@ impl NodeShared {
     /// The counters now, for the node at `addr`.
     pub(crate) fn counts(&self, addr: SocketAddr) -> NodeCounts {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let (data_center, rack) = match &self.placement {
+            Some(p) => (
+                p.ring.datacenter_of(p.node).to_owned(),
+                p.ring.rack_of(p.node),
+            ),
+            None => (DATA_CENTER.to_owned(), RACK.to_owned()),
+        };
         NodeCounts {
             addr,
+            data_center,
+            rack,
             connections: load(&self.connections),
             requests: load(&self.requests),
             wrong_replica: load(&self.wrong_replica),

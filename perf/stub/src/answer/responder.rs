@@ -111,6 +111,19 @@ impl Responder {
         self
     }
 
+    /// Lists `keyspace` with NetworkTopologyStrategy and `replication` (each data center's
+    /// name and factor), and names the first bind marker of every prepared statement as its
+    /// partition key.
+    pub fn with_datacenter_keyspace(
+        mut self,
+        keyspace: &str,
+        replication: &[(String, u8)],
+    ) -> Self {
+        tables::add_network_topology_keyspace(&mut self.tables, keyspace, replication);
+        self.first_marker_is_key = true;
+        self
+    }
+
     /// Has ScyllaDB's `system_schema.scylla_keyspaces` (no keyspace in tablets yet). Give
     /// it after [`Self::with_topology`], which replaces the tables.
     pub fn with_scylla_keyspaces(mut self) -> Self {

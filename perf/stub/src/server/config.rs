@@ -9,6 +9,7 @@ use doppio_rt::Runtime;
 
 use crate::answer::Shape;
 use crate::cluster::{Cluster, ClusterError};
+use crate::datacenters::{DatacenterError, Datacenters};
 use crate::rules::Rules;
 use crate::scylla::ScyllaShards;
 use crate::tablets::Tablets;
@@ -64,6 +65,12 @@ pub struct StubConfig {
     /// a keyspace in tablets (NetworkTopologyStrategy, `system_schema.scylla_keyspaces`).
     /// See [`crate::tablets`].
     pub tablets: Option<Tablets>,
+    /// Lay the cluster's nodes out over data centers and racks (needs `cluster`, whose
+    /// `nodes` must be the data centers' sum: [`Cluster::of_datacenters`] makes one): each node
+    /// gives its data center and rack in `system.local` and `system.peers(_v2)`, the routed
+    /// keyspace is listed with NetworkTopologyStrategy and each data center's factor, and
+    /// requests are checked against the replicas it places. See [`crate::datacenters`].
+    pub datacenters: Option<Datacenters>,
 }
 
 impl Default for StubConfig {
@@ -83,6 +90,7 @@ impl Default for StubConfig {
             routed_keyspace: None,
             tls: None,
             cluster: None,
+            datacenters: None,
             tablets: None,
         }
     }
@@ -125,6 +133,12 @@ pub enum StubError {
     /// over.
     #[error("tablets need a cluster (`cluster`) of emulated ScyllaDB nodes (`scylla`)")]
     TabletsWithoutCluster,
+    /// Data centers were given without a cluster, or with tablets.
+    #[error("data centers need a cluster (`cluster`) and are not laid over tablets")]
+    DatacentersWithoutCluster,
+    /// The data centers' layout is refused.
+    #[error(transparent)]
+    Datacenters(#[from] DatacenterError),
     /// The cluster's nodes cannot be given addresses.
     #[error(transparent)]
     Cluster(#[from] ClusterError),

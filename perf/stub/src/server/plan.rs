@@ -32,6 +32,8 @@ pub(super) struct Answering {
     pub(super) replication: u8,
     /// Tablets per table of the routed keyspace, when it is in tablets.
     pub(super) tablets: Option<u32>,
+    /// Each data center's name and factor, when the cluster has data centers.
+    pub(super) datacenters: Option<Arc<[(String, u8)]>>,
 }
 
 impl Answering {
@@ -39,6 +41,10 @@ impl Answering {
         Self {
             replication: config.cluster.map_or(1, |c| c.replication()),
             tablets: config.tablets.map(|t| t.count.get()),
+            datacenters: config
+                .datacenters
+                .as_ref()
+                .map(|d| Arc::from(d.replication_map())),
             ring,
             shape: Arc::new(config.shape.clone()),
             // ScyllaDB speaks v4 only: emulating its shards caps the versions offered.
@@ -75,10 +81,11 @@ impl Answering {
         if scylla {
             r = r.with_scylla_keyspaces();
         }
-        match (&self.routed_keyspace, self.tablets) {
-            (Some(ks), Some(tablets)) => r.with_tablet_keyspace(ks, self.replication, tablets),
-            (Some(ks), None) => r.with_routed_keyspace(ks, self.replication),
-            (None, _) => r,
+        match (&self.routed_keyspace, self.tablets, &self.datacenters) {
+            (Some(ks), Some(tablets), _) => r.with_tablet_keyspace(ks, self.replication, tablets),
+            (Some(ks), None, Some(dcs)) => r.with_datacenter_keyspace(ks, dcs),
+            (Some(ks), None, None) => r.with_routed_keyspace(ks, self.replication),
+            (None, _, _) => r,
         }
     }
 }
@@ -110,7 +117,15 @@ impl Plan {
             Some(c) => c.addresses(config.listen.ip())?,
             None => vec![config.listen.ip()],
         };
-        let ring = config.cluster.map(|c| Arc::new(c.ring()));
+        let ring = match (&config.cluster, &config.datacenters) {
+            (Some(c), None) => Some(Arc::new(c.ring())),
+            (Some(c), Some(dcs)) if config.tablets.is_none() => {
+                c.check_datacenters(dcs)?;
+                Some(Arc::new(Ring::with_datacenters(dcs, c.vnodes.get())))
+            }
+            (_, Some(_)) => return Err(StubError::DatacentersWithoutCluster),
+            (None, None) => None,
+        };
         let tablets = match (config.tablets, config.cluster, config.scylla) {
             (None, _, _) => None,
             (Some(tablets), Some(cluster), Some(scylla)) => Some(TabletLayout {

@@ -1,6 +1,7 @@
 //! The stub playing a cluster of several nodes (`StubConfig::cluster`): a taken node address
 //! is a typed error, the binary plays a cluster and prints each node's counts against the
-//! replicas of the keys a raw client (doppio-proto's parts only) sent, and scylla-rust-driver
+//! replicas of the keys a raw client (doppio-proto's parts only) sent (over data centers
+//! and racks too, `--datacenters`), and scylla-rust-driver
 //! meets the emulated ScyllaDB nodes, shards and tablets. What doppio reads of the cluster,
 //! and where it sends requests, is tested with the driver (`driver/tests/it/stub_nodes.rs`,
 //! `stub_cluster.rs`, `stub_tablets.rs`).
@@ -136,6 +137,103 @@ fn the_binary_plays_a_cluster_and_prints_each_node_s_counts(runtime: Runtime) {
     assert_eq!(
         err.trim(),
         "doppio-stub: --nodes 0: a cluster has at least one node"
+    );
+}
+
+/// The binary with `--datacenters`: it prints the layout, checks each EXECUTE against the
+/// replicas NetworkTopologyStrategy places (the same as `Ring::with_datacenters`), and on
+/// exit names each node's data center and rack and sums the requests per data center; a
+/// replication factor above a data center's nodes is refused in one line.
+fn the_binary_plays_data_centers_and_prints_their_counts(runtime: Runtime) {
+    let StubProcess {
+        child,
+        mut out,
+        addr,
+    } = spawn_binary(
+        runtime,
+        &[
+            "--datacenters",
+            "dc1:2,dc2:3",
+            "--racks",
+            "2",
+            "--replication-factor",
+            "1",
+            "--routed-keyspace",
+            KEYSPACE,
+        ],
+    );
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let port = addr.port();
+    let nodes: Vec<String> = (1..=5).map(|i| format!("127.0.0.{i}:{port}")).collect();
+    assert_eq!(
+        line.trim(),
+        format!(
+            "cluster of 5 nodes on {} (NetworkTopologyStrategy: dc1 2 nodes rf 1, dc2 3 nodes \
+             rf 1; 2 racks per data center)",
+            nodes.join(", ")
+        )
+    );
+    let layout =
+        doppio_stub::Datacenters::parse("dc1:2,dc2:3", NonZeroU8::new(2).unwrap(), 1).unwrap();
+    let ring = doppio_stub::Ring::with_datacenters(&layout, doppio_stub::cluster::DEFAULT_VNODES);
+    // Node 0 (dc1, 127.0.0.1) gets 20 keys it is a replica of and 2 it is not; node 3 (dc2,
+    // 127.0.0.4) 5 and 1.
+    for (i, own_n, other_n) in [(0u8, 20, 2), (3, 5, 1)] {
+        let node = SocketAddr::from(([127, 0, 0, 1 + i], port));
+        let mut c = RawClient::ready(node);
+        let p = c.prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)");
+        let replica = |key: &[u8; 8]| ring.replicas(murmur3::token(key)).contains(&i);
+        let keys = (0..200u64).map(u64::to_be_bytes);
+        let (own, other): (Vec<[u8; 8]>, Vec<[u8; 8]>) = keys.partition(replica);
+        for key in own[..own_n].iter().chain(&other[..other_n]) {
+            assert!(matches!(c.execute(&p, &[key, &[0]]), Response::Result(_)));
+        }
+    }
+    // SAFETY: signalling our own child process.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let done = child.wait_with_output().unwrap();
+    assert!(done.status.success());
+    let err = String::from_utf8_lossy(&done.stderr);
+    for (node, place) in [
+        (1, "in data center dc1, rack rack1"),
+        (2, "in data center dc1, rack rack2"),
+        (3, "in data center dc2, rack rack1"),
+        (4, "in data center dc2, rack rack2"),
+        (5, "in data center dc2, rack rack1"),
+        (6, ""),
+    ] {
+        let says = format!("node 127.0.0.{node}:{port}: ");
+        let line = err.lines().find(|l| l.contains(&says));
+        match line {
+            Some(l) => assert!(!place.is_empty() && l.ends_with(place), "{l}"),
+            None => assert!(place.is_empty(), "node {node}'s counts: {err}"),
+        }
+    }
+    for (dc, requests, wrong) in [("dc1", 22, 2), ("dc2", 6, 1)] {
+        let says = format!(
+            "doppio-stub: data center {dc}: {requests} requests, {wrong} at a node not their \
+             replica"
+        );
+        assert!(err.lines().any(|l| l == says), "{says}: {err}");
+    }
+    let bad = Command::new(env!("CARGO_BIN_EXE_doppio-stub"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--no-pin",
+            "--datacenters",
+            "dc1:3,dc2:2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&bad.stderr).trim(),
+        "doppio-stub: --datacenters dc1:3,dc2:2: replication factor 3 in data center dc2, \
+         which has only 2 nodes"
     );
 }
 
@@ -306,4 +404,5 @@ support::runtime_tests!(
     where_scylla_rust_driver_sends_requests_over_the_cluster,
     a_taken_node_address_is_a_typed_error,
     the_binary_plays_a_cluster_and_prints_each_node_s_counts,
+    the_binary_plays_data_centers_and_prints_their_counts,
 );
