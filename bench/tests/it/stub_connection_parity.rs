@@ -40,12 +40,7 @@ fn every_backend_holds_c_times_t_connections_per_node_and_shard_and_the_report_s
     let _turn = doppio_test_support::file_turn(module_path!());
     let stub = three_nodes_of_four_shards();
     let dir = scratch_dir("parity");
-    let workload = dir.join("by-key.toml");
-    std::fs::write(
-        &workload,
-        "name = \"by-key\"\n[[run]]\nstatement = \"SELECT v FROM ks.t WHERE k = ?\"\nargs = [\"hash(i)\"]\n",
-    )
-    .unwrap();
+    let workload = support::by_key_workload(&dir);
     let node = stub.addr().to_string();
     let (threads, per_thread) = (2_usize, 1_usize);
     let report = dir.join("r.json");

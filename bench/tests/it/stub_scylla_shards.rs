@@ -28,12 +28,7 @@ fn the_report_gives_requests_per_emulated_scylla_shard_and_none_lands_on_a_wrong
     })
     .unwrap();
     let dir = scratch_dir("scylla-shards");
-    let workload = dir.join("by-key.toml");
-    std::fs::write(
-        &workload,
-        "name = \"by-key\"\n[[run]]\nstatement = \"SELECT v FROM ks.t WHERE k = ?\"\nargs = [\"hash(i)\"]\n",
-    )
-    .unwrap();
+    let workload = support::by_key_workload(&dir);
     let report = dir.join("r.json");
     let node = stub.addr().to_string();
     let out = doppio(&[
@@ -115,12 +110,7 @@ fn tablet_misroutes_are_counted_while_warming_up_and_are_none_once_warm() {
     })
     .unwrap();
     let dir = scratch_dir("tablets");
-    let workload = dir.join("by-key.toml");
-    std::fs::write(
-        &workload,
-        "name = \"by-key\"\n[[run]]\nstatement = \"SELECT v FROM ks.t WHERE k = ?\"\nargs = [\"hash(i)\"]\n",
-    )
-    .unwrap();
+    let workload = support::by_key_workload(&dir);
     let node = stub.addr().to_string();
     let payloads = || -> u64 { stub.node_counts().iter().map(|n| n.tablet_payloads).sum() };
     for (warmup, driver) in [("0s", "doppio"), ("1s", "doppio-uring")] {

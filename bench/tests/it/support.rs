@@ -119,6 +119,18 @@ pub(crate) fn scratch_dir(test: &str) -> PathBuf {
     dir
 }
 
+/// Writes `by-key.toml` in `dir`: one run statement reading `ks.t` by a key hashed from the
+/// iteration (so that requests spread over tokens, nodes and shards), and returns its path.
+pub(crate) fn by_key_workload(dir: &Path) -> PathBuf {
+    let workload = dir.join("by-key.toml");
+    std::fs::write(
+        &workload,
+        "name = \"by-key\"\n[[run]]\nstatement = \"SELECT v FROM ks.t WHERE k = ?\"\nargs = [\"hash(i)\"]\n",
+    )
+    .unwrap();
+    workload
+}
+
 /// One `error:` line on stderr, no panic or backtrace, and exit code 2.
 pub(crate) fn assert_input_error(out: &Output, expect: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
