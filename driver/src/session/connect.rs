@@ -8,8 +8,11 @@
 //! port while the kernel says one is in use (a bounded number of times); if the shard-aware
 //! port cannot be reached at all, it goes to the plain port, where the node picks the shard.
 //!
-//! Invariant: a node's pool lives as long as its address is in the topology; a handshake a
-//! node refuses (credentials, protocol version) fails `connect` at once with that error.
+//! Invariant: a node's pool lives as long as its address is in the topology; a handshake
+//! the contact point refuses (credentials, protocol version, TLS on one side only) fails
+//! `connect` at once with that error, and so do refusals by every node; another node's
+//! refusal alone does not (it may be shutting down: it closes at the first request as a
+//! TLS-only port does), and its pool keeps trying.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -36,14 +39,59 @@ use crate::routing::topology::TopologySnapshot;
 use crate::system;
 use crate::telemetry::event;
 
+/// The handshakes nodes refused for good (credentials, protocol version, TLS), the latest
+/// of each node unless it accepted one since: what ends `connect` at once instead of its timeout (control path only;
+/// as many entries as nodes, at most).
+#[derive(Default)]
+struct Refusals {
+    by_node: Vec<(SocketAddr, Error)>,
+}
+
+impl Refusals {
+    fn record(&mut self, addr: SocketAddr, error: Error) {
+        match self.by_node.iter_mut().find(|(a, _)| *a == addr) {
+            Some(entry) => entry.1 = error,
+            None => self.by_node.push((addr, error)),
+        }
+    }
+
+    /// The node accepted a handshake since: its refusal no longer stands.
+    fn forget(&mut self, addr: SocketAddr) {
+        self.by_node.retain(|(a, _)| *a != addr);
+    }
+
+    fn of(&self, addr: SocketAddr) -> Option<&Error> {
+        self.by_node
+            .iter()
+            .find(|(a, _)| *a == addr)
+            .map(|(_, e)| e)
+    }
+
+    /// The refusal that ends `connect` once the topology is known: the contact point's, or
+    /// the last node's when every one of `nodes` refused.
+    fn ending(&self, contact: SocketAddr, nodes: &[SocketAddr]) -> Option<Error> {
+        if let Some(e) = self.of(contact) {
+            return Some(e.clone());
+        }
+        let all = !nodes.is_empty() && nodes.iter().all(|&a| self.of(a).is_some());
+        all.then(|| self.of(nodes[nodes.len() - 1]).cloned())
+            .flatten()
+    }
+
+    /// The latest refusal of any node.
+    fn latest(&self) -> Option<Error> {
+        self.by_node.last().map(|(_, e)| e.clone())
+    }
+}
+
 /// The connect function of a session's pools: TCP, handshake, then `USE` of the session
-/// keyspace. A handshake the node refuses (credentials, protocol version) is also kept in
-/// `refused`, so that `connect` can fail at once with it instead of retrying until its
-/// timeout.
+/// keyspace. A handshake the node refuses (credentials, protocol version, TLS) is also
+/// kept in `refused`, so that `connect` can fail at once with it instead of retrying until
+/// its timeout ([`Refusals::ending`] says when).
 fn connect_fn(
     config: &SessionConfig,
     keyspace: Rc<RefCell<Option<String>>>,
-    refused: Rc<RefCell<Option<Error>>>,
+    refused: Rc<RefCell<Refusals>>,
 ) -> ConnectFn {
     let conn_config = config.connection.clone();
     let hs = config.handshake.clone();
@@ -63,7 +111,9 @@ fn connect_fn(
                     // A TLS failure (certificate refused, TLS on one side only) will not
                     // pass on a retry: fail `connect` at once with it.
                     if matches!(e, ConnectionError::Tls { .. }) {
-                        *refused.borrow_mut() = Some(Error::ConnectionBroken(e.clone()));
+                        refused
+                            .borrow_mut()
+                            .record(addr, Error::ConnectionBroken(e.clone()));
                     }
                     return Err(e);
                 }
@@ -83,11 +133,12 @@ fn connect_fn(
                     _ => false,
                 };
                 if refusal {
-                    *refused.borrow_mut() = Some(e.clone());
+                    refused.borrow_mut().record(addr, e.clone());
                 }
                 conn.close("handshake failed");
                 return Err(fail(e));
             }
+            refused.borrow_mut().forget(addr);
             if let Some(ks) = keyspace {
                 system::use_keyspace(&conn, &ks).await.map_err(fail)?;
             }
@@ -179,7 +230,7 @@ impl Session {
         role: ControlRole,
     ) -> Result<Self, Error> {
         let keyspace: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
-        let refused: Rc<RefCell<Option<Error>>> = Rc::new(RefCell::new(None));
+        let refused: Rc<RefCell<Refusals>> = Rc::default();
         let connect = connect_fn(&config, keyspace.clone(), refused.clone());
         let (control, snapshot) = match role {
             ControlRole::Run(publish) => {
@@ -193,7 +244,7 @@ impl Session {
                 match connected {
                     Ok((control, snapshot)) => (Some(control), snapshot),
                     Err(e) => {
-                        if let Some(refusal) = refused.borrow_mut().take() {
+                        if let Some(refusal) = refused.borrow().latest() {
                             return Err(refusal);
                         }
                         return Err(match e {
@@ -235,7 +286,9 @@ impl Session {
             if session.inner.nodes.borrow().values().any(|n| n.is_up()) {
                 break;
             }
-            if let Some(e) = refused.borrow_mut().take() {
+            let nodes: Vec<SocketAddr> = session.inner.nodes.borrow().keys().copied().collect();
+            let ending = refused.borrow().ending(contact, &nodes);
+            if let Some(e) = ending {
                 session.close("the node refused the handshake");
                 return Err(e);
             }
@@ -344,5 +397,64 @@ impl Session {
             .collect();
         parts.sort();
         parts.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+
+    use super::Refusals;
+    use crate::error::Error;
+
+    fn node(i: u8) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, i], 9042))
+    }
+
+    fn refusal(i: u8) -> Error {
+        Error::NoConnection(format!("node {i} refused"))
+    }
+
+    #[test]
+    fn another_nodes_refusal_alone_does_not_end_connect() {
+        let mut r = Refusals::default();
+        r.record(node(2), refusal(2));
+        let nodes = [node(1), node(2), node(3)];
+        assert!(r.ending(node(1), &nodes).is_none());
+        r.record(node(3), refusal(3));
+        assert!(
+            r.ending(node(1), &nodes).is_none(),
+            "node 1 has not refused"
+        );
+        r.record(node(1), refusal(1));
+        assert!(
+            r.ending(node(1), &nodes).is_some(),
+            "the contact point refused"
+        );
+    }
+
+    #[test]
+    fn refusals_by_every_node_end_connect_whoever_the_contact_point() {
+        let mut r = Refusals::default();
+        for i in 1..=3 {
+            r.record(node(i), refusal(i));
+        }
+        let e = r.ending(node(9), &[node(1), node(2), node(3)]).unwrap();
+        assert_eq!(e.to_string(), refusal(3).to_string());
+        assert!(
+            r.ending(node(9), &[]).is_none(),
+            "no node known: the timeout decides"
+        );
+    }
+
+    #[test]
+    fn a_handshake_accepted_since_lifts_a_refusal() {
+        let mut r = Refusals::default();
+        r.record(node(1), refusal(1));
+        r.record(node(1), refusal(1));
+        assert_eq!(r.by_node.len(), 1, "the latest of each node");
+        r.forget(node(1));
+        assert!(r.ending(node(1), &[node(1)]).is_none());
+        assert!(r.latest().is_none());
     }
 }

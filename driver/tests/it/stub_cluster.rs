@@ -219,6 +219,65 @@ fn a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it
     stub.stop();
 }
 
+/// A peer that closes every connection at its first request, without a byte (as a node that
+/// is shutting down does, and as a TLS-only port does to a plaintext client), does not end
+/// `connect` when the contact point answers: the session connects and serves from the other
+/// nodes. The other nodes' answers are slowed so that the peer's failure comes first;
+/// before the fix, `connect` failed with "the node speaks TLS on this port".
+fn a_peer_closing_at_its_first_request_does_not_end_connect(runtime: Runtime) {
+    let rules = doppio_stub::Rules::parse(
+        "[[rule]]\nwhen = { node = 1, opcode = \"OPTIONS\" }\nthen = \"drop\"\n\
+         [[rule]]\nwhen = { opcode = \"OPTIONS\" }\n\
+         then = { delay = { fixed = \"300ms\" } }\n",
+    )
+    .unwrap();
+    let stub = StubNode::start(
+        runtime,
+        StubConfig {
+            log_rules: false,
+            rules,
+            cluster: Some(Cluster {
+                nodes: NonZeroU8::new(NODES).unwrap(),
+                replication_factor: NonZeroU8::new(3).unwrap(),
+                vnodes: NonZeroU16::new(8).unwrap(),
+            }),
+            ..StubConfig::default()
+        },
+    );
+    let addr = stub.addr();
+    let node1 = stub.node_addrs()[1];
+    let up = stub.run("stub-cluster-closing-peer", move || async move {
+        let s = Session::connect(SessionConfig::new(addr))
+            .await
+            .expect("the contact point answers: connect succeeds");
+        for _ in 0..30 {
+            s.query_unpaged("SELECT v FROM ks.t WHERE k = 'a'", &())
+                .await
+                .expect("served by nodes 0 and 2");
+        }
+        let view = s.view();
+        let up = || -> Vec<(SocketAddr, bool)> {
+            (0..view.len() as u16)
+                .filter_map(|i| view.node(i))
+                .map(|n| (n.addr(), n.is_up()))
+                .collect()
+        };
+        // Both answering nodes come up (their first answers took 300 ms).
+        let deadline = doppio_driver::rt::now() + std::time::Duration::from_secs(10);
+        while up().iter().filter(|n| n.1).count() < 2 && doppio_driver::rt::now() < deadline {
+            doppio_driver::rt::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let up = up();
+        s.close("done");
+        up
+    });
+    assert_eq!(up.len(), usize::from(NODES), "{up:?}");
+    for (a, is_up) in up {
+        assert_eq!(is_up, a != node1, "only node 1 is down: {a}");
+    }
+    stub.stop();
+}
+
 /// Sends every request to the node at one address, and knows no other: a one-node plan.
 #[derive(Debug)]
 struct OnlyNode(SocketAddr);
@@ -251,6 +310,7 @@ impl LoadBalancingPolicy for OnlyNode {
 support::runtime_tests!(;
     and_sim:
     a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it,
+    a_peer_closing_at_its_first_request_does_not_end_connect,
     requests_reach_a_replica_on_its_owning_shard_and_lwts_their_primary,
     with_fewer_replicas_than_nodes_no_request_reaches_a_non_replica,
 );
