@@ -83,6 +83,16 @@ struct Args {
     /// Offer no shard-aware port (drivers then reach shards through the plain port only).
     #[arg(long, conflicts_with = "shard_aware_port")]
     no_shard_aware_port: bool,
+    /// ScyllaDB extensions the emulated node does not offer (comma-separated or repeated),
+    /// for a comparison with and without one: `lwt` (the LWT mark), `rate-limit`,
+    /// `tablets-v1`, `tablets-v2`, `metadata-id` (`SCYLLA_USE_METADATA_ID`).
+    #[arg(
+        long,
+        value_name = "EXTENSION",
+        value_delimiter = ',',
+        requires = "scylla_shards"
+    )]
+    scylla_without: Vec<ScyllaExtension>,
     /// Serve TLS with this certificate chain (PEM); needs --tls-key.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -187,6 +197,38 @@ fn bind_type(name: &str) -> Result<ColumnType, String> {
     })
 }
 
+/// A ScyllaDB extension of `--scylla-without`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ScyllaExtension {
+    /// The LWT mark in prepared metadata.
+    Lwt,
+    /// The rate-limit error.
+    RateLimit,
+    /// Tablets routing v1.
+    TabletsV1,
+    /// Tablets routing v2.
+    TabletsV2,
+    /// `SCYLLA_USE_METADATA_ID`.
+    MetadataId,
+}
+
+/// `offered` without the `removed` extensions.
+fn without(
+    mut offered: doppio_proto::scylla_extensions::Extensions,
+    removed: &[ScyllaExtension],
+) -> doppio_proto::scylla_extensions::Extensions {
+    for r in removed {
+        match r {
+            ScyllaExtension::Lwt => offered.lwt_mask = None,
+            ScyllaExtension::RateLimit => offered.rate_limit_code = None,
+            ScyllaExtension::TabletsV1 => offered.tablets_routing_v1 = false,
+            ScyllaExtension::TabletsV2 => offered.tablets_routing_v2 = false,
+            ScyllaExtension::MetadataId => offered.use_metadata_id = false,
+        }
+    }
+    offered
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let fail = |message: String| {
@@ -255,7 +297,7 @@ fn main() -> ExitCode {
                     });
                 ShardAwarePort::Listen(SocketAddr::new(args.listen.ip(), port))
             },
-            extensions: doppio_stub::scylla::SCYLLA_EXTENSIONS,
+            extensions: without(doppio_stub::scylla::SCYLLA_EXTENSIONS, &args.scylla_without),
         }),
         routed_keyspace: args.routed_keyspace.clone(),
         tls,
@@ -358,6 +400,31 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scylla_without_removes_each_named_extension_and_only_it() {
+        let parse = |extra: &[&str]| {
+            Args::try_parse_from([&["doppio-stub", "--scylla-shards", "2"], extra].concat())
+                .map(|a| without(doppio_stub::scylla::SCYLLA_EXTENSIONS, &a.scylla_without))
+        };
+        let all = parse(&[]).unwrap();
+        assert_eq!(all, doppio_stub::scylla::SCYLLA_EXTENSIONS);
+        let some = parse(&["--scylla-without", "metadata-id,tablets-v1"]).unwrap();
+        assert!(!some.use_metadata_id && !some.tablets_routing_v1);
+        assert_eq!(some.lwt_mask, all.lwt_mask);
+        assert_eq!(some.rate_limit_code, all.rate_limit_code);
+        let none = parse(&[
+            "--scylla-without",
+            "lwt",
+            "--scylla-without",
+            "rate-limit,tablets-v2,tablets-v1,metadata-id",
+        ])
+        .unwrap();
+        assert_eq!(none, doppio_proto::scylla_extensions::Extensions::default());
+        assert!(parse(&["--scylla-without", "bogus"]).is_err());
+        let alone = Args::try_parse_from(["doppio-stub", "--scylla-without", "lwt"]);
+        assert!(alone.is_err(), "needs --scylla-shards");
+    }
 
     #[test]
     fn the_stub_listens_on_loopback_unless_told_otherwise() {
