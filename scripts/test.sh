@@ -6,7 +6,7 @@
 # (scripts/cassandra-cluster.sh) and one whose native port speaks TLS only on 127.0.0.41:9042
 # (scripts/cassandra-tls.sh); it stops only what it started. Meanwhile it runs rustfmt
 # check, clippy with warnings denied, the seam check, the size check of perf/results
-# (scripts/check-results.sh), the bench's docs with warnings denied, and the published
+# (scripts/check-results.sh), the unpublished crates' docs with warnings denied, and the published
 # crates' packages checked at the MSRV and documented with warnings denied
 # (scripts/check-packages.sh; the first that fails ends the run); then, with the clusters
 # up, every test of the workspace (all of them, doctests included, --no-fail-fast) and one
@@ -118,10 +118,12 @@ scripts/check-seams.sh
 step "perf/results stays light"
 scripts/check-results.sh
 
-# The bench is a binary's library: its docs are read with the private items, and a link
-# that no longer resolves (a room renamed, an item moved) fails here, not in a reader's hands.
-step "the bench's docs, private items included (warnings denied)"
-RUSTDOCFLAGS="-D warnings" cargo doc -p doppio-bench --no-deps --document-private-items --locked
+# The bench is a binary's library, and the stub, the units, the test support and xtask are
+# read in the repository: their docs are read with the private items, and a link that no
+# longer resolves (a room renamed, an item moved) fails here, not in a reader's hands.
+step "the docs of the unpublished crates, private items included (warnings denied)"
+RUSTDOCFLAGS="-D warnings" cargo doc -p doppio-bench -p doppio-stub -p doppio-units \
+    -p doppio-test-support -p xtask --no-deps --document-private-items --locked
 
 # The published crates as a registry gets them: packaged, checked at the MSRV and documented
 # with warnings denied (every public item documented, no broken intra-doc link).

@@ -2,7 +2,7 @@
 //! a connection's socket and its buffers, as in the driver (the stub cannot use the driver's
 //! module: it depends on no driver code).
 //!
-//! [`server_config`] reads the certificate chain and key once; [`ServerTls::handshake`] runs
+//! [`server_config`] reads the certificate chain and key once; `ServerTls::handshake` runs
 //! on each accepted connection before any CQL; then the reader decrypts what arrived into its
 //! frame buffer and the flusher encrypts each batch of answers. What rustls allocates per
 //! record (a `Vec` in its send queue and one per decrypted record's plaintext) is rustls's

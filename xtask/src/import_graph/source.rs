@@ -319,7 +319,7 @@ fn test_only_attr(token: Option<&TokenTree>) -> bool {
             .is_ok_and(|m| implies_test(&m))
 }
 
-/// Where the item starting at tokens[from] ends (just past it): at its `;` or its first
+/// Where the item starting at `tokens[from]` ends (just past it): at its `;` or its first
 /// `{..}`, whichever comes first.
 fn item_end(tokens: &[TokenTree], from: usize) -> usize {
     let mut k = from;
@@ -333,7 +333,7 @@ fn item_end(tokens: &[TokenTree], from: usize) -> usize {
     k
 }
 
-/// Whether tokens[j] and tokens[j + 1] are a `::`.
+/// Whether `tokens[j]` and `tokens[j + 1]` are a `::`.
 fn is_path_sep(tokens: &[TokenTree], j: usize) -> bool {
     matches!(
         (tokens.get(j), tokens.get(j + 1)),
@@ -342,7 +342,7 @@ fn is_path_sep(tokens: &[TokenTree], j: usize) -> bool {
     )
 }
 
-/// Whether tokens[i] follows a `$` (`$crate`) or a `::` (the middle of a path).
+/// Whether `tokens[i]` follows a `$` (`$crate`) or a `::` (the middle of a path).
 fn after_dollar_or_path_sep(tokens: &[TokenTree], i: usize) -> bool {
     let dollar = i >= 1 && matches!(&tokens[i - 1], TokenTree::Punct(p) if p.as_char() == '$');
     dollar || (i >= 2 && is_path_sep(tokens, i - 2))

@@ -13,7 +13,7 @@ use crate::server::start::Stub;
 
 /// The port a stub in memory listens on when `listen` asks for any (0): Cassandra's.
 const MEMORY_PORT: u16 = 9042;
-/// The shard-aware port a stub in memory listens on when its [`ScyllaShards`] asks for any
+/// The shard-aware port a stub in memory listens on when its [`ScyllaShards`](crate::ScyllaShards) asks for any
 /// (0): ScyllaDB's.
 const MEMORY_SHARD_AWARE_PORT: u16 = 19042;
 
