@@ -20,7 +20,7 @@ use doppio_stub::{Cluster, Stub, StubConfig, StubError};
 
 use crate::support;
 
-use support::{on_scylla, spawn_binary, RawClient, StubProcess};
+use support::{on_scylla, spawn_binary, terminate, RawClient, StubProcess};
 
 const KEYSPACE: &str = "ks";
 
@@ -112,13 +112,7 @@ fn the_binary_plays_a_cluster_and_prints_each_node_s_counts(runtime: Runtime) {
             assert!(matches!(c.execute(&p, &[key, &[0]]), Response::Result(_)));
         }
     }
-    // SAFETY: signalling our own child process.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-    }
-    let done = child.wait_with_output().unwrap();
-    assert!(done.status.success());
-    let err = String::from_utf8_lossy(&done.stderr);
+    let err = terminate(child);
     for i in 1..=3 {
         let says = format!("node 127.0.0.{i}:{port}: ");
         let line = err
@@ -190,13 +184,7 @@ fn the_binary_plays_data_centers_and_prints_their_counts(runtime: Runtime) {
             assert!(matches!(c.execute(&p, &[key, &[0]]), Response::Result(_)));
         }
     }
-    // SAFETY: signalling our own child process.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-    }
-    let done = child.wait_with_output().unwrap();
-    assert!(done.status.success());
-    let err = String::from_utf8_lossy(&done.stderr);
+    let err = terminate(child);
     for (node, place) in [
         (1, "in data center dc1, rack rack1"),
         (2, "in data center dc1, rack rack2"),

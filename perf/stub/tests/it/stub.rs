@@ -21,13 +21,13 @@ use doppio_stub::{Rules, ScyllaShards, Shape, ShardAwarePort, Stub, StubConfig, 
 
 use crate::support;
 
-use support::{on_scylla, spawn_binary, stub, RawClient, StubProcess};
+use support::{on_scylla, spawn_binary, stub, terminate, RawClient, StubProcess};
 
 fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm(runtime: Runtime) {
     // On the runtime the test is named for (it used to start the default one on both).
     // Its stdout stays open (`_out`) until it exits: a line printed on the way out meets a reader.
     let StubProcess {
-        mut child,
+        child,
         addr,
         out: _out,
     } = spawn_binary(runtime, &["--cores", "0", "--rows", "2"]);
@@ -36,12 +36,7 @@ fn the_binary_prints_its_address_serves_and_exits_cleanly_on_sigterm(runtime: Ru
     let mut c = RawClient::ready(addr);
     assert_eq!(c.query_rows("SELECT v FROM ks.t"), 2);
     drop(c);
-    // SAFETY: signalling our own child process.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-    }
-    let status = child.wait().unwrap();
-    assert!(status.success(), "exit code 0 on SIGTERM: {status:?}");
+    terminate(child);
 }
 
 /// A shard pinned to a core the machine lacks: a typed error naming the core, with the
@@ -100,13 +95,7 @@ fn the_binary_emulates_scylla_shards_and_prints_where_requests_landed(runtime: R
         assert!(matches!(c.execute(&p, &[key]), Response::Result(_)));
     }
     drop(c);
-    // SAFETY: signalling our own child process.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-    }
-    let done = child.wait_with_output().unwrap();
-    assert!(done.status.success());
-    let err = String::from_utf8_lossy(&done.stderr);
+    let err = terminate(child);
     assert!(
         err.contains("1 at a shard not owning their token"),
         "the counts are printed: {err}"

@@ -78,6 +78,22 @@ pub(crate) fn spawn_binary(runtime: Runtime, args: &[&str]) -> StubProcess {
     StubProcess { child, out, addr }
 }
 
+/// Stops the stub's binary as Ctrl-C or a service manager would (SIGTERM), asserts that it
+/// exited with code 0, and returns what it wrote on stderr (its counts).
+pub(crate) fn terminate(child: Child) -> String {
+    // SAFETY: signalling our own child process, which has not been waited for yet.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let done = child.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "exit code 0 on SIGTERM: {:?}",
+        done.status
+    );
+    String::from_utf8_lossy(&done.stderr).into_owned()
+}
+
 /// Runs `f` with a scylla-rust-driver session to `addr` (its default builder) on a
 /// current-thread tokio runtime.
 pub(crate) fn on_scylla<F, Fut>(addr: SocketAddr, f: F)
