@@ -58,6 +58,7 @@ mod soak;
 mod stub_answers;
 mod stub_cluster;
 mod stub_datacenters;
+mod stub_events;
 mod stub_latency;
 mod stub_nodes;
 mod stub_tablets;

@@ -30,6 +30,8 @@
 //!   [`datacenters`]).
 //! - [`datacenters`]: a cluster laid out over data centers and racks
 //!   ([`StubConfig::datacenters`]) and NetworkTopologyStrategy's placement of replicas.
+//! - `events` (private): the events a cluster's nodes push to registered connections
+//!   (their log, shared by every executor) and their types.
 //! - `conn` (private): one connection: read, answer every frame, one write per batch; fault
 //!   reactions. `conn::handle` answers each request by its opcode, one function per opcode
 //!   (`handshake`: STARTUP, OPTIONS, REGISTER, AUTH_RESPONSE; `query`, `prepare`,
@@ -65,6 +67,7 @@ pub mod answer;
 pub mod cluster;
 mod conn;
 pub mod datacenters;
+mod events;
 mod node;
 pub mod rules;
 pub mod scylla;
@@ -80,5 +83,7 @@ pub use datacenters::{Datacenter, Datacenters};
 pub use node::{DatacenterCounts, NodeCounts};
 pub use rules::{Reaction, Rule, Rules};
 pub use scylla::{ScyllaShards, ShardAwarePort, ShardCounts};
-pub use server::{LocalStubHandle, MemoryStub, Stub, StubConfig, StubError, StubHandle};
+pub use server::{
+    ClusterControl, LocalStubHandle, MemoryStub, Stub, StubConfig, StubError, StubHandle,
+};
 pub use tablets::Tablets;

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::cluster::Ring;
@@ -31,6 +31,10 @@ pub(crate) struct NodeShared {
     lwt_requests: AtomicU64,
     lwt_not_primary: AtomicU64,
     tablet_payloads: AtomicU64,
+    /// Taken down (`StubHandle::take_down`): new connections are closed at once.
+    down: AtomicBool,
+    /// How often it was taken down (its executors close its connections when this moves).
+    downs: AtomicU64,
 }
 
 /// A cluster node's place on the ring.
@@ -147,7 +151,28 @@ impl NodeShared {
             lwt_requests: AtomicU64::new(0),
             lwt_not_primary: AtomicU64::new(0),
             tablet_payloads: AtomicU64::new(0),
+            down: AtomicBool::new(false),
+            downs: AtomicU64::new(0),
         }
+    }
+
+    /// Whether the node is down.
+    pub(crate) fn is_down(&self) -> bool {
+        self.down.load(Ordering::Relaxed)
+    }
+
+    /// How often the node was taken down.
+    pub(crate) fn downs(&self) -> u64 {
+        self.downs.load(Ordering::Relaxed)
+    }
+
+    /// Takes the node down (`true`) or brings it up; false if it was so already.
+    pub(crate) fn set_down(&self, down: bool) -> bool {
+        let changed = self.down.swap(down, Ordering::SeqCst) != down;
+        if changed && down {
+            self.downs.fetch_add(1, Ordering::SeqCst);
+        }
+        changed
     }
 
     /// This cluster node with its keyspace's tables in `tablets` (nothing for a single

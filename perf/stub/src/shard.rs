@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::answer::Responder;
+use crate::events::EventLog;
 use crate::node::NodeShared;
 use crate::rules::{Matcher, Rules};
 use crate::scylla::Emulation;
@@ -32,6 +33,8 @@ pub(crate) struct Shared {
     pub(crate) values: Option<Mutex<Vec<Vec<u8>>>>,
     /// Every node the stub plays (one unless it plays a cluster), in node order.
     pub(crate) nodes: Vec<Arc<NodeShared>>,
+    /// The events pushed to registered connections (a cluster only).
+    pub(crate) events: EventLog,
 }
 
 impl Shared {
@@ -70,6 +73,7 @@ impl Shared {
             stop: AtomicBool::new(false),
             values: record_values.then(|| Mutex::new(Vec::new())),
             nodes,
+            events: EventLog::default(),
         }
     }
 }
@@ -120,6 +124,16 @@ impl ShardContext {
     #[inline]
     pub(crate) fn node(&self) -> &NodeShared {
         &self.node
+    }
+
+    /// The events pushed to registered connections.
+    pub(crate) fn events(&self) -> &EventLog {
+        &self.shared.events
+    }
+
+    /// Whether the stub is stopping.
+    pub(crate) fn stopping(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed)
     }
 
     /// Keeps an EXECUTE's first bound value, when the stub records them.

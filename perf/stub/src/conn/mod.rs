@@ -22,6 +22,8 @@
 //! - `handle`: each request frame answered by the function of its opcode.
 //! - `react`: fault actions, what a fired rule does instead of (or to) the answer.
 //! - `flush`: writing, one send per turn (v5 segments, TLS).
+//! - `watch`: a cluster node's connections closed when it is taken down, and sent the
+//!   events they registered for.
 //! - `state`: the connection's state and the limits on its memory.
 //! - `encode`: a message encoded into the output.
 
@@ -31,5 +33,7 @@ mod handle;
 mod react;
 mod serve;
 mod state;
+mod watch;
 
 pub(crate) use serve::serve;
+pub(crate) use watch::{watch, Watched};

@@ -19,12 +19,20 @@ use crate::answer;
 use crate::conn::flush::flush_loop;
 use crate::conn::handle::handle;
 use crate::conn::state::{Conn, MAX_BODY, OUT_LIMIT};
+use crate::conn::watch::Watched;
 use crate::node::Tally;
 use crate::shard::ShardContext;
 use crate::tls::ServerTls;
 
 /// Serves one accepted connection until it closes.
-pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>, scylla_shard: Option<u16>) {
+/// `watched`: the node's connections on this executor, when a watcher closes them if the
+/// node is taken down and sends them events (a cluster).
+pub(crate) async fn serve(
+    stream: TcpStream,
+    ctx: Rc<ShardContext>,
+    scylla_shard: Option<u16>,
+    watched: Option<Rc<Watched>>,
+) {
     let _ = stream.set_nodelay(true);
     // Ciphertext that came with the handshake's last flight is the reader's to decrypt.
     let mut raw = BytesMut::new();
@@ -57,7 +65,11 @@ pub(crate) async fn serve(stream: TcpStream, ctx: Rc<ShardContext>, scylla_shard
         batch_keyed: Cell::new(0),
         batch_wrong: Cell::new(0),
         batch_placed: Cell::new(Tally::default()),
+        events: Cell::new(0),
     });
+    if let Some(w) = &watched {
+        w.add(&conn);
+    }
     doppio_rt::spawn_local(flush_loop(conn.clone())).detach();
     // Any version the stub speaks until a STARTUP settles it.
     let any = FrameDecoder::new(Direction::Request)

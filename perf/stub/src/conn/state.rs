@@ -61,6 +61,8 @@ pub(super) struct Conn {
     /// EXECUTEs of the current read batch checked against their token's replicas (a
     /// cluster node only; added to the node's counters once per batch).
     pub(super) batch_placed: Cell<Tally>,
+    /// The event types a REGISTER asked for (`crate::events`' bits).
+    pub(super) events: Cell<u8>,
 }
 
 impl Conn {

@@ -129,6 +129,15 @@ pub enum StubError {
         /// The node's shards (0 when the emulation is off).
         shards: u16,
     },
+    /// A node was named that the stub does not play, or the stub plays no cluster (only a
+    /// cluster's nodes are taken down and send events).
+    #[error("no node {node} to take down or bring up: the stub plays {nodes} node(s) (a cluster of two or more is needed)")]
+    NoSuchNode {
+        /// The node asked for.
+        node: u8,
+        /// The nodes the stub plays.
+        nodes: usize,
+    },
     /// Tablets were asked for without the cluster and the ScyllaDB shards they are laid
     /// over.
     #[error("tablets need a cluster (`cluster`) of emulated ScyllaDB nodes (`scylla`)")]

@@ -1,6 +1,7 @@
 //! A running stub's handle: every node's address, the counts (connections, rules fired,
 //! requests per node and per emulated shard, recorded values), pinning the emulated
-//! ScyllaDB node's plain-port connections to a shard, and stopping it.
+//! ScyllaDB node's plain-port connections to a shard, a cluster's nodes taken down and
+//! brought up and events pushed to its connections, and stopping it.
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -8,7 +9,9 @@ use std::sync::Arc;
 
 use doppio_rt::ExecutorHandle;
 
-use crate::node::NodeCounts;
+use doppio_proto::response::Event;
+
+use crate::node::{NodeCounts, NodeShared};
 use crate::scylla::{ShardAwarePort, ShardCounts};
 use crate::server::config::StubError;
 use crate::shard::Shared;
@@ -61,12 +64,7 @@ impl StubHandle {
     /// requests per emulated ScyllaDB shard when
     /// [`StubConfig::scylla`](crate::StubConfig::scylla).
     pub fn node_counts(&self) -> Vec<NodeCounts> {
-        self.shared
-            .nodes
-            .iter()
-            .zip(&self.addrs)
-            .map(|(n, &a)| n.counts(a))
-            .collect()
+        node_counts(&self.shared, &self.addrs)
     }
 
     /// How often each rule fired so far, by rule name, in rule order.
@@ -122,6 +120,16 @@ impl StubHandle {
         e.pin_plain_port(shard).map_err(no_such)
     }
 
+    /// A handle on the cluster's nodes and events, to keep beside a client (any thread,
+    /// any executor): [`ClusterControl::take_down`], [`ClusterControl::bring_up`],
+    /// [`ClusterControl::push_event`].
+    pub fn control(&self) -> ClusterControl {
+        ClusterControl {
+            addrs: self.addrs.clone(),
+            shared: self.shared.clone(),
+        }
+    }
+
     /// Connections accepted so far.
     pub fn connections(&self) -> u64 {
         self.shared.next_connection.load(Ordering::Relaxed)
@@ -139,4 +147,95 @@ impl Drop for StubHandle {
         let threads = std::mem::take(&mut self.threads);
         stop_all(&self.shared, threads);
     }
+}
+
+fn status_change(change: &str, node: SocketAddr) -> Event {
+    Event::StatusChange {
+        change: change.into(),
+        node,
+    }
+}
+
+/// A cluster stub's nodes taken down and brought up, and events pushed to its connections
+/// ([`StubHandle::control`]). Cheap to clone; sendable to any thread.
+#[derive(Clone)]
+pub struct ClusterControl {
+    addrs: Vec<SocketAddr>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for ClusterControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterControl")
+            .field("addrs", &self.addrs)
+            .finish()
+    }
+}
+
+impl ClusterControl {
+    /// How often each rule fired so far, by rule name, in rule order (as
+    /// [`StubHandle::fired`]).
+    pub fn fired(&self) -> Vec<(String, u64)> {
+        self.shared.fired_counts()
+    }
+
+    /// What arrived at each node so far (as [`StubHandle::node_counts`]).
+    pub fn node_counts(&self) -> Vec<NodeCounts> {
+        node_counts(&self.shared, &self.addrs)
+    }
+
+    /// Takes node `node` (from 0) down, as if its process died: within 10 ms its
+    /// connections close, and until [`Self::bring_up`] every new one is closed as soon as
+    /// it is accepted; every other node's connections registered for `STATUS_CHANGE` are
+    /// sent `DOWN` for it. Nothing is sent if it was down already. A cluster's nodes only.
+    pub fn take_down(&self, node: u8) -> Result<(), StubError> {
+        let (n, addr) = self.cluster_node(node)?;
+        if n.set_down(true) {
+            self.push_event(status_change("DOWN", addr));
+        }
+        Ok(())
+    }
+
+    /// Brings node `node` up again: it accepts connections, and the connections registered
+    /// for `STATUS_CHANGE` (its own new ones too) are sent `UP` for it. Nothing is sent if it
+    /// was up already.
+    pub fn bring_up(&self, node: u8) -> Result<(), StubError> {
+        let (n, addr) = self.cluster_node(node)?;
+        if n.set_down(false) {
+            self.push_event(status_change("UP", addr));
+        }
+        Ok(())
+    }
+
+    /// Sends `event` to every connection of every node up that registered for its type,
+    /// within 10 ms (the last 1,024 events wait for a watcher that fell behind). A
+    /// cluster's connections only: a single stub sends no events.
+    pub fn push_event(&self, event: Event) {
+        self.shared.events.push(event);
+    }
+
+    /// The node at `node`, if the stub plays a cluster that has it.
+    fn cluster_node(&self, node: u8) -> Result<(&NodeShared, SocketAddr), StubError> {
+        let nodes = self.shared.nodes.len();
+        let found = (nodes > 1)
+            .then(|| {
+                self.shared
+                    .nodes
+                    .get(usize::from(node))
+                    .zip(self.addrs.get(usize::from(node)))
+            })
+            .flatten();
+        found
+            .map(|(n, &a)| (&**n, a))
+            .ok_or(StubError::NoSuchNode { node, nodes })
+    }
+}
+
+fn node_counts(shared: &Shared, addrs: &[SocketAddr]) -> Vec<NodeCounts> {
+    shared
+        .nodes
+        .iter()
+        .zip(addrs)
+        .map(|(n, &a)| n.counts(a))
+        .collect()
 }

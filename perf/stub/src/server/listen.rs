@@ -156,17 +156,21 @@ impl Layout {
 }
 
 /// Accepts until the stub stops; each connection is served on this shard. `shard_aware`:
-/// this is the emulated ScyllaDB node's shard-aware port.
+/// this is the emulated ScyllaDB node's shard-aware port. `watched`: a cluster node's
+/// connections on this executor (`conn::watch`). While the node is down, a connection is
+/// closed as soon as it is accepted (the listener is shared, so it cannot refuse it).
 pub(super) async fn accept_loop(
     listener: TcpListener,
     shard_aware: bool,
     ctx: Rc<ShardContext>,
     shared: Arc<Shared>,
+    watched: Option<Rc<conn::Watched>>,
 ) {
     while !shared.stop.load(Ordering::Relaxed) {
         // A bounded wait, so that a stop is noticed without a connection to wake us.
         let accepted = doppio_rt::timeout(Duration::from_millis(100), listener.accept()).await;
         match accepted {
+            Ok(Ok((stream, _))) if ctx.node().is_down() => stream.shutdown(),
             Ok(Ok((stream, peer))) => {
                 let node = ctx.node();
                 node.accepted();
@@ -174,7 +178,8 @@ pub(super) async fn accept_loop(
                     .scylla
                     .as_ref()
                     .map(|e| e.assign(shard_aware, peer.port()));
-                doppio_rt::spawn_local(conn::serve(stream, ctx.clone(), scylla_shard)).detach();
+                let serve = conn::serve(stream, ctx.clone(), scylla_shard, watched.clone());
+                doppio_rt::spawn_local(serve).detach();
             }
             Ok(Err(e)) => {
                 eprintln!("doppio-stub: accept failed: {e}");

@@ -89,7 +89,7 @@ impl Stub {
             config.tls.clone(),
             shared.started,
         );
-        doppio_rt::spawn_local(accept_loop(listener, false, ctx, shared.clone())).detach();
+        doppio_rt::spawn_local(accept_loop(listener, false, ctx, shared.clone(), None)).detach();
         Ok(LocalStubHandle { addr, shared })
     }
 }

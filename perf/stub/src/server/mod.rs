@@ -37,7 +37,7 @@ mod plan;
 mod start;
 
 pub use config::{StubConfig, StubError};
-pub use handle::StubHandle;
+pub use handle::{ClusterControl, StubHandle};
 pub use local::LocalStubHandle;
 pub use memory::MemoryStub;
 pub use start::Stub;

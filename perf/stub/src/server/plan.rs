@@ -2,7 +2,9 @@
 //! the ring, the tablets) and what every executor serves with: each shard's responder and
 //! rule matcher for each node, and its accept loops.
 
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
@@ -11,6 +13,7 @@ use doppio_proto::ProtocolVersion;
 
 use crate::answer::{Responder, Shape};
 use crate::cluster::Ring;
+use crate::conn;
 use crate::node::NodeShared;
 use crate::rules::{Matcher, Rules};
 use crate::scylla::ShardAwarePort;
@@ -186,8 +189,10 @@ impl Serving {
         shard: usize,
         executors: usize,
         started: Instant,
-    ) -> Vec<impl std::future::Future<Output = ()>> {
-        let mut loops = Vec::new();
+    ) -> Vec<Pin<Box<dyn Future<Output = ()>>>> {
+        let mut loops: Vec<Pin<Box<dyn Future<Output = ()>>>> = Vec::new();
+        // A cluster's nodes can be taken down and send events: a watcher per node here.
+        let cluster = self.shared.nodes.len() > 1;
         for ((node, l), state) in listeners.into_iter().enumerate().zip(&self.shared.nodes) {
             let ctx = shard_context(
                 self.answering
@@ -198,10 +203,27 @@ impl Serving {
                 self.tls.clone(),
                 started,
             );
-            if let Some((_, aware)) = l.aware {
-                loops.push(accept_loop(aware, true, ctx.clone(), self.shared.clone()));
+            let watched = cluster.then(|| Rc::new(conn::Watched::default()));
+            if let Some(w) = &watched {
+                loops.push(Box::pin(conn::watch(w.clone(), ctx.clone())));
             }
-            loops.push(accept_loop(l.plain, false, ctx, self.shared.clone()));
+            if let Some((_, aware)) = l.aware {
+                let shared = self.shared.clone();
+                loops.push(Box::pin(accept_loop(
+                    aware,
+                    true,
+                    ctx.clone(),
+                    shared,
+                    watched.clone(),
+                )));
+            }
+            loops.push(Box::pin(accept_loop(
+                l.plain,
+                false,
+                ctx,
+                self.shared.clone(),
+                watched,
+            )));
         }
         loops
     }

@@ -32,6 +32,57 @@ fn cluster(nodes: u8, replication_factor: u8, vnodes: u16) -> Cluster {
     }
 }
 
+/// A node taken down closes its connections (within the watcher's tick) and closes new ones
+/// as soon as they are accepted, until it is brought up; only a cluster's nodes can be.
+fn a_node_taken_down_closes_its_connections_until_it_is_brought_up(runtime: Runtime) {
+    use std::io::Read;
+    let stub = Stub::start(StubConfig {
+        runtime,
+        cluster: Some(cluster(3, 1, 1)),
+        ..StubConfig::default()
+    })
+    .unwrap();
+    let node1 = stub.node_addrs()[1];
+    let control = stub.control();
+    let mut open = std::net::TcpStream::connect(node1).unwrap();
+    open.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    control.take_down(1).unwrap();
+    let mut byte = [0u8; 1];
+    assert_eq!(
+        open.read(&mut byte).unwrap(),
+        0,
+        "its connection was closed"
+    );
+    let mut late = std::net::TcpStream::connect(node1).unwrap();
+    late.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    assert_eq!(
+        late.read(&mut byte).unwrap(),
+        0,
+        "a new one is closed at once"
+    );
+    control.bring_up(1).unwrap();
+    let mut c = RawClient::ready(node1);
+    assert_eq!(
+        c.query_rows("SELECT v FROM ks.t"),
+        1,
+        "up again, it answers"
+    );
+    for bad in [3, 200] {
+        let e = control.take_down(bad).unwrap_err();
+        assert!(matches!(e, StubError::NoSuchNode { nodes: 3, .. }), "{e}");
+    }
+    drop(stub);
+    let single = Stub::start(StubConfig {
+        runtime,
+        ..StubConfig::default()
+    })
+    .unwrap();
+    let e = single.control().take_down(0).unwrap_err();
+    assert!(e.to_string().contains("a cluster of two or more"), "{e}");
+}
+
 fn a_taken_node_address_is_a_typed_error(runtime: Runtime) {
     // Node 1's address with node 0's port free: a plain listener holds 127.0.0.2:p.
     let (taken, port) = loop {
@@ -391,6 +442,7 @@ support::runtime_tests!(
     scylla_rust_driver_s_misroutes_on_tablets,
     where_scylla_rust_driver_sends_requests_over_the_cluster,
     a_taken_node_address_is_a_typed_error,
+    a_node_taken_down_closes_its_connections_until_it_is_brought_up,
     the_binary_plays_a_cluster_and_prints_each_node_s_counts,
     the_binary_plays_data_centers_and_prints_their_counts,
 );

@@ -81,13 +81,18 @@ pub(super) fn options(
     send(conn, ctx, header, request, None, answer);
 }
 
-/// REGISTER: READY.
+/// REGISTER: READY; the connection is sent the events it named from now on (a cluster's
+/// node: `crate::conn::watch`).
 pub(super) fn register(
     conn: &Rc<Conn>,
     ctx: &ShardContext,
     header: &FrameHeader,
     request: &Request<'_>,
 ) {
+    if let Request::Register(names) = request {
+        conn.events
+            .set(conn.events.get() | crate::events::kinds_named(names.iter().copied()));
+    }
     let answer = answer_of(conn, ctx, request, header.version);
     send(conn, ctx, header, request, None, answer);
 }
