@@ -116,11 +116,6 @@ pub(crate) mod experiment;
 pub mod failure;
 pub mod interrupt;
 pub(crate) mod live_log;
-// Until its runner (the next slice) calls it, only its tests do.
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "the nemesis runner is still to come")
-)]
 pub(crate) mod nemesis;
 pub(crate) mod probe;
 pub(crate) mod progress;

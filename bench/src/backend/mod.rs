@@ -34,6 +34,7 @@ pub(crate) mod counters;
 pub(crate) mod doppio;
 pub(crate) mod driver;
 pub(crate) mod interface;
+pub(crate) mod nemesis;
 pub(crate) mod null;
 pub(crate) mod options;
 pub(crate) mod retry;

@@ -18,6 +18,7 @@
 //! `interface`, the [`Backend`](crate::backend::Backend) interface (counters among it).
 
 pub(crate) mod cost;
+pub(crate) mod nemesis;
 pub(crate) mod rows;
 
 mod bind;
