@@ -1,7 +1,7 @@
 //! The nemesis's acknowledged-writes workload as a backend runs it (`doppio nemesis`): the
-//! driver-neutral plan and result, and the dispatch to the adapter that runs it. Each
-//! adapter maps its own driver's errors onto the history's outcomes (answered, refused,
-//! unknown); nothing above this module names a driver.
+//! driver-neutral plan and result, which the adapters import (`super::nemesis_run`
+//! dispatches to them). Each adapter maps its own driver's errors onto the history's
+//! outcomes (answered, refused, unknown); nothing above the backends names a driver.
 //!
 //! The workload: a table of one row per written value (`k bigint, v bigint, PRIMARY KEY (k,
 //! v)`), every write a distinct value (a run-wide sequence number) to the key `value %
@@ -14,9 +14,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::doppio;
 use super::driver::Driver;
-use crate::engine::phase::BackendError;
 use crate::nemesis::history::Op;
 
 /// Where the workload's table is, and how to reach it.
@@ -66,47 +64,4 @@ pub(crate) struct ReadBackRun {
     pub(crate) keys: BTreeMap<i64, Vec<i64>>,
     /// The keys not read (their read failed every attempt), with the last error.
     pub(crate) unread: BTreeMap<i64, String>,
-}
-
-/// The keyspace (if absent) and the run's table created, schema agreement waited for.
-pub(crate) fn create_table(target: &WritesTarget) -> Result<(), BackendError> {
-    match target.driver {
-        Driver::Doppio | Driver::DoppioUring => doppio::nemesis::create_table(target),
-        other => Err(unsupported(other)),
-    }
-}
-
-/// Runs the writers until `plan.until` (blocking this thread).
-pub(crate) fn write(target: &WritesTarget, plan: &WritesPlan) -> Result<WritesRun, BackendError> {
-    match target.driver {
-        Driver::Doppio | Driver::DoppioUring => doppio::nemesis::write(target, plan),
-        other => Err(unsupported(other)),
-    }
-}
-
-/// Reads keys `0..keys` back at `ALL`, each up to `attempts` times (`pause` apart).
-pub(crate) fn read_back(
-    target: &WritesTarget,
-    keys: i64,
-    attempts: u32,
-    pause: Duration,
-) -> Result<ReadBackRun, BackendError> {
-    match target.driver {
-        Driver::Doppio | Driver::DoppioUring => {
-            doppio::nemesis::read_back(target, keys, attempts, pause)
-        }
-        other => Err(unsupported(other)),
-    }
-}
-
-/// Whether `driver` runs the nemesis's workload in this slice.
-pub(crate) fn supported(driver: Driver) -> bool {
-    matches!(driver, Driver::Doppio | Driver::DoppioUring)
-}
-
-fn unsupported(driver: Driver) -> BackendError {
-    BackendError {
-        driver: driver.name(),
-        message: "the nemesis runs on doppio and doppio-uring only (for now)".to_owned(),
-    }
 }

@@ -6,7 +6,8 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::backend::nemesis::{supported, WritesTarget};
+use crate::backend::nemesis::WritesTarget;
+use crate::backend::nemesis_run::supported;
 use crate::backend::Driver;
 use crate::cli::NemesisArgs;
 use crate::experiment::nemesis::cluster::ClusterScript;

@@ -2,7 +2,7 @@
 //! started, the schedule's faults applied and healed through the cluster script at their
 //! times while the writers run, the cluster made whole, the history saved, every key read
 //! back at `ALL`, check (a) made and the report written. Driver-neutral: the backend runs
-//! the workload ([`crate::backend::nemesis`]).
+//! the workload ([`crate::backend::nemesis_run`]).
 //!
 //! Children: [`cluster`], the cluster script that applies and heals faults; [`report`], the
 //! run's report (`nemesis.json`).
@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use cluster::ClusterScript;
 use report::{errors_by_kind, Counts, FaultRecord, NemesisReport};
 
-use crate::backend::nemesis::{self as workload, WritesPlan, WritesRun, WritesTarget};
+use crate::backend::nemesis::{WritesPlan, WritesRun, WritesTarget};
+use crate::backend::nemesis_run as workload;
 use crate::engine::phase::BackendError;
 use crate::failure::NemesisError;
 use crate::nemesis::acked_writes::{self, ReadBack};
@@ -104,7 +105,10 @@ pub(crate) fn run(plan: &NemesisPlan) -> Result<NemesisRun, NemesisError> {
         ),
     );
     let (faults, interrupted) = carry_out(plan, epoch, &writers);
-    stop.store(true, Ordering::Relaxed);
+    if interrupted || faults.iter().any(|f| f.error.is_some()) {
+        // Otherwise the writers run to the end of the run.
+        stop.store(true, Ordering::Relaxed);
+    }
     let written = writers
         .join()
         .map_err(|_| NemesisError::Cluster("the writers' thread panicked".to_owned()));
