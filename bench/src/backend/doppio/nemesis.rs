@@ -117,7 +117,8 @@ pub(crate) fn write(target: &WritesTarget, plan: &WritesPlan) -> Result<WritesRu
                     while Instant::now() < plan.until && !plan.stop.load(Ordering::Relaxed) {
                         let value = next.get();
                         next.set(value + 1);
-                        let key = value % plan.keys;
+                        // At least one key (the command line's floor too).
+                        let key = value % plan.keys.max(1);
                         let invoked = Instant::now();
                         let result = s.execute_unpaged(&insert, &(key, value)).await;
                         let completed = Instant::now();
