@@ -7,7 +7,8 @@
 #
 #   scripts/cassandra-cluster.sh start        (three nodes, 768M heap each; restarts any node
 #                                             that is down, e.g. after `stop 2`)
-#   scripts/cassandra-cluster.sh status | stop [NODE] | kill NODE | logs [NODE] | wipe
+#   scripts/cassandra-cluster.sh status | stop [NODE] | kill NODE | pause NODE | resume NODE
+#                                | logs [NODE] | wipe
 #
 # The tests find it through DOPPIO_CLUSTER (default 127.0.0.21:9042).
 set -euo pipefail

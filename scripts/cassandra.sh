@@ -5,7 +5,11 @@
 #   scripts/cassandra.sh start [--nodes N] [--auth] [--tls] [--heap SIZE] [--timeout SECS]
 #   scripts/cassandra.sh stop [NODE]                stop every node (or one), SIGTERM then SIGKILL
 #   scripts/cassandra.sh kill NODE                  SIGKILL one node (fault tests)
-#   scripts/cassandra.sh status                     one line per node; exit 0 only if all are up
+#   scripts/cassandra.sh pause NODE                 SIGSTOP one node: it keeps its connections
+#                                                   and answers nothing (fault tests)
+#   scripts/cassandra.sh resume NODE                SIGCONT a paused node
+#   scripts/cassandra.sh status                     one line per node (UP, STARTING, PAUSED, DOWN,
+#                                                   LEFT); exit 0 only if all are up
 #   scripts/cassandra.sh add [--token T] [--heap SIZE] [--timeout SECS]
 #                                                   bootstrap one more node into the running
 #                                                   cluster (next address; default token: the

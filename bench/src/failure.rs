@@ -82,6 +82,9 @@ pub enum Failure {
     /// A cassandra-stress command line `doppio stress` cannot run as given.
     #[error(transparent)]
     Stress(#[from] crate::stress_cli::StressError),
+    /// `doppio nemesis` could not start, could not carry its run out, or its check failed.
+    #[error(transparent)]
+    Nemesis(#[from] NemesisError),
     /// Ctrl-C or SIGTERM stopped the command; what was measured is kept.
     #[error("interrupted")]
     Interrupted,
@@ -101,6 +104,8 @@ impl Failure {
                 CostError::Run { .. } | CostError::Output { .. } | CostError::Regressed { .. },
             ) => Self::RUN,
             Failure::Interrupted => crate::interrupt::EXIT_CODE,
+            Failure::Nemesis(e) if e.before_start() => Self::INPUT,
+            Failure::Nemesis(_) => Self::RUN,
             Failure::Usage(_)
             | Failure::Connect(_)
             | Failure::Driver(_)
@@ -128,6 +133,145 @@ impl Failure {
             PhaseError::Prepare(e) if !started => Failure::Start(e),
             PhaseError::Prepare(e) | PhaseError::Run(e) => Failure::Run(RunFailure::Phase(e)),
         }
+    }
+}
+
+/// Why `doppio nemesis` failed: options refused before anything starts
+/// ([`NemesisError::before_start`]), or a run that could not be carried out, or whose check
+/// found a lost write.
+#[derive(Debug, thiserror::Error)]
+pub enum NemesisError {
+    /// `--driver` names a backend the nemesis does not run on yet.
+    #[error(
+        "nemesis: --driver {driver}: the nemesis runs on doppio and doppio-uring only (for now)"
+    )]
+    Driver {
+        /// The driver given.
+        driver: String,
+    },
+    /// `--keyspace` is not a plain CQL name.
+    #[error(
+        "nemesis: --keyspace {keyspace:?}: give a plain CQL name (a lowercase letter, then up \
+         to 47 lowercase letters, digits or underscores)"
+    )]
+    Keyspace {
+        /// The keyspace given.
+        keyspace: String,
+    },
+    /// `--faults` names an unknown kind, or none.
+    #[error("nemesis: --faults {faults:?}: give kill, pause or stop, comma-separated")]
+    FaultKinds {
+        /// The list given.
+        faults: String,
+    },
+    /// The schedule cannot be drawn from the options (replication factor, durations).
+    #[error("nemesis: the fault schedule: {0}")]
+    Schedule(#[from] crate::nemesis::schedule::ScheduleError),
+    /// The schedule drawn has no fault (the faults do not fit in the run).
+    #[error(
+        "nemesis: seed {seed} draws no fault within {duration:?} (lengthen -d, or shorten \
+         --fault-max, --mean-gap or --settle)"
+    )]
+    NoFault {
+        /// The seed.
+        seed: u64,
+        /// The run's length.
+        duration: std::time::Duration,
+    },
+    /// The schedule takes more than one node down at once, which this first runner does not
+    /// do yet.
+    #[error(
+        "nemesis: replication factor {replication_factor} lets seed {seed} take {down} nodes \
+         down at once; the runner takes one at a time for now (--replication-factor 3 or 4)"
+    )]
+    TooManyDown {
+        /// The replication factor.
+        replication_factor: usize,
+        /// The seed.
+        seed: u64,
+        /// The most nodes down at once.
+        down: usize,
+    },
+    /// `--out` is not an existing folder.
+    #[error("nemesis: --out {}: not an existing folder", path.display())]
+    Out {
+        /// The folder given.
+        path: PathBuf,
+    },
+    /// `--cluster-script` is not a file.
+    #[error("nemesis: --cluster-script {}: no such file", path.display())]
+    Script {
+        /// The script given.
+        path: PathBuf,
+    },
+    /// `--node` does not resolve.
+    #[error("nemesis: --node {node}: {why}")]
+    Node {
+        /// The node given.
+        node: String,
+        /// Why it does not resolve.
+        why: String,
+    },
+    /// The backend failed: the table could not be created, the writers or the read-back
+    /// could not run.
+    #[error("nemesis: {step}: {source}")]
+    Backend {
+        /// What it was doing.
+        step: &'static str,
+        /// Why.
+        #[source]
+        source: BackendError,
+    },
+    /// The cluster script could not apply or heal a fault, or the cluster could not be made
+    /// whole again.
+    #[error("nemesis: {0}")]
+    Cluster(String),
+    /// The history file does not read back as it was recorded.
+    #[error("nemesis: {} does not read back as it was recorded", path.display())]
+    HistoryMismatch {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The history could not be written or checked.
+    #[error("nemesis: {0}")]
+    History(#[from] crate::nemesis::history::HistoryFileError),
+    /// The history breaks check (a)'s rule of a distinct value per write.
+    #[error("nemesis: {0}")]
+    Check(#[from] crate::nemesis::acked_writes::AckedWritesError),
+    /// The report could not be written.
+    #[error("nemesis: write {}: {source}", path.display())]
+    Report {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The run was carried out and its check failed (or a fault failed): see the report.
+    #[error("nemesis: FAILED ({why}); the report: {}", report.display())]
+    Failed {
+        /// What failed.
+        why: String,
+        /// The report.
+        report: PathBuf,
+    },
+}
+
+impl NemesisError {
+    /// Whether the options were refused before anything started (exit 2; the others: 1).
+    pub(crate) fn before_start(&self) -> bool {
+        matches!(
+            self,
+            NemesisError::Driver { .. }
+                | NemesisError::Keyspace { .. }
+                | NemesisError::FaultKinds { .. }
+                | NemesisError::Schedule(_)
+                | NemesisError::NoFault { .. }
+                | NemesisError::TooManyDown { .. }
+                | NemesisError::Out { .. }
+                | NemesisError::Script { .. }
+                | NemesisError::Node { .. }
+        )
     }
 }
 

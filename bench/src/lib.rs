@@ -7,7 +7,7 @@
 //!   allowed range of every count and duration option, checked as it is parsed).
 //! - [`command`]: what each subcommand does, one module each (`schema`, `load`, `run`,
 //!   `curve`, `findmax`, `show`, `hdr`, `list`, `merge`, `plot`, `sweep`, `cost`, `profile`,
-//!   `stress`), siblings that `main` dispatches to, each thin: its options made into an
+//!   `stress`, `nemesis`), siblings that `main` dispatches to, each thin: its options made into an
 //!   experiment, run, and the result handed to the report and its files; below them `setup`
 //!   (connection options, workload, files to write).
 //! - [`experiment`]: what is measured, in which order and at which load (children:
@@ -18,7 +18,8 @@
 //!   sampled stacks folded, split by layer and drawn; `run`, `doppio run`'s experiment;
 //!   `curve`, the loads of `doppio curve`; `load`, the load phase of `doppio load`; `findmax`,
 //!   the saturation search; `cost`, `doppio cost`'s instructions and allocations per request
-//!   under Valgrind).
+//!   under Valgrind; `nemesis`, `doppio nemesis`'s run: faults applied and healed through
+//!   the cluster script while a backend writes, the read-back and the report).
 //! - [`failure`]: what ends a command, with its exit code, and the commands' typed errors
 //!   (beneath the commands and the experiment).
 //! - [`workload`]: workload files and built-ins compiled into statements with generated
@@ -44,22 +45,28 @@
 //!   requests stage by stage).
 //! - [`backend`]: the drivers behind one interface, `Backend` (children, its adapters:
 //!   `doppio` on glommio or its own io_uring runtime, `scylla_rust_driver` on tokio, `null`; what they
-//!   share: `interface`, the `Backend` trait; `driver`, which driver and the protocol
+//!   share: `interface`, the `Backend` trait; `nemesis`, the nemesis's acknowledged-writes
+//!   workload's plan and results, driver-neutral; `driver`, which driver and the protocol
 //!   versions; `options`, how to connect; `settings`, the driver settings; `retry`, the
 //!   bench's retry policy (`--retries`), which the scylla adapter follows and doppio's own
 //!   policy is tested equal to; `counters`, the
 //!   driver-side counters; `tls`, doppio's TLS configuration; `tasks`, fibers as tasks of
 //!   doppio's runtimes; and above the adapters `connect`, which checks the settings and
-//!   starts one).
+//!   starts one, and `nemesis_run`, which runs the nemesis's workload).
 //! - [`stress_cli`]: cassandra-stress command lines (`write n=1M -rate threads=64 ...`)
 //!   read into a typed model and mapped onto `doppio run` (children: `lex`, `parse`,
 //!   `options`, `values`, `model`, `error`, `map`, and `legacy`, the workload of `write`,
 //!   `read` and `mixed`); `command::stress` runs them.
-//! - [`nemesis`]: a nemesis run's pure core, no cluster or driver yet (children: `history`, the
+//! - [`nemesis`]: a nemesis run's pure core, no cluster or driver (children: `history`, the
 //!   operations of a run and their outcomes, saved as JSON lines; `acked_writes`, the check
 //!   that no acknowledged write is lost; `linearizable`, the linearizability check of the
-//!   register workload with the smallest failing sub-history; `schedule`, the seeded fault
-//!   schedule within what the replication factor spares).
+//!   register workload with the smallest failing sub-history, used by its tests only until
+//!   that workload exists; `schedule`, the seeded fault schedule within what the replication
+//!   factor spares). `doppio nemesis` runs it: `command::nemesis` (its options),
+//!   `experiment::nemesis` (the run: faults through the cluster script, the read-back, the
+//!   report), `backend::nemesis` and `backend::nemesis_run` (the acknowledged-writes
+//!   workload as a backend runs it, and the adapter that runs it; doppio's errors mapped
+//!   onto outcomes in `backend::doppio::nemesis`).
 //! - [`stats`]: latency histograms, error margins on batch means, Welch's t-test (statrs).
 //! - [`probe`]: what a measured stretch cost and where it ran, each probe a module
 //!   (children: `process_cost`, CPU time, context switches, RSS, syscalls by kind and
@@ -116,11 +123,6 @@ pub(crate) mod experiment;
 pub mod failure;
 pub mod interrupt;
 pub(crate) mod live_log;
-// Until its runner (the next slice) calls it, only its tests do.
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "the nemesis runner is still to come")
-)]
 pub(crate) mod nemesis;
 pub(crate) mod probe;
 pub(crate) mod progress;

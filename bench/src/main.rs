@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use doppio_bench::cli::{Cli, Command, CostChildArgs, COST_CHILD};
 use doppio_bench::command::{
-    cost, curve, findmax, hdr, list, load, merge, plot, profile, run, schema, show, stress, sweep,
-    Failure,
+    cost, curve, findmax, hdr, list, load, merge, nemesis, plot, profile, run, schema, show,
+    stress, sweep, Failure,
 };
 
 fn main() -> ExitCode {
@@ -26,6 +26,7 @@ fn main() -> ExitCode {
             | Command::Findmax(_)
             | Command::Curve(_)
             | Command::Stress(_)
+            | Command::Nemesis(_)
     ) {
         if let Err(e) = doppio_bench::interrupt::install() {
             eprintln!("warning: Ctrl-C will not keep the measurements: {e}");
@@ -71,6 +72,7 @@ fn main() -> ExitCode {
         Command::Profile(p) => profile::profile(p),
         Command::Stress(a) => stress::stress(a, argv.clone()),
         Command::Cost(a) => cost::cost(a),
+        Command::Nemesis(a) => nemesis::nemesis(a),
     };
     exit(result)
 }

@@ -20,7 +20,9 @@
 //! where the request goes next), which the scylla adapter follows and doppio's own policy
 //! is tested equal to; [`counters`], the driver-side counters a backend reports
 //! ([`DriverCounters`]); [`tls`], doppio's TLS configuration, which the scylla backend takes
-//! too; `tasks`, fibers run as tasks of doppio's runtimes (the doppio and null backends).
+//! too; [`nemesis`], the nemesis's acknowledged-writes workload, driver-neutral (doppio's
+//! adapter runs it, `doppio::nemesis`), and above the adapters [`nemesis_run`], which one
+//! runs it; `tasks`, fibers run as tasks of doppio's runtimes (the doppio and null backends).
 //! Above the adapters, [`connect`](mod@connect) checks the settings and starts the chosen
 //! one.
 //!
@@ -34,6 +36,8 @@ pub(crate) mod counters;
 pub(crate) mod doppio;
 pub(crate) mod driver;
 pub(crate) mod interface;
+pub(crate) mod nemesis;
+pub(crate) mod nemesis_run;
 pub(crate) mod null;
 pub(crate) mod options;
 pub(crate) mod retry;

@@ -14,6 +14,7 @@ use super::cost::CostArgs;
 use super::curve::CurveArgs;
 use super::findmax::FindmaxArgs;
 use super::load::LoadArgs;
+use super::nemesis::NemesisArgs;
 use super::run::RunArgs;
 use super::stress::StressArgs;
 
@@ -178,6 +179,12 @@ pub enum Command {
         #[arg(long)]
         sequential: bool,
     },
+    /// The nemesis (bench/NEMESIS.md): on a local Cassandra cluster, distinct QUORUM writes
+    /// while a seeded schedule kills, pauses or stops nodes through the cluster script;
+    /// then every node healed, every key read back at ALL, and no acknowledged write may be
+    /// missing. Writes the history (history.jsonl) and a report (nemesis.json) into --out;
+    /// exits 1 when the check fails.
+    Nemesis(NemesisArgs),
 }
 
 /// What `doppio profile` does.

@@ -21,6 +21,10 @@
 //! | `--batch-wait` | 0 to 10ms | the runtime's own bound: an answer waits this long at most |
 //! | `--release-grid` | 0 (each request at its own due time) to 1s | a coarser grid turns a rate into bursts |
 //! | `--equal-load`, each of `curve --loads` | above 0 and at most 100 % | a share of the slowest capacity: 0 sends nothing, above 100 % is no longer paced |
+//! | `nemesis -d/--duration` | 10s to 24h | a fault needs time to start and heal within the run |
+//! | `nemesis --mean-gap`, `--fault-min`, `--fault-max`, `--settle` | 1s to 1h (`--settle` from 0) | |
+//! | `nemesis --keys` | 1 to 1,000,000 | one read at `ALL` each after the run |
+//! | `nemesis --nodes` | 1 to 9 | the cluster scripts' most |
 //! | `curve --loads` | 1 to 20 loads, none twice | a point's rounds each (at 10s a point, 20 points take an hour) |
 
 use std::time::Duration;
@@ -183,6 +187,39 @@ pub(crate) fn threads(text: &str) -> Result<usize, OptionError> {
 /// `-c/--connections`.
 pub(crate) fn connections(text: &str) -> Result<usize, OptionError> {
     whole(text, 1, MAX_CONNECTIONS)
+}
+
+/// `nemesis --keys`.
+pub(crate) fn nemesis_keys(text: &str) -> Result<i64, OptionError> {
+    whole(text, 1, 1_000_000)
+}
+
+/// `nemesis --nodes`.
+pub(crate) fn nemesis_nodes(text: &str) -> Result<usize, OptionError> {
+    whole(text, 1, 9)
+}
+
+/// `nemesis -d/--duration`.
+pub(crate) fn nemesis_duration(text: &str) -> Result<Duration, OptionError> {
+    duration_within(
+        text,
+        Duration::from_secs(10),
+        Some(Duration::from_secs(24 * 3600)),
+    )
+}
+
+/// `nemesis --mean-gap`, `--fault-min`, `--fault-max`.
+pub(crate) fn nemesis_interval(text: &str) -> Result<Duration, OptionError> {
+    duration_within(
+        text,
+        Duration::from_secs(1),
+        Some(Duration::from_secs(3600)),
+    )
+}
+
+/// `nemesis --settle`.
+pub(crate) fn nemesis_settle(text: &str) -> Result<Duration, OptionError> {
+    zero_or_within(text, Duration::from_secs(3600))
 }
 
 /// `--segments`.

@@ -14,7 +14,8 @@
 //! [`cost`] (instructions and allocations per request under Valgrind, doppio beside
 //! scylla-rust-driver), [`profile`] (a cassandra-stress user profile printed as the TOML
 //! workload it runs as), [`stress`] (a cassandra-stress command line run: schema, then
-//! `run`).
+//! `run`), [`nemesis`] (faults on a local cluster while acknowledged writes are recorded
+//! and checked).
 
 pub mod cost;
 pub mod curve;
@@ -23,6 +24,7 @@ pub mod hdr;
 pub mod list;
 pub mod load;
 pub mod merge;
+pub mod nemesis;
 pub mod plot;
 pub mod profile;
 pub mod run;

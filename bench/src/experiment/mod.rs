@@ -25,6 +25,9 @@
 //!   until a step does not hold, then bisected.
 //! - [`cost`]: `doppio cost`'s instructions and allocations per request, counted under
 //!   Valgrind in child processes rather than timed.
+//! - [`nemesis`]: `doppio nemesis`'s run: writes on a backend while the seeded schedule's
+//!   faults are applied and healed through the cluster script, then the read-back, check (a)
+//!   and the report.
 
 pub(crate) mod connections;
 pub(crate) mod cost;
@@ -33,6 +36,7 @@ pub(crate) mod equal_load;
 pub(crate) mod findmax;
 pub(crate) mod load;
 pub(crate) mod measure;
+pub(crate) mod nemesis;
 pub(crate) mod round_report;
 pub(crate) mod rounds;
 pub(crate) mod run;

@@ -105,7 +105,7 @@ impl AckedWrites {
 
 /// Why the writes of a history cannot be checked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum AckedWritesError {
+pub enum AckedWritesError {
     /// Two writes wrote the same value to the same key, so the read-back cannot tell which
     /// of them arrived.
     #[error(

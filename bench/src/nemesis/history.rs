@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 /// What an operation asked of its key's register.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum OpKind {
+pub enum OpKind {
     /// Set the value, whatever it was.
     Write {
         /// The value written.
@@ -41,7 +41,7 @@ pub(crate) enum OpKind {
 /// What the server answered to an operation that completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Answer {
+pub enum Answer {
     /// A write was acknowledged.
     Written,
     /// A read returned this value (`None`: the key holds none).
@@ -125,7 +125,7 @@ impl fmt::Display for ValueText {
 
 /// Why a history cannot be checked: it says something no run could have recorded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum HistoryError {
+pub enum HistoryError {
     /// An operation completed before it was invoked.
     #[error("op #{index} completed at {complete_ns} ns, before its invoke at {invoke_ns} ns")]
     CompletedBeforeInvoke {
@@ -150,7 +150,7 @@ pub(crate) enum HistoryError {
 
 /// Why a history file could not be read or written.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum HistoryFileError {
+pub enum HistoryFileError {
     /// Reading or writing failed.
     #[error("history file: {0}")]
     Io(#[from] std::io::Error),

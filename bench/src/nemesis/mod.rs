@@ -14,5 +14,11 @@
 
 pub(crate) mod acked_writes;
 pub(crate) mod history;
+// Check (b) waits for the register workload (bench/NEMESIS.md); until then only its tests
+// call it.
+#[cfg_attr(
+    not(test),
+    expect(dead_code, reason = "the register workload is still to come")
+)]
 pub(crate) mod linearizable;
 pub(crate) mod schedule;

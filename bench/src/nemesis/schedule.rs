@@ -83,7 +83,7 @@ pub(crate) struct Schedule {
 
 /// Why no schedule can be drawn from the options.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum ScheduleError {
+pub enum ScheduleError {
     /// The replication factor is 0 or more than the nodes.
     #[error("a replication factor of {replication_factor} on {nodes} nodes")]
     ReplicationFactor {

@@ -27,6 +27,7 @@ mod cassandra_builtins;
 mod cassandra_cli;
 mod cassandra_collections;
 mod cassandra_demo;
+mod cassandra_nemesis;
 mod cassandra_node_death;
 mod cassandra_overload;
 mod cassandra_profile_data;

@@ -1,5 +1,5 @@
 //! The commands that look at or stop a cluster without changing its ring: `stop`, `kill`,
-//! `status`, `nodetool`, `logs`, `wipe`.
+//! `pause`, `resume`, `status`, `nodetool`, `logs`, `wipe`.
 
 use std::io::Write;
 use std::process::ExitStatus;
@@ -7,7 +7,7 @@ use std::process::ExitStatus;
 use super::error::{Error, Result};
 use super::layout::{Cluster, CQL_PORT};
 use super::process::{port_open, JVM17_FLAGS};
-use super::programs::{log, pgrep, pid_alive, send_signal};
+use super::programs::{log, pgrep, pid_alive, pid_stopped, send_signal};
 
 impl Cluster {
     /// An error unless node `i` has a folder.
@@ -56,6 +56,36 @@ impl Cluster {
         Ok(())
     }
 
+    /// SIGSTOPs node `i` (fault tests): its process and connections stay, it answers nothing
+    /// until [`Cluster::resume`].
+    pub fn pause(&self, i: u32) -> Result<()> {
+        let p = self.running_pid(i)?;
+        if !send_signal(p, "STOP") {
+            return Err(Error::Failed(format!("cannot pause node {i} (pid {p})")));
+        }
+        log(&format!("node {i} paused (pid {p}, SIGSTOP)"));
+        Ok(())
+    }
+
+    /// SIGCONTs node `i`, paused by [`Cluster::pause`] (a node that is not paused is left
+    /// as it is: resuming twice is no error).
+    pub fn resume(&self, i: u32) -> Result<()> {
+        let p = self.running_pid(i)?;
+        if !send_signal(p, "CONT") {
+            return Err(Error::Failed(format!("cannot resume node {i} (pid {p})")));
+        }
+        log(&format!("node {i} resumed (pid {p}, SIGCONT)"));
+        Ok(())
+    }
+
+    /// Node `i`'s pid, or an error if it has no folder or no live process.
+    fn running_pid(&self, i: u32) -> Result<u32> {
+        self.require_node(i)?;
+        let pid = self.pid(i);
+        pid.filter(|_| pid_alive(pid))
+            .ok_or_else(|| Error::Invalid(format!("node {i} is not running")))
+    }
+
     /// Writes one line per node to `out` (and, with several nodes, node 1's gossip view);
     /// whether every node is up (a node that left counts as up; no nodes at all is not).
     pub fn status(&self, out: &mut dyn Write) -> Result<bool> {
@@ -79,6 +109,9 @@ impl Cluster {
             let addr = self.addr(i);
             let state = if self.left(i) {
                 "LEFT (decommissioned)"
+            } else if pid_stopped(pid) {
+                all_up = false;
+                "PAUSED (SIGSTOP; resume NODE)"
             } else if pid_alive(pid) && port_open(&addr, CQL_PORT) {
                 "UP"
             } else if pid_alive(pid) {

@@ -10,7 +10,7 @@
 //! Files: `layout` (settings and paths), `install` (Java, Maven, the jars), `config`
 //! (cassandra.yaml), `tls` (CA and certificates), `tokens` (Murmur3 arithmetic), `process`
 //! (launch, wait, stop), `gossip` (who sees whom), `lifecycle` (start, add, decommission),
-//! `manage` (stop, kill, status, nodetool, logs, wipe), `programs` (outside programs, log
+//! `manage` (stop, kill, pause, resume, status, nodetool, logs, wipe), `programs` (outside programs, log
 //! lines), `error`.
 
 mod config;

@@ -199,12 +199,14 @@ impl Cluster {
         Ok(())
     }
 
-    /// Stops node `i` with `signal` (SIGKILL if it ignores it for 30 s) and removes its pid
-    /// file.
+    /// Stops node `i` with `signal` (SIGKILL if it ignores it for 30 s; a paused node is
+    /// resumed to take it) and removes its pid file.
     pub(crate) fn stop_node(&self, i: u32, signal: &str) -> Result<()> {
         let pid = self.pid(i);
         if let (Some(p), true) = (pid, pid_alive(pid)) {
             send_signal(p, signal);
+            // A paused node (SIGSTOP) takes the signal only once it runs again.
+            send_signal(p, "CONT");
             for _ in 0..60 {
                 if !pid_alive(pid) {
                     break;

@@ -147,6 +147,16 @@ pub(crate) fn pid_alive(pid: Option<u32>) -> bool {
     }
 }
 
+/// Whether process `pid` is stopped by a signal (`SIGSTOP`: state `T` in /proc).
+pub(crate) fn pid_stopped(pid: Option<u32>) -> bool {
+    let Some(pid) = pid else { return false };
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "T")
+    })
+}
+
 /// The processes whose command line matches `pattern` (`pgrep -f`).
 pub(crate) fn pgrep(pattern: &str) -> Vec<u32> {
     Command::new("pgrep")

@@ -13,7 +13,11 @@ A real Apache Cassandra 5.0 on this machine, from Maven Central jars: no Docker,
   scripts/cassandra.sh start [--nodes N] [--auth] [--tls] [--heap SIZE] [--timeout SECS]
   scripts/cassandra.sh stop [NODE]                stop every node (or one), SIGTERM then SIGKILL
   scripts/cassandra.sh kill NODE                  SIGKILL one node (fault tests)
-  scripts/cassandra.sh status                     one line per node; exit 0 only if all are up
+  scripts/cassandra.sh pause NODE                 SIGSTOP one node: it keeps its connections
+                                                  and answers nothing (fault tests)
+  scripts/cassandra.sh resume NODE                SIGCONT a paused node
+  scripts/cassandra.sh status                     one line per node (UP, STARTING, PAUSED, DOWN,
+                                                  LEFT); exit 0 only if all are up
   scripts/cassandra.sh add [--token T] [--heap SIZE] [--timeout SECS]
                                                   bootstrap one more node into the running
                                                   cluster (next address; default token: the
@@ -37,6 +41,8 @@ pub(crate) enum Command {
     Start(Start),
     Stop(Option<u32>),
     Kill(u32),
+    Pause(u32),
+    Resume(u32),
     Status,
     Add(Add),
     Decommission(u32),
@@ -68,6 +74,12 @@ pub(crate) fn parse(args: &[String]) -> Result<Option<Command>, Wrong> {
         "kill" => {
             Command::Kill(node(first(rest, "kill needs a node number").map_err(bad)?).map_err(bad)?)
         }
+        "pause" => Command::Pause(
+            node(first(rest, "pause needs a node number").map_err(bad)?).map_err(bad)?,
+        ),
+        "resume" => Command::Resume(
+            node(first(rest, "resume needs a node number").map_err(bad)?).map_err(bad)?,
+        ),
         "status" => Command::Status,
         "add" => Command::Add(add(rest).map_err(bad)?),
         "decommission" => Command::Decommission(
@@ -225,6 +237,16 @@ mod tests {
             "--token must be an integer (Murmur3)"
         );
         assert_eq!(option_error("kill"), "kill needs a node number");
+        assert_eq!(option_error("pause"), "pause needs a node number");
+        assert_eq!(option_error("resume 0"), "no node 0");
+        assert!(matches!(
+            parse(&args("pause 3")),
+            Ok(Some(Command::Pause(3)))
+        ));
+        assert!(matches!(
+            parse(&args("resume 2")),
+            Ok(Some(Command::Resume(2)))
+        ));
         assert_eq!(option_error("stop two"), "no node two");
         assert!(matches!(parse(&args("launch")), Err(Wrong::Usage)));
         assert!(matches!(parse(&args("help")), Ok(None)));

@@ -65,6 +65,8 @@ fn execute(cluster: &Cluster, command: Command) -> cluster::Result<ExitCode> {
         Command::Start(o) => cluster.start(&o).map(|()| ExitCode::SUCCESS)?,
         Command::Stop(node) => cluster.stop(node).map(|()| ExitCode::SUCCESS)?,
         Command::Kill(node) => cluster.kill(node).map(|()| ExitCode::SUCCESS)?,
+        Command::Pause(node) => cluster.pause(node).map(|()| ExitCode::SUCCESS)?,
+        Command::Resume(node) => cluster.resume(node).map(|()| ExitCode::SUCCESS)?,
         Command::Status => code(cluster.status(&mut out)?),
         Command::Add(o) => cluster.add(&o).map(|_| ExitCode::SUCCESS)?,
         Command::Decommission(node) => cluster.decommission(node).map(|()| ExitCode::SUCCESS)?,

@@ -5,7 +5,8 @@
 //! in SQPOLL mode `doppio-uring-sqpoll`), the same code either way.
 //!
 //! Children: [`rows`], a result page consumed (every row decoded, or only counted);
-//! [`cost`], `doppio cost`'s runs of doppio on a simulated runtime. Private ones, a concern
+//! [`cost`], `doppio cost`'s runs of doppio on a simulated runtime; [`nemesis`], the
+//! nemesis's acknowledged-writes workload on doppio, its errors mapped onto outcomes. Private ones, a concern
 //! each: `connect`, the backend connected ([`DoppioBackend`]: its shards and sessions);
 //! `runtime`, the event loop and io_uring configuration it runs on; `profile`, the bench's
 //! settings as doppio takes them (consistency levels, the settings it refuses); `types`, the
@@ -18,6 +19,7 @@
 //! `interface`, the [`Backend`](crate::backend::Backend) interface (counters among it).
 
 pub(crate) mod cost;
+pub(crate) mod nemesis;
 pub(crate) mod rows;
 
 mod bind;
