@@ -70,7 +70,7 @@ pub(super) fn template_fits(prepared: &PreparedStatement, conn: &Connection) -> 
             .inner
             .template
             .borrow()
-            .fits(conn.version(), conn.metadata_ids())
+            .fits(conn.version(), conn.metadata_ids(), false)
 }
 
 /// The page an EXECUTE with `options` asks for when it is not the template's own (a page
