@@ -81,4 +81,4 @@ pub use node::{DatacenterCounts, NodeCounts};
 pub use rules::{Reaction, Rule, Rules};
 pub use scylla::{ScyllaShards, ShardAwarePort, ShardCounts};
 pub use server::{LocalStubHandle, MemoryStub, Stub, StubConfig, StubError, StubHandle};
-pub use tablets::Tablets;
+pub use tablets::{TabletMigration, Tablets};

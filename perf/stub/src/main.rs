@@ -22,12 +22,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use clap::Parser;
+use doppio_proto::scylla_extensions::Extensions;
 use doppio_proto::types::ColumnType;
 use doppio_proto::ProtocolVersion;
 use doppio_stub::cluster::{DEFAULT_REPLICATION_FACTOR, DEFAULT_VNODES};
 use doppio_stub::{
     Cluster, Datacenters, NodeCounts, Rules, ScyllaShards, Shape, ShardAwarePort, Stub, StubConfig,
-    Tablets,
+    TabletMigration, Tablets,
 };
 
 /// A loopback CQL v4 stub server: answers at once, or as its fault rules say.
@@ -130,12 +131,21 @@ struct Args {
     /// Split the routed keyspace's tables into this many ScyllaDB tablets each, over the
     /// cluster's nodes and emulated shards (needs --nodes and --scylla-shards): a request
     /// that reaches a node or shard holding no replica of its tablet is counted and its
-    /// answer carries the tablet's routing (`tablets-routing-v1`).
+    /// answer carries the tablet's routing (`tablets-routing-v1`; under tablets routing v2,
+    /// `tablets-routing-v2`, sent also when the request's tablet version block is stale).
     #[arg(long, value_name = "N", requires_all = ["nodes", "scylla_shards"])]
     tablets: Option<std::num::NonZeroU32>,
     /// Move every tablet once, this long after the start (`30s`, `500ms`).
     #[arg(long, value_name = "DURATION", requires = "tablets", value_parser = doppio_units::duration)]
     migrate_tablets_after: Option<std::time::Duration>,
+    /// The migration keeps each tablet's replicas and changes only their order (a new
+    /// primary), instead of moving them.
+    #[arg(long, requires = "migrate_tablets_after")]
+    reorder_tablets: bool,
+    /// Offer tablets routing v1 only, not v2 (`TABLETS_ROUTING_V2_EXPERIMENTAL`), on the
+    /// emulated ScyllaDB nodes: for comparing the two.
+    #[arg(long, requires = "scylla_shards")]
+    tablets_v1_only: bool,
 }
 
 /// The cluster --nodes (or --datacenters and --racks), --replication-factor and --vnodes
@@ -255,7 +265,10 @@ fn main() -> ExitCode {
                     });
                 ShardAwarePort::Listen(SocketAddr::new(args.listen.ip(), port))
             },
-            extensions: doppio_stub::scylla::SCYLLA_EXTENSIONS,
+            extensions: Extensions {
+                tablets_routing_v2: !args.tablets_v1_only,
+                ..doppio_stub::scylla::SCYLLA_EXTENSIONS
+            },
         }),
         routed_keyspace: args.routed_keyspace.clone(),
         tls,
@@ -264,6 +277,11 @@ fn main() -> ExitCode {
         tablets: args.tablets.map(|count| Tablets {
             count,
             migrate_after: args.migrate_tablets_after,
+            migration: if args.reorder_tablets {
+                TabletMigration::Reorder
+            } else {
+                TabletMigration::Move
+            },
         }),
     };
     let stub = match Stub::start(config) {
