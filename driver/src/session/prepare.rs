@@ -90,11 +90,13 @@ impl Session {
         let lwt = first
             .borrow()
             .is_some_and(|(_, _, e)| e.is_lwt(metadata.extension_flags));
-        // How the connection that prepared it lays out result metadata ids (its template's).
+        // How the connection that prepared it lays out result metadata ids and whether it
+        // reads a tablet version block after each EXECUTE (its template's).
         let ids = first
             .borrow()
             .map(|(_, _, e)| e.metadata_ids())
             .unwrap_or_default();
+        let tablet_block = first.borrow().is_some_and(|(_, _, e)| e.tablets_routing_v2);
         // The other nodes: best effort (control path, once per statement and shard).
         let first = first.borrow().map(|(addr, _, _)| addr);
         let others: Vec<Connection> = self
@@ -122,6 +124,7 @@ impl Session {
         let template = self.template(
             version,
             ids,
+            tablet_block,
             &id,
             result_metadata_id.as_deref(),
             metadata.columns.len(),
@@ -150,13 +153,15 @@ impl Session {
         Ok(prepared)
     }
 
-    /// The EXECUTE template in the version (and result metadata ids) of the connection that
-    /// prepared the statement (those of every connection of a session whose nodes speak the
-    /// same; a connection laid out otherwise takes the general path).
+    /// The EXECUTE template in the version (result metadata ids, and tablet version block or
+    /// none: `tablet_block`) of the connection that prepared the statement (those of every
+    /// connection of a session whose nodes speak the same; a connection laid out otherwise
+    /// takes the general path).
     fn template(
         &self,
         version: ProtocolVersion,
         ids: MetadataIds,
+        tablet_block: bool,
         id: &[u8],
         result_metadata_id: Option<&[u8]>,
         markers: usize,
@@ -175,6 +180,7 @@ impl Session {
             &params,
             Flags::NONE,
         )
+        .map(|t| t.with_tablet_block(tablet_block))
         .map_err(Error::Serialization)
     }
 
@@ -234,8 +240,8 @@ impl Session {
     }
 
     /// Replaces the statement's id, result metadata id and result columns together, with
-    /// the template that encodes them as `conn` lays EXECUTE out (its version and result
-    /// metadata ids; the invariant above).
+    /// the template that encodes them as `conn` lays EXECUTE out (its version, result
+    /// metadata ids and tablet version block; the invariant above).
     fn install_prepared(
         &self,
         conn: &Connection,
@@ -247,6 +253,7 @@ impl Session {
         let template = self.template(
             conn.version(),
             conn.metadata_ids(),
+            conn.extensions().tablets_routing_v2,
             &id,
             result_metadata_id.as_deref(),
             prepared.inner.metadata.columns.len(),

@@ -61,5 +61,6 @@ mod stub_datacenters;
 mod stub_latency;
 mod stub_nodes;
 mod stub_tablets;
+mod stub_tablets_v2;
 mod support;
 mod tls;
