@@ -378,6 +378,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_tablet_switches_need_what_they_change() {
+        let parse = |extra: &[&str]| Args::try_parse_from([&["doppio-stub"], extra].concat());
+        let v1 = parse(&["--scylla-shards", "2", "--tablets-v1-only"]).unwrap();
+        assert!(v1.tablets_v1_only);
+        assert!(!parse(&["--scylla-shards", "2"]).unwrap().tablets_v1_only);
+        assert!(parse(&["--tablets-v1-only"]).is_err(), "no ScyllaDB nodes");
+        let reorder = [
+            "--nodes",
+            "3",
+            "--scylla-shards",
+            "2",
+            "--tablets",
+            "8",
+            "--migrate-tablets-after",
+            "1s",
+            "--reorder-tablets",
+        ];
+        assert!(parse(&reorder).unwrap().reorder_tablets);
+        assert!(parse(&reorder[..6]).is_ok());
+        assert!(
+            parse(&[&reorder[..6], &["--reorder-tablets"][..]].concat()).is_err(),
+            "no migration to reorder"
+        );
+    }
+
+    #[test]
     fn the_stub_listens_on_loopback_unless_told_otherwise() {
         let args = Args::try_parse_from(["doppio-stub"]).unwrap();
         assert!(args.listen.ip().is_loopback(), "{}", args.listen);
