@@ -219,7 +219,8 @@ fn one_key_per_tablet(s: &Session, p: &PreparedStatement) -> Vec<Vec<u8>> {
     keys.into_iter().map(Option::unwrap).collect()
 }
 
-support::runtime_tests!(
+support::runtime_tests!(;
+    and_sim:
     a_v2_driver_learns_reordered_replicas_within_16_requests_of_a_tablet,
     a_v1_driver_does_not_notice_reordered_replicas,
 );
