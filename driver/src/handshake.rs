@@ -152,16 +152,20 @@ pub(crate) async fn handshake(
     if let Some(c) = compression {
         options.push(("COMPRESSION", c.name()));
     }
-    // What the node offers of ScyllaDB's extensions (nothing on Cassandra), but tablets
-    // routing v2: turned on, it would have the node read one more byte after every
-    // EXECUTE's parameters, which this driver does not write yet (v1 instead, which a node
-    // of v2 offers too).
-    let extensions = Extensions {
-        tablets_routing_v2: false,
-        ..Extensions::from_supported(&supported).unwrap_or_default()
-    };
-    let extension_options = extensions.startup_options();
-    options.extend(extension_options.iter().map(|(k, v)| (*k, v.as_str())));
+    // What the node offers of ScyllaDB's extensions (nothing on Cassandra). Tablets routing
+    // v2, when offered, alone (it subsumes v1): the node then reads one more byte after
+    // every EXECUTE's parameters, the tablet version block, which every EXECUTE on this
+    // connection writes (its template's last byte, or `WithTabletBlock` on the general
+    // path).
+    let offered = Extensions::from_supported(&supported).unwrap_or_default();
+    let extension_options = offered.startup_options();
+    let asked: Vec<(&str, &str)> = extension_options
+        .iter()
+        .map(|(k, v)| (*k, v.as_str()))
+        .collect();
+    // What the connection then uses: what it asked for (v2 alone of the two versions).
+    let extensions = offered.accepted_in_startup(&asked);
+    options.extend(asked);
     let sharding = ShardingInfo::from_supported(&supported);
     conn.set_sharding(sharding.clone().ok().flatten());
     conn.set_version(version);

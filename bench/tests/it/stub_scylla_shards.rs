@@ -105,6 +105,7 @@ fn tablet_misroutes_are_counted_while_warming_up_and_are_none_once_warm() {
         tablets: Some(doppio_stub::Tablets {
             count: std::num::NonZeroU32::new(24).unwrap(),
             migrate_after: None,
+            migration: doppio_stub::TabletMigration::Move,
         }),
         ..StubConfig::default()
     })

@@ -1,6 +1,8 @@
 //! ScyllaDB's tablets of one table as a shard has learned them ([`TableTablets`]): each
 //! tablet a token range `(first, last]` with its replicas (host id and ScyllaDB shard), from
-//! the `tablets-routing-v1` payloads of the answers to misrouted requests.
+//! the `tablets-routing-v1` payloads of the answers to misrouted requests, or the
+//! `tablets-routing-v2` payloads (the same with the tablet's version) of those and of the
+//! answers to requests whose tablet version block the node found stale.
 //!
 //! Invariants:
 //! - The tablets are disjoint and sorted by range: a new one replaces every cached tablet
@@ -10,10 +12,15 @@
 //!   does not know (a node that left the cluster) is dropped: its requests go by the token
 //!   ring until a node sends the tablet again.
 //! - Nothing here allocates on a lookup of a resolved tablet: the replicas are an `Rc`.
+//! - Under tablets routing v2 each resolved tablet probes the nibbles of its version in turn
+//!   ([`TabletReplicas::block`]: a plain `Cell` of this shard, no atomic), so sixteen
+//!   consecutive requests of one tablet from one shard probe all sixteen.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use doppio_proto::scylla_extensions::TabletRouting;
+use doppio_proto::tablet_version::{TabletVersion, UNKNOWN_VERSION_BLOCK};
 
 use crate::routing::murmur3::Token;
 use crate::routing::ring::NodeIndex;
@@ -49,6 +56,10 @@ pub struct TabletReplicas {
     pub nodes: Box<[NodeIndex]>,
     /// The shard of each, in the same order.
     pub shards: Box<[u16]>,
+    /// The tablet's version, when a `tablets-routing-v2` payload gave it.
+    pub version: Option<TabletVersion>,
+    /// The nibble the next block probes (taken modulo 16).
+    pub probe: Cell<u8>,
 }
 
 impl TabletReplicas {
@@ -57,6 +68,20 @@ impl TabletReplicas {
     pub fn shard_of(&self, node: NodeIndex) -> Option<u16> {
         let at = self.nodes.iter().position(|&n| n == node)?;
         self.shards.get(at).copied()
+    }
+
+    /// The tablet version block of the next request of this tablet: its version's block of
+    /// the next nibble in turn, or [`UNKNOWN_VERSION_BLOCK`] without a version.
+    #[inline]
+    pub fn block(&self) -> u8 {
+        match self.version {
+            Some(version) => {
+                let index = self.probe.get();
+                self.probe.set(index.wrapping_add(1) & 0x0F);
+                version.block(index)
+            }
+            None => UNKNOWN_VERSION_BLOCK,
+        }
     }
 }
 
@@ -67,6 +92,8 @@ struct Tablet {
     last: i64,
     /// Host id and shard of each replica.
     replicas: Box<[([u8; 16], u16)]>,
+    /// Its version (`tablets-routing-v2`).
+    version: Option<TabletVersion>,
     /// The replicas resolved in the view of this version (0: never resolved).
     resolved: Option<(u64, Rc<TabletReplicas>)>,
 }
@@ -124,6 +151,7 @@ impl TableTablets {
             first,
             last,
             replicas,
+            version: routing.version,
             resolved: None,
         };
         self.tablets
@@ -154,6 +182,8 @@ impl TableTablets {
                         let r = Rc::new(TabletReplicas {
                             nodes,
                             shards: tablet.replicas.iter().map(|(_, s)| *s).collect(),
+                            version: tablet.version,
+                            probe: Cell::new(0),
                         });
                         tablet.resolved = Some((version, Rc::clone(&r)));
                         Some(r)
@@ -274,5 +304,30 @@ mod tests {
         let a = t.replicas(50, 3, known(10)).unwrap();
         let b = t.replicas(50, 3, |_| None).unwrap();
         assert!(Rc::ptr_eq(&a, &b), "not resolved again in the same view");
+    }
+
+    /// A tablet of a v2 payload probes each nibble of its version in turn, all sixteen in
+    /// sixteen requests; one of a v1 payload sends the block of an unknown version.
+    #[test]
+    fn a_versioned_tablet_probes_every_nibble_in_turn() {
+        let mut t = TableTablets::default();
+        let version = TabletVersion(0x0123_4567_89AB_CDEF);
+        let mut v2 = tablet(0, 100, &[1]);
+        v2.version = Some(version);
+        t.insert(&v2).unwrap();
+        t.insert(&tablet(100, 200, &[2])).unwrap();
+        let r = t.replicas(50, 1, known(10)).unwrap();
+        let blocks: Vec<u8> = (0..17).map(|_| r.block()).collect();
+        let expected: Vec<u8> = (0..17).map(|i| version.block(i)).collect();
+        assert_eq!(blocks, expected);
+        assert!(blocks.iter().all(|&b| version.agrees_with(b)));
+        // The lookups of one view share the counter.
+        assert_eq!(
+            t.replicas(50, 1, known(10)).unwrap().block(),
+            version.block(1)
+        );
+        let v1 = t.replicas(150, 1, known(10)).unwrap();
+        assert_eq!(v1.version, None);
+        assert_eq!(v1.block(), UNKNOWN_VERSION_BLOCK);
     }
 }

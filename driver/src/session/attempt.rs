@@ -61,16 +61,17 @@ pub(super) fn templated(
 
 /// Whether `prepared`'s template can be sent on `conn`: no body compression, and a template
 /// in the connection's protocol version, with a result metadata id exactly where the
-/// connection carries one (v5, or v4 with ScyllaDB's extension on). The settings are
+/// connection carries one (v5, or v4 with ScyllaDB's extension on) and a tablet version
+/// block exactly where it reads one (ScyllaDB's tablets routing v2). The settings are
 /// [`templated`]'s other half.
 #[inline]
 pub(super) fn template_fits(prepared: &PreparedStatement, conn: &Connection) -> bool {
     conn.compression().is_none()
-        && prepared
-            .inner
-            .template
-            .borrow()
-            .fits(conn.version(), conn.metadata_ids())
+        && prepared.inner.template.borrow().fits(
+            conn.version(),
+            conn.metadata_ids(),
+            conn.extensions().tablets_routing_v2,
+        )
 }
 
 /// The page an EXECUTE with `options` asks for when it is not the template's own (a page
@@ -118,20 +119,24 @@ fn page_size_of(page_size: Option<i32>, default_page_size: Option<i32>) -> Optio
 }
 
 /// Writes an EXECUTE from `template` on `stream`, with `page` in place of the template's
-/// when given ([`own_page`]).
+/// when given ([`own_page`]), ending with tablet version block `block` when the template
+/// carries one (tablets routing v2: one byte written in place, nothing more).
 #[inline]
 pub(super) fn encode_templated(
     template: &ExecuteTemplate,
     page: Option<PageRequest<'_>>,
+    block: u8,
     buf: &mut BytesMut,
     stream: i16,
     values: &(impl QueryValues + ?Sized),
     columns: Option<&[ColumnSpec]>,
 ) -> Result<(), ProtoError> {
     match page {
-        None => template.encode(buf, stream, values, columns),
-        Some(page) => template.encode_page(buf, stream, values, columns, page),
+        None => template.encode(buf, stream, values, columns)?,
+        Some(page) => template.encode_page(buf, stream, values, columns, page)?,
     }
+    template.set_tablet_block(buf, block);
+    Ok(())
 }
 
 /// The answer `frame` to a request on `conn`, decoded in place (not through

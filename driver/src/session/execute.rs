@@ -249,8 +249,9 @@ impl<'a, V: QueryValues + ?Sized> Call<'a, V> {
         let columns = Some(prepared.inner.metadata.columns.as_slice());
         let template = prepared.inner.template.borrow();
         let page = self.own_page();
+        let block = placement.tablet_block();
         let queued = conn.try_request(None, |buf, stream| {
-            encode_templated(&template, page, buf, stream, values, columns)
+            encode_templated(&template, page, block, buf, stream, values, columns)
         });
         drop(template);
         match queued {
@@ -330,8 +331,10 @@ impl<'a, V: QueryValues + ?Sized> Call<'a, V> {
         let columns = Some(prepared.inner.metadata.columns.as_slice());
         let template = prepared.inner.template.borrow();
         let page = self.own_page();
-        let sent = wait
-            .send(|buf, stream| encode_templated(&template, page, buf, stream, values, columns));
+        let block = placement.tablet_block();
+        let sent = wait.send(|buf, stream| {
+            encode_templated(&template, page, block, buf, stream, values, columns)
+        });
         drop(template);
         match sent {
             Ok(Some(pending)) => {

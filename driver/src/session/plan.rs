@@ -36,6 +36,7 @@ use crate::routing::murmur3::Token;
 use crate::routing::ring::{NodeIndex, ReplicaMap};
 use crate::routing::tablets::TabletReplicas;
 use crate::telemetry::event;
+use doppio_proto::tablet_version::UNKNOWN_VERSION_BLOCK;
 
 /// Where a request may go: the view it is routed with, and its token's replicas.
 pub(super) struct Placement {
@@ -50,6 +51,16 @@ pub(super) struct Placement {
 }
 
 impl Placement {
+    /// The tablet version block an EXECUTE of this placement sends on a connection with
+    /// tablets routing v2: its known tablet's next probe, else the block of an unknown
+    /// version.
+    #[inline]
+    pub(super) fn tablet_block(&self) -> u8 {
+        self.tablet
+            .as_ref()
+            .map_or(UNKNOWN_VERSION_BLOCK, |t| t.block())
+    }
+
     /// What the load-balancing policy is told: the token and its replicas in placement
     /// order (its tablet's, or the ring's when the keyspace's replication is known).
     pub(super) fn routing(&self) -> RoutingInfo<'_> {

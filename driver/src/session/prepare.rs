@@ -13,7 +13,7 @@ use doppio_proto::metadata::ColumnSpec;
 use doppio_proto::request::{ExecuteTemplate, Prepare, QueryParameters};
 use doppio_proto::response::{Prepared, ResultBody};
 use doppio_proto::scylla_extensions::Extensions;
-use doppio_proto::{MetadataIds, ProtocolVersion};
+use doppio_proto::ProtocolVersion;
 
 use super::config::StatementOptions;
 use super::handle::Session;
@@ -90,11 +90,10 @@ impl Session {
         let lwt = first
             .borrow()
             .is_some_and(|(_, _, e)| e.is_lwt(metadata.extension_flags));
-        // How the connection that prepared it lays out result metadata ids (its template's).
-        let ids = first
-            .borrow()
-            .map(|(_, _, e)| e.metadata_ids())
-            .unwrap_or_default();
+        // What the connection that prepared it turned on: how it lays out result metadata
+        // ids and whether it reads a tablet version block after each EXECUTE (its
+        // template's).
+        let extensions = first.borrow().map(|(_, _, e)| e).unwrap_or_default();
         // The other nodes: best effort (control path, once per statement and shard).
         let first = first.borrow().map(|(addr, _, _)| addr);
         let others: Vec<Connection> = self
@@ -121,7 +120,7 @@ impl Session {
         let result_columns: Rc<[ColumnSpec]> = result_metadata.columns.into();
         let template = self.template(
             version,
-            ids,
+            extensions,
             &id,
             result_metadata_id.as_deref(),
             metadata.columns.len(),
@@ -150,13 +149,14 @@ impl Session {
         Ok(prepared)
     }
 
-    /// The EXECUTE template in the version (and result metadata ids) of the connection that
-    /// prepared the statement (those of every connection of a session whose nodes speak the
-    /// same; a connection laid out otherwise takes the general path).
+    /// The EXECUTE template in the version and `extensions` (result metadata ids, and a
+    /// tablet version block or none) of the connection that prepared the statement (those of
+    /// every connection of a session whose nodes speak the same; a connection laid out
+    /// otherwise takes the general path).
     fn template(
         &self,
         version: ProtocolVersion,
-        ids: MetadataIds,
+        extensions: Extensions,
         id: &[u8],
         result_metadata_id: Option<&[u8]>,
         markers: usize,
@@ -168,13 +168,14 @@ impl Session {
         };
         ExecuteTemplate::new(
             version,
-            ids,
+            extensions.metadata_ids(),
             id,
             result_metadata_id,
             markers,
             &params,
             Flags::NONE,
         )
+        .map(|t| t.with_tablet_block(extensions.tablets_routing_v2))
         .map_err(Error::Serialization)
     }
 
@@ -234,8 +235,8 @@ impl Session {
     }
 
     /// Replaces the statement's id, result metadata id and result columns together, with
-    /// the template that encodes them as `conn` lays EXECUTE out (its version and result
-    /// metadata ids; the invariant above).
+    /// the template that encodes them as `conn` lays EXECUTE out (its version, result
+    /// metadata ids and tablet version block; the invariant above).
     fn install_prepared(
         &self,
         conn: &Connection,
@@ -246,7 +247,7 @@ impl Session {
     ) -> Result<(), Error> {
         let template = self.template(
             conn.version(),
-            conn.metadata_ids(),
+            conn.extensions(),
             &id,
             result_metadata_id.as_deref(),
             prepared.inner.metadata.columns.len(),

@@ -21,7 +21,7 @@ use doppio_proto::consistency::Consistency;
 use doppio_proto::frame::{Flags, Frame};
 use doppio_proto::request::{
     encode_envelope, BatchElements, BatchOf, BatchType, Execute, Query, QueryParameters,
-    RequestBody,
+    RequestBody, WithTabletBlock,
 };
 use doppio_proto::response::{ErrorCode, ErrorDetail, ResponseFrame, ResultBody};
 use doppio_proto::values::QueryValues;
@@ -328,6 +328,8 @@ impl Session {
         // placement serialized them (and nothing has overwritten them since), else
         // serialized then.
         let values = &PlacedValues::new(&self.inner.scratch, serialized, values);
+        // Under tablets routing v2, the block every attempt of this request sends.
+        let block = placement.tablet_block();
         let first = match first {
             Some(FirstAttempt {
                 index,
@@ -335,18 +337,19 @@ impl Session {
                 result,
             }) if forgotten(&result) => Some(FirstAttempt {
                 index,
-                result: self.heal(&conn, prepared, values, options).await,
+                result: self.heal(&conn, prepared, values, options, block).await,
                 conn,
             }),
             other => other,
         };
         self.run_from(placement, self.attempts(options), first, |conn| {
-            self.execute_once(conn, prepared, values, options, Heal::Once)
+            self.execute_once(conn, prepared, values, options, block, Heal::Once)
         })
         .await
     }
 
-    /// One EXECUTE on `conn`. With `Heal::Once` it is healed once if the node has forgotten
+    /// One EXECUTE on `conn`, ending with tablet version block `block` when `conn` reads one
+    /// (tablets routing v2). With `Heal::Once` it is healed once if the node has forgotten
     /// the statement (UNPREPARED) or its result no longer has the prepared number of columns
     /// (the table changed since: the result columns we read rows by are stale): prepared
     /// there again and executed once more.
@@ -359,6 +362,7 @@ impl Session {
         prepared: &PreparedStatement,
         values: &(impl QueryValues + ?Sized),
         options: &StatementOptions<'_>,
+        block: u8,
         heal: Heal,
     ) -> Result<QueryResult, Error> {
         let conn = &conn;
@@ -371,7 +375,7 @@ impl Session {
             let page = own_page(options, self.inner.config.page_size);
             let frame = conn
                 .request(options.timeout, |buf, stream| {
-                    encode_templated(&template, page, buf, stream, values, columns)
+                    encode_templated(&template, page, block, buf, stream, values, columns)
                 })
                 .await
                 .map_err(|e| Error::from_request(node, e))?;
@@ -400,7 +404,12 @@ impl Session {
                 columns,
             };
             // Non-default options: a rarer path, boxed to keep the hot future small.
-            Box::pin(self.send(conn, options.tracing, &e, options.timeout)).await?
+            if conn.extensions().tablets_routing_v2 {
+                let e = WithTabletBlock { body: &e, block };
+                Box::pin(self.send(conn, options.tracing, &e, options.timeout)).await?
+            } else {
+                Box::pin(self.send(conn, options.tracing, &e, options.timeout)).await?
+            }
         };
         // The frame is read in a block of its own: borrowed, it would otherwise be kept in
         // this future across the healing's await below (192 bytes more in every boxed
@@ -416,7 +425,7 @@ impl Session {
             Heal::Once => {
                 // The healing path is rare: boxed, so that it does not grow every request's
                 // future.
-                Box::pin(self.heal(conn, prepared, values, options)).await
+                Box::pin(self.heal(conn, prepared, values, options, block)).await
             }
             Heal::Done => match result {
                 Ok(r) => Err(Error::Protocol {
@@ -502,13 +511,14 @@ impl Session {
         let run = std::mem::size_of_val(&self.run(
             self.place_anywhere(),
             self.own_attempts(false),
-            |conn| self.execute_once(conn, prepared, values, options, Heal::Once),
+            |conn| self.execute_once(conn, prepared, values, options, 0, Heal::Once),
         ));
         let execute_once = std::mem::size_of_val(&self.execute_once(
             conn.clone(),
             prepared,
             values,
             options,
+            0,
             Heal::Once,
         ));
         let template = Rc::clone(&prepared.inner.template.borrow());
@@ -526,10 +536,11 @@ impl Session {
         prepared: &PreparedStatement,
         values: &(impl QueryValues + ?Sized),
         options: &StatementOptions<'_>,
+        block: u8,
     ) -> Result<QueryResult, Error> {
         self.reprepare(conn, prepared).await?;
         self.inner.counters.reprepared();
-        self.execute_once(conn.clone(), prepared, values, options, Heal::Done)
+        self.execute_once(conn.clone(), prepared, values, options, block, Heal::Done)
             .await
     }
 

@@ -1,6 +1,10 @@
 //! ScyllaDB's tablets on the request path: each shard learns the tablets of a table from
 //! the `tablets-routing-v1` payloads of its own answers (a node adds one to the RESULT of a
-//! request that reached a node or shard holding no replica of its tablet), and routes a
+//! request that reached a node or shard holding no replica of its tablet) or, on
+//! connections with tablets routing v2, from the `tablets-routing-v2` payloads (the node
+//! adds one also when the request's tablet version block disagrees with the tablet's
+//! version: a tablet that moved is learned within sixteen requests of it, even while they
+//! still reach a replica), and routes a
 //! bound partition key whose tablet it knows to that tablet's replicas, each on its shard.
 //! A token no known tablet holds goes to any node in a keyspace the cluster lists in tablets
 //! (`system_schema.scylla_keyspaces`), by the token ring elsewhere; a keyspace that leaves
@@ -17,7 +21,7 @@ use std::rc::Rc;
 
 use bytes::Bytes;
 use doppio_proto::metadata::PreparedMetadata;
-use doppio_proto::scylla_extensions::{TabletRouting, TABLETS_PAYLOAD_KEY};
+use doppio_proto::scylla_extensions::{TabletRouting, TABLETS_PAYLOAD_KEY, TABLETS_V2_PAYLOAD_KEY};
 
 use super::handle::Session;
 use super::prepared::{routing_table, PreparedStatement};
@@ -68,23 +72,28 @@ impl Session {
     }
 
     /// Takes the tablet an answer to `prepared` carried in its custom payload, if any (the
-    /// rare path: a misrouted request). An unreadable one is counted and left out.
+    /// rare path: a misrouted request, or under v2 a stale tablet version): v2's payload,
+    /// else v1's. An unreadable one is counted and left out.
     pub(super) fn learn_tablet(
         &self,
         prepared: &PreparedStatement,
         payload: &[(String, Option<Bytes>)],
     ) {
-        let Some(value) = payload
-            .iter()
-            .find(|(k, _)| k == TABLETS_PAYLOAD_KEY)
-            .and_then(|(_, v)| v.as_ref())
-        else {
-            return;
+        let value = |key: &str| {
+            payload
+                .iter()
+                .find(|(k, _)| k == key)
+                .and_then(|(_, v)| v.as_ref())
+        };
+        let decoded = match (value(TABLETS_V2_PAYLOAD_KEY), value(TABLETS_PAYLOAD_KEY)) {
+            (Some(v2), _) => TabletRouting::decode_v2(v2),
+            (None, Some(v1)) => TabletRouting::decode(v1),
+            (None, None) => return,
         };
         let Some(tablets) = prepared.inner.tablets.as_ref() else {
             return;
         };
-        let taken = TabletRouting::decode(value)
+        let taken = decoded
             .map_err(|_| ())
             .and_then(|t| tablets.borrow_mut().insert(&t).map_err(|_| ()));
         self.inner.counters.tablet_payload(taken.is_ok());

@@ -62,5 +62,6 @@ mod stub_events;
 mod stub_latency;
 mod stub_nodes;
 mod stub_tablets;
+mod stub_tablets_v2;
 mod support;
 mod tls;

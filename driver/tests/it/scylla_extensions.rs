@@ -14,7 +14,7 @@ use doppio_driver::proto::response::ErrorDetail;
 use doppio_driver::proto::scylla_extensions::{RateLimitError, RateLimitedOp};
 use doppio_driver::rt::Runtime;
 use doppio_driver::session::DefaultRetryPolicy;
-use doppio_driver::{Error, ErrorKind, Session, SessionConfig};
+use doppio_driver::{Consistency, Error, ErrorKind, Session, SessionConfig};
 use doppio_stub::{Rules, ScyllaShards, Shape, StubConfig};
 
 use crate::support;
@@ -52,7 +52,8 @@ fn scylla_s_extensions_are_turned_on_and_read(runtime: Runtime) {
         let on = conn.extensions();
         assert!(on.lwt_mask.is_some(), "{on:?}");
         assert!(on.rate_limit_code.is_some(), "{on:?}");
-        assert!(on.tablets_routing_v1, "{on:?}");
+        // Both tablets routing versions offered: v2 alone is on (it subsumes v1).
+        assert!(on.tablets_routing_v2 && !on.tablets_routing_v1, "{on:?}");
 
         let lwt = s
             .prepare("INSERT INTO ks.t (k, v) VALUES (?, ?) IF NOT EXISTS")
@@ -118,38 +119,47 @@ fn a_node_without_the_extensions_turns_nothing_on(runtime: Runtime) {
     stub.stop();
 }
 
-/// A node that offers tablets routing v2 beside v1 (as ScyllaDB does): the driver turns v1
-/// on, not v2, whose extra byte after every EXECUTE's parameters it does not write yet (a
-/// node would read the next request's first byte as it), and its EXECUTEs are answered.
-fn a_node_offering_tablets_v2_gets_v1_until_the_driver_writes_v2(runtime: Runtime) {
-    let mut scylla = ScyllaShards::new(NonZeroU16::new(2).unwrap(), [127, 0, 0, 1].into());
-    scylla.extensions.tablets_routing_v2 = true;
-    let stub = StubNode::start(
-        runtime,
-        StubConfig {
-            log_rules: false,
-            scylla: Some(scylla),
-            ..StubConfig::default()
-        },
-    );
-    let addr = stub.addr();
-    stub.run("tablets-v2-offered", move || async move {
-        let s = Session::connect(SessionConfig::new(addr)).await.unwrap();
-        let conn = s.view().node(0).unwrap().connection().unwrap();
-        let on = conn.extensions();
-        assert!(on.tablets_routing_v1 && !on.tablets_routing_v2, "{on:?}");
-        let p = s.prepare("SELECT v FROM ks.t WHERE k = ?").await.unwrap();
-        for k in 0..20u8 {
-            s.execute_unpaged(&p, &(vec![k],)).await.unwrap();
-        }
-        s.close("done");
-    });
-    stub.stop();
+/// A node that offers tablets routing v2 beside v1 (as ScyllaDB does): the driver turns v2
+/// on alone, and every EXECUTE ends with its tablet version block: the stub refuses one
+/// without it (a PROTOCOL_ERROR), so each answer here says the byte was written, from the
+/// template, on the general path (a consistency of the statement's own) and on lz4
+/// connections (the general path too). A node offering v1 alone still gets v1.
+fn a_node_offering_tablets_v2_gets_v2_and_every_execute_its_block(runtime: Runtime) {
+    for (v2, lz4) in [(true, false), (true, true), (false, false)] {
+        let mut scylla = ScyllaShards::new(NonZeroU16::new(2).unwrap(), [127, 0, 0, 1].into());
+        scylla.extensions.tablets_routing_v2 = v2;
+        let stub = StubNode::start(
+            runtime,
+            StubConfig {
+                log_rules: false,
+                scylla: Some(scylla),
+                ..StubConfig::default()
+            },
+        );
+        let addr = stub.addr();
+        stub.run("tablets-v2-offered", move || async move {
+            let s = Session::connect(SessionConfig::new(addr).with_compression(lz4))
+                .await
+                .unwrap();
+            let conn = s.view().node(0).unwrap().connection().unwrap();
+            let on = conn.extensions();
+            assert_eq!(on.tablets_routing_v2, v2, "{on:?}");
+            assert_eq!(on.tablets_routing_v1, !v2, "{on:?}");
+            let p = s.prepare("SELECT v FROM ks.t WHERE k = ?").await.unwrap();
+            let own = p.with_config(|c| c.consistency = Some(Consistency::LocalOne));
+            for k in 0..20u8 {
+                s.execute_unpaged(&p, &(vec![k],)).await.unwrap();
+                s.execute_unpaged(&own, &(vec![k],)).await.unwrap();
+            }
+            s.close("done");
+        });
+        stub.stop();
+    }
 }
 
 support::runtime_tests!(;
     and_sim:
     scylla_s_extensions_are_turned_on_and_read,
     a_node_without_the_extensions_turns_nothing_on,
-    a_node_offering_tablets_v2_gets_v1_until_the_driver_writes_v2,
+    a_node_offering_tablets_v2_gets_v2_and_every_execute_its_block,
 );

@@ -42,6 +42,7 @@ fn stub(runtime: Runtime) -> StubNode {
             tablets: Some(Tablets {
                 count: NonZeroU32::new(TABLETS).unwrap(),
                 migrate_after: Some(MIGRATE_AFTER),
+                migration: doppio_stub::TabletMigration::Move,
             }),
             ..scylla_cluster(runtime, NODES, SHARDS, 3)
         },

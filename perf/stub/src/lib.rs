@@ -86,4 +86,4 @@ pub use scylla::{ScyllaShards, ShardAwarePort, ShardCounts};
 pub use server::{
     ClusterControl, LocalStubHandle, MemoryStub, Stub, StubConfig, StubError, StubHandle,
 };
-pub use tablets::Tablets;
+pub use tablets::{TabletMigration, Tablets};

@@ -22,12 +22,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use clap::Parser;
+use doppio_proto::scylla_extensions::Extensions;
 use doppio_proto::types::ColumnType;
 use doppio_proto::ProtocolVersion;
 use doppio_stub::cluster::{DEFAULT_REPLICATION_FACTOR, DEFAULT_VNODES};
 use doppio_stub::{
     Cluster, Datacenters, NodeCounts, Rules, ScyllaShards, Shape, ShardAwarePort, Stub, StubConfig,
-    Tablets,
+    TabletMigration, Tablets,
 };
 
 /// A loopback CQL v4 stub server: answers at once, or as its fault rules say.
@@ -140,12 +141,17 @@ struct Args {
     /// Split the routed keyspace's tables into this many ScyllaDB tablets each, over the
     /// cluster's nodes and emulated shards (needs --nodes and --scylla-shards): a request
     /// that reaches a node or shard holding no replica of its tablet is counted and its
-    /// answer carries the tablet's routing (`tablets-routing-v1`).
+    /// answer carries the tablet's routing (`tablets-routing-v1`; under tablets routing v2,
+    /// `tablets-routing-v2`, sent also when the request's tablet version block is stale).
     #[arg(long, value_name = "N", requires_all = ["nodes", "scylla_shards"])]
     tablets: Option<std::num::NonZeroU32>,
     /// Move every tablet once, this long after the start (`30s`, `500ms`).
     #[arg(long, value_name = "DURATION", requires = "tablets", value_parser = doppio_units::duration)]
     migrate_tablets_after: Option<std::time::Duration>,
+    /// The migration keeps each tablet's replicas and changes only their order (a new
+    /// primary), instead of moving them.
+    #[arg(long, requires = "migrate_tablets_after")]
+    reorder_tablets: bool,
 }
 
 /// The cluster --nodes (or --datacenters and --racks), --replication-factor and --vnodes
@@ -213,10 +219,7 @@ enum ScyllaExtension {
 }
 
 /// `offered` without the `removed` extensions.
-fn without(
-    mut offered: doppio_proto::scylla_extensions::Extensions,
-    removed: &[ScyllaExtension],
-) -> doppio_proto::scylla_extensions::Extensions {
+fn without(mut offered: Extensions, removed: &[ScyllaExtension]) -> Extensions {
     for r in removed {
         match r {
             ScyllaExtension::Lwt => offered.lwt_mask = None,
@@ -306,6 +309,11 @@ fn main() -> ExitCode {
         tablets: args.tablets.map(|count| Tablets {
             count,
             migrate_after: args.migrate_tablets_after,
+            migration: if args.reorder_tablets {
+                TabletMigration::Reorder
+            } else {
+                TabletMigration::Move
+            },
         }),
     };
     let stub = match Stub::start(config) {
@@ -420,10 +428,32 @@ mod tests {
             "rate-limit,tablets-v2,tablets-v1,metadata-id",
         ])
         .unwrap();
-        assert_eq!(none, doppio_proto::scylla_extensions::Extensions::default());
+        assert_eq!(none, Extensions::default());
         assert!(parse(&["--scylla-without", "bogus"]).is_err());
         let alone = Args::try_parse_from(["doppio-stub", "--scylla-without", "lwt"]);
         assert!(alone.is_err(), "needs --scylla-shards");
+    }
+
+    #[test]
+    fn reordering_tablets_needs_a_migration_to_reorder() {
+        let parse = |extra: &[&str]| Args::try_parse_from([&["doppio-stub"], extra].concat());
+        let reorder = [
+            "--nodes",
+            "3",
+            "--scylla-shards",
+            "2",
+            "--tablets",
+            "8",
+            "--migrate-tablets-after",
+            "1s",
+            "--reorder-tablets",
+        ];
+        assert!(parse(&reorder).unwrap().reorder_tablets);
+        assert!(parse(&reorder[..6]).is_ok());
+        assert!(
+            parse(&[&reorder[..6], &["--reorder-tablets"][..]].concat()).is_err(),
+            "no migration to reorder"
+        );
     }
 
     #[test]

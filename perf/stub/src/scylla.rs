@@ -51,8 +51,11 @@ pub struct ScyllaShards {
 
 /// What a ScyllaDB node offers besides its shards, with ScyllaDB's values: the LWT mark
 /// (bit 31 of the prepared metadata flags), the rate-limit error (code 0xF000), tablets
-/// routing v1 (whose payloads a stub sends only when it lays out tablets,
-/// [`crate::StubConfig::tablets`]) and result metadata ids in v4 (`SCYLLA_USE_METADATA_ID`:
+/// routing v1 and v2 (whose payloads a stub sends only when it lays out tablets,
+/// [`crate::StubConfig::tablets`]; a client offered both turns on v2 alone, and each of its
+/// EXECUTEs then ends with a tablet version block: set `tablets_routing_v2` off in
+/// [`ScyllaShards::extensions`], or `--scylla-without tablets-v2`, to offer v1 alone) and result
+/// metadata ids in v4 (`SCYLLA_USE_METADATA_ID`:
 /// a connection that turns it on gets PREPARED's id, sends it with each EXECUTE, and is
 /// answered `METADATA_CHANGED` with the columns and their id when the one it sent is stale,
 /// as after an `ALTER TABLE`: see [`crate::answer`]).
@@ -60,7 +63,7 @@ pub const SCYLLA_EXTENSIONS: Extensions = Extensions {
     lwt_mask: Some(0x8000_0000),
     rate_limit_code: Some(0xF000),
     tablets_routing_v1: true,
-    tablets_routing_v2: false,
+    tablets_routing_v2: true,
     use_metadata_id: true,
 };
 

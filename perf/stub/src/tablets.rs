@@ -5,6 +5,13 @@
 //! carries the tablet's routing in the `tablets-routing-v1` custom payload (to a connection
 //! whose STARTUP turned `TABLETS_ROUTING_V1` on).
 //!
+//! Tablets routing v2 (`TABLETS_ROUTING_V2_EXPERIMENTAL`, offered by default: see
+//! [`crate::scylla::SCYLLA_EXTENSIONS`]): each tablet has a version, a stable 64-bit hash of
+//! its ordered replica list ([`TabletLayout::version`]: a migration changes it, as it changes
+//! ScyllaDB's), every EXECUTE on such a connection ends with a tablet version block, and the
+//! answer carries the tablet in the `tablets-routing-v2` payload (v1's with the version)
+//! when the request was misrouted or its block disagrees with the tablet's version.
+//!
 //! The layout is a pure function of the tablet's index and the epoch: tablet `k` of `count`
 //! covers an equal share of the Murmur3 range; in epoch `e` its replicas are nodes
 //! `(k + j + e) % nodes` for `j` in `0..rf`, each on shard `(k / nodes + j + e) % shards` of
@@ -12,7 +19,9 @@
 //! token's own sharding would pick (a driver that routes by the token ring misroutes). The
 //! epoch starts at 0 and becomes 1 once `migrate_after` has passed since the stub started:
 //! every tablet then moves (its replicas shift by one node and one shard), as a tablet
-//! migration does, while requests keep arriving.
+//! migration does, while requests keep arriving; or, with [`TabletMigration::Reorder`], keeps its
+//! replicas but in another order (the first one moves to the end: a new primary), which a
+//! request reaching any replica cannot notice under v1.
 //!
 //! The routed keyspace is listed as ScyllaDB lists a keyspace in tablets
 //! (NetworkTopologyStrategy, and `initial_tablets` in `system_schema.scylla_keyspaces`:
@@ -27,6 +36,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use doppio_proto::scylla_extensions::{TabletReplica, TabletRouting};
+use doppio_proto::tablet_version::TabletVersion;
 
 use crate::cluster::host_id;
 
@@ -37,6 +47,19 @@ pub struct Tablets {
     pub count: NonZeroU32,
     /// Move every tablet once, this long after the stub started (`None`: never).
     pub migrate_after: Option<Duration>,
+    /// How the tablets move then.
+    pub migration: TabletMigration,
+}
+
+/// How a tablet moves in the migration ([`Tablets::migrate_after`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TabletMigration {
+    /// Its replicas shift by one node and one shard (the default).
+    #[default]
+    Move,
+    /// The same replicas (node and shard), the first moved to the end: a new order, and a
+    /// new primary.
+    Reorder,
 }
 
 /// The layout of a cluster's tablets: [`Tablets`] with the cluster's shape.
@@ -94,6 +117,16 @@ impl TabletLayout {
 
     /// Replica `j` of tablet `k` in `epoch`: (node, shard).
     pub fn replica(&self, k: u32, j: u8, epoch: u32) -> (u8, u16) {
+        match self.tablets.migration {
+            TabletMigration::Reorder if epoch > 0 => {
+                self.replica_moved(k, (j + 1) % self.replication.max(1), 0)
+            }
+            _ => self.replica_moved(k, j, epoch),
+        }
+    }
+
+    /// Replica `j` of tablet `k` after `epoch` moves ([`TabletMigration::Move`]).
+    fn replica_moved(&self, k: u32, j: u8, epoch: u32) -> (u8, u16) {
         let nodes = u32::from(self.nodes.max(1));
         let shards = u32::from(self.shards.get());
         let node = (k + u32::from(j) + epoch) % nodes;
@@ -115,6 +148,22 @@ impl TabletLayout {
         self.replica(k, 0, epoch).0 == node
     }
 
+    /// Tablet `k`'s version in `epoch` (tablets routing v2): FNV-1a (64 bits) of its
+    /// ordered replica list, each replica its host id and its shard (big-endian), so that
+    /// any change of replica, shard or order changes it and nothing else does.
+    pub fn version(&self, k: u32, epoch: u32) -> TabletVersion {
+        const OFFSET: u64 = 0xCBF2_9CE4_8422_2325;
+        const PRIME: u64 = 0x0000_0100_0000_01B3;
+        let mut hash = OFFSET;
+        for j in 0..self.replication {
+            let (node, shard) = self.replica(k, j, epoch);
+            for byte in host_id(node).into_iter().chain(shard.to_be_bytes()) {
+                hash = (hash ^ u64::from(byte)).wrapping_mul(PRIME);
+            }
+        }
+        TabletVersion(hash)
+    }
+
     /// Tablet `k`'s routing in `epoch`, as the `tablets-routing-v1` payload carries it.
     pub fn routing(&self, k: u32, epoch: u32) -> TabletRouting {
         let (first_token, last_token) = self.range(k);
@@ -134,11 +183,16 @@ impl TabletLayout {
         }
     }
 
-    /// The encoded payload value of tablet `k` in `epoch`.
-    pub fn payload(&self, k: u32, epoch: u32) -> BytesMut {
+    /// The encoded payload value of tablet `k` in `epoch`: `tablets-routing-v2`'s (with the
+    /// version) when `v2`, else `tablets-routing-v1`'s.
+    pub fn payload(&self, k: u32, epoch: u32, v2: bool) -> BytesMut {
         let mut buf = BytesMut::new();
+        let mut routing = self.routing(k, epoch);
+        if v2 {
+            routing.version = Some(self.version(k, epoch));
+        }
         // Our own value of at most a few hundred bytes: encoding cannot fail.
-        let _ = self.routing(k, epoch).encode(&mut buf);
+        let _ = routing.encode(&mut buf);
         buf
     }
 }
@@ -152,6 +206,7 @@ mod tests {
             tablets: Tablets {
                 count: NonZeroU32::new(count).unwrap(),
                 migrate_after: Some(Duration::from_secs(5)),
+                migration: TabletMigration::Move,
             },
             nodes: 3,
             replication: 3,
@@ -205,9 +260,37 @@ mod tests {
     #[test]
     fn the_payload_reads_back_as_the_tablet_s_routing() {
         let l = layout(8);
-        let back = TabletRouting::decode(&l.payload(5, 1)).unwrap();
+        let back = TabletRouting::decode(&l.payload(5, 1, false)).unwrap();
         assert_eq!(back, l.routing(5, 1));
         assert_eq!(back.replicas.len(), 3);
         assert_eq!(back.replicas[0].host_id, host_id(l.replica(5, 0, 1).0));
+    }
+
+    #[test]
+    fn a_v2_payload_carries_the_version_of_the_ordered_replica_list() {
+        let l = layout(8);
+        let back = TabletRouting::decode_v2(&l.payload(5, 1, true)).unwrap();
+        assert_eq!(back.version, Some(l.version(5, 1)));
+        assert_eq!(back.replicas, l.routing(5, 1).replicas);
+        // Stable: the same list, the same version; a move changes it.
+        assert_eq!(l.version(5, 0), l.version(5, 0));
+        assert_ne!(l.version(5, 0), l.version(5, 1));
+        assert_ne!(l.version(5, 0), l.version(6, 0), "other replicas");
+    }
+
+    #[test]
+    fn a_reorder_keeps_the_replicas_in_another_order_and_changes_the_version() {
+        let mut l = layout(8);
+        l.tablets.migration = TabletMigration::Reorder;
+        for k in 0..8 {
+            let before: Vec<_> = (0..3).map(|j| l.replica(k, j, 0)).collect();
+            let after: Vec<_> = (0..3).map(|j| l.replica(k, j, 1)).collect();
+            assert_eq!(after, [before[1], before[2], before[0]]);
+            for &(node, shard) in &before {
+                assert_eq!(l.shard_on(k, node, 1), Some(shard), "still a replica");
+            }
+            assert!(!l.is_primary(k, before[0].0, 1), "a new primary");
+            assert_ne!(l.version(k, 0), l.version(k, 1));
+        }
     }
 }

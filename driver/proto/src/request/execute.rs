@@ -1,7 +1,11 @@
 //! EXECUTE (spec section 4.1.6): a prepared statement by id with its values, field by field
 //! ([`Execute`]) or from a pre-encoded [`ExecuteTemplate`]. The result metadata id after the
 //! prepared id is v5's, and v4's on a connection that turned on ScyllaDB's extension
-//! ([`MetadataIds`]).
+//! ([`MetadataIds`]). On a connection that turned on ScyllaDB's tablets routing v2 every
+//! EXECUTE ends with one more byte after its parameters, the tablet version block
+//! ([`crate::tablet_version`]): a template then carries a placeholder there
+//! ([`ExecuteTemplate::with_tablet_block`]) that the caller overwrites per request, and the
+//! general path wraps its [`Execute`] in [`WithTabletBlock`].
 
 use bytes::{BufMut, BytesMut};
 
@@ -10,6 +14,7 @@ use super::query::{count_error, query_flags, write_values, QueryParameters};
 use crate::error::{ProtoError, Result};
 use crate::frame::{patch_stream, Direction, Flags, FrameHeader, Opcode};
 use crate::metadata::ColumnSpec;
+use crate::tablet_version::UNKNOWN_VERSION_BLOCK;
 use crate::values::QueryValues;
 use crate::version::{MetadataIds, ProtocolVersion};
 use crate::wire;
@@ -73,11 +78,35 @@ impl<V: QueryValues + ?Sized> RequestBody for Execute<'_, V> {
     }
 }
 
+/// A request body followed by one tablet version block byte (an EXECUTE on a connection with
+/// tablets routing v2: the byte comes after its parameters, where the node reads it).
+#[derive(Debug, Clone, Copy)]
+pub struct WithTabletBlock<'a, B: ?Sized> {
+    /// The EXECUTE.
+    pub body: &'a B,
+    /// The block ([`crate::tablet_version::TabletVersion::block`], or
+    /// [`UNKNOWN_VERSION_BLOCK`]).
+    pub block: u8,
+}
+
+impl<B: RequestBody + ?Sized> RequestBody for WithTabletBlock<'_, B> {
+    fn opcode(&self) -> Opcode {
+        self.body.opcode()
+    }
+    fn encode_body(&self, buf: &mut BytesMut, version: ProtocolVersion) -> Result<()> {
+        self.body.encode_body(buf, version)?;
+        buf.put_u8(self.block);
+        Ok(())
+    }
+}
+
 /// An EXECUTE with everything but the stream id and the values encoded once.
 ///
 /// Invariant: `prefix` is a whole frame header (length 0, stream 0) followed by the prepared
 /// id, the consistency and the flags; `suffix` is what follows the values. The flags say
-/// "values present" exactly when the statement has bind markers.
+/// "values present" exactly when the statement has bind markers. With a tablet block
+/// (`tablet_block`), `suffix` ends with its placeholder byte, so every frame written from the
+/// template ends with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecuteTemplate {
     version: ProtocolVersion,
@@ -91,6 +120,8 @@ pub struct ExecuteTemplate {
     /// Bytes of `suffix` that are the template's own page size (0 or 4): a page of its
     /// own ([`ExecuteTemplate::encode_page`]) writes its size and state there instead.
     page_size_len: usize,
+    /// Whether `suffix` ends with a tablet version block's placeholder (tablets routing v2).
+    tablet_block: bool,
 }
 
 /// A request's own page: its size and where it starts, in place of the template's page
@@ -153,7 +184,36 @@ impl ExecuteTemplate {
             markers,
             flags: f,
             page_size_len: if params.page_size.is_some() { 4 } else { 0 },
+            tablet_block: false,
         })
+    }
+
+    /// The template for a connection with tablets routing v2 when `on`: one byte longer, its
+    /// frames end with a tablet version block ([`UNKNOWN_VERSION_BLOCK`] until the caller
+    /// overwrites it: [`ExecuteTemplate::set_tablet_block`]). Without `on`, unchanged.
+    pub fn with_tablet_block(mut self, on: bool) -> Self {
+        if on && !self.tablet_block {
+            self.suffix.push(UNKNOWN_VERSION_BLOCK);
+            self.tablet_block = true;
+        }
+        self
+    }
+
+    /// Whether its frames end with a tablet version block.
+    #[inline]
+    pub fn carries_tablet_block(&self) -> bool {
+        self.tablet_block
+    }
+
+    /// Writes `block` into the frame `frame` just written from this template (it ends
+    /// `frame`); nothing when the template carries no block.
+    #[inline]
+    pub fn set_tablet_block(&self, frame: &mut [u8], block: u8) {
+        if self.tablet_block {
+            if let Some(last) = frame.last_mut() {
+                *last = block;
+            }
+        }
     }
 
     /// The protocol version it encodes (a connection of another version cannot send it).
@@ -161,11 +221,15 @@ impl ExecuteTemplate {
         self.version
     }
 
-    /// Whether a connection of `version` with result metadata ids `ids` can send it: the
-    /// same version, and a result metadata id exactly where that connection carries one.
+    /// Whether a connection of `version` with result metadata ids `ids` and tablets routing
+    /// v2 on or not (`tablet_block`) can send it: the same version, a result metadata id
+    /// exactly where that connection carries one, and a tablet block exactly where it reads
+    /// one.
     #[inline]
-    pub fn fits(&self, version: ProtocolVersion, ids: MetadataIds) -> bool {
-        self.version == version && self.carries_metadata_id == version.has_metadata_ids(ids)
+    pub fn fits(&self, version: ProtocolVersion, ids: MetadataIds, tablet_block: bool) -> bool {
+        self.version == version
+            && self.carries_metadata_id == version.has_metadata_ids(ids)
+            && self.tablet_block == tablet_block
     }
 
     /// Bind markers the statement has.

@@ -47,7 +47,7 @@ pub use auth_response::AuthResponse;
 pub use batch::{Batch, BatchElements, BatchOf, BatchStatement, BatchType, DecodedBatchStatement};
 pub use body::{encode_envelope, encode_request, encode_request_compressed, RequestBody};
 pub use decode::{Request, RequestFrame};
-pub use execute::{Execute, ExecuteTemplate, PageRequest};
+pub use execute::{Execute, ExecuteTemplate, PageRequest, WithTabletBlock};
 pub use options::Options;
 pub use prepare::{prepare_flags, Prepare};
 pub use query::{query_flags, DecodedParameters, DecodedValues, Query, QueryParameters};

@@ -360,3 +360,70 @@ fn hostile_request_bodies_are_errors() {
     );
     assert!(Request::decode(&h(Opcode::Result), &[]).is_err());
 }
+
+/// On a connection with tablets routing v2 a template is one byte longer: its frames end
+/// with the block, which the caller writes per request, byte for byte the general path's
+/// EXECUTE with the block after its parameters; a page of its own keeps the block last.
+#[test]
+fn a_template_with_a_tablet_block_ends_every_frame_with_the_block() {
+    let params = QueryParameters {
+        consistency: Consistency::One,
+        page_size: Some(100),
+        skip_metadata: true,
+        ..Default::default()
+    };
+    let values = [RawValue::Bytes(b"k1")];
+    let plain = ExecuteTemplate::new(
+        ProtocolVersion::V4,
+        MetadataIds::ByVersion,
+        b"\x01\x02",
+        None,
+        1,
+        &params,
+        Flags::NONE,
+    )
+    .unwrap();
+    let t = plain.clone().with_tablet_block(true);
+    assert!(t.carries_tablet_block() && !plain.carries_tablet_block());
+    assert!(t.fits(ProtocolVersion::V4, MetadataIds::ByVersion, true));
+    assert!(!t.fits(ProtocolVersion::V4, MetadataIds::ByVersion, false));
+    assert!(!plain.fits(ProtocolVersion::V4, MetadataIds::ByVersion, true));
+    // Turned on twice: still one byte.
+    assert_eq!(t.clone().with_tablet_block(true), t);
+    let mut a = BytesMut::new();
+    t.encode(&mut a, 7, &values[..], None).unwrap();
+    let mut without = BytesMut::new();
+    plain.encode(&mut without, 7, &values[..], None).unwrap();
+    assert_eq!(a.len(), without.len() + 1);
+    assert_eq!(a[a.len() - 1], crate::tablet_version::UNKNOWN_VERSION_BLOCK);
+    t.set_tablet_block(&mut a, 0x5C);
+    let e = Execute {
+        id: b"\x01\x02",
+        result_metadata_id: None,
+        metadata_ids: MetadataIds::ByVersion,
+        params,
+        values: &values[..],
+        columns: None,
+    };
+    let mut b = BytesMut::new();
+    let blocked = WithTabletBlock {
+        body: &e,
+        block: 0x5C,
+    };
+    encode_request(&mut b, 7, Flags::NONE, &blocked).unwrap();
+    assert_eq!(a, b);
+    // The same body but for the block after it.
+    assert_eq!(&a[HEADER_LEN..a.len() - 1], &without[HEADER_LEN..]);
+    // A page of its own: the block stays last.
+    let mut p = BytesMut::new();
+    let page = PageRequest {
+        page_size: Some(5),
+        paging_state: Some(b"st"),
+    };
+    t.encode_page(&mut p, 7, &values[..], None, page).unwrap();
+    assert_eq!(p[p.len() - 1], crate::tablet_version::UNKNOWN_VERSION_BLOCK);
+    // The plain template does nothing with a block.
+    let before = without.clone();
+    plain.set_tablet_block(&mut without, 0x5C);
+    assert_eq!(without, before);
+}

@@ -78,9 +78,9 @@ fn a_v4_execute_carries_the_result_metadata_id_only_when_negotiated() {
     let mut templated = BytesMut::new();
     t.encode(&mut templated, 3, &values[..], None).unwrap();
     assert_eq!(templated, with);
-    assert!(t.fits(V4, MetadataIds::Negotiated));
-    assert!(!t.fits(V4, MetadataIds::ByVersion));
-    assert!(!t.fits(ProtocolVersion::V5, MetadataIds::Negotiated));
+    assert!(t.fits(V4, MetadataIds::Negotiated, false));
+    assert!(!t.fits(V4, MetadataIds::ByVersion, false));
+    assert!(!t.fits(ProtocolVersion::V5, MetadataIds::Negotiated, false));
     // A page of its own: the same as field by field.
     let page = PageRequest {
         page_size: Some(10),
@@ -117,7 +117,10 @@ fn a_v4_execute_carries_the_result_metadata_id_only_when_negotiated() {
         Flags::NONE,
     )
     .unwrap();
-    assert!(plain.fits(V4, MetadataIds::ByVersion) && !plain.fits(V4, MetadataIds::Negotiated));
+    assert!(
+        plain.fits(V4, MetadataIds::ByVersion, false)
+            && !plain.fits(V4, MetadataIds::Negotiated, false)
+    );
     // A v5 template carries the id whatever the extension says.
     let v5 = ExecuteTemplate::new(
         ProtocolVersion::V5,
@@ -129,7 +132,7 @@ fn a_v4_execute_carries_the_result_metadata_id_only_when_negotiated() {
         Flags::NONE,
     )
     .unwrap();
-    assert!(v5.fits(ProtocolVersion::V5, MetadataIds::Negotiated));
+    assert!(v5.fits(ProtocolVersion::V5, MetadataIds::Negotiated, false));
 
     // Negotiated, the id is required, as in v5: refused, nothing written.
     let mut buf = BytesMut::from(&b"before"[..]);

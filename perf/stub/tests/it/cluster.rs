@@ -377,6 +377,7 @@ fn scylla_rust_driver_s_misroutes_on_tablets(runtime: Runtime) {
         tablets: Some(doppio_stub::Tablets {
             count: std::num::NonZeroU32::new(24).unwrap(),
             migrate_after: None,
+            migration: doppio_stub::TabletMigration::Move,
         }),
         ..StubConfig::default()
     })

@@ -6,3 +6,4 @@ mod cluster;
 mod metadata_ids;
 mod stub;
 mod support;
+mod tablets_v2;

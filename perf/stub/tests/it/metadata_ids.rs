@@ -47,7 +47,12 @@ fn client_with_what_is_offered(stub: &StubHandle) -> (RawClient, bool) {
     let mut options = vec![("CQL_VERSION", "3.0.0")];
     options.extend(asked.iter().map(|(k, v)| (*k, v.as_str())));
     c.startup_with(&options);
-    c.metadata_ids = offered.accepted_in_startup(&options).metadata_ids();
+    let on = offered.accepted_in_startup(&options);
+    c.metadata_ids = on.metadata_ids();
+    // Tablets routing v2 on: every EXECUTE ends with a block (that of an unknown version).
+    c.tablet_block = on
+        .tablets_routing_v2
+        .then_some(doppio_proto::tablet_version::UNKNOWN_VERSION_BLOCK);
     (c, offered.use_metadata_id)
 }
 

@@ -17,6 +17,7 @@ use doppio_proto::consistency::Consistency;
 use doppio_proto::frame::{Direction, Flags, FrameDecoder};
 use doppio_proto::request::{
     encode_request, Execute, Options, Prepare, Query, QueryParameters, RequestBody, Startup,
+    WithTabletBlock,
 };
 use doppio_proto::response::{Prepared, Response, ResponseFrame, ResultBody};
 use doppio_proto::wire::RawValue;
@@ -127,6 +128,9 @@ pub(crate) struct RawClient {
     /// Whether the connection turned on ScyllaDB's result metadata ids (the test says so
     /// once its STARTUP did): how PREPARED, EXECUTE and Rows are laid out.
     pub(crate) metadata_ids: MetadataIds,
+    /// The tablet version block each EXECUTE ends with (`None`: none is written; a
+    /// connection that turned tablets routing v2 on wants one).
+    pub(crate) tablet_block: Option<u8>,
 }
 
 impl RawClient {
@@ -141,6 +145,7 @@ impl RawClient {
             inbox: BytesMut::new(),
             next_stream: 0,
             metadata_ids: MetadataIds::ByVersion,
+            tablet_block: None,
         }
     }
 
@@ -254,6 +259,15 @@ impl RawClient {
             values: &values.as_slice(),
             columns: None,
         };
-        self.call(&execute).response
+        match self.tablet_block {
+            Some(block) => {
+                self.call(&WithTabletBlock {
+                    body: &execute,
+                    block,
+                })
+                .response
+            }
+            None => self.call(&execute).response,
+        }
     }
 }

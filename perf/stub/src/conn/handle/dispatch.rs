@@ -1,5 +1,7 @@
-//! One request frame: its version accepted (or refused), its body decompressed, then the
-//! request answered by the function of its opcode.
+//! One request frame: its version accepted (or refused), its body decompressed, an EXECUTE's
+//! tablet version block split off on a connection with tablets routing v2 (a body without
+//! one refused with a PROTOCOL_ERROR), then the request answered by the function of its
+//! opcode.
 
 use std::rc::Rc;
 
@@ -9,6 +11,7 @@ use doppio_proto::frame::{Flags, FrameHeader, Opcode};
 use doppio_proto::request::Request;
 
 use crate::answer;
+use crate::conn::handle::fields::split_tablet_block;
 use crate::conn::handle::{batch, execute, handshake, prepare, query};
 use crate::conn::state::{Conn, MAX_BODY};
 use crate::shard::ShardContext;
@@ -30,9 +33,34 @@ pub(crate) fn handle(conn: &Rc<Conn>, ctx: &ShardContext, header: &FrameHeader, 
     } else {
         raw
     };
+    // Tablets routing v2: every EXECUTE ends with its tablet version block, read here and
+    // taken off the body (the rest of the stub reads EXECUTE as ever).
+    let mut block = None;
+    let body = if header.opcode == Opcode::Execute && conn.extensions.get().tablets_routing_v2 {
+        let payload = header.flags.contains(Flags::CUSTOM_PAYLOAD);
+        match split_tablet_block(body, header.version, conn.metadata_ids(), payload) {
+            Ok((rest, b)) => {
+                block = Some(b);
+                rest
+            }
+            Err(e) => {
+                let mut out = conn.out.borrow_mut();
+                conn.put(
+                    &mut out,
+                    header.stream,
+                    &answer::protocol_error(e.to_string()),
+                );
+                return;
+            }
+        }
+    } else {
+        body
+    };
     // The hot path: EXECUTE of a known statement, answered from its encoded body (one that
     // may need paging is decoded in full below).
-    if header.opcode == Opcode::Execute && execute::from_encoded_body(conn, ctx, header, body) {
+    if header.opcode == Opcode::Execute
+        && execute::from_encoded_body(conn, ctx, header, body, block)
+    {
         return;
     }
     let request = match Request::decode_with(header, body, conn.metadata_ids()) {

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use bytes::BytesMut;
 use doppio_proto::frame::{FrameHeader, Opcode};
 use doppio_proto::request::Request;
-use doppio_proto::scylla_extensions::TABLETS_PAYLOAD_KEY;
+use doppio_proto::scylla_extensions::{TABLETS_PAYLOAD_KEY, TABLETS_V2_PAYLOAD_KEY};
 
 use crate::answer;
 use crate::conn::handle::fields::{execute_first_value, execute_head};
@@ -21,20 +21,22 @@ use crate::conn::state::Conn;
 use crate::rules::Probe;
 use crate::shard::ShardContext;
 
-/// Answers the EXECUTE `body` (arrived with `header`) from its statement's encoded body, after
-/// counting where it landed; false when its statement is unknown or may need paging (it is
-/// then decoded and answered by [`execute`]).
+/// Answers the EXECUTE `body` (arrived with `header`; on a connection with tablets routing v2,
+/// with tablet version block `block`, taken off `body`) from its statement's encoded body,
+/// after counting where it landed; false when its statement is unknown or may need paging
+/// (it is then decoded and answered by [`execute`]).
 pub(super) fn from_encoded_body(
     conn: &Rc<Conn>,
     ctx: &ShardContext,
     header: &FrameHeader,
     body: &[u8],
+    block: Option<u8>,
 ) -> bool {
     let stream = header.stream;
     let version = header.version;
     let node = ctx.node();
     let ids = conn.metadata_ids();
-    let tablet_payload = place(conn, ctx, body, version);
+    let tablet_payload = place(conn, ctx, body, version, block);
     // Recorded when the statement is one this node knows: the EXECUTE reached a node
     // that could run it, whatever its answer (dropped, stalled, an error). One answered
     // UNPREPARED ran nowhere, and its client rightly sends it again once prepared.
@@ -79,13 +81,21 @@ pub(super) fn from_encoded_body(
                             entry.body(skip_metadata, sent_id, lz4),
                             lz4,
                         ),
-                        // A misroute: the rare path, which encodes the payload.
-                        Some((layout, (k, epoch))) => answer::put_body_frame_with_payload(
+                        // A misroute (or under v2 a stale block): the rare path, which
+                        // encodes the payload.
+                        Some((layout, (k, epoch), v2)) => answer::put_body_frame_with_payload(
                             &mut out,
                             version,
                             stream,
                             entry.body(skip_metadata, sent_id, false),
-                            (TABLETS_PAYLOAD_KEY, &layout.payload(k, epoch)),
+                            (
+                                if v2 {
+                                    TABLETS_V2_PAYLOAD_KEY
+                                } else {
+                                    TABLETS_PAYLOAD_KEY
+                                },
+                                &layout.payload(k, epoch, v2),
+                            ),
                             lz4,
                         ),
                     }

@@ -1,6 +1,7 @@
 //! An EXECUTE's fields read straight from its body, without decoding it and without trusting
 //! a length: its prepared id, its result metadata id (where the connection carries one),
-//! `skip_metadata` and its first bound value (the hot path's).
+//! `skip_metadata`, its first bound value (the hot path's) and, on a connection with tablets
+//! routing v2, the tablet version block after its parameters ([`split_tablet_block`]).
 
 use doppio_proto::{MetadataIds, ProtocolVersion};
 
@@ -89,6 +90,112 @@ pub(super) fn execute_first_value(
     let n = i32::from_be_bytes(body.get(at..at + 4)?.try_into().ok()?);
     let n = usize::try_from(n).ok()?;
     body.get(at + 4..at + 4 + n)
+}
+
+/// Why an EXECUTE on a connection with tablets routing v2 has no readable tablet version
+/// block (answered with a PROTOCOL_ERROR naming it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum TabletBlockError {
+    /// The body ends with its parameters: the block is missing.
+    #[error(
+        "EXECUTE on a TABLETS_ROUTING_V2 connection lacks its tablet version block (one \
+         byte after the parameters)"
+    )]
+    Missing,
+    /// More than the one byte follows the parameters.
+    #[error("EXECUTE has {0} bytes after its parameters; TABLETS_ROUTING_V2 appends one")]
+    Trailing(usize),
+    /// The parameters themselves cannot be read to their end.
+    #[error("EXECUTE parameters cut short or malformed")]
+    Malformed,
+}
+
+/// The offset after a `[short]`-length field at `at` (`[string]`, `[short bytes]`).
+fn skip_short(body: &[u8], at: usize) -> Option<usize> {
+    let len = usize::from(u16::from_be_bytes([*body.get(at)?, *body.get(at + 1)?]));
+    let end = at + 2 + len;
+    (end <= body.len()).then_some(end)
+}
+
+/// The offset after an `[int]`-length field at `at` (`[bytes]`, `[value]`: -1 null, -2 unset,
+/// other negatives refused).
+fn skip_int(body: &[u8], at: usize) -> Option<usize> {
+    let n = i32::from_be_bytes(body.get(at..at + 4)?.try_into().ok()?);
+    let end = match n {
+        -2 | -1 => at + 4,
+        n => at + 4 + usize::try_from(n).ok()?,
+    };
+    (end <= body.len()).then_some(end)
+}
+
+/// The offset where an EXECUTE's parameters end (`payload`: the body starts with a custom
+/// payload, `[bytes map]`); `None` when they cannot be read to their end.
+fn execute_params_end(
+    body: &[u8],
+    version: ProtocolVersion,
+    ids: MetadataIds,
+    payload: bool,
+) -> Option<usize> {
+    let mut from = 0;
+    if payload {
+        let n = u16::from_be_bytes([*body.first()?, *body.get(1)?]);
+        from = 2;
+        for _ in 0..n {
+            from = skip_int(body, skip_short(body, from)?)?;
+        }
+    }
+    let rest = body.get(from..)?;
+    let (_, _, at) = execute_ids(rest, version, ids)?;
+    let (flags, mut at) = query_flags(rest, at, version)?;
+    if flags & 0x01 != 0 {
+        let n = u16::from_be_bytes([*rest.get(at)?, *rest.get(at + 1)?]);
+        at += 2;
+        for _ in 0..n {
+            if flags & 0x40 != 0 {
+                at = skip_short(rest, at)?;
+            }
+            at = skip_int(rest, at)?;
+        }
+    }
+    // Page size, paging state, serial consistency, timestamp, and v5's keyspace and "now".
+    if flags & 0x04 != 0 {
+        at += 4;
+    }
+    if flags & 0x08 != 0 {
+        at = skip_int(rest, at)?;
+    }
+    if flags & 0x10 != 0 {
+        at += 2;
+    }
+    if flags & 0x20 != 0 {
+        at += 8;
+    }
+    if version.has_int_flags() {
+        if flags & 0x80 != 0 {
+            at = skip_short(rest, at)?;
+        }
+        if flags & 0x100 != 0 {
+            at += 4;
+        }
+    }
+    (at <= rest.len()).then_some(from + at)
+}
+
+/// An EXECUTE body on a connection with tablets routing v2 split into the body without its
+/// tablet version block and the block (the one byte after the parameters), or why it has
+/// none (never a panic, whatever the bytes).
+pub(crate) fn split_tablet_block(
+    body: &[u8],
+    version: ProtocolVersion,
+    ids: MetadataIds,
+    payload: bool,
+) -> Result<(&[u8], u8), TabletBlockError> {
+    let end = execute_params_end(body, version, ids, payload).ok_or(TabletBlockError::Malformed)?;
+    match body.len() - end {
+        0 => Err(TabletBlockError::Missing),
+        1 => Ok((&body[..end], body[end])),
+        n => Err(TabletBlockError::Trailing(n)),
+    }
 }
 
 #[cfg(test)]
@@ -203,6 +310,68 @@ mod tests {
             execute_first_value(&body[..16], V4, Negotiated),
             None,
             "a value past the body"
+        );
+    }
+
+    /// On a v2 connection the byte after the parameters is the block, found past every
+    /// optional field; a body without it is `Missing`, one with more `Trailing`, and no cut
+    /// of the body panics.
+    #[test]
+    fn the_tablet_block_is_read_after_every_parameter_and_its_absence_is_an_error() {
+        // id [ab], consistency ONE, flags VALUES|PAGE_SIZE|PAGING_STATE|SERIAL|TIMESTAMP,
+        // 2 values ([07], null), page size 100, paging state [ee], serial, timestamp; block.
+        let params = [
+            &[0, 1, 0xab, 0, 1, 0x3D, 0, 2][..],
+            &[0, 0, 0, 1, 7, 0xff, 0xff, 0xff, 0xff],
+            &[0, 0, 0, 100],
+            &[0, 0, 0, 1, 0xee],
+            &[0, 8],
+            &[0, 0, 0, 0, 0, 0, 0, 42],
+        ]
+        .concat();
+        let body = [&params[..], &[0x5C]].concat();
+        assert_eq!(
+            split_tablet_block(&body, V4, ByVersion, false),
+            Ok((&params[..], 0x5C))
+        );
+        assert_eq!(
+            split_tablet_block(&params, V4, ByVersion, false),
+            Err(TabletBlockError::Missing)
+        );
+        let two = [&body[..], &[0]].concat();
+        assert_eq!(
+            split_tablet_block(&two, V4, ByVersion, false),
+            Err(TabletBlockError::Trailing(2))
+        );
+        for cut in 0..params.len() {
+            assert!(
+                split_tablet_block(&params[..cut], V4, ByVersion, false).is_err(),
+                "cut at {cut}"
+            );
+        }
+        // Named values, v5's int flags with a result metadata id, keyspace and "now".
+        let v5 = [
+            &[0, 1, 0xab, 0, 1, 0xcd, 0, 1][..],
+            &[0, 0, 0x01, 0xC1],
+            &[0, 1, 0, 1, b'k', 0, 0, 0, 1, 9],
+            &[0, 2, b'k', b's'],
+            &[0, 0, 0, 5],
+            &[0x0F],
+        ]
+        .concat();
+        let (rest, block) = split_tablet_block(&v5, V5, ByVersion, false).unwrap();
+        assert_eq!((rest.len(), block), (v5.len() - 1, 0x0F));
+        // A custom payload before the EXECUTE: one entry "p" -> [01].
+        let with_payload = [&[0, 1, 0, 1, b'p', 0, 0, 0, 1, 1][..], &body].concat();
+        assert_eq!(
+            split_tablet_block(&with_payload, V4, ByVersion, true).map(|(_, b)| b),
+            Ok(0x5C)
+        );
+        // A value length below -2 is malformed, not a skip backwards.
+        let bad = [0, 1, 0xab, 0, 1, 0x01, 0, 1, 0xff, 0xff, 0xff, 0xf0, 0x5C];
+        assert_eq!(
+            split_tablet_block(&bad, V4, ByVersion, false),
+            Err(TabletBlockError::Malformed)
         );
     }
 }

@@ -1,6 +1,7 @@
 //! Where a keyed EXECUTE landed, read on the hot path before it is answered: its token
 //! against the emulated ScyllaDB shard of its connection and, in a cluster, against the
-//! replicas of its token (or of its tablet), counted in the connection's read-batch counters.
+//! replicas of its token (or of its tablet, and under tablets routing v2 its block against
+//! the tablet's version), counted in the connection's read-batch counters.
 
 use doppio_proto::murmur3;
 use doppio_proto::ProtocolVersion;
@@ -10,17 +11,21 @@ use crate::conn::state::Conn;
 use crate::shard::ShardContext;
 use crate::tablets::TabletLayout;
 
-/// A misrouted request's tablet, whose routing its answer carries: the layout, and the
-/// tablet with the epoch it is placed in now.
-pub(super) type TabletPayload<'a> = (&'a TabletLayout, (u32, u32));
+/// A misrouted request's tablet (or under v2 one whose block is stale), whose routing its
+/// answer carries: the layout, the tablet with the epoch it is placed in now, and whether
+/// the payload is v2's.
+pub(super) type TabletPayload<'a> = (&'a TabletLayout, (u32, u32), bool);
 
-/// Counts where the EXECUTE `body` (in `version`) landed, when the stub emulates ScyllaDB's
-/// shards or plays a cluster; returns the tablet whose routing its answer carries, if any.
+/// Counts where the EXECUTE `body` (in `version`, with tablet version block `block` on a
+/// connection with tablets routing v2) landed, when the stub emulates ScyllaDB's shards or
+/// plays a cluster; returns the tablet whose routing its answer carries, if any: under v1
+/// a misrouted request's, under v2 also one whose block disagrees with its version.
 pub(super) fn place<'a>(
     conn: &Conn,
     ctx: &'a ShardContext,
     body: &[u8],
     version: ProtocolVersion,
+    block: Option<u8>,
 ) -> Option<TabletPayload<'a>> {
     let sharded = conn.scylla_shard.zip(ctx.scylla());
     let node = ctx.node();
@@ -66,9 +71,14 @@ pub(super) fn place<'a>(
                 let mut tally = conn.batch_placed.get();
                 match tablet {
                     Some((t, at)) => {
-                        let payload = misplaced && conn.extensions.get().tablets_routing_v1;
+                        let on = conn.extensions.get();
+                        let v2 = on.tablets_routing_v2;
+                        // Under v2, a block that disagrees with the tablet's version.
+                        let stale =
+                            v2 && block.is_some_and(|b| !t.0.version(at.0, at.1).agrees_with(b));
+                        let payload = (misplaced && on.tablets_routing()) || stale;
                         if payload {
-                            tablet_payload = Some((t.0, at));
+                            tablet_payload = Some((t.0, at, v2));
                         }
                         node.place_in_tablet(&mut tally, t, at, conditional, payload);
                     }
