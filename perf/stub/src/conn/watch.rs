@@ -1,5 +1,5 @@
 //! A cluster node's connections watched from each of its executors: closed when the node is
-//! taken down ([`StubHandle::take_down`](crate::StubHandle::take_down)), and sent the events
+//! taken down ([`ClusterControl::take_down`](crate::ClusterControl::take_down)), and sent the events
 //! they registered for (an EVENT on stream -1) as the stub's event log grows. One task per
 //! node and executor, waking every [`TICK`]; each connection is added once (control plane:
 //! never per request).
