@@ -155,10 +155,16 @@ impl Child<'_> {
 }
 
 /// The inclusive cost `callgrind_annotate --inclusive=yes --auto=no` gives `what`: the
-/// program's total, or a function's, summed over the lines that name it (one per source file
-/// its code came from: code inlined from elsewhere is listed under that file).
+/// program's total, or a function's. A function is listed once with its object file
+/// (`file:function [object]`), its whole inclusive cost, and may be listed again under the
+/// source files of code inlined into it (`other.rs:function`, no object): those lines are
+/// parts of the first, nested in it, never to be added to it (a scenario's closure inlined
+/// into the executor's poll once doubled the client's count this way, against a program
+/// total that had not moved). Only when no line of the function carries an object are its
+/// lines summed.
 fn annotated_cost(text: &str, what: &str) -> Option<u64> {
-    let mut found = None;
+    let mut whole = None;
+    let mut parts = None;
     for line in text.lines() {
         let mut words = line.split_whitespace();
         let Some(Ok(n)) = words.next().map(|w| w.replace(',', "").parse::<u64>()) else {
@@ -168,18 +174,24 @@ fn annotated_cost(text: &str, what: &str) -> Option<u64> {
         let rest: Vec<&str> = words
             .filter(|w| !w.starts_with('(') && !w.ends_with("%)"))
             .collect();
-        let named = match what {
-            "PROGRAM TOTALS" => rest.join(" ") == what,
-            _ => rest
-                .first()
-                .and_then(|w| w.split_once(':')) // file:function
-                .is_some_and(|(_, function)| function == what),
-        };
-        if named {
-            *found.get_or_insert(0) += n;
+        if what == "PROGRAM TOTALS" {
+            if rest.join(" ") == what {
+                *whole.get_or_insert(0) += n;
+            }
+            continue;
         }
+        let named = rest
+            .first()
+            .and_then(|w| w.split_once(':')) // file:function
+            .is_some_and(|(_, function)| function == what);
+        if !named {
+            continue;
+        }
+        let with_object = rest.get(1).is_some_and(|w| w.starts_with('['));
+        let sum = if with_object { &mut whole } else { &mut parts };
+        *sum.get_or_insert(0) += n;
     }
-    found
+    whole.or(parts)
 }
 
 /// DHAT's output file, the parts read here.
@@ -261,10 +273,31 @@ Ir          file:function
   999,999  ???:doppio_rt::sim::executor::poll_peer_task_not [/bin/doppio]
 ";
         assert_eq!(annotated_cost(text, "PROGRAM TOTALS"), Some(12_345_678));
-        // Summed over the files its code came from.
-        assert_eq!(annotated_cost(text, CLIENT_POLL), Some(5_001_380));
+        // Its line with its object: the part inlined from pin.rs is within it.
+        assert_eq!(annotated_cost(text, CLIENT_POLL), Some(5_000_000));
         assert_eq!(annotated_cost(text, PEER_POLL), Some(400_000));
         assert_eq!(annotated_cost(text, "nothing"), None);
+    }
+
+    /// The lines of the build that doubled the client's count: `poll_client_main` with its
+    /// object, then again under the scenario's file (inlined, nested in the first).
+    #[test]
+    fn a_function_s_inlined_parts_are_not_added_to_its_whole() {
+        let text = "\
+7,333,402 (100.0%)  PROGRAM TOTALS
+2,713,488 (37.00%)  /w/driver/rt/src/sim/executor.rs:doppio_rt::sim::executor::poll_client_main [/w/doppio]
+2,684,815 (36.61%)  /w/bench/src/backend/doppio/cost.rs:doppio_rt::sim::executor::poll_client_main
+1,659,723 (22.63%)  /w/driver/rt/src/sim/executor.rs:doppio_rt::sim::executor::poll_peer_task [/w/doppio]
+    3,000 ( 0.04%)  /w/x.rs:only_parts
+    2,000 ( 0.03%)  /w/y.rs:only_parts
+";
+        assert_eq!(annotated_cost(text, CLIENT_MAIN), Some(2_713_488));
+        assert_eq!(annotated_cost(text, PEER_POLL), Some(1_659_723));
+        assert_eq!(
+            annotated_cost(text, "only_parts"),
+            Some(5_000),
+            "no object: summed"
+        );
     }
 
     #[test]
