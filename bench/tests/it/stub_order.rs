@@ -8,7 +8,8 @@
 //!   meets the slower half of each round: the VERDICT finds a false difference in
 //!   throughput (p < 0.01), which is the bias a fixed order turns a drift into.
 //! - With the order rotated (the default), each backend goes first in every other round:
-//!   the VERDICT shows no difference.
+//!   the VERDICT shows no difference, or one within 5 % (the two runtimes' own, far below
+//!   the drift's bias).
 //! - The node's CPU is measured (the stub listens in this process) and, lightly loaded, it
 //!   is not found saturated: throughput is not called server-bound.
 //! - `--server-warmup` runs the workload before the first round without recording it: the
@@ -143,11 +144,22 @@ fn a_rotated_order_shows_no_difference_under_the_same_drift() {
     }
     assert_eq!(j["config"]["server_pids"][0], std::process::id());
     assert!(!text.contains("server-bound"), "{text}");
+    // Rotation cancels the drift's bias (about 18 % under a fixed order): no difference
+    // shown, or one far smaller than the bias. Two runtimes at the same pace may still differ
+    // by a fraction of a percent that six rounds can show: in one CI run "1.0x (99 %
+    // interval 1.0-1.0, p = 0.010)", a real difference, not the order's.
     let line = verdict_line(&text, "throughput:");
-    assert!(
-        line.contains("no difference shown"),
-        "rotation cancels the drift: {line}"
-    );
+    if !line.contains("no difference shown") {
+        let ratio: f64 = line
+            .split_once("ran at ")
+            .and_then(|(_, rest)| rest.split_once('x'))
+            .and_then(|(r, _)| r.parse().ok())
+            .unwrap_or_else(|| panic!("a ratio in: {line}"));
+        assert!(
+            (0.95..=1.05).contains(&ratio),
+            "rotation cancels the drift: {line}"
+        );
+    }
     assert!(
         text.contains("rounds        1: doppio doppio-uring; 2: doppio-uring doppio; and so on")
     );
