@@ -147,17 +147,9 @@ fn with_fewer_replicas_than_nodes_no_request_reaches_a_non_replica(runtime: Runt
     stub.stop();
 }
 
-/// A request a node refused (OVERLOADED: not applied) goes to another node, never to the
-/// node that refused it: node 1 of three refuses every request of one statement, and with
-/// two retries allowed every request succeeds, each retry landing elsewhere; a session that
-/// knows only node 1 (a one-node plan) returns the refusal at once rather than ask again.
-fn a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it(runtime: Runtime) {
-    let rules = doppio_stub::Rules::parse(
-        "[[rule]]\nname = \"node 1 sheds\"\nwhen = { node = 1, statement = \"'shed'\" }\n\
-         then = { error = { code = \"overloaded\", message = \"shedding\" } }\n",
-    )
-    .unwrap();
-    let stub = StubNode::start(
+/// [`NODES`] plain nodes (no emulated ScyllaDB shards), RF 3, 8 tokens each, with `rules`.
+fn three_nodes_with(runtime: Runtime, rules: doppio_stub::Rules) -> StubNode {
+    StubNode::start(
         runtime,
         StubConfig {
             log_rules: false,
@@ -169,7 +161,20 @@ fn a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it
             }),
             ..StubConfig::default()
         },
-    );
+    )
+}
+
+/// A request a node refused (OVERLOADED: not applied) goes to another node, never to the
+/// node that refused it: node 1 of three refuses every request of one statement, and with
+/// two retries allowed every request succeeds, each retry landing elsewhere; a session that
+/// knows only node 1 (a one-node plan) returns the refusal at once rather than ask again.
+fn a_refused_request_is_retried_on_another_node_never_on_the_one_that_refused_it(runtime: Runtime) {
+    let rules = doppio_stub::Rules::parse(
+        "[[rule]]\nname = \"node 1 sheds\"\nwhen = { node = 1, statement = \"'shed'\" }\n\
+         then = { error = { code = \"overloaded\", message = \"shedding\" } }\n",
+    )
+    .unwrap();
+    let stub = three_nodes_with(runtime, rules);
     let addr = stub.addr();
     let node1 = stub.node_addrs()[1];
     let (retries, refused) = stub.run("stub-cluster-retry", move || async move {
@@ -231,19 +236,7 @@ fn a_peer_closing_at_its_first_request_does_not_end_connect(runtime: Runtime) {
          then = { delay = { fixed = \"300ms\" } }\n",
     )
     .unwrap();
-    let stub = StubNode::start(
-        runtime,
-        StubConfig {
-            log_rules: false,
-            rules,
-            cluster: Some(Cluster {
-                nodes: NonZeroU8::new(NODES).unwrap(),
-                replication_factor: NonZeroU8::new(3).unwrap(),
-                vnodes: NonZeroU16::new(8).unwrap(),
-            }),
-            ..StubConfig::default()
-        },
-    );
+    let stub = three_nodes_with(runtime, rules);
     let addr = stub.addr();
     let node1 = stub.node_addrs()[1];
     let up = stub.run("stub-cluster-closing-peer", move || async move {
